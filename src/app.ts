@@ -1,0 +1,75 @@
+// buildApp(container) → the Fastify instance serving both APIs. What tests import.
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import multipart from '@fastify/multipart';
+import swagger from '@fastify/swagger';
+import qs from 'qs';
+import crypto from 'node:crypto';
+import type { Container } from './container.ts';
+import './http/types.ts';
+import { conventions } from './http/plugins/conventions.ts';
+import { errorHandling } from './http/plugins/errors.ts';
+import { authPlugin } from './http/plugins/auth.ts';
+import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
+import { metaRoutes } from './http/platform/meta.routes.ts';
+import { usersRoutes } from './http/platform/users.routes.ts';
+import { tokensRoutes } from './http/platform/personal-access-tokens.routes.ts';
+import { impersonationTokensRoutes } from './http/platform/impersonation-tokens.routes.ts';
+import { settingsRoutes } from './http/platform/application-settings.routes.ts';
+import { oauthRoutes } from './http/web/oauth.routes.ts';
+import { signInRoutes } from './http/web/sign-in.routes.ts';
+
+export const QS_OPTIONS = { arrayLimit: 1000, depth: 5, parameterLimit: 2000, allowDots: false } as const;
+
+export async function buildApp(c: Container): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: c.log as unknown as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: c.config.logLevel !== 'debug' && c.config.logLevel !== 'trace' }),
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w-]{1,64}$/.test(given) ? given : crypto.randomUUID();
+    },
+    routerOptions: {
+      querystringParser: (s: string) => qs.parse(s, QS_OPTIONS) as Record<string, unknown>,
+      ignoreTrailingSlash: true,
+      maxParamLength: 1000,
+    },
+    bodyLimit: 10 * 1024 * 1024,
+    trustProxy: true,
+    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: true } },
+  });
+
+  conventions(app);
+  errorHandling(app);
+  await app.register(cookie);
+  await app.register(formbody, { parser: (s: string) => qs.parse(s, QS_OPTIONS) });
+  await app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: 10 * 1024 * 1024 } });
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'Hearth API', version: c.config.version, description: 'GitLab REST v4 compatible development-platform API and Weblate compatible translation API.' },
+      servers: [{ url: c.config.externalUrl }],
+      components: {
+        securitySchemes: {
+          privateToken: { type: 'apiKey', in: 'header', name: 'PRIVATE-TOKEN' },
+          bearer: { type: 'http', scheme: 'bearer' },
+        },
+      },
+      security: [{ privateToken: [] }, { bearer: [] }],
+    },
+  });
+  authPlugin(app, c);
+  rateLimitPlugin(app, c);
+
+  metaRoutes(app, c);
+  usersRoutes(app, c);
+  tokensRoutes(app, c);
+  impersonationTokensRoutes(app, c);
+  settingsRoutes(app, c);
+  oauthRoutes(app, c);
+  signInRoutes(app, c);
+
+  await app.ready();
+  return app;
+}

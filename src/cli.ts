@@ -1,0 +1,131 @@
+// The command line: one clear line on error, non-zero exit.
+import { parseArgs } from 'node:util';
+import { loadConfig } from './config.ts';
+import { createContainer, type Container } from './container.ts';
+import { buildApp } from './app.ts';
+import { createDb } from './db/connect.ts';
+import { migrate } from './db/migrate.ts';
+import { DomainError } from './lib/errors.ts';
+import { availableScopes } from './domain/tokens/scopes.ts';
+
+const USAGE = `usage: hearth <command>
+  serve                         start the server (default)
+  migrate                       apply database migrations
+  admin create-user --username U --email E --name N [--password P] [--admin]
+  admin create-token --username U --name N [--scopes api,read_api] [--expires-at YYYY-MM-DD]
+  admin reset-password --username U [--password P]`;
+
+function explain(err: unknown): string {
+  if (err instanceof DomainError) {
+    if (err.detail && typeof err.detail === 'object') {
+      return Object.entries(err.detail as Record<string, string[]>).map(([k, v]) => `${k} ${[v].flat().join(', ')}`).join('; ');
+    }
+    return String(err.detail ?? err.kind);
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+async function withContainer<T>(fn: (c: Container) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const c = await createContainer({ ...config, logLevel: config.logLevel === 'info' ? 'warn' : config.logLevel });
+  try {
+    return await fn(c);
+  } finally {
+    await c.close();
+  }
+}
+
+/** Returns an exit code, or null when the process should keep running (serve). */
+export async function runCli(argv: string[]): Promise<number | null> {
+  const [cmd = 'serve', sub, ...rest] = argv;
+  try {
+    switch (cmd) {
+      case 'serve': {
+        const config = loadConfig();
+        const c = await createContainer(config);
+        const app = await buildApp(c);
+        await app.listen({ port: config.port, host: config.host });
+        const stop = async () => {
+          await app.close();
+          await c.close();
+          process.exit(0);
+        };
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+        return null;
+      }
+      case 'migrate': {
+        const config = loadConfig();
+        const db = createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+        const applied = await migrate(db);
+        await db.close();
+        process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
+        return 0;
+      }
+      case 'admin':
+        return await admin(sub, rest);
+      case 'help':
+      case '--help':
+      case '-h':
+        process.stdout.write(USAGE + '\n');
+        return 0;
+      default:
+        process.stderr.write(`hearth: unknown command "${cmd}"\n${USAGE}\n`);
+        return 2;
+    }
+  } catch (err) {
+    process.stderr.write(`hearth: ${explain(err)}\n`);
+    return 1;
+  }
+}
+
+async function admin(sub: string | undefined, args: string[]): Promise<number> {
+  const opts = {
+    username: { type: 'string' },
+    email: { type: 'string' },
+    name: { type: 'string' },
+    password: { type: 'string' },
+    admin: { type: 'boolean' },
+    scopes: { type: 'string' },
+    'expires-at': { type: 'string' },
+  } as const;
+  const { values: v } = parseArgs({ args, options: opts, strict: true, allowPositionals: false });
+  const need = (k: keyof typeof v) => {
+    const val = v[k];
+    if (typeof val !== 'string' || !val) throw new Error(`--${k} is required`);
+    return val;
+  };
+  switch (sub) {
+    case 'create-user':
+      return withContainer(async (c) => {
+        const u = await c.users.create({ username: need('username'), email: need('email'), name: v.name ?? need('username'), password: v.password ?? null, is_admin: !!v.admin });
+        process.stdout.write(`created user ${u.username} (id ${u.id})\n`);
+        return 0;
+      });
+    case 'create-token':
+      return withContainer(async (c) => {
+        const user = await c.users.byUsername(need('username'));
+        if (!user) throw new Error(`no user named "${v.username}"`);
+        const scopes = (v.scopes ?? 'api').split(',').map((s) => s.trim()).filter(Boolean);
+        const bad = scopes.filter((s) => !availableScopes(user.is_admin === 1).includes(s));
+        if (bad.length) throw new Error(`unknown or unavailable scopes: ${bad.join(', ')}`);
+        const input = { name: need('name'), scopes, expires_at: v['expires-at'] ?? null };
+        const errors = c.tokens.validateInput(user, input, false);
+        if (Object.keys(errors).length) throw new DomainError('invalid', 400, errors);
+        const t = await c.tokens.create(user, input);
+        process.stdout.write(`${t.token}\n`);
+        return 0;
+      });
+    case 'reset-password':
+      return withContainer(async (c) => {
+        const user = await c.users.byUsername(need('username'));
+        if (!user) throw new Error(`no user named "${v.username}"`);
+        const password = v.password ?? c.tokens.randomSecret().slice(0, 24);
+        await c.users.setPassword(user, password);
+        process.stdout.write(v.password ? `password of ${user.username} changed\n` : `new password of ${user.username}: ${password}\n`);
+        return 0;
+      });
+    default:
+      throw new Error(`unknown admin command "${sub ?? ''}" (create-user, create-token, reset-password)`);
+  }
+}

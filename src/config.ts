@@ -1,0 +1,78 @@
+// The only reader of process.env. Everything else receives a Config.
+import path from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  externalUrl: string; // no trailing slash
+  databaseUrl: string | null; // null = embedded SQLite under dataDir
+  logLevel: string;
+  rootPassword: string | null;
+  rootToken: string | null;
+  /** Impersonation tokens may be used (GitLab: gitlab_rails['impersonation_enabled']). */
+  impersonationEnabled: boolean;
+  /** Run the job worker inside `serve`. */
+  inProcessWorker: boolean;
+  version: string;
+  revision: string;
+}
+
+export class ConfigError extends Error {}
+
+function intVar(env: NodeJS.ProcessEnv, name: string, def: number, min = 0, max = 65535): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function boolVar(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export const VERSION = '17.0.0';
+export const REVISION = 'hearth';
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const port = intVar(env, 'PORT', 8080);
+  const host = env.HOST || '0.0.0.0';
+  const dataDir = path.resolve(env.DATA_DIR || './data');
+  let externalUrl = env.EXTERNAL_URL || `http://localhost:${port}`;
+  try {
+    const u = new URL(externalUrl);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
+  } catch {
+    throw new ConfigError(`EXTERNAL_URL must be an http(s) URL, got "${externalUrl}"`);
+  }
+  externalUrl = externalUrl.replace(/\/+$/, '');
+  const databaseUrl = env.DATABASE_URL || null;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must start with postgres:// (leave it unset for the embedded SQLite database)');
+  }
+  const logLevel = (env.LOG_LEVEL || 'info').toLowerCase();
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  return {
+    port,
+    host,
+    dataDir,
+    externalUrl,
+    databaseUrl,
+    logLevel,
+    rootPassword: env.HEARTH_ROOT_PASSWORD || null,
+    rootToken: env.HEARTH_ROOT_TOKEN || null,
+    impersonationEnabled: boolVar(env, 'HEARTH_IMPERSONATION_ENABLED', true),
+    inProcessWorker: boolVar(env, 'HEARTH_IN_PROCESS_WORKER', true),
+    version: VERSION,
+    revision: REVISION,
+    ...overrides,
+  };
+}

@@ -1,0 +1,79 @@
+// Composition root: createContainer(config) → every service, wired once.
+import fs from 'node:fs';
+import path from 'node:path';
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.ts';
+import { createDb, type Db, type DbOptions } from './db/connect.ts';
+import { migrate } from './db/migrate.ts';
+import { randomToken } from './lib/secrets.ts';
+import { nowIso } from './lib/time.ts';
+import { SettingsService } from './domain/settings/settings.service.ts';
+import { TokensService } from './domain/tokens/tokens.service.ts';
+import { OauthService } from './domain/auth/oauth.service.ts';
+import { SessionsService } from './domain/auth/sessions.service.ts';
+import { Authenticator } from './domain/auth/authenticator.ts';
+import { UsersService } from './domain/users/users.service.ts';
+
+export interface Container {
+  config: Config;
+  log: Logger;
+  db: Db;
+  settings: SettingsService;
+  users: UsersService;
+  tokens: TokensService;
+  oauth: OauthService;
+  sessions: SessionsService;
+  auth: Authenticator;
+  close(): Promise<void>;
+}
+
+export interface ContainerOptions {
+  db?: Partial<DbOptions>;
+  log?: Logger;
+}
+
+export const ROOT_TOKEN_SCOPES = ['api', 'read_api', 'read_user', 'read_repository', 'write_repository', 'sudo', 'admin_mode'];
+
+export async function createContainer(config: Config, opts: ContainerOptions = {}): Promise<Container> {
+  const log = opts.log ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["private-token"]', 'req.headers["job-token"]', 'req.headers.cookie'] });
+  const db = createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...opts.db });
+  await migrate(db);
+  const salt = await instanceSecret(db, 'token_salt');
+  const getSalt = () => salt;
+  const settings = new SettingsService(db);
+  await settings.ensure();
+  const users = new UsersService(db, settings);
+  const tokens = new TokensService(db, settings, getSalt);
+  const oauth = new OauthService(db, getSalt);
+  const sessions = new SessionsService(db, getSalt);
+  const auth = new Authenticator(db, settings, tokens, oauth, sessions, config.impersonationEnabled);
+  const c: Container = { config, log, db, settings, users, tokens, oauth, sessions, auth, close: () => db.close() };
+  await bootstrapRoot(c);
+  return c;
+}
+
+/** A secret kept in the database so every node of a cluster shares it. */
+async function instanceSecret(db: Db, name: string): Promise<string> {
+  await db.kysely.insertInto('instance_secrets').values({ name, value: randomToken(32) }).onConflict((oc) => oc.column('name').doNothing()).execute();
+  const row = await db.kysely.selectFrom('instance_secrets').select('value').where('name', '=', name).executeTakeFirstOrThrow();
+  return row.value;
+}
+
+/** First start: the administrator `root` (id 1), its password and, optionally, a fixed token. */
+async function bootstrapRoot(c: Container): Promise<void> {
+  let root = await c.users.byId(1);
+  if (!root) {
+    let password = c.config.rootPassword;
+    let file: string | null = null;
+    if (!password) {
+      password = randomToken(24);
+      fs.mkdirSync(c.config.dataDir, { recursive: true });
+      file = path.join(c.config.dataDir, 'initial_root_password');
+      fs.writeFileSync(file, `Password: ${password}\n`, { mode: 0o600 });
+    }
+    root = await c.users.create({ username: 'root', name: 'Administrator', email: 'admin@example.com', password, is_admin: true, extra: { created_at: nowIso() } });
+    if (file) c.log.info({ file }, 'created the administrator root; its password is in the file named here (delete it after the first sign-in)');
+    else c.log.info('created the administrator root with the password from HEARTH_ROOT_PASSWORD');
+  }
+  if (c.config.rootToken) await c.tokens.ensureFixed(root, c.config.rootToken, 'HEARTH_ROOT_TOKEN', ROOT_TOKEN_SCOPES);
+}

@@ -1,0 +1,38 @@
+// Ordered migrations, applied once each, in one transaction per file. Same files for both dialects.
+import { sql, type Kysely } from 'kysely';
+import type { Db, DialectName } from './connect.ts';
+import * as m001 from './migrations/001-foundation.ts';
+
+export interface MigrationContext {
+  dialect: DialectName;
+}
+interface Migration {
+  name: string;
+  up(db: Kysely<any>, ctx: MigrationContext): Promise<void>;
+}
+
+/** Register new migrations here, in order. */
+export const MIGRATIONS: Migration[] = [{ name: '001-foundation', up: m001.up }];
+
+export async function migrate(db: Db): Promise<string[]> {
+  const k = db.kysely as unknown as Kysely<any>;
+  await k.schema
+    .createTable('schema_migrations')
+    .ifNotExists()
+    .addColumn('name', 'text', (c) => c.primaryKey())
+    .addColumn('applied_at', 'text', (c) => c.notNull())
+    .execute();
+  const applied: string[] = [];
+  for (const m of MIGRATIONS) {
+    const done = await k.transaction().execute(async (trx) => {
+      if (db.dialect === 'postgres') await sql`select pg_advisory_xact_lock(7411)`.execute(trx);
+      const row = await trx.selectFrom('schema_migrations').select('name').where('name', '=', m.name).executeTakeFirst();
+      if (row) return false;
+      await m.up(trx, { dialect: db.dialect });
+      await trx.insertInto('schema_migrations').values({ name: m.name, applied_at: new Date().toISOString() }).execute();
+      return true;
+    });
+    if (done) applied.push(m.name);
+  }
+  return applied;
+}

@@ -1,0 +1,151 @@
+// The one source of row types. Booleans are 0/1 integers, times ISO-8601 UTC text, JSON as text.
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+export interface UsersTable {
+  id: Generated<number>;
+  username: string;
+  name: string;
+  email: string;
+  state: string; // active | blocked | deactivated | blocked_pending_approval
+  password_hash: string | null;
+  password_set_at: string | null;
+  is_admin: number;
+  external: number;
+  bot: number;
+  user_type: string; // human | project_bot | support_bot | alert_bot ...
+  private_profile: number;
+  bio: string;
+  location: string;
+  public_email: string | null;
+  commit_email: string | null;
+  job_title: string;
+  pronouns: string | null;
+  website_url: string;
+  organization: string;
+  messenger_a: string;
+  network_a: string;
+  network_b: string;
+  chat_a: string;
+  note: string | null;
+  projects_limit: number;
+  can_create_group: number;
+  can_create_project: number;
+  two_factor_enabled: number;
+  theme_id: number;
+  color_scheme_id: number;
+  avatar_url: string | null;
+  created_by_id: number | null;
+  created_at: string;
+  updated_at: string;
+  confirmed_at: string | null;
+  last_sign_in_at: string | null;
+  current_sign_in_at: string | null;
+  last_sign_in_ip: string | null;
+  current_sign_in_ip: string | null;
+  sign_in_count: number;
+  last_activity_on: string | null;
+  failed_attempts: number;
+  locked_at: string | null;
+}
+
+export interface IdentitiesTable {
+  id: Generated<number>;
+  user_id: number;
+  provider: string;
+  extern_uid: string;
+  saml_provider_id: number | null;
+  created_at: string;
+}
+
+export interface UserCustomAttributesTable {
+  id: Generated<number>;
+  user_id: number;
+  key: string;
+  value: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PersonalAccessTokensTable {
+  id: Generated<number>;
+  user_id: number;
+  name: string;
+  description: string | null;
+  token_digest: string;
+  scopes: string; // JSON array
+  impersonation: number;
+  revoked: number;
+  expires_at: string | null; // YYYY-MM-DD
+  last_used_at: string | null;
+  previous_personal_access_token_id: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface OauthTokensTable {
+  id: Generated<number>;
+  user_id: number;
+  token_digest: string;
+  refresh_token_digest: string;
+  scopes: string; // space separated, as OAuth
+  expires_in: number;
+  created_at: string;
+  revoked_at: string | null;
+  previous_refresh_token_digest: string | null;
+}
+
+export interface WebSessionsTable {
+  id: Generated<number>;
+  session_digest: string;
+  csrf_token: string;
+  user_id: number;
+  created_at: string;
+  expires_at: string;
+  ip: string | null;
+}
+
+export interface ApplicationSettingsTable {
+  id: number;
+  settings: string; // JSON object of stored values (defaults are in code)
+  created_at: string;
+  updated_at: string;
+}
+
+export interface InstanceSecretsTable {
+  name: string;
+  value: string;
+}
+
+/** Background work written in the same transaction as its cause (an outbox). */
+export interface JobsTable {
+  id: Generated<number>;
+  kind: string;
+  payload: string; // JSON
+  state: string; // queued | running | done | failed
+  attempts: number;
+  run_at: string;
+  locked_by: string | null;
+  locked_until: string | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Database {
+  users: UsersTable;
+  identities: IdentitiesTable;
+  user_custom_attributes: UserCustomAttributesTable;
+  personal_access_tokens: PersonalAccessTokensTable;
+  oauth_tokens: OauthTokensTable;
+  web_sessions: WebSessionsTable;
+  application_settings: ApplicationSettingsTable;
+  instance_secrets: InstanceSecretsTable;
+  jobs: JobsTable;
+}
+
+export type UserRow = Selectable<UsersTable>;
+export type NewUser = Insertable<UsersTable>;
+export type UserUpdate = Updateable<UsersTable>;
+export type PatRow = Selectable<PersonalAccessTokensTable>;
+export type OauthTokenRow = Selectable<OauthTokensTable>;
+export type IdentityRow = Selectable<IdentitiesTable>;

@@ -1,0 +1,28 @@
+// Dialect-specific SQL lives here (and in migrations) only.
+import { sql, type Expression, type SqlBool, type Kysely } from 'kysely';
+import type { DialectName } from './connect.ts';
+
+/** Case-insensitive substring match, `%`/`_` in the needle taken literally. */
+export function ciContains(dialect: DialectName, column: string, needle: string): Expression<SqlBool> {
+  const escaped = '%' + needle.toLowerCase().replace(/[\\%_]/g, (c) => '\\' + c) + '%';
+  return sql<SqlBool>`lower(${sql.ref(column)}) like ${escaped} escape '\\'`;
+}
+
+/** Case-insensitive equality. */
+export function ciEquals(column: string, value: string): Expression<SqlBool> {
+  return sql<SqlBool>`lower(${sql.ref(column)}) = ${value.toLowerCase()}`;
+}
+
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || /UNIQUE constraint failed/.test(e?.message ?? '');
+}
+
+/** ` for update skip locked` on PostgreSQL, nothing on SQLite (a single writer already serialises). */
+export function skipLocked(dialect: DialectName) {
+  return dialect === 'postgres' ? sql` for update skip locked` : sql``;
+}
+
+export async function ping(db: Kysely<any>): Promise<void> {
+  await sql`select 1`.execute(db);
+}

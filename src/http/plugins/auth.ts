@@ -1,0 +1,49 @@
+// Resolves req.actor once per request from every credential kind, then applies the route's guard.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ANONYMOUS } from '../../domain/access/actor.ts';
+import type { Credentials } from '../../domain/auth/authenticator.ts';
+import { SESSION_COOKIE } from '../../domain/auth/sessions.service.ts';
+import { routeScopes } from '../../domain/tokens/scopes.ts';
+import type { Container } from '../../container.ts';
+import { Errors } from '../../lib/errors.ts';
+
+function first(v: unknown): string | undefined {
+  if (Array.isArray(v)) v = v[0];
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+export function credentialsOf(req: FastifyRequest): Credentials {
+  const q = (req.query ?? {}) as Record<string, unknown>;
+  const b = (req.body && typeof req.body === 'object' && !Buffer.isBuffer(req.body) ? req.body : {}) as Record<string, unknown>;
+  const param = (k: string) => first(q[k]) ?? first(b[k]);
+  const authz = first(req.headers.authorization);
+  const bearer = authz && /^bearer\s+/i.test(authz) ? authz.replace(/^bearer\s+/i, '').trim() : undefined;
+  const sudoRaw = first(req.headers.sudo) ?? param('sudo');
+  return {
+    privateToken: first(req.headers['private-token']) ?? param('private_token'),
+    bearer: bearer || undefined,
+    accessToken: param('access_token'),
+    jobToken: first(req.headers['job-token']) ?? param('job_token'),
+    sessionId: (req as any).cookies?.[SESSION_COOKIE] || undefined,
+    csrfToken: first(req.headers['x-csrf-token']) ?? param('authenticity_token'),
+    sudo: sudoRaw,
+    method: req.method,
+    path: req.url.split('?')[0],
+  };
+}
+
+export function authPlugin(app: FastifyInstance, c: Container): void {
+  app.decorateRequest('actor', null as any);
+  app.addHook('preValidation', async (req) => {
+    const cfg = req.routeOptions.config as any;
+    if (!cfg || (cfg.api !== 'platform' && cfg.api !== 'translation')) {
+      req.actor = ANONYMOUS;
+      return;
+    }
+    const scopes = cfg.onlyScopes ?? routeScopes(req.method, cfg.scopes);
+    req.actor = await c.auth.authenticate(credentialsOf(req), scopes);
+    const rule = cfg.auth ?? 'optional';
+    if (rule !== 'optional' && !req.actor.user) throw Errors.unauthorized();
+    if (rule === 'admin' && !req.actor.isAdmin) throw Errors.forbidden();
+  });
+}

@@ -1,0 +1,54 @@
+// Wire conventions shared by every response: exact JSON content type, security headers,
+// X-Request-Id, and Grape-like coercion of query/form values.
+import type { FastifyInstance, RouteOptions } from 'fastify';
+
+const TRUE = new Set(['1', 'true', 't', 'yes', 'y', 'on']);
+const FALSE = new Set(['0', 'false', 'f', 'no', 'n', 'off']);
+
+/** Boolean-typed top-level properties of a schema (also inside anyOf/allOf wrappers). */
+function booleanKeys(schema: any): string[] {
+  if (!schema || typeof schema !== 'object') return [];
+  const props = schema.properties ?? {};
+  return Object.keys(props).filter((k) => {
+    const p = props[k];
+    return p?.type === 'boolean' || (Array.isArray(p?.anyOf) && p.anyOf.some((x: any) => x?.type === 'boolean'));
+  });
+}
+
+function coerceBooleans(obj: any, keys: string[]): void {
+  if (!obj || typeof obj !== 'object') return;
+  for (const k of keys) {
+    const v = obj[k];
+    if (typeof v !== 'string') continue;
+    const l = v.toLowerCase();
+    if (TRUE.has(l)) obj[k] = true;
+    else if (FALSE.has(l)) obj[k] = false;
+  }
+}
+
+export function conventions(app: FastifyInstance): void {
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const qKeys = booleanKeys((route.schema as any)?.querystring);
+    const bKeys = booleanKeys((route.schema as any)?.body);
+    if (!qKeys.length && !bKeys.length) return;
+    const hook = async (req: any) => {
+      coerceBooleans(req.query, qKeys);
+      coerceBooleans(req.body, bKeys);
+    };
+    const existing = route.preValidation;
+    route.preValidation = existing ? [...(Array.isArray(existing) ? existing : [existing]), hook] : [hook];
+  });
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+    reply.header('x-frame-options', 'SAMEORIGIN');
+    reply.header('x-content-type-options', 'nosniff');
+  });
+
+  // python-gitlab compares the content type literally: no "; charset=utf-8".
+  app.addHook('onSend', async (_req, reply, payload) => {
+    const ct = reply.getHeader('content-type');
+    if (typeof ct === 'string' && ct.startsWith('application/json;')) reply.header('content-type', 'application/json');
+    return payload;
+  });
+}

@@ -1,0 +1,154 @@
+// One error handler that renders per API (route config.api, or the URL prefix for unknown routes),
+// plus GitLab's catch-all 404 and Grape's 405 with Allow.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import FindMyWay from 'find-my-way';
+import { DomainError, platformBody } from '../../lib/errors.ts';
+import type { ApiKind } from '../types.ts';
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+function apiOf(req: FastifyRequest): ApiKind {
+  const configured = (req.routeOptions?.config as any)?.api as ApiKind | undefined;
+  if (configured) return configured;
+  const url = req.url;
+  if (url.startsWith('/api/v4') || url.startsWith('/api/v3')) return 'platform';
+  if (url.startsWith('/api/')) return 'translation';
+  return 'web';
+}
+
+/** Grape's name for a nested parameter: /not/author_id → not[author_id]. */
+function paramName(instancePath: string, extra?: string): string {
+  const parts = instancePath.split('/').filter(Boolean);
+  if (extra) parts.push(extra);
+  if (!parts.length) return '';
+  return parts[0] + parts.slice(1).map((p) => `[${p}]`).join('');
+}
+
+/** Ajv errors → Grape's "<attr> <message>" list joined with ", ". */
+export function grapeMessage(validation: any[]): string {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const e of validation) {
+    let text: string;
+    switch (e.keyword) {
+      case 'required':
+        text = `${paramName(e.instancePath, e.params.missingProperty)} is missing`;
+        break;
+      case 'enum':
+      case 'const':
+      case 'minimum':
+      case 'maximum':
+      case 'exclusiveMinimum':
+      case 'maxLength':
+      case 'minItems':
+      case 'maxItems':
+        text = `${paramName(e.instancePath)} does not have a valid value`;
+        break;
+      case 'minLength':
+        text = `${paramName(e.instancePath)} is empty`;
+        break;
+      case 'not':
+        text = `${paramName(e.instancePath)} has a value not allowed`;
+        break;
+      case 'anyOf':
+      case 'oneOf':
+        continue; // the branch errors say it better
+      default:
+        text = `${paramName(e.instancePath)} is invalid`;
+    }
+    if (!seen.has(text)) {
+      seen.add(text);
+      out.push(text);
+    }
+  }
+  return out.join(', ') || 'parameters are invalid';
+}
+
+/** DRF: {"field": ["This field is required."]} */
+function drfValidation(validation: any[]): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const e of validation) {
+    const field = e.keyword === 'required' ? e.params.missingProperty : e.instancePath.split('/').filter(Boolean).join('.') || 'non_field_errors';
+    const msg = e.keyword === 'required' ? 'This field is required.' : e.keyword === 'enum' ? 'Select a valid choice.' : 'Enter a valid value.';
+    (out[field] ??= []).push(msg);
+  }
+  return out;
+}
+
+const DRF_DETAIL: Record<number, string> = {
+  400: 'Bad request.',
+  401: 'Authentication credentials were not provided.',
+  403: 'You do not have permission to perform this action.',
+  404: 'Not found.',
+  405: 'Method not allowed.',
+  409: 'Conflict.',
+  413: 'Request entity too large.',
+  429: 'Request was throttled.',
+  503: 'Service unavailable.',
+};
+
+export function send(reply: FastifyReply, status: number, body: unknown, headers: Record<string, string> = {}): FastifyReply {
+  reply.code(status);
+  for (const [k, v] of Object.entries(headers)) reply.header(k, v);
+  if (body === undefined || body === null) return reply.send();
+  return reply.type('application/json').send(JSON.stringify(body));
+}
+
+export function errorHandling(app: FastifyInstance): void {
+  const router = FindMyWay();
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const m of methods) {
+      try {
+        router.on(m as any, route.url, () => {});
+      } catch {
+        /* duplicate registrations (HEAD for GET) are fine */
+      }
+    }
+  });
+
+  app.setErrorHandler((err: FastifyError | DomainError, req, reply) => {
+    const api = apiOf(req);
+    if (err instanceof DomainError) {
+      if (api === 'translation') {
+        const detail = err.kind === 'invalid' ? err.detail : { detail: typeof err.detail === 'string' && err.kind !== 'not_found' ? err.detail : DRF_DETAIL[err.status] ?? String(err.status) };
+        return send(reply, err.status, detail, err.headers);
+      }
+      const r = platformBody(err);
+      return send(reply, r.status, r.body, r.headers);
+    }
+    const fe = err as FastifyError;
+    if (fe.validation) {
+      if (api === 'translation') return send(reply, 400, drfValidation(fe.validation));
+      return send(reply, 400, { error: grapeMessage(fe.validation) });
+    }
+    const status = fe.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      // body parser errors, payload too large, unsupported media type …
+      if (api === 'translation') return send(reply, status, { detail: fe.message });
+      if (status === 413) return send(reply, 413, { message: '413 Request Entity Too Large' });
+      if (status === 415) return send(reply, 415, { message: '415 Unsupported Media Type' });
+      return send(reply, status, { error: fe.message });
+    }
+    req.log.error({ err, reqId: req.id }, 'unhandled error');
+    if (api === 'translation') return send(reply, 500, { detail: 'Internal Server Error' });
+    return send(reply, 500, { message: '500 Internal Server Error' });
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0];
+    if (path.startsWith('/api/v3/') || path === '/api/v3') {
+      return send(reply, 410, { error: 'API V3 is no longer supported. Use API V4 instead.' });
+    }
+    const allow = METHODS.filter((m) => m !== req.method && router.find(m as any, path));
+    const api = apiOf(req);
+    if (allow.length && router.find(req.method as any, path) === null) {
+      reply.header('allow', allow.join(', '));
+      if (api === 'translation') return send(reply, 405, { detail: `Method "${req.method}" not allowed.` });
+      return send(reply, 405, { error: '405 Not Allowed' });
+    }
+    if (api === 'translation') return send(reply, 404, { detail: 'Not found.' });
+    if (api === 'platform') return send(reply, 404, { error: '404 Not Found' });
+    return reply.code(404).type('text/plain').send('Not Found');
+  });
+}

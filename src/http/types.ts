@@ -1,0 +1,21 @@
+// Route-level configuration read by the plugins, and the request decorations they add.
+import type { Actor } from '../domain/access/actor.ts';
+
+export type ApiKind = 'platform' | 'translation' | 'web' | 'git' | 'health';
+export type AuthRule = 'optional' | 'user' | 'admin';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    api?: ApiKind;
+    /** who may call: anonymous allowed (optional), a signed-in user, or an administrator */
+    auth?: AuthRule;
+    /** token scopes that grant access besides api (and read_api on GET/HEAD) */
+    scopes?: string[];
+    /** when set, these replace the default scopes entirely (e.g. every scope) */
+    onlyScopes?: string[];
+  }
+  interface FastifyRequest {
+    actor: Actor;
+  }
+}
+export {};

@@ -1,0 +1,134 @@
+// Offset pagination exactly as GitLab's (reference §1.1) and cursor keyset (§1.3).
+import qs from 'qs';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { Errors } from './errors.ts';
+
+export const MAX_PER_PAGE = 100;
+export const DEFAULT_PER_PAGE = 20;
+export const MAX_COUNT = 10_000;
+
+export interface PageRequest {
+  /** the request path, without query */
+  path: string;
+  /** every parameter of the request (query and route), for the Link header */
+  params: Record<string, unknown>;
+  page?: number;
+  per_page?: number;
+}
+
+export interface PageResult<T> {
+  items: T[];
+  headers: Record<string, string>;
+}
+
+/** Rails `to_query`: keys sorted, arrays as key[]=v, CGI escaping. */
+export function toQuery(params: Record<string, unknown>): string {
+  return qs.stringify(params, { arrayFormat: 'brackets', sort: (a, b) => (a < b ? -1 : a > b ? 1 : 0), format: 'RFC1738', skipNulls: true });
+}
+
+export function pageParams(req: PageRequest): { page: number; perPage: number } {
+  let page = req.page ?? 1;
+  if (page <= 0) page = 1;
+  let perPage = req.per_page ?? DEFAULT_PER_PAGE;
+  if (perPage < 0) perPage = DEFAULT_PER_PAGE;
+  if (perPage > MAX_PER_PAGE) perPage = MAX_PER_PAGE;
+  return { page, perPage };
+}
+
+/**
+ * Runs `query` (already ordered) with offset pagination and builds the headers.
+ * `offsetLimit` enforces GitLab's 405 for types that must use keyset beyond that offset.
+ */
+export async function offsetPaginate<DB, TB extends keyof DB, O>(
+  db: Kysely<any>,
+  externalUrl: string,
+  req: PageRequest,
+  query: SelectQueryBuilder<DB, TB, O>,
+  opts: { offsetLimit?: { limit: number; type: string } } = {},
+): Promise<PageResult<O>> {
+  const { page, perPage } = pageParams(req);
+  if (opts.offsetLimit && page * perPage > opts.offsetLimit.limit) {
+    throw Errors.raw(405, {
+      error: `Offset pagination has a maximum allowed offset of ${opts.offsetLimit.limit} for requests that return objects of type ${opts.offsetLimit.type}. Remaining records can be retrieved using keyset pagination.`,
+    });
+  }
+  const [rows, total] = await Promise.all([
+    query.limit(perPage + 1).offset((page - 1) * perPage).execute(),
+    countWithLimit(db, query),
+  ]);
+  const hasNext = rows.length > perPage;
+  const items = hasNext ? rows.slice(0, perPage) : rows;
+  return { items, headers: offsetHeaders(externalUrl, req, page, perPage, total, hasNext) };
+}
+
+/** count(*) of the query, stopping at MAX_COUNT + 1; null when above MAX_COUNT. */
+async function countWithLimit<DB, TB extends keyof DB, O>(db: Kysely<any>, query: SelectQueryBuilder<DB, TB, O>): Promise<number | null> {
+  const inner = (query as unknown as SelectQueryBuilder<any, any, any>).clearSelect().clearOrderBy().select(sql.lit(1).as('one')).limit(MAX_COUNT + 1);
+  const row = await db.selectFrom(inner.as('limited')).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const n = Number(row.n);
+  return n > MAX_COUNT ? null : n;
+}
+
+export function offsetHeaders(
+  externalUrl: string,
+  req: PageRequest,
+  page: number,
+  perPage: number,
+  total: number | null,
+  hasNext: boolean,
+): Record<string, string> {
+  const totalPages = total === null ? null : Math.max(Math.ceil(total / perPage), 1);
+  const outOfRange = totalPages !== null && page > totalPages;
+  const next = hasNext ? page + 1 : null;
+  const prev = page > 1 && !outOfRange ? page - 1 : null;
+  const link = (p: number) => {
+    const params = { ...req.params, page: p, per_page: req.per_page ?? DEFAULT_PER_PAGE };
+    return `<${externalUrl}${req.path}?${toQuery(params)}>`;
+  };
+  const links: string[] = [];
+  if (prev) links.push(`${link(prev)}; rel="prev"`);
+  if (next) links.push(`${link(next)}; rel="next"`);
+  links.push(`${link(1)}; rel="first"`);
+  if (totalPages !== null) links.push(`${link(totalPages)}; rel="last"`);
+  const h: Record<string, string> = {
+    'x-per-page': String(perPage),
+    'x-page': String(page),
+    'x-next-page': next ? String(next) : '',
+    'x-prev-page': prev ? String(prev) : '',
+    link: links.join(', '),
+  };
+  if (total !== null) {
+    h['x-total'] = String(total);
+    h['x-total-pages'] = String(totalPages);
+  }
+  return h;
+}
+
+/** Offset pagination over an in-memory array (for small computed lists). */
+export function paginateArray<T>(externalUrl: string, req: PageRequest, all: T[]): PageResult<T> {
+  const { page, perPage } = pageParams(req);
+  const start = (page - 1) * perPage;
+  const items = all.slice(start, start + perPage);
+  const total = all.length > MAX_COUNT ? null : all.length;
+  return { items, headers: offsetHeaders(externalUrl, req, page, perPage, total, start + perPage < all.length) };
+}
+
+export function encodeCursor(values: Record<string, unknown>): string {
+  return Buffer.from(JSON.stringify(values)).toString('base64');
+}
+
+export function decodeCursor(cursor: string): Record<string, unknown> | null {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64').toString('utf8'));
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Link header for a keyset page: rel="next" only, when there is a next page. */
+export function keysetHeaders(externalUrl: string, req: PageRequest, nextCursor: string | null): Record<string, string> {
+  if (!nextCursor) return {};
+  const params = { ...req.params, cursor: nextCursor, per_page: req.per_page ?? DEFAULT_PER_PAGE };
+  return { link: `<${externalUrl}${req.path}?${toQuery(params)}>; rel="next"` };
+}

@@ -1,0 +1,66 @@
+// Token digests, password hashing, constant-time comparison and random secrets.
+import crypto from 'node:crypto';
+import { promisify } from 'node:util';
+
+const scrypt = promisify(crypto.scrypt) as (pw: string, salt: Buffer, len: number, opts: crypto.ScryptOptions) => Promise<Buffer>;
+const SCRYPT = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
+
+/** Salted SHA-256 digest of a token: the instance salt is a secret kept in the database. */
+export function tokenDigest(salt: string, token: string): string {
+  return crypto.createHash('sha256').update(salt).update('\0').update(token).digest('base64');
+}
+
+export function randomToken(bytes = 20): string {
+  return crypto.randomBytes(bytes).toString('base64url');
+}
+
+export function safeEqual(a: string, b: string): boolean {
+  const ab = Buffer.from(a);
+  const bb = Buffer.from(b);
+  if (ab.length !== bb.length) {
+    crypto.timingSafeEqual(ab, ab); // keep the timing shape
+    return false;
+  }
+  return crypto.timingSafeEqual(ab, bb);
+}
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = crypto.randomBytes(16);
+  const key = await scrypt(password.normalize('NFKC'), salt, 32, SCRYPT);
+  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${key.toString('base64')}`;
+}
+
+export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
+  if (!stored) return false;
+  const [alg, n, r, p, saltB64, keyB64] = stored.split('$');
+  if (alg !== 'scrypt') return false;
+  const key = Buffer.from(keyB64, 'base64');
+  const got = await scrypt(password.normalize('NFKC'), Buffer.from(saltB64, 'base64'), key.length, {
+    N: Number(n), r: Number(r), p: Number(p), maxmem: SCRYPT.maxmem,
+  });
+  return crypto.timingSafeEqual(key, got);
+}
+
+/** GitLab's routable token layout: prefix + base64url(payload + random + len) + "." + len36(2) + crc32(7, base36). */
+export function routableToken(prefix: string, userId: number): string {
+  const payload = Buffer.from(`o:1\nu:${userId.toString(36)}`);
+  const random = crypto.randomBytes(16);
+  const body = Buffer.concat([payload, random, Buffer.from([payload.length])]).toString('base64url');
+  const head = `${prefix}${body}.${body.length.toString(36).padStart(2, '0').slice(-2)}`;
+  return head + crc32(head).toString(36).padStart(7, '0');
+}
+
+const CRC_TABLE = (() => {
+  const t = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    t[n] = c >>> 0;
+  }
+  return t;
+})();
+function crc32(s: string): number {
+  let c = 0xffffffff;
+  for (const b of Buffer.from(s)) c = CRC_TABLE[(c ^ b) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}

@@ -1,0 +1,12 @@
+// argv → cli: serve | migrate | admin create-user | admin create-token | admin reset-password
+import { runCli } from './cli.ts';
+
+runCli(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== null) process.exit(code);
+  },
+  (err) => {
+    process.stderr.write(`hearth: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

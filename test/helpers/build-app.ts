@@ -1,0 +1,58 @@
+// buildTestApp(t): the real container and app on a fresh database (a temporary SQLite file, or a
+// fresh PostgreSQL schema when DATABASE_URL_TEST is set), closed after the test.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import type { TestContext } from 'node:test';
+import pg from 'pg';
+import pino from 'pino';
+import type { FastifyInstance } from 'fastify';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { createContainer, type Container } from '../../src/container.ts';
+import { buildApp } from '../../src/app.ts';
+import { makeSeed, type Seed } from './seed.ts';
+
+export const ROOT_TOKEN = 'glpat-test-root-token-0000000000';
+export const EXTERNAL_URL = 'http://hearth.test';
+
+export interface TestApp {
+  app: FastifyInstance;
+  c: Container;
+  seed: Seed;
+  config: Config;
+  /** headers authenticating as root */
+  root: Record<string, string>;
+  dataDir: string;
+}
+
+export async function buildTestApp(t: TestContext | { after(fn: () => unknown): void }, overrides: Partial<Config> = {}): Promise<TestApp> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-test-'));
+  const testUrl = process.env.DATABASE_URL_TEST || null;
+  let pgSchema: string | undefined;
+  if (testUrl) {
+    pgSchema = 't_' + crypto.randomBytes(6).toString('hex');
+    const client = new pg.Client({ connectionString: testUrl });
+    await client.connect();
+    await client.query(`create schema ${pgSchema}`);
+    await client.end();
+  }
+  const config = loadConfig(
+    { DATA_DIR: dataDir, EXTERNAL_URL, LOG_LEVEL: process.env.TEST_LOG_LEVEL || 'silent', HEARTH_ROOT_PASSWORD: 'root-password-1', HEARTH_ROOT_TOKEN: ROOT_TOKEN },
+    { databaseUrl: testUrl, ...overrides },
+  );
+  const c = await createContainer(config, { db: { pgSchema }, log: pino({ level: config.logLevel }) });
+  const app = await buildApp(c);
+  t.after(async () => {
+    await app.close();
+    await c.close();
+    if (pgSchema) {
+      const client = new pg.Client({ connectionString: testUrl! });
+      await client.connect();
+      await client.query(`drop schema ${pgSchema} cascade`);
+      await client.end();
+    }
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+  return { app, c, seed: makeSeed(c), config, root: { 'private-token': ROOT_TOKEN }, dataDir };
+}
