@@ -22,7 +22,8 @@ import { signInRoutes } from './http/web/sign-in.routes.ts';
 
 export const QS_OPTIONS = { arrayLimit: 1000, depth: 5, parameterLimit: 2000, allowDots: false } as const;
 
-export async function buildApp(c: Container): Promise<FastifyInstance> {
+/** `extend` registers extra routes before the app is sealed (the benchmark's static floor). */
+export async function buildApp(c: Container, extend?: (app: FastifyInstance) => void): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: c.log as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: c.config.logLevel !== 'debug' && c.config.logLevel !== 'trace' }),
@@ -69,6 +70,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   settingsRoutes(app, c);
   oauthRoutes(app, c);
   signInRoutes(app, c);
+  extend?.(app);
 
   await app.ready();
   return app;

@@ -1,0 +1,105 @@
+// npm run bench: seeds 10,000 users and 5,000 tokens, then measures the foundation's hot lists with
+// autocannon on a local port, next to a static payload of the same size served by the same Fastify
+// process (the framework's floor). Bar: ratio ≥ 0.5 and p99 < 10 ms at 10 connections.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import pino from 'pino';
+import { loadConfig } from '../src/config.ts';
+import { createContainer } from '../src/container.ts';
+import { buildApp } from '../src/app.ts';
+import { nowIso } from '../src/lib/time.ts';
+
+const USERS = Number(process.env.BENCH_USERS ?? 10_000);
+const TOKENS = Number(process.env.BENCH_TOKENS ?? 5_000);
+const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = 10;
+const ROOT_TOKEN = 'glpat-bench-root-token';
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-bench-'));
+const config = loadConfig({ DATA_DIR: dataDir, HEARTH_ROOT_PASSWORD: 'bench-password', HEARTH_ROOT_TOKEN: ROOT_TOKEN, LOG_LEVEL: 'silent' }, { databaseUrl: process.env.DATABASE_URL || null });
+const c = await createContainer(config, { log: pino({ level: 'silent' }) });
+
+// --- seed (bulk inserts; no password hashing) ---
+const now = nowIso();
+const k = c.db.kysely;
+const batch = 500;
+for (let i = 0; i < USERS; i += batch) {
+  const rows = [];
+  for (let j = i; j < Math.min(i + batch, USERS); j++) {
+    rows.push({
+      username: `bench${j}`, name: `Bench User ${j}`, email: `bench${j}@example.com`, state: 'active', password_hash: null, password_set_at: null,
+      is_admin: 0, external: 0, bot: 0, user_type: 'human', private_profile: 0, bio: '', location: '', public_email: null, commit_email: null,
+      job_title: '', pronouns: null, website_url: '', organization: '', messenger_a: '', network_a: '', network_b: '', chat_a: '', note: null,
+      projects_limit: 100000, can_create_group: 1, can_create_project: 1, two_factor_enabled: 0, theme_id: 3, color_scheme_id: 1, avatar_url: null,
+      created_by_id: null, created_at: now, updated_at: now, confirmed_at: now, last_sign_in_at: null, current_sign_in_at: null, last_sign_in_ip: null,
+      current_sign_in_ip: null, sign_in_count: 0, last_activity_on: null, failed_attempts: 0, locked_at: null,
+    });
+  }
+  await k.insertInto('users').values(rows).execute();
+}
+const member = (await c.users.byUsername('bench1'))!;
+const memberToken = await c.tokens.create(member, { name: 'bench', scopes: ['api'] });
+const admin = (await c.users.byId(1))!;
+for (let i = 0; i < TOKENS; i += batch) {
+  const rows = [];
+  for (let j = i; j < Math.min(i + batch, TOKENS); j++) {
+    rows.push({
+      user_id: j % 2 ? admin.id : member.id, name: `token ${j}`, description: null, token_digest: `bench-digest-${j}`, scopes: '["api"]',
+      impersonation: 0, revoked: j % 7 === 0 ? 1 : 0, expires_at: null, last_used_at: null, previous_personal_access_token_id: null, created_at: now, updated_at: now,
+    });
+  }
+  await k.insertInto('personal_access_tokens').values(rows).execute();
+}
+
+// --- the scenarios, each next to a static payload of the same size ---
+const scenarios = [
+  { name: 'GET /users?per_page=100 (administrator)', url: '/api/v4/users?per_page=100', token: ROOT_TOKEN },
+  { name: 'GET /users?per_page=100 (non-administrator)', url: '/api/v4/users?per_page=100', token: memberToken.token! },
+  { name: 'GET /personal_access_tokens?per_page=100', url: '/api/v4/personal_access_tokens?per_page=100', token: ROOT_TOKEN },
+];
+
+const statics = new Map<number, string>();
+const app = await buildApp(c, (a) => {
+  a.get('/bench/static/:i', { config: { api: 'health' } }, async (req, reply) => {
+    const body = statics.get(Number((req.params as { i: string }).i)) ?? '[]';
+    return reply.type('application/json').send(body);
+  });
+});
+const address = await app.listen({ port: 0, host: '127.0.0.1' });
+
+async function measure(url: string, headers: Record<string, string>) {
+  const r = await autocannon({ url: address + url, connections: CONNECTIONS, duration: DURATION, headers });
+  if (r.non2xx) throw new Error(`${url}: ${r.non2xx} non-2xx responses`);
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
+}
+
+const results: string[] = [];
+const line = (s: string) => {
+  results.push(s);
+  console.log(s);
+};
+line(`Hearth bench — ${USERS} users, ${TOKENS} tokens, ${CONNECTIONS} connections, ${DURATION}s each, ${c.db.dialect}, node ${process.version}`);
+line('| scenario | req/s | p50 ms | p99 ms | static req/s | ratio | bar |');
+line('|---|---|---|---|---|---|---|');
+let failed = false;
+for (const [i, s] of scenarios.entries()) {
+  const headers = { 'private-token': s.token };
+  const sample = await app.inject({ method: 'GET', url: s.url, headers });
+  if (sample.statusCode !== 200) throw new Error(`${s.url} → ${sample.statusCode} ${sample.body.slice(0, 200)}`);
+  statics.set(i, sample.body);
+  await measure(s.url, headers); // warm-up
+  const real = await measure(s.url, headers);
+  const floor = await measure(`/bench/static/${i}`, headers);
+  const ratio = real.rps / floor.rps;
+  const ok = ratio >= 0.5 && real.p99 < 10;
+  failed ||= !ok;
+  line(`| ${s.name} (${sample.body.length} B) | ${real.rps.toFixed(0)} | ${real.p50} | ${real.p99} | ${floor.rps.toFixed(0)} | ${ratio.toFixed(2)} | ${ok ? 'ok' : 'MISSED'} |`);
+}
+
+await app.close();
+await c.close();
+fs.rmSync(dataDir, { recursive: true, force: true });
+if (process.env.BENCH_OUT) fs.writeFileSync(process.env.BENCH_OUT, results.join('\n') + '\n');
+process.exit(failed ? 1 : 0);
