@@ -1,0 +1,109 @@
+// The command line, run as a user runs it: a real process on a fresh data directory.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { loadConfig } from '../../src/config.ts';
+import { createDb } from '../../src/db/connect.ts';
+
+const run = promisify(execFile);
+const BIN = path.resolve('bin/hearth.js');
+
+async function hearth(dataDir: string, args: string[], env: Record<string, string> = {}) {
+  try {
+    const r = await run(process.execPath, [BIN, ...args], { env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn', DATABASE_URL: '', ...env } });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (e: any) {
+    return { code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string };
+  }
+}
+
+test('migrate, create-user, create-token, reset-password; errors are one line and non-zero', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-cli-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  const m = await hearth(dir, ['migrate']);
+  assert.equal(m.code, 0, m.stderr);
+  assert.equal(m.stdout, 'applied: 001-foundation\n');
+  assert.equal((await hearth(dir, ['migrate'])).stdout, 'database is up to date\n');
+
+  const u = await hearth(dir, ['admin', 'create-user', '--username', 'alice', '--email', 'alice@example.com', '--name', 'Alice', '--password', 'secret-pass-1']);
+  assert.equal(u.code, 0, u.stderr);
+  assert.equal(u.stdout, 'created user alice (id 2)\n');
+  // root was created on first container start, with its password in the file (mode 0600)
+  const pwFile = path.join(dir, 'initial_root_password');
+  assert.equal(fs.statSync(pwFile).mode & 0o777, 0o600);
+  assert.match(fs.readFileSync(pwFile, 'utf8'), /^Password: \S{20,}\n$/);
+
+  const dup = await hearth(dir, ['admin', 'create-user', '--username', 'ALICE', '--email', 'other@example.com']);
+  assert.equal(dup.code, 1);
+  assert.equal(dup.stderr, 'hearth: Username has already been taken\n');
+
+  const bad = await hearth(dir, ['admin', 'create-user', '--username', 'bob', '--email', 'not-an-email']);
+  assert.equal(bad.code, 1);
+  assert.equal(bad.stderr, 'hearth: email is invalid\n');
+
+  const tok = await hearth(dir, ['admin', 'create-token', '--username', 'alice', '--name', 'ci', '--scopes', 'api,read_api']);
+  assert.equal(tok.code, 0, tok.stderr);
+  assert.match(tok.stdout, /^glpat-\S+\n$/);
+
+  const badScope = await hearth(dir, ['admin', 'create-token', '--username', 'alice', '--name', 'ci', '--scopes', 'sudo']);
+  assert.equal(badScope.code, 1);
+  assert.equal(badScope.stderr, 'hearth: unknown or unavailable scopes: sudo\n');
+
+  const nobody = await hearth(dir, ['admin', 'reset-password', '--username', 'nobody']);
+  assert.equal(nobody.code, 1);
+  assert.equal(nobody.stderr, 'hearth: no user named "nobody"\n');
+
+  const reset = await hearth(dir, ['admin', 'reset-password', '--username', 'alice']);
+  assert.equal(reset.code, 0);
+  assert.match(reset.stdout, /^new password of alice: \S+\n$/);
+
+  const unknown = await hearth(dir, ['frobnicate']);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /^hearth: unknown command "frobnicate"\n/);
+
+  const badOpt = await hearth(dir, ['admin', 'create-user', '--bogus']);
+  assert.equal(badOpt.code, 1);
+  assert.equal(badOpt.stderr.split('\n').length, 2);
+
+  const badEnv = await hearth(dir, ['migrate'], { PORT: 'eighty' });
+  assert.equal(badEnv.code, 1);
+  assert.equal(badEnv.stderr, 'hearth: PORT must be an integer, got "eighty"\n');
+
+  // state: the rows are there
+  const db = createDb({ databaseUrl: null, dataDir: loadConfig({ DATA_DIR: dir }).dataDir });
+  const users = await db.kysely.selectFrom('users').select(['id', 'username', 'is_admin']).orderBy('id').execute();
+  assert.deepEqual(users, [{ id: 1, username: 'root', is_admin: 1 }, { id: 2, username: 'alice', is_admin: 0 }]);
+  const tokens = await db.kysely.selectFrom('personal_access_tokens').select(['name', 'scopes']).execute();
+  assert.deepEqual(tokens, [{ name: 'ci', scopes: '["api","read_api"]' }]);
+  await db.close();
+});
+
+test('serve: first start creates root, HEARTH_ROOT_TOKEN works, the log never holds the secret', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-serve-'));
+  const { spawn } = await import('node:child_process');
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const child = spawn(process.execPath, [BIN, 'serve'], {
+    env: { ...process.env, DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: '', HEARTH_ROOT_TOKEN: 'glpat-cli-serve-token' },
+  });
+  let log = '';
+  child.stdout.on('data', (d) => (log += d));
+  child.stderr.on('data', (d) => (log += d));
+  t.after(() => {
+    child.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  for (let i = 0; i < 100 && !log.includes('Server listening'); i++) await new Promise((r) => setTimeout(r, 100));
+  const res = await fetch(`http://127.0.0.1:${port}/api/v4/version`, { headers: { 'private-token': 'glpat-cli-serve-token' } });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-type'), 'application/json');
+  assert.deepEqual(await res.json(), { version: '17.0.0', revision: 'hearth' });
+  const password = fs.readFileSync(path.join(dir, 'initial_root_password'), 'utf8').replace('Password: ', '').trim();
+  assert.ok(log.includes('initial_root_password'));
+  assert.ok(!log.includes(password));
+  assert.ok(!log.includes('glpat-cli-serve-token'));
+});
