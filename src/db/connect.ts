@@ -44,6 +44,31 @@ export function createDb(opts: DbOptions): Db {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+}
+
+/**
+ * Kysely prepares every query anew; preparing costs more than running a point lookup. Prepared
+ * statements are reusable, so keep them by SQL text (the same SQL always has the same shape).
+ */
+function withStatementCache(db: SQLite.Database): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  const prepare = (source: string) => {
+    let stmt = cache.get(source);
+    if (!stmt) {
+      stmt = db.prepare(source);
+      if (cache.size >= 1000) cache.clear();
+      cache.set(source, stmt);
+    }
+    return stmt;
+  };
+  return new Proxy(db, {
+    get(target, prop, receiver) {
+      if (prop === 'prepare') return prepare;
+      if (prop === 'close') return () => { cache.clear(); return target.close(); };
+      const v = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
 }
