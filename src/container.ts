@@ -35,7 +35,7 @@ export interface ContainerOptions {
 export const ROOT_TOKEN_SCOPES = ['api', 'read_api', 'read_user', 'read_repository', 'write_repository', 'sudo', 'admin_mode'];
 
 export async function createContainer(config: Config, opts: ContainerOptions = {}): Promise<Container> {
-  const log = opts.log ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["private-token"]', 'req.headers["job-token"]', 'req.headers.cookie'] });
+  const log = opts.log ?? createLogger(config.logLevel);
   const db = createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...opts.db });
   await migrate(db);
   const salt = await instanceSecret(db, 'token_salt');
@@ -50,6 +50,25 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const c: Container = { config, log, db, settings, users, tokens, oauth, sessions, auth, close: () => db.close() };
   await bootstrapRoot(c);
   return c;
+}
+
+const SECRET_PARAMS = /([?&](?:private_token|access_token|job_token|token|refresh_token|password)=)[^&]*/gi;
+
+/** The product's logger: secrets in headers and query strings never reach it. */
+export function createLogger(level: string): Logger {
+  return pino({
+    level,
+    redact: ['req.headers.authorization', 'req.headers["private-token"]', 'req.headers["job-token"]', 'req.headers.cookie', 'req.headers.sudo'],
+    serializers: {
+      req: (req: { method: string; url: string; headers: Record<string, unknown>; ip?: string; id?: string }) => ({
+        id: req.id,
+        method: req.method,
+        url: String(req.url).replace(SECRET_PARAMS, '$1[REDACTED]'),
+        headers: req.headers,
+        remoteAddress: req.ip,
+      }),
+    },
+  });
 }
 
 /** A secret kept in the database so every node of a cluster shares it. */

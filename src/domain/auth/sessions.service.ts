@@ -5,6 +5,8 @@ import { randomToken, tokenDigest } from '../../lib/secrets.ts';
 import { nowIso } from '../../lib/time.ts';
 
 export const SESSION_COOKIE = '_service_session';
+/** Double-submit CSRF cookie of the sign-in form (before a session exists). */
+export const CSRF_COOKIE = '_service_csrf';
 
 export class SessionsService {
   constructor(private readonly db: Db, private readonly salt: () => string) {}
@@ -17,9 +19,12 @@ export class SessionsService {
     const id = randomToken(32);
     const csrf = randomToken(32);
     const expiresAt = new Date(Date.now() + ttlMinutes * 60_000).toISOString();
+    // Housekeeping: this user's expired sessions go when a new one starts.
+    await this.db.kysely.deleteFrom('web_sessions').where('user_id', '=', user.id).where('expires_at', '<=', nowIso()).execute();
     await this.db.kysely
       .insertInto('web_sessions')
       .values({ session_digest: this.digest(id), csrf_token: csrf, user_id: user.id, created_at: nowIso(), expires_at: expiresAt, ip })
+      .returningAll()
       .execute();
     return { id, csrf, expiresAt };
   }
