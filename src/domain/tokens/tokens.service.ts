@@ -1,12 +1,15 @@
-// Personal access tokens and impersonation tokens: creation, lookup by secret, rotation, revocation.
-import { sql, type Kysely } from 'kysely';
+// Personal access tokens and impersonation tokens: creation, lookup by secret, listing, rotation,
+// revocation and who may do which (reference §4; GitLab's PersonalAccessTokenPolicy and finders).
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../../db/connect.ts';
 import type { Database, PatRow, UserRow } from '../../db/schema.ts';
+import { ciContains } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
 import { randomToken, routableToken, tokenDigest } from '../../lib/secrets.ts';
 import { addDays, isDate, nowIso, todayDate } from '../../lib/time.ts';
+import type { Actor } from '../access/actor.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
-import { availableScopes } from './scopes.ts';
+import { ALL_SCOPES, availableScopes } from './scopes.ts';
 
 export interface TokenView {
   row: PatRow;
@@ -24,9 +27,32 @@ export interface CreateTokenInput {
   impersonation?: boolean;
 }
 
+/** Filters of GET /personal_access_tokens, already validated; times as ISO text, dates as YYYY-MM-DD. */
+export interface TokenListFilters {
+  /** as given: '' means the key was present but blank */
+  user_id?: string;
+  revoked?: boolean;
+  state?: 'active' | 'inactive';
+  created_before?: string;
+  created_after?: string;
+  last_used_before?: string;
+  last_used_after?: string;
+  expires_before?: string;
+  expires_after?: string;
+  search?: string;
+  sort?: string;
+}
+
+export type TokenQuery = SelectQueryBuilder<Database, 'personal_access_tokens', PatRow>;
+
 /** last_used_at is written at most this often per token. */
 const LAST_USED_RESOLUTION_MS = 10 * 60 * 1000;
 const MAX_LIFETIME_DAYS = 365;
+/** GitLab's RotateService::EXPIRATION_PERIOD */
+const ROTATED_LIFETIME_DAYS = 7;
+const MAX_ID = 2 ** 31 - 1;
+
+export const NOT_PAT = 'This endpoint requires token type to be a personal access token';
 
 export function isExpired(row: Pick<PatRow, 'expires_at'>, today = todayDate()): boolean {
   return row.expires_at !== null && row.expires_at <= today;
@@ -36,7 +62,56 @@ export function toView(row: PatRow, token?: string): TokenView {
   return { row, scopes: JSON.parse(row.scopes), active: row.revoked === 0 && !isExpired(row), ...(token ? { token } : {}) };
 }
 
+/** A database id from a path or query value; anything else (text, 0, beyond int4) finds nothing. */
+export function parseId(value: string | number | undefined | null): number | null {
+  const s = String(value ?? '');
+  if (!/^\d{1,10}$/.test(s)) return null;
+  const n = Number(s);
+  return n >= 1 && n <= MAX_ID ? n : null;
+}
+
+/** Rails `full_messages.to_sentence`: {expires_at: ['must be …']} → "Expires at must be …". */
+export function fullMessages(errors: Record<string, string[]>): string {
+  const msgs = Object.entries(errors).flatMap(([k, list]) => {
+    const attr = k.replace(/_/g, ' ');
+    return list.map((m) => `${attr[0].toUpperCase()}${attr.slice(1)} ${m}`);
+  });
+  if (msgs.length <= 1) return msgs.join('');
+  if (msgs.length === 2) return msgs.join(' and ');
+  return `${msgs.slice(0, -1).join(', ')}, and ${msgs[msgs.length - 1]}`;
+}
+
+/** read_user_personal_access_tokens / manage_user_personal_access_token: the owner or an administrator. */
+function mayManageTokensOf(actor: Actor, userId: number): boolean {
+  return actor.isAdmin || actor.user?.id === userId;
+}
+
+/** revoke_personal_access_token: administrators, or the owner of a token that is not an impersonation token. */
+function mayRevoke(actor: Actor, row: PatRow): boolean {
+  return actor.isAdmin || (actor.user?.id === row.user_id && row.impersonation === 0);
+}
+
+function isPatCredential(actor: Actor): boolean {
+  return (actor.credential === 'personal_access_token' || actor.credential === 'impersonation_token') && actor.tokenId !== null;
+}
+
+// Sort names of GitLab's PersonalAccessToken.simple_sorts; NULLs placed as PostgreSQL does by default.
+const SORTS: Record<string, (q: TokenQuery) => TokenQuery> = {
+  created_asc: (q) => q.orderBy('created_at', 'asc').orderBy('id', 'asc'),
+  created_desc: (q) => q.orderBy('created_at', 'desc').orderBy('id', 'desc'),
+  name_asc: (q) => q.orderBy(sql`lower(${sql.ref('name')})`, 'asc').orderBy('id', 'asc'),
+  name_desc: (q) => q.orderBy(sql`lower(${sql.ref('name')})`, 'desc').orderBy('id', 'desc'),
+  expires_asc: (q) => q.orderBy('expires_at', (ob) => ob.asc().nullsLast()).orderBy('id', 'desc'),
+  expires_at_asc_id_desc: (q) => q.orderBy('expires_at', (ob) => ob.asc().nullsLast()).orderBy('id', 'desc'),
+  expires_desc: (q) => q.orderBy('expires_at', (ob) => ob.desc().nullsFirst()).orderBy('id', 'desc'),
+  last_used_asc: (q) => q.orderBy('last_used_at', (ob) => ob.asc().nullsLast()).orderBy('id', 'desc'),
+  last_used_desc: (q) => q.orderBy('last_used_at', (ob) => ob.desc().nullsFirst()).orderBy('id', 'desc'),
+};
+
 export class TokensService {
+  /** touch() writes in the background; reads of the same token wait for it (read-your-writes). */
+  private readonly pendingTouches = new Map<number, Promise<void>>();
+
   constructor(
     private readonly db: Db,
     private readonly settings: SettingsService,
@@ -57,7 +132,19 @@ export class TokensService {
     if (Date.now() - last < LAST_USED_RESOLUTION_MS) return;
     const now = nowIso();
     row.last_used_at = now;
-    this.db.kysely.updateTable('personal_access_tokens').set({ last_used_at: now }).where('id', '=', row.id).execute().catch(() => {});
+    const write = this.db.kysely
+      .updateTable('personal_access_tokens')
+      .set({ last_used_at: now })
+      .where('id', '=', row.id)
+      .execute()
+      .then(
+        () => {},
+        () => {},
+      )
+      .finally(() => {
+        if (this.pendingTouches.get(row.id) === write) this.pendingTouches.delete(row.id);
+      });
+    this.pendingTouches.set(row.id, write);
   }
 
   validateInput(user: UserRow, input: CreateTokenInput, requireExpiry: boolean): Record<string, string[]> {
@@ -120,11 +207,25 @@ export class TokensService {
   }
 
   async byId(id: number): Promise<PatRow | undefined> {
+    if (parseId(id) === null) return undefined;
+    await this.pendingTouches.get(id);
     return this.db.kysely.selectFrom('personal_access_tokens').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
+  private async userById(id: number | null): Promise<UserRow | undefined> {
+    if (id === null) return undefined;
+    return this.db.kysely.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** The user whose tokens an administrator manages: 404 User Not Found. */
+  async targetUser(id: string | number): Promise<UserRow> {
+    const user = await this.userById(parseId(id));
+    if (!user) throw Errors.notFound('User');
+    return user;
+  }
+
+  /** GitLab's revoke!: idempotent, bumps updated_at. */
   async revoke(row: PatRow): Promise<void> {
-    if (row.revoked) throw Errors.badRequest('Not permitted to revoke');
     await this.db.kysely.updateTable('personal_access_tokens').set({ revoked: 1, updated_at: nowIso() }).where('id', '=', row.id).execute();
   }
 
@@ -132,13 +233,14 @@ export class TokensService {
   async rotate(row: PatRow, user: UserRow, expiresAt: string | undefined): Promise<TokenView> {
     if (row.revoked) throw Errors.badRequest('Token already revoked');
     const s = await this.settings.get();
+    if (s.disable_personal_access_tokens) throw Errors.badRequest('Not permitted to create');
     let expires: string | null;
     if (expiresAt !== undefined) {
       if (!isDate(expiresAt)) throw Errors.param('expires_at is invalid');
       const max = addDays(todayDate(), MAX_LIFETIME_DAYS);
       if (expiresAt > max) throw Errors.badRequest(`Expires at must be before ${max}`);
       expires = expiresAt;
-    } else expires = s.require_personal_access_token_expiry ? addDays(todayDate(), 7) : null;
+    } else expires = s.require_personal_access_token_expiry ? addDays(todayDate(), ROTATED_LIFETIME_DAYS) : null;
     return this.db.kysely.transaction().execute(async (trx) => {
       const res = await trx
         .updateTable('personal_access_tokens')
@@ -173,5 +275,153 @@ export class TokensService {
 
   randomSecret(): string {
     return randomToken(32);
+  }
+
+  // ---- the personal access tokens API, with the caller's permissions ----
+
+  /**
+   * GET /personal_access_tokens: administrators see every token (optionally of one user), others only
+   * their own non-impersonation tokens. Returns the ordered query for offset pagination.
+   */
+  async listQuery(actor: Actor, f: TokenListFilters): Promise<TokenQuery> {
+    if (actor.tokenId !== null) await this.pendingTouches.get(actor.tokenId);
+    let q: TokenQuery = this.db.kysely.selectFrom('personal_access_tokens').selectAll();
+    if (actor.isAdmin) {
+      if (f.user_id !== undefined) {
+        // GitLab: `not_found!` for an unknown or blank user_id (no resource name).
+        const user = await this.userById(parseId(f.user_id));
+        if (!user) throw Errors.notFound();
+        q = q.where('user_id', '=', user.id);
+      }
+    } else {
+      if (f.user_id !== undefined && f.user_id !== '' && parseId(f.user_id) !== actor.user!.id) throw Errors.unauthorized();
+      q = q.where('user_id', '=', actor.user!.id).where('impersonation', '=', 0);
+    }
+    q = this.filterState(q, f.state);
+    if (f.revoked !== undefined) q = q.where('revoked', '=', f.revoked ? 1 : 0);
+    if (f.created_before) q = q.where('created_at', '<=', f.created_before);
+    if (f.created_after) q = q.where('created_at', '>=', f.created_after);
+    if (f.last_used_before) q = q.where('last_used_at', '<=', f.last_used_before);
+    if (f.last_used_after) q = q.where('last_used_at', '>=', f.last_used_after);
+    if (f.expires_before) q = q.where('expires_at', '<', f.expires_before);
+    if (f.expires_after) q = q.where('expires_at', '>=', f.expires_after);
+    if (f.search) q = q.where(ciContains(this.db.dialect, 'name', f.search));
+    // An unknown sort is ignored, as GitLab's finder does.
+    const sort = f.sort !== undefined ? SORTS[f.sort] : undefined;
+    return sort ? sort(q) : q.orderBy('id', 'asc');
+  }
+
+  /** `inactive` is the complement of the entity's `active` (revoked, or expired on or before today). */
+  private filterState(q: TokenQuery, state: 'active' | 'inactive' | 'all' | undefined): TokenQuery {
+    const today = todayDate();
+    if (state === 'active') {
+      return q.where((eb) => eb.and([eb('revoked', '=', 0), eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', today)])]));
+    }
+    if (state === 'inactive') return q.where((eb) => eb.or([eb('revoked', '=', 1), eb('expires_at', '<=', today)]));
+    return q;
+  }
+
+  /** GET /personal_access_tokens/:id and the rotate-by-id lookup: 401 for others, 404 for administrators. */
+  async findAccessible(actor: Actor, id: string): Promise<PatRow> {
+    const tokenId = parseId(id);
+    const row = tokenId === null ? undefined : await this.byId(tokenId);
+    if (row && mayManageTokensOf(actor, row.user_id)) return row;
+    throw actor.isAdmin ? Errors.notFound() : Errors.unauthorized();
+  }
+
+  /** The token that authenticated this request (GET/DELETE …/self). */
+  async current(actor: Actor): Promise<PatRow> {
+    if (!isPatCredential(actor)) throw Errors.badRequest(NOT_PAT);
+    const row = await this.byId(actor.tokenId!);
+    if (!row) throw Errors.unauthorized();
+    return row;
+  }
+
+  async rotateById(actor: Actor, id: string, expiresAt: string | undefined): Promise<TokenView> {
+    const row = await this.findAccessible(actor, id);
+    return this.rotate(row, await this.targetUser(row.user_id), expiresAt);
+  }
+
+  async rotateSelf(actor: Actor, expiresAt: string | undefined): Promise<TokenView> {
+    if (!isPatCredential(actor)) throw Errors.notAllowed();
+    const row = await this.byId(actor.tokenId!);
+    if (!row) throw Errors.unauthorized();
+    return this.rotate(row, await this.targetUser(row.user_id), expiresAt);
+  }
+
+  /** DELETE /personal_access_tokens/:id: a missing token is GitLab's RecordNotFound ("404 Not found"). */
+  async revokeById(actor: Actor, id: string): Promise<void> {
+    const tokenId = parseId(id);
+    const row = tokenId === null ? undefined : await this.byId(tokenId);
+    if (!row) throw Errors.recordNotFound();
+    await this.revokeAs(actor, row);
+  }
+
+  async revokeSelf(actor: Actor): Promise<void> {
+    await this.revokeAs(actor, await this.current(actor));
+  }
+
+  private async revokeAs(actor: Actor, row: PatRow): Promise<void> {
+    if (!mayRevoke(actor, row)) throw Errors.badRequest('Not permitted to revoke');
+    await this.revoke(row);
+  }
+
+  private async assertCreationAllowed(): Promise<void> {
+    if ((await this.settings.get()).disable_personal_access_tokens) throw Errors.unprocessable('Not permitted to create');
+  }
+
+  /**
+   * POST /users/:user_id/personal_access_tokens (administrators). Scopes must be known scopes (400);
+   * model problems are GitLab's CreateService error: 422 {"message":"<full messages as a sentence>"}.
+   * Without expires_at, the maximum lifetime when expiry is required.
+   */
+  async createForUser(target: UserRow, input: CreateTokenInput): Promise<TokenView> {
+    if (input.scopes.some((s) => !ALL_SCOPES.includes(s))) throw Errors.param('scopes does not have a valid value');
+    const s = await this.settings.get();
+    const expires_at = input.expires_at || (s.require_personal_access_token_expiry ? addDays(todayDate(), MAX_LIFETIME_DAYS) : null);
+    return this.createChecked(target, { ...input, expires_at, impersonation: false }, s.require_personal_access_token_expiry);
+  }
+
+  /**
+   * POST /user/personal_access_tokens. GitLab allows only k8s_proxy here; Hearth allows every scope the
+   * caller may hold (admin scopes only for an administrator acting as one). Without expires_at the token
+   * expires tomorrow, GitLab's default for this endpoint.
+   */
+  async createForSelf(actor: Actor, input: CreateTokenInput): Promise<TokenView> {
+    const allowed = availableScopes(actor.isAdmin);
+    if (input.scopes.some((s) => !allowed.includes(s))) throw Errors.param('scopes does not have a valid value');
+    const s = await this.settings.get();
+    const expires_at = input.expires_at || addDays(todayDate(), 1);
+    return this.createChecked(actor.user!, { ...input, expires_at, impersonation: false }, s.require_personal_access_token_expiry);
+  }
+
+  private async createChecked(target: UserRow, input: CreateTokenInput, requireExpiry: boolean): Promise<TokenView> {
+    await this.assertCreationAllowed();
+    const errors = this.validateInput(target, input, requireExpiry);
+    if (Object.keys(errors).length) throw Errors.unprocessable(fullMessages(errors));
+    return this.create(target, input);
+  }
+
+  // ---- impersonation tokens (administrators) ----
+
+  impersonationListQuery(user: UserRow, state: 'all' | 'active' | 'inactive'): TokenQuery {
+    const q = this.db.kysely.selectFrom('personal_access_tokens').selectAll().where('user_id', '=', user.id).where('impersonation', '=', 1);
+    return this.filterState(q, state).orderBy('id', 'asc');
+  }
+
+  async impersonationToken(user: UserRow, id: number): Promise<PatRow> {
+    const row = await this.byId(id);
+    if (!row || row.user_id !== user.id || row.impersonation !== 1) throw Errors.notFound('Impersonation Token');
+    return row;
+  }
+
+  /** Model validation as GitLab's `finder.build(...).save`: 400 {"message":{"field":[…]}}; no default expiry. */
+  async createImpersonation(target: UserRow, input: Omit<CreateTokenInput, 'impersonation'>): Promise<TokenView> {
+    await this.assertCreationAllowed();
+    const s = await this.settings.get();
+    const full = { ...input, expires_at: input.expires_at || null, impersonation: true };
+    const errors = this.validateInput(target, full, s.require_personal_access_token_expiry);
+    if (Object.keys(errors).length) throw Errors.invalid(errors);
+    return this.create(target, full);
   }
 }

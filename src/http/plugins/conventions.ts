@@ -39,6 +39,22 @@ export function conventions(app: FastifyInstance): void {
     route.preValidation = existing ? [...(Array.isArray(existing) ? existing : [existing]), hook] : [hook];
   });
 
+  // GitLab accepts an empty JSON body, and Grape merges query parameters into the body's.
+  const jsonParser = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (typeof body === 'string' && body.trim() === '') return done(null, {});
+    jsonParser(req, body as string, done);
+  });
+  app.addHook('preValidation', async (req) => {
+    const cfg = req.routeOptions.config as { api?: string } | undefined;
+    if (cfg?.api !== 'platform' || req.method === 'GET' || req.method === 'HEAD') return;
+    if (req.body === undefined || req.body === null) req.body = {};
+    const body = req.body as Record<string, unknown>;
+    if (typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) return;
+    for (const [k, v] of Object.entries((req.query ?? {}) as Record<string, unknown>)) if (!(k in body)) body[k] = v;
+  });
+
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
     reply.header('x-frame-options', 'SAMEORIGIN');

@@ -40,3 +40,31 @@ test('a request id is generated when none (or an unsafe one) is given', async (t
   assert.match(String(b.headers['x-request-id']), /^[0-9a-f-]{36}$/);
   assert.notEqual(a.headers['x-request-id'], b.headers['x-request-id']);
 });
+
+test('parameters arrive as JSON, form, multipart, query string, or an empty JSON body', async (t) => {
+  const { app, seed } = await buildTestApp(t);
+  const u = await seed.user();
+  const expires = new Date(Date.now() + 30 * 86400_000).toISOString().slice(0, 10);
+  const boundary = '----hearth';
+  const multipart = `--${boundary}\r\nContent-Disposition: form-data; name="expires_at"\r\n\r\n${expires}\r\n--${boundary}--\r\n`;
+  const variants = [
+    { headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ expires_at: expires }) },
+    { headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `expires_at=${expires}` },
+    { headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, payload: multipart },
+    { url: `?expires_at=${expires}`, headers: {}, payload: undefined },
+  ];
+  for (const v of variants) {
+    const tok = await seed.token(u, { scopes: ['api'] });
+    const res = await app.inject({ method: 'POST', url: '/api/v4/personal_access_tokens/self/rotate' + (v.url ?? ''), headers: { ...tok.headers, ...v.headers }, payload: v.payload });
+    assert.equal(res.statusCode, 200, `${JSON.stringify(v.headers)} → ${res.body}`);
+    assert.equal(res.json().expires_at, expires);
+  }
+  const tok = await seed.token(u, { scopes: ['api'] });
+  const empty = await app.inject({ method: 'POST', url: '/api/v4/personal_access_tokens/self/rotate', headers: { ...tok.headers, 'content-type': 'application/json' }, payload: '' });
+  assert.equal(empty.statusCode, 200);
+  const tok2 = await seed.token(u, { scopes: ['api'] });
+  const broken = await app.inject({ method: 'POST', url: '/api/v4/personal_access_tokens/self/rotate', headers: { ...tok2.headers, 'content-type': 'application/json' }, payload: '{"expires_at":' });
+  assert.equal(broken.statusCode, 400);
+  assert.equal(broken.headers['content-type'], 'application/json');
+  assert.ok(typeof broken.json().error === 'string');
+});
