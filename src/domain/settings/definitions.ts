@@ -1,80 +1,115 @@
-// Every application setting we know: its type and GitLab's default. The table is the allow-list for
-// GET and PUT /application/settings.
+// Every application setting we know: its type, GitLab's default and its constraints. This table is the
+// allow-list of GET and PUT /application/settings and drives the response schema, the PUT coercion
+// and the model validation (settings-update.ts). Defaults follow gitlabhq
+// app/models/application_setting_implementation.rb `defaults` (non-FIPS, gitlab.yml defaults).
 
-export type SettingType = 'integer' | 'number' | 'boolean' | 'string' | 'array' | 'hash' | 'int_array';
+export type SettingType = 'integer' | 'number' | 'boolean' | 'string' | 'array' | 'hash';
 
 export interface SettingDef {
   type: SettingType;
   default: unknown;
-  /** allowed values (strings or integers) */
-  values?: readonly (string | number)[];
+  /** null is a valid value (also in responses) */
   nullable?: boolean;
-  min?: number;
+  /** Grape `values`: anything else → 400 {"error":"<name> does not have a valid value"} */
+  values?: readonly (string | number)[];
+  /** model numericality (GitLab's messages: "must be greater than 0" …) */
+  gt?: number;
+  gte?: number;
+  lt?: number;
+  lte?: number;
+  /** model length limit for strings: "is too long (maximum is N characters)" */
+  maxLength?: number;
+  /** model inclusion: "is not included in the list" */
+  inclusion?: readonly (string | number)[];
+  /** extra model check, see settings-update.ts */
+  check?: 'url' | 'email' | 'regex' | 'token_prefix' | 'ci_config_path' | 'domains';
+  /** accepted on PUT but never returned (credentials of third-party services) */
+  writeOnly?: boolean;
 }
 
 const int = (d: number | null, extra: Partial<SettingDef> = {}): SettingDef => ({ type: 'integer', default: d, nullable: d === null, ...extra });
-const num = (d: number): SettingDef => ({ type: 'number', default: d });
+const num = (d: number, extra: Partial<SettingDef> = {}): SettingDef => ({ type: 'number', default: d, ...extra });
 const bool = (d: boolean): SettingDef => ({ type: 'boolean', default: d });
 const str = (d: string | null, extra: Partial<SettingDef> = {}): SettingDef => ({ type: 'string', default: d, nullable: true, ...extra });
-const arr = (d: string[]): SettingDef => ({ type: 'array', default: d });
+const domains = (): SettingDef => ({ type: 'array', default: [], check: 'domains' });
 
-const VISIBILITY = ['private', 'internal', 'public'] as const;
-const KEY_RESTRICTION = [0, -1, 1024, 2048, 3072, 4096, 256, 384, 521, 255] as const;
+export const VISIBILITY_LEVELS = { private: 0, internal: 10, public: 20 } as const;
+export type VisibilityName = keyof typeof VISIBILITY_LEVELS;
+const VISIBILITY = Object.keys(VISIBILITY_LEVELS) as VisibilityName[];
+
+/** KeyRestrictionValidator.supported_key_restrictions: 0 (any size), -1 (forbidden) and the key sizes. */
+const keyRestriction = (...sizes: number[]): SettingDef => int(0, { values: [0, -1, ...sizes] });
+
+/** Gitlab::I18n.available_locales */
+export const LOCALES = [
+  'bg', 'cs_CZ', 'da_DK', 'de', 'en', 'eo', 'es', 'fil_PH', 'fr', 'gl_ES', 'id_ID', 'it', 'ja', 'ko', 'nb_NO', 'nl_NL',
+  'pl_PL', 'pt_BR', 'ro_RO', 'ru', 'si_LK', 'sk_SK', 'sv_SE', 'tr_TR', 'uk', 'zh_CN', 'zh_HK', 'zh_TW',
+] as const;
+
+/** Gitlab::Access: NO_ACCESS, DEVELOPER, MAINTAINER, ADMIN (allowed_access_levels of push and merge). */
+export const BRANCH_ACCESS_LEVELS = [0, 30, 40, 60] as const;
+
+/** Repository storages known to this instance (gitlab.yml `repositories.storages`). */
+export const STORAGES = ['default'] as const;
 
 export const SETTINGS: Record<string, SettingDef> = {
   // integers
-  default_projects_limit: int(100000, { min: 0 }),
+  default_projects_limit: int(100000, { gte: 0 }),
   default_branch_protection: int(2, { values: [0, 1, 2, 3, 4] }),
-  max_attachment_size: int(100, { min: 1 }),
-  max_decompressed_archive_size: int(25600, { min: 0 }),
-  max_export_size: int(0, { min: 0 }),
-  max_import_size: int(0, { min: 0 }),
-  max_import_remote_file_size: int(10240, { min: 0 }),
-  max_login_attempts: int(null, { min: 1 }),
-  session_expire_delay: int(10080, { min: 1 }),
-  failed_login_attempts_unlock_period_in_minutes: int(null, { min: 1 }),
-  container_registry_cleanup_tags_service_max_list_size: int(200, { min: 0 }),
-  container_registry_delete_tags_service_timeout: int(250, { min: 0 }),
-  container_registry_expiration_policies_worker_capacity: int(4, { min: 0 }),
-  container_registry_token_expire_delay: int(5, { min: 1 }),
-  decompress_archive_file_timeout: int(210, { min: 0 }),
-  package_registry_cleanup_policies_worker_capacity: int(2, { min: 0 }),
-  terminal_max_session_time: int(0, { min: 0 }),
-  rsa_key_restriction: int(0, { values: KEY_RESTRICTION }),
-  dsa_key_restriction: int(-1, { values: KEY_RESTRICTION }),
-  ecdsa_key_restriction: int(0, { values: KEY_RESTRICTION }),
-  ed25519_key_restriction: int(0, { values: KEY_RESTRICTION }),
-  ecdsa_sk_key_restriction: int(0, { values: KEY_RESTRICTION }),
-  ed25519_sk_key_restriction: int(0, { values: KEY_RESTRICTION }),
-  first_day_of_week: int(0, { values: [0, 1, 6] }),
+  max_attachment_size: int(100, { gt: 0 }),
+  max_decompressed_archive_size: int(25600, { gte: 0 }),
+  max_export_size: int(0, { gte: 0 }),
+  max_import_size: int(0, { gte: 0 }),
+  max_import_remote_file_size: int(10240, { gte: 0 }),
+  max_login_attempts: int(null, { gt: 0 }),
+  session_expire_delay: int(10080, { gt: 0 }),
+  failed_login_attempts_unlock_period_in_minutes: int(null, { gt: 0 }),
+  container_registry_cleanup_tags_service_max_list_size: int(200, { gte: 0 }),
+  container_registry_delete_tags_service_timeout: int(250, { gte: 0 }),
+  container_registry_expiration_policies_worker_capacity: int(4, { gte: 0 }),
+  container_registry_token_expire_delay: int(5, { gt: 0 }),
+  decompress_archive_file_timeout: int(210, { gte: 0 }),
+  package_registry_cleanup_policies_worker_capacity: int(2, { gte: 0 }),
+  terminal_max_session_time: int(0, { gte: 0 }),
+  rsa_key_restriction: keyRestriction(1024, 2048, 3072, 4096),
+  dsa_key_restriction: keyRestriction(1024, 2048, 3072),
+  ecdsa_key_restriction: keyRestriction(256, 384, 521),
+  ed25519_key_restriction: keyRestriction(256),
+  ecdsa_sk_key_restriction: keyRestriction(256),
+  ed25519_sk_key_restriction: keyRestriction(256),
+  first_day_of_week: int(0, { inclusion: [0, 1, 6] }),
+  // written as a group path (performance_bar_allowed_group_path); see settings-update.ts
   performance_bar_allowed_group_id: int(null),
-  local_markdown_version: int(0, { min: 0 }),
-  snippet_size_limit: int(52428800, { min: 1 }),
-  issues_create_limit: int(0, { min: 0 }),
-  raw_blob_request_limit: int(300, { min: 0 }),
-  wiki_page_max_content_bytes: int(52428800, { min: 1024 }),
-  bulk_import_max_download_file_size: int(5120, { min: 0 }),
-  bulk_import_concurrent_pipeline_batch_limit: int(25, { min: 1 }),
-  project_jobs_api_rate_limit: int(600, { min: 0 }),
-  projects_api_rate_limit_unauthenticated: int(400, { min: 0 }),
-  downstream_pipeline_trigger_limit_per_project_user_sha: int(0, { min: 0 }),
+  local_markdown_version: int(0, { gte: 0, lt: 65536 }),
+  snippet_size_limit: int(52428800, { gt: 0 }),
+  issues_create_limit: int(300, { gte: 0 }),
+  raw_blob_request_limit: int(300, { gte: 0 }),
+  wiki_page_max_content_bytes: int(52428800, { gte: 1024 }),
+  bulk_import_max_download_file_size: int(5120, { gte: 0 }),
+  bulk_import_concurrent_pipeline_batch_limit: int(25, { gt: 0 }),
+  project_jobs_api_rate_limit: int(600, { gt: 0 }),
+  projects_api_rate_limit_unauthenticated: int(400, { gte: 0 }),
+  downstream_pipeline_trigger_limit_per_project_user_sha: int(0, { gte: 0 }),
   file_template_project_id: int(null),
-  geo_status_timeout: int(10, { min: 1 }),
-  deletion_adjourned_period: int(7, { min: 1 }),
-  security_approval_policies_limit: int(5, { min: 0 }),
-  unconfirmed_users_delete_after_days: int(7, { min: 1 }),
-  concurrent_github_import_jobs_limit: int(1000, { min: 0 }),
-  concurrent_bitbucket_import_jobs_limit: int(100, { min: 0 }),
-  concurrent_bitbucket_server_import_jobs_limit: int(100, { min: 0 }),
-  // rate limits (user and IP throttles honoured by the rate-limit plugin)
+  geo_status_timeout: int(10, { gt: 0 }),
+  deletion_adjourned_period: int(7, { gte: 1, lte: 90 }),
+  security_approval_policies_limit: int(5, { gte: 0 }),
+  unconfirmed_users_delete_after_days: int(7, { gt: 0 }),
+  concurrent_github_import_jobs_limit: int(1000, { gt: 0 }),
+  concurrent_bitbucket_import_jobs_limit: int(100, { gt: 0 }),
+  concurrent_bitbucket_server_import_jobs_limit: int(100, { gt: 0 }),
+  two_factor_grace_period: int(48, { gte: 0 }),
+  housekeeping_optimize_repository_period: int(10, { gt: 0 }),
+  external_pipeline_validation_service_timeout: int(null, { gt: 0 }),
+  // rate limits (user and IP throttles applied by src/http/plugins/rate-limit.ts)
   throttle_unauthenticated_api_enabled: bool(false),
-  throttle_unauthenticated_api_requests_per_period: int(3600, { min: 1 }),
-  throttle_unauthenticated_api_period_in_seconds: int(3600, { min: 1 }),
+  throttle_unauthenticated_api_requests_per_period: int(3600, { gt: 0 }),
+  throttle_unauthenticated_api_period_in_seconds: int(3600, { gt: 0 }),
   throttle_authenticated_api_enabled: bool(false),
-  throttle_authenticated_api_requests_per_period: int(7200, { min: 1 }),
-  throttle_authenticated_api_period_in_seconds: int(3600, { min: 1 }),
+  throttle_authenticated_api_requests_per_period: int(7200, { gt: 0 }),
+  throttle_authenticated_api_period_in_seconds: int(3600, { gt: 0 }),
   // numbers
-  polling_interval_multiplier: num(1),
+  polling_interval_multiplier: num(1, { gte: 0 }),
   external_authorization_service_timeout: num(0.5),
   // booleans
   signup_enabled: bool(true),
@@ -115,38 +150,50 @@ export const SETTINGS: Record<string, SettingDef> = {
   floc_enabled: bool(false),
   require_two_factor_authentication: bool(false),
   housekeeping_enabled: bool(true),
+  // the vendor-named enable flags of the spec: spam check, avatar service, diagram renderers, AI features
+  akismet_enabled: bool(false),
+  recaptcha_enabled: bool(false),
+  gravatar_enabled: bool(true),
+  plantuml_enabled: bool(false),
+  kroki_enabled: bool(false),
+  diagramsnet_enabled: bool(true),
+  duo_features_enabled: bool(true),
+  lock_duo_features_enabled: bool(false),
   // strings
-  default_preferred_language: str('en'),
-  home_page_url: str(null),
-  after_sign_out_path: str(null),
+  default_preferred_language: str('en', { nullable: false, inclusion: LOCALES }),
+  home_page_url: str(null, { check: 'url' }),
+  after_sign_out_path: str(null, { check: 'url' }),
   after_sign_up_text: str(null),
   default_snippet_visibility: str('private', { values: VISIBILITY, nullable: false }),
   default_project_visibility: str('private', { values: VISIBILITY, nullable: false }),
   default_group_visibility: str('private', { values: VISIBILITY, nullable: false }),
-  default_ci_config_path: str(null),
+  default_ci_config_path: str(null, { check: 'ci_config_path', maxLength: 255 }),
   terms: str(null),
   asset_proxy_url: str(null),
-  personal_access_token_prefix: str('glpat-'),
-  rate_limiting_response_text: str(null),
-  security_txt_content: str(null),
+  asset_proxy_secret_key: str(null, { writeOnly: true }),
+  personal_access_token_prefix: str('glpat-', { check: 'token_prefix' }),
+  rate_limiting_response_text: str(null, { maxLength: 255 }),
+  security_txt_content: str(null, { maxLength: 2048 }),
   external_authorization_service_url: str(null),
   external_authorization_service_default_label: str(null),
-  external_pipeline_validation_service_url: str(null),
+  external_pipeline_validation_service_url: str(null, { check: 'url' }),
   external_pipeline_validation_service_token: str(null),
-  external_pipeline_validation_service_timeout: int(null),
   geo_node_allowed_ips: str('0.0.0.0/0, ::/0'),
   globally_allowed_ips: str(''),
-  email_restrictions: str(null),
-  abuse_notification_email: str(null),
-  admin_notification_email: str(null),
-  two_factor_grace_period: int(48, { min: 0 }),
-  housekeeping_optimize_repository_period: int(10, { min: 1 }),
+  email_restrictions: str(null, { check: 'regex' }),
+  abuse_notification_email: str(null, { check: 'email' }),
+  akismet_api_key: str(null, { writeOnly: true }),
+  recaptcha_site_key: str(null, { writeOnly: true }),
+  recaptcha_private_key: str(null, { writeOnly: true }),
+  plantuml_url: str(null),
+  kroki_url: str(null),
+  diagramsnet_url: str('https://embed.diagrams.net'),
   // arrays
-  restricted_visibility_levels: { type: 'array', default: [], values: VISIBILITY },
-  domain_allowlist: arr([]),
-  domain_denylist: arr([]),
-  outbound_local_requests_whitelist: arr([]),
-  asset_proxy_allowlist: arr([]),
+  restricted_visibility_levels: { type: 'array', default: [] },
+  domain_allowlist: domains(),
+  domain_denylist: domains(),
+  outbound_local_requests_whitelist: domains(),
+  asset_proxy_allowlist: domains(),
   // hashes
   default_branch_protection_defaults: {
     type: 'hash',
@@ -160,36 +207,55 @@ export const SETTINGS: Record<string, SettingDef> = {
   repository_storages_weighted: { type: 'hash', default: { default: 100 } },
 };
 
-/** Old names rewritten to the current one before validation (reference §12). */
+/** Legacy parameter names rewritten to the current one after validation (lib/api/settings.rb). */
 export const ALIASES: Record<string, string> = {
   signin_enabled: 'password_authentication_enabled_for_web',
   password_authentication_enabled: 'password_authentication_enabled_for_web',
   allow_local_requests_from_hooks_and_services: 'allow_local_requests_from_web_hooks_and_services',
   asset_proxy_whitelist: 'asset_proxy_allowlist',
+  admin_notification_email: 'abuse_notification_email',
   outbound_local_requests_allowlist: 'outbound_local_requests_whitelist',
-  domain_whitelist: 'domain_allowlist',
-  domain_blacklist: 'domain_denylist',
-  domain_blacklist_enabled: 'domain_denylist_enabled',
+  housekeeping_incremental_repack_period: 'housekeeping_optimize_repository_period',
+  performance_bar_allowed_group_path: 'performance_bar_allowed_group_id',
 };
 
-/** Returned by GET but derived: the response shows both the old and new names. */
+/** Deprecated parameters that are still accepted (and type-checked) but have no effect. */
+export const IGNORED_PARAMS: Record<string, SettingType> = {
+  housekeeping_bitmaps_enabled: 'boolean',
+  housekeeping_full_repack_period: 'integer',
+  housekeeping_gc_period: 'integer',
+};
+
+/** Old names still present in responses, mirroring the current setting (Entities::ApplicationSetting). */
 export const RESPONSE_ALIASES: Record<string, string> = {
+  password_authentication_enabled: 'password_authentication_enabled_for_web',
+  signin_enabled: 'password_authentication_enabled_for_web',
   allow_local_requests_from_hooks_and_services: 'allow_local_requests_from_web_hooks_and_services',
   asset_proxy_whitelist: 'asset_proxy_allowlist',
+  admin_notification_email: 'abuse_notification_email',
+  housekeeping_full_repack_period: 'housekeeping_optimize_repository_period',
+  housekeeping_gc_period: 'housekeeping_optimize_repository_period',
+  housekeeping_incremental_repack_period: 'housekeeping_optimize_repository_period',
 };
+
+/** Deprecated response fields with a fixed value. */
+export const RESPONSE_CONSTANTS: Record<string, boolean> = { housekeeping_bitmaps_enabled: true };
 
 /** Settings removed in the past: never returned, ignored on write. */
 export const REMOVED = ['delayed_project_deletion', 'delayed_group_deletion', 'in_product_marketing_emails_enabled', 'repository_storages', 'user_email_lookup_limit'];
 
-/** `given X: true → requires Y` (reference §12). */
+/** Grape `given X: ->(val) { val } do requires Y end`: 400 {"error":"Y is missing"}. */
 export const REQUIRES: Record<string, string[]> = {
+  akismet_enabled: ['akismet_api_key'],
+  diagramsnet_enabled: ['diagramsnet_url'],
   email_restrictions_enabled: ['email_restrictions'],
+  kroki_enabled: ['kroki_url'],
+  plantuml_enabled: ['plantuml_url'],
+  recaptcha_enabled: ['recaptcha_site_key', 'recaptcha_private_key'],
   require_two_factor_authentication: ['two_factor_grace_period'],
-  asset_proxy_enabled: ['asset_proxy_url'],
-  external_authorization_service_enabled: ['external_authorization_service_url', 'external_authorization_service_default_label'],
-  domain_denylist_enabled: ['domain_denylist'],
 };
 
+/** Grape `mutually_exclusive`. */
 export const MUTUALLY_EXCLUSIVE: string[][] = [['password_authentication_enabled_for_web', 'password_authentication_enabled', 'signin_enabled']];
 
 export type Settings = Record<string, any> & {
@@ -208,10 +274,24 @@ export type Settings = Record<string, any> & {
   require_personal_access_token_expiry: boolean;
   default_projects_limit: number;
   can_create_group: boolean;
+  throttle_authenticated_api_enabled: boolean;
+  throttle_authenticated_api_requests_per_period: number;
+  throttle_authenticated_api_period_in_seconds: number;
+  throttle_unauthenticated_api_enabled: boolean;
+  throttle_unauthenticated_api_requests_per_period: number;
+  throttle_unauthenticated_api_period_in_seconds: number;
+  restricted_visibility_levels: VisibilityName[];
 };
 
 export function defaults(): Settings {
   const out: Record<string, unknown> = {};
   for (const [k, d] of Object.entries(SETTINGS)) out[k] = structuredClone(d.default);
+  return out as Settings;
+}
+
+/** Stored values over the defaults; unknown and removed keys are dropped. */
+export function withDefaults(stored: Record<string, unknown>): Settings {
+  const out = defaults() as Record<string, unknown>;
+  for (const [k, v] of Object.entries(stored)) if (Object.hasOwn(SETTINGS, k)) out[k] = v;
   return out as Settings;
 }
