@@ -47,7 +47,9 @@ export async function offsetPaginate<DB, TB extends keyof DB, O>(
   opts: { offsetLimit?: { limit: number; type: string } } = {},
 ): Promise<PageResult<O>> {
   const { page, perPage } = pageParams(req);
-  if (opts.offsetLimit && page * perPage > opts.offsetLimit.limit) {
+  // GitLab multiplies the requested values (Grape defaults 1 and 20), before per_page is capped:
+  // per_page=1000&page=51 is refused although it would read only rows 5,001-5,100.
+  if (opts.offsetLimit && (req.page ?? 1) * (req.per_page ?? DEFAULT_PER_PAGE) > opts.offsetLimit.limit) {
     throw Errors.raw(405, {
       error: `Offset pagination has a maximum allowed offset of ${opts.offsetLimit.limit} for requests that return objects of type ${opts.offsetLimit.type}. Remaining records can be retrieved using keyset pagination.`,
     });

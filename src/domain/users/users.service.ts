@@ -1,13 +1,29 @@
-// Users: creation with GitLab's validations, lookups, state changes.
+// Users: creation and updates with GitLab's validations, lookups, the list for a viewer, state changes
+// (block, unblock, deactivate, activate), deletion and custom attributes.
 import type { Kysely } from 'kysely';
 import type { Db } from '../../db/connect.ts';
-import type { Database, UserRow, UserUpdate } from '../../db/schema.ts';
-import { isUniqueViolation } from '../../db/sql.ts';
+import type { Database, IdentityRow, UserRow, UserUpdate } from '../../db/schema.ts';
+import { ciEquals, isUniqueViolation } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
-import { hashPassword } from '../../lib/secrets.ts';
+import { hashPassword, randomToken } from '../../lib/secrets.ts';
 import { nowIso } from '../../lib/time.ts';
+import type { Actor } from '../access/actor.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import type { Settings } from '../settings/definitions.ts';
+import {
+  BASIC_COLUMNS,
+  filterUsers,
+  isBlocked,
+  isInternal,
+  orderBySearchRelevance,
+  orderUsers,
+  type SortDirection,
+  type UserFilters,
+  type UserOrder,
+  type UserOrderColumn,
+  type UserBasicRow,
+  type UserQuery,
+} from './users-query.ts';
 
 export interface CreateUserInput {
   username: string;
@@ -61,6 +77,141 @@ export function checkEmailPolicy(email: string, s: Settings, errors: Record<stri
   }
 }
 
+const INT_MAX = 2_147_483_647;
+/** deactivate_dormant_users_period: GitLab's default; not an application setting here yet. */
+export const DORMANT_DAYS = 90;
+
+const present = (v: string | undefined | null): v is string => typeof v === 'string' && v.trim() !== '';
+
+/** User#no_recent_activity?: the later of last_activity_on and current_sign_in_at is old enough (or absent). */
+export function isDormant(user: UserRow, now = Date.now()): boolean {
+  const times: number[] = [];
+  if (user.last_activity_on) times.push(Date.parse(`${user.last_activity_on}T00:00:00.000Z`));
+  if (user.current_sign_in_at) times.push(Date.parse(user.current_sign_in_at));
+  return !times.length || Math.max(...times) <= now - DORMANT_DAYS * 86_400_000;
+}
+
+/** The parameters GitLab removes from GET /users for non-administrators. */
+export const ADMIN_ONLY_LIST_PARAMS = ['created_after', 'created_before', 'order_by', 'sort', 'two_factor', 'without_projects'] as const;
+
+export interface ListUsersInput extends UserFilters {
+  order_by?: UserOrderColumn;
+  sort?: SortDirection;
+  with_custom_attributes?: boolean;
+}
+
+export interface UserList {
+  /** filtered and ordered; the caller picks the columns its shape needs */
+  query: UserQuery;
+  /** the ordering a cursor can walk; null when the list is ordered by search relevance */
+  order: UserOrder | null;
+  admin: boolean;
+  withCustomAttributes: boolean;
+}
+
+/** The writable profile fields of POST and PUT /users, as the API names them. */
+export interface UserProfileInput {
+  bio?: string;
+  location?: string;
+  public_email?: string;
+  commit_email?: string;
+  job_title?: string;
+  pronouns?: string;
+  website_url?: string;
+  organization?: string;
+  note?: string;
+  theme_id?: number;
+  color_scheme_id?: number;
+  messenger_a?: string;
+  network_a?: string;
+  network_b?: string;
+  chat_a?: string;
+}
+
+export interface AdminCreateUserInput extends UserProfileInput {
+  email: string;
+  username: string;
+  name: string;
+  password?: string;
+  reset_password?: boolean;
+  force_random_password?: boolean;
+  skip_confirmation?: boolean;
+  admin?: boolean;
+  external?: boolean;
+  private_profile?: boolean | null;
+  projects_limit?: number;
+  can_create_group?: boolean;
+  extern_uid?: string;
+  provider?: string;
+}
+
+export interface UpdateUserInput extends UserProfileInput {
+  email?: string;
+  username?: string;
+  name?: string;
+  password?: string;
+  admin?: boolean;
+  external?: boolean;
+  private_profile?: boolean | null;
+  projects_limit?: number;
+  can_create_group?: boolean;
+  extern_uid?: string;
+  provider?: string;
+}
+
+const PROFILE_TEXT = ['bio', 'location', 'job_title', 'website_url', 'organization', 'messenger_a', 'network_a', 'network_b', 'chat_a'] as const;
+
+/** API profile fields → column values; blank optional addresses and pronouns are stored as null. */
+function profileChanges(input: UserProfileInput): UserUpdate {
+  const out: UserUpdate = {};
+  for (const k of PROFILE_TEXT) if (input[k] !== undefined) out[k] = input[k];
+  for (const k of ['public_email', 'commit_email', 'pronouns'] as const) if (input[k] !== undefined) out[k] = input[k] || null;
+  if (input.note !== undefined) out.note = input.note;
+  if (input.theme_id !== undefined) out.theme_id = input.theme_id;
+  if (input.color_scheme_id !== undefined) out.color_scheme_id = input.color_scheme_id;
+  return out;
+}
+
+export function validateName(name: string | undefined, errors: Record<string, string[]>): void {
+  if (!name?.trim()) (errors.name ??= []).push("can't be blank");
+  else if (name.length > 255) (errors.name ??= []).push('is too long (maximum is 255 characters)');
+}
+
+export function validatePassword(password: string, errors: Record<string, string[]>): void {
+  if (password.length < 8) (errors.password ??= []).push('is too short (minimum is 8 characters)');
+  if (password.length > 128) (errors.password ??= []).push('is too long (maximum is 128 characters)');
+}
+
+/** Length limits of GitLab's user_details columns. */
+const MAX_LENGTH: Partial<Record<keyof UserUpdate, number>> = {
+  bio: 255, job_title: 200, pronouns: 50, location: 500, organization: 500, website_url: 500,
+  messenger_a: 500, network_a: 500, network_b: 500, chat_a: 500,
+};
+/** Gitlab::Themes and Gitlab::ColorSchemes ids. */
+const THEME_IDS = new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+const COLOR_SCHEME_IDS = new Set([1, 2, 3, 4, 5, 6]);
+
+/**
+ * Profile and limit fields, with GitLab's model messages. `email` is the user's (new) primary address:
+ * public and commit email must be an address the user owns, and only the primary one is known here.
+ */
+export function validateProfile(v: Partial<UserUpdate>, email: string | undefined, errors: Record<string, string[]>): void {
+  const push = (field: string, msg: string) => (errors[field] ??= []).push(msg);
+  for (const [field, max] of Object.entries(MAX_LENGTH)) {
+    const value = (v as Record<string, unknown>)[field];
+    if (typeof value === 'string' && value.length > max!) push(field, `is too long (maximum is ${max} characters)`);
+  }
+  if (v.projects_limit !== undefined) {
+    if (v.projects_limit! < 0) push('projects_limit', 'must be greater than or equal to 0');
+    else if (v.projects_limit! > INT_MAX) push('projects_limit', `must be less than or equal to ${INT_MAX}`);
+  }
+  if (v.theme_id !== undefined && !THEME_IDS.has(v.theme_id!)) push('theme_id', `${v.theme_id} is not a valid theme`);
+  if (v.color_scheme_id !== undefined && !COLOR_SCHEME_IDS.has(v.color_scheme_id!)) push('color_scheme_id', `${v.color_scheme_id} is not a valid color scheme`);
+  const owned = (address: string) => !!email && address.toLowerCase() === email.toLowerCase();
+  if (v.public_email && !owned(v.public_email)) push('public_email', 'is not an email you own');
+  if (v.commit_email && !owned(v.commit_email)) push('commit_email', 'is not an email you own');
+}
+
 export class UsersService {
   constructor(private readonly db: Db, private readonly settings: SettingsService) {}
 
@@ -81,22 +232,24 @@ export class UsersService {
       .executeTakeFirst();
   }
 
-  /** Validates and creates; duplicates → 409 with GitLab's messages; other problems → 400 {message:{field:[…]}}. */
+  /**
+   * Validates and creates. As GitLab's POST /users: a duplicate email or username → 409 with GitLab's
+   * message (checked first); other problems → 400 {message:{field:[…]}}, profile fields included.
+   */
   async create(input: CreateUserInput, trx?: Kysely<Database>): Promise<UserRow> {
     const s = await this.settings.get();
+    if (input.email && (await this.emailTaken(input.email))) throw Errors.conflict('Email has already been taken');
+    if (input.username && (await this.byUsername(input.username))) throw Errors.conflict('Username has already been taken');
     const errors: Record<string, string[]> = {};
     validateUsername(input.username, errors);
-    if (!input.name?.trim()) (errors.name ??= []).push("can't be blank");
-    else if (input.name.length > 255) (errors.name ??= []).push('is too long (maximum is 255 characters)');
+    validateName(input.name, errors);
     if (!EMAIL_RE.test(input.email ?? '')) (errors.email ??= []).push('is invalid');
     else checkEmailPolicy(input.email, s, errors);
-    if (input.password != null && input.password.length < 8) (errors.password ??= []).push('is too short (minimum is 8 characters)');
-    if (input.password != null && input.password.length > 128) (errors.password ??= []).push('is too long (maximum is 128 characters)');
+    if (input.password != null) validatePassword(input.password, errors);
+    if (input.projects_limit !== undefined) validateProfile({ projects_limit: input.projects_limit }, input.email, errors);
+    if (input.extra) validateProfile(input.extra, input.email, errors);
+    if (input.identity) await this.checkIdentityFree(input.identity, null, errors);
     if (Object.keys(errors).length) throw Errors.invalid(errors);
-
-    if (await this.byUsername(input.username)) throw Errors.conflict('Username has already been taken');
-    const emailTaken = await this.db.kysely.selectFrom('users').select('id').where((eb) => eb(eb.fn('lower', ['email']), '=', input.email.toLowerCase())).executeTakeFirst();
-    if (emailTaken) throw Errors.conflict('Email has already been taken');
 
     const now = nowIso();
     const passwordHash = input.password ? await hashPassword(input.password) : null;
@@ -161,7 +314,7 @@ export class UsersService {
     } catch (err) {
       if (isUniqueViolation(err)) {
         const msg = String((err as Error).message);
-        if (/identities/.test(msg)) throw Errors.conflict('Identity has already been taken');
+        if (/identities/.test(msg)) throw Errors.invalid({ 'identities.extern_uid': ['has already been taken'] });
         throw Errors.conflict(/email/.test(msg) ? 'Email has already been taken' : 'Username has already been taken');
       }
       throw err;
@@ -176,5 +329,290 @@ export class UsersService {
       .set({ password_hash: await hashPassword(password), password_set_at: now, updated_at: now, failed_attempts: 0, locked_at: null })
       .where('id', '=', user.id)
       .execute();
+  }
+
+  async emailTaken(email: string, exceptId?: number): Promise<boolean> {
+    let q = this.db.kysely.selectFrom('users').select('id').where(ciEquals('email', email));
+    if (exceptId !== undefined) q = q.where('id', '!=', exceptId);
+    return !!(await q.executeTakeFirst());
+  }
+
+  private async usernameTaken(username: string, exceptId: number): Promise<boolean> {
+    return !!(await this.db.kysely.selectFrom('users').select('id').where(ciEquals('username', username)).where('id', '!=', exceptId).executeTakeFirst());
+  }
+
+  /** Identity extern_uid is unique per provider, case-insensitively (GitLab's Identity validation). */
+  private async checkIdentityFree(identity: { provider: string; extern_uid: string }, userId: number | null, errors: Record<string, string[]>): Promise<void> {
+    let q = this.db.kysely.selectFrom('identities').select('id').where('provider', '=', identity.provider).where(ciEquals('extern_uid', identity.extern_uid));
+    if (userId !== null) q = q.where('user_id', '!=', userId);
+    if (await q.executeTakeFirst()) (errors['identities.extern_uid'] ??= []).push('has already been taken');
+  }
+
+  /** The user, or 404 "User Not Found"; ids beyond the integer column range simply do not exist. */
+  async mustFind(id: number): Promise<UserRow> {
+    const user = id >= 1 && id <= INT_MAX ? await this.byId(id) : undefined;
+    if (!user) throw Errors.notFound('User');
+    return user;
+  }
+
+  // ---- lists -------------------------------------------------------------------------------
+
+  /**
+   * GET /users for this viewer (lib/api/users.rb): the access rules, the parameters GitLab strips for
+   * non-administrators, then the filtered and ordered query.
+   */
+  list(actor: Actor, input: ListUsersInput): UserList {
+    const admin = actor.isAdmin;
+    if (present(input.extern_uid) && present(input.provider)) {
+      if (!actor.user) throw Errors.unauthorized();
+      if (!admin) throw Errors.forbidden();
+    }
+    const f: ListUsersInput = { ...input };
+    if (!admin) {
+      for (const k of ADMIN_ONLY_LIST_PARAMS) delete f[k];
+      // Ignored for non-administrators by UsersFinder (admins) and the custom attribute ability.
+      delete f.admins;
+      delete f.custom_attributes;
+      delete f.with_custom_attributes;
+    }
+    if (!actor.user && !present(f.username)) throw Errors.forbidden('Not authorized to access /api/v4/users');
+    let query = filterUsers(this.db.kysely, f, admin);
+    let order: UserOrder | null = null;
+    if (admin) order = { column: f.order_by ?? 'id', direction: f.sort ?? 'desc' };
+    else if (!present(f.search)) order = { column: 'id', direction: 'desc' };
+    query = order ? orderUsers(query, order) : orderBySearchRelevance(query, f.search!);
+    return { query, order, admin, withCustomAttributes: admin && !!f.with_custom_attributes };
+  }
+
+  /** GET /users/:id: signed-in callers only (403 "Not authorized!" otherwise, as GitLab). */
+  async findForViewer(actor: Actor, id: number): Promise<UserRow> {
+    if (!actor.user) throw Errors.forbidden('Not authorized!');
+    return this.mustFind(id);
+  }
+
+  /** Identities of these users, one query. */
+  async identitiesOf(userIds: number[]): Promise<Map<number, IdentityRow[]>> {
+    const out = new Map<number, IdentityRow[]>();
+    if (!userIds.length) return out;
+    const rows = await this.db.kysely.selectFrom('identities').selectAll().where('user_id', 'in', userIds).orderBy('id').execute();
+    for (const r of rows) {
+      const list = out.get(r.user_id);
+      if (list) list.push(r);
+      else out.set(r.user_id, [r]);
+    }
+    return out;
+  }
+
+  /** The rows behind `created_by` references, one query. */
+  async refsOf(userIds: number[]): Promise<Map<number, UserBasicRow>> {
+    const ids = [...new Set(userIds)];
+    if (!ids.length) return new Map();
+    const rows = await this.db.kysely.selectFrom('users').select([...BASIC_COLUMNS]).where('id', 'in', ids).execute();
+    return new Map(rows.map((r) => [r.id, r]));
+  }
+
+  /** Custom attributes of these users, one query. */
+  async customAttributesOf(userIds: number[]): Promise<Map<number, { key: string; value: string }[]>> {
+    const out = new Map<number, { key: string; value: string }[]>();
+    if (!userIds.length) return out;
+    const rows = await this.db.kysely
+      .selectFrom('user_custom_attributes').select(['user_id', 'key', 'value']).where('user_id', 'in', userIds).orderBy('id').execute();
+    for (const r of rows) {
+      const list = out.get(r.user_id) ?? [];
+      list.push({ key: r.key, value: r.value });
+      out.set(r.user_id, list);
+    }
+    return out;
+  }
+
+  // ---- administrator writes ----------------------------------------------------------------
+
+  /** POST /users by an administrator (Users::AuthorizedCreateService). */
+  async createByAdmin(actor: Actor, input: AdminCreateUserInput): Promise<UserRow> {
+    const random = input.reset_password || input.force_random_password;
+    const password = random ? randomToken(32) : input.password;
+    const identity = present(input.extern_uid) && present(input.provider) ? { provider: input.provider!, extern_uid: input.extern_uid! } : null;
+    return this.create({
+      username: input.username,
+      name: input.name,
+      email: input.email,
+      password,
+      is_admin: input.admin,
+      external: input.external,
+      private_profile: input.private_profile ?? undefined,
+      projects_limit: input.projects_limit,
+      can_create_group: input.can_create_group,
+      skip_confirmation: input.skip_confirmation,
+      created_by_id: actor.user?.id ?? null,
+      extra: profileChanges(input),
+      identity,
+    });
+  }
+
+  /** PUT /users/:id (Users::UpdateService): every field optional; identity upserted by provider. */
+  async update(actor: Actor, id: number, input: UpdateUserInput): Promise<UserRow> {
+    void actor;
+    const user = await this.mustFind(id);
+    if (input.email !== undefined && (await this.emailTaken(input.email, user.id))) throw Errors.conflict('Email has already been taken');
+    if (input.username !== undefined && (await this.usernameTaken(input.username, user.id))) throw Errors.conflict('Username has already been taken');
+
+    const errors: Record<string, string[]> = {};
+    const changes: UserUpdate = profileChanges(input);
+    if (input.username !== undefined) {
+      validateUsername(input.username, errors);
+      changes.username = input.username;
+    }
+    if (input.name !== undefined) {
+      validateName(input.name, errors);
+      changes.name = input.name;
+    }
+    if (input.email !== undefined) {
+      if (!EMAIL_RE.test(input.email)) (errors.email ??= []).push('is invalid');
+      changes.email = input.email;
+    }
+    if (input.password !== undefined) validatePassword(input.password, errors);
+    if (input.admin !== undefined) changes.is_admin = input.admin ? 1 : 0;
+    if (input.external !== undefined) changes.external = input.external ? 1 : 0;
+    if (input.can_create_group !== undefined) changes.can_create_group = input.can_create_group ? 1 : 0;
+    if (input.private_profile !== undefined) {
+      const value = input.private_profile ?? (await this.settings.get()).user_defaults_to_private_profile;
+      changes.private_profile = value ? 1 : 0;
+    }
+    if (input.projects_limit !== undefined) changes.projects_limit = input.projects_limit;
+    validateProfile(changes, changes.email ?? user.email, errors);
+    const identity = present(input.extern_uid) && present(input.provider) ? { provider: input.provider!, extern_uid: input.extern_uid! } : null;
+    if (identity) await this.checkIdentityFree(identity, user.id, errors);
+    if (Object.keys(errors).length) throw Errors.invalid(errors);
+
+    const now = nowIso();
+    if (input.password !== undefined) {
+      changes.password_hash = await hashPassword(input.password);
+      changes.password_set_at = now;
+    }
+    changes.updated_at = now;
+    try {
+      return await this.db.kysely.transaction().execute(async (trx) => {
+        const updated = await trx.updateTable('users').set(changes).where('id', '=', user.id).returningAll().executeTakeFirstOrThrow();
+        if (identity) {
+          const existing = await trx.selectFrom('identities').select('id').where('user_id', '=', user.id).where('provider', '=', identity.provider).executeTakeFirst();
+          if (existing) await trx.updateTable('identities').set({ extern_uid: identity.extern_uid }).where('id', '=', existing.id).execute();
+          else await trx.insertInto('identities').values({ user_id: user.id, provider: identity.provider, extern_uid: identity.extern_uid, saml_provider_id: null, created_at: now }).execute();
+        }
+        return updated;
+      });
+    } catch (err) {
+      // A concurrent writer took the value between the check and the write.
+      if (isUniqueViolation(err)) {
+        const msg = String((err as Error).message);
+        if (/identities/.test(msg)) throw Errors.invalid({ 'identities.extern_uid': ['has already been taken'] });
+        throw Errors.conflict(/email/.test(msg) ? 'Email has already been taken' : 'Username has already been taken');
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * DELETE /users/:id. GitLab deletes in a background job; here the row goes at once. Tokens, sessions,
+   * identities and custom attributes go with it (foreign keys); users it created keep created_by null.
+   * `hard_delete` is accepted: there are no contributions to move to a ghost user yet.
+   */
+  async remove(actor: Actor, user: UserRow): Promise<void> {
+    void actor;
+    await this.db.kysely.transaction().execute(async (trx) => {
+      await trx.updateTable('users').set({ created_by_id: null }).where('created_by_id', '=', user.id).execute();
+      await trx.deleteFrom('users').where('id', '=', user.id).execute();
+    });
+  }
+
+  private async setState(user: UserRow, state: string): Promise<void> {
+    await this.db.kysely.updateTable('users').set({ state, updated_at: nowIso() }).where('id', '=', user.id).execute();
+  }
+
+  /** POST /users/:id/block → true; null when already blocked (GitLab's `break`). Tokens stop working at once. */
+  async block(actor: Actor, id: number): Promise<boolean | null> {
+    const user = await this.mustFind(id);
+    if (user.state === 'ldap_blocked') throw Errors.forbidden('LDAP blocked users cannot be modified by the API');
+    if (actor.user?.id === user.id) throw Errors.forbidden('The API initiating user cannot be blocked by the API');
+    if (isBlocked(user)) return null;
+    if (isInternal(user)) throw Errors.raw(403, { message: 'An internal user cannot be blocked' });
+    await this.setState(user, 'blocked');
+    return true;
+  }
+
+  /** POST /users/:id/unblock → true, or false when the user was not blocked (the state transition fails). */
+  async unblock(actor: Actor, id: number): Promise<boolean> {
+    void actor;
+    const user = await this.mustFind(id);
+    if (user.state === 'ldap_blocked') throw Errors.forbidden('LDAP blocked users cannot be unblocked by the API');
+    if (user.state === 'deactivated') throw Errors.forbidden('Deactivated users cannot be unblocked by the API');
+    if (!isBlocked(user)) return false;
+    await this.setState(user, 'active');
+    return true;
+  }
+
+  /** POST /users/:id/deactivate (Users::DeactivateService) → true; null when already deactivated. */
+  async deactivate(actor: Actor, id: number, now = Date.now()): Promise<boolean | null> {
+    void actor;
+    const user = await this.mustFind(id);
+    if (user.state === 'deactivated') return null;
+    if (isBlocked(user)) throw Errors.raw(403, { message: 'Error occurred. A blocked user cannot be deactivated' });
+    if (isInternal(user)) throw Errors.raw(403, { message: 'Internal users cannot be deactivated' });
+    if (!isDormant(user, now)) {
+      throw Errors.raw(403, { message: `The user you are trying to deactivate has been active in the past ${DORMANT_DAYS} days and cannot be deactivated` });
+    }
+    await this.setState(user, 'deactivated');
+    return true;
+  }
+
+  /** POST /users/:id/activate → true; false when the user was not deactivated. */
+  async activate(actor: Actor, id: number): Promise<boolean> {
+    void actor;
+    const user = await this.mustFind(id);
+    if (isBlocked(user)) throw Errors.forbidden('A blocked user must be unblocked to be activated');
+    if (user.state !== 'deactivated') return false;
+    await this.setState(user, 'active');
+    return true;
+  }
+
+  // ---- custom attributes (administrators) --------------------------------------------------
+
+  /** The user behind /users/:id/custom_attributes; GitLab answers a bare 404 here. */
+  private async attributeOwner(id: number): Promise<UserRow> {
+    const user = id >= 1 && id <= INT_MAX ? await this.byId(id) : undefined;
+    if (!user) throw Errors.notFound();
+    return user;
+  }
+
+  async listCustomAttributes(id: number): Promise<{ key: string; value: string }[]> {
+    const user = await this.attributeOwner(id);
+    return this.db.kysely.selectFrom('user_custom_attributes').select(['key', 'value']).where('user_id', '=', user.id).orderBy('id').execute();
+  }
+
+  /** A missing key is ActiveRecord's RecordNotFound: 404 "404 Not found". */
+  async getCustomAttribute(id: number, key: string): Promise<{ key: string; value: string }> {
+    const user = await this.attributeOwner(id);
+    const row = await this.db.kysely.selectFrom('user_custom_attributes').select(['key', 'value']).where('user_id', '=', user.id).where('key', '=', key).executeTakeFirst();
+    if (!row) throw Errors.recordNotFound();
+    return row;
+  }
+
+  /** Creates or updates (CustomAttributes::UpsertService). */
+  async setCustomAttribute(id: number, key: string, value: string): Promise<{ key: string; value: string }> {
+    const user = await this.attributeOwner(id);
+    if (!value.trim()) throw Errors.raw(400, { message: "Value can't be blank" });
+    const now = nowIso();
+    return this.db.kysely
+      .insertInto('user_custom_attributes')
+      .values({ user_id: user.id, key, value, created_at: now, updated_at: now })
+      .onConflict((oc) => oc.columns(['user_id', 'key']).doUpdateSet({ value, updated_at: now }))
+      .returning(['key', 'value'])
+      .executeTakeFirstOrThrow();
+  }
+
+  /** A missing key → 404 "Custom attribute Not Found" (CustomAttributes::DestroyService error). */
+  async deleteCustomAttribute(id: number, key: string): Promise<void> {
+    const user = await this.attributeOwner(id);
+    const res = await this.db.kysely.deleteFrom('user_custom_attributes').where('user_id', '=', user.id).where('key', '=', key).executeTakeFirst();
+    if (!Number(res.numDeletedRows)) throw Errors.notFound('Custom attribute');
   }
 }

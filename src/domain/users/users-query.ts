@@ -1,0 +1,169 @@
+// The user list as GitLab's UsersFinder builds it (app/finders/users_finder.rb, app/models/user.rb):
+// filters, orderings and the cursor keyset over them.
+import { sql, type Expression, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import type { Database, UserRow } from '../../db/schema.ts';
+import { ciEquals } from '../../db/sql.ts';
+import { decodeCursor, encodeCursor } from '../../lib/pagination.ts';
+
+export const USER_ORDER_COLUMNS = ['id', 'name', 'username', 'created_at', 'updated_at'] as const;
+export type UserOrderColumn = (typeof USER_ORDER_COLUMNS)[number];
+export type SortDirection = 'asc' | 'desc';
+export interface UserOrder {
+  column: UserOrderColumn;
+  direction: SortDirection;
+}
+
+/** HasUserType: the types that are people or act for them; every other type is "internal". */
+export const NON_INTERNAL_USER_TYPES = ['human', 'project_bot', 'service_user', 'service_account'] as const;
+const BOT_USER_TYPES = new Set([
+  'alert_bot', 'project_bot', 'support_bot', 'visual_review_bot', 'migration_bot', 'security_bot', 'automation_bot',
+  'security_policy_bot', 'admin_bot', 'suggested_reviewers_bot', 'service_account', 'llm_bot', 'duo_code_review_bot',
+]);
+/**
+ * What non-administrators may list: every state but User::FORBIDDEN_SEARCH_STATES (blocked, banned,
+ * ldap_blocked). Spelled as the allowed states so that an index on `state` can serve the count.
+ */
+export const LISTED_STATES = ['active', 'deactivated', 'blocked_pending_approval'] as const;
+/** The states for which GitLab's `user.blocked?` is true. */
+const BLOCKED_STATES = new Set(['blocked', 'ldap_blocked', 'blocked_pending_approval', 'banned']);
+
+export const isInternal = (u: Pick<UserRow, 'user_type'>): boolean => !(NON_INTERNAL_USER_TYPES as readonly string[]).includes(u.user_type);
+export const isBot = (u: Pick<UserRow, 'user_type' | 'bot'>): boolean => u.bot === 1 || BOT_USER_TYPES.has(u.user_type);
+export const isBlocked = (u: Pick<UserRow, 'state'>): boolean => BLOCKED_STATES.has(u.state);
+
+/** Filters after the API layer has removed what the viewer may not use. */
+export interface UserFilters {
+  username?: string;
+  search?: string;
+  active?: boolean;
+  blocked?: boolean;
+  external?: boolean;
+  exclude_external?: boolean;
+  exclude_internal?: boolean;
+  without_project_bots?: boolean;
+  created_after?: string;
+  created_before?: string;
+  extern_uid?: string;
+  provider?: string;
+  two_factor?: string;
+  without_projects?: boolean;
+  admins?: boolean;
+  custom_attributes?: Record<string, string>;
+}
+
+/** The user list before its columns are chosen. */
+export type UserQuery = SelectQueryBuilder<Database, 'users', {}>;
+
+/** The columns the basic shape and the cursor need: lists for non-administrators read only these. */
+export const BASIC_COLUMNS = ['users.id', 'users.username', 'users.name', 'users.state', 'users.locked_at', 'users.avatar_url', 'users.created_at', 'users.updated_at'] as const;
+export type UserBasicRow = Pick<UserRow, 'id' | 'username' | 'name' | 'state' | 'locked_at' | 'avatar_url' | 'created_at' | 'updated_at'>;
+
+/** What the profile and administrator shapes read: every column but the credentials and counters of sign-in. */
+export type UserViewRow = Omit<UserRow, 'password_hash' | 'password_set_at' | 'failed_attempts'>;
+export const VIEW_COLUMNS = [
+  'users.id', 'users.username', 'users.name', 'users.email', 'users.state', 'users.is_admin', 'users.external', 'users.bot', 'users.user_type',
+  'users.private_profile', 'users.bio', 'users.location', 'users.public_email', 'users.commit_email', 'users.job_title', 'users.pronouns',
+  'users.website_url', 'users.organization', 'users.messenger_a', 'users.network_a', 'users.network_b', 'users.chat_a', 'users.note',
+  'users.projects_limit', 'users.can_create_group', 'users.can_create_project', 'users.two_factor_enabled', 'users.theme_id',
+  'users.color_scheme_id', 'users.avatar_url', 'users.created_by_id', 'users.created_at', 'users.updated_at', 'users.confirmed_at',
+  'users.last_sign_in_at', 'users.current_sign_in_at', 'users.last_sign_in_ip', 'users.current_sign_in_ip', 'users.sign_in_count',
+  'users.last_activity_on', 'users.locked_at',
+] as const;
+
+/** Words of three characters or more match anywhere; a shorter query must match the whole value (Gitlab::SQL::Pattern). */
+function fuzzy(column: 'name' | 'username', query: string): Expression<SqlBool> {
+  const words = (query.match(/"[^"]+"|\S+/g) ?? []).map((w) => w.replace(/^"|"$/g, '')).filter((w) => w.length >= 3);
+  if (!words.length) return ciEquals(column, query);
+  const like = (w: string) => '%' + w.toLowerCase().replace(/[\\%_]/g, (ch) => '\\' + ch) + '%';
+  return sql<SqlBool>`(${sql.join(words.map((w) => sql`lower(${sql.ref(column)}) like ${like(w)} escape '\\'`), sql` and `)})`;
+}
+
+/**
+ * The filtered list, unordered. `admin` widens what is visible (blocked users) and what search
+ * matches (private email addresses).
+ */
+export function filterUsers(db: Kysely<Database>, f: UserFilters, admin: boolean): UserQuery {
+  let q: UserQuery = db.selectFrom('users');
+  if (!admin) q = q.where('users.state', 'in', [...LISTED_STATES]);
+  if (f.username !== undefined) q = q.where(ciEquals('users.username', f.username));
+  if (f.admins) q = q.where('users.is_admin', '=', 1);
+  // A blank search is no filter (Rails `present?`); "@" alone is a search for nothing.
+  if (f.search?.trim()) {
+    const term = f.search.replace(/^@/, '').trim().toLowerCase();
+    if (!term) return q.where(sql<SqlBool>`1 = 0`);
+    const email = admin ? ciEquals('users.email', term) : ciEquals('users.public_email', term);
+    q = q.where(sql<SqlBool>`(${email} or ${fuzzy('name', term)} or ${fuzzy('username', term)})`);
+  }
+  if (f.blocked) q = q.where('users.state', 'in', ['blocked', 'ldap_blocked']);
+  if (f.active) q = q.where('users.state', '=', 'active').where('users.user_type', 'in', [...NON_INTERNAL_USER_TYPES]);
+  if (f.extern_uid !== undefined && f.provider !== undefined) {
+    const { extern_uid, provider } = f;
+    q = q.where((eb) =>
+      eb.exists(
+        eb.selectFrom('identities').select(sql.lit(1).as('one'))
+          .whereRef('identities.user_id', '=', 'users.id')
+          .where('identities.provider', '=', provider)
+          .where(ciEquals('identities.extern_uid', extern_uid)),
+      ),
+    );
+  }
+  if (f.external) q = q.where('users.external', '=', 1);
+  if (f.exclude_external) q = q.where('users.external', '=', 0);
+  if (f.two_factor === 'enabled') q = q.where('users.two_factor_enabled', '=', 1);
+  else if (f.two_factor === 'disabled') q = q.where('users.two_factor_enabled', '=', 0);
+  if (f.created_after) q = q.where('users.created_at', '>=', f.created_after);
+  if (f.created_before) q = q.where('users.created_at', '<=', f.created_before);
+  // TODO(projects issue): without_projects must exclude users with a project authorization. There are
+  // no projects yet, so every user matches.
+  if (f.custom_attributes) {
+    for (const [key, value] of Object.entries(f.custom_attributes)) {
+      q = q.where((eb) =>
+        eb.exists(
+          eb.selectFrom('user_custom_attributes').select(sql.lit(1).as('one'))
+            .whereRef('user_custom_attributes.user_id', '=', 'users.id')
+            .where('user_custom_attributes.key', '=', key)
+            .where('user_custom_attributes.value', '=', value),
+        ),
+      );
+    }
+  }
+  if (f.exclude_internal) q = q.where('users.user_type', 'in', [...NON_INTERNAL_USER_TYPES]);
+  if (f.without_project_bots) q = q.where('users.user_type', '!=', 'project_bot');
+  return q;
+}
+
+/** `order_by` + `sort` with id as the tie-breaker in the same direction. */
+export function orderUsers<O>(q: SelectQueryBuilder<Database, 'users', O>, o: UserOrder): SelectQueryBuilder<Database, 'users', O> {
+  q = q.orderBy(`users.${o.column}`, o.direction);
+  return o.column === 'id' ? q : q.orderBy('users.id', o.direction);
+}
+
+/** What a non-administrator's search is ordered by: exact public email, username, name first; then name. */
+export function orderBySearchRelevance<O>(q: SelectQueryBuilder<Database, 'users', O>, search: string): SelectQueryBuilder<Database, 'users', O> {
+  const term = search.replace(/^@/, '').trim().toLowerCase();
+  return q
+    .orderBy(sql`case when lower(users.public_email) = ${term} then 0 when lower(users.username) = ${term} then 1 when lower(users.name) = ${term} then 2 else 3 end`)
+    .orderBy('users.name', 'asc')
+    .orderBy('users.id', 'asc');
+}
+
+/** The opaque cursor: base64 JSON of the order value and the id of the last row of a page. */
+export function userCursor(row: Pick<UserRow, UserOrderColumn>, o: UserOrder): string {
+  return encodeCursor(o.column === 'id' ? { id: row.id } : { [o.column]: row[o.column], id: row.id });
+}
+
+/** The cursor's position, or null when it does not fit the ordering. */
+export function parseUserCursor(cursor: string, o: UserOrder): { value: string | number; id: number } | null {
+  const v = decodeCursor(cursor);
+  if (!v || !Number.isSafeInteger(v.id)) return null;
+  if (o.column === 'id') return { value: v.id as number, id: v.id as number };
+  const value = v[o.column];
+  return typeof value === 'string' ? { value, id: v.id as number } : null;
+}
+
+/** Rows strictly after the cursor in the given order: a row comparison (SQLite ≥ 3.15 and PostgreSQL). */
+export function afterCursor<O>(q: SelectQueryBuilder<Database, 'users', O>, o: UserOrder, at: { value: string | number; id: number }): SelectQueryBuilder<Database, 'users', O> {
+  const op = sql.raw(o.direction === 'desc' ? '<' : '>');
+  if (o.column === 'id') return q.where(sql<SqlBool>`users.id ${op} ${at.id}`);
+  return q.where(sql<SqlBool>`(${sql.ref(`users.${o.column}`)}, users.id) ${op} (${at.value}, ${at.id})`);
+}
