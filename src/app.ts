@@ -12,6 +12,7 @@ import { conventions } from './http/plugins/conventions.ts';
 import { errorHandling } from './http/plugins/errors.ts';
 import { authPlugin } from './http/plugins/auth.ts';
 import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
+import { responseCache } from './http/plugins/response-cache.ts';
 import { metaRoutes } from './http/platform/meta.routes.ts';
 import { usersRoutes } from './http/platform/users.routes.ts';
 import { tokensRoutes } from './http/platform/personal-access-tokens.routes.ts';
@@ -61,6 +62,7 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
     },
   });
   authPlugin(app, c);
+  responseCache(app);
   rateLimitPlugin(app, c);
 
   metaRoutes(app, c);

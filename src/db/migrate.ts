@@ -2,6 +2,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Db, DialectName } from './connect.ts';
 import * as m001 from './migrations/001-foundation.ts';
+import * as m002 from './migrations/002-table-versions.ts';
 
 export interface MigrationContext {
   dialect: DialectName;
@@ -12,7 +13,10 @@ interface Migration {
 }
 
 /** Register new migrations here, in order. */
-export const MIGRATIONS: Migration[] = [{ name: '001-foundation', up: m001.up }];
+export const MIGRATIONS: Migration[] = [
+  { name: '001-foundation', up: m001.up },
+  { name: '002-table-versions', up: m002.up },
+];
 
 export async function migrate(db: Db): Promise<string[]> {
   const k = db.kysely as unknown as Kysely<any>;

@@ -131,7 +131,13 @@ export interface JobsTable {
   updated_at: string;
 }
 
+export interface TableVersionsTable {
+  name: string;
+  version: number;
+}
+
 export interface Database {
+  table_versions: TableVersionsTable;
   users: UsersTable;
   identities: IdentitiesTable;
   user_custom_attributes: UserCustomAttributesTable;

@@ -1,5 +1,6 @@
 // Route-level configuration read by the plugins, and the request decorations they add.
 import type { Actor } from '../domain/access/actor.ts';
+import type { Versions } from '../db/versions.ts';
 
 export type ApiKind = 'platform' | 'translation' | 'web' | 'git' | 'health';
 export type AuthRule = 'optional' | 'user' | 'admin';
@@ -16,6 +17,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     actor: Actor;
+    /** this request's snapshot of table versions (read once, on first use) */
+    versions(): Promise<Versions>;
   }
 }
 export {};

@@ -1,7 +1,9 @@
 // Credentials → Actor (reference §3). Order: job token, bearer (OAuth, then personal token),
 // private token, session cookie. A credential that is present but unknown is a 401, never anonymous.
 import type { Db } from '../../db/connect.ts';
-import type { PatRow, UserRow } from '../../db/schema.ts';
+import type { OauthTokenRow, PatRow, UserRow } from '../../db/schema.ts';
+import { stamp, type Versions } from '../../db/versions.ts';
+import { VersionedCache } from '../../lib/versioned-cache.ts';
 import { Errors } from '../../lib/errors.ts';
 import { safeEqual } from '../../lib/secrets.ts';
 import { ANONYMOUS, type Actor } from '../access/actor.ts';
@@ -21,7 +23,14 @@ export interface Credentials {
   sudo?: string;
   method: string;
   path: string;
+  /** the request's snapshot of table versions; when given, credential lookups are cached against it */
+  versions?: () => Promise<Versions>;
+  /** called after the authenticator wrote (last_used_at), so the snapshot can be taken again */
+  onWrite?: () => void;
 }
+
+const PAT_TABLES = ['personal_access_tokens', 'users'] as const;
+const OAUTH_TABLES = ['oauth_tokens', 'users'] as const;
 
 export const EXPIRED = 'Token is expired. You can either do re-authorization or token refresh.';
 export const REVOKED = 'Token was revoked. You have to re-authorize from the user.';
@@ -48,6 +57,8 @@ export function deniedReason(user: UserRow): string | null {
 
 export class Authenticator {
   jobTokens: JobTokenResolver = { resolve: async () => null };
+  /** secret digest → the token row and its user, valid for the table versions they were read at */
+  private readonly credentialCache = new VersionedCache<{ pat?: PatRow; oauth?: OauthTokenRow; user: UserRow | undefined } | null>(10_000, 10_000);
 
   constructor(
     private readonly db: Db,
@@ -71,6 +82,43 @@ export class Authenticator {
     return this.db.kysely.selectFrom('users').selectAll().where((eb) => eb(eb.fn('lower', ['username']), '=', ident.toLowerCase())).executeTakeFirst();
   }
 
+  /** last_used_at, at most every few minutes; awaited so that this request reads its own write */
+  private async recordUse(pat: PatRow, c: Credentials): Promise<void> {
+    const write = this.tokens.touch(pat);
+    if (!write) return;
+    await write;
+    c.onWrite?.();
+  }
+
+  private async cachedLookup<T>(
+    c: Credentials,
+    key: string,
+    tables: readonly string[],
+    load: () => Promise<T>,
+  ): Promise<T> {
+    if (!c.versions) return load();
+    const st = stamp(await c.versions(), tables);
+    const hit = this.credentialCache.get(key, st);
+    if (hit !== undefined) return hit as T;
+    const value = await load();
+    this.credentialCache.set(key, st, value as any);
+    return value;
+  }
+
+  private lookupOauth(c: Credentials, value: string) {
+    return this.cachedLookup(c, 'o:' + this.oauth.digestOf(value), OAUTH_TABLES, async () => {
+      const o = await this.oauth.findAccess(value);
+      return o ? { oauth: o, user: await this.user(o.user_id) } : null;
+    });
+  }
+
+  private lookupPat(c: Credentials, value: string) {
+    return this.cachedLookup(c, 'p:' + this.tokens.digest(value), PAT_TABLES, async () => {
+      const pat = await this.tokens.findBySecret(value);
+      return pat ? { pat, user: await this.user(pat.user_id) } : null;
+    });
+  }
+
   /**
    * @param allowedScopes scopes that grant access to this route
    */
@@ -86,18 +134,20 @@ export class Authenticator {
     } else if (c.bearer || c.accessToken || c.privateToken) {
       const value = (c.privateToken ?? c.bearer ?? c.accessToken)!;
       if (!c.privateToken) {
-        const o = await this.oauth.findAccess(value);
-        if (o) {
+        const found = await this.lookupOauth(c, value);
+        if (found) {
+          const o = found.oauth!;
           if (o.revoked_at) throw Errors.invalidToken(REVOKED);
           if (this.oauth.isExpired(o)) throw Errors.invalidToken(EXPIRED);
-          const user = await this.user(o.user_id);
+          const user = found.user;
           if (!user) throw Errors.unauthorized();
           const scopes = o.scopes.split(' ').filter(Boolean);
           actor = { ...ANONYMOUS, kind: 'user', user, isAdmin: user.is_admin === 1, scopes, credential: 'oauth' };
         }
       }
       if (!actor) {
-        pat = (await this.tokens.findBySecret(value)) ?? null;
+        const found = await this.lookupPat(c, value);
+        pat = found?.pat ?? null;
         if (!pat || settings.disable_personal_access_tokens) throw Errors.unauthorized();
         if (pat.impersonation && !this.impersonationEnabled) throw Errors.invalidToken(IMPERSONATION_DISABLED);
         if (isExpired(pat)) throw Errors.invalidToken(EXPIRED);
@@ -105,7 +155,7 @@ export class Authenticator {
           if (ROTATE_PATH.test(c.path)) await this.tokens.revokeFamily(pat);
           throw Errors.invalidToken(REVOKED);
         }
-        const user = await this.user(pat.user_id);
+        const user = found!.user;
         if (!user) throw Errors.unauthorized();
         actor = {
           ...ANONYMOUS,
@@ -148,7 +198,7 @@ export class Authenticator {
       if (!actor.scopes!.includes('sudo')) throw Errors.insufficientScope(['sudo']);
       const target = await this.findUserByIdOrUsername(c.sudo);
       if (!target) throw Errors.notFound(`User with ID or username '${c.sudo}'`);
-      if (pat) this.tokens.touch(pat);
+      if (pat) await this.recordUse(pat, c);
       return {
         ...actor,
         user: target,
@@ -160,7 +210,7 @@ export class Authenticator {
     if (actor.scopes && actor.credential !== 'job_token' && !actor.scopes.some((s) => allowedScopes.includes(s))) {
       throw Errors.insufficientScope(allowedScopes);
     }
-    if (pat) this.tokens.touch(pat);
+    if (pat) await this.recordUse(pat, c);
     return actor;
   }
 }

@@ -127,9 +127,9 @@ export class TokensService {
   }
 
   /** Records use without a write on every request. */
-  touch(row: PatRow): void {
+  touch(row: PatRow): Promise<void> | undefined {
     const last = row.last_used_at ? Date.parse(row.last_used_at) : 0;
-    if (Date.now() - last < LAST_USED_RESOLUTION_MS) return;
+    if (Date.now() - last < LAST_USED_RESOLUTION_MS) return undefined;
     const now = nowIso();
     row.last_used_at = now;
     const write = this.db.kysely
@@ -145,6 +145,7 @@ export class TokensService {
         if (this.pendingTouches.get(row.id) === write) this.pendingTouches.delete(row.id);
       });
     this.pendingTouches.set(row.id, write);
+    return write;
   }
 
   validateInput(user: UserRow, input: CreateTokenInput, requireExpiry: boolean): Record<string, string[]> {

@@ -8,7 +8,7 @@ import { ALL_SCOPES } from '../../domain/tokens/scopes.ts';
 import { toView, type TokenListFilters } from '../../domain/tokens/tokens.service.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
-import { parseDateTime } from '../../lib/time.ts';
+import { parseDateTime, todayDate } from '../../lib/time.ts';
 import {
   PersonalAccessTokenSchema,
   PersonalAccessTokenWithLastUsedIpsSchema,
@@ -23,6 +23,9 @@ const TAGS = ['personal_access_tokens'];
 const DateTime = Type.String({ pattern: '^\\s*\\d{4}-\\d{2}-\\d{2}([T ][0-9:.]+(Z|[+-]\\d{2}:?\\d{2})?)?\\s*$' });
 const DateOnly = Type.String({ format: 'date' });
 const DATETIME_FILTERS = ['created_before', 'created_after', 'last_used_before', 'last_used_after'] as const;
+
+/** What a token list is made of (the response cache keys on their versions). */
+const LIST_TABLES = ['personal_access_tokens', 'users'] as const;
 
 const ListQuery = Type.Object({
   ...PaginationProps,
@@ -81,6 +84,9 @@ export function tokensRoutes(fastify: FastifyInstance, c: Container): void {
     '/api/v4/personal_access_tokens',
     { config: user, schema: { tags: TAGS, querystring: ListQuery, response: { 200: Type.Array(PersonalAccessTokenSchema) } } },
     async (req, reply) => {
+      // `active` depends on the date; non-administrators see their own tokens only.
+      const viewer = `${req.actor.isAdmin ? 'admin' : `user:${req.actor.user!.id}`}|${todayDate()}`;
+      return app.cachedResponse(req, reply, { tables: LIST_TABLES, viewer }, async () => {
       const q = req.query;
       const filters: TokenListFilters = { ...q };
       for (const k of DATETIME_FILTERS) {
@@ -98,6 +104,7 @@ export function tokensRoutes(fastify: FastifyInstance, c: Container): void {
       );
       reply.headers(page.headers);
       return page.items.map((row) => toTokenEntity(toView(row)));
+      });
     },
   );
 

@@ -3,7 +3,7 @@
 // administrator's writes (create, update, delete, state changes, custom attributes).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { Container } from '../../container.ts';
 import type { Actor } from '../../domain/access/actor.ts';
 import type { SelectQueryBuilder } from 'kysely';
@@ -123,6 +123,9 @@ const UpdateBody = Type.Object({
   ...attributeProps,
 });
 
+/** What a user list is made of (the response cache keys on their versions). */
+const LIST_TABLES = ['users', 'identities', 'user_custom_attributes', 'application_settings'] as const;
+
 const DeleteQuery = Type.Object({ hard_delete: Type.Optional(Type.Boolean()) });
 const SetAttributeBody = Type.Object({ value: Type.String() });
 /** The state-change endpoints answer true, false or null (GitLab's `break`). */
@@ -203,7 +206,15 @@ export function usersRoutes(fastify: FastifyInstance, c: Container): void {
     async (req, reply) => {
       const q = req.query;
       allOrNone(q);
-      const list = c.users.list(req.actor, {
+      // Non-administrators all see the same list; administrators their own shape of it.
+      const viewer = req.actor.isAdmin ? 'admin' : req.actor.user ? 'user' : 'anonymous';
+      return app.cachedResponse(req, reply, { tables: LIST_TABLES, viewer }, () => listUsers(req.actor, q, reply));
+    },
+  );
+
+  const listUsers = async (actor: Actor, q: Static<typeof ListQuery>, reply: FastifyReply) => {
+    {
+      const list = c.users.list(actor, {
         ...q,
         created_after: dateTimeParam(q.created_after, 'created_after'),
         created_before: dateTimeParam(q.created_before, 'created_before'),
@@ -220,8 +231,8 @@ export function usersRoutes(fastify: FastifyInstance, c: Container): void {
       }
       const rows = await fetchPage(list.query.select([...BASIC_COLUMNS]), list.order, q, pageReq, reply, c);
       return rows.map((r) => toUserBasic(r, ctx));
-    },
-  );
+    }
+  };
 
   app.get(
     USER,

@@ -6,6 +6,7 @@ import { SESSION_COOKIE } from '../../domain/auth/sessions.service.ts';
 import { routeScopes } from '../../domain/tokens/scopes.ts';
 import type { Container } from '../../container.ts';
 import { Errors } from '../../lib/errors.ts';
+import { readVersions, type Versions } from '../../db/versions.ts';
 
 function first(v: unknown): string | undefined {
   if (Array.isArray(v)) v = v[0];
@@ -34,6 +35,15 @@ export function credentialsOf(req: FastifyRequest): Credentials {
 
 export function authPlugin(app: FastifyInstance, c: Container): void {
   app.decorateRequest('actor', null as any);
+  app.decorateRequest('versions', null as any);
+  const memos = new WeakMap<FastifyRequest, Promise<Versions>>();
+  app.addHook('onRequest', async (req) => {
+    req.versions = () => {
+      let memo = memos.get(req);
+      if (!memo) memos.set(req, (memo = readVersions(c.db.kysely)));
+      return memo;
+    };
+  });
   app.addHook('preValidation', async (req) => {
     const cfg = req.routeOptions.config as any;
     if (!cfg || (cfg.api !== 'platform' && cfg.api !== 'translation')) {
@@ -41,7 +51,7 @@ export function authPlugin(app: FastifyInstance, c: Container): void {
       return;
     }
     const scopes = cfg.onlyScopes ?? routeScopes(req.method, cfg.scopes);
-    req.actor = await c.auth.authenticate(credentialsOf(req), scopes);
+    req.actor = await c.auth.authenticate({ ...credentialsOf(req), versions: req.versions, onWrite: () => memos.delete(req) }, scopes);
     const rule = cfg.auth ?? 'optional';
     if (rule !== 'optional' && !req.actor.user) throw Errors.unauthorized();
     if (rule === 'admin' && !req.actor.isAdmin) throw Errors.forbidden();

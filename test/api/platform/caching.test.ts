@@ -1,0 +1,73 @@
+// Cached credentials and lists must never outlive a write, whoever makes it (another node writes
+// straight to the database: here, the test does).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildTestApp } from '../../helpers/build-app.ts';
+import { readVersions } from '../../../src/db/versions.ts';
+
+test('every write bumps its table version, in both dialects', async (t) => {
+  const { c, seed } = await buildTestApp(t);
+  const before = await readVersions(c.db.kysely);
+  const u = await seed.user();
+  await c.db.kysely.updateTable('users').set({ bio: 'x' }).where('id', '=', u.id).execute();
+  const tok = await seed.token(u);
+  await c.db.kysely.deleteFrom('personal_access_tokens').where('id', '=', tok.id).execute();
+  const after = await readVersions(c.db.kysely);
+  assert.ok(after.users >= before.users + 2, `users ${before.users} → ${after.users}`);
+  assert.ok(after.personal_access_tokens >= before.personal_access_tokens + 2);
+  assert.equal(after.identities, before.identities);
+});
+
+test('a token revoked or a user blocked behind the app stops working on the next request', async (t) => {
+  const { app, c, seed } = await buildTestApp(t);
+  const u = await seed.user();
+  const tok = await seed.token(u);
+  const get = () => app.inject({ method: 'GET', url: '/api/v4/version', headers: tok.headers });
+  assert.equal((await get()).statusCode, 200);
+  assert.equal((await get()).statusCode, 200); // served from the credential cache
+  await c.db.kysely.updateTable('users').set({ state: 'blocked' }).where('id', '=', u.id).execute();
+  assert.equal((await get()).statusCode, 403);
+  await c.db.kysely.updateTable('users').set({ state: 'active' }).where('id', '=', u.id).execute();
+  assert.equal((await get()).statusCode, 200);
+  await c.db.kysely.updateTable('personal_access_tokens').set({ revoked: 1 }).where('id', '=', tok.id).execute();
+  const res = await get();
+  assert.equal(res.statusCode, 401);
+  assert.equal(res.json().error, 'invalid_token');
+});
+
+test('the user list reflects writes made through the API and behind it', async (t) => {
+  const { app, c, seed, root } = await buildTestApp(t);
+  const list = async () => (await app.inject({ method: 'GET', url: '/api/v4/users?per_page=100&order_by=id&sort=asc', headers: root })).json().map((u: any) => u.username);
+  const first = await list();
+  assert.deepEqual(await list(), first);
+  const created = await app.inject({ method: 'POST', url: '/api/v4/users', headers: root, payload: { username: 'newbie', name: 'New', email: 'newbie@example.com', password: 'password-123' } });
+  assert.equal(created.statusCode, 201);
+  assert.deepEqual(await list(), [...first, 'newbie']);
+  const other = await seed.user({ username: 'behind' });
+  assert.deepEqual(await list(), [...first, 'newbie', 'behind']);
+  await c.db.kysely.updateTable('users').set({ username: 'renamed' }).where('id', '=', other.id).execute();
+  assert.deepEqual(await list(), [...first, 'newbie', 'renamed']);
+  // the pagination headers come back with the cached body
+  const a = await app.inject({ method: 'GET', url: '/api/v4/users?per_page=1', headers: root });
+  const b = await app.inject({ method: 'GET', url: '/api/v4/users?per_page=1', headers: root });
+  for (const h of ['x-page', 'x-per-page', 'x-total', 'x-total-pages', 'x-next-page', 'x-prev-page', 'link']) assert.equal(b.headers[h], a.headers[h], h);
+  assert.equal(b.headers['content-type'], 'application/json');
+  assert.equal(b.body, a.body);
+});
+
+test('each viewer gets their own list: administrators, users and their own tokens', async (t) => {
+  const { app, seed, root } = await buildTestApp(t);
+  const alice = await seed.user({ username: 'alice' });
+  const bob = await seed.user({ username: 'bob' });
+  const ta = await seed.token(alice, { name: 'alice-token' });
+  const tb = await seed.token(bob, { name: 'bob-token' });
+  const names = async (headers: Record<string, string>) =>
+    (await app.inject({ method: 'GET', url: '/api/v4/personal_access_tokens', headers })).json().map((x: any) => x.name).sort();
+  assert.deepEqual(await names(ta.headers), ['alice-token']);
+  assert.deepEqual(await names(tb.headers), ['bob-token']);
+  assert.deepEqual(await names(root), ['HEARTH_ROOT_TOKEN', 'alice-token', 'bob-token']);
+  const adminView = (await app.inject({ method: 'GET', url: '/api/v4/users', headers: root })).json()[0];
+  const userView = (await app.inject({ method: 'GET', url: '/api/v4/users', headers: ta.headers })).json()[0];
+  assert.ok('email' in adminView);
+  assert.ok(!('email' in userView));
+});
