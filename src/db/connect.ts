@@ -11,6 +11,8 @@ export type DialectName = 'sqlite' | 'postgres';
 export interface Db {
   kysely: Kysely<Database>;
   dialect: DialectName;
+  /** the embedded database's handle, for the few synchronous fast paths in db/ (null on PostgreSQL) */
+  sqlite: SQLite.Database | null;
   close(): Promise<void>;
 }
 
@@ -35,7 +37,7 @@ export function createDb(opts: DbOptions): Db {
       ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}),
     });
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
+    return { kysely, dialect: 'postgres', sqlite: null, close: () => kysely.destroy() };
   }
   fs.mkdirSync(opts.dataDir, { recursive: true });
   const file = opts.sqliteFile ?? path.join(opts.dataDir, 'hearth.sqlite3');
@@ -45,7 +47,7 @@ export function createDb(opts: DbOptions): Db {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+  return { kysely, dialect: 'sqlite', sqlite, close: () => kysely.destroy() };
 }
 
 /**

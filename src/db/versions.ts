@@ -1,8 +1,8 @@
 // Table versions: a counter per table, bumped by a trigger in the same transaction as every write.
 // Caches key their entries by the versions they were computed from, so a write on any node makes
 // them miss at once (data read after a version is never older than that version).
-import { sql, type Kysely } from 'kysely';
-import type { DialectName } from './connect.ts';
+import { sql, type CompiledQuery, type Kysely } from 'kysely';
+import type { Db, DialectName } from './connect.ts';
 
 export type Versions = Record<string, number>;
 
@@ -32,10 +32,26 @@ export async function trackTableVersions(db: Kysely<any>, dialect: DialectName, 
   }
 }
 
-export async function readVersions(db: Kysely<any>): Promise<Versions> {
-  const rows = await db.selectFrom('table_versions').select(['name', 'version']).execute();
+const compiled = new WeakMap<Kysely<any>, CompiledQuery>();
+const statements = new WeakMap<object, { all(): unknown[] }>();
+
+/**
+ * One small query per request. On SQLite it runs synchronously on the handle (the versions table is
+ * tiny, and Kysely's connection mutex costs more than the query); on PostgreSQL it is compiled once.
+ */
+export async function readVersions(db: Db): Promise<Versions> {
   const out: Versions = {};
-  for (const r of rows) out[r.name as string] = Number(r.version);
+  if (db.sqlite) {
+    let stmt = statements.get(db.sqlite);
+    if (!stmt) statements.set(db.sqlite, (stmt = db.sqlite.prepare('select name, version from table_versions').raw()));
+    for (const [name, version] of stmt.all() as [string, number][]) out[name] = version;
+    return out;
+  }
+  const k = db.kysely as unknown as Kysely<any>;
+  let q = compiled.get(k);
+  if (!q) compiled.set(k, (q = k.selectFrom('table_versions').select(['name', 'version']).compile()));
+  const { rows } = await k.executeQuery<{ name: string; version: number }>(q);
+  for (const r of rows) out[r.name] = Number(r.version);
   return out;
 }
 

@@ -13,21 +13,27 @@ function first(v: unknown): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
+function param(q: Record<string, unknown>, b: Record<string, unknown>, k: string): string | undefined {
+  return first(q[k]) ?? first(b[k]);
+}
+
+const NO_BODY: Record<string, unknown> = {};
+const BEARER = /^bearer\s+/i;
+
 export function credentialsOf(req: FastifyRequest): Credentials {
-  const q = (req.query ?? {}) as Record<string, unknown>;
-  const b = (req.body && typeof req.body === 'object' && !Buffer.isBuffer(req.body) ? req.body : {}) as Record<string, unknown>;
-  const param = (k: string) => first(q[k]) ?? first(b[k]);
-  const authz = first(req.headers.authorization);
-  const bearer = authz && /^bearer\s+/i.test(authz) ? authz.replace(/^bearer\s+/i, '').trim() : undefined;
-  const sudoRaw = first(req.headers.sudo) ?? param('sudo');
+  const q = (req.query ?? NO_BODY) as Record<string, unknown>;
+  const b = (req.body && typeof req.body === 'object' && !Buffer.isBuffer(req.body) ? req.body : NO_BODY) as Record<string, unknown>;
+  const h = req.headers;
+  const authz = first(h.authorization);
+  const bearer = authz && BEARER.test(authz) ? authz.replace(BEARER, '').trim() : undefined;
   return {
-    privateToken: first(req.headers['private-token']) ?? param('private_token'),
+    privateToken: first(h['private-token']) ?? param(q, b, 'private_token'),
     bearer: bearer || undefined,
-    accessToken: param('access_token'),
-    jobToken: first(req.headers['job-token']) ?? param('job_token'),
+    accessToken: param(q, b, 'access_token'),
+    jobToken: first(h['job-token']) ?? param(q, b, 'job_token'),
     sessionId: (req as any).cookies?.[SESSION_COOKIE] || undefined,
-    csrfToken: first(req.headers['x-csrf-token']) ?? param('authenticity_token'),
-    sudo: sudoRaw,
+    csrfToken: first(h['x-csrf-token']) ?? param(q, b, 'authenticity_token'),
+    sudo: first(h.sudo) ?? param(q, b, 'sudo'),
     method: req.method,
     path: req.url.split('?')[0],
   };
@@ -40,7 +46,7 @@ export function authPlugin(app: FastifyInstance, c: Container): void {
   app.addHook('onRequest', async (req) => {
     req.versions = () => {
       let memo = memos.get(req);
-      if (!memo) memos.set(req, (memo = readVersions(c.db.kysely)));
+      if (!memo) memos.set(req, (memo = readVersions(c.db)));
       return memo;
     };
   });

@@ -87,7 +87,9 @@ export function rateLimitPlugin(app: FastifyInstance, c: Container): void {
   // Requests without any credential are counted before authentication, so that anonymous calls to
   // routes that need a user are throttled too (Rack::Attack runs before the API).
   app.addHook('onRequest', async (req: Counted) => {
-    if (isApi(req) && !hasCredentials(req)) await byIp(req);
+    if (!isApi(req)) return;
+    if (!(await c.settings.get()).throttle_unauthenticated_api_enabled) return;
+    if (!hasCredentials(req)) await byIp(req);
   });
 
   // After the auth plugin has resolved req.actor (it registers its preValidation hook first).

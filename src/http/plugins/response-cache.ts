@@ -3,11 +3,19 @@
 // most a few seconds (values that depend on the clock).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { stamp } from '../../db/versions.ts';
-import { toQuery } from '../../lib/pagination.ts';
 import { VersionedCache } from '../../lib/versioned-cache.ts';
 
 const CACHED_HEADERS = ['x-per-page', 'x-page', 'x-next-page', 'x-prev-page', 'link', 'x-total', 'x-total-pages'];
-const CREDENTIAL_PARAMS = new Set(['private_token', 'access_token', 'job_token', 'sudo', 'authenticity_token']);
+const CREDENTIAL_PARAM = /^(private_token|access_token|job_token|sudo|authenticity_token)=/;
+
+/** The raw query string without credentials (parameter order matters: a different order only misses). */
+function cacheableQuery(url: string): string {
+  const i = url.indexOf('?');
+  if (i < 0) return '';
+  const q = url.slice(i + 1);
+  if (!/(?:^|&)(private_token|access_token|job_token|sudo|authenticity_token)=/.test(q)) return q;
+  return q.split('&').filter((p) => !CREDENTIAL_PARAM.test(p)).join('&');
+}
 
 export interface CacheOptions {
   /** tables whose rows the response is made of */
@@ -27,9 +35,7 @@ export function responseCache(app: FastifyInstance): void {
   const cache = new VersionedCache<{ body: string; headers: [string, string][] }>(2000, 5000);
   app.decorate('cachedResponse', async function (req: FastifyRequest, reply: FastifyReply, opts: CacheOptions, compute: () => Promise<unknown>) {
     // Sudo changes who the viewer is; the viewer string already says who it is.
-    const params: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries((req.query ?? {}) as Record<string, unknown>)) if (!CREDENTIAL_PARAMS.has(k)) params[k] = v;
-    const key = `${req.routeOptions.url}|${opts.viewer}|${toQuery(params)}`;
+    const key = `${req.routeOptions.url}|${opts.viewer}|${cacheableQuery(req.url)}`;
     const st = stamp(await req.versions(), opts.tables);
     const hit = cache.get(key, st);
     if (hit) {

@@ -7,12 +7,12 @@ import { readVersions } from '../../../src/db/versions.ts';
 
 test('every write bumps its table version, in both dialects', async (t) => {
   const { c, seed } = await buildTestApp(t);
-  const before = await readVersions(c.db.kysely);
+  const before = await readVersions(c.db);
   const u = await seed.user();
   await c.db.kysely.updateTable('users').set({ bio: 'x' }).where('id', '=', u.id).execute();
   const tok = await seed.token(u);
   await c.db.kysely.deleteFrom('personal_access_tokens').where('id', '=', tok.id).execute();
-  const after = await readVersions(c.db.kysely);
+  const after = await readVersions(c.db);
   assert.ok(after.users >= before.users + 2, `users ${before.users} → ${after.users}`);
   assert.ok(after.personal_access_tokens >= before.personal_access_tokens + 2);
   assert.equal(after.identities, before.identities);
