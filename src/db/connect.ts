@@ -13,6 +13,8 @@ export interface Db {
   dialect: DialectName;
   /** the embedded database's handle, for the few synchronous fast paths in db/ (null on PostgreSQL) */
   sqlite: SQLite.Database | null;
+  /** statements that wrote through this connection (SQLite), counted after they ran */
+  localWrites: { count: number };
   close(): Promise<void>;
 }
 
@@ -37,7 +39,7 @@ export function createDb(opts: DbOptions): Db {
       ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}),
     });
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { kysely, dialect: 'postgres', sqlite: null, close: () => kysely.destroy() };
+    return { kysely, dialect: 'postgres', sqlite: null, localWrites: { count: 0 }, close: () => kysely.destroy() };
   }
   fs.mkdirSync(opts.dataDir, { recursive: true });
   const file = opts.sqliteFile ?? path.join(opts.dataDir, 'hearth.sqlite3');
@@ -46,20 +48,40 @@ export function createDb(opts: DbOptions): Db {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { kysely, dialect: 'sqlite', sqlite, close: () => kysely.destroy() };
+  const localWrites = { count: 0 };
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, localWrites) }) });
+  return { kysely, dialect: 'sqlite', sqlite, localWrites, close: () => kysely.destroy() };
 }
 
 /**
  * Kysely prepares every query anew; preparing costs more than running a point lookup. Prepared
  * statements are reusable, so keep them by SQL text (the same SQL always has the same shape).
+ * Statements that write also count this connection's writes (`writes`), which lets hot paths
+ * know, without a query, that nothing changed here since they last looked.
  */
-function withStatementCache(db: SQLite.Database): SQLite.Database {
+function withStatementCache(db: SQLite.Database, writes: { count: number }): SQLite.Database {
   const cache = new Map<string, SQLite.Statement>();
+  const counted = (stmt: SQLite.Statement): SQLite.Statement => {
+    if (stmt.readonly) return stmt;
+    const bump = <T>(r: T): T => {
+      writes.count++;
+      return r;
+    };
+    return new Proxy(stmt, {
+      get(target, prop) {
+        if (prop === 'run') return (...a: unknown[]) => bump(target.run(...a));
+        if (prop === 'all') return (...a: unknown[]) => bump(target.all(...a));
+        if (prop === 'get') return (...a: unknown[]) => bump(target.get(...a));
+        if (prop === 'iterate') return (...a: unknown[]) => bump(target.iterate(...a));
+        const v = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+  };
   const prepare = (source: string) => {
     let stmt = cache.get(source);
     if (!stmt) {
-      stmt = db.prepare(source);
+      stmt = counted(db.prepare(source));
       if (cache.size >= 1000) cache.clear();
       cache.set(source, stmt);
     }
@@ -69,6 +91,7 @@ function withStatementCache(db: SQLite.Database): SQLite.Database {
     get(target, prop, receiver) {
       if (prop === 'prepare') return prepare;
       if (prop === 'close') return () => { cache.clear(); return target.close(); };
+      if (prop === 'exec') return (source: string) => { writes.count++; return target.exec(source); };
       const v = Reflect.get(target, prop, receiver);
       return typeof v === 'function' ? v.bind(target) : v;
     },

@@ -1,6 +1,8 @@
-// Table versions: a counter per table, bumped by a trigger in the same transaction as every write.
-// Caches key their entries by the versions they were computed from, so a write on any node makes
-// them miss at once (data read after a version is never older than that version).
+// Table versions: a change token per table, replaced by a trigger in the same transaction as every
+// write. Caches key their entries by the versions they were computed from, so a write on any node
+// makes them miss at once (data read after a version is never older than that version). Tokens are
+// never reused — a sequence on PostgreSQL, a random 53-bit value on SQLite — so a rolled-back write
+// cannot bring back a version that a cache entry was computed from.
 import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { Db, DialectName } from './connect.ts';
 
@@ -12,11 +14,12 @@ export async function trackTableVersions(db: Kysely<any>, dialect: DialectName, 
     .createTable('table_versions')
     .ifNotExists()
     .addColumn('name', 'text', (c) => c.primaryKey())
-    .addColumn('version', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('version', 'bigint', (c) => c.notNull().defaultTo(0))
     .execute();
   if (dialect === 'postgres') {
+    await sql`create sequence if not exists table_versions_seq`.execute(db);
     await sql`create or replace function bump_table_version() returns trigger language plpgsql as $$
-      begin update table_versions set version = version + 1 where name = TG_TABLE_NAME; return null; end $$`.execute(db);
+      begin update table_versions set version = nextval('table_versions_seq') where name = TG_TABLE_NAME; return null; end $$`.execute(db);
   }
   for (const t of tables) {
     await db.insertInto('table_versions').values({ name: t, version: 0 }).onConflict((oc) => oc.column('name').doNothing()).execute();
@@ -26,31 +29,45 @@ export async function trackTableVersions(db: Kysely<any>, dialect: DialectName, 
     } else {
       for (const op of ['insert', 'update', 'delete']) {
         await sql`create trigger ${sql.id(`tv_${t}_${op}`)} after ${sql.raw(op)} on ${sql.table(t)}
-          begin update table_versions set version = version + 1 where name = ${sql.lit(t)}; end`.execute(db);
+          begin update table_versions set version = abs(random()) % 9007199254740991 where name = ${sql.lit(t)}; end`.execute(db);
       }
     }
   }
 }
 
 const compiled = new WeakMap<Kysely<any>, CompiledQuery>();
-const statements = new WeakMap<object, { all(): unknown[] }>();
+const sqliteState = new WeakMap<object, { select: { all(): unknown[] }; dataVersion: { get(): unknown }; seen: string; versions: Versions }>();
 
 /**
- * One small query per request. On SQLite it runs synchronously on the handle (the versions table is
- * tiny, and Kysely's connection mutex costs more than the query); on PostgreSQL it is compiled once.
+ * One snapshot per request. On SQLite the last snapshot is reused while nothing wrote: no statement
+ * wrote through this connection and `PRAGMA data_version` (which moves when another connection, such
+ * as the CLI, commits) is unchanged. On PostgreSQL the query is compiled once.
  */
 export async function readVersions(db: Db): Promise<Versions> {
-  const out: Versions = {};
   if (db.sqlite) {
-    let stmt = statements.get(db.sqlite);
-    if (!stmt) statements.set(db.sqlite, (stmt = db.sqlite.prepare('select name, version from table_versions').raw()));
-    for (const [name, version] of stmt.all() as [string, number][]) out[name] = version;
+    let st = sqliteState.get(db.sqlite);
+    if (!st) {
+      st = {
+        select: db.sqlite.prepare('select name, version from table_versions').raw(),
+        dataVersion: db.sqlite.prepare('pragma data_version').pluck(),
+        seen: '',
+        versions: {},
+      };
+      sqliteState.set(db.sqlite, st);
+    }
+    const seen = `${db.localWrites.count}:${st.dataVersion.get()}:${db.sqlite.inTransaction}`;
+    if (seen === st.seen && !db.sqlite.inTransaction) return st.versions;
+    const out: Versions = {};
+    for (const [name, version] of st.select.all() as [string, number | bigint][]) out[name] = Number(version);
+    st.seen = seen;
+    st.versions = out;
     return out;
   }
   const k = db.kysely as unknown as Kysely<any>;
   let q = compiled.get(k);
   if (!q) compiled.set(k, (q = k.selectFrom('table_versions').select(['name', 'version']).compile()));
   const { rows } = await k.executeQuery<{ name: string; version: number }>(q);
+  const out: Versions = {};
   for (const r of rows) out[r.name] = Number(r.version);
   return out;
 }

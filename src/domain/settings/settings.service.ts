@@ -45,6 +45,11 @@ export class SettingsService {
     return record;
   }
 
+  /** The cached values when fresh, without waiting (hot paths); null when a read is due. */
+  cached(): Settings | null {
+    return this.cache && Date.now() - this.cache.at < this.ttlMs ? this.cache.record.values : null;
+  }
+
   async get(): Promise<Settings> {
     return (await this.record()).values;
   }

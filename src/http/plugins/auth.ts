@@ -41,14 +41,12 @@ export function credentialsOf(req: FastifyRequest): Credentials {
 
 export function authPlugin(app: FastifyInstance, c: Container): void {
   app.decorateRequest('actor', null as any);
-  app.decorateRequest('versions', null as any);
+  // One snapshot of the table versions per request, taken on first use (WeakMap: no per-request closure).
   const memos = new WeakMap<FastifyRequest, Promise<Versions>>();
-  app.addHook('onRequest', async (req) => {
-    req.versions = () => {
-      let memo = memos.get(req);
-      if (!memo) memos.set(req, (memo = readVersions(c.db)));
-      return memo;
-    };
+  app.decorateRequest('versions', function (this: FastifyRequest) {
+    let memo = memos.get(this);
+    if (!memo) memos.set(this, (memo = readVersions(c.db)));
+    return memo;
   });
   app.addHook('preValidation', async (req) => {
     const cfg = req.routeOptions.config as any;
@@ -57,7 +55,7 @@ export function authPlugin(app: FastifyInstance, c: Container): void {
       return;
     }
     const scopes = cfg.onlyScopes ?? routeScopes(req.method, cfg.scopes);
-    req.actor = await c.auth.authenticate({ ...credentialsOf(req), versions: req.versions, onWrite: () => memos.delete(req) }, scopes);
+    req.actor = await c.auth.authenticate({ ...credentialsOf(req), versions: () => req.versions(), onWrite: () => memos.delete(req) }, scopes);
     const rule = cfg.auth ?? 'optional';
     if (rule !== 'optional' && !req.actor.user) throw Errors.unauthorized();
     if (rule === 'admin' && !req.actor.isAdmin) throw Errors.forbidden();

@@ -1,6 +1,6 @@
 // Wire conventions shared by every response: exact JSON content type, security headers,
 // X-Request-Id, and Grape-like coercion of query/form values.
-import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 
 const TRUE = new Set(['1', 'true', 't', 'yes', 'y', 'on']);
 const FALSE = new Set(['0', 'false', 'f', 'no', 'n', 'off']);
@@ -31,9 +31,10 @@ export function conventions(app: FastifyInstance): void {
     const qKeys = booleanKeys((route.schema as any)?.querystring);
     const bKeys = booleanKeys((route.schema as any)?.body);
     if (!qKeys.length && !bKeys.length) return;
-    const hook = async (req: any) => {
+    const hook = (req: any, _reply: unknown, done: () => void) => {
       coerceBooleans(req.query, qKeys);
       coerceBooleans(req.body, bKeys);
+      done();
     };
     const existing = route.preValidation;
     route.preValidation = existing ? [...(Array.isArray(existing) ? existing : [existing]), hook] : [hook];
@@ -46,25 +47,30 @@ export function conventions(app: FastifyInstance): void {
     if (typeof body === 'string' && body.trim() === '') return done(null, {});
     jsonParser(req, body as string, done);
   });
-  app.addHook('preValidation', async (req) => {
+  app.addHook('preValidation', (req, _reply, done) => {
+    mergeQueryIntoBody(req);
+    done();
+  });
+  function mergeQueryIntoBody(req: FastifyRequest): void {
     const cfg = req.routeOptions.config as { api?: string } | undefined;
     if (cfg?.api !== 'platform' || req.method === 'GET' || req.method === 'HEAD') return;
     if (req.body === undefined || req.body === null) req.body = {};
     const body = req.body as Record<string, unknown>;
     if (typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) return;
     for (const [k, v] of Object.entries((req.query ?? {}) as Record<string, unknown>)) if (!(k in body)) body[k] = v;
-  });
+  }
 
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     reply.header('x-frame-options', 'SAMEORIGIN');
     reply.header('x-content-type-options', 'nosniff');
+    done();
   });
 
   // python-gitlab compares the content type literally: no "; charset=utf-8".
-  app.addHook('onSend', async (_req, reply, payload) => {
+  app.addHook('onSend', (_req, reply, payload, done) => {
     const ct = reply.getHeader('content-type');
     if (typeof ct === 'string' && ct.startsWith('application/json;')) reply.header('content-type', 'application/json');
-    return payload;
+    done(null, payload);
   });
 }

@@ -86,15 +86,20 @@ export function rateLimitPlugin(app: FastifyInstance, c: Container): void {
 
   // Requests without any credential are counted before authentication, so that anonymous calls to
   // routes that need a user are throttled too (Rack::Attack runs before the API).
-  app.addHook('onRequest', async (req: Counted) => {
-    if (!isApi(req)) return;
-    if (!(await c.settings.get()).throttle_unauthenticated_api_enabled) return;
-    if (!hasCredentials(req)) await byIp(req);
+  app.addHook('onRequest', (req: Counted, _reply, done) => {
+    // Most requests: throttles off (known without waiting) or not an API route.
+    if (!isApi(req) || c.settings.cached()?.throttle_unauthenticated_api_enabled === false || hasCredentials(req)) return done();
+    byIp(req).then(() => done(), done);
   });
 
   // After the auth plugin has resolved req.actor (it registers its preValidation hook first).
-  app.addHook('preValidation', async (req: Counted) => {
-    if (!isApi(req)) return;
+  app.addHook('preValidation', (req: Counted, _reply, done) => {
+    const s = c.settings.cached();
+    if (!isApi(req) || (s && !s.throttle_authenticated_api_enabled && !s.throttle_unauthenticated_api_enabled)) return done();
+    afterAuth(req).then(() => done(), done);
+  });
+
+  const afterAuth = async (req: Counted): Promise<void> => {
     const user = req.actor?.user;
     if (!user) {
       if (!req[COUNTED]) await byIp(req);
@@ -107,5 +112,5 @@ export function rateLimitPlugin(app: FastifyInstance, c: Container): void {
     const now = Date.now();
     const hit = limiter.hit(`user:${user.id}`, limit, period, now);
     if (!hit.allowed) throw throttled('throttle_authenticated_api', limit, period, hit, now);
-  });
+  };
 }

@@ -5,17 +5,48 @@ import assert from 'node:assert/strict';
 import { buildTestApp } from '../../helpers/build-app.ts';
 import { readVersions } from '../../../src/db/versions.ts';
 
-test('every write bumps its table version, in both dialects', async (t) => {
+test('every write replaces its table version with a token never used before, in both dialects', async (t) => {
   const { c, seed } = await buildTestApp(t);
-  const before = await readVersions(c.db);
+  const seen = new Set<number>();
+  const snap = async () => {
+    const v = await readVersions(c.db);
+    return v;
+  };
+  const before = await snap();
+  seen.add(before.users);
   const u = await seed.user();
+  const v1 = await snap();
+  assert.notEqual(v1.users, before.users);
+  seen.add(v1.users);
+  // a rolled-back write must not bring back an earlier token
+  await assert.rejects(
+    c.db.kysely.transaction().execute(async (trx) => {
+      await trx.updateTable('users').set({ bio: 'rolled back' }).where('id', '=', u.id).execute();
+      throw new Error('roll back');
+    }),
+  );
+  const v2 = await snap();
+  assert.equal(v2.users, v1.users);
   await c.db.kysely.updateTable('users').set({ bio: 'x' }).where('id', '=', u.id).execute();
+  const v3 = await snap();
+  assert.ok(!seen.has(v3.users), 'a fresh token after the rollback');
   const tok = await seed.token(u);
   await c.db.kysely.deleteFrom('personal_access_tokens').where('id', '=', tok.id).execute();
-  const after = await readVersions(c.db);
-  assert.ok(after.users >= before.users + 2, `users ${before.users} → ${after.users}`);
-  assert.ok(after.personal_access_tokens >= before.personal_access_tokens + 2);
+  const after = await snap();
+  assert.notEqual(after.personal_access_tokens, before.personal_access_tokens);
   assert.equal(after.identities, before.identities);
+});
+
+test('a write by another connection (the CLI, another process) is seen at once', async (t) => {
+  const { c, dataDir } = await buildTestApp(t);
+  if (c.db.dialect !== 'sqlite') return; // PostgreSQL reads the versions on every request
+  const before = await readVersions(c.db);
+  const { createDb } = await import('../../../src/db/connect.ts');
+  const other = createDb({ databaseUrl: null, dataDir });
+  await other.kysely.updateTable('users').set({ bio: 'from elsewhere' }).where('id', '=', 1).execute();
+  await other.close();
+  const after = await readVersions(c.db);
+  assert.notEqual(after.users, before.users);
 });
 
 test('a token revoked or a user blocked behind the app stops working on the next request', async (t) => {
