@@ -50,7 +50,7 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   });
 
   conventions(app);
-  errorHandling(app);
+  errorHandling(app, c.config.externalUrl);
   await app.register(cookie);
   await app.register(formbody, { parser: (s: string) => qs.parse(s, QS_OPTIONS) });
   await app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: 10 * 1024 * 1024 } });

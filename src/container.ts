@@ -13,6 +13,8 @@ import { OauthService } from './domain/auth/oauth.service.ts';
 import { SessionsService } from './domain/auth/sessions.service.ts';
 import { Authenticator } from './domain/auth/authenticator.ts';
 import { UsersService } from './domain/users/users.service.ts';
+import { Policy } from './domain/access/policy.ts';
+import { Resolver } from './domain/access/resolve.ts';
 
 export interface Container {
   config: Config;
@@ -24,6 +26,8 @@ export interface Container {
   oauth: OauthService;
   sessions: SessionsService;
   auth: Authenticator;
+  policy: Policy;
+  resolve: Resolver;
   close(): Promise<void>;
 }
 
@@ -47,7 +51,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const oauth = new OauthService(db, getSalt);
   const sessions = new SessionsService(db, getSalt);
   const auth = new Authenticator(db, settings, tokens, oauth, sessions, config.impersonationEnabled);
-  const c: Container = { config, log, db, settings, users, tokens, oauth, sessions, auth, close: () => db.close() };
+  const policy = new Policy(db);
+  const resolve = new Resolver(db, policy);
+  const c: Container = { config, log, db, settings, users, tokens, oauth, sessions, auth, policy, resolve, close: () => db.close() };
   await bootstrapRoot(c);
   return c;
 }

@@ -3,6 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Db, DialectName } from './connect.ts';
 import * as m001 from './migrations/001-foundation.ts';
 import * as m002 from './migrations/002-table-versions.ts';
+import * as m003 from './migrations/003-namespaces-projects.ts';
 
 export interface MigrationContext {
   dialect: DialectName;
@@ -16,6 +17,7 @@ interface Migration {
 export const MIGRATIONS: Migration[] = [
   { name: '001-foundation', up: m001.up },
   { name: '002-table-versions', up: m002.up },
+  { name: '003-namespaces-projects', up: m003.up },
 ];
 
 export async function migrate(db: Db): Promise<string[]> {

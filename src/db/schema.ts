@@ -131,6 +131,79 @@ export interface JobsTable {
   updated_at: string;
 }
 
+export interface NamespacesTable {
+  id: Generated<number>;
+  type: 'User' | 'Group';
+  name: string;
+  path: string;
+  full_path: string;
+  parent_id: number | null;
+  /** "/1/5/9/": ids from the root down to this namespace */
+  traversal_ids: string;
+  owner_id: number | null;
+  visibility: string;
+  description: string;
+  avatar_url: string | null;
+  request_access_enabled: number;
+  project_creation_level: string;
+  subgroup_creation_level: string;
+  share_with_group_lock: number;
+  settings: string; // JSON
+  created_by_id: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ProjectsTable {
+  id: Generated<number>;
+  namespace_id: number;
+  creator_id: number | null;
+  name: string;
+  path: string;
+  description: string | null;
+  visibility: string;
+  default_branch: string | null;
+  archived: number;
+  repository_storage: string;
+  topics: string; // JSON array
+  settings: string; // JSON: feature flags and access levels
+  created_at: string;
+  updated_at: string;
+  last_activity_at: string;
+}
+
+export interface MemberRolesTable {
+  id: Generated<number>;
+  namespace_id: number | null;
+  name: string;
+  description: string | null;
+  base_access_level: number;
+  permissions: string; // JSON object: permission → true
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MembersTable {
+  id: Generated<number>;
+  source_type: 'Project' | 'Namespace';
+  source_id: number;
+  user_id: number;
+  access_level: number;
+  expires_at: string | null; // YYYY-MM-DD
+  member_role_id: number | null;
+  created_by_id: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RedirectRoutesTable {
+  id: Generated<number>;
+  source_type: 'Project' | 'Namespace';
+  source_id: number;
+  path: string;
+  created_at: string;
+}
+
 export interface TableVersionsTable {
   name: string;
   version: number;
@@ -138,6 +211,11 @@ export interface TableVersionsTable {
 
 export interface Database {
   table_versions: TableVersionsTable;
+  namespaces: NamespacesTable;
+  projects: ProjectsTable;
+  member_roles: MemberRolesTable;
+  members: MembersTable;
+  redirect_routes: RedirectRoutesTable;
   users: UsersTable;
   identities: IdentitiesTable;
   user_custom_attributes: UserCustomAttributesTable;
@@ -155,3 +233,7 @@ export type UserUpdate = Updateable<UsersTable>;
 export type PatRow = Selectable<PersonalAccessTokensTable>;
 export type OauthTokenRow = Selectable<OauthTokensTable>;
 export type IdentityRow = Selectable<IdentitiesTable>;
+export type NamespaceRow = Selectable<NamespacesTable>;
+export type ProjectRow = Selectable<ProjectsTable>;
+export type MemberRow = Selectable<MembersTable>;
+export type MemberRoleRow = Selectable<MemberRolesTable>;

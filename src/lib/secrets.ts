@@ -7,7 +7,7 @@ const SCRYPT = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 
 /** Salted SHA-256 digest of a token: the instance salt is a secret kept in the database. */
 export function tokenDigest(salt: string, token: string): string {
-  return crypto.createHash('sha256').update(salt).update('\0').update(token).digest('base64');
+  return crypto.hash('sha256', salt + '\0' + token, 'base64');
 }
 
 export function randomToken(bytes = 20): string {

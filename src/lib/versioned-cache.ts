@@ -1,4 +1,4 @@
-// A bounded LRU whose entries are valid only for the table versions they were computed from,
+// A bounded map (oldest entry evicted first) whose entries are valid only for the table versions they were computed from,
 // and for at most `ttlMs` (values that also depend on the clock, such as lock expiry).
 export class VersionedCache<V> {
   private entries = new Map<string, { stamp: string; at: number; value: V }>();
@@ -11,9 +11,6 @@ export class VersionedCache<V> {
       this.entries.delete(key);
       return undefined;
     }
-    // refresh recency
-    this.entries.delete(key);
-    this.entries.set(key, e);
     return e.value;
   }
 

@@ -5,6 +5,8 @@ import type { Db } from '../../db/connect.ts';
 import type { Database, IdentityRow, UserRow, UserUpdate } from '../../db/schema.ts';
 import { ciEquals, isUniqueViolation } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
+import { recordSystemEvent, userPayload } from '../events/system-events.ts';
+import { createPersonalNamespace, deletePersonalProjects, renamePersonalNamespace } from './personal-namespace.ts';
 import { hashPassword, randomToken } from '../../lib/secrets.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
@@ -307,6 +309,8 @@ export class UsersService {
       if (input.identity) {
         await k.insertInto('identities').values({ user_id: user.id, provider: input.identity.provider, extern_uid: input.identity.extern_uid, saml_provider_id: null, created_at: now }).execute();
       }
+      await createPersonalNamespace(k, user, now);
+      await recordSystemEvent(k, userPayload('user_create', user));
       return user;
     };
     try {
@@ -493,6 +497,11 @@ export class UsersService {
     try {
       return await this.db.kysely.transaction().execute(async (trx) => {
         const updated = await trx.updateTable('users').set(changes).where('id', '=', user.id).returningAll().executeTakeFirstOrThrow();
+        if (changes.username !== undefined && changes.username !== user.username) {
+          await renamePersonalNamespace(trx, updated, user.username, now);
+          await recordSystemEvent(trx, userPayload('user_rename', updated, user.username));
+        }
+        if (changes.name !== undefined) await trx.updateTable('namespaces').set({ name: changes.name, updated_at: now }).where('owner_id', '=', user.id).execute();
         if (identity) {
           const existing = await trx.selectFrom('identities').select('id').where('user_id', '=', user.id).where('provider', '=', identity.provider).executeTakeFirst();
           if (existing) await trx.updateTable('identities').set({ extern_uid: identity.extern_uid }).where('id', '=', existing.id).execute();
@@ -520,7 +529,9 @@ export class UsersService {
     void actor;
     await this.db.kysely.transaction().execute(async (trx) => {
       await trx.updateTable('users').set({ created_by_id: null }).where('created_by_id', '=', user.id).execute();
+      await deletePersonalProjects(trx, user.id);
       await trx.deleteFrom('users').where('id', '=', user.id).execute();
+      await recordSystemEvent(trx, userPayload('user_destroy', user));
     });
   }
 

@@ -3,6 +3,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { DomainError, platformBody } from '../../lib/errors.ts';
+import { MovedError } from '../../domain/access/resolve.ts';
 import type { ApiKind } from '../types.ts';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -94,7 +95,27 @@ export function send(reply: FastifyReply, status: number, body: unknown, headers
   return reply.type('application/json').send(JSON.stringify(body));
 }
 
-export function errorHandling(app: FastifyInstance): void {
+/**
+ * A renamed or moved project/group named by its old path: GET → 301 to the same URL with the new path
+ * (clients repeat the request there); anything else → 405 (reference §2).
+ */
+function moved(err: MovedError, req: FastifyRequest, reply: FastifyReply, externalUrl: string): FastifyReply {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    const what = err.resource === 'Project' ? 'projects' : 'groups';
+    return send(reply, 405, { message: `Non GET methods are not allowed for moved ${what}` });
+  }
+  const old = String((req.params as { id?: string })?.id ?? '');
+  const [path, query] = req.url.split('?');
+  const encodedOld = encodeURIComponent(old);
+  const encodedNew = encodeURIComponent(err.fullPath);
+  const i = path.indexOf(encodedOld) >= 0 ? path.indexOf(encodedOld) : path.indexOf(old);
+  const len = path.indexOf(encodedOld) >= 0 ? encodedOld.length : old.length;
+  const newPath = i >= 0 ? path.slice(0, i) + encodedNew + path.slice(i + len) : path;
+  reply.header('location', `${externalUrl}${newPath}${query !== undefined ? '?' + query : ''}`);
+  return send(reply, 301, { message: '301 Moved Permanently' });
+}
+
+export function errorHandling(app: FastifyInstance, externalUrl: string): void {
   const router = FindMyWay();
   app.addHook('onRoute', (route: RouteOptions) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
@@ -109,6 +130,7 @@ export function errorHandling(app: FastifyInstance): void {
 
   app.setErrorHandler((err: FastifyError | DomainError, req, reply) => {
     const api = apiOf(req);
+    if (err instanceof MovedError) return moved(err, req, reply, externalUrl);
     if (err instanceof DomainError) {
       if (api === 'translation') {
         const detail = err.kind === 'invalid' ? err.detail : { detail: typeof err.detail === 'string' && err.kind !== 'not_found' ? err.detail : DRF_DETAIL[err.status] ?? String(err.status) };

@@ -1,0 +1,231 @@
+// The one place that decides who may see or do what: from the actor (anonymous, user, admin, job,
+// runner), its memberships with inheritance, custom roles, visibility and external users. Token scopes
+// are checked per route by the auth plugin; blocked users never get this far (403 at authentication).
+import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
+import type { Db } from '../../db/connect.ts';
+import type { Database, NamespaceRow, ProjectRow } from '../../db/schema.ts';
+import { Errors } from '../../lib/errors.ts';
+import { todayDate } from '../../lib/time.ts';
+import type { Actor } from './actor.ts';
+import {
+  CUSTOM_PERMISSION_ABILITIES,
+  GROUP_LEVEL_ABILITIES,
+  PROJECT_LEVEL_ABILITIES,
+  PROJECT_WRITE_ABILITIES,
+  levelAbilities,
+  type CustomPermission,
+  type GroupAbility,
+  type ProjectAbility,
+} from './roles.ts';
+
+export interface Membership {
+  /** highest effective level (0 = none) */
+  level: number;
+  /** level from a membership in this very resource (0 = none) */
+  directLevel: number;
+  /** custom permissions from the member roles of the memberships that apply */
+  permissions: Set<CustomPermission>;
+}
+
+export interface ProjectAccess extends Membership {
+  abilities: Set<ProjectAbility>;
+}
+export interface GroupAccess extends Membership {
+  abilities: Set<GroupAbility>;
+}
+
+/** "/1/5/9/" → [1, 5, 9] */
+export function traversalIds(ns: Pick<NamespaceRow, 'traversal_ids'>): number[] {
+  return ns.traversal_ids.split('/').filter(Boolean).map(Number);
+}
+
+const NONE: Membership = { level: 0, directLevel: 0, permissions: new Set() };
+
+export class Policy {
+  constructor(private readonly db: Db) {}
+
+  /** Memberships of `userId` in the project (direct) and every ancestor group (inherited). */
+  async membership(userId: number, target: { project?: ProjectRow; namespace: NamespaceRow }): Promise<Membership> {
+    const ns = target.namespace;
+    if (ns.type === 'User') {
+      // Personal namespace: its owner owns everything in it; others only by project membership.
+      if (ns.owner_id === userId) return { level: 50, directLevel: target.project ? 0 : 50, permissions: new Set() };
+    }
+    const groupIds = ns.type === 'Group' ? traversalIds(ns) : [];
+    const today = todayDate();
+    const rows = await this.db.kysely
+      .selectFrom('members')
+      .leftJoin('member_roles', 'member_roles.id', 'members.member_role_id')
+      .select(['members.source_type', 'members.source_id', 'members.access_level', 'member_roles.permissions'])
+      .where('members.user_id', '=', userId)
+      .where((eb) => eb.or([eb('members.expires_at', 'is', null), eb('members.expires_at', '>', today)]))
+      .where((eb) => {
+        const ors: Expression<SqlBool>[] = [];
+        if (target.project) ors.push(eb.and([eb('members.source_type', '=', 'Project'), eb('members.source_id', '=', target.project.id)]));
+        if (groupIds.length) ors.push(eb.and([eb('members.source_type', '=', 'Namespace'), eb('members.source_id', 'in', groupIds)]));
+        return ors.length ? eb.or(ors) : eb.val(false);
+      })
+      .execute();
+    if (!rows.length) return NONE;
+    const m: Membership = { level: 0, directLevel: 0, permissions: new Set() };
+    const directType = target.project ? 'Project' : 'Namespace';
+    const directId = target.project ? target.project.id : ns.id;
+    for (const r of rows) {
+      m.level = Math.max(m.level, r.access_level);
+      if (r.source_type === directType && r.source_id === directId) m.directLevel = Math.max(m.directLevel, r.access_level);
+      if (r.permissions) for (const [p, on] of Object.entries(JSON.parse(r.permissions))) if (on) m.permissions.add(p as CustomPermission);
+    }
+    return m;
+  }
+
+  /** Everything `actor` may do in `project` (an empty set: the project is invisible to them). */
+  async project(actor: Actor, project: ProjectRow, namespace: NamespaceRow): Promise<ProjectAccess> {
+    const user = actor.user;
+    const m = user ? await this.membership(user.id, { project, namespace }) : NONE;
+    const abilities = new Set<ProjectAbility>();
+    if (actor.isAdmin) {
+      for (const l of Object.values(PROJECT_LEVEL_ABILITIES)) for (const a of l) abilities.add(a);
+    } else {
+      for (const a of levelAbilities(PROJECT_LEVEL_ABILITIES, m.level)) abilities.add(a);
+      for (const p of m.permissions) for (const a of CUSTOM_PERMISSION_ABILITIES[p].project) abilities.add(a);
+      if (m.permissions.size && m.level > 0) abilities.add('read_project');
+      // Visibility: public projects to everyone, internal ones to signed-in people who are not external.
+      const open = project.visibility === 'public' || (project.visibility === 'internal' && !!user && user.external === 0);
+      if (open) {
+        abilities.add('read_project');
+        abilities.add('read_code');
+        abilities.add('read_merge_request');
+        if (user) abilities.add('read_project_member');
+      }
+    }
+    if (project.archived) for (const a of PROJECT_WRITE_ABILITIES) abilities.delete(a);
+    return { ...m, abilities };
+  }
+
+  async group(actor: Actor, group: NamespaceRow): Promise<GroupAccess> {
+    const user = actor.user;
+    const m = user ? await this.membership(user.id, { namespace: group }) : NONE;
+    const abilities = new Set<GroupAbility>();
+    if (actor.isAdmin) {
+      for (const l of Object.values(GROUP_LEVEL_ABILITIES)) for (const a of l) abilities.add(a);
+      abilities.add('create_subgroup');
+      abilities.add('create_projects');
+    } else {
+      for (const a of levelAbilities(GROUP_LEVEL_ABILITIES, m.level)) abilities.add(a);
+      for (const p of m.permissions) for (const a of CUSTOM_PERMISSION_ABILITIES[p].group) abilities.add(a);
+      if (m.level >= (group.subgroup_creation_level === 'owner' ? 50 : 40)) abilities.add('create_subgroup');
+      const projectLevel = { noone: Infinity, owner: 50, maintainer: 40, developer: 30 }[group.project_creation_level] ?? 40;
+      if (m.level >= projectLevel) abilities.add('create_projects');
+      const open = group.visibility === 'public' || (group.visibility === 'internal' && !!user && user.external === 0);
+      if (open) {
+        abilities.add('read_group');
+        if (user) abilities.add('read_group_member');
+      } else if (!abilities.has('read_group') && user && (await this.hasDescendantAccess(user.id, group))) {
+        // A member of a subgroup or project can see the groups above it.
+        abilities.add('read_group');
+      }
+    }
+    // Custom roles only exist on top-level groups.
+    if (group.parent_id !== null) abilities.delete('admin_member_role');
+    return { ...m, abilities };
+  }
+
+  private async hasDescendantAccess(userId: number, group: NamespaceRow): Promise<boolean> {
+    const prefix = group.traversal_ids;
+    const row = await this.db.kysely
+      .selectFrom('members')
+      .select('members.id')
+      .where('members.user_id', '=', userId)
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('members.source_type', '=', 'Namespace'), eb('members.source_id', 'in', eb.selectFrom('namespaces').select('id').where('traversal_ids', 'like', `${prefix}%`))]),
+          eb.and([
+            eb('members.source_type', '=', 'Project'),
+            eb('members.source_id', 'in', eb.selectFrom('projects').innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id').select('projects.id').where('namespaces.traversal_ids', 'like', `${prefix}%`)),
+          ]),
+        ]),
+      )
+      .limit(1)
+      .executeTakeFirst();
+    return !!row;
+  }
+
+  /** Throws the API's answer when `ability` is missing: 404 when it cannot even see the resource. */
+  static require<A extends string>(access: { abilities: Set<A> }, ability: A, resource: string, readAbility: A, reason?: string): void {
+    if (access.abilities.has(ability)) return;
+    if (!access.abilities.has(readAbility)) throw Errors.notFound(resource);
+    throw Errors.forbidden(reason);
+  }
+
+  /**
+   * SQL: the projects `actor` may see (for lists). Admins: all; anonymous: public; users: public,
+   * internal unless external, and those of their memberships (direct, inherited from groups, personal).
+   */
+  visibleProjects(actor: Actor): (eb: ExpressionBuilder<Database, 'projects'>) => Expression<SqlBool> {
+    if (actor.isAdmin) return (eb) => eb.val(true);
+    const user = actor.user;
+    if (!user) return (eb) => eb('projects.visibility', '=', 'public');
+    const levels = user.external ? ['public'] : ['public', 'internal'];
+    return (eb) => eb.or([eb('projects.visibility', 'in', levels), eb('projects.id', 'in', this.memberProjectIds(user.id))]);
+  }
+
+  /** SQL subquery: ids of projects where `userId` has any membership (direct, inherited or personal). */
+  memberProjectIds(userId: number, minLevel = 10) {
+    const today = todayDate();
+    const k = this.db.kysely;
+    const live = (eb: ExpressionBuilder<Database, 'members'>) =>
+      eb.and([eb('members.user_id', '=', userId), eb('members.access_level', '>=', minLevel), eb.or([eb('members.expires_at', 'is', null), eb('members.expires_at', '>', today)])]);
+    const direct = k.selectFrom('members').select('members.source_id as id').where('members.source_type', '=', 'Project').where(live);
+    const viaGroups = k
+      .selectFrom('projects')
+      .innerJoin('namespaces as pn', 'pn.id', 'projects.namespace_id')
+      .innerJoin('members', (j) => j.on('members.source_type', '=', 'Namespace'))
+      .innerJoin('namespaces as gn', 'gn.id', 'members.source_id')
+      .select('projects.id as id')
+      .where(live)
+      .where(sql<SqlBool>`pn.traversal_ids like gn.traversal_ids || '%'`);
+    const personal = k.selectFrom('projects').innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id').select('projects.id as id').where('namespaces.owner_id', '=', userId);
+    return direct.union(viaGroups).union(personal);
+  }
+
+  /** SQL: the groups `actor` may see. */
+  visibleGroups(actor: Actor): (eb: ExpressionBuilder<Database, 'namespaces'>) => Expression<SqlBool> {
+    if (actor.isAdmin) return (eb) => eb('namespaces.type', '=', 'Group');
+    const user = actor.user;
+    if (!user) return (eb) => eb.and([eb('namespaces.type', '=', 'Group'), eb('namespaces.visibility', '=', 'public')]);
+    const levels = user.external ? ['public'] : ['public', 'internal'];
+    return (eb) => eb.and([eb('namespaces.type', '=', 'Group'), eb.or([eb('namespaces.visibility', 'in', levels), eb('namespaces.id', 'in', this.memberGroupIds(user.id))])]);
+  }
+
+  /** SQL subquery: groups where `userId` is a member, their descendants, and the ancestors of groups/projects they belong to. */
+  memberGroupIds(userId: number, minLevel = 10) {
+    const today = todayDate();
+    const k = this.db.kysely;
+    const mine = k
+      .selectFrom('members')
+      .innerJoin('namespaces as m', (j) => j.onRef('m.id', '=', 'members.source_id').on('members.source_type', '=', 'Namespace'))
+      .select('m.traversal_ids')
+      .where('members.user_id', '=', userId)
+      .where('members.access_level', '>=', minLevel)
+      .where((eb) => eb.or([eb('members.expires_at', 'is', null), eb('members.expires_at', '>', today)]));
+    const viaProjects = k
+      .selectFrom('members')
+      .innerJoin('projects', (j) => j.onRef('projects.id', '=', 'members.source_id').on('members.source_type', '=', 'Project'))
+      .innerJoin('namespaces as pn', 'pn.id', 'projects.namespace_id')
+      .select('pn.traversal_ids')
+      .where('members.user_id', '=', userId)
+      .where((eb) => eb.or([eb('members.expires_at', 'is', null), eb('members.expires_at', '>', today)]));
+    // descendants of my groups, and ancestors of my groups and of my projects' groups
+    return k
+      .selectFrom('namespaces as g')
+      .select('g.id')
+      .where('g.type', '=', 'Group')
+      .where((eb) =>
+        eb.or([
+          eb.exists(mine.where(sql<SqlBool>`g.traversal_ids like m.traversal_ids || '%'`)),
+          eb.exists(mine.where(sql<SqlBool>`m.traversal_ids like g.traversal_ids || '%'`)),
+          eb.exists(viaProjects.where(sql<SqlBool>`pn.traversal_ids like g.traversal_ids || '%'`)),
+        ]),
+      );
+  }
+}

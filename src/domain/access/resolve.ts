@@ -1,0 +1,112 @@
+// `:id` of a project or group — an integer or a URL-encoded full path — to the row, checked against
+// what the actor may see: invisible is a plain 404 with the resource name. Old paths of renamed or
+// moved resources are reported as `moved` (the route answers 301 on GET, 405 otherwise).
+import type { Db } from '../../db/connect.ts';
+import type { NamespaceRow, ProjectRow } from '../../db/schema.ts';
+import { ciEquals } from '../../db/sql.ts';
+import { DomainError, Errors } from '../../lib/errors.ts';
+import type { Actor } from './actor.ts';
+import type { GroupAccess, Policy, ProjectAccess } from './policy.ts';
+
+export interface ResolvedProject {
+  project: ProjectRow;
+  namespace: NamespaceRow;
+  access: ProjectAccess;
+}
+export interface ResolvedGroup {
+  group: NamespaceRow;
+  access: GroupAccess;
+}
+
+/** Thrown when the path names a project or group that has moved; the route turns it into 301 / 405. */
+export class MovedError extends DomainError {
+  constructor(readonly fullPath: string, readonly resource: 'Project' | 'Group') {
+    super('raw', 301, null);
+  }
+}
+
+const isId = (s: string) => /^\d+$/.test(s);
+
+export class Resolver {
+  constructor(private readonly db: Db, private readonly policy: Policy) {}
+
+  async namespaceById(id: number): Promise<NamespaceRow | undefined> {
+    return this.db.kysely.selectFrom('namespaces').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** The project row by id or full path, without access checks (undefined when missing). */
+  async findProjectRow(idOrPath: string | number): Promise<{ project: ProjectRow; namespace: NamespaceRow } | { moved: string } | undefined> {
+    const key = String(idOrPath);
+    if (isId(key)) {
+      const project = await this.db.kysely.selectFrom('projects').selectAll().where('id', '=', Number(key)).executeTakeFirst();
+      if (!project) return undefined;
+      return { project, namespace: (await this.namespaceById(project.namespace_id))! };
+    }
+    const slash = key.lastIndexOf('/');
+    if (slash > 0) {
+      const ns = await this.db.kysely.selectFrom('namespaces').selectAll().where(ciEquals('full_path', key.slice(0, slash))).executeTakeFirst();
+      if (ns) {
+        const project = await this.db.kysely
+          .selectFrom('projects')
+          .selectAll()
+          .where('namespace_id', '=', ns.id)
+          .where(ciEquals('path', key.slice(slash + 1)))
+          .executeTakeFirst();
+        if (project) return { project, namespace: ns };
+      }
+    }
+    const redirect = await this.db.kysely.selectFrom('redirect_routes').selectAll().where('source_type', '=', 'Project').where(ciEquals('path', key)).executeTakeFirst();
+    if (redirect) {
+      const found = await this.findProjectRow(redirect.source_id);
+      if (found && 'project' in found) return { moved: `${found.namespace.full_path}/${found.project.path}` };
+    }
+    return undefined;
+  }
+
+  /** The project the actor may see, or 404 Project Not Found; MovedError for an old path. */
+  async project(actor: Actor, idOrPath: string | number): Promise<ResolvedProject> {
+    const found = await this.findProjectRow(idOrPath);
+    if (!found) throw Errors.notFound('Project');
+    if ('moved' in found) {
+      // Only say it moved to someone who may see it.
+      const target = await this.findProjectRow(found.moved);
+      if (target && 'project' in target) {
+        const access = await this.policy.project(actor, target.project, target.namespace);
+        if (access.abilities.has('read_project')) throw new MovedError(found.moved, 'Project');
+      }
+      throw Errors.notFound('Project');
+    }
+    const access = await this.policy.project(actor, found.project, found.namespace);
+    if (!access.abilities.has('read_project')) throw Errors.notFound('Project');
+    return { ...found, access };
+  }
+
+  async findGroupRow(idOrPath: string | number): Promise<NamespaceRow | { moved: string } | undefined> {
+    const key = String(idOrPath);
+    const q = this.db.kysely.selectFrom('namespaces').selectAll().where('type', '=', 'Group');
+    const group = isId(key) ? await q.where('id', '=', Number(key)).executeTakeFirst() : await q.where(ciEquals('full_path', key)).executeTakeFirst();
+    if (group) return group;
+    if (isId(key)) return undefined;
+    const redirect = await this.db.kysely.selectFrom('redirect_routes').selectAll().where('source_type', '=', 'Namespace').where(ciEquals('path', key)).executeTakeFirst();
+    if (redirect) {
+      const target = await this.namespaceById(redirect.source_id);
+      if (target && target.type === 'Group') return { moved: target.full_path };
+    }
+    return undefined;
+  }
+
+  /** The group the actor may see, or 404 Group Not Found. */
+  async group(actor: Actor, idOrPath: string | number): Promise<ResolvedGroup> {
+    const found = await this.findGroupRow(idOrPath);
+    if (!found) throw Errors.notFound('Group');
+    if ('moved' in found) {
+      const target = (await this.findGroupRow(found.moved)) as NamespaceRow;
+      const access = await this.policy.group(actor, target);
+      if (access.abilities.has('read_group')) throw new MovedError(found.moved, 'Group');
+      throw Errors.notFound('Group');
+    }
+    const access = await this.policy.group(actor, found);
+    if (!access.abilities.has('read_group')) throw Errors.notFound('Group');
+    return { group: found, access };
+  }
+}
