@@ -19,6 +19,10 @@ import { usersRoutes } from './http/platform/users.routes.ts';
 import { tokensRoutes } from './http/platform/personal-access-tokens.routes.ts';
 import { impersonationTokensRoutes } from './http/platform/impersonation-tokens.routes.ts';
 import { settingsRoutes } from './http/platform/application-settings.routes.ts';
+import { groupsRoutes } from './http/platform/groups.routes.ts';
+import { projectsRoutes } from './http/platform/projects.routes.ts';
+import { membersRoutes } from './http/platform/members.routes.ts';
+import { memberRolesRoutes } from './http/platform/member-roles.routes.ts';
 import { oauthRoutes } from './http/web/oauth.routes.ts';
 import { signInRoutes } from './http/web/sign-in.routes.ts';
 
@@ -77,6 +81,10 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   tokensRoutes(app, c);
   impersonationTokensRoutes(app, c);
   settingsRoutes(app, c);
+  groupsRoutes(app, c);
+  projectsRoutes(app, c);
+  membersRoutes(app, c);
+  memberRolesRoutes(app, c);
   oauthRoutes(app, c);
   signInRoutes(app, c);
   extend?.(app);

@@ -1,6 +1,7 @@
 // Seed factories: each test shows its preconditions.
 import type { Container } from '../../src/container.ts';
-import type { UserRow } from '../../src/db/schema.ts';
+import type { MemberRoleRow, NamespaceRow, ProjectRow, UserRow } from '../../src/db/schema.ts';
+import { nowIso } from '../../src/lib/time.ts';
 import type { CreateTokenInput } from '../../src/domain/tokens/tokens.service.ts';
 
 let counter = 0;
@@ -9,6 +10,16 @@ export interface Seed {
   user(attrs?: Partial<{ username: string; name: string; email: string; password: string; is_admin: boolean; external: boolean; state: string; private_profile: boolean }>): Promise<UserRow>;
   /** creates a personal access token and returns its secret and row id */
   token(user: UserRow, attrs?: Partial<CreateTokenInput>): Promise<{ token: string; id: number; headers: Record<string, string> }>;
+  /** a group (rows only, no events), optionally under `parent` */
+  group(attrs?: Partial<{ path: string; name: string; visibility: string; parent: NamespaceRow }>): Promise<NamespaceRow>;
+  /** a project (rows only, no events, no repository) in a group or a user's personal namespace */
+  project(attrs?: Partial<{ path: string; name: string; visibility: string; namespace: NamespaceRow; owner: UserRow; archived: boolean }>): Promise<ProjectRow>;
+  /** a membership row */
+  member(source: { project?: ProjectRow; group?: NamespaceRow }, user: UserRow, accessLevel: number, attrs?: Partial<{ expires_at: string; member_role: MemberRoleRow }>): Promise<void>;
+  /** a custom role with the given permissions on (instance-wide unless `group`) */
+  memberRole(baseAccessLevel: number, permissions: string[], attrs?: Partial<{ name: string; group: NamespaceRow }>): Promise<MemberRoleRow>;
+  /** the personal namespace of a user */
+  namespaceOf(user: UserRow): Promise<NamespaceRow>;
 }
 
 export function makeSeed(c: Container): Seed {
@@ -30,6 +41,68 @@ export function makeSeed(c: Container): Seed {
         u = (await c.users.byId(u.id))!;
       }
       return u;
+    },
+    async group(attrs = {}) {
+      const n = ++counter;
+      const path = attrs.path ?? `group${n}-${Math.random().toString(36).slice(2, 6)}`;
+      const now = nowIso();
+      const parent = attrs.parent;
+      const row = await c.db.kysely
+        .insertInto('namespaces')
+        .values({
+          type: 'Group', name: attrs.name ?? path, path, full_path: parent ? `${parent.full_path}/${path}` : path, parent_id: parent?.id ?? null,
+          traversal_ids: '', owner_id: null, visibility: attrs.visibility ?? 'private', description: '', avatar_url: null, request_access_enabled: 1,
+          project_creation_level: 'developer', subgroup_creation_level: 'maintainer', share_with_group_lock: 0, settings: '{}', created_by_id: null,
+          created_at: now, updated_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return c.db.kysely
+        .updateTable('namespaces')
+        .set({ traversal_ids: `${parent ? parent.traversal_ids : '/'}${row.id}/` })
+        .where('id', '=', row.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    },
+    async project(attrs = {}) {
+      const n = ++counter;
+      const path = attrs.path ?? `project${n}-${Math.random().toString(36).slice(2, 6)}`;
+      const namespace = attrs.namespace ?? (attrs.owner ? await this.namespaceOf(attrs.owner) : await this.group());
+      const now = nowIso();
+      return c.db.kysely
+        .insertInto('projects')
+        .values({
+          namespace_id: namespace.id, creator_id: attrs.owner?.id ?? null, name: attrs.name ?? path, path, description: null,
+          visibility: attrs.visibility ?? 'private', default_branch: 'main', archived: attrs.archived ? 1 : 0, repository_storage: 'default',
+          topics: '[]', settings: '{}', created_at: now, updated_at: now, last_activity_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    },
+    async member(source, user, accessLevel, attrs = {}) {
+      const now = nowIso();
+      await c.db.kysely
+        .insertInto('members')
+        .values({
+          source_type: source.project ? 'Project' : 'Namespace', source_id: source.project ? source.project.id : source.group!.id, user_id: user.id,
+          access_level: accessLevel, expires_at: attrs.expires_at ?? null, member_role_id: attrs.member_role?.id ?? null, created_by_id: null,
+          created_at: now, updated_at: now,
+        })
+        .execute();
+    },
+    async memberRole(base, permissions, attrs = {}) {
+      const now = nowIso();
+      return c.db.kysely
+        .insertInto('member_roles')
+        .values({
+          namespace_id: attrs.group?.id ?? null, name: attrs.name ?? `role ${++counter}`, description: null, base_access_level: base,
+          permissions: JSON.stringify(Object.fromEntries(permissions.map((p) => [p, true]))), created_at: now, updated_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    },
+    async namespaceOf(user) {
+      return c.db.kysely.selectFrom('namespaces').selectAll().where('owner_id', '=', user.id).where('type', '=', 'User').executeTakeFirstOrThrow();
     },
     async token(user, attrs = {}) {
       const t = await c.tokens.create(user, { name: attrs.name ?? 'test', scopes: attrs.scopes ?? ['api'], expires_at: attrs.expires_at ?? null, impersonation: attrs.impersonation, description: attrs.description });

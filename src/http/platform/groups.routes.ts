@@ -1,0 +1,7 @@
+import type { FastifyInstance } from 'fastify';
+import type { Container } from '../../container.ts';
+
+export function groupsRoutes(app: FastifyInstance, c: Container): void {
+  void app;
+  void c;
+}
