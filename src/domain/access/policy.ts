@@ -125,8 +125,8 @@ export class Policy {
         abilities.add('read_group');
       }
     }
-    // Custom roles only exist on top-level groups.
-    if (group.parent_id !== null) abilities.delete('admin_member_role');
+    // admin_member_role stays on subgroups: custom roles live on top-level groups, and the member-roles
+    // service answers a subgroup with GitLab's message rather than a bare 403.
     return { ...m, abilities };
   }
 

@@ -15,6 +15,13 @@ export async function createPersonalNamespace(k: Kysely<Database>, user: UserRow
   await k.updateTable('namespaces').set({ traversal_ids: `/${ns.id}/` }).where('id', '=', ns.id).execute();
 }
 
+/** The personal namespace id of each user (one query for a page of users). */
+export async function personalNamespaceIds(k: Kysely<Database>, userIds: number[]): Promise<Map<number, number>> {
+  if (!userIds.length) return new Map();
+  const rows = await k.selectFrom('namespaces').select(['id', 'owner_id']).where('type', '=', 'User').where('owner_id', 'in', userIds).execute();
+  return new Map(rows.map((r) => [r.owner_id!, r.id]));
+}
+
 /** The namespace follows the username; the old paths of it and its projects keep redirecting. */
 export async function renamePersonalNamespace(k: Kysely<Database>, user: UserRow, oldUsername: string, now: string): Promise<void> {
   const ns = await k.selectFrom('namespaces').select(['id', 'full_path']).where('owner_id', '=', user.id).where('type', '=', 'User').executeTakeFirst();

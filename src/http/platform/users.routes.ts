@@ -9,6 +9,7 @@ import type { Actor } from '../../domain/access/actor.ts';
 import type { SelectQueryBuilder } from 'kysely';
 import type { Database, UserRow } from '../../db/schema.ts';
 import { ADMIN_ONLY_LIST_PARAMS } from '../../domain/users/users.service.ts';
+import { personalNamespaceIds } from '../../domain/users/personal-namespace.ts';
 import {
   BASIC_COLUMNS,
   USER_ORDER_COLUMNS,
@@ -181,14 +182,17 @@ export function usersRoutes(fastify: FastifyInstance, c: Container): void {
   async function adminEntities(rows: UserViewRow[], ctx: UserViewContext, withCustomAttributes: boolean): Promise<UserAdminEntity[]> {
     const ids = rows.map((r) => r.id);
     const creatorIds = rows.flatMap((r) => (r.created_by_id === null ? [] : [r.created_by_id]));
-    const [identities, creators, attributes] = await Promise.all([
+    // The personal namespace is created with the user and never changes, so the list cache need not track it.
+    const [identities, creators, attributes, namespaceIds] = await Promise.all([
       c.users.identitiesOf(ids),
       c.users.refsOf(creatorIds),
       withCustomAttributes ? c.users.customAttributesOf(ids) : null,
+      personalNamespaceIds(c.db.kysely, ids),
     ]);
     return rows.map((r) =>
       toUserAdmin(r, ctx, {
         identities: identities.get(r.id) ?? [],
+        namespaceId: namespaceIds.get(r.id) ?? null,
         createdBy: r.created_by_id === null ? null : creators.get(r.created_by_id) ?? null,
         customAttributes: attributes ? attributes.get(r.id) ?? [] : undefined,
       }),

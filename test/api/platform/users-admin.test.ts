@@ -55,7 +55,7 @@ test('POST /users: 201 with the administrator shape; every attribute stored; ide
     last_sign_in_at: null, confirmed_at: u.confirmed_at, last_activity_on: null, email: 'New.User@example.com', theme_id: 11, color_scheme_id: 6,
     projects_limit: 7, current_sign_in_at: null, identities: [{ provider: 'github', extern_uid: '67890', saml_provider_id: null }],
     can_create_group: false, can_create_project: true, two_factor_enabled: false, external: true, private_profile: true,
-    commit_email: 'New.User@example.com', is_admin: true, note: 'created by API', namespace_id: null, sign_in_count: 0,
+    commit_email: 'New.User@example.com', is_admin: true, note: 'created by API', namespace_id: (await c.db.kysely.selectFrom('namespaces').select('id').where('owner_id', '=', u.id).executeTakeFirstOrThrow()).id, sign_in_count: 0,
     current_sign_in_ip: null, last_sign_in_ip: null,
     created_by: { id: 1, username: 'root', name: 'Administrator', state: 'active', locked: false, avatar_url: null, web_url: `${EXTERNAL_URL}/root` },
     email_reset_offered_at: null,

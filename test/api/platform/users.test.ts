@@ -440,7 +440,8 @@ test('GET /user: UserPublic for oneself, the administrator shape for administrat
   assert.deepEqual(res.json(), self((await c.users.byId(me.id))!, [{ provider: 'github', extern_uid: 'me-gh', saml_provider_id: null }]));
 
   res = await app.inject({ method: 'GET', url: '/api/v4/user', headers: root });
-  assert.deepEqual(res.json(), adminView((await c.users.byId(1))!));
+  const rootUser = (await c.users.byId(1))!;
+  assert.deepEqual(res.json(), adminView(rootUser, { namespace_id: (await seed.namespaceOf(rootUser)).id }));
 
   // Sudo: the user acted as.
   res = await app.inject({ method: 'GET', url: '/api/v4/user', headers: { ...root, sudo: 'me' } });

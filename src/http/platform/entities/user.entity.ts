@@ -254,6 +254,8 @@ function selfFields(row: UserViewRow, identities: IdentityRow[]): SelfFields {
 
 export interface AdminExtras {
   identities: IdentityRow[];
+  /** the user's personal namespace */
+  namespaceId: number | null;
   createdBy: UserBasicRow | null;
   /** present only when the caller asked with_custom_attributes=true */
   customAttributes?: { key: string; value: string }[];
@@ -304,8 +306,7 @@ export function toUserAdmin(row: UserViewRow, ctx: UserViewContext, extras: Admi
     commit_email: row.commit_email ?? row.email,
     is_admin: row.is_admin === 1,
     note: row.note,
-    // TODO(namespaces issue): the user's personal namespace id.
-    namespace_id: null,
+    namespace_id: extras.namespaceId,
     sign_in_count: row.sign_in_count,
     current_sign_in_ip: row.current_sign_in_ip,
     last_sign_in_ip: row.last_sign_in_ip,
