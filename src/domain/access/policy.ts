@@ -114,7 +114,7 @@ export class Policy {
       for (const a of levelAbilities(GROUP_LEVEL_ABILITIES, m.level)) abilities.add(a);
       for (const p of m.permissions) for (const a of CUSTOM_PERMISSION_ABILITIES[p].group) abilities.add(a);
       if (m.level >= (group.subgroup_creation_level === 'owner' ? 50 : 40)) abilities.add('create_subgroup');
-      const projectLevel = { noone: Infinity, owner: 50, maintainer: 40, developer: 30 }[group.project_creation_level] ?? 40;
+      const projectLevel = { noone: Infinity, administrator: Infinity, owner: 50, maintainer: 40, developer: 30 }[group.project_creation_level] ?? 40;
       if (m.level >= projectLevel) abilities.add('create_projects');
       const open = group.visibility === 'public' || (group.visibility === 'internal' && !!user && user.external === 0);
       if (open) {
