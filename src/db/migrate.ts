@@ -4,6 +4,7 @@ import type { Db, DialectName } from './connect.ts';
 import * as m001 from './migrations/001-foundation.ts';
 import * as m002 from './migrations/002-table-versions.ts';
 import * as m003 from './migrations/003-namespaces-projects.ts';
+import * as m004 from './migrations/004-projects.ts';
 
 export interface MigrationContext {
   dialect: DialectName;
@@ -18,6 +19,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '001-foundation', up: m001.up },
   { name: '002-table-versions', up: m002.up },
   { name: '003-namespaces-projects', up: m003.up },
+  { name: '004-projects', up: m004.up },
 ];
 
 export async function migrate(db: Db): Promise<string[]> {

@@ -27,7 +27,7 @@ test('migrate, create-user, create-token, reset-password; errors are one line an
 
   const m = await hearth(dir, ['migrate']);
   assert.equal(m.code, 0, m.stderr);
-  assert.equal(m.stdout, 'applied: 001-foundation, 002-table-versions, 003-namespaces-projects\n');
+  assert.equal(m.stdout, 'applied: 001-foundation, 002-table-versions, 003-namespaces-projects, 004-projects\n');
   assert.equal((await hearth(dir, ['migrate'])).stdout, 'database is up to date\n');
 
   const u = await hearth(dir, ['admin', 'create-user', '--username', 'alice', '--email', 'alice@example.com', '--name', 'Alice', '--password', 'secret-pass-1']);

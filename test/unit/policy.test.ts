@@ -44,6 +44,9 @@ test('policy: inheritance, custom roles, visibility, external users, expiry', as
   assert.deepEqual(await visible(dev), [project.id, internal.id]);
   assert.deepEqual(await visible(guestReader), [project.id, internal.id]);
   assert.deepEqual(await visible(ext), []);
+  const admin = await seed.user({ is_admin: true });
+  const all = (await c.db.kysely.selectFrom('projects').select('id').orderBy('id').execute()).map((r) => r.id);
+  assert.deepEqual(await visible(admin), all);
   const groups = async (u: any) =>
     (await c.db.kysely.selectFrom('namespaces').select('id').where(c.policy.visibleGroups(userActor(u))).orderBy('id').execute()).map((r) => r.id);
   assert.deepEqual(await groups(guestReader), [top.id, sub.id]);

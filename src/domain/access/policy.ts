@@ -63,7 +63,7 @@ export class Policy {
         const ors: Expression<SqlBool>[] = [];
         if (target.project) ors.push(eb.and([eb('members.source_type', '=', 'Project'), eb('members.source_id', '=', target.project.id)]));
         if (groupIds.length) ors.push(eb.and([eb('members.source_type', '=', 'Namespace'), eb('members.source_id', 'in', groupIds)]));
-        return ors.length ? eb.or(ors) : eb.val(false);
+        return ors.length ? eb.or(ors) : sql<SqlBool>`1 = 0`;
       })
       .execute();
     if (!rows.length) return NONE;
@@ -162,7 +162,7 @@ export class Policy {
    * internal unless external, and those of their memberships (direct, inherited from groups, personal).
    */
   visibleProjects(actor: Actor): (eb: ExpressionBuilder<Database, 'projects'>) => Expression<SqlBool> {
-    if (actor.isAdmin) return (eb) => eb.val(true);
+    if (actor.isAdmin) return () => sql<SqlBool>`1 = 1`;
     const user = actor.user;
     if (!user) return (eb) => eb('projects.visibility', '=', 'public');
     const levels = user.external ? ['public'] : ['public', 'internal'];

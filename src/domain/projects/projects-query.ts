@@ -1,0 +1,308 @@
+// Reading projects: the SQL of project lists (which projects a viewer may see, GitLab's filters and
+// orders, membership sets) and the views of a page of rows (namespaces, owners, the viewer's access and
+// memberships) loaded with one query per kind of row, never one per project.
+import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import type { Db } from '../../db/connect.ts';
+import type { Database, NamespaceRow, ProjectRow } from '../../db/schema.ts';
+import { todayDate } from '../../lib/time.ts';
+import type { Actor } from '../access/actor.ts';
+import { traversalIds, type Membership, type Policy, type ProjectAccess } from '../access/policy.ts';
+import type { CustomPermission } from '../access/roles.ts';
+import { BASIC_COLUMNS, type UserBasicRow } from '../users/users-query.ts';
+
+export interface ProjectView {
+  project: ProjectRow;
+  namespace: NamespaceRow;
+  /** "Group / Subgroup", or the owner's name for a personal namespace */
+  namespaceFullName: string;
+  /** the owner of a personal namespace */
+  owner: UserBasicRow | null;
+  /** what the viewer may do */
+  access: ProjectAccess;
+  /** the viewer's own membership in the project (permissions.project_access) */
+  projectMemberLevel: number | null;
+  /** the viewer's highest membership in the project's group or its ancestors (permissions.group_access) */
+  groupMemberLevel: number | null;
+}
+
+export const PROJECT_ORDERS = ['id', 'name', 'path', 'created_at', 'updated_at', 'last_activity_at', 'similarity', 'star_count'] as const;
+/** Orders by repository statistics: administrators only (there are no statistics yet: all sizes are 0). */
+export const STATISTICS_ORDERS = ['storage_size', 'repository_size', 'wiki_size', 'packages_size'] as const;
+export type ProjectOrder = (typeof PROJECT_ORDERS)[number] | (typeof STATISTICS_ORDERS)[number];
+
+export interface ProjectFilters {
+  archived?: boolean;
+  visibility?: string;
+  search?: string;
+  search_namespaces?: boolean;
+  owned?: boolean;
+  starred?: boolean;
+  imported?: boolean;
+  membership?: boolean;
+  with_issues_enabled?: boolean;
+  with_merge_requests_enabled?: boolean;
+  with_programming_language?: string;
+  min_access_level?: number;
+  id_after?: number;
+  id_before?: number;
+  last_activity_after?: string;
+  last_activity_before?: string;
+  updated_after?: string;
+  updated_before?: string;
+  repository_storage?: string;
+  topic?: string[];
+  topic_id?: number;
+  order_by: ProjectOrder;
+  sort: 'asc' | 'desc';
+}
+
+/** Where the projects of a list live: everywhere, some namespaces (a group's), or one namespace. */
+export type ProjectScope =
+  | { kind: 'all' }
+  | { kind: 'group'; group: NamespaceRow; includeSubgroups: boolean; includeAncestors: boolean }
+  | { kind: 'namespace'; namespaceId: number };
+
+type ProjectsQB = SelectQueryBuilder<Database, 'projects', ProjectRow>;
+type EB = ExpressionBuilder<Database, 'projects'>;
+
+// Literal conditions (SQLite cannot bind booleans).
+const ALWAYS = sql<SqlBool>`1 = 1`;
+const NEVER = sql<SqlBool>`1 = 0`;
+
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (ch) => '\\' + ch);
+/** case-insensitive "contains" on any SQL expression */
+const ciLike = (expr: Expression<unknown>, needle: string) => sql<SqlBool>`lower(${expr}) like ${'%' + likeEscape(needle.toLowerCase()) + '%'} escape '\\'`;
+const ciIs = (expr: Expression<unknown>, value: string) => sql<SqlBool>`lower(${expr}) = ${value.toLowerCase()}`;
+
+/** Gitlab::SQL::Pattern.split_query_to_search_terms: words, and "quoted phrases" as one term. */
+export function searchTerms(query: string): string[] {
+  const quoted: string[] = [];
+  const rest = query.replace(/"(.*?)"/g, (_m, phrase: string) => {
+    quoted.push(phrase);
+    return '';
+  });
+  return [...rest.split(/\s+/).filter(Boolean), ...quoted];
+}
+
+export class ProjectsQuery {
+  constructor(private readonly db: Db, private readonly policy: Policy) {}
+
+  /**
+   * SQL: the projects where `userId` is a member of at least `minLevel` — directly, through a group
+   * or one of its ancestors, or as the owner of the personal namespace. The user's groups are read
+   * first (a handful of rows), so that their subgroups are found by constant prefixes rather than by
+   * matching every namespace against every membership; the ids come from one union, which both
+   * databases build once before reading projects by id.
+   */
+  async memberProjects(userId: number, minLevel = 10): Promise<(eb: EB) => Expression<SqlBool>> {
+    const today = todayDate();
+    const k = this.db.kysely;
+    const live = (eb: ExpressionBuilder<Database, 'members'>) =>
+      eb.and([eb('members.user_id', '=', userId), eb('members.access_level', '>=', minLevel), eb.or([eb('members.expires_at', 'is', null), eb('members.expires_at', '>', today)])]);
+    const groups = await k
+      .selectFrom('members')
+      .innerJoin('namespaces', 'namespaces.id', 'members.source_id')
+      .select('namespaces.traversal_ids')
+      .where('members.source_type', '=', 'Namespace')
+      .where(live)
+      .execute();
+    // traversal_ids hold digits and slashes only: no LIKE wildcard to escape
+    const prefixes = [...new Set(groups.map((g) => g.traversal_ids))];
+    const direct = k.selectFrom('members').select('members.source_id as id').where('members.source_type', '=', 'Project').where(live);
+    const personal = k
+      .selectFrom('projects as pp')
+      .innerJoin('namespaces as own', 'own.id', 'pp.namespace_id')
+      .select('pp.id as id')
+      .where('own.owner_id', '=', userId)
+      .where('own.type', '=', 'User');
+    let ids = direct.union(personal);
+    if (prefixes.length) {
+      const subgroups = k.selectFrom('namespaces as sub').select('sub.id').where((eb) => eb.or(prefixes.map((p) => eb('sub.traversal_ids', 'like', `${p}%`))));
+      ids = ids.union(k.selectFrom('projects as gp').select('gp.id as id').where('gp.namespace_id', 'in', subgroups));
+    }
+    return (eb) => eb('projects.id', 'in', ids);
+  }
+
+  /** SQL: what `actor` may see (the same rules as Policy.visibleProjects, with the faster membership set). */
+  async visible(actor: Actor): Promise<(eb: EB) => Expression<SqlBool>> {
+    if (actor.isAdmin) return () => ALWAYS;
+    const user = actor.user;
+    if (!user) return (eb) => eb('projects.visibility', '=', 'public');
+    const levels = user.external ? ['public'] : ['public', 'internal'];
+    const mine = await this.memberProjects(user.id);
+    return (eb) => eb.or([eb('projects.visibility', 'in', levels), mine(eb)]);
+  }
+
+  /**
+   * ProjectsFinder / GroupProjectsFinder: the projects of `scope` that `actor` may see, filtered and
+   * ordered as GitLab does (the order always ends with the id, so pages are stable).
+   */
+  async list(actor: Actor, scope: ProjectScope, f: ProjectFilters): Promise<ProjectsQB> {
+    const k = this.db.kysely;
+    let q: ProjectsQB = k.selectFrom('projects').selectAll('projects');
+    const user = actor.user;
+
+    if (scope.kind === 'namespace') q = q.where('projects.namespace_id', '=', scope.namespaceId);
+    if (scope.kind === 'group') {
+      const g = scope.group;
+      const ids = scope.includeAncestors ? traversalIds(g) : [g.id];
+      if (scope.includeSubgroups) {
+        const subgroups = k.selectFrom('namespaces as sub').select('sub.id').where('sub.traversal_ids', 'like', `${likeEscape(g.traversal_ids)}%`);
+        q = q.where((eb) => eb.or([eb('projects.namespace_id', 'in', ids), eb('projects.namespace_id', 'in', subgroups)]));
+      } else {
+        q = q.where('projects.namespace_id', 'in', ids);
+      }
+    }
+
+    // Who: owned, min_access_level and membership narrow to the viewer's memberships (nothing for
+    // anonymous callers); otherwise everything the viewer may see.
+    const similarity = f.order_by === 'similarity' && !!f.search && !!user;
+    if (f.owned || f.min_access_level !== undefined || f.membership || similarity) {
+      if (!user) return q.where(NEVER);
+      const min = f.owned ? 50 : f.min_access_level ?? 10;
+      q = q.where(await this.memberProjects(user.id, min));
+    } else {
+      q = q.where(await this.visible(actor));
+    }
+
+    if (f.archived !== undefined) q = q.where('projects.archived', '=', f.archived ? 1 : 0);
+    if (f.visibility) q = q.where('projects.visibility', '=', f.visibility);
+    if (f.search && f.search.trim()) q = q.where(this.searchCondition(f.search, !!f.search_namespaces));
+    // Stars, imports, repository languages and topic ids do not exist here yet: those filters match nothing.
+    if ((f.starred && user) || (f.imported && user) || f.with_programming_language || f.topic_id !== undefined) q = q.where(NEVER);
+    if (f.with_issues_enabled) {
+      q = q.where(sql<SqlBool>`projects.settings not like '%"issues_access_level":"disabled"%'`);
+      // Private issues are for members (and administrators).
+      if (!actor.isAdmin) {
+        const mine = user ? await this.memberProjects(user.id) : () => NEVER;
+        q = q.where((eb) => eb.or([sql<SqlBool>`projects.settings not like '%"issues_access_level":"private"%'`, mine(eb)]));
+      }
+    }
+    if (f.with_merge_requests_enabled) q = q.where(sql<SqlBool>`projects.settings not like '%"merge_requests_access_level":"disabled"%'`);
+    if (f.id_after !== undefined) q = q.where('projects.id', '>', f.id_after);
+    if (f.id_before !== undefined) q = q.where('projects.id', '<', f.id_before);
+    if (f.last_activity_after) q = q.where('projects.last_activity_at', '>', f.last_activity_after);
+    if (f.last_activity_before) q = q.where('projects.last_activity_at', '<', f.last_activity_before);
+    if (f.updated_after) q = q.where('projects.updated_at', '>', f.updated_after);
+    if (f.updated_before) q = q.where('projects.updated_at', '<', f.updated_before);
+    if (f.repository_storage && actor.isAdmin) q = q.where('projects.repository_storage', '=', f.repository_storage);
+    for (const topic of f.topic ?? []) {
+      const t = topic.trim();
+      if (t) q = q.where(sql<SqlBool>`lower(projects.topics) like ${'%' + likeEscape(JSON.stringify(t.toLowerCase())) + '%'} escape '\\'`);
+    }
+    return this.order(q, actor, f);
+  }
+
+  /** Project.search: every term (of 3+ characters) in the path, the name or the description. */
+  private searchCondition(search: string, withNamespaces: boolean): (eb: EB) => Expression<SqlBool> {
+    return (eb) => {
+      const fullPath = sql`(select n.full_path from namespaces n where n.id = projects.namespace_id) || '/' || projects.path`;
+      const columns: Expression<unknown>[] = [withNamespaces ? fullPath : sql.ref('projects.path'), sql.ref('projects.name'), sql.ref('projects.description')];
+      const terms = searchTerms(search.trim()).filter((t) => t.length >= 3);
+      // No term is long enough for a partial match: the whole query must match exactly (any case).
+      if (!terms.length) return eb.or(columns.map((col) => ciIs(col, search.trim())));
+      return eb.or(columns.map((col) => eb.and(terms.map((t) => ciLike(col, t)))));
+    };
+  }
+
+  private order(q: ProjectsQB, actor: Actor, f: ProjectFilters): ProjectsQB {
+    const dir = f.sort;
+    const statistics = (STATISTICS_ORDERS as readonly string[]).includes(f.order_by);
+    let by = (statistics ? (actor.isAdmin ? 'id' : 'created_at') : f.order_by) as (typeof PROJECT_ORDERS)[number];
+    if (by === 'similarity') {
+      if (f.search && actor.user) {
+        const s = f.search.trim().toLowerCase();
+        const score = sql<number>`(case when lower(projects.path) = ${s} then 10 when lower(projects.name) = ${s} then 7
+          when lower(projects.path) like ${likeEscape(s) + '%'} escape '\\' then 5 when lower(projects.name) like ${likeEscape(s) + '%'} escape '\\' then 3 else 0 end)`;
+        return q.orderBy(score, 'desc').orderBy('projects.id', 'desc');
+      }
+      by = 'created_at';
+    }
+    // Stars are not kept: every project has 0, so the order falls to the id.
+    if (by === 'id' || by === 'star_count') return q.orderBy('projects.id', dir);
+    return q.orderBy(`projects.${by}`, dir).orderBy('projects.id', dir);
+  }
+
+  /** The views of a page of projects: four queries at most, whatever the page size. */
+  async views(actor: Actor, projects: ProjectRow[]): Promise<ProjectView[]> {
+    if (!projects.length) return [];
+    const k = this.db.kysely;
+    const namespaces = new Map<number, NamespaceRow>();
+    for (const ns of await k.selectFrom('namespaces').selectAll().where('id', 'in', [...new Set(projects.map((p) => p.namespace_id))]).execute()) namespaces.set(ns.id, ns);
+    const names = new Map<number, string>();
+    for (const ns of namespaces.values()) names.set(ns.id, ns.name);
+    const groupIds = new Set<number>();
+    for (const ns of namespaces.values()) if (ns.type === 'Group') for (const id of traversalIds(ns)) groupIds.add(id);
+    const missing = [...groupIds].filter((id) => !names.has(id));
+    const ownerIds = [...namespaces.values()].flatMap((ns) => (ns.type === 'User' && ns.owner_id !== null ? [ns.owner_id] : []));
+    const userId = actor.user?.id;
+    const today = todayDate();
+    const [ancestors, owners, memberships] = await Promise.all([
+      missing.length ? k.selectFrom('namespaces').select(['id', 'name']).where('id', 'in', missing).execute() : [],
+      ownerIds.length ? k.selectFrom('users').select([...BASIC_COLUMNS]).where('users.id', 'in', [...new Set(ownerIds)]).execute() : [],
+      userId === undefined
+        ? []
+        : k
+            .selectFrom('members')
+            .leftJoin('member_roles', 'member_roles.id', 'members.member_role_id')
+            .select(['members.source_type', 'members.source_id', 'members.access_level', 'member_roles.permissions'])
+            .where('members.user_id', '=', userId)
+            .where((eb) => eb.or([eb('members.expires_at', 'is', null), eb('members.expires_at', '>', today)]))
+            .where((eb) => {
+              const ors: Expression<SqlBool>[] = [eb.and([eb('members.source_type', '=', 'Project'), eb('members.source_id', 'in', projects.map((p) => p.id))])];
+              if (groupIds.size) ors.push(eb.and([eb('members.source_type', '=', 'Namespace'), eb('members.source_id', 'in', [...groupIds])]));
+              return eb.or(ors);
+            })
+            .execute(),
+    ]);
+    for (const a of ancestors) names.set(a.id, a.name);
+    const ownersById = new Map(owners.map((u) => [u.id, u]));
+    const memberOf = new Map<string, { level: number; permissions: string | null }>();
+    for (const m of memberships) memberOf.set(`${m.source_type}:${m.source_id}`, { level: m.access_level, permissions: m.permissions });
+
+    // Projects with the same membership, visibility and archived state give the same answer.
+    const answers = new Map<string, Promise<ProjectAccess>>();
+    const out: ProjectView[] = [];
+    for (const project of projects) {
+      const namespace = namespaces.get(project.namespace_id)!;
+      const owner = namespace.type === 'User' && namespace.owner_id !== null ? ownersById.get(namespace.owner_id) ?? null : null;
+      const projectMember = memberOf.get(`Project:${project.id}`);
+      const groupMembers = namespace.type === 'Group' ? traversalIds(namespace).flatMap((id) => memberOf.get(`Namespace:${id}`) ?? []) : [];
+      const membership: Membership = { level: 0, directLevel: projectMember?.level ?? 0, permissions: new Set() };
+      for (const m of projectMember ? [projectMember, ...groupMembers] : groupMembers) {
+        membership.level = Math.max(membership.level, m.level);
+        if (m.permissions) for (const [perm, on] of Object.entries(JSON.parse(m.permissions))) if (on) membership.permissions.add(perm as CustomPermission);
+      }
+      // A personal namespace's owner owns its projects (as Policy.membership says).
+      const resolved = userId !== undefined && namespace.type === 'User' && namespace.owner_id === userId ? { level: 50, directLevel: 0, permissions: new Set<CustomPermission>() } : membership;
+      const groupLevel = groupMembers.length ? Math.max(...groupMembers.map((m) => m.level)) : null;
+      out.push({
+        project,
+        namespace,
+        namespaceFullName: namespace.type === 'User' ? owner?.name ?? namespace.name : traversalIds(namespace).map((id) => names.get(id) ?? '').join(' / '),
+        owner,
+        access: await this.memoAccess(answers, actor, project, namespace, resolved),
+        projectMemberLevel: projectMember?.level ?? null,
+        groupMemberLevel: groupLevel,
+      });
+    }
+    return out;
+  }
+
+  private memoAccess(answers: Map<string, Promise<ProjectAccess>>, actor: Actor, project: ProjectRow, namespace: NamespaceRow, m: Membership): Promise<ProjectAccess> {
+    const key = `${m.level}:${m.directLevel}:${[...m.permissions].sort().join(',')}:${project.visibility}:${project.archived}`;
+    let answer = answers.get(key);
+    if (!answer) answers.set(key, (answer = this.accessWith(actor, project, namespace, m)));
+    return answer;
+  }
+
+  /**
+   * The policy's answer for a membership already loaded: the policy decides abilities from the
+   * membership it looks up, so it is asked through a view of itself that returns this one instead
+   * (one members query for a whole page rather than one per project).
+   */
+  private accessWith(actor: Actor, project: ProjectRow, namespace: NamespaceRow, membership: Membership): Promise<ProjectAccess> {
+    const known: Policy = Object.create(this.policy, { membership: { value: async () => membership } });
+    return known.project(actor, project, namespace);
+  }
+}
