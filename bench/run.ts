@@ -117,10 +117,10 @@ const scenarios = [
   { name: 'GET /groups/:id/projects?per_page=100 (member of 200)', url: `/api/v4/groups/${groupRows[0].id}/projects?per_page=100`, token: memberToken.token! },
 ];
 
-const statics = new Map<number, string>();
+const statics = new Map<number, Buffer>();
 const app = await buildApp(c, (a) => {
   a.get('/bench/static/:i', { config: { api: 'health' } }, async (req, reply) => {
-    const body = statics.get(Number((req.params as { i: string }).i)) ?? '[]';
+    const body = statics.get(Number((req.params as { i: string }).i)) ?? Buffer.from('[]');
     return reply.type('application/json').send(body);
   });
 });
@@ -149,7 +149,7 @@ for (const [i, s] of scenarios.entries()) {
   const headers = { 'private-token': s.token };
   const sample = await app.inject({ method: 'GET', url: s.url, headers });
   if (sample.statusCode !== 200) throw new Error(`${s.url} → ${sample.statusCode} ${sample.body.slice(0, 200)}`);
-  statics.set(i, sample.body);
+  statics.set(i, Buffer.from(sample.body)); // a Buffer, as the response cache keeps its bodies
   // The uncached path: a parameter the endpoint ignores makes every request a cache miss (in-process).
   const misses: number[] = [];
   for (let r = 0; r < 21; r++) {

@@ -32,7 +32,8 @@ declare module 'fastify' {
 }
 
 export function responseCache(app: FastifyInstance): void {
-  const cache = new VersionedCache<{ body: string; headers: [string, string][] }>(2000, 5000);
+  // Bodies are kept as Buffers: Node would otherwise encode the same string to UTF-8 on every response.
+  const cache = new VersionedCache<{ body: Buffer; headers: [string, string][] }>(2000, 5000);
   app.decorate('cachedResponse', async function (req: FastifyRequest, reply: FastifyReply, opts: CacheOptions, compute: () => Promise<unknown>) {
     // Sudo changes who the viewer is; the viewer string already says who it is.
     const key = `${req.routeOptions.url}|${opts.viewer}|${cacheableQuery(req.url)}`;
@@ -43,7 +44,7 @@ export function responseCache(app: FastifyInstance): void {
       return reply.type('application/json').send(hit.body);
     }
     const value = await compute();
-    const body = String(reply.serialize(value));
+    const body = Buffer.from(String(reply.serialize(value)));
     const headers: [string, string][] = [];
     for (const h of CACHED_HEADERS) {
       const v = reply.getHeader(h);
