@@ -23,6 +23,7 @@ import {
   type FieldErrors,
 } from './group-rules.ts';
 import { GROUP_SETTING_KEYS, type GroupSettings } from './group-settings.ts';
+import { projectOwners } from '../projects/project-owners.ts';
 
 export const GROUP_ORDER_COLUMNS = ['name', 'path', 'id', 'similarity'] as const;
 export type GroupOrderColumn = (typeof GROUP_ORDER_COLUMNS)[number];
@@ -308,7 +309,7 @@ export class GroupsService {
       const projectsOf = new Map<number, ProjectRow[]>();
       for (const p of projects) projectsOf.set(p.namespace_id, [...(projectsOf.get(p.namespace_id) ?? []), p]);
       const visit = async (g: NamespaceRow): Promise<void> => {
-        for (const p of projectsOf.get(g.id) ?? []) await recordSystemEvent(trx, projectPayload('project_destroy', p, g, await this.projectOwners(trx, p, g)));
+        for (const p of projectsOf.get(g.id) ?? []) await recordSystemEvent(trx, projectPayload('project_destroy', p, g, await projectOwners(trx, p, g)));
         for (const child of children.get(g.id) ?? []) await visit(child);
         await recordSystemEvent(trx, groupPayload('group_destroy', g));
       };
@@ -327,28 +328,6 @@ export class GroupsService {
     });
   }
 
-  /**
-   * Project#owners for the project_destroy payload (as the projects service computes it): the Owners
-   * of the project and of the groups above it, by name.
-   */
-  private async projectOwners(trx: Kysely<Database>, project: ProjectRow, namespace: NamespaceRow): Promise<{ name: string; email: string }[]> {
-    const today = todayDate();
-    return trx
-      .selectFrom('members')
-      .innerJoin('users', 'users.id', 'members.user_id')
-      .select(['users.name', 'users.email'])
-      .distinct()
-      .where('members.access_level', '>=', OWNER)
-      .where((eb) => eb.or([eb('members.expires_at', 'is', null), eb('members.expires_at', '>', today)]))
-      .where((eb) =>
-        eb.or([
-          eb.and([eb('members.source_type', '=', 'Project'), eb('members.source_id', '=', project.id)]),
-          eb.and([eb('members.source_type', '=', 'Namespace'), eb('members.source_id', 'in', traversalIds(namespace))]),
-        ]),
-      )
-      .orderBy('users.name')
-      .execute();
-  }
 
   // ---- validation helpers ------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ import type { ProjectAbility } from '../access/roles.ts';
 import { projectPayload, recordSystemEvent } from '../events/system-events.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import { VISIBILITY_LEVELS, type VisibilityName } from '../settings/definitions.ts';
+import { projectOwners } from './project-owners.ts';
 import { defaultSettings, settingsChanges, settingsOf, validateSettings } from './project-settings.ts';
 
 export interface ProjectAttributes {
@@ -151,7 +152,7 @@ export class ProjectsService {
             .execute();
         }
         await this.claimPath(trx, `${namespace.full_path}/${path}`);
-        await recordSystemEvent(trx, projectPayload('project_create', project, namespace, await this.owners(trx, project, namespace)));
+        await recordSystemEvent(trx, projectPayload('project_create', project, namespace, await projectOwners(trx, project, namespace)));
         return project;
       });
     } catch (e) {
@@ -286,7 +287,7 @@ export class ProjectsService {
           await this.claimPath(trx, `${namespace.full_path}/${path}`);
           await trx.insertInto('redirect_routes').values({ source_type: 'Project', source_id: project.id, path: oldFullPath, created_at: now }).execute();
         }
-        const owners = await this.owners(trx, updated, namespace);
+        const owners = await projectOwners(trx, updated, namespace);
         await recordSystemEvent(trx, renamed ? projectPayload('project_rename', updated, namespace, owners, oldFullPath) : projectPayload('project_update', updated, namespace, owners));
         return updated;
       });
@@ -308,7 +309,7 @@ export class ProjectsService {
         .where('id', '=', project.id)
         .returningAll()
         .executeTakeFirstOrThrow();
-      await recordSystemEvent(trx, projectPayload('project_update', updated, namespace, await this.owners(trx, updated, namespace)));
+      await recordSystemEvent(trx, projectPayload('project_update', updated, namespace, await projectOwners(trx, updated, namespace)));
       return updated;
     });
   }
@@ -346,7 +347,7 @@ export class ProjectsService {
           .executeTakeFirstOrThrow();
         await this.claimPath(trx, `${to.full_path}/${project.path}`);
         await trx.insertInto('redirect_routes').values({ source_type: 'Project', source_id: project.id, path: oldFullPath, created_at: now }).execute();
-        await recordSystemEvent(trx, projectPayload('project_transfer', moved, to, await this.owners(trx, moved, to), oldFullPath));
+        await recordSystemEvent(trx, projectPayload('project_transfer', moved, to, await projectOwners(trx, moved, to), oldFullPath));
         return moved;
       });
     } catch (e) {
@@ -374,7 +375,7 @@ export class ProjectsService {
     requireAbility(access, 'remove_project');
     if (unmodifiedSince !== undefined && Date.parse(project.updated_at) > unmodifiedSince) throw Errors.preconditionFailed();
     await this.db.kysely.transaction().execute(async (trx) => {
-      await recordSystemEvent(trx, projectPayload('project_destroy', project, namespace, await this.owners(trx, project, namespace)));
+      await recordSystemEvent(trx, projectPayload('project_destroy', project, namespace, await projectOwners(trx, project, namespace)));
       await trx.deleteFrom('members').where('source_type', '=', 'Project').where('source_id', '=', project.id).execute();
       await trx.deleteFrom('redirect_routes').where('source_type', '=', 'Project').where('source_id', '=', project.id).execute();
       await trx.deleteFrom('projects').where('id', '=', project.id).execute();
@@ -388,26 +389,4 @@ export class ProjectsService {
     await trx.deleteFrom('redirect_routes').where(ciEquals('path', fullPath)).execute();
   }
 
-  /** Project#owners for system hooks: the personal namespace's owner, or the Owners of the project and its groups. */
-  private async owners(trx: Kysely<Database>, project: ProjectRow, namespace: NamespaceRow): Promise<Pick<UserRow, 'name' | 'email'>[]> {
-    if (namespace.type === 'User') {
-      return namespace.owner_id === null ? [] : trx.selectFrom('users').select(['name', 'email']).where('id', '=', namespace.owner_id).execute();
-    }
-    const today = todayDate();
-    return trx
-      .selectFrom('members')
-      .innerJoin('users', 'users.id', 'members.user_id')
-      .select(['users.name', 'users.email'])
-      .distinct()
-      .where('members.access_level', '>=', OWNER)
-      .where((eb) => eb.or([eb('members.expires_at', 'is', null), eb('members.expires_at', '>', today)]))
-      .where((eb) =>
-        eb.or([
-          eb.and([eb('members.source_type', '=', 'Project'), eb('members.source_id', '=', project.id)]),
-          eb.and([eb('members.source_type', '=', 'Namespace'), eb('members.source_id', 'in', traversalIds(namespace))]),
-        ]),
-      )
-      .orderBy('users.name')
-      .execute();
-  }
 }

@@ -316,12 +316,7 @@ export class UsersService {
     try {
       return trx ? await run(trx) : await this.db.kysely.transaction().execute(run);
     } catch (err) {
-      if (isUniqueViolation(err)) {
-        const msg = String((err as Error).message);
-        if (/identities/.test(msg)) throw Errors.invalid({ 'identities.extern_uid': ['has already been taken'] });
-        throw Errors.conflict(/email/.test(msg) ? 'Email has already been taken' : 'Username has already been taken');
-      }
-      throw err;
+      throw uniqueViolationError(err);
     }
   }
 
@@ -511,12 +506,7 @@ export class UsersService {
       });
     } catch (err) {
       // A concurrent writer took the value between the check and the write.
-      if (isUniqueViolation(err)) {
-        const msg = String((err as Error).message);
-        if (/identities/.test(msg)) throw Errors.invalid({ 'identities.extern_uid': ['has already been taken'] });
-        throw Errors.conflict(/email/.test(msg) ? 'Email has already been taken' : 'Username has already been taken');
-      }
-      throw err;
+      throw uniqueViolationError(err);
     }
   }
 
@@ -626,4 +616,12 @@ export class UsersService {
     const res = await this.db.kysely.deleteFrom('user_custom_attributes').where('user_id', '=', user.id).where('key', '=', key).executeTakeFirst();
     if (!Number(res.numDeletedRows)) throw Errors.notFound('Custom attribute');
   }
+}
+
+/** A unique index that refused a write (a concurrent writer won the race) → GitLab's answer; anything else unchanged. */
+function uniqueViolationError(err: unknown): unknown {
+  if (!isUniqueViolation(err)) return err;
+  const msg = String((err as Error).message);
+  if (/identities/.test(msg)) return Errors.invalid({ 'identities.extern_uid': ['has already been taken'] });
+  return Errors.conflict(/email/.test(msg) ? 'Email has already been taken' : 'Username has already been taken');
 }
