@@ -14,6 +14,10 @@ export interface Config {
   impersonationEnabled: boolean;
   /** Run the job worker inside `serve`. */
   inProcessWorker: boolean;
+  /** repository storage name → directory (REPOSITORY_STORAGES); unlisted storages live under <dataDir>/repositories/<name> */
+  repositoryStorages: Record<string, string>;
+  /** repository archive downloads per user (or IP) and minute; 0 = unlimited (GitLab: 5) */
+  archiveRateLimit: number;
   version: string;
   revision: string;
 }
@@ -58,6 +62,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must start with postgres:// (leave it unset for the embedded SQLite database)');
   }
+  const repositoryStorages: Record<string, string> = {};
+  for (const item of (env.REPOSITORY_STORAGES || '').split(',').filter(Boolean)) {
+    const m = /^([A-Za-z0-9_][A-Za-z0-9_.-]*)=(.+)$/.exec(item.trim());
+    if (!m) throw new ConfigError(`REPOSITORY_STORAGES must be name=/directory[,name=/directory], got "${item}"`);
+    repositoryStorages[m[1]] = path.resolve(m[2]);
+  }
   const logLevel = (env.LOG_LEVEL || 'info').toLowerCase();
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   return {
@@ -71,6 +81,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     rootToken: env.HEARTH_ROOT_TOKEN || null,
     impersonationEnabled: boolVar(env, 'HEARTH_IMPERSONATION_ENABLED', true),
     inProcessWorker: boolVar(env, 'HEARTH_IN_PROCESS_WORKER', true),
+    repositoryStorages,
+    archiveRateLimit: intVar(env, 'HEARTH_ARCHIVE_RATE_LIMIT', 5, 0, 1_000_000),
     version: VERSION,
     revision: REVISION,
     ...overrides,

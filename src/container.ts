@@ -15,6 +15,8 @@ import { Authenticator } from './domain/auth/authenticator.ts';
 import { UsersService } from './domain/users/users.service.ts';
 import { Policy } from './domain/access/policy.ts';
 import { Resolver } from './domain/access/resolve.ts';
+import { configureGit } from './git/command.ts';
+import { RepositoryStore } from './git/storage.ts';
 
 export interface Container {
   config: Config;
@@ -28,6 +30,7 @@ export interface Container {
   auth: Authenticator;
   policy: Policy;
   resolve: Resolver;
+  repos: RepositoryStore;
   close(): Promise<void>;
 }
 
@@ -46,14 +49,20 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const getSalt = () => salt;
   const settings = new SettingsService(db);
   await settings.ensure();
-  const users = new UsersService(db, settings);
+  configureGit(path.join(config.dataDir, 'git-home'));
+  const repos = new RepositoryStore(config.dataDir, config.repositoryStorages);
+  const users = new UsersService(db, settings, repos);
   const tokens = new TokensService(db, settings, getSalt);
   const oauth = new OauthService(db, getSalt);
   const sessions = new SessionsService(db, getSalt);
   const auth = new Authenticator(db, settings, tokens, oauth, sessions, config.impersonationEnabled);
   const policy = new Policy(db);
   const resolve = new Resolver(db, policy);
-  const c: Container = { config, log, db, settings, users, tokens, oauth, sessions, auth, policy, resolve, close: () => db.close() };
+  const close = async () => {
+    repos.close();
+    await db.close();
+  };
+  const c: Container = { config, log, db, settings, users, tokens, oauth, sessions, auth, policy, resolve, repos, close };
   await bootstrapRoot(c);
   return c;
 }

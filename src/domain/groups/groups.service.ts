@@ -24,6 +24,8 @@ import {
 } from './group-rules.ts';
 import { GROUP_SETTING_KEYS, type GroupSettings } from './group-settings.ts';
 import { projectOwners } from '../projects/project-owners.ts';
+import { deleteProjectRows, removeRepositories } from '../projects/project-destroy.ts';
+import type { RepositoryStore } from '../../git/storage.ts';
 
 export const GROUP_ORDER_COLUMNS = ['name', 'path', 'id', 'similarity'] as const;
 export type GroupOrderColumn = (typeof GROUP_ORDER_COLUMNS)[number];
@@ -70,6 +72,7 @@ export class GroupsService {
     private readonly settings: SettingsService,
     private readonly policy: Policy,
     private readonly resolve: Resolver,
+    private readonly repos: RepositoryStore,
   ) {}
 
   /** The group `actor` may see (404 Group Not Found otherwise; MovedError for an old path). */
@@ -299,6 +302,7 @@ export class GroupsService {
     const { group, access } = await this.resolve.group(actor, idOrPath);
     Policy.require(access, 'remove_group', 'Group', 'read_group');
 
+    let deleted: ProjectRow[] = [];
     await this.db.kysely.transaction().execute(async (trx) => {
       const groups = await trx.selectFrom('namespaces').selectAll().where('traversal_ids', 'like', `${group.traversal_ids}%`).orderBy('id').execute();
       const groupIds = groups.map((g) => g.id);
@@ -315,17 +319,14 @@ export class GroupsService {
       };
       await visit(groups.find((g) => g.id === group.id)!);
 
-      const projectIds = projects.map((p) => p.id);
-      if (projectIds.length) {
-        await trx.deleteFrom('members').where('source_type', '=', 'Project').where('source_id', 'in', projectIds).execute();
-        await trx.deleteFrom('redirect_routes').where('source_type', '=', 'Project').where('source_id', 'in', projectIds).execute();
-        await trx.deleteFrom('projects').where('id', 'in', projectIds).execute();
-      }
+      await deleteProjectRows(trx, projects);
+      deleted = projects;
       await trx.deleteFrom('members').where('source_type', '=', 'Namespace').where('source_id', 'in', groupIds).execute();
       await trx.deleteFrom('redirect_routes').where('source_type', '=', 'Namespace').where('source_id', 'in', groupIds).execute();
       await trx.deleteFrom('member_roles').where('namespace_id', 'in', groupIds).execute();
       await trx.deleteFrom('namespaces').where('id', 'in', groupIds).execute();
     });
+    removeRepositories(this.repos, deleted);
   }
 
 

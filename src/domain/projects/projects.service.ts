@@ -15,6 +15,9 @@ import { projectPayload, recordSystemEvent } from '../events/system-events.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import { VISIBILITY_LEVELS, type VisibilityName } from '../settings/definitions.ts';
 import { projectOwners } from './project-owners.ts';
+import { deleteProjectRows, removeRepositories } from './project-destroy.ts';
+import type { RepositoryStore } from '../../git/storage.ts';
+import { isValidRefName } from '../../git/refs.ts';
 import { defaultSettings, settingsChanges, settingsOf, validateSettings } from './project-settings.ts';
 
 export interface ProjectAttributes {
@@ -93,6 +96,7 @@ export class ProjectsService {
     private readonly settings: SettingsService,
     private readonly policy: Policy,
     private readonly resolve: Resolver,
+    private readonly repos: RepositoryStore,
   ) {}
 
   // ---- create --------------------------------------------------------------------------------
@@ -128,18 +132,21 @@ export class ProjectsService {
     const stored = { pages_access_level: defaultSettings(visibility).pages_access_level, ...settingsChanges(input, 'create') };
     const errors = this.validate({ name, path, description: input.description ?? null }, { ...defaultSettings(visibility), ...stored });
     this.checkStorage(actor, input.repository_storage, s, errors);
+    if (input.default_branch && !isValidRefName(input.default_branch)) (errors.default_branch ??= []).push('is invalid');
     await this.checkTaken(k, namespace, { name, path }, null, errors);
     if (Object.keys(errors).length) throw Errors.invalid(errors);
 
     const now = nowIso();
+    const defaultBranch = input.default_branch || 'main';
+    const storage = actor.isAdmin && input.repository_storage ? input.repository_storage : this.repos.pickStorage(s.repository_storages_weighted as Record<string, number>);
+    let created: ProjectRow | null = null;
     try {
       return await k.transaction().execute(async (trx) => {
         const project = await trx
           .insertInto('projects')
           .values({
             namespace_id: namespace.id, creator_id: me.id, name, path, description: input.description ?? null, visibility,
-            default_branch: input.default_branch || 'main', archived: 0,
-            repository_storage: actor.isAdmin && input.repository_storage ? input.repository_storage : 'default',
+            default_branch: defaultBranch, archived: 0, repository_storage: storage,
             topics: JSON.stringify(topics), settings: JSON.stringify(stored), created_at: now, updated_at: now, last_activity_at: now,
           })
           .returningAll()
@@ -153,9 +160,16 @@ export class ProjectsService {
         }
         await this.claimPath(trx, `${namespace.full_path}/${path}`);
         await recordSystemEvent(trx, projectPayload('project_create', project, namespace, await projectOwners(trx, project, namespace)));
+        // The repository is made inside the transaction: a failure leaves neither row nor repository.
+        created = project;
+        await this.repos.create(project, {
+          defaultBranch,
+          readme: (stored as Record<string, unknown>).initialize_with_readme ? { title: name, author: { name: me.name, email: me.email } } : undefined,
+        });
         return project;
       });
     } catch (e) {
+      if (created) this.repos.remove(created);
       if (isUniqueViolation(e)) throw Errors.invalid(await this.takenErrors(namespace, { name, path }, null));
       throw e;
     }
@@ -265,6 +279,11 @@ export class ProjectsService {
       (errors.visibility_level ??= []).push(`${visibility} is not allowed in a ${namespace.visibility} group.`);
     }
     if (Object.keys(errors).length) throw Errors.invalid(errors);
+    const repo = this.repos.repository(project);
+    const newDefault = input.default_branch && input.default_branch !== project.default_branch ? input.default_branch : null;
+    if (newDefault && repo.exists() && !(await repo.isEmpty()) && !(await repo.branch(newDefault))) {
+      throw Errors.badRequest(`Could not set the default branch. Do you have a branch named '${newDefault}'?`);
+    }
 
     const topics = topicList(input);
     const now = nowIso();
@@ -289,6 +308,8 @@ export class ProjectsService {
         }
         const owners = await projectOwners(trx, updated, namespace);
         await recordSystemEvent(trx, renamed ? projectPayload('project_rename', updated, namespace, owners, oldFullPath) : projectPayload('project_update', updated, namespace, owners));
+        if (updated.repository_storage !== project.repository_storage) this.repos.move(project, updated.repository_storage);
+        if (newDefault && repo.exists()) await this.repos.repository(updated).setHead(newDefault);
         return updated;
       });
     } catch (e) {
@@ -369,17 +390,16 @@ export class ProjectsService {
 
   // ---- delete --------------------------------------------------------------------------------
 
-  /** Deletes the project and what hangs on it (memberships, old paths); the repository goes with the git layer's cleanup. */
+  /** Deletes the project, what hangs on it (memberships, old paths) and its repository. */
   async remove(actor: Actor, idOrPath: string, unmodifiedSince?: number): Promise<void> {
     const { project, namespace, access } = await this.resolve.project(actor, idOrPath);
     requireAbility(access, 'remove_project');
     if (unmodifiedSince !== undefined && Date.parse(project.updated_at) > unmodifiedSince) throw Errors.preconditionFailed();
     await this.db.kysely.transaction().execute(async (trx) => {
       await recordSystemEvent(trx, projectPayload('project_destroy', project, namespace, await projectOwners(trx, project, namespace)));
-      await trx.deleteFrom('members').where('source_type', '=', 'Project').where('source_id', '=', project.id).execute();
-      await trx.deleteFrom('redirect_routes').where('source_type', '=', 'Project').where('source_id', '=', project.id).execute();
-      await trx.deleteFrom('projects').where('id', '=', project.id).execute();
+      await deleteProjectRows(trx, [project]);
     });
+    removeRepositories(this.repos, [project]);
   }
 
   // ---- helpers -------------------------------------------------------------------------------

@@ -1,6 +1,9 @@
 // Every user has a personal namespace named after them: created, renamed and removed with the user.
 import type { Kysely } from 'kysely';
-import type { Database, UserRow } from '../../db/schema.ts';
+import type { Database, ProjectRow, UserRow } from '../../db/schema.ts';
+import { projectPayload, recordSystemEvent } from '../events/system-events.ts';
+import { deleteProjectRows } from '../projects/project-destroy.ts';
+import { projectOwners } from '../projects/project-owners.ts';
 
 export async function createPersonalNamespace(k: Kysely<Database>, user: UserRow, now: string): Promise<void> {
   const ns = await k
@@ -37,13 +40,12 @@ export async function renamePersonalNamespace(k: Kysely<Database>, user: UserRow
   }
 }
 
-/** Personal projects go with their owner (repositories are removed by the git layer's cleanup). */
-export async function deletePersonalProjects(k: Kysely<Database>, userId: number): Promise<void> {
-  const ns = await k.selectFrom('namespaces').select('id').where('owner_id', '=', userId).where('type', '=', 'User').executeTakeFirst();
-  if (!ns) return;
-  const ids = (await k.selectFrom('projects').select('id').where('namespace_id', '=', ns.id).execute()).map((r) => r.id);
-  if (!ids.length) return;
-  await k.deleteFrom('members').where('source_type', '=', 'Project').where('source_id', 'in', ids).execute();
-  await k.deleteFrom('redirect_routes').where('source_type', '=', 'Project').where('source_id', 'in', ids).execute();
-  await k.deleteFrom('projects').where('id', 'in', ids).execute();
+/** Personal projects go with their owner (project_destroy events each); returns them for removeRepositories. */
+export async function deletePersonalProjects(k: Kysely<Database>, userId: number): Promise<ProjectRow[]> {
+  const ns = await k.selectFrom('namespaces').selectAll().where('owner_id', '=', userId).where('type', '=', 'User').executeTakeFirst();
+  if (!ns) return [];
+  const projects = await k.selectFrom('projects').selectAll().where('namespace_id', '=', ns.id).orderBy('id').execute();
+  for (const p of projects) await recordSystemEvent(k, projectPayload('project_destroy', p, ns, await projectOwners(k, p, ns)));
+  await deleteProjectRows(k, projects);
+  return projects;
 }

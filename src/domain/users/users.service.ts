@@ -6,6 +6,8 @@ import type { Database, IdentityRow, UserRow, UserUpdate } from '../../db/schema
 import { ciEquals, isUniqueViolation } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
 import { recordSystemEvent, userPayload } from '../events/system-events.ts';
+import { removeRepositories } from '../projects/project-destroy.ts';
+import type { RepositoryStore } from '../../git/storage.ts';
 import { createPersonalNamespace, deletePersonalProjects, renamePersonalNamespace } from './personal-namespace.ts';
 import { hashPassword, randomToken } from '../../lib/secrets.ts';
 import { nowIso } from '../../lib/time.ts';
@@ -215,7 +217,11 @@ export function validateProfile(v: Partial<UserUpdate>, email: string | undefine
 }
 
 export class UsersService {
-  constructor(private readonly db: Db, private readonly settings: SettingsService) {}
+  constructor(
+    private readonly db: Db,
+    private readonly settings: SettingsService,
+    private readonly repos: RepositoryStore,
+  ) {}
 
   async byId(id: number): Promise<UserRow | undefined> {
     return this.db.kysely.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
@@ -517,12 +523,14 @@ export class UsersService {
    */
   async remove(actor: Actor, user: UserRow): Promise<void> {
     void actor;
-    await this.db.kysely.transaction().execute(async (trx) => {
+    const projects = await this.db.kysely.transaction().execute(async (trx) => {
       await trx.updateTable('users').set({ created_by_id: null }).where('created_by_id', '=', user.id).execute();
-      await deletePersonalProjects(trx, user.id);
+      const deleted = await deletePersonalProjects(trx, user.id);
       await trx.deleteFrom('users').where('id', '=', user.id).execute();
       await recordSystemEvent(trx, userPayload('user_destroy', user));
+      return deleted;
     });
+    removeRepositories(this.repos, projects);
   }
 
   private async setState(user: UserRow, state: string): Promise<void> {

@@ -137,7 +137,7 @@ function viewerOf(actor: Actor): string {
 
 export function groupsRoutes(fastify: FastifyInstance, c: Container): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const groups = new GroupsService(c.db, c.settings, c.policy, c.resolve);
+  const groups = new GroupsService(c.db, c.settings, c.policy, c.resolve, c.repos);
   const cfg = (auth: 'optional' | 'user') => ({ api: 'platform' as const, auth });
 
   const viewContext = async (rows: NamespaceRow[]): Promise<GroupViewContext> => {

@@ -196,13 +196,13 @@ const given = (body: Record<string, unknown>, key: string) => body[key] !== unde
 
 export function projectsRoutes(fastify: FastifyInstance, c: Container): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const projects = new ProjectsService(c.db, c.settings, c.policy, c.resolve);
+  const projects = new ProjectsService(c.db, c.settings, c.policy, c.resolve, c.repos);
   const query = new ProjectsQuery(c.db, c.policy);
   const read = { api: 'platform' as const, auth: 'optional' as const };
   const write = { api: 'platform' as const, auth: 'user' as const };
 
   const viewContext = async (actor: Actor): Promise<ProjectViewContext> =>
-    projectViewContext(userViewContext(c.config.externalUrl, await c.settings.get()), actor.isAdmin);
+    projectViewContext(userViewContext(c.config.externalUrl, await c.settings.get()), actor.isAdmin, (p) => c.repos.repository(p).isEmptySync());
 
   /** One project in `shape` as `actor` sees it. */
   async function present(actor: Actor, project: ProjectRow, shape: ProjectShape, extra: Record<string, unknown> = {}) {

@@ -3,6 +3,7 @@
 // of a shape appear depends on the viewer's abilities, exactly as GitLab's `expose … if:` conditions.
 import { Type, type Static, type TSchema } from 'typebox';
 import type { ProjectView } from '../../../domain/projects/projects-query.ts';
+import type { ProjectRow } from '../../../db/schema.ts';
 import { FEATURES, privateFeatureMinLevel, settingsOf, type Feature, type ProjectSettings } from '../../../domain/projects/project-settings.ts';
 import { toUserRef, UserRefSchema, type UserViewContext } from './user.entity.ts';
 import { NullableBoolean, NullableInteger, NullableString, optionalAll } from '../schemas/common.ts';
@@ -17,10 +18,12 @@ export interface ProjectViewContext {
   sshHost: string;
   isAdmin: boolean;
   users: UserViewContext;
+  /** whether a project's repository has no branches and no tags (true when there is no repository) */
+  isEmptyRepo: (p: ProjectRow) => boolean;
 }
 
-export function projectViewContext(users: UserViewContext, isAdmin: boolean): ProjectViewContext {
-  return { externalUrl: users.externalUrl, sshHost: new URL(users.externalUrl).hostname, isAdmin, users };
+export function projectViewContext(users: UserViewContext, isAdmin: boolean, isEmptyRepo: (p: ProjectRow) => boolean): ProjectViewContext {
+  return { externalUrl: users.externalUrl, sshHost: new URL(users.externalUrl).hostname, isAdmin, users, isEmptyRepo };
 }
 
 // ---- schemas ---------------------------------------------------------------------------------
@@ -237,7 +240,7 @@ export function toProject(view: ProjectView, shape: ProjectShape, ctx: ProjectVi
     cluster_agents: `${api}/cluster_agents`,
   };
   out.packages_enabled = s.packages_enabled;
-  out.empty_repo = true;
+  out.empty_repo = ctx.isEmptyRepo(p);
   out.archived = p.archived === 1;
   out.visibility = p.visibility;
   if (view.namespace.type === 'User' && view.owner) out.owner = toUserRef(view.owner, ctx.users);

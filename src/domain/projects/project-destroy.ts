@@ -1,0 +1,19 @@
+// The one routine that deletes projects (project delete, group delete, user delete): rows in the
+// caller's transaction, repositories from disk once that transaction has committed.
+import type { Kysely } from 'kysely';
+import type { Database, ProjectRow } from '../../db/schema.ts';
+import type { RepositoryStore } from '../../git/storage.ts';
+
+/** Deletes the projects' rows and what hangs on them (memberships, old paths). */
+export async function deleteProjectRows(trx: Kysely<Database>, projects: Pick<ProjectRow, 'id'>[]): Promise<void> {
+  const ids = projects.map((p) => p.id);
+  if (!ids.length) return;
+  await trx.deleteFrom('members').where('source_type', '=', 'Project').where('source_id', 'in', ids).execute();
+  await trx.deleteFrom('redirect_routes').where('source_type', '=', 'Project').where('source_id', 'in', ids).execute();
+  await trx.deleteFrom('projects').where('id', 'in', ids).execute();
+}
+
+/** After the commit: the repositories of deleted projects leave the disk. */
+export function removeRepositories(repos: RepositoryStore, projects: Pick<ProjectRow, 'id' | 'repository_storage'>[]): void {
+  for (const p of projects) repos.remove(p);
+}

@@ -1,0 +1,122 @@
+// The one way the product runs git: fixed environment, timeouts, output caps, and user values that
+// can never become options (checked by `userArg`, and paths placed after `--`).
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export class GitError extends Error {
+  constructor(
+    message: string,
+    readonly code: number | null,
+    readonly stderr: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A value from a user that reached git unchecked would be a hole: refuse options, NUL and newlines. */
+export class UnsafeArgument extends Error {}
+
+let baseEnv: Record<string, string> | null = null;
+
+/** Private HOME (no user or system config), no prompts, C locale. Called once by the container. */
+export function configureGit(home: string): void {
+  fs.mkdirSync(home, { recursive: true });
+  const config = path.join(home, '.gitconfig');
+  if (!fs.existsSync(config)) fs.writeFileSync(config, '[core]\n\tquotePath = false\n[init]\n\tdefaultBranch = main\n');
+  baseEnv = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: config,
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_ASKPASS: '/bin/false',
+    LC_ALL: 'C',
+    TZ: 'UTC',
+  };
+}
+
+export function gitEnv(extra?: Record<string, string>): Record<string, string> {
+  if (!baseEnv) throw new Error('configureGit() was not called');
+  return extra ? { ...baseEnv, ...extra } : baseEnv;
+}
+
+/** A user value that goes to git as an argument: never an option, never multi-line. */
+export function userArg(value: string, what = 'argument'): string {
+  if (value.startsWith('-') || /[\0\n\r]/.test(value)) throw new UnsafeArgument(`invalid ${what}`);
+  return value;
+}
+
+/** A repository path from a user (file path, tree path): relative, no `..`, no NUL. */
+export function isSafePath(p: string): boolean {
+  if (p === '' || p.includes('\0') || p.startsWith('/') || p.startsWith('-')) return false;
+  return p.split('/').every((seg) => seg !== '..' && seg !== '.' && seg !== '' && seg !== '.git');
+}
+
+export interface GitRunOptions {
+  gitDir?: string;
+  cwd?: string;
+  input?: Buffer | string;
+  /** default 60 s */
+  timeoutMs?: number;
+  /** stdout cap in bytes (default 64 MiB); more is an error */
+  maxBytes?: number;
+  env?: Record<string, string>;
+  /** exit codes that are not errors (default [0]) */
+  okCodes?: number[];
+}
+
+export interface GitResult {
+  stdout: Buffer;
+  stderr: string;
+  code: number;
+}
+
+function argv(args: string[], gitDir?: string): string[] {
+  return gitDir ? ['--git-dir', gitDir, ...args] : args;
+}
+
+/** Starts git for streaming (archive, upload-pack, receive-pack); the caller owns the streams. */
+export function spawnGit(args: string[], opts: Omit<GitRunOptions, 'input' | 'maxBytes' | 'okCodes'> = {}): ChildProcess {
+  const child = spawn('git', argv(args, opts.gitDir), { cwd: opts.cwd ?? opts.gitDir ?? '/', env: gitEnv(opts.env), stdio: ['pipe', 'pipe', 'pipe'] });
+  const timeout = opts.timeoutMs ?? 600_000;
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeout);
+  timer.unref();
+  child.once('close', () => clearTimeout(timer));
+  return child;
+}
+
+/** Runs git to completion; rejects with GitError on an exit code outside okCodes, a timeout or too much output. */
+export function git(args: string[], opts: GitRunOptions = {}): Promise<GitResult> {
+  const maxBytes = opts.maxBytes ?? 64 * 1024 * 1024;
+  const okCodes = opts.okCodes ?? [0];
+  return new Promise((resolve, reject) => {
+    const child = spawnGit(args, { gitDir: opts.gitDir, cwd: opts.cwd, env: opts.env, timeoutMs: opts.timeoutMs ?? 60_000 });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let size = 0;
+    let failure: GitError | null = null;
+    child.stdout!.on('data', (b: Buffer) => {
+      size += b.length;
+      if (size > maxBytes) {
+        failure ??= new GitError(`git ${args[0]}: output exceeds ${maxBytes} bytes`, null, '');
+        child.kill('SIGKILL');
+        return;
+      }
+      out.push(b);
+    });
+    child.stderr!.on('data', (b: Buffer) => {
+      if (err.length < 64) err.push(b);
+    });
+    child.on('error', (e) => reject(new GitError(`git ${args[0]}: ${e.message}`, null, '')));
+    child.stdin!.on('error', () => {});
+    child.on('close', (code, signal) => {
+      const stderr = Buffer.concat(err).toString('utf8');
+      if (failure) return reject(failure);
+      if (signal) return reject(new GitError(`git ${args[0]} killed by ${signal}`, null, stderr));
+      if (!okCodes.includes(code ?? -1)) return reject(new GitError(`git ${args[0]} exited with ${code}: ${stderr.trim()}`, code, stderr));
+      resolve({ stdout: Buffer.concat(out), stderr, code: code ?? 0 });
+    });
+    child.stdin!.end(opts.input ?? undefined);
+  });
+}
