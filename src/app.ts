@@ -22,6 +22,7 @@ import { settingsRoutes } from './http/platform/application-settings.routes.ts';
 import { groupsRoutes } from './http/platform/groups.routes.ts';
 import { projectsRoutes } from './http/platform/projects.routes.ts';
 import { membersRoutes } from './http/platform/members.routes.ts';
+import { repositoryRoutes } from './http/platform/repository/index.ts';
 import { memberRolesRoutes } from './http/platform/member-roles.routes.ts';
 import { oauthRoutes } from './http/web/oauth.routes.ts';
 import { signInRoutes } from './http/web/sign-in.routes.ts';
@@ -84,6 +85,7 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   groupsRoutes(app, c);
   projectsRoutes(app, c);
   membersRoutes(app, c);
+  repositoryRoutes(app, c);
   memberRolesRoutes(app, c);
   oauthRoutes(app, c);
   signInRoutes(app, c);

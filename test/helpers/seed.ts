@@ -18,6 +18,8 @@ export interface Seed {
   member(source: { project?: ProjectRow; group?: NamespaceRow }, user: UserRow, accessLevel: number, attrs?: Partial<{ expires_at: string; member_role: MemberRoleRow }>): Promise<void>;
   /** a custom role with the given permissions on (instance-wide unless `group`) */
   memberRole(baseAccessLevel: number, permissions: string[], attrs?: Partial<{ name: string; group: NamespaceRow }>): Promise<MemberRoleRow>;
+  /** a project with a bare repository on disk (empty unless `files` are given: then one commit on main) */
+  repoProject(attrs?: Partial<{ path: string; name: string; visibility: string; namespace: NamespaceRow; owner: UserRow; archived: boolean }>): Promise<{ project: ProjectRow; dir: string }>;
   /** the personal namespace of a user */
   namespaceOf(user: UserRow): Promise<NamespaceRow>;
 }
@@ -100,6 +102,11 @@ export function makeSeed(c: Container): Seed {
         })
         .returningAll()
         .executeTakeFirstOrThrow();
+    },
+    async repoProject(attrs = {}) {
+      const project = await this.project(attrs);
+      await c.repos.create(project, { defaultBranch: project.default_branch ?? 'main' });
+      return { project, dir: c.repos.pathOf(project) };
     },
     async namespaceOf(user) {
       return c.db.kysely.selectFrom('namespaces').selectAll().where('owner_id', '=', user.id).where('type', '=', 'User').executeTakeFirstOrThrow();

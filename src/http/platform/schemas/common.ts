@@ -27,3 +27,12 @@ export function optionalAll<P extends Record<string, TSchema>>(props: P): { [K i
   for (const [k, v] of Object.entries(props)) out[k] = Type.Optional(v);
   return out as { [K in keyof P]: TOptional<P[K]> };
 }
+
+const CREDENTIAL_PARAMS = new Set(['private_token', 'access_token', 'job_token', 'sudo']);
+
+/** The request's parameters for GitLab's Link URLs: everything but credentials, plus the route's own (`id`). */
+export function linkParams(query: Record<string, unknown>, route: Record<string, unknown> = {}): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...route };
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && !CREDENTIAL_PARAMS.has(k)) out[k] = v;
+  return out;
+}

@@ -1,0 +1,7 @@
+import type { FastifyInstance } from 'fastify';
+import type { Container } from '../../../container.ts';
+
+export function changelogRoutes(fastify: FastifyInstance, c: Container): void {
+  void fastify;
+  void c;
+}
