@@ -12,7 +12,8 @@ export type SystemEventName =
   | 'group_create' | 'group_destroy' | 'group_rename'
   | 'user_add_to_team' | 'user_remove_from_team' | 'user_update_for_team'
   | 'user_add_to_group' | 'user_remove_from_group' | 'user_update_for_group'
-  | 'user_create' | 'user_destroy' | 'user_rename';
+  | 'user_create' | 'user_destroy' | 'user_rename'
+  | 'push' | 'tag_push' | 'repository_update';
 
 export async function recordSystemEvent(trx: Kysely<Database>, payload: { event_name: SystemEventName } & Record<string, unknown>): Promise<void> {
   const now = nowIso();

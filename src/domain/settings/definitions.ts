@@ -57,6 +57,7 @@ export const SETTINGS: Record<string, SettingDef> = {
   default_projects_limit: int(100000, { gte: 0 }),
   default_branch_protection: int(2, { values: [0, 1, 2, 3, 4] }),
   max_attachment_size: int(100, { gt: 0 }),
+  push_event_hooks_limit: int(3, { gte: 0 }),
   max_decompressed_archive_size: int(25600, { gte: 0 }),
   max_export_size: int(0, { gte: 0 }),
   max_import_size: int(0, { gte: 0 }),

@@ -123,6 +123,7 @@ const DEFAULTS: Record<string, unknown> = {
   project_jobs_api_rate_limit: 600,
   projects_api_rate_limit_unauthenticated: 400,
   pypi_package_requests_forwarding: true,
+  push_event_hooks_limit: 3,
   rate_limiting_response_text: null,
   raw_blob_request_limit: 300,
   recaptcha_enabled: false,

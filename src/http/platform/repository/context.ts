@@ -8,6 +8,7 @@ import { settingsOf } from '../../../domain/projects/project-settings.ts';
 import { commitTitle, commitTrailers, isoTime, type Commit } from '../../../git/objects.ts';
 import type { Repository } from '../../../git/repository.ts';
 import { Errors } from '../../../lib/errors.ts';
+import { recordPushEvents, type RefChange } from '../../../domain/repository/push-events.ts';
 
 export interface RepoContext {
   project: ProjectRow;
@@ -68,3 +69,9 @@ export function commitBasic(commit: Commit, webUrl: string) {
 }
 
 export type CommitEntity = ReturnType<typeof commitBasic>;
+
+/** After refs changed through the API (commits, branches, tags): the push events, as for a git push. */
+export async function recordRefChanges(c: Container, ctx: RepoContext, actor: Actor, changes: RefChange[]): Promise<void> {
+  const settings = await c.settings.get();
+  await recordPushEvents({ db: c.db, externalUrl: c.config.externalUrl, settings, project: ctx.project, namespace: ctx.namespace, user: actor.user!, repo: ctx.repo }, changes);
+}

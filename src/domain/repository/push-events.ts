@@ -1,0 +1,142 @@
+// After every accepted change of refs (a git push, or a commit/branch/tag made through the API):
+// push, tag_push and repository_update events in the outbox, with GitLab's system-hook payloads,
+// in one transaction with the project's activity time.
+import type { Db } from '../../db/connect.ts';
+import type { NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
+import type { Repository } from '../../git/repository.ts';
+import { BRANCH_PREFIX, TAG_PREFIX, ZERO_SHA } from '../../git/refs.ts';
+import { nowIso } from '../../lib/time.ts';
+import { visibilityLevel } from '../groups/group-rules.ts';
+import { recordSystemEvent } from '../events/system-events.ts';
+import type { BranchProtectionDefaults } from '../groups/group-settings.ts';
+import { branchProtection } from './branch-protection.ts';
+
+export interface RefChange {
+  before: string;
+  after: string;
+  /** full ref name, "refs/heads/main" */
+  ref: string;
+}
+
+export interface PushContext {
+  db: Db;
+  externalUrl: string;
+  settings: { push_event_hooks_limit?: unknown; default_branch_protection_defaults?: unknown };
+  project: ProjectRow;
+  namespace: NamespaceRow;
+  user: UserRow;
+  repo: Repository;
+}
+
+function projectHookAttrs(ctx: PushContext) {
+  const { project: p, namespace: ns, externalUrl } = ctx;
+  const full = `${ns.full_path}/${p.path}`;
+  const web = `${externalUrl}/${full}`;
+  const ssh = `git@${new URL(externalUrl).hostname}:${full}.git`;
+  const http = `${web}.git`;
+  return {
+    id: p.id,
+    name: p.name,
+    description: p.description,
+    web_url: web,
+    avatar_url: null,
+    git_ssh_url: ssh,
+    git_http_url: http,
+    namespace: ns.name,
+    visibility_level: visibilityLevel(p.visibility),
+    path_with_namespace: full,
+    default_branch: p.default_branch,
+    ci_config_path: null,
+    homepage: web,
+    url: ssh,
+    ssh_url: ssh,
+    http_url: http,
+  };
+}
+
+function repositoryHookAttrs(ctx: PushContext) {
+  const a = projectHookAttrs(ctx);
+  return { name: a.name, url: a.url, description: a.description, homepage: a.homepage, git_http_url: a.git_http_url, git_ssh_url: a.git_ssh_url, visibility_level: a.visibility_level };
+}
+
+function userAttrs(u: UserRow) {
+  return { user_id: u.id, user_name: u.name, user_username: u.username, user_email: u.email, user_avatar: u.avatar_url ?? null };
+}
+
+/** Commits a push brings: old..new for an update, new minus every other branch for a new branch. */
+async function commitsCount(repo: Repository, c: RefChange): Promise<number> {
+  if (c.after === ZERO_SHA) return 0;
+  const args =
+    c.before === ZERO_SHA
+      ? ['rev-list', '--count', c.after, '--not', `--exclude=${c.ref}`, '--branches']
+      : ['rev-list', '--count', `${c.before}..${c.after}`];
+  const { stdout } = await repo.run(args, { okCodes: [0, 128] });
+  return Number(stdout.toString().trim()) || 0;
+}
+
+/** Builds the payloads (git reads first) and writes them with the activity time in one transaction. */
+export async function recordPushEvents(ctx: PushContext, changes: RefChange[]): Promise<void> {
+  if (!changes.length) return;
+  const project = projectHookAttrs(ctx);
+  const repository = repositoryHookAttrs(ctx);
+  const user = userAttrs(ctx.user);
+  const branchChanges = changes.filter((c) => c.ref.startsWith(BRANCH_PREFIX));
+  const limit = Number(ctx.settings.push_event_hooks_limit ?? 3);
+  const payloads: ({ event_name: 'push' | 'tag_push' | 'repository_update' } & Record<string, unknown>)[] = [];
+  // GitLab: no push hooks for a push of more than push_event_hooks_limit branches
+  if (branchChanges.length <= limit) {
+    for (const c of branchChanges) {
+      const branch = c.ref.slice(BRANCH_PREFIX.length);
+      payloads.push({
+        object_kind: 'push',
+        event_name: 'push',
+        before: c.before,
+        after: c.after,
+        ref: c.ref,
+        ref_protected: branchProtection(ctx.project, ctx.namespace, (ctx.settings.default_branch_protection_defaults ?? {}) as BranchProtectionDefaults, branch) !== null,
+        checkout_sha: c.after === ZERO_SHA ? null : c.after,
+        message: null,
+        ...user,
+        project_id: ctx.project.id,
+        project,
+        commits: [],
+        total_commits_count: await commitsCount(ctx.repo, c),
+        push_options: {},
+        repository,
+      });
+    }
+  }
+  for (const c of changes.filter((x) => x.ref.startsWith(TAG_PREFIX))) {
+    const peeled = c.after === ZERO_SHA ? null : ((await ctx.repo.info(`${c.after}^{commit}`))?.sha ?? c.after);
+    payloads.push({
+      object_kind: 'tag_push',
+      event_name: 'tag_push',
+      before: c.before,
+      after: c.after,
+      ref: c.ref,
+      ref_protected: false,
+      checkout_sha: peeled,
+      message: null,
+      ...user,
+      project_id: ctx.project.id,
+      project,
+      commits: [],
+      total_commits_count: 0,
+      push_options: {},
+      repository,
+    });
+  }
+  payloads.push({
+    event_name: 'repository_update',
+    ...user,
+    project_id: ctx.project.id,
+    project,
+    changes: changes.map((c) => ({ before: c.before, after: c.after, ref: c.ref })),
+    refs: changes.map((c) => c.ref),
+  });
+  const now = nowIso();
+  await ctx.db.kysely.transaction().execute(async (trx) => {
+    for (const p of payloads) await recordSystemEvent(trx, p);
+    await trx.updateTable('projects').set({ last_activity_at: now }).where('id', '=', ctx.project.id).execute();
+  });
+}
