@@ -21,7 +21,7 @@ export interface RefChange {
 export interface PushContext {
   db: Db;
   externalUrl: string;
-  settings: { push_event_hooks_limit?: unknown; default_branch_protection_defaults?: unknown };
+  settings: object;
   project: ProjectRow;
   namespace: NamespaceRow;
   user: UserRow;
@@ -81,7 +81,7 @@ export async function recordPushEvents(ctx: PushContext, changes: RefChange[]): 
   const repository = repositoryHookAttrs(ctx);
   const user = userAttrs(ctx.user);
   const branchChanges = changes.filter((c) => c.ref.startsWith(BRANCH_PREFIX));
-  const limit = Number(ctx.settings.push_event_hooks_limit ?? 3);
+  const limit = Number((ctx.settings as Record<string, unknown>).push_event_hooks_limit ?? 3);
   const payloads: ({ event_name: 'push' | 'tag_push' | 'repository_update' } & Record<string, unknown>)[] = [];
   // GitLab: no push hooks for a push of more than push_event_hooks_limit branches
   if (branchChanges.length <= limit) {
@@ -93,7 +93,7 @@ export async function recordPushEvents(ctx: PushContext, changes: RefChange[]): 
         before: c.before,
         after: c.after,
         ref: c.ref,
-        ref_protected: branchProtection(ctx.project, ctx.namespace, (ctx.settings.default_branch_protection_defaults ?? {}) as BranchProtectionDefaults, branch) !== null,
+        ref_protected: branchProtection(ctx.project, ctx.namespace, ((ctx.settings as Record<string, unknown>).default_branch_protection_defaults ?? {}) as BranchProtectionDefaults, branch) !== null,
         checkout_sha: c.after === ZERO_SHA ? null : c.after,
         message: null,
         ...user,
