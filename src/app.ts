@@ -23,6 +23,7 @@ import { groupsRoutes } from './http/platform/groups.routes.ts';
 import { projectsRoutes } from './http/platform/projects.routes.ts';
 import { membersRoutes } from './http/platform/members.routes.ts';
 import { repositoryRoutes } from './http/platform/repository/index.ts';
+import { smartHttpRoutes } from './http/git/smart-http.routes.ts';
 import { memberRolesRoutes } from './http/platform/member-roles.routes.ts';
 import { oauthRoutes } from './http/web/oauth.routes.ts';
 import { signInRoutes } from './http/web/sign-in.routes.ts';
@@ -89,6 +90,7 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   memberRolesRoutes(app, c);
   oauthRoutes(app, c);
   signInRoutes(app, c);
+  smartHttpRoutes(app, c);
   extend?.(app);
 
   await app.ready();

@@ -7,6 +7,7 @@ import { CatFilePool } from './cat-file.ts';
 import { git } from './command.ts';
 import { commitFiles, type Person } from './commit-builder.ts';
 import { Repository } from './repository.ts';
+import { installHooks } from './hooks.ts';
 
 export interface RepositoryRef {
   id: number;
@@ -17,13 +18,17 @@ export const STORAGE_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 
 export class RepositoryStore {
   readonly pool = new CatFilePool();
+  /** the hooks receive-pack runs for pushes over smart HTTP */
+  readonly hooksDir: string;
   private readonly open = new Map<string, Repository>();
 
   constructor(
     private readonly dataDir: string,
     /** storage name → directory, from REPOSITORY_STORAGES; others live under <DATA_DIR>/repositories/<name> */
     private readonly storagePaths: Record<string, string>,
-  ) {}
+  ) {
+    this.hooksDir = installHooks(path.join(dataDir, 'git-hooks'));
+  }
 
   storageDir(name: string): string {
     const configured = this.storagePaths[name];

@@ -63,13 +63,16 @@ function userAttrs(u: UserRow) {
   return { user_id: u.id, user_name: u.name, user_username: u.username, user_email: u.email, user_avatar: u.avatar_url ?? null };
 }
 
-/** Commits a push brings: old..new for an update, new minus every other branch for a new branch. */
-async function commitsCount(repo: Repository, c: RefChange): Promise<number> {
+/**
+ * Commits a push brings (GitLab's BranchHooksService): every commit of a new default branch, the
+ * commits of a new branch that the default branch lacks, old..new for an update.
+ */
+async function commitsCount(repo: Repository, c: RefChange, defaultBranch: string): Promise<number> {
   if (c.after === ZERO_SHA) return 0;
-  const args =
-    c.before === ZERO_SHA
-      ? ['rev-list', '--count', c.after, '--not', `--exclude=${c.ref}`, '--branches']
-      : ['rev-list', '--count', `${c.before}..${c.after}`];
+  let args: string[];
+  if (c.before !== ZERO_SHA) args = ['rev-list', '--count', `${c.before}..${c.after}`];
+  else if (c.ref === BRANCH_PREFIX + defaultBranch || !(await repo.branch(defaultBranch))) args = ['rev-list', '--count', c.after];
+  else args = ['rev-list', '--count', c.after, '--not', BRANCH_PREFIX + defaultBranch];
   const { stdout } = await repo.run(args, { okCodes: [0, 128] });
   return Number(stdout.toString().trim()) || 0;
 }
@@ -100,7 +103,7 @@ export async function recordPushEvents(ctx: PushContext, changes: RefChange[]): 
         project_id: ctx.project.id,
         project,
         commits: [],
-        total_commits_count: await commitsCount(ctx.repo, c),
+        total_commits_count: await commitsCount(ctx.repo, c, ctx.project.default_branch ?? 'main'),
         push_options: {},
         repository,
       });

@@ -118,6 +118,8 @@ function moved(err: MovedError, req: FastifyRequest, reply: FastifyReply, extern
 export function errorHandling(app: FastifyInstance, externalUrl: string): void {
   const router = FindMyWay();
   app.addHook('onRoute', (route: RouteOptions) => {
+    // git's catch-all routes answer only git URLs; they must not make every path look routable
+    if ((route.config as { api?: string } | undefined)?.api === 'git') return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const m of methods) {
       try {

@@ -1,0 +1,58 @@
+// Who is cloning or pushing: HTTP basic with a username and password, or any username and a token
+// (personal, impersonation, OAuth — `oauth2` —, or a CI job token — `gitlab-ci-token`).
+import type { FastifyRequest } from 'fastify';
+import type { Container } from '../../container.ts';
+import { ANONYMOUS, userActor, type Actor } from '../../domain/access/actor.ts';
+import { PasswordSignIn } from '../../domain/auth/password-sign-in.ts';
+import { DomainError } from '../../lib/errors.ts';
+
+export const READ_SCOPES = ['api', 'read_repository', 'write_repository'];
+export const WRITE_SCOPES = ['api', 'write_repository'];
+
+/** Credentials were given and are not good enough: git shows the 401 body and asks again. */
+export class GitAuthFailed extends Error {}
+
+/** A good token whose scopes do not allow a push. */
+export class GitScopeRefused extends Error {}
+
+export function basicCredentials(req: FastifyRequest): { username: string; password: string } | null {
+  const h = req.headers.authorization;
+  if (!h || !/^basic\s+/i.test(h)) return null;
+  const decoded = Buffer.from(h.replace(/^basic\s+/i, ''), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return null;
+  return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+export class GitAuthenticator {
+  private readonly passwords: PasswordSignIn;
+
+  constructor(private readonly c: Container) {
+    this.passwords = new PasswordSignIn(c.db, c.settings);
+  }
+
+  async actor(req: FastifyRequest, write: boolean): Promise<Actor> {
+    const creds = basicCredentials(req);
+    if (!creds || (!creds.username && !creds.password)) return ANONYMOUS;
+    const base = { method: req.method, path: req.url.split('?')[0] };
+    try {
+      const actor =
+        creds.username === 'gitlab-ci-token'
+          ? await this.c.auth.authenticate({ ...base, jobToken: creds.password }, READ_SCOPES)
+          : await this.c.auth.authenticate({ ...base, bearer: creds.password }, READ_SCOPES);
+      // a token that may read but not write: the push is refused as GitLab refuses it (403)
+      if (write && actor.scopes && actor.credential !== 'job_token' && !actor.scopes.some((s) => WRITE_SCOPES.includes(s))) throw new GitScopeRefused();
+      return actor;
+    } catch (e) {
+      if (e instanceof GitScopeRefused) throw e;
+      // not a token (or a token that may not do this): a password, if passwords may be used for git
+      if (!(e instanceof DomainError)) throw e;
+      if (e.status !== 401) throw new GitAuthFailed();
+    }
+    const settings = await this.c.settings.get();
+    if (!settings.password_authentication_enabled_for_git) throw new GitAuthFailed();
+    const outcome = await this.passwords.attempt(creds.username, creds.password, { reactivate: false });
+    if (!outcome.ok) throw new GitAuthFailed();
+    return userActor(outcome.user);
+  }
+}

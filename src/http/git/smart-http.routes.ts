@@ -1,0 +1,219 @@
+// git clone / fetch / push over smart HTTP at EXTERNAL_URL/<full_path>.git (and without .git):
+// info/refs, git-upload-pack, git-receive-pack — streamed both ways, gzip request bodies, protocol v2.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { PassThrough, type Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Container } from '../../container.ts';
+import type { Actor } from '../../domain/access/actor.ts';
+import { MovedError } from '../../domain/access/resolve.ts';
+import { branchProtection, canForcePushBranch, canPushBranch, PUSH_MESSAGES } from '../../domain/repository/branch-protection.ts';
+import type { BranchProtectionDefaults } from '../../domain/groups/group-settings.ts';
+import { recordPushEvents, type RefChange } from '../../domain/repository/push-events.ts';
+import { DomainError } from '../../lib/errors.ts';
+import { canReadCode } from '../platform/repository/context.ts';
+import { GitAuthenticator, GitAuthFailed, GitScopeRefused } from './git-auth.ts';
+import { BRANCH_PREFIX } from '../../git/refs.ts';
+
+const SERVICES = new Set(['git-upload-pack', 'git-receive-pack']);
+const INFO_REFS = /^\/(.+?)(?:\.git)?\/info\/refs$/;
+const RPC = /^\/(.+?)(?:\.git)?\/(git-upload-pack|git-receive-pack)$/;
+const FULL_PATH = /^[A-Za-z0-9_.][A-Za-z0-9_.\-/]*$/;
+
+const DENIED =
+  "HTTP Basic: Access denied. If a password was provided for Git authentication, the password was incorrect or you're required to use a token instead of a password. If a token was provided, it was either incorrect, expired, or improperly scoped.";
+const NOT_FOUND = "The project you were looking for could not be found or you don't have permission to view it.";
+
+function pktLine(s: string): string {
+  return (s.length + 4).toString(16).padStart(4, '0') + s;
+}
+
+class GitHttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function sendText(reply: FastifyReply, status: number, text: string): FastifyReply {
+  if (status === 401) reply.header('www-authenticate', 'Basic realm="Hearth"');
+  return reply.code(status).type('text/plain; charset=utf-8').send(text + '\n');
+}
+
+/** GIT_PROTOCOL from the Git-Protocol header, only in the form git itself sends ("version=2"). */
+function protocolEnv(req: FastifyRequest): Record<string, string> {
+  const v = req.headers['git-protocol'];
+  return typeof v === 'string' && /^[A-Za-z0-9=:._-]{1,64}$/.test(v) ? { GIT_PROTOCOL: v } : {};
+}
+
+function noCache(reply: FastifyReply): void {
+  reply.header('cache-control', 'no-cache, max-age=0, must-revalidate');
+  reply.header('expires', 'Fri, 01 Jan 1980 00:00:00 GMT');
+  reply.header('pragma', 'no-cache');
+}
+
+export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
+  const auth = new GitAuthenticator(c);
+  const config = { api: 'git' as const };
+
+  // The request body goes to git as it comes (no parsing, no buffering).
+  app.addContentTypeParser(['application/x-git-upload-pack-request', 'application/x-git-receive-pack-request'], (_req, payload, done) => done(null, payload));
+
+  /** The project and the caller's access, or the HTTP answer git expects (401 prompts for credentials). */
+  async function target(req: FastifyRequest, fullPath: string, service: string) {
+    const write = service === 'git-receive-pack';
+    let actor: Actor;
+    try {
+      actor = await auth.actor(req, write);
+    } catch (e) {
+      if (e instanceof GitAuthFailed) throw new GitHttpError(401, DENIED);
+      if (e instanceof GitScopeRefused) throw new GitHttpError(403, PUSH_MESSAGES.noPermission);
+      if (e instanceof DomainError && e.status === 403) throw new GitHttpError(403, typeof e.detail === 'string' ? e.detail : 'Forbidden');
+      throw e;
+    }
+    if (!FULL_PATH.test(fullPath) || fullPath.includes('..')) throw new GitHttpError(actor.user ? 404 : 401, actor.user ? NOT_FOUND : DENIED);
+    let resolved;
+    try {
+      resolved = await c.resolve.project(actor, fullPath);
+    } catch (e) {
+      if (e instanceof MovedError) resolved = await c.resolve.project(actor, e.fullPath);
+      else if (e instanceof DomainError && e.status === 404) throw new GitHttpError(actor.user ? 404 : 401, actor.user ? NOT_FOUND : DENIED);
+      else throw e;
+    }
+    const { project, namespace, access } = resolved;
+    if (!canReadCode(actor, project, access)) {
+      if (!actor.user) throw new GitHttpError(401, DENIED);
+      throw new GitHttpError(403, PUSH_MESSAGES.download);
+    }
+    if (write) {
+      if (!actor.user) throw new GitHttpError(401, DENIED);
+      if (project.archived) throw new GitHttpError(403, 'You are not allowed to push code to an archived project.');
+      if (!access.abilities.has('push_code') && !actor.isAdmin) throw new GitHttpError(403, PUSH_MESSAGES.noPermission);
+    }
+    const repo = c.repos.repository(project);
+    if (!repo.exists()) throw new GitHttpError(404, NOT_FOUND);
+    return { actor, project, namespace, access, repo };
+  }
+
+  async function handle(req: FastifyRequest, reply: FastifyReply, fn: () => Promise<unknown>) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (e instanceof GitHttpError) return sendText(reply, e.status, e.message);
+      throw e;
+    }
+  }
+
+  app.get('/*', { config }, async (req, reply) => {
+    const urlPath = req.url.split('?')[0];
+    const m = INFO_REFS.exec(decodeURIComponent(urlPath));
+    if (!m) return reply.callNotFound();
+    const service = (req.query as Record<string, unknown>).service;
+    if (typeof service !== 'string' || !SERVICES.has(service)) {
+      // dumb HTTP is not served
+      return sendText(reply, 403, 'Dumb HTTP is not supported; use a git client that speaks smart HTTP.');
+    }
+    return handle(req, reply, async () => {
+      const { repo } = await target(req, m[1], service);
+      const child = repo.spawn([service.slice(4), '--stateless-rpc', '--advertise-refs', repo.gitDir], { env: protocolEnv(req) });
+      const out = new PassThrough();
+      out.write(pktLine(`# service=${service}\n`) + '0000');
+      child.stdout!.pipe(out);
+      child.stdin!.end();
+      noCache(reply);
+      return reply.type(`application/x-${service}-advertisement`).send(out);
+    });
+  });
+
+  app.post('/*', { config }, async (req, reply) => {
+    const m = RPC.exec(decodeURIComponent(req.url.split('?')[0]));
+    if (!m) return reply.callNotFound();
+    const service = m[2];
+    if (req.headers['content-type'] !== `application/x-${service}-request`) return sendText(reply, 415, 'Unsupported Media Type');
+    return handle(req, reply, async () => {
+      const t = await target(req, m[1], service);
+      let body = req.body as Readable;
+      if (req.headers['content-encoding'] === 'gzip') body = body.pipe(zlib.createGunzip());
+      noCache(reply);
+      reply.type(`application/x-${service}-result`);
+      if (service === 'git-upload-pack') {
+        const child = t.repo.spawn(['upload-pack', '--stateless-rpc', t.repo.gitDir], { env: protocolEnv(req) });
+        body.on('error', () => child.kill());
+        body.pipe(child.stdin!);
+        child.stdin!.on('error', () => {});
+        return reply.send(child.stdout);
+      }
+      return receivePack(req, reply, t, body);
+    });
+  });
+
+  async function receivePack(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    t: Awaited<ReturnType<typeof target>>,
+    body: Readable,
+  ) {
+    const settings = await c.settings.get();
+    const branch = t.project.default_branch ?? 'main';
+    const protection = branchProtection(t.project, t.namespace, settings.default_branch_protection_defaults as BranchProtectionDefaults, branch);
+    const initial = await t.repo.isEmpty();
+    const log = path.join(t.repo.gitDir, `hearth-push-${crypto.randomBytes(8).toString('hex')}`);
+    const env: Record<string, string> = {
+      ...protocolEnv(req),
+      HEARTH_PUSH_LOG: log,
+      HEARTH_PROTECTED_REF: protection ? BRANCH_PREFIX + branch : '',
+      HEARTH_CAN_PUSH: canPushBranch(t.actor, t.access, protection) ? '1' : '0',
+      HEARTH_CAN_INITIAL_PUSH: initial && canPushBranch(t.actor, t.access, protection, true) ? '1' : '0',
+      HEARTH_CAN_FORCE: canForcePushBranch(t.actor, t.access, protection) ? '1' : '0',
+      HEARTH_MSG_PUSH: PUSH_MESSAGES.protectedBranch,
+      HEARTH_MSG_FORCE: PUSH_MESSAGES.forcePush,
+      HEARTH_MSG_DELETE: PUSH_MESSAGES.deleteProtected,
+      HEARTH_MSG_REF: 'You are not allowed to push to',
+    };
+    const child = t.repo.spawn(['-c', `core.hooksPath=${c.repos.hooksDir}`, 'receive-pack', '--stateless-rpc', t.repo.gitDir], { env });
+    body.on('error', () => child.kill());
+    body.pipe(child.stdin!);
+    child.stdin!.on('error', () => {});
+    // The response ends once the push's events are in the outbox.
+    const out = new PassThrough();
+    child.stdout!.pipe(out, { end: false });
+    child.on('close', () => {
+      void (async () => {
+        try {
+          const changes = readPushLog(log);
+          if (changes.length) {
+            t.repo.touchRefs();
+            await recordPushEvents({ db: c.db, externalUrl: c.config.externalUrl, settings, project: t.project, namespace: t.namespace, user: t.actor.user!, repo: t.repo }, changes);
+          }
+        } catch (e) {
+          req.log.error({ err: e }, 'recording push events failed');
+        } finally {
+          out.end();
+        }
+      })();
+    });
+    return reply.send(out);
+  }
+}
+
+function readPushLog(file: string): RefChange[] {
+  let text = '';
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [before, after, ref] = line.split(' ');
+      return { before, after, ref };
+    });
+}
