@@ -30,6 +30,11 @@ export class RepositoryStore {
     this.hooksDir = installHooks(path.join(dataDir, 'git-hooks'));
   }
 
+  /** Storages of this instance: `default` and those of REPOSITORY_STORAGES. */
+  storageNames(): string[] {
+    return [...new Set(['default', ...Object.keys(this.storagePaths)])];
+  }
+
   storageDir(name: string): string {
     const configured = this.storagePaths[name];
     if (configured) return configured;

@@ -282,7 +282,7 @@ export class ProjectsService {
     const repo = this.repos.repository(project);
     const newDefault = input.default_branch && input.default_branch !== project.default_branch ? input.default_branch : null;
     if (newDefault && repo.exists() && !(await repo.isEmpty()) && !(await repo.branch(newDefault))) {
-      throw Errors.badRequest(`Could not set the default branch. Do you have a branch named '${newDefault}'?`);
+      throw Errors.raw(400, { message: `Could not set the default branch. Do you have a branch named '${newDefault}'?` });
     }
 
     const topics = topicList(input);

@@ -47,7 +47,7 @@ export function settingsRoutes(app: FastifyInstance, c: Container): void {
 
   // GitLab reads the row without the cache here (ApplicationSetting.find_or_create_without_cache).
   app.get('/api/v4/application/settings', { config, schema: { tags: ['settings'], response } }, async () =>
-    toApplicationSettingsEntity(await c.settings.fresh()),
+    toApplicationSettingsEntity(await c.settings.fresh(), c.repos.storageNames()),
   );
 
   app.put(
@@ -60,8 +60,9 @@ export function settingsRoutes(app: FastifyInstance, c: Container): void {
     async (req) => {
       const body = asObject(req.body);
       const fromBody = req.isMultipart() ? multipartParams(body) : body;
-      const record = await c.settings.update({ ...asObject(req.query), ...fromBody });
-      return toApplicationSettingsEntity(record);
+      const storages = c.repos.storageNames();
+      const record = await c.settings.update({ ...asObject(req.query), ...fromBody }, { storages });
+      return toApplicationSettingsEntity(record, storages);
     },
   );
 }
