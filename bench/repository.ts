@@ -1,0 +1,174 @@
+// npm run bench (second part): the repository of issue 4 — 10,000 files, 5,000 commits.
+// Hot reads (tree of a 100-entry directory, blob, raw blob, branch list) with autocannon at 10
+// connections next to the framework's floor (a static payload of the same size); compare of 200
+// commits / 500 files and archive of the whole tree against the bare git commands doing the same
+// work; clone over smart HTTP against `git clone --no-local` of the bare directory. Medians.
+import { execFile, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import autocannon from 'autocannon';
+import pino from 'pino';
+import { loadConfig } from '../src/config.ts';
+import { createContainer } from '../src/container.ts';
+import { buildApp } from '../src/app.ts';
+import { gitEnv } from '../src/git/command.ts';
+import { nowIso } from '../src/lib/time.ts';
+import { buildBigRepo } from './big-repo.ts';
+
+const run = promisify(execFile);
+const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const TIMED_RUNS = Number(process.env.BENCH_TIMED_RUNS ?? 5);
+const CONNECTIONS = 10;
+const ROOT_TOKEN = 'glpat-bench-root-token';
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-bench-repo-'));
+const config = loadConfig({ DATA_DIR: dataDir, HEARTH_ROOT_PASSWORD: 'bench-password', HEARTH_ROOT_TOKEN: ROOT_TOKEN, LOG_LEVEL: 'silent', HEARTH_ARCHIVE_RATE_LIMIT: '0' }, { databaseUrl: process.env.DATABASE_URL || null });
+const c = await createContainer(config, { log: pino({ level: 'silent' }) });
+const now = nowIso();
+const ns = await c.db.kysely.selectFrom('namespaces').selectAll().where('owner_id', '=', 1).executeTakeFirstOrThrow();
+const project = await c.db.kysely
+  .insertInto('projects')
+  .values({
+    namespace_id: ns.id, creator_id: 1, name: 'Big', path: 'big', description: null, visibility: 'public', default_branch: 'main', archived: 0,
+    repository_storage: 'default', topics: '[]', settings: '{}', created_at: now, updated_at: now, last_activity_at: now,
+  })
+  .returningAll()
+  .executeTakeFirstOrThrow();
+await c.repos.create(project, { defaultBranch: 'main' });
+const bare = c.repos.pathOf(project);
+const t0 = performance.now();
+const big = await buildBigRepo(bare, gitEnv());
+c.repos.repository(project).touchRefs();
+const buildSeconds = (performance.now() - t0) / 1000;
+const gitAt = (args: string[]) => execFileSync('git', ['--git-dir', bare, ...args], { env: gitEnv(), maxBuffer: 1 << 30 }).toString().trim();
+const blobSha = gitAt(['rev-parse', `main:${big.file}`]);
+const base = gitAt(['rev-parse', 'compare-base']);
+const head = gitAt(['rev-parse', 'main']);
+
+const statics = new Map<number, Buffer>();
+const app = await buildApp(c, (a) => {
+  a.get('/bench/static/:i', { config: { api: 'health' } }, async (req, reply) => {
+    const body = statics.get(Number((req.params as { i: string }).i)) ?? Buffer.from('[]');
+    return reply.type('application/json').send(body);
+  });
+});
+const address = await app.listen({ port: 0, host: '127.0.0.1' });
+const api = `/api/v4/projects/${project.id}/repository`;
+
+const results: string[] = [];
+const line = (s: string) => {
+  results.push(s);
+  console.log(s);
+};
+let failed = false;
+
+async function measure(url: string, headers: Record<string, string>) {
+  const r = await autocannon({ url: address + url, connections: CONNECTIONS, duration: DURATION, headers });
+  if (r.non2xx) throw new Error(`${url}: ${r.non2xx} non-2xx responses`);
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
+}
+const median = <T>(xs: T[], key: (x: T) => number): T => [...xs].sort((a, b) => key(a) - key(b))[Math.floor(xs.length / 2)];
+
+line(`Hearth repository bench — ${big.files} files, ${big.commits} commits (built in ${buildSeconds.toFixed(1)} s), ${CONNECTIONS} connections, median of ${ROUNDS} alternating ${DURATION}s rounds, ${c.db.dialect}, node ${process.version}, ${execFileSync('git', ['--version']).toString().trim()}`);
+line('');
+line('| scenario | req/s | p50 ms | p99 ms | static req/s | ratio | bar (≥ 5,000 req/s, p99 < 10 ms) |');
+line('|---|---|---|---|---|---|---|');
+const hot = [
+  { name: `tree of ${big.directory} (100 entries, per_page=100)`, url: `${api}/tree?path=${big.directory}&per_page=100` },
+  { name: 'blob', url: `${api}/blobs/${blobSha}` },
+  { name: 'raw blob', url: `${api}/blobs/${blobSha}/raw` },
+  { name: 'branch list (21 branches)', url: `${api}/branches` },
+];
+for (const [i, s] of hot.entries()) {
+  const headers = { 'private-token': ROOT_TOKEN };
+  const sample = await app.inject({ method: 'GET', url: s.url, headers });
+  if (sample.statusCode !== 200) throw new Error(`${s.url} → ${sample.statusCode} ${sample.body.slice(0, 300)}`);
+  statics.set(i, Buffer.from(sample.rawPayload));
+  await measure(s.url, headers);
+  await measure(`/bench/static/${i}`, headers);
+  const reals = [];
+  const floors = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    reals.push(await measure(s.url, headers));
+    floors.push(await measure(`/bench/static/${i}`, headers));
+  }
+  const real = median(reals, (x) => x.rps);
+  const floor = median(floors, (x) => x.rps);
+  const ok = real.rps >= 5000 && real.p99 < 10;
+  failed ||= !ok;
+  line(`| ${s.name} (${sample.rawPayload.length} B) | ${real.rps.toFixed(0)} | ${real.p50} | ${real.p99} | ${floor.rps.toFixed(0)} | ${(real.rps / floor.rps).toFixed(2)} | ${ok ? 'ok' : 'MISSED'} |`);
+}
+
+/** Median wall time of `fn` over TIMED_RUNS runs (after one warm-up), in ms. */
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  await fn();
+  const times: number[] = [];
+  for (let r = 0; r < TIMED_RUNS; r++) {
+    const s = performance.now();
+    await fn();
+    times.push(performance.now() - s);
+  }
+  return median(times, (x) => x);
+}
+
+async function download(url: string): Promise<number> {
+  const res = await fetch(address + url, { headers: { 'private-token': ROOT_TOKEN } });
+  if (res.status !== 200) throw new Error(`${url} → ${res.status} ${await res.text()}`);
+  let n = 0;
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) n += chunk.length;
+  return n;
+}
+
+const gitRun = (args: string[], cwd?: string) => run('git', args, { env: gitEnv(), cwd, maxBuffer: 1 << 30 });
+const cloneDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-bench-clone-'));
+let cloneN = 0;
+const work = [
+  {
+    name: 'compare (200 commits, 500 files)',
+    ours: () => download(`${api}/compare?from=${base}&to=${head}`),
+    git: async () => {
+      await gitRun(['--git-dir', bare, 'log', '--format=raw', `${base}..${head}`]);
+      await gitRun(['--git-dir', bare, 'diff', '-M', '--raw', '-p', base, head]);
+    },
+    bare: '`git log base..head` + `git diff -M -p base head`',
+  },
+  {
+    name: 'archive.tar.gz of the whole tree',
+    ours: () => download(`${api}/archive.tar.gz`),
+    git: () => gitRun(['--git-dir', bare, 'archive', '--format=tar.gz', '-o', path.join(cloneDir, 'a.tar.gz'), head]),
+    bare: '`git archive --format=tar.gz`',
+  },
+  {
+    name: 'archive.zip of the whole tree',
+    ours: () => download(`${api}/archive.zip`),
+    git: () => gitRun(['--git-dir', bare, 'archive', '--format=zip', '-o', path.join(cloneDir, 'a.zip'), head]),
+    bare: '`git archive --format=zip`',
+  },
+  {
+    name: 'clone over smart HTTP',
+    ours: () => gitRun(['clone', '-q', '--bare', `${address}/${ns.full_path}/big.git`, path.join(cloneDir, `h${cloneN++}`)]),
+    git: () => gitRun(['clone', '-q', '--bare', '--no-local', bare, path.join(cloneDir, `g${cloneN++}`)]),
+    bare: '`git clone --bare --no-local <bare dir>`',
+  },
+];
+line('');
+line('| work | Hearth ms | bare git ms | ratio | bar (≤ 1.5×) | bare git command |');
+line('|---|---|---|---|---|---|');
+for (const w of work) {
+  const ours = await timed(w.ours);
+  const theirs = await timed(w.git);
+  const ratio = ours / theirs;
+  const ok = ratio <= 1.5;
+  failed ||= !ok;
+  line(`| ${w.name} | ${ours.toFixed(0)} | ${theirs.toFixed(0)} | ${ratio.toFixed(2)} | ${ok ? 'ok' : 'MISSED'} | ${w.bare} |`);
+}
+
+await app.close();
+await c.close();
+fs.rmSync(dataDir, { recursive: true, force: true });
+fs.rmSync(cloneDir, { recursive: true, force: true });
+if (process.env.BENCH_OUT) fs.appendFileSync(process.env.BENCH_OUT, results.join('\n') + '\n');
+process.exit(failed ? 1 : 0);
