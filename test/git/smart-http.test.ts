@@ -252,3 +252,23 @@ test('pushes: Developer on the protected default branch, force pushes, Reporter 
 function execFileSyncGit(cwd: string, args: string[]): void {
   new WorkTree(cwd).git(args);
 }
+
+test('the first branch pushed into an empty repository becomes the default branch when the configured one does not exist', async (t) => {
+  const { app, c, seed, base, root } = await startTestServer(t);
+  const owner = await seed.user({ password: 'secret-pass-2' });
+  const ns = await seed.namespaceOf(owner);
+  const { project, dir: bare } = await seed.repoProject({ owner, namespace: ns });
+  await seed.member({ project }, owner, 50);
+  const work = tmp(t);
+  execFileSyncGit(work, ['init', '-q', '-b', 'master']);
+  const w = new WorkTree(work);
+  w.write('x', 'x').commit('x');
+  await git(work, ['push', '-q', cloneUrl(base, `${ns.full_path}/${project.path}`, owner.username, 'secret-pass-2'), 'master']);
+  assert.equal(bareGit(bare, ['symbolic-ref', 'HEAD']), 'refs/heads/master\n');
+  const res = await app.inject({ method: 'GET', url: `/api/v4/projects/${project.id}`, headers: root });
+  assert.equal(res.json().default_branch, 'master');
+  assert.equal(res.json().empty_repo, false);
+  const [push] = await events(c);
+  assert.equal(push.project.default_branch, 'master');
+  assert.equal(push.total_commits_count, 1);
+});

@@ -15,7 +15,9 @@ import { recordPushEvents, type RefChange } from '../../domain/repository/push-e
 import { DomainError } from '../../lib/errors.ts';
 import { canReadCode } from '../platform/repository/context.ts';
 import { GitAuthenticator, GitAuthFailed, GitScopeRefused } from './git-auth.ts';
-import { BRANCH_PREFIX } from '../../git/refs.ts';
+import { BRANCH_PREFIX, ZERO_SHA } from '../../git/refs.ts';
+import type { Repository } from '../../git/repository.ts';
+import type { ProjectRow } from '../../db/schema.ts';
 
 const SERVICES = new Set(['git-upload-pack', 'git-receive-pack']);
 const INFO_REFS = /^\/(.+?)(?:\.git)?\/info\/refs$/;
@@ -187,7 +189,8 @@ export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
           const changes = readPushLog(log);
           if (changes.length) {
             t.repo.touchRefs();
-            await recordPushEvents({ db: c.db, externalUrl: c.config.externalUrl, settings, project: t.project, namespace: t.namespace, user: t.actor.user!, repo: t.repo }, changes);
+            const project = await adoptDefaultBranch(t.project, t.repo, changes);
+            await recordPushEvents({ db: c.db, externalUrl: c.config.externalUrl, settings, project, namespace: t.namespace, user: t.actor.user!, repo: t.repo }, changes);
           }
         } catch (e) {
           req.log.error({ err: e }, 'recording push events failed');
@@ -197,6 +200,20 @@ export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
       })();
     });
     return reply.send(out);
+  }
+
+  /**
+   * When the project's default branch does not exist (the first push of another branch into an empty
+   * repository), the first pushed branch becomes the default branch, as GitLab's HEAD fallback does.
+   */
+  async function adoptDefaultBranch(project: ProjectRow, repo: Repository, changes: RefChange[]): Promise<ProjectRow> {
+    const current = project.default_branch ?? 'main';
+    if (await repo.branch(current)) return project;
+    const created = changes.find((x) => x.ref.startsWith(BRANCH_PREFIX) && x.after !== ZERO_SHA);
+    if (!created) return project;
+    const branch = created.ref.slice(BRANCH_PREFIX.length);
+    await repo.setHead(branch);
+    return (await c.db.kysely.updateTable('projects').set({ default_branch: branch }).where('id', '=', project.id).returningAll().executeTakeFirst()) ?? project;
   }
 }
 
