@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Repository } from './repository.ts';
 import { BRANCH_PREFIX, ZERO_SHA } from './refs.ts';
+import { KeyedLock } from '../lib/keyed-lock.ts';
 
 export type FileAction =
   | { action: 'create' | 'update'; file_path: string; content: Buffer; executable?: boolean; last_commit_id?: string }
@@ -35,19 +36,11 @@ export interface CommitRequest {
 /** A file action that cannot be applied; `message` is GitLab's wording. */
 export class CommitActionError extends Error {}
 
-const locks = new Map<string, Promise<unknown>>();
+const locks = new KeyedLock();
 
 /** Runs `fn` alone for this repository within this process (update-ref's compare-and-swap guards other processes). */
-export async function withRepositoryLock<T>(repo: Repository, fn: () => Promise<T>): Promise<T> {
-  const prev = locks.get(repo.gitDir) ?? Promise.resolve();
-  const run = prev.then(fn, fn);
-  const tail = run.catch(() => {});
-  locks.set(repo.gitDir, tail);
-  try {
-    return await run;
-  } finally {
-    if (locks.get(repo.gitDir) === tail) locks.delete(repo.gitDir);
-  }
+export function withRepositoryLock<T>(repo: Repository, fn: () => Promise<T>): Promise<T> {
+  return locks.run(repo.gitDir, fn);
 }
 
 function personEnv(prefix: 'AUTHOR' | 'COMMITTER', p: Person): Record<string, string> {
@@ -74,6 +67,12 @@ export async function commitFiles(repo: Repository, req: CommitRequest): Promise
         const [mode, sha] = rec.slice(0, tab).split(' ');
         files.set(rec.slice(tab + 1), { mode, sha });
       }
+      // a path below an existing file ("README.md/x") would silently replace that file
+      const underFile = (p: string) => {
+        const parts = p.split('/');
+        for (let i = 1; i < parts.length; i++) if (files.has(parts.slice(0, i).join('/'))) return true;
+        return false;
+      };
       const isDir = (p: string) => {
         const prefix = p + '/';
         for (const k of files.keys()) if (k.startsWith(prefix)) return true;
@@ -85,7 +84,7 @@ export async function commitFiles(repo: Repository, req: CommitRequest): Promise
         const existing = files.get(a.file_path);
         switch (a.action) {
           case 'create': {
-            if (existing || isDir(a.file_path)) throw new CommitActionError('A file with this name already exists');
+            if (existing || isDir(a.file_path) || underFile(a.file_path)) throw new CommitActionError('A file with this name already exists');
             const sha = await write(a.content);
             const mode = a.executable ? '100755' : '100644';
             files.set(a.file_path, { mode, sha });
@@ -109,7 +108,7 @@ export async function commitFiles(repo: Repository, req: CommitRequest): Promise
           case 'move': {
             const prev = files.get(a.previous_path);
             if (!prev) throw new CommitActionError("A file with this name doesn't exist");
-            if (existing || isDir(a.file_path)) throw new CommitActionError('A file with this name already exists');
+            if (existing || isDir(a.file_path) || underFile(a.file_path)) throw new CommitActionError('A file with this name already exists');
             const sha = a.content ? await write(a.content) : prev.sha;
             files.delete(a.previous_path);
             files.set(a.file_path, { mode: prev.mode, sha });

@@ -64,6 +64,11 @@ test('reads commits, trees and refs of a pushed repository through the cat-file 
     commitFiles(repo, { branch: 'main', parent: second, actions: [{ action: 'create', file_path: 'README.md', content: Buffer.from('x') }], message: 'x', author: { name: 'B', email: 'b@x' } }),
     (e: Error) => e instanceof CommitActionError && e.message === 'A file with this name already exists',
   );
+  // a path below an existing file would replace the file: refused
+  await assert.rejects(
+    commitFiles(repo, { branch: 'main', parent: second, actions: [{ action: 'create', file_path: 'README.md/inside', content: Buffer.from('x') }], message: 'x', author: { name: 'B', email: 'b@x' } }),
+    (e: Error) => e instanceof CommitActionError && e.message === 'A file with this name already exists',
+  );
   // a stale parent is refused by update-ref and the branch stays
   await assert.rejects(commitFiles(repo, { branch: 'main', parent: first, actions: [], message: 'stale', author: { name: 'B', email: 'b@x' } }));
   assert.equal((await repo.branch('main'))?.commit, second);

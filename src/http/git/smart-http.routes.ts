@@ -16,8 +16,7 @@ import { DomainError } from '../../lib/errors.ts';
 import { canReadCode } from '../platform/repository/context.ts';
 import { GitAuthenticator, GitAuthFailed, GitScopeRefused } from './git-auth.ts';
 import { BRANCH_PREFIX, ZERO_SHA } from '../../git/refs.ts';
-import type { Repository } from '../../git/repository.ts';
-import type { ProjectRow } from '../../db/schema.ts';
+import { adoptDefaultBranch } from '../../domain/repository/default-branch.ts';
 
 const SERVICES = new Set(['git-upload-pack', 'git-receive-pack']);
 const INFO_REFS = /^\/(.+?)(?:\.git)?\/info\/refs$/;
@@ -189,7 +188,8 @@ export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
           const changes = readPushLog(log);
           if (changes.length) {
             t.repo.touchRefs();
-            const project = await adoptDefaultBranch(t.project, t.repo, changes);
+            const created = changes.find((x) => x.ref.startsWith(BRANCH_PREFIX) && x.after !== ZERO_SHA);
+            const project = await adoptDefaultBranch(c.db, t.project, t.repo, created ? created.ref.slice(BRANCH_PREFIX.length) : null);
             await recordPushEvents({ db: c.db, externalUrl: c.config.externalUrl, settings, project, namespace: t.namespace, user: t.actor.user!, repo: t.repo }, changes);
           }
         } catch (e) {
@@ -200,20 +200,6 @@ export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
       })();
     });
     return reply.send(out);
-  }
-
-  /**
-   * When the project's default branch does not exist (the first push of another branch into an empty
-   * repository), the first pushed branch becomes the default branch, as GitLab's HEAD fallback does.
-   */
-  async function adoptDefaultBranch(project: ProjectRow, repo: Repository, changes: RefChange[]): Promise<ProjectRow> {
-    const current = project.default_branch ?? 'main';
-    if (await repo.branch(current)) return project;
-    const created = changes.find((x) => x.ref.startsWith(BRANCH_PREFIX) && x.after !== ZERO_SHA);
-    if (!created) return project;
-    const branch = created.ref.slice(BRANCH_PREFIX.length);
-    await repo.setHead(branch);
-    return (await c.db.kysely.updateTable('projects').set({ default_branch: branch }).where('id', '=', project.id).returningAll().executeTakeFirst()) ?? project;
   }
 }
 

@@ -1,7 +1,443 @@
-import type { FastifyInstance } from 'fastify';
+// Repository files (GitLab's lib/api/files.rb): a file with Base64 content, its metadata as X-Gitlab-*
+// headers (HEAD), its raw bytes, and create / update / delete as one commit on a branch
+// (Files::CreateService, UpdateService, DeleteService over Commits::CreateService's checks).
+import crypto from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
+import type { Actor } from '../../../domain/access/actor.ts';
+import type { BranchProtectionDefaults } from '../../../domain/groups/group-settings.ts';
+import { branchProtection, canPushBranch } from '../../../domain/repository/branch-protection.ts';
+import { CommitActionError, commitFiles, type FileAction } from '../../../git/commit-builder.ts';
+import { GitError, isSafePath } from '../../../git/command.ts';
+import type { Repository } from '../../../git/repository.ts';
+import { BRANCH_PREFIX, isValidRefName, isValidRevision, ZERO_SHA } from '../../../git/refs.ts';
+import { KeyedLock } from '../../../lib/keyed-lock.ts';
+import { adoptDefaultBranch } from '../../../domain/repository/default-branch.ts';
+import { Errors } from '../../../lib/errors.ts';
+import { grapeMessage } from '../../plugins/errors.ts';
+import { recordRefChanges, repositoryContext, resolveRef, type RepoContext } from './context.ts';
+
+const TAGS = ['repository_files'];
+const FILE_URL = '/api/v4/projects/:id/repository/files/:file_path';
+const READ = { api: 'platform' as const, auth: 'optional' as const, scopes: ['read_repository'] };
+const WRITE = { api: 'platform' as const, auth: 'user' as const };
+
+const FileParams = Type.Object({ id: Type.String(), file_path: Type.String() });
+const ShowQuery = Type.Object({ ref: Type.String({ minLength: 1 }) });
+const RawQuery = Type.Object({ ref: Type.Optional(Type.String({ minLength: 1 })), lfs: Type.Optional(Type.Boolean()) });
+
+// Grape's declaration order (simple_file_params, then extended_file_params).
+const SimpleProps = {
+  branch: Type.String({ minLength: 1 }),
+  commit_message: Type.String({ minLength: 1 }),
+  start_branch: Type.Optional(Type.String()),
+  author_email: Type.Optional(Type.String()),
+  author_name: Type.Optional(Type.String()),
+};
+const ExtendedBody = Type.Object({
+  ...SimpleProps,
+  content: Type.String(),
+  encoding: Type.Optional(Type.Union([Type.Literal('base64'), Type.Literal('text')])),
+  last_commit_id: Type.Optional(Type.String()),
+  execute_filemode: Type.Optional(Type.Boolean()),
+});
+// GitLab's DELETE declares no last_commit_id (it is silently dropped); Hearth honours it, as documented.
+const DeleteBody = Type.Object({ ...SimpleProps, last_commit_id: Type.Optional(Type.String()) });
+
+interface WriteInput {
+  branch: string;
+  commit_message: string;
+  start_branch?: string;
+  author_email?: string;
+  author_name?: string;
+  content?: string;
+  encoding?: 'base64' | 'text';
+  last_commit_id?: string;
+  execute_filemode?: boolean;
+}
+
+const FILE_PATH_INVALID = 'file_path should be a valid file path';
+// Gitlab::PathTraversal: `..` as a whole segment (either separator), or a newline.
+const TRAVERSAL = /(^|[/\\])\.\.([/\\]|$)|\n/;
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\x00-\x1f\x7f]/;
+
+/**
+ * GitLab's FilePath validator (no traversal, not absolute, also once URL-decoded again) plus the
+ * forge's own rule for paths that reach git (isSafePath: no leading `-`, no `.`/empty/`.git`
+ * segments). Control characters are refused too: the path goes to git's line protocol and into headers.
+ */
+export function isValidFilePath(p: string): boolean {
+  if (!isSafePath(p) || CONTROL.test(p) || TRAVERSAL.test(p)) return false;
+  let current = p;
+  for (let i = 0; i < 5; i++) {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(current);
+    } catch {
+      break;
+    }
+    if (decoded === current) break;
+    if (TRAVERSAL.test(decoded) || decoded.startsWith('/')) return false;
+    current = decoded;
+  }
+  return true;
+}
+
+/** Grape's errors for this request: the file_path validator's first, then the schema's, then blank strings. */
+function checkParams(req: FastifyRequest, filePathOk: boolean, blankChecks: [string, unknown][] = []): void {
+  const messages: string[] = [];
+  if (!filePathOk) messages.push(FILE_PATH_INVALID);
+  const err = (req as FastifyRequest & { validationError?: Error & { validation?: unknown[] } }).validationError;
+  if (err) messages.push(err.validation?.length ? grapeMessage(err.validation) : 'parameters are invalid');
+  // allow_blank: false refuses whitespace-only strings too
+  for (const [name, v] of blankChecks) {
+    if (typeof v === 'string' && v.trim() === '' && !messages.some((m) => m.includes(`${name} is empty`))) messages.push(`${name} is empty`);
+  }
+  if (messages.length) throw Errors.param(messages.join(', '));
+}
+
+// ---- reading ------------------------------------------------------------------------------------
+
+interface FileEntry {
+  name: string;
+  path: string;
+  mode: string;
+  type: 'blob' | 'commit';
+  sha: string;
+}
+
+/** The blob (or submodule) at `filePath` in `commit`; null for a missing path or a tree. */
+async function entryOf(repo: Repository, commit: string, filePath: string): Promise<FileEntry | null> {
+  const slash = filePath.lastIndexOf('/');
+  const dir = slash < 0 ? '' : filePath.slice(0, slash);
+  const name = filePath.slice(slash + 1);
+  const entries = await repo.tree(commit, dir);
+  const e = entries?.find((x) => x.name === name);
+  if (!e || e.type === 'tree') return null;
+  return { name, path: filePath, mode: e.mode, type: e.type, sha: e.sha };
+}
+
+/** Blob bytes (a submodule reads as empty, as Gitlab::Git::Blob.find makes it). */
+async function contentOf(repo: Repository, entry: FileEntry): Promise<Buffer> {
+  if (entry.type !== 'blob') return Buffer.alloc(0);
+  const o = await repo.read(entry.sha);
+  if (!o || o.type !== 'blob') throw Errors.notFound('File');
+  return o.content!;
+}
+
+/** Blob ids never change: their SHA-256 is cached like GitLab's blob_content_sha256 cache. */
+const sha256Cache = new Map<string, string>();
+const SHA256_CACHE_MAX = 10_000;
+
+function contentSha256(entry: FileEntry, data: Buffer): string {
+  const key = `${entry.type}:${entry.sha}`;
+  let hit = sha256Cache.get(key);
+  if (!hit) {
+    hit = crypto.createHash('sha256').update(data).digest('hex');
+    if (sha256Cache.size >= SHA256_CACHE_MAX) sha256Cache.delete(sha256Cache.keys().next().value!);
+    sha256Cache.set(key, hit);
+  }
+  return hit;
+}
+
+/** `git log -1 <commit> -- <path>` with literal pathspecs (Gitaly's LastCommitForPath); null when none. */
+async function lastCommitFor(repo: Repository, commit: string, filePath: string): Promise<string | null> {
+  const r = await repo.run(['log', '-1', '--format=%H', commit, '--', filePath], { env: { GIT_LITERAL_PATHSPECS: '1' }, okCodes: [0, 128] });
+  if (r.code !== 0) return null;
+  return r.stdout.toString().trim() || null;
+}
+
+/** API::Files#blob_data, in GitLab's key order. */
+async function blobData(repo: Repository, ref: string | undefined, commit: string, entry: FileEntry, data: Buffer) {
+  return {
+    file_name: entry.name,
+    file_path: entry.path,
+    size: data.length,
+    encoding: 'base64',
+    content_sha256: contentSha256(entry, data),
+    ref: ref ?? null,
+    blob_id: entry.sha,
+    commit_id: commit,
+    last_commit_id: await lastCommitFor(repo, commit, entry.path),
+    execute_filemode: entry.mode === '100755',
+  };
+}
+
+/**
+ * set_http_headers: X-Gitlab-<Key-In-Capitals> = value.to_s. Non-ASCII text goes out as its UTF-8
+ * bytes, as Rack sends it (Node writes header strings as latin1).
+ */
+function setGitlabHeaders(reply: FastifyReply, data: Record<string, unknown>): void {
+  for (const [k, v] of Object.entries(data)) {
+    const name = 'X-Gitlab-' + k.split('_').map((w) => (w ? w[0].toUpperCase() + w.slice(1) : w)).join('-');
+    reply.header(name, headerValue(v === null || v === undefined ? '' : String(v)));
+  }
+}
+
+function headerValue(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  return /^[\x20-\x7e]*$/.test(s) ? s : Buffer.from(s, 'utf8').toString('latin1');
+}
+
+// ActionDispatch::Http::ContentDisposition.format
+const TRADITIONAL_ESCAPED = /[^ A-Za-z0-9!#$+.^_`|~-]/gu;
+const RFC_5987_ESCAPED = /[^A-Za-z0-9!#$&+.^_`|~-]/gu;
+
+function percentEscape(s: string, re: RegExp): string {
+  return s.replace(re, (ch) => [...Buffer.from(ch, 'utf8')].map((b) => '%' + b.toString(16).toUpperCase().padStart(2, '0')).join(''));
+}
+
+/** I18n.transliterate: accents dropped, anything else outside ASCII becomes "?". */
+function transliterate(s: string): string {
+  return [...s.normalize('NFKD').replace(/[\u0300-\u036f]/g, '')].map((ch) => (ch.charCodeAt(0) < 0x80 ? ch : '?')).join('');
+}
+
+export function inlineDisposition(fileName: string): string {
+  // Some browsers ignore the content type of .xhtml files: GitLab drops the extension (issue 458236).
+  const name = fileName.endsWith('.xhtml') ? fileName.split('.')[0] : fileName;
+  return `inline; filename="${percentEscape(transliterate(name), TRADITIONAL_ESCAPED)}"; filename*=UTF-8''${percentEscape(name, RFC_5987_ESCAPED)}`;
+}
+
+/** Gitlab::NoCacheHeaders::DEFAULT_GITLAB_NO_CACHE_HEADERS */
+const NO_CACHE_HEADERS = {
+  'cache-control': 'max-age=0, private, must-revalidate, no-store, no-cache',
+  expires: 'Fri, 01 Jan 1990 00:00:00 GMT',
+};
+
+/** assign_file_vars!: the commit (404 Commit Not Found) and the blob at the path (404 File Not Found). */
+async function assignFileVars(ctx: RepoContext, ref: string | undefined, filePath: string) {
+  if (!ctx.repo.exists()) throw Errors.notFound('Commit');
+  const commit = await resolveRef(ctx, ref);
+  if (!commit) throw Errors.notFound('Commit');
+  const entry = await entryOf(ctx.repo, commit, filePath);
+  if (!entry) throw Errors.notFound('File');
+  return { commit, entry };
+}
+
+// ---- writing ------------------------------------------------------------------------------------
+
+/** Gitlab::GitRefValidator.validate for a branch the commit would create. */
+function isValidNewBranchName(name: string): boolean {
+  if (name.startsWith('refs/heads/') || name.startsWith('refs/remotes/')) return false;
+  if (/^[0-9a-f]{40}$/i.test(name) || /^[0-9a-f]{64}$/i.test(name)) return false;
+  return isValidRefName(name);
+}
+
+/** Person from the commit parameters and the user (Files::BaseService: author params, else the user's commit email). */
+function commitPeople(actor: Actor, input: WriteInput) {
+  const user = actor.user!;
+  const now = Math.floor(Date.now() / 1000);
+  const userEmail = user.commit_email ?? user.email;
+  return {
+    author: { name: input.author_name || user.name, email: input.author_email || userEmail, time: now },
+    committer: { name: user.name, email: userEmail, time: now },
+  };
+}
+
+type WriteKind = 'create' | 'update' | 'delete';
+
+const CHANGED_MESSAGES: Record<'update' | 'delete', string> = {
+  update: 'You are attempting to update a file that has changed since you started editing it.',
+  delete: 'You are attempting to delete a file that has been previously updated.',
+};
+
+/** A user-given revision's commit, or null (never an error: GitLab reads "not found" as "no information"). */
+async function commitOrNull(repo: Repository, rev: string): Promise<string | null> {
+  if (!isValidRevision(rev)) return null;
+  return repo.resolveCommit(rev);
+}
+
+/**
+ * Files::BaseService#file_has_changed?: the file's last commit on the start branch differs from its
+ * last commit as of `last_commit_id` (either unknown → not changed).
+ */
+async function fileHasChanged(repo: Repository, startTip: string | null, filePath: string, lastCommitId: string | undefined): Promise<boolean> {
+  if (!lastCommitId || !startTip) return false;
+  const fromBranch = await lastCommitFor(repo, startTip, filePath);
+  if (!fromBranch) return false;
+  const given = await commitOrNull(repo, lastCommitId);
+  if (!given) return false;
+  const fromGiven = await lastCommitFor(repo, given, filePath);
+  if (!fromGiven) return false;
+  return fromBranch !== fromGiven;
+}
+
+class RetryCommit extends Error {}
+
+/** One attempt: Commits::CreateService's checks against the refs as they are now, then the commit. */
+async function attemptCommit(c: Container, actor: Actor, ctx: RepoContext, kind: WriteKind, filePath: string, input: WriteInput) {
+  const repo = ctx.repo;
+  const branch = input.branch;
+  const startBranch = input.start_branch || branch;
+  const empty = await repo.isEmpty();
+  const differentBranch = startBranch !== branch;
+
+  // validate_permissions!
+  const settings = await c.settings.get();
+  const protection = branchProtection(ctx.project, ctx.namespace, settings.default_branch_protection_defaults as BranchProtectionDefaults, branch);
+  if (!canPushBranch(actor, ctx.access, protection, empty)) throw Errors.raw(400, { message: 'You are not allowed to push into this branch' });
+  // validate_on_branch!
+  const start = empty ? undefined : await repo.branch(startBranch);
+  if (!empty && !start) throw Errors.raw(400, { message: 'You can only create or edit files when you are on a branch' });
+  // validate_branch_existence!
+  const target = empty ? undefined : await repo.branch(branch);
+  if (!empty && differentBranch && target) {
+    throw Errors.raw(400, { message: `A branch called '${branch}' already exists. Switch to that branch in order to make changes` });
+  }
+  // validate_new_branch_name! (and a first branch in an empty repository)
+  if ((differentBranch || empty) && !isValidNewBranchName(branch)) {
+    throw Errors.raw(400, { message: `Something went wrong when we tried to create '${branch}' for you: Branch name is invalid` });
+  }
+  const parent = start?.commit ?? null;
+  if (kind !== 'create' && (await fileHasChanged(repo, parent, filePath, input.last_commit_id))) {
+    throw Errors.raw(400, { message: CHANGED_MESSAGES[kind] });
+  }
+
+  // Gitaly's index rules for a path under an existing file (commitFiles checks the path itself).
+  if (kind !== 'delete' && parent) {
+    const segments = filePath.split('/');
+    for (let i = 1; i < segments.length; i++) {
+      const o = await repo.entryAt(parent, segments.slice(0, i).join('/'));
+      if (!o) break;
+      if (o.type !== 'tree') throw Errors.raw(400, { message: kind === 'create' ? 'A file with this name already exists' : "A file with this name doesn't exist" });
+    }
+  }
+
+  let action: FileAction;
+  if (kind === 'delete') action = { action: 'delete', file_path: filePath };
+  else {
+    const content = input.encoding === 'base64' ? Buffer.from(input.content ?? '', 'base64') : Buffer.from(input.content ?? '', 'utf8');
+    action = kind === 'create'
+      ? { action: 'create', file_path: filePath, content, executable: input.execute_filemode === true }
+      : { action: 'update', file_path: filePath, content, executable: input.execute_filemode };
+  }
+  const before = target?.commit ?? ZERO_SHA;
+  const { author, committer } = commitPeople(actor, input);
+  let sha: string;
+  try {
+    sha = await commitFiles(repo, { branch, parent, expectedOld: before, actions: [action], message: input.commit_message, author, committer });
+  } catch (e) {
+    if (e instanceof CommitActionError) throw Errors.raw(400, { message: e.message });
+    // the branch moved since it was read (update-ref's compare-and-swap): check and commit again
+    if (e instanceof GitError && e.message.startsWith('git update-ref')) throw new RetryCommit();
+    throw e;
+  }
+  return { before, sha, empty };
+}
+
+
+/**
+ * Files API writes to one repository run one at a time in this process, checks included (commitFiles'
+ * own lock covers only the commit); writers elsewhere are caught by update-ref's compare-and-swap.
+ */
+const writeLocks = new KeyedLock();
+
+const ATTEMPTS = 5;
+
+async function writeFile(c: Container, actor: Actor, id: string, kind: WriteKind, filePath: string, input: WriteInput): Promise<void> {
+  let ctx = await repositoryContext(c, actor, id);
+  // authorize! :push_code
+  if (!ctx.access.abilities.has('push_code')) throw Errors.forbidden();
+  if (!ctx.repo.exists()) throw Errors.notFound('Repository');
+  const result = await writeLocks.run(ctx.repo.gitDir, async () => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await attemptCommit(c, actor, ctx, kind, filePath, input);
+      } catch (e) {
+        // GitLab's answer to a lock it could not get (ActiveRecord::StaleObjectError / FailedToObtainLockError)
+        if (!(e instanceof RetryCommit)) throw e;
+        if (attempt >= ATTEMPTS) throw Errors.conflict('409 Conflict: Resource lock');
+      }
+    }
+  });
+  if (result.empty) ctx = { ...ctx, project: await adoptDefaultBranch(c.db, ctx.project, ctx.repo, input.branch) };
+  await recordRefChanges(c, ctx, actor, [{ before: result.before, after: result.sha, ref: BRANCH_PREFIX + input.branch }]);
+}
+
+// ---- routes -------------------------------------------------------------------------------------
 
 export function filesRoutes(fastify: FastifyInstance, c: Container): void {
-  void fastify;
-  void c;
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.get(
+    `${FILE_URL}/raw`,
+    { config: READ, attachValidation: true, schema: { tags: TAGS, summary: 'Get raw file contents from the repository', params: FileParams, querystring: RawQuery } },
+    async (req, reply) => {
+      // allow_initial_path_separator: an encoded leading "/" is allowed; Gitlab::Git::Blob.find drops it
+      const filePath = req.params.file_path.replace(/^\/+/, '');
+      checkParams(req, isValidFilePath(filePath), [['ref', req.query.ref]]);
+      const ctx = await repositoryContext(c, req.actor, req.params.id);
+      const { commit, entry } = await assignFileVars(ctx, req.query.ref, filePath);
+      const data = await contentOf(ctx.repo, entry);
+      reply.headers(NO_CACHE_HEADERS);
+      setGitlabHeaders(reply, await blobData(ctx.repo, req.query.ref, commit, entry, data));
+      reply.header('content-disposition', inlineDisposition(entry.name));
+      reply.type('text/plain; charset=utf-8');
+      return reply.send(data);
+    },
+  );
+
+  app.head(
+    FILE_URL,
+    { config: READ, attachValidation: true, schema: { tags: TAGS, summary: 'Get file metadata from repository', params: FileParams, querystring: ShowQuery } },
+    async (req, reply) => {
+      checkParams(req, isValidFilePath(req.params.file_path), [['ref', req.query.ref]]);
+      const ctx = await repositoryContext(c, req.actor, req.params.id);
+      const { commit, entry } = await assignFileVars(ctx, req.query.ref, req.params.file_path);
+      setGitlabHeaders(reply, await blobData(ctx.repo, req.query.ref, commit, entry, await contentOf(ctx.repo, entry)));
+      reply.type('application/json');
+      return reply.send();
+    },
+  );
+
+  app.get(
+    FILE_URL,
+    { config: READ, exposeHeadRoute: false, attachValidation: true, schema: { tags: TAGS, summary: 'Get a file from the repository', params: FileParams, querystring: ShowQuery } },
+    async (req, reply) => {
+      checkParams(req, isValidFilePath(req.params.file_path), [['ref', req.query.ref]]);
+      const ctx = await repositoryContext(c, req.actor, req.params.id);
+      const { commit, entry } = await assignFileVars(ctx, req.query.ref, req.params.file_path);
+      const data = await contentOf(ctx.repo, entry);
+      const meta = await blobData(ctx.repo, req.query.ref, commit, entry, data);
+      setGitlabHeaders(reply, meta);
+      return { ...meta, content: data.toString('base64') };
+    },
+  );
+
+  app.post(
+    FILE_URL,
+    { config: WRITE, attachValidation: true, schema: { tags: TAGS, summary: 'Create new file in repository', params: FileParams, body: ExtendedBody } },
+    async (req, reply) => {
+      const body = req.body;
+      checkParams(req, isValidFilePath(req.params.file_path), [['branch', body?.branch], ['commit_message', body?.commit_message]]);
+      await writeFile(c, req.actor, req.params.id, 'create', req.params.file_path, body);
+      reply.code(201);
+      return { file_path: req.params.file_path, branch: body.branch };
+    },
+  );
+
+  app.put(
+    FILE_URL,
+    { config: WRITE, attachValidation: true, schema: { tags: TAGS, summary: 'Update existing file in repository', params: FileParams, body: ExtendedBody } },
+    async (req) => {
+      const body = req.body;
+      checkParams(req, isValidFilePath(req.params.file_path), [['branch', body?.branch], ['commit_message', body?.commit_message]]);
+      await writeFile(c, req.actor, req.params.id, 'update', req.params.file_path, body);
+      return { file_path: req.params.file_path, branch: body.branch };
+    },
+  );
+
+  app.delete(
+    FILE_URL,
+    { config: WRITE, attachValidation: true, schema: { tags: TAGS, summary: 'Delete an existing file in repository', params: FileParams, body: DeleteBody } },
+    async (req, reply) => {
+      const body = req.body;
+      checkParams(req, isValidFilePath(req.params.file_path), [['branch', body?.branch], ['commit_message', body?.commit_message]]);
+      await writeFile(c, req.actor, req.params.id, 'delete', req.params.file_path, body);
+      return reply.code(204).send();
+    },
+  );
 }
