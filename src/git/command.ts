@@ -49,7 +49,8 @@ export function userArg(value: string, what = 'argument'): string {
 
 /** A repository path from a user (file path, tree path): relative, no `..`, no NUL. */
 export function isSafePath(p: string): boolean {
-  if (p === '' || p.includes('\0') || p.startsWith('/') || p.startsWith('-')) return false;
+  // eslint-disable-next-line no-control-regex
+  if (p === '' || /[\x00-\x1f\x7f]/.test(p) || p.startsWith('/') || p.startsWith('-')) return false;
   return p.split('/').every((seg) => seg !== '..' && seg !== '.' && seg !== '' && seg !== '.git');
 }
 

@@ -84,7 +84,8 @@ export async function commitFiles(repo: Repository, req: CommitRequest): Promise
         const existing = files.get(a.file_path);
         switch (a.action) {
           case 'create': {
-            if (existing || isDir(a.file_path) || underFile(a.file_path)) throw new CommitActionError('A file with this name already exists');
+            if (isDir(a.file_path)) throw new CommitActionError('A directory with this name already exists');
+            if (existing || underFile(a.file_path)) throw new CommitActionError('A file with this name already exists');
             const sha = await write(a.content);
             const mode = a.executable ? '100755' : '100644';
             files.set(a.file_path, { mode, sha });

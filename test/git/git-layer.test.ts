@@ -95,7 +95,7 @@ test('user values never become git options; ref and path rules', async () => {
   for (const ok of ['main', 'feature/x', 'v1.0.0', 'release-1.2', 'ü']) assert.equal(isValidRefName(ok), true, ok);
   assert.equal(isValidRevision('abc123'), true);
   assert.equal(isValidRevision('HEAD'), true);
-  for (const bad of ['../x', 'a/../b', '/etc/passwd', '-rf', 'a//b', '.git/config', '']) assert.equal(isSafePath(bad), false, bad);
+  for (const bad of ['../x', 'a/../b', '/etc/passwd', '-rf', 'a//b', '.git/config', '', 'a\nb', 'a\rb']) assert.equal(isSafePath(bad), false, bad);
   assert.equal(isSafePath('src/a.txt'), true);
   await assert.rejects(git(['rev-parse', '--verify', 'nothing'], { gitDir: '/nonexistent' }));
 });
