@@ -376,7 +376,7 @@ test('POST refusals: existing file, directory, missing start branch, existing ta
   const ok = { branch: 'main', content: 'x', commit_message: 'm' };
   const cases: [string, unknown, number, unknown][] = [
     ['lib%2Fa.rb', ok, 400, { message: 'A file with this name already exists' }],
-    ['lib', ok, 400, { message: 'A file with this name already exists' }],
+    ['lib', ok, 400, { message: 'A directory with this name already exists' }],
     ['README.md%2Finside', ok, 400, { message: 'A file with this name already exists' }],
     ['n.txt', { ...ok, branch: 'nope' }, 400, { message: 'You can only create or edit files when you are on a branch' }],
     ['n.txt', { ...ok, branch: 'x', start_branch: 'nope' }, 400, { message: 'You can only create or edit files when you are on a branch' }],
