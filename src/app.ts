@@ -24,6 +24,9 @@ import { projectsRoutes } from './http/platform/projects.routes.ts';
 import { membersRoutes } from './http/platform/members.routes.ts';
 import { repositoryRoutes } from './http/platform/repository/index.ts';
 import { smartHttpRoutes } from './http/git/smart-http.routes.ts';
+import { systemHooksRoutes } from './http/platform/system-hooks.routes.ts';
+import { translationRootRoutes } from './http/translation/root.routes.ts';
+import { languagesRoutes } from './http/translation/languages.routes.ts';
 import { memberRolesRoutes } from './http/platform/member-roles.routes.ts';
 import { oauthRoutes } from './http/web/oauth.routes.ts';
 import { signInRoutes } from './http/web/sign-in.routes.ts';
@@ -90,6 +93,9 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   memberRolesRoutes(app, c);
   oauthRoutes(app, c);
   signInRoutes(app, c);
+  systemHooksRoutes(app, c);
+  translationRootRoutes(app);
+  languagesRoutes(app, c);
   smartHttpRoutes(app, c);
   extend?.(app);
 

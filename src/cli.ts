@@ -9,7 +9,8 @@ import { DomainError } from './lib/errors.ts';
 import { availableScopes } from './domain/tokens/scopes.ts';
 
 const USAGE = `usage: hearth <command>
-  serve                         start the server (default)
+  serve                         start the server (default; with the job worker unless HEARTH_IN_PROCESS_WORKER=false)
+  worker                        run the job worker alone (hook deliveries); several may run at once
   migrate                       apply database migrations
   admin create-user --username U --email E --name N [--password P] [--admin]
   admin create-token --username U --name N [--scopes api,read_api] [--expires-at YYYY-MM-DD]
@@ -45,8 +46,20 @@ export async function runCli(argv: string[]): Promise<number | null> {
         const c = await createContainer(config);
         const app = await buildApp(c);
         await app.listen({ port: config.port, host: config.host });
+        if (config.inProcessWorker) c.worker.start();
         const stop = async () => {
           await app.close();
+          await c.close();
+          process.exit(0);
+        };
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+        return null;
+      }
+      case 'worker': {
+        const c = await createContainer(loadConfig());
+        c.worker.start();
+        const stop = async () => {
           await c.close();
           process.exit(0);
         };

@@ -14,6 +14,12 @@ export interface Config {
   impersonationEnabled: boolean;
   /** Run the job worker inside `serve`. */
   inProcessWorker: boolean;
+  /** how often an idle worker looks for work (ms) */
+  workerPollMs: number;
+  /** seconds to wait before each retry of a failed hook delivery (6 tries over about an hour) */
+  hookRetrySchedule: number[];
+  /** outbound request timeout for hook deliveries (ms) */
+  hookTimeoutMs: number;
   /** repository storage name → directory (REPOSITORY_STORAGES); unlisted storages live under <dataDir>/repositories/<name> */
   repositoryStorages: Record<string, string>;
   /** repository archive downloads per user (or IP) and minute; 0 = unlimited (GitLab: 5) */
@@ -68,6 +74,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     if (!m) throw new ConfigError(`REPOSITORY_STORAGES must be name=/directory[,name=/directory], got "${item}"`);
     repositoryStorages[m[1]] = path.resolve(m[2]);
   }
+  const hookRetrySchedule = (env.HEARTH_HOOK_RETRY_SCHEDULE ?? '30,120,300,900,2400').split(',').filter((x) => x.trim() !== '').map(Number);
+  if (hookRetrySchedule.some((n) => !Number.isFinite(n) || n < 0)) {
+    throw new ConfigError(`HEARTH_HOOK_RETRY_SCHEDULE must be seconds separated by commas, got "${env.HEARTH_HOOK_RETRY_SCHEDULE}"`);
+  }
   const logLevel = (env.LOG_LEVEL || 'info').toLowerCase();
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   return {
@@ -81,6 +91,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     rootToken: env.HEARTH_ROOT_TOKEN || null,
     impersonationEnabled: boolVar(env, 'HEARTH_IMPERSONATION_ENABLED', true),
     inProcessWorker: boolVar(env, 'HEARTH_IN_PROCESS_WORKER', true),
+    workerPollMs: intVar(env, 'HEARTH_WORKER_POLL_MS', 100, 1, 60_000),
+    hookRetrySchedule,
+    hookTimeoutMs: intVar(env, 'HEARTH_HOOK_TIMEOUT_MS', 10_000, 100, 600_000),
     repositoryStorages,
     archiveRateLimit: intVar(env, 'HEARTH_ARCHIVE_RATE_LIMIT', 5, 0, 1_000_000),
     version: VERSION,

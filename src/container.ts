@@ -5,7 +5,8 @@ import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createDb, type Db, type DbOptions } from './db/connect.ts';
 import { migrate } from './db/migrate.ts';
-import { randomToken } from './lib/secrets.ts';
+import { randomToken, SecretBox } from './lib/secrets.ts';
+import { Outbound } from './lib/outbound.ts';
 import { nowIso } from './lib/time.ts';
 import { SettingsService } from './domain/settings/settings.service.ts';
 import { TokensService } from './domain/tokens/tokens.service.ts';
@@ -17,6 +18,10 @@ import { Policy } from './domain/access/policy.ts';
 import { Resolver } from './domain/access/resolve.ts';
 import { configureGit } from './git/command.ts';
 import { RepositoryStore } from './git/storage.ts';
+import { SystemHooksService } from './domain/hooks/system-hooks.service.ts';
+import { HookDeliveries } from './domain/hooks/deliveries.ts';
+import { Worker } from './jobs/worker.ts';
+import { seedLanguages } from './domain/translation/languages/seed.ts';
 
 export interface Container {
   config: Config;
@@ -31,6 +36,12 @@ export interface Container {
   policy: Policy;
   resolve: Resolver;
   repos: RepositoryStore;
+  /** the one guarded client for outbound requests */
+  outbound: Outbound;
+  hooks: SystemHooksService;
+  deliveries: HookDeliveries;
+  /** not started here: `serve` and `worker` start it */
+  worker: Worker;
   close(): Promise<void>;
 }
 
@@ -49,6 +60,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const getSalt = () => salt;
   const settings = new SettingsService(db);
   await settings.ensure();
+  await seedLanguages(db);
   configureGit(path.join(config.dataDir, 'git-home'));
   const repos = new RepositoryStore(config.dataDir, config.repositoryStorages);
   const users = new UsersService(db, settings, repos);
@@ -58,11 +70,22 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const auth = new Authenticator(db, settings, tokens, oauth, sessions, config.impersonationEnabled);
   const policy = new Policy(db);
   const resolve = new Resolver(db, policy);
+  const outbound = new Outbound();
+  const hooks = new SystemHooksService(db, settings, new SecretBox(await instanceSecret(db, 'secret_box_key')), outbound);
+  const deliveries = new HookDeliveries(db, hooks, outbound, settings, {
+    externalUrl: config.externalUrl,
+    version: config.version,
+    retrySchedule: config.hookRetrySchedule,
+    timeoutMs: config.hookTimeoutMs,
+  });
+  const worker = new Worker(deliveries, log, config.workerPollMs);
   const close = async () => {
+    await worker.stop();
     repos.close();
+    await outbound.close();
     await db.close();
   };
-  const c: Container = { config, log, db, settings, users, tokens, oauth, sessions, auth, policy, resolve, repos, close };
+  const c: Container = { config, log, db, settings, users, tokens, oauth, sessions, auth, policy, resolve, repos, outbound, hooks, deliveries, worker, close };
   await bootstrapRoot(c);
   return c;
 }

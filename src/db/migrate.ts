@@ -5,6 +5,8 @@ import * as m001 from './migrations/001-foundation.ts';
 import * as m002 from './migrations/002-table-versions.ts';
 import * as m003 from './migrations/003-namespaces-projects.ts';
 import * as m004 from './migrations/004-projects.ts';
+import * as m005 from './migrations/005-system-hooks.ts';
+import * as m006 from './migrations/006-languages.ts';
 
 export interface MigrationContext {
   dialect: DialectName;
@@ -20,6 +22,8 @@ export const MIGRATIONS: Migration[] = [
   { name: '002-table-versions', up: m002.up },
   { name: '003-namespaces-projects', up: m003.up },
   { name: '004-projects', up: m004.up },
+  { name: '005-system-hooks', up: m005.up },
+  { name: '006-languages', up: m006.up },
 ];
 
 export async function migrate(db: Db): Promise<string[]> {

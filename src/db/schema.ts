@@ -209,6 +209,77 @@ export interface TableVersionsTable {
   version: number;
 }
 
+export interface SystemHooksTable {
+  id: Generated<number>;
+  url: string;
+  name: string | null;
+  description: string | null;
+  token_encrypted: string | null;
+  push_events: number;
+  tag_push_events: number;
+  merge_requests_events: number;
+  repository_update_events: number;
+  enable_ssl_verification: number;
+  push_events_branch_filter: string | null;
+  branch_filter_strategy: string; // wildcard | regex | all_branches
+  created_at: string;
+  updated_at: string;
+}
+
+export interface HookDeliveriesTable {
+  id: Generated<number>;
+  hook_id: number;
+  event_name: string;
+  payload: string; // JSON
+  idempotency_key: string;
+  event_uuid: string;
+  state: string; // pending | delivered | failed
+  attempts: number;
+  run_at: string;
+  locked_by: string | null;
+  locked_until: string | null;
+  last_status: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface HookAttemptsTable {
+  id: Generated<number>;
+  delivery_id: number;
+  attempt: number;
+  url: string;
+  request_headers: string; // JSON
+  response_status: string;
+  error: string | null;
+  duration_ms: number;
+  response_headers: string; // JSON
+  response_body: string;
+  created_at: string;
+}
+
+export interface LanguagesTable {
+  id: Generated<number>;
+  code: string;
+  name: string;
+  direction: string; // ltr | rtl
+  population: number;
+  created_at: string;
+}
+
+export interface LanguagePluralsTable {
+  id: Generated<number>;
+  language_id: number;
+  source: number;
+  number: number;
+  formula: string;
+  type: number;
+}
+
+export interface LanguageAliasesTable {
+  alias: string;
+  code: string;
+}
+
 export interface Database {
   table_versions: TableVersionsTable;
   namespaces: NamespacesTable;
@@ -225,9 +296,20 @@ export interface Database {
   application_settings: ApplicationSettingsTable;
   instance_secrets: InstanceSecretsTable;
   jobs: JobsTable;
+  system_hooks: SystemHooksTable;
+  hook_deliveries: HookDeliveriesTable;
+  hook_attempts: HookAttemptsTable;
+  languages: LanguagesTable;
+  language_plurals: LanguagePluralsTable;
+  language_aliases: LanguageAliasesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
+export type LanguageRow = Selectable<LanguagesTable>;
+export type LanguagePluralRow = Selectable<LanguagePluralsTable>;
+export type SystemHookRow = Selectable<SystemHooksTable>;
+export type HookDeliveryRow = Selectable<HookDeliveriesTable>;
+export type HookAttemptRow = Selectable<HookAttemptsTable>;
 export type NewUser = Insertable<UsersTable>;
 export type UserUpdate = Updateable<UsersTable>;
 export type PatRow = Selectable<PersonalAccessTokensTable>;

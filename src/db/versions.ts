@@ -36,12 +36,15 @@ export async function trackTableVersions(db: Kysely<any>, dialect: DialectName, 
 }
 
 const compiled = new WeakMap<Kysely<any>, CompiledQuery>();
-const sqliteState = new WeakMap<object, { select: { all(): unknown[] }; dataVersion: { get(): unknown }; seen: string; versions: Versions }>();
+const sqliteState = new WeakMap<
+  object,
+  { select: { all(): unknown[] }; dataVersion: { get(): unknown }; seen: string; versions: Versions; checkedAt: number; localWrites: number }
+>();
 
 /**
  * One snapshot per request. On SQLite the last snapshot is reused while nothing wrote: no statement
  * wrote through this connection and `PRAGMA data_version` (which moves when another connection, such
- * as the CLI, commits) is unchanged. On PostgreSQL the query is compiled once.
+ * as the CLI, commits) is unchanged — asked at most once a millisecond. On PostgreSQL the query is compiled once.
  */
 export async function readVersions(db: Db): Promise<Versions> {
   if (db.sqlite) {
@@ -52,10 +55,17 @@ export async function readVersions(db: Db): Promise<Versions> {
         dataVersion: db.sqlite.prepare('pragma data_version').pluck(),
         seen: '',
         versions: {},
+        checkedAt: -Infinity,
+        localWrites: -1,
       };
       sqliteState.set(db.sqlite, st);
     }
+    // Another process's commit is looked for at most once per millisecond (the pragma is a few µs).
+    const now = performance.now();
+    if (!db.sqlite.inTransaction && st.localWrites === db.localWrites.count && now - st.checkedAt < 1) return st.versions;
     const seen = `${db.localWrites.count}:${st.dataVersion.get()}:${db.sqlite.inTransaction}`;
+    st.checkedAt = now;
+    st.localWrites = db.localWrites.count;
     if (seen === st.seen && !db.sqlite.inTransaction) return st.versions;
     const out: Versions = {};
     for (const [name, version] of st.select.all() as [string, number | bigint][]) out[name] = Number(version);

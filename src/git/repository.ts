@@ -24,18 +24,65 @@ export interface Ref {
 const commitCache = new Map<string, Commit>();
 const COMMIT_CACHE_MAX = 50_000;
 
+/**
+ * Objects named by a full SHA (`<sha>`, `<sha>:<path>`, `<sha>^{tree}`) never change either: one
+ * cache for every repository, bounded in bytes, small objects only. Misses are not kept (a push
+ * may bring the object later).
+ */
+const IMMUTABLE_REV = /^[0-9a-f]{40}(?:[0-9a-f]{24})?(?:$|:|\^\{(?:tree|commit)\}$)/;
+const OBJECT_CACHE_BYTES = 64 << 20;
+const OBJECT_CACHE_MAX_OBJECT = 1 << 20;
+const objectCache = new Map<string, GitObject>();
+let objectCacheBytes = 0;
+
+function cacheObject(key: string, o: GitObject): void {
+  const size = o.content?.length ?? 0;
+  if (size > OBJECT_CACHE_MAX_OBJECT) return;
+  while (objectCacheBytes + size > OBJECT_CACHE_BYTES && objectCache.size) {
+    const [oldest, old] = objectCache.entries().next().value!;
+    objectCache.delete(oldest);
+    objectCacheBytes -= old.content?.length ?? 0;
+  }
+  objectCache.set(key, o);
+  objectCacheBytes += size;
+}
+
+/** Drops the cached objects of a repository that moves or goes away. */
+export function forgetObjects(gitDir: string): void {
+  const prefix = `${gitDir}\0`;
+  for (const [key, o] of objectCache) {
+    if (!key.startsWith(prefix)) continue;
+    objectCache.delete(key);
+    objectCacheBytes -= o.content?.length ?? 0;
+  }
+}
+
+async function cachedRead(key: string, rev: string, load: () => Promise<GitObject | null>): Promise<GitObject | null> {
+  if (!IMMUTABLE_REV.test(rev)) return load();
+  const hit = objectCache.get(key);
+  if (hit) return hit;
+  const o = await load();
+  if (o && !objectCache.has(key)) cacheObject(key, o);
+  return o;
+}
+
 const REFS_STAMP = 'hearth-refs-stamp';
 
 export class Repository {
-  private refsCache: { stamp: string; refs: Ref[] } | null = null;
+  private refsCache: { stamp: string; refs: Ref[]; byShort: Map<string, Ref> } | null = null;
+  private stampSeen = '';
+  private seen = false;
+  private stampCheckedAt = -Infinity;
+  private memo: { stamp: string; values: Map<string, Promise<unknown>> } = { stamp: '', values: new Map() };
 
   constructor(
     readonly gitDir: string,
     private readonly pool: CatFilePool,
   ) {}
 
+  /** Once seen, a repository stays (removal drops this handle: RepositoryStore.remove). */
   exists(): boolean {
-    return fs.existsSync(path.join(this.gitDir, 'HEAD'));
+    return (this.seen ||= fs.existsSync(path.join(this.gitDir, 'HEAD')));
   }
 
   run(args: string[], opts: Omit<GitRunOptions, 'gitDir'> = {}): Promise<GitResult> {
@@ -48,16 +95,24 @@ export class Repository {
 
   /** Object with content; null when missing. `rev` must come from code or be checked by isValidRevision. */
   read(rev: string): Promise<GitObject | null> {
-    return this.pool.read(this.gitDir, rev);
+    return cachedRead(`${this.gitDir}\0${rev}`, rev, () => this.pool.read(this.gitDir, rev));
   }
 
   info(rev: string): Promise<GitObject | null> {
-    return this.pool.info(this.gitDir, rev);
+    return cachedRead(`${this.gitDir}\0?${rev}`, rev, () => this.pool.info(this.gitDir, rev));
   }
 
-  /** The commit a user-given revision (branch, tag, SHA) names, or null. */
+  /**
+   * The commit a user-given revision (branch, tag, SHA) names, or null. A plain branch or tag name
+   * is looked up in the cached refs, with git's precedence (a tag before a branch of the same name;
+   * names git would first try elsewhere, such as `heads/x`, or that look like a SHA go to git).
+   */
   async resolveCommit(rev: string): Promise<string | null> {
     if (!isValidRevision(rev)) return null;
+    if (!/^(?:[0-9a-f]{4,64}|HEAD|[A-Z_]*HEAD|(?:heads|tags|remotes|refs)\/.*)$/.test(rev)) {
+      const ref = (await this.refsState()).byShort.get(rev);
+      if (ref) return ref.commit;
+    }
     const o = await this.info(`${rev}^{commit}`);
     return o?.sha ?? null;
   }
@@ -95,9 +150,24 @@ export class Repository {
   /** Marks the refs as changed (after a push or any ref update), for every process sharing the disk. */
   touchRefs(): void {
     fs.writeFileSync(this.stampPath(), String(process.hrtime.bigint()));
+    this.stampCheckedAt = -Infinity;
   }
 
+  /** A token that changes whenever the refs change (for caches of responses made from refs). */
+  refsVersion(): string {
+    return this.refsStamp();
+  }
+
+  /** the stamp file's identity, looked at most once a millisecond (touchRefs() resets it at once) */
   private refsStamp(): string {
+    const now = performance.now();
+    if (now - this.stampCheckedAt < 1) return this.stampSeen;
+    this.stampSeen = this.readRefsStamp();
+    this.stampCheckedAt = now;
+    return this.stampSeen;
+  }
+
+  private readRefsStamp(): string {
     try {
       const st = fs.statSync(this.stampPath(), { bigint: true });
       return `${st.mtimeNs}:${st.size}:${st.ino}`;
@@ -108,8 +178,12 @@ export class Repository {
 
   /** Branches and tags, sorted by name; cached until touchRefs(). */
   async refs(): Promise<Ref[]> {
+    return (await this.refsState()).refs;
+  }
+
+  private async refsState(): Promise<{ refs: Ref[]; byShort: Map<string, Ref> }> {
     const stamp = this.refsStamp();
-    if (this.refsCache && this.refsCache.stamp === stamp) return this.refsCache.refs;
+    if (this.refsCache && this.refsCache.stamp === stamp) return this.refsCache;
     const { stdout } = await this.run(['for-each-ref', '--format=%(objectname) %(objecttype) %(*objectname) %(refname)', 'refs/heads/', 'refs/tags/']);
     const refs: Ref[] = [];
     for (const line of stdout.toString('utf8').split('\n')) {
@@ -129,8 +203,28 @@ export class Repository {
       }
       refs.push({ name, short, kind, sha, commit, tag });
     }
-    this.refsCache = { stamp, refs };
-    return refs;
+    // git's order for a short name: refs/tags/<name> before refs/heads/<name>
+    const byShort = new Map<string, Ref>();
+    for (const r of refs) if (r.kind === 'tag' || !byShort.has(r.short)) byShort.set(r.short, r);
+    this.refsCache = { stamp, refs, byShort };
+    return this.refsCache;
+  }
+
+  /**
+   * `compute()` once per state of the refs, for results that depend only on refs and objects (such
+   * as which branches the default branch contains); concurrent callers share one computation.
+   */
+  whileRefs<T>(key: string, compute: () => Promise<T>): Promise<T> {
+    const stamp = this.refsStamp();
+    if (this.memo.stamp !== stamp) this.memo = { stamp, values: new Map() };
+    const values = this.memo.values;
+    let p = values.get(key) as Promise<T> | undefined;
+    if (!p) {
+      p = compute();
+      values.set(key, p);
+      p.catch(() => values.delete(key));
+    }
+    return p;
   }
 
   async branches(): Promise<Ref[]> {
@@ -142,11 +236,13 @@ export class Repository {
   }
 
   async branch(name: string): Promise<Ref | undefined> {
-    return (await this.refs()).find((r) => r.kind === 'branch' && r.short === name);
+    const r = (await this.refsState()).byShort.get(name);
+    return r?.kind === 'branch' ? r : (await this.refs()).find((x) => x.kind === 'branch' && x.short === name);
   }
 
   async tag(name: string): Promise<Ref | undefined> {
-    return (await this.refs()).find((r) => r.kind === 'tag' && r.short === name);
+    const r = (await this.refsState()).byShort.get(name);
+    return r?.kind === 'tag' ? r : undefined;
   }
 
   /** No branch and no tag, read from disk without git (for project lists); true without a repository. */

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { CatFilePool } from './cat-file.ts';
 import { git } from './command.ts';
 import { commitFiles, type Person } from './commit-builder.ts';
-import { Repository } from './repository.ts';
+import { forgetObjects, Repository } from './repository.ts';
 import { installHooks } from './hooks.ts';
 
 export interface RepositoryRef {
@@ -54,12 +54,12 @@ export class RepositoryStore {
 
   /** The repository handle of a project (cached: it carries the refs cache). */
   repository(p: RepositoryRef): Repository {
-    const dir = this.pathOf(p);
-    let r = this.open.get(dir);
+    const key = `${p.repository_storage}\0${p.id}`;
+    let r = this.open.get(key);
     if (!r) {
       if (this.open.size > 10_000) this.open.clear();
-      r = new Repository(dir, this.pool);
-      this.open.set(dir, r);
+      r = new Repository(this.pathOf(p), this.pool);
+      this.open.set(key, r);
     }
     return r;
   }
@@ -102,13 +102,19 @@ export class RepositoryStore {
     return repo;
   }
 
+  /** Drops what is kept in memory for a repository that moves or goes away. */
+  private forget(p: RepositoryRef, dir: string): void {
+    this.pool.drop(dir);
+    this.open.delete(`${p.repository_storage}\0${p.id}`);
+    forgetObjects(dir);
+  }
+
   /** Moves a repository to another storage (an administrator changed repository_storage). */
   move(p: RepositoryRef, toStorage: string): void {
     const from = this.pathOf(p);
     const to = this.pathOf({ id: p.id, repository_storage: toStorage });
     if (!fs.existsSync(from) || from === to) return;
-    this.pool.drop(from);
-    this.open.delete(from);
+    this.forget(p, from);
     fs.mkdirSync(path.dirname(to), { recursive: true });
     fs.cpSync(from, to, { recursive: true });
     fs.rmSync(from, { recursive: true, force: true });
@@ -117,8 +123,7 @@ export class RepositoryStore {
   /** Removes the repository from disk (after its project's row is gone). */
   remove(p: RepositoryRef): void {
     const dir = this.pathOf(p);
-    this.pool.drop(dir);
-    this.open.delete(dir);
+    this.forget(p, dir);
     fs.rmSync(dir, { recursive: true, force: true });
   }
 

@@ -64,3 +64,30 @@ function crc32(s: string): number {
   for (const b of Buffer.from(s)) c = CRC_TABLE[(c ^ b) & 0xff] ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;
 }
+
+/**
+ * Secrets that must be sent again later (hook tokens) cannot be hashed: they are kept encrypted
+ * (AES-256-GCM) with a key derived from an instance secret. Stored form: "v1:<iv>:<tag>:<data>" (base64url).
+ */
+export class SecretBox {
+  private readonly key: Buffer;
+
+  constructor(instanceSecret: string) {
+    this.key = crypto.createHash('sha256').update('hearth secret box\0' + instanceSecret).digest();
+  }
+
+  seal(plaintext: string): string {
+    const iv = crypto.randomBytes(12);
+    const cipher = crypto.createCipheriv('aes-256-gcm', this.key, iv);
+    const data = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), data.toString('base64url')].join(':');
+  }
+
+  open(sealed: string): string {
+    const [v, iv, tag, data] = sealed.split(':');
+    if (v !== 'v1' || data === undefined) throw new Error('unknown sealed secret format');
+    const decipher = crypto.createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
+  }
+}

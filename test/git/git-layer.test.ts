@@ -75,6 +75,32 @@ test('reads commits, trees and refs of a pushed repository through the cat-file 
   assert.deepEqual(fs.readdirSync(dir).filter((f) => f.startsWith('hearth-index')), []);
 });
 
+test('names resolve from the cached refs as git resolves them, and follow ref changes', async (t) => {
+  const { c, seed } = await buildTestApp(t);
+  const { project, dir } = await seed.repoProject();
+  const wt = workTree(t, dir);
+  const one = wt.write('a', '1').commit('one');
+  const two = wt.write('a', '2').commit('two');
+  wt.push();
+  bareGit(dir, ['branch', 'same', one]);
+  bareGit(dir, ['tag', 'same', two]); // a tag and a branch of one name: git takes the tag
+  bareGit(dir, ['branch', 'heads/main', one]); // "heads/main" is refs/heads/main to git, before refs/heads/heads/main
+  const repo = c.repos.repository(project);
+  repo.touchRefs();
+  for (const rev of ['main', 'same', 'heads/main', 'tags/same', 'refs/heads/same', 'HEAD', one.slice(0, 10)]) {
+    assert.equal(await repo.resolveCommit(rev), bareGit(dir, ['rev-parse', `${rev}^{commit}`]).trim(), rev);
+  }
+  assert.equal((await repo.branch('same'))?.commit, one);
+  assert.equal((await repo.tag('same'))?.commit, two);
+  // a ref update through the repository is seen at once
+  await repo.updateRef('refs/heads/main', one, two);
+  assert.equal(await repo.resolveCommit('main'), one);
+  // objects named by a full SHA are cached, names are not: a deleted tag is gone
+  assert.equal((await repo.read(`${two}:a`))?.content?.toString(), '2');
+  await repo.deleteRef('refs/tags/same');
+  assert.equal(await repo.resolveCommit('same'), one);
+});
+
 test('the cat-file pool restarts a process that died', async (t) => {
   const { c, seed } = await buildTestApp(t);
   const { project, dir } = await seed.repoProject();

@@ -2,38 +2,12 @@
 // branches, protocol v2, gzip bodies, and the events a push writes to the outbox.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { promisify } from 'node:util';
 import { startTestServer, cloneUrl } from '../helpers/server.ts';
-import { bareGit, fixtureEnv, WorkTree, AUTHOR } from '../helpers/git.ts';
+import { bareGit, fixtureEnv, WorkTree, AUTHOR, pushEvents, runGit as git, tmpDir as tmp } from '../helpers/git.ts';
 import { ZERO_SHA } from '../../src/git/refs.ts';
-
-const run = promisify(execFile);
-
-/** Runs git in `cwd`; resolves with its output or rejects with stderr in the message. */
-async function git(cwd: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
-  try {
-    return await run('git', args, { cwd, env: fixtureEnv({ GIT_AUTHOR_NAME: AUTHOR.name, GIT_AUTHOR_EMAIL: AUTHOR.email, GIT_COMMITTER_NAME: AUTHOR.name, GIT_COMMITTER_EMAIL: AUTHOR.email }) });
-  } catch (e) {
-    const err = e as { stderr?: string; message: string };
-    throw new Error(err.stderr || err.message);
-  }
-}
-
-function tmp(t: { after(fn: () => unknown): void }): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-clone-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-async function events(c: { db: { kysely: any } }) {
-  const rows = await c.db.kysely.selectFrom('jobs').select(['payload']).orderBy('id').execute();
-  return rows.map((r: { payload: string }) => JSON.parse(r.payload)).filter((p: { event_name: string }) => ['push', 'tag_push', 'repository_update'].includes(p.event_name));
-}
 
 test('clone an empty repository, push branches and tags with a password, and the events are in the outbox', async (t) => {
   const { c, seed, base } = await startTestServer(t);
@@ -61,7 +35,7 @@ test('clone an empty repository, push branches and tags with a password, and the
   // one event per ref, in the order git sent the commands; repository_update last
   const key = (e: any) => String(e.ref ?? '\uffff');
   const byRef = (a: any, b: any) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
-  const evs = (await events(c)).sort(byRef);
+  const evs = (await pushEvents(c)).sort(byRef);
   assert.deepEqual(evs.map((e: any) => [e.event_name, e.ref ?? null]), [
     ['push', 'refs/heads/feature'],
     ['push', 'refs/heads/main'],
@@ -102,7 +76,7 @@ test('clone an empty repository, push branches and tags with a password, and the
   await git(path.join(other, 'o'), ['-c', 'protocol.version=2', 'fetch', '-q', 'origin']);
   assert.equal((await git(path.join(other, 'o'), ['rev-parse', 'origin/main'])).stdout.trim(), second);
   assert.equal(bareGit(bare, ['for-each-ref', '--format=%(refname)', 'refs/heads']), 'refs/heads/main\n');
-  const last = (await events(c)).slice(4).sort(byRef);
+  const last = (await pushEvents(c)).slice(4).sort(byRef);
   assert.deepEqual(last.map((e: any) => [e.event_name, e.before ?? null, e.after ?? null]), [
     ['push', feat, ZERO_SHA],
     ['push', first, second],
@@ -245,7 +219,7 @@ test('pushes: Developer on the protected default branch, force pushes, Reporter 
   await assert.rejects(git(mw.dir, ['push', 'origin', 'main:y']), /You are not allowed to push code to an archived project\./);
 
   // only the accepted pushes made events
-  const evs = await events(c);
+  const evs = await pushEvents(c);
   assert.deepEqual(evs.filter((e: any) => e.event_name === 'push').map((e: any) => e.ref), ['refs/heads/main', 'refs/heads/topic', 'refs/heads/topic']);
 });
 
@@ -268,7 +242,7 @@ test('the first branch pushed into an empty repository becomes the default branc
   const res = await app.inject({ method: 'GET', url: `/api/v4/projects/${project.id}`, headers: root });
   assert.equal(res.json().default_branch, 'master');
   assert.equal(res.json().empty_repo, false);
-  const [push] = await events(c);
+  const [push] = await pushEvents(c);
   assert.equal(push.project.default_branch, 'master');
   assert.equal(push.total_commits_count, 1);
 });

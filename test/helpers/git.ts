@@ -1,6 +1,7 @@
 // Real git for fixtures: a working copy cloned from a project's bare repository, commits with fixed
 // authors and dates, pushed straight to the bare directory (no server in between).
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -99,4 +100,55 @@ export function workTree(t: { after(fn: () => unknown): void }, bareDir: string)
 /** `git` against a bare directory directly (to compare API answers with git's own). */
 export function bareGit(bareDir: string, args: string[]): string {
   return execFileSync('git', ['--git-dir', bareDir, ...args], { env: fixtureEnv(), maxBuffer: 256 * 1024 * 1024 }).toString('utf8');
+}
+
+/** ISO time as GitLab writes it for a Unix time (UTC, "+00:00"). */
+export const isoTime = (t: number) => new Date(t * 1000).toISOString().replace('Z', '+00:00');
+
+/** GitLab's Commit entity for `sha`, from git's own answers. */
+export function commitJson(dir: string, sha: string, webUrl: string) {
+  const raw = bareGit(dir, ['cat-file', 'commit', sha]);
+  const message = raw.slice(raw.indexOf('\n\n') + 2);
+  const [parents, an, ae, at, cn, ce, ct] = bareGit(dir, ['show', '-s', '--format=%P%n%an%n%ae%n%at%n%cn%n%ce%n%ct', sha]).split('\n');
+  return {
+    id: sha,
+    short_id: sha.slice(0, 8),
+    created_at: isoTime(Number(ct)),
+    parent_ids: parents ? parents.split(' ') : [],
+    title: message.split('\n')[0],
+    message,
+    author_name: an,
+    author_email: ae,
+    authored_date: isoTime(Number(at)),
+    committer_name: cn,
+    committer_email: ce,
+    committed_date: isoTime(Number(ct)),
+    trailers: {},
+    extended_trailers: {},
+    web_url: `${webUrl}/-/commit/${sha}`,
+  };
+}
+
+/** The push, tag_push and repository_update events in the outbox, oldest first. */
+export async function pushEvents(c: { db: { kysely: any } }): Promise<any[]> {
+  const rows = await c.db.kysely.selectFrom('jobs').select(['payload']).orderBy('id').execute();
+  return rows.map((r: { payload: string }) => JSON.parse(r.payload)).filter((p: { event_name: string }) => ['push', 'tag_push', 'repository_update'].includes(p.event_name));
+}
+
+/** Runs git in `cwd` (asynchronously: the server under test runs in this process); resolves with its
+ * output or rejects with stderr in the message. */
+export async function runGit(cwd: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
+  try {
+    return await promisify(execFile)('git', args, { cwd, env: fixtureEnv({ GIT_AUTHOR_NAME: AUTHOR.name, GIT_AUTHOR_EMAIL: AUTHOR.email, GIT_COMMITTER_NAME: AUTHOR.name, GIT_COMMITTER_EMAIL: AUTHOR.email }) });
+  } catch (e) {
+    const err = e as { stderr?: string; message: string };
+    throw new Error(err.stderr || err.message);
+  }
+}
+
+/** A temporary directory removed after the test. */
+export function tmpDir(t: { after(fn: () => unknown): void }): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-clone-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
 }

@@ -33,6 +33,14 @@ export const ANONYMOUS: Actor = Object.freeze({
   jobId: null,
 }) as Actor;
 
+/**
+ * Who the actor is for caches of what they may see: kind, user, admin mode and job. The user's row
+ * itself (external, state…) is covered by the `users` table version of the cache entry.
+ */
+export function actorKey(a: Actor): string {
+  return `${a.kind}:${a.user?.id ?? 0}:${a.isAdmin ? 1 : 0}:${a.jobId ?? ''}`;
+}
+
 export function userActor(user: UserRow, opts: Partial<Actor> = {}): Actor {
   return {
     kind: 'user',

@@ -4,8 +4,10 @@
 import type { Db } from '../../db/connect.ts';
 import type { NamespaceRow, ProjectRow } from '../../db/schema.ts';
 import { ciEquals } from '../../db/sql.ts';
+import { readVersions, stamp } from '../../db/versions.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
-import type { Actor } from './actor.ts';
+import { VersionedCache } from '../../lib/versioned-cache.ts';
+import { actorKey, type Actor } from './actor.ts';
 import type { GroupAccess, Policy, ProjectAccess } from './policy.ts';
 
 export interface ResolvedProject {
@@ -27,7 +29,18 @@ export class MovedError extends DomainError {
 
 const isId = (s: string) => /^\d+$/.test(s);
 
+/** Every table a resolution reads (rows, memberships, custom roles, the user's own flags, old paths). */
+export const RESOLVE_TABLES = ['projects', 'namespaces', 'members', 'member_roles', 'users', 'redirect_routes'] as const;
+
+/**
+ * Successful resolutions are cached per actor and `:id`, valid for the table versions they were
+ * read at (any write, on any node, makes them miss) and a few seconds (membership expiry is a date).
+ * Entries are shared between requests, so they are frozen.
+ */
 export class Resolver {
+  private readonly projects = new VersionedCache<ResolvedProject>(5000, 5000);
+  private readonly groups = new VersionedCache<ResolvedGroup>(5000, 5000);
+
   constructor(private readonly db: Db, private readonly policy: Policy) {}
 
   async namespaceById(id: number): Promise<NamespaceRow | undefined> {
@@ -65,6 +78,20 @@ export class Resolver {
 
   /** The project the actor may see, or 404 Project Not Found; MovedError for an old path. */
   async project(actor: Actor, idOrPath: string | number): Promise<ResolvedProject> {
+    return this.cached(this.projects, actor, idOrPath, () => this.resolveProject(actor, idOrPath));
+  }
+
+  private async cached<T extends object>(cache: VersionedCache<T>, actor: Actor, idOrPath: string | number, resolve: () => Promise<T>): Promise<T> {
+    const key = `${actorKey(actor)}|${idOrPath}`;
+    const st = stamp(await readVersions(this.db), RESOLVE_TABLES);
+    const hit = cache.get(key, st);
+    if (hit) return hit;
+    const resolved = freeze(await resolve());
+    cache.set(key, st, resolved);
+    return resolved;
+  }
+
+  private async resolveProject(actor: Actor, idOrPath: string | number): Promise<ResolvedProject> {
     const found = await this.findProjectRow(idOrPath);
     if (!found) throw Errors.notFound('Project');
     if ('moved' in found) {
@@ -97,6 +124,10 @@ export class Resolver {
 
   /** The group the actor may see, or 404 Group Not Found. */
   async group(actor: Actor, idOrPath: string | number): Promise<ResolvedGroup> {
+    return this.cached(this.groups, actor, idOrPath, () => this.resolveGroup(actor, idOrPath));
+  }
+
+  private async resolveGroup(actor: Actor, idOrPath: string | number): Promise<ResolvedGroup> {
     const found = await this.findGroupRow(idOrPath);
     if (!found) throw Errors.notFound('Group');
     if ('moved' in found) {
@@ -109,4 +140,9 @@ export class Resolver {
     if (!access.abilities.has('read_group')) throw Errors.notFound('Group');
     return { group: found, access };
   }
+}
+
+function freeze<T extends object>(resolved: T): T {
+  for (const v of Object.values(resolved)) if (v && typeof v === 'object') Object.freeze(v);
+  return Object.freeze(resolved);
 }

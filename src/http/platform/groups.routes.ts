@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import type { Container } from '../../container.ts';
-import type { Actor } from '../../domain/access/actor.ts';
+import { actorKey, type Actor } from '../../domain/access/actor.ts';
 import { MEMBER_ACCESS_LEVELS } from '../../domain/access/roles.ts';
 import {
   BRANCH_PROTECTION_VALUES,
@@ -30,7 +30,7 @@ const OFFSET_LIMIT = { limit: 50_000, type: 'Group' };
 /** Never echoed into Link headers. */
 const CREDENTIAL_PARAMS = new Set(['private_token', 'access_token', 'job_token']);
 /** What a group list is made of (the response cache keys on their versions). */
-const LIST_TABLES = ['namespaces', 'members', 'projects', 'application_settings'] as const;
+const LIST_TABLES = ['namespaces', 'members', 'projects', 'users', 'application_settings'] as const;
 
 const VISIBILITIES = ['private', 'internal', 'public'] as const;
 
@@ -130,11 +130,6 @@ async function splitSkipGroups(req: FastifyRequest): Promise<void> {
 }
 
 /** The response cache's viewer: everything that changes which groups a list shows. */
-function viewerOf(actor: Actor): string {
-  if (!actor.user) return 'anonymous';
-  return `${actor.isAdmin ? 'admin' : 'user'}:${actor.user.id}:${actor.user.external}`;
-}
-
 export function groupsRoutes(fastify: FastifyInstance, c: Container): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const groups = new GroupsService(c.db, c.settings, c.policy, c.resolve, c.repos);
@@ -200,7 +195,7 @@ export function groupsRoutes(fastify: FastifyInstance, c: Container): void {
       const q = req.query;
       const params = listParams(q);
       const pageReq = { path: '/api/v4/groups', params: linkParams(q), page: q.page, per_page: q.per_page };
-      return app.cachedResponse(req, reply, { tables: LIST_TABLES, viewer: viewerOf(req.actor) }, () => listPage(req, reply, q, params, pageReq));
+      return app.cachedResponse(req, reply, { tables: LIST_TABLES, viewer: actorKey(req.actor) }, () => listPage(req, reply, q, params, pageReq));
     },
   );
 
@@ -217,7 +212,7 @@ export function groupsRoutes(fastify: FastifyInstance, c: Container): void {
         const { group } = await groups.find(req.actor, req.params.id);
         const pageReq = { path: `/api/v4/groups/${encodeURIComponent(req.params.id)}/${suffix}`, params: linkParams(q, { id: req.params.id }), page: q.page, per_page: q.per_page };
         const params = listParams(q, { parent: group, descendants: suffix === 'descendant_groups' });
-        return app.cachedResponse(req, reply, { tables: LIST_TABLES, viewer: `${viewerOf(req.actor)}|${group.id}` }, () => listPage(req, reply, q, params, pageReq));
+        return app.cachedResponse(req, reply, { tables: LIST_TABLES, viewer: `${actorKey(req.actor)}|${group.id}` }, () => listPage(req, reply, q, params, pageReq));
       },
     );
   childrenRoute('subgroups');

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static, type TSchema } from 'typebox';
 import type { Container } from '../../container.ts';
-import { userActor, type Actor } from '../../domain/access/actor.ts';
+import { actorKey, userActor, type Actor } from '../../domain/access/actor.ts';
 import { MEMBER_ACCESS_LEVELS } from '../../domain/access/roles.ts';
 import { FEATURES, LEGACY_FEATURE_FLAGS, PROJECT_SETTINGS, SETTING_ALIASES, type SettingDef } from '../../domain/projects/project-settings.ts';
 import { PROJECT_ORDERS, ProjectsQuery, STATISTICS_ORDERS, type ProjectFilters, type ProjectScope } from '../../domain/projects/projects-query.ts';
@@ -187,10 +187,6 @@ function dateTimeParam(value: string | undefined, name: string): string | undefi
 const splitList = (v: string[] | undefined) => v?.flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
 
 /** Who sees which version of a list: per user (memberships differ), with the admin flag (admin mode). */
-function viewerKey(actor: Actor): string {
-  return actor.user ? `user:${actor.user.id}:${actor.isAdmin ? 'admin' : ''}` : 'anonymous';
-}
-
 /** GitLab's Boolean presence for at_least_one_of: the key was given (null counts as absent). */
 const given = (body: Record<string, unknown>, key: string) => body[key] !== undefined && body[key] !== null;
 
@@ -257,7 +253,7 @@ export function projectsRoutes(fastify: FastifyInstance, c: Container): void {
     '/api/v4/projects',
     { config: read, schema: { tags: TAGS, querystring: ListQuery, response: { 200: Type.Array(ProjectSchema) } } },
     async (req, reply) =>
-      app.cachedResponse(req, reply, { tables: LIST_TABLES, viewer: viewerKey(req.actor) }, () =>
+      app.cachedResponse(req, reply, { tables: LIST_TABLES, viewer: actorKey(req.actor) }, () =>
         listPage(req, reply, { kind: 'all' }, req.query, {}, listShape(req.actor, req.query.simple)),
       ),
   );
@@ -266,7 +262,7 @@ export function projectsRoutes(fastify: FastifyInstance, c: Container): void {
     '/api/v4/users/:user_id/projects',
     { config: read, schema: { tags: TAGS, params: UserParams, querystring: ListQuery, response: { 200: Type.Array(ProjectSchema) } } },
     async (req, reply) =>
-      app.cachedResponse(req, reply, { tables: LIST_TABLES, viewer: `${viewerKey(req.actor)}|user:${req.params.user_id}` }, async () => {
+      app.cachedResponse(req, reply, { tables: LIST_TABLES, viewer: `${actorKey(req.actor)}|user:${req.params.user_id}` }, async () => {
         const key = req.params.user_id;
         const user = /^\d+$/.test(key) ? await c.users.byId(Number(key)) : await c.users.byUsername(key);
         if (!user) throw Errors.notFound('User');
@@ -283,7 +279,7 @@ export function projectsRoutes(fastify: FastifyInstance, c: Container): void {
     '/api/v4/groups/:id/projects',
     { config: read, schema: { tags: ['groups'], params: IdParams, querystring: GroupListQuery, response: { 200: Type.Array(ProjectSchema) } } },
     async (req, reply) =>
-      app.cachedResponse(req, reply, { tables: LIST_TABLES, viewer: `${viewerKey(req.actor)}|group:${req.params.id}` }, async () => {
+      app.cachedResponse(req, reply, { tables: LIST_TABLES, viewer: `${actorKey(req.actor)}|group:${req.params.id}` }, async () => {
         const { group } = await c.resolve.group(req.actor, req.params.id);
         const q = req.query;
         const scope: ProjectScope = { kind: 'group', group, includeSubgroups: !!q.include_subgroups, includeAncestors: !!q.include_ancestor_groups };

@@ -19,6 +19,8 @@ function param(q: Record<string, unknown>, b: Record<string, unknown>, k: string
 
 const NO_BODY: Record<string, unknown> = {};
 const BEARER = /^bearer\s+/i;
+/** DRF's TokenAuthentication keyword (the translation API's clients, such as wlc) */
+const TOKEN = /^token\s+/i;
 
 export function credentialsOf(req: FastifyRequest): Credentials {
   const q = (req.query ?? NO_BODY) as Record<string, unknown>;
@@ -26,8 +28,9 @@ export function credentialsOf(req: FastifyRequest): Credentials {
   const h = req.headers;
   const authz = first(h.authorization);
   const bearer = authz && BEARER.test(authz) ? authz.replace(BEARER, '').trim() : undefined;
+  const drfToken = authz && TOKEN.test(authz) ? authz.replace(TOKEN, '').trim() : undefined;
   return {
-    privateToken: first(h['private-token']) ?? param(q, b, 'private_token'),
+    privateToken: first(h['private-token']) ?? param(q, b, 'private_token') ?? (drfToken || undefined),
     bearer: bearer || undefined,
     accessToken: param(q, b, 'access_token'),
     jobToken: first(h['job-token']) ?? param(q, b, 'job_token'),

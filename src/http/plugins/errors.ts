@@ -135,6 +135,11 @@ export function errorHandling(app: FastifyInstance, externalUrl: string): void {
     if (err instanceof MovedError) return moved(err, req, reply, externalUrl);
     if (err instanceof DomainError) {
       if (api === 'translation') {
+        if (err.status === 401) {
+          // DRF: the first authenticator (TokenAuthentication) names the scheme
+          const detail = err.kind === 'invalid_token' ? 'Invalid token.' : DRF_DETAIL[401];
+          return send(reply, 401, { detail }, { 'www-authenticate': 'Token' });
+        }
         const detail = err.kind === 'invalid' ? err.detail : { detail: typeof err.detail === 'string' && err.kind !== 'not_found' ? err.detail : DRF_DETAIL[err.status] ?? String(err.status) };
         return send(reply, err.status, detail, err.headers);
       }

@@ -1,12 +1,12 @@
 // Branches of a project's repository (GitLab lib/api/branches.rb, app/services/branches/*,
 // app/finders/branches_finder.rb, lib/api/entities/branch.rb). The helpers shared with the tags API
 // (search, regex, keyset pages, If-Unmodified-Since, the route context) are exported from here.
-import vm from 'node:vm';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
-import type { Actor } from '../../../domain/access/actor.ts';
+import { actorKey, type Actor } from '../../../domain/access/actor.ts';
+import { RESOLVE_TABLES } from '../../../domain/access/resolve.ts';
 import type { BranchProtectionDefaults } from '../../../domain/groups/group-settings.ts';
 import { settingsOf } from '../../../domain/projects/project-settings.ts';
 import { branchProtection, canMergeBranch, canPushBranch, PUSH_MESSAGES, type BranchProtection } from '../../../domain/repository/branch-protection.ts';
@@ -15,6 +15,7 @@ import { commitFiles } from '../../../git/commit-builder.ts';
 import { BRANCH_PREFIX, isValidRefName, ZERO_SHA } from '../../../git/refs.ts';
 import type { Ref } from '../../../git/repository.ts';
 import { DomainError, Errors } from '../../../lib/errors.ts';
+import { matchAll, PatternTimeout, untrustedRegexp } from '../../../lib/untrusted-regexp.ts';
 import { DEFAULT_PER_PAGE, pageParams, paginateArray, toQuery } from '../../../lib/pagination.ts';
 import { linkParams, PaginationProps } from '../schemas/common.ts';
 import { canReadCode, commitBasic, recordRefChanges, type RepoContext } from './context.ts';
@@ -75,27 +76,6 @@ export function contextOf(req: FastifyRequest): RepoContext {
   return ctx;
 }
 
-// User patterns run in a separate context with a time limit: a catastrophic pattern cannot stall the server.
-const MATCH_TIMEOUT_MS = 250;
-const matchScript = new vm.Script('(() => { const out = []; for (const n of names) out.push(re.test(n)); return out; })()');
-const matchContext = vm.createContext({ re: null, names: null });
-
-class PatternTimeout extends Error {}
-
-function matchAll(re: RegExp, names: string[]): boolean[] {
-  matchContext.re = re;
-  matchContext.names = names;
-  try {
-    return Array.from(matchScript.runInContext(matchContext, { timeout: MATCH_TIMEOUT_MS }) as boolean[]);
-  } catch (e) {
-    if ((e as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') throw new PatternTimeout();
-    throw e;
-  } finally {
-    matchContext.re = null;
-    matchContext.names = null;
-  }
-}
-
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 /**
@@ -127,20 +107,8 @@ export function searchRefs(refs: Ref[], search: string | undefined): Ref[] {
  */
 export function regexRefs(refs: Ref[], regex: string | undefined): Ref[] {
   if (!regex) return refs;
-  let pattern = regex;
-  let flags = '';
-  const inline = /^\(\?([ims]+)\)/.exec(pattern);
-  if (inline) {
-    pattern = pattern.slice(inline[0].length);
-    flags = [...new Set(inline[1])].join('');
-  }
-  if (/\(\?<?[=!]|\\[1-9]|\\k</.test(pattern)) throw apiError(400, 'Regex is invalid');
-  let re: RegExp;
-  try {
-    re = new RegExp(pattern, flags);
-  } catch {
-    throw apiError(400, 'Regex is invalid');
-  }
+  const re = untrustedRegexp(regex);
+  if (!re) throw apiError(400, 'Regex is invalid');
   try {
     const hits = matchAll(re, refs.map((r) => r.short));
     return refs.filter((_, i) => hits[i]);
@@ -263,12 +231,16 @@ function defaultBranchName(ctx: RepoContext): string {
 async function mergedBranchNames(ctx: RepoContext): Promise<Set<string>> {
   const head = await ctx.repo.branch(defaultBranchName(ctx));
   if (!head) return new Set();
-  const { stdout } = await ctx.repo.run(['for-each-ref', `--merged=${head.commit}`, '--format=%(objectname) %(refname)', BRANCH_PREFIX]);
+  return ctx.repo.whileRefs(`merged:${head.commit}`, () => branchesMergedInto(ctx, head.commit));
+}
+
+async function branchesMergedInto(ctx: RepoContext, commit: string): Promise<Set<string>> {
+  const { stdout } = await ctx.repo.run(['for-each-ref', `--merged=${commit}`, '--format=%(objectname) %(refname)', BRANCH_PREFIX]);
   const out = new Set<string>();
   for (const line of stdout.toString('utf8').split('\n')) {
     if (!line) continue;
     const sp = line.indexOf(' ');
-    if (line.slice(0, sp) === head.commit) continue;
+    if (line.slice(0, sp) === commit) continue;
     out.add(line.slice(sp + 1 + BRANCH_PREFIX.length));
   }
   return out;
@@ -329,6 +301,8 @@ function conflictsWithHierarchy(existing: Ref[], name: string): boolean {
   return existing.some((r) => r.short.startsWith(name + '/') || name.startsWith(r.short + '/'));
 }
 
+const BRANCH_LIST_TABLES = [...RESOLVE_TABLES, 'application_settings'] as const;
+
 export function branchesRoutes(fastify: FastifyInstance, c: Container): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   // Writes are not `auth: 'user'`: GitLab answers anonymous callers 404 (invisible project) or 403.
@@ -342,13 +316,17 @@ export function branchesRoutes(fastify: FastifyInstance, c: Container): void {
     async (req, reply) => {
       const ctx = contextOf(req);
       const q = req.query;
-      let refs = await sortBranches(ctx, await ctx.repo.branches(), q.sort);
-      refs = regexRefs(searchRefs(refs, q.search), q.regex);
-      const page = pageOfRefs(c, req, reply, refs, (r) => r.short, BRANCH_PREFIX, branchesPath(req.params.id));
-      const [defaults, merged] = await Promise.all([protectionDefaults(c), page.length ? mergedBranchNames(ctx) : new Set<string>()]);
-      const body = [];
-      for (const r of page) body.push(await branchEntity(ctx, req.actor, defaults, r, merged.has(r.short)));
-      return body;
+      // Made of the refs, the project, the caller's access and the protection defaults only.
+      const viewer = `${actorKey(req.actor)}|${req.params.id}|${ctx.repo.refsVersion()}`;
+      return app.cachedResponse(req, reply, { tables: BRANCH_LIST_TABLES, viewer }, async () => {
+        let refs = await sortBranches(ctx, await ctx.repo.branches(), q.sort);
+        refs = regexRefs(searchRefs(refs, q.search), q.regex);
+        const page = pageOfRefs(c, req, reply, refs, (r) => r.short, BRANCH_PREFIX, branchesPath(req.params.id));
+        const [defaults, merged] = await Promise.all([protectionDefaults(c), page.length ? mergedBranchNames(ctx) : new Set<string>()]);
+        const body = [];
+        for (const r of page) body.push(await branchEntity(ctx, req.actor, defaults, r, merged.has(r.short)));
+        return body;
+      });
     },
   );
 

@@ -3,39 +3,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../../helpers/build-app.ts';
-import { AUTHOR, bareGit, workTree } from '../../../helpers/git.ts';
+import { AUTHOR, bareGit, workTree, commitJson, isoTime, pushEvents } from '../../../helpers/git.ts';
 
 const T0 = 1_700_000_000;
-const iso = (t: number) => new Date(t * 1000).toISOString().replace('Z', '+00:00');
+const iso = isoTime;
 
-/** GitLab's Commit entity for `sha`, from git's own answers. */
-function commitJson(dir: string, sha: string, webUrl: string) {
-  const raw = bareGit(dir, ['cat-file', 'commit', sha]);
-  const message = raw.slice(raw.indexOf('\n\n') + 2);
-  const [parents, an, ae, at, cn, ce, ct] = bareGit(dir, ['show', '-s', '--format=%P%n%an%n%ae%n%at%n%cn%n%ce%n%ct', sha]).split('\n');
-  return {
-    id: sha,
-    short_id: sha.slice(0, 8),
-    created_at: iso(Number(ct)),
-    parent_ids: parents ? parents.split(' ') : [],
-    title: message.split('\n')[0],
-    message,
-    author_name: an,
-    author_email: ae,
-    authored_date: iso(Number(at)),
-    committer_name: cn,
-    committer_email: ce,
-    committed_date: iso(Number(ct)),
-    trailers: {},
-    extended_trailers: {},
-    web_url: `${webUrl}/-/commit/${sha}`,
-  };
-}
-
-async function events(c: TestApp['c']) {
-  const rows = await c.db.kysely.selectFrom('jobs').selectAll().orderBy('id').execute();
-  return rows.map((r: { payload: string }) => JSON.parse(r.payload)).filter((p: { event_name: string }) => ['push', 'tag_push', 'repository_update'].includes(p.event_name));
-}
 
 const pick = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.map((k) => [k, o[k]]));
 
@@ -245,13 +217,13 @@ test('GET and HEAD /branches/:branch: one branch, encoded slashes, dots, invalid
 test('POST /branches: creates from a branch, tag or SHA; 201 entity, the ref in git, push events', async (t) => {
   const s = await setup(t);
   const { app, c } = s;
-  const before = (await events(c)).length;
+  const before = (await pushEvents(c)).length;
   let res = await app.inject({ method: 'POST', url: `${s.base}/branches`, headers: s.mae, payload: { branch: 'feature1', ref: 'unmerged' } });
   assert.equal(res.statusCode, 201);
   assert.deepEqual(res.json(), branchJson(s, 'feature1', s.shas.c4));
   assert.equal(bareGit(s.dir, ['rev-parse', 'refs/heads/feature1']).trim(), s.shas.c4);
 
-  const evs = (await events(c)).slice(before);
+  const evs = (await pushEvents(c)).slice(before);
   assert.deepEqual(evs.map((e: { event_name: string }) => e.event_name), ['push', 'repository_update']);
   assert.deepEqual(pick(evs[0], ['object_kind', 'before', 'after', 'ref', 'ref_protected', 'checkout_sha', 'user_id', 'user_username', 'project_id', 'total_commits_count']), {
     object_kind: 'push', before: '0'.repeat(40), after: s.shas.c4, ref: 'refs/heads/feature1', ref_protected: false, checkout_sha: s.shas.c4,
@@ -319,7 +291,7 @@ test('POST /branches on an empty repository first commits an empty README.md to 
   assert.equal(bareGit(dir, ['show', 'main:README.md']), '');
   assert.equal(res.json().commit.id, main);
   assert.equal(res.json().merged, false);
-  const evs = await events(c);
+  const evs = await pushEvents(c);
   assert.deepEqual(evs.map((e: { event_name: string; ref?: string }) => [e.event_name, e.ref ?? null]), [
     ['push', 'refs/heads/main'], ['repository_update', null], ['push', 'refs/heads/topic'], ['repository_update', null],
   ]);
@@ -328,12 +300,12 @@ test('POST /branches on an empty repository first commits an empty README.md to 
 test('DELETE /branches/:branch: 204 and the ref is gone; default branch, unknown, invalid, If-Unmodified-Since', async (t) => {
   const s = await setup(t);
   const { app, c } = s;
-  const before = (await events(c)).length;
+  const before = (await pushEvents(c)).length;
   let res = await app.inject({ method: 'DELETE', url: `${s.base}/branches/feature%2Fx`, headers: s.mae });
   assert.equal(res.statusCode, 204);
   assert.equal(res.body, '');
   assert.equal(bareGit(s.dir, ['for-each-ref', '--format=%(refname)', 'refs/heads/feature/']), '');
-  const evs = (await events(c)).slice(before);
+  const evs = (await pushEvents(c)).slice(before);
   assert.deepEqual(evs.map((e: { event_name: string }) => e.event_name), ['push', 'repository_update']);
   assert.deepEqual(pick(evs[0], ['before', 'after', 'ref', 'checkout_sha', 'total_commits_count']), {
     before: s.shas.c5, after: '0'.repeat(40), ref: 'refs/heads/feature/x', checkout_sha: null, total_commits_count: 0,
@@ -366,12 +338,12 @@ test('DELETE /branches/:branch: 204 and the ref is gone; default branch, unknown
 test('DELETE /merged_branches: 202, removes branches merged into the default branch (one push each), keeps the rest', async (t) => {
   const s = await setup(t);
   const { app, c } = s;
-  const before = (await events(c)).length;
+  const before = (await pushEvents(c)).length;
   const res = await app.inject({ method: 'DELETE', url: `${s.base}/merged_branches`, headers: s.mae });
   assert.deepEqual([res.statusCode, res.json()], [202, { message: '202 Accepted' }]);
   // merged and ends-with.json were merged; same is identical to main and stays, as main itself
   assert.equal(bareGit(s.dir, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/']), 'feature/x\nmain\nsame\nunmerged\n');
-  const evs = (await events(c)).slice(before);
+  const evs = (await pushEvents(c)).slice(before);
   assert.deepEqual(evs.map((e: { event_name: string; ref?: string; refs?: string[] }) => [e.event_name, e.ref ?? e.refs]), [
     ['push', 'refs/heads/ends-with.json'], ['repository_update', ['refs/heads/ends-with.json']],
     ['push', 'refs/heads/merged'], ['repository_update', ['refs/heads/merged']],
@@ -379,7 +351,7 @@ test('DELETE /merged_branches: 202, removes branches merged into the default bra
   // nothing left to delete
   const again = await app.inject({ method: 'DELETE', url: `${s.base}/merged_branches`, headers: s.mae });
   assert.equal(again.statusCode, 202);
-  assert.equal((await events(c)).length, before + 4);
+  assert.equal((await pushEvents(c)).length, before + 4);
 });
 
 test('permissions: reporters read but cannot write, anonymous callers, read_api tokens, archived projects, protected default branch', async (t) => {
@@ -442,7 +414,7 @@ test('permissions: reporters read but cannot write, anonymous callers, read_api 
   res = await app.inject({ method: 'POST', url: `${s.base}/branches`, headers: s.mae, payload: { branch: 'x', ref: 'main' } });
   assert.deepEqual([res.statusCode, res.json()], [403, { message: '403 Forbidden' }]);
   assert.equal(bareGit(s.dir, ['for-each-ref']), refs);
-  assert.deepEqual(await events(c), []);
+  assert.deepEqual(await pushEvents(c), []);
 });
 
 test('public project: anonymous callers read branches, writes are 403; a developer creates and deletes branches', async (t) => {

@@ -3,40 +3,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../../helpers/build-app.ts';
-import { bareGit, workTree } from '../../../helpers/git.ts';
+import { bareGit, workTree, commitJson, isoTime, pushEvents } from '../../../helpers/git.ts';
 
 const T0 = 1_700_000_000;
 const ZERO = '0'.repeat(40);
-const iso = (t: number) => new Date(t * 1000).toISOString().replace('Z', '+00:00');
+const iso = isoTime;
 
-/** GitLab's Commit entity for `sha`, from git's own answers. */
-function commitJson(dir: string, sha: string, webUrl: string) {
-  const raw = bareGit(dir, ['cat-file', 'commit', sha]);
-  const message = raw.slice(raw.indexOf('\n\n') + 2);
-  const [parents, an, ae, at, cn, ce, ct] = bareGit(dir, ['show', '-s', '--format=%P%n%an%n%ae%n%at%n%cn%n%ce%n%ct', sha]).split('\n');
-  return {
-    id: sha,
-    short_id: sha.slice(0, 8),
-    created_at: iso(Number(ct)),
-    parent_ids: parents ? parents.split(' ') : [],
-    title: message.split('\n')[0],
-    message,
-    author_name: an,
-    author_email: ae,
-    authored_date: iso(Number(at)),
-    committer_name: cn,
-    committer_email: ce,
-    committed_date: iso(Number(ct)),
-    trailers: {},
-    extended_trailers: {},
-    web_url: `${webUrl}/-/commit/${sha}`,
-  };
-}
-
-async function events(c: TestApp['c']) {
-  const rows = await c.db.kysely.selectFrom('jobs').selectAll().orderBy('id').execute();
-  return rows.map((r: { payload: string }) => JSON.parse(r.payload)).filter((p: { event_name: string }) => ['push', 'tag_push', 'repository_update'].includes(p.event_name));
-}
 
 const pick = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.map((k) => [k, o[k]]));
 const tagger = (time: number) => ({ GIT_COMMITTER_NAME: 'Tess Tagger', GIT_COMMITTER_EMAIL: 'tess@example.com', GIT_COMMITTER_DATE: `@${time} +0200` });
@@ -166,7 +138,7 @@ test('GET /tags/:tag_name: one tag, dots, 404', async (t) => {
 test('POST /tags: lightweight and annotated tags by the caller, 201 entities, git state, tag_push events, refusals', async (t) => {
   const s = await setup(t);
   const { app, c } = s;
-  const before = (await events(c)).length;
+  const before = (await pushEvents(c)).length;
 
   let res = await app.inject({ method: 'POST', url: `${s.base}/tags`, headers: s.mae, payload: { tag_name: 'v2.0', ref: 'main' } });
   assert.equal(res.statusCode, 201);
@@ -197,7 +169,7 @@ test('POST /tags: lightweight and annotated tags by the caller, 201 entities, gi
   assert.equal(res.statusCode, 201);
   assert.deepEqual(res.json(), tagJson(s, 'v2.2', s.shas.c1, { message: 'Release 1.0.0\n\nNotes', time: T0 + 500 }));
 
-  const evs = (await events(c)).slice(before);
+  const evs = (await pushEvents(c)).slice(before);
   assert.deepEqual(evs.map((e: { event_name: string }) => e.event_name), ['tag_push', 'repository_update', 'tag_push', 'repository_update', 'tag_push', 'repository_update', 'tag_push', 'repository_update']);
   const keys = ['object_kind', 'before', 'after', 'ref', 'checkout_sha', 'user_username', 'project_id', 'total_commits_count'];
   assert.deepEqual(pick(evs[0], keys), { object_kind: 'tag_push', before: ZERO, after: s.shas.c3, ref: 'refs/tags/v2.0', checkout_sha: s.shas.c3, user_username: s.maintainer.username, project_id: s.project.id, total_commits_count: 0 });
@@ -209,7 +181,7 @@ test('POST /tags: lightweight and annotated tags by the caller, 201 entities, gi
   assert.deepEqual(pick(evs[6], ['after', 'checkout_sha']), { after: v22, checkout_sha: s.shas.c1 });
 
   const refsNow = bareGit(s.dir, ['for-each-ref', '--format=%(refname) %(objectname)']);
-  const eventsNow = (await events(c)).length;
+  const eventsNow = (await pushEvents(c)).length;
   const refused = async (payload: unknown, status: number, body: unknown) => {
     const r = await app.inject({ method: 'POST', url: `${s.base}/tags`, headers: s.mae, payload: payload as object });
     assert.deepEqual([r.statusCode, r.json()], [status, body], JSON.stringify(payload));
@@ -228,7 +200,7 @@ test('POST /tags: lightweight and annotated tags by the caller, 201 entities, gi
   await refused({ ref: 'main' }, 400, { error: 'tag_name is missing' });
   await refused({}, 400, { error: 'tag_name is missing, ref is missing' });
   assert.equal(bareGit(s.dir, ['for-each-ref', '--format=%(refname) %(objectname)']), refsNow);
-  assert.equal((await events(c)).length, eventsNow);
+  assert.equal((await pushEvents(c)).length, eventsNow);
 });
 
 test('DELETE /tags/:tag_name: 204, the ref is gone, tag_push event; 404, 412', async (t) => {
@@ -239,7 +211,7 @@ test('DELETE /tags/:tag_name: 204, the ref is gone, tag_push event; 404, 412', a
   assert.equal(res.statusCode, 204);
   assert.equal(res.body, '');
   assert.equal(bareGit(s.dir, ['for-each-ref', 'refs/tags/v1.0.0']), '');
-  const evs = await events(c);
+  const evs = await pushEvents(c);
   assert.deepEqual(evs.map((e: { event_name: string }) => e.event_name), ['tag_push', 'repository_update']);
   assert.deepEqual(pick(evs[0], ['before', 'after', 'ref', 'checkout_sha']), { before: tagSha, after: ZERO, ref: 'refs/tags/v1.0.0', checkout_sha: null });
   assert.deepEqual(evs[1].changes, [{ before: tagSha, after: ZERO, ref: 'refs/tags/v1.0.0' }]);
@@ -303,7 +275,7 @@ test('permissions: reporters read only, anonymous callers, guests, disabled repo
   res = await app.inject({ method: 'DELETE', url: `${s.base}/tags/beta` });
   assert.deepEqual([res.statusCode, res.json()], [403, { message: '403 Forbidden' }]);
   assert.equal(bareGit(s.dir, ['for-each-ref']), refs);
-  assert.deepEqual(await events(c), []);
+  assert.deepEqual(await pushEvents(c), []);
 
   // a developer tags
   const developer = await seed.user({ name: 'Dee Dev', email: 'dee@example.com' });
