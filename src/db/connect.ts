@@ -48,9 +48,48 @@ export function createDb(opts: DbOptions): Db {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');
+  registerRegexp(sqlite);
   const localWrites = { count: 0 };
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, localWrites) }) });
   return { kysely, dialect: 'sqlite', sqlite, localWrites, close: () => kysely.destroy() };
+}
+
+/**
+ * `value REGEXP pattern` for SQLite (it has the operator but no implementation): JavaScript regular
+ * expressions, with PostgreSQL's leading embedded options `(?i)` (case-insensitive) and `(?c)`
+ * (case-sensitive) so that the same patterns work on both databases. NULL values give NULL.
+ */
+export function registerRegexp(db: SQLite.Database): void {
+  db.function('regexp', { deterministic: true }, (pattern: unknown, value: unknown) => {
+    if (value === null || value === undefined || pattern === null || pattern === undefined) return null;
+    return compileRegexp(String(pattern)).test(String(value)) ? 1 : 0;
+  });
+}
+
+const regexpCache = new Map<string, RegExp>();
+
+/** The RegExp for a REGEXP pattern (see registerRegexp); throws SyntaxError when it is not valid. */
+export function compileRegexp(pattern: string): RegExp {
+  let re = regexpCache.get(pattern);
+  if (re) return re;
+  let source = pattern;
+  let flags = '';
+  const options = /^\(\?([a-z]+)\)/.exec(source);
+  if (options) {
+    source = source.slice(options[0].length);
+    for (const o of options[1]) {
+      if (o === 'i') flags = 'i';
+      if (o === 'c') flags = '';
+    }
+  }
+  try {
+    re = new RegExp(source, flags + 'u');
+  } catch {
+    re = new RegExp(source, flags); // patterns valid only without Unicode mode (e.g. `\-` outside a class)
+  }
+  if (regexpCache.size >= 500) regexpCache.clear();
+  regexpCache.set(pattern, re);
+  return re;
 }
 
 /**
