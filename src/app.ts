@@ -27,6 +27,13 @@ import { smartHttpRoutes } from './http/git/smart-http.routes.ts';
 import { systemHooksRoutes } from './http/platform/system-hooks.routes.ts';
 import { translationRootRoutes } from './http/translation/root.routes.ts';
 import { languagesRoutes } from './http/translation/languages.routes.ts';
+import { translationUsersRoutes } from './http/translation/users.routes.ts';
+import { translationProjectsRoutes } from './http/translation/projects.routes.ts';
+import { componentsRoutes } from './http/translation/components.routes.ts';
+import { translationsRoutes } from './http/translation/translations.routes.ts';
+import { unitsRoutes } from './http/translation/units.routes.ts';
+import { changesRoutes } from './http/translation/changes.routes.ts';
+import { browsableApi } from './http/translation/browsable.ts';
 import { memberRolesRoutes } from './http/platform/member-roles.routes.ts';
 import { oauthRoutes } from './http/web/oauth.routes.ts';
 import { signInRoutes } from './http/web/sign-in.routes.ts';
@@ -80,6 +87,7 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   authPlugin(app, c);
   responseCache(app);
   rateLimitPlugin(app, c);
+  browsableApi(app, c.config.externalUrl); // before the translation routes: it hooks onRoute
 
   metaRoutes(app, c);
   usersRoutes(app, c);
@@ -96,6 +104,12 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   systemHooksRoutes(app, c);
   translationRootRoutes(app);
   languagesRoutes(app, c);
+  translationUsersRoutes(app, c);
+  translationProjectsRoutes(app, c);
+  componentsRoutes(app, c);
+  translationsRoutes(app, c);
+  unitsRoutes(app, c);
+  changesRoutes(app, c);
   smartHttpRoutes(app, c);
   extend?.(app);
 

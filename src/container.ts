@@ -22,6 +22,10 @@ import { SystemHooksService } from './domain/hooks/system-hooks.service.ts';
 import { HookDeliveries } from './domain/hooks/deliveries.ts';
 import { Worker } from './jobs/worker.ts';
 import { seedLanguages } from './domain/translation/languages/seed.ts';
+import { ComponentVcs } from './domain/translation/components/vcs.ts';
+import { ComponentsService } from './domain/translation/components/components.service.ts';
+import { TranslationProjectsService } from './domain/translation/projects/translation-projects.service.ts';
+import { TranslationQueries } from './domain/translation/queries.ts';
 
 export interface Container {
   config: Config;
@@ -42,6 +46,12 @@ export interface Container {
   deliveries: HookDeliveries;
   /** not started here: `serve` and `worker` start it */
   worker: Worker;
+  translation: {
+    vcs: ComponentVcs;
+    projects: TranslationProjectsService;
+    components: ComponentsService;
+    queries: TranslationQueries;
+  };
   close(): Promise<void>;
 }
 
@@ -79,13 +89,16 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     timeoutMs: config.hookTimeoutMs,
   });
   const worker = new Worker(deliveries, log, config.workerPollMs);
+  const vcs = new ComponentVcs(config.dataDir, config.externalUrl, repos, resolve, settings, outbound);
+  const components = new ComponentsService(db, vcs);
+  const translation = { vcs, components, projects: new TranslationProjectsService(db, components), queries: new TranslationQueries(db) };
   const close = async () => {
     await worker.stop();
     repos.close();
     await outbound.close();
     await db.close();
   };
-  const c: Container = { config, log, db, settings, users, tokens, oauth, sessions, auth, policy, resolve, repos, outbound, hooks, deliveries, worker, close };
+  const c: Container = { config, log, db, settings, users, tokens, oauth, sessions, auth, policy, resolve, repos, outbound, hooks, deliveries, worker, translation, close };
   await bootstrapRoot(c);
   return c;
 }

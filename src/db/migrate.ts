@@ -7,6 +7,7 @@ import * as m003 from './migrations/003-namespaces-projects.ts';
 import * as m004 from './migrations/004-projects.ts';
 import * as m005 from './migrations/005-system-hooks.ts';
 import * as m006 from './migrations/006-languages.ts';
+import * as m007 from './migrations/007-translation.ts';
 
 export interface MigrationContext {
   dialect: DialectName;
@@ -24,6 +25,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '004-projects', up: m004.up },
   { name: '005-system-hooks', up: m005.up },
   { name: '006-languages', up: m006.up },
+  { name: '007-translation', up: m007.up },
 ];
 
 export async function migrate(db: Db): Promise<string[]> {

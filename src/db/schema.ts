@@ -280,6 +280,136 @@ export interface LanguageAliasesTable {
   code: string;
 }
 
+export interface TranslationProjectsTable {
+  id: Generated<number>;
+  name: string;
+  slug: string;
+  web: Generated<string>;
+  source_language_id: number;
+  access_control: Generated<number>; // 0 public, 1 protected, 100 private
+  locked: Generated<number>;
+  created_at: string;
+}
+
+export interface ComponentsTable {
+  id: Generated<number>;
+  project_id: number;
+  name: string;
+  slug: string;
+  vcs: Generated<string>;
+  repo: string;
+  push: Generated<string>;
+  branch: Generated<string>;
+  filemask: string;
+  template: Generated<string>;
+  new_base: Generated<string>;
+  edit_template: Generated<number>;
+  file_format: string;
+  license: Generated<string>;
+  license_url: Generated<string>;
+  agreement: Generated<string>;
+  new_lang: Generated<string>;
+  language_code_style: Generated<string>;
+  language_regex: Generated<string>;
+  check_flags: Generated<string>;
+  enforced_checks: Generated<string>; // a JSON list of check ids
+  restricted: Generated<number>;
+  priority: Generated<number>;
+  source_language_id: number;
+  locked: Generated<number>;
+  platform_project_id: number | null;
+  head: Generated<string>;
+  scan_state: Generated<string>;
+  scan_error: string | null;
+  created_at: string;
+}
+
+/** Counters kept on each translation (words and chars are counted on the source text). */
+export interface StatsColumns {
+  total: Generated<number>;
+  total_words: Generated<number>;
+  total_chars: Generated<number>;
+  translated: Generated<number>;
+  translated_words: Generated<number>;
+  translated_chars: Generated<number>;
+  fuzzy: Generated<number>;
+  fuzzy_words: Generated<number>;
+  fuzzy_chars: Generated<number>;
+  approved: Generated<number>;
+  approved_words: Generated<number>;
+  approved_chars: Generated<number>;
+  readonly: Generated<number>;
+  readonly_words: Generated<number>;
+  readonly_chars: Generated<number>;
+  failing: Generated<number>;
+  failing_words: Generated<number>;
+  failing_chars: Generated<number>;
+  suggestions: Generated<number>;
+  comments: Generated<number>;
+  recent_changes: Generated<number>;
+  last_change: string | null;
+  last_author_id: number | null;
+}
+
+export interface TranslationsTable extends StatsColumns {
+  id: Generated<number>;
+  component_id: number;
+  language_id: number;
+  plural_id: number;
+  language_code: string;
+  filename: Generated<string>;
+  revision: Generated<string>;
+  is_template: Generated<number>;
+  is_source: Generated<number>;
+  created_at: string;
+}
+
+export interface UnitsTable {
+  id: Generated<number>;
+  translation_id: number;
+  component_id: number;
+  language_id: number;
+  position: number;
+  id_hash: string; // signed 64-bit, decimal
+  content_hash: string;
+  source: Generated<string>; // plural forms joined by U+001E
+  target: Generated<string>;
+  previous_source: Generated<string>;
+  context: Generated<string>;
+  note: Generated<string>;
+  location: Generated<string>;
+  flags: Generated<string>;
+  explanation: Generated<string>;
+  extra_flags: Generated<string>;
+  state: Generated<number>;
+  num_words: Generated<number>;
+  source_chars: Generated<number>;
+  priority: Generated<number>;
+  has_suggestion: Generated<number>;
+  has_comment: Generated<number>;
+  has_failing_check: Generated<number>;
+  failing_checks: Generated<string>; // comma separated check ids
+  pending: Generated<number>;
+  timestamp: string;
+  last_updated: string;
+}
+
+export interface TranslationChangesTable {
+  id: Generated<number>;
+  project_id: number | null;
+  component_id: number | null;
+  translation_id: number | null;
+  unit_id: number | null;
+  language_id: number | null;
+  user_id: number | null;
+  author_id: number | null;
+  action: number;
+  target: Generated<string>;
+  old: Generated<string>;
+  details: Generated<string>; // JSON object
+  timestamp: string;
+}
+
 export interface Database {
   table_versions: TableVersionsTable;
   namespaces: NamespacesTable;
@@ -302,11 +432,21 @@ export interface Database {
   languages: LanguagesTable;
   language_plurals: LanguagePluralsTable;
   language_aliases: LanguageAliasesTable;
+  translation_projects: TranslationProjectsTable;
+  components: ComponentsTable;
+  translations: TranslationsTable;
+  units: UnitsTable;
+  translation_changes: TranslationChangesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
 export type LanguageRow = Selectable<LanguagesTable>;
 export type LanguagePluralRow = Selectable<LanguagePluralsTable>;
+export type TranslationProjectRow = Selectable<TranslationProjectsTable>;
+export type ComponentRow = Selectable<ComponentsTable>;
+export type TranslationRow = Selectable<TranslationsTable>;
+export type UnitRow = Selectable<UnitsTable>;
+export type TranslationChangeRow = Selectable<TranslationChangesTable>;
 export type SystemHookRow = Selectable<SystemHooksTable>;
 export type HookDeliveryRow = Selectable<HookDeliveriesTable>;
 export type HookAttemptRow = Selectable<HookAttemptsTable>;

@@ -3,6 +3,7 @@
 // DRF's envelope and its `next`/`previous`, and the headers every response carries.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../../lib/errors.ts';
+import type { DrfActions, DrfView } from './metadata.ts';
 
 export const PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 1000;
@@ -78,3 +79,24 @@ export function drfHeaders(allow: string) {
 export const ALLOW_LIST_RO = 'GET, HEAD, OPTIONS';
 export const ALLOW_LIST_RW = 'GET, POST, HEAD, OPTIONS';
 export const ALLOW_DETAIL_RW = 'GET, PUT, PATCH, DELETE, HEAD, OPTIONS';
+
+/**
+ * What the browsable API and OPTIONS say about an endpoint (DRF get_view_name / get_view_description):
+ * `config: { api: 'translation', view: drfView('Project List', 'Translation projects API.') }`.
+ * `actions` are the SimpleMetadata field descriptions OPTIONS shows authenticated callers for POST/PUT.
+ */
+export function drfView(name: string, description?: string, actions?: DrfActions): DrfView {
+  return { name, ...(description !== undefined ? { description } : {}), ...(actions ? { actions } : {}) };
+}
+
+/** DRF replace_query_param / remove_query_param on a request path: the query re-encoded sorted by key (quote_plus). */
+export function replaceQueryParam(url: string, key: string, value: string | null): string {
+  const i = url.indexOf('?');
+  const path = i < 0 ? url : url.slice(0, i);
+  const q = new URLSearchParams(i < 0 ? '' : url.slice(i + 1));
+  const quotePlus = (s: string) => encodeURIComponent(s).replace(/%20/g, '+').replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+  const keys = [...new Set([...q.keys()].filter((k) => k !== key).concat(value === null ? [] : [key]))].sort();
+  const parts: string[] = [];
+  for (const k of keys) for (const v of k === key ? [value as string] : q.getAll(k)) parts.push(`${quotePlus(k)}=${quotePlus(v)}`);
+  return `${path}${parts.length ? '?' + parts.join('&') : ''}`;
+}

@@ -1,13 +1,14 @@
 // Languages (reference §3.2, §3.3, §6): the list and one language; administrators see every language,
 // others those that have a translation (Language.objects.have_translation()).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { sql, type SqlBool } from 'kysely';
 import type { Container } from '../../container.ts';
 import type { LanguageRow } from '../../db/schema.ts';
 import type { Actor } from '../../domain/access/actor.ts';
 import { LanguagesService, type LanguageInput } from '../../domain/translation/languages/languages.service.ts';
 import { Errors } from '../../lib/errors.ts';
-import { ALLOW_DETAIL_RW, ALLOW_LIST_RW, apiUrl, drfHeaders, envelope, pageOf } from './drf.ts';
+import { ALLOW_DETAIL_RW, ALLOW_LIST_RO, ALLOW_LIST_RW, apiUrl, drfHeaders, drfView, envelope, pageOf } from './drf.ts';
+import { statisticsBody, sumCounts, sumSelect } from '../../domain/translation/stats/stats.ts';
+import { sendJson } from './serializers.ts';
 
 const CONFIG = { api: 'translation' as const, auth: 'optional' as const };
 
@@ -16,8 +17,11 @@ export function languagesRoutes(app: FastifyInstance, c: Container): void {
   const languages = new LanguagesService(c.db);
   const visible = (actor: Actor) => {
     let q = k.selectFrom('languages');
-    // no translations exist yet for anyone but administrators to see a language by
-    if (!actor.isAdmin) q = q.where(sql<SqlBool>`1 = 0`);
+    if (!actor.isAdmin) {
+      q = q.where('languages.id', 'in', (eb) =>
+        eb.selectFrom('translations').select('translations.language_id').where(c.translation.queries.componentVisible(actor, 'translations.component_id')),
+      );
+    }
     return q;
   };
 
@@ -61,6 +65,17 @@ export function languagesRoutes(app: FastifyInstance, c: Container): void {
   app.get<{ Params: { code: string } }>('/api/languages/:code/', { config: CONFIG, onRequest: drfHeaders(ALLOW_DETAIL_RW) }, async (req) =>
     (await entities(req, [await find(req)]))[0],
   );
+
+  app.get<{ Params: { code: string } }>('/api/languages/:code/statistics/', { config: { ...CONFIG, view: drfView('Statistics') }, onRequest: drfHeaders(ALLOW_LIST_RO) }, async (req, reply) => {
+    const language = await find(req);
+    const row = await k
+      .selectFrom('translations')
+      .select(sumSelect())
+      .where('translations.language_id', '=', language.id)
+      .where(c.translation.queries.componentVisible(req.actor, 'translations.component_id'))
+      .executeTakeFirstOrThrow();
+    return sendJson(reply, { ...statisticsBody(sumCounts([row])), name: language.name, url: `${c.config.externalUrl}/languages/${encodeURIComponent(language.code)}/` });
+  });
 
   app.post('/api/languages/', { config: CONFIG, onRequest: drfHeaders(ALLOW_LIST_RW) }, async (req, reply) => {
     const row = await languages.create(req.actor, body(req));

@@ -4,7 +4,7 @@ import type { Container } from '../../../container.ts';
 import type { NamespaceRow, ProjectRow } from '../../../db/schema.ts';
 import type { Actor } from '../../../domain/access/actor.ts';
 import type { ProjectAccess } from '../../../domain/access/policy.ts';
-import { settingsOf } from '../../../domain/projects/project-settings.ts';
+import { canReadCode } from '../../../domain/repository/read-access.ts';
 import { commitTitle, commitTrailers, isoTime, type Commit } from '../../../git/objects.ts';
 import type { Repository } from '../../../git/repository.ts';
 import { Errors } from '../../../lib/errors.ts';
@@ -32,14 +32,7 @@ export async function repositoryContext(c: Container, actor: Actor, id: string |
   return { project, namespace, access, repo: c.repos.repository(project), fullPath, webUrl: `${c.config.externalUrl}/${fullPath}` };
 }
 
-export function canReadCode(actor: Actor, project: ProjectRow, access: ProjectAccess): boolean {
-  if (!access.abilities.has('read_code')) return false;
-  if (actor.isAdmin) return true;
-  const level = settingsOf(project).repository_access_level;
-  if (level === 'disabled') return false;
-  if (level === 'private') return access.level >= 20;
-  return true;
-}
+export { canReadCode };
 
 /** The commit `ref` names (default: the project's default branch), or null. */
 export async function resolveRef(ctx: RepoContext, ref: string | undefined): Promise<string | null> {

@@ -1,0 +1,172 @@
+// A component's repository: a bare mirror per component (`DATA_DIR/repositories/@translation/<id>.git`),
+// fetched from where `repo` points — a project of this very server (read from its bare repository,
+// with the caller's permissions, no network round trip), an http(s) URL (the outbound network rules
+// of application settings apply), or, for administrators, a local path.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Actor } from '../../access/actor.ts';
+import type { Resolver } from '../../access/resolve.ts';
+import { canReadCode } from '../../repository/read-access.ts';
+import type { SettingsService } from '../../settings/settings.service.ts';
+import { git, GitError, userArg } from '../../../git/command.ts';
+import type { CatFilePool } from '../../../git/cat-file.ts';
+import { Repository } from '../../../git/repository.ts';
+import type { RepositoryStore } from '../../../git/storage.ts';
+import type { Outbound } from '../../../lib/outbound.ts';
+import { DomainError } from '../../../lib/errors.ts';
+
+/** Where a component's repository comes from. */
+export type RepoSource =
+  | { kind: 'platform'; projectId: number; dir: string; defaultBranch: string | null }
+  | { kind: 'url'; url: string }
+  | { kind: 'local'; dir: string };
+
+/** A file of the repository tree (symlinks and submodules are left out). */
+export interface TreeFile {
+  path: string;
+  sha: string;
+}
+
+export class RepoError extends Error {}
+
+const FETCH_TIMEOUT_MS = 300_000;
+
+export class ComponentVcs {
+  constructor(
+    private readonly dataDir: string,
+    private readonly externalUrl: string,
+    private readonly repos: RepositoryStore,
+    private readonly resolve: Resolver,
+    private readonly settings: SettingsService,
+    private readonly outbound: Outbound,
+  ) {}
+
+  get pool(): CatFilePool {
+    return this.repos.pool;
+  }
+
+  mirrorDir(componentId: number): string {
+    return path.join(this.dataDir, 'repositories', '@translation', `${componentId}.git`);
+  }
+
+  mirror(componentId: number): Repository {
+    return new Repository(this.mirrorDir(componentId), this.repos.pool);
+  }
+
+  /** A fresh directory to fetch a new component's repository into before the component exists. */
+  stagingDir(): string {
+    return path.join(this.dataDir, 'repositories', '@translation', `tmp-${crypto.randomUUID()}.git`);
+  }
+
+  /** The staged mirror becomes the component's. */
+  adopt(stagingDir: string, componentId: number): void {
+    const dir = this.mirrorDir(componentId);
+    this.discard(dir);
+    fs.renameSync(stagingDir, dir);
+  }
+
+  /** The source `repo` names, checked against what the actor may read; RepoError with the reason when it cannot be used. */
+  async source(actor: Actor, repo: string): Promise<RepoSource> {
+    const ext = this.externalUrl.replace(/\/+$/, '');
+    if (repo.startsWith(ext + '/')) {
+      const fullPath = decodeURIComponent(repo.slice(ext.length + 1).replace(/\/+$/, '').replace(/\.git$/, ''));
+      let resolved;
+      try {
+        resolved = await this.resolve.project(actor, fullPath);
+      } catch (e) {
+        if (e instanceof DomainError) throw new RepoError('The repository was not found.');
+        throw e;
+      }
+      if (!canReadCode(actor, resolved.project, resolved.access)) throw new RepoError('The repository was not found.');
+      return { kind: 'platform', projectId: resolved.project.id, dir: this.repos.pathOf(resolved.project), defaultBranch: resolved.project.default_branch };
+    }
+    if (/^https?:\/\//i.test(repo)) {
+      const s = await this.settings.get();
+      const rules = {
+        allowLocal: Boolean(s.allow_local_requests_from_web_hooks_and_services),
+        allowlist: (s.outbound_local_requests_whitelist as string[] | undefined) ?? [],
+      };
+      const refused = await this.outbound.check(repo, rules);
+      if (refused) throw new RepoError(refused);
+      return { kind: 'url', url: repo };
+    }
+    const local = repo.startsWith('file://') ? repo.slice('file://'.length) : repo;
+    if (path.isAbsolute(local)) {
+      if (!actor.isAdmin) throw new RepoError('Only administrators may use a local repository path.');
+      const dir = path.resolve(local);
+      if (!fs.existsSync(dir)) throw new RepoError('The repository was not found.');
+      return { kind: 'local', dir };
+    }
+    throw new RepoError('Unsupported repository URL: use an http(s) URL or a project of this server.');
+  }
+
+  /**
+   * Creates the mirror if needed and fetches every branch from the source; returns the branch that was
+   * asked for (or the source's default branch) and its head commit.
+   */
+  async fetch(dir: string, source: RepoSource, branch: string): Promise<{ branch: string; head: string }> {
+    if (!fs.existsSync(path.join(dir, 'HEAD'))) {
+      fs.mkdirSync(path.dirname(dir), { recursive: true });
+      await git(['init', '--bare', '--quiet', dir]);
+    }
+    const from = source.kind === 'url' ? userArg(source.url, 'repository URL') : source.dir;
+    // only the transports we mean to use: no ext::, no ssh to arbitrary hosts
+    const env = { GIT_ALLOW_PROTOCOL: source.kind === 'url' ? 'http:https' : 'file' };
+    let wanted = branch;
+    try {
+      if (!wanted) {
+        if (source.kind === 'platform' && source.defaultBranch) wanted = source.defaultBranch;
+        else {
+          const out = await git(['ls-remote', '--symref', '--', from, 'HEAD'], { env, timeoutMs: FETCH_TIMEOUT_MS });
+          const m = /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(out.stdout.toString('utf8'));
+          wanted = m ? m[1] : 'main';
+        }
+      }
+      userArg(wanted, 'branch');
+      await git(['fetch', '--quiet', '--prune', '--no-tags', '--', from, '+refs/heads/*:refs/heads/*'], { gitDir: dir, env, timeoutMs: FETCH_TIMEOUT_MS });
+    } catch (e) {
+      if (e instanceof GitError) throw new RepoError(`Could not fetch the repository: ${firstLine(e.stderr || e.message)}`);
+      throw e;
+    }
+    const mirror = new Repository(dir, this.repos.pool);
+    mirror.touchRefs();
+    const head = await mirror.resolveCommit(`refs/heads/${wanted}`);
+    if (!head) throw new RepoError(`The branch ${wanted} was not found in the repository.`);
+    await git(['symbolic-ref', 'HEAD', `refs/heads/${wanted}`], { gitDir: dir });
+    return { branch: wanted, head };
+  }
+
+  /** Every regular file at a commit, with its blob SHA (symlinks and submodules skipped). */
+  async files(dir: string, commit: string): Promise<TreeFile[]> {
+    const out = await git(['ls-tree', '-r', '-z', '--full-tree', commit], { gitDir: dir, maxBytes: 512 * 1024 * 1024 });
+    const files: TreeFile[] = [];
+    for (const line of out.stdout.toString('utf8').split('\0')) {
+      if (!line) continue;
+      const tab = line.indexOf('\t');
+      const [mode, type, sha] = line.slice(0, tab).split(' ');
+      if (type !== 'blob' || mode === '120000') continue;
+      files.push({ path: line.slice(tab + 1), sha });
+    }
+    return files;
+  }
+
+  async blob(dir: string, sha: string): Promise<Buffer> {
+    const o = await this.repos.pool.read(dir, sha);
+    if (!o?.content) throw new RepoError(`The object ${sha} is missing from the repository.`);
+    return o.content;
+  }
+
+  remove(componentId: number): void {
+    this.discard(this.mirrorDir(componentId));
+  }
+
+  discard(dir: string): void {
+    this.repos.pool.drop(dir);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function firstLine(s: string): string {
+  return s.trim().split('\n').filter((l) => !/^hint:/.test(l))[0] ?? 'unknown error';
+}

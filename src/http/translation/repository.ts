@@ -1,0 +1,152 @@
+// `repository/` of projects, components and translations (reference §1.3) and the component `lock/`
+// (§1.4). The component's mirror is the repository: Hearth commits nothing of its own yet, so there is
+// never anything to commit or push, and `remote_commit` and `weblate_commit` are the mirrored head.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Container } from '../../container.ts';
+import type { ComponentRow } from '../../db/schema.ts';
+import { canViewVcs, requireAdmin } from '../../domain/translation/access.ts';
+import { MERGE_FAILURE_ACTIONS, REPOSITORY_ACTIONS, ACTION } from '../../domain/translation/changes/actions.ts';
+import { boolField, FieldErrors } from '../../domain/translation/fields.ts';
+import { isoTime, commitTitle } from '../../git/objects.ts';
+import { Errors } from '../../lib/errors.ts';
+import { nowIso } from '../../lib/time.ts';
+import { body, view } from './common.ts';
+import { sendJson, Wire } from './serializers.ts';
+
+const OPERATIONS = ['commit', 'pull', 'pull-rebase', 'pull-merge', 'pull-merge-noff', 'push', 'reset', 'reset-keep', 'cleanup', 'file-sync', 'file-scan'] as const;
+const ALLOW_ACTION = 'GET, POST, HEAD, OPTIONS';
+const PENDING = { total: 0, errors_skipped: 0, commit_policy_skipped: 0, eligible_for_commit: 0 };
+
+type Level = 'project' | 'component' | 'translation';
+type Params = { project: string; component?: string; language?: string };
+const PATHS: Record<Level, string> = {
+  project: '/api/projects/:project/',
+  component: '/api/components/:project/:component/',
+  translation: '/api/translations/:project/:component/:language/',
+};
+
+export function repositoryRoutesFor(app: FastifyInstance, c: Container, level: Level): void {
+  const q = c.translation.queries;
+  const k = c.db.kysely;
+
+  /** the object and the components its repository operations act on */
+  const target = async (req: FastifyRequest<{ Params: Params }>) => {
+    const p = req.params;
+    if (level === 'project') {
+      const project = await q.project(req.actor, p.project);
+      let s = k.selectFrom('components').selectAll().where('project_id', '=', project.id);
+      if (!req.actor.isAdmin) s = s.where('restricted', '=', 0);
+      return { components: await s.orderBy('id').execute() };
+    }
+    if (level === 'component') return { components: [(await q.component(req.actor, p.project, p.component!)).component] };
+    return { components: [(await q.translation(req.actor, p.project, p.component!, p.language!)).component] };
+  };
+
+  const commitInfo = async (component: ComponentRow) => {
+    const commit = component.head ? await c.translation.vcs.mirror(component.id).commit(component.head) : null;
+    if (!commit) return null;
+    return {
+      revision: commit.sha,
+      shortrevision: commit.sha.slice(0, 7),
+      author: `${commit.author.name} <${commit.author.email}>`,
+      author_name: commit.author.name,
+      author_email: commit.author.email,
+      authordate: isoTime(commit.author.time, commit.author.tz).replace(/\.\d{3}/, ''),
+      commit: `${commit.committer.name} <${commit.committer.email}>`,
+      commit_name: commit.committer.name,
+      commit_email: commit.committer.email,
+      commitdate: isoTime(commit.committer.time, commit.committer.tz).replace(/\.\d{3}/, ''),
+      message: commit.message,
+      summary: commitTitle(commit.message),
+    };
+  };
+
+  app.get<{ Params: Params }>(`${PATHS[level]}repository/`, view(ALLOW_ACTION, 'Repository'), async (req, reply) => {
+    const { components } = await target(req);
+    if (!canViewVcs(req.actor)) throw req.actor.user ? Errors.forbidden('You do not have permission to perform this action.') : Errors.unauthorized();
+    const url = `${req.protocol}://${req.host}${req.url.split('?')[0]}`;
+    const wire = new Wire(req, c);
+    const self = wire.api(new URL(url).pathname);
+    if (level === 'project') {
+      return sendJson(reply, {
+        needs_commit: false,
+        needs_merge: false,
+        needs_push: false,
+        url: self,
+        remote_commit: null,
+        weblate_commit: null,
+        status: null,
+        merge_failure: null,
+        outgoing_commits: null,
+        missing_commits: null,
+        pending_units: PENDING,
+      });
+    }
+    const component = components[0];
+    const head = await commitInfo(component);
+    const last = await k
+      .selectFrom('translation_changes')
+      .select(['action', 'target'])
+      .where('component_id', '=', component.id)
+      .where('action', 'in', [...REPOSITORY_ACTIONS])
+      .orderBy('timestamp', 'desc')
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return sendJson(reply, {
+      needs_commit: false,
+      needs_merge: false,
+      needs_push: false,
+      url: self,
+      remote_commit: head,
+      weblate_commit: head,
+      status: `On branch ${component.branch}\nYour branch is up to date with 'origin/${component.branch}'.\n\nnothing to commit, working tree clean\n`,
+      merge_failure: last && MERGE_FAILURE_ACTIONS.has(last.action) ? last.target : null,
+      outgoing_commits: 0,
+      missing_commits: 0,
+      pending_units: PENDING,
+    });
+  });
+
+  app.post<{ Params: Params }>(`${PATHS[level]}repository/`, view(ALLOW_ACTION, 'Repository'), async (req, reply) => {
+    const { components } = await target(req);
+    // the body is validated before the permission is checked (reference §1.3)
+    const op = body(req).operation;
+    if (op === undefined || op === null || op === '') throw Errors.invalid({ operation: ['This field is required.'] });
+    if (typeof op !== 'string' || !(OPERATIONS as readonly string[]).includes(op)) throw Errors.invalid({ operation: [`"${String(op)}" is not a valid choice.`] });
+    requireAdmin(req.actor, 'You do not have permission to perform this action.');
+    if (op.startsWith('pull') || op.startsWith('reset') || op === 'file-scan') {
+      for (const component of components) await c.translation.components.refresh(req.actor, component, op === 'file-scan' ? 'file-scan' : 'pull');
+    }
+    // commit, push, cleanup, file-sync: nothing is pending in Hearth, so there is nothing to do
+    return sendJson(reply, { result: true });
+  });
+
+  if (level !== 'component') return;
+
+  app.get<{ Params: Params }>(`${PATHS.component}lock/`, view(ALLOW_ACTION, 'Lock'), async (req, reply) => {
+    const { component } = await q.component(req.actor, req.params.project, req.params.component!);
+    return sendJson(reply, { locked: Boolean(component.locked) });
+  });
+
+  app.post<{ Params: Params }>(`${PATHS.component}lock/`, view(ALLOW_ACTION, 'Lock'), async (req, reply) => {
+    const { project, component } = await q.component(req.actor, req.params.project, req.params.component!);
+    // the permission is checked before the body (reference §1.4)
+    requireAdmin(req.actor, 'You do not have permission to perform this action.');
+    const e = new FieldErrors();
+    const lock = boolField(e, body(req), 'lock');
+    if (lock === undefined && !e.has('lock')) e.add('lock', 'This field is required.');
+    e.throwIfAny();
+    if (Boolean(component.locked) !== lock) {
+      await k.transaction().execute(async (trx) => {
+        await trx.updateTable('components').set({ locked: lock ? 1 : 0 }).where('id', '=', component.id).execute();
+        await trx
+          .insertInto('translation_changes')
+          .values({ project_id: project.id, component_id: component.id, user_id: req.actor.user!.id, author_id: req.actor.user!.id, action: lock ? ACTION.LOCK : ACTION.UNLOCK, timestamp: nowIso() })
+          .execute();
+      });
+    }
+    return sendJson(reply, { locked: Boolean(lock) });
+  });
+}
+

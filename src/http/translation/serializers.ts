@@ -1,0 +1,329 @@
+// Rows → Weblate's JSON (reference §3): field order as Weblate's serializers write them, API links
+// absolute from the request (with `format` kept), web links from EXTERNAL_URL. One `Wire` per request
+// batches the lookups every nested object needs (languages, users).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Container } from '../../container.ts';
+import type { ComponentRow, LanguageRow, TranslationChangeRow, TranslationProjectRow, TranslationRow, UnitRow } from '../../db/schema.ts';
+import { ACTION_NAMES } from '../../domain/translation/changes/actions.ts';
+import { canViewVcs } from '../../domain/translation/access.ts';
+import { statisticsBody, sumCounts, type Counts } from '../../domain/translation/stats/stats.ts';
+import { checksum } from '../../domain/translation/units/hash.ts';
+import { apiUrl } from './drf.ts';
+
+const enc = encodeURIComponent;
+
+/** DRF DateTimeField: microseconds, `Z`, no fraction when it is zero. */
+export function drfTime(iso: string | null): string | null {
+  if (!iso) return null;
+  const m = /^(.*T\d\d:\d\d:\d\d)(?:\.(\d+))?Z$/.exec(iso);
+  if (!m) return iso;
+  const frac = (m[2] ?? '').padEnd(6, '0').slice(0, 6);
+  return /^0+$/.test(frac) ? `${m[1]}Z` : `${m[1]}.${frac}Z`;
+}
+
+// Signed 64-bit hashes go out as JSON numbers beyond 2^53: they are carried as BigInt and written raw.
+const MARK = `\u0001${Math.random().toString(36).slice(2)}:`;
+const MARKED = new RegExp(`"${MARK.replace('\u0001', '\\\\u0001')}(-?\\d+)"`, 'g');
+export function drfJson(value: unknown): string {
+  const s = JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? `${MARK}${v}` : v));
+  return s.replace(MARKED, '$1').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+}
+export function sendJson(reply: FastifyReply, value: unknown, status = 200): FastifyReply {
+  return reply.code(status).type('application/json').send(drfJson(value));
+}
+
+export class Wire {
+  readonly site: string;
+  private languages = new Map<number, ReturnType<Wire['languageEntity']>>();
+  private users = new Map<number, string>();
+  private projects = new Map<number, TranslationProjectRow>();
+
+  constructor(
+    readonly req: FastifyRequest,
+    private readonly c: Container,
+  ) {
+    this.site = c.config.externalUrl.replace(/\/+$/, '');
+  }
+
+  api(path: string): string {
+    return apiUrl(this.req, path);
+  }
+
+  /** Loads the languages (with plural and aliases) of these ids once per request. */
+  async loadLanguages(ids: Iterable<number>): Promise<void> {
+    const missing = [...new Set(ids)].filter((id) => !this.languages.has(id));
+    if (!missing.length) return;
+    const k = this.c.db.kysely;
+    const rows = await k.selectFrom('languages').selectAll().where('id', 'in', missing).execute();
+    await this.addLanguages(rows);
+  }
+
+  async addLanguages(rows: LanguageRow[]): Promise<void> {
+    if (!rows.length) return;
+    const k = this.c.db.kysely;
+    const plurals = await k.selectFrom('language_plurals').selectAll().where('language_id', 'in', rows.map((r) => r.id)).where('source', '=', 0).execute();
+    const aliases = await k.selectFrom('language_aliases').selectAll().where('code', 'in', rows.map((r) => r.code)).orderBy('alias').execute();
+    for (const l of rows) {
+      const p = plurals.find((x) => x.language_id === l.id);
+      this.languages.set(l.id, this.languageEntity(l, p ? { id: p.id, source: p.source, number: p.number, formula: p.formula, type: p.type } : null, aliases.filter((a) => a.code === l.code).map((a) => a.alias)));
+    }
+  }
+
+  private languageEntity(l: LanguageRow, plural: { id: number; source: number; number: number; formula: string; type: number } | null, aliases: string[]) {
+    return {
+      id: l.id,
+      code: l.code,
+      name: l.name,
+      plural,
+      aliases,
+      direction: l.direction,
+      population: Number(l.population),
+      web_url: `${this.site}/languages/${enc(l.code)}/`,
+      url: this.api(`/api/languages/${enc(l.code)}/`),
+      statistics_url: this.api(`/api/languages/${enc(l.code)}/statistics/`),
+    };
+  }
+
+  language(id: number) {
+    const l = this.languages.get(id);
+    if (!l) throw new Error(`language ${id} was not loaded`);
+    return l;
+  }
+
+  async loadUsers(ids: Iterable<number | null>): Promise<void> {
+    const missing = [...new Set(ids)].filter((id): id is number => id !== null && !this.users.has(id));
+    if (!missing.length) return;
+    const rows = await this.c.db.kysely.selectFrom('users').select(['id', 'username', 'name']).where('id', 'in', missing).execute();
+    for (const u of rows) this.users.set(u.id, u.username);
+    for (const u of rows) this.userNames.set(u.id, u.name);
+  }
+  private userNames = new Map<number, string>();
+  userUrl(id: number | null): string | null {
+    const name = id === null ? undefined : this.users.get(id);
+    return name === undefined ? null : this.api(`/api/users/${enc(name)}/`);
+  }
+  userName(id: number | null): string | null {
+    return id === null ? null : (this.userNames.get(id) ?? null);
+  }
+
+  async loadProjects(ids: Iterable<number>): Promise<void> {
+    const missing = [...new Set(ids)].filter((id) => !this.projects.has(id));
+    if (!missing.length) return;
+    const rows = await this.c.db.kysely.selectFrom('translation_projects').selectAll().where('id', 'in', missing).execute();
+    for (const p of rows) this.projects.set(p.id, p);
+    await this.loadLanguages(rows.map((r) => r.source_language_id));
+  }
+  projectRow(id: number): TranslationProjectRow {
+    const p = this.projects.get(id);
+    if (!p) throw new Error(`project ${id} was not loaded`);
+    return p;
+  }
+
+  project(p: TranslationProjectRow) {
+    const base = `/api/projects/${enc(p.slug)}/`;
+    return {
+      name: p.name,
+      slug: p.slug,
+      id: p.id,
+      web: p.web,
+      source_language: this.language(p.source_language_id),
+      web_url: `${this.site}/projects/${enc(p.slug)}/`,
+      url: this.api(base),
+      components_list_url: this.api(`${base}components/`),
+      repository_url: this.api(`${base}repository/`),
+      statistics_url: this.api(`${base}statistics/`),
+      changes_list_url: this.api(`${base}changes/`),
+      languages_url: this.api(`${base}languages/`),
+      access_control: p.access_control,
+    };
+  }
+
+  /** `withProject` false inside a project's components list (Weblate removes the key there). */
+  component(p: TranslationProjectRow, c: ComponentRow, withProject = true) {
+    const base = `/api/components/${enc(p.slug)}/${enc(c.slug)}/`;
+    const vcs = canViewVcs(this.req.actor);
+    const hidden = <T>(v: T) => (vcs ? v : null);
+    return {
+      name: c.name,
+      slug: c.slug,
+      id: c.id,
+      source_language: this.language(c.source_language_id),
+      ...(withProject ? { project: this.project(p) } : {}),
+      vcs: hidden(c.vcs),
+      repo: hidden(stripCredentials(c.repo)),
+      git_export: hidden(`${this.site}/git/${enc(p.slug)}/${enc(c.slug)}/`),
+      branch: hidden(c.branch),
+      filemask: hidden(c.filemask),
+      template: c.template,
+      edit_template: Boolean(c.edit_template),
+      new_base: c.new_base,
+      file_format: c.file_format,
+      license: c.license,
+      license_url: c.license_url,
+      agreement: c.agreement,
+      web_url: `${this.site}/projects/${enc(p.slug)}/${enc(c.slug)}/`,
+      url: this.api(base),
+      repository_url: this.api(`${base}repository/`),
+      translations_url: this.api(`${base}translations/`),
+      statistics_url: this.api(`${base}statistics/`),
+      lock_url: this.api(`${base}lock/`),
+      changes_list_url: this.api(`${base}changes/`),
+      task_url: null,
+      new_lang: c.new_lang,
+      language_code_style: c.language_code_style,
+      push: hidden(stripCredentials(c.push)),
+      check_flags: c.check_flags,
+      priority: c.priority,
+      enforced_checks: c.enforced_checks,
+      restricted: Boolean(c.restricted),
+      language_regex: c.language_regex,
+      locked: Boolean(c.locked),
+    };
+  }
+
+  /** `withComponent` false inside a component's translations list. */
+  translation(p: TranslationProjectRow, c: ComponentRow, t: TranslationRow, withComponent = true) {
+    const lang = this.language(t.language_id);
+    const base = `/api/translations/${enc(p.slug)}/${enc(c.slug)}/${enc(lang.code)}/`;
+    const pct = statisticsBody(counts(t));
+    return {
+      language: lang,
+      ...(withComponent ? { component: this.component(p, c) } : {}),
+      language_code: t.language_code,
+      id: t.id,
+      filename: t.filename,
+      revision: t.revision,
+      web_url: `${this.site}/projects/${enc(p.slug)}/${enc(c.slug)}/${enc(lang.code)}/`,
+      share_url: `${this.site}/engage/${enc(p.slug)}/-/${enc(lang.code)}/`,
+      translate_url: `${this.site}/translate/${enc(p.slug)}/${enc(c.slug)}/${enc(lang.code)}/`,
+      url: this.api(base),
+      is_template: Boolean(t.is_template),
+      is_source: Boolean(t.is_source),
+      total: t.total,
+      total_words: t.total_words,
+      translated: t.translated,
+      translated_words: t.translated_words,
+      translated_percent: pct.translated_percent,
+      fuzzy: t.fuzzy,
+      fuzzy_words: t.fuzzy_words,
+      fuzzy_percent: pct.fuzzy_percent,
+      failing_checks: t.failing,
+      failing_checks_words: t.failing_words,
+      failing_checks_percent: pct.failing_percent,
+      have_suggestion: t.suggestions,
+      have_comment: t.comments,
+      last_change: drfTime(t.last_change),
+      last_author: this.userName(t.last_author_id),
+      repository_url: this.api(`${base}repository/`),
+      file_url: this.api(`${base}file/`),
+      statistics_url: this.api(`${base}statistics/`),
+      changes_list_url: this.api(`${base}changes/`),
+      units_list_url: this.api(`${base}units/`),
+    };
+  }
+
+  /** The statistics of a translation (reference §3.9): the dict plus code, name, url, translate_url. */
+  translationStatistics(p: TranslationProjectRow, c: ComponentRow, t: TranslationRow) {
+    const lang = this.language(t.language_id);
+    return {
+      ...statisticsBody(counts(t)),
+      code: lang.code,
+      name: lang.name,
+      url: `${this.site}/projects/${enc(p.slug)}/${enc(c.slug)}/${enc(lang.code)}/`,
+      translate_url: `${this.site}/translate/${enc(p.slug)}/${enc(c.slug)}/${enc(lang.code)}/`,
+      last_author: this.userName(t.last_author_id),
+    };
+  }
+
+  unit(p: TranslationProjectRow, c: ComponentRow, languageCode: string, u: UnitRow) {
+    const base = `/api/translations/${enc(p.slug)}/${enc(c.slug)}/${enc(languageCode)}/`;
+    return {
+      translation: this.api(base),
+      source: u.source,
+      previous_source: u.previous_source,
+      target: u.target,
+      id_hash: BigInt(u.id_hash),
+      content_hash: BigInt(u.content_hash),
+      location: u.location,
+      context: u.context,
+      note: u.note,
+      flags: u.flags,
+      state: u.state,
+      fuzzy: u.state >= 10 && u.state < 20,
+      translated: u.state >= 20,
+      approved: u.state === 30,
+      position: u.position,
+      has_suggestion: Boolean(u.has_suggestion),
+      has_comment: Boolean(u.has_comment),
+      has_failing_check: Boolean(u.has_failing_check),
+      num_words: u.num_words,
+      source_unit: this.api(`/api/units/${u.id}/`),
+      priority: u.priority,
+      id: u.id,
+      web_url: `${this.site}/translate/${enc(p.slug)}/${enc(c.slug)}/${enc(languageCode)}/?checksum=${checksum(BigInt(u.id_hash))}`,
+      url: this.api(`/api/units/${u.id}/`),
+      explanation: u.explanation,
+      extra_flags: u.extra_flags,
+      pending: Boolean(u.pending),
+      timestamp: drfTime(u.timestamp),
+      last_updated: drfTime(u.last_updated),
+      language_code: languageCode,
+    };
+  }
+
+  change(ch: TranslationChangeRow, paths: ChangePaths) {
+    const c = ch.component_id !== null ? paths.components.get(ch.component_id) : undefined;
+    const t = ch.translation_id !== null ? paths.translations.get(ch.translation_id) : undefined;
+    return {
+      unit: ch.unit_id !== null && paths.units.has(ch.unit_id) ? this.api(`/api/units/${ch.unit_id}/`) : null,
+      component: c ? this.api(`/api/components/${enc(c.project)}/${enc(c.slug)}/`) : null,
+      translation: c && t ? this.api(`/api/translations/${enc(c.project)}/${enc(c.slug)}/${enc(t)}/`) : null,
+      glossary_term: null,
+      user: this.userUrl(ch.user_id),
+      author: this.userUrl(ch.author_id),
+      timestamp: drfTime(ch.timestamp),
+      action: ch.action,
+      target: ch.target,
+      old: ch.old,
+      details: JSON.parse(ch.details || '{}'),
+      id: ch.id,
+      action_name: ACTION_NAMES.get(ch.action) ?? String(ch.action),
+      url: this.api(`/api/changes/${ch.id}/`),
+    };
+  }
+}
+
+/** What change records link to, loaded in one go for a page of changes. */
+export interface ChangePaths {
+  components: Map<number, { project: string; slug: string }>;
+  translations: Map<number, string>;
+  units: Set<number>;
+}
+
+export async function changePaths(c: Container, rows: TranslationChangeRow[]): Promise<ChangePaths> {
+  const k = c.db.kysely;
+  const componentIds = [...new Set(rows.map((r) => r.component_id).filter((x): x is number => x !== null))];
+  const translationIds = [...new Set(rows.map((r) => r.translation_id).filter((x): x is number => x !== null))];
+  const unitIds = [...new Set(rows.map((r) => r.unit_id).filter((x): x is number => x !== null))];
+  const components = componentIds.length
+    ? await k.selectFrom('components').innerJoin('translation_projects', 'translation_projects.id', 'components.project_id').select(['components.id', 'components.slug', 'translation_projects.slug as project']).where('components.id', 'in', componentIds).execute()
+    : [];
+  const translations = translationIds.length
+    ? await k.selectFrom('translations').innerJoin('languages', 'languages.id', 'translations.language_id').select(['translations.id', 'languages.code']).where('translations.id', 'in', translationIds).execute()
+    : [];
+  const units = unitIds.length ? await k.selectFrom('units').select('id').where('id', 'in', unitIds).execute() : [];
+  return {
+    components: new Map(components.map((r) => [r.id, { project: r.project, slug: r.slug }])),
+    translations: new Map(translations.map((r) => [r.id, r.code])),
+    units: new Set(units.map((u) => u.id)),
+  };
+}
+
+export function counts(t: TranslationRow): Counts {
+  return sumCounts([t]);
+}
+
+/** Weblate's HIDE_REPO_CREDENTIALS: user:password@ is not shown. */
+function stripCredentials(url: string): string {
+  return url.replace(/^(https?:\/\/)[^/@]*@/i, '$1');
+}

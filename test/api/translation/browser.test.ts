@@ -1,0 +1,110 @@
+// A real browser (Chromium through playwright-core) walks the browsable translation API on a real
+// port: from the API root it follows links shown in the JSON of each page, checks every page's title,
+// <h1> and breadcrumbs, then comes back with the browser's back button.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
+import { startTestServer } from '../../helpers/server.ts';
+import { ROOT_TOKEN } from '../../helpers/build-app.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+interface Step {
+  /** where the link to follow sits in the JSON shown on the current page: a key path such as "results.0.url" */
+  follow: string;
+  /** the view name the next page shows as its title and <h1> */
+  view: string;
+  /** a route that may not exist yet: when the link answers 404 the walk stops here (reported, not failed) */
+  optional?: boolean;
+}
+
+const START = { path: '/api/?format=api', view: 'Api Root' };
+/** The walk, one step a line. */
+const WALK: Step[] = [
+  { follow: 'languages', view: 'Language List' },
+  { follow: 'results.0.url', view: 'Language Instance' },
+  { follow: 'statistics_url', view: 'Statistics', optional: true },
+];
+
+/** The JSON shown in the page's response-info block (after the status line and headers). */
+async function shownData(page: Page): Promise<unknown> {
+  const text = await page.locator('.response-info pre').innerText();
+  const blank = text.indexOf('\n\n');
+  assert.ok(blank > 0, 'headers, a blank line, then the body');
+  return JSON.parse(text.slice(blank + 2));
+}
+
+function valueAt(data: unknown, path: string): unknown {
+  return path.split('.').reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), data);
+}
+
+async function expectView(page: Page, view: string): Promise<void> {
+  assert.equal(await page.title(), `${view} – Django REST framework`);
+  assert.equal(await page.locator('h1').innerText(), view);
+  assert.equal((await page.locator('.breadcrumb li.active').innerText()).trim(), view);
+  // every link into the API keeps the browsable format
+  const hrefs = await page.locator('a[href]').evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).href));
+  for (const href of hrefs) {
+    const u = new URL(href);
+    if (u.pathname.startsWith('/api/') && u.searchParams.get('format') !== 'json') assert.equal(u.searchParams.get('format'), 'api', href);
+  }
+}
+
+let chromium: typeof import('playwright-core').chromium | undefined;
+try {
+  ({ chromium } = await import('playwright-core'));
+} catch {
+  chromium = undefined;
+}
+
+test('a browser walks the browsable API by its links and back', { timeout: 120_000 }, async (t) => {
+  if (!fs.existsSync(CHROMIUM)) return t.skip(`${CHROMIUM} is not installed`);
+  if (!chromium) return t.skip('playwright-core is not installed');
+  const server = await startTestServer(t);
+  const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  t.after(() => browser.close());
+  // administrators see every language (others only languages with translations)
+  const context = await browser.newContext({ extraHTTPHeaders: { authorization: `Token ${ROOT_TOKEN}` } });
+  const page = await context.newPage();
+
+  const first = await page.goto(server.base + START.path);
+  assert.equal(first?.status(), 200);
+  assert.equal(first?.headers()['content-type'], 'text/html; charset=utf-8');
+  await expectView(page, START.view);
+  const visited = [{ url: page.url(), view: START.view }];
+
+  for (const step of WALK) {
+    const href = valueAt(await shownData(page), step.follow);
+    assert.equal(typeof href, 'string', `${step.follow} on ${page.url()}`);
+    assert.equal(new URL(href as string).searchParams.get('format'), 'api', href as string);
+    if (step.optional) {
+      const probe = await context.request.get(href as string);
+      if (probe.status() === 404) {
+        t.diagnostic(`stopped before "${step.view}": ${href} answers 404`);
+        break;
+      }
+    }
+    const link = page.locator(`.response-info a[href="${href}"]`).first();
+    const [response] = await Promise.all([page.waitForResponse((r) => r.url() === href && r.request().isNavigationRequest()), link.click()]);
+    await page.waitForURL(href as string);
+    assert.equal(response?.status(), 200, href as string);
+    assert.equal(response?.headers()['content-type'], 'text/html; charset=utf-8');
+    await expectView(page, step.view);
+    visited.push({ url: page.url(), view: step.view });
+  }
+  assert.ok(visited.length >= 3, 'root, language list, language');
+
+  for (let i = visited.length - 2; i >= 0; i--) {
+    await page.goBack();
+    assert.equal(page.url(), visited[i].url);
+    await expectView(page, visited[i].view);
+  }
+
+  // the breadcrumbs lead back up too
+  await page.goto(visited[2].url);
+  await page.locator('.breadcrumb a', { hasText: 'Language List' }).click();
+  await page.waitForURL(`${server.base}/api/languages/?format=api`);
+  await expectView(page, 'Language List');
+});
