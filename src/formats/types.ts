@@ -59,8 +59,8 @@ export interface FileFormat {
   monolingual: boolean | null;
   extension: string; // 'po', 'xml', 'json', ...
   mimetype: string; // what a download sends, e.g. 'text/x-po', 'application/json', 'application/x-xliff+xml'
-  /** the states the file itself can record; any other state of a non-empty target is written (and read back) as 20 */
-  states: readonly UnitState[];
+  /** the states the file itself can record (default [0, 20]); any other state of a non-empty target is written, and read back, as 20 */
+  states?: readonly UnitState[];
   /** parse a file. For monolingual use, pass the template (base file) bytes: source comes from the template, target from this file;
    *  units missing in the translation file get target [''] and state 0; when parsing the template itself (opts.isTemplate or no template),
    *  source = target = value, state 20 (or 0 when value empty). Throws FormatError with a clear message on malformed input. */
@@ -80,5 +80,5 @@ export class FormatError extends Error {
 /** The state a unit has after write() stored `update` and the file was parsed again. */
 export function storedState(format: Pick<FileFormat, 'states'>, update: Pick<UnitUpdate, 'target' | 'state'>): UnitState {
   if (update.target.every((t) => t === '')) return STATE_EMPTY;
-  return format.states.includes(update.state) && update.state !== STATE_EMPTY ? update.state : STATE_TRANSLATED;
+  return format.states?.includes(update.state) && update.state !== STATE_EMPTY ? update.state : STATE_TRANSLATED;
 }

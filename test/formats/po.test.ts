@@ -53,3 +53,13 @@ test('po-mono adds a template entry at the end, a blank line apart, with its con
     'msgid "x"\nmsgstr "y"\n\n#, fuzzy\nmsgctxt "btn"\nmsgid "save"\nmsgstr "Uložit"\n\nmsgid "n"\nmsgid_plural "n_plural"\nmsgstr[0] "a"\nmsgstr[1] "b"\nmsgstr[2] "c"\n',
   );
 });
+
+test('a unit id twice in one file is a FormatError', () => {
+  assert.throws(() => po.parse(Buffer.from('msgid "a"\nmsgstr "b"\n\nmsgid "a"\nmsgstr "c"\n')), /duplicate unit "a"/);
+});
+
+test('the previous msgid of a fuzzy entry may span lines; it is not reported for a non-fuzzy one', () => {
+  const src = '#, fuzzy\n#| msgctxt "c"\n#| msgid ""\n#| "old "\n#| "text"\nmsgctxt "c"\nmsgid "new text"\nmsgstr "x"\n';
+  assert.equal(po.parse(Buffer.from(src)).units[0].previousSource, 'old text');
+  assert.equal(po.parse(Buffer.from(src.replace('#, fuzzy\n', ''))).units[0].previousSource, '');
+});

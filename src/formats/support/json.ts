@@ -146,14 +146,13 @@ export function jsonFormat(meta: Omit<FormatSpec<JsonEntry>, 'scan' | 'update' |
       const walk = (obj: JObject, path: string[]) => {
         // i18next: the members of each plural group, found up front so the group is read at its first member
         const groupOf = new Map<JMember, JsonEntry>();
-        if (plurals) for (const g of groupPlurals(obj, flavour, opts.language)) for (const m of g.covers) groupOf.set(m, g);
+        if (plurals) for (const g of groupPlurals(obj, path, flavour, opts.language)) for (const m of g.covers) groupOf.set(m, g);
         const done = new Set<JsonEntry>();
         for (const m of obj.members) {
           const group = groupOf.get(m);
           if (group) {
             if (done.has(group)) continue;
             done.add(group);
-            group.parentPath = path;
             push(group, [...path, group.key]);
           } else if (m.node.kind === 'object') walk(m.node, [...path, m.key]);
           else if (m.node.kind === 'string') push({ parent: obj, parentPath: path, key: m.key, forms: [m], suffixes: [''], covers: [m] }, [...path, m.key]);
@@ -195,24 +194,20 @@ export function jsonFormat(meta: Omit<FormatSpec<JsonEntry>, 'scan' | 'update' |
     },
     add(scan, additions, opts) {
       const text = scan.file.text;
-      const empty = text.trim() === '';
-      const root = empty ? undefined : (parseJson(text) as JObject);
+      const root = text.trim() === '' ? undefined : (parseJson(text) as JObject);
       // group the new leaves by the deepest object that exists along their path
-      const groups = new Map<JObject | undefined, { path: string[]; tree: Tree }>();
+      const groups = new Map<JObject | undefined, Tree>();
       for (const { template, update } of additions) {
         const t = template.data;
         const path = flavour === 'flat' ? [template.unit.id] : [...t.parentPath, t.key];
-        const leaves: [string[], string][] =
-          plurals && template.unit.plural
-            ? pluralSuffixes(flavour, update.target.length, opts.language, t.suffixes, false).map((s, i) => [
-                [...path.slice(0, -1), pluralKey(t.key, s)],
-                update.target[i],
-              ])
-            : update.target.length === 1
-              ? [[path, update.target[0]]]
-              : (() => {
-                  throw new FormatError(`unit ${JSON.stringify(update.id)} is not plural`);
-                })();
+        const plural = plurals && template.unit.plural;
+        if (!plural && update.target.length !== 1) throw new FormatError(`unit ${JSON.stringify(update.id)} is not plural`);
+        const leaves: [string[], string][] = plural
+          ? pluralSuffixes(flavour, update.target.length, opts.language, t.suffixes, false).map((s, i) => [
+              [...t.parentPath, pluralKey(t.key, s)],
+              update.target[i],
+            ])
+          : [[path, update.target[0]]];
         for (const [leafPath, value] of leaves) {
           let obj = root;
           let depth = 0;
@@ -223,13 +218,13 @@ export function jsonFormat(meta: Omit<FormatSpec<JsonEntry>, 'scan' | 'update' |
             obj = m.node;
             depth++;
           }
-          const group = groups.get(obj) ?? { path: leafPath.slice(0, depth), tree: new Map() };
-          groups.set(obj, group);
-          setIn(group.tree, leafPath.slice(depth), value);
+          const tree = groups.get(obj) ?? new Map();
+          groups.set(obj, tree);
+          setIn(tree, leafPath.slice(depth), value);
         }
       }
       const edits: Edit[] = [];
-      for (const [obj, { tree }] of groups) {
+      for (const [obj, tree] of groups) {
         if (!obj) {
           const nl = '\n';
           edits.push({ start: 0, end: text.length, text: `{${nl}${renderMembers(tree, '    ', '    ', ': ', nl)}${nl}}${nl}` });
@@ -248,14 +243,14 @@ export function jsonFormat(meta: Omit<FormatSpec<JsonEntry>, 'scan' | 'update' |
 }
 
 /** The i18next plural groups of one object. */
-function groupPlurals(obj: JObject, flavour: JsonFlavour, language: string | undefined): JsonEntry[] {
+function groupPlurals(obj: JObject, path: string[], flavour: JsonFlavour, language: string | undefined): JsonEntry[] {
   const byKey = new Map(obj.members.map((m) => [m.key, m]));
   const isString = (k: string) => byKey.get(k)?.node.kind === 'string';
   const groups = new Map<string, JsonEntry>();
   const group = (base: string, suffixes: string[], covers: string[]) =>
     groups.set(base, {
       parent: obj,
-      parentPath: [],
+      parentPath: path,
       key: base,
       forms: suffixes.map((s) => byKey.get(pluralKey(base, s))!),
       suffixes,

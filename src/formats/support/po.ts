@@ -166,9 +166,8 @@ function flagList(e: PoEntry): string[] {
 export function entryUnit(e: PoEntry): Omit<ParsedUnit, 'id' | 'context' | 'source' | 'target'> {
   const fuzzy = isFuzzy(e);
   const commentText = (marker: string) => e.comments.filter((c) => c.marker === marker).map((c) => c.text);
-  const prevMsgid = e.comments.filter((c) => c.marker === '#|').map((c) => /^msgid\s+(".*")\s*$/.exec(c.text)?.[1]).find(Boolean);
   return {
-    previousSource: fuzzy && prevMsgid ? unescapePo(prevMsgid, '', 0) : '',
+    previousSource: fuzzy ? previousMsgid(e) : '',
     note: [...commentText('#.'), ...commentText('#')].join('\n'),
     location: commentText('#:')
       .flatMap((t) => t.split(/\s+/))
@@ -178,6 +177,19 @@ export function entryUnit(e: PoEntry): Omit<ParsedUnit, 'id' | 'context' | 'sour
     state: isEmpty(e.msgstr) ? STATE_EMPTY : fuzzy ? STATE_FUZZY : STATE_TRANSLATED,
     plural: e.msgidPlural !== null,
   };
+}
+
+/** The `#| msgid` of an entry, with its `#| "…"` continuation lines. */
+function previousMsgid(e: PoEntry): string {
+  let field = ''; // the #| keyword the current line belongs to
+  let value = '';
+  for (const c of e.comments.filter((x) => x.marker === '#|')) {
+    const keyword = /^(msgctxt|msgid_plural|msgid)\s+(".*")\s*$/.exec(c.text);
+    if (keyword) field = keyword[1];
+    const quoted = keyword ? keyword[2] : /^(".*")\s*$/.exec(c.text)?.[1];
+    if (field === 'msgid' && quoted) value += unescapePo(quoted, '', 0);
+  }
+  return value;
 }
 
 /** Edits that give an entry a new msgstr and fuzzy flag; previous-msgid lines go when it is no longer fuzzy (as Weblate). */

@@ -49,9 +49,11 @@ export function defineFormat<Extra>(spec: FormatSpec<Extra>): FileFormat {
   const { scan, update, add, ...meta } = spec;
   const merged = (content: Buffer, opts: ParseOptions): { own: Scan<Extra>; units: ParsedUnit[] } => {
     const own = scan(content, opts);
+    indexEntries(own.entries); // ids are unique within a file
     if (!opts.template || opts.isTemplate || spec.monolingual === false) return { own, units: own.entries.map((e) => e.unit) };
     // the template is in the source language: the translation's plural categories do not apply to it
     const template = scan(opts.template, { isTemplate: true });
+    indexEntries(template.entries);
     return { own, units: mergeTemplate(template.entries, own.entries) };
   };
   return {
@@ -136,7 +138,7 @@ export function keyValueUnit(key: string, value: string[], extra: Partial<Parsed
     note: '',
     location: '',
     flags: '',
-    state: value.every((v) => v === '') ? STATE_EMPTY : STATE_TRANSLATED,
+    state: isEmpty(value) ? STATE_EMPTY : STATE_TRANSLATED,
     plural: value.length > 1,
     ...extra,
   };

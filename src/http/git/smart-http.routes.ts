@@ -22,6 +22,8 @@ const SERVICES = new Set(['git-upload-pack', 'git-receive-pack']);
 const INFO_REFS = /^\/(.+?)(?:\.git)?\/info\/refs$/;
 const RPC = /^\/(.+?)(?:\.git)?\/(git-upload-pack|git-receive-pack)$/;
 const FULL_PATH = /^[A-Za-z0-9_.][A-Za-z0-9_.\-/]*$/;
+/** git/<translation project>/<component>: a component's mirror (shadows a platform path of that shape) */
+const EXPORT_PATH = /^git\/([-a-zA-Z0-9_]+)\/([-a-zA-Z0-9_]+)$/;
 
 const DENIED =
   "HTTP Basic: Access denied. If a password was provided for Git authentication, the password was incorrect or you're required to use a token instead of a password. If a token was provided, it was either incorrect, expired, or improperly scoped.";
@@ -100,6 +102,32 @@ export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
     return { actor, project, namespace, access, repo };
   }
 
+  /**
+   * A translation component's mirror at EXTERNAL_URL/git/<project>/<component>/ (its `git_export`):
+   * read-only, visible to whoever may see the component. Null when the path is not of that shape.
+   */
+  async function exportTarget(req: FastifyRequest, fullPath: string, service: string) {
+    const m = EXPORT_PATH.exec(fullPath);
+    if (!m) return null;
+    let actor: Actor;
+    try {
+      actor = await auth.actor(req, false);
+    } catch (e) {
+      if (e instanceof GitAuthFailed || e instanceof GitScopeRefused) throw new GitHttpError(401, DENIED);
+      throw e;
+    }
+    if (service === 'git-receive-pack') throw new GitHttpError(actor.user ? 403 : 401, actor.user ? 'The translation export is read-only.' : DENIED);
+    try {
+      const { component } = await c.translation.queries.component(actor, m[1], m[2]);
+      const repo = c.translation.vcs.mirror(component.id);
+      if (!repo.exists()) throw new GitHttpError(404, NOT_FOUND);
+      return { repo };
+    } catch (e) {
+      if (e instanceof DomainError && e.status === 404) throw new GitHttpError(actor.user ? 404 : 401, actor.user ? NOT_FOUND : DENIED);
+      throw e;
+    }
+  }
+
   async function handle(req: FastifyRequest, reply: FastifyReply, fn: () => Promise<unknown>) {
     try {
       return await fn();
@@ -119,7 +147,7 @@ export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
       return sendText(reply, 403, 'Dumb HTTP is not supported; use a git client that speaks smart HTTP.');
     }
     return handle(req, reply, async () => {
-      const { repo } = await target(req, m[1], service);
+      const { repo } = (await exportTarget(req, m[1], service)) ?? (await target(req, m[1], service));
       const child = repo.spawn([service.slice(4), '--stateless-rpc', '--advertise-refs', repo.gitDir], { env: protocolEnv(req) });
       const out = new PassThrough();
       out.write(pktLine(`# service=${service}\n`) + '0000');
@@ -136,7 +164,8 @@ export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
     const service = m[2];
     if (req.headers['content-type'] !== `application/x-${service}-request`) return sendText(reply, 415, 'Unsupported Media Type');
     return handle(req, reply, async () => {
-      const t = await target(req, m[1], service);
+      const exported = await exportTarget(req, m[1], service);
+      const t = exported ?? (await target(req, m[1], service));
       let body = req.body as Readable;
       if (req.headers['content-encoding'] === 'gzip') body = body.pipe(zlib.createGunzip());
       noCache(reply);
@@ -148,7 +177,7 @@ export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
         child.stdin!.on('error', () => {});
         return reply.send(child.stdout);
       }
-      return receivePack(req, reply, t, body);
+      return receivePack(req, reply, t as Awaited<ReturnType<typeof target>>, body);
     });
   });
 

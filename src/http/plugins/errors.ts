@@ -140,7 +140,7 @@ export function errorHandling(app: FastifyInstance, externalUrl: string): void {
           const detail = err.kind === 'invalid_token' ? 'Invalid token.' : DRF_DETAIL[401];
           return send(reply, 401, { detail }, { 'www-authenticate': 'Token' });
         }
-        const detail = err.kind === 'invalid' ? err.detail : { detail: typeof err.detail === 'string' && err.kind !== 'not_found' ? err.detail : DRF_DETAIL[err.status] ?? String(err.status) };
+        const detail = err.kind === 'invalid' || err.kind === 'raw' ? err.detail : { detail: typeof err.detail === 'string' && err.kind !== 'not_found' ? err.detail : DRF_DETAIL[err.status] ?? String(err.status) };
         return send(reply, err.status, detail, err.headers);
       }
       const r = platformBody(err);

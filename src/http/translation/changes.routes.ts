@@ -1,5 +1,6 @@
 // Change records (reference §3.8, §7.1): every change the caller may see, newest first, and one change.
 import type { FastifyInstance } from 'fastify';
+import { sql, type SqlBool } from 'kysely';
 import type { Container } from '../../container.ts';
 import { Errors } from '../../lib/errors.ts';
 import { changesList, view } from './common.ts';
@@ -15,7 +16,7 @@ export function changesRoutes(app: FastifyInstance, c: Container): void {
       .where((eb) =>
         eb.and([
           // changes of removed projects and components stay visible to administrators only
-          actor.isAdmin ? eb.val(true) : eb('translation_changes.project_id', 'is not', null),
+          actor.isAdmin ? sql<SqlBool>`1 = 1` : eb('translation_changes.project_id', 'is not', null),
           eb.or([eb('translation_changes.project_id', 'is', null), q.projectVisible(actor, 'translation_changes.project_id')]),
           eb.or([eb('translation_changes.component_id', 'is', null), q.componentVisible(actor, 'translation_changes.component_id')]),
         ]),

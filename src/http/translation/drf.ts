@@ -53,7 +53,7 @@ export function pageOf(req: FastifyRequest, total: number, max = MAX_PAGE_SIZE, 
   const pages = Math.max(1, Math.ceil(total / size));
   const rawPage = q.get('page') ?? '1';
   const page = rawPage === 'last' ? pages : /^\d+$/.test(rawPage) ? Number(rawPage) : NaN;
-  if (!Number.isInteger(page) || page < 1 || page > pages) throw Errors.raw(404, 'Invalid page.');
+  if (!Number.isInteger(page) || page < 1 || page > pages) throw Errors.raw(404, { detail: 'Invalid page.' });
   return { page, size, offset: (page - 1) * size };
 }
 

@@ -23,9 +23,10 @@ export function drfTime(iso: string | null): string | null {
 
 // Signed 64-bit hashes go out as JSON numbers beyond 2^53: they are carried as BigInt and written raw.
 const MARK = `\u0001${Math.random().toString(36).slice(2)}:`;
-const MARKED = new RegExp(`"${MARK.replace('\u0001', '\\\\u0001')}(-?\\d+)"`, 'g');
+const MARKED = new RegExp(`"${MARK.replace('\u0001', '\\\\u0001')}(-?\\d+(?:\\.0)?)"`, 'g');
 export function drfJson(value: unknown): string {
-  const s = JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? `${MARK}${v}` : v));
+  // percentages are Python floats: 100.0, not 100
+  const s = JSON.stringify(value, (k, v) => (typeof v === 'bigint' ? `${MARK}${v}` : typeof v === 'number' && k.endsWith('_percent') && Number.isInteger(v) ? `${MARK}${v}.0` : v));
   return s.replace(MARKED, '$1').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
 }
 export function sendJson(reply: FastifyReply, value: unknown, status = 200): FastifyReply {

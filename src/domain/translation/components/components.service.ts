@@ -52,6 +52,7 @@ export class ComponentsService {
     str('repo', { required: !partial, blank: false, max: 300 });
     str('push');
     str('branch', { max: 200 });
+    if (v.branch && (!/^[A-Za-z0-9._/-]+$/.test(v.branch) || /^[-/.]|\.\.|\/\/|\.lock$|[/.]$/.test(v.branch))) e.add('branch', 'Enter a valid branch name.');
     str('filemask', { required: !partial, blank: false, max: 400 });
     str('template', { max: 400 });
     str('new_base', { max: 400 });

@@ -9,7 +9,7 @@ import type { Actor } from '../../access/actor.ts';
 import type { Resolver } from '../../access/resolve.ts';
 import { canReadCode } from '../../repository/read-access.ts';
 import type { SettingsService } from '../../settings/settings.service.ts';
-import { git, GitError, userArg } from '../../../git/command.ts';
+import { git, GitError, UnsafeArgument, userArg } from '../../../git/command.ts';
 import type { CatFilePool } from '../../../git/cat-file.ts';
 import { Repository } from '../../../git/repository.ts';
 import type { RepositoryStore } from '../../../git/storage.ts';
@@ -127,6 +127,7 @@ export class ComponentVcs {
       await git(['fetch', '--quiet', '--prune', '--no-tags', '--', from, '+refs/heads/*:refs/heads/*'], { gitDir: dir, env, timeoutMs: FETCH_TIMEOUT_MS });
     } catch (e) {
       if (e instanceof GitError) throw new RepoError(`Could not fetch the repository: ${firstLine(e.stderr || e.message)}`);
+      if (e instanceof UnsafeArgument) throw new RepoError(`Could not fetch the repository: ${e.message}`);
       throw e;
     }
     const mirror = new Repository(dir, this.repos.pool);
