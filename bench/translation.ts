@@ -66,9 +66,10 @@ check(picked.length === LANGUAGES, `${LANGUAGES} languages in the languages tabl
 type State = 'translated' | 'fuzzy' | 'empty';
 /** deterministic per (language, entry) */
 const stateOf = (lang: number, i: number): State => {
-  let h = Math.imul(lang * 7919 + i * 104729 + 12345, 2654435761) >>> 0;
-  h ^= h >>> 15;
-  const r = h % 100;
+  let h = lang * 100_003 + i;
+  h = Math.imul(h ^ (h >>> 16), 0x45d9f3b);
+  h = Math.imul(h ^ (h >>> 16), 0x45d9f3b);
+  const r = ((h ^ (h >>> 16)) >>> 0) % 100;
   return r < 70 ? 'translated' : r < 80 ? 'fuzzy' : 'empty';
 };
 const esc = (s: string) => s.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
@@ -228,19 +229,26 @@ const rescanMs = pulled.ms;
   const ch = await getOk(`/api/translations/${P}/${C}/${changedCode}/changes/?action=${ACTION.STRING_REPO_UPDATE}`);
   check(ch.count === CHANGED, `${ch.count} "string updated in the repository" changes = ${CHANGED}`);
 }
-// A live PostgreSQL database has statistics (autovacuum analyses a table after 10 % of it changed); a freshly loaded one gets them now.
-if (c.db.dialect === 'postgres') await sql`analyze`.execute(k);
+// A live PostgreSQL database is vacuumed and analysed by autovacuum (since PostgreSQL 13 also after inserts: the
+// visibility map lets counts read the index alone); a freshly loaded one gets both now.
+if (c.db.dialect === 'postgres') await sql`vacuum analyze`.execute(k);
 
 // --- the hot reads ---
 const lang = picked[Math.floor(LANGUAGES / 2)].code;
-const hot = [
-  { name: `GET /api/translations/:p/:c/${lang}/units/ (page of 50)`, url: `/api/translations/${P}/${C}/${lang}/units/` },
-  { name: 'GET /api/units/?q=state:<translated (page of 100)', url: `/api/units/?q=${encodeURIComponent('state:<translated')}` },
-  { name: 'GET /api/projects/:p/statistics/', url: `/api/projects/${P}/statistics/` },
-  { name: `GET /api/components/:p/:c/statistics/ (${LANGUAGES + 1} translations, page of 100)`, url: `/api/components/${P}/${C}/statistics/` },
-  { name: `GET /api/translations/:p/:c/${lang}/statistics/`, url: `/api/translations/${P}/${C}/${lang}/statistics/` },
-  { name: `GET /api/languages/${lang}/statistics/`, url: `/api/languages/${lang}/statistics/` },
-  { name: `GET /api/projects/:p/languages/ (${LANGUAGES + 1} languages)`, url: `/api/projects/${P}/languages/` },
+const hot: { name: string; url: string; reference?: boolean; check?: (body: any) => boolean }[] = [
+  // what authentication and the translation API's hooks cost with nothing behind them: the ceiling of the rows below
+  { name: 'GET /api/ (for reference: the translation API pipeline alone)', url: '/api/', reference: true },
+  { name: `GET /api/translations/:p/:c/${lang}/units/ (page of 50)`, url: `/api/translations/${P}/${C}/${lang}/units/`, check: (b) => b.count === UNITS && b.results.length === Math.min(50, UNITS) },
+  {
+    name: `GET /api/units/?q=state:<translated (${fuzzyAndEmpty - CHANGED} matches, page of 100)`,
+    url: `/api/units/?q=${encodeURIComponent('state:<translated')}`,
+    check: (b) => b.count === fuzzyAndEmpty - CHANGED && b.results.length === Math.min(100, b.count) && b.results.every((u: { state: number }) => u.state < 20),
+  },
+  { name: 'GET /api/projects/:p/statistics/', url: `/api/projects/${P}/statistics/`, check: (b) => b.total === UNITS * (LANGUAGES + 1) && b.translated === translatedAll + UNITS + CHANGED },
+  { name: `GET /api/components/:p/:c/statistics/ (${LANGUAGES + 1} translations, page of 100)`, url: `/api/components/${P}/${C}/statistics/`, check: (b) => b.count === LANGUAGES + 1 && b.results.length === Math.min(100, LANGUAGES + 1) },
+  { name: `GET /api/translations/:p/:c/${lang}/statistics/`, url: `/api/translations/${P}/${C}/${lang}/statistics/`, check: (b) => b.total === UNITS && b.translated === expected.get(lang)!.translated },
+  { name: `GET /api/languages/${lang}/statistics/`, url: `/api/languages/${lang}/statistics/`, check: (b) => b.total === UNITS && b.translated === expected.get(lang)!.translated },
+  { name: `GET /api/projects/:p/languages/ (${LANGUAGES + 1} languages)`, url: `/api/projects/${P}/languages/`, check: (b) => b.length === LANGUAGES + 1 && b.every((l: { total: number }) => l.total === UNITS) },
 ];
 
 async function measure(url: string, duration = DURATION) {
@@ -255,19 +263,22 @@ line(
   `Hearth translation bench — 1 component, ${LANGUAGES} languages × ${UNITS} units (${LANGUAGES * UNITS} units + ${UNITS} source strings; repository ${(repoBytes / 1e6).toFixed(1)} MB, built in ${buildSeconds.toFixed(1)} s), ${CONNECTIONS} connections, median of ${ROUNDS} alternating ${DURATION}s rounds, ${c.db.dialect}, node ${process.version}`,
 );
 line('');
-line(`| scenario | req/s | p50 ms | p99 ms | static req/s | static p99 ms | ratio | bar (ratio ≥ ${BAR.ratio}, p99 < ${BAR.p99} ms) | one request ms |`);
+line(`| scenario | req/s | p50 ms | p99 ms | static req/s | static p99 ms | ratio | bar (ratio ≥ ${BAR.ratio}, p99 < ${BAR.p99} ms) | uncached ms |`);
 line('|---|---|---|---|---|---|---|---|---|');
 for (const [i, s] of hot.entries()) {
   if (PICK && !s.name.includes(PICK)) continue;
   const sample = await app.inject({ method: 'GET', url: s.url, headers: AUTH });
   if (sample.statusCode !== 200) throw new Error(`${s.url} → ${sample.statusCode} ${sample.body.slice(0, 300)}`);
+  if (s.check) check(s.check(JSON.parse(sample.body)), `${s.name}: ${sample.body.slice(0, 300)}`);
   statics.set(i, Buffer.from(sample.rawPayload));
-  // one request at a time, in-process: what the route itself costs (median of 21)
+  // The uncached path, one request at a time, in-process: a parameter the endpoint ignores makes every
+  // request one no cache has seen (median of 21).
   const singles: number[] = [];
   for (let r = 0; r < 21; r++) {
     const t0 = performance.now();
-    await app.inject({ method: 'GET', url: s.url, headers: AUTH });
+    const res = await app.inject({ method: 'GET', url: `${s.url}${s.url.includes('?') ? '&' : '?'}uncached=${r}`, headers: AUTH });
     singles.push(performance.now() - t0);
+    if (res.statusCode !== 200) throw new Error(`${s.url} (uncached) → ${res.statusCode}`);
   }
   await measure(s.url, 1); // warm-up
   await measure(`/bench/static/${i}`, 1);
@@ -281,9 +292,9 @@ for (const [i, s] of hot.entries()) {
   const floor = median(floors, (x) => x.rps);
   const ratio = real.rps / floor.rps;
   const ok = ratio >= BAR.ratio && real.p99 < BAR.p99;
-  failed ||= !ok;
+  if (!s.reference) failed ||= !ok;
   line(
-    `| ${s.name} (${sample.rawPayload.length} B) | ${real.rps.toFixed(0)} | ${real.p50} | ${real.p99} | ${floor.rps.toFixed(0)} | ${floor.p99} | ${ratio.toFixed(2)} | ${ok ? 'ok' : 'MISSED'} | ${median(singles, (x) => x).toFixed(1)} |`,
+    `| ${s.name} (${sample.rawPayload.length} B) | ${real.rps.toFixed(0)} | ${real.p50} | ${real.p99} | ${floor.rps.toFixed(0)} | ${floor.p99} | ${ratio.toFixed(2)} | ${s.reference ? '—' : ok ? 'ok' : 'MISSED'} | ${median(singles, (x) => x).toFixed(1)} |`,
   );
 }
 

@@ -77,7 +77,7 @@ export async function repoWith(t: { after(fn: () => unknown): void }, ctx: TestA
   wt.commit('Add translations');
   wt.push('main');
   const fullPath = `${ns!.full_path}/${project.path}`;
-  return { repo: `${EXTERNAL_URL}/${fullPath}.git`, wt, fullPath };
+  return { repo: `${ctx.config.externalUrl}/${fullPath}.git`, wt, fullPath };
 }
 
 /** POST /api/projects/ as root; returns the body. */

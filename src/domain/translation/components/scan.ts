@@ -102,9 +102,9 @@ export async function scanComponent(
     templateBytes = await vcs.blob(dir, templateFile.sha);
   }
   const full = Boolean(opts.full) || (monolingual && sourceRow?.revision !== templateFile!.sha);
-  const parse = (bytes: Buffer, what: string, isTemplate: boolean): ParsedUnit[] => {
+  const parse = (bytes: Buffer, what: string, isTemplate: boolean, language: string): ParsedUnit[] => {
     try {
-      return format.parse(bytes, { template: monolingual && !isTemplate ? templateBytes : undefined, isTemplate }).units;
+      return format.parse(bytes, { template: monolingual && !isTemplate ? templateBytes : undefined, isTemplate, language }).units;
     } catch (e) {
       throw new ScanError('filemask', `Could not parse ${what}: ${(e as Error).message}`);
     }
@@ -118,7 +118,7 @@ export async function scanComponent(
     const unchanged = !full && row && row.revision === f.sha && row.filename === f.path;
     let units: ParsedUnit[] | null = null;
     if (!unchanged) {
-      units = parse(await vcs.blob(dir, f.sha), f.path, false);
+      units = parse(await vcs.blob(dir, f.sha), f.path, false, f.languageCode);
       parsed++;
     }
     translationFiles.push({ language: f.language, languageCode: f.languageCode, filename: f.path, revision: f.sha, isSource: false, isTemplate: false, units });
@@ -134,7 +134,7 @@ export async function scanComponent(
       revision: templateFile!.sha,
       isSource: true,
       isTemplate: true,
-      units: full ? parse(templateBytes!, component.template, true) : null,
+      units: full ? parse(templateBytes!, component.template, true, sourceLanguage.code) : null,
     };
     if (full) parsed++;
   } else {
@@ -180,7 +180,9 @@ export async function scanComponent(
       return units.map((u, i) => {
         const source = u.source.join(PLURAL_SEPARATOR);
         let state: number = u.state;
-        let target = u.target.join(PLURAL_SEPARATOR);
+        // a plural string has as many forms as the language has (Weblate's adjust_plurals pads them)
+        const forms = u.source.length > 1 && u.target.length < plural.number ? [...u.target, ...Array(plural.number - u.target.length).fill('')] : u.target;
+        let target = forms.join(PLURAL_SEPARATOR);
         if (f.isSource) {
           target = source;
           state = !monolingual || !component.edit_template ? 100 : source ? 20 : 0;
