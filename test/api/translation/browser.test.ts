@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { startTestServer } from '../../helpers/server.ts';
+import { poComponent } from '../../helpers/translation.ts';
 import { ROOT_TOKEN } from '../../helpers/build-app.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -23,17 +24,22 @@ interface Step {
 }
 
 const START = { path: '/api/?format=api', view: 'Api Root' };
-/**
- * The walk, one step a line. Projects, components, translations and units go after the crumb back to
- * the root (seed what they need at the top of the test), e.g.
- *   { follow: 'projects', view: 'Project List' }, { follow: 'results.0.url', view: 'Project Instance' },
- *   { follow: 'components_list_url', view: 'Components' }, …
- */
+/** The walk, one step a line: languages, then back to the root and down to a unit of the seeded component. */
 const WALK: Step[] = [
   { follow: 'languages', view: 'Language List' },
   { follow: 'results.0.url', view: 'Language Instance' },
   { follow: 'statistics_url', view: 'Statistics', optional: true },
   { crumb: 'Language List', view: 'Language List' },
+  { crumb: 'Api Root', view: 'Api Root' },
+  { follow: 'projects', view: 'Project List' },
+  { follow: 'results.0.url', view: 'Project Instance' },
+  { follow: 'components_list_url', view: 'Components' },
+  { follow: 'results.0.url', view: 'Component Instance' },
+  { follow: 'translations_url', view: 'Translations' },
+  { follow: 'results.1.url', view: 'Translation Instance' },
+  { follow: 'units_list_url', view: 'Units' },
+  { follow: 'results.0.url', view: 'Unit Instance' },
+  { follow: 'translation', view: 'Translation Instance' },
   { crumb: 'Api Root', view: 'Api Root' },
 ];
 
@@ -72,6 +78,7 @@ test('a browser walks the browsable API by its links and back', { timeout: 120_0
   if (!fs.existsSync(CHROMIUM)) return t.skip(`${CHROMIUM} is not installed`);
   if (!chromium) return t.skip('playwright-core is not installed');
   const server = await startTestServer(t);
+  await poComponent(t, server); // a project, a component, its translations and units to walk to
   const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
   t.after(() => browser.close());
   // administrators see every language (others only languages with translations)
@@ -109,7 +116,7 @@ test('a browser walks the browsable API by its links and back', { timeout: 120_0
     await expectView(page, step.view);
     visited.push({ url: page.url(), view: step.view });
   }
-  assert.ok(visited.length >= 5, 'root, language list, language, and back up by the breadcrumbs');
+  assert.ok(visited.length >= 15, 'root, languages, and project → component → translation → unit, and back up by the breadcrumbs');
 
   // the back button retraces the walk
   for (let i = visited.length - 2; i >= 0; i--) {
