@@ -6,12 +6,48 @@ import type { Database, TranslationChangeRow } from '../../db/schema.ts';
 import { ACTION_NAMES } from '../../domain/translation/changes/actions.ts';
 import { Errors } from '../../lib/errors.ts';
 import { drfHeaders, drfView, envelope, pageOf } from './drf.ts';
+import type { DrfActions, DrfField } from './metadata.ts';
+import { formatIds, getFormat } from '../../formats/registry.ts';
 import { changePaths, sendJson, Wire } from './serializers.ts';
 
 /** Route options of a translation endpoint: its Allow header and its DRF view name. */
-export function view(allow: string, name: string, description?: string) {
-  return { config: { api: 'translation' as const, auth: 'optional' as const, view: drfView(name, description) }, onRequest: drfHeaders(allow) };
+export function view(allow: string, name: string, description?: string, actions?: DrfActions) {
+  return { config: { api: 'translation' as const, auth: 'optional' as const, view: drfView(name, description, actions) }, onRequest: drfHeaders(allow) };
 }
+
+const field = (type: string, label: string, required = false, extra: Partial<DrfField> = {}): DrfField => ({ type, required, read_only: false, label, ...extra });
+/** What OPTIONS shows authenticated callers about creating a project (DRF SimpleMetadata). */
+export const PROJECT_ACTIONS: DrfActions = {
+  POST: {
+    name: field('string', 'Project name', true, { help_text: 'Display name', max_length: 60 }),
+    slug: field('slug', 'URL slug', true, { help_text: 'Name used in URLs and filenames.', max_length: 60 }),
+    web: field('url', 'Project website', true, { help_text: 'Main website of translated project.', max_length: 200 }),
+    source_language: field('field', 'Source language'),
+    access_control: field('choice', 'Access control', false, { choices: [{ value: 0, display_name: 'Public' }, { value: 1, display_name: 'Protected' }, { value: 100, display_name: 'Private' }] }),
+  },
+};
+/** … and a component. */
+export const COMPONENT_ACTIONS: DrfActions = {
+  POST: {
+    name: field('string', 'Component name', true, { max_length: 100 }),
+    slug: field('slug', 'URL slug', true, { max_length: 100 }),
+    repo: field('string', 'Source code repository', true, { max_length: 300 }),
+    branch: field('string', 'Repository branch', false, { max_length: 200 }),
+    filemask: field('string', 'File mask', true, { max_length: 400 }),
+    template: field('string', 'Monolingual base language file', false, { max_length: 400 }),
+    new_base: field('string', 'Template for new translations', false, { max_length: 400 }),
+    file_format: field('choice', 'File format', true, { choices: formatIds().map((id) => ({ value: id, display_name: getFormat(id)!.name })) }),
+    edit_template: field('boolean', 'Edit base file'),
+    license: field('string', 'Translation license', false, { max_length: 150 }),
+    license_url: field('url', 'License URL', false, { max_length: 200 }),
+    new_lang: field('choice', 'Adding new translation', false, { choices: ['contact', 'url', 'add', 'none'].map((v) => ({ value: v, display_name: v })) }),
+    check_flags: field('string', 'Translation flags', false, { max_length: 1000 }),
+    enforced_checks: field('field', 'Enforced checks'),
+    restricted: field('boolean', 'Restricted component'),
+    push: field('string', 'Repository push URL', false, { max_length: 300 }),
+    source_language: field('field', 'Source language'),
+  },
+};
 
 export function body(req: FastifyRequest): Record<string, unknown> {
   return req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};

@@ -5,7 +5,7 @@ import type { Container } from '../../container.ts';
 import type { TranslationProjectRow } from '../../db/schema.ts';
 import { sumCounts, statisticsBody, sumSelect } from '../../domain/translation/stats/stats.ts';
 import { ACCESS_PRIVATE } from '../../domain/translation/access.ts';
-import { body, changesList, view } from './common.ts';
+import { body, changesList, COMPONENT_ACTIONS, PROJECT_ACTIONS, view } from './common.ts';
 import { ALLOW_DETAIL_RW, ALLOW_LIST_RO, ALLOW_LIST_RW, envelope, pageOf } from './drf.ts';
 import { repositoryRoutesFor } from './repository.ts';
 import { sendJson, Wire } from './serializers.ts';
@@ -29,7 +29,7 @@ export function translationProjectsRoutes(app: FastifyInstance, c: Container): v
     return sendJson(reply, wire.project(row), status);
   };
 
-  app.get('/api/projects/', view(ALLOW_LIST_RW, 'Project List', 'Translation projects API.'), async (req, reply) => {
+  app.get('/api/projects/', view(ALLOW_LIST_RW, 'Project List', 'Translation projects API.', PROJECT_ACTIONS), async (req, reply) => {
     const { n } = await visible(req).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     const page = pageOf(req, Number(n));
     const rows = await visible(req).selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
@@ -38,7 +38,7 @@ export function translationProjectsRoutes(app: FastifyInstance, c: Container): v
     return sendJson(reply, envelope(req, Number(n), page, rows.map((r) => wire.project(r))));
   });
 
-  app.post('/api/projects/', view(ALLOW_LIST_RW, 'Project List', 'Translation projects API.'), async (req, reply) => {
+  app.post('/api/projects/', view(ALLOW_LIST_RW, 'Project List', 'Translation projects API.', PROJECT_ACTIONS), async (req, reply) => {
     const row = await c.translation.projects.create(req.actor, body(req));
     reply.header('location', `${req.protocol}://${req.host}/api/projects/${enc(row.slug)}/`);
     return one(req, reply, row, 201);
@@ -63,7 +63,7 @@ export function translationProjectsRoutes(app: FastifyInstance, c: Container): v
   });
 
   // components of the project
-  const components = view(ALLOW_LIST_RW, 'Components', 'Translation projects API.');
+  const components = view(ALLOW_LIST_RW, 'Components', 'Translation projects API.', COMPONENT_ACTIONS);
   app.get<P>('/api/projects/:project/components/', components, async (req, reply) => {
     const project = await q.project(req.actor, req.params.project);
     let s = k.selectFrom('components').where('project_id', '=', project.id);
