@@ -121,6 +121,7 @@ export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promis
   await db.schema.createIndex('units_translation_position').on('units').columns(['translation_id', 'position']).execute();
   await db.schema.createIndex('units_translation_hash').on('units').columns(['translation_id', 'id_hash']).execute();
   await db.schema.createIndex('units_state').on('units').columns(['state', 'id']).execute();
+  await db.schema.createIndex('units_translation_state').on('units').columns(['translation_id', 'state']).execute();
   await db.schema.createIndex('units_component_hash').on('units').columns(['component_id', 'id_hash']).execute();
   await db.schema.createIndex('units_language').on('units').column('language_id').execute();
 

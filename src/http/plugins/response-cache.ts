@@ -22,6 +22,8 @@ export interface CacheOptions {
   tables: readonly string[];
   /** who sees this version of the response, e.g. 'admin', 'user:12' */
   viewer: string;
+  /** how the value becomes the body (default: the route's serializer) */
+  serialize?: (value: unknown) => string;
 }
 
 declare module 'fastify' {
@@ -44,7 +46,7 @@ export function responseCache(app: FastifyInstance): void {
       return reply.type('application/json').send(hit.body);
     }
     const value = await compute();
-    const body = Buffer.from(String(reply.serialize(value)));
+    const body = Buffer.from(opts.serialize ? opts.serialize(value) : String(reply.serialize(value)));
     const headers: [string, string][] = [];
     for (const h of CACHED_HEADERS) {
       const v = reply.getHeader(h);

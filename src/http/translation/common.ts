@@ -1,5 +1,5 @@
 // What the translation routes share: route config, request bodies, the changes filters (reference §7.1).
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Container } from '../../container.ts';
 import type { Database, TranslationChangeRow } from '../../db/schema.ts';
@@ -8,7 +8,24 @@ import { Errors } from '../../lib/errors.ts';
 import { drfHeaders, drfView, envelope, pageOf } from './drf.ts';
 import type { DrfActions, DrfField } from './metadata.ts';
 import { formatIds, getFormat } from '../../formats/registry.ts';
-import { changePaths, sendJson, Wire } from './serializers.ts';
+import { changePaths, drfJson, sendJson, Wire } from './serializers.ts';
+
+/**
+ * Tables a translation read is made of. Units and changes are not tracked, but every write to units
+ * also rewrites its translation's counters, so a cached page of units misses after any unit change.
+ */
+const READ_TABLES = ['translation_projects', 'components', 'translations', 'languages', 'language_plurals', 'users'] as const;
+
+/**
+ * A GET answered from the response cache while those tables are unchanged. What a caller sees depends
+ * only on being an administrator, a user (VCS fields) or anonymous, and on the request's origin (links).
+ */
+export function cached(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, compute: () => Promise<unknown>): Promise<FastifyReply> {
+  const who = req.actor.isAdmin ? 'admin' : req.actor.user ? 'user' : 'anonymous';
+  // the key holds the route pattern and the query: the path (its parameters) goes into the viewer part
+  const path = req.url.split('?')[0];
+  return app.cachedResponse(req, reply, { tables: READ_TABLES, viewer: `${who}|${req.protocol}://${req.host}${path}`, serialize: drfJson }, compute);
+}
 
 /** Route options of a translation endpoint: its Allow header and its DRF view name. */
 export function view(allow: string, name: string, description?: string, actions?: DrfActions) {

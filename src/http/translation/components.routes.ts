@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import type { ComponentRow, TranslationProjectRow } from '../../db/schema.ts';
-import { body, changesList, view } from './common.ts';
+import { body, cached, changesList, view } from './common.ts';
 import { ALLOW_DETAIL_RW, ALLOW_LIST_RO, envelope, pageOf } from './drf.ts';
 import { repositoryRoutesFor } from './repository.ts';
 import { sendJson, Wire } from './serializers.ts';
@@ -16,28 +16,33 @@ export function componentsRoutes(app: FastifyInstance, c: Container): void {
   const k = c.db.kysely;
   const q = c.translation.queries;
 
-  const one = async (req: FastifyRequest, reply: FastifyReply, project: TranslationProjectRow, row: ComponentRow) => {
+  const entity = async (req: FastifyRequest, project: TranslationProjectRow, row: ComponentRow) => {
     const wire = new Wire(req, c);
     await wire.loadLanguages([row.source_language_id, project.source_language_id]);
-    return sendJson(reply, wire.component(project, row));
+    return wire.component(project, row);
   };
+  const one = async (req: FastifyRequest, reply: FastifyReply, project: TranslationProjectRow, row: ComponentRow) => sendJson(reply, await entity(req, project, row));
 
-  app.get('/api/components/', view(ALLOW_LIST_RO, 'Component List', 'Translation components API.'), async (req, reply) => {
-    const s = k.selectFrom('components').where(q.componentVisible(req.actor, 'components.id'));
-    const { n } = await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    const page = pageOf(req, Number(n));
-    const rows = await s.selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
-    const wire = new Wire(req, c);
-    await wire.loadProjects(rows.map((r) => r.project_id));
-    await wire.loadLanguages(rows.map((r) => r.source_language_id));
-    return sendJson(reply, envelope(req, Number(n), page, rows.map((r) => wire.component(wire.projectRow(r.project_id), r))));
-  });
+  app.get('/api/components/', view(ALLOW_LIST_RO, 'Component List', 'Translation components API.'), async (req, reply) =>
+    cached(app, req, reply, async () => {
+      const s = k.selectFrom('components').where(q.componentVisible(req.actor, 'components.id'));
+      const { n } = await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const page = pageOf(req, Number(n));
+      const rows = await s.selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
+      const wire = new Wire(req, c);
+      await wire.loadProjects(rows.map((r) => r.project_id));
+      await wire.loadLanguages(rows.map((r) => r.source_language_id));
+      return envelope(req, Number(n), page, rows.map((r) => wire.component(wire.projectRow(r.project_id), r)));
+    }),
+  );
 
   const detail = view(ALLOW_DETAIL_RW, 'Component Instance', 'Translation components API.');
-  app.get<P>('/api/components/:project/:component/', detail, async (req, reply) => {
-    const { project, component } = await q.component(req.actor, req.params.project, req.params.component);
-    return one(req, reply, project, component);
-  });
+  app.get<P>('/api/components/:project/:component/', detail, async (req, reply) =>
+    cached(app, req, reply, async () => {
+      const { project, component } = await q.component(req.actor, req.params.project, req.params.component);
+      return entity(req, project, component);
+    }),
+  );
   for (const method of ['PUT', 'PATCH'] as const) {
     app.route<P>({
       method,
@@ -55,29 +60,33 @@ export function componentsRoutes(app: FastifyInstance, c: Container): void {
     return reply.code(204).send();
   });
 
-  app.get<P>('/api/components/:project/:component/translations/', view(ALLOW_LIST_RO, 'Translations', 'Translation components API.'), async (req, reply) => {
-    const { project, component } = await q.component(req.actor, req.params.project, req.params.component);
-    const s = k.selectFrom('translations').where('component_id', '=', component.id);
-    const { n } = await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    const page = pageOf(req, Number(n));
-    const rows = await s.selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
-    const wire = new Wire(req, c);
-    await wire.loadLanguages([...rows.map((r) => r.language_id), component.source_language_id, project.source_language_id]);
-    await wire.loadUsers(rows.map((r) => r.last_author_id));
-    return sendJson(reply, envelope(req, Number(n), page, rows.map((t) => wire.translation(project, component, t, false))));
-  });
+  app.get<P>('/api/components/:project/:component/translations/', view(ALLOW_LIST_RO, 'Translations', 'Translation components API.'), async (req, reply) =>
+    cached(app, req, reply, async () => {
+      const { project, component } = await q.component(req.actor, req.params.project, req.params.component);
+      const s = k.selectFrom('translations').where('component_id', '=', component.id);
+      const { n } = await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const page = pageOf(req, Number(n));
+      const rows = await s.selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
+      const wire = new Wire(req, c);
+      await wire.loadLanguages([...rows.map((r) => r.language_id), component.source_language_id, project.source_language_id]);
+      await wire.loadUsers(rows.map((r) => r.last_author_id));
+      return envelope(req, Number(n), page, rows.map((t) => wire.translation(project, component, t, false)));
+    }),
+  );
 
-  app.get<P>('/api/components/:project/:component/statistics/', view(ALLOW_LIST_RO, 'Statistics', 'Translation components API.'), async (req, reply) => {
-    const { project, component } = await q.component(req.actor, req.params.project, req.params.component);
-    const s = k.selectFrom('translations').where('component_id', '=', component.id);
-    const { n } = await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    const page = pageOf(req, Number(n), LARGE_PAGE.max, LARGE_PAGE.size);
-    const rows = await s.selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
-    const wire = new Wire(req, c);
-    await wire.loadLanguages(rows.map((r) => r.language_id));
-    await wire.loadUsers(rows.map((r) => r.last_author_id));
-    return sendJson(reply, envelope(req, Number(n), page, rows.map((t) => wire.translationStatistics(project, component, t))));
-  });
+  app.get<P>('/api/components/:project/:component/statistics/', view(ALLOW_LIST_RO, 'Statistics', 'Translation components API.'), async (req, reply) =>
+    cached(app, req, reply, async () => {
+      const { project, component } = await q.component(req.actor, req.params.project, req.params.component);
+      const s = k.selectFrom('translations').where('component_id', '=', component.id);
+      const { n } = await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const page = pageOf(req, Number(n), LARGE_PAGE.max, LARGE_PAGE.size);
+      const rows = await s.selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
+      const wire = new Wire(req, c);
+      await wire.loadLanguages(rows.map((r) => r.language_id));
+      await wire.loadUsers(rows.map((r) => r.last_author_id));
+      return envelope(req, Number(n), page, rows.map((t) => wire.translationStatistics(project, component, t)));
+    }),
+  );
 
   app.get<P>('/api/components/:project/:component/changes/', view(ALLOW_LIST_RO, 'Changes', 'Translation components API.'), async (req, reply) => {
     const { component } = await q.component(req.actor, req.params.project, req.params.component);

@@ -5,7 +5,7 @@ import type { Container } from '../../container.ts';
 import type { TranslationProjectRow } from '../../db/schema.ts';
 import { sumCounts, statisticsBody, sumSelect } from '../../domain/translation/stats/stats.ts';
 import { ACCESS_PRIVATE } from '../../domain/translation/access.ts';
-import { body, changesList, COMPONENT_ACTIONS, PROJECT_ACTIONS, view } from './common.ts';
+import { body, cached, changesList, COMPONENT_ACTIONS, PROJECT_ACTIONS, view } from './common.ts';
 import { ALLOW_DETAIL_RW, ALLOW_LIST_RO, ALLOW_LIST_RW, envelope, pageOf } from './drf.ts';
 import { repositoryRoutesFor } from './repository.ts';
 import { sendJson, Wire } from './serializers.ts';
@@ -23,20 +23,23 @@ export function translationProjectsRoutes(app: FastifyInstance, c: Container): v
     return s;
   };
 
-  const one = async (req: FastifyRequest, reply: FastifyReply, row: TranslationProjectRow, status = 200) => {
+  const entity = async (req: FastifyRequest, row: TranslationProjectRow) => {
     const wire = new Wire(req, c);
     await wire.loadLanguages([row.source_language_id]);
-    return sendJson(reply, wire.project(row), status);
+    return wire.project(row);
   };
+  const one = async (req: FastifyRequest, reply: FastifyReply, row: TranslationProjectRow, status = 200) => sendJson(reply, await entity(req, row), status);
 
-  app.get('/api/projects/', view(ALLOW_LIST_RW, 'Project List', 'Translation projects API.', PROJECT_ACTIONS), async (req, reply) => {
-    const { n } = await visible(req).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    const page = pageOf(req, Number(n));
-    const rows = await visible(req).selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
-    const wire = new Wire(req, c);
-    await wire.loadLanguages(rows.map((r) => r.source_language_id));
-    return sendJson(reply, envelope(req, Number(n), page, rows.map((r) => wire.project(r))));
-  });
+  app.get('/api/projects/', view(ALLOW_LIST_RW, 'Project List', 'Translation projects API.', PROJECT_ACTIONS), async (req, reply) =>
+    cached(app, req, reply, async () => {
+      const { n } = await visible(req).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const page = pageOf(req, Number(n));
+      const rows = await visible(req).selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
+      const wire = new Wire(req, c);
+      await wire.loadLanguages(rows.map((r) => r.source_language_id));
+      return envelope(req, Number(n), page, rows.map((r) => wire.project(r)));
+    }),
+  );
 
   app.post('/api/projects/', view(ALLOW_LIST_RW, 'Project List', 'Translation projects API.', PROJECT_ACTIONS), async (req, reply) => {
     const row = await c.translation.projects.create(req.actor, body(req));
@@ -45,7 +48,7 @@ export function translationProjectsRoutes(app: FastifyInstance, c: Container): v
   });
 
   const detail = view(ALLOW_DETAIL_RW, 'Project Instance', 'Translation projects API.');
-  app.get<P>('/api/projects/:project/', detail, async (req, reply) => one(req, reply, await q.project(req.actor, req.params.project)));
+  app.get<P>('/api/projects/:project/', detail, async (req, reply) => cached(app, req, reply, async () => entity(req, await q.project(req.actor, req.params.project))));
   for (const method of ['PUT', 'PATCH'] as const) {
     app.route<P>({
       method,
@@ -64,17 +67,19 @@ export function translationProjectsRoutes(app: FastifyInstance, c: Container): v
 
   // components of the project
   const components = view(ALLOW_LIST_RW, 'Components', 'Translation projects API.', COMPONENT_ACTIONS);
-  app.get<P>('/api/projects/:project/components/', components, async (req, reply) => {
-    const project = await q.project(req.actor, req.params.project);
-    let s = k.selectFrom('components').where('project_id', '=', project.id);
-    if (!req.actor.isAdmin) s = s.where('restricted', '=', 0);
-    const { n } = await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    const page = pageOf(req, Number(n));
-    const rows = await s.selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
-    const wire = new Wire(req, c);
-    await wire.loadLanguages(rows.map((r) => r.source_language_id));
-    return sendJson(reply, envelope(req, Number(n), page, rows.map((r) => wire.component(project, r, false))));
-  });
+  app.get<P>('/api/projects/:project/components/', components, async (req, reply) =>
+    cached(app, req, reply, async () => {
+      const project = await q.project(req.actor, req.params.project);
+      let s = k.selectFrom('components').where('project_id', '=', project.id);
+      if (!req.actor.isAdmin) s = s.where('restricted', '=', 0);
+      const { n } = await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const page = pageOf(req, Number(n));
+      const rows = await s.selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
+      const wire = new Wire(req, c);
+      await wire.loadLanguages(rows.map((r) => r.source_language_id));
+      return envelope(req, Number(n), page, rows.map((r) => wire.component(project, r, false)));
+    }),
+  );
   app.post<P>('/api/projects/:project/components/', components, async (req, reply) => {
     const project = await q.project(req.actor, req.params.project);
     const { component } = await c.translation.components.create(req.actor, project, body(req));
@@ -84,43 +89,44 @@ export function translationProjectsRoutes(app: FastifyInstance, c: Container): v
     return sendJson(reply, wire.component(project, component), 201);
   });
 
-  app.get<P>('/api/projects/:project/statistics/', view(ALLOW_LIST_RO, 'Statistics', 'Translation projects API.'), async (req, reply) => {
-    const project = await q.project(req.actor, req.params.project);
-    const row = await k
-      .selectFrom('translations')
-      .innerJoin('components', 'components.id', 'translations.component_id')
-      .select(sumSelect())
-      .where('components.project_id', '=', project.id)
-      .where(q.componentVisible(req.actor, 'components.id'))
-      .executeTakeFirstOrThrow();
-    const counts = sumCounts([row]);
-    return sendJson(reply, { ...statisticsBody(counts), name: project.name, url: `${c.config.externalUrl}/projects/${enc(project.slug)}/` });
-  });
+  app.get<P>('/api/projects/:project/statistics/', view(ALLOW_LIST_RO, 'Statistics', 'Translation projects API.'), async (req, reply) =>
+    cached(app, req, reply, async () => {
+      const project = await q.project(req.actor, req.params.project);
+      const row = await k
+        .selectFrom('translations')
+        .innerJoin('components', 'components.id', 'translations.component_id')
+        .select(sumSelect())
+        .where('components.project_id', '=', project.id)
+        .where(q.componentVisible(req.actor, 'components.id'))
+        .executeTakeFirstOrThrow();
+      const counts = sumCounts([row]);
+      return { ...statisticsBody(counts), name: project.name, url: `${c.config.externalUrl}/projects/${enc(project.slug)}/` };
+    }),
+  );
 
-  app.get<P>('/api/projects/:project/languages/', view(ALLOW_LIST_RO, 'Languages', 'Translation projects API.'), async (req, reply) => {
-    const project = await q.project(req.actor, req.params.project);
-    const rows = await k
-      .selectFrom('translations')
-      .innerJoin('components', 'components.id', 'translations.component_id')
-      .innerJoin('languages', 'languages.id', 'translations.language_id')
-      .select([...sumSelect(), 'languages.code', 'languages.name'])
-      .where('components.project_id', '=', project.id)
-      .where(q.componentVisible(req.actor, 'components.id'))
-      .groupBy(['languages.code', 'languages.name'])
-      .orderBy('languages.name')
-      .execute();
-    const site = c.config.externalUrl;
-    return sendJson(
-      reply,
-      rows.map((r) => ({
+  app.get<P>('/api/projects/:project/languages/', view(ALLOW_LIST_RO, 'Languages', 'Translation projects API.'), async (req, reply) =>
+    cached(app, req, reply, async () => {
+      const project = await q.project(req.actor, req.params.project);
+      const rows = await k
+        .selectFrom('translations')
+        .innerJoin('components', 'components.id', 'translations.component_id')
+        .innerJoin('languages', 'languages.id', 'translations.language_id')
+        .select([...sumSelect(), 'languages.code', 'languages.name'])
+        .where('components.project_id', '=', project.id)
+        .where(q.componentVisible(req.actor, 'components.id'))
+        .groupBy(['languages.code', 'languages.name'])
+        .orderBy('languages.name')
+        .execute();
+      const site = c.config.externalUrl;
+      return rows.map((r) => ({
         ...statisticsBody(sumCounts([r])),
         code: r.code,
         name: r.name,
         url: `${site}/projects/${enc(project.slug)}/-/${enc(r.code)}/`,
         translate_url: `${site}/translate/${enc(project.slug)}/-/${enc(r.code)}/`,
-      })),
-    );
-  });
+      }));
+    }),
+  );
 
   app.get<P>('/api/projects/:project/changes/', view(ALLOW_LIST_RO, 'Changes', 'Translation projects API.'), async (req, reply) => {
     const project = await q.project(req.actor, req.params.project);

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
 import { getFormat } from '../../formats/registry.ts';
 import { Errors } from '../../lib/errors.ts';
-import { changesList, view } from './common.ts';
+import { cached, changesList, view } from './common.ts';
 import { ALLOW_LIST_RO, envelope, pageOf } from './drf.ts';
 import { repositoryRoutesFor } from './repository.ts';
 import { sendJson, Wire } from './serializers.ts';
@@ -17,61 +17,66 @@ export function translationsRoutes(app: FastifyInstance, c: Container): void {
   const k = c.db.kysely;
   const q = c.translation.queries;
 
-  app.get('/api/translations/', view(ALLOW_LIST_RO, 'Translation List', 'Translation components API.'), async (req, reply) => {
-    const s = k.selectFrom('translations').where(q.componentVisible(req.actor, 'translations.component_id'));
-    const { n } = await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    const page = pageOf(req, Number(n));
-    const rows = await s.selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
-    const components = rows.length ? await k.selectFrom('components').selectAll().where('id', 'in', [...new Set(rows.map((r) => r.component_id))]).execute() : [];
-    const wire = new Wire(req, c);
-    await wire.loadProjects(components.map((r) => r.project_id));
-    await wire.loadLanguages([...rows.map((r) => r.language_id), ...components.map((r) => r.source_language_id)]);
-    await wire.loadUsers(rows.map((r) => r.last_author_id));
-    const byId = new Map(components.map((r) => [r.id, r]));
-    return sendJson(
-      reply,
-      envelope(req, Number(n), page, rows.map((t) => {
+  app.get('/api/translations/', view(ALLOW_LIST_RO, 'Translation List', 'Translation components API.'), async (req, reply) =>
+    cached(app, req, reply, async () => {
+      const s = k.selectFrom('translations').where(q.componentVisible(req.actor, 'translations.component_id'));
+      const { n } = await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const page = pageOf(req, Number(n));
+      const rows = await s.selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
+      const components = rows.length ? await k.selectFrom('components').selectAll().where('id', 'in', [...new Set(rows.map((r) => r.component_id))]).execute() : [];
+      const wire = new Wire(req, c);
+      await wire.loadProjects(components.map((r) => r.project_id));
+      await wire.loadLanguages([...rows.map((r) => r.language_id), ...components.map((r) => r.source_language_id)]);
+      await wire.loadUsers(rows.map((r) => r.last_author_id));
+      const byId = new Map(components.map((r) => [r.id, r]));
+      return envelope(req, Number(n), page, rows.map((t) => {
         const component = byId.get(t.component_id)!;
         return wire.translation(wire.projectRow(component.project_id), component, t);
-      })),
-    );
-  });
+      }));
+    }),
+  );
 
-  app.get<P>(BASE, view('GET, DELETE, HEAD, OPTIONS', 'Translation Instance', 'Translation components API.'), async (req, reply) => {
-    const { project, component, translation } = await q.translation(req.actor, req.params.project, req.params.component, req.params.language);
-    const wire = new Wire(req, c);
-    await wire.loadLanguages([translation.language_id, component.source_language_id, project.source_language_id]);
-    await wire.loadUsers([translation.last_author_id]);
-    return sendJson(reply, wire.translation(project, component, translation));
-  });
+  app.get<P>(BASE, view('GET, DELETE, HEAD, OPTIONS', 'Translation Instance', 'Translation components API.'), async (req, reply) =>
+    cached(app, req, reply, async () => {
+      const { project, component, translation } = await q.translation(req.actor, req.params.project, req.params.component, req.params.language);
+      const wire = new Wire(req, c);
+      await wire.loadLanguages([translation.language_id, component.source_language_id, project.source_language_id]);
+      await wire.loadUsers([translation.last_author_id]);
+      return wire.translation(project, component, translation);
+    }),
+  );
 
-  app.get<P>(`${BASE}statistics/`, view(ALLOW_LIST_RO, 'Statistics', 'Translation components API.'), async (req, reply) => {
-    const { project, component, translation } = await q.translation(req.actor, req.params.project, req.params.component, req.params.language);
-    const wire = new Wire(req, c);
-    await wire.loadLanguages([translation.language_id]);
-    await wire.loadUsers([translation.last_author_id]);
-    return sendJson(reply, wire.translationStatistics(project, component, translation));
-  });
+  app.get<P>(`${BASE}statistics/`, view(ALLOW_LIST_RO, 'Statistics', 'Translation components API.'), async (req, reply) =>
+    cached(app, req, reply, async () => {
+      const { project, component, translation } = await q.translation(req.actor, req.params.project, req.params.component, req.params.language);
+      const wire = new Wire(req, c);
+      await wire.loadLanguages([translation.language_id]);
+      await wire.loadUsers([translation.last_author_id]);
+      return wire.translationStatistics(project, component, translation);
+    }),
+  );
 
   app.get<P>(`${BASE}changes/`, view(ALLOW_LIST_RO, 'Changes', 'Translation components API.'), async (req, reply) => {
     const { translation } = await q.translation(req.actor, req.params.project, req.params.component, req.params.language);
     return changesList(c, req, reply, k.selectFrom('translation_changes').where('translation_changes.translation_id', '=', translation.id));
   });
 
-  app.get<P>(`${BASE}units/`, view('GET, POST, HEAD, OPTIONS', 'Units', 'Translation components API.'), async (req, reply) => {
-    const { project, component, translation, languageCode } = await q.translation(req.actor, req.params.project, req.params.component, req.params.language);
-    const where = unitsQuery(c, req);
-    let total = translation.total;
-    let s = k.selectFrom('units').where('translation_id', '=', translation.id);
-    if (where) {
-      s = s.where(where);
-      total = Number((await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-    }
-    const page = pageOf(req, total);
-    const rows = await s.selectAll().orderBy(where ? 'id' : 'position').limit(page.size).offset(page.offset).execute();
-    const wire = new Wire(req, c);
-    return sendJson(reply, envelope(req, total, page, rows.map((u) => wire.unit(project, component, languageCode, u))));
-  });
+  app.get<P>(`${BASE}units/`, view('GET, POST, HEAD, OPTIONS', 'Units', 'Translation components API.'), async (req, reply) =>
+    cached(app, req, reply, async () => {
+      const { project, component, translation, languageCode } = await q.translation(req.actor, req.params.project, req.params.component, req.params.language);
+      const where = unitsQuery(c, req);
+      let total = translation.total;
+      let s = k.selectFrom('units').where('translation_id', '=', translation.id);
+      if (where) {
+        s = s.where(where);
+        total = Number((await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+      }
+      const page = pageOf(req, total);
+      const rows = await s.selectAll().orderBy(where ? 'id' : 'position').limit(page.size).offset(page.offset).execute();
+      const wire = new Wire(req, c);
+      return envelope(req, total, page, rows.map((u) => wire.unit(project, component, languageCode, u)));
+    }),
+  );
 
   app.get<P>(`${BASE}file/`, { ...view('GET, POST, PUT, HEAD, OPTIONS', 'File', 'Translation components API.'), config: { ...view('', 'File').config, raw: true } }, async (req, reply) => {
     const { project, component, translation, languageCode } = await q.translation(req.actor, req.params.project, req.params.component, req.params.language);

@@ -2,7 +2,7 @@
 // its repository into a mirror and scans it before the response; a failure at any step leaves no row
 // and no mirror behind. Changing where the strings come from (repo, branch, filemask, template,
 // file_format) fetches and rescans.
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Db } from '../../../db/connect.ts';
 import type { ComponentRow, Database, TranslationProjectRow } from '../../../db/schema.ts';
 import { isUniqueViolation } from '../../../db/sql.ts';
@@ -153,6 +153,11 @@ export class ComponentsService {
     }
   }
 
+  /** Fresh planner statistics after a scan changed many rows (SQLite never gathers them by itself). */
+  private async analyze(): Promise<void> {
+    await sql.raw(this.db.dialect === 'sqlite' ? 'PRAGMA optimize' : 'ANALYZE units').execute(this.db.kysely);
+  }
+
   private scanFailure(err: unknown): never {
     if (err instanceof ScanError) throw Errors.invalid({ [err.field]: [err.message] });
     if (err instanceof RepoError) throw Errors.invalid({ repo: [err.message] });
@@ -166,7 +171,7 @@ export class ComponentsService {
     let adopted: number | null = null;
     try {
       const fetched = await this.fetch(actor, staging, v.repo!, v.branch ?? '');
-      return await this.db.kysely.transaction().execute(async (trx) => {
+      const created = await this.db.kysely.transaction().execute(async (trx) => {
         const now = nowIso();
         const component = await trx
           .insertInto('components')
@@ -186,8 +191,10 @@ export class ComponentsService {
         adopted = component.id;
         await trx.insertInto('translation_changes').values({ project_id: project.id, component_id: component.id, user_id: actor.user!.id, author_id: actor.user!.id, action: ACTION.CREATE_COMPONENT, target: component.name, timestamp: now }).execute();
         const scan = await scanComponent(trx, this.vcs, component, fetched.head, { userId: actor.user!.id, trx });
-        return { component: (await trx.selectFrom('components').selectAll().where('id', '=', component.id).executeTakeFirstOrThrow()), scan };
+        return { component: await trx.selectFrom('components').selectAll().where('id', '=', component.id).executeTakeFirstOrThrow(), scan };
       });
+      await this.analyze();
+      return created;
     } catch (err) {
       this.vcs.discard(staging);
       if (adopted !== null) this.vcs.remove(adopted);
@@ -230,12 +237,14 @@ export class ComponentsService {
       const fetched = await this.fetch(actor, this.vcs.mirrorDir(component.id), component.repo, component.branch);
       if (operation === 'pull' && fetched.head === component.head) return null;
       try {
-        return await this.db.kysely.transaction().execute(async (trx) => {
+        const scanned = await this.db.kysely.transaction().execute(async (trx) => {
           if (fetched.head !== component.head) {
             await trx.insertInto('translation_changes').values({ project_id: component.project_id, component_id: component.id, user_id: actor.user?.id ?? null, author_id: actor.user?.id ?? null, action: ACTION.REBASE, timestamp: nowIso() }).execute();
           }
           return scanComponent(trx, this.vcs, component, fetched.head, { userId: actor.user?.id ?? null, full: operation === 'file-scan', trx });
         });
+        if (scanned.parsed) await this.analyze();
+        return scanned;
       } catch (err) {
         this.scanFailure(err);
       }
