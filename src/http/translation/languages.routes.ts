@@ -8,7 +8,7 @@ import { LanguagesService, type LanguageInput } from '../../domain/translation/l
 import { Errors } from '../../lib/errors.ts';
 import { ALLOW_DETAIL_RW, ALLOW_LIST_RO, ALLOW_LIST_RW, apiUrl, drfHeaders, drfView, envelope, pageOf } from './drf.ts';
 import { statisticsBody, sumCounts, sumSelect } from '../../domain/translation/stats/stats.ts';
-import { sendJson } from './serializers.ts';
+import { cached } from './common.ts';
 
 const CONFIG = { api: 'translation' as const, auth: 'optional' as const };
 
@@ -66,16 +66,18 @@ export function languagesRoutes(app: FastifyInstance, c: Container): void {
     (await entities(req, [await find(req)]))[0],
   );
 
-  app.get<{ Params: { code: string } }>('/api/languages/:code/statistics/', { config: { ...CONFIG, view: drfView('Statistics') }, onRequest: drfHeaders(ALLOW_LIST_RO) }, async (req, reply) => {
-    const language = await find(req);
-    const row = await k
-      .selectFrom('translations')
-      .select(sumSelect())
-      .where('translations.language_id', '=', language.id)
-      .where(c.translation.queries.componentVisible(req.actor, 'translations.component_id'))
-      .executeTakeFirstOrThrow();
-    return sendJson(reply, { ...statisticsBody(sumCounts([row])), name: language.name, url: `${c.config.externalUrl}/languages/${encodeURIComponent(language.code)}/` });
-  });
+  app.get<{ Params: { code: string } }>('/api/languages/:code/statistics/', { config: { ...CONFIG, view: drfView('Statistics') }, onRequest: drfHeaders(ALLOW_LIST_RO) }, async (req, reply) =>
+    cached(app, req, reply, async () => {
+      const language = await find(req);
+      const row = await k
+        .selectFrom('translations')
+        .select(sumSelect())
+        .where('translations.language_id', '=', language.id)
+        .where(c.translation.queries.componentVisible(req.actor, 'translations.component_id'))
+        .executeTakeFirstOrThrow();
+      return { ...statisticsBody(sumCounts([row])), name: language.name, url: `${c.config.externalUrl}/languages/${encodeURIComponent(language.code)}/` };
+    }),
+  );
 
   app.post('/api/languages/', { config: CONFIG, onRequest: drfHeaders(ALLOW_LIST_RW) }, async (req, reply) => {
     const row = await languages.create(req.actor, body(req));
