@@ -3,8 +3,6 @@
 // component is seen by administrators only. What cannot be seen is a plain 404 (querysets filter it
 // out, as Weblate's do). Writes (projects, components, languages) are for administrators: Weblate's
 // `project.add`, `project.edit` and `component.edit` belong to superusers until translation teams exist.
-import { sql, type ExpressionBuilder, type SqlBool, type Expression } from 'kysely';
-import type { Database } from '../../db/schema.ts';
 import { Errors } from '../../lib/errors.ts';
 import type { Actor } from '../access/actor.ts';
 
@@ -12,18 +10,6 @@ export const ACCESS_PUBLIC = 0;
 export const ACCESS_PROTECTED = 1;
 export const ACCESS_PRIVATE = 100;
 export const ACCESS_CONTROL_VALUES = [ACCESS_PUBLIC, ACCESS_PROTECTED, ACCESS_PRIVATE];
-
-/** Filter on `translation_projects` rows the actor may see. */
-export function visibleProjectFilter(actor: Actor) {
-  return (eb: ExpressionBuilder<Database, 'translation_projects'>): Expression<SqlBool> =>
-    actor.isAdmin ? sql<SqlBool>`1 = 1` : eb('translation_projects.access_control', '<', ACCESS_PRIVATE);
-}
-
-/** SQL: the ids of the components the actor may see (for filters on child tables). */
-export function visibleComponentIds(actor: Actor) {
-  if (actor.isAdmin) return null;
-  return sql`(select c.id from components c join translation_projects p on p.id = c.project_id where p.access_control < ${ACCESS_PRIVATE} and c.restricted = 0)`;
-}
 
 export function canSeeComponent(actor: Actor, project: { access_control: number }, component: { restricted: number }): boolean {
   return actor.isAdmin || (project.access_control < ACCESS_PRIVATE && !component.restricted);

@@ -64,9 +64,7 @@ export function repositoryRoutesFor(app: FastifyInstance, c: Container, level: L
   app.get<{ Params: Params }>(`${PATHS[level]}repository/`, view(ALLOW_ACTION, 'Repository'), async (req, reply) => {
     const { components } = await target(req);
     if (!canViewVcs(req.actor)) throw req.actor.user ? Errors.forbidden('You do not have permission to perform this action.') : Errors.unauthorized();
-    const url = `${req.protocol}://${req.host}${req.url.split('?')[0]}`;
-    const wire = new Wire(req, c);
-    const self = wire.api(new URL(url).pathname);
+    const self = new Wire(req, c).api(req.url.split('?')[0]);
     if (level === 'project') {
       return sendJson(reply, {
         needs_commit: false,

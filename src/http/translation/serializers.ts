@@ -36,7 +36,7 @@ export function sendJson(reply: FastifyReply, value: unknown, status = 200): Fas
 export class Wire {
   readonly site: string;
   private languages = new Map<number, ReturnType<Wire['languageEntity']>>();
-  private users = new Map<number, string>();
+  private users = new Map<number, { username: string; name: string }>();
   private projects = new Map<number, TranslationProjectRow>();
 
   constructor(
@@ -95,16 +95,14 @@ export class Wire {
     const missing = [...new Set(ids)].filter((id): id is number => id !== null && !this.users.has(id));
     if (!missing.length) return;
     const rows = await this.c.db.kysely.selectFrom('users').select(['id', 'username', 'name']).where('id', 'in', missing).execute();
-    for (const u of rows) this.users.set(u.id, u.username);
-    for (const u of rows) this.userNames.set(u.id, u.name);
+    for (const u of rows) this.users.set(u.id, { username: u.username, name: u.name });
   }
-  private userNames = new Map<number, string>();
   userUrl(id: number | null): string | null {
-    const name = id === null ? undefined : this.users.get(id);
-    return name === undefined ? null : this.api(`/api/users/${enc(name)}/`);
+    const u = id === null ? undefined : this.users.get(id);
+    return u ? this.api(`/api/users/${enc(u.username)}/`) : null;
   }
   userName(id: number | null): string | null {
-    return id === null ? null : (this.userNames.get(id) ?? null);
+    return (id !== null && this.users.get(id)?.name) || null;
   }
 
   async loadProjects(ids: Iterable<number>): Promise<void> {

@@ -78,7 +78,9 @@ export function translationsRoutes(app: FastifyInstance, c: Container): void {
     }),
   );
 
-  app.get<P>(`${BASE}file/`, { ...view('GET, POST, PUT, HEAD, OPTIONS', 'File', 'Translation components API.'), config: { ...view('', 'File').config, raw: true } }, async (req, reply) => {
+  // a raw download: the browsable API leaves it alone and `format` names an exporter here
+  const file = view('GET, POST, PUT, HEAD, OPTIONS', 'File', 'Translation components API.');
+  app.get<P>(`${BASE}file/`, { ...file, config: { ...file.config, raw: true } }, async (req, reply) => {
     const { project, component, translation, languageCode } = await q.translation(req.actor, req.params.project, req.params.component, req.params.language);
     const query = req.query as Record<string, string | undefined>;
     const format = getFormat(component.file_format);

@@ -6,7 +6,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, ComponentRow, TranslationRow } from '../../../db/schema.ts';
 import { getFormat } from '../../../formats/registry.ts';
-import type { FileFormat, ParsedUnit } from '../../../formats/types.ts';
+import type { ParsedUnit } from '../../../formats/types.ts';
 import { nowIso } from '../../../lib/time.ts';
 import { ACTION } from '../changes/actions.ts';
 import { runChecks, parseFlags, parseEnforcedChecks } from '../checks/index.ts';
@@ -368,4 +368,3 @@ async function bilingualSources<R extends { id_hash: string }>(trx: Trx, sourceT
   return toRows(idx.map((i) => all[i]));
 }
 
-export type { FileFormat };
