@@ -19,6 +19,10 @@ declare module 'fastify' {
     actor: Actor;
     /** this request's snapshot of table versions (read once, on first use) */
     versions(): Promise<Versions>;
+    /** the snapshot once taken (null before first use) */
+    versionsSnapshot: Promise<Versions> | null;
+    /** drops the snapshot, so the next versions() reads again (after this request wrote) */
+    forgetVersions(): void;
   }
 }
 export {};

@@ -6,7 +6,7 @@ import type { Database, PatRow, UserRow } from '../../db/schema.ts';
 import { ciContains } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
 import { randomToken, routableToken, tokenDigest } from '../../lib/secrets.ts';
-import { addDays, isDate, nowIso, todayDate } from '../../lib/time.ts';
+import { addDays, currentDate, isDate, nowIso, todayDate } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import { ALL_SCOPES, availableScopes } from './scopes.ts';
@@ -54,7 +54,7 @@ const MAX_ID = 2 ** 31 - 1;
 
 export const NOT_PAT = 'This endpoint requires token type to be a personal access token';
 
-export function isExpired(row: Pick<PatRow, 'expires_at'>, today = todayDate()): boolean {
+export function isExpired(row: Pick<PatRow, 'expires_at'>, today = currentDate()): boolean {
   return row.expires_at !== null && row.expires_at <= today;
 }
 
@@ -111,6 +111,8 @@ const SORTS: Record<string, (q: TokenQuery) => TokenQuery> = {
 export class TokensService {
   /** touch() writes in the background; reads of the same token wait for it (read-your-writes). */
   private readonly pendingTouches = new Map<number, Promise<void>>();
+  /** last_used_at of a (cached) row as a number, parsed once: touch() runs on every request */
+  private readonly lastUsedMs = new WeakMap<PatRow, number>();
 
   constructor(
     private readonly db: Db,
@@ -128,10 +130,12 @@ export class TokensService {
 
   /** Records use without a write on every request. */
   touch(row: PatRow): Promise<void> | undefined {
-    const last = row.last_used_at ? Date.parse(row.last_used_at) : 0;
+    let last = this.lastUsedMs.get(row);
+    if (last === undefined) this.lastUsedMs.set(row, (last = row.last_used_at ? Date.parse(row.last_used_at) : 0));
     if (Date.now() - last < LAST_USED_RESOLUTION_MS) return undefined;
     const now = nowIso();
     row.last_used_at = now;
+    this.lastUsedMs.set(row, Date.parse(now));
     const write = this.db.kysely
       .updateTable('personal_access_tokens')
       .set({ last_used_at: now })

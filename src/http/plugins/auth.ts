@@ -6,7 +6,7 @@ import { SESSION_COOKIE } from '../../domain/auth/sessions.service.ts';
 import { routeScopes } from '../../domain/tokens/scopes.ts';
 import type { Container } from '../../container.ts';
 import { Errors } from '../../lib/errors.ts';
-import { readVersions, type Versions } from '../../db/versions.ts';
+import { readVersions } from '../../db/versions.ts';
 
 function first(v: unknown): string | undefined {
   if (Array.isArray(v)) v = v[0];
@@ -42,23 +42,37 @@ export function credentialsOf(req: FastifyRequest): Credentials {
   };
 }
 
+/** The scopes that grant a route's method: computed once per route config and method. */
+const scopeMemo = new WeakMap<object, Map<string, readonly string[]>>();
+function allowedScopes(cfg: { scopes?: string[]; onlyScopes?: string[] }, method: string): readonly string[] {
+  if (cfg.onlyScopes) return cfg.onlyScopes;
+  let byMethod = scopeMemo.get(cfg);
+  if (!byMethod) scopeMemo.set(cfg, (byMethod = new Map()));
+  let scopes = byMethod.get(method);
+  if (!scopes) byMethod.set(method, (scopes = routeScopes(method, cfg.scopes)));
+  return scopes;
+}
+
 export function authPlugin(app: FastifyInstance, c: Container): void {
   app.decorateRequest('actor', null as any);
-  // One snapshot of the table versions per request, taken on first use (WeakMap: no per-request closure).
-  const memos = new WeakMap<FastifyRequest, Promise<Versions>>();
+  // One snapshot of the table versions per request, taken on first use; the request is the snapshot the
+  // authenticator caches credentials against (no per-request closures).
+  app.decorateRequest('versionsSnapshot', null);
   app.decorateRequest('versions', function (this: FastifyRequest) {
-    let memo = memos.get(this);
-    if (!memo) memos.set(this, (memo = readVersions(c.db)));
-    return memo;
+    return (this.versionsSnapshot ??= readVersions(c.db));
+  });
+  app.decorateRequest('forgetVersions', function (this: FastifyRequest) {
+    this.versionsSnapshot = null;
   });
   app.addHook('preValidation', async (req) => {
-    const cfg = req.routeOptions.config as any;
+    const cfg = req.routeOptions.config;
     if (!cfg || (cfg.api !== 'platform' && cfg.api !== 'translation')) {
       req.actor = ANONYMOUS;
       return;
     }
-    const scopes = cfg.onlyScopes ?? routeScopes(req.method, cfg.scopes);
-    req.actor = await c.auth.authenticate({ ...credentialsOf(req), versions: () => req.versions(), onWrite: () => memos.delete(req) }, scopes);
+    const creds = credentialsOf(req);
+    creds.snapshot = req;
+    req.actor = await c.auth.authenticate(creds, allowedScopes(cfg, req.method));
     const rule = cfg.auth ?? 'optional';
     if (rule !== 'optional' && !req.actor.user) throw Errors.unauthorized();
     if (rule === 'admin' && !req.actor.isAdmin) throw Errors.forbidden();

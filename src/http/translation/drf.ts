@@ -70,9 +70,10 @@ export function envelope<T>(req: FastifyRequest, total: number, p: Page, results
 
 /** The headers of every response of an endpoint (also on its errors). */
 export function drfHeaders(allow: string) {
-  return async (_req: FastifyRequest, reply: FastifyReply) => {
+  return (_req: FastifyRequest, reply: FastifyReply, done: () => void) => {
     reply.header('allow', allow);
     reply.header('vary', 'Accept');
+    done();
   };
 }
 
