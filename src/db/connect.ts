@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import type { Database } from './schema.ts';
+import { VersionFeed } from './versions.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -13,8 +14,10 @@ export interface Db {
   dialect: DialectName;
   /** the embedded database's handle, for the few synchronous fast paths in db/ (null on PostgreSQL) */
   sqlite: SQLite.Database | null;
-  /** statements that wrote through this connection (SQLite), counted after they ran */
+  /** statements that wrote through this process's connections, counted after they ran */
   localWrites: { count: number };
+  /** PostgreSQL: the table versions as notified (null on SQLite) */
+  versionFeed: VersionFeed | null;
   close(): Promise<void>;
 }
 
@@ -33,13 +36,24 @@ pg.types.setTypeParser(1700, (v) => Number(v));
 
 export function createDb(opts: DbOptions): Db {
   if (opts.databaseUrl) {
-    const pool = new pg.Pool({
-      connectionString: opts.databaseUrl,
-      max: 10,
-      ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}),
-    });
+    const settings = { connectionString: opts.databaseUrl, ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}) };
+    const pool = new pg.Pool({ ...settings, max: 10 });
+    const localWrites = { count: 0 };
+    pool.on('connect', (client) => countWrites(client, localWrites));
+    const versionFeed = new VersionFeed(() => new pg.Client(settings));
+    void versionFeed.start();
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { kysely, dialect: 'postgres', sqlite: null, localWrites: { count: 0 }, close: () => kysely.destroy() };
+    return {
+      kysely,
+      dialect: 'postgres',
+      sqlite: null,
+      localWrites,
+      versionFeed,
+      close: async () => {
+        await versionFeed.close();
+        await kysely.destroy();
+      },
+    };
   }
   fs.mkdirSync(opts.dataDir, { recursive: true });
   const file = opts.sqliteFile ?? path.join(opts.dataDir, 'hearth.sqlite3');
@@ -51,7 +65,30 @@ export function createDb(opts: DbOptions): Db {
   registerRegexp(sqlite);
   const localWrites = { count: 0 };
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, localWrites) }) });
-  return { kysely, dialect: 'sqlite', sqlite, localWrites, close: () => kysely.destroy() };
+  return { kysely, dialect: 'sqlite', sqlite, localWrites, versionFeed: null, close: () => kysely.destroy() };
+}
+
+const READ_ONLY = /^\s*select\b/i;
+/** Counts the statements that may have written (anything but a plain select, commit included), once they ran. */
+function countWrites(client: pg.PoolClient, writes: { count: number }): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
+    if (text !== undefined && READ_ONLY.test(text)) return query(...args);
+    const bump = () => void writes.count++;
+    const last = args.length - 1;
+    const callback = args[last];
+    if (typeof callback === 'function') {
+      args[last] = (...res: unknown[]) => {
+        bump();
+        return callback(...res);
+      };
+      return query(...args);
+    }
+    const r = query(...args);
+    if (r && typeof (r as Promise<unknown>).then === 'function') (r as Promise<unknown>).then(bump, bump);
+    return r;
+  };
 }
 
 /**

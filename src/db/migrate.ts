@@ -8,6 +8,7 @@ import * as m004 from './migrations/004-projects.ts';
 import * as m005 from './migrations/005-system-hooks.ts';
 import * as m006 from './migrations/006-languages.ts';
 import * as m007 from './migrations/007-translation.ts';
+import * as m008 from './migrations/008-version-notifications.ts';
 
 export interface MigrationContext {
   dialect: DialectName;
@@ -26,6 +27,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '005-system-hooks', up: m005.up },
   { name: '006-languages', up: m006.up },
   { name: '007-translation', up: m007.up },
+  { name: '008-version-notifications', up: m008.up },
 ];
 
 export async function migrate(db: Db): Promise<string[]> {

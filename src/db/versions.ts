@@ -1,10 +1,28 @@
 // Table versions: a change token per table, replaced by a trigger in the same transaction as every
-// write. Caches key their entries by the versions they were computed from, so a write on any node
-// makes them miss at once (data read after a version is never older than that version). Tokens are
-// never reused — a sequence on PostgreSQL, a random 53-bit value on SQLite — so a rolled-back write
-// cannot bring back a version that a cache entry was computed from.
+// write. Caches key their entries by the versions they were computed from, so a write makes them miss
+// (data read after a version is never older than that version). Tokens are never reused — a sequence
+// on PostgreSQL, a random 53-bit value on SQLite — so a rolled-back write cannot bring back a version
+// that a cache entry was computed from.
+//
+// Reading them costs no query while nothing wrote: on SQLite, a local write counter and `PRAGMA
+// data_version`; on PostgreSQL, a LISTEN connection (VersionFeed) that the trigger notifies on commit,
+// plus the local write counter (a node reads its own writes at once; other nodes when the
+// notification arrives, about a millisecond after the commit).
+import pg from 'pg';
 import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { Db, DialectName } from './connect.ts';
+
+/** The channel the PostgreSQL trigger notifies: payload `<schema>.<table>:<version>`. */
+export const VERSIONS_CHANNEL = 'hearth_table_versions';
+
+/** The PostgreSQL trigger function: a new version from the sequence, announced on commit. */
+export const BUMP_FUNCTION_PG = `create or replace function bump_table_version() returns trigger language plpgsql as $$
+  declare v bigint;
+  begin
+    update table_versions set version = nextval('table_versions_seq') where name = TG_TABLE_NAME returning version into v;
+    perform pg_notify('${VERSIONS_CHANNEL}', TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME || ':' || v);
+    return null;
+  end $$`;
 
 export type Versions = Record<string, number>;
 
@@ -18,8 +36,7 @@ export async function trackTableVersions(db: Kysely<any>, dialect: DialectName, 
     .execute();
   if (dialect === 'postgres') {
     await sql`create sequence if not exists table_versions_seq`.execute(db);
-    await sql`create or replace function bump_table_version() returns trigger language plpgsql as $$
-      begin update table_versions set version = nextval('table_versions_seq') where name = TG_TABLE_NAME; return null; end $$`.execute(db);
+    await sql.raw(BUMP_FUNCTION_PG).execute(db);
   }
   for (const t of tables) {
     await db.insertInto('table_versions').values({ name: t, version: 0 }).onConflict((oc) => oc.column('name').doNothing()).execute();
@@ -73,13 +90,115 @@ export async function readVersions(db: Db): Promise<Versions> {
     st.versions = out;
     return out;
   }
+  const feed = db.versionFeed;
+  const writes = db.localWrites.count;
+  if (feed?.current(writes)) return feed.versions;
+  const since = feed?.generation;
   const k = db.kysely as unknown as Kysely<any>;
   let q = compiled.get(k);
   if (!q) compiled.set(k, (q = k.selectFrom('table_versions').select(['name', 'version']).compile()));
   const { rows } = await k.executeQuery<{ name: string; version: number }>(q);
   const out: Versions = {};
   for (const r of rows) out[r.name] = Number(r.version);
-  return out;
+  feed?.synced(out, writes, since!);
+  return feed?.current(writes) ? feed.versions : out;
+}
+
+/**
+ * PostgreSQL: the table versions kept current by LISTEN. Valid while the connection listens, once a
+ * query has read them after it started listening, and while this node has not written since that read
+ * (its own writes commit before their notifications arrive: the next read queries again). Versions only
+ * grow (a sequence), so reads and notifications merge by maximum, in whatever order they arrive.
+ * When the connection drops, every read queries (as without the feed) until it listens again.
+ */
+export class VersionFeed {
+  versions: Versions = {};
+  /** bumped whenever the connection is lost or listens again: a read that started before is not trusted */
+  generation = 0;
+  private listening = false;
+  private writesSeen = -1;
+  private client: pg.Client | null = null;
+  private closed = false;
+  private retry: NodeJS.Timeout | null = null;
+
+  constructor(private readonly connect: () => pg.Client, private readonly retryMs = 1000) {}
+
+  /** listening for notifications */
+  get live(): boolean {
+    return this.listening;
+  }
+
+  /** the listening connection's server process (tests end it to see the feed recover) */
+  get pid(): number | undefined {
+    return (this.client as unknown as { processID?: number } | null)?.processID;
+  }
+
+  /** true when `versions` can be used without a query */
+  current(writes: number): boolean {
+    return this.listening && this.writesSeen === writes;
+  }
+
+  /** a query's result, read when the local write counter was `writes` and the feed at `generation` */
+  synced(read: Versions, writes: number, generation: number): void {
+    if (!this.listening || generation !== this.generation) return;
+    this.merge(read);
+    // only moves forward: a slower read that started before a later write must not vouch for it
+    if (writes > this.writesSeen) this.writesSeen = writes;
+  }
+
+  /** copy on write: a snapshot a request holds never changes under it */
+  private merge(v: Versions): void {
+    let next: Versions | null = null;
+    for (const t in v) if (!(this.versions[t] >= v[t])) (next ??= { ...this.versions })[t] = v[t];
+    if (next) this.versions = next;
+  }
+
+  async start(): Promise<void> {
+    if (this.closed) return;
+    const client = this.connect();
+    this.client = client;
+    const lost = () => {
+      if (this.client !== client) return;
+      this.client = null;
+      this.reset();
+      client.end().catch(() => {});
+      if (!this.closed) this.retry = setTimeout(() => void this.start(), this.retryMs);
+    };
+    client.on('error', lost);
+    client.on('end', lost);
+    try {
+      await client.connect();
+      const { rows } = await client.query<{ schema: string }>('select current_schema() as schema');
+      const prefix = rows[0].schema + '.';
+      client.on('notification', (n) => {
+        if (n.channel !== VERSIONS_CHANNEL || !n.payload?.startsWith(prefix)) return;
+        const colon = n.payload.lastIndexOf(':');
+        this.merge({ [n.payload.slice(prefix.length, colon)]: Number(n.payload.slice(colon + 1)) });
+      });
+      await client.query(`listen ${VERSIONS_CHANNEL}`);
+      if (this.client !== client) return;
+      this.generation++;
+      this.listening = true;
+    } catch {
+      lost();
+    }
+  }
+
+  private reset(): void {
+    this.listening = false;
+    this.writesSeen = -1;
+    this.versions = {};
+    this.generation++;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retry) clearTimeout(this.retry);
+    const client = this.client;
+    this.client = null;
+    this.reset();
+    await client?.end().catch(() => {});
+  }
 }
 
 /** The part of a snapshot a cache entry depends on, as one comparable string. */

@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp } from '../../helpers/build-app.ts';
+import { sql } from 'kysely';
 import { readVersions } from '../../../src/db/versions.ts';
 
 test('every write replaces its table version with a token never used before, in both dialects', async (t) => {
@@ -39,7 +40,7 @@ test('every write replaces its table version with a token never used before, in 
 
 test('a write by another connection (the CLI, another process) is seen at once', async (t) => {
   const { c, dataDir } = await buildTestApp(t);
-  if (c.db.dialect !== 'sqlite') return; // PostgreSQL reads the versions on every request
+  if (c.db.dialect !== 'sqlite') return; // PostgreSQL: by notification (the last test)
   const before = await readVersions(c.db);
   const { createDb } = await import('../../../src/db/connect.ts');
   const other = createDb({ databaseUrl: null, dataDir });
@@ -101,4 +102,51 @@ test('each viewer gets their own list: administrators, users and their own token
   const userView = (await app.inject({ method: 'GET', url: '/api/v4/users', headers: ta.headers })).json()[0];
   assert.ok('email' in adminView);
   assert.ok(!('email' in userView));
+});
+
+test('PostgreSQL: versions come from notifications (no query while nothing wrote), a local write at once, and a lost feed falls back to queries', async (t) => {
+  const { c } = await buildTestApp(t);
+  if (c.db.dialect !== 'postgres') return;
+  const feed = c.db.versionFeed!;
+  const until = async (what: string, ok: () => boolean | Promise<boolean>) => {
+    for (let i = 0; i < 300; i++) {
+      if (await ok()) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.fail(`timed out waiting for ${what}`);
+  };
+  await until('the feed to listen', () => feed.live);
+  const first = await readVersions(c.db);
+  // the same snapshot object: no query was made
+  assert.equal(await readVersions(c.db), first);
+
+  // another node: its own connection
+  const pg = (await import('pg')).default;
+  const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(c.db.kysely)).rows[0].s;
+  const other = new pg.Client({ connectionString: process.env.DATABASE_URL_TEST, options: `-c search_path=${schema}` });
+  await other.connect();
+  t.after(() => other.end());
+  await other.query(`update users set bio = 'from another node' where id = 1`);
+  const stored = Number((await other.query(`select version from table_versions where name = 'users'`)).rows[0].version);
+  await until('the notification', async () => (await readVersions(c.db)).users === stored);
+  const notified = await readVersions(c.db);
+  assert.equal(notified.personal_access_tokens, first.personal_access_tokens);
+  assert.equal(await readVersions(c.db), notified);
+
+  // this node's own write: seen by the very next read, before any notification
+  await c.db.kysely.updateTable('users').set({ bio: 'local' }).where('id', '=', 1).execute();
+  const local = await readVersions(c.db);
+  assert.ok(local.users > stored);
+
+  // the listening connection is lost: every read queries until it listens again
+  const pid = feed.pid!;
+  await other.query('select pg_terminate_backend($1)', [pid]);
+  await until('the feed to notice', () => !feed.live);
+  await other.query(`update users set bio = 'while deaf' where id = 1`);
+  const deaf = Number((await other.query(`select version from table_versions where name = 'users'`)).rows[0].version);
+  assert.equal((await readVersions(c.db)).users, deaf);
+  await until('the feed to listen again', () => feed.live && feed.pid !== pid);
+  await other.query(`update users set bio = 'heard again' where id = 1`);
+  const again = Number((await other.query(`select version from table_versions where name = 'users'`)).rows[0].version);
+  await until('the notification after reconnecting', async () => (await readVersions(c.db)).users === again);
 });
