@@ -1,7 +1,7 @@
 // Credentials → Actor (reference §3). Order: job token, bearer (OAuth, then personal token),
 // private token, session cookie. A credential that is present but unknown is a 401, never anonymous.
 import type { Db } from '../../db/connect.ts';
-import type { OauthTokenRow, PatRow, UserRow } from '../../db/schema.ts';
+import type { PatRow, UserRow } from '../../db/schema.ts';
 import { stamp, type Versions } from '../../db/versions.ts';
 import { VersionedCache } from '../../lib/versioned-cache.ts';
 import { Errors } from '../../lib/errors.ts';

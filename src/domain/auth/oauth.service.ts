@@ -122,8 +122,4 @@ export class OauthService {
     if (!row || row.revoked_at) return;
     await this.db.kysely.updateTable('oauth_tokens').set({ revoked_at: nowIso() }).where('id', '=', row.id).execute();
   }
-
-  digestOf(v: string): string {
-    return this.digest(v);
-  }
 }

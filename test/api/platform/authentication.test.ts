@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp } from '../../helpers/build-app.ts';
+import { addDays, todayDate } from '../../../src/lib/time.ts';
 
 const EXPIRED = 'Token is expired. You can either do re-authorization or token refresh.';
 const REVOKED = 'Token was revoked. You have to re-authorize from the user.';
@@ -145,6 +146,27 @@ test('admin_mode setting: an administrator token needs the admin_mode scope to a
   assert.equal((await c.auth.authenticate(creds(withMode.token), ['api'])).isAdmin, true);
   await c.settings.save({ admin_mode: false });
   assert.equal((await c.auth.authenticate(creds(without.token), ['api'])).isAdmin, true);
+});
+
+test('a token served from the credential cache: settings apply on the next request, and it expires at midnight without any write', async (t) => {
+  const { app, c, seed } = await buildTestApp(t);
+  const admin = await seed.user({ is_admin: true });
+  const tomorrow = addDays(todayDate(), 1);
+  const tok = await seed.token(admin, { scopes: ['api'], expires_at: tomorrow });
+  const settings = () => app.inject({ method: 'GET', url: '/api/v4/application/settings', headers: tok.headers });
+  assert.equal((await settings()).statusCode, 200);
+  assert.equal((await settings()).statusCode, 200); // the cached principal
+  await c.settings.save({ admin_mode: true });
+  const forbidden = await settings();
+  assert.equal(forbidden.statusCode, 403);
+  assert.deepEqual(forbidden.json(), { message: '403 Forbidden' });
+  await c.settings.save({ admin_mode: false });
+  assert.equal((await settings()).statusCode, 200);
+  // the clock reaches the expiry date: nothing was written, the cached principal must not outlive it
+  t.mock.timers.enable({ apis: ['Date'], now: Date.parse(`${tomorrow}T00:00:01Z`) });
+  const expired = await settings();
+  assert.equal(expired.statusCode, 401);
+  assert.deepEqual(expired.json(), { error: 'invalid_token', error_description: EXPIRED });
 });
 
 test('disable_personal_access_tokens rejects their use', async (t) => {
