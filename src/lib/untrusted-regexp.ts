@@ -43,3 +43,52 @@ export function matchAll(re: RegExp, names: string[]): boolean[] {
     matchContext.names = null;
   }
 }
+
+/**
+ * Whether a pattern repeats without bound a group that itself repeats without bound, as `(a+)+` or
+ * `(\w+\s?)*$`: the shape that backtracks exponentially. Patterns that run where no time limit can reach
+ * them (SQLite's `regexp()` runs per row in the server's own thread) are refused when it holds. Escapes and
+ * character classes are skipped; `*`, `+` and `{n,}` (lazy or not) count as unbounded, `?` and `{n,m}` do not.
+ */
+export function nestedRepetition(pattern: string): boolean {
+  /** per open group: whether something inside it repeats without bound */
+  const groups: boolean[] = [false];
+  /** whether the atom just before a quantifier was a group that repeats inside */
+  let groupRepeats = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i];
+    let unbounded = false;
+    if (ch === '\\') {
+      i++;
+      groupRepeats = false;
+      continue;
+    } else if (ch === '[') {
+      for (i++; i < pattern.length && pattern[i] !== ']'; i++) if (pattern[i] === '\\') i++;
+      groupRepeats = false;
+      continue;
+    } else if (ch === '(') {
+      groups.push(false);
+      if (pattern[i + 1] === '?') i++; // (?: (?= (?<name> (?i) …: not a quantifier
+      groupRepeats = false;
+      continue;
+    } else if (ch === ')') {
+      const inner = groups.length > 1 ? groups.pop()! : false;
+      groups[groups.length - 1] ||= inner;
+      groupRepeats = inner;
+      continue;
+    } else if (ch === '*' || ch === '+') unbounded = true;
+    else if (ch === '{') {
+      const m = /^\{\d+,\}/.exec(pattern.slice(i));
+      if (m) {
+        unbounded = true;
+        i += m[0].length - 1;
+      }
+    }
+    if (unbounded) {
+      if (groupRepeats) return true;
+      groups[groups.length - 1] = true;
+    }
+    groupRepeats = false;
+  }
+  return false;
+}

@@ -113,7 +113,11 @@ test('units q search, changes filters and their errors', async (t) => {
   const next = await getJson(ctx, '/api/units/?q=state:>=translated&page_size=2');
   assert.equal(next.count, 10);
   assert.equal(next.next, `${API}/units/?page=2&page_size=2&q=state%3A%3E%3Dtranslated`);
-  for (const [bad, msg] of [['state:nonsense', 'Could not parse query string: Unsupported state: nonsense'], ['foo:bar', 'Could not parse query string: Unsupported field: foo']]) {
+  for (const [bad, msg] of [
+    ['state:nonsense', 'Could not parse query string: Unsupported state: nonsense'],
+    ['foo:bar', 'Could not parse query string: Unsupported field: foo'],
+    ['source:r"(a+)+$"', 'Could not parse query string: Regular expression too complex: a repeated group that itself repeats, such as (a+)+'],
+  ]) {
     const res = await ctx.app.inject({ method: 'GET', url: `/api/units/?q=${encodeURIComponent(bad)}`, headers: AS_ROOT });
     assert.equal(res.statusCode, 400, bad);
     assert.deepEqual(res.json(), { q: msg });

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseQuery, QueryParseError, type QueryNode } from '../../../src/domain/translation/search/query.ts';
+import { nestedRepetition } from '../../../src/lib/untrusted-regexp.ts';
 
 const words = (value: string): QueryNode => ({ type: 'text', columns: ['source', 'target', 'context'], match: 'substring', value });
 
@@ -71,6 +72,13 @@ test('fields and operators', () => {
   assert.deepEqual(parseQuery('added:<2020-02-29T10:00'), { type: 'time', column: 'timestamp', op: 'lt', value: '2020-02-29T10:00:00.000Z' });
 });
 
+test('nested unbounded repetition is recognised; bounded, escaped and classed ones are not', () => {
+  const nested = ['(a+)+', '(a*)*', '(\\w+\\s?)*$', '((a+))+', '(a|b+)*', '(?:x+y)+?', '(a+){3,}', '((ab)*c)*'];
+  const flat = ['a+b*', '(ab)+', '(a+)?', '(a+){2,5}', '%(\\d+\\$)?[sd]', '\\(a+\\)+', '[(a+)]+', '(?i)hello.*', '(?<n>x+)y', '(ab)+(c+)', '\\{\\w+\\}'];
+  for (const p of nested) assert.equal(nestedRepetition(p), true, p);
+  for (const p of flat) assert.equal(nestedRepetition(p), false, p);
+});
+
 test('errors carry Weblate’s messages', () => {
   const fails = (q: string, message: string | RegExp) =>
     assert.throws(() => parseQuery(q), (e: unknown) => {
@@ -87,6 +95,8 @@ test('errors carry Weblate’s messages', () => {
   fails('pending:maybe', 'Invalid boolean value: maybe');
   fails('added:someday', 'Could not parse timestamp');
   fails('source:r"("', /^Invalid regular expression: /);
+  for (const q of ['source:r"(a+)+$"', 'target:r"(\\w+\\s?)*$"', 'r"((x)*y+){2,}"', 'check:r"(c|[a-z]+)+"', 'component:r"(?:a*b)*"'])
+    fails(q, 'Regular expression too complex: a repeated group that itself repeats, such as (a+)+');
   fails('(hello', "Expected end of text, found '('  (at char 0), (line:1, col:1)");
   fails('hello )', "Expected end of text, found ')'  (at char 6), (line:1, col:7)");
   fails('a\x00', 'Invalid query string.');

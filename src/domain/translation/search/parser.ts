@@ -15,6 +15,7 @@
 // Precedence: NOT > AND > implicit AND > OR (AND being associative, that is NOT > AND > OR).
 
 import { compileRegexp } from '../../../db/connect.ts';
+import { nestedRepetition } from '../../../lib/untrusted-regexp.ts';
 import { CHECK_IDS } from '../checks/index.ts';
 
 export class QueryParseError extends Error {
@@ -396,6 +397,7 @@ function checkRegex(pattern: string): string {
   } catch (e) {
     throw new QueryParseError(`Invalid regular expression: ${(e as Error).message}`);
   }
+  if (nestedRepetition(pattern)) throw new QueryParseError('Regular expression too complex: a repeated group that itself repeats, such as (a+)+');
   return pattern;
 }
 
