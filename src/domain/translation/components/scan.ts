@@ -158,7 +158,6 @@ export async function scanComponent(
   const run = async (trx: Trx): Promise<ScanResult> => {
     const now = nowIso();
     const touched: number[] = [];
-    let unitCount = 0;
     const ensureTranslation = async (f: FileUnits): Promise<TranslationRow> => {
       const row = byLanguage.get(f.language.id);
       const values = { language_code: f.languageCode, filename: f.filename, revision: f.revision, is_source: f.isSource ? 1 : 0, is_template: f.isTemplate ? 1 : 0, plural_id: pluralOf(f.language.id).id };
@@ -308,9 +307,9 @@ export async function scanComponent(
 
     for (const id of new Set(touched)) await refreshTranslationStats(trx, id);
     await trx.updateTable('components').set({ head, scan_state: 'done', scan_error: null }).where('id', '=', component.id).execute();
-    const n = await trx.selectFrom('units').select((eb) => eb.fn.countAll<number>().as('n')).where('component_id', '=', component.id).executeTakeFirstOrThrow();
-    unitCount = Number(n.n);
-    return { translations: present.size, units: unitCount, parsed, unknown };
+    // every unit belongs to one translation, whose counters were just brought up to date
+    const n = await trx.selectFrom('translations').select((eb) => eb.fn.sum<number>('total').as('n')).where('component_id', '=', component.id).executeTakeFirstOrThrow();
+    return { translations: present.size, units: Number(n.n ?? 0), parsed, unknown };
   };
   return opts.trx ? run(opts.trx) : db.transaction().execute(run);
 }
