@@ -22,9 +22,12 @@ const NAMESPACE_FORMAT = /^(?:[a-zA-Z0-9_.][a-zA-Z0-9_.-]*[a-zA-Z0-9_-]|[a-zA-Z0
 const NO_SUFFIX = /\.(git|atom)$/i;
 export const NAMESPACE_FORMAT_MESSAGE = "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'.";
 
-/** Gitlab::PathRegex::TOP_LEVEL_ROUTES: a top-level group would be masked by these routes. */
+/**
+ * Gitlab::PathRegex::TOP_LEVEL_ROUTES: a top-level group would be masked by these routes. Ours adds `git`:
+ * the translation API's repository exports are served at `/git/<project>/<component>/`.
+ */
 const TOP_LEVEL_ROUTES = new Set([
-  '-', '.well-known', '404.html', '422.html', '500.html', '502.html', '503.html', 'admin', 'api', 'apple-touch-icon.png',
+  '-', 'git', '.well-known', '404.html', '422.html', '500.html', '502.html', '503.html', 'admin', 'api', 'apple-touch-icon.png',
   'apple-touch-icon-precomposed.png', 'assets', 'dashboard', 'deploy.html', 'explore', 'favicon.ico', 'favicon.png', 'files', 'groups',
   'health_check', 'help', 'import', 'jwt', 'login', 'oauth', 'profile', 'projects', 'public', 'robots.txt', 's', 'search', 'sitemap',
   'sitemap.xml', 'sitemap.xml.gz', 'slash-command-logo.png', 'snippets', 'unsubscribes', 'uploads', 'users', 'v2',

@@ -47,8 +47,8 @@ export interface CreateUserInput {
 
 const USERNAME_RE = /^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$/;
 const EMAIL_RE = /^[^@\s]+@[^@\s]+$/;
-/** Paths GitLab keeps for itself at the top level. */
-const RESERVED = new Set(['-', 'api', 'assets', 'admin', 'users', 'groups', 'help', 'oauth', 'dashboard', 'explore', 'search', 'projects', 'public', 'uploads', 'health_check', 'favicon.ico', 'robots.txt']);
+/** Paths GitLab keeps for itself at the top level, and `git` (the translation API's repository exports). */
+const RESERVED = new Set(['-', 'git', 'api', 'assets', 'admin', 'users', 'groups', 'help', 'oauth', 'dashboard', 'explore', 'search', 'projects', 'public', 'uploads', 'health_check', 'favicon.ico', 'robots.txt']);
 
 export function validateUsername(username: string, errors: Record<string, string[]>): void {
   const push = (m: string): void => void (errors.username ??= []).push(m);

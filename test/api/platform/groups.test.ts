@@ -195,6 +195,9 @@ test('POST /groups: missing and invalid parameters', async (t) => {
   assert.deepEqual(res.json(), { message: 'Failed to save group {:path=>["is too short (minimum is 2 characters)"]}' });
   res = await post({ name: 'API', path: 'api' });
   assert.deepEqual(res.json(), { message: 'Failed to save group {:path=>["api is a reserved name"]}' });
+  // this server's own top-level route: translation exports at /git/<project>/<component>/
+  res = await post({ name: 'Git', path: 'Git' });
+  assert.deepEqual(res.json(), { message: 'Failed to save group {:path=>["Git is a reserved name"]}' });
   res = await post({ name: '', path: '' });
   assert.deepEqual(res.json(), {
     message:

@@ -154,6 +154,9 @@ test('POST /users: missing and invalid parameters', async (t) => {
   });
   res = await post({ email: 'n@example.com', username: 'n', name: ' ', password: 'password-123' });
   assert.deepEqual(res.json(), { message: { name: ["can't be blank"] } });
+  res = await post({ email: 'g@example.com', username: 'git', name: 'Git', password: 'password-123' });
+  assert.equal(res.statusCode, 400);
+  assert.deepEqual(res.json(), { message: { username: ['git is a reserved name'] } });
   assert.equal(await countUsers(c), before);
 });
 
