@@ -10,26 +10,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Worker as Thread } from 'node:worker_threads';
-import pino from 'pino';
-import { loadConfig } from '../src/config.ts';
-import { createContainer } from '../src/container.ts';
 import { buildApp } from '../src/app.ts';
 import { gitEnv } from '../src/git/command.ts';
 import { recordSystemEvent } from '../src/domain/events/system-events.ts';
 import { nowIso } from '../src/lib/time.ts';
+import { benchContainer, ROOT_TOKEN } from './harness.ts';
 
 const HOOKS = 20;
 const PUSHES = Number(process.env.BENCH_PUSHES ?? 30);
 const QUEUED = Number(process.env.BENCH_QUEUED ?? 1_000);
-const ROOT_TOKEN = 'glpat-bench-root-token';
 const run = promisify(execFile);
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-bench-hooks-'));
-const config = loadConfig(
-  { DATA_DIR: dataDir, HEARTH_ROOT_PASSWORD: 'bench-password', HEARTH_ROOT_TOKEN: ROOT_TOKEN, LOG_LEVEL: 'silent' },
-  { databaseUrl: process.env.DATABASE_URL || null },
-);
-const c = await createContainer(config, { log: pino({ level: 'silent' }) });
+const { c, dataDir } = await benchContainer('hearth-bench-hooks-');
+const config = c.config;
 const app = await buildApp(c);
 const address = await app.listen({ port: 0, host: '127.0.0.1' });
 

@@ -8,40 +8,18 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import autocannon from 'autocannon';
-import pino from 'pino';
-import { loadConfig } from '../src/config.ts';
-import { createContainer } from '../src/container.ts';
-import { buildApp } from '../src/app.ts';
 import { gitEnv } from '../src/git/command.ts';
-import { nowIso } from '../src/lib/time.ts';
 import { buildBigRepo } from './big-repo.ts';
+import { benchContainer, CONNECTIONS, DURATION, median, publicProject, Report, ROOT_TOKEN, ROUNDS, serve } from './harness.ts';
 
 const run = promisify(execFile);
-const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const TIMED_RUNS = Number(process.env.BENCH_TIMED_RUNS ?? 5);
 /** `hot` or `work`: run only that table; BENCH_PICK: only the hot rows whose name contains it */
 const ONLY = process.env.BENCH_ONLY ?? '';
-const CONNECTIONS = 10;
-/** autocannon runs in its own worker thread: the load generator does not share the server's thread */
-const WORKERS = 1;
-const ROOT_TOKEN = 'glpat-bench-root-token';
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-bench-repo-'));
-const config = loadConfig({ DATA_DIR: dataDir, HEARTH_ROOT_PASSWORD: 'bench-password', HEARTH_ROOT_TOKEN: ROOT_TOKEN, LOG_LEVEL: 'silent', HEARTH_ARCHIVE_RATE_LIMIT: '0' }, { databaseUrl: process.env.DATABASE_URL || null });
-const c = await createContainer(config, { log: pino({ level: 'silent' }) });
-const now = nowIso();
-const ns = await c.db.kysely.selectFrom('namespaces').selectAll().where('owner_id', '=', 1).executeTakeFirstOrThrow();
-const project = await c.db.kysely
-  .insertInto('projects')
-  .values({
-    namespace_id: ns.id, creator_id: 1, name: 'Big', path: 'big', description: null, visibility: 'public', default_branch: 'main', archived: 0,
-    repository_storage: 'default', topics: '[]', settings: '{}', created_at: now, updated_at: now, last_activity_at: now,
-  })
-  .returningAll()
-  .executeTakeFirstOrThrow();
-await c.repos.create(project, { defaultBranch: 'main' });
+const { c, dataDir } = await benchContainer('hearth-bench-repo-', { HEARTH_ARCHIVE_RATE_LIMIT: '0' });
+const project = await publicProject(c, 'Big', 'big');
+const { full_path: owner } = await c.db.kysely.selectFrom('namespaces').select('full_path').where('id', '=', project.namespace_id).executeTakeFirstOrThrow();
 const bare = c.repos.pathOf(project);
 const t0 = performance.now();
 const big = await buildBigRepo(bare, gitEnv());
@@ -52,29 +30,12 @@ const blobSha = gitAt(['rev-parse', `main:${big.file}`]);
 const base = gitAt(['rev-parse', 'compare-base']);
 const head = gitAt(['rev-parse', 'main']);
 
-const statics = new Map<number, Buffer>();
-const app = await buildApp(c, (a) => {
-  a.get('/bench/static/:i', { config: { api: 'health' } }, async (req, reply) => {
-    const body = statics.get(Number((req.params as { i: string }).i)) ?? Buffer.from('[]');
-    return reply.type('application/json').send(body);
-  });
-});
-const address = await app.listen({ port: 0, host: '127.0.0.1' });
+// autocannon in its own worker thread: the load generator does not share the server's thread
+const { app, address, againstFloor } = await serve(c, { workers: 1 });
 const api = `/api/v4/projects/${project.id}/repository`;
-
-const results: string[] = [];
-const line = (s: string) => {
-  results.push(s);
-  console.log(s);
-};
+const report = new Report();
+const line = (x: string) => report.line(x);
 let failed = false;
-
-async function measure(url: string, headers: Record<string, string>) {
-  const r = await autocannon({ url: address + url, connections: CONNECTIONS, duration: DURATION, headers, workers: WORKERS });
-  if (r.non2xx) throw new Error(`${url}: ${r.non2xx} non-2xx responses`);
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
-}
-const median = <T>(xs: T[], key: (x: T) => number): T => [...xs].sort((a, b) => key(a) - key(b))[Math.floor(xs.length / 2)];
 
 line(`Hearth repository bench — ${big.files} files, ${big.commits} commits (built in ${buildSeconds.toFixed(1)} s), ${CONNECTIONS} connections, median of ${ROUNDS} alternating ${DURATION}s rounds, ${c.db.dialect}, node ${process.version}, ${execFileSync('git', ['--version']).toString().trim()}`);
 line('');
@@ -93,17 +54,7 @@ for (const [i, s] of ONLY === 'work' ? [] : hot.entries()) {
   const headers = { 'private-token': ROOT_TOKEN };
   const sample = await app.inject({ method: 'GET', url: s.url, headers });
   if (sample.statusCode !== 200) throw new Error(`${s.url} → ${sample.statusCode} ${sample.body.slice(0, 300)}`);
-  statics.set(i, Buffer.from(sample.rawPayload));
-  await measure(s.url, headers);
-  await measure(`/bench/static/${i}`, headers);
-  const reals = [];
-  const floors = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    reals.push(await measure(s.url, headers));
-    floors.push(await measure(`/bench/static/${i}`, headers));
-  }
-  const real = median(reals, (x) => x.rps);
-  const floor = median(floors, (x) => x.rps);
+  const { real, floor } = await againstFloor(i, s.url, headers, Buffer.from(sample.rawPayload));
   const ok = real.rps >= 5000 && real.p99 < 10;
   if (!s.reference) failed ||= !ok;
   line(`| ${s.name} (${sample.rawPayload.length} B) | ${real.rps.toFixed(0)} | ${real.p50} | ${real.p99} | ${floor.rps.toFixed(0)} | ${(real.rps / floor.rps).toFixed(2)} | ${s.reference ? '—' : ok ? 'ok' : 'MISSED'} |`);
@@ -156,7 +107,7 @@ const work = [
   },
   {
     name: 'clone over smart HTTP',
-    ours: () => gitRun(['clone', '-q', '--bare', `${address}/${ns.full_path}/big.git`, path.join(cloneDir, `h${cloneN++}`)]),
+    ours: () => gitRun(['clone', '-q', '--bare', `${address}/${owner}/big.git`, path.join(cloneDir, `h${cloneN++}`)]),
     git: () => gitRun(['clone', '-q', '--bare', '--no-local', bare, path.join(cloneDir, `g${cloneN++}`)]),
     bare: '`git clone --bare --no-local <bare dir>`',
   },
@@ -177,5 +128,5 @@ await app.close();
 await c.close();
 fs.rmSync(dataDir, { recursive: true, force: true });
 fs.rmSync(cloneDir, { recursive: true, force: true });
-if (process.env.BENCH_OUT) fs.appendFileSync(process.env.BENCH_OUT, results.join('\n') + '\n');
+report.save(true);
 process.exit(failed ? 1 : 0);

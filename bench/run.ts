@@ -3,29 +3,17 @@
 // process, as the floor is), next to a static payload of the same size served by the same Fastify
 // process (the framework's floor). Bar: ratio ≥ 0.5 and p99 < 10 ms at 10 connections.
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import autocannon from 'autocannon';
 import { sql } from 'kysely';
-import pino from 'pino';
-import { loadConfig } from '../src/config.ts';
-import { createContainer } from '../src/container.ts';
-import { buildApp } from '../src/app.ts';
 import { nowIso } from '../src/lib/time.ts';
+import { benchContainer, CONNECTIONS, DURATION, Report, ROOT_TOKEN, ROUNDS, serve } from './harness.ts';
 
 const USERS = Number(process.env.BENCH_USERS ?? 10_000);
 const TOKENS = Number(process.env.BENCH_TOKENS ?? 5_000);
 const PROJECTS = Number(process.env.BENCH_PROJECTS ?? 10_000);
 const GROUPS = Number(process.env.BENCH_GROUPS ?? 500);
 const PROJECT_USERS = Math.min(USERS, Number(process.env.BENCH_PROJECT_USERS ?? 2_000));
-const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const CONNECTIONS = 10;
-const ROOT_TOKEN = 'glpat-bench-root-token';
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-bench-'));
-const config = loadConfig({ DATA_DIR: dataDir, HEARTH_ROOT_PASSWORD: 'bench-password', HEARTH_ROOT_TOKEN: ROOT_TOKEN, LOG_LEVEL: 'silent' }, { databaseUrl: process.env.DATABASE_URL || null });
-const c = await createContainer(config, { log: pino({ level: 'silent' }) });
+const { c, dataDir } = await benchContainer('hearth-bench-');
 
 // --- seed (bulk inserts; no password hashing) ---
 const now = nowIso();
@@ -117,30 +105,10 @@ const scenarios = [
   { name: 'GET /groups/:id/projects?per_page=100 (member of 200)', url: `/api/v4/groups/${groupRows[0].id}/projects?per_page=100`, token: memberToken.token! },
 ];
 
-const statics = new Map<number, Buffer>();
-const app = await buildApp(c, (a) => {
-  a.get('/bench/static/:i', { config: { api: 'health' } }, async (req, reply) => {
-    const body = statics.get(Number((req.params as { i: string }).i)) ?? Buffer.from('[]');
-    return reply.type('application/json').send(body);
-  });
-});
-const address = await app.listen({ port: 0, host: '127.0.0.1' });
-
-async function measure(url: string, headers: Record<string, string>) {
-  const r = await autocannon({ url: address + url, connections: CONNECTIONS, duration: DURATION, headers });
-  if (r.non2xx) throw new Error(`${url}: ${r.non2xx} non-2xx responses`);
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
-}
-
-function median<T extends { rps: number }>(xs: T[]): T {
-  return [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)];
-}
-
-const results: string[] = [];
-const line = (s: string) => {
-  results.push(s);
-  console.log(s);
-};
+// autocannon in this thread, as the floor's: the figures of the Foundation and Projects sections
+const { app, againstFloor } = await serve(c);
+const report = new Report();
+const line = (x: string) => report.line(x);
 line(`Hearth bench — ${USERS} users, ${TOKENS} tokens, ${PROJECTS} projects in ${GROUPS} groups (memberships of ${PROJECT_USERS} users), ${CONNECTIONS} connections, median of ${ROUNDS} alternating ${DURATION}s rounds, ${c.db.dialect}, node ${process.version}`);
 line('| scenario | req/s | p50 ms | p99 ms | static req/s | static p99 ms | ratio | bar | uncached ms |');
 line('|---|---|---|---|---|---|---|---|---|');
@@ -149,7 +117,6 @@ for (const [i, s] of scenarios.entries()) {
   const headers = { 'private-token': s.token };
   const sample = await app.inject({ method: 'GET', url: s.url, headers });
   if (sample.statusCode !== 200) throw new Error(`${s.url} → ${sample.statusCode} ${sample.body.slice(0, 200)}`);
-  statics.set(i, Buffer.from(sample.body)); // a Buffer, as the response cache keeps its bodies
   // The uncached path: a parameter the endpoint ignores makes every request a cache miss (in-process).
   const misses: number[] = [];
   for (let r = 0; r < 21; r++) {
@@ -158,19 +125,7 @@ for (const [i, s] of scenarios.entries()) {
     misses.push(performance.now() - t0);
   }
   const uncached = misses.sort((a, b) => a - b)[10];
-  await measure(s.url, headers); // warm-up
-  await measure(`/bench/static/${i}`, headers);
-  // Alternate the endpoint and its floor, and keep the median round of each: the machine's noise
-  // then hits both sides alike.
-  const reals = [];
-  const floors = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    reals.push(await measure(s.url, headers));
-    floors.push(await measure(`/bench/static/${i}`, headers));
-  }
-  const real = median(reals);
-  const floor = median(floors);
-  const ratio = real.rps / floor.rps;
+  const { real, floor, ratio } = await againstFloor(i, s.url, headers, Buffer.from(sample.body));
   const ok = ratio >= 0.5 && real.p99 < 10;
   failed ||= !ok;
   line(
@@ -181,5 +136,5 @@ for (const [i, s] of scenarios.entries()) {
 await app.close();
 await c.close();
 fs.rmSync(dataDir, { recursive: true, force: true });
-if (process.env.BENCH_OUT) fs.writeFileSync(process.env.BENCH_OUT, results.join('\n') + '\n');
+report.save(false);
 process.exit(failed ? 1 : 0);

@@ -9,46 +9,28 @@
 // Bar: ratio ≥ 0.5 of the floor and p99 < 20 ms; initial scan < 60 s; rescan after a one-file change < 2 s.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import autocannon from 'autocannon';
 import { sql } from 'kysely';
-import pino from 'pino';
-import { loadConfig } from '../src/config.ts';
-import { createContainer } from '../src/container.ts';
-import { buildApp } from '../src/app.ts';
 import { gitEnv } from '../src/git/command.ts';
 import { ACTION } from '../src/domain/translation/changes/actions.ts';
-import { nowIso } from '../src/lib/time.ts';
+import { benchContainer, CONNECTIONS, DURATION, median, publicProject, Report, ROOT_TOKEN, ROUNDS, serve } from './harness.ts';
 
 const LANGUAGES = Number(process.env.BENCH_LANGUAGES ?? 100);
 const UNITS = Number(process.env.BENCH_UNITS ?? 5_000);
-const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** only the hot rows whose name contains it */
 const PICK = process.env.BENCH_PICK ?? '';
 /** `anonymous`: the hot reads without a token (the project is public); root otherwise */
 const ANONYMOUS = process.env.BENCH_VIEWER === 'anonymous';
-const CONNECTIONS = 10;
-/** autocannon runs in its own worker thread (as in bench/repository.ts): the load generator does not share the server's thread */
-const WORKERS = 1;
-const ROOT_TOKEN = 'glpat-bench-root-token';
 const BAR = { ratio: 0.5, p99: 20, scanMs: 60_000, rescanMs: 2_000 };
 const CHANGED = 10;
 /** a route slower than this for one request is reported, not load-tested */
 const SLOW_MS = 1000;
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-bench-tr-'));
-const config = loadConfig({ DATA_DIR: dataDir, HEARTH_ROOT_PASSWORD: 'bench-password', HEARTH_ROOT_TOKEN: ROOT_TOKEN, LOG_LEVEL: 'silent' }, { databaseUrl: process.env.DATABASE_URL || null });
-const c = await createContainer(config, { log: pino({ level: 'silent' }) });
+const { c, dataDir } = await benchContainer('hearth-bench-tr-');
 const k = c.db.kysely;
 const AUTH = { authorization: `Token ${ROOT_TOKEN}` };
 
-const results: string[] = [];
-const line = (s: string) => {
-  results.push(s);
-  console.log(s);
-};
+const report = new Report();
+const line = (x: string) => report.line(x);
 const check = (ok: boolean, what: string) => {
   if (!ok) throw new Error(`wrong answer: ${what}`);
 };
@@ -114,17 +96,8 @@ async function fastImport(gitDir: string, stream: string): Promise<void> {
 const data = (s: string) => `data ${Buffer.byteLength(s)}\n${s}\n`;
 
 // --- the platform project and its repository ---
-const now = nowIso();
-const ns = await k.selectFrom('namespaces').selectAll().where('owner_id', '=', 1).executeTakeFirstOrThrow();
-const platform = await k
-  .insertInto('projects')
-  .values({
-    namespace_id: ns.id, creator_id: 1, name: 'Strings', path: 'strings', description: null, visibility: 'public', default_branch: 'main', archived: 0,
-    repository_storage: 'default', topics: '[]', settings: '{}', created_at: now, updated_at: now, last_activity_at: now,
-  })
-  .returningAll()
-  .executeTakeFirstOrThrow();
-await c.repos.create(platform, { defaultBranch: 'main' });
+const platform = await publicProject(c, 'Strings', 'strings');
+const ns = await k.selectFrom('namespaces').select('full_path').where('id', '=', platform.namespace_id).executeTakeFirstOrThrow();
 const bare = c.repos.pathOf(platform);
 const tBuild = performance.now();
 const expected = new Map<string, { translated: number; fuzzy: number; empty: number }>();
@@ -142,14 +115,8 @@ c.repos.repository(platform).touchRefs();
 const buildSeconds = (performance.now() - tBuild) / 1000;
 const repoBytes = Number(execFileSync('du', ['-sb', bare]).toString().split('\t')[0]);
 
-const statics = new Map<number, Buffer>();
-const app = await buildApp(c, (a) => {
-  a.get('/bench/static/:i', { config: { api: 'health' } }, async (req, reply) => {
-    const body = statics.get(Number((req.params as { i: string }).i)) ?? Buffer.from('[]');
-    return reply.type('application/json').send(body);
-  });
-});
-const address = await app.listen({ port: 0, host: '127.0.0.1' });
+// autocannon in its own worker thread (as in bench/repository.ts): the load generator does not share the server's thread
+const { app, address, againstFloor } = await serve(c, { workers: 1 });
 
 async function api(method: string, url: string, body?: unknown): Promise<{ status: number; json: any; ms: number }> {
   const t0 = performance.now();
@@ -259,13 +226,6 @@ const hot: { name: string; url: string; reference?: boolean; check?: (body: any)
 ];
 
 const VIEWER: Record<string, string> = ANONYMOUS ? {} : AUTH;
-async function measure(url: string, duration = DURATION) {
-  const r = await autocannon({ url: address + url, connections: CONNECTIONS, duration, headers: VIEWER, workers: WORKERS });
-  if (r.non2xx) throw new Error(`${url}: ${r.non2xx} non-2xx responses`);
-  // requests autocannon gave up on (10 s) are a miss, not a crash
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, failures: r.errors + r.timeouts };
-}
-const median = <T>(xs: T[], key: (x: T) => number): T => [...xs].sort((a, b) => key(a) - key(b))[Math.floor(xs.length / 2)];
 
 let failed = false;
 line(
@@ -279,7 +239,6 @@ for (const [i, s] of hot.entries()) {
   const sample = await app.inject({ method: 'GET', url: s.url, headers: VIEWER });
   if (sample.statusCode !== 200) throw new Error(`${s.url} → ${sample.statusCode} ${sample.body.slice(0, 300)}`);
   if (s.check) check(s.check(JSON.parse(sample.body)), `${s.name}: ${sample.body.slice(0, 300)}`);
-  statics.set(i, Buffer.from(sample.rawPayload));
   // The uncached path, one request at a time, in-process: a parameter the endpoint ignores makes every
   // request one no cache has seen (median of 21).
   const singles: number[] = [];
@@ -304,18 +263,7 @@ for (const [i, s] of hot.entries()) {
     line(`| ${s.name} (${sample.rawPayload.length} B) | — | — | — | — | — | — | MISSED (not load-tested: one request takes ${median(warm, (x) => x).toFixed(0)} ms) | ${uncached.toFixed(1)} |`);
     continue;
   }
-  await measure(s.url, 1); // warm-up
-  await measure(`/bench/static/${i}`, 1);
-  const reals = [];
-  const floors = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    reals.push(await measure(s.url));
-    floors.push(await measure(`/bench/static/${i}`));
-  }
-  const real = median(reals, (x) => x.rps);
-  const floor = median(floors, (x) => x.rps);
-  const ratio = real.rps / floor.rps;
-  const failures = reals.reduce((n, x) => n + x.failures, 0);
+  const { real, floor, ratio, failures } = await againstFloor(i, s.url, VIEWER, Buffer.from(sample.rawPayload));
   const ok = ratio >= BAR.ratio && real.p99 < BAR.p99 && failures === 0;
   if (!s.reference) failed ||= !ok;
   line(
@@ -335,5 +283,5 @@ line(`| rescan after a one-file change: POST /api/components/:p/:c/repository/ {
 await app.close();
 await c.close();
 fs.rmSync(dataDir, { recursive: true, force: true });
-if (process.env.BENCH_OUT) fs.appendFileSync(process.env.BENCH_OUT, results.join('\n') + '\n');
+report.save(true);
 process.exit(failed ? 1 : 0);

@@ -1,0 +1,117 @@
+// What the benchmarks share: a container on a fresh data directory, a public platform project, the app
+// listening with its *floor* (a static payload of the same size as the endpoint's, served by the same
+// Fastify process), autocannon rounds that alternate the endpoint and its floor, and the report.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import pino from 'pino';
+import type { FastifyInstance } from 'fastify';
+import { loadConfig } from '../src/config.ts';
+import { createContainer, type Container } from '../src/container.ts';
+import { buildApp } from '../src/app.ts';
+import type { ProjectRow } from '../src/db/schema.ts';
+import { nowIso } from '../src/lib/time.ts';
+
+export const ROOT_TOKEN = 'glpat-bench-root-token';
+export const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
+export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+export const CONNECTIONS = 10;
+
+/** The real container on a fresh data directory (SQLite there, or `DATABASE_URL`), root's token set. */
+export async function benchContainer(prefix: string, env: Record<string, string> = {}): Promise<{ c: Container; dataDir: string }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const config = loadConfig(
+    { DATA_DIR: dataDir, HEARTH_ROOT_PASSWORD: 'bench-password', HEARTH_ROOT_TOKEN: ROOT_TOKEN, LOG_LEVEL: 'silent', ...env },
+    { databaseUrl: process.env.DATABASE_URL || null },
+  );
+  return { c: await createContainer(config, { log: pino({ level: 'silent' }) }), dataDir };
+}
+
+/** A public project of root's namespace with an empty bare repository (`main`). */
+export async function publicProject(c: Container, name: string, projectPath: string): Promise<ProjectRow> {
+  const now = nowIso();
+  const ns = await c.db.kysely.selectFrom('namespaces').selectAll().where('owner_id', '=', 1).executeTakeFirstOrThrow();
+  const project = await c.db.kysely
+    .insertInto('projects')
+    .values({
+      namespace_id: ns.id, creator_id: 1, name, path: projectPath, description: null, visibility: 'public', default_branch: 'main', archived: 0,
+      repository_storage: 'default', topics: '[]', settings: '{}', created_at: now, updated_at: now, last_activity_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await c.repos.create(project, { defaultBranch: 'main' });
+  return project;
+}
+
+export interface Round {
+  rps: number;
+  p50: number;
+  p99: number;
+  /** requests autocannon gave up on (10 s) or that failed: a miss, not a crash */
+  failures: number;
+}
+
+export const median = <T>(xs: T[], key: (x: T) => number): T => [...xs].sort((a, b) => key(a) - key(b))[Math.floor(xs.length / 2)];
+
+/**
+ * The app on a local port, with `GET /bench/static/:i` answering `floor(i)` (set from a sample of the
+ * endpoint), and the load test. `workers: 1` runs autocannon in its own thread, so that the load
+ * generator does not share the server's thread; without it, both share the process's one.
+ */
+export async function serve(c: Container, opts: { workers?: number } = {}) {
+  const floors = new Map<number, Buffer>();
+  const app: FastifyInstance = await buildApp(c, (a) => {
+    a.get('/bench/static/:i', { config: { api: 'health' } }, async (req, reply) => {
+      const body = floors.get(Number((req.params as { i: string }).i)) ?? Buffer.from('[]');
+      return reply.type('application/json').send(body);
+    });
+  });
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+
+  async function measure(url: string, headers: Record<string, string>, duration = DURATION): Promise<Round> {
+    const r = await autocannon({ url: address + url, connections: CONNECTIONS, duration, headers, ...(opts.workers ? { workers: opts.workers } : {}) });
+    if (r.non2xx) throw new Error(`${url}: ${r.non2xx} non-2xx responses`);
+    return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, failures: r.errors + r.timeouts };
+  }
+
+  /**
+   * The endpoint against its floor (`body`, a Buffer as the response cache keeps its bodies): a warm-up
+   * each, then ROUNDS alternating rounds, the median round of each side (the machine's noise hits both).
+   */
+  async function againstFloor(i: number, url: string, headers: Record<string, string>, body: Buffer) {
+    floors.set(i, body);
+    const floorUrl = `/bench/static/${i}`;
+    await measure(url, headers, 1);
+    await measure(floorUrl, headers, 1);
+    const reals: Round[] = [];
+    const statics: Round[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      reals.push(await measure(url, headers));
+      statics.push(await measure(floorUrl, headers));
+    }
+    const real = median(reals, (x) => x.rps);
+    const floor = median(statics, (x) => x.rps);
+    return { real, floor, ratio: real.rps / floor.rps, failures: reals.reduce((n, x) => n + x.failures, 0) };
+  }
+
+  return { app, address, measure, againstFloor };
+}
+
+/** The lines of the result table: printed as they come, and written to `BENCH_OUT` at the end. */
+export class Report {
+  private readonly lines: string[] = [];
+
+  line(s: string): void {
+    this.lines.push(s);
+    console.log(s);
+  }
+
+  /** `append`: after an earlier part of `npm run bench` in the same file */
+  save(append: boolean): void {
+    const out = process.env.BENCH_OUT;
+    if (!out) return;
+    if (append) fs.appendFileSync(out, this.lines.join('\n') + '\n');
+    else fs.writeFileSync(out, this.lines.join('\n') + '\n');
+  }
+}
