@@ -34,7 +34,8 @@ export class GitAuthenticator {
   async actor(req: FastifyRequest, write: boolean): Promise<Actor> {
     const creds = basicCredentials(req);
     if (!creds || (!creds.username && !creds.password)) return ANONYMOUS;
-    const base = { method: req.method, path: req.url.split('?')[0] };
+    // the request is the versions snapshot token lookups are cached against, as on the API
+    const base = { method: req.method, path: req.url.split('?')[0], snapshot: req };
     try {
       const actor =
         creds.username === 'gitlab-ci-token'
