@@ -89,16 +89,18 @@ export function translationProjectsRoutes(app: FastifyInstance, c: Container): v
     return sendJson(reply, wire.component(project, component), 201);
   });
 
+  /** The translations of a project's components the caller may see: what its statistics sum. */
+  const projectTranslations = (req: FastifyRequest, projectId: number) =>
+    k
+      .selectFrom('translations')
+      .innerJoin('components', 'components.id', 'translations.component_id')
+      .where('components.project_id', '=', projectId)
+      .where(q.componentVisible(req.actor, 'components.id'));
+
   app.get<P>('/api/projects/:project/statistics/', view(ALLOW_LIST_RO, 'Statistics', 'Translation projects API.'), async (req, reply) =>
     cached(app, req, reply, async () => {
       const project = await q.project(req.actor, req.params.project);
-      const row = await k
-        .selectFrom('translations')
-        .innerJoin('components', 'components.id', 'translations.component_id')
-        .select(sumSelect())
-        .where('components.project_id', '=', project.id)
-        .where(q.componentVisible(req.actor, 'components.id'))
-        .executeTakeFirstOrThrow();
+      const row = await projectTranslations(req, project.id).select(sumSelect()).executeTakeFirstOrThrow();
       const counts = sumCounts([row]);
       return { ...statisticsBody(counts), name: project.name, url: `${c.config.externalUrl}/projects/${enc(project.slug)}/` };
     }),
@@ -107,13 +109,9 @@ export function translationProjectsRoutes(app: FastifyInstance, c: Container): v
   app.get<P>('/api/projects/:project/languages/', view(ALLOW_LIST_RO, 'Languages', 'Translation projects API.'), async (req, reply) =>
     cached(app, req, reply, async () => {
       const project = await q.project(req.actor, req.params.project);
-      const rows = await k
-        .selectFrom('translations')
-        .innerJoin('components', 'components.id', 'translations.component_id')
+      const rows = await projectTranslations(req, project.id)
         .innerJoin('languages', 'languages.id', 'translations.language_id')
         .select([...sumSelect(), 'languages.code', 'languages.name'])
-        .where('components.project_id', '=', project.id)
-        .where(q.componentVisible(req.actor, 'components.id'))
         .groupBy(['languages.code', 'languages.name'])
         .orderBy('languages.name')
         .execute();
