@@ -2,7 +2,8 @@
 // imports and export uploads): timeouts, a cap on what is read back, TLS verification per request,
 // and GitLab's UrlBlocker rules for local addresses. The rules are checked on the address actually
 // connected to — the client's DNS lookup refuses a blocked address — so a name cannot resolve to a
-// public address when checked and to a private one when connected (DNS rebinding).
+// public address when checked and to a private one when connected (DNS rebinding). A client that
+// connects by itself (git) takes `pin`: the checked addresses, to hold it to.
 import dns from 'node:dns/promises';
 import net from 'node:net';
 import { Agent, request } from 'undici';
@@ -49,6 +50,8 @@ const MAX_REQUEST_BYTES = 25 * 1024 * 1024;
 const LOCALHOST = 'Requests to localhost are not allowed';
 const LOCAL_NETWORK = 'Requests to the local network are not allowed';
 const LINK_LOCAL = 'Requests to the link local network are not allowed';
+const MULTICAST_ADDRESS = 'Requests to multicast addresses are not allowed';
+const BROADCAST_ADDRESS = 'Requests to the limited broadcast address are not allowed';
 const BAD_SCHEME = 'Only allowed schemes are http, https';
 const INVALID = 'URI is invalid';
 const UNRESOLVED = 'Host cannot be resolved or invalid';
@@ -58,19 +61,75 @@ function blockList(ranges: [string, number, 'ipv4' | 'ipv6'][]): net.BlockList {
   for (const [addr, prefix, family] of ranges) b.addSubnet(addr, prefix, family);
   return b;
 }
-// BlockList checks IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) against the IPv4 ranges too.
+// Judged on the address as `ipv4Judged` gives it, so the IPv4 ranges also catch an IPv4 address
+// wrapped in IPv6 (mapped, compatible, translated, NAT64, 6to4).
 const LOOPBACK = blockList([['127.0.0.0', 8, 'ipv4'], ['0.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6'], ['::', 128, 'ipv6']]);
-const PRIVATE = blockList([['10.0.0.0', 8, 'ipv4'], ['172.16.0.0', 12, 'ipv4'], ['192.168.0.0', 16, 'ipv4'], ['100.64.0.0', 10, 'ipv4'], ['fc00::', 7, 'ipv6']]);
+const PRIVATE = blockList([
+  ['10.0.0.0', 8, 'ipv4'], ['172.16.0.0', 12, 'ipv4'], ['192.168.0.0', 16, 'ipv4'], ['100.64.0.0', 10, 'ipv4'],
+  ['198.18.0.0', 15, 'ipv4'], // benchmarking (RFC 2544): lab networks
+  ['fc00::', 7, 'ipv6'], ['fec0::', 10, 'ipv6'], // unique local, (deprecated) site local
+  ['64:ff9b:1::', 48, 'ipv6'], // local-use NAT64 (RFC 8215): translates to whatever the local gateway is set up for
+]);
 const LINK = blockList([['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']]);
+// Never a server: refused whatever the rules say.
+const MULTICAST = blockList([['224.0.0.0', 4, 'ipv4'], ['ff00::', 8, 'ipv6']]);
+const BROADCAST = blockList([['255.255.255.255', 32, 'ipv4']]);
 
 const familyOf = (addr: string) => (net.isIPv6(addr) ? 'ipv6' : 'ipv4');
 
+/** The 16 bytes of an IPv6 address (zone index ignored); null for anything else. */
+function ipv6Bytes(addr: string): number[] | null {
+  let s = addr.split('%')[0];
+  if (!net.isIPv6(s)) return null;
+  let v4: number[] = [];
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(s);
+  if (dotted) {
+    v4 = dotted.slice(1).map(Number);
+    s = s.slice(0, dotted.index) + '0:0';
+  }
+  const groups = (part: string) => (part ? part.split(':').map((g) => parseInt(g, 16)) : []);
+  const [head, tail] = s.split('::');
+  const words = tail === undefined ? groups(head) : [...groups(head), ...Array(8 - groups(head).length - groups(tail).length).fill(0), ...groups(tail)];
+  const bytes = words.flatMap((w) => [w >> 8, w & 0xff]);
+  if (dotted) bytes.splice(12, 4, ...v4);
+  return bytes;
+}
+
+/**
+ * The address the rules judge: the IPv4 address inside an IPv6 form that carries one — IPv4-mapped
+ * (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96), IPv4-compatible (::/96; :: and ::1 become
+ * 0.0.0.0 and 0.0.0.1, loopback either way), NAT64 (64:ff9b::/96) and 6to4 (2002::/16) — so that
+ * 64:ff9b::7f00:1 is localhost and 2002:c0a8:101:: is 192.168.1.1; otherwise the address itself,
+ * without an IPv6 zone index ("fe80::1%eth0").
+ */
+export function ipv4Judged(addr: string): string {
+  const b = ipv6Bytes(addr);
+  if (!b) return addr;
+  const zero = (from: number, to: number) => b.slice(from, to).every((x) => x === 0);
+  const v4 = (at: number) => b.slice(at, at + 4).join('.');
+  if (zero(0, 10) && b[10] === 0xff && b[11] === 0xff) return v4(12);
+  if (zero(0, 8) && b[8] === 0xff && b[9] === 0xff && zero(10, 12)) return v4(12);
+  if (zero(0, 12)) return v4(12);
+  if (b[0] === 0 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zero(4, 12)) return v4(12);
+  if (b[0] === 0x20 && b[1] === 0x02) return v4(2);
+  return addr.split('%')[0];
+}
+
+/** Why an address is never reached, whatever the rules (null: it may be, rules permitting). */
+function unreachableKind(addr: string): string | null {
+  const a = ipv4Judged(addr);
+  if (MULTICAST.check(a, familyOf(a))) return MULTICAST_ADDRESS;
+  if (BROADCAST.check(a, familyOf(a))) return BROADCAST_ADDRESS;
+  return null;
+}
+
 /** Why an address may not be reached without allowLocal (null: it is public). */
 function localKind(addr: string): string | null {
-  const family = familyOf(addr);
-  if (LOOPBACK.check(addr, family)) return LOCALHOST;
-  if (PRIVATE.check(addr, family)) return LOCAL_NETWORK;
-  if (LINK.check(addr, family)) return LINK_LOCAL;
+  const a = ipv4Judged(addr);
+  const family = familyOf(a);
+  if (LOOPBACK.check(a, family)) return LOCALHOST;
+  if (PRIVATE.check(a, family)) return LOCAL_NETWORK;
+  if (LINK.check(a, family)) return LINK_LOCAL;
   return null;
 }
 
@@ -106,11 +165,12 @@ function parseAllowlist(entries: string[]): AllowEntry[] {
   return out;
 }
 
-/** `port` 0: any port (the connect-time check; the port was checked before connecting). */
+/** An entry with a port allows that port only, when checked and when connecting alike. */
 function allowed(list: AllowEntry[], host: string, addr: string | null, port: number): boolean {
+  const bare = addr?.split('%')[0] ?? null;
   return list.some((e) => {
-    if (e.port !== undefined && port !== 0 && e.port !== port) return false;
-    if (e.range) return addr !== null && e.range.check(addr, familyOf(addr));
+    if (e.port !== undefined && e.port !== port) return false;
+    if (e.range) return bare !== null && e.range.check(bare, familyOf(bare));
     if (!e.host) return false;
     if (e.host.startsWith('*.')) return host.endsWith(e.host.slice(1));
     return e.host === host;
@@ -126,6 +186,18 @@ type Resolve = (host: string) => Promise<string[]>;
 
 const systemResolve: Resolve = async (host) => (await dns.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
+export interface PinnedUrl {
+  /** the URL as parsed here (WHATWG): hand this to the client, so that it reads the host that was checked */
+  url: string;
+  /** lower case, IPv6 without brackets */
+  host: string;
+  port: number;
+  /** what `host` may be connected to: the address itself for a literal, else the checked answers of the lookup */
+  addresses: string[];
+  /** the host is an address (nothing to resolve) */
+  literal: boolean;
+}
+
 interface Target {
   url: URL;
   host: string;
@@ -134,7 +206,7 @@ interface Target {
 
 export class Outbound {
   private readonly resolve: Resolve;
-  /** one keep-alive pool per TLS mode and rule set (the rules live in the pool's DNS lookup) */
+  /** one keep-alive pool per TLS mode, port and rule set (the rules live in the pool's DNS lookup) */
   private readonly agents = new Map<string, Agent>();
 
   constructor(opts: { resolve?: Resolve } = {}) {
@@ -143,14 +215,24 @@ export class Outbound {
 
   /** Null when the URL may be requested under the rules, else GitLab's message. */
   async check(url: string, rules: OutboundRules): Promise<string | null> {
-    const target = this.parse(url);
-    if (typeof target === 'string') return target;
     try {
-      await this.addresses(target.host, target.port, rules);
+      await this.pin(url, rules);
       return null;
     } catch (e) {
       return e instanceof OutboundError ? e.message : UNRESOLVED;
     }
+  }
+
+  /**
+   * For a client that connects by itself (git): the URL checked under the rules, as parsed, with the
+   * addresses it may connect to — and must be held to, so that its own lookup cannot answer
+   * differently (DNS rebinding). OutboundError 'invalid_url' or 'blocked' when it may not be requested.
+   */
+  async pin(url: string, rules: OutboundRules): Promise<PinnedUrl> {
+    const target = this.parse(url);
+    if (typeof target === 'string') throw new OutboundError('invalid_url', target);
+    const addresses = await this.addresses(target.host, target.port, rules);
+    return { url: target.url.href, host: target.host, port: target.port, addresses, literal: net.isIP(target.host) !== 0 };
   }
 
   async request(req: OutboundRequest): Promise<OutboundResponse> {
@@ -175,7 +257,7 @@ export class Outbound {
         method: (req.method ?? 'POST') as 'POST',
         headers,
         body,
-        dispatcher: this.agent(req.verifyTls ?? true, req.rules),
+        dispatcher: this.agent(req.verifyTls ?? true, req.rules, target.port),
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
         signal: AbortSignal.timeout(timeoutMs),
@@ -234,6 +316,10 @@ export class Outbound {
       }
       if (!addrs.length) throw new OutboundError('blocked', UNRESOLVED);
     }
+    for (const addr of addrs) {
+      const never = unreachableKind(addr);
+      if (never) throw new OutboundError('blocked', never);
+    }
     if (rules.allowLocal) return addrs;
     const hostAllowed = !net.isIP(host) && allowed(list, host, null, port);
     for (const addr of addrs) {
@@ -243,8 +329,9 @@ export class Outbound {
     return addrs;
   }
 
-  private agent(verifyTls: boolean, rules: OutboundRules): Agent {
-    const key = `${verifyTls ? 1 : 0}|${rules.allowLocal ? 1 : 0}|${rules.allowlist.join(',')}`;
+  /** `port`: the one port this pool connects to, so that the lookup applies the allowlist's ports too. */
+  private agent(verifyTls: boolean, rules: OutboundRules, port: number): Agent {
+    const key = `${verifyTls ? 1 : 0}|${port}|${rules.allowLocal ? 1 : 0}|${rules.allowlist.join(',')}`;
     let agent = this.agents.get(key);
     if (agent) return agent;
     if (this.agents.size >= 32) {
@@ -254,7 +341,7 @@ export class Outbound {
     }
     const lookup = (hostname: string, options: { all?: boolean }, cb: (err: Error | null, address?: any, family?: number) => void) => {
       const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-      this.addresses(host, 0, rules).then(
+      this.addresses(host, port, rules).then(
         (addrs) => {
           const list = addrs.map((address) => ({ address, family: net.isIPv6(address) ? 6 : 4 }));
           if (options.all) cb(null, list);

@@ -151,6 +151,96 @@ test('allowLocal and the allowlist (addresses, ranges, names, ports)', async (t)
   assert.equal(hits.length, 5);
 });
 
+test('IPv4 inside IPv6 (NAT64, 6to4, compatible, translated) is judged by the IPv4 rules; 198.18.0.0/15; zone indexes', async (t) => {
+  const names: Record<string, string[]> = { 'zone.test': ['fe80::1%eth0'], 'nat64.test': ['64:ff9b::a00:5'], 'public64.test': ['64:ff9b::5db8:d822'] };
+  const o = client(t, async (host) => names[host] ?? []);
+  const cases: [string, string | null][] = [
+    ['http://[64:ff9b::7f00:1]/', 'Requests to localhost are not allowed'],
+    ['http://[64:ff9b::127.0.0.1]/', 'Requests to localhost are not allowed'],
+    ['http://[64:ff9b::c0a8:101]/', 'Requests to the local network are not allowed'],
+    ['http://[64:ff9b::a9fe:a9fe]/', 'Requests to the link local network are not allowed'],
+    ['http://[64:ff9b:1::1]/', 'Requests to the local network are not allowed'],
+    ['http://[2002:7f00:1::]/', 'Requests to localhost are not allowed'],
+    ['http://[2002:c0a8:101::1]/', 'Requests to the local network are not allowed'],
+    ['http://[2002:a9fe:a9fe:1::5]/', 'Requests to the link local network are not allowed'],
+    ['http://[::7f00:1]/', 'Requests to localhost are not allowed'],
+    ['http://[::10.0.0.1]/', 'Requests to the local network are not allowed'],
+    ['http://[::ffff:0:a00:1]/', 'Requests to the local network are not allowed'],
+    ['http://[::ffff:a9fe:a9fe]/', 'Requests to the link local network are not allowed'],
+    ['http://198.18.0.1/', 'Requests to the local network are not allowed'],
+    ['http://198.19.255.254/', 'Requests to the local network are not allowed'],
+    ['http://[fec0::1]/', 'Requests to the local network are not allowed'],
+    ['http://zone.test/', 'Requests to the link local network are not allowed'],
+    ['http://nat64.test/', 'Requests to the local network are not allowed'],
+    // the same forms around a public address are public
+    ['http://[64:ff9b::5db8:d822]/', null],
+    ['http://[2002:5db8:d822::1]/', null],
+    ['http://[::ffff:5db8:d822]/', null],
+    ['http://public64.test/', null],
+    ['http://198.20.0.1/', null],
+    ['http://198.17.255.255/', null],
+    ['http://[2001:db8::1]/', null],
+  ];
+  for (const [url, message] of cases) {
+    assert.equal(await o.check(url, CLOSED), message, url);
+    if (message) {
+      const e = await failure(o.request({ url, rules: CLOSED, timeoutMs: 500 }));
+      assert.deepEqual([e.kind, e.message], ['blocked', message], url);
+    }
+  }
+  // allowLocal lets them through, as the plain forms
+  assert.equal(await o.check('http://[64:ff9b::7f00:1]/', OPEN), null);
+  assert.equal(await o.check('http://[2002:c0a8:101::1]/', OPEN), null);
+});
+
+test('multicast and the limited broadcast address are refused whatever the rules', async (t) => {
+  const o = client(t, async (host) => (host === 'group.test' ? ['ff05::1:3'] : []));
+  const cases: [string, string][] = [
+    ['http://224.0.0.1/', 'Requests to multicast addresses are not allowed'],
+    ['http://239.255.255.250:1900/', 'Requests to multicast addresses are not allowed'],
+    ['http://[ff02::1]/', 'Requests to multicast addresses are not allowed'],
+    ['http://[::ffff:224.0.0.251]/', 'Requests to multicast addresses are not allowed'],
+    ['http://[64:ff9b::e000:1]/', 'Requests to multicast addresses are not allowed'],
+    ['http://group.test/', 'Requests to multicast addresses are not allowed'],
+    ['http://255.255.255.255/', 'Requests to the limited broadcast address are not allowed'],
+    ['http://[2002:ffff:ffff::]/', 'Requests to the limited broadcast address are not allowed'],
+  ];
+  for (const [url, message] of cases) {
+    for (const rules of [CLOSED, OPEN, { allowLocal: false, allowlist: ['224.0.0.0/4', 'ff00::/8', '255.255.255.255', 'group.test'] }]) {
+      assert.equal(await o.check(url, rules), message, `${url} ${JSON.stringify(rules)}`);
+    }
+    const e = await failure(o.request({ url, rules: OPEN, timeoutMs: 500 }));
+    assert.deepEqual([e.kind, e.message], ['blocked', message], url);
+  }
+});
+
+test("the allowlist's port holds when connecting: a name rebound to an allowed address on another port is refused", async (t) => {
+  const { port, hits } = await server(t, (_req, res) => res.end('reached'));
+  // public when checked, then the loopback address the allowlist allows — but on another port
+  let calls = 0;
+  const o = client(t, async () => (calls++ === 0 ? ['93.184.216.34'] : ['127.0.0.1']));
+  const rules = { allowLocal: false, allowlist: [`127.0.0.1:${port + 1}`] };
+  const e = await failure(o.request({ url: `http://rebind.test:${port}/`, rules, timeoutMs: 2000 }));
+  assert.deepEqual([e.kind, e.message], ['blocked', 'Requests to localhost are not allowed']);
+  assert.ok(calls >= 2);
+  assert.equal(hits.length, 0);
+  // on the allowed port the same rebinding connects: the port, not the address, refused it
+  calls = 0;
+  const ok = client(t, async () => (calls++ === 0 ? ['93.184.216.34'] : ['127.0.0.1']));
+  const res = await ok.request({ url: `http://rebind.test:${port}/`, rules: { allowLocal: false, allowlist: [`127.0.0.1:${port}`] }, timeoutMs: 2000 });
+  assert.equal(res.body.toString(), 'reached');
+});
+
+test('pin: the URL as parsed, its port and the checked addresses a self-connecting client must be held to', async (t) => {
+  const o = client(t, async (host) => (host === 'two.test' ? ['93.184.216.34', '2606:2800:220:1::1'] : []));
+  assert.deepEqual(await o.pin('HTTP://Two.TEST/a/../repo.git', CLOSED), { url: 'http://two.test/repo.git', host: 'two.test', port: 80, addresses: ['93.184.216.34', '2606:2800:220:1::1'], literal: false });
+  assert.deepEqual(await o.pin('https://[2606:2800:220:1::1]:8443/r', CLOSED), { url: 'https://[2606:2800:220:1::1]:8443/r', host: '2606:2800:220:1::1', port: 8443, addresses: ['2606:2800:220:1::1'], literal: true });
+  const blocked = await failure(o.pin('http://10.0.0.1/r', CLOSED));
+  assert.deepEqual([blocked.kind, blocked.message], ['blocked', 'Requests to the local network are not allowed']);
+  const invalid = await failure(o.pin('ftp://two.test/r', OPEN));
+  assert.deepEqual([invalid.kind, invalid.message], ['invalid_url', 'Only allowed schemes are http, https']);
+});
+
 test('maskUrl hides a userinfo password only', () => {
   assert.equal(maskUrl('https://bob:secret@example.com/p?q=1'), 'https://bob:*****@example.com/p?q=1');
   assert.equal(maskUrl('http://bob@example.com/'), 'http://bob@example.com/');
