@@ -58,6 +58,8 @@ export interface Container {
 export interface ContainerOptions {
   db?: Partial<DbOptions>;
   log?: Logger;
+  /** the DNS lookup of outbound requests and repository fetches (tests: names that answer what a test needs) */
+  resolve?: (host: string) => Promise<string[]>;
 }
 
 export const ROOT_TOKEN_SCOPES = ['api', 'read_api', 'read_user', 'read_repository', 'write_repository', 'sudo', 'admin_mode'];
@@ -80,7 +82,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const auth = new Authenticator(db, settings, tokens, oauth, sessions, config.impersonationEnabled);
   const policy = new Policy(db);
   const resolve = new Resolver(db, policy);
-  const outbound = new Outbound();
+  const outbound = new Outbound({ resolve: opts.resolve });
   const hooks = new SystemHooksService(db, settings, new SecretBox(await instanceSecret(db, 'secret_box_key')), outbound);
   const deliveries = new HookDeliveries(db, hooks, outbound, settings, {
     externalUrl: config.externalUrl,

@@ -9,7 +9,7 @@ import pg from 'pg';
 import pino from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { createContainer, type Container } from '../../src/container.ts';
+import { createContainer, type Container, type ContainerOptions } from '../../src/container.ts';
 import { buildApp } from '../../src/app.ts';
 import { makeSeed, type Seed } from './seed.ts';
 
@@ -24,9 +24,11 @@ export interface TestApp {
   /** headers authenticating as root */
   root: Record<string, string>;
   dataDir: string;
+  /** the PostgreSQL schema of this test (with DATABASE_URL_TEST), for a second container on the same database */
+  pgSchema?: string;
 }
 
-export async function buildTestApp(t: TestContext | { after(fn: () => unknown): void }, overrides: Partial<Config> = {}): Promise<TestApp> {
+export async function buildTestApp(t: TestContext | { after(fn: () => unknown): void }, overrides: Partial<Config> = {}, opts: Pick<ContainerOptions, 'resolve'> = {}): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-test-'));
   const testUrl = process.env.DATABASE_URL_TEST || null;
   let pgSchema: string | undefined;
@@ -41,7 +43,7 @@ export async function buildTestApp(t: TestContext | { after(fn: () => unknown): 
     { DATA_DIR: dataDir, EXTERNAL_URL, LOG_LEVEL: process.env.TEST_LOG_LEVEL || 'silent', HEARTH_ROOT_PASSWORD: 'root-password-1', HEARTH_ROOT_TOKEN: ROOT_TOKEN },
     { databaseUrl: testUrl, ...overrides },
   );
-  const c = await createContainer(config, { db: { pgSchema }, log: pino({ level: config.logLevel }) });
+  const c = await createContainer(config, { db: { pgSchema }, log: pino({ level: config.logLevel }), ...opts });
   const app = await buildApp(c);
   t.after(async () => {
     await app.close();
@@ -54,5 +56,5 @@ export async function buildTestApp(t: TestContext | { after(fn: () => unknown): 
     }
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
-  return { app, c, seed: makeSeed(c), config, root: { 'private-token': ROOT_TOKEN }, dataDir };
+  return { app, c, seed: makeSeed(c), config, root: { 'private-token': ROOT_TOKEN }, dataDir, pgSchema };
 }

@@ -2,6 +2,10 @@
 // fetched from where `repo` points — a project of this very server (read from its bare repository,
 // with the caller's permissions, no network round trip), an http(s) URL (the outbound network rules
 // of application settings apply), or, for administrators, a local path.
+//
+// git over http(s) runs held to what was checked: redirects off (a 302 from an allowed address to a
+// blocked one is a failed fetch) and the host pinned to the checked addresses (`http.curloptResolve`),
+// so git never resolves the name itself (DNS rebinding); it is handed the URL as the check parsed it.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,13 +17,13 @@ import { git, GitError, UnsafeArgument, userArg } from '../../../git/command.ts'
 import type { CatFilePool } from '../../../git/cat-file.ts';
 import { Repository } from '../../../git/repository.ts';
 import type { RepositoryStore } from '../../../git/storage.ts';
-import type { Outbound } from '../../../lib/outbound.ts';
+import { OutboundError, type Outbound, type PinnedUrl } from '../../../lib/outbound.ts';
 import { DomainError } from '../../../lib/errors.ts';
 
 /** Where a component's repository comes from. */
 export type RepoSource =
   | { kind: 'platform'; projectId: number; dir: string; defaultBranch: string | null }
-  | { kind: 'url'; url: string }
+  | { kind: 'url'; url: string; pinned: PinnedUrl }
   | { kind: 'local'; dir: string };
 
 /** A file of the repository tree (symlinks and submodules are left out). */
@@ -87,9 +91,13 @@ export class ComponentVcs {
         allowLocal: Boolean(s.allow_local_requests_from_web_hooks_and_services),
         allowlist: (s.outbound_local_requests_whitelist as string[] | undefined) ?? [],
       };
-      const refused = await this.outbound.check(repo, rules);
-      if (refused) throw new RepoError(refused);
-      return { kind: 'url', url: repo };
+      try {
+        const pinned = await this.outbound.pin(repo, rules);
+        return { kind: 'url', url: pinned.url, pinned };
+      } catch (e) {
+        if (e instanceof OutboundError) throw new RepoError(e.message);
+        throw e;
+      }
     }
     const local = repo.startsWith('file://') ? repo.slice('file://'.length) : repo;
     if (path.isAbsolute(local)) {
@@ -112,7 +120,7 @@ export class ComponentVcs {
     }
     const from = source.kind === 'url' ? userArg(source.url, 'repository URL') : source.dir;
     // only the transports we mean to use: no ext::, no ssh to arbitrary hosts
-    const env = { GIT_ALLOW_PROTOCOL: source.kind === 'url' ? 'http:https' : 'file' };
+    const env = source.kind === 'url' ? { GIT_ALLOW_PROTOCOL: 'http:https', ...heldTo(source.pinned) } : { GIT_ALLOW_PROTOCOL: 'file' };
     let wanted = branch;
     try {
       if (!wanted) {
@@ -166,6 +174,25 @@ export class ComponentVcs {
     this.repos.pool.drop(dir);
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * git configuration (as GIT_CONFIG_* variables) that holds git's http client to a checked URL: no
+ * redirects (nor dumb-HTTP alternates, which follow the same setting), and the host resolved to the
+ * checked addresses only. A trailing-dot name is pinned with and without the dot (curl drops it).
+ */
+export function heldTo(pinned: PinnedUrl): Record<string, string> {
+  const config: [string, string][] = [['http.followRedirects', 'false']];
+  if (!pinned.literal) {
+    const addrs = pinned.addresses.map((a) => (a.includes(':') ? `[${a}]` : a)).join(',');
+    for (const host of new Set([pinned.host, pinned.host.replace(/\.+$/, '')])) config.push(['http.curloptResolve', `${host}:${pinned.port}:${addrs}`]);
+  }
+  const env: Record<string, string> = { GIT_CONFIG_COUNT: String(config.length) };
+  config.forEach(([key, value], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
+  });
+  return env;
 }
 
 function firstLine(s: string): string {
