@@ -35,7 +35,8 @@ export interface OutboundResponse {
   durationMs: number;
 }
 
-export type OutboundFailure = 'blocked' | 'invalid_url' | 'timeout' | 'connection' | 'too_large' | 'tls';
+/** `invalid_request`: a header name or value that cannot be sent (control characters …); never sent, so never worth a retry */
+export type OutboundFailure = 'blocked' | 'invalid_url' | 'invalid_request' | 'timeout' | 'connection' | 'too_large' | 'tls';
 
 export class OutboundError extends Error {
   constructor(
@@ -47,6 +48,12 @@ export class OutboundError extends Error {
 }
 
 const MAX_REQUEST_BYTES = 25 * 1024 * 1024;
+const DEFAULT_TIMEOUT_MS = 10_000;
+const TIMED_OUT = 'Request timed out';
+// RFC 9110 field names (tokens) and values (visible characters, spaces and tabs; obs-text bytes):
+// no control character ever reaches the wire.
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/i;
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 const LOCALHOST = 'Requests to localhost are not allowed';
 const LOCAL_NETWORK = 'Requests to the local network are not allowed';
 const LINK_LOCAL = 'Requests to the link local network are not allowed';
@@ -235,45 +242,80 @@ export class Outbound {
     return { url: target.url.href, host: target.host, port: target.port, addresses, literal: net.isIP(target.host) !== 0 };
   }
 
+  /**
+   * One request under a total deadline (`timeoutMs`, default 10 s) that covers everything — the
+   * address check and its DNS lookup, connecting, TLS, the answer's headers and its body — and that
+   * always fires: it is a timer of its own racing the request, not one of undici's timeouts (a request
+   * still connecting does not notice its abort signal, and the pool's lookup or TLS handshake may never
+   * answer). At the deadline the request is aborted and OutboundError 'timeout' thrown; what undici
+   * still holds ends by its own connect timeout (the same deadline) at the latest.
+   */
   async request(req: OutboundRequest): Promise<OutboundResponse> {
+    const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        const e = new OutboundError('timeout', TIMED_OUT);
+        controller.abort(e);
+        reject(e);
+      }, timeoutMs);
+    });
+    const attempt = this.attempt(req, timeoutMs, controller.signal);
+    attempt.catch(() => {}); // lost the race: its late failure is nobody's
+    try {
+      return await Promise.race([attempt, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async attempt(req: OutboundRequest, timeoutMs: number, signal: AbortSignal): Promise<OutboundResponse> {
+    const started = performance.now();
     const target = this.parse(req.url);
     if (typeof target === 'string') throw new OutboundError('invalid_url', target);
-    // Checked here for a clear answer before connecting; checked again by the pool's lookup.
-    await this.addresses(target.host, target.port, req.rules);
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(req.headers ?? {})) {
+      if (!HEADER_NAME.test(name) || !HEADER_VALUE.test(value)) throw new OutboundError('invalid_request', `invalid ${name} header`);
+      headers[name] = value;
+    }
     const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body);
     if (body && body.length > MAX_REQUEST_BYTES) throw new OutboundError('too_large', 'Request body is too large');
-    const headers: Record<string, string> = { ...req.headers };
+    // Checked here for a clear answer before connecting; checked again by the pool's lookup.
+    await this.addresses(target.host, target.port, req.rules);
+    if (signal.aborted) throw signal.reason;
     const url = new URL(target.url);
     if (url.username || url.password) {
       headers.authorization = 'Basic ' + Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64');
       url.username = '';
       url.password = '';
     }
-    const timeoutMs = req.timeoutMs ?? 10_000;
     const cap = req.maxResponseBytes ?? 1024 * 1024;
-    const started = performance.now();
     try {
       const res = await request(url, {
         method: (req.method ?? 'POST') as 'POST',
         headers,
         body,
-        dispatcher: this.agent(req.verifyTls ?? true, req.rules, target.port),
+        dispatcher: this.agent(req.verifyTls ?? true, req.rules, target.port, timeoutMs),
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
-        signal: AbortSignal.timeout(timeoutMs),
+        signal,
       });
       const chunks: Buffer[] = [];
       let size = 0;
       let truncated = false;
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        chunks.push(chunk);
-        size += chunk.length;
-        if (size >= cap) {
-          truncated = size > cap || !(await ended(res.body));
-          break;
+      try {
+        for await (const chunk of res.body as AsyncIterable<Buffer>) {
+          chunks.push(chunk);
+          size += chunk.length;
+          if (size >= cap) {
+            truncated = size > cap || !(await ended(res.body));
+            break;
+          }
         }
+      } finally {
+        if (truncated || signal.aborted) res.body.destroy();
       }
-      if (truncated) res.body.destroy();
       const out: Record<string, string> = {};
       for (const [name, value] of Object.entries(res.headers).slice(0, 50)) {
         out[name.toLowerCase()] = (Array.isArray(value) ? value.join(', ') : String(value ?? '')).slice(0, 1024);
@@ -329,9 +371,14 @@ export class Outbound {
     return addrs;
   }
 
-  /** `port`: the one port this pool connects to, so that the lookup applies the allowlist's ports too. */
-  private agent(verifyTls: boolean, rules: OutboundRules, port: number): Agent {
-    const key = `${verifyTls ? 1 : 0}|${port}|${rules.allowLocal ? 1 : 0}|${rules.allowlist.join(',')}`;
+  /**
+   * `port`: the one port this pool connects to, so that the lookup applies the allowlist's ports too.
+   * `timeoutMs` bounds connecting (lookup and TLS handshake included). No limit on connections per
+   * origin: a request never waits in the pool's queue behind others to the same origin that hang (the
+   * callers bound how many run at once).
+   */
+  private agent(verifyTls: boolean, rules: OutboundRules, port: number, timeoutMs: number): Agent {
+    const key = `${verifyTls ? 1 : 0}|${port}|${timeoutMs}|${rules.allowLocal ? 1 : 0}|${rules.allowlist.join(',')}`;
     let agent = this.agents.get(key);
     if (agent) return agent;
     if (this.agents.size >= 32) {
@@ -350,7 +397,7 @@ export class Outbound {
         (e) => cb(e),
       );
     };
-    agent = new Agent({ connect: { rejectUnauthorized: verifyTls, lookup: lookup as any }, keepAliveTimeout: 30_000, connections: 64 });
+    agent = new Agent({ connect: { rejectUnauthorized: verifyTls, lookup: lookup as any, timeout: timeoutMs }, keepAliveTimeout: 30_000 });
     this.agents.set(key, agent);
     return agent;
   }
@@ -368,7 +415,7 @@ function failure(e: unknown): OutboundError {
   if (cause) return cause;
   const code = String(err.code ?? err.cause?.code ?? '');
   const message = err.message || String(e);
-  if (err.name === 'TimeoutError' || err.name === 'AbortError' || /TIMEOUT/.test(code)) return new OutboundError('timeout', 'Request timed out');
+  if (err.name === 'TimeoutError' || err.name === 'AbortError' || /TIMEOUT/.test(code)) return new OutboundError('timeout', TIMED_OUT);
   if (/CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code) || /certificate/i.test(message)) return new OutboundError('tls', message);
   return new OutboundError('connection', message);
 }
