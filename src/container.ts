@@ -93,6 +93,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const worker = new Worker(deliveries, log, config.workerPollMs);
   const vcs = new ComponentVcs(config.dataDir, config.externalUrl, repos, resolve, settings, outbound);
   const components = new ComponentsService(db, vcs);
+  // what a process killed while creating or deleting a component left behind (copies of repositories)
+  const leftovers = await components.removeLeftovers();
+  if (leftovers.length) log.info({ removed: leftovers.length }, 'removed translation mirrors that no component owns');
   const translation = { vcs, components, projects: new TranslationProjectsService(db, components), queries: new TranslationQueries(db) };
   const close = async () => {
     await worker.stop();

@@ -28,6 +28,9 @@ const LANGUAGE_CODE_STYLES = ['', 'posix', 'posix_lowercase', 'bcp', 'posix_long
 /** fields whose change means fetching and scanning again */
 const SOURCE_FIELDS = ['repo', 'branch', 'filemask', 'template', 'file_format', 'language_regex', 'source_language_id', 'check_flags', 'enforced_checks', 'edit_template'] as const;
 
+/** how long a mirror or staging directory without a component is left alone (a creation may be in progress) */
+const LEFTOVER_GRACE_MS = 60 * 60 * 1000;
+
 type Values = Partial<Omit<ComponentRow, 'id' | 'project_id' | 'created_at'>>;
 
 export class ComponentsService {
@@ -270,6 +273,34 @@ export class ComponentsService {
 
   removeMirror(componentId: number): void {
     this.vcs.remove(componentId);
+  }
+
+  /**
+   * At start: removes the mirrors no component owns and the staging directories left behind — by a
+   * process killed while creating a component (a staged fetch, or a mirror adopted in a transaction
+   * that never committed; on PostgreSQL its id is never used again) or while deleting one. They hold
+   * copies of repositories, private ones too. Another node may be creating a component right now, so
+   * only what has not been written for `graceMs` goes (a creation's fetch is limited to minutes).
+   */
+  async removeLeftovers(graceMs = LEFTOVER_GRACE_MS): Promise<string[]> {
+    const old = (modifiedMs: number) => modifiedMs < Date.now() - graceMs;
+    const candidates = this.vcs.leftovers().filter((l) => old(l.modifiedMs));
+    const ids = candidates.flatMap((l) => (l.componentId === null ? [] : [l.componentId]));
+    const owned = new Set<number>();
+    for (let i = 0; i < ids.length; i += 500) {
+      const rows = await this.db.kysely.selectFrom('components').select('id').where('id', 'in', ids.slice(i, i + 500)).execute();
+      for (const r of rows) owned.add(r.id);
+    }
+    const removed: string[] = [];
+    for (const l of candidates) {
+      if (l.componentId !== null && owned.has(l.componentId)) continue;
+      // written since it was listed: adopted or fetched into by a creation in progress
+      const now = this.vcs.lastWritten(l.dir);
+      if (now === null || !old(now)) continue;
+      this.vcs.discard(l.dir);
+      removed.push(l.dir);
+    }
+    return removed;
   }
 }
 

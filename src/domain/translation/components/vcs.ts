@@ -63,11 +63,40 @@ export class ComponentVcs {
     return path.join(this.dataDir, 'repositories', '@translation', `tmp-${crypto.randomUUID()}.git`);
   }
 
-  /** The staged mirror becomes the component's. */
+  /** The staged mirror becomes the component's (touched: its age counts from here, see `leftovers`). */
   adopt(stagingDir: string, componentId: number): void {
     const dir = this.mirrorDir(componentId);
     this.discard(dir);
     fs.renameSync(stagingDir, dir);
+    const now = new Date();
+    fs.utimesSync(dir, now, now);
+  }
+
+  /**
+   * The mirrors (with their component id) and staging directories (id null) on disk, with when each
+   * was last written (the directory or its packs: a fetch in progress writes there).
+   */
+  leftovers(): { dir: string; componentId: number | null; modifiedMs: number }[] {
+    const root = path.join(this.dataDir, 'repositories', '@translation');
+    let names: string[];
+    try {
+      names = fs.readdirSync(root);
+    } catch {
+      return [];
+    }
+    const out: { dir: string; componentId: number | null; modifiedMs: number }[] = [];
+    for (const name of names) {
+      const mirror = /^(\d+)\.git$/.exec(name);
+      if (!mirror && !/^tmp-[0-9a-f-]+\.git$/.test(name)) continue;
+      const dir = path.join(root, name);
+      const modifiedMs = lastWritten(dir);
+      if (modifiedMs !== null) out.push({ dir, componentId: mirror ? Number(mirror[1]) : null, modifiedMs });
+    }
+    return out;
+  }
+
+  lastWritten(dir: string): number | null {
+    return lastWritten(dir);
   }
 
   /** The source `repo` names, checked against what the actor may read; RepoError with the reason when it cannot be used. */
@@ -193,6 +222,20 @@ export function heldTo(pinned: PinnedUrl): Record<string, string> {
     env[`GIT_CONFIG_VALUE_${i}`] = value;
   });
   return env;
+}
+
+function lastWritten(dir: string): number | null {
+  let latest: number | null = null;
+  for (const p of [dir, path.join(dir, 'objects'), path.join(dir, 'objects', 'pack')]) {
+    try {
+      const st = fs.lstatSync(p);
+      if (p === dir && !st.isDirectory()) return null;
+      latest = Math.max(latest ?? 0, st.mtimeMs);
+    } catch {
+      if (p === dir) return null;
+    }
+  }
+  return latest;
 }
 
 function firstLine(s: string): string {
