@@ -6,6 +6,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startTestServer } from '../helpers/server.ts';
+import { assertTool, skipWithout } from '../helpers/tools.ts';
 import { workTree } from '../helpers/git.ts';
 import { ROOT_TOKEN } from '../helpers/build-app.ts';
 import { startSink } from '../helpers/sink.ts';
@@ -13,7 +14,8 @@ import { startSink } from '../helpers/sink.ts';
 const PYTHON = '/usr/bin/python3';
 const available = spawnSync(PYTHON, ['-c', 'import gitlab'], { stdio: 'ignore' }).status === 0;
 
-test('python-gitlab: tree, blobs, archives, compare, contributors, merge base, branches, commits and files agree with git', { skip: !available && 'python-gitlab is not installed' }, async (t) => {
+test('python-gitlab: tree, blobs, archives, compare, contributors, merge base, branches, commits and files agree with git', { skip: skipWithout(available, 'python-gitlab') }, async (t) => {
+  assertTool(available, 'python-gitlab');
   const { seed, base } = await startTestServer(t, {}, { selfUrl: true });
   const group = await seed.group();
   const { project, dir } = await seed.repoProject({ namespace: group, visibility: 'private' });
@@ -30,7 +32,8 @@ test('python-gitlab: tree, blobs, archives, compare, contributors, merge base, b
   assert.match(out.stdout, /all ok\n$/, out.stdout);
 });
 
-test('python-gitlab: system hooks list, create, get, test and delete', { skip: !available && 'python-gitlab is not installed' }, async (t) => {
+test('python-gitlab: system hooks list, create, get, test and delete', { skip: skipWithout(available, 'python-gitlab') }, async (t) => {
+  assertTool(available, 'python-gitlab');
   const { base, c } = await startTestServer(t, {}, { selfUrl: true });
   await c.worker.drain();
   const sink = await startSink(t);

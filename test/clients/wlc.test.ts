@@ -8,12 +8,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startTestServer } from '../helpers/server.ts';
+import { assertTool, skipWithout } from '../helpers/tools.ts';
 import { ROOT_TOKEN } from '../helpers/build-app.ts';
 import { CS_PO, DE_PO, repoWith } from '../helpers/translation.ts';
 
 const available = spawnSync('wlc', ['--version'], { stdio: 'ignore' }).status === 0;
 
-test('wlc: list-projects, list-components, list-translations, list-languages, show, ls, stats, changes, lock-status, download', { skip: !available && 'wlc is not installed' }, async (t) => {
+test('wlc: list-projects, list-components, list-translations, list-languages, show, ls, stats, changes, lock-status, download', { skip: skipWithout(available, 'wlc') }, async (t) => {
+  assertTool(available, 'wlc');
   const ctx = await startTestServer(t, {}, { selfUrl: true });
   const { base } = ctx;
   const fixture = await repoWith(t, ctx, { 'po/cs.po': CS_PO, 'po/de.po': DE_PO });
