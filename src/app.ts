@@ -2,7 +2,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
-import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import qs from 'qs';
 import querystring from 'node:querystring';
@@ -10,7 +9,9 @@ import crypto from 'node:crypto';
 import type { Container } from './container.ts';
 import './http/types.ts';
 import { conventions } from './http/plugins/conventions.ts';
+import { isInt32 } from './db/sql.ts';
 import { errorHandling } from './http/plugins/errors.ts';
+import { requestBodies } from './http/plugins/malformed.ts';
 import { authPlugin } from './http/plugins/auth.ts';
 import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
 import { responseCache } from './http/plugins/response-cache.ts';
@@ -43,6 +44,11 @@ export const QS_OPTIONS = { arrayLimit: 1000, depth: 5, parameterLimit: 2000, al
 /** Rack-style nesting (`ids[]=1`, `not[author_id]=2`) through qs; flat strings take Node's faster parser. */
 function parseQuery(s: string): Record<string, unknown> {
   if (s.includes('[') || s.includes('%5B') || s.includes('%5b')) return qs.parse(s, QS_OPTIONS) as Record<string, unknown>;
+  return flatQuery(s);
+}
+
+/** Django's QueryDict (the translation API): names as written, `q[a]=1` names `q[a]`, not `q`. */
+function flatQuery(s: string): Record<string, unknown> {
   return { ...querystring.parse(s, '&', '=', { maxKeys: QS_OPTIONS.parameterLimit }) };
 }
 
@@ -62,14 +68,28 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
     },
     bodyLimit: 10 * 1024 * 1024,
     trustProxy: true,
-    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: true } },
+    ajv: {
+      customOptions: {
+        allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: true,
+        // what an integer column holds (conventions.ts marks the query and body integers); a keyword rather than a
+        // format or `maximum`, which Ajv skips for the Infinity its coercion makes of `1e999`
+        keywords: [{ keyword: 'x-int32', schemaType: 'boolean', errors: false, validate: (on: boolean, n: unknown) => !on || typeof n !== 'number' || isInt32(n) }],
+      },
+    },
   });
 
   conventions(app);
+  app.addHook('onRequest', (req, _reply, done) => {
+    if ((req.routeOptions.config as { api?: string } | undefined)?.api === 'translation') {
+      const i = req.url.indexOf('?');
+      if (i >= 0 && /\[|%5b/i.test(req.url.slice(i))) req.query = flatQuery(req.url.slice(i + 1));
+    }
+    done();
+  });
   errorHandling(app, c.config.externalUrl);
   await app.register(cookie);
   await app.register(formbody, { parser: (s: string) => qs.parse(s, QS_OPTIONS) });
-  await app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: 10 * 1024 * 1024 } });
+  await requestBodies(app); // multipart fields as the body; unreadable requests are 400s
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',

@@ -2,6 +2,15 @@
 import { sql, type Expression, type SqlBool, type Kysely } from 'kysely';
 import type { DialectName } from './connect.ts';
 
+/** The range of an integer column (PostgreSQL `integer`, the type of every id and count here). */
+export const INT32_MIN = -2_147_483_648;
+export const INT32_MAX = 2_147_483_647;
+
+/** A value an integer column can hold (a larger id names nothing: PostgreSQL would refuse to compare it). */
+export function isInt32(n: number): boolean {
+  return Number.isInteger(n) && n >= INT32_MIN && n <= INT32_MAX;
+}
+
 /** Case-insensitive substring match, `%`/`_` in the needle taken literally. */
 export function ciContains(dialect: DialectName, column: string, needle: string): Expression<SqlBool> {
   const escaped = '%' + needle.toLowerCase().replace(/[\\%_]/g, (c) => '\\' + c) + '%';

@@ -84,7 +84,7 @@ const attributeProps = {
   external: Type.Optional(Type.Boolean()),
   // null (or blank in a form) means "the instance default", user_defaults_to_private_profile.
   private_profile: Type.Optional(NullableBoolean),
-  projects_limit: Type.Optional(Type.Integer()),
+  projects_limit: Type.Optional(Type.Integer({ 'x-int32': false })), // the model says "must be less than or equal to 2147483647"
   can_create_group: Type.Optional(Type.Boolean()),
   bio: Type.Optional(Type.String()),
   location: Type.Optional(Type.String()),

@@ -51,6 +51,11 @@ export function grapeMessage(validation: any[]): string {
       case 'not':
         text = `${paramName(e.instancePath)} has a value not allowed`;
         break;
+      case 'type':
+      case 'x-int32':
+        // Grape coerces a list of scalars as a whole: `user_ids[]=abc` is "user_ids is invalid"
+        text = `${paramName(e.instancePath.replace(/\/\d+$/, ''))} is invalid`;
+        break;
       case 'anyOf':
       case 'oneOf':
         continue; // the branch errors say it better

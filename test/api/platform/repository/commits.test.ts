@@ -199,11 +199,13 @@ test('GET /commits: refs, ranges, paths, dates, authors, all, first_parent, orde
 test('GET /commits: bad inputs answer GitLab’s errors, never reach git as options; access rules', async (t) => {
   const f = await fixture(t);
   const get = (query: string, headers: Record<string, string> = f.headers) => f.app.inject({ method: 'GET', url: `${f.base}/commits?${query}`, headers });
-  for (const bad of ['-main', '--all', '--output=/tmp/x', 'main branch', 'main:README.md', 'a..-b', '..', 'main@{1}', '\u0000', 'main\n--all']) {
+  for (const bad of ['-main', '--all', '--output=/tmp/x', 'main branch', 'main:README.md', 'a..-b', '..', 'main@{1}', 'main\n--all']) {
     const res = await get(`ref_name=${encodeURIComponent(bad)}`);
     assert.equal(res.statusCode, 400, bad);
     assert.deepEqual(res.json(), { message: 'ref_name is invalid' }, bad);
   }
+  // a NUL byte anywhere is refused before any route runs (plugins/malformed.ts)
+  assert.deepEqual(await get('ref_name=%00').then((r) => [r.statusCode, r.json()]), [400, { error: 'ref_name is invalid' }]);
   let res = await get('since=invalid-date');
   assert.deepEqual([res.statusCode, res.json()], [400, { error: 'since is invalid' }]);
   res = await get('since=2021-13-01&until=yesterday');
@@ -291,10 +293,13 @@ test('GET /commits/:sha: the commit detail with stats, by SHA, branch (with a sl
   res = await f.app.inject({ method: 'GET', url: `${f.base}/commits/main~2`, headers: f.headers });
   assert.deepEqual(res.json().id, f.c2);
 
-  for (const bad of ['nope', '0000000000000000000000000000000000000000', '--all', '-p', 'main:README.md', 'main..v0', '\nmain', 'main\u0000']) {
+  for (const bad of ['nope', '0000000000000000000000000000000000000000', '--all', '-p', 'main:README.md', 'main..v0', '\nmain']) {
     res = await f.app.inject({ method: 'GET', url: `${f.base}/commits/${encodeURIComponent(bad)}`, headers: f.headers });
     assert.deepEqual([res.statusCode, res.json()], [404, { message: '404 Commit Not Found' }], bad);
   }
+  // a NUL byte anywhere is refused before any route runs (plugins/malformed.ts)
+  res = await f.app.inject({ method: 'GET', url: `${f.base}/commits/main%00`, headers: f.headers });
+  assert.deepEqual([res.statusCode, res.json()], [400, { error: 'sha is invalid' }]);
   // the tree of a commit is not a commit
   const tree = bareGit(f.dir, ['rev-parse', `${f.c1}^{tree}`]).trim();
   res = await f.app.inject({ method: 'GET', url: `${f.base}/commits/${tree}`, headers: f.headers });
