@@ -3,7 +3,7 @@
 // moved resources are reported as `moved` (the route answers 301 on GET, 405 otherwise).
 import type { Db } from '../../db/connect.ts';
 import type { NamespaceRow, ProjectRow } from '../../db/schema.ts';
-import { ciEquals } from '../../db/sql.ts';
+import { ciEquals, isInt32 } from '../../db/sql.ts';
 import { readVersions, stamp } from '../../db/versions.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
 import { VersionedCache } from '../../lib/versioned-cache.ts';
@@ -27,6 +27,7 @@ export class MovedError extends DomainError {
   }
 }
 
+/** A numeric `:id` (one beyond the id column's range names nothing: GitLab's find_by gives nil). */
 const isId = (s: string) => /^\d+$/.test(s);
 
 /** Every table a resolution reads (rows, memberships, custom roles, the user's own flags, old paths). */
@@ -51,6 +52,7 @@ export class Resolver {
   async findProjectRow(idOrPath: string | number): Promise<{ project: ProjectRow; namespace: NamespaceRow } | { moved: string } | undefined> {
     const key = String(idOrPath);
     if (isId(key)) {
+      if (!isInt32(Number(key))) return undefined;
       const project = await this.db.kysely.selectFrom('projects').selectAll().where('id', '=', Number(key)).executeTakeFirst();
       if (!project) return undefined;
       return { project, namespace: (await this.namespaceById(project.namespace_id))! };
@@ -110,6 +112,7 @@ export class Resolver {
 
   async findGroupRow(idOrPath: string | number): Promise<NamespaceRow | { moved: string } | undefined> {
     const key = String(idOrPath);
+    if (isId(key) && !isInt32(Number(key))) return undefined;
     const q = this.db.kysely.selectFrom('namespaces').selectAll().where('type', '=', 'Group');
     const group = isId(key) ? await q.where('id', '=', Number(key)).executeTakeFirst() : await q.where(ciEquals('full_path', key)).executeTakeFirst();
     if (group) return group;

@@ -2,6 +2,7 @@
 // MemberRole model): instance-wide roles for administrators, group roles for Owners of a top-level
 // group. What a role grants is decided by the policy (domain/access), never here.
 import type { Db } from '../../db/connect.ts';
+import { isInt32 } from '../../db/sql.ts';
 import type { MemberRoleRow, NamespaceRow } from '../../db/schema.ts';
 import { Errors } from '../../lib/errors.ts';
 import { nowIso } from '../../lib/time.ts';
@@ -88,6 +89,7 @@ export class MemberRolesService {
   /** A role of the scope by id: 404 "Member Role Not Found" otherwise (a group's own roles only). */
   async find(scope: RoleScope, id: number): Promise<MemberRoleRow> {
     this.authorize(scope);
+    if (!isInt32(id)) throw Errors.notFound('Member Role'); // beyond the id column: none
     const q = this.db.kysely.selectFrom('member_roles').selectAll().where('id', '=', id);
     const row =
       scope.kind === 'instance'

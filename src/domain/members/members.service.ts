@@ -7,7 +7,7 @@
 import { sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../db/connect.ts';
 import type { Database, MemberRoleRow, MemberRow, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
-import { ciEquals, isUniqueViolation } from '../../db/sql.ts';
+import { ciEquals, isInt32, isUniqueViolation } from '../../db/sql.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
 import { isDate, nowIso, parseDateTime, todayDate } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
@@ -164,7 +164,7 @@ export class MembersService {
       if (!row) throw Errors.recordNotFound();
       return (await this.views([{ member: row, accessLevel: row.access_level }]))[0];
     }
-    const rows = await this.listQuery(s, { deep, user_ids: [userId] }).execute();
+    const rows = isInt32(userId) ? await this.listQuery(s, { deep, user_ids: [userId] }).execute() : [];
     if (!rows.length) throw Errors.recordNotFound();
     return (await this.viewsOfRows(rows))[0];
   }
@@ -209,7 +209,8 @@ export class MembersService {
     }));
   }
 
-  private directMember(s: MemberSource, userId: number): Promise<MemberRow | undefined> {
+  private async directMember(s: MemberSource, userId: number): Promise<MemberRow | undefined> {
+    if (!isInt32(userId)) return undefined; // beyond the id column: nobody
     const key = sourceKey(s);
     return this.db.kysely.selectFrom('members').selectAll().where('source_type', '=', key.type).where('source_id', '=', key.id).where('user_id', '=', userId).executeTakeFirst();
   }

@@ -1,6 +1,7 @@
 // Finding translation objects as an actor sees them: what is invisible is not found (404).
 import { sql, type SqlBool } from 'kysely';
 import type { Db } from '../../db/connect.ts';
+import { isInt32 } from '../../db/sql.ts';
 import type { ComponentRow, TranslationProjectRow, TranslationRow, UnitRow } from '../../db/schema.ts';
 import { Errors } from '../../lib/errors.ts';
 import type { Actor } from '../access/actor.ts';
@@ -45,7 +46,7 @@ export class TranslationQueries {
   }
 
   async unit(actor: Actor, id: number): Promise<{ unit: UnitRow } & ComponentPath> {
-    if (!Number.isSafeInteger(id) || id < 1) throw Errors.notFound();
+    if (!isInt32(id) || id < 1) throw Errors.notFound();
     const unit = await this.db.kysely.selectFrom('units').selectAll().where('id', '=', id).executeTakeFirst();
     if (!unit) throw Errors.notFound();
     const component = await this.db.kysely.selectFrom('components').selectAll().where('id', '=', unit.component_id).executeTakeFirstOrThrow();

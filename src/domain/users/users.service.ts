@@ -3,7 +3,7 @@
 import type { Kysely } from 'kysely';
 import type { Db } from '../../db/connect.ts';
 import type { Database, IdentityRow, UserRow, UserUpdate } from '../../db/schema.ts';
-import { ciEquals, isUniqueViolation } from '../../db/sql.ts';
+import { ciEquals, isInt32, isUniqueViolation } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
 import { recordSystemEvent, userPayload } from '../events/system-events.ts';
 import { removeRepositories } from '../projects/project-destroy.ts';
@@ -224,6 +224,7 @@ export class UsersService {
   ) {}
 
   async byId(id: number): Promise<UserRow | undefined> {
+    if (!isInt32(id)) return undefined; // no such id (PostgreSQL would refuse to compare it)
     return this.db.kysely.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
   }
 

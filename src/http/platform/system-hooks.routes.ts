@@ -1,10 +1,11 @@
 // System hooks (spec "System hooks (admin)", reference §5): administrators only. GET and POST /hooks/:id
 // answer the hook as a plain object (python-gitlab's gl.hooks.get/create read an object; the spec's
 // examples wrap it in a one-element array). Beyond GitLab: every delivery attempt, and resending one.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../container.ts';
+import { isInt32 } from '../../db/sql.ts';
 import { DeliveryBusy, MOCK_SYSTEM_EVENT } from '../../domain/hooks/deliveries.ts';
 import type { HookInput } from '../../domain/hooks/system-hooks.service.ts';
 import { Errors } from '../../lib/errors.ts';
@@ -17,6 +18,12 @@ const ADMIN = { api: 'platform' as const, auth: 'admin' as const };
 
 const HookParams = Type.Object({ hook_id: Type.Integer() });
 const EventParams = Type.Object({ hook_id: Type.Integer(), event_id: Type.Integer() });
+
+/** An id beyond the id column (or `1e999`) names no hook or attempt: `find` misses, as for any unknown id. */
+function knownIds(req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  const { hook_id, event_id } = req.params as { hook_id?: number; event_id?: number };
+  done([hook_id, event_id].some((id) => id !== undefined && !isInt32(id)) ? Errors.recordNotFound() : undefined);
+}
 const HookFields = {
   name: Type.Optional(Type.String()),
   description: Type.Optional(Type.String()),
@@ -56,7 +63,7 @@ export function systemHooksRoutes(fastify: FastifyInstance, c: Container): void 
 
   app.get(
     '/api/v4/hooks/:hook_id',
-    { config: ADMIN, schema: { tags: TAGS, params: HookParams, response: { 200: SystemHookSchema } } },
+    { config: ADMIN, preHandler: knownIds, schema: { tags: TAGS, params: HookParams, response: { 200: SystemHookSchema } } },
     async (req) => toSystemHookEntity(await c.hooks.get(req.params.hook_id)),
   );
 
@@ -68,14 +75,14 @@ export function systemHooksRoutes(fastify: FastifyInstance, c: Container): void 
 
   app.put(
     '/api/v4/hooks/:hook_id',
-    { config: ADMIN, schema: { tags: TAGS, params: HookParams, body: UpdateBody, response: { 200: SystemHookSchema } } },
+    { config: ADMIN, preHandler: knownIds, schema: { tags: TAGS, params: HookParams, body: UpdateBody, response: { 200: SystemHookSchema } } },
     async (req) => toSystemHookEntity(await c.hooks.update(req.params.hook_id, declared(req.body, hookKeys))),
   );
 
   // The test: the mock event, delivered now; the answer is the mock whatever the receiver said.
   app.post(
     '/api/v4/hooks/:hook_id',
-    { config: ADMIN, schema: { tags: TAGS, params: HookParams } },
+    { config: ADMIN, preHandler: knownIds, schema: { tags: TAGS, params: HookParams } },
     async (req, reply) => {
       const hook = await c.hooks.get(req.params.hook_id);
       await c.deliveries.deliverNow(hook, MOCK_SYSTEM_EVENT);
@@ -85,7 +92,7 @@ export function systemHooksRoutes(fastify: FastifyInstance, c: Container): void 
 
   app.delete(
     '/api/v4/hooks/:hook_id',
-    { config: ADMIN, schema: { tags: TAGS, params: HookParams } },
+    { config: ADMIN, preHandler: knownIds, schema: { tags: TAGS, params: HookParams } },
     async (req, reply) => {
       await c.hooks.delete(req.params.hook_id);
       return reply.code(204).send();
@@ -96,7 +103,7 @@ export function systemHooksRoutes(fastify: FastifyInstance, c: Container): void 
   // delivery it belongs to, its Idempotency-Key, state and next try).
   app.get(
     '/api/v4/hooks/:hook_id/events',
-    { config: ADMIN, schema: { tags: TAGS, params: HookParams, querystring: ListQuery, response: { 200: Type.Array(HookAttemptSchema) } } },
+    { config: ADMIN, preHandler: knownIds, schema: { tags: TAGS, params: HookParams, querystring: ListQuery, response: { 200: Type.Array(HookAttemptSchema) } } },
     async (req, reply) => {
       const hook = await c.hooks.get(req.params.hook_id);
       const page = await offsetPaginate(
@@ -113,7 +120,7 @@ export function systemHooksRoutes(fastify: FastifyInstance, c: Container): void 
   // Sends the delivery of that attempt again, now, under the same Idempotency-Key.
   app.post(
     '/api/v4/hooks/:hook_id/events/:event_id/resend',
-    { config: ADMIN, schema: { tags: TAGS, params: EventParams } },
+    { config: ADMIN, preHandler: knownIds, schema: { tags: TAGS, params: EventParams } },
     async (req, reply) => {
       const hook = await c.hooks.get(req.params.hook_id);
       const attempt = await c.deliveries.attemptOf(hook.id, req.params.event_id);

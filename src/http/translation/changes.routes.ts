@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { sql, type SqlBool } from 'kysely';
 import type { Container } from '../../container.ts';
+import { isInt32 } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
 import { changesList, view } from './common.ts';
 import { ALLOW_LIST_RO } from './drf.ts';
@@ -26,7 +27,7 @@ export function changesRoutes(app: FastifyInstance, c: Container): void {
 
   app.get<{ Params: { id: string } }>('/api/changes/:id/', view(ALLOW_LIST_RO, 'Change Instance', 'Changes API.'), async (req, reply) => {
     const id = /^\d+$/.test(req.params.id) ? Number(req.params.id) : NaN;
-    if (!Number.isSafeInteger(id)) throw Errors.notFound();
+    if (!isInt32(id)) throw Errors.notFound();
     const row = await visible(req.actor).selectAll().where('translation_changes.id', '=', id).executeTakeFirst();
     if (!row) throw Errors.notFound();
     const wire = new Wire(req, c);
