@@ -44,8 +44,11 @@ export async function runCli(argv: string[]): Promise<number | null> {
       case 'serve': {
         const config = loadConfig();
         const c = await createContainer(config);
+        // pushes an earlier life of this process (or a node that died) left half done: their events
+        await c.pushes.recover({ scanAll: true });
         const app = await buildApp(c);
         await app.listen({ port: config.port, host: config.host });
+        c.pushes.startSweeping();
         if (config.inProcessWorker) c.worker.start();
         const stop = async () => {
           await app.close();

@@ -26,6 +26,8 @@ export interface Config {
   archiveRateLimit: number;
   version: string;
   revision: string;
+  /** test only (HEARTH_TEST_FAULT): a push stops for good at that point, so a test can kill -9 there */
+  testFault: 'pause-before-ref-update' | 'pause-before-push-events' | null;
 }
 
 export class ConfigError extends Error {}
@@ -78,6 +80,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (hookRetrySchedule.some((n) => !Number.isFinite(n) || n < 0)) {
     throw new ConfigError(`HEARTH_HOOK_RETRY_SCHEDULE must be seconds separated by commas, got "${env.HEARTH_HOOK_RETRY_SCHEDULE}"`);
   }
+  const testFault = env.HEARTH_TEST_FAULT || null;
+  if (testFault !== null && testFault !== 'pause-before-ref-update' && testFault !== 'pause-before-push-events') {
+    throw new ConfigError(`HEARTH_TEST_FAULT must be pause-before-ref-update or pause-before-push-events, got "${testFault}"`);
+  }
   const logLevel = (env.LOG_LEVEL || 'info').toLowerCase();
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   return {
@@ -98,6 +104,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     archiveRateLimit: intVar(env, 'HEARTH_ARCHIVE_RATE_LIMIT', 5, 0, 1_000_000),
     version: VERSION,
     revision: REVISION,
+    testFault,
     ...overrides,
   };
 }

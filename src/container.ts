@@ -19,6 +19,7 @@ import { Resolver } from './domain/access/resolve.ts';
 import { configureGit } from './git/command.ts';
 import { RepositoryStore } from './git/storage.ts';
 import { SystemHooksService } from './domain/hooks/system-hooks.service.ts';
+import { PushJournal } from './domain/repository/push-journal.ts';
 import { HookDeliveries } from './domain/hooks/deliveries.ts';
 import { Worker } from './jobs/worker.ts';
 import { seedLanguages } from './domain/translation/languages/seed.ts';
@@ -40,6 +41,8 @@ export interface Container {
   policy: Policy;
   resolve: Resolver;
   repos: RepositoryStore;
+  /** pushes over smart HTTP in flight, and the replay of those a crash interrupted */
+  pushes: PushJournal;
   /** the one guarded client for outbound requests */
   outbound: Outbound;
   hooks: SystemHooksService;
@@ -91,6 +94,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     timeoutMs: config.hookTimeoutMs,
   });
   const worker = new Worker(deliveries, log, config.workerPollMs);
+  const pushes = new PushJournal(db, repos, settings, config.externalUrl, log, config.testFault);
   const vcs = new ComponentVcs(config.dataDir, config.externalUrl, repos, resolve, settings, outbound);
   const components = new ComponentsService(db, vcs);
   // what a process killed while creating or deleting a component left behind (copies of repositories)
@@ -99,11 +103,12 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const translation = { vcs, components, projects: new TranslationProjectsService(db, components), queries: new TranslationQueries(db) };
   const close = async () => {
     await worker.stop();
+    await pushes.stop();
     repos.close();
     await outbound.close();
     await db.close();
   };
-  const c: Container = { config, log, db, settings, users, tokens, oauth, sessions, auth, policy, resolve, repos, outbound, hooks, deliveries, worker, translation, close };
+  const c: Container = { config, log, db, settings, users, tokens, oauth, sessions, auth, policy, resolve, repos, pushes, outbound, hooks, deliveries, worker, translation, close };
   await bootstrapRoot(c);
   return c;
 }

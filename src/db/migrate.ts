@@ -9,6 +9,7 @@ import * as m005 from './migrations/005-system-hooks.ts';
 import * as m006 from './migrations/006-languages.ts';
 import * as m007 from './migrations/007-translation.ts';
 import * as m008 from './migrations/008-version-notifications.ts';
+import * as m009 from './migrations/009-pending-pushes.ts';
 
 export interface MigrationContext {
   dialect: DialectName;
@@ -28,6 +29,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '006-languages', up: m006.up },
   { name: '007-translation', up: m007.up },
   { name: '008-version-notifications', up: m008.up },
+  { name: '009-pending-pushes', up: m009.up },
 ];
 
 export async function migrate(db: Db): Promise<string[]> {

@@ -257,6 +257,17 @@ export interface HookAttemptsTable {
   created_at: string;
 }
 
+/** A push over smart HTTP in flight, or left by a process that died (migration 009). */
+export interface PendingPushesTable {
+  id: Generated<number>;
+  project_id: number;
+  user_id: number;
+  owner: string;
+  lease_until: string;
+  changes: string; // JSON [{before, after, ref}]
+  created_at: string;
+}
+
 export interface LanguagesTable {
   id: Generated<number>;
   code: string;
@@ -429,6 +440,7 @@ export interface Database {
   system_hooks: SystemHooksTable;
   hook_deliveries: HookDeliveriesTable;
   hook_attempts: HookAttemptsTable;
+  pending_pushes: PendingPushesTable;
   languages: LanguagesTable;
   language_plurals: LanguagePluralsTable;
   language_aliases: LanguageAliasesTable;
@@ -450,6 +462,7 @@ export type TranslationChangeRow = Selectable<TranslationChangesTable>;
 export type SystemHookRow = Selectable<SystemHooksTable>;
 export type HookDeliveryRow = Selectable<HookDeliveriesTable>;
 export type HookAttemptRow = Selectable<HookAttemptsTable>;
+export type PendingPushRow = Selectable<PendingPushesTable>;
 export type NewUser = Insertable<UsersTable>;
 export type UserUpdate = Updateable<UsersTable>;
 export type PatRow = Selectable<PersonalAccessTokensTable>;

@@ -77,9 +77,23 @@ function argv(args: string[], gitDir?: string): string[] {
   return gitDir ? ['--git-dir', gitDir, ...args] : args;
 }
 
+export interface SpawnOptions extends Omit<GitRunOptions, 'input' | 'maxBytes' | 'okCodes'> {
+  /** more sockets after stdin, stdout and stderr (fd 3, 4, …), inherited by git's hooks */
+  extraPipes?: number;
+  /** an environment variable that names git's own process id (for hooks: "is my parent that git?") */
+  pidEnv?: string;
+}
+
 /** Starts git for streaming (archive, upload-pack, receive-pack); the caller owns the streams. */
-export function spawnGit(args: string[], opts: Omit<GitRunOptions, 'input' | 'maxBytes' | 'okCodes'> = {}): ChildProcess {
-  const child = spawn('git', argv(args, opts.gitDir), { cwd: opts.cwd ?? opts.gitDir ?? '/', env: gitEnv(opts.env), stdio: ['pipe', 'pipe', 'pipe'] });
+export function spawnGit(args: string[], opts: SpawnOptions = {}): ChildProcess {
+  const stdio: 'pipe'[] = Array<'pipe'>(3 + (opts.extraPipes ?? 0)).fill('pipe');
+  const options = { cwd: opts.cwd ?? opts.gitDir ?? '/', env: gitEnv(opts.env), stdio };
+  let child: ChildProcess;
+  if (opts.pidEnv) {
+    if (!/^[A-Z_][A-Z0-9_]*$/.test(opts.pidEnv)) throw new Error(`invalid variable name ${opts.pidEnv}`);
+    // the shell names its own pid, then becomes git (exec keeps the pid)
+    child = spawn('/bin/sh', ['-c', `${opts.pidEnv}=$$; export ${opts.pidEnv}; exec git "$@"`, 'git', ...argv(args, opts.gitDir)], options);
+  } else child = spawn('git', argv(args, opts.gitDir), options);
   const timeout = opts.timeoutMs ?? 600_000;
   const timer = setTimeout(() => child.kill('SIGKILL'), timeout);
   timer.unref();

@@ -1,7 +1,9 @@
 // Server-side hooks for pushes over smart HTTP. receive-pack runs them with the environment the server
 // gives it: the pre-receive hook enforces the protection of the default branch (git itself checks
-// fast-forwards against the quarantined objects), the post-receive hook reports the accepted ref
-// changes to a file the server reads once receive-pack is done.
+// fast-forwards against the quarantined objects); the reference-transaction hook reports every ref
+// update to the server through a socket the server gives receive-pack (fd 3) and, while git holds the
+// ref locks and before the refs move, waits for the server to answer that it recorded the update
+// durably: a ref never moves unless the server that runs the push has it in its journal (and is alive).
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -26,15 +28,27 @@ done
 exit $status
 `;
 
-const POST_RECEIVE = `#!/bin/sh
-# Hearth: the accepted ref changes, for the server's push events.
-cat >> "$HEARTH_PUSH_LOG"
+// Only receive-pack's own transactions (the hook's parent is the process the server started and named
+// in HEARTH_PUSH_PID), not those of its children (auto maintenance packing refs). Every report waits
+// for the server's answer (so the server has seen it before receive-pack goes on); the answer matters
+// for "prepared" only: the refs are locked and about to move, and anything but "ok" (the server
+// refused, or is gone: fd 3 closed) makes git abort the transaction.
+const REFERENCE_TRANSACTION = `#!/bin/sh
+# Hearth: the ref updates of a push, reported to the server (fd 3) before and after the refs move.
+[ -n "$HEARTH_PUSH_PID" ] && [ "$PPID" = "$HEARTH_PUSH_PID" ] || exit 0
+case "$1" in prepared|committed|aborted) ;; *) exit 0 ;; esac
+lines=$(cat) || exit 1
+printf '%s\\n%s\\n.\\n' "$1" "$lines" >&3 || exit 1
+read -r answer <&3 || exit 1
+[ "$answer" = ok ]
 `;
 
 /** Writes the hooks into `dir` (idempotent) and returns it. */
 export function installHooks(dir: string): string {
   fs.mkdirSync(dir, { recursive: true });
-  for (const [name, body] of [['pre-receive', PRE_RECEIVE], ['post-receive', POST_RECEIVE]] as const) {
+  // the post-receive hook of earlier versions wrote a push log; the reference-transaction hook replaces it
+  fs.rmSync(path.join(dir, 'post-receive'), { force: true });
+  for (const [name, body] of [['pre-receive', PRE_RECEIVE], ['reference-transaction', REFERENCE_TRANSACTION]] as const) {
     const file = path.join(dir, name);
     if (!fs.existsSync(file) || fs.readFileSync(file, 'utf8') !== body) {
       fs.writeFileSync(file + '.tmp', body, { mode: 0o755 });
@@ -42,4 +56,50 @@ export function installHooks(dir: string): string {
     }
   }
   return dir;
+}
+
+export interface RefUpdate {
+  before: string;
+  after: string;
+  /** full ref name */
+  ref: string;
+}
+
+/**
+ * Reads the reference-transaction hook's reports from the socket given to receive-pack as fd 3, one
+ * at a time and in order, and answers each: "prepared" with what `onPrepared` decides (true: the
+ * updates may go ahead), the others once their handler ran.
+ */
+export function serveRefTransactions(
+  socket: NodeJS.ReadWriteStream & { destroyed?: boolean },
+  handlers: { onPrepared(updates: RefUpdate[]): Promise<boolean>; onCommitted(updates: RefUpdate[]): void; onAborted?(updates: RefUpdate[]): void },
+): void {
+  let text = '';
+  let chain: Promise<void> = Promise.resolve();
+  socket.on('error', () => {});
+  socket.on('data', (chunk: Buffer | string) => {
+    text += chunk.toString();
+    for (let end = text.indexOf('\n.\n'); end >= 0; end = text.indexOf('\n.\n')) {
+      const [state, ...lines] = text.slice(0, end).split('\n');
+      text = text.slice(end + 3);
+      const updates = lines.filter(Boolean).map((l) => {
+        const [before, after, ref] = l.split(' ');
+        return { before, after, ref };
+      });
+      chain = chain.then(async () => {
+        let ok = false;
+        try {
+          if (state === 'prepared') ok = await handlers.onPrepared(updates);
+          else {
+            if (state === 'committed') handlers.onCommitted(updates);
+            else if (state === 'aborted') handlers.onAborted?.(updates);
+            ok = true;
+          }
+        } catch {
+          ok = false;
+        }
+        if (!socket.destroyed) socket.write(ok ? 'ok\n' : 'refused\n');
+      });
+    }
+  });
 }

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CatFilePool, GitObject } from './cat-file.ts';
-import { git, spawnGit, type GitResult, type GitRunOptions } from './command.ts';
+import { git, spawnGit, type GitResult, type GitRunOptions, type SpawnOptions } from './command.ts';
 import { parseCommit, parseTag, parseTree, type AnnotatedTag, type Commit, type TreeEntry } from './objects.ts';
 import { BRANCH_PREFIX, isValidRevision, TAG_PREFIX } from './refs.ts';
 
@@ -89,7 +89,7 @@ export class Repository {
     return git(args, { ...opts, gitDir: this.gitDir });
   }
 
-  spawn(args: string[], opts: Omit<GitRunOptions, 'gitDir' | 'input' | 'maxBytes' | 'okCodes'> = {}) {
+  spawn(args: string[], opts: Omit<SpawnOptions, 'gitDir'> = {}) {
     return spawnGit(args, { ...opts, gitDir: this.gitDir });
   }
 

@@ -1,8 +1,9 @@
 // After every accepted change of refs (a git push, or a commit/branch/tag made through the API):
 // push, tag_push and repository_update events in the outbox, with GitLab's system-hook payloads,
 // in one transaction with the project's activity time.
+import type { Kysely } from 'kysely';
 import type { Db } from '../../db/connect.ts';
-import type { NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
+import type { Database, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
 import type { Repository } from '../../git/repository.ts';
 import { BRANCH_PREFIX, TAG_PREFIX, ZERO_SHA } from '../../git/refs.ts';
 import { nowIso } from '../../lib/time.ts';
@@ -77,9 +78,13 @@ async function commitsCount(repo: Repository, c: RefChange, defaultBranch: strin
   return Number(stdout.toString().trim()) || 0;
 }
 
-/** Builds the payloads (git reads first) and writes them with the activity time in one transaction. */
-export async function recordPushEvents(ctx: PushContext, changes: RefChange[]): Promise<void> {
-  if (!changes.length) return;
+/**
+ * Builds the payloads (git reads first) and writes them with the activity time in one transaction.
+ * `claim` runs first in that transaction (a push journal deleting its record): when it answers false,
+ * nothing is written and the result is false.
+ */
+export async function recordPushEvents(ctx: PushContext, changes: RefChange[], opts: { claim?(trx: Kysely<Database>): Promise<boolean> } = {}): Promise<boolean> {
+  if (!changes.length) return false;
   const project = projectHookAttrs(ctx);
   const repository = repositoryHookAttrs(ctx);
   const user = userAttrs(ctx.user);
@@ -138,8 +143,10 @@ export async function recordPushEvents(ctx: PushContext, changes: RefChange[]): 
     refs: changes.map((c) => c.ref),
   });
   const now = nowIso();
-  await ctx.db.kysely.transaction().execute(async (trx) => {
+  return ctx.db.kysely.transaction().execute(async (trx) => {
+    if (opts.claim && !(await opts.claim(trx))) return false;
     for (const p of payloads) await recordSystemEvent(trx, p);
     await trx.updateTable('projects').set({ last_activity_at: now }).where('id', '=', ctx.project.id).execute();
+    return true;
   });
 }

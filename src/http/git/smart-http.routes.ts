@@ -1,22 +1,19 @@
 // git clone / fetch / push over smart HTTP at EXTERNAL_URL/<full_path>.git (and without .git):
 // info/refs, git-upload-pack, git-receive-pack — streamed both ways, gzip request bodies, protocol v2.
-import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import zlib from 'node:zlib';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, type Duplex, type Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import type { Actor } from '../../domain/access/actor.ts';
 import { MovedError } from '../../domain/access/resolve.ts';
 import { branchProtection, canForcePushBranch, canPushBranch, PUSH_MESSAGES } from '../../domain/repository/branch-protection.ts';
 import type { BranchProtectionDefaults } from '../../domain/groups/group-settings.ts';
-import { recordPushEvents, type RefChange } from '../../domain/repository/push-events.ts';
 import { DomainError } from '../../lib/errors.ts';
 import { canReadCode } from '../platform/repository/context.ts';
 import { GitAuthenticator, GitAuthFailed, GitScopeRefused } from './git-auth.ts';
-import { BRANCH_PREFIX, ZERO_SHA } from '../../git/refs.ts';
-import { adoptDefaultBranch } from '../../domain/repository/default-branch.ts';
+import { BRANCH_PREFIX } from '../../git/refs.ts';
+import { serveRefTransactions } from '../../git/hooks.ts';
 
 const SERVICES = new Set(['git-upload-pack', 'git-receive-pack']);
 const INFO_REFS = /^\/(.+?)(?:\.git)?\/info\/refs$/;
@@ -191,10 +188,8 @@ export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
     const branch = t.project.default_branch ?? 'main';
     const protection = branchProtection(t.project, t.namespace, settings.default_branch_protection_defaults as BranchProtectionDefaults, branch);
     const initial = await t.repo.isEmpty();
-    const log = path.join(t.repo.gitDir, `hearth-push-${crypto.randomBytes(8).toString('hex')}`);
     const env: Record<string, string> = {
       ...protocolEnv(req),
-      HEARTH_PUSH_LOG: log,
       HEARTH_PROTECTED_REF: protection ? BRANCH_PREFIX + branch : '',
       HEARTH_CAN_PUSH: canPushBranch(t.actor, t.access, protection) ? '1' : '0',
       HEARTH_CAN_INITIAL_PUSH: initial && canPushBranch(t.actor, t.access, protection, true) ? '1' : '0',
@@ -204,48 +199,33 @@ export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
       HEARTH_MSG_DELETE: PUSH_MESSAGES.deleteProtected,
       HEARTH_MSG_REF: 'You are not allowed to push to',
     };
-    const child = t.repo.spawn(['-c', `core.hooksPath=${c.repos.hooksDir}`, 'receive-pack', '--stateless-rpc', t.repo.gitDir], { env });
+    // journaled before git starts; the reference-transaction hook reports each ref update on fd 3
+    const push = await c.pushes.begin(t.project, t.actor.user!);
+    const child = t.repo.spawn(['-c', `core.hooksPath=${c.repos.hooksDir}`, 'receive-pack', '--stateless-rpc', t.repo.gitDir], { env, extraPipes: 1, pidEnv: 'HEARTH_PUSH_PID' });
+    const hookSocket = child.stdio[3] as Duplex;
+    serveRefTransactions(hookSocket, { onPrepared: (u) => push.prepare(u), onCommitted: (u) => push.committedUpdates(u) });
     body.on('error', () => child.kill());
     body.pipe(child.stdin!);
     child.stdin!.on('error', () => {});
+    child.stderr!.resume();
     // The response ends once the push's events are in the outbox.
     const out = new PassThrough();
     child.stdout!.pipe(out, { end: false });
-    child.on('close', () => {
-      void (async () => {
-        try {
-          const changes = readPushLog(log);
-          if (changes.length) {
-            t.repo.touchRefs();
-            const created = changes.find((x) => x.ref.startsWith(BRANCH_PREFIX) && x.after !== ZERO_SHA);
-            const project = await adoptDefaultBranch(c.db, t.project, t.repo, created ? created.ref.slice(BRANCH_PREFIX.length) : null);
-            await recordPushEvents({ db: c.db, externalUrl: c.config.externalUrl, settings, project, namespace: t.namespace, user: t.actor.user!, repo: t.repo }, changes);
-          }
-        } catch (e) {
-          req.log.error({ err: e }, 'recording push events failed');
-        } finally {
-          out.end();
-        }
-      })();
+    const exited = new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.once('error', () => resolve());
+    });
+    void Promise.all([exited, finished(child.stdout!).catch(() => {})]).then(async () => {
+      try {
+        await push.complete({ namespace: t.namespace, repo: t.repo });
+      } catch (e) {
+        req.log.error({ err: e }, 'recording push events failed (the push journal replays them)');
+      } finally {
+        // a detached auto maintenance may hold fd 3 open: it no longer concerns this push
+        hookSocket.destroy();
+        out.end();
+      }
     });
     return reply.send(out);
   }
-}
-
-function readPushLog(file: string): RefChange[] {
-  let text = '';
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch {
-    return [];
-  } finally {
-    fs.rmSync(file, { force: true });
-  }
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => {
-      const [before, after, ref] = line.split(' ');
-      return { before, after, ref };
-    });
 }
