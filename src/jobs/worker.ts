@@ -1,18 +1,26 @@
 // The job worker: takes system events from the outbox and delivers them to system hooks. `serve`
 // runs one in-process (HEARTH_IN_PROCESS_WORKER); `hearth worker` runs one alone. Several workers
 // share the work through the leases of HookDeliveries.
+//
+// Deliveries run side by side, each on its own (up to `concurrency` at once, HOOK_CONCURRENCY per
+// hook): the loop claims new work whenever a slot is free and never waits for a batch, so a delivery
+// that hangs until its deadline holds up no other delivery, nor the fan-out of new events.
 import type { Logger } from 'pino';
+import type { HookDeliveryRow } from '../db/schema.ts';
 import type { HookDeliveries } from '../domain/hooks/deliveries.ts';
 
 export class Worker {
   private running = false;
   private loop: Promise<void> | null = null;
   private sleeping: { timer: NodeJS.Timeout; resolve: () => void } | null = null;
+  /** deliveries being sent, by id */
+  private readonly inFlight = new Map<number, { hookId: number; done: Promise<void> }>();
 
   constructor(
     private readonly deliveries: HookDeliveries,
     private readonly log: Logger,
     private readonly pollMs: number,
+    private readonly concurrency = 64,
   ) {}
 
   start(): void {
@@ -21,14 +29,16 @@ export class Worker {
     this.loop = this.run();
   }
 
+  /** Stops claiming work and waits for the deliveries in flight (each ends by its deadline). */
   async stop(): Promise<void> {
     this.running = false;
     this.wake();
     await this.loop;
     this.loop = null;
+    await this.settled();
   }
 
-  /** Look for work now (after this process wrote events). */
+  /** Look for work now (after this process wrote events, or a slot came free). */
   wake(): void {
     const s = this.sleeping;
     if (!s) return;
@@ -37,29 +47,56 @@ export class Worker {
     s.resolve();
   }
 
-  /** One round: events fanned out, due deliveries sent; the amount of work done. */
+  /** One round: events fanned out, due deliveries started (not awaited); the amount of work taken. */
   async tick(): Promise<number> {
     const events = await this.deliveries.dispatch();
-    const sent = await this.deliveries.deliverDue();
-    return events + sent;
+    const busy = new Map<number, number>();
+    for (const { hookId } of this.inFlight.values()) busy.set(hookId, (busy.get(hookId) ?? 0) + 1);
+    const claimed = await this.deliveries.claim(this.concurrency - this.inFlight.size, busy);
+    for (const d of claimed) this.launch(d);
+    return events + claimed.length;
   }
 
-  /** Rounds until nothing is due (tests, and the end of a batch). */
+  /** Rounds until nothing is due and nothing is in flight (tests, and the end of a batch). */
   async drain(): Promise<void> {
-    while ((await this.tick()) > 0);
+    for (;;) {
+      const taken = await this.tick();
+      if (this.inFlight.size) await this.settled();
+      else if (!taken) return;
+    }
+  }
+
+  /** The number of deliveries being sent. */
+  get active(): number {
+    return this.inFlight.size;
+  }
+
+  private launch(d: HookDeliveryRow): void {
+    const done = this.deliveries
+      .deliver(d)
+      .catch((e) => this.log.error({ err: e, delivery: d.id, hook: d.hook_id }, 'hook delivery failed'))
+      .finally(() => {
+        this.inFlight.delete(d.id);
+        this.wake();
+      });
+    this.inFlight.set(d.id, { hookId: d.hook_id, done });
+  }
+
+  private async settled(): Promise<void> {
+    while (this.inFlight.size) await Promise.all([...this.inFlight.values()].map((f) => f.done));
   }
 
   private async run(): Promise<void> {
     while (this.running) {
-      let busy = 0;
+      let taken = 0;
       try {
-        busy = await this.tick();
+        taken = await this.tick();
       } catch (e) {
         this.log.error({ err: e }, 'worker round failed');
         await this.sleep(1000);
         continue;
       }
-      if (!busy) await this.sleep(this.pollMs);
+      if (!taken) await this.sleep(this.pollMs);
     }
   }
 

@@ -8,24 +8,10 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { Outbound, OutboundError, type OutboundRules } from '../../src/lib/outbound.ts';
+import { blackHole } from '../helpers/black-hole.ts';
 
 const OPEN: OutboundRules = { allowLocal: true, allowlist: [] };
 type After = { after(fn: () => unknown): void };
-
-/** A TCP listener on 127.0.0.1 that accepts connections and never sends a byte. */
-export async function blackHole(t: After): Promise<{ port: number; connections: () => number }> {
-  const sockets = new Set<net.Socket>();
-  let count = 0;
-  const s = net.createServer((socket) => {
-    count++;
-    sockets.add(socket);
-    socket.on('error', () => {});
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  t.after(() => new Promise<void>((r) => { for (const k of sockets) k.destroy(); s.close(() => r()); }));
-  return { port: (s.address() as net.AddressInfo).port, connections: () => count };
-}
 
 function client(t: After, resolve?: (host: string) => Promise<string[]>) {
   const o = new Outbound(resolve ? { resolve } : {});
@@ -57,7 +43,7 @@ test('a listener that accepts and never answers: plain, TLS with and without ver
     assert.deepEqual([e.kind, e.message], ['timeout', 'Request timed out']);
     assert.ok(ms >= 290 && ms < 1000, `ended after ${Math.round(ms)} ms`);
   }
-  assert.ok(hole.connections() >= 3);
+  assert.ok(hole.connections() >= 3, `${hole.connections()} connections`);
 });
 
 test('a DNS lookup that never answers ends at the deadline', async (t) => {
@@ -96,7 +82,8 @@ test('requests hanging on an origin never hold up another request to that origin
   const started = performance.now();
   const res = await o.request({ url: `${base}/quick`, timeoutMs: 3000, rules: OPEN });
   assert.equal(res.body.toString(), 'quick');
-  assert.ok(performance.now() - started < 1000);
+  const quickMs = performance.now() - started;
+  assert.ok(quickMs < 1000, `the quick request took ${Math.round(quickMs)} ms`);
   for (const e of await Promise.all(stuck)) assert.equal((e as OutboundError).kind, 'timeout');
 });
 
@@ -107,10 +94,11 @@ test('header names and values with control characters are refused before anythin
   t.after(() => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); }));
   const url = `http://127.0.0.1:${(s.address() as net.AddressInfo).port}/`;
   const o = client(t);
-  for (const headers of [{ 'x-token': 'a\0b' }, { 'x-token': 'a\r\nx-injected: 1' }, { 'x-token': 'a\x1bb' }, { 'x-token': 'a\x7f' }, { 'x-token': '€' }, { 'x to\0ken': 'a' }]) {
+  const cases: Record<string, string>[] = [{ 'x-token': 'a\0b' }, { 'x-token': 'a\r\nx-injected: 1' }, { 'x-token': 'a\x1bb' }, { 'x-token': 'a\x7f' }, { 'x-token': '€' }, { 'x to\0ken': 'a' }];
+  for (const headers of cases) {
     const [e, ms] = await timedFailure(o.request({ url, headers, verifyTls: false, timeoutMs: 5000, rules: OPEN }));
     assert.deepEqual([e.kind, e.message], ['invalid_request', `invalid ${Object.keys(headers)[0]} header`]);
-    assert.ok(ms < 500);
+    assert.ok(ms < 500, `refused after ${Math.round(ms)} ms`);
   }
   assert.equal(hits, 0);
   const fine = await o.request({ url, headers: { 'x-token': 'tab\there, latin-1 \xe9' }, rules: OPEN });

@@ -3,9 +3,11 @@
 // transaction with marking the event done, so an event fans out exactly once), and `deliverDue`
 // sends what is due through the guarded client. Beyond GitLab, which drops a failed system-hook
 // delivery: connection errors, timeouts and 5xx are retried on a schedule under the same
-// Idempotency-Key, and every attempt is recorded. Work is claimed with a lease (an atomic UPDATE …
-// RETURNING; SKIP LOCKED on PostgreSQL), so several workers never send the same delivery twice and a
-// worker that dies leaves its claim to be taken again when the lease ends.
+// Idempotency-Key, and every attempt is recorded. Work is claimed with a lease (an UPDATE … RETURNING
+// that takes only rows still unclaimed), so several workers never send the same delivery twice and a
+// worker that dies leaves its claim to be taken again when the lease ends. Each delivery is sent and
+// recorded on its own, under the guarded client's total deadline: one that hangs holds up nothing but
+// itself, and no hook takes more than HOOK_CONCURRENCY of a worker's deliveries at once.
 import crypto from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
 import type { HookAttemptRow, HookDeliveryRow, SystemHookRow } from '../../db/schema.ts';
@@ -28,6 +30,8 @@ export interface DeliveryOptions {
   timeoutMs: number;
 }
 
+/** A worker sends at most this many deliveries of one hook at a time, so a hook that hangs cannot take every slot. */
+export const HOOK_CONCURRENCY = 4;
 const RESPONSE_EXCERPT = 8 * 1024;
 const MAX_HEADERS = 50;
 const INTERNAL_ERROR = 'internal error';
@@ -140,41 +144,66 @@ export class HookDeliveries {
     };
   }
 
-  /** Sends up to `limit` due deliveries at once; the number sent. */
-  async deliverDue(limit = 64): Promise<number> {
+  /**
+   * Claims up to `limit` due deliveries, oldest first, taking at most HOOK_CONCURRENCY per hook counting
+   * `busy` (this worker's deliveries in flight, per hook): a hook whose deliveries hang cannot crowd out
+   * the others. A row is claimed only if still unclaimed when the UPDATE runs (PostgreSQL re-reads a row
+   * another worker changed meanwhile), so two workers never hold the same delivery.
+   */
+  async claim(limit: number, busy: ReadonlyMap<number, number> = new Map()): Promise<HookDeliveryRow[]> {
+    if (limit <= 0) return [];
     const now = nowIso();
-    const until = new Date(Date.now() + this.leaseMs).toISOString();
     const k = this.db.kysely;
-    const due = k
+    const full = [...busy].filter(([, n]) => n >= HOOK_CONCURRENCY).map(([hookId]) => hookId);
+    let due = k
       .selectFrom('hook_deliveries')
-      .select('id')
+      .select(['id', 'hook_id'])
       .where('state', '=', 'pending')
       .where('run_at', '<=', now)
       .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
       .orderBy('run_at')
       .orderBy('id')
-      .limit(limit)
-      .modifyEnd(skipLocked(this.db.dialect));
+      .limit(limit * HOOK_CONCURRENCY);
+    if (full.length) due = due.where('hook_id', 'not in', full);
+    const taken = new Map(busy);
+    const ids: number[] = [];
+    for (const row of await due.execute()) {
+      const n = taken.get(row.hook_id) ?? 0;
+      if (n >= HOOK_CONCURRENCY) continue;
+      taken.set(row.hook_id, n + 1);
+      ids.push(row.id);
+      if (ids.length >= limit) break;
+    }
+    if (!ids.length) return [];
     const claimed = await k
       .updateTable('hook_deliveries')
-      .set({ locked_by: this.workerId, locked_until: until })
-      .where('id', 'in', due)
+      .set({ locked_by: this.workerId, locked_until: new Date(Date.now() + this.leaseMs).toISOString() })
+      .where('id', 'in', ids)
+      .where('state', '=', 'pending')
+      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
       .returningAll()
       .execute();
-    if (!claimed.length) return 0;
-    const hookIds = [...new Set(claimed.map((d) => d.hook_id))];
-    const hooks = new Map((await k.selectFrom('system_hooks').selectAll().where('id', 'in', hookIds).execute()).map((h) => [h.id, h]));
-    const outcomes = await Promise.all(claimed.map((d) => (hooks.has(d.hook_id) ? this.send(hooks.get(d.hook_id)!, d) : null)));
-    await k.transaction().execute(async (trx) => {
-      for (const [i, d] of claimed.entries()) {
-        const o = outcomes[i];
-        if (!o) {
-          await trx.deleteFrom('hook_deliveries').where('id', '=', d.id).execute(); // its hook is gone
-          continue;
-        }
-        await this.record(trx, d, o, true);
-      }
-    });
+    return claimed.sort((a, b) => (a.run_at < b.run_at ? -1 : a.run_at > b.run_at ? 1 : a.id - b.id));
+  }
+
+  /** Sends one claimed delivery and records the attempt (its own transaction); a delivery whose hook is gone is dropped. */
+  async deliver(d: HookDeliveryRow): Promise<void> {
+    const k = this.db.kysely;
+    const hook = await k.selectFrom('system_hooks').selectAll().where('id', '=', d.hook_id).executeTakeFirst();
+    if (!hook) {
+      await k.deleteFrom('hook_deliveries').where('id', '=', d.id).execute();
+      return;
+    }
+    const o = await this.send(hook, d);
+    await k.transaction().execute((trx) => this.record(trx, d, o, true));
+  }
+
+  /** Claims and sends up to `limit` due deliveries, each on its own; the number claimed. */
+  async deliverDue(limit = 64): Promise<number> {
+    const claimed = await this.claim(limit);
+    const results = await Promise.allSettled(claimed.map((d) => this.deliver(d)));
+    const failed = results.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
     return claimed.length;
   }
 
@@ -269,7 +298,12 @@ export class HookDeliveries {
       .execute();
   }
 
-  /** One POST with GitLab's headers (X-Gitlab-* named X-Service-*). Never throws. */
+  /**
+   * One POST with GitLab's headers (X-Gitlab-* named X-Service-*), under the guarded client's total
+   * deadline. Never throws. The token goes as its UTF-8 bytes, line breaks removed (as GitLab does);
+   * one with another control character (refused on input, but older rows may hold one) is not sent and
+   * not retried.
+   */
   private async send(hook: SystemHookRow, d: HookDeliveryRow): Promise<Outcome> {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -280,10 +314,25 @@ export class HookDeliveries {
       'x-service-instance': this.opts.externalUrl,
       'x-service-event-uuid': d.event_uuid,
     };
-    const token = this.hooks.tokenOf(hook);
-    if (token) headers['x-service-token'] = token.replace(/[\r\n]/g, '');
-    const shown = { url: maskUrl(hook.url), requestHeaders: token ? { ...headers, 'x-service-token': '[REDACTED]' } : headers };
     const started = performance.now();
+    const fail = (e: unknown, result: Outcome['result'], requestHeaders = headers): Outcome => ({
+      url: maskUrl(hook.url),
+      requestHeaders,
+      status: INTERNAL_ERROR,
+      error: storable(e instanceof Error ? e.message : String(e)),
+      durationMs: Math.round(performance.now() - started),
+      headers: {},
+      body: '',
+      result,
+    });
+    let token: string | null;
+    try {
+      token = this.hooks.tokenOf(hook);
+    } catch (e) {
+      return fail(e, 'failed'); // a token that does not open now never will
+    }
+    if (token) headers['x-service-token'] = Buffer.from(token.replace(/[\r\n]/g, ''), 'utf8').toString('latin1');
+    const shown = { url: maskUrl(hook.url), requestHeaders: token ? { ...headers, 'x-service-token': '[REDACTED]' } : headers };
     let res: OutboundResponse;
     try {
       res = await this.outbound.request({
@@ -298,28 +347,25 @@ export class HookDeliveries {
       });
     } catch (e) {
       const kind = e instanceof OutboundError ? e.kind : 'connection';
-      return {
-        ...shown,
-        status: INTERNAL_ERROR,
-        error: e instanceof Error ? e.message : String(e),
-        durationMs: Math.round(performance.now() - started),
-        headers: {},
-        body: '',
-        result: kind === 'timeout' || kind === 'connection' ? 'retry' : 'failed',
-      };
+      return fail(e, kind === 'timeout' || kind === 'connection' ? 'retry' : 'failed', shown.requestHeaders);
     }
     const kept: Record<string, string> = {};
-    for (const [name, value] of Object.entries(res.headers).slice(0, MAX_HEADERS)) kept[name] = value;
+    for (const [name, value] of Object.entries(res.headers).slice(0, MAX_HEADERS)) kept[name] = storable(value);
     return {
       ...shown,
       status: String(res.status),
       error: null,
       durationMs: Math.round(res.durationMs),
       headers: kept,
-      body: res.body.subarray(0, RESPONSE_EXCERPT).toString('utf8'),
+      body: storable(res.body.subarray(0, RESPONSE_EXCERPT).toString('utf8')),
       result: res.status < 400 ? 'delivered' : res.status >= 500 ? 'retry' : 'failed',
     };
   }
+}
+
+/** Text as stored: PostgreSQL refuses NUL in text, so a receiver's NUL bytes become U+FFFD. */
+function storable(text: string): string {
+  return text.includes('\0') ? text.replaceAll('\0', '\ufffd') : text;
 }
 
 /** A resend while the delivery is being sent by a worker. */
