@@ -14,6 +14,7 @@ import { canReadCode } from '../platform/repository/context.ts';
 import { GitAuthenticator, GitAuthFailed, GitScopeRefused } from './git-auth.ts';
 import { BRANCH_PREFIX } from '../../git/refs.ts';
 import { serveRefTransactions } from '../../git/hooks.ts';
+import { mayCloneExport } from '../../domain/translation/components/export-access.ts';
 
 const SERVICES = new Set(['git-upload-pack', 'git-receive-pack']);
 const INFO_REFS = /^\/(.+?)(?:\.git)?\/info\/refs$/;
@@ -101,7 +102,8 @@ export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
 
   /**
    * A translation component's mirror at EXTERNAL_URL/git/<project>/<component>/ (its `git_export`):
-   * read-only, visible to whoever may see the component. Null when the path is not of that shape.
+   * read-only, for whoever may see the component and, when its repository is a project of this server,
+   * may read that project's code (mayCloneExport). Null when the path is not of that shape.
    */
   async function exportTarget(req: FastifyRequest, fullPath: string, service: string) {
     const m = EXPORT_PATH.exec(fullPath);
@@ -116,6 +118,7 @@ export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
     if (service === 'git-receive-pack') throw new GitHttpError(actor.user ? 403 : 401, actor.user ? 'The translation export is read-only.' : DENIED);
     try {
       const { component } = await c.translation.queries.component(actor, m[1], m[2]);
+      if (!(await mayCloneExport(c.resolve, actor, component))) throw new GitHttpError(actor.user ? 404 : 401, actor.user ? NOT_FOUND : DENIED);
       const repo = c.translation.vcs.mirror(component.id);
       if (!repo.exists()) throw new GitHttpError(404, NOT_FOUND);
       return { repo };
