@@ -25,6 +25,13 @@ export interface HookInput {
 
 const FLAGS = ['push_events', 'tag_push_events', 'merge_requests_events', 'repository_update_events', 'enable_ssl_verification'] as const;
 const URL_MAX = 2048;
+/**
+ * The token is sent as a header: no control character but the line breaks GitLab removes when sending
+ * (and the tab a header may hold).
+ */
+const TOKEN_FORBIDDEN = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/;
+/** Ruby's URI parser refuses control characters: GitLab answers "Invalid url given". */
+const URL_FORBIDDEN = /[\x00-\x1f\x7f]/;
 /** GitLab saves a hook whose host does not resolve (yet); only addresses it does resolve to are judged. */
 const UNRESOLVED = 'Host cannot be resolved or invalid';
 
@@ -59,6 +66,7 @@ export class SystemHooksService {
   }
 
   async create(input: HookInput): Promise<SystemHookRow> {
+    checkParams(input);
     const strategy = input.branch_filter_strategy ?? 'wildcard';
     const row = {
       url: input.url!,
@@ -83,6 +91,7 @@ export class SystemHooksService {
     const hook = await this.get(id);
     const given = Object.entries(input).filter(([, v]) => v !== undefined);
     if (!given.length) throw Errors.param('No parameters provided');
+    checkParams(input);
     const next: SystemHookRow = { ...hook };
     if (input.url !== undefined) next.url = input.url;
     if (input.name !== undefined) next.name = input.name;
@@ -116,8 +125,15 @@ export class SystemHooksService {
   }
 
   private async urlAllowed(url: string): Promise<boolean> {
-    if (!url || url.length > URL_MAX) return false;
+    if (!url || url.length > URL_MAX || URL_FORBIDDEN.test(url)) return false;
     const problem = await this.outbound.check(url, await systemHookRules(this.settings));
     return problem === null || problem === UNRESOLVED;
   }
+}
+
+/** Grape-level checks of the given parameters (400 `{"error": "<param> is invalid"}`), before the model's. */
+function checkParams(input: HookInput): void {
+  const invalid = (Object.keys(input) as (keyof HookInput)[]).filter((k) => typeof input[k] === 'string' && (input[k] as string).includes('\0'));
+  if (input.token !== undefined && TOKEN_FORBIDDEN.test(input.token) && !invalid.includes('token')) invalid.push('token');
+  if (invalid.length) throw Errors.param(invalid.map((k) => `${k} is invalid`).join(', '));
 }

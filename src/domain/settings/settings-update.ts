@@ -4,6 +4,7 @@
 //      (coercion, `values`, mutually_exclusive, given/requires, at_least_one_of);
 //   2. ActiveRecord model validation of the resulting record → 400 {"message":{"attr":["msg"]}}.
 // Nothing is written unless both pass.
+import { isInt32 } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
 import {
   ALIASES,
@@ -63,15 +64,19 @@ function toBoolean(v: unknown): Coerced {
   return INVALID;
 }
 
+/**
+ * Grape's Integer, within what GitLab's integer columns hold (32 bits), as for every query and body
+ * integer: `99999999999` is "<param> is invalid", never a stored value that no column can take.
+ */
 function toInteger(v: unknown): Coerced {
   if (v === null) return null;
-  if (typeof v === 'number') return Number.isSafeInteger(v) ? v : INVALID;
+  if (typeof v === 'number') return isInt32(v) ? v : INVALID;
   if (typeof v !== 'string') return INVALID;
   const s = v.trim();
   if (s === '') return null; // Grape: an empty value is nil
   if (!INTEGER_RE.test(s)) return INVALID;
   const n = Number(s);
-  return Number.isSafeInteger(n) ? n : INVALID;
+  return isInt32(n) ? n : INVALID;
 }
 
 function toNumber(v: unknown): Coerced {
@@ -85,8 +90,12 @@ function toNumber(v: unknown): Coerced {
   return Number.isFinite(n) ? n : INVALID;
 }
 
+/** PostgreSQL text cannot hold NUL: refused here too, whatever transport brought the value. */
+const hasNul = (s: string): boolean => s.includes('\0');
+
 function toStr(v: unknown): Coerced {
-  if (v === null || typeof v === 'string') return v;
+  if (typeof v === 'string') return hasNul(v) ? INVALID : v;
+  if (v === null) return v;
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   return INVALID;
 }
@@ -97,7 +106,7 @@ function toList(v: unknown): Coerced {
   const out: string[] = [];
   for (const item of Array.isArray(v) ? v : [v]) {
     if (typeof item === 'number') out.push(String(item));
-    else if (typeof item === 'string') out.push(...item.split(',').map((s) => s.trim()).filter(Boolean));
+    else if (typeof item === 'string' && !hasNul(item)) out.push(...item.split(',').map((s) => s.trim()).filter(Boolean));
     else return INVALID;
   }
   return out;

@@ -615,3 +615,36 @@ test('cache: a change made elsewhere is seen by the service after invalidation (
   c.settings.invalidate();
   assert.equal((await c.settings.get()).signup_enabled, false);
 });
+
+test('stored garbage refused: integers beyond 32 bits and NUL bytes are 400 {"error"}, on either database; nothing is written', async (t) => {
+  const { app, c, root } = await buildTestApp(t);
+  let res = await put(app, root, { payload: { default_projects_limit: 2147483647, max_login_attempts: -5 } });
+  assert.equal(res.statusCode, 400); // in range, but the model's minimum
+  assert.deepEqual(res.json(), { message: { max_login_attempts: ['must be greater than 0'] } });
+  res = await put(app, root, { payload: { default_projects_limit: 2147483647 } });
+  assert.equal(res.statusCode, 200);
+  const stored = await storedRow(c);
+  const cases: [Partial<Inject>, string][] = [
+    [{ payload: { default_projects_limit: 2147483648 } }, 'default_projects_limit is invalid'],
+    [{ payload: { default_projects_limit: 99999999999 } }, 'default_projects_limit is invalid'],
+    [{ payload: { max_attachment_size: '99999999999' } }, 'max_attachment_size is invalid'],
+    [{ payload: { max_attachment_size: -2147483649 } }, 'max_attachment_size is invalid'],
+    [{ url: `${URL}?session_expire_delay=9007199254740993` }, 'session_expire_delay is invalid'],
+    [form(root, 'push_event_hooks_limit=1e999'), 'push_event_hooks_limit is invalid'],
+    [{ payload: { repository_storages_weighted: { default: 99999999999 } } }, 'repository_storages_weighted is invalid'],
+    [{ payload: { default_branch_protection_defaults: { allowed_to_push: [{ access_level: 4294967336 }] } } }, 'default_branch_protection_defaults[allowed_to_push][0][access_level] is invalid'],
+    [{ payload: { after_sign_up_text: 'a\u0000b' } }, 'after_sign_up_text is invalid'],
+    [{ payload: { domain_allowlist: ['ok.example', 'a\u0000b'] } }, 'domain_allowlist[1] is invalid'],
+    [form(root, 'home_page_url=http%3A%2F%2Fa%00b'), 'home_page_url is invalid'],
+  ];
+  for (const [opts, error] of cases) {
+    res = await put(app, root, opts);
+    assert.deepEqual([res.statusCode, res.json()], [400, { error }], JSON.stringify(opts));
+  }
+  assert.deepEqual(await storedRow(c), stored);
+  // the service refuses them whatever the transport
+  await assert.rejects(c.settings.update({ after_sign_up_text: 'a\u0000b' }), (e: any) => e.status === 400 && e.detail === 'after_sign_up_text is invalid');
+  await assert.rejects(c.settings.update({ domain_denylist: ['x\u0000'] }), (e: any) => e.status === 400 && e.detail === 'domain_denylist is invalid');
+  await assert.rejects(c.settings.update({ default_projects_limit: 2 ** 31 }), (e: any) => e.status === 400 && e.detail === 'default_projects_limit is invalid');
+  assert.deepEqual(await storedRow(c), stored);
+});

@@ -275,3 +275,59 @@ test('delete: 204, the hook and its delivery history are gone', async (t) => {
   const again = await app.inject({ method: 'GET', url: `${URL}/${id}`, headers: root });
   assert.equal(again.statusCode, 404);
 });
+
+test('header-bearing and stored fields: control characters in the token, the URL or anywhere a NUL are refused; nothing is written', async (t) => {
+  const { app, c, root } = await buildTestApp(t);
+  const ok = 'http://hooks.example.com/';
+  const cases: [Record<string, unknown>, number, unknown][] = [
+    [{ url: ok, token: 'bad\u0000token' }, 400, { error: 'token is invalid' }],
+    [{ url: ok, token: 'esc\u001b[2J' }, 400, { error: 'token is invalid' }],
+    [{ url: ok, token: 'bell\u0007' }, 400, { error: 'token is invalid' }],
+    [{ url: ok, token: 'del\u007f' }, 400, { error: 'token is invalid' }],
+    [{ url: ok, token: 'c1\u0085' }, 400, { error: 'token is invalid' }],
+    [{ url: ok, name: 'a\u0000b' }, 400, { error: 'name is invalid' }],
+    [{ url: ok, description: '\u0000' }, 400, { error: 'description is invalid' }],
+    [{ url: ok, push_events_branch_filter: 'main\u0000' }, 400, { error: 'push_events_branch_filter is invalid' }],
+    [{ url: 'http://hooks.example.com/\u0000' }, 400, { error: 'url is invalid' }],
+    [{ url: 'http://hooks.example.com/a\u0001b' }, 422, { error: 'Invalid url given' }],
+    [{ url: 'http://hooks.example.com/\r\nX-Injected: 1' }, 422, { error: 'Invalid url given' }],
+  ];
+  for (const [payload, status, body] of cases) {
+    const res = await app.inject({ method: 'POST', url: URL, headers: root, payload });
+    assert.deepEqual([res.statusCode, res.json()], [status, body], JSON.stringify(payload));
+  }
+  // as form fields too
+  const form = await app.inject({ method: 'POST', url: URL, headers: { ...root, 'content-type': 'application/x-www-form-urlencoded' }, payload: `url=${encodeURIComponent(ok)}&token=a%1Bb` });
+  assert.deepEqual([form.statusCode, form.json()], [400, { error: 'token is invalid' }]);
+  assert.deepEqual(await hookRows(c), []);
+  // the service refuses them whatever the transport
+  await assert.rejects(c.hooks.create({ url: ok, name: 'x\u0000', token: 'y\u0002' }), (e: any) => e.status === 400 && e.detail === 'name is invalid, token is invalid');
+
+  // what GitLab takes: line breaks (removed when sending, as GitLab does), a tab, any printable Unicode
+  const sink = await startSink(t);
+  const created = await app.inject({ method: 'POST', url: URL, headers: root, payload: { url: sink.url, token: 'line\r\nbreaks\tand é€' } });
+  assert.equal(created.statusCode, 201, created.body);
+  const id = created.json().id;
+  assert.equal((await app.inject({ method: 'POST', url: `${URL}/${id}`, headers: root })).statusCode, 201);
+  assert.equal(sink.received.length, 1);
+  assert.equal(Buffer.from(String(sink.received[0].headers['x-service-token']), 'latin1').toString('utf8'), 'linebreaks\tand é€');
+
+  // update: the same checks, and the stored token is kept
+  for (const [payload, error] of [[{ token: 'a\u0000' }, 'token is invalid'], [{ token: 'a\u0008' }, 'token is invalid'], [{ name: 'n', token: 'a\u0002' }, 'token is invalid']] as const) {
+    const res = await app.inject({ method: 'PUT', url: `${URL}/${id}`, headers: root, payload });
+    assert.deepEqual([res.statusCode, res.json()], [400, { error }], JSON.stringify(payload));
+  }
+  const bad = await app.inject({ method: 'PUT', url: `${URL}/${id}`, headers: root, payload: { url: `${sink.url}/\u0003` } });
+  assert.deepEqual([bad.statusCode, bad.json()], [422, { error: 'Invalid url given' }]);
+  const [row] = await hookRows(c);
+  assert.equal(c.hooks.tokenOf(row), 'line\r\nbreaks\tand é€');
+  assert.equal(row.url, sink.url);
+});
+
+test('ids beyond the id column name no hook: 404, on either database', async (t) => {
+  const { app, root } = await buildTestApp(t);
+  for (const [method, url] of [['GET', `${URL}/2147483648`], ['PUT', `${URL}/99999999999`], ['DELETE', `${URL}/2147483648`], ['POST', `${URL}/2147483648`], ['GET', `${URL}/2147483648/events`], ['POST', `${URL}/1/events/99999999999/resend`]] as const) {
+    const res = await app.inject({ method, url, headers: root, payload: method === 'PUT' ? { name: 'x' } : undefined });
+    assert.deepEqual([res.statusCode, res.json()], [404, { message: '404 Not found' }], `${method} ${url}`);
+  }
+});
