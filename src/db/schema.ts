@@ -264,7 +264,7 @@ export interface PendingPushesTable {
   user_id: number;
   owner: string;
   lease_until: string;
-  changes: string; // JSON [{before, after, ref}]
+  changes: string; // "<before> <after> <ref>\n" lines, as git prepared them
   created_at: string;
 }
 

@@ -37,8 +37,11 @@ const REFERENCE_TRANSACTION = `#!/bin/sh
 # Hearth: the ref updates of a push, reported to the server (fd 3) before and after the refs move.
 [ -n "$HEARTH_PUSH_PID" ] && [ "$PPID" = "$HEARTH_PUSH_PID" ] || exit 0
 case "$1" in prepared|committed|aborted) ;; *) exit 0 ;; esac
-lines=$(cat) || exit 1
-printf '%s\\n%s\\n.\\n' "$1" "$lines" >&3 || exit 1
+report="$1
+"
+while read -r line; do report="$report$line
+"; done
+printf '%s.\\n' "$report" >&3 || exit 1
 read -r answer <&3 || exit 1
 [ "$answer" = ok ]
 `;

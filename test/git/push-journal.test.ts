@@ -81,7 +81,7 @@ test('replay: the visible updates of a dead process get their events once; runni
   const row = (ownerName: string, lease = later, changes = [
     { before: one, after: two, ref: 'refs/heads/main' },
     { before: ZERO_SHA, after: two, ref: 'refs/heads/ghost' },
-  ]) => ({ project_id: project.id, user_id: owner.id, owner: ownerName, lease_until: lease, changes: JSON.stringify(changes), created_at: now });
+  ]) => ({ project_id: project.id, user_id: owner.id, owner: ownerName, lease_until: lease, changes: changes.map((x) => `${x.before} ${x.after} ${x.ref}\n`).join(''), created_at: now });
   // a running push elsewhere (lease valid): left alone
   await c.db.kysely.insertInto('pending_pushes').values(row('elsewhere:4242:abcdef:p1')).execute();
   let r = await c.pushes.recover();
@@ -155,7 +155,7 @@ test('quarantine folders and old push logs left by killed pushes are removed at 
   // a push runs in the other repository
   await c.db.kysely
     .insertInto('pending_pushes')
-    .values({ project_id: other.project.id, user_id: owner.id, owner: 'elsewhere:9:abcdef:p1', lease_until: new Date(Date.now() + 600_000).toISOString(), changes: '[]', created_at: new Date().toISOString() })
+    .values({ project_id: other.project.id, user_id: owner.id, owner: 'elsewhere:9:abcdef:p1', lease_until: new Date(Date.now() + 600_000).toISOString(), changes: '', created_at: new Date().toISOString() })
     .execute();
   await new Promise((r) => setTimeout(r, 5));
   const r = await c.pushes.recover({ scanAll: true });

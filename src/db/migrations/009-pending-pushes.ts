@@ -14,8 +14,8 @@ export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promis
     .addColumn('owner', 'text', (c) => c.notNull())
     // renewed while the push runs; a row whose lease ended may be taken over by any node
     .addColumn('lease_until', 'text', (c) => c.notNull())
-    // JSON [{before, after, ref}]: the ref updates git prepared (each recorded before its ref moved)
-    .addColumn('changes', 'text', (c) => c.notNull().defaultTo('[]'))
+    // "<before> <after> <ref>\n" lines, appended: the ref updates git prepared (each before its ref moved)
+    .addColumn('changes', 'text', (c) => c.notNull().defaultTo(''))
     .addColumn('created_at', 'text', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('pending_pushes_project').on('pending_pushes').column('project_id').execute();

@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Db } from '../../db/connect.ts';
 import type { Database, NamespaceRow, PendingPushRow, ProjectRow, UserRow } from '../../db/schema.ts';
 import type { Repository } from '../../git/repository.ts';
@@ -94,7 +94,7 @@ export class PushJournal {
     const now = Date.now();
     const row = await this.db.kysely
       .insertInto('pending_pushes')
-      .values({ project_id: project.id, user_id: user.id, owner, lease_until: iso(now + LEASE_MS), changes: '[]', created_at: iso(now) })
+      .values({ project_id: project.id, user_id: user.id, owner, lease_until: iso(now + LEASE_MS), changes: '', created_at: iso(now) })
       .returning('id')
       .executeTakeFirstOrThrow();
     return new JournaledPush(this, this.db, row.id, owner, project, user, this.fault);
@@ -197,7 +197,7 @@ export class PushJournal {
     if (!project) return drop();
     const repo = this.repos.repository(project);
     if (!repo.exists()) return drop();
-    const changes = (JSON.parse(taken.changes) as RefChange[]).filter((c) => c.before !== c.after);
+    const changes = parseChanges(taken.changes).filter((c) => c.before !== c.after);
     if (!changes.length) return drop();
     // a git that holds a journaled ref's lock may still move it: look again later
     if (changes.some((c) => lockedRecently(repo.gitDir, c.ref))) {
@@ -261,9 +261,8 @@ export class PushJournal {
   }
 }
 
-/** A push in flight: the updates git prepared and committed, and the lease of its journal row. */
+/** A push in flight: the updates git committed, and the lease of its journal row (which has those it prepared). */
 export class JournaledPush {
-  private readonly prepared = new Map<string, RefChange>();
   private readonly committed = new Map<string, RefChange>();
   private readonly renewer: NodeJS.Timeout;
   private ended = false;
@@ -292,10 +291,11 @@ export class JournaledPush {
   /** git is about to move these refs: true once they are in the journal (and the row is still ours). */
   async prepare(updates: RefUpdate[]): Promise<boolean> {
     if (this.ended) return false;
-    merge(this.prepared, updates);
+    const lines = updates.filter(relevant).map((u) => `${u.before} ${u.after} ${u.ref}\n`).join('');
+    // appended: a push of many refs (one transaction per ref) writes each update once
     const r = await this.db.kysely
       .updateTable('pending_pushes')
-      .set({ changes: JSON.stringify([...this.prepared.values()]), lease_until: iso(Date.now() + LEASE_MS) })
+      .set({ changes: sql<string>`changes || ${lines}`, lease_until: iso(Date.now() + LEASE_MS) })
       .where('id', '=', this.id)
       .where('owner', '=', this.owner)
       .executeTakeFirst();
@@ -324,6 +324,20 @@ export class JournaledPush {
 function pauseForever(fault: PushFault): Promise<never> {
   process.stderr.write(`hearth test fault: ${fault}: paused\n`);
   return new Promise<never>(() => {});
+}
+
+/** The journal's "<before> <after> <ref>" lines, merged per ref in the order git reported them. */
+function parseChanges(text: string): RefChange[] {
+  const updates = text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [before, after, ref] = line.split(' ');
+      return { before, after, ref };
+    });
+  const byRef = new Map<string, RefChange>();
+  merge(byRef, updates);
+  return [...byRef.values()];
 }
 
 function lockedRecently(gitDir: string, ref: string): boolean {
