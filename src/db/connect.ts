@@ -6,6 +6,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 import { VersionFeed } from './versions.ts';
+import { registerRegexp } from './regexp.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -89,44 +90,6 @@ function countWrites(client: pg.PoolClient, writes: { count: number }): void {
     if (r && typeof (r as Promise<unknown>).then === 'function') (r as Promise<unknown>).then(bump, bump);
     return r;
   };
-}
-
-/**
- * `value REGEXP pattern` for SQLite (it has the operator but no implementation): JavaScript regular
- * expressions, with PostgreSQL's leading embedded options `(?i)` (case-insensitive) and `(?c)`
- * (case-sensitive) so that the same patterns work on both databases. NULL values give NULL.
- */
-export function registerRegexp(db: SQLite.Database): void {
-  db.function('regexp', { deterministic: true }, (pattern: unknown, value: unknown) => {
-    if (value === null || value === undefined || pattern === null || pattern === undefined) return null;
-    return compileRegexp(String(pattern)).test(String(value)) ? 1 : 0;
-  });
-}
-
-const regexpCache = new Map<string, RegExp>();
-
-/** The RegExp for a REGEXP pattern (see registerRegexp); throws SyntaxError when it is not valid. */
-export function compileRegexp(pattern: string): RegExp {
-  let re = regexpCache.get(pattern);
-  if (re) return re;
-  let source = pattern;
-  let flags = '';
-  const options = /^\(\?([a-z]+)\)/.exec(source);
-  if (options) {
-    source = source.slice(options[0].length);
-    for (const o of options[1]) {
-      if (o === 'i') flags = 'i';
-      if (o === 'c') flags = '';
-    }
-  }
-  try {
-    re = new RegExp(source, flags + 'u');
-  } catch {
-    re = new RegExp(source, flags); // patterns valid only without Unicode mode (e.g. `\-` outside a class)
-  }
-  if (regexpCache.size >= 500) regexpCache.clear();
-  regexpCache.set(pattern, re);
-  return re;
 }
 
 /**

@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import { registerRegexp } from '../../../src/db/connect.ts';
+import { registerRegexp } from '../../../src/db/regexp.ts';
 import { compileQuery, parseQuery, type SearchDialect } from '../../../src/domain/translation/search/query.ts';
 
 interface Db {
