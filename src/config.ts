@@ -24,6 +24,8 @@ export interface Config {
   repositoryStorages: Record<string, string>;
   /** repository archive downloads per user (or IP) and minute; 0 = unlimited (GitLab: 5) */
   archiveRateLimit: number;
+  /** time limit of the queries of a units search with a regular expression (ms); also the longest wait for a free slot */
+  searchTimeoutMs: number;
   version: string;
   revision: string;
   /** test only (HEARTH_TEST_FAULT): a push stops for good at that point, so a test can kill -9 there */
@@ -102,6 +104,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     hookTimeoutMs: intVar(env, 'HEARTH_HOOK_TIMEOUT_MS', 10_000, 100, 600_000),
     repositoryStorages,
     archiveRateLimit: intVar(env, 'HEARTH_ARCHIVE_RATE_LIMIT', 5, 0, 1_000_000),
+    searchTimeoutMs: intVar(env, 'HEARTH_SEARCH_TIMEOUT_MS', 5000, 10, 600_000),
     version: VERSION,
     revision: REVISION,
     testFault,

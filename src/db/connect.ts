@@ -7,6 +7,7 @@ import pg from 'pg';
 import type { Database } from './schema.ts';
 import { VersionFeed } from './versions.ts';
 import { registerRegexp } from './regexp.ts';
+import { limitedReads, type LimitedReads } from './limited-reads.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -19,6 +20,8 @@ export interface Db {
   localWrites: { count: number };
   /** PostgreSQL: the table versions as notified (null on SQLite) */
   versionFeed: VersionFeed | null;
+  /** reads whose cost a user controls (a search with their regular expression), under a time limit */
+  limited: LimitedReads;
   close(): Promise<void>;
 }
 
@@ -44,13 +47,16 @@ export function createDb(opts: DbOptions): Db {
     const versionFeed = new VersionFeed(() => new pg.Client(settings));
     void versionFeed.start();
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const limited = limitedReads({ dialect: 'postgres', kysely });
     return {
       kysely,
       dialect: 'postgres',
       sqlite: null,
       localWrites,
       versionFeed,
+      limited,
       close: async () => {
+        await limited.close();
         await versionFeed.close();
         await kysely.destroy();
       },
@@ -66,7 +72,12 @@ export function createDb(opts: DbOptions): Db {
   registerRegexp(sqlite);
   const localWrites = { count: 0 };
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, localWrites) }) });
-  return { kysely, dialect: 'sqlite', sqlite, localWrites, versionFeed: null, close: () => kysely.destroy() };
+  const limited = limitedReads({ dialect: 'sqlite', file });
+  const close = async () => {
+    await limited.close();
+    await kysely.destroy();
+  };
+  return { kysely, dialect: 'sqlite', sqlite, localWrites, versionFeed: null, limited, close };
 }
 
 const READ_ONLY = /^\s*select\b/i;

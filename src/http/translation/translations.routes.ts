@@ -8,7 +8,7 @@ import { cached, changesList, view } from './common.ts';
 import { ALLOW_LIST_RO, envelope, pageOf } from './drf.ts';
 import { repositoryRoutesFor } from './repository.ts';
 import { sendJson, Wire } from './serializers.ts';
-import { unitsQuery } from './units.routes.ts';
+import { searchReads, unitsQuery } from './units.routes.ts';
 
 type P = { Params: { project: string; component: string; language: string } };
 const BASE = '/api/translations/:project/:component/:language/';
@@ -64,15 +64,14 @@ export function translationsRoutes(app: FastifyInstance, c: Container): void {
   app.get<P>(`${BASE}units/`, view('GET, POST, HEAD, OPTIONS', 'Units', 'Translation components API.'), async (req, reply) =>
     cached(app, req, reply, async () => {
       const { project, component, translation, languageCode } = await q.translation(req.actor, req.params.project, req.params.component, req.params.language);
-      const where = unitsQuery(c, req);
-      let total = translation.total;
+      const search = unitsQuery(c, req);
       let s = k.selectFrom('units').where('translation_id', '=', translation.id);
-      if (where) {
-        s = s.where(where);
-        total = Number((await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-      }
-      const page = pageOf(req, total);
-      const rows = await s.selectAll().orderBy(where ? 'id' : 'position').limit(page.size).offset(page.offset).execute();
+      if (search) s = s.where(search.where);
+      const { total, page, rows } = await searchReads(c, search, async (read) => {
+        const total = search ? Number((await read(s.select((eb) => eb.fn.countAll<number>().as('n'))))[0].n) : translation.total;
+        const page = pageOf(req, total);
+        return { total, page, rows: await read(s.selectAll().orderBy(search ? 'id' : 'position').limit(page.size).offset(page.offset)) };
+      });
       const wire = new Wire(req, c);
       return envelope(req, total, page, rows.map((u) => wire.unit(project, component, languageCode, u)));
     }),

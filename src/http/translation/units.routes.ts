@@ -1,23 +1,57 @@
 // Units (reference §1.2, §3.7, §7.2): every unit the caller may see, searched with `q`, and one unit.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { sql } from 'kysely';
+import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely';
 import type { Container } from '../../container.ts';
-import { compileQuery, parseQuery, QueryParseError } from '../../domain/translation/search/query.ts';
+import { compileQuery, parseQuery, QueryParseError, usesRegex } from '../../domain/translation/search/query.ts';
+import { InvalidPattern, ReadsBusy, ReadTimeout } from '../../db/limited-reads.ts';
 import { Errors } from '../../lib/errors.ts';
 import { cached, view } from './common.ts';
 import { ALLOW_DETAIL_RW, ALLOW_LIST_RO, envelope, pageOf } from './drf.ts';
 import { LARGE_PAGE } from './components.routes.ts';
 import { sendJson, Wire } from './serializers.ts';
 
+export interface UnitsSearch {
+  where: Expression<SqlBool>;
+  /** it runs a user's regular expression: its queries go through searchReads */
+  regex: boolean;
+}
+
 /** The `q` condition of a units request (null without `q`); 400 {"q": …} when it does not parse. */
-export function unitsQuery(c: Container, req: FastifyRequest) {
+export function unitsQuery(c: Container, req: FastifyRequest): UnitsSearch | null {
   const raw = (req.query as Record<string, string | string[] | undefined>).q;
   const q = Array.isArray(raw) ? raw[raw.length - 1] : raw;
   if (q === undefined || q.trim() === '') return null;
   try {
-    return compileQuery(parseQuery(q), c.db.dialect);
+    const node = parseQuery(q);
+    return { where: compileQuery(node, c.db.dialect), regex: usesRegex(node) };
   } catch (e) {
     if (e instanceof QueryParseError) throw Errors.raw(400, { q: `Could not parse query string: ${e.message}` });
+    throw e;
+  }
+}
+
+/** Runs a query: `read(k.selectFrom(…)…)` gives its rows. */
+export type UnitsRead = <R>(query: { compile(): CompiledQuery<R>; execute(): Promise<R[]> }) => Promise<R[]>;
+
+/**
+ * Runs the queries of a units search. With a user's regular expression they run under the time limit
+ * (HEARTH_SEARCH_TIMEOUT_MS, db/limited-reads.ts): past it 400 {"q": "Search took too long…"}; when
+ * too many such searches are running 503 {"detail": …} with Retry-After; a pattern PostgreSQL refuses
+ * 400 {"q": "Could not parse query string: Invalid regular expression: …"}.
+ */
+export async function searchReads<T>(c: Container, search: UnitsSearch | null, work: (read: UnitsRead) => Promise<T>): Promise<T> {
+  if (!search?.regex) return work((query) => query.execute());
+  const ms = c.config.searchTimeoutMs;
+  try {
+    return await c.db.limited.run(ms, (read) => work((query) => read(query.compile())));
+  } catch (e) {
+    if (e instanceof ReadTimeout) {
+      throw Errors.raw(400, { q: `Search took longer than ${ms / 1000} s and was stopped; use a simpler regular expression or narrow the search.` });
+    }
+    if (e instanceof ReadsBusy) {
+      throw Errors.raw(503, { detail: 'Too many searches with regular expressions are running, try again later.' }, { 'retry-after': String(Math.ceil(ms / 1000)) });
+    }
+    if (e instanceof InvalidPattern) throw Errors.raw(400, { q: `Could not parse query string: Invalid regular expression: ${e.message.replace(/^invalid regular expression: /, '')}` });
     throw e;
   }
 }
@@ -28,17 +62,19 @@ export function unitsRoutes(app: FastifyInstance, c: Container): void {
 
   app.get('/api/units/', view(ALLOW_LIST_RO, 'Unit List', 'Units API.'), async (req, reply) =>
     cached(app, req, reply, async () => {
-      const where = unitsQuery(c, req);
+      const search = unitsQuery(c, req);
       const visible = await q.visibleComponentIds(req.actor);
       let s = k.selectFrom('units');
       if (visible) s = s.where('units.component_id', 'in', visible.length ? visible : [0]);
-      if (where) s = s.where(where);
+      if (search) s = s.where(search.where);
       // without a query the count is the sum of the translations' counters
       let totals = k.selectFrom('translations').select(sql<number>`coalesce(sum(total), 0)`.as('n'));
       if (visible) totals = totals.where('translations.component_id', 'in', visible.length ? visible : [0]);
-      const { n } = where ? await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow() : await totals.executeTakeFirstOrThrow();
-      const page = pageOf(req, Number(n), LARGE_PAGE.max, LARGE_PAGE.size);
-      const rows = await s.selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
+      const { n, page, rows } = await searchReads(c, search, async (read) => {
+        const [{ n }] = search ? await read(s.select((eb) => eb.fn.countAll<number>().as('n'))) : await read(totals);
+        const page = pageOf(req, Number(n), LARGE_PAGE.max, LARGE_PAGE.size);
+        return { n, page, rows: await read(s.selectAll().orderBy('id').limit(page.size).offset(page.offset)) };
+      });
       const wire = new Wire(req, c);
       const paths = await unitPaths(c, rows.map((r) => ({ component_id: r.component_id, language_id: r.language_id })));
       return envelope(req, Number(n), page, rows.map((u) => {

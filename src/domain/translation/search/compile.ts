@@ -3,8 +3,8 @@
 // Substring searches are case-insensitive (PostgreSQL ILIKE; on SQLite LIKE, which folds ASCII
 // only, or a case-insensitive REGEXP when the needle has other letters), `%`, `_` and `\` are taken
 // literally. Regular expressions use PostgreSQL's `~` and, on SQLite, the REGEXP function that
-// db/connect.ts registers. Numeric comparisons are plain column comparisons, so `state` filters can
-// use the (state, id) index.
+// db/regexp.ts registers (RE2, linear time); a query with one runs under a time limit (usesRegex).
+// Numeric comparisons are plain column comparisons, so `state` filters can use the (state, id) index.
 
 import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { QueryNode, TextColumn, CompareOp } from './parser.ts';
@@ -100,6 +100,25 @@ function compile(node: QueryNode, dialect: SearchDialect): RawBuilder<SqlBool> {
     }
     case 'time':
       return sql<SqlBool>`${col(node.column)} ${sql.raw(OPS[node.op])} ${node.value}`;
+  }
+}
+
+/**
+ * Whether the query runs a user's regular expression over the units (its cost is then theirs to
+ * choose: run it under a time limit, see db/limited-reads.ts). `check:r"…"` is resolved while parsing.
+ */
+export function usesRegex(node: QueryNode): boolean {
+  switch (node.type) {
+    case 'and':
+    case 'or':
+      return node.children.some(usesRegex);
+    case 'not':
+      return usesRegex(node.child);
+    case 'text':
+    case 'ref':
+      return node.match === 'regex';
+    default:
+      return false;
   }
 }
 
