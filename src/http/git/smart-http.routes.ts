@@ -205,8 +205,8 @@ export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
     // journaled before git starts; the reference-transaction hook reports each ref update on fd 3
     const push = await c.pushes.begin(t.project, t.actor.user!);
     const child = t.repo.spawn(['-c', `core.hooksPath=${c.repos.hooksDir}`, 'receive-pack', '--stateless-rpc', t.repo.gitDir], { env, extraPipes: 1, pidEnv: 'HEARTH_PUSH_PID' });
-    const hookSocket = child.stdio[3] as Duplex;
-    serveRefTransactions(hookSocket, { onPrepared: (u) => push.prepare(u), onCommitted: (u) => push.committedUpdates(u) });
+    const hookSocket = child.stdio[3] as Duplex | null;
+    if (hookSocket) serveRefTransactions(hookSocket, { onPrepared: (u) => push.prepare(u), onCommitted: (u) => push.committedUpdates(u) });
     body.on('error', () => child.kill());
     body.pipe(child.stdin!);
     child.stdin!.on('error', () => {});
@@ -225,7 +225,7 @@ export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
         req.log.error({ err: e }, 'recording push events failed (the push journal replays them)');
       } finally {
         // a detached auto maintenance may hold fd 3 open: it no longer concerns this push
-        hookSocket.destroy();
+        hookSocket?.destroy();
         out.end();
       }
     });
