@@ -27,6 +27,10 @@ import { ComponentVcs } from './domain/translation/components/vcs.ts';
 import { ComponentsService } from './domain/translation/components/components.service.ts';
 import { TranslationProjectsService } from './domain/translation/projects/translation-projects.service.ts';
 import { TranslationQueries } from './domain/translation/queries.ts';
+import { LanguagesService } from './domain/translation/languages/languages.service.ts';
+import { TranslationVisibility } from './domain/translation/visibility.ts';
+import { RelatedRows } from './domain/translation/related.ts';
+import { TranslationReads } from './domain/translation/reads.ts';
 
 export interface Container {
   config: Config;
@@ -53,7 +57,13 @@ export interface Container {
     vcs: ComponentVcs;
     projects: TranslationProjectsService;
     components: ComponentsService;
+    languages: LanguagesService;
+    /** one object as the actor sees it (404 otherwise) */
     queries: TranslationQueries;
+    /** the lists and sums of the API, with the rows they link to */
+    reads: TranslationReads;
+    /** rows that objects found elsewhere embed or link to */
+    related: RelatedRows;
   };
   close(): Promise<void>;
 }
@@ -100,7 +110,17 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   // what a process killed while creating or deleting a component left behind (copies of repositories)
   const leftovers = await components.removeLeftovers();
   if (leftovers.length) log.info({ removed: leftovers.length }, 'removed translation mirrors that no component owns');
-  const translation = { vcs, components, projects: new TranslationProjectsService(db, components), queries: new TranslationQueries(db) };
+  const visible = new TranslationVisibility(db);
+  const related = new RelatedRows(db);
+  const translation = {
+    vcs,
+    components,
+    projects: new TranslationProjectsService(db, components),
+    languages: new LanguagesService(db),
+    queries: new TranslationQueries(db, visible),
+    reads: new TranslationReads(db, visible, related, config.searchTimeoutMs),
+    related,
+  };
   const close = async () => {
     await worker.stop();
     await pushes.stop();

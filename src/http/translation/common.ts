@@ -1,14 +1,18 @@
-// What the translation routes share: route config, request bodies, the changes filters (reference §7.1).
+// What the translation routes share: route config, request bodies, the response cache, the serializer
+// for a request, the changes filters (reference §7.1) and the answers of a units search.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Container } from '../../container.ts';
-import type { Database, TranslationChangeRow } from '../../db/schema.ts';
+import { InvalidPattern, ReadsBusy, ReadTimeout } from '../../db/limited-reads.ts';
+import { canViewVcs } from '../../domain/translation/access.ts';
 import { ACTION_NAMES } from '../../domain/translation/changes/actions.ts';
+import type { ChangesFilter, ChangesScope } from '../../domain/translation/reads.ts';
+import type { Related } from '../../domain/translation/related.ts';
+import { QueryParseError } from '../../domain/translation/search/query.ts';
 import { Errors } from '../../lib/errors.ts';
 import { drfHeaders, drfView, envelope, pageOf } from './drf.ts';
 import type { DrfActions, DrfField } from './metadata.ts';
 import { formatIds, getFormat } from '../../formats/registry.ts';
-import { changePaths, drfJson, sendJson, Wire } from './serializers.ts';
+import { drfJson, sendJson, Wire } from './serializers.ts';
 
 /**
  * Tables a translation read is made of. Units and changes are not tracked, but every write to units
@@ -84,8 +88,13 @@ function isoDate(s: string): string | null {
   return Number.isNaN(t) ? null : new Date(t).toISOString();
 }
 
+/** The serializer of a request, over the rows the domain loaded for it. */
+export function wireFor(c: Container, req: FastifyRequest, related?: Related): Wire {
+  return new Wire(req, c.config.externalUrl, related, canViewVcs(req.actor));
+}
+
 /** The filters of a changes list: user, action (repeatable, OR), timestamp_after/before (inclusive). */
-export function changesFilter<O>(req: FastifyRequest, q: SelectQueryBuilder<Database, 'translation_changes', O>) {
+export function changesFilter(req: FastifyRequest): ChangesFilter {
   const query = req.query as Query;
   const errs: Record<string, string[]> = {};
   const actions = all(query.action).filter((a) => a !== '');
@@ -101,27 +110,42 @@ export function changesFilter<O>(req: FastifyRequest, q: SelectQueryBuilder<Data
   const beforeIso = before ? isoDate(before) : null;
   if ((after && !afterIso) || (before && !beforeIso)) errs.timestamp = ['Enter a valid date/time.'];
   if (Object.keys(errs).length) throw Errors.invalid(errs);
-  if (actions.length) q = q.where('translation_changes.action', 'in', actions.map(Number));
   const user = one(query.user);
-  if (user) q = q.where('translation_changes.user_id', '=', sql<number>`(select id from users where username = ${user})`);
-  if (afterIso) q = q.where('translation_changes.timestamp', '>=', afterIso);
-  if (beforeIso) q = q.where('translation_changes.timestamp', '<=', beforeIso);
-  return q;
+  return { actions: actions.map(Number), ...(user ? { user } : {}), ...(afterIso ? { after: afterIso } : {}), ...(beforeIso ? { before: beforeIso } : {}) };
 }
 
 /** A page of change records, newest first, as Weblate lists them. */
-export async function changesList(
-  c: Container,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  base: SelectQueryBuilder<Database, 'translation_changes', object>,
-): Promise<FastifyReply> {
-  const filtered = changesFilter(req, base);
-  const { n } = await filtered.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  const page = pageOf(req, Number(n));
-  const rows = (await filtered.selectAll('translation_changes').orderBy('translation_changes.timestamp', 'desc').orderBy('translation_changes.id', 'desc').limit(page.size).offset(page.offset).execute()) as TranslationChangeRow[];
-  const wire = new Wire(req, c);
-  await wire.loadUsers(rows.flatMap((r) => [r.user_id, r.author_id]));
-  const paths = await changePaths(c, rows);
-  return sendJson(reply, envelope(req, Number(n), page, rows.map((r) => wire.change(r, paths))));
+export async function changesList(c: Container, req: FastifyRequest, reply: FastifyReply, scope: ChangesScope): Promise<FastifyReply> {
+  const { total, page, rows, related, links } = await c.translation.reads.changes(req.actor, scope, changesFilter(req), (n) => pageOf(req, n));
+  const wire = wireFor(c, req, related);
+  return sendJson(reply, envelope(req, total, page, rows.map((r) => wire.change(r, links))));
+}
+
+/** The `q` of a units request (the last one when repeated). */
+export function searchParam(req: FastifyRequest): string | undefined {
+  const raw = (req.query as Query).q;
+  return Array.isArray(raw) ? raw[raw.length - 1] : raw;
+}
+
+/**
+ * The answers of a units search that fails: 400 {"q": …} when `q` does not parse; with a user's regular
+ * expression (run under HEARTH_SEARCH_TIMEOUT_MS, db/limited-reads.ts), past the limit 400 {"q": "Search
+ * took too long…"}, when too many such searches are running 503 {"detail": …} with Retry-After, and for a
+ * pattern PostgreSQL refuses 400 {"q": "Could not parse query string: Invalid regular expression: …"}.
+ */
+export async function searching<T>(c: Container, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (e) {
+    if (e instanceof QueryParseError) throw Errors.raw(400, { q: `Could not parse query string: ${e.message}` });
+    const ms = c.config.searchTimeoutMs;
+    if (e instanceof ReadTimeout) {
+      throw Errors.raw(400, { q: `Search took longer than ${ms / 1000} s and was stopped; use a simpler regular expression or narrow the search.` });
+    }
+    if (e instanceof ReadsBusy) {
+      throw Errors.raw(503, { detail: 'Too many searches with regular expressions are running, try again later.' }, { 'retry-after': String(Math.ceil(ms / 1000)) });
+    }
+    if (e instanceof InvalidPattern) throw Errors.raw(400, { q: `Could not parse query string: Invalid regular expression: ${e.message.replace(/^invalid regular expression: /, '')}` });
+    throw e;
+  }
 }

@@ -3,36 +3,25 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import type { ComponentRow, TranslationProjectRow } from '../../db/schema.ts';
-import { body, cached, changesList, view } from './common.ts';
-import { ALLOW_DETAIL_RW, ALLOW_LIST_RO, envelope, pageOf } from './drf.ts';
+import { body, cached, changesList, view, wireFor } from './common.ts';
+import { ALLOW_DETAIL_RW, ALLOW_LIST_RO, envelope, LARGE_PAGE, pageOf } from './drf.ts';
 import { repositoryRoutesFor } from './repository.ts';
-import { sendJson, Wire } from './serializers.ts';
+import { sendJson } from './serializers.ts';
 
 type P = { Params: { project: string; component: string } };
-/** component statistics use Weblate's LargePagination (the 4.x sizes: 100, at most 10,000) */
-export const LARGE_PAGE = { size: 100, max: 10_000 };
 
 export function componentsRoutes(app: FastifyInstance, c: Container): void {
-  const k = c.db.kysely;
-  const q = c.translation.queries;
+  const { queries: q, reads, related } = c.translation;
 
-  const entity = async (req: FastifyRequest, project: TranslationProjectRow, row: ComponentRow) => {
-    const wire = new Wire(req, c);
-    await wire.loadLanguages([row.source_language_id, project.source_language_id]);
-    return wire.component(project, row);
-  };
+  const entity = async (req: FastifyRequest, project: TranslationProjectRow, row: ComponentRow) =>
+    wireFor(c, req, await related.load({ languages: [row.source_language_id, project.source_language_id] })).component(project, row);
   const one = async (req: FastifyRequest, reply: FastifyReply, project: TranslationProjectRow, row: ComponentRow) => sendJson(reply, await entity(req, project, row));
 
   app.get('/api/components/', view(ALLOW_LIST_RO, 'Component List', 'Translation components API.'), async (req, reply) =>
     cached(app, req, reply, async () => {
-      const s = k.selectFrom('components').where(q.componentVisible(req.actor, 'components.id'));
-      const { n } = await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-      const page = pageOf(req, Number(n));
-      const rows = await s.selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
-      const wire = new Wire(req, c);
-      await wire.loadProjects(rows.map((r) => r.project_id));
-      await wire.loadLanguages(rows.map((r) => r.source_language_id));
-      return envelope(req, Number(n), page, rows.map((r) => wire.component(wire.projectRow(r.project_id), r)));
+      const { total, page, rows, related } = await reads.components(req.actor, (n) => pageOf(req, n));
+      const wire = wireFor(c, req, related);
+      return envelope(req, total, page, rows.map((r) => wire.component(wire.projectRow(r.project_id), r)));
     }),
   );
 
@@ -62,35 +51,25 @@ export function componentsRoutes(app: FastifyInstance, c: Container): void {
 
   app.get<P>('/api/components/:project/:component/translations/', view(ALLOW_LIST_RO, 'Translations', 'Translation components API.'), async (req, reply) =>
     cached(app, req, reply, async () => {
-      const { project, component } = await q.component(req.actor, req.params.project, req.params.component);
-      const s = k.selectFrom('translations').where('component_id', '=', component.id);
-      const { n } = await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-      const page = pageOf(req, Number(n));
-      const rows = await s.selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
-      const wire = new Wire(req, c);
-      await wire.loadLanguages([...rows.map((r) => r.language_id), component.source_language_id, project.source_language_id]);
-      await wire.loadUsers(rows.map((r) => r.last_author_id));
-      return envelope(req, Number(n), page, rows.map((t) => wire.translation(project, component, t, false)));
+      const path = await q.component(req.actor, req.params.project, req.params.component);
+      const { total, page, rows, related } = await reads.componentTranslations(path, (n) => pageOf(req, n));
+      const wire = wireFor(c, req, related);
+      return envelope(req, total, page, rows.map((t) => wire.translation(path.project, path.component, t, false)));
     }),
   );
 
   app.get<P>('/api/components/:project/:component/statistics/', view(ALLOW_LIST_RO, 'Statistics', 'Translation components API.'), async (req, reply) =>
     cached(app, req, reply, async () => {
-      const { project, component } = await q.component(req.actor, req.params.project, req.params.component);
-      const s = k.selectFrom('translations').where('component_id', '=', component.id);
-      const { n } = await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-      const page = pageOf(req, Number(n), LARGE_PAGE.max, LARGE_PAGE.size);
-      const rows = await s.selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
-      const wire = new Wire(req, c);
-      await wire.loadLanguages(rows.map((r) => r.language_id));
-      await wire.loadUsers(rows.map((r) => r.last_author_id));
-      return envelope(req, Number(n), page, rows.map((t) => wire.translationStatistics(project, component, t)));
+      const path = await q.component(req.actor, req.params.project, req.params.component);
+      const { total, page, rows, related } = await reads.componentTranslations(path, (n) => pageOf(req, n, LARGE_PAGE.max, LARGE_PAGE.size));
+      const wire = wireFor(c, req, related);
+      return envelope(req, total, page, rows.map((t) => wire.translationStatistics(path.project, path.component, t)));
     }),
   );
 
   app.get<P>('/api/components/:project/:component/changes/', view(ALLOW_LIST_RO, 'Changes', 'Translation components API.'), async (req, reply) => {
     const { component } = await q.component(req.actor, req.params.project, req.params.component);
-    return changesList(c, req, reply, k.selectFrom('translation_changes').where('translation_changes.component_id', '=', component.id));
+    return changesList(c, req, reply, { component });
   });
 
   repositoryRoutesFor(app, c, 'component');

@@ -7,6 +7,8 @@ import type { DrfActions, DrfView } from './metadata.ts';
 
 export const PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 1000;
+/** Weblate's LargePagination (the 4.x sizes: 100, at most 10,000): unit lists and component statistics */
+export const LARGE_PAGE = { size: 100, max: 10_000 };
 
 /** "http://host:port" of the request (DRF build_absolute_uri). */
 export function origin(req: FastifyRequest): string {

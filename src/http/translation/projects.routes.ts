@@ -3,41 +3,26 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import type { TranslationProjectRow } from '../../db/schema.ts';
-import { sumCounts, statisticsBody, sumSelect } from '../../domain/translation/stats/stats.ts';
-import { ACCESS_PRIVATE } from '../../domain/translation/access.ts';
-import { body, cached, changesList, COMPONENT_ACTIONS, PROJECT_ACTIONS, view } from './common.ts';
+import { statisticsBody } from '../../domain/translation/stats/stats.ts';
+import { body, cached, changesList, COMPONENT_ACTIONS, PROJECT_ACTIONS, view, wireFor } from './common.ts';
 import { ALLOW_DETAIL_RW, ALLOW_LIST_RO, ALLOW_LIST_RW, envelope, pageOf } from './drf.ts';
 import { repositoryRoutesFor } from './repository.ts';
-import { sendJson, Wire } from './serializers.ts';
+import { sendJson } from './serializers.ts';
 
 type P = { Params: { project: string } };
 const enc = encodeURIComponent;
 
 export function translationProjectsRoutes(app: FastifyInstance, c: Container): void {
-  const k = c.db.kysely;
-  const q = c.translation.queries;
+  const { queries: q, reads, related } = c.translation;
 
-  const visible = (req: FastifyRequest) => {
-    let s = k.selectFrom('translation_projects');
-    if (!req.actor.isAdmin) s = s.where('access_control', '<', ACCESS_PRIVATE);
-    return s;
-  };
-
-  const entity = async (req: FastifyRequest, row: TranslationProjectRow) => {
-    const wire = new Wire(req, c);
-    await wire.loadLanguages([row.source_language_id]);
-    return wire.project(row);
-  };
+  const entity = async (req: FastifyRequest, row: TranslationProjectRow) => wireFor(c, req, await related.load({ languages: [row.source_language_id] })).project(row);
   const one = async (req: FastifyRequest, reply: FastifyReply, row: TranslationProjectRow, status = 200) => sendJson(reply, await entity(req, row), status);
 
   app.get('/api/projects/', view(ALLOW_LIST_RW, 'Project List', 'Translation projects API.', PROJECT_ACTIONS), async (req, reply) =>
     cached(app, req, reply, async () => {
-      const { n } = await visible(req).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-      const page = pageOf(req, Number(n));
-      const rows = await visible(req).selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
-      const wire = new Wire(req, c);
-      await wire.loadLanguages(rows.map((r) => r.source_language_id));
-      return envelope(req, Number(n), page, rows.map((r) => wire.project(r)));
+      const { total, page, rows, related } = await reads.projects(req.actor, (n) => pageOf(req, n));
+      const wire = wireFor(c, req, related);
+      return envelope(req, total, page, rows.map((r) => wire.project(r)));
     }),
   );
 
@@ -70,38 +55,23 @@ export function translationProjectsRoutes(app: FastifyInstance, c: Container): v
   app.get<P>('/api/projects/:project/components/', components, async (req, reply) =>
     cached(app, req, reply, async () => {
       const project = await q.project(req.actor, req.params.project);
-      let s = k.selectFrom('components').where('project_id', '=', project.id);
-      if (!req.actor.isAdmin) s = s.where('restricted', '=', 0);
-      const { n } = await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-      const page = pageOf(req, Number(n));
-      const rows = await s.selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
-      const wire = new Wire(req, c);
-      await wire.loadLanguages(rows.map((r) => r.source_language_id));
-      return envelope(req, Number(n), page, rows.map((r) => wire.component(project, r, false)));
+      const { total, page, rows, related } = await reads.projectComponents(req.actor, project, (n) => pageOf(req, n));
+      const wire = wireFor(c, req, related);
+      return envelope(req, total, page, rows.map((r) => wire.component(project, r, false)));
     }),
   );
   app.post<P>('/api/projects/:project/components/', components, async (req, reply) => {
     const project = await q.project(req.actor, req.params.project);
     const { component } = await c.translation.components.create(req.actor, project, body(req));
-    const wire = new Wire(req, c);
-    await wire.loadLanguages([component.source_language_id, project.source_language_id]);
+    const wire = wireFor(c, req, await related.load({ languages: [component.source_language_id, project.source_language_id] }));
     reply.header('location', `${req.protocol}://${req.host}/api/components/${enc(project.slug)}/${enc(component.slug)}/`);
     return sendJson(reply, wire.component(project, component), 201);
   });
 
-  /** The translations of a project's components the caller may see: what its statistics sum. */
-  const projectTranslations = (req: FastifyRequest, projectId: number) =>
-    k
-      .selectFrom('translations')
-      .innerJoin('components', 'components.id', 'translations.component_id')
-      .where('components.project_id', '=', projectId)
-      .where(q.componentVisible(req.actor, 'components.id'));
-
   app.get<P>('/api/projects/:project/statistics/', view(ALLOW_LIST_RO, 'Statistics', 'Translation projects API.'), async (req, reply) =>
     cached(app, req, reply, async () => {
       const project = await q.project(req.actor, req.params.project);
-      const row = await projectTranslations(req, project.id).select(sumSelect()).executeTakeFirstOrThrow();
-      const counts = sumCounts([row]);
+      const counts = await reads.projectStatistics(req.actor, project);
       return { ...statisticsBody(counts), name: project.name, url: `${c.config.externalUrl}/projects/${enc(project.slug)}/` };
     }),
   );
@@ -109,15 +79,10 @@ export function translationProjectsRoutes(app: FastifyInstance, c: Container): v
   app.get<P>('/api/projects/:project/languages/', view(ALLOW_LIST_RO, 'Languages', 'Translation projects API.'), async (req, reply) =>
     cached(app, req, reply, async () => {
       const project = await q.project(req.actor, req.params.project);
-      const rows = await projectTranslations(req, project.id)
-        .innerJoin('languages', 'languages.id', 'translations.language_id')
-        .select([...sumSelect(), 'languages.code', 'languages.name'])
-        .groupBy(['languages.code', 'languages.name'])
-        .orderBy('languages.name')
-        .execute();
+      const rows = await reads.projectLanguages(req.actor, project);
       const site = c.config.externalUrl;
       return rows.map((r) => ({
-        ...statisticsBody(sumCounts([r])),
+        ...statisticsBody(r),
         code: r.code,
         name: r.name,
         url: `${site}/projects/${enc(project.slug)}/-/${enc(r.code)}/`,
@@ -128,8 +93,7 @@ export function translationProjectsRoutes(app: FastifyInstance, c: Container): v
 
   app.get<P>('/api/projects/:project/changes/', view(ALLOW_LIST_RO, 'Changes', 'Translation projects API.'), async (req, reply) => {
     const project = await q.project(req.actor, req.params.project);
-    const base = k.selectFrom('translation_changes').where('translation_changes.project_id', '=', project.id).where((eb) => eb.or([eb('translation_changes.component_id', 'is', null), q.componentVisible(req.actor, 'translation_changes.component_id')]));
-    return changesList(c, req, reply, base);
+    return changesList(c, req, reply, { project });
   });
 
   repositoryRoutesFor(app, c, 'project');

@@ -10,8 +10,8 @@ import { boolField, FieldErrors } from '../../domain/translation/fields.ts';
 import { isoTime, commitTitle } from '../../git/objects.ts';
 import { Errors } from '../../lib/errors.ts';
 import { nowIso } from '../../lib/time.ts';
-import { body, view } from './common.ts';
-import { sendJson, Wire } from './serializers.ts';
+import { body, view, wireFor } from './common.ts';
+import { sendJson } from './serializers.ts';
 
 const OPERATIONS = ['commit', 'pull', 'pull-rebase', 'pull-merge', 'pull-merge-noff', 'push', 'reset', 'reset-keep', 'cleanup', 'file-sync', 'file-scan'] as const;
 const ALLOW_ACTION = 'GET, POST, HEAD, OPTIONS';
@@ -26,17 +26,13 @@ const PATHS: Record<Level, string> = {
 };
 
 export function repositoryRoutesFor(app: FastifyInstance, c: Container, level: Level): void {
-  const q = c.translation.queries;
-  const k = c.db.kysely;
+  const { queries: q, reads } = c.translation;
 
   /** the object and the components its repository operations act on */
   const target = async (req: FastifyRequest<{ Params: Params }>) => {
     const p = req.params;
     if (level === 'project') {
-      const project = await q.project(req.actor, p.project);
-      let s = k.selectFrom('components').selectAll().where('project_id', '=', project.id);
-      if (!req.actor.isAdmin) s = s.where('restricted', '=', 0);
-      return { components: await s.orderBy('id').execute() };
+      return { components: await reads.repositoryComponents(req.actor, await q.project(req.actor, p.project)) };
     }
     if (level === 'component') return { components: [(await q.component(req.actor, p.project, p.component!)).component] };
     return { components: [(await q.translation(req.actor, p.project, p.component!, p.language!)).component] };
@@ -64,7 +60,7 @@ export function repositoryRoutesFor(app: FastifyInstance, c: Container, level: L
   app.get<{ Params: Params }>(`${PATHS[level]}repository/`, view(ALLOW_ACTION, 'Repository'), async (req, reply) => {
     const { components } = await target(req);
     if (!canViewVcs(req.actor)) throw req.actor.user ? Errors.forbidden('You do not have permission to perform this action.') : Errors.unauthorized();
-    const self = new Wire(req, c).api(req.url.split('?')[0]);
+    const self = wireFor(c, req).api(req.url.split('?')[0]);
     if (level === 'project') {
       return sendJson(reply, {
         needs_commit: false,
@@ -82,15 +78,7 @@ export function repositoryRoutesFor(app: FastifyInstance, c: Container, level: L
     }
     const component = components[0];
     const head = await commitInfo(component);
-    const last = await k
-      .selectFrom('translation_changes')
-      .select(['action', 'target'])
-      .where('component_id', '=', component.id)
-      .where('action', 'in', [...REPOSITORY_ACTIONS])
-      .orderBy('timestamp', 'desc')
-      .orderBy('id', 'desc')
-      .limit(1)
-      .executeTakeFirst();
+    const last = await reads.lastChange(component, REPOSITORY_ACTIONS);
     return sendJson(reply, {
       needs_commit: false,
       needs_merge: false,
@@ -136,7 +124,7 @@ export function repositoryRoutesFor(app: FastifyInstance, c: Container, level: L
     if (lock === undefined && !e.has('lock')) e.add('lock', 'This field is required.');
     e.throwIfAny();
     if (Boolean(component.locked) !== lock) {
-      await k.transaction().execute(async (trx) => {
+      await c.db.kysely.transaction().execute(async (trx) => {
         await trx.updateTable('components').set({ locked: lock ? 1 : 0 }).where('id', '=', component.id).execute();
         await trx
           .insertInto('translation_changes')

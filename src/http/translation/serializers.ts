@@ -1,11 +1,11 @@
 // Rows → Weblate's JSON (reference §3): field order as Weblate's serializers write them, API links
-// absolute from the request (with `format` kept), web links from EXTERNAL_URL. One `Wire` per request
-// batches the lookups every nested object needs (languages, users).
+// absolute from the request (with `format` kept), web links from EXTERNAL_URL. Pure: a `Wire` is made per
+// request from the rows the domain loaded (domain/translation/related.ts) and whether the caller sees VCS
+// fields (access.ts `canViewVcs`); it queries nothing and decides nothing.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Container } from '../../container.ts';
-import type { ComponentRow, LanguageRow, TranslationChangeRow, TranslationProjectRow, TranslationRow, UnitRow } from '../../db/schema.ts';
+import type { ComponentRow, TranslationChangeRow, TranslationProjectRow, TranslationRow, UnitRow } from '../../db/schema.ts';
 import { ACTION_NAMES } from '../../domain/translation/changes/actions.ts';
-import { canViewVcs } from '../../domain/translation/access.ts';
+import type { ChangeLinks, LanguageView, Related } from '../../domain/translation/related.ts';
 import { statisticsBody, sumCounts, type Counts } from '../../domain/translation/stats/stats.ts';
 import { checksum } from '../../domain/translation/units/hash.ts';
 import { apiUrl } from './drf.ts';
@@ -33,44 +33,27 @@ export function sendJson(reply: FastifyReply, value: unknown, status = 200): Fas
   return reply.code(status).type('application/json').send(drfJson(value));
 }
 
-export class Wire {
-  readonly site: string;
-  private languages = new Map<number, ReturnType<Wire['languageEntity']>>();
-  private users = new Map<number, { username: string; name: string }>();
-  private projects = new Map<number, TranslationProjectRow>();
+const NOTHING: Related = { languages: new Map(), users: new Map(), projects: new Map(), components: new Map() };
 
+export class Wire {
+  private readonly languages = new Map<number, ReturnType<Wire['languageEntity']>>();
+
+  /**
+   * `site`: EXTERNAL_URL; `related`: the rows the objects serialized embed or link to; `vcs`: whether the
+   * caller may see repository fields (hidden ones are null).
+   */
   constructor(
     readonly req: FastifyRequest,
-    private readonly c: Container,
-  ) {
-    this.site = c.config.externalUrl.replace(/\/+$/, '');
-  }
+    readonly site: string,
+    private readonly related: Related = NOTHING,
+    private readonly vcs = false,
+  ) {}
 
   api(path: string): string {
     return apiUrl(this.req, path);
   }
 
-  /** Loads the languages (with plural and aliases) of these ids once per request. */
-  async loadLanguages(ids: Iterable<number>): Promise<void> {
-    const missing = [...new Set(ids)].filter((id) => !this.languages.has(id));
-    if (!missing.length) return;
-    const k = this.c.db.kysely;
-    const rows = await k.selectFrom('languages').selectAll().where('id', 'in', missing).execute();
-    await this.addLanguages(rows);
-  }
-
-  async addLanguages(rows: LanguageRow[]): Promise<void> {
-    if (!rows.length) return;
-    const k = this.c.db.kysely;
-    const plurals = await k.selectFrom('language_plurals').selectAll().where('language_id', 'in', rows.map((r) => r.id)).where('source', '=', 0).execute();
-    const aliases = await k.selectFrom('language_aliases').selectAll().where('code', 'in', rows.map((r) => r.code)).orderBy('alias').execute();
-    for (const l of rows) {
-      const p = plurals.find((x) => x.language_id === l.id);
-      this.languages.set(l.id, this.languageEntity(l, p ? { id: p.id, source: p.source, number: p.number, formula: p.formula, type: p.type } : null, aliases.filter((a) => a.code === l.code).map((a) => a.alias)));
-    }
-  }
-
-  private languageEntity(l: LanguageRow, plural: { id: number; source: number; number: number; formula: string; type: number } | null, aliases: string[]) {
+  languageEntity({ language: l, plural, aliases }: LanguageView) {
     return {
       id: l.id,
       code: l.code,
@@ -86,36 +69,32 @@ export class Wire {
   }
 
   language(id: number) {
-    const l = this.languages.get(id);
-    if (!l) throw new Error(`language ${id} was not loaded`);
+    let l = this.languages.get(id);
+    if (!l) {
+      const view = this.related.languages.get(id);
+      if (!view) throw new Error(`language ${id} was not loaded`);
+      this.languages.set(id, (l = this.languageEntity(view)));
+    }
     return l;
   }
 
-  async loadUsers(ids: Iterable<number | null>): Promise<void> {
-    const missing = [...new Set(ids)].filter((id): id is number => id !== null && !this.users.has(id));
-    if (!missing.length) return;
-    const rows = await this.c.db.kysely.selectFrom('users').select(['id', 'username', 'name']).where('id', 'in', missing).execute();
-    for (const u of rows) this.users.set(u.id, { username: u.username, name: u.name });
-  }
   userUrl(id: number | null): string | null {
-    const u = id === null ? undefined : this.users.get(id);
+    const u = id === null ? undefined : this.related.users.get(id);
     return u ? this.api(`/api/users/${enc(u.username)}/`) : null;
   }
   userName(id: number | null): string | null {
-    return (id !== null && this.users.get(id)?.name) || null;
+    return (id !== null && this.related.users.get(id)?.name) || null;
   }
 
-  async loadProjects(ids: Iterable<number>): Promise<void> {
-    const missing = [...new Set(ids)].filter((id) => !this.projects.has(id));
-    if (!missing.length) return;
-    const rows = await this.c.db.kysely.selectFrom('translation_projects').selectAll().where('id', 'in', missing).execute();
-    for (const p of rows) this.projects.set(p.id, p);
-    await this.loadLanguages(rows.map((r) => r.source_language_id));
-  }
   projectRow(id: number): TranslationProjectRow {
-    const p = this.projects.get(id);
+    const p = this.related.projects.get(id);
     if (!p) throw new Error(`project ${id} was not loaded`);
     return p;
+  }
+  componentRow(id: number): ComponentRow {
+    const c = this.related.components.get(id);
+    if (!c) throw new Error(`component ${id} was not loaded`);
+    return c;
   }
 
   project(p: TranslationProjectRow) {
@@ -140,7 +119,7 @@ export class Wire {
   /** `withProject` false inside a project's components list (Weblate removes the key there). */
   component(p: TranslationProjectRow, c: ComponentRow, withProject = true) {
     const base = `/api/components/${enc(p.slug)}/${enc(c.slug)}/`;
-    const vcs = canViewVcs(this.req.actor);
+    const vcs = this.vcs;
     const hidden = <T>(v: T) => (vcs ? v : null);
     return {
       name: c.name,
@@ -270,7 +249,7 @@ export class Wire {
     };
   }
 
-  change(ch: TranslationChangeRow, paths: ChangePaths) {
+  change(ch: TranslationChangeRow, paths: ChangeLinks) {
     const c = ch.component_id !== null ? paths.components.get(ch.component_id) : undefined;
     const t = ch.translation_id !== null ? paths.translations.get(ch.translation_id) : undefined;
     return {
@@ -290,32 +269,6 @@ export class Wire {
       url: this.api(`/api/changes/${ch.id}/`),
     };
   }
-}
-
-/** What change records link to, loaded in one go for a page of changes. */
-export interface ChangePaths {
-  components: Map<number, { project: string; slug: string }>;
-  translations: Map<number, string>;
-  units: Set<number>;
-}
-
-export async function changePaths(c: Container, rows: TranslationChangeRow[]): Promise<ChangePaths> {
-  const k = c.db.kysely;
-  const componentIds = [...new Set(rows.map((r) => r.component_id).filter((x): x is number => x !== null))];
-  const translationIds = [...new Set(rows.map((r) => r.translation_id).filter((x): x is number => x !== null))];
-  const unitIds = [...new Set(rows.map((r) => r.unit_id).filter((x): x is number => x !== null))];
-  const components = componentIds.length
-    ? await k.selectFrom('components').innerJoin('translation_projects', 'translation_projects.id', 'components.project_id').select(['components.id', 'components.slug', 'translation_projects.slug as project']).where('components.id', 'in', componentIds).execute()
-    : [];
-  const translations = translationIds.length
-    ? await k.selectFrom('translations').innerJoin('languages', 'languages.id', 'translations.language_id').select(['translations.id', 'languages.code']).where('translations.id', 'in', translationIds).execute()
-    : [];
-  const units = unitIds.length ? await k.selectFrom('units').select('id').where('id', 'in', unitIds).execute() : [];
-  return {
-    components: new Map(components.map((r) => [r.id, { project: r.project, slug: r.slug }])),
-    translations: new Map(translations.map((r) => [r.id, r.code])),
-    units: new Set(units.map((u) => u.id)),
-  };
 }
 
 export function counts(t: TranslationRow): Counts {

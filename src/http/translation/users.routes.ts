@@ -2,15 +2,13 @@
 // see Weblate's full user object; others the public part (name and username).
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
-import { Errors } from '../../lib/errors.ts';
-import { view } from './common.ts';
-import { drfTime, sendJson, Wire } from './serializers.ts';
+import { view, wireFor } from './common.ts';
+import { drfTime, sendJson } from './serializers.ts';
 
 export function translationUsersRoutes(app: FastifyInstance, c: Container): void {
   app.get<{ Params: { username: string } }>('/api/users/:username/', view('GET, PUT, PATCH, DELETE, HEAD, OPTIONS', 'User Instance', 'Users API.'), async (req, reply) => {
-    const user = await c.db.kysely.selectFrom('users').selectAll().where('username', '=', req.params.username).executeTakeFirst();
-    if (!user || (user.state !== 'active' && !req.actor.isAdmin)) throw Errors.notFound();
-    const wire = new Wire(req, c);
+    const user = await c.translation.queries.user(req.actor, req.params.username);
+    const wire = wireFor(c, req);
     const base = `/api/users/${encodeURIComponent(user.username)}/`;
     const pub = { full_name: user.name, username: user.username, id: user.id, url: wire.api(base) };
     if (!req.actor.isAdmin) return sendJson(reply, pub);
