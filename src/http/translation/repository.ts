@@ -5,11 +5,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import type { ComponentRow } from '../../db/schema.ts';
 import { canViewVcs, requireAdmin } from '../../domain/translation/access.ts';
-import { MERGE_FAILURE_ACTIONS, REPOSITORY_ACTIONS, ACTION } from '../../domain/translation/changes/actions.ts';
-import { boolField, FieldErrors } from '../../domain/translation/fields.ts';
+import { MERGE_FAILURE_ACTIONS, REPOSITORY_ACTIONS } from '../../domain/translation/changes/actions.ts';
 import { isoTime, commitTitle } from '../../git/objects.ts';
 import { Errors } from '../../lib/errors.ts';
-import { nowIso } from '../../lib/time.ts';
 import { body, view, wireFor } from './common.ts';
 import { sendJson } from './serializers.ts';
 
@@ -117,22 +115,8 @@ export function repositoryRoutesFor(app: FastifyInstance, c: Container, level: L
 
   app.post<{ Params: Params }>(`${PATHS.component}lock/`, view(ALLOW_ACTION, 'Lock'), async (req, reply) => {
     const { project, component } = await q.component(req.actor, req.params.project, req.params.component!);
-    // the permission is checked before the body (reference §1.4)
-    requireAdmin(req.actor, 'You do not have permission to perform this action.');
-    const e = new FieldErrors();
-    const lock = boolField(e, body(req), 'lock');
-    if (lock === undefined && !e.has('lock')) e.add('lock', 'This field is required.');
-    e.throwIfAny();
-    if (Boolean(component.locked) !== lock) {
-      await c.db.kysely.transaction().execute(async (trx) => {
-        await trx.updateTable('components').set({ locked: lock ? 1 : 0 }).where('id', '=', component.id).execute();
-        await trx
-          .insertInto('translation_changes')
-          .values({ project_id: project.id, component_id: component.id, user_id: req.actor.user!.id, author_id: req.actor.user!.id, action: lock ? ACTION.LOCK : ACTION.UNLOCK, timestamp: nowIso() })
-          .execute();
-      });
-    }
-    return sendJson(reply, { locked: Boolean(lock) });
+    const locked = await c.translation.components.setLock(req.actor, project, component, body(req));
+    return sendJson(reply, { locked });
   });
 }
 

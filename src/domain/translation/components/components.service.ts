@@ -254,6 +254,28 @@ export class ComponentsService {
     });
   }
 
+  /**
+   * `POST lock/` (reference §1.4): the permission is checked before the body; a change record (lock or
+   * unlock) when the state changes. Returns the state asked for.
+   */
+  async setLock(actor: Actor, project: TranslationProjectRow, component: ComponentRow, input: object): Promise<boolean> {
+    requireAdmin(actor, 'You do not have permission to perform this action.');
+    const e = new FieldErrors();
+    const lock = boolField(e, input, 'lock');
+    if (lock === undefined && !e.has('lock')) e.add('lock', 'This field is required.');
+    e.throwIfAny();
+    if (Boolean(component.locked) !== lock) {
+      await this.db.kysely.transaction().execute(async (trx) => {
+        await trx.updateTable('components').set({ locked: lock ? 1 : 0 }).where('id', '=', component.id).execute();
+        await trx
+          .insertInto('translation_changes')
+          .values({ project_id: project.id, component_id: component.id, user_id: actor.user!.id, author_id: actor.user!.id, action: lock ? ACTION.LOCK : ACTION.UNLOCK, timestamp: nowIso() })
+          .execute();
+      });
+    }
+    return Boolean(lock);
+  }
+
   async delete(actor: Actor, project: TranslationProjectRow, component: ComponentRow): Promise<void> {
     requireAdmin(actor, 'Can not delete component');
     await this.db.kysely.transaction().execute(async (trx) => {
