@@ -41,6 +41,19 @@ export function traversalIds(ns: Pick<NamespaceRow, 'traversal_ids'>): number[] 
 
 const NONE: Membership = { level: 0, directLevel: 0, permissions: new Set() };
 
+/** A membership row as the policy reads it: where, at which level, with which custom role's permissions (JSON). */
+export interface MembershipRow {
+  source_type: string;
+  source_id: number;
+  access_level: number;
+  permissions: string | null;
+}
+
+/** SQL: the membership has not expired (no `expires_at`, or one after today: it ends on that day). */
+export function unexpired(eb: ExpressionBuilder<Database, 'members'>, today = todayDate()): Expression<SqlBool> {
+  return eb.or([eb('members.expires_at', 'is', null), eb('members.expires_at', '>', today)]);
+}
+
 export class Policy {
   constructor(private readonly db: Db) {}
 
@@ -52,20 +65,7 @@ export class Policy {
       if (ns.owner_id === userId) return { level: 50, directLevel: target.project ? 0 : 50, permissions: new Set() };
     }
     const groupIds = ns.type === 'Group' ? traversalIds(ns) : [];
-    const today = todayDate();
-    const rows = await this.db.kysely
-      .selectFrom('members')
-      .leftJoin('member_roles', 'member_roles.id', 'members.member_role_id')
-      .select(['members.source_type', 'members.source_id', 'members.access_level', 'member_roles.permissions'])
-      .where('members.user_id', '=', userId)
-      .where((eb) => eb.or([eb('members.expires_at', 'is', null), eb('members.expires_at', '>', today)]))
-      .where((eb) => {
-        const ors: Expression<SqlBool>[] = [];
-        if (target.project) ors.push(eb.and([eb('members.source_type', '=', 'Project'), eb('members.source_id', '=', target.project.id)]));
-        if (groupIds.length) ors.push(eb.and([eb('members.source_type', '=', 'Namespace'), eb('members.source_id', 'in', groupIds)]));
-        return ors.length ? eb.or(ors) : sql<SqlBool>`1 = 0`;
-      })
-      .execute();
+    const rows = await this.memberships(userId, { projectIds: target.project ? [target.project.id] : [], groupIds });
     if (!rows.length) return NONE;
     const m: Membership = { level: 0, directLevel: 0, permissions: new Set() };
     const directType = target.project ? 'Project' : 'Namespace';
@@ -76,6 +76,28 @@ export class Policy {
       if (r.permissions) for (const [p, on] of Object.entries(JSON.parse(r.permissions))) if (on) m.permissions.add(p as CustomPermission);
     }
     return m;
+  }
+
+  /**
+   * The unexpired memberships of `userId` in these projects and groups, with their custom roles'
+   * permissions: one query, for one resource (membership) or for a page of projects (ProjectsQuery.views).
+   */
+  async memberships(userId: number, on: { projectIds: readonly number[]; groupIds: readonly number[] }): Promise<MembershipRow[]> {
+    if (!on.projectIds.length && !on.groupIds.length) return [];
+    const today = todayDate();
+    return this.db.kysely
+      .selectFrom('members')
+      .leftJoin('member_roles', 'member_roles.id', 'members.member_role_id')
+      .select(['members.source_type', 'members.source_id', 'members.access_level', 'member_roles.permissions'])
+      .where('members.user_id', '=', userId)
+      .where((eb) => unexpired(eb, today))
+      .where((eb) => {
+        const ors: Expression<SqlBool>[] = [];
+        if (on.projectIds.length) ors.push(eb.and([eb('members.source_type', '=', 'Project'), eb('members.source_id', 'in', on.projectIds)]));
+        if (on.groupIds.length) ors.push(eb.and([eb('members.source_type', '=', 'Namespace'), eb('members.source_id', 'in', on.groupIds)]));
+        return eb.or(ors);
+      })
+      .execute();
   }
 
   /** Everything `actor` may do in `project` (an empty set: the project is invisible to them). */
@@ -174,7 +196,7 @@ export class Policy {
     const today = todayDate();
     const k = this.db.kysely;
     const live = (eb: ExpressionBuilder<Database, 'members'>) =>
-      eb.and([eb('members.user_id', '=', userId), eb('members.access_level', '>=', minLevel), eb.or([eb('members.expires_at', 'is', null), eb('members.expires_at', '>', today)])]);
+      eb.and([eb('members.user_id', '=', userId), eb('members.access_level', '>=', minLevel), unexpired(eb, today)]);
     const direct = k.selectFrom('members').select('members.source_id as id').where('members.source_type', '=', 'Project').where(live);
     const viaGroups = k
       .selectFrom('projects')
@@ -207,14 +229,14 @@ export class Policy {
       .select('m.traversal_ids')
       .where('members.user_id', '=', userId)
       .where('members.access_level', '>=', minLevel)
-      .where((eb) => eb.or([eb('members.expires_at', 'is', null), eb('members.expires_at', '>', today)]));
+      .where((eb) => unexpired(eb, today));
     const viaProjects = k
       .selectFrom('members')
       .innerJoin('projects', (j) => j.onRef('projects.id', '=', 'members.source_id').on('members.source_type', '=', 'Project'))
       .innerJoin('namespaces as pn', 'pn.id', 'projects.namespace_id')
       .select('pn.traversal_ids')
       .where('members.user_id', '=', userId)
-      .where((eb) => eb.or([eb('members.expires_at', 'is', null), eb('members.expires_at', '>', today)]));
+      .where((eb) => unexpired(eb, today));
     // descendants of my groups, and ancestors of my groups and of my projects' groups
     return k
       .selectFrom('namespaces as g')

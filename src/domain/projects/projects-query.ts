@@ -6,7 +6,7 @@ import type { Db } from '../../db/connect.ts';
 import type { Database, NamespaceRow, ProjectRow } from '../../db/schema.ts';
 import { todayDate } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
-import { traversalIds, type Membership, type Policy, type ProjectAccess } from '../access/policy.ts';
+import { traversalIds, unexpired, type Membership, type Policy, type ProjectAccess } from '../access/policy.ts';
 import type { CustomPermission } from '../access/roles.ts';
 import { BASIC_COLUMNS, type UserBasicRow } from '../users/users-query.ts';
 
@@ -98,7 +98,7 @@ export class ProjectsQuery {
     const today = todayDate();
     const k = this.db.kysely;
     const live = (eb: ExpressionBuilder<Database, 'members'>) =>
-      eb.and([eb('members.user_id', '=', userId), eb('members.access_level', '>=', minLevel), eb.or([eb('members.expires_at', 'is', null), eb('members.expires_at', '>', today)])]);
+      eb.and([eb('members.user_id', '=', userId), eb('members.access_level', '>=', minLevel), unexpired(eb, today)]);
     const groups = await k
       .selectFrom('members')
       .innerJoin('namespaces', 'namespaces.id', 'members.source_id')
@@ -236,24 +236,10 @@ export class ProjectsQuery {
     const missing = [...groupIds].filter((id) => !names.has(id));
     const ownerIds = [...namespaces.values()].flatMap((ns) => (ns.type === 'User' && ns.owner_id !== null ? [ns.owner_id] : []));
     const userId = actor.user?.id;
-    const today = todayDate();
     const [ancestors, owners, memberships] = await Promise.all([
       missing.length ? k.selectFrom('namespaces').select(['id', 'name']).where('id', 'in', missing).execute() : [],
       ownerIds.length ? k.selectFrom('users').select([...BASIC_COLUMNS]).where('users.id', 'in', [...new Set(ownerIds)]).execute() : [],
-      userId === undefined
-        ? []
-        : k
-            .selectFrom('members')
-            .leftJoin('member_roles', 'member_roles.id', 'members.member_role_id')
-            .select(['members.source_type', 'members.source_id', 'members.access_level', 'member_roles.permissions'])
-            .where('members.user_id', '=', userId)
-            .where((eb) => eb.or([eb('members.expires_at', 'is', null), eb('members.expires_at', '>', today)]))
-            .where((eb) => {
-              const ors: Expression<SqlBool>[] = [eb.and([eb('members.source_type', '=', 'Project'), eb('members.source_id', 'in', projects.map((p) => p.id))])];
-              if (groupIds.size) ors.push(eb.and([eb('members.source_type', '=', 'Namespace'), eb('members.source_id', 'in', [...groupIds])]));
-              return eb.or(ors);
-            })
-            .execute(),
+      userId === undefined ? [] : this.policy.memberships(userId, { projectIds: projects.map((p) => p.id), groupIds: [...groupIds] }),
     ]);
     for (const a of ancestors) names.set(a.id, a.name);
     const ownersById = new Map(owners.map((u) => [u.id, u]));
