@@ -16,6 +16,10 @@ import { Authenticator } from './domain/auth/authenticator.ts';
 import { UsersService } from './domain/users/users.service.ts';
 import { Policy } from './domain/access/policy.ts';
 import { Resolver } from './domain/access/resolve.ts';
+import { GroupsService } from './domain/groups/groups.service.ts';
+import { ProjectsService } from './domain/projects/projects.service.ts';
+import { MembersService } from './domain/members/members.service.ts';
+import { MemberRolesService } from './domain/member-roles/member-roles.service.ts';
 import { configureGit } from './git/command.ts';
 import { RepositoryStore } from './git/storage.ts';
 import { SystemHooksService } from './domain/hooks/system-hooks.service.ts';
@@ -44,6 +48,10 @@ export interface Container {
   auth: Authenticator;
   policy: Policy;
   resolve: Resolver;
+  groups: GroupsService;
+  projects: ProjectsService;
+  members: MembersService;
+  memberRoles: MemberRolesService;
   repos: RepositoryStore;
   /** pushes over smart HTTP in flight, and the replay of those a crash interrupted */
   pushes: PushJournal;
@@ -95,6 +103,10 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const auth = new Authenticator(db, settings, tokens, oauth, sessions, config.impersonationEnabled);
   const policy = new Policy(db);
   const resolve = new Resolver(db, policy);
+  const groups = new GroupsService(db, settings, policy, resolve, repos);
+  const projects = new ProjectsService(db, settings, policy, resolve, repos);
+  const members = new MembersService(db);
+  const memberRoles = new MemberRolesService(db);
   const outbound = new Outbound({ resolve: opts.resolve });
   const hooks = new SystemHooksService(db, settings, new SecretBox(await instanceSecret(db, 'secret_box_key')), outbound);
   const deliveries = new HookDeliveries(db, hooks, outbound, settings, {
@@ -128,7 +140,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     await outbound.close();
     await db.close();
   };
-  const c: Container = { config, log, db, settings, users, tokens, oauth, sessions, auth, policy, resolve, repos, pushes, outbound, hooks, deliveries, worker, translation, close };
+  const c: Container = { config, log, db, settings, users, tokens, oauth, sessions, auth, policy, resolve, groups, projects, members, memberRoles, repos, pushes, outbound, hooks, deliveries, worker, translation, close };
   await bootstrapRoot(c);
   return c;
 }

@@ -14,7 +14,7 @@ import {
   SHARED_RUNNERS_SETTINGS,
   SUBGROUP_CREATION_LEVELS,
 } from '../../domain/groups/group-rules.ts';
-import { GROUP_ORDER_COLUMNS, GroupsService, afterGroupCursor, groupCursor, type GroupListParams } from '../../domain/groups/groups.service.ts';
+import { GROUP_ORDER_COLUMNS, afterGroupCursor, groupCursor, type GroupListParams } from '../../domain/groups/groups.service.ts';
 import type { NamespaceRow } from '../../db/schema.ts';
 import { BRANCH_ACCESS_LEVELS } from '../../domain/settings/definitions.ts';
 import { Errors } from '../../lib/errors.ts';
@@ -132,7 +132,7 @@ async function splitSkipGroups(req: FastifyRequest): Promise<void> {
 /** The response cache's viewer: everything that changes which groups a list shows. */
 export function groupsRoutes(fastify: FastifyInstance, c: Container): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const groups = new GroupsService(c.db, c.settings, c.policy, c.resolve, c.repos);
+  const groups = c.groups;
   const cfg = (auth: 'optional' | 'user') => ({ api: 'platform' as const, auth });
 
   const viewContext = async (rows: NamespaceRow[]): Promise<GroupViewContext> => {

@@ -7,7 +7,7 @@ import { Type, type TOptional, type TBoolean } from 'typebox';
 import type { Container } from '../../container.ts';
 import type { Actor } from '../../domain/access/actor.ts';
 import { CUSTOM_PERMISSIONS, MEMBER_ACCESS_LEVELS, type CustomPermission } from '../../domain/access/roles.ts';
-import { MemberRolesService, type RoleScope } from '../../domain/member-roles/member-roles.service.ts';
+import type { RoleScope } from '../../domain/member-roles/member-roles.service.ts';
 import { Errors } from '../../lib/errors.ts';
 import { MemberRoleSchema, toMemberRole } from './entities/member-role.entity.ts';
 
@@ -33,7 +33,7 @@ const GroupRoleParams = Type.Object({ id: Type.String(), member_role_id: Type.In
 
 export function memberRolesRoutes(fastify: FastifyInstance, c: Container): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const roles = new MemberRolesService(c.db);
+  const roles = c.memberRoles;
   const admin = { api: 'platform' as const, auth: 'admin' as const };
   const user = { api: 'platform' as const, auth: 'user' as const };
   const instance: RoleScope = { kind: 'instance' };

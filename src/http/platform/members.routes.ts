@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../container.ts';
 import type { Actor } from '../../domain/access/actor.ts';
-import { MembersService, type MemberSource, type MemberView } from '../../domain/members/members.service.ts';
+import type { MemberSource, MemberView } from '../../domain/members/members.service.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
 import { MemberSchema, toMember, type MemberEntity } from './entities/member.entity.ts';
@@ -74,7 +74,7 @@ function linkParams(query: Record<string, unknown>, id: string): Record<string, 
 
 export function membersRoutes(fastify: FastifyInstance, c: Container): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const members = new MembersService(c.db);
+  const members = c.members;
   const config = { api: 'platform' as const, auth: 'user' as const };
 
   const entities = async (actor: Actor, views: MemberView[]): Promise<MemberEntity[]> => {

@@ -9,7 +9,6 @@ import { actorKey, userActor, type Actor } from '../../domain/access/actor.ts';
 import { MEMBER_ACCESS_LEVELS } from '../../domain/access/roles.ts';
 import { FEATURES, LEGACY_FEATURE_FLAGS, PROJECT_SETTINGS, SETTING_ALIASES, type SettingDef } from '../../domain/projects/project-settings.ts';
 import { PROJECT_ORDERS, ProjectsQuery, STATISTICS_ORDERS, type ProjectFilters, type ProjectScope } from '../../domain/projects/projects-query.ts';
-import { ProjectsService } from '../../domain/projects/projects.service.ts';
 import type { ProjectRow } from '../../db/schema.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate, pageParams, toQuery, type PageRequest } from '../../lib/pagination.ts';
@@ -192,7 +191,7 @@ const given = (body: Record<string, unknown>, key: string) => body[key] !== unde
 
 export function projectsRoutes(fastify: FastifyInstance, c: Container): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const projects = new ProjectsService(c.db, c.settings, c.policy, c.resolve, c.repos);
+  const projects = c.projects;
   const query = new ProjectsQuery(c.db, c.policy);
   const read = { api: 'platform' as const, auth: 'optional' as const };
   const write = { api: 'platform' as const, auth: 'user' as const };
