@@ -67,14 +67,9 @@ export class TranslationVisibility {
   private async componentIds(actor: Actor): Promise<number[] | null> {
     if (actor.isAdmin) return null;
     const k = this.db.kysely;
-    const hidden = await k
-      .selectFrom('components')
-      .innerJoin('translation_projects', 'translation_projects.id', 'components.project_id')
-      .select('components.id')
-      .where((eb) => eb.or([eb('components.restricted', '!=', 0), eb('translation_projects.access_control', '>=', ACCESS_PRIVATE)]))
-      .limit(1)
-      .executeTakeFirst();
+    const visible = this.components(actor).select('components.id');
+    const hidden = await k.selectFrom('components').select('components.id').where('components.id', 'not in', visible).limit(1).executeTakeFirst();
     if (!hidden) return null;
-    return (await this.components(actor).select('components.id').execute()).map((r) => r.id);
+    return (await visible.execute()).map((r) => r.id);
   }
 }
