@@ -10,7 +10,7 @@ import { MovedError } from '../../domain/access/resolve.ts';
 import { branchProtection, canForcePushBranch, canPushBranch, PUSH_MESSAGES } from '../../domain/repository/branch-protection.ts';
 import type { BranchProtectionDefaults } from '../../domain/groups/group-settings.ts';
 import { DomainError } from '../../lib/errors.ts';
-import { canReadCode } from '../platform/repository/context.ts';
+import { canReadCode } from '../../domain/repository/read-access.ts';
 import { GitAuthenticator, GitAuthFailed, GitScopeRefused } from './git-auth.ts';
 import { BRANCH_PREFIX } from '../../git/refs.ts';
 import { serveRefTransactions } from '../../git/hooks.ts';

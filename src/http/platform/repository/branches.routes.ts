@@ -8,7 +8,6 @@ import type { Container } from '../../../container.ts';
 import { actorKey, type Actor } from '../../../domain/access/actor.ts';
 import { RESOLVE_TABLES } from '../../../domain/access/resolve.ts';
 import type { BranchProtectionDefaults } from '../../../domain/groups/group-settings.ts';
-import { settingsOf } from '../../../domain/projects/project-settings.ts';
 import { branchProtection, canMergeBranch, canPushBranch, PUSH_MESSAGES, type BranchProtection } from '../../../domain/repository/branch-protection.ts';
 import { GitError } from '../../../git/command.ts';
 import { commitFiles } from '../../../git/commit-builder.ts';
@@ -18,7 +17,8 @@ import { DomainError, Errors } from '../../../lib/errors.ts';
 import { matchAll, PatternTimeout, untrustedRegexp } from '../../../lib/untrusted-regexp.ts';
 import { DEFAULT_PER_PAGE, pageParams, paginateArray, toQuery } from '../../../lib/pagination.ts';
 import { linkParams, PaginationProps } from '../schemas/common.ts';
-import { canReadCode, commitBasic, recordRefChanges, type RepoContext } from './context.ts';
+import { refsContext, type RepoContext } from '../../../domain/repository/context.ts';
+import { commitBasic, recordRefChanges } from './context.ts';
 
 // ---- shared with tags.routes.ts ---------------------------------------------------------------
 
@@ -35,26 +35,6 @@ export function isValidNewRefName(name: string): boolean {
   return isValidRefName(name) && !name.startsWith('refs/heads/') && !name.startsWith('refs/remotes/');
 }
 
-/**
- * The project for a repository route. `featureNotFound` (the branches API's require_repository_enabled!):
- * a repository feature the caller cannot use is 404 "404 Not Found" rather than 403. A project
- * without a repository on disk is 404 "404 Not Found" (repo_exists? / NoRepository).
- */
-export async function routeContext(c: Container, actor: Actor, id: string, featureNotFound: boolean): Promise<RepoContext> {
-  const { project, namespace, access } = await c.resolve.project(actor, id);
-  if (featureNotFound && !actor.isAdmin) {
-    const level = settingsOf(project).repository_access_level;
-    // ProjectFeature#feature_available?: private features need a member (a Reporter in a private project)
-    const minimum = project.visibility === 'private' ? 20 : 10;
-    if (level === 'disabled' || (level === 'private' && access.level < minimum)) throw Errors.notFound();
-  }
-  if (!canReadCode(actor, project, access)) throw Errors.forbidden();
-  const repo = c.repos.repository(project);
-  if (!repo.exists()) throw Errors.notFound();
-  const fullPath = `${namespace.full_path}/${project.path}`;
-  return { project, namespace, access, repo, fullPath, webUrl: `${c.config.externalUrl}/${fullPath}` };
-}
-
 /** authorize_push_project / authorize_admin_tag: 403 without push_code (archived projects have none). */
 export function requirePush(ctx: RepoContext, actor: Actor): void {
   if (!actor.user || !ctx.access.abilities.has('push_code')) throw Errors.forbidden();
@@ -66,7 +46,7 @@ const contexts = new WeakMap<FastifyRequest, RepoContext>();
 export function contextHook(c: Container, featureNotFound: boolean) {
   return async (req: FastifyRequest): Promise<void> => {
     const id = String((req.params as { id?: string }).id ?? '');
-    contexts.set(req, await routeContext(c, req.actor, id, featureNotFound));
+    contexts.set(req, await refsContext(c, req.actor, id, featureNotFound));
   };
 }
 
@@ -333,7 +313,7 @@ export function branchesRoutes(fastify: FastifyInstance, c: Container): void {
   // Before GET: Fastify's automatic HEAD route would answer 200 with GET's headers.
   app.head('/api/v4/projects/:id/repository/branches/:branch', { config, schema: { params: BranchParams } }, async (req, reply) => {
     try {
-      const ctx = await routeContext(c, req.actor, req.params.id, true);
+      const ctx = await refsContext(c, req.actor, req.params.id, true);
       return reply.code((await ctx.repo.branch(req.params.branch)) ? 204 : 404).send();
     } catch (e) {
       if (e instanceof DomainError) return reply.code(e.status).send();

@@ -14,7 +14,8 @@ import { nowReleaseDate, parseReleaseDate } from '../../../domain/repository/cha
 import { isSemverParam } from '../../../domain/repository/changelog/version.ts';
 import { isSafePath } from '../../../git/command.ts';
 import { Errors } from '../../../lib/errors.ts';
-import { recordRefChanges, repositoryContext } from './context.ts';
+import { repositoryContext } from '../../../domain/repository/context.ts';
+import { recordRefChanges } from './context.ts';
 
 const DEFAULT_TRAILER = 'Changelog';
 const DEFAULT_FILE = 'CHANGELOG.md';

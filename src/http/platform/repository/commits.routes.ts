@@ -17,7 +17,8 @@ import { Errors } from '../../../lib/errors.ts';
 import { adoptDefaultBranch } from '../../../domain/repository/default-branch.ts';
 import { offsetHeaders, pageParams, paginateArray } from '../../../lib/pagination.ts';
 import { linkParams, NullableString, PaginationProps } from '../schemas/common.ts';
-import { commitBasic, recordRefChanges, repositoryContext, type RepoContext } from './context.ts';
+import { repositoryContext, type RepoContext } from '../../../domain/repository/context.ts';
+import { commitBasic, recordRefChanges } from './context.ts';
 
 const TAGS = ['commits'];
 const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';

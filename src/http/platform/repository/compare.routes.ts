@@ -11,7 +11,8 @@ import type { Repository } from '../../../git/repository.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { paginateArray } from '../../../lib/pagination.ts';
 import { linkParams, NullableBoolean, PaginationProps } from '../schemas/common.ts';
-import { commitBasic, repositoryContext, resolveRef, type CommitEntity } from './context.ts';
+import { repositoryContext, resolveRef } from '../../../domain/repository/context.ts';
+import { commitBasic, type CommitEntity } from './context.ts';
 
 const TAGS = ['repositories'];
 

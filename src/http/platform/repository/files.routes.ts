@@ -17,7 +17,8 @@ import { KeyedLock } from '../../../lib/keyed-lock.ts';
 import { adoptDefaultBranch } from '../../../domain/repository/default-branch.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { grapeMessage } from '../../plugins/errors.ts';
-import { recordRefChanges, repositoryContext, resolveRef, type RepoContext } from './context.ts';
+import { repositoryContext, resolveRef, type RepoContext } from '../../../domain/repository/context.ts';
+import { recordRefChanges } from './context.ts';
 
 const TAGS = ['repository_files'];
 const FILE_URL = '/api/v4/projects/:id/repository/files/:file_path';

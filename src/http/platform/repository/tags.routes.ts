@@ -11,7 +11,8 @@ import { isValidRevision, TAG_PREFIX, ZERO_SHA } from '../../../git/refs.ts';
 import type { Ref } from '../../../git/repository.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { PaginationProps } from '../schemas/common.ts';
-import { commitBasic, recordRefChanges, type RepoContext } from './context.ts';
+import { type RepoContext } from '../../../domain/repository/context.ts';
+import { commitBasic, recordRefChanges } from './context.ts';
 import { apiError, checkUnmodifiedSince, contextHook, contextOf, isValidNewRefName, pageOfRefs, requirePush, searchRefs } from './branches.routes.ts';
 
 const ORDERS = ['name', 'updated', 'version'] as const;

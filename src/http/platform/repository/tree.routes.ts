@@ -16,7 +16,7 @@ import { Errors } from '../../../lib/errors.ts';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, paginateArray, toQuery } from '../../../lib/pagination.ts';
 import { FixedWindowLimiter } from '../../plugins/rate-limit.ts';
 import { linkParams, PaginationProps } from '../schemas/common.ts';
-import { repositoryContext, resolveRef, type RepoContext } from './context.ts';
+import { repositoryContext, resolveRef, type RepoContext } from '../../../domain/repository/context.ts';
 
 const TAGS = ['repositories'];
 
