@@ -3,7 +3,7 @@
 // from visibility.ts; a list inside one object already found (a component's translations, a
 // translation's units) is that object's own rows, as Weblate's `obj.translation_set` is.
 // Pages: the caller's `pager` turns the count into the page it asked for (and refuses pages out of range).
-import { sql, type Expression, type SqlBool } from 'kysely';
+import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../../db/connect.ts';
 import type { ComponentRow, LanguageRow, TranslationChangeRow, TranslationProjectRow, TranslationRow, UnitRow } from '../../db/schema.ts';
 import type { Actor } from '../access/actor.ts';
@@ -45,7 +45,7 @@ export interface UnitsSearch {
 }
 
 /** Runs a query: `read(k.selectFrom(…)…)` gives its rows. */
-type UnitsRead = <R>(query: { compile(): import('kysely').CompiledQuery<R>; execute(): Promise<R[]> }) => Promise<R[]>;
+type UnitsRead = <R>(query: { compile(): CompiledQuery<R>; execute(): Promise<R[]> }) => Promise<R[]>;
 
 export interface LanguageStatisticsRow extends Counts {
   code: string;
