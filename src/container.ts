@@ -24,6 +24,7 @@ import { configureGit } from './git/command.ts';
 import { RepositoryStore } from './git/storage.ts';
 import { SystemHooksService } from './domain/hooks/system-hooks.service.ts';
 import { PushJournal } from './domain/repository/push-journal.ts';
+import { RepositoryService } from './domain/repository/repository.service.ts';
 import { HookDeliveries } from './domain/hooks/deliveries.ts';
 import { Worker } from './jobs/worker.ts';
 import { seedLanguages } from './domain/translation/languages/seed.ts';
@@ -55,6 +56,8 @@ export interface Container {
   repos: RepositoryStore;
   /** pushes over smart HTTP in flight, and the replay of those a crash interrupted */
   pushes: PushJournal;
+  /** the one write path of repositories (API commits, files, branches, tags, changelogs, pushes) and their reads */
+  repository: RepositoryService;
   /** the one guarded client for outbound requests */
   outbound: Outbound;
   hooks: SystemHooksService;
@@ -117,6 +120,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   });
   const worker = new Worker(deliveries, log, config.workerPollMs);
   const pushes = new PushJournal(db, repos, settings, config.externalUrl, log, config.testFault);
+  const repository = new RepositoryService({ db, settings, policy, resolve, repos, pushes, externalUrl: config.externalUrl });
   const vcs = new ComponentVcs(config.dataDir, config.externalUrl, repos, resolve, settings, outbound);
   const components = new ComponentsService(db, vcs);
   // what a process killed while creating or deleting a component left behind (copies of repositories)
@@ -140,7 +144,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     await outbound.close();
     await db.close();
   };
-  const c: Container = { config, log, db, settings, users, tokens, oauth, sessions, auth, policy, resolve, groups, projects, members, memberRoles, repos, pushes, outbound, hooks, deliveries, worker, translation, close };
+  const c: Container = { config, log, db, settings, users, tokens, oauth, sessions, auth, policy, resolve, groups, projects, members, memberRoles, repos, pushes, repository, outbound, hooks, deliveries, worker, translation, close };
   await bootstrapRoot(c);
   return c;
 }

@@ -246,3 +246,33 @@ test('the first branch pushed into an empty repository becomes the default branc
   assert.equal(push.project.default_branch, 'master');
   assert.equal(push.total_commits_count, 1);
 });
+
+test('pushes: an unset default_branch_protection_defaults is GitLab\'s full protection (Maintainers push the default branch, Developers other branches)', async (t) => {
+  const { c, seed, base } = await startTestServer(t);
+  await c.settings.save({ default_branch_protection_defaults: null });
+  const { project, dir: bare } = await seed.repoProject();
+  const maintainer = await seed.user({ password: 'pass-maint-1' });
+  const developer = await seed.user({ password: 'pass-dev-1' });
+  await seed.member({ project }, maintainer, 40);
+  await seed.member({ project }, developer, 30);
+  const ns = await c.db.kysely.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).executeTakeFirstOrThrow();
+  const full = `${ns.full_path}/${project.path}`;
+
+  const m = tmp(t);
+  await git(m, ['clone', '-q', cloneUrl(base, full, maintainer.username, 'pass-maint-1'), 'm']);
+  const mw = new WorkTree(path.join(m, 'm'));
+  mw.git(['checkout', '-q', '-b', 'main']);
+  const one = mw.write('a', '1').commit('one');
+  await git(mw.dir, ['push', '-q', 'origin', 'main']);
+  assert.equal(bareGit(bare, ['rev-parse', 'main']).trim(), one);
+
+  const d = tmp(t);
+  await git(d, ['clone', '-q', cloneUrl(base, full, developer.username, 'pass-dev-1'), 'd']);
+  const dw = new WorkTree(path.join(d, 'd'));
+  dw.write('b', '2').commit('two');
+  await assert.rejects(git(dw.dir, ['push', 'origin', 'main']), /You are not allowed to push code to protected branches on this project\./);
+  await git(dw.dir, ['push', '-q', 'origin', 'main:topic']);
+  assert.equal(bareGit(bare, ['rev-parse', 'main']).trim(), one);
+  const evs = await pushEvents(c);
+  assert.deepEqual(evs.filter((e: any) => e.event_name === 'push').map((e: any) => [e.ref, e.ref_protected]), [['refs/heads/main', true], ['refs/heads/topic', false]]);
+});

@@ -24,12 +24,12 @@ export interface RepoContext {
 export interface ContextDeps {
   resolve: Resolver;
   repos: RepositoryStore;
-  config: { externalUrl: string };
+  externalUrl: string;
 }
 
 function contextOf(deps: ContextDeps, project: ProjectRow, namespace: NamespaceRow, access: ProjectAccess, repo: Repository): RepoContext {
   const fullPath = `${namespace.full_path}/${project.path}`;
-  return { project, namespace, access, repo, fullPath, webUrl: `${deps.config.externalUrl}/${fullPath}` };
+  return { project, namespace, access, repo, fullPath, webUrl: `${deps.externalUrl}/${fullPath}` };
 }
 
 /**

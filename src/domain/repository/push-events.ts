@@ -1,6 +1,6 @@
-// After every accepted change of refs (a git push, or a commit/branch/tag made through the API):
-// push, tag_push and repository_update events in the outbox, with GitLab's system-hook payloads,
-// in one transaction with the project's activity time.
+// After every accepted change of refs (a git push, or a commit/branch/tag made through the API): the
+// default branch adopted when it is missing, then push, tag_push and repository_update events in the
+// outbox, with GitLab's system-hook payloads, in one transaction with the project's activity time.
 import type { Kysely } from 'kysely';
 import type { Db } from '../../db/connect.ts';
 import type { Database, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
@@ -10,7 +10,9 @@ import { nowIso } from '../../lib/time.ts';
 import { visibilityLevel } from '../groups/group-rules.ts';
 import { recordSystemEvent } from '../events/system-events.ts';
 import type { BranchProtectionDefaults } from '../groups/group-settings.ts';
+import type { SettingsService } from '../settings/settings.service.ts';
 import { branchProtection } from './branch-protection.ts';
+import { adoptDefaultBranch } from './default-branch.ts';
 
 export interface RefChange {
   before: string;
@@ -149,4 +151,30 @@ export async function recordPushEvents(ctx: PushContext, changes: RefChange[], o
     await trx.updateTable('projects').set({ last_activity_at: now }).where('id', '=', ctx.project.id).execute();
     return true;
   });
+}
+
+/** Where the events of a change of refs go. */
+export interface RefChangeDeps {
+  db: Db;
+  settings: SettingsService;
+  externalUrl: string;
+}
+
+/**
+ * What follows every accepted change of refs, however it was made (a push, the API): a branch that
+ * moved while the default branch does not exist becomes the default branch (adoptDefaultBranch), then
+ * the events. Returns the project as it is afterwards and whether the events were written (false when
+ * `claim` answered false).
+ */
+export async function afterRefChanges(
+  deps: RefChangeDeps,
+  target: { project: ProjectRow; namespace: NamespaceRow; user: UserRow; repo: Repository },
+  changes: RefChange[],
+  opts: { claim?(trx: Kysely<Database>): Promise<boolean> } = {},
+): Promise<{ project: ProjectRow; recorded: boolean }> {
+  const moved = changes.find((x) => x.ref.startsWith(BRANCH_PREFIX) && x.after !== ZERO_SHA);
+  const project = await adoptDefaultBranch(deps.db, target.project, target.repo, moved ? moved.ref.slice(BRANCH_PREFIX.length) : null);
+  const settings = await deps.settings.get();
+  const ctx = { db: deps.db, externalUrl: deps.externalUrl, settings, project, namespace: target.namespace, user: target.user, repo: target.repo };
+  return { project, recorded: await recordPushEvents(ctx, changes, opts) };
 }

@@ -27,8 +27,7 @@ import type { RepositoryStore } from '../../git/storage.ts';
 import type { RefUpdate } from '../../git/hooks.ts';
 import { BRANCH_PREFIX, TAG_PREFIX, ZERO_SHA } from '../../git/refs.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
-import { adoptDefaultBranch } from './default-branch.ts';
-import { recordPushEvents, type RefChange } from './push-events.ts';
+import { afterRefChanges, type RefChange } from './push-events.ts';
 
 /** a running push renews its lease every RENEW_MS; a lease that ended lets any node replay the push */
 const LEASE_MS = 120_000;
@@ -108,11 +107,8 @@ export class PushJournal {
     };
     if (!args.changes.length) return this.db.kysely.transaction().execute(claim);
     args.repo.touchRefs();
-    const created = args.changes.find((x) => x.ref.startsWith(BRANCH_PREFIX) && x.after !== ZERO_SHA);
-    const project = await adoptDefaultBranch(this.db, args.project, args.repo, created ? created.ref.slice(BRANCH_PREFIX.length) : null);
-    const settings = await this.settings.get();
-    const ctx = { db: this.db, externalUrl: this.externalUrl, settings, project, namespace: args.namespace, user: args.user, repo: args.repo };
-    return recordPushEvents(ctx, args.changes, { claim });
+    const deps = { db: this.db, settings: this.settings, externalUrl: this.externalUrl };
+    return (await afterRefChanges(deps, args, args.changes, { claim })).recorded;
   }
 
   /** A row's process is gone: it ran on this host and its pid is not alive (or is ours, from an earlier life). */

@@ -1,19 +1,15 @@
 // git clone / fetch / push over smart HTTP at EXTERNAL_URL/<full_path>.git (and without .git):
 // info/refs, git-upload-pack, git-receive-pack — streamed both ways, gzip request bodies, protocol v2.
 import zlib from 'node:zlib';
-import { PassThrough, type Duplex, type Readable } from 'node:stream';
-import { finished } from 'node:stream/promises';
+import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import type { Actor } from '../../domain/access/actor.ts';
 import { MovedError } from '../../domain/access/resolve.ts';
-import { branchProtection, canForcePushBranch, canPushBranch, PUSH_MESSAGES } from '../../domain/repository/branch-protection.ts';
-import type { BranchProtectionDefaults } from '../../domain/groups/group-settings.ts';
+import { PUSH_MESSAGES } from '../../domain/repository/branch-protection.ts';
 import { DomainError } from '../../lib/errors.ts';
 import { canReadCode } from '../../domain/repository/read-access.ts';
 import { GitAuthenticator, GitAuthFailed, GitScopeRefused } from './git-auth.ts';
-import { BRANCH_PREFIX } from '../../git/refs.ts';
-import { serveRefTransactions } from '../../git/hooks.ts';
 import { mayCloneExport } from '../../domain/translation/components/export-access.ts';
 
 const SERVICES = new Set(['git-upload-pack', 'git-receive-pack']);
@@ -92,8 +88,8 @@ export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
     }
     if (write) {
       if (!actor.user) throw new GitHttpError(401, DENIED);
-      if (project.archived) throw new GitHttpError(403, 'You are not allowed to push code to an archived project.');
-      if (!access.abilities.has('push_code') && !actor.isAdmin) throw new GitHttpError(403, PUSH_MESSAGES.noPermission);
+      const refusal = c.repository.pushRefusal(actor, project, access);
+      if (refusal) throw new GitHttpError(403, refusal);
     }
     const repo = c.repos.repository(project);
     if (!repo.exists()) throw new GitHttpError(404, NOT_FOUND);
@@ -177,58 +173,8 @@ export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
         child.stdin!.on('error', () => {});
         return reply.send(child.stdout);
       }
-      return receivePack(req, reply, t as Awaited<ReturnType<typeof target>>, body);
+      // the push itself (journal, protection through the hooks, events) is the repository service's
+      return reply.send(await c.repository.receivePack(t as Awaited<ReturnType<typeof target>>, body, { env: protocolEnv(req), log: req.log }));
     });
   });
-
-  async function receivePack(
-    req: FastifyRequest,
-    reply: FastifyReply,
-    t: Awaited<ReturnType<typeof target>>,
-    body: Readable,
-  ) {
-    const settings = await c.settings.get();
-    const branch = t.project.default_branch ?? 'main';
-    const protection = branchProtection(t.project, t.namespace, settings.default_branch_protection_defaults as BranchProtectionDefaults, branch);
-    const initial = await t.repo.isEmpty();
-    const env: Record<string, string> = {
-      ...protocolEnv(req),
-      HEARTH_PROTECTED_REF: protection ? BRANCH_PREFIX + branch : '',
-      HEARTH_CAN_PUSH: canPushBranch(t.actor, t.access, protection) ? '1' : '0',
-      HEARTH_CAN_INITIAL_PUSH: initial && canPushBranch(t.actor, t.access, protection, true) ? '1' : '0',
-      HEARTH_CAN_FORCE: canForcePushBranch(t.actor, t.access, protection) ? '1' : '0',
-      HEARTH_MSG_PUSH: PUSH_MESSAGES.protectedBranch,
-      HEARTH_MSG_FORCE: PUSH_MESSAGES.forcePush,
-      HEARTH_MSG_DELETE: PUSH_MESSAGES.deleteProtected,
-      HEARTH_MSG_REF: 'You are not allowed to push to',
-    };
-    // journaled before git starts; the reference-transaction hook reports each ref update on fd 3
-    const push = await c.pushes.begin(t.project, t.actor.user!);
-    const child = t.repo.spawn(['-c', `core.hooksPath=${c.repos.hooksDir}`, 'receive-pack', '--stateless-rpc', t.repo.gitDir], { env, extraPipes: 1, pidEnv: 'HEARTH_PUSH_PID' });
-    const hookSocket = child.stdio[3] as Duplex | null;
-    if (hookSocket) serveRefTransactions(hookSocket, { onPrepared: (u) => push.prepare(u), onCommitted: (u) => push.committedUpdates(u) });
-    body.on('error', () => child.kill());
-    body.pipe(child.stdin!);
-    child.stdin!.on('error', () => {});
-    child.stderr!.resume();
-    // The response ends once the push's events are in the outbox.
-    const out = new PassThrough();
-    child.stdout!.pipe(out, { end: false });
-    const exited = new Promise<void>((resolve) => {
-      child.once('exit', () => resolve());
-      child.once('error', () => resolve());
-    });
-    void Promise.all([exited, finished(child.stdout!).catch(() => {})]).then(async () => {
-      try {
-        await push.complete({ namespace: t.namespace, repo: t.repo });
-      } catch (e) {
-        req.log.error({ err: e }, 'recording push events failed (the push journal replays them)');
-      } finally {
-        // a detached auto maintenance may hold fd 3 open: it no longer concerns this push
-        hookSocket?.destroy();
-        out.end();
-      }
-    });
-    return reply.send(out);
-  }
 }

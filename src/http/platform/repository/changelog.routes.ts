@@ -5,17 +5,13 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
-import { branchProtection, canPushBranch } from '../../../domain/repository/branch-protection.ts';
-import type { BranchProtectionDefaults } from '../../../domain/groups/group-settings.ts';
 import { DEFAULT_CONFIG_FILE } from '../../../domain/repository/changelog/config.ts';
 import { ChangelogError } from '../../../domain/repository/changelog/error.ts';
-import { buildRelease, commitRelease, releaseNotes, type ChangelogRequest } from '../../../domain/repository/changelog/service.ts';
+import { releaseNotes, type ChangelogRequest } from '../../../domain/repository/changelog/service.ts';
 import { nowReleaseDate, parseReleaseDate } from '../../../domain/repository/changelog/time.ts';
 import { isSemverParam } from '../../../domain/repository/changelog/version.ts';
 import { isSafePath } from '../../../git/command.ts';
 import { Errors } from '../../../lib/errors.ts';
-import { repositoryContext } from '../../../domain/repository/context.ts';
-import { recordRefChanges } from './context.ts';
 
 const DEFAULT_TRAILER = 'Changelog';
 const DEFAULT_FILE = 'CHANGELOG.md';
@@ -94,26 +90,23 @@ export function changelogRoutes(fastify: FastifyInstance, c: Container): void {
   const write = { api: 'platform' as const, auth: 'user' as const };
 
   app.get('/api/v4/projects/:id/repository/changelog', { config: read, schema: { params } }, async (req) => {
-    const ctx = await repositoryContext(c, req.actor, req.params.id);
+    const ctx = await c.repository.context(req.actor, req.params.id);
     const p = readParams(req.query, GET_PARAMS);
     const to = p.to ?? (ctx.project.default_branch || 'main');
-    const notes = await generating(async () => releaseNotes(await buildRelease(c, ctx, req.actor, { ...p, to })));
+    const notes = await generating(async () => releaseNotes(await c.repository.changelogRelease(ctx, req.actor, { ...p, to })));
     return { notes };
   });
 
   app.post('/api/v4/projects/:id/repository/changelog', { config: write, schema: { params } }, async (req, reply) => {
     const actor = req.actor;
-    const ctx = await repositoryContext(c, actor, req.params.id);
+    const ctx = await c.repository.context(actor, req.params.id);
     const p = readParams(req.body, POST_PARAMS);
     const branch = p.branch ?? (ctx.project.default_branch || 'main');
-    const settings = await c.settings.get();
-    const protection = branchProtection(ctx.project, ctx.namespace, settings.default_branch_protection_defaults as BranchProtectionDefaults, branch);
-    if (!canPushBranch(actor, ctx.access, protection)) throw Errors.forbidden('You are not allowed to commit a changelog on this branch');
-    const change = await generating(async () => {
-      const release = await buildRelease(c, ctx, actor, { ...p, to: p.to ?? branch });
-      return commitRelease(ctx, actor, release, { branch, file: p.file, message: p.message ?? `Add changelog for version ${p.version}` });
+    if (!(await c.repository.canPushTo(ctx, actor, branch))) throw Errors.forbidden('You are not allowed to commit a changelog on this branch');
+    await generating(async () => {
+      const release = await c.repository.changelogRelease(ctx, actor, { ...p, to: p.to ?? branch });
+      await c.repository.commitChangelog(ctx, actor, release, { branch, file: p.file, message: p.message ?? `Add changelog for version ${p.version}` });
     });
-    if (change) await recordRefChanges(c, ctx, actor, [change]);
     // GitLab answers `status(200)` with no entity: no body and no content type
     return reply.code(200).send();
   });

@@ -5,23 +5,18 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
-import { traversalIds } from '../../../domain/access/policy.ts';
-import type { BranchProtectionDefaults } from '../../../domain/groups/group-settings.ts';
-import { branchProtection, canForcePushBranch, canPushBranch, PUSH_MESSAGES } from '../../../domain/repository/branch-protection.ts';
-import { CommitActionError, commitFiles, type FileAction } from '../../../git/commit-builder.ts';
-import { GitError, isSafePath } from '../../../git/command.ts';
+import { isSafePath } from '../../../git/command.ts';
 import type { Commit } from '../../../git/objects.ts';
-import { BRANCH_PREFIX, isValidRefName, isValidRevision, ZERO_SHA } from '../../../git/refs.ts';
+import { BRANCH_PREFIX, isValidRevision } from '../../../git/refs.ts';
 import type { Repository } from '../../../git/repository.ts';
 import { Errors } from '../../../lib/errors.ts';
-import { adoptDefaultBranch } from '../../../domain/repository/default-branch.ts';
 import { offsetHeaders, pageParams, paginateArray } from '../../../lib/pagination.ts';
 import { linkParams, NullableString, PaginationProps } from '../schemas/common.ts';
-import { repositoryContext, type RepoContext } from '../../../domain/repository/context.ts';
-import { commitBasic, recordRefChanges } from './context.ts';
+import type { RepoContext } from '../../../domain/repository/context.ts';
+import { COMMIT_ACTIONS } from '../../../domain/repository/commit-checks.ts';
+import { commitBasic } from './context.ts';
 
 const TAGS = ['commits'];
-const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 
 const Enum = <T extends string>(values: readonly T[], def?: T) =>
   Type.Optional(Type.Unsafe<T>(def === undefined ? { type: 'string', enum: [...values] } : { type: 'string', enum: [...values], default: def }));
@@ -51,8 +46,6 @@ const RefsQuery = Type.Object({
   ...PaginationProps,
 });
 
-const ACTIONS = ['create', 'update', 'move', 'delete', 'chmod'] as const;
-type ActionName = (typeof ACTIONS)[number];
 
 const ActionBody = Type.Object({
   action: Type.String(),
@@ -183,22 +176,6 @@ function commitDetail(ctx: RepoContext, commit: Commit, stats: Stats | null) {
   };
 }
 
-/** Gitaly's index errors for a path of a file action (GitLab renders them with status 400). */
-function pathError(p: string): string | null {
-  if (p === '') return 'You must provide a file path';
-  if (p.split('/').includes('..')) return 'Path cannot include directory traversal';
-  if (!isSafePath(p) || /[\n\r]/.test(p)) return `invalid path: '${p}'`;
-  return null;
-}
-
-async function fullName(c: Container, project: RepoContext['project'], namespace: RepoContext['namespace']): Promise<string> {
-  if (namespace.type !== 'Group') return `${namespace.name} / ${project.name}`;
-  const ids = traversalIds(namespace);
-  const rows = await c.db.kysely.selectFrom('namespaces').select(['id', 'name']).where('id', 'in', ids).execute();
-  const names = new Map(rows.map((r) => [Number(r.id), r.name]));
-  return [...ids.map((id) => names.get(id) ?? ''), project.name].join(' / ');
-}
-
 export function commitsRoutes(fastify: FastifyInstance, c: Container): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const read = { api: 'platform' as const, auth: 'optional' as const };
@@ -209,7 +186,7 @@ export function commitsRoutes(fastify: FastifyInstance, c: Container): void {
     '/api/v4/projects/:id/repository/commits',
     { config: read, schema: { tags: TAGS, params: ProjectParams, querystring: ListQuery } },
     async (req, reply) => {
-      const ctx = await repositoryContext(c, req.actor, req.params.id);
+      const ctx = await c.repository.context(req.actor, req.params.id);
       const q = req.query;
 
       const invalid: string[] = [];
@@ -275,7 +252,7 @@ export function commitsRoutes(fastify: FastifyInstance, c: Container): void {
     '/api/v4/projects/:id/repository/commits/:sha',
     { config: read, schema: { tags: TAGS, params: ShaParams, querystring: ShowQuery } },
     async (req) => {
-      const ctx = await repositoryContext(c, req.actor, req.params.id);
+      const ctx = await c.repository.context(req.actor, req.params.id);
       const sha = ctx.repo.exists() ? await resolveRevision(ctx.repo, req.params.sha) : null;
       const commit = sha ? await ctx.repo.commit(sha) : null;
       if (!commit) throw Errors.notFound('Commit');
@@ -289,7 +266,7 @@ export function commitsRoutes(fastify: FastifyInstance, c: Container): void {
     '/api/v4/projects/:id/repository/commits/:sha/refs',
     { config: read, schema: { tags: TAGS, params: ShaParams, querystring: RefsQuery } },
     async (req, reply) => {
-      const ctx = await repositoryContext(c, req.actor, req.params.id);
+      const ctx = await c.repository.context(req.actor, req.params.id);
       const sha = ctx.repo.exists() ? await resolveRevision(ctx.repo, req.params.sha) : null;
       if (!sha) throw Errors.notFound('Commit');
       const type = req.query.type ?? 'all';
@@ -314,8 +291,7 @@ export function commitsRoutes(fastify: FastifyInstance, c: Container): void {
     { config: write, schema: { tags: TAGS, params: ProjectParams, body: CreateBody } },
     async (req, reply) => {
       const actor = req.actor;
-      const user = actor.user!;
-      const ctx = await repositoryContext(c, actor, req.params.id);
+      const ctx = await c.repository.context(actor, req.params.id);
       const b = req.body;
 
       // Grape's conditional parameters (given action: …) and mutually_exclusive
@@ -323,7 +299,7 @@ export function commitsRoutes(fastify: FastifyInstance, c: Container): void {
       b.actions.forEach((a, i) => {
         const name = `actions[${i}]`;
         if (a.action === '') invalid.push(`${name}[action] is empty`);
-        else if (!(ACTIONS as readonly string[]).includes(a.action)) invalid.push(`${name}[action] does not have a valid value`);
+        else if (!(COMMIT_ACTIONS as readonly string[]).includes(a.action)) invalid.push(`${name}[action] does not have a valid value`);
         if (a.action === 'move' && a.previous_path === undefined) invalid.push(`${name}[previous_path] is missing`);
         if (a.action === 'update' && !('content' in a)) invalid.push(`${name}[content] is missing`);
         if (a.action === 'chmod' && a.execute_filemode === undefined) invalid.push(`${name}[execute_filemode] is missing`);
@@ -332,146 +308,26 @@ export function commitsRoutes(fastify: FastifyInstance, c: Container): void {
       for (const key of ['author_name', 'author_email'] as const) if (/[\0\n\r]/.test(b[key] ?? '')) invalid.push(`${key} is invalid`);
       if (invalid.length) throw Errors.param(invalid.join(', '));
 
-      if (b.start_project !== undefined) {
-        const start = await c.resolve.project(actor, String(b.start_project));
-        if (start.project.id !== ctx.project.id) {
-          throw Errors.forbidden(`Project is not included in the fork network for ${await fullName(c, start.project, start.namespace)}`);
-        }
-      }
+      if (b.start_project !== undefined) await c.repository.checkStartProject(ctx, actor, b.start_project);
+      if (!ctx.repo.exists()) throw Errors.notFound('Repository');
+      // authorize_push_to_branch! (archived projects take no pushes, not even from administrators)
+      if (!(await c.repository.canPushTo(ctx, actor, b.branch, await ctx.repo.isEmpty()))) throw Errors.forbidden('You are not allowed to push into this branch');
 
-      const branch = b.branch;
+      const sha = await c.repository.commit(ctx, actor, {
+        branch: b.branch,
+        message: b.commit_message,
+        actions: b.actions,
+        startBranch: b.start_branch,
+        startSha: b.start_sha,
+        authorName: b.author_name,
+        authorEmail: b.author_email,
+        force: b.force,
+      });
       const repo = ctx.repo;
-      const settings = await c.settings.get();
-      const defaults = (settings.default_branch_protection_defaults ?? {}) as BranchProtectionDefaults;
-      const protection = branchProtection(ctx.project, ctx.namespace, defaults, branch);
-      if (!repo.exists()) throw Errors.notFound('Repository');
-      const empty = await repo.isEmpty();
-      // archived projects take no pushes, not even from administrators (push_code is prevented)
-      if (ctx.project.archived || !canPushBranch(actor, ctx.access, protection, empty)) throw Errors.forbidden('You are not allowed to push into this branch');
-
-      // Commits::CreateService#validate!
-      const force = b.force === true;
-      const startSha = b.start_sha;
-      const startBranch = b.start_branch ?? (startSha === undefined ? branch : undefined);
-      const different = startBranch !== branch || startSha !== undefined;
-      let parent: string | null = null;
-      if (startSha !== undefined) {
-        if (!/^[0-9a-fA-F]{40}(?:[0-9a-fA-F]{24})?$/.test(startSha)) throw failure(`Invalid start_sha '${startSha}'`);
-        parent = (await repo.info(`${startSha.toLowerCase()}^{commit}`))?.sha ?? null;
-        if (!parent) throw failure(`Cannot find start_sha '${startSha}'`);
-      }
-      if (startBranch !== undefined && !empty) {
-        const start = await repo.branch(startBranch);
-        if (!start) throw failure('You can only create or edit files when you are on a branch');
-        parent = start.commit;
-      }
-      const current = empty ? undefined : await repo.branch(branch);
-      if (!empty && different && current && !force) {
-        throw failure(`A branch called '${branch}' already exists. Switch to that branch in order to make changes`);
-      }
-      if (!isValidRefName(branch)) throw failure(`Something went wrong when we tried to create '${branch}' for you: Branch name is invalid`);
-      if (empty) parent = null;
-      if (b.commit_message === '') throw failure('empty CommitMessage');
-
-      // the actions: paths (Gitaly's index errors), contents, last_commit_id (Files::MultiService)
-      const actions: FileAction[] = [];
-      for (const a of b.actions) {
-        const error = pathError(a.file_path) ?? (a.action === 'move' ? pathError(a.previous_path!) : null);
-        if (error) throw failure(error);
-        const content = a.content === undefined || a.content === null ? undefined : Buffer.from(a.content, a.encoding === 'base64' ? 'base64' : 'utf8');
-        const last = a.action === 'chmod' || a.action === 'create' ? undefined : a.last_commit_id || undefined;
-        if (last && parent) {
-          const checked = a.action === 'move' ? a.previous_path! : a.file_path;
-          const { stdout } = await repo.run(['log', '-1', '--format=%H', parent, '--', checked], { env: { GIT_LITERAL_PATHSPECS: '1' } });
-          const lastCommit = stdout.toString().trim();
-          if (lastCommit && lastCommit !== last) throw failure(`The file has changed since you started editing it: ${checked}`);
-        }
-        switch (a.action as ActionName) {
-          case 'create':
-            actions.push({ action: 'create', file_path: a.file_path, content: content ?? Buffer.alloc(0), executable: a.execute_filemode === true });
-            break;
-          case 'update':
-            actions.push({ action: 'update', file_path: a.file_path, content: content ?? Buffer.alloc(0) });
-            break;
-          case 'delete':
-            actions.push({ action: 'delete', file_path: a.file_path });
-            break;
-          case 'move':
-            actions.push({ action: 'move', file_path: a.file_path, previous_path: a.previous_path!, content });
-            break;
-          case 'chmod':
-            actions.push({ action: 'chmod', file_path: a.file_path, executable: a.execute_filemode === true });
-            break;
-        }
-      }
-      const conflict = await treeConflict(repo, parent, actions);
-      if (conflict) throw failure(conflict);
-
-      // a force push: the branch exists and the new commit does not descend from it
-      const before = current?.commit ?? ZERO_SHA;
-      if (force && current && different && !(parent && (parent === current.commit || (await repo.isAncestor(current.commit, parent))))) {
-        if (!canForcePushBranch(actor, ctx.access, protection)) throw failure(PUSH_MESSAGES.forcePush);
-      }
-
-      const committer = { name: user.name, email: user.commit_email || user.email };
-      const author = { name: b.author_name?.trim() ? b.author_name : committer.name, email: b.author_email?.trim() ? b.author_email : committer.email };
-      let sha: string;
-      try {
-        sha = await commitFiles(repo, { branch, parent, expectedOld: before, actions, message: b.commit_message, author, committer });
-      } catch (e) {
-        if (e instanceof CommitActionError) throw failure(e.message);
-        if (e instanceof GitError && /^git update-ref/.test(e.message)) throw failure(`Could not update ${BRANCH_PREFIX}${branch}. Please refresh and try again.`);
-        // commit-tree refusing an identity ("name consists only of disallowed characters")
-        if (e instanceof GitError && /^git commit-tree/.test(e.message)) throw failure(e.stderr.trim().replace(/^fatal: /, ''));
-        throw e;
-      }
-
-      ctx.project = await adoptDefaultBranch(c.db, ctx.project, repo, branch);
-      await recordRefChanges(c, ctx, actor, [{ before, after: sha, ref: BRANCH_PREFIX + branch }]);
       const commit = (await repo.commit(sha))!;
       const stats = b.stats === false ? null : (await commitStats(repo, [commit])).get(sha)!;
       reply.code(201);
       return commitDetail(ctx, commit, stats);
     },
   );
-}
-
-/**
- * Conflicts of files and directories the commit builder would not see: a file created (or moved)
- * below an existing file (git would silently replace that file by a directory), or over an existing
- * directory. Gitaly's messages.
- */
-async function treeConflict(repo: Repository, parent: string | null, actions: FileAction[]): Promise<string | null> {
-  const removed = new Set<string>();
-  const added = new Set<string>();
-  for (const a of actions) {
-    if (a.action === 'create' || a.action === 'move') {
-      const parts = a.file_path.split('/');
-      for (let i = 1; i < parts.length; i++) {
-        const prefix = parts.slice(0, i).join('/');
-        if (added.has(prefix)) return 'A file with this name already exists';
-        if (parent && !removed.has(prefix)) {
-          const entry = await repo.entryAt(parent, prefix);
-          if (entry && entry.type !== 'tree') return 'A file with this name already exists';
-        }
-      }
-      if (parent && !added.has(a.file_path) && ![...removed].some((r) => r.startsWith(a.file_path + '/'))) {
-        const entry = await repo.entryAt(parent, a.file_path);
-        if (entry?.type === 'tree') return 'A directory with this name already exists';
-      }
-    }
-    if (a.action === 'delete') {
-      removed.add(a.file_path);
-      added.delete(a.file_path);
-    }
-    if (a.action === 'move') {
-      removed.add(a.previous_path);
-      added.delete(a.previous_path);
-    }
-    if (a.action === 'create' || a.action === 'move') {
-      added.add(a.file_path);
-      removed.delete(a.file_path);
-    }
-  }
-  return null;
 }

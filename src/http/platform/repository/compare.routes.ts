@@ -11,7 +11,7 @@ import type { Repository } from '../../../git/repository.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { paginateArray } from '../../../lib/pagination.ts';
 import { linkParams, NullableBoolean, PaginationProps } from '../schemas/common.ts';
-import { repositoryContext, resolveRef } from '../../../domain/repository/context.ts';
+import { resolveRef } from '../../../domain/repository/context.ts';
 import { commitBasic, type CommitEntity } from './context.ts';
 
 const TAGS = ['repositories'];
@@ -197,7 +197,7 @@ export function compareRoutes(fastify: FastifyInstance, c: Container): void {
     '/api/v4/projects/:id/repository/compare',
     { config, schema: { tags: TAGS, params: ProjectParams, querystring: CompareQuery, response: { 200: CompareSchema } } },
     async (req) => {
-      const ctx = await repositoryContext(c, req.actor, req.params.id);
+      const ctx = await c.repository.context(req.actor, req.params.id);
       const q = req.query;
       const missing = (['from', 'to'] as const).filter((k) => q[k] === undefined);
       if (missing.length) throw Errors.param(missing.map((k) => `${k} is missing`).join(', '));
@@ -239,7 +239,7 @@ export function compareRoutes(fastify: FastifyInstance, c: Container): void {
     '/api/v4/projects/:id/repository/commits/:sha/diff',
     { config, schema: { tags: ['commits'], params: CommitParams, querystring: CommitDiffQuery, response: { 200: Type.Array(DiffSchema) } } },
     async (req, reply) => {
-      const ctx = await repositoryContext(c, req.actor, req.params.id);
+      const ctx = await c.repository.context(req.actor, req.params.id);
       const q = req.query;
       const sha = await ctx.repo.resolveCommit(req.params.sha);
       const commit = sha ? await ctx.repo.commit(sha) : null;
@@ -261,7 +261,7 @@ export function compareRoutes(fastify: FastifyInstance, c: Container): void {
     '/api/v4/projects/:id/repository/contributors',
     { config, schema: { tags: TAGS, params: ProjectParams, querystring: ContributorsQuery, response: { 200: Type.Array(ContributorSchema) } } },
     async (req, reply) => {
-      const ctx = await repositoryContext(c, req.actor, req.params.id);
+      const ctx = await c.repository.context(req.actor, req.params.id);
       const q = req.query;
       let list: Contributor[] = [];
       const sha = await resolveRef(ctx, q.ref);
@@ -289,7 +289,7 @@ export function compareRoutes(fastify: FastifyInstance, c: Container): void {
     '/api/v4/projects/:id/repository/merge_base',
     { config, schema: { tags: TAGS, params: ProjectParams, response: { 200: CommitSchema } } },
     async (req) => {
-      const ctx = await repositoryContext(c, req.actor, req.params.id);
+      const ctx = await c.repository.context(req.actor, req.params.id);
       const refs = refsParam(req.url);
       if (refs === undefined) throw Errors.param('refs is missing');
       if (refs === null) throw Errors.param('refs is invalid');

@@ -7,18 +7,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
 import type { Actor } from '../../../domain/access/actor.ts';
-import type { BranchProtectionDefaults } from '../../../domain/groups/group-settings.ts';
-import { branchProtection, canPushBranch } from '../../../domain/repository/branch-protection.ts';
-import { CommitActionError, commitFiles, type FileAction } from '../../../git/commit-builder.ts';
-import { GitError, isSafePath } from '../../../git/command.ts';
+import { lastCommitFor, type FileWriteInput, type FileWriteKind } from '../../../domain/repository/commit-checks.ts';
+import { resolveRef, type RepoContext } from '../../../domain/repository/context.ts';
+import { isSafePath } from '../../../git/command.ts';
 import type { Repository } from '../../../git/repository.ts';
-import { BRANCH_PREFIX, isValidRefName, isValidRevision, ZERO_SHA } from '../../../git/refs.ts';
-import { KeyedLock } from '../../../lib/keyed-lock.ts';
-import { adoptDefaultBranch } from '../../../domain/repository/default-branch.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { grapeMessage } from '../../plugins/errors.ts';
-import { repositoryContext, resolveRef, type RepoContext } from '../../../domain/repository/context.ts';
-import { recordRefChanges } from './context.ts';
 
 const TAGS = ['repository_files'];
 const FILE_URL = '/api/v4/projects/:id/repository/files/:file_path';
@@ -46,18 +40,6 @@ const ExtendedBody = Type.Object({
 });
 // GitLab's DELETE declares no last_commit_id (it is silently dropped); Hearth honours it, as documented.
 const DeleteBody = Type.Object({ ...SimpleProps, last_commit_id: Type.Optional(Type.String()) });
-
-interface WriteInput {
-  branch: string;
-  commit_message: string;
-  start_branch?: string;
-  author_email?: string;
-  author_name?: string;
-  content?: string;
-  encoding?: 'base64' | 'text';
-  last_commit_id?: string;
-  execute_filemode?: boolean;
-}
 
 const FILE_PATH_INVALID = 'file_path should be a valid file path';
 // Gitlab::PathTraversal: `..` as a whole segment (either separator), or a newline.
@@ -144,13 +126,6 @@ function contentSha256(entry: FileEntry, data: Buffer): string {
   return hit;
 }
 
-/** `git log -1 <commit> -- <path>` with literal pathspecs (Gitaly's LastCommitForPath); null when none. */
-async function lastCommitFor(repo: Repository, commit: string, filePath: string): Promise<string | null> {
-  const r = await repo.run(['log', '-1', '--format=%H', commit, '--', filePath], { env: { GIT_LITERAL_PATHSPECS: '1' }, okCodes: [0, 128] });
-  if (r.code !== 0) return null;
-  return r.stdout.toString().trim() || null;
-}
-
 /** API::Files#blob_data, in GitLab's key order. */
 async function blobData(repo: Repository, ref: string | undefined, commit: string, entry: FileEntry, data: Buffer) {
   return {
@@ -220,142 +195,12 @@ async function assignFileVars(ctx: RepoContext, ref: string | undefined, filePat
 
 // ---- writing ------------------------------------------------------------------------------------
 
-/** Gitlab::GitRefValidator.validate for a branch the commit would create. */
-function isValidNewBranchName(name: string): boolean {
-  if (name.startsWith('refs/heads/') || name.startsWith('refs/remotes/')) return false;
-  if (/^[0-9a-f]{40}$/i.test(name) || /^[0-9a-f]{64}$/i.test(name)) return false;
-  return isValidRefName(name);
-}
-
-/** Person from the commit parameters and the user (Files::BaseService: author params, else the user's commit email). */
-function commitPeople(actor: Actor, input: WriteInput) {
-  const user = actor.user!;
-  const now = Math.floor(Date.now() / 1000);
-  const userEmail = user.commit_email ?? user.email;
-  return {
-    author: { name: input.author_name || user.name, email: input.author_email || userEmail, time: now },
-    committer: { name: user.name, email: userEmail, time: now },
-  };
-}
-
-type WriteKind = 'create' | 'update' | 'delete';
-
-const CHANGED_MESSAGES: Record<'update' | 'delete', string> = {
-  update: 'You are attempting to update a file that has changed since you started editing it.',
-  delete: 'You are attempting to delete a file that has been previously updated.',
-};
-
-/** A user-given revision's commit, or null (never an error: GitLab reads "not found" as "no information"). */
-async function commitOrNull(repo: Repository, rev: string): Promise<string | null> {
-  if (!isValidRevision(rev)) return null;
-  return repo.resolveCommit(rev);
-}
-
-/**
- * Files::BaseService#file_has_changed?: the file's last commit on the start branch differs from its
- * last commit as of `last_commit_id` (either unknown → not changed).
- */
-async function fileHasChanged(repo: Repository, startTip: string | null, filePath: string, lastCommitId: string | undefined): Promise<boolean> {
-  if (!lastCommitId || !startTip) return false;
-  const fromBranch = await lastCommitFor(repo, startTip, filePath);
-  if (!fromBranch) return false;
-  const given = await commitOrNull(repo, lastCommitId);
-  if (!given) return false;
-  const fromGiven = await lastCommitFor(repo, given, filePath);
-  if (!fromGiven) return false;
-  return fromBranch !== fromGiven;
-}
-
-class RetryCommit extends Error {}
-
-/** One attempt: Commits::CreateService's checks against the refs as they are now, then the commit. */
-async function attemptCommit(c: Container, actor: Actor, ctx: RepoContext, kind: WriteKind, filePath: string, input: WriteInput) {
-  const repo = ctx.repo;
-  const branch = input.branch;
-  const startBranch = input.start_branch || branch;
-  const empty = await repo.isEmpty();
-  const differentBranch = startBranch !== branch;
-
-  // validate_permissions!
-  const settings = await c.settings.get();
-  const protection = branchProtection(ctx.project, ctx.namespace, settings.default_branch_protection_defaults as BranchProtectionDefaults, branch);
-  if (!canPushBranch(actor, ctx.access, protection, empty)) throw Errors.raw(400, { message: 'You are not allowed to push into this branch' });
-  // validate_on_branch!
-  const start = empty ? undefined : await repo.branch(startBranch);
-  if (!empty && !start) throw Errors.raw(400, { message: 'You can only create or edit files when you are on a branch' });
-  // validate_branch_existence!
-  const target = empty ? undefined : await repo.branch(branch);
-  if (!empty && differentBranch && target) {
-    throw Errors.raw(400, { message: `A branch called '${branch}' already exists. Switch to that branch in order to make changes` });
-  }
-  // validate_new_branch_name! (and a first branch in an empty repository)
-  if ((differentBranch || empty) && !isValidNewBranchName(branch)) {
-    throw Errors.raw(400, { message: `Something went wrong when we tried to create '${branch}' for you: Branch name is invalid` });
-  }
-  const parent = start?.commit ?? null;
-  if (kind !== 'create' && (await fileHasChanged(repo, parent, filePath, input.last_commit_id))) {
-    throw Errors.raw(400, { message: CHANGED_MESSAGES[kind] });
-  }
-
-  // Gitaly's index rules for a path under an existing file (commitFiles checks the path itself).
-  if (kind !== 'delete' && parent) {
-    const segments = filePath.split('/');
-    for (let i = 1; i < segments.length; i++) {
-      const o = await repo.entryAt(parent, segments.slice(0, i).join('/'));
-      if (!o) break;
-      if (o.type !== 'tree') throw Errors.raw(400, { message: kind === 'create' ? 'A file with this name already exists' : "A file with this name doesn't exist" });
-    }
-  }
-
-  let action: FileAction;
-  if (kind === 'delete') action = { action: 'delete', file_path: filePath };
-  else {
-    const content = input.encoding === 'base64' ? Buffer.from(input.content ?? '', 'base64') : Buffer.from(input.content ?? '', 'utf8');
-    action = kind === 'create'
-      ? { action: 'create', file_path: filePath, content, executable: input.execute_filemode === true }
-      : { action: 'update', file_path: filePath, content, executable: input.execute_filemode };
-  }
-  const before = target?.commit ?? ZERO_SHA;
-  const { author, committer } = commitPeople(actor, input);
-  let sha: string;
-  try {
-    sha = await commitFiles(repo, { branch, parent, expectedOld: before, actions: [action], message: input.commit_message, author, committer });
-  } catch (e) {
-    if (e instanceof CommitActionError) throw Errors.raw(400, { message: e.message });
-    // the branch moved since it was read (update-ref's compare-and-swap): check and commit again
-    if (e instanceof GitError && e.message.startsWith('git update-ref')) throw new RetryCommit();
-    throw e;
-  }
-  return { before, sha, empty };
-}
-
-
-/**
- * Files API writes to one repository run one at a time in this process, checks included (commitFiles'
- * own lock covers only the commit); writers elsewhere are caught by update-ref's compare-and-swap.
- */
-const writeLocks = new KeyedLock();
-
-const ATTEMPTS = 5;
-
-async function writeFile(c: Container, actor: Actor, id: string, kind: WriteKind, filePath: string, input: WriteInput): Promise<void> {
-  let ctx = await repositoryContext(c, actor, id);
-  // authorize! :push_code
+/** authorize! :push_code, then the file service (Files::CreateService, UpdateService, DeleteService). */
+async function writeFile(c: Container, actor: Actor, id: string, kind: FileWriteKind, filePath: string, input: FileWriteInput): Promise<void> {
+  const ctx = await c.repository.context(actor, id);
   if (!ctx.access.abilities.has('push_code')) throw Errors.forbidden();
   if (!ctx.repo.exists()) throw Errors.notFound('Repository');
-  const result = await writeLocks.run(ctx.repo.gitDir, async () => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await attemptCommit(c, actor, ctx, kind, filePath, input);
-      } catch (e) {
-        // GitLab's answer to a lock it could not get (ActiveRecord::StaleObjectError / FailedToObtainLockError)
-        if (!(e instanceof RetryCommit)) throw e;
-        if (attempt >= ATTEMPTS) throw Errors.conflict('409 Conflict: Resource lock');
-      }
-    }
-  });
-  if (result.empty) ctx = { ...ctx, project: await adoptDefaultBranch(c.db, ctx.project, ctx.repo, input.branch) };
-  await recordRefChanges(c, ctx, actor, [{ before: result.before, after: result.sha, ref: BRANCH_PREFIX + input.branch }]);
+  await c.repository.writeFile(ctx, actor, kind, filePath, input);
 }
 
 // ---- routes -------------------------------------------------------------------------------------
@@ -370,7 +215,7 @@ export function filesRoutes(fastify: FastifyInstance, c: Container): void {
       // allow_initial_path_separator: an encoded leading "/" is allowed; Gitlab::Git::Blob.find drops it
       const filePath = req.params.file_path.replace(/^\/+/, '');
       checkParams(req, isValidFilePath(filePath), [['ref', req.query.ref]]);
-      const ctx = await repositoryContext(c, req.actor, req.params.id);
+      const ctx = await c.repository.context(req.actor, req.params.id);
       const { commit, entry } = await assignFileVars(ctx, req.query.ref, filePath);
       const data = await contentOf(ctx.repo, entry);
       reply.headers(NO_CACHE_HEADERS);
@@ -386,7 +231,7 @@ export function filesRoutes(fastify: FastifyInstance, c: Container): void {
     { config: READ, attachValidation: true, schema: { tags: TAGS, summary: 'Get file metadata from repository', params: FileParams, querystring: ShowQuery } },
     async (req, reply) => {
       checkParams(req, isValidFilePath(req.params.file_path), [['ref', req.query.ref]]);
-      const ctx = await repositoryContext(c, req.actor, req.params.id);
+      const ctx = await c.repository.context(req.actor, req.params.id);
       const { commit, entry } = await assignFileVars(ctx, req.query.ref, req.params.file_path);
       setGitlabHeaders(reply, await blobData(ctx.repo, req.query.ref, commit, entry, await contentOf(ctx.repo, entry)));
       reply.type('application/json');
@@ -399,7 +244,7 @@ export function filesRoutes(fastify: FastifyInstance, c: Container): void {
     { config: READ, exposeHeadRoute: false, attachValidation: true, schema: { tags: TAGS, summary: 'Get a file from the repository', params: FileParams, querystring: ShowQuery } },
     async (req, reply) => {
       checkParams(req, isValidFilePath(req.params.file_path), [['ref', req.query.ref]]);
-      const ctx = await repositoryContext(c, req.actor, req.params.id);
+      const ctx = await c.repository.context(req.actor, req.params.id);
       const { commit, entry } = await assignFileVars(ctx, req.query.ref, req.params.file_path);
       const data = await contentOf(ctx.repo, entry);
       const meta = await blobData(ctx.repo, req.query.ref, commit, entry, data);

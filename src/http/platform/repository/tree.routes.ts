@@ -16,7 +16,7 @@ import { Errors } from '../../../lib/errors.ts';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, paginateArray, toQuery } from '../../../lib/pagination.ts';
 import { FixedWindowLimiter } from '../../plugins/rate-limit.ts';
 import { linkParams, PaginationProps } from '../schemas/common.ts';
-import { repositoryContext, resolveRef, type RepoContext } from '../../../domain/repository/context.ts';
+import { resolveRef, type RepoContext } from '../../../domain/repository/context.ts';
 
 const TAGS = ['repositories'];
 
@@ -498,7 +498,7 @@ export function treeRoutes(fastify: FastifyInstance, c: Container): void {
     '/api/v4/projects/:id/repository/tree',
     { config, schema: { tags: TAGS, params: IdParams, querystring: TreeQuery, response: { 200: Type.Array(TreeObjectSchema) } } },
     async (req, reply) => {
-      const ctx = await repositoryContext(c, req.actor, req.params.id);
+      const ctx = await c.repository.context(req.actor, req.params.id);
       const q = req.query;
       const recursive = q.recursive === true;
       const mode = q.pagination ?? 'legacy';
@@ -573,7 +573,7 @@ export function treeRoutes(fastify: FastifyInstance, c: Container): void {
     '/api/v4/projects/:id/repository/blobs/:sha',
     { config, schema: { tags: TAGS, params: BlobParams, response: { 200: BlobSchema } } },
     async (req) => {
-      const ctx = await repositoryContext(c, req.actor, req.params.id);
+      const ctx = await c.repository.context(req.actor, req.params.id);
       const info = await blobInfo(ctx, req.params.sha);
       let content: Buffer;
       if (info.size <= POOLED_BLOB_MAX) {
@@ -591,7 +591,7 @@ export function treeRoutes(fastify: FastifyInstance, c: Container): void {
     '/api/v4/projects/:id/repository/blobs/:sha/raw',
     { config, schema: { tags: TAGS, params: BlobParams } },
     async (req, reply) => {
-      const ctx = await repositoryContext(c, req.actor, req.params.id);
+      const ctx = await c.repository.context(req.actor, req.params.id);
       const info = await blobInfo(ctx, req.params.sha);
       reply.headers(NO_CACHE);
       if (info.size <= POOLED_BLOB_MAX) {
@@ -623,7 +623,7 @@ export function treeRoutes(fastify: FastifyInstance, c: Container): void {
   );
 
   const archive = async (req: FastifyRequest<{ Params: { id: string; format?: string }; Querystring: Static<typeof ArchiveQuery> }>, reply: FastifyReply) => {
-    const ctx = await repositoryContext(c, req.actor, req.params.id);
+    const ctx = await c.repository.context(req.actor, req.params.id);
     // check_archive_rate_limit!: per project and user (per project and address when anonymous)
     const limit = c.config.archiveRateLimit;
     if (limit > 0) {

@@ -484,3 +484,18 @@ test('POST: permissions and parameter errors', async (t) => {
   assert.deepEqual([res.statusCode, res.json()], [422, { message: 'Failed to generate the changelog: The commit start range is unspecified, and no previous tag could be found to use instead' }]);
   assert.equal(head(f.dir), before);
 });
+
+test('POST: an archived project takes no changelog commit, not even from an administrator (push_code is prevented)', async (t) => {
+  const f = await setup(t);
+  const { c } = f.ta;
+  const before = head(f.dir);
+  const jobs = await maxJobId(c);
+  await c.db.kysely.updateTable('projects').set({ archived: 1 }).where('path', '=', 'proj').execute();
+  const res = await post(f, { version: '1.1.0', date: '2021-01-05' });
+  assert.deepEqual([res.statusCode, res.json()], [403, { message: '403 Forbidden - You are not allowed to commit a changelog on this branch' }]);
+  assert.equal(head(f.dir), before);
+  assert.deepEqual(await eventsAfter(c, jobs), []);
+  // the notes can still be read
+  const notes = await get(f, 'version=1.1.0&date=2021-01-05');
+  assert.equal(notes.statusCode, 200);
+});

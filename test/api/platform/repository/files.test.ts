@@ -610,3 +610,49 @@ test('concurrent writes to one branch all land, one after the other', async (t) 
   assert.equal(bareGit(f.dir, ['rev-list', '--count', `${f.third}..main`]).trim(), '5');
   for (let i = 0; i < 5; i++) assert.equal(bareGit(f.dir, ['show', `main:c${i}.txt`]), String(i));
 });
+
+// ---- the one write path -------------------------------------------------------------------------
+
+test('an unset default_branch_protection_defaults is GitLab\'s full protection, for the files and commits APIs alike', async (t) => {
+  const f = await fixture(t);
+  const { app, c, seed, project, base, dir } = f;
+  await c.settings.save({ default_branch_protection_defaults: null });
+  const dev = await seed.user();
+  await seed.member({ project }, dev, 30);
+  const devHeaders = (await seed.token(dev)).headers;
+  const maintainer = await seed.user();
+  await seed.member({ project }, maintainer, 40);
+  const maintainerHeaders = (await seed.token(maintainer)).headers;
+  const payload = { branch: 'main', content: 'x', commit_message: 'm' };
+  const commit = (headers: Record<string, string>, branch: string) =>
+    app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/repository/commits`, headers, payload: { branch, commit_message: 'm', actions: [{ action: 'create', file_path: `${branch}.txt`, content: 'c' }] } });
+
+  // Developers push to neither API's default branch, only to other branches
+  let res = await app.inject({ method: 'POST', url: `${base}/new.txt`, headers: devHeaders, payload });
+  assert.deepEqual([res.statusCode, res.json()], [400, { message: 'You are not allowed to push into this branch' }]);
+  res = await commit(devHeaders, 'main');
+  assert.deepEqual([res.statusCode, res.json()], [403, { message: '403 Forbidden - You are not allowed to push into this branch' }]);
+  assert.equal(rev(dir, 'refs/heads/main'), f.third);
+  res = await app.inject({ method: 'POST', url: `${base}/new.txt`, headers: devHeaders, payload: { ...payload, branch: 'dev-work', start_branch: 'main' } });
+  assert.equal(res.statusCode, 201, res.body);
+  // Maintainers push to it; the events say it is protected
+  res = await app.inject({ method: 'POST', url: `${base}/new.txt`, headers: maintainerHeaders, payload });
+  assert.equal(res.statusCode, 201, res.body);
+  res = await commit(maintainerHeaders, 'main');
+  assert.equal(res.statusCode, 201, res.body);
+  const evs = (await pushEvents(c)).filter((e: any) => e.event_name === 'push');
+  assert.deepEqual(evs.map((e: any) => [e.ref, e.ref_protected]), [['refs/heads/dev-work', false], ['refs/heads/main', true], ['refs/heads/main', true]]);
+});
+
+test('a write to a repository whose default branch does not exist makes the written branch the default branch, as a push does', async (t) => {
+  const f = await fixture(t);
+  const { app, c, project, base, dir, ownerHeaders } = f;
+  await c.db.kysely.updateTable('projects').set({ default_branch: 'trunk' }).where('id', '=', project.id).execute();
+  const res = await app.inject({ method: 'POST', url: `${base}/new.txt`, headers: ownerHeaders, payload: { branch: 'feature', content: 'x', commit_message: 'm' } });
+  assert.equal(res.statusCode, 201, res.body);
+  const row = await c.db.kysely.selectFrom('projects').select('default_branch').where('id', '=', project.id).executeTakeFirstOrThrow();
+  assert.equal(row.default_branch, 'feature');
+  assert.equal(bareGit(dir, ['symbolic-ref', 'HEAD']), 'refs/heads/feature\n');
+  const evs = (await pushEvents(c)).filter((e: any) => e.event_name === 'push');
+  assert.deepEqual(evs.map((e: any) => [e.ref, e.project.default_branch]), [['refs/heads/feature', 'feature']]);
+});

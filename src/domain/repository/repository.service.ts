@@ -1,0 +1,438 @@
+// The repository as a service: every write to a project's repository goes through here — commits and
+// files through the API, changelog commits, branches, tags and pushes over smart HTTP — and so does
+// every read a route cannot do with one call of the git layer. Gitea's services/repository/files
+// (ChangeRepoFiles behind a thin router) and GitLab's Files::MultiService shared by the API and the web.
+//
+// The write path, in this order: the archived check and branch protection (canPushTo, pushRefusal,
+// the hooks' environment), the per-repository lock (`exclusive`: the checks see the refs the write
+// changes), the commit builder (commitFiles) or the ref update, then `refsChanged`: the default branch
+// adopted when it is missing, and the push events. Routes keep parsing, guards, status codes and
+// entities; they never repeat one of these steps.
+import type { Duplex, Readable } from 'node:stream';
+import { PassThrough } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import type { LogFn } from 'pino';
+import type { Db } from '../../db/connect.ts';
+import type { ProjectRow, NamespaceRow } from '../../db/schema.ts';
+import { commitFiles } from '../../git/commit-builder.ts';
+import { GitError } from '../../git/command.ts';
+import { serveRefTransactions } from '../../git/hooks.ts';
+import { BRANCH_PREFIX, isValidRevision, TAG_PREFIX, ZERO_SHA } from '../../git/refs.ts';
+import type { Ref, Repository } from '../../git/repository.ts';
+import type { RepositoryStore } from '../../git/storage.ts';
+import { Errors } from '../../lib/errors.ts';
+import { KeyedLock } from '../../lib/keyed-lock.ts';
+import { traversalIds, type Policy, type ProjectAccess } from '../access/policy.ts';
+import type { Actor } from '../access/actor.ts';
+import type { Resolver } from '../access/resolve.ts';
+import type { BranchProtectionDefaults } from '../groups/group-settings.ts';
+import type { SettingsService } from '../settings/settings.service.ts';
+import { branchProtection, canForcePushBranch, canMergeBranch, canPushBranch, PUSH_MESSAGES, type BranchProtection } from './branch-protection.ts';
+import { buildRelease, commitRelease, type ChangelogRequest, type CommitTarget } from './changelog/service.ts';
+import type { Release } from './changelog/release.ts';
+import {
+  actionRefusal,
+  committerOf,
+  failure,
+  identityRefusal,
+  isStaleBranch,
+  planCommit,
+  planFileWrite,
+  type CommitInput,
+  type CommitPlan,
+  type FileWriteInput,
+  type FileWriteKind,
+} from './commit-checks.ts';
+import { refsContext, repositoryContext, type RepoContext } from './context.ts';
+import type { PushJournal } from './push-journal.ts';
+import { afterRefChanges, type RefChange } from './push-events.ts';
+import { conflictsWithHierarchy, defaultBranchName, isValidNewRefName, mergedBranchNames } from './refs.ts';
+
+export interface RepositoryDeps {
+  db: Db;
+  settings: SettingsService;
+  policy: Policy;
+  resolve: Resolver;
+  repos: RepositoryStore;
+  pushes: PushJournal;
+  externalUrl: string;
+}
+
+/** What a push over smart HTTP is made for: the pusher, the project as the pusher sees it, its repository. */
+export interface PushTarget {
+  actor: Actor;
+  project: ProjectRow;
+  namespace: NamespaceRow;
+  access: ProjectAccess;
+  repo: Repository;
+}
+
+/** Files API writes retried when their branch moved meanwhile (update-ref's compare-and-swap). */
+const FILE_WRITE_ATTEMPTS = 5;
+
+class RetryCommit extends Error {}
+
+export class RepositoryService {
+  /**
+   * API writes to one repository run one at a time in this process, checks included (commitFiles' own
+   * lock covers only the commit); writers elsewhere are caught by update-ref's compare-and-swap.
+   */
+  private readonly locks = new KeyedLock();
+
+  constructor(private readonly deps: RepositoryDeps) {}
+
+  // ---- contexts ----------------------------------------------------------------------------------
+
+  /** The project for a repository route: 404 when invisible, 403 without read_code. */
+  context(actor: Actor, id: string | number): Promise<RepoContext> {
+    return repositoryContext(this.deps, actor, id);
+  }
+
+  /** The context of the branches and tags APIs (see refsContext). */
+  refsContext(actor: Actor, id: string, featureNotFound: boolean): Promise<RepoContext> {
+    return refsContext(this.deps, actor, id, featureNotFound);
+  }
+
+  // ---- policy ------------------------------------------------------------------------------------
+
+  /**
+   * default_branch_protection_defaults of the instance; an unset value is GitLab's default, the full
+   * protection (Maintainers push and merge, no force push, no initial push by Developers).
+   */
+  async protectionDefaults(): Promise<BranchProtectionDefaults> {
+    return ((await this.deps.settings.get()).default_branch_protection_defaults ?? {}) as BranchProtectionDefaults;
+  }
+
+  /** The protection of `branch` (the project's group's defaults, else the instance's), or null. */
+  async protection(ctx: Pick<RepoContext, 'project' | 'namespace'>, branch: string, defaults?: BranchProtectionDefaults): Promise<BranchProtection | null> {
+    return branchProtection(ctx.project, ctx.namespace, defaults ?? (await this.protectionDefaults()), branch);
+  }
+
+  /**
+   * Gitlab::UserAccess#can_push_to_branch?: not archived (not even for administrators), push_code,
+   * and the branch's protection. `initial`: the repository has no branch yet.
+   */
+  async canPushTo(ctx: RepoContext, actor: Actor, branch: string, initial = false): Promise<boolean> {
+    if (ctx.project.archived) return false;
+    return canPushBranch(actor, ctx.access, await this.protection(ctx, branch), initial);
+  }
+
+  /** Commits::CreateService#validate_permissions!: a 400 when the caller may not push to the branch. */
+  private async validatePermissions(ctx: RepoContext, actor: Actor, branch: string, initial: boolean): Promise<BranchProtection | null> {
+    const protection = await this.protection(ctx, branch);
+    if (ctx.project.archived || !canPushBranch(actor, ctx.access, protection, initial)) throw failure('You are not allowed to push into this branch');
+    return protection;
+  }
+
+  // ---- the write path ----------------------------------------------------------------------------
+
+  /** Runs a write alone for this repository within this process; archived projects take none. */
+  private exclusive<T>(ctx: RepoContext, fn: () => Promise<T>): Promise<T> {
+    if (ctx.project.archived) throw Errors.forbidden();
+    return this.locks.run(ctx.repo.gitDir, fn);
+  }
+
+  /** The commit builder, with GitLab's answers to what it refuses (a moved branch stays a GitError: see isStaleBranch). */
+  private async commitPlan(ctx: RepoContext, plan: CommitPlan): Promise<string> {
+    try {
+      return await commitFiles(ctx.repo, plan.request);
+    } catch (e) {
+      throw actionRefusal(e) ?? identityRefusal(e) ?? e;
+    }
+  }
+
+  /** After refs moved: the default branch adopted when it is missing (ctx.project follows), then the push events. */
+  private async refsChanged(ctx: RepoContext, actor: Actor, changes: RefChange[]): Promise<void> {
+    const { project } = await afterRefChanges(this.deps, { project: ctx.project, namespace: ctx.namespace, user: actor.user!, repo: ctx.repo }, changes);
+    ctx.project = project;
+  }
+
+  // ---- commits and files -------------------------------------------------------------------------
+
+  /**
+   * Files::MultiService (POST /repository/commits): several file actions as one commit on a branch,
+   * optionally started from another branch or a commit, optionally replacing the branch (force).
+   * Returns the new commit's SHA.
+   */
+  async commit(ctx: RepoContext, actor: Actor, input: CommitInput): Promise<string> {
+    const { sha, before } = await this.exclusive(ctx, async () => {
+      const empty = await ctx.repo.isEmpty();
+      const protection = await this.validatePermissions(ctx, actor, input.branch, empty);
+      const plan = await planCommit(ctx, actor, input, empty, protection);
+      try {
+        return { sha: await this.commitPlan(ctx, plan), before: plan.before };
+      } catch (e) {
+        if (isStaleBranch(e)) throw failure(`Could not update ${BRANCH_PREFIX}${input.branch}. Please refresh and try again.`);
+        throw e;
+      }
+    });
+    await this.refsChanged(ctx, actor, [{ before, after: sha, ref: BRANCH_PREFIX + input.branch }]);
+    return sha;
+  }
+
+  /**
+   * Files::CreateService, UpdateService, DeleteService: one file as one commit on a branch. A branch
+   * that moved meanwhile is checked and committed again (409 after 5 attempts, GitLab's answer to a
+   * lock it could not get).
+   */
+  async writeFile(ctx: RepoContext, actor: Actor, kind: FileWriteKind, filePath: string, input: FileWriteInput): Promise<void> {
+    const result = await this.exclusive(ctx, async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const empty = await ctx.repo.isEmpty();
+          await this.validatePermissions(ctx, actor, input.branch, empty);
+          const plan = await planFileWrite(ctx, actor, kind, filePath, input, empty);
+          try {
+            return { sha: await this.commitPlan(ctx, plan), before: plan.before };
+          } catch (e) {
+            if (isStaleBranch(e)) throw new RetryCommit();
+            throw e;
+          }
+        } catch (e) {
+          if (!(e instanceof RetryCommit)) throw e;
+          if (attempt >= FILE_WRITE_ATTEMPTS) throw Errors.conflict('409 Conflict: Resource lock');
+        }
+      }
+    });
+    await this.refsChanged(ctx, actor, [{ before: result.before, after: result.sha, ref: BRANCH_PREFIX + input.branch }]);
+  }
+
+  /** The start_project of a commit: this project only (no forks), else 403 with GitLab's message. */
+  async checkStartProject(ctx: RepoContext, actor: Actor, startProject: string | number): Promise<void> {
+    const start = await this.deps.resolve.project(actor, String(startProject));
+    if (start.project.id === ctx.project.id) return;
+    throw Errors.forbidden(`Project is not included in the fork network for ${await this.fullName(start.project, start.namespace)}`);
+  }
+
+  /** Project#full_name: "Group / Subgroup / Project" */
+  private async fullName(project: ProjectRow, namespace: NamespaceRow): Promise<string> {
+    if (namespace.type !== 'Group') return `${namespace.name} / ${project.name}`;
+    const ids = traversalIds(namespace);
+    const rows = await this.deps.db.kysely.selectFrom('namespaces').select(['id', 'name']).where('id', 'in', ids).execute();
+    const names = new Map(rows.map((r) => [Number(r.id), r.name]));
+    return [...ids.map((id) => names.get(id) ?? ''), project.name].join(' / ');
+  }
+
+  // ---- changelogs --------------------------------------------------------------------------------
+
+  /** The release section of a changelog (ChangelogService up to the release); throws ChangelogError. */
+  changelogRelease(ctx: RepoContext, actor: Actor, req: ChangelogRequest): Promise<Release> {
+    return buildRelease(this.deps, ctx, actor, req);
+  }
+
+  /** Gitlab::Changelog::Committer: the release section committed into the changelog file on a branch. */
+  async commitChangelog(ctx: RepoContext, actor: Actor, release: Release, target: CommitTarget): Promise<void> {
+    const change = await this.exclusive(ctx, async () => {
+      await this.validatePermissions(ctx, actor, target.branch, false);
+      return commitRelease(ctx, actor, release, target);
+    });
+    if (change) await this.refsChanged(ctx, actor, [change]);
+  }
+
+  // ---- branches ----------------------------------------------------------------------------------
+
+  /**
+   * Branches::CreateService: `name` at the commit `ref` names. An empty repository first gets an empty
+   * README.md on its default branch (create_default_branch). Returns the new branch.
+   */
+  async createBranch(ctx: RepoContext, actor: Actor, name: string, ref: string): Promise<Ref> {
+    return this.exclusive(ctx, async () => {
+      const repo = ctx.repo;
+      if (await repo.isEmpty()) await this.createDefaultBranch(ctx, actor);
+      if (!isValidNewRefName(name)) throw failure('Branch name is invalid');
+      if (await repo.branch(name)) throw failure('Branch already exists');
+      const sha = await repo.resolveCommit(ref);
+      if (!sha) throw failure(`Failed to create branch '${name}': invalid reference name '${ref}'`);
+      const hierarchyError = failure(`Failed to create branch '${name}': Branch name conflicts with existing branch hierarchy.`);
+      if (conflictsWithHierarchy(await repo.branches(), name)) throw hierarchyError;
+      const protection = await this.protection(ctx, name);
+      // Gitlab::Checks::BranchCheck#protected_branch_creation_checks (the API counts as the web)
+      if (protection && !canPushBranch(actor, ctx.access, protection) && !canMergeBranch(actor, ctx.access, protection)) {
+        throw failure('You are not allowed to create protected branches on this project.');
+      }
+      try {
+        await repo.updateRef(BRANCH_PREFIX + name, sha, ZERO_SHA);
+      } catch (e) {
+        if (!(e instanceof GitError)) throw e;
+        if (await repo.branch(name)) throw failure('Branch already exists');
+        throw hierarchyError;
+      }
+      await this.refsChanged(ctx, actor, [{ before: ZERO_SHA, after: sha, ref: BRANCH_PREFIX + name }]);
+      return (await repo.branch(name))!;
+    });
+  }
+
+  /** Branches::CreateService#create_default_branch: an empty README.md on the default branch of an empty repository. */
+  private async createDefaultBranch(ctx: RepoContext, actor: Actor): Promise<void> {
+    const branch = defaultBranchName(ctx);
+    let sha: string;
+    try {
+      sha = await commitFiles(ctx.repo, {
+        branch,
+        parent: null,
+        expectedOld: ZERO_SHA,
+        actions: [{ action: 'create', file_path: 'README.md', content: Buffer.alloc(0) }],
+        message: 'Add README.md',
+        author: committerOf(actor),
+      });
+    } catch (e) {
+      if (e instanceof GitError) return; // someone else created it meanwhile
+      throw e;
+    }
+    await this.refsChanged(ctx, actor, [{ before: ZERO_SHA, after: sha, ref: BRANCH_PREFIX + branch }]);
+  }
+
+  /**
+   * Branches::DeleteService with Gitlab::Checks::BranchCheck (run by the pre-receive hook in GitLab:
+   * its refusals are 400s here): never the default branch, a protected one only by a Maintainer.
+   */
+  async deleteBranch(ctx: RepoContext, actor: Actor, ref: Ref): Promise<void> {
+    await this.exclusive(ctx, async () => {
+      if (ref.short === defaultBranchName(ctx)) throw failure(PUSH_MESSAGES.deleteDefault);
+      const protection = await this.protection(ctx, ref.short);
+      if (protection && !actor.isAdmin && ctx.access.level < 40) {
+        throw failure('You are not allowed to delete protected branches from this project. Only a project maintainer or owner can delete a protected branch.');
+      }
+      if (!(await this.deleteRef(ctx, actor, ref))) throw failure('Failed to remove branch');
+    });
+  }
+
+  /** Branches::DeleteMergedService, run at once: merged branches that are neither the default nor protected. */
+  async deleteMergedBranches(ctx: RepoContext, actor: Actor): Promise<void> {
+    await this.exclusive(ctx, async () => {
+      const defaults = await this.protectionDefaults();
+      const merged = await mergedBranchNames(ctx);
+      for (const ref of await ctx.repo.branches()) {
+        if (!merged.has(ref.short) || ref.short === defaultBranchName(ctx)) continue;
+        if (await this.protection(ctx, ref.short, defaults)) continue;
+        // one push per branch, as GitLab deletes them one by one
+        await this.deleteRef(ctx, actor, ref);
+      }
+    });
+  }
+
+  /** Deletes a ref if it still has the value read; false when it does not (nothing happened). */
+  private async deleteRef(ctx: RepoContext, actor: Actor, ref: Ref): Promise<boolean> {
+    try {
+      await ctx.repo.deleteRef(ref.name, ref.sha);
+    } catch (e) {
+      if (e instanceof GitError) return false;
+      throw e;
+    }
+    await this.refsChanged(ctx, actor, [{ before: ref.sha, after: ZERO_SHA, ref: ref.name }]);
+    return true;
+  }
+
+  // ---- tags --------------------------------------------------------------------------------------
+
+  /**
+   * Tags::CreateService: a lightweight tag, or an annotated one by the caller when there is a message
+   * (Gitaly keeps no trailing newlines of it). Returns the new tag.
+   */
+  async createTag(ctx: RepoContext, actor: Actor, input: { name: string; ref: string; message?: string }): Promise<Ref> {
+    return this.exclusive(ctx, async () => {
+      const { name, ref } = input;
+      const repo = ctx.repo;
+      if (ref.trim() === '') throw failure('Target is empty');
+      if (!isValidNewRefName(name)) throw failure('Tag name invalid');
+      const message = input.message?.trim() ?? '';
+      const target = isValidRevision(ref) ? await repo.info(ref) : null;
+      if (!target) throw failure(`Target ${ref} is invalid`);
+      const exists = failure(`Tag ${name} already exists`);
+      if (await repo.tag(name)) throw exists;
+      const fullName = TAG_PREFIX + name;
+      try {
+        if (message) {
+          // an annotated tag by the caller; git refuses to replace an existing tag
+          const tagger = committerOf(actor);
+          const env = { GIT_COMMITTER_NAME: tagger.name, GIT_COMMITTER_EMAIL: tagger.email, GIT_COMMITTER_DATE: `@${Math.floor(Date.now() / 1000)} +0000` };
+          await repo.run(['tag', '-a', '--cleanup=verbatim', '-F', '-', name, target.sha], { input: message, env });
+          repo.touchRefs();
+        } else {
+          await repo.updateRef(fullName, target.sha, ZERO_SHA);
+        }
+      } catch (e) {
+        if (!(e instanceof GitError)) throw e;
+        repo.touchRefs();
+        if (await repo.tag(name)) throw exists;
+        throw failure(`Failed to create a tag: ${name}`);
+      }
+      const created = (await repo.tag(name))!;
+      await this.refsChanged(ctx, actor, [{ before: ZERO_SHA, after: created.sha, ref: fullName }]);
+      return created;
+    });
+  }
+
+  /** Tags::DestroyService */
+  async deleteTag(ctx: RepoContext, actor: Actor, tag: Ref): Promise<void> {
+    await this.exclusive(ctx, async () => {
+      try {
+        await ctx.repo.deleteRef(tag.name, tag.sha);
+      } catch (e) {
+        if (!(e instanceof GitError)) throw e;
+        throw failure('Failed to remove tag');
+      }
+      await this.refsChanged(ctx, actor, [{ before: tag.sha, after: ZERO_SHA, ref: tag.name }]);
+    });
+  }
+
+  // ---- pushes over smart HTTP --------------------------------------------------------------------
+
+  /** Gitlab::GitAccess#check_push_access! before git runs: GitLab's refusal, or null when the push may start. */
+  pushRefusal(actor: Actor, project: ProjectRow, access: ProjectAccess): string | null {
+    if (project.archived) return 'You are not allowed to push code to an archived project.';
+    if (!access.abilities.has('push_code') && !actor.isAdmin) return PUSH_MESSAGES.noPermission;
+    return null;
+  }
+
+  /**
+   * A push (pushRefusal having answered null): journaled before git starts; receive-pack runs the
+   * shared hooks, which enforce the default branch's protection (the environment below) and report
+   * every ref update over fd 3 to the journal before the ref moves; when git is done, the journal's
+   * completion writes the events. Returns git's output, which ends once the events are in the outbox.
+   */
+  async receivePack(t: PushTarget, body: Readable, opts: { env: Record<string, string>; log: { error: LogFn } }): Promise<Readable> {
+    const branch = t.project.default_branch ?? 'main';
+    const protection = await this.protection(t, branch);
+    const initial = await t.repo.isEmpty();
+    const env: Record<string, string> = {
+      ...opts.env,
+      HEARTH_PROTECTED_REF: protection ? BRANCH_PREFIX + branch : '',
+      HEARTH_CAN_PUSH: canPushBranch(t.actor, t.access, protection) ? '1' : '0',
+      HEARTH_CAN_INITIAL_PUSH: initial && canPushBranch(t.actor, t.access, protection, true) ? '1' : '0',
+      HEARTH_CAN_FORCE: canForcePushBranch(t.actor, t.access, protection) ? '1' : '0',
+      HEARTH_MSG_PUSH: PUSH_MESSAGES.protectedBranch,
+      HEARTH_MSG_FORCE: PUSH_MESSAGES.forcePush,
+      HEARTH_MSG_DELETE: PUSH_MESSAGES.deleteProtected,
+      HEARTH_MSG_REF: 'You are not allowed to push to',
+    };
+    // journaled before git starts; the reference-transaction hook reports each ref update on fd 3
+    const push = await this.deps.pushes.begin(t.project, t.actor.user!);
+    const child = t.repo.spawn(['-c', `core.hooksPath=${this.deps.repos.hooksDir}`, 'receive-pack', '--stateless-rpc', t.repo.gitDir], { env, extraPipes: 1, pidEnv: 'HEARTH_PUSH_PID' });
+    const hookSocket = child.stdio[3] as Duplex | null;
+    if (hookSocket) serveRefTransactions(hookSocket, { onPrepared: (u) => push.prepare(u), onCommitted: (u) => push.committedUpdates(u) });
+    body.on('error', () => child.kill());
+    body.pipe(child.stdin!);
+    child.stdin!.on('error', () => {});
+    child.stderr!.resume();
+    // The response ends once the push's events are in the outbox.
+    const out = new PassThrough();
+    child.stdout!.pipe(out, { end: false });
+    const exited = new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.once('error', () => resolve());
+    });
+    void Promise.all([exited, finished(child.stdout!).catch(() => {})]).then(async () => {
+      try {
+        await push.complete({ namespace: t.namespace, repo: t.repo });
+      } catch (e) {
+        opts.log.error({ err: e }, 'recording push events failed (the push journal replays them)');
+      } finally {
+        // a detached auto maintenance may hold fd 3 open: it no longer concerns this push
+        hookSocket?.destroy();
+        out.end();
+      }
+    });
+    return out;
+  }
+}
