@@ -10,6 +10,7 @@ import { DomainError, Errors } from '../../lib/errors.ts';
 import type { Actor } from '../access/actor.ts';
 import { canForcePushBranch, PUSH_MESSAGES, type BranchProtection } from './branch-protection.ts';
 import type { RepoContext } from './context.ts';
+import { lastCommitFor } from './files.ts';
 
 /** render_api_error!(message, 400) */
 export const failure = (message: string): DomainError => Errors.raw(400, { message });
@@ -221,13 +222,6 @@ function isValidNewBranchName(name: string): boolean {
   if (name.startsWith('refs/heads/') || name.startsWith('refs/remotes/')) return false;
   if (/^[0-9a-f]{40}$/i.test(name) || /^[0-9a-f]{64}$/i.test(name)) return false;
   return isValidRefName(name);
-}
-
-/** `git log -1 <commit> -- <path>` with literal pathspecs (Gitaly's LastCommitForPath); null when none. */
-export async function lastCommitFor(repo: Repository, commit: string, filePath: string): Promise<string | null> {
-  const r = await repo.run(['log', '-1', '--format=%H', commit, '--', filePath], { env: { GIT_LITERAL_PATHSPECS: '1' }, okCodes: [0, 128] });
-  if (r.code !== 0) return null;
-  return r.stdout.toString().trim() || null;
 }
 
 /** A user-given revision's commit, or null (never an error: GitLab reads "not found" as "no information"). */

@@ -43,10 +43,15 @@ import {
   type FileWriteInput,
   type FileWriteKind,
 } from './commit-checks.ts';
+import { archive, type ArchiveRequest } from './archive.ts';
+import { blobContent, blobInfo, rawBlob, type RawBlob } from './blobs.ts';
 import { refsContext, repositoryContext, type RepoContext } from './context.ts';
+import { contentOf, fileAt, type FileEntry } from './files.ts';
 import type { PushJournal } from './push-journal.ts';
 import { afterRefChanges, type RefChange } from './push-events.ts';
 import { conflictsWithHierarchy, defaultBranchName, isValidNewRefName, mergedBranchNames } from './refs.ts';
+import { entriesOf, treeAt, type Listing } from './tree.ts';
+import type { GitObject } from '../../git/cat-file.ts';
 
 export interface RepositoryDeps {
   db: Db;
@@ -91,6 +96,47 @@ export class RepositoryService {
   /** The context of the branches and tags APIs (see refsContext). */
   refsContext(actor: Actor, id: string, featureNotFound: boolean): Promise<RepoContext> {
     return refsContext(this.deps, actor, id, featureNotFound);
+  }
+
+  // ---- reads -------------------------------------------------------------------------------------
+
+  /** The object at `path` in the commit `ref` names, and the path as listed (see treeAt). */
+  treeAt(ctx: RepoContext, ref: string | undefined, path: string | undefined): Promise<{ path: string; object: { sha: string; type: string } }> {
+    return treeAt(ctx, ref, path);
+  }
+
+  /** The sorted listing of what treeAt found (cached by tree id). */
+  treeEntries(ctx: RepoContext, object: { sha: string; type: string }, path: string, recursive: boolean): Promise<Listing> {
+    return entriesOf(ctx.repo, object, path, recursive);
+  }
+
+  /** assign_file_vars!: the commit `ref` names (404 Commit Not Found) and the file at the path in it (404 File Not Found). */
+  fileAt(ctx: RepoContext, ref: string | undefined, filePath: string): Promise<{ commit: string; entry: FileEntry }> {
+    return fileAt(ctx, ref, filePath);
+  }
+
+  /** A file's bytes (a submodule reads as empty, as Gitlab::Git::Blob.find makes it). */
+  fileContent(ctx: RepoContext, entry: FileEntry): Promise<Buffer> {
+    return contentOf(ctx.repo, entry);
+  }
+
+  /** The blob a hex id names, or 404 Blob Not Found. */
+  blob(ctx: RepoContext, sha: string): Promise<GitObject> {
+    return blobInfo(ctx, sha);
+  }
+
+  blobContent(ctx: RepoContext, info: GitObject): Promise<Buffer> {
+    return blobContent(ctx, info);
+  }
+
+  /** A blob with the headers Workhorse sends for it (streamed when big; nothing for HEAD). */
+  rawBlob(ctx: RepoContext, info: GitObject, head: boolean): Promise<RawBlob> {
+    return rawBlob(ctx, info, head);
+  }
+
+  /** An archive of a ref: headers and a stream (git stops when the stream is destroyed). */
+  archive(ctx: RepoContext, q: ArchiveRequest, head: boolean): Promise<{ headers: Record<string, string>; body: Readable }> {
+    return archive(ctx, q, head);
   }
 
   // ---- policy ------------------------------------------------------------------------------------

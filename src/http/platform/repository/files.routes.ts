@@ -1,14 +1,13 @@
 // Repository files (GitLab's lib/api/files.rb): a file with Base64 content, its metadata as X-Gitlab-*
 // headers (HEAD), its raw bytes, and create / update / delete as one commit on a branch
 // (Files::CreateService, UpdateService, DeleteService over Commits::CreateService's checks).
-import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
 import type { Actor } from '../../../domain/access/actor.ts';
-import { lastCommitFor, type FileWriteInput, type FileWriteKind } from '../../../domain/repository/commit-checks.ts';
-import { resolveRef, type RepoContext } from '../../../domain/repository/context.ts';
+import type { FileWriteInput, FileWriteKind } from '../../../domain/repository/commit-checks.ts';
+import { contentSha256, lastCommitFor, type FileEntry } from '../../../domain/repository/files.ts';
 import { isSafePath } from '../../../git/command.ts';
 import type { Repository } from '../../../git/repository.ts';
 import { Errors } from '../../../lib/errors.ts';
@@ -84,48 +83,6 @@ function checkParams(req: FastifyRequest, filePathOk: boolean, blankChecks: [str
 
 // ---- reading ------------------------------------------------------------------------------------
 
-interface FileEntry {
-  name: string;
-  path: string;
-  mode: string;
-  type: 'blob' | 'commit';
-  sha: string;
-}
-
-/** The blob (or submodule) at `filePath` in `commit`; null for a missing path or a tree. */
-async function entryOf(repo: Repository, commit: string, filePath: string): Promise<FileEntry | null> {
-  const slash = filePath.lastIndexOf('/');
-  const dir = slash < 0 ? '' : filePath.slice(0, slash);
-  const name = filePath.slice(slash + 1);
-  const entries = await repo.tree(commit, dir);
-  const e = entries?.find((x) => x.name === name);
-  if (!e || e.type === 'tree') return null;
-  return { name, path: filePath, mode: e.mode, type: e.type, sha: e.sha };
-}
-
-/** Blob bytes (a submodule reads as empty, as Gitlab::Git::Blob.find makes it). */
-async function contentOf(repo: Repository, entry: FileEntry): Promise<Buffer> {
-  if (entry.type !== 'blob') return Buffer.alloc(0);
-  const o = await repo.read(entry.sha);
-  if (!o || o.type !== 'blob') throw Errors.notFound('File');
-  return o.content!;
-}
-
-/** Blob ids never change: their SHA-256 is cached like GitLab's blob_content_sha256 cache. */
-const sha256Cache = new Map<string, string>();
-const SHA256_CACHE_MAX = 10_000;
-
-function contentSha256(entry: FileEntry, data: Buffer): string {
-  const key = `${entry.type}:${entry.sha}`;
-  let hit = sha256Cache.get(key);
-  if (!hit) {
-    hit = crypto.createHash('sha256').update(data).digest('hex');
-    if (sha256Cache.size >= SHA256_CACHE_MAX) sha256Cache.delete(sha256Cache.keys().next().value!);
-    sha256Cache.set(key, hit);
-  }
-  return hit;
-}
-
 /** API::Files#blob_data, in GitLab's key order. */
 async function blobData(repo: Repository, ref: string | undefined, commit: string, entry: FileEntry, data: Buffer) {
   return {
@@ -183,16 +140,6 @@ const NO_CACHE_HEADERS = {
   expires: 'Fri, 01 Jan 1990 00:00:00 GMT',
 };
 
-/** assign_file_vars!: the commit (404 Commit Not Found) and the blob at the path (404 File Not Found). */
-async function assignFileVars(ctx: RepoContext, ref: string | undefined, filePath: string) {
-  if (!ctx.repo.exists()) throw Errors.notFound('Commit');
-  const commit = await resolveRef(ctx, ref);
-  if (!commit) throw Errors.notFound('Commit');
-  const entry = await entryOf(ctx.repo, commit, filePath);
-  if (!entry) throw Errors.notFound('File');
-  return { commit, entry };
-}
-
 // ---- writing ------------------------------------------------------------------------------------
 
 /** authorize! :push_code, then the file service (Files::CreateService, UpdateService, DeleteService). */
@@ -216,8 +163,8 @@ export function filesRoutes(fastify: FastifyInstance, c: Container): void {
       const filePath = req.params.file_path.replace(/^\/+/, '');
       checkParams(req, isValidFilePath(filePath), [['ref', req.query.ref]]);
       const ctx = await c.repository.context(req.actor, req.params.id);
-      const { commit, entry } = await assignFileVars(ctx, req.query.ref, filePath);
-      const data = await contentOf(ctx.repo, entry);
+      const { commit, entry } = await c.repository.fileAt(ctx, req.query.ref, filePath);
+      const data = await c.repository.fileContent(ctx, entry);
       reply.headers(NO_CACHE_HEADERS);
       setGitlabHeaders(reply, await blobData(ctx.repo, req.query.ref, commit, entry, data));
       reply.header('content-disposition', inlineDisposition(entry.name));
@@ -232,8 +179,8 @@ export function filesRoutes(fastify: FastifyInstance, c: Container): void {
     async (req, reply) => {
       checkParams(req, isValidFilePath(req.params.file_path), [['ref', req.query.ref]]);
       const ctx = await c.repository.context(req.actor, req.params.id);
-      const { commit, entry } = await assignFileVars(ctx, req.query.ref, req.params.file_path);
-      setGitlabHeaders(reply, await blobData(ctx.repo, req.query.ref, commit, entry, await contentOf(ctx.repo, entry)));
+      const { commit, entry } = await c.repository.fileAt(ctx, req.query.ref, req.params.file_path);
+      setGitlabHeaders(reply, await blobData(ctx.repo, req.query.ref, commit, entry, await c.repository.fileContent(ctx, entry)));
       reply.type('application/json');
       return reply.send();
     },
@@ -245,8 +192,8 @@ export function filesRoutes(fastify: FastifyInstance, c: Container): void {
     async (req, reply) => {
       checkParams(req, isValidFilePath(req.params.file_path), [['ref', req.query.ref]]);
       const ctx = await c.repository.context(req.actor, req.params.id);
-      const { commit, entry } = await assignFileVars(ctx, req.query.ref, req.params.file_path);
-      const data = await contentOf(ctx.repo, entry);
+      const { commit, entry } = await c.repository.fileAt(ctx, req.query.ref, req.params.file_path);
+      const data = await c.repository.fileContent(ctx, entry);
       const meta = await blobData(ctx.repo, req.query.ref, commit, entry, data);
       setGitlabHeaders(reply, meta);
       return { ...meta, content: data.toString('base64') };
