@@ -9,8 +9,8 @@ import { toView } from '../../domain/tokens/tokens.service.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
 import { ImpersonationTokenSchema, ImpersonationTokenWithTokenSchema, toTokenEntity, toTokenWithSecretEntity } from './entities/token.entity.ts';
-import { normaliseTokenBody } from './personal-access-tokens.routes.ts';
 import { PaginationProps } from './schemas/common.ts';
+import { normaliseTokenBody } from './schemas/token-body.ts';
 
 const TAGS = ['impersonation_tokens'];
 const UserParams = Type.Object({ user_id: Type.Integer() });

@@ -1,6 +1,6 @@
 // Personal access tokens API (spec "Personal access tokens", reference §4) and token creation for a user
 // (POST /users/:user_id/personal_access_tokens, administrators) or for oneself (POST /user/personal_access_tokens).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../container.ts';
@@ -17,6 +17,7 @@ import {
   toTokenWithSecretEntity,
 } from './entities/token.entity.ts';
 import { PaginationProps } from './schemas/common.ts';
+import { normaliseTokenBody } from './schemas/token-body.ts';
 
 const TAGS = ['personal_access_tokens'];
 /** Grape DateTime: a date or an ISO 8601 time; the value is checked again when parsed. */
@@ -56,22 +57,6 @@ function declared(query: Record<string, unknown>, keys: string[]): Record<string
   const out: Record<string, unknown> = {};
   for (const k of keys) if (query[k] !== undefined) out[k] = query[k];
   return out;
-}
-
-/**
- * Request bodies as Grape sees them: no body means no parameters (not an invalid body), a blank or null
- * optional Date is not given, and scopes may be comma-separated (`scopes=api,read_user`, CommaSeparatedToArray).
- */
-export async function normaliseTokenBody(req: FastifyRequest): Promise<void> {
-  if (req.body === undefined || req.body === null) req.body = {};
-  const b = req.body as Record<string, unknown>;
-  if (typeof b !== 'object') return;
-  if (b.expires_at === '' || b.expires_at === null) delete b.expires_at;
-  if (b.scopes === null) delete b.scopes;
-  if (b.scopes !== undefined) {
-    const list = Array.isArray(b.scopes) ? b.scopes : [b.scopes];
-    b.scopes = list.flatMap((v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : [v]));
-  }
 }
 
 export function tokensRoutes(fastify: FastifyInstance, c: Container): void {
