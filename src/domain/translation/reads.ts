@@ -115,6 +115,11 @@ export class TranslationReads {
     return this.related.load({ languages: [translation.language_id, component.source_language_id, project.source_language_id], users: [translation.last_author_id] });
   }
 
+  /** What the statistics of one translation name: its language and its last author. */
+  translationStatisticsRelated(translation: TranslationRow): Promise<Related> {
+    return this.related.load({ languages: [translation.language_id], users: [translation.last_author_id] });
+  }
+
   /** The visible translations of a project's components: what its statistics sum. */
   private projectTranslations(actor: Actor, project: TranslationProjectRow) {
     return this.visible.translations(actor).innerJoin('components', 'components.id', 'translations.component_id').where('components.project_id', '=', project.id);
@@ -156,7 +161,7 @@ export class TranslationReads {
     const k = this.db.kysely;
     let s =
       'project' in scope
-        ? this.visible.changes(actor).where('translation_changes.project_id', '=', scope.project.id)
+        ? this.visible.changes(actor, scope.project)
         : 'component' in scope
           ? k.selectFrom('translation_changes').where('translation_changes.component_id', '=', scope.component.id)
           : 'translation' in scope

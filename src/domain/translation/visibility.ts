@@ -1,13 +1,21 @@
 // Weblate's `filter_access(user)`, once per table: the rows of each translation table an actor may see,
 // as a query to narrow further. Every list of the translation API whose rows could belong to an object
 // the actor may not see, and every lookup of one object, starts here (TranslationQueries, TranslationReads),
-// so what is invisible is never counted and is a plain 404. The rules are those of access.ts: a private
-// project (access_control 100) and a restricted component are for administrators only.
+// so what is invisible is never counted and is a plain 404. The rules are those of access.ts — a private
+// project (access_control 100) and a restricted component are for administrators only — written once
+// below as SQL on a table alias, and every table's visibility is built from them.
 import { sql, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../db/connect.ts';
-import type { Database } from '../../db/schema.ts';
+import type { Database, TranslationProjectRow } from '../../db/schema.ts';
 import type { Actor } from '../access/actor.ts';
 import { ACCESS_PRIVATE } from './access.ts';
+
+/** A project anyone may see: not private. */
+const projectRule = (p: string) => sql<SqlBool>`${sql.ref(`${p}.access_control`)} < ${ACCESS_PRIVATE}`;
+/** A component anyone may see: not restricted, in a project anyone may see (tested per row: a lookup probes one project). */
+const componentRule = (c: string) => sql<SqlBool>`${sql.ref(`${c}.restricted`)} = 0 and exists (select 1 from translation_projects vp where vp.id = ${sql.ref(`${c}.project_id`)} and ${projectRule('vp')})`;
+const visibleProjectIds = sql`select vp.id from translation_projects vp where ${projectRule('vp')}`;
+const visibleComponentIds = sql`select vc.id from components vc where ${componentRule('vc')}`;
 
 /** The visible units, and the components they may belong to (null: every component). */
 export interface VisibleUnits {
@@ -20,21 +28,17 @@ export class TranslationVisibility {
 
   projects(actor: Actor): SelectQueryBuilder<Database, 'translation_projects', object> {
     const s = this.db.kysely.selectFrom('translation_projects');
-    return actor.isAdmin ? s : s.where('translation_projects.access_control', '<', ACCESS_PRIVATE);
+    return actor.isAdmin ? s : s.where(projectRule('translation_projects'));
   }
 
-  /** Not restricted, in a visible project (tested per row, so a lookup probes one project). */
   components(actor: Actor): SelectQueryBuilder<Database, 'components', object> {
     const s = this.db.kysely.selectFrom('components');
-    if (actor.isAdmin) return s;
-    return s
-      .where('components.restricted', '=', 0)
-      .where((eb) => eb.exists(this.projects(actor).select(sql<number>`1`.as('one')).where(sql<SqlBool>`translation_projects.id = components.project_id`)));
+    return actor.isAdmin ? s : s.where(componentRule('components'));
   }
 
   translations(actor: Actor): SelectQueryBuilder<Database, 'translations', object> {
     const s = this.db.kysely.selectFrom('translations');
-    return actor.isAdmin ? s : s.where('translations.component_id', 'in', this.components(actor).select('components.id'));
+    return actor.isAdmin ? s : s.where(sql<SqlBool>`translations.component_id in (${visibleComponentIds})`);
   }
 
   /**
@@ -47,29 +51,31 @@ export class TranslationVisibility {
     return { units: componentIds ? s.where('units.component_id', 'in', componentIds.length ? componentIds : [0]) : s, componentIds };
   }
 
-  /** Changes of removed projects and components stay visible to administrators only. */
-  changes(actor: Actor): SelectQueryBuilder<Database, 'translation_changes', object> {
-    const s = this.db.kysely.selectFrom('translation_changes');
+  /**
+   * Changes of removed projects and components stay visible to administrators only. Within a project
+   * already found (`within`), only the component matters: the project's own index then drives the query.
+   */
+  changes(actor: Actor, within?: TranslationProjectRow): SelectQueryBuilder<Database, 'translation_changes', object> {
+    let s = this.db.kysely.selectFrom('translation_changes');
+    if (within) s = s.where('translation_changes.project_id', '=', within.id);
     if (actor.isAdmin) return s;
-    return s
-      .where('translation_changes.project_id', 'in', this.projects(actor).select('translation_projects.id'))
-      .where((eb) => eb.or([eb('translation_changes.component_id', 'is', null), eb('translation_changes.component_id', 'in', this.components(actor).select('components.id'))]));
+    if (!within) s = s.where(sql<SqlBool>`translation_changes.project_id in (${visibleProjectIds})`);
+    return s.where(sql<SqlBool>`(translation_changes.component_id is null or translation_changes.component_id in (${visibleComponentIds}))`);
   }
 
   /** Administrators see every language, others those with a visible translation (`have_translation()`). */
   languages(actor: Actor): SelectQueryBuilder<Database, 'languages', object> {
     const s = this.db.kysely.selectFrom('languages');
     if (actor.isAdmin) return s;
-    return s.where('languages.id', 'in', this.translations(actor).select('translations.language_id'));
+    return s.where(sql<SqlBool>`languages.id in (select vt.language_id from translations vt where vt.component_id in (${visibleComponentIds}))`);
   }
 
   /** The ids of the components the actor may see, or null when that is every component (administrators, or nothing hidden). */
   private async componentIds(actor: Actor): Promise<number[] | null> {
     if (actor.isAdmin) return null;
     const k = this.db.kysely;
-    const visible = this.components(actor).select('components.id');
-    const hidden = await k.selectFrom('components').select('components.id').where('components.id', 'not in', visible).limit(1).executeTakeFirst();
+    const hidden = await k.selectFrom('components').select('components.id').where(sql<SqlBool>`not (${componentRule('components')})`).limit(1).executeTakeFirst();
     if (!hidden) return null;
-    return (await visible.execute()).map((r) => r.id);
+    return (await sql<{ id: number }>`${visibleComponentIds}`.execute(k)).rows.map((r) => r.id);
   }
 }

@@ -35,7 +35,7 @@ export function translationsRoutes(app: FastifyInstance, c: Container): void {
   app.get<P>(`${BASE}statistics/`, view(ALLOW_LIST_RO, 'Statistics', 'Translation components API.'), async (req, reply) =>
     cached(app, req, reply, async () => {
       const path = await q.translation(req.actor, req.params.project, req.params.component, req.params.language);
-      return wireFor(c, req, await reads.translationRelated(path)).translationStatistics(path.project, path.component, path.translation);
+      return wireFor(c, req, await reads.translationStatisticsRelated(path.translation)).translationStatistics(path.project, path.component, path.translation);
     }),
   );
 
