@@ -12,7 +12,7 @@ export function isInt32(n: number): boolean {
 }
 
 /** Case-insensitive substring match, `%`/`_` in the needle taken literally. */
-export function ciContains(dialect: DialectName, column: string, needle: string): Expression<SqlBool> {
+export function ciContains(_dialect: DialectName, column: string, needle: string): Expression<SqlBool> {
   const escaped = '%' + needle.toLowerCase().replace(/[\\%_]/g, (c) => '\\' + c) + '%';
   return sql<SqlBool>`lower(${sql.ref(column)}) like ${escaped} escape '\\'`;
 }

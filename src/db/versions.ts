@@ -8,7 +8,7 @@
 // data_version`; on PostgreSQL, a LISTEN connection (VersionFeed) that the trigger notifies on commit,
 // plus the local write counter (a node reads its own writes at once; other nodes when the
 // notification arrives, about a millisecond after the commit).
-import pg from 'pg';
+import type pg from 'pg';
 import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { Db, DialectName } from './connect.ts';
 

@@ -25,4 +25,3 @@ declare module 'fastify' {
     forgetVersions(): void;
   }
 }
-export {};

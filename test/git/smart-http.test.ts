@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { startTestServer, cloneUrl } from '../helpers/server.ts';
-import { bareGit, fixtureEnv, WorkTree, AUTHOR, pushEvents, runGit as git, tmpDir as tmp } from '../helpers/git.ts';
+import { bareGit, WorkTree, pushEvents, runGit as git, tmpDir as tmp } from '../helpers/git.ts';
 import { ZERO_SHA } from '../../src/git/refs.ts';
 
 test('clone an empty repository, push branches and tags with a password, and the events are in the outbox', async (t) => {

@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
 import { buildTestApp, type TestApp } from '../helpers/build-app.ts';
 import { startSink } from '../helpers/sink.ts';
 import { blackHole } from '../helpers/black-hole.ts';

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
 import { Outbound, OutboundError, type OutboundRules } from '../../src/lib/outbound.ts';
 import { blackHole } from '../helpers/black-hole.ts';
 

@@ -9,7 +9,7 @@ import { Errors } from '../../lib/errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/pagination.ts';
 import { nowIso, todayDate } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
-import { Policy, traversalIds, type GroupAccess } from '../access/policy.ts';
+import { Policy, type GroupAccess } from '../access/policy.ts';
 import type { Resolver } from '../access/resolve.ts';
 import { groupPayload, groupMemberPayload, projectPayload, recordSystemEvent } from '../events/system-events.ts';
 import type { SettingsService } from '../settings/settings.service.ts';

@@ -6,7 +6,7 @@ import { CommitActionError, type CommitRequest, type FileAction, type Person } f
 import { GitError, isSafePath } from '../../git/command.ts';
 import { isValidRefName, isValidRevision, ZERO_SHA } from '../../git/refs.ts';
 import type { Repository } from '../../git/repository.ts';
-import { DomainError, Errors } from '../../lib/errors.ts';
+import { type DomainError, Errors } from '../../lib/errors.ts';
 import type { Actor } from '../access/actor.ts';
 import { canForcePushBranch, PUSH_MESSAGES, type BranchProtection } from './branch-protection.ts';
 import type { RepoContext } from './context.ts';

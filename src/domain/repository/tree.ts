@@ -192,7 +192,9 @@ export function keysetStart(l: Listing, token: string): { index: number; start: 
   }
   if (!l.byId) {
     l.byId = new Map();
-    l.entries.forEach((e, i) => l.byId!.has(e.id) || l.byId!.set(e.id, i));
+    l.entries.forEach((e, i) => {
+      if (!l.byId!.has(e.id)) l.byId!.set(e.id, i);
+    });
   }
   const i = l.byId.get(token);
   return { index: i === undefined ? -1 : i + 1, start: token };

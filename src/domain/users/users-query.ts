@@ -52,6 +52,7 @@ export interface UserFilters {
 }
 
 /** The user list before its columns are chosen. */
+// biome-ignore lint/complexity/noBannedTypes: Kysely's type of a query with no column chosen yet
 export type UserQuery = SelectQueryBuilder<Database, 'users', {}>;
 
 /** The columns the basic shape and the cursor need: lists for non-administrators read only these. */

@@ -52,7 +52,10 @@ const RESERVED = new Set(['-', 'git', 'api', 'assets', 'admin', 'users', 'groups
 
 export function validateUsername(username: string, errors: Record<string, string[]>): void {
   const push = (m: string): void => void (errors.username ??= []).push(m);
-  if (!username) return push("can't be blank");
+  if (!username) {
+    push("can't be blank");
+    return;
+  }
   if (username.length > 255) push('is too long (maximum is 255 characters)');
   if (!USERNAME_RE.test(username) || /[._-]$/.test(username) || /\.(git|atom)$/i.test(username) || /[._-]{2,}/.test(username)) {
     push("can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'");

@@ -211,7 +211,7 @@ export function updateEntry(text: string, e: PoEntry, update: UnitUpdate): Edit[
     const prefix = e.obsolete ? '#~ ' : '';
     const rendered = flags.length ? `${prefix}#, ${flags.join(', ')}${nl}` : '';
     if (flagLines.length) {
-      flagLines.forEach((c, i) => edits.push({ ...lineSpan(c.line, c.line + 1), text: i === 0 ? rendered : '' }));
+      for (const [i, c] of flagLines.entries()) edits.push({ ...lineSpan(c.line, c.line + 1), text: i === 0 ? rendered : '' });
     } else {
       // gettext's order: translator, extracted, reference comments, then flags, then #| previous
       const before = e.comments.find((c) => c.marker === '#|')?.line ?? Math.min(...[...e.fields.values()].map((f) => f.first));

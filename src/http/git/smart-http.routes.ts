@@ -124,7 +124,7 @@ export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
     }
   }
 
-  async function handle(req: FastifyRequest, reply: FastifyReply, fn: () => Promise<unknown>) {
+  async function handle(_req: FastifyRequest, reply: FastifyReply, fn: () => Promise<unknown>) {
     try {
       return await fn();
     } catch (e) {

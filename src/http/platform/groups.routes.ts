@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import type { Container } from '../../container.ts';
-import { actorKey, type Actor } from '../../domain/access/actor.ts';
+import { actorKey, } from '../../domain/access/actor.ts';
 import { MEMBER_ACCESS_LEVELS } from '../../domain/access/roles.ts';
 import {
   BRANCH_PROTECTION_VALUES,

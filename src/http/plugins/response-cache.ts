@@ -36,7 +36,7 @@ declare module 'fastify' {
 export function responseCache(app: FastifyInstance): void {
   // Bodies are kept as Buffers: Node would otherwise encode the same string to UTF-8 on every response.
   const cache = new VersionedCache<{ body: Buffer; headers: [string, string][] }>(2000, 5000);
-  app.decorate('cachedResponse', async function (req: FastifyRequest, reply: FastifyReply, opts: CacheOptions, compute: () => Promise<unknown>) {
+  app.decorate('cachedResponse', async (req: FastifyRequest, reply: FastifyReply, opts: CacheOptions, compute: () => Promise<unknown>) => {
     // Sudo changes who the viewer is; the viewer string already says who it is.
     const key = `${req.routeOptions.url}|${opts.viewer}|${cacheableQuery(req.url)}`;
     const st = stamp(await req.versions(), opts.tables);

@@ -5,7 +5,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sql } from 'kysely';
 import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
 import { HOST, poComponent } from '../../helpers/translation.ts';
 import { QUEUE, SLOTS } from '../../../src/db/limited-reads.ts';

@@ -221,7 +221,7 @@ export async function scanComponent(
     type NewUnit = ReturnType<typeof unitRows>[number];
 
     /** Makes a translation's units what the file says; returns the ids of units added (by id_hash). */
-    const syncUnits = async (f: FileUnits, t: TranslationRow, rows: NewUnit[], fresh: boolean) => {
+    const syncUnits = async (_f: FileUnits, t: TranslationRow, rows: NewUnit[], fresh: boolean) => {
       const added: { id: number; id_hash: string }[] = [];
       const updated: number[] = [];
       if (fresh) {
@@ -363,7 +363,7 @@ async function bilingualSources<R extends { id_hash: string }>(trx: Trx, sourceT
   const knownOrder = new Map(known.map((k, i) => [k.id_hash, i]));
   const all = [...order, ...keptOld];
   rows = toRows(all);
-  const idx = rows.map((r, i) => i).sort((a, b) => (knownOrder.get(rows[a].id_hash) ?? 1e9 + a) - (knownOrder.get(rows[b].id_hash) ?? 1e9 + b));
+  const idx = rows.map((_r, i) => i).sort((a, b) => (knownOrder.get(rows[a].id_hash) ?? 1e9 + a) - (knownOrder.get(rows[b].id_hash) ?? 1e9 + b));
   return toRows(idx.map((i) => all[i]));
 }
 

@@ -216,7 +216,7 @@ function classify(f: string, number: number): number {
     if (c.length === 1 && has(3)) return 'three';
     return '';
   });
-  let rest = ['few', 'many'];
+  const rest = ['few', 'many'];
   for (const idx of counts.map((c, k) => [c[0], k]).sort((a, b) => a[0] - b[0]).map(([, k]) => k)) {
     if (names[idx] === '') names[idx] = rest.shift() ?? '?';
   }

@@ -2,11 +2,11 @@
 // HEAD, create, delete, delete merged; whole bodies, refs in git afterwards and the push events.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../../helpers/build-app.ts';
+import { buildTestApp, EXTERNAL_URL, } from '../../../helpers/build-app.ts';
 import { AUTHOR, bareGit, workTree, commitJson, isoTime, pushEvents } from '../../../helpers/git.ts';
 
 const T0 = 1_700_000_000;
-const iso = isoTime;
+const _iso = isoTime;
 
 
 const pick = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.map((k) => [k, o[k]]));

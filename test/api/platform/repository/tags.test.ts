@@ -2,12 +2,12 @@
 // (lightweight and annotated), delete; whole bodies, refs and tag objects in git, tag_push events.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../../helpers/build-app.ts';
+import { buildTestApp, EXTERNAL_URL, } from '../../../helpers/build-app.ts';
 import { bareGit, workTree, commitJson, isoTime, pushEvents } from '../../../helpers/git.ts';
 
 const T0 = 1_700_000_000;
 const ZERO = '0'.repeat(40);
-const iso = isoTime;
+const _iso = isoTime;
 
 
 const pick = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.map((k) => [k, o[k]]));

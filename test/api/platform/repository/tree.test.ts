@@ -116,9 +116,9 @@ test('tree: the root of the default branch, as git lists it, trees first, with o
   assert.deepEqual(res.json(), expected.slice(0, 20));
   // the kinds are all there, with GitLab's zero-padded modes
   const byName = Object.fromEntries(lsTree(f.dir, 'main').map((e) => [e.name, e]));
-  assert.deepEqual(byName['src'], { id: bareGit(f.dir, ['rev-parse', 'main:src']).trim(), name: 'src', type: 'tree', path: 'src', mode: '040000' });
+  assert.deepEqual(byName.src, { id: bareGit(f.dir, ['rev-parse', 'main:src']).trim(), name: 'src', type: 'tree', path: 'src', mode: '040000' });
   assert.equal(byName['run.sh'].mode, '100755');
-  assert.equal(byName['link'].mode, '120000');
+  assert.equal(byName.link.mode, '120000');
   assert.deepEqual(
     res.json().map((e: Entry) => e.type),
     expected.slice(0, 20).map((e) => e.type),
