@@ -30,7 +30,7 @@ export class TranslationQueries {
 
   async component(actor: Actor, projectSlug: string, slug: string): Promise<ComponentPath> {
     const project = await this.project(actor, projectSlug);
-    const component = await this.visible.components(actor).selectAll().where('components.project_id', '=', project.id).where('components.slug', '=', slug).executeTakeFirst();
+    const component = await this.visible.components(actor, project).selectAll().where('components.slug', '=', slug).executeTakeFirst();
     if (!component) throw Errors.notFound();
     return { project, component };
   }
@@ -54,9 +54,10 @@ export class TranslationQueries {
     const k = this.db.kysely;
     const unit = await k.selectFrom('units').selectAll().where('id', '=', id).executeTakeFirst();
     if (!unit) throw Errors.notFound();
-    const component = await this.visible.components(actor).selectAll().where('components.id', '=', unit.component_id).executeTakeFirst();
+    const component = await this.visible.components(actor, 'project-next').selectAll().where('components.id', '=', unit.component_id).executeTakeFirst();
     if (!component) throw Errors.notFound();
-    const project = await k.selectFrom('translation_projects').selectAll().where('id', '=', component.project_id).executeTakeFirstOrThrow();
+    const project = await this.visible.projects(actor).selectAll().where('translation_projects.id', '=', component.project_id).executeTakeFirst();
+    if (!project) throw Errors.notFound();
     const language = await k.selectFrom('languages').select('code').where('id', '=', unit.language_id).executeTakeFirstOrThrow();
     return { unit, project, component, languageCode: language.code };
   }

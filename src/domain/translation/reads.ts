@@ -79,7 +79,7 @@ export class TranslationReads {
 
   /** The components of a project the actor may see. */
   async projectComponents<P extends Slice>(actor: Actor, project: TranslationProjectRow, pager: Pager<P>): Promise<Paged<P, ComponentRow> & { related: Related }> {
-    const s = this.visible.components(actor).where('components.project_id', '=', project.id);
+    const s = this.visible.components(actor, project);
     const { n } = await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     const page = pager(Number(n));
     const rows = await s.selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
@@ -88,7 +88,7 @@ export class TranslationReads {
 
   /** The components a project's repository operations act on. */
   repositoryComponents(actor: Actor, project: TranslationProjectRow): Promise<ComponentRow[]> {
-    return this.visible.components(actor).selectAll().where('components.project_id', '=', project.id).orderBy('id').execute();
+    return this.visible.components(actor, project).selectAll().orderBy('id').execute();
   }
 
   /** The translations of a component (its translations list and its statistics). */

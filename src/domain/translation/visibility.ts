@@ -12,8 +12,9 @@ import { ACCESS_PRIVATE } from './access.ts';
 
 /** A project anyone may see: not private. */
 const projectRule = (p: string) => sql<SqlBool>`${sql.ref(`${p}.access_control`)} < ${ACCESS_PRIVATE}`;
-/** A component anyone may see: not restricted, in a project anyone may see (tested per row: a lookup probes one project). */
-const componentRule = (c: string) => sql<SqlBool>`${sql.ref(`${c}.restricted`)} = 0 and exists (select 1 from translation_projects vp where vp.id = ${sql.ref(`${c}.project_id`)} and ${projectRule('vp')})`;
+/** A component anyone may see: not restricted (its own rule), in a project anyone may see (tested per row). */
+const ownComponentRule = (c: string) => sql<SqlBool>`${sql.ref(`${c}.restricted`)} = 0`;
+const componentRule = (c: string) => sql<SqlBool>`${ownComponentRule(c)} and exists (select 1 from translation_projects vp where vp.id = ${sql.ref(`${c}.project_id`)} and ${projectRule('vp')})`;
 const visibleProjectIds = sql`select vp.id from translation_projects vp where ${projectRule('vp')}`;
 const visibleComponentIds = sql`select vc.id from components vc where ${componentRule('vc')}`;
 
@@ -31,9 +32,16 @@ export class TranslationVisibility {
     return actor.isAdmin ? s : s.where(projectRule('translation_projects'));
   }
 
-  components(actor: Actor): SelectQueryBuilder<Database, 'components', object> {
-    const s = this.db.kysely.selectFrom('components');
-    return actor.isAdmin ? s : s.where(componentRule('components'));
+  /**
+   * Within a project already found through projects() (`within`), only the component's own rule is left to
+   * test; `'project-next'` is for a lookup that finds its project through projects() right after (a unit's:
+   * two primary-key lookups rather than one with a subquery, which costs PostgreSQL more to plan).
+   */
+  components(actor: Actor, within?: TranslationProjectRow | 'project-next'): SelectQueryBuilder<Database, 'components', object> {
+    let s = this.db.kysely.selectFrom('components');
+    if (within && within !== 'project-next') s = s.where('components.project_id', '=', within.id);
+    if (actor.isAdmin) return s;
+    return s.where(within ? ownComponentRule('components') : componentRule('components'));
   }
 
   translations(actor: Actor): SelectQueryBuilder<Database, 'translations', object> {
@@ -53,7 +61,7 @@ export class TranslationVisibility {
 
   /**
    * Changes of removed projects and components stay visible to administrators only. Within a project
-   * already found (`within`), only the component matters: the project's own index then drives the query.
+   * already found (`within`), only their component is tested, and the project's index drives the query.
    */
   changes(actor: Actor, within?: TranslationProjectRow): SelectQueryBuilder<Database, 'translation_changes', object> {
     let s = this.db.kysely.selectFrom('translation_changes');
