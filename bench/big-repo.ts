@@ -32,7 +32,12 @@ export async function buildBigRepo(gitDir: string, env: NodeJS.ProcessEnv, files
   const data = (s: string) => `data ${Buffer.byteLength(s)}\n${s}\n`;
   const version = new Map<number, number>();
   let time = 1_600_000_000;
-  const authors = ['Ada Lovelace <ada@example.com>', 'Grace Hopper <grace@example.com>', 'Alan Turing <alan@example.com>', 'Edsger Dijkstra <edsger@example.com>'];
+  const authors = [
+    'Ada Lovelace <ada@example.com>',
+    'Grace Hopper <grace@example.com>',
+    'Alan Turing <alan@example.com>',
+    'Edsger Dijkstra <edsger@example.com>',
+  ];
   for (let c = 1; c <= commits; c++) {
     time += 600;
     const who = authors[c % authors.length];

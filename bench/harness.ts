@@ -35,8 +35,20 @@ export async function publicProject(c: Container, name: string, projectPath: str
   const project = await c.db.kysely
     .insertInto('projects')
     .values({
-      namespace_id: ns.id, creator_id: 1, name, path: projectPath, description: null, visibility: 'public', default_branch: 'main', archived: 0,
-      repository_storage: 'default', topics: '[]', settings: '{}', created_at: now, updated_at: now, last_activity_at: now,
+      namespace_id: ns.id,
+      creator_id: 1,
+      name,
+      path: projectPath,
+      description: null,
+      visibility: 'public',
+      default_branch: 'main',
+      archived: 0,
+      repository_storage: 'default',
+      topics: '[]',
+      settings: '{}',
+      created_at: now,
+      updated_at: now,
+      last_activity_at: now,
     })
     .returningAll()
     .executeTakeFirstOrThrow();

@@ -61,7 +61,12 @@ const sinkPort = await new Promise<number>((resolve) => {
 const headers = { 'private-token': ROOT_TOKEN };
 await c.worker.drain(); // root's own user_create, before any hook
 for (let i = 0; i < HOOKS; i++) {
-  const res = await app.inject({ method: 'POST', url: '/api/v4/hooks', headers, payload: { url: `http://127.0.0.1:${sinkPort}/hook/${i}`, push_events: true, token: `secret-${i}` } });
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/v4/hooks',
+    headers,
+    payload: { url: `http://127.0.0.1:${sinkPort}/hook/${i}`, push_events: true, token: `secret-${i}` },
+  });
   if (res.statusCode !== 201) throw new Error(res.body);
 }
 const created = await app.inject({ method: 'POST', url: '/api/v4/projects', headers, payload: { name: 'Hooked', initialize_with_readme: true } });
@@ -85,7 +90,13 @@ remote.password = ROOT_TOKEN;
 const env = gitEnv();
 await run('git', ['clone', '-q', remote.toString(), 'w'], { cwd: work, env }); // async: this thread serves it
 const wdir = path.join(work, 'w');
-const gitIn = (args: string[]) => execFileSync('git', args, { cwd: wdir, env: { ...env, GIT_AUTHOR_NAME: 'Bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'Bench', GIT_COMMITTER_EMAIL: 'bench@example.com' } }).toString().trim();
+const gitIn = (args: string[]) =>
+  execFileSync('git', args, {
+    cwd: wdir,
+    env: { ...env, GIT_AUTHOR_NAME: 'Bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'Bench', GIT_COMMITTER_EMAIL: 'bench@example.com' },
+  })
+    .toString()
+    .trim();
 const latencies: number[] = [];
 const pushTimes: number[] = [];
 for (let i = 0; i < PUSHES; i++) {
@@ -105,7 +116,18 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 await c.worker.stop();
 const before = sinkCount;
 await c.db.kysely.transaction().execute(async (trx) => {
-  for (let i = 0; i < QUEUED; i++) await recordSystemEvent(trx, { event_name: 'group_create', created_at: nowIso(), updated_at: nowIso(), name: `g${i}`, path: `g${i}`, full_path: `g${i}`, group_id: i + 1000, owner_email: null, owner_name: null });
+  for (let i = 0; i < QUEUED; i++)
+    await recordSystemEvent(trx, {
+      event_name: 'group_create',
+      created_at: nowIso(),
+      updated_at: nowIso(),
+      name: `g${i}`,
+      path: `g${i}`,
+      full_path: `g${i}`,
+      group_id: i + 1000,
+      owner_email: null,
+      owner_name: null,
+    });
 });
 const expected = before + QUEUED * HOOKS;
 const t0 = performance.now();

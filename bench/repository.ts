@@ -25,7 +25,10 @@ const t0 = performance.now();
 const big = await buildBigRepo(bare, gitEnv());
 c.repos.repository(project).touchRefs();
 const buildSeconds = (performance.now() - t0) / 1000;
-const gitAt = (args: string[]) => execFileSync('git', ['--git-dir', bare, ...args], { env: gitEnv(), maxBuffer: 1 << 30 }).toString().trim();
+const gitAt = (args: string[]) =>
+  execFileSync('git', ['--git-dir', bare, ...args], { env: gitEnv(), maxBuffer: 1 << 30 })
+    .toString()
+    .trim();
 const blobSha = gitAt(['rev-parse', `main:${big.file}`]);
 const base = gitAt(['rev-parse', 'compare-base']);
 const head = gitAt(['rev-parse', 'main']);
@@ -37,7 +40,9 @@ const report = new Report();
 const line = (x: string) => report.line(x);
 let failed = false;
 
-line(`Hearth repository bench — ${big.files} files, ${big.commits} commits (built in ${buildSeconds.toFixed(1)} s), ${CONNECTIONS} connections, median of ${ROUNDS} alternating ${DURATION}s rounds, ${c.db.dialect}, node ${process.version}, ${execFileSync('git', ['--version']).toString().trim()}`);
+line(
+  `Hearth repository bench — ${big.files} files, ${big.commits} commits (built in ${buildSeconds.toFixed(1)} s), ${CONNECTIONS} connections, median of ${ROUNDS} alternating ${DURATION}s rounds, ${c.db.dialect}, node ${process.version}, ${execFileSync('git', ['--version']).toString().trim()}`,
+);
 line('');
 line('| scenario | req/s | p50 ms | p99 ms | static req/s | ratio | bar (≥ 5,000 req/s, p99 < 10 ms) |');
 line('|---|---|---|---|---|---|---|');
@@ -57,7 +62,9 @@ for (const [i, s] of ONLY === 'work' ? [] : hot.entries()) {
   const { real, floor } = await againstFloor(i, s.url, headers, Buffer.from(sample.rawPayload));
   const ok = real.rps >= 5000 && real.p99 < 10;
   if (!s.reference) failed ||= !ok;
-  line(`| ${s.name} (${sample.rawPayload.length} B) | ${real.rps.toFixed(0)} | ${real.p50} | ${real.p99} | ${floor.rps.toFixed(0)} | ${(real.rps / floor.rps).toFixed(2)} | ${s.reference ? '—' : ok ? 'ok' : 'MISSED'} |`);
+  line(
+    `| ${s.name} (${sample.rawPayload.length} B) | ${real.rps.toFixed(0)} | ${real.p50} | ${real.p99} | ${floor.rps.toFixed(0)} | ${(real.rps / floor.rps).toFixed(2)} | ${s.reference ? '—' : ok ? 'ok' : 'MISSED'} |`,
+  );
 }
 
 /** Median wall time of `fn` over TIMED_RUNS runs (after one warm-up), in ms. */

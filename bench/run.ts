@@ -23,12 +23,49 @@ for (let i = 0; i < USERS; i += batch) {
   const rows = [];
   for (let j = i; j < Math.min(i + batch, USERS); j++) {
     rows.push({
-      username: `bench${j}`, name: `Bench User ${j}`, email: `bench${j}@example.com`, state: 'active', password_hash: null, password_set_at: null,
-      is_admin: 0, external: 0, bot: 0, user_type: 'human', private_profile: 0, bio: '', location: '', public_email: null, commit_email: null,
-      job_title: '', pronouns: null, website_url: '', organization: '', messenger_a: '', network_a: '', network_b: '', chat_a: '', note: null,
-      projects_limit: 100000, can_create_group: 1, can_create_project: 1, two_factor_enabled: 0, theme_id: 3, color_scheme_id: 1, avatar_url: null,
-      created_by_id: null, created_at: now, updated_at: now, confirmed_at: now, last_sign_in_at: null, current_sign_in_at: null, last_sign_in_ip: null,
-      current_sign_in_ip: null, sign_in_count: 0, last_activity_on: null, failed_attempts: 0, locked_at: null,
+      username: `bench${j}`,
+      name: `Bench User ${j}`,
+      email: `bench${j}@example.com`,
+      state: 'active',
+      password_hash: null,
+      password_set_at: null,
+      is_admin: 0,
+      external: 0,
+      bot: 0,
+      user_type: 'human',
+      private_profile: 0,
+      bio: '',
+      location: '',
+      public_email: null,
+      commit_email: null,
+      job_title: '',
+      pronouns: null,
+      website_url: '',
+      organization: '',
+      messenger_a: '',
+      network_a: '',
+      network_b: '',
+      chat_a: '',
+      note: null,
+      projects_limit: 100000,
+      can_create_group: 1,
+      can_create_project: 1,
+      two_factor_enabled: 0,
+      theme_id: 3,
+      color_scheme_id: 1,
+      avatar_url: null,
+      created_by_id: null,
+      created_at: now,
+      updated_at: now,
+      confirmed_at: now,
+      last_sign_in_at: null,
+      current_sign_in_at: null,
+      last_sign_in_ip: null,
+      current_sign_in_ip: null,
+      sign_in_count: 0,
+      last_activity_on: null,
+      failed_attempts: 0,
+      locked_at: null,
     });
   }
   await k.insertInto('users').values(rows).execute();
@@ -40,8 +77,18 @@ for (let i = 0; i < TOKENS; i += batch) {
   const rows = [];
   for (let j = i; j < Math.min(i + batch, TOKENS); j++) {
     rows.push({
-      user_id: j % 2 ? admin.id : member.id, name: `token ${j}`, description: null, token_digest: `bench-digest-${j}`, scopes: '["api"]',
-      impersonation: 0, revoked: j % 7 === 0 ? 1 : 0, expires_at: null, last_used_at: null, previous_personal_access_token_id: null, created_at: now, updated_at: now,
+      user_id: j % 2 ? admin.id : member.id,
+      name: `token ${j}`,
+      description: null,
+      token_digest: `bench-digest-${j}`,
+      scopes: '["api"]',
+      impersonation: 0,
+      revoked: j % 7 === 0 ? 1 : 0,
+      expires_at: null,
+      last_used_at: null,
+      previous_personal_access_token_id: null,
+      created_at: now,
+      updated_at: now,
     });
   }
   await k.insertInto('personal_access_tokens').values(rows).execute();
@@ -51,39 +98,92 @@ for (let i = 0; i < TOKENS; i += batch) {
 // The measured user (bench1) is a Developer of the first top-level group, which holds 100 projects,
 // and a Reporter of 100 projects elsewhere: a member of 200 projects, directly and through a group.
 const insertAll = async (table: 'namespaces' | 'projects' | 'members', rows: any[]) => {
-  for (let i = 0; i < rows.length; i += batch) await k.insertInto(table).values(rows.slice(i, i + batch)).execute();
+  for (let i = 0; i < rows.length; i += batch)
+    await k
+      .insertInto(table)
+      .values(rows.slice(i, i + batch))
+      .execute();
 };
 const group = (path: string, parent: { id: number; full_path: string } | null) => ({
-  type: 'Group' as const, name: path.toUpperCase(), path, full_path: parent ? `${parent.full_path}/${path}` : path, parent_id: parent?.id ?? null,
-  traversal_ids: '', owner_id: null, visibility: 'private', description: '', avatar_url: null, request_access_enabled: 1, project_creation_level: 'developer',
-  subgroup_creation_level: 'maintainer', share_with_group_lock: 0, settings: '{}', created_by_id: null, created_at: now, updated_at: now,
+  type: 'Group' as const,
+  name: path.toUpperCase(),
+  path,
+  full_path: parent ? `${parent.full_path}/${path}` : path,
+  parent_id: parent?.id ?? null,
+  traversal_ids: '',
+  owner_id: null,
+  visibility: 'private',
+  description: '',
+  avatar_url: null,
+  request_access_enabled: 1,
+  project_creation_level: 'developer',
+  subgroup_creation_level: 'maintainer',
+  share_with_group_lock: 0,
+  settings: '{}',
+  created_by_id: null,
+  created_at: now,
+  updated_at: now,
 });
 const tops = Math.max(1, Math.floor(GROUPS / 5));
-await insertAll('namespaces', Array.from({ length: tops }, (_, i) => group(`bench-group-${i}`, null)));
+await insertAll(
+  'namespaces',
+  Array.from({ length: tops }, (_, i) => group(`bench-group-${i}`, null)),
+);
 const topRows = await k.selectFrom('namespaces').select(['id', 'full_path']).where('type', '=', 'Group').orderBy('id').execute();
 // the first top-level group keeps no subgroups, so its members see exactly its 100 projects
-await insertAll('namespaces', Array.from({ length: GROUPS - tops }, (_, i) => group(`sub-${i}`, topRows[1 + (i % Math.max(1, tops - 1))] ?? topRows[0])));
+await insertAll(
+  'namespaces',
+  Array.from({ length: GROUPS - tops }, (_, i) => group(`sub-${i}`, topRows[1 + (i % Math.max(1, tops - 1))] ?? topRows[0])),
+);
 await sql`update namespaces set traversal_ids = case when parent_id is null then '/' || id || '/' else '/' || parent_id || '/' || id || '/' end
   where type = 'Group'`.execute(k);
 const groupRows = await k.selectFrom('namespaces').select(['id', 'parent_id']).where('type', '=', 'Group').orderBy('id').execute();
-const benchUsers = await k.selectFrom('users').select(['id', 'username', 'name']).where('username', 'like', 'bench%').orderBy('id').limit(PROJECT_USERS).execute();
-await insertAll('namespaces', benchUsers.map((u) => ({ ...group(u.username, null), type: 'User' as const, name: u.name, owner_id: u.id, visibility: 'public' })));
+const benchUsers = await k
+  .selectFrom('users')
+  .select(['id', 'username', 'name'])
+  .where('username', 'like', 'bench%')
+  .orderBy('id')
+  .limit(PROJECT_USERS)
+  .execute();
+await insertAll(
+  'namespaces',
+  benchUsers.map((u) => ({ ...group(u.username, null), type: 'User' as const, name: u.name, owner_id: u.id, visibility: 'public' })),
+);
 await sql`update namespaces set traversal_ids = '/' || id || '/' where type = 'User'`.execute(k);
 const visibilities = ['public', 'internal', 'private'];
 await insertAll(
   'projects',
   Array.from({ length: PROJECTS }, (_, i) => ({
     // the first 100 projects are the first top-level group's; the rest go round the other groups
-    namespace_id: i < 100 ? groupRows[0].id : groupRows[1 + (i % (groupRows.length - 1))].id, creator_id: admin.id, name: `Project ${i}`, path: `project-${i}`,
-    description: `Bench project number ${i}`, visibility: visibilities[i % 3], default_branch: 'main', archived: 0, repository_storage: 'default',
-    topics: '[]', settings: '{}', created_at: now, updated_at: now, last_activity_at: now,
+    namespace_id: i < 100 ? groupRows[0].id : groupRows[1 + (i % (groupRows.length - 1))].id,
+    creator_id: admin.id,
+    name: `Project ${i}`,
+    path: `project-${i}`,
+    description: `Bench project number ${i}`,
+    visibility: visibilities[i % 3],
+    default_branch: 'main',
+    archived: 0,
+    repository_storage: 'default',
+    topics: '[]',
+    settings: '{}',
+    created_at: now,
+    updated_at: now,
+    last_activity_at: now,
   })),
 );
 const projectIds = (await k.selectFrom('projects').select('id').orderBy('id').execute()).map((r) => r.id);
 const memberRows = new Map<string, object>();
 const addMember = (type: 'Project' | 'Namespace', sourceId: number, userId: number, level: number) =>
   memberRows.set(`${type}:${sourceId}:${userId}`, {
-    source_type: type, source_id: sourceId, user_id: userId, access_level: level, expires_at: null, member_role_id: null, created_by_id: null, created_at: now, updated_at: now,
+    source_type: type,
+    source_id: sourceId,
+    user_id: userId,
+    access_level: level,
+    expires_at: null,
+    member_role_id: null,
+    created_by_id: null,
+    created_at: now,
+    updated_at: now,
   });
 addMember('Namespace', groupRows[0].id, member.id, 30);
 for (let i = 0; i < 100; i++) addMember('Project', projectIds[100 + i * 97], member.id, 20);
@@ -109,7 +209,9 @@ const scenarios = [
 const { app, againstFloor } = await serve(c);
 const report = new Report();
 const line = (x: string) => report.line(x);
-line(`Hearth bench — ${USERS} users, ${TOKENS} tokens, ${PROJECTS} projects in ${GROUPS} groups (memberships of ${PROJECT_USERS} users), ${CONNECTIONS} connections, median of ${ROUNDS} alternating ${DURATION}s rounds, ${c.db.dialect}, node ${process.version}`);
+line(
+  `Hearth bench — ${USERS} users, ${TOKENS} tokens, ${PROJECTS} projects in ${GROUPS} groups (memberships of ${PROJECT_USERS} users), ${CONNECTIONS} connections, median of ${ROUNDS} alternating ${DURATION}s rounds, ${c.db.dialect}, node ${process.version}`,
+);
 line('| scenario | req/s | p50 ms | p99 ms | static req/s | static p99 ms | ratio | bar | uncached ms |');
 line('|---|---|---|---|---|---|---|---|---|');
 let failed = false;

@@ -162,7 +162,10 @@ const translatedAll = [...expected.values()].reduce((s, e) => s + e.translated, 
   for (const t of cs.results as { code: string; total: number; translated: number; fuzzy: number }[]) {
     const e = expected.get(t.code) ?? (t.code === 'en' ? { translated: UNITS, fuzzy: 0, empty: 0 } : null);
     check(e !== null, `translation ${t.code} is one of the files`);
-    check(t.total === UNITS && t.translated === e!.translated && t.fuzzy === e!.fuzzy, `${t.code}: total ${t.total}/${UNITS}, translated ${t.translated}/${e!.translated}, fuzzy ${t.fuzzy}/${e!.fuzzy}`);
+    check(
+      t.total === UNITS && t.translated === e!.translated && t.fuzzy === e!.fuzzy,
+      `${t.code}: total ${t.total}/${UNITS}, translated ${t.translated}/${e!.translated}, fuzzy ${t.fuzzy}/${e!.fuzzy}`,
+    );
   }
   const ps = await getOk(`/api/projects/${P}/statistics/`);
   check(ps.total === UNITS * (LANGUAGES + 1) && ps.translated === translatedAll + UNITS, `project statistics total ${ps.total}, translated ${ps.translated}`);
@@ -212,17 +215,41 @@ const langTranslated = expected.get(lang)!.translated + (lang === changedCode ? 
 const hot: { name: string; url: string; reference?: boolean; check?: (body: any) => boolean }[] = [
   // what authentication and the translation API's hooks cost with nothing behind them: the ceiling of the rows below
   { name: 'GET /api/ (for reference: the translation API pipeline alone)', url: '/api/', reference: true },
-  { name: `GET /api/translations/:p/:c/${lang}/units/ (page of 50)`, url: `/api/translations/${P}/${C}/${lang}/units/`, check: (b) => b.count === UNITS && b.results.length === Math.min(50, UNITS) },
+  {
+    name: `GET /api/translations/:p/:c/${lang}/units/ (page of 50)`,
+    url: `/api/translations/${P}/${C}/${lang}/units/`,
+    check: (b) => b.count === UNITS && b.results.length === Math.min(50, UNITS),
+  },
   {
     name: `GET /api/units/?q=state:<translated (${fuzzyAndEmpty - CHANGED} matches, page of 100)`,
     url: `/api/units/?q=${encodeURIComponent('state:<translated')}`,
     check: (b) => b.count === fuzzyAndEmpty - CHANGED && b.results.length === Math.min(100, b.count) && b.results.every((u: { state: number }) => u.state < 20),
   },
-  { name: 'GET /api/projects/:p/statistics/', url: `/api/projects/${P}/statistics/`, check: (b) => b.total === UNITS * (LANGUAGES + 1) && b.translated === translatedAll + UNITS + CHANGED },
-  { name: `GET /api/components/:p/:c/statistics/ (${LANGUAGES + 1} translations, page of 100)`, url: `/api/components/${P}/${C}/statistics/`, check: (b) => b.count === LANGUAGES + 1 && b.results.length === Math.min(100, LANGUAGES + 1) },
-  { name: `GET /api/translations/:p/:c/${lang}/statistics/`, url: `/api/translations/${P}/${C}/${lang}/statistics/`, check: (b) => b.total === UNITS && b.translated === langTranslated },
-  { name: `GET /api/languages/${lang}/statistics/`, url: `/api/languages/${lang}/statistics/`, check: (b) => b.total === UNITS && b.translated === langTranslated },
-  { name: `GET /api/projects/:p/languages/ (${LANGUAGES + 1} languages)`, url: `/api/projects/${P}/languages/`, check: (b) => b.length === LANGUAGES + 1 && b.every((l: { total: number }) => l.total === UNITS) },
+  {
+    name: 'GET /api/projects/:p/statistics/',
+    url: `/api/projects/${P}/statistics/`,
+    check: (b) => b.total === UNITS * (LANGUAGES + 1) && b.translated === translatedAll + UNITS + CHANGED,
+  },
+  {
+    name: `GET /api/components/:p/:c/statistics/ (${LANGUAGES + 1} translations, page of 100)`,
+    url: `/api/components/${P}/${C}/statistics/`,
+    check: (b) => b.count === LANGUAGES + 1 && b.results.length === Math.min(100, LANGUAGES + 1),
+  },
+  {
+    name: `GET /api/translations/:p/:c/${lang}/statistics/`,
+    url: `/api/translations/${P}/${C}/${lang}/statistics/`,
+    check: (b) => b.total === UNITS && b.translated === langTranslated,
+  },
+  {
+    name: `GET /api/languages/${lang}/statistics/`,
+    url: `/api/languages/${lang}/statistics/`,
+    check: (b) => b.total === UNITS && b.translated === langTranslated,
+  },
+  {
+    name: `GET /api/projects/:p/languages/ (${LANGUAGES + 1} languages)`,
+    url: `/api/projects/${P}/languages/`,
+    check: (b) => b.length === LANGUAGES + 1 && b.every((l: { total: number }) => l.total === UNITS),
+  },
 ];
 
 const VIEWER: Record<string, string> = ANONYMOUS ? {} : AUTH;
@@ -260,7 +287,9 @@ for (const [i, s] of hot.entries()) {
   }
   if (median(warm, (x) => x) > SLOW_MS) {
     if (!s.reference) failed = true;
-    line(`| ${s.name} (${sample.rawPayload.length} B) | — | — | — | — | — | — | MISSED (not load-tested: one request takes ${median(warm, (x) => x).toFixed(0)} ms) | ${uncached.toFixed(1)} |`);
+    line(
+      `| ${s.name} (${sample.rawPayload.length} B) | — | — | — | — | — | — | MISSED (not load-tested: one request takes ${median(warm, (x) => x).toFixed(0)} ms) | ${uncached.toFixed(1)} |`,
+    );
     continue;
   }
   const { real, floor, ratio, failures } = await againstFloor(i, s.url, VIEWER, Buffer.from(sample.rawPayload));
@@ -277,8 +306,12 @@ line('|---|---|---|---|');
 const scanOk = scanMs < BAR.scanMs;
 const rescanOk = rescanMs < BAR.rescanMs;
 failed ||= !scanOk || !rescanOk;
-line(`| initial scan: POST /api/projects/:p/components/ (fetch + scan of ${LANGUAGES} files, ${LANGUAGES * UNITS} units) | ${scanMs.toFixed(0)} | < ${BAR.scanMs} | ${scanOk ? 'ok' : 'MISSED'} |`);
-line(`| rescan after a one-file change: POST /api/components/:p/:c/repository/ {"operation":"pull"} (${CHANGED} strings of ${changedCode}) | ${rescanMs.toFixed(0)} | < ${BAR.rescanMs} | ${rescanOk ? 'ok' : 'MISSED'} |`);
+line(
+  `| initial scan: POST /api/projects/:p/components/ (fetch + scan of ${LANGUAGES} files, ${LANGUAGES * UNITS} units) | ${scanMs.toFixed(0)} | < ${BAR.scanMs} | ${scanOk ? 'ok' : 'MISSED'} |`,
+);
+line(
+  `| rescan after a one-file change: POST /api/components/:p/:c/repository/ {"operation":"pull"} (${CHANGED} strings of ${changedCode}) | ${rescanMs.toFixed(0)} | < ${BAR.rescanMs} | ${rescanOk ? 'ok' : 'MISSED'} |`,
+);
 
 await app.close();
 await c.close();

@@ -70,10 +70,15 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
     trustProxy: true,
     ajv: {
       customOptions: {
-        allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: true,
+        allErrors: true,
+        coerceTypes: 'array',
+        useDefaults: true,
+        removeAdditional: true,
         // what an integer column holds (conventions.ts marks the query and body integers); a keyword rather than a
         // format or `maximum`, which Ajv skips for the Infinity its coercion makes of `1e999`
-        keywords: [{ keyword: 'x-int32', schemaType: 'boolean', errors: false, validate: (on: boolean, n: unknown) => !on || typeof n !== 'number' || isInt32(n) }],
+        keywords: [
+          { keyword: 'x-int32', schemaType: 'boolean', errors: false, validate: (on: boolean, n: unknown) => !on || typeof n !== 'number' || isInt32(n) },
+        ],
       },
     },
   });
@@ -93,7 +98,11 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
-      info: { title: 'Hearth API', version: c.config.version, description: 'GitLab REST v4 compatible development-platform API and Weblate compatible translation API.' },
+      info: {
+        title: 'Hearth API',
+        version: c.config.version,
+        description: 'GitLab REST v4 compatible development-platform API and Weblate compatible translation API.',
+      },
       servers: [{ url: c.config.externalUrl }],
       components: {
         securitySchemes: {

@@ -19,7 +19,9 @@ const USAGE = `usage: hearth <command>
 function explain(err: unknown): string {
   if (err instanceof DomainError) {
     if (err.detail && typeof err.detail === 'object') {
-      return Object.entries(err.detail as Record<string, string[]>).map(([k, v]) => `${k} ${[v].flat().join(', ')}`).join('; ');
+      return Object.entries(err.detail as Record<string, string[]>)
+        .map(([k, v]) => `${k} ${[v].flat().join(', ')}`)
+        .join('; ');
     }
     return String(err.detail ?? err.kind);
   }
@@ -114,7 +116,13 @@ async function admin(sub: string | undefined, args: string[]): Promise<number> {
   switch (sub) {
     case 'create-user':
       return withContainer(async (c) => {
-        const u = await c.users.create({ username: need('username'), email: need('email'), name: v.name ?? need('username'), password: v.password ?? null, is_admin: !!v.admin });
+        const u = await c.users.create({
+          username: need('username'),
+          email: need('email'),
+          name: v.name ?? need('username'),
+          password: v.password ?? null,
+          is_admin: !!v.admin,
+        });
         process.stdout.write(`created user ${u.username} (id ${u.id})\n`);
         return 0;
       });
@@ -122,7 +130,10 @@ async function admin(sub: string | undefined, args: string[]): Promise<number> {
       return withContainer(async (c) => {
         const user = await c.users.byUsername(need('username'));
         if (!user) throw new Error(`no user named "${v.username}"`);
-        const scopes = (v.scopes ?? 'api').split(',').map((s) => s.trim()).filter(Boolean);
+        const scopes = (v.scopes ?? 'api')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
         const bad = scopes.filter((s) => !availableScopes(user.is_admin === 1).includes(s));
         if (bad.length) throw new Error(`unknown or unavailable scopes: ${bad.join(', ')}`);
         const input = { name: need('name'), scopes, expires_at: v['expires-at'] ?? null };

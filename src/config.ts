@@ -78,7 +78,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     if (!m) throw new ConfigError(`REPOSITORY_STORAGES must be name=/directory[,name=/directory], got "${item}"`);
     repositoryStorages[m[1]] = path.resolve(m[2]);
   }
-  const hookRetrySchedule = (env.HEARTH_HOOK_RETRY_SCHEDULE ?? '30,120,300,900,2400').split(',').filter((x) => x.trim() !== '').map(Number);
+  const hookRetrySchedule = (env.HEARTH_HOOK_RETRY_SCHEDULE ?? '30,120,300,900,2400')
+    .split(',')
+    .filter((x) => x.trim() !== '')
+    .map(Number);
   if (hookRetrySchedule.some((n) => !Number.isFinite(n) || n < 0)) {
     throw new ConfigError(`HEARTH_HOOK_RETRY_SCHEDULE must be seconds separated by commas, got "${env.HEARTH_HOOK_RETRY_SCHEDULE}"`);
   }

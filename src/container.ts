@@ -144,7 +144,32 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     await outbound.close();
     await db.close();
   };
-  const c: Container = { config, log, db, settings, users, tokens, oauth, sessions, auth, policy, resolve, groups, projects, members, memberRoles, repos, pushes, repository, outbound, hooks, deliveries, worker, translation, close };
+  const c: Container = {
+    config,
+    log,
+    db,
+    settings,
+    users,
+    tokens,
+    oauth,
+    sessions,
+    auth,
+    policy,
+    resolve,
+    groups,
+    projects,
+    members,
+    memberRoles,
+    repos,
+    pushes,
+    repository,
+    outbound,
+    hooks,
+    deliveries,
+    worker,
+    translation,
+    close,
+  };
   await bootstrapRoot(c);
   return c;
 }
@@ -170,7 +195,11 @@ export function createLogger(level: string): Logger {
 
 /** A secret kept in the database so every node of a cluster shares it. */
 async function instanceSecret(db: Db, name: string): Promise<string> {
-  await db.kysely.insertInto('instance_secrets').values({ name, value: randomToken(32) }).onConflict((oc) => oc.column('name').doNothing()).execute();
+  await db.kysely
+    .insertInto('instance_secrets')
+    .values({ name, value: randomToken(32) })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .execute();
   const row = await db.kysely.selectFrom('instance_secrets').select('value').where('name', '=', name).executeTakeFirstOrThrow();
   return row.value;
 }
@@ -187,7 +216,14 @@ async function bootstrapRoot(c: Container): Promise<void> {
       file = path.join(c.config.dataDir, 'initial_root_password');
       fs.writeFileSync(file, `Password: ${password}\n`, { mode: 0o600 });
     }
-    root = await c.users.create({ username: 'root', name: 'Administrator', email: 'admin@example.com', password, is_admin: true, extra: { created_at: nowIso() } });
+    root = await c.users.create({
+      username: 'root',
+      name: 'Administrator',
+      email: 'admin@example.com',
+      password,
+      is_admin: true,
+      extra: { created_at: nowIso() },
+    });
     if (file) c.log.info({ file }, 'created the administrator root; its password is in the file named here (delete it after the first sign-in)');
     else c.log.info('created the administrator root with the password from HEARTH_ROOT_PASSWORD');
   }

@@ -140,8 +140,16 @@ function withStatementCache(db: SQLite.Database, writes: { count: number }): SQL
   return new Proxy(db, {
     get(target, prop, receiver) {
       if (prop === 'prepare') return prepare;
-      if (prop === 'close') return () => { cache.clear(); return target.close(); };
-      if (prop === 'exec') return (source: string) => { writes.count++; return target.exec(source); };
+      if (prop === 'close')
+        return () => {
+          cache.clear();
+          return target.close();
+        };
+      if (prop === 'exec')
+        return (source: string) => {
+          writes.count++;
+          return target.exec(source);
+        };
       const v = Reflect.get(target, prop, receiver);
       return typeof v === 'function' ? v.bind(target) : v;
     },

@@ -45,7 +45,7 @@ export function re2Pattern(pattern: string): { source: string; flags: number } {
     }
   }
   // every escape is consumed whole, so `\\u0041` stays a backslash followed by "u0041"
-  source = source.replace(/\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|.)/gsu, (m, u4?: string, u8?: string) => (u4 ?? u8 ? `\\x{${u4 ?? u8}}` : m));
+  source = source.replace(/\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|.)/gsu, (m, u4?: string, u8?: string) => ((u4 ?? u8) ? `\\x{${u4 ?? u8}}` : m));
   return { source, flags };
 }
 

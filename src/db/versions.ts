@@ -39,7 +39,11 @@ export async function trackTableVersions(db: Kysely<any>, dialect: DialectName, 
     await sql.raw(BUMP_FUNCTION_PG).execute(db);
   }
   for (const t of tables) {
-    await db.insertInto('table_versions').values({ name: t, version: 0 }).onConflict((oc) => oc.column('name').doNothing()).execute();
+    await db
+      .insertInto('table_versions')
+      .values({ name: t, version: 0 })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
     if (dialect === 'postgres') {
       await sql`create trigger ${sql.id(`tv_${t}`)} after insert or update or delete on ${sql.table(t)}
         for each statement execute function bump_table_version()`.execute(db);
@@ -121,7 +125,10 @@ export class VersionFeed {
   private closed = false;
   private retry: NodeJS.Timeout | null = null;
 
-  constructor(private readonly connect: () => pg.Client, private readonly retryMs = 1000) {}
+  constructor(
+    private readonly connect: () => pg.Client,
+    private readonly retryMs = 1000,
+  ) {}
 
   /** listening for notifications */
   get live(): boolean {

@@ -118,9 +118,7 @@ function flagsOf(el: XElement): string {
 /** The text of a <string>/<item>: plain text is unescaped; content with markup stays XML, with Android escapes resolved in its text. */
 function readValue(text: string, el: XElement): string {
   if (childElements(el).length === 0) {
-    const raw = el.children
-      .map((c) => (c.kind === 'text' ? decodeEntities(text.slice(c.start, c.end)) : c.kind === 'cdata' ? c.text : ''))
-      .join('');
+    const raw = el.children.map((c) => (c.kind === 'text' ? decodeEntities(text.slice(c.start, c.end)) : c.kind === 'cdata' ? c.text : '')).join('');
     return unescapeAndroid(raw, true);
   }
   // text runs between tags (also inside child elements) get Android unescaping; tags stay as written
@@ -163,7 +161,8 @@ export function unescapeAndroid(text: string, strip: boolean): string {
     else {
       const e = text[++i];
       if (e === undefined) out += '\\';
-      else if (e === 'n' || e === 'N') out = out.replace(/ $/, '') + '\n'; // a space before \n is layout, not content
+      else if (e === 'n' || e === 'N')
+        out = out.replace(/ $/, '') + '\n'; // a space before \n is layout, not content
       else if (e === 't' || e === 'T') out += '\t';
       else if (e === 'u') {
         const hex = text.slice(i + 1, i + 5);

@@ -32,8 +32,15 @@ export const propertiesFormat = defineFormat<PropEntry>({
       const lineEnd = endOfLine(text, pos);
       const lead = /^[ \t\f]*/.exec(text.slice(pos, lineEnd))![0].length;
       const first = text[pos + lead];
-      if (pos + lead === lineEnd) comments = []; // a blank line detaches comments from the next entry
-      else if (first === '#' || first === '!') comments.push(text.slice(pos + lead + 1, lineEnd).replace(/^ /, '').trimEnd());
+      if (pos + lead === lineEnd)
+        comments = []; // a blank line detaches comments from the next entry
+      else if (first === '#' || first === '!')
+        comments.push(
+          text
+            .slice(pos + lead + 1, lineEnd)
+            .replace(/^ /, '')
+            .trimEnd(),
+        );
       else {
         // the logical line: physical lines joined where one ends in an odd number of backslashes
         const chars: { c: string; at: number }[] = [];

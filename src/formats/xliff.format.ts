@@ -55,7 +55,10 @@ export const xliffFormat = defineFormat<XliffEntry>({
             previousSource: '',
             note: [...new Set(childElements(child, 'note').map((n) => textContent(text, n).trim()))].filter(Boolean).join('\n'),
             location: locations(text, child),
-            flags: mergeFlags(xmlAttributeFlags((n) => attr(child, n)), 'xml-text'),
+            flags: mergeFlags(
+              xmlAttributeFlags((n) => attr(child, n)),
+              'xml-text',
+            ),
             state: ro ? STATE_READONLY : stateOf(child, target, targetText),
             plural: false,
           },
@@ -71,7 +74,8 @@ export const xliffFormat = defineFormat<XliffEntry>({
     const edits: Edit[] = [];
     const value = update.target[0] ?? '';
     // approved="yes" only for approved units; a unit that was approved becomes approved="no"
-    if (update.state === STATE_APPROVED && value !== '') edits.push({ start: unit.start, end: unit.openEnd, text: startTagWith(text, unit, 'approved', 'yes') });
+    if (update.state === STATE_APPROVED && value !== '')
+      edits.push({ start: unit.start, end: unit.openEnd, text: startTagWith(text, unit, 'approved', 'yes') });
     else if (attr(unit, 'approved') === 'yes') edits.push({ start: unit.start, end: unit.openEnd, text: startTagWith(text, unit, 'approved', 'no') });
 
     if (isEmpty(update.target)) {

@@ -26,7 +26,10 @@ class CatFileProcess {
   private header: GitObject | null = null;
   dead = false;
 
-  constructor(gitDir: string, private readonly withContent: boolean) {
+  constructor(
+    gitDir: string,
+    private readonly withContent: boolean,
+  ) {
     this.child = spawnGit(['cat-file', withContent ? '--batch' : '--batch-check'], { gitDir, timeoutMs: 24 * 3600_000 });
     this.child.stdout!.on('data', (b: Buffer) => this.onData(b));
     this.child.stdin!.on('error', () => this.fail(new Error('cat-file stdin closed')));

@@ -347,7 +347,11 @@ export class DiffParser {
       patchLen = 0;
       pruned = true;
     };
-    if (!L.expanded && this.lineCount > 0 && (this.filesProcessed > L.safeMaxFiles || this.linesProcessed > L.safeMaxLines || this.bytesProcessed > L.safeMaxBytes)) {
+    if (
+      !L.expanded &&
+      this.lineCount > 0 &&
+      (this.filesProcessed > L.safeMaxFiles || this.linesProcessed > L.safeMaxLines || this.bytesProcessed > L.safeMaxBytes)
+    ) {
       prune();
       collapsed = true;
     }
@@ -409,8 +413,22 @@ export function parseDiff(out: Buffer, limits: DiffLimits): DiffCollection {
 /** git arguments of the diff between two commits (or trees): rename detection as Gitaly's (30 %). */
 export function diffArgs(from: string, to: string): string[] {
   return [
-    'diff', '--raw', '-z', '-p', '--no-abbrev', '--full-index', '--find-renames=30%', '--no-color', '--no-ext-diff', '--no-textconv',
-    '--src-prefix=a/', '--dst-prefix=b/', '--ignore-submodules=none', from, to, '--',
+    'diff',
+    '--raw',
+    '-z',
+    '-p',
+    '--no-abbrev',
+    '--full-index',
+    '--find-renames=30%',
+    '--no-color',
+    '--no-ext-diff',
+    '--no-textconv',
+    '--src-prefix=a/',
+    '--dst-prefix=b/',
+    '--ignore-submodules=none',
+    from,
+    to,
+    '--',
   ];
 }
 

@@ -51,7 +51,10 @@ export function installHooks(dir: string): string {
   fs.mkdirSync(dir, { recursive: true });
   // the post-receive hook of earlier versions wrote a push log; the reference-transaction hook replaces it
   fs.rmSync(path.join(dir, 'post-receive'), { force: true });
-  for (const [name, body] of [['pre-receive', PRE_RECEIVE], ['reference-transaction', REFERENCE_TRANSACTION]] as const) {
+  for (const [name, body] of [
+    ['pre-receive', PRE_RECEIVE],
+    ['reference-transaction', REFERENCE_TRANSACTION],
+  ] as const) {
     const file = path.join(dir, name);
     if (!fs.existsSync(file) || fs.readFileSync(file, 'utf8') !== body) {
       fs.writeFileSync(file + '.tmp', body, { mode: 0o755 });

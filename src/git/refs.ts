@@ -17,7 +17,7 @@ export function isValidRefName(name: string): boolean {
 export function isValidRevision(rev: string): boolean {
   if (rev === 'HEAD') return true;
   if (/^[0-9a-f]{4,64}$/i.test(rev)) return true;
-  return isValidRefName(rev) || /^refs\/(heads|tags)\//.test(rev) && isValidRefName(rev);
+  return isValidRefName(rev) || (/^refs\/(heads|tags)\//.test(rev) && isValidRefName(rev));
 }
 
 export const ZERO_SHA = '0000000000000000000000000000000000000000';

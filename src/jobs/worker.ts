@@ -103,7 +103,13 @@ export class Worker {
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       if (!this.running) return resolve();
-      this.sleeping = { timer: setTimeout(() => { this.sleeping = null; resolve(); }, ms), resolve };
+      this.sleeping = {
+        timer: setTimeout(() => {
+          this.sleeping = null;
+          resolve();
+        }, ms),
+        resolve,
+      };
     });
   }
 }

@@ -70,16 +70,31 @@ function blockList(ranges: [string, number, 'ipv4' | 'ipv6'][]): net.BlockList {
 }
 // Judged on the address as `ipv4Judged` gives it, so the IPv4 ranges also catch an IPv4 address
 // wrapped in IPv6 (mapped, compatible, translated, NAT64, 6to4).
-const LOOPBACK = blockList([['127.0.0.0', 8, 'ipv4'], ['0.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6'], ['::', 128, 'ipv6']]);
+const LOOPBACK = blockList([
+  ['127.0.0.0', 8, 'ipv4'],
+  ['0.0.0.0', 8, 'ipv4'],
+  ['::1', 128, 'ipv6'],
+  ['::', 128, 'ipv6'],
+]);
 const PRIVATE = blockList([
-  ['10.0.0.0', 8, 'ipv4'], ['172.16.0.0', 12, 'ipv4'], ['192.168.0.0', 16, 'ipv4'], ['100.64.0.0', 10, 'ipv4'],
+  ['10.0.0.0', 8, 'ipv4'],
+  ['172.16.0.0', 12, 'ipv4'],
+  ['192.168.0.0', 16, 'ipv4'],
+  ['100.64.0.0', 10, 'ipv4'],
   ['198.18.0.0', 15, 'ipv4'], // benchmarking (RFC 2544): lab networks
-  ['fc00::', 7, 'ipv6'], ['fec0::', 10, 'ipv6'], // unique local, (deprecated) site local
+  ['fc00::', 7, 'ipv6'],
+  ['fec0::', 10, 'ipv6'], // unique local, (deprecated) site local
   ['64:ff9b:1::', 48, 'ipv6'], // local-use NAT64 (RFC 8215): translates to whatever the local gateway is set up for
 ]);
-const LINK = blockList([['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']]);
+const LINK = blockList([
+  ['169.254.0.0', 16, 'ipv4'],
+  ['fe80::', 10, 'ipv6'],
+]);
 // Never a server: refused whatever the rules say.
-const MULTICAST = blockList([['224.0.0.0', 4, 'ipv4'], ['ff00::', 8, 'ipv6']]);
+const MULTICAST = blockList([
+  ['224.0.0.0', 4, 'ipv4'],
+  ['ff00::', 8, 'ipv6'],
+]);
 const BROADCAST = blockList([['255.255.255.255', 32, 'ipv4']]);
 
 const familyOf = (addr: string) => (net.isIPv6(addr) ? 'ipv6' : 'ipv4');

@@ -55,7 +55,10 @@ export async function offsetPaginate<DB, TB extends keyof DB, O>(
     });
   }
   const [rows, total] = await Promise.all([
-    query.limit(perPage + 1).offset((page - 1) * perPage).execute(),
+    query
+      .limit(perPage + 1)
+      .offset((page - 1) * perPage)
+      .execute(),
     countWithLimit(db, query),
   ]);
   const hasNext = rows.length > perPage;
@@ -65,8 +68,15 @@ export async function offsetPaginate<DB, TB extends keyof DB, O>(
 
 /** count(*) of the query, stopping at MAX_COUNT + 1; null when above MAX_COUNT. */
 async function countWithLimit<DB, TB extends keyof DB, O>(db: Kysely<any>, query: SelectQueryBuilder<DB, TB, O>): Promise<number | null> {
-  const inner = (query as unknown as SelectQueryBuilder<any, any, any>).clearSelect().clearOrderBy().select(sql.lit(1).as('one')).limit(MAX_COUNT + 1);
-  const row = await db.selectFrom(inner.as('limited')).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const inner = (query as unknown as SelectQueryBuilder<any, any, any>)
+    .clearSelect()
+    .clearOrderBy()
+    .select(sql.lit(1).as('one'))
+    .limit(MAX_COUNT + 1);
+  const row = await db
+    .selectFrom(inner.as('limited'))
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   const n = Number(row.n);
   return n > MAX_COUNT ? null : n;
 }

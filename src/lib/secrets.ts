@@ -36,7 +36,10 @@ export async function verifyPassword(password: string, stored: string | null): P
   if (alg !== 'scrypt') return false;
   const key = Buffer.from(keyB64, 'base64');
   const got = await scrypt(password.normalize('NFKC'), Buffer.from(saltB64, 'base64'), key.length, {
-    N: Number(n), r: Number(r), p: Number(p), maxmem: SCRYPT.maxmem,
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+    maxmem: SCRYPT.maxmem,
   });
   return crypto.timingSafeEqual(key, got);
 }
@@ -73,7 +76,10 @@ export class SecretBox {
   private readonly key: Buffer;
 
   constructor(instanceSecret: string) {
-    this.key = crypto.createHash('sha256').update('hearth secret box\0' + instanceSecret).digest();
+    this.key = crypto
+      .createHash('sha256')
+      .update('hearth secret box\0' + instanceSecret)
+      .digest();
   }
 
   seal(plaintext: string): string {

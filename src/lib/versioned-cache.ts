@@ -2,7 +2,10 @@
 // and for at most `ttlMs` (values that also depend on the clock, such as lock expiry).
 export class VersionedCache<V> {
   private entries = new Map<string, { stamp: string; at: number; value: V }>();
-  constructor(private readonly max = 2000, private readonly ttlMs = 5000) {}
+  constructor(
+    private readonly max = 2000,
+    private readonly ttlMs = 5000,
+  ) {}
 
   get(key: string, stamp: string, now = Date.now()): V | undefined {
     const e = this.entries.get(key);

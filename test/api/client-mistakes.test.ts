@@ -24,8 +24,19 @@ async function fixture(t: Parameters<typeof buildTestApp>[0]) {
   const { fixture: repo } = await poComponent(t, ctx);
   const project = await ctx.c.db.kysely.selectFrom('projects').selectAll().orderBy('id', 'desc').executeTakeFirstOrThrow();
   const values: Record<string, string> = {
-    user_id: String(user.id), key: 'k', branch: 'main', tag_name: 'v1', sha: 'main', file_path: 'README.md', format: 'zip',
-    code: 'cs', username: 'root', project: 'hello', component: 'po', language: 'cs', '*': `${repo.fullPath}.git/info/refs`,
+    user_id: String(user.id),
+    key: 'k',
+    branch: 'main',
+    tag_name: 'v1',
+    sha: 'main',
+    file_path: 'README.md',
+    format: 'zip',
+    code: 'cs',
+    username: 'root',
+    project: 'hello',
+    component: 'po',
+    language: 'cs',
+    '*': `${repo.fullPath}.git/info/refs`,
   };
   const fill = (path: string) =>
     path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
@@ -53,7 +64,10 @@ const auth = (api: Op['api']): Record<string, string> => (api === 'translation' 
 async function rowCounts(ctx: TestApp) {
   const out: Record<string, number> = {};
   for (const table of ['users', 'namespaces', 'projects', 'members', 'personal_access_tokens', 'system_hooks', 'translation_projects', 'components'] as const) {
-    const { n } = await ctx.c.db.kysely.selectFrom(table as any).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const { n } = await ctx.c.db.kysely
+      .selectFrom(table as any)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     out[table] = Number(n);
   }
   return out;
@@ -90,24 +104,39 @@ test('a malformed multipart body is a 400 with the parse error on every route th
 test('a well-formed multipart body still arrives as its fields on both APIs; a file is no text', async (t) => {
   const { ctx } = await fixture(t);
   const field = (k: string, v: string) => `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`;
-  const form = (fields: Record<string, string>) => Object.entries(fields).map(([k, v]) => field(k, v)).join('') + `--${BOUNDARY}--\r\n`;
+  const form = (fields: Record<string, string>) =>
+    Object.entries(fields)
+      .map(([k, v]) => field(k, v))
+      .join('') + `--${BOUNDARY}--\r\n`;
   const headers = { ...auth('platform'), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` };
-  let res = await ctx.app.inject({ method: 'POST', url: '/api/v4/groups', headers, payload: form({ name: 'Multipart group', path: 'multipart-group', description: 'd' }) });
+  let res = await ctx.app.inject({
+    method: 'POST',
+    url: '/api/v4/groups',
+    headers,
+    payload: form({ name: 'Multipart group', path: 'multipart-group', description: 'd' }),
+  });
   assert.equal(res.statusCode, 201, res.body);
   assert.deepEqual([res.json().name, res.json().path, res.json().description], ['Multipart group', 'multipart-group', 'd']);
   // a file arrives as its bytes: not a string (Grape gives a hash, "is invalid")
-  const withFile = field('name', 'G') + field('path', 'g-file') + `--${BOUNDARY}\r\nContent-Disposition: form-data; name="description"; filename="d.txt"\r\nContent-Type: text/plain\r\n\r\nfrom a file\r\n--${BOUNDARY}--\r\n`;
+  const withFile =
+    field('name', 'G') +
+    field('path', 'g-file') +
+    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="description"; filename="d.txt"\r\nContent-Type: text/plain\r\n\r\nfrom a file\r\n--${BOUNDARY}--\r\n`;
   res = await ctx.app.inject({ method: 'POST', url: '/api/v4/groups', headers, payload: withFile });
   assert.deepEqual([res.statusCode, res.json()], [400, { error: 'description is invalid' }]);
   res = await ctx.app.inject({
-    method: 'POST', url: '/api/projects/', headers: { ...auth('translation'), 'content-type': `multipart/form-data; boundary="${BOUNDARY}"` },
+    method: 'POST',
+    url: '/api/projects/',
+    headers: { ...auth('translation'), 'content-type': `multipart/form-data; boundary="${BOUNDARY}"` },
     payload: form({ name: 'Multi', slug: 'multi', web: 'https://multi.example/' }),
   });
   assert.equal(res.statusCode, 201, res.body);
   assert.deepEqual([res.json().name, res.json().slug], ['Multi', 'multi']);
 });
 
-test('page=1e999 and page=99999999999999999999: "page is invalid" on every platform list, "Invalid page." on every translation list', { timeout: 120_000 }, async (t) => {
+test('page=1e999 and page=99999999999999999999: "page is invalid" on every platform list, "Invalid page." on every translation list', {
+  timeout: 120_000,
+}, async (t) => {
   const { ctx, ops } = await fixture(t);
   const platformLists = ops.filter((o) => o.api === 'platform' && o.method === 'GET' && o.query.includes('page'));
   assert.ok(platformLists.length >= 11, `${platformLists.length} platform lists`);
@@ -123,7 +152,8 @@ test('page=1e999 and page=99999999999999999999: "page is invalid" on every platf
       for (const name of ['page', 'per_page']) {
         const res = await ctx.app.inject({ method: 'GET', url: `${op.url}?${name}=${page}`, headers: auth('platform') });
         const got = [res.statusCode, res.body];
-        if (JSON.stringify(got) !== JSON.stringify([400, JSON.stringify({ error: `${name} is invalid` })])) wrong.push(`${op.url}?${name}=${page}: ${JSON.stringify(got)}`);
+        if (JSON.stringify(got) !== JSON.stringify([400, JSON.stringify({ error: `${name} is invalid` })]))
+          wrong.push(`${op.url}?${name}=${page}: ${JSON.stringify(got)}`);
       }
     }
     for (const url of translationLists) {
@@ -185,9 +215,19 @@ test('ids beyond the id columns name nothing (404); query and body integers beyo
     const res = await ctx.app.inject({ method: method as any, url, headers });
     assert.deepEqual([res.statusCode, res.json()], [status, body], `${method} ${url}`);
   }
-  const res = await ctx.app.inject({ method: 'POST', url: '/api/v4/groups', headers: auth('platform'), payload: { name: 'n', path: 'p', description: 'a\u0000b' } });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/api/v4/groups',
+    headers: auth('platform'),
+    payload: { name: 'n', path: 'p', description: 'a\u0000b' },
+  });
   assert.deepEqual([res.statusCode, res.json()], [400, { error: 'description is invalid' }]);
-  const drf = await ctx.app.inject({ method: 'POST', url: '/api/projects/', headers: auth('translation'), payload: { name: 'N\u0000', slug: 'n', web: 'https://n.example/' } });
+  const drf = await ctx.app.inject({
+    method: 'POST',
+    url: '/api/projects/',
+    headers: auth('translation'),
+    payload: { name: 'N\u0000', slug: 'n', web: 'https://n.example/' },
+  });
   assert.deepEqual([drf.statusCode, drf.json()], [400, { name: ['Null characters are not allowed.'] }]);
 });
 

@@ -28,18 +28,65 @@ interface Probe {
 
 /** Path values that name nothing, or nothing sensible. */
 const BAD_SEGMENTS = [
-  '0', '-1', '2147483648', '9223372036854775808', '99999999999999999999', '1e999', 'abc', '%00', '..', '%2e%2e', '%E0%A4%A', '%ff', 'NaN', ' ',
-  'a'.repeat(300), 'a'.repeat(1100),
+  '0',
+  '-1',
+  '2147483648',
+  '9223372036854775808',
+  '99999999999999999999',
+  '1e999',
+  'abc',
+  '%00',
+  '..',
+  '%2e%2e',
+  '%E0%A4%A',
+  '%ff',
+  'NaN',
+  ' ',
+  'a'.repeat(300),
+  'a'.repeat(1100),
 ];
 /** Query values: huge, not-a-number, negative, empty, arrays and hashes where scalars belong. */
 const BAD_QUERY_VALUES = [
-  '1e999', '99999999999999999999', '-99999999999999999999', '2147483648', '-2147483649', '9007199254740993', 'NaN', '-1', '0', 'abc', '', '%00', '%ff',
-  '2026-99-99', '9999999-01-01T00:00:00Z', 'a'.repeat(5000),
+  '1e999',
+  '99999999999999999999',
+  '-99999999999999999999',
+  '2147483648',
+  '-2147483649',
+  '9007199254740993',
+  'NaN',
+  '-1',
+  '0',
+  'abc',
+  '',
+  '%00',
+  '%ff',
+  '2026-99-99',
+  '9999999-01-01T00:00:00Z',
+  'a'.repeat(5000),
 ];
 /** Query shapes: the parameter as an array, a hash, a deep hash. */
 const BAD_QUERY_SHAPES = (p: string) => [`${p}[]=`, `${p}[]=1&${p}[]=abc`, `${p}[a]=1`, `${p}[a][b][c][d][e][f]=1`, `${p}=1&${p}=2`];
 /** Field values in a JSON body (raw JSON text: 1e999 parses to Infinity). */
-const BAD_JSON_VALUES = ['1e999', '-1e999', '99999999999999999999', '2147483648', '1.5', '-1', '0', '"abc"', '""', '[]', '[1,"a",null]', '{}', '{"a":{"b":1}}', 'null', 'true', `"${'x'.repeat(3000)}"`, '"\\u0000"', '"2026-99-99"'];
+const BAD_JSON_VALUES = [
+  '1e999',
+  '-1e999',
+  '99999999999999999999',
+  '2147483648',
+  '1.5',
+  '-1',
+  '0',
+  '"abc"',
+  '""',
+  '[]',
+  '[1,"a",null]',
+  '{}',
+  '{"a":{"b":1}}',
+  'null',
+  'true',
+  `"${'x'.repeat(3000)}"`,
+  '"\\u0000"',
+  '"2026-99-99"',
+];
 const BOUNDARY = '----hearthfuzz';
 /** Whole bodies that are broken or of the wrong kind. */
 const BAD_BODIES: Array<{ name: string; headers: Record<string, string>; payload: string | Buffer }> = [
@@ -51,12 +98,28 @@ const BAD_BODIES: Array<{ name: string; headers: Record<string, string>; payload
   { name: 'json number', headers: { 'content-type': 'application/json' }, payload: '1e999' },
   { name: 'json proto', headers: { 'content-type': 'application/json' }, payload: '{"__proto__":{"x":1},"constructor":{"prototype":{"y":1}}}' },
   { name: 'json charset', headers: { 'content-type': 'application/json; charset=latin1' }, payload: '{}' },
-  { name: 'broken multipart', headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, payload: `--${BOUNDARY}\r\nContent-Disposition: form-data; name="name"\r\n\r\nvalue` },
+  {
+    name: 'broken multipart',
+    headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
+    payload: `--${BOUNDARY}\r\nContent-Disposition: form-data; name="name"\r\n\r\nvalue`,
+  },
   { name: 'multipart garbage', headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, payload: 'this is not multipart at all' },
-  { name: 'multipart no boundary', headers: { 'content-type': 'multipart/form-data' }, payload: `--${BOUNDARY}\r\nContent-Disposition: form-data; name="name"\r\n\r\nvalue\r\n--${BOUNDARY}--\r\n` },
+  {
+    name: 'multipart no boundary',
+    headers: { 'content-type': 'multipart/form-data' },
+    payload: `--${BOUNDARY}\r\nContent-Disposition: form-data; name="name"\r\n\r\nvalue\r\n--${BOUNDARY}--\r\n`,
+  },
   { name: 'multipart empty boundary', headers: { 'content-type': 'multipart/form-data; boundary=' }, payload: '--\r\n' },
-  { name: 'multipart bad headers', headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, payload: `--${BOUNDARY}\r\nContent-Disposition: nonsense\r\n\r\nvalue\r\n--${BOUNDARY}--\r\n` },
-  { name: 'multipart nested names', headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, payload: `--${BOUNDARY}\r\nContent-Disposition: form-data; name="a[b][c]"\r\n\r\n1\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="a[b]"\r\n\r\n2\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="x.po"\r\nContent-Type: text/plain\r\n\r\nmsgid ""\r\n--${BOUNDARY}--\r\n` },
+  {
+    name: 'multipart bad headers',
+    headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
+    payload: `--${BOUNDARY}\r\nContent-Disposition: nonsense\r\n\r\nvalue\r\n--${BOUNDARY}--\r\n`,
+  },
+  {
+    name: 'multipart nested names',
+    headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
+    payload: `--${BOUNDARY}\r\nContent-Disposition: form-data; name="a[b][c]"\r\n\r\n1\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="a[b]"\r\n\r\n2\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="x.po"\r\nContent-Type: text/plain\r\n\r\nmsgid ""\r\n--${BOUNDARY}--\r\n`,
+  },
   { name: 'form nesting', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'a[b][c][d][e][f][g]=1&a[]=2&name[]=x&name[y]=z&%ff=%ff' },
   { name: 'xml', headers: { 'content-type': 'text/xml' }, payload: '<a/>' },
   { name: 'text', headers: { 'content-type': 'text/plain' }, payload: 'hello' },
@@ -69,14 +132,42 @@ const BAD_BODIES: Array<{ name: string; headers: Record<string, string>; payload
  * Not `slug`, `code` or `repo`: a rename would leave the later probes nothing to find, a repository
  * URL is fetched.
  */
-const TRANSLATION_FIELDS = ['name', 'web', 'source_language', 'branch', 'filemask', 'file_format', 'template', 'vcs', 'direction', 'plural', 'operation', 'lock', 'target', 'state'];
+const TRANSLATION_FIELDS = [
+  'name',
+  'web',
+  'source_language',
+  'branch',
+  'filemask',
+  'file_format',
+  'template',
+  'vcs',
+  'direction',
+  'plural',
+  'operation',
+  'lock',
+  'target',
+  'state',
+];
 /** Credentials in every place they are read, with bad values (they are looked up before any route runs). */
 const BAD_CREDENTIALS: Array<{ query?: string; headers?: Record<string, string> }> = [
-  { query: 'private_token=%00' }, { query: 'private_token=%ff' }, { query: 'access_token=%00' }, { query: 'job_token=%00' },
-  { query: 'sudo=%00' }, { query: 'sudo=99999999999999999999' }, { query: 'sudo=1e999' }, { query: 'sudo[]=1' }, { query: 'private_token[a]=1' },
-  { headers: { sudo: '99999999999999999999' } }, { headers: { sudo: '-1' } }, { headers: { sudo: 'a'.repeat(5000) } },
-  { headers: { authorization: 'Bearer ' + 'a'.repeat(5000) } }, { headers: { authorization: 'Token' } }, { headers: { authorization: 'Token a b' } },
-  { headers: { authorization: 'Basic %%%' } }, { headers: { 'private-token': 'x'.repeat(5000) } }, { headers: { 'job-token': '' } },
+  { query: 'private_token=%00' },
+  { query: 'private_token=%ff' },
+  { query: 'access_token=%00' },
+  { query: 'job_token=%00' },
+  { query: 'sudo=%00' },
+  { query: 'sudo=99999999999999999999' },
+  { query: 'sudo=1e999' },
+  { query: 'sudo[]=1' },
+  { query: 'private_token[a]=1' },
+  { headers: { sudo: '99999999999999999999' } },
+  { headers: { sudo: '-1' } },
+  { headers: { sudo: 'a'.repeat(5000) } },
+  { headers: { authorization: 'Bearer ' + 'a'.repeat(5000) } },
+  { headers: { authorization: 'Token' } },
+  { headers: { authorization: 'Token a b' } },
+  { headers: { authorization: 'Basic %%%' } },
+  { headers: { 'private-token': 'x'.repeat(5000) } },
+  { headers: { 'job-token': '' } },
   { headers: { cookie: '_service_session=%00; _service_session=x' } },
 ];
 
@@ -110,12 +201,17 @@ test('no request from a client answers 5xx (every operation of the OpenAPI docum
   const user = await seed.user({ username: 'fuzzuser' });
   const group = await seed.group({ path: 'fuzzgroup', visibility: 'public' });
   const { fixture } = await poComponent(t, ctx);
-  const project = (await c.db.kysely.selectFrom('projects').selectAll().orderBy('id', 'desc').executeTakeFirstOrThrow());
+  const project = await c.db.kysely.selectFrom('projects').selectAll().orderBy('id', 'desc').executeTakeFirstOrThrow();
   const now = new Date().toISOString();
   await c.db.kysely.insertInto('user_custom_attributes').values({ user_id: user.id, key: 'color', value: 'blue', created_at: now, updated_at: now }).execute();
   fixture.wt.tag('v1').push();
   const role = await seed.memberRole(10, []);
-  const hookRes = await app.inject({ method: 'POST', url: '/api/v4/hooks', headers: { 'private-token': ROOT_TOKEN }, payload: { url: 'http://127.0.0.1:9/fuzz', enable_ssl_verification: false } });
+  const hookRes = await app.inject({
+    method: 'POST',
+    url: '/api/v4/hooks',
+    headers: { 'private-token': ROOT_TOKEN },
+    payload: { url: 'http://127.0.0.1:9/fuzz', enable_ssl_verification: false },
+  });
   assert.equal(hookRes.statusCode, 201, hookRes.body);
   const hook = hookRes.json();
 
@@ -127,28 +223,46 @@ test('no request from a client answers 5xx (every operation of the OpenAPI docum
         if (p.startsWith('/api/v4/groups/')) return String(group.id);
         if (p.startsWith('/api/v4/projects/')) return String(project.id);
         return '1'; // units, changes
-      case 'user_id': return String(user.id);
-      case 'hook_id': return String(hook.id);
-      case 'member_role_id': return String(role.id);
-      case 'key': return 'color';
-      case 'branch': return 'main';
-      case 'tag_name': return 'v1';
-      case 'sha': return 'main';
-      case 'file_path': return 'po%2Fcs.po';
-      case 'format': return 'zip';
-      case 'code': return 'cs';
-      case 'username': return 'root';
-      case 'project': return 'hello';
-      case 'component': return 'po';
-      case 'language': return 'cs';
-      case '*': return `${fixture.fullPath}.git/info/refs`;
-      default: return '1';
+      case 'user_id':
+        return String(user.id);
+      case 'hook_id':
+        return String(hook.id);
+      case 'member_role_id':
+        return String(role.id);
+      case 'key':
+        return 'color';
+      case 'branch':
+        return 'main';
+      case 'tag_name':
+        return 'v1';
+      case 'sha':
+        return 'main';
+      case 'file_path':
+        return 'po%2Fcs.po';
+      case 'format':
+        return 'zip';
+      case 'code':
+        return 'cs';
+      case 'username':
+        return 'root';
+      case 'project':
+        return 'hello';
+      case 'component':
+        return 'po';
+      case 'language':
+        return 'cs';
+      case '*':
+        return `${fixture.fullPath}.git/info/refs`;
+      default:
+        return '1';
     }
   };
   const urlOf = (op: Operation, override: Record<string, string> = {}) =>
     op.path.replace(/\{([^}]+)\}/g, (_m, name: string) => override[name] ?? valid(op, name));
-  const auths = (op: Operation): Array<Record<string, string>> =>
-    [op.api === 'translation' ? { authorization: `Token ${ROOT_TOKEN}` } : { 'private-token': ROOT_TOKEN }, {}];
+  const auths = (op: Operation): Array<Record<string, string>> => [
+    op.api === 'translation' ? { authorization: `Token ${ROOT_TOKEN}` } : { 'private-token': ROOT_TOKEN },
+    {},
+  ];
 
   const failures: string[] = [];
   let sent = 0;
@@ -163,7 +277,9 @@ test('no request from a client answers 5xx (every operation of the OpenAPI docum
     }
     if (res.statusCode >= 500) {
       const payload = p.payload === undefined ? '' : ` body=${JSON.stringify(String(p.payload).slice(0, 120))}`;
-      failures.push(`${p.method} ${p.url.slice(0, 200)} ${JSON.stringify(p.headers ?? {}).slice(0, 160)}${payload} → ${res.statusCode} ${res.body.slice(0, 300)}`);
+      failures.push(
+        `${p.method} ${p.url.slice(0, 200)} ${JSON.stringify(p.headers ?? {}).slice(0, 160)}${payload} → ${res.statusCode} ${res.body.slice(0, 300)}`,
+      );
     }
   };
 
@@ -180,7 +296,12 @@ test('no request from a client answers 5xx (every operation of the OpenAPI docum
       for (const bad of BAD_SEGMENTS) {
         const url = urlOf(op, { [name]: bad });
         for (const auth of auths(op)) {
-          await send({ method: op.method, url, headers: writes(op) ? { ...auth, 'content-type': 'application/json' } : auth, payload: writes(op) ? '{}' : undefined });
+          await send({
+            method: op.method,
+            url,
+            headers: writes(op) ? { ...auth, 'content-type': 'application/json' } : auth,
+            payload: writes(op) ? '{}' : undefined,
+          });
         }
       }
     }

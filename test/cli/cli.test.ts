@@ -32,7 +32,18 @@ test('migrate, create-user, create-token, reset-password; errors are one line an
   assert.equal(MIGRATIONS[0].name, '001-foundation');
   assert.equal((await hearth(dir, ['migrate'])).stdout, 'database is up to date\n');
 
-  const u = await hearth(dir, ['admin', 'create-user', '--username', 'alice', '--email', 'alice@example.com', '--name', 'Alice', '--password', 'secret-pass-1']);
+  const u = await hearth(dir, [
+    'admin',
+    'create-user',
+    '--username',
+    'alice',
+    '--email',
+    'alice@example.com',
+    '--name',
+    'Alice',
+    '--password',
+    'secret-pass-1',
+  ]);
   assert.equal(u.code, 0, u.stderr);
   assert.equal(u.stdout, 'created user alice (id 2)\n');
   // root was created on first container start, with its password in the file (mode 0600)
@@ -79,7 +90,10 @@ test('migrate, create-user, create-token, reset-password; errors are one line an
   // state: the rows are there
   const db = createDb({ databaseUrl: null, dataDir: loadConfig({ DATA_DIR: dir }).dataDir });
   const users = await db.kysely.selectFrom('users').select(['id', 'username', 'is_admin']).orderBy('id').execute();
-  assert.deepEqual(users, [{ id: 1, username: 'root', is_admin: 1 }, { id: 2, username: 'alice', is_admin: 0 }]);
+  assert.deepEqual(users, [
+    { id: 1, username: 'root', is_admin: 1 },
+    { id: 2, username: 'alice', is_admin: 0 },
+  ]);
   const tokens = await db.kysely.selectFrom('personal_access_tokens').select(['name', 'scopes']).execute();
   assert.deepEqual(tokens, [{ name: 'ci', scopes: '["api","read_api"]' }]);
   await db.close();
@@ -90,7 +104,15 @@ test('serve: first start creates root, HEARTH_ROOT_TOKEN works, the log never ho
   const { spawn } = await import('node:child_process');
   const port = 20000 + Math.floor(Math.random() * 20000);
   const child = spawn(process.execPath, [BIN, 'serve'], {
-    env: { ...process.env, DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: '', HEARTH_ROOT_TOKEN: 'glpat-cli-serve-token' },
+    env: {
+      ...process.env,
+      DATA_DIR: dir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: '',
+      HEARTH_ROOT_TOKEN: 'glpat-cli-serve-token',
+    },
   });
   let log = '';
   child.stdout.on('data', (d) => (log += d));

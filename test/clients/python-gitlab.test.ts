@@ -14,7 +14,9 @@ import { startSink } from '../helpers/sink.ts';
 const PYTHON = '/usr/bin/python3';
 const available = spawnSync(PYTHON, ['-c', 'import gitlab'], { stdio: 'ignore' }).status === 0;
 
-test('python-gitlab: tree, blobs, archives, compare, contributors, merge base, branches, commits and files agree with git', { skip: skipWithout(available, 'python-gitlab') }, async (t) => {
+test('python-gitlab: tree, blobs, archives, compare, contributors, merge base, branches, commits and files agree with git', {
+  skip: skipWithout(available, 'python-gitlab'),
+}, async (t) => {
   assertTool(available, 'python-gitlab');
   const { seed, base } = await startTestServer(t, {}, { selfUrl: true });
   const group = await seed.group();
@@ -23,11 +25,19 @@ test('python-gitlab: tree, blobs, archives, compare, contributors, merge base, b
   wt.write('README.md', '# Readme\n');
   for (let d = 0; d < 3; d++) for (let f = 0; f < 6; f++) wt.write(`dir${d}/sub/file${f}.txt`, `file ${d}/${f}\n`);
   wt.commit('Initial');
-  wt.checkout('feature', true).write('dir0/feature.txt', 'feature\n').commit('Feature work', { author: { name: 'Bob', email: 'bob@example.com' } });
+  wt.checkout('feature', true)
+    .write('dir0/feature.txt', 'feature\n')
+    .commit('Feature work', { author: { name: 'Bob', email: 'bob@example.com' } });
   wt.checkout('main').write('dir1/main.txt', 'main\n').commit('Main work');
   wt.write('README.md', '# Readme v2\n').commit('Readme again', { author: { name: 'Bob', email: 'bob@example.com' } });
   wt.push();
-  const out = await promisify(execFile)(PYTHON, [path.join(import.meta.dirname, 'python_gitlab_repository.py'), base, ROOT_TOKEN, String(project.id), dir]).catch((e) => e);
+  const out = await promisify(execFile)(PYTHON, [
+    path.join(import.meta.dirname, 'python_gitlab_repository.py'),
+    base,
+    ROOT_TOKEN,
+    String(project.id),
+    dir,
+  ]).catch((e) => e);
   assert.equal(out.stderr ?? '', '', out.stdout);
   assert.match(out.stdout, /all ok\n$/, out.stdout);
 });

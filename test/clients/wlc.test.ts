@@ -14,15 +14,25 @@ import { CS_PO, DE_PO, repoWith } from '../helpers/translation.ts';
 
 const available = spawnSync('wlc', ['--version'], { stdio: 'ignore' }).status === 0;
 
-test('wlc: list-projects, list-components, list-translations, list-languages, show, ls, stats, changes, lock-status, download', { skip: skipWithout(available, 'wlc') }, async (t) => {
+test('wlc: list-projects, list-components, list-translations, list-languages, show, ls, stats, changes, lock-status, download', {
+  skip: skipWithout(available, 'wlc'),
+}, async (t) => {
   assertTool(available, 'wlc');
   const ctx = await startTestServer(t, {}, { selfUrl: true });
   const { base } = ctx;
   const fixture = await repoWith(t, ctx, { 'po/cs.po': CS_PO, 'po/de.po': DE_PO });
   const auth = { authorization: `Token ${ROOT_TOKEN}`, 'content-type': 'application/json' };
-  let res = await fetch(`${base}/api/projects/`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Hello', slug: 'hello', web: 'https://hello.example/' }) });
+  let res = await fetch(`${base}/api/projects/`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ name: 'Hello', slug: 'hello', web: 'https://hello.example/' }),
+  });
   assert.equal(res.status, 201);
-  res = await fetch(`${base}/api/projects/hello/components/`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Po', slug: 'po', file_format: 'po', filemask: 'po/*.po', repo: `${base}/${fixture.fullPath}.git` }) });
+  res = await fetch(`${base}/api/projects/hello/components/`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ name: 'Po', slug: 'po', file_format: 'po', filemask: 'po/*.po', repo: `${base}/${fixture.fullPath}.git` }),
+  });
   assert.equal(res.status, 201, await res.text());
 
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-wlc-'));
@@ -30,12 +40,32 @@ test('wlc: list-projects, list-components, list-translations, list-languages, sh
   fs.mkdirSync(path.join(home, '.config'), { recursive: true });
   fs.writeFileSync(path.join(home, '.config', 'weblate'), `[weblate]\nurl = ${base}/api/\n\n[keys]\n${base}/api/ = ${ROOT_TOKEN}\n`);
   const wlc = async (...args: string[]) => {
-    const r = await promisify(execFile)('wlc', args, { cwd: home, env: { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, '.config') } }).catch((e) => e);
+    const r = await promisify(execFile)('wlc', args, { cwd: home, env: { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, '.config') } }).catch(
+      (e) => e,
+    );
     assert.equal(r.stderr ?? '', '', `wlc ${args.join(' ')}: ${r.stderr}\n${r.stdout}`);
     return String(r.stdout);
   };
   const outputs: Record<string, string> = {};
-  for (const cmd of [['list-projects'], ['list-components'], ['list-translations'], ['list-languages'], ['show', 'hello'], ['show', 'hello/po'], ['show', 'hello/po/cs'], ['ls', 'hello'], ['ls', 'hello/po'], ['stats', 'hello'], ['stats', 'hello/po'], ['stats', 'hello/po/cs'], ['changes', 'hello/po'], ['lock-status', 'hello/po'], ['repo', 'hello/po'], ['--format', 'json', 'stats', 'hello/po/cs'], ['--format', 'json', 'show', 'hello/po']]) {
+  for (const cmd of [
+    ['list-projects'],
+    ['list-components'],
+    ['list-translations'],
+    ['list-languages'],
+    ['show', 'hello'],
+    ['show', 'hello/po'],
+    ['show', 'hello/po/cs'],
+    ['ls', 'hello'],
+    ['ls', 'hello/po'],
+    ['stats', 'hello'],
+    ['stats', 'hello/po'],
+    ['stats', 'hello/po/cs'],
+    ['changes', 'hello/po'],
+    ['lock-status', 'hello/po'],
+    ['repo', 'hello/po'],
+    ['--format', 'json', 'stats', 'hello/po/cs'],
+    ['--format', 'json', 'show', 'hello/po'],
+  ]) {
     outputs[cmd.join(' ')] = await wlc(...cmd);
   }
   const has = (cmd: string, ...lines: string[]) => {

@@ -10,11 +10,11 @@ const value = (inner: string) => android.parse(Buffer.from(`<resources><string n
 test("Android's unescaping: whitespace collapses outside quotes, escapes resolve, unknown escapes drop", () => {
   assert.equal(value('  two\n    lines  '), 'two lines');
   assert.equal(value('"  kept  "'), '  kept  ');
-  assert.equal(value("It\\'s \\\"ok\\\" \\@ \\? \\\\"), 'It\'s "ok" @ ? \\');
+  assert.equal(value('It\\\'s \\"ok\\" \\@ \\? \\\\'), 'It\'s "ok" @ ? \\');
   assert.equal(value('tab\\tnew\\nline \\nafter'), 'tab\tnew\nline\nafter');
   assert.equal(value('\\u00e9\\u2615 \\x'), 'é☕ ');
   assert.equal(value('a &amp; &lt;b&gt; <![CDATA[<raw>]]>'), 'a & <b> <raw>');
-  assert.equal(value('<b>bold</b>  &amp; it\\\'s'), '<b>bold</b> &amp; it\'s');
+  assert.equal(value("<b>bold</b>  &amp; it\\'s"), "<b>bold</b> &amp; it's");
   assert.throws(() => value('\\uZZZZ'), FormatError);
   assert.equal(unescapeAndroid(' a ', false), ' a ');
 });
@@ -32,7 +32,9 @@ test("Android's escaping: quotes, backslash, newline, a leading @ or ?, spaces k
 });
 
 test("units are added to Weblate's empty <resources></resources> and to <resources/>", () => {
-  const template = Buffer.from('<resources>\n    <string name="a">A</string>\n    <plurals name="p"><item quantity="one">1</item><item quantity="other">n</item></plurals>\n</resources>\n');
+  const template = Buffer.from(
+    '<resources>\n    <string name="a">A</string>\n    <plurals name="p"><item quantity="one">1</item><item quantity="other">n</item></plurals>\n</resources>\n',
+  );
   const updates = [
     { id: 'a', target: ['x'], state: 20 as const },
     { id: 'p', target: ['1', '2', '3', '4'], state: 20 as const },
@@ -45,7 +47,9 @@ test("units are added to Weblate's empty <resources></resources> and to <resourc
 });
 
 test('read-only strings refuse updates; plurals read in CLDR order, limited to the language', () => {
-  const src = Buffer.from('<resources><string name="r" translatable="false">x</string><plurals name="p"><item quantity="other">n</item><item quantity="zero">0</item><item quantity="one">1</item></plurals></resources>');
+  const src = Buffer.from(
+    '<resources><string name="r" translatable="false">x</string><plurals name="p"><item quantity="other">n</item><item quantity="zero">0</item><item quantity="one">1</item></plurals></resources>',
+  );
   assert.throws(() => android.write(src, [{ id: 'r', target: ['y'], state: 20 }]), /read-only/);
   assert.deepEqual(android.parse(src).units[1].target, ['0', '1', 'n']);
   assert.deepEqual(android.parse(src, { language: 'en' }).units[1].target, ['1', 'n']);

@@ -57,20 +57,7 @@ function diffRange(a: Buffer, b: Buffer): [number, number] {
 }
 
 test('the registry lists every format once, sorted, and nothing else', () => {
-  assert.deepEqual(formatIds(), [
-    'aresource',
-    'csv',
-    'i18next',
-    'i18nextv4',
-    'json',
-    'json-nested',
-    'po',
-    'po-mono',
-    'properties',
-    'strings',
-    'xliff',
-    'yaml',
-  ]);
+  assert.deepEqual(formatIds(), ['aresource', 'csv', 'i18next', 'i18nextv4', 'json', 'json-nested', 'po', 'po-mono', 'properties', 'strings', 'xliff', 'yaml']);
   assert.equal(getFormat('nope'), undefined);
   for (const [id, format] of FORMATS) {
     assert.equal(format.id, id);
@@ -147,7 +134,10 @@ for (const [id, format] of FORMATS) {
 
     for (const bad of expected.bad) {
       test(`rejects malformed ${bad} with a FormatError`, () => {
-        assert.throws(() => format.parse(read(bad)), (e: unknown) => e instanceof FormatError && e.message.length > 0);
+        assert.throws(
+          () => format.parse(read(bad)),
+          (e: unknown) => e instanceof FormatError && e.message.length > 0,
+        );
       });
     }
   });

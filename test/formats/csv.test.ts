@@ -15,11 +15,20 @@ test('a short record is extended up to the cells written; the fuzzy column follo
 
 test('the delimiter is found from the header; a template makes a two-column file context,target', () => {
   const src = Buffer.from('context;target\nk;v\n');
-  assert.deepEqual(csv.parse(src).units.map((u) => [u.id, u.source[0], u.target[0]]), [['k', 'v', 'v']]);
+  assert.deepEqual(
+    csv.parse(src).units.map((u) => [u.id, u.source[0], u.target[0]]),
+    [['k', 'v', 'v']],
+  );
   assert.equal(csv.write(src, [{ id: 'k', target: ['a; b'], state: 20 }]).toString(), 'context;target\nk;"a; b"\n');
   const headerless = Buffer.from('k,v\n');
-  assert.deepEqual(csv.parse(headerless).units.map((u) => [u.id, u.source[0]]), [['k', 'k']]);
-  assert.deepEqual(csv.parse(headerless, { template: headerless }).units.map((u) => [u.id, u.source[0]]), [['k', 'v']]);
+  assert.deepEqual(
+    csv.parse(headerless).units.map((u) => [u.id, u.source[0]]),
+    [['k', 'k']],
+  );
+  assert.deepEqual(
+    csv.parse(headerless, { template: headerless }).units.map((u) => [u.id, u.source[0]]),
+    [['k', 'v']],
+  );
 });
 
 test('a file without a header must have two or three columns', () => {

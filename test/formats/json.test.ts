@@ -31,7 +31,12 @@ test('a one-line object gets its new keys on the same line', () => {
 
 test('values are JSON-escaped; numbers, booleans, null and arrays are no units', () => {
   const src = '{"a": "x", "n": 1, "b": true, "z": null, "l": ["q"]}';
-  assert.deepEqual(getFormat('json')!.parse(Buffer.from(src)).units.map((u) => u.id), ['a']);
+  assert.deepEqual(
+    getFormat('json')!
+      .parse(Buffer.from(src))
+      .units.map((u) => u.id),
+    ['a'],
+  );
   assert.equal(write('json', src, [{ id: 'a', target: ['"\n\u0001'], state: 20 }]), src.replace('"x"', '"\\"\\n\\u0001"'));
 });
 
@@ -47,13 +52,15 @@ test('i18next v3: key_0… for a language without exactly two forms; a key/key_p
 
 test('i18next v4: forms go to the CLDR categories of the language; a count that fits neither it nor the file is refused', () => {
   const src = '{"n_one": "1", "n_other": "n"}';
-  assert.equal(
-    write('i18nextv4', src, [{ id: 'n', target: ['a', 'b', 'c'], state: 20 }], { language: 'ro' }),
-    '{"n_one": "a", "n_other": "c", "n_few": "b"}',
-  );
+  assert.equal(write('i18nextv4', src, [{ id: 'n', target: ['a', 'b', 'c'], state: 20 }], { language: 'ro' }), '{"n_one": "a", "n_other": "c", "n_few": "b"}');
   assert.throws(() => write('i18nextv4', src, [{ id: 'n', target: ['a', 'b', 'c'], state: 20 }], { language: 'en' }), /3 plural forms/);
   // a lone key with a plural-looking suffix is a plain key
-  assert.deepEqual(getFormat('i18nextv4')!.parse(Buffer.from('{"done_one": "x"}')).units.map((u) => [u.id, u.plural]), [['done_one', false]]);
+  assert.deepEqual(
+    getFormat('i18nextv4')!
+      .parse(Buffer.from('{"done_one": "x"}'))
+      .units.map((u) => [u.id, u.plural]),
+    [['done_one', false]],
+  );
 });
 
 test('malformed JSON reports where', () => {

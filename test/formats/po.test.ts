@@ -9,10 +9,7 @@ const write = (src: string, target: string[], state: 0 | 10 | 20 = 20, id = 'a')
 test('msgstr is written like msgcat: one line when it fits 79 columns, else wrapped at spaces and after \\n', () => {
   assert.equal(write('msgid "a"\nmsgstr ""\n', ['short']), 'msgid "a"\nmsgstr "short"\n');
   const long = 'word '.repeat(20).trim();
-  assert.equal(
-    write('msgid "a"\nmsgstr ""\n', [long]),
-    `msgid "a"\nmsgstr ""\n"${'word '.repeat(15)}"\n"${'word '.repeat(4)}word"\n`,
-  );
+  assert.equal(write('msgid "a"\nmsgstr ""\n', [long]), `msgid "a"\nmsgstr ""\n"${'word '.repeat(15)}"\n"${'word '.repeat(4)}word"\n`);
   assert.equal(write('msgid "a"\nmsgstr ""\n', ['one\ntwo "q"\\']), 'msgid "a"\nmsgstr ""\n"one\\n"\n"two \\"q\\"\\\\"\n');
 });
 
@@ -29,7 +26,10 @@ test('the last entry without a final line break keeps none', () => {
 
 test('obsolete entries are no units and stay as they are', () => {
   const src = 'msgid "a"\nmsgstr "b"\n\n#~ msgid "gone"\n#~ msgstr "pryč"\n';
-  assert.deepEqual(po.parse(Buffer.from(src)).units.map((u) => u.id), ['a']);
+  assert.deepEqual(
+    po.parse(Buffer.from(src)).units.map((u) => u.id),
+    ['a'],
+  );
   assert.equal(write(src, ['c']), src.replace('"b"', '"c"'));
 });
 
@@ -44,10 +44,14 @@ test('a non-plural entry takes one form; unsupported charsets and broken syntax 
 test('po-mono adds a template entry at the end, a blank line apart, with its context and plural msgid', () => {
   const mono = getFormat('po-mono')!;
   const template = Buffer.from('msgctxt "btn"\nmsgid "save"\nmsgstr "Save"\n\nmsgid "n"\nmsgid_plural "n_plural"\nmsgstr[0] "%d file"\nmsgstr[1] "%d files"\n');
-  const out = mono.write(Buffer.from('msgid "x"\nmsgstr "y"\n'), [
-    { id: 'btn\u0004save', target: ['Uložit'], state: 10 },
-    { id: 'n', target: ['a', 'b', 'c'], state: 20 },
-  ], { template });
+  const out = mono.write(
+    Buffer.from('msgid "x"\nmsgstr "y"\n'),
+    [
+      { id: 'btn\u0004save', target: ['Uložit'], state: 10 },
+      { id: 'n', target: ['a', 'b', 'c'], state: 20 },
+    ],
+    { template },
+  );
   assert.equal(
     out.toString(),
     'msgid "x"\nmsgstr "y"\n\n#, fuzzy\nmsgctxt "btn"\nmsgid "save"\nmsgstr "Uložit"\n\nmsgid "n"\nmsgid_plural "n_plural"\nmsgstr[0] "a"\nmsgstr[1] "b"\nmsgstr[2] "c"\n',

@@ -6,10 +6,13 @@ const props = getFormat('properties')!;
 
 test('ISO-8859-1 bytes read as Java reads them and survive a write of another entry', () => {
   const src = Buffer.from('caf\xe9=Caf\xe9\nother=x\n', 'latin1');
-  assert.deepEqual(props.parse(src).units.map((u) => [u.id, u.target[0]]), [
-    ['café', 'Café'],
-    ['other', 'x'],
-  ]);
+  assert.deepEqual(
+    props.parse(src).units.map((u) => [u.id, u.target[0]]),
+    [
+      ['café', 'Café'],
+      ['other', 'x'],
+    ],
+  );
   const out = props.write(src, [{ id: 'other', target: ['ü €'], state: 20 }]);
   assert.ok(out.equals(Buffer.from('caf\xe9=Caf\xe9\nother=\\u00FC \\u20AC\n', 'latin1')));
 });
@@ -39,8 +42,5 @@ test('separators, escapes and continuation lines', () => {
 
 test('new keys are appended with the separator of the template and escaped', () => {
   const template = Buffer.from('the\\ key : value\n');
-  assert.equal(
-    props.write(Buffer.from('a=b'), [{ id: 'the key', target: ['v=1'], state: 20 }], { template }).toString(),
-    'a=b\nthe\\ key : v=1\n',
-  );
+  assert.equal(props.write(Buffer.from('a=b'), [{ id: 'the key', target: ['v=1'], state: 20 }], { template }).toString(), 'a=b\nthe\\ key : v=1\n');
 });

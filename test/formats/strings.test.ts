@@ -12,14 +12,22 @@ test('UTF-16 (either byte order) and UTF-8 with a BOM are written back in their 
     ['utf-8 with BOM', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(entry)])],
   ];
   for (const [name, src] of encodings) {
-    assert.deepEqual(strings.parse(src).units.map((u) => [u.id, u.target[0], u.note]), [
-      ['key', 'value', 'note'],
-      ['other', 'x', ''],
-    ], name);
+    assert.deepEqual(
+      strings.parse(src).units.map((u) => [u.id, u.target[0], u.note]),
+      [
+        ['key', 'value', 'note'],
+        ['other', 'x', ''],
+      ],
+      name,
+    );
     const out = strings.write(src, [{ id: 'key', target: ['žluť "q"'], state: 20 }]);
     const bom = src.subarray(0, name === 'utf-8 with BOM' ? 3 : 2);
     assert.ok(out.subarray(0, bom.length).equals(bom), name);
-    assert.deepEqual(strings.parse(out).units.map((u) => u.target[0]), ['žluť "q"', 'x'], name);
+    assert.deepEqual(
+      strings.parse(out).units.map((u) => u.target[0]),
+      ['žluť "q"', 'x'],
+      name,
+    );
   }
 });
 

@@ -41,7 +41,11 @@ test('writing a state sets target state and approved as Weblate does; an emptied
 
 test('units without source are skipped; whitespace collapses unless xml:space="preserve"', () => {
   const units = xliff.parse(
-    Buffer.from(doc('<trans-unit id="e"><source/></trans-unit><trans-unit id="w"><source>  a\n  b </source></trans-unit><trans-unit id="p" xml:space="preserve"><source> a\n b</source></trans-unit>')),
+    Buffer.from(
+      doc(
+        '<trans-unit id="e"><source/></trans-unit><trans-unit id="w"><source>  a\n  b </source></trans-unit><trans-unit id="p" xml:space="preserve"><source> a\n b</source></trans-unit>',
+      ),
+    ),
   ).units;
   assert.deepEqual(
     units.map((u) => [u.id, u.source[0]]),

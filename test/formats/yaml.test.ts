@@ -6,10 +6,14 @@ const yaml = getFormat('yaml')!;
 const template = Buffer.from('app:\n    title: Title\n    help: Help\nbye: Bye\n');
 const add = (src: string) =>
   yaml
-    .write(Buffer.from(src), [
-      { id: 'app.title', target: ['Titulek'], state: 20 },
-      { id: 'bye', target: ['Na shledanou: brzy'], state: 20 },
-    ], { template })
+    .write(
+      Buffer.from(src),
+      [
+        { id: 'app.title', target: ['Titulek'], state: 20 },
+        { id: 'bye', target: ['Na shledanou: brzy'], state: 20 },
+      ],
+      { template },
+    )
     .toString();
 
 test("new keys replace Weblate's {} or fill an empty file", () => {
@@ -23,7 +27,7 @@ test('new keys go into the deepest existing mapping, indented like its keys', ()
 });
 
 test('scalars keep their quoting style when they can', () => {
-  const src = "a: plain\nb: 'single'\nc: \"double\"\nd: |\n  block\ne:\n";
+  const src = 'a: plain\nb: \'single\'\nc: "double"\nd: |\n  block\ne:\n';
   const set = (id: string, value: string) => yaml.write(Buffer.from(src), [{ id, target: [value], state: 20 }]).toString();
   assert.equal(set('a', 'new'), src.replace('plain', 'new'));
   assert.equal(set('a', 'yes: no'), src.replace('plain', '"yes: no"'));

@@ -25,7 +25,13 @@ test('reads commits, trees and refs of a pushed repository through the cat-file 
 
   assert.equal(repo.isEmptySync(), false);
   const refs = await repo.refs();
-  assert.deepEqual(refs.map((r) => [r.name, r.kind, r.commit]), [['refs/heads/main', 'branch', first], ['refs/tags/v1.0.0', 'tag', first]]);
+  assert.deepEqual(
+    refs.map((r) => [r.name, r.kind, r.commit]),
+    [
+      ['refs/heads/main', 'branch', first],
+      ['refs/tags/v1.0.0', 'tag', first],
+    ],
+  );
   assert.equal(refs[1].tag?.message, 'release 1\n');
 
   const commit = await repo.commit(first);
@@ -34,9 +40,21 @@ test('reads commits, trees and refs of a pushed repository through the cat-file 
   assert.equal(commit?.author.email, 'ada@example.com');
 
   const root = await repo.tree(first, '');
-  assert.deepEqual(root?.map((e) => [e.mode, e.type, e.name]), [['100644', 'blob', 'README.md'], ['040000', 'tree', 'src']]);
+  assert.deepEqual(
+    root?.map((e) => [e.mode, e.type, e.name]),
+    [
+      ['100644', 'blob', 'README.md'],
+      ['040000', 'tree', 'src'],
+    ],
+  );
   const src = await repo.tree(first, 'src');
-  assert.deepEqual(src?.map((e) => [e.mode, e.name]), [['100644', 'a.txt'], ['100755', 'b.sh']]);
+  assert.deepEqual(
+    src?.map((e) => [e.mode, e.name]),
+    [
+      ['100644', 'a.txt'],
+      ['100755', 'b.sh'],
+    ],
+  );
   assert.equal(src?.[0].sha, bareGit(dir, ['rev-parse', `${first}:src/a.txt`]).trim());
   assert.equal(await repo.tree(first, 'missing'), null);
   assert.equal(await repo.resolveCommit('main'), first);
@@ -47,13 +65,22 @@ test('reads commits, trees and refs of a pushed repository through the cat-file 
 
   // concurrent reads share one process and answer in order
   const many = await Promise.all(Array.from({ length: 50 }, (_, i) => repo.read(i % 2 ? `${first}:README.md` : `${first}:src/a.txt`)));
-  assert.deepEqual(many.slice(0, 2).map((o) => o!.content!.toString()), ['a\n', '# hi\n']);
+  assert.deepEqual(
+    many.slice(0, 2).map((o) => o!.content!.toString()),
+    ['a\n', '# hi\n'],
+  );
 
   // a new commit through the builder moves the branch (compare-and-swap) and invalidates the refs cache
   const second = await commitFiles(repo, {
-    branch: 'main', parent: first,
-    actions: [{ action: 'update', file_path: 'README.md', content: Buffer.from('# changed\n') }, { action: 'delete', file_path: 'src/a.txt' }, { action: 'create', file_path: 'docs/new.md', content: Buffer.from('new\n') }],
-    message: 'Second', author: { name: 'Bob', email: 'bob@example.com', time: 1_700_100_000 },
+    branch: 'main',
+    parent: first,
+    actions: [
+      { action: 'update', file_path: 'README.md', content: Buffer.from('# changed\n') },
+      { action: 'delete', file_path: 'src/a.txt' },
+      { action: 'create', file_path: 'docs/new.md', content: Buffer.from('new\n') },
+    ],
+    message: 'Second',
+    author: { name: 'Bob', email: 'bob@example.com', time: 1_700_100_000 },
   });
   assert.equal((await repo.branch('main'))?.commit, second);
   assert.equal(bareGit(dir, ['show', `${second}:README.md`]), '# changed\n');
@@ -61,18 +88,33 @@ test('reads commits, trees and refs of a pushed repository through the cat-file 
   assert.equal(bareGit(dir, ['log', '-1', '--format=%an <%ae> %at %s', second]), 'Bob <bob@example.com> 1700100000 Second\n');
 
   await assert.rejects(
-    commitFiles(repo, { branch: 'main', parent: second, actions: [{ action: 'create', file_path: 'README.md', content: Buffer.from('x') }], message: 'x', author: { name: 'B', email: 'b@x' } }),
+    commitFiles(repo, {
+      branch: 'main',
+      parent: second,
+      actions: [{ action: 'create', file_path: 'README.md', content: Buffer.from('x') }],
+      message: 'x',
+      author: { name: 'B', email: 'b@x' },
+    }),
     (e: Error) => e instanceof CommitActionError && e.message === 'A file with this name already exists',
   );
   // a path below an existing file would replace the file: refused
   await assert.rejects(
-    commitFiles(repo, { branch: 'main', parent: second, actions: [{ action: 'create', file_path: 'README.md/inside', content: Buffer.from('x') }], message: 'x', author: { name: 'B', email: 'b@x' } }),
+    commitFiles(repo, {
+      branch: 'main',
+      parent: second,
+      actions: [{ action: 'create', file_path: 'README.md/inside', content: Buffer.from('x') }],
+      message: 'x',
+      author: { name: 'B', email: 'b@x' },
+    }),
     (e: Error) => e instanceof CommitActionError && e.message === 'A file with this name already exists',
   );
   // a stale parent is refused by update-ref and the branch stays
   await assert.rejects(commitFiles(repo, { branch: 'main', parent: first, actions: [], message: 'stale', author: { name: 'B', email: 'b@x' } }));
   assert.equal((await repo.branch('main'))?.commit, second);
-  assert.deepEqual(fs.readdirSync(dir).filter((f) => f.startsWith('hearth-index')), []);
+  assert.deepEqual(
+    fs.readdirSync(dir).filter((f) => f.startsWith('hearth-index')),
+    [],
+  );
 });
 
 test('names resolve from the cached refs as git resolves them, and follow ref changes', async (t) => {
@@ -117,7 +159,8 @@ test('user values never become git options; ref and path rules', async () => {
   assert.throws(() => userArg('--upload-pack=evil'), UnsafeArgument);
   assert.throws(() => userArg('a\nb'), UnsafeArgument);
   assert.equal(userArg('main'), 'main');
-  for (const bad of ['', '-x', 'a..b', 'a b', 'a:b', 'a~1', 'a^', 'a/', '/a', 'a.lock', 'a//b', '@{u}', 'HEAD', '.hidden', 'a/.b', 'x\x00']) assert.equal(isValidRefName(bad), false, bad);
+  for (const bad of ['', '-x', 'a..b', 'a b', 'a:b', 'a~1', 'a^', 'a/', '/a', 'a.lock', 'a//b', '@{u}', 'HEAD', '.hidden', 'a/.b', 'x\x00'])
+    assert.equal(isValidRefName(bad), false, bad);
   for (const ok of ['main', 'feature/x', 'v1.0.0', 'release-1.2', 'ü']) assert.equal(isValidRefName(ok), true, ok);
   assert.equal(isValidRevision('abc123'), true);
   assert.equal(isValidRevision('HEAD'), true);

@@ -78,10 +78,21 @@ test('replay: the visible updates of a dead process get their events once; runni
   await git(w.dir, ['push', '-q', bare, 'main']);
   const now = new Date().toISOString();
   const later = new Date(Date.now() + 600_000).toISOString();
-  const row = (ownerName: string, lease = later, changes = [
-    { before: one, after: two, ref: 'refs/heads/main' },
-    { before: ZERO_SHA, after: two, ref: 'refs/heads/ghost' },
-  ]) => ({ project_id: project.id, user_id: owner.id, owner: ownerName, lease_until: lease, changes: changes.map((x) => `${x.before} ${x.after} ${x.ref}\n`).join(''), created_at: now });
+  const row = (
+    ownerName: string,
+    lease = later,
+    changes = [
+      { before: one, after: two, ref: 'refs/heads/main' },
+      { before: ZERO_SHA, after: two, ref: 'refs/heads/ghost' },
+    ],
+  ) => ({
+    project_id: project.id,
+    user_id: owner.id,
+    owner: ownerName,
+    lease_until: lease,
+    changes: changes.map((x) => `${x.before} ${x.after} ${x.ref}\n`).join(''),
+    created_at: now,
+  });
   // a running push elsewhere (lease valid): left alone
   await c.db.kysely.insertInto('pending_pushes').values(row('elsewhere:4242:abcdef:p1')).execute();
   let r = await c.pushes.recover();
@@ -93,7 +104,13 @@ test('replay: the visible updates of a dead process get their events once; runni
   r = await c.pushes.recover();
   assert.deepEqual([r.replayed, r.recorded, r.deferred], [1, 1, 0]);
   const evs = (await pushEvents(c)).slice(before);
-  assert.deepEqual(evs.map((e) => [e.event_name, e.ref ?? null]), [['push', 'refs/heads/main'], ['repository_update', null]]);
+  assert.deepEqual(
+    evs.map((e) => [e.event_name, e.ref ?? null]),
+    [
+      ['push', 'refs/heads/main'],
+      ['repository_update', null],
+    ],
+  );
   assert.equal(evs[0].before, one);
   assert.equal(evs[0].after, two);
   assert.equal(evs[0].user_username, owner.username);
@@ -105,8 +122,14 @@ test('replay: the visible updates of a dead process get their events once; runni
   assert.equal((await pushEvents(c)).length, before + 2);
 
   // a process of this host that is gone: replayed at once, lease or not; nothing visible → no event
-  await c.db.kysely.insertInto('pending_pushes').values(row(`${os.hostname()}:${deadPid()}:0123456789ab:p7`, later, [{ before: ZERO_SHA, after: two, ref: 'refs/heads/ghost' }])).execute();
-  await c.db.kysely.insertInto('pending_pushes').values(row(`${os.hostname()}:${process.pid}:0123456789ab:p8`, later, [{ before: two, after: one, ref: 'refs/heads/main' }])).execute();
+  await c.db.kysely
+    .insertInto('pending_pushes')
+    .values(row(`${os.hostname()}:${deadPid()}:0123456789ab:p7`, later, [{ before: ZERO_SHA, after: two, ref: 'refs/heads/ghost' }]))
+    .execute();
+  await c.db.kysely
+    .insertInto('pending_pushes')
+    .values(row(`${os.hostname()}:${process.pid}:0123456789ab:p8`, later, [{ before: two, after: one, ref: 'refs/heads/main' }]))
+    .execute();
   r = await c.pushes.recover();
   assert.deepEqual([r.replayed, r.recorded], [2, 0]);
   assert.equal((await pushEvents(c)).length, before + 2);
@@ -115,7 +138,10 @@ test('replay: the visible updates of a dead process get their events once; runni
   // a ref lock that git may still hold: deferred (the row stays), replayed after the lock is gone
   const three = w.write('a', '3').commit('three');
   await git(w.dir, ['push', '-q', bare, 'main']);
-  await c.db.kysely.insertInto('pending_pushes').values(row('elsewhere:1:abcdef:p2', now, [{ before: two, after: three, ref: 'refs/heads/main' }])).execute();
+  await c.db.kysely
+    .insertInto('pending_pushes')
+    .values(row('elsewhere:1:abcdef:p2', now, [{ before: two, after: three, ref: 'refs/heads/main' }]))
+    .execute();
   fs.writeFileSync(path.join(bare, 'refs/heads/main.lock'), three + '\n');
   r = await c.pushes.recover();
   assert.deepEqual([r.replayed, r.deferred, r.recorded], [1, 1, 0]);
@@ -131,7 +157,10 @@ test('replay: the visible updates of a dead process get their events once; runni
 test('a push whose journal row was taken over can neither move a ref nor write events', async (t) => {
   const { c, owner, project } = await pushable(t);
   const push = await c.pushes.begin(project, owner);
-  await c.db.kysely.updateTable('pending_pushes').set({ lease_until: new Date(0).toISOString() }).execute();
+  await c.db.kysely
+    .updateTable('pending_pushes')
+    .set({ lease_until: new Date(0).toISOString() })
+    .execute();
   const r = await c.pushes.recover();
   assert.equal(r.replayed, 1);
   assert.equal(await push.prepare([{ before: ZERO_SHA, after: 'a'.repeat(40), ref: 'refs/heads/x' }]), false);
@@ -155,13 +184,29 @@ test('quarantine folders and old push logs left by killed pushes are removed at 
   // a push runs in the other repository
   await c.db.kysely
     .insertInto('pending_pushes')
-    .values({ project_id: other.project.id, user_id: owner.id, owner: 'elsewhere:9:abcdef:p1', lease_until: new Date(Date.now() + 600_000).toISOString(), changes: '', created_at: new Date().toISOString() })
+    .values({
+      project_id: other.project.id,
+      user_id: owner.id,
+      owner: 'elsewhere:9:abcdef:p1',
+      lease_until: new Date(Date.now() + 600_000).toISOString(),
+      changes: '',
+      created_at: new Date().toISOString(),
+    })
     .execute();
   await new Promise((r) => setTimeout(r, 5));
   const r = await c.pushes.recover({ scanAll: true });
   assert.equal(r.cleaned, 3);
-  assert.deepEqual(fs.readdirSync(path.join(bare, 'objects')).filter((n) => n.includes('incoming')), []);
+  assert.deepEqual(
+    fs.readdirSync(path.join(bare, 'objects')).filter((n) => n.includes('incoming')),
+    [],
+  );
   assert.equal(fs.existsSync(path.join(bare, 'hearth-push-0123abcd')), false);
-  assert.deepEqual(fs.readdirSync(path.join(other.dir, 'objects')).filter((n) => n.includes('incoming')).sort(), ['incoming-Ab12Cd', 'tmp_objdir-incoming-Zz9']);
+  assert.deepEqual(
+    fs
+      .readdirSync(path.join(other.dir, 'objects'))
+      .filter((n) => n.includes('incoming'))
+      .sort(),
+    ['incoming-Ab12Cd', 'tmp_objdir-incoming-Zz9'],
+  );
   assert.equal(project.id !== other.project.id, true);
 });

@@ -36,24 +36,54 @@ test('clone an empty repository, push branches and tags with a password, and the
   const key = (e: any) => String(e.ref ?? '\uffff');
   const byRef = (a: any, b: any) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
   const evs = (await pushEvents(c)).sort(byRef);
-  assert.deepEqual(evs.map((e: any) => [e.event_name, e.ref ?? null]), [
-    ['push', 'refs/heads/feature'],
-    ['push', 'refs/heads/main'],
-    ['tag_push', 'refs/tags/v1.0.0'],
-    ['repository_update', null],
-  ]);
+  assert.deepEqual(
+    evs.map((e: any) => [e.event_name, e.ref ?? null]),
+    [
+      ['push', 'refs/heads/feature'],
+      ['push', 'refs/heads/main'],
+      ['tag_push', 'refs/tags/v1.0.0'],
+      ['repository_update', null],
+    ],
+  );
   const push = evs[1];
   const web = `http://hearth.test/${ns.full_path}/${project.path}`;
   const ssh = `git@hearth.test:${ns.full_path}/${project.path}.git`;
   assert.deepEqual(push, {
-    object_kind: 'push', event_name: 'push', before: ZERO_SHA, after: first, ref: 'refs/heads/main', ref_protected: true, checkout_sha: first, message: null,
-    user_id: owner.id, user_name: owner.name, user_username: owner.username, user_email: owner.email, user_avatar: null,
+    object_kind: 'push',
+    event_name: 'push',
+    before: ZERO_SHA,
+    after: first,
+    ref: 'refs/heads/main',
+    ref_protected: true,
+    checkout_sha: first,
+    message: null,
+    user_id: owner.id,
+    user_name: owner.name,
+    user_username: owner.username,
+    user_email: owner.email,
+    user_avatar: null,
     project_id: project.id,
     project: {
-      id: project.id, name: project.name, description: null, web_url: web, avatar_url: null, git_ssh_url: ssh, git_http_url: `${web}.git`, namespace: ns.name,
-      visibility_level: 0, path_with_namespace: `${ns.full_path}/${project.path}`, default_branch: 'main', ci_config_path: null, homepage: web, url: ssh, ssh_url: ssh, http_url: `${web}.git`,
+      id: project.id,
+      name: project.name,
+      description: null,
+      web_url: web,
+      avatar_url: null,
+      git_ssh_url: ssh,
+      git_http_url: `${web}.git`,
+      namespace: ns.name,
+      visibility_level: 0,
+      path_with_namespace: `${ns.full_path}/${project.path}`,
+      default_branch: 'main',
+      ci_config_path: null,
+      homepage: web,
+      url: ssh,
+      ssh_url: ssh,
+      http_url: `${web}.git`,
     },
-    commits: [], total_commits_count: 1, push_options: {},
+    commits: [],
+    total_commits_count: 1,
+    push_options: {},
     repository: { name: project.name, url: ssh, description: null, homepage: web, git_http_url: `${web}.git`, git_ssh_url: ssh, visibility_level: 0 },
   });
   assert.equal(evs[0].total_commits_count, 1); // the feature branch brings one commit beyond main
@@ -77,11 +107,14 @@ test('clone an empty repository, push branches and tags with a password, and the
   assert.equal((await git(path.join(other, 'o'), ['rev-parse', 'origin/main'])).stdout.trim(), second);
   assert.equal(bareGit(bare, ['for-each-ref', '--format=%(refname)', 'refs/heads']), 'refs/heads/main\n');
   const last = (await pushEvents(c)).slice(4).sort(byRef);
-  assert.deepEqual(last.map((e: any) => [e.event_name, e.before ?? null, e.after ?? null]), [
-    ['push', feat, ZERO_SHA],
-    ['push', first, second],
-    ['repository_update', null, null],
-  ]);
+  assert.deepEqual(
+    last.map((e: any) => [e.event_name, e.before ?? null, e.after ?? null]),
+    [
+      ['push', feat, ZERO_SHA],
+      ['push', first, second],
+      ['repository_update', null, null],
+    ],
+  );
   assert.equal(last[1].total_commits_count, 1);
 });
 
@@ -220,7 +253,10 @@ test('pushes: Developer on the protected default branch, force pushes, Reporter 
 
   // only the accepted pushes made events
   const evs = await pushEvents(c);
-  assert.deepEqual(evs.filter((e: any) => e.event_name === 'push').map((e: any) => e.ref), ['refs/heads/main', 'refs/heads/topic', 'refs/heads/topic']);
+  assert.deepEqual(
+    evs.filter((e: any) => e.event_name === 'push').map((e: any) => e.ref),
+    ['refs/heads/main', 'refs/heads/topic', 'refs/heads/topic'],
+  );
 });
 
 function execFileSyncGit(cwd: string, args: string[]): void {
@@ -247,7 +283,7 @@ test('the first branch pushed into an empty repository becomes the default branc
   assert.equal(push.total_commits_count, 1);
 });
 
-test('pushes: an unset default_branch_protection_defaults is GitLab\'s full protection (Maintainers push the default branch, Developers other branches)', async (t) => {
+test("pushes: an unset default_branch_protection_defaults is GitLab's full protection (Maintainers push the default branch, Developers other branches)", async (t) => {
   const { c, seed, base } = await startTestServer(t);
   await c.settings.save({ default_branch_protection_defaults: null });
   const { project, dir: bare } = await seed.repoProject();
@@ -274,5 +310,11 @@ test('pushes: an unset default_branch_protection_defaults is GitLab\'s full prot
   await git(dw.dir, ['push', '-q', 'origin', 'main:topic']);
   assert.equal(bareGit(bare, ['rev-parse', 'main']).trim(), one);
   const evs = await pushEvents(c);
-  assert.deepEqual(evs.filter((e: any) => e.event_name === 'push').map((e: any) => [e.ref, e.ref_protected]), [['refs/heads/main', true], ['refs/heads/topic', false]]);
+  assert.deepEqual(
+    evs.filter((e: any) => e.event_name === 'push').map((e: any) => [e.ref, e.ref_protected]),
+    [
+      ['refs/heads/main', true],
+      ['refs/heads/topic', false],
+    ],
+  );
 });

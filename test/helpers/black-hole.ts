@@ -12,6 +12,12 @@ export async function blackHole(t: { after(fn: () => unknown): void }): Promise<
     socket.on('close', () => sockets.delete(socket));
   });
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  t.after(() => new Promise<void>((r) => { for (const k of sockets) k.destroy(); s.close(() => r()); }));
+  t.after(
+    () =>
+      new Promise<void>((r) => {
+        for (const k of sockets) k.destroy();
+        s.close(() => r());
+      }),
+  );
   return { port: (s.address() as net.AddressInfo).port, connections: () => count };
 }

@@ -28,7 +28,11 @@ export interface TestApp {
   pgSchema?: string;
 }
 
-export async function buildTestApp(t: TestContext | { after(fn: () => unknown): void }, overrides: Partial<Config> = {}, opts: Pick<ContainerOptions, 'resolve'> = {}): Promise<TestApp> {
+export async function buildTestApp(
+  t: TestContext | { after(fn: () => unknown): void },
+  overrides: Partial<Config> = {},
+  opts: Pick<ContainerOptions, 'resolve'> = {},
+): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-test-'));
   const testUrl = process.env.DATABASE_URL_TEST || null;
   let pgSchema: string | undefined;
@@ -40,7 +44,13 @@ export async function buildTestApp(t: TestContext | { after(fn: () => unknown): 
     await client.end();
   }
   const config = loadConfig(
-    { DATA_DIR: dataDir, EXTERNAL_URL, LOG_LEVEL: process.env.TEST_LOG_LEVEL || 'silent', HEARTH_ROOT_PASSWORD: 'root-password-1', HEARTH_ROOT_TOKEN: ROOT_TOKEN },
+    {
+      DATA_DIR: dataDir,
+      EXTERNAL_URL,
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL || 'silent',
+      HEARTH_ROOT_PASSWORD: 'root-password-1',
+      HEARTH_ROOT_TOKEN: ROOT_TOKEN,
+    },
     { databaseUrl: testUrl, ...overrides },
   );
   const c = await createContainer(config, { db: { pgSchema }, log: pino({ level: config.logLevel }), ...opts });

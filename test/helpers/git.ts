@@ -34,7 +34,9 @@ export class WorkTree {
   constructor(readonly dir: string) {}
 
   git(args: string[], env: Record<string, string> = {}, input?: string | Buffer): string {
-    return execFileSync('git', args, { cwd: this.dir, env: fixtureEnv(env), input, maxBuffer: 256 * 1024 * 1024 }).toString('utf8').trim();
+    return execFileSync('git', args, { cwd: this.dir, env: fixtureEnv(env), input, maxBuffer: 256 * 1024 * 1024 })
+      .toString('utf8')
+      .trim();
   }
 
   write(file: string, content: string | Buffer, mode?: number): this {
@@ -56,10 +58,18 @@ export class WorkTree {
     const time = opts.time ?? (clock += 60);
     const date = `@${time} ${opts.tz ?? '+0000'}`;
     this.git(['add', '-A']);
-    this.git(['commit', '-q', '--allow-empty', '-F', '-'], {
-      GIT_AUTHOR_NAME: a.name, GIT_AUTHOR_EMAIL: a.email, GIT_AUTHOR_DATE: date,
-      GIT_COMMITTER_NAME: a.name, GIT_COMMITTER_EMAIL: a.email, GIT_COMMITTER_DATE: date,
-    }, message);
+    this.git(
+      ['commit', '-q', '--allow-empty', '-F', '-'],
+      {
+        GIT_AUTHOR_NAME: a.name,
+        GIT_AUTHOR_EMAIL: a.email,
+        GIT_AUTHOR_DATE: date,
+        GIT_COMMITTER_NAME: a.name,
+        GIT_COMMITTER_EMAIL: a.email,
+        GIT_COMMITTER_DATE: date,
+      },
+      message,
+    );
     return this.git(['rev-parse', 'HEAD']);
   }
 
@@ -132,14 +142,19 @@ export function commitJson(dir: string, sha: string, webUrl: string) {
 /** The push, tag_push and repository_update events in the outbox, oldest first. */
 export async function pushEvents(c: { db: { kysely: any } }): Promise<any[]> {
   const rows = await c.db.kysely.selectFrom('jobs').select(['payload']).orderBy('id').execute();
-  return rows.map((r: { payload: string }) => JSON.parse(r.payload)).filter((p: { event_name: string }) => ['push', 'tag_push', 'repository_update'].includes(p.event_name));
+  return rows
+    .map((r: { payload: string }) => JSON.parse(r.payload))
+    .filter((p: { event_name: string }) => ['push', 'tag_push', 'repository_update'].includes(p.event_name));
 }
 
 /** Runs git in `cwd` (asynchronously: the server under test runs in this process); resolves with its
  * output or rejects with stderr in the message. */
 export async function runGit(cwd: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
   try {
-    return await promisify(execFile)('git', args, { cwd, env: fixtureEnv({ GIT_AUTHOR_NAME: AUTHOR.name, GIT_AUTHOR_EMAIL: AUTHOR.email, GIT_COMMITTER_NAME: AUTHOR.name, GIT_COMMITTER_EMAIL: AUTHOR.email }) });
+    return await promisify(execFile)('git', args, {
+      cwd,
+      env: fixtureEnv({ GIT_AUTHOR_NAME: AUTHOR.name, GIT_AUTHOR_EMAIL: AUTHOR.email, GIT_COMMITTER_NAME: AUTHOR.name, GIT_COMMITTER_EMAIL: AUTHOR.email }),
+    });
   } catch (e) {
     const err = e as { stderr?: string; message: string };
     throw new Error(err.stderr || err.message);

@@ -7,7 +7,18 @@ import type { CreateTokenInput } from '../../src/domain/tokens/tokens.service.ts
 let counter = 0;
 
 export interface Seed {
-  user(attrs?: Partial<{ username: string; name: string; email: string; password: string; is_admin: boolean; external: boolean; state: string; private_profile: boolean }>): Promise<UserRow>;
+  user(
+    attrs?: Partial<{
+      username: string;
+      name: string;
+      email: string;
+      password: string;
+      is_admin: boolean;
+      external: boolean;
+      state: string;
+      private_profile: boolean;
+    }>,
+  ): Promise<UserRow>;
   /** creates a personal access token and returns its secret and row id */
   token(user: UserRow, attrs?: Partial<CreateTokenInput>): Promise<{ token: string; id: number; headers: Record<string, string> }>;
   /** a group (rows only, no events), optionally under `parent` */
@@ -15,11 +26,18 @@ export interface Seed {
   /** a project (rows only, no events, no repository) in a group or a user's personal namespace */
   project(attrs?: Partial<{ path: string; name: string; visibility: string; namespace: NamespaceRow; owner: UserRow; archived: boolean }>): Promise<ProjectRow>;
   /** a membership row */
-  member(source: { project?: ProjectRow; group?: NamespaceRow }, user: UserRow, accessLevel: number, attrs?: Partial<{ expires_at: string; member_role: MemberRoleRow }>): Promise<void>;
+  member(
+    source: { project?: ProjectRow; group?: NamespaceRow },
+    user: UserRow,
+    accessLevel: number,
+    attrs?: Partial<{ expires_at: string; member_role: MemberRoleRow }>,
+  ): Promise<void>;
   /** a custom role with the given permissions on (instance-wide unless `group`) */
   memberRole(baseAccessLevel: number, permissions: string[], attrs?: Partial<{ name: string; group: NamespaceRow }>): Promise<MemberRoleRow>;
   /** a project with a bare repository on disk (empty unless `files` are given: then one commit on main) */
-  repoProject(attrs?: Partial<{ path: string; name: string; visibility: string; namespace: NamespaceRow; owner: UserRow; archived: boolean }>): Promise<{ project: ProjectRow; dir: string }>;
+  repoProject(
+    attrs?: Partial<{ path: string; name: string; visibility: string; namespace: NamespaceRow; owner: UserRow; archived: boolean }>,
+  ): Promise<{ project: ProjectRow; dir: string }>;
   /** the personal namespace of a user */
   namespaceOf(user: UserRow): Promise<NamespaceRow>;
 }
@@ -52,10 +70,24 @@ export function makeSeed(c: Container): Seed {
       const row = await c.db.kysely
         .insertInto('namespaces')
         .values({
-          type: 'Group', name: attrs.name ?? path, path, full_path: parent ? `${parent.full_path}/${path}` : path, parent_id: parent?.id ?? null,
-          traversal_ids: '', owner_id: null, visibility: attrs.visibility ?? 'private', description: '', avatar_url: null, request_access_enabled: 1,
-          project_creation_level: 'developer', subgroup_creation_level: 'maintainer', share_with_group_lock: 0, settings: '{}', created_by_id: null,
-          created_at: now, updated_at: now,
+          type: 'Group',
+          name: attrs.name ?? path,
+          path,
+          full_path: parent ? `${parent.full_path}/${path}` : path,
+          parent_id: parent?.id ?? null,
+          traversal_ids: '',
+          owner_id: null,
+          visibility: attrs.visibility ?? 'private',
+          description: '',
+          avatar_url: null,
+          request_access_enabled: 1,
+          project_creation_level: 'developer',
+          subgroup_creation_level: 'maintainer',
+          share_with_group_lock: 0,
+          settings: '{}',
+          created_by_id: null,
+          created_at: now,
+          updated_at: now,
         })
         .returningAll()
         .executeTakeFirstOrThrow();
@@ -74,9 +106,20 @@ export function makeSeed(c: Container): Seed {
       return c.db.kysely
         .insertInto('projects')
         .values({
-          namespace_id: namespace.id, creator_id: attrs.owner?.id ?? null, name: attrs.name ?? path, path, description: null,
-          visibility: attrs.visibility ?? 'private', default_branch: 'main', archived: attrs.archived ? 1 : 0, repository_storage: 'default',
-          topics: '[]', settings: '{}', created_at: now, updated_at: now, last_activity_at: now,
+          namespace_id: namespace.id,
+          creator_id: attrs.owner?.id ?? null,
+          name: attrs.name ?? path,
+          path,
+          description: null,
+          visibility: attrs.visibility ?? 'private',
+          default_branch: 'main',
+          archived: attrs.archived ? 1 : 0,
+          repository_storage: 'default',
+          topics: '[]',
+          settings: '{}',
+          created_at: now,
+          updated_at: now,
+          last_activity_at: now,
         })
         .returningAll()
         .executeTakeFirstOrThrow();
@@ -86,9 +129,15 @@ export function makeSeed(c: Container): Seed {
       await c.db.kysely
         .insertInto('members')
         .values({
-          source_type: source.project ? 'Project' : 'Namespace', source_id: source.project ? source.project.id : source.group!.id, user_id: user.id,
-          access_level: accessLevel, expires_at: attrs.expires_at ?? null, member_role_id: attrs.member_role?.id ?? null, created_by_id: null,
-          created_at: now, updated_at: now,
+          source_type: source.project ? 'Project' : 'Namespace',
+          source_id: source.project ? source.project.id : source.group!.id,
+          user_id: user.id,
+          access_level: accessLevel,
+          expires_at: attrs.expires_at ?? null,
+          member_role_id: attrs.member_role?.id ?? null,
+          created_by_id: null,
+          created_at: now,
+          updated_at: now,
         })
         .execute();
     },
@@ -97,8 +146,13 @@ export function makeSeed(c: Container): Seed {
       return c.db.kysely
         .insertInto('member_roles')
         .values({
-          namespace_id: attrs.group?.id ?? null, name: attrs.name ?? `role ${++counter}`, description: null, base_access_level: base,
-          permissions: JSON.stringify(Object.fromEntries(permissions.map((p) => [p, true]))), created_at: now, updated_at: now,
+          namespace_id: attrs.group?.id ?? null,
+          name: attrs.name ?? `role ${++counter}`,
+          description: null,
+          base_access_level: base,
+          permissions: JSON.stringify(Object.fromEntries(permissions.map((p) => [p, true]))),
+          created_at: now,
+          updated_at: now,
         })
         .returningAll()
         .executeTakeFirstOrThrow();
@@ -112,7 +166,13 @@ export function makeSeed(c: Container): Seed {
       return c.db.kysely.selectFrom('namespaces').selectAll().where('owner_id', '=', user.id).where('type', '=', 'User').executeTakeFirstOrThrow();
     },
     async token(user, attrs = {}) {
-      const t = await c.tokens.create(user, { name: attrs.name ?? 'test', scopes: attrs.scopes ?? ['api'], expires_at: attrs.expires_at ?? null, impersonation: attrs.impersonation, description: attrs.description });
+      const t = await c.tokens.create(user, {
+        name: attrs.name ?? 'test',
+        scopes: attrs.scopes ?? ['api'],
+        expires_at: attrs.expires_at ?? null,
+        impersonation: attrs.impersonation,
+        description: attrs.description,
+      });
       return { token: t.token!, id: t.row.id, headers: { 'private-token': t.token! } };
     },
   };

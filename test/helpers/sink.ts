@@ -58,7 +58,11 @@ export async function startSink(t: TestContext | null, opts: { delayMs?: number 
         waiters.push({ n, resolve: () => (clearTimeout(timer), resolve(received)) });
       });
     },
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   t?.after(() => sink.close());
   return sink;

@@ -82,20 +82,34 @@ export async function repoWith(t: { after(fn: () => unknown): void }, ctx: TestA
 
 /** POST /api/projects/ as root; returns the body. */
 export async function createProject(ctx: TestApp, attrs: Record<string, unknown> = {}) {
-  const res = await ctx.app.inject({ method: 'POST', url: '/api/projects/', headers: AS_ROOT, payload: { name: 'Hello', slug: 'hello', web: 'https://hello.example/', ...attrs } });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/api/projects/',
+    headers: AS_ROOT,
+    payload: { name: 'Hello', slug: 'hello', web: 'https://hello.example/', ...attrs },
+  });
   assert.equal(res.statusCode, 201, res.body);
   return res.json();
 }
 
 /** POST /api/projects/:slug/components/ as root; returns the body. */
 export async function createComponent(ctx: TestApp, project: string, attrs: Record<string, unknown>) {
-  const res = await ctx.app.inject({ method: 'POST', url: `/api/projects/${project}/components/`, headers: AS_ROOT, payload: { name: 'Po', slug: 'po', file_format: 'po', filemask: 'po/*.po', ...attrs } });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: `/api/projects/${project}/components/`,
+    headers: AS_ROOT,
+    payload: { name: 'Po', slug: 'po', file_format: 'po', filemask: 'po/*.po', ...attrs },
+  });
   assert.equal(res.statusCode, 201, res.body);
   return res.json();
 }
 
 /** A project `hello` with a component `po` over po/cs.po and po/de.po. */
-export async function poComponent(t: { after(fn: () => unknown): void }, ctx: TestApp, files: Record<string, string> = { 'po/cs.po': CS_PO, 'po/de.po': DE_PO }) {
+export async function poComponent(
+  t: { after(fn: () => unknown): void },
+  ctx: TestApp,
+  files: Record<string, string> = { 'po/cs.po': CS_PO, 'po/de.po': DE_PO },
+) {
   const fixture = await repoWith(t, ctx, files);
   const project = await createProject(ctx);
   const component = await createComponent(ctx, 'hello', { repo: fixture.repo });

@@ -33,11 +33,19 @@ async function nulAnswering(t: { after(fn: () => unknown): void }): Promise<{ ur
     req.on('end', () => void (hits++, res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(Buffer.from('ok\0\0done'))));
   });
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  t.after(() => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); }));
+  t.after(
+    () =>
+      new Promise<void>((r) => {
+        s.closeAllConnections();
+        s.close(() => r());
+      }),
+  );
   return { url: `http://127.0.0.1:${(s.address() as net.AddressInfo).port}/nul`, hits: () => hits };
 }
 
-test('a burst of hanging and broken deliveries: the test endpoint answers in time, later events reach the good hook on schedule', { timeout: 120_000 }, async (t) => {
+test('a burst of hanging and broken deliveries: the test endpoint answers in time, later events reach the good hook on schedule', {
+  timeout: 120_000,
+}, async (t) => {
   const { app, c, root } = await buildTestApp(t, { hookTimeoutMs: TIMEOUT_MS, hookRetrySchedule: RETRY_S });
   await c.worker.drain(); // the bootstrap's own events, before any hook exists
   const hole = await blackHole(t);
@@ -76,7 +84,9 @@ test('a burst of hanging and broken deliveries: the test endpoint answers in tim
   assert.equal(tested.statusCode, 201);
   assert.deepEqual(tested.json(), MOCK_SYSTEM_EVENT);
   assert.ok(testMs < TIMEOUT_MS + 1000, `the test endpoint took ${Math.round(testMs)} ms`);
-  const [attempt] = (await app.inject({ method: 'GET', url: `/api/v4/hooks/${tls[0]}/events?per_page=100`, headers: root })).json().filter((e: any) => e.event_name === 'project_create');
+  const [attempt] = (await app.inject({ method: 'GET', url: `/api/v4/hooks/${tls[0]}/events?per_page=100`, headers: root }))
+    .json()
+    .filter((e: any) => e.event_name === 'project_create');
   assert.deepEqual([attempt.response_status, attempt.delivery_state], ['internal error', 'failed']);
   started = performance.now();
   const resent = await app.inject({ method: 'POST', url: `/api/v4/hooks/${tls[0]}/events/${attempt.id}/resend`, headers: root });
@@ -96,19 +106,34 @@ test('a burst of hanging and broken deliveries: the test endpoint answers in tim
     latencies.push(Math.round(performance.now() - at));
     assert.equal(got.at(-1)!.json.name, `later-${i}`);
   }
-  t.diagnostic(`test endpoint ${Math.round(testMs)} ms, resend ${Math.round(resendMs)} ms against a black hole (timeout ${TIMEOUT_MS} ms); good hook latency during the burst: ${latencies.join(', ')} ms`);
+  t.diagnostic(
+    `test endpoint ${Math.round(testMs)} ms, resend ${Math.round(resendMs)} ms against a black hole (timeout ${TIMEOUT_MS} ms); good hook latency during the burst: ${latencies.join(', ')} ms`,
+  );
   await c.worker.stop();
 
   // the good hook: every event once, on the first try, with its token
-  const goodFailures = await c.db.kysely.selectFrom('hook_attempts').innerJoin('hook_deliveries', 'hook_deliveries.id', 'hook_attempts.delivery_id').select(['hook_attempts.error', 'hook_attempts.duration_ms']).where('hook_deliveries.hook_id', '=', goodId).where('hook_attempts.error', 'is not', null).execute();
+  const goodFailures = await c.db.kysely
+    .selectFrom('hook_attempts')
+    .innerJoin('hook_deliveries', 'hook_deliveries.id', 'hook_attempts.delivery_id')
+    .select(['hook_attempts.error', 'hook_attempts.duration_ms'])
+    .where('hook_deliveries.hook_id', '=', goodId)
+    .where('hook_attempts.error', 'is not', null)
+    .execute();
   assert.equal(good.received.length, 35, `failed attempts to the good hook: ${JSON.stringify(goodFailures)}`);
   assert.deepEqual(new Set(good.received.map((r) => r.headers['x-service-token'])), new Set(['good-secret']));
   const goodRows = await c.db.kysely.selectFrom('hook_deliveries').select(['state', 'attempts']).where('hook_id', '=', goodId).execute();
   assert.ok(goodRows.length === 35 && goodRows.every((r) => r.state === 'delivered' && r.attempts === 1), JSON.stringify(goodRows));
   // broken tokens: never sent, never retried, the reason kept
   assert.equal(trap.received.length, 0);
-  const brokenRows = await c.db.kysely.selectFrom('hook_deliveries').select(['hook_id', 'state', 'attempts', 'last_status']).where('hook_id', 'in', broken).execute();
-  assert.ok(brokenRows.length >= 90 && brokenRows.every((r) => r.state === 'failed' && r.attempts === 1 && r.last_status === 'internal error'), JSON.stringify(brokenRows.slice(0, 3)));
+  const brokenRows = await c.db.kysely
+    .selectFrom('hook_deliveries')
+    .select(['hook_id', 'state', 'attempts', 'last_status'])
+    .where('hook_id', 'in', broken)
+    .execute();
+  assert.ok(
+    brokenRows.length >= 90 && brokenRows.every((r) => r.state === 'failed' && r.attempts === 1 && r.last_status === 'internal error'),
+    JSON.stringify(brokenRows.slice(0, 3)),
+  );
   const errors = await c.db.kysely
     .selectFrom('hook_attempts')
     .innerJoin('hook_deliveries', 'hook_deliveries.id', 'hook_attempts.delivery_id')
@@ -120,7 +145,12 @@ test('a burst of hanging and broken deliveries: the test endpoint answers in tim
   const nulRows = await c.db.kysely.selectFrom('hook_deliveries').select('state').where('hook_id', '=', nulId).execute();
   assert.ok(nulRows.length === 35 && nulRows.every((r) => r.state === 'delivered'), JSON.stringify(nulRows));
   assert.equal(nul.hits(), 35);
-  const nulBody = await c.db.kysely.selectFrom('hook_attempts').innerJoin('hook_deliveries', 'hook_deliveries.id', 'hook_attempts.delivery_id').select('response_body').where('hook_id', '=', nulId).executeTakeFirstOrThrow();
+  const nulBody = await c.db.kysely
+    .selectFrom('hook_attempts')
+    .innerJoin('hook_deliveries', 'hook_deliveries.id', 'hook_attempts.delivery_id')
+    .select('response_body')
+    .where('hook_id', '=', nulId)
+    .executeTakeFirstOrThrow();
   assert.equal(nulBody.response_body, 'ok\ufffd\ufffddone');
   // the hanging ones timed out at the deadline and were retried, never more than the schedule allows
   const hanging = await c.db.kysely
@@ -130,5 +160,8 @@ test('a burst of hanging and broken deliveries: the test endpoint answers in tim
     .where('hook_deliveries.hook_id', 'in', [...tls, ...plain])
     .execute();
   assert.ok(hanging.length >= 6, `${hanging.length} attempts to the hanging hooks`);
-  assert.ok(hanging.every((a) => a.error === 'Request timed out' && a.duration_ms < TIMEOUT_MS + 1000 && a.attempts <= RETRY_S.length + 1), JSON.stringify(hanging.find((a) => a.error !== 'Request timed out' || a.duration_ms >= TIMEOUT_MS + 1000)));
+  assert.ok(
+    hanging.every((a) => a.error === 'Request timed out' && a.duration_ms < TIMEOUT_MS + 1000 && a.attempts <= RETRY_S.length + 1),
+    JSON.stringify(hanging.find((a) => a.error !== 'Request timed out' || a.duration_ms >= TIMEOUT_MS + 1000)),
+  );
 });

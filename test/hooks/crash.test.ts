@@ -61,7 +61,11 @@ async function startServer(dataDir: string, port: number, worker: boolean, comma
 }
 
 const api = (port: number, method: string, url: string, body?: unknown) =>
-  fetch(`http://127.0.0.1:${port}/api/v4${url}`, { method, headers: { 'private-token': TOKEN, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  fetch(`http://127.0.0.1:${port}/api/v4${url}`, {
+    method,
+    headers: { 'private-token': TOKEN, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 
 test('kill -9 after the commit, before delivery: delivered once by `hearth worker` after a restart, never twice', { timeout: 90_000 }, async (t) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-crash-'));

@@ -48,7 +48,12 @@ test('a real git push: push, tag_push and repository_update deliveries with head
   await runGit(w.dir, ['push', '-q', 'origin', 'main', 'feature', 'v1.0.0']);
   await c.worker.drain();
 
-  assert.deepEqual(byEvent(sink).sort(), [['push', 'refs/heads/feature'], ['push', 'refs/heads/main'], ['repository_update', null], ['tag_push', 'refs/tags/v1.0.0']]);
+  assert.deepEqual(byEvent(sink).sort(), [
+    ['push', 'refs/heads/feature'],
+    ['push', 'refs/heads/main'],
+    ['repository_update', null],
+    ['tag_push', 'refs/tags/v1.0.0'],
+  ]);
   const push = sink.received.find((r) => r.json.ref === 'refs/heads/main')!;
   assert.equal(push.url, '/push');
   assert.equal(push.headers['x-service-token'], 'push-secret');
@@ -58,8 +63,26 @@ test('a real git push: push, tag_push and repository_update deliveries with head
   assert.equal(push.headers['x-service-instance'], c.config.externalUrl);
   assert.match(String(push.headers['idempotency-key']), /^[0-9a-f-]{36}$/);
   assert.deepEqual(
-    { event_name: push.json.event_name, before: push.json.before, after: push.json.after, ref: push.json.ref, user_id: push.json.user_id, project_id: push.json.project_id, commits: push.json.commits, total_commits_count: push.json.total_commits_count },
-    { event_name: 'push', before: ZERO_SHA, after: first, ref: 'refs/heads/main', user_id: owner.id, project_id: project.id, commits: [], total_commits_count: 1 },
+    {
+      event_name: push.json.event_name,
+      before: push.json.before,
+      after: push.json.after,
+      ref: push.json.ref,
+      user_id: push.json.user_id,
+      project_id: push.json.project_id,
+      commits: push.json.commits,
+      total_commits_count: push.json.total_commits_count,
+    },
+    {
+      event_name: 'push',
+      before: ZERO_SHA,
+      after: first,
+      ref: 'refs/heads/main',
+      user_id: owner.id,
+      project_id: project.id,
+      commits: [],
+      total_commits_count: 1,
+    },
   );
   // the payload is exactly the outbox event
   const outbox = await c.db.kysely.selectFrom('jobs').select('payload').where('kind', '=', 'system_event').execute();
@@ -73,7 +96,10 @@ test('a real git push: push, tag_push and repository_update deliveries with head
   assert.notEqual(featureHere.headers['idempotency-key'], featureThere.headers['idempotency-key']);
 
   // regex "^feat": only the feature branch, and repository_update (default on); no tag pushes
-  assert.deepEqual(byEvent(all).sort(), [['push', 'refs/heads/feature'], ['repository_update', null]]);
+  assert.deepEqual(byEvent(all).sort(), [
+    ['push', 'refs/heads/feature'],
+    ['repository_update', null],
+  ]);
   assert.equal(all.received[0].headers['x-service-token'], undefined);
   // wildcard "release/*" matches neither branch; repository_update off
   assert.deepEqual(byEvent(other), []);
@@ -89,8 +115,20 @@ test('branch filters: wildcard, regex (unanchored), all branches; tags are never
   const { app, c, root } = await buildTestApp(t);
   await c.worker.drain(); // the bootstrap's own events, before any hook exists
   const sinks = await Promise.all([0, 1, 2, 3].map(() => startSink(t)));
-  await createHook(app, root, { url: sinks[0].url, push_events: true, tag_push_events: true, push_events_branch_filter: 'release/*', repository_update_events: false });
-  await createHook(app, root, { url: sinks[1].url, push_events: true, branch_filter_strategy: 'regex', push_events_branch_filter: 'fix', repository_update_events: false });
+  await createHook(app, root, {
+    url: sinks[0].url,
+    push_events: true,
+    tag_push_events: true,
+    push_events_branch_filter: 'release/*',
+    repository_update_events: false,
+  });
+  await createHook(app, root, {
+    url: sinks[1].url,
+    push_events: true,
+    branch_filter_strategy: 'regex',
+    push_events_branch_filter: 'fix',
+    repository_update_events: false,
+  });
   await createHook(app, root, { url: sinks[2].url, push_events: true, branch_filter_strategy: 'all_branches', repository_update_events: false });
   await createHook(app, root, { url: sinks[3].url, push_events: true, push_events_branch_filter: 'main', repository_update_events: false });
   for (const ref of ['refs/heads/main', 'refs/heads/release/1.0', 'refs/heads/hotfix-2', 'refs/heads/releases', 'refs/tags/v1']) {
@@ -111,12 +149,20 @@ test('system events reach every hook whatever its flags; merge requests only wit
   const off = await startSink(t);
   await createHook(app, root, { url: on.url, merge_requests_events: true });
   await createHook(app, root, { url: off.url, repository_update_events: false });
-  const created = await app.inject({ method: 'POST', url: '/api/v4/users', headers: root, payload: { username: 'ada', name: 'Ada', email: 'ada@example.com', password: 'a-long-password-1' } });
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/v4/users',
+    headers: root,
+    payload: { username: 'ada', name: 'Ada', email: 'ada@example.com', password: 'a-long-password-1' },
+  });
   assert.equal(created.statusCode, 201);
   await c.db.kysely.transaction().execute((trx) => recordSystemEvent(trx, { object_kind: 'merge_request' } as any));
   await c.worker.drain();
   assert.deepEqual(on.received.map((r) => r.json.event_name ?? r.json.object_kind).sort(), ['merge_request', 'user_create']); // sent side by side
-  assert.deepEqual(off.received.map((r) => r.json.event_name), ['user_create']);
+  assert.deepEqual(
+    off.received.map((r) => r.json.event_name),
+    ['user_create'],
+  );
 });
 
 test('a failing receiver is retried under the same Idempotency-Key until it succeeds; 4xx is final', async (t) => {
@@ -128,13 +174,23 @@ test('a failing receiver is retried under the same Idempotency-Key until it succ
   await c.db.kysely.transaction().execute((trx) => recordSystemEvent(trx, { event_name: 'project_create', project_id: 7 }));
   c.worker.start();
   const got = await sink.waitFor(3, 5000);
-  assert.deepEqual(got.map((r) => r.json.project_id), [7, 7, 7]);
+  assert.deepEqual(
+    got.map((r) => r.json.project_id),
+    [7, 7, 7],
+  );
   assert.equal(new Set(got.map((r) => r.headers['idempotency-key'])).size, 1);
   assert.equal(new Set(got.map((r) => r.headers['x-service-webhook-uuid'])).size, 3); // one per request
   await new Promise((r) => setTimeout(r, 300));
   assert.equal(sink.received.length, 3);
   const events = (await app.inject({ method: 'GET', url: `/api/v4/hooks/${id}/events`, headers: root })).json();
-  assert.deepEqual(events.map((e: any) => [e.attempt, e.response_status, e.delivery_state]), [[3, '200', 'delivered'], [2, '503', 'delivered'], [1, '500', 'delivered']]);
+  assert.deepEqual(
+    events.map((e: any) => [e.attempt, e.response_status, e.delivery_state]),
+    [
+      [3, '200', 'delivered'],
+      [2, '503', 'delivered'],
+      [1, '500', 'delivered'],
+    ],
+  );
 
   sink.respond.push(404);
   await c.db.kysely.transaction().execute((trx) => recordSystemEvent(trx, { event_name: 'project_create', project_id: 8 }));
@@ -159,7 +215,13 @@ test('retries end after the schedule; connection errors and timeouts count as fa
     await c.worker.drain();
     const rows = await c.db.kysely.selectFrom('hook_deliveries').selectAll().orderBy('hook_id').execute();
     if (rows.every((r) => r.state === 'failed')) {
-      assert.deepEqual(rows.map((r) => [r.attempts, r.last_status]), [[3, 'internal error'], [3, 'internal error']]);
+      assert.deepEqual(
+        rows.map((r) => [r.attempts, r.last_status]),
+        [
+          [3, 'internal error'],
+          [3, 'internal error'],
+        ],
+      );
       break;
     }
     assert.ok(Date.now() < deadline, 'deliveries did not end');
@@ -167,7 +229,10 @@ test('retries end after the schedule; connection errors and timeouts count as fa
   }
   const attempts = await c.db.kysely.selectFrom('hook_attempts').select(['error']).execute();
   assert.equal(attempts.length, 6);
-  assert.ok(attempts.some((a) => a.error === 'Request timed out'), JSON.stringify(attempts));
+  assert.ok(
+    attempts.some((a) => a.error === 'Request timed out'),
+    JSON.stringify(attempts),
+  );
   assert.equal(slow.received.length, 3);
 });
 
@@ -195,7 +260,11 @@ test('several workers share the work: every delivery is sent exactly once', asyn
     for (let i = 0; i < 150; i++) await recordSystemEvent(trx, { event_name: 'group_create', group_id: i });
   });
   const opts = { externalUrl: c.config.externalUrl, version: c.config.version, retrySchedule: [], timeoutMs: 5000 };
-  const workers = [c.deliveries, new HookDeliveries(c.db, c.hooks, c.outbound, c.settings, opts), new HookDeliveries(c.db, c.hooks, c.outbound, c.settings, opts)];
+  const workers = [
+    c.deliveries,
+    new HookDeliveries(c.db, c.hooks, c.outbound, c.settings, opts),
+    new HookDeliveries(c.db, c.hooks, c.outbound, c.settings, opts),
+  ];
   const drain = async (w: HookDeliveries) => {
     for (;;) {
       const n = (await w.dispatch(20)) + (await w.deliverDue(16));

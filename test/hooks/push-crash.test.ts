@@ -91,7 +91,9 @@ function gitPush(cwd: string, args: string[]): Promise<{ code: number | null; ou
 }
 
 const pushesOf = (sink: Sink, ref?: string) =>
-  sink.received.filter((r) => ['push', 'tag_push', 'repository_update'].includes(r.json?.event_name) && (ref === undefined || r.json.ref === ref || r.json.refs?.includes(ref)));
+  sink.received.filter(
+    (r) => ['push', 'tag_push', 'repository_update'].includes(r.json?.event_name) && (ref === undefined || r.json.ref === ref || r.json.refs?.includes(ref)),
+  );
 
 async function scenario(t: TestContext, databaseUrl: string): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-push-crash-'));
@@ -99,18 +101,31 @@ async function scenario(t: TestContext, databaseUrl: string): Promise<void> {
   const sink = await startSink(t);
   const port = await freePort();
   const api = (method: string, url: string, body?: unknown) =>
-    fetch(`http://127.0.0.1:${port}/api/v4${url}`, { method, headers: { 'private-token': TOKEN, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    fetch(`http://127.0.0.1:${port}/api/v4${url}`, {
+      method,
+      headers: { 'private-token': TOKEN, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
 
   // first life: the push stops after receive-pack moved the ref, before its events are written
   const first = await startServer(t, dataDir, port, databaseUrl, 'pause-before-push-events');
-  assert.equal((await api('POST', '/hooks', { url: `${sink.url}/push`, push_events: true, tag_push_events: true, repository_update_events: true })).status, 201);
+  assert.equal(
+    (await api('POST', '/hooks', { url: `${sink.url}/push`, push_events: true, tag_push_events: true, repository_update_events: true })).status,
+    201,
+  );
   const created = await api('POST', '/projects', { name: 'Crash', path: 'crash' });
   assert.equal(created.status, 201);
   const project = (await created.json()) as { id: number; path_with_namespace: string };
   const bare = path.join(dataDir, 'repositories/default', RepositoryStore.diskPath(project.id));
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-push-crash-wt-'));
   t.after(() => fs.rmSync(work, { recursive: true, force: true }));
-  const g = (args: string[]) => execFileSync('git', args, { cwd: work, env: fixtureEnv({ GIT_AUTHOR_NAME: 'A', GIT_AUTHOR_EMAIL: 'a@x', GIT_COMMITTER_NAME: 'A', GIT_COMMITTER_EMAIL: 'a@x' }) }).toString().trim();
+  const g = (args: string[]) =>
+    execFileSync('git', args, {
+      cwd: work,
+      env: fixtureEnv({ GIT_AUTHOR_NAME: 'A', GIT_AUTHOR_EMAIL: 'a@x', GIT_COMMITTER_NAME: 'A', GIT_COMMITTER_EMAIL: 'a@x' }),
+    })
+      .toString()
+      .trim();
   g(['init', '-q', '-b', 'main']);
   fs.writeFileSync(path.join(work, 'README.md'), '# crash\n');
   g(['add', '.']);
@@ -141,7 +156,10 @@ async function scenario(t: TestContext, databaseUrl: string): Promise<void> {
   assert.equal(push.project.path_with_namespace, project.path_with_namespace);
   assert.equal(update.event_name, 'repository_update');
   assert.deepEqual(update.changes, [{ before: '0'.repeat(40), after: sha, ref: 'refs/heads/main' }]);
-  assert.deepEqual(fs.readdirSync(path.join(bare, 'objects')).filter((n) => n.includes('incoming')), []);
+  assert.deepEqual(
+    fs.readdirSync(path.join(bare, 'objects')).filter((n) => n.includes('incoming')),
+    [],
+  );
   // nothing left to push
   const again = await gitPush(work, [url, 'main']);
   assert.equal(again.code, 0, again.out);
@@ -172,12 +190,15 @@ async function scenario(t: TestContext, databaseUrl: string): Promise<void> {
   assert.equal(pushesOf(sink, 'refs/heads/feature').find((r) => r.json.event_name === 'push')!.json.after, feature);
   // each event once, under its own Idempotency-Key
   await new Promise((r) => setTimeout(r, 500));
-  assert.deepEqual(pushesOf(sink).map((r) => [r.json.event_name, r.json.ref ?? r.json.refs.join()]), [
-    ['push', 'refs/heads/main'],
-    ['repository_update', 'refs/heads/main'],
-    ['push', 'refs/heads/feature'],
-    ['repository_update', 'refs/heads/feature'],
-  ]);
+  assert.deepEqual(
+    pushesOf(sink).map((r) => [r.json.event_name, r.json.ref ?? r.json.refs.join()]),
+    [
+      ['push', 'refs/heads/main'],
+      ['repository_update', 'refs/heads/main'],
+      ['push', 'refs/heads/feature'],
+      ['repository_update', 'refs/heads/feature'],
+    ],
+  );
   assert.equal(new Set(pushesOf(sink).map((r) => r.headers['idempotency-key'])).size, 4);
   await kill9(third);
 }
@@ -186,7 +207,10 @@ test('push killed after the ref moved, before its events (SQLite): delivered onc
   await scenario(t, '');
 });
 
-test('push killed after the ref moved, before its events (PostgreSQL): delivered once after a restart', { timeout: 120_000, skip: !process.env.DATABASE_URL_TEST && 'DATABASE_URL_TEST is not set' }, async (t) => {
+test('push killed after the ref moved, before its events (PostgreSQL): delivered once after a restart', {
+  timeout: 120_000,
+  skip: !process.env.DATABASE_URL_TEST && 'DATABASE_URL_TEST is not set',
+}, async (t) => {
   const base = process.env.DATABASE_URL_TEST!;
   const name = 'hearth_push_crash_' + crypto.randomBytes(5).toString('hex');
   const admin = new pg.Client({ connectionString: base });

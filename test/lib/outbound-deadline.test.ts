@@ -60,7 +60,13 @@ test('a body that drips a byte at a time ends at the deadline, however steady th
     res.on('close', () => clearInterval(drip));
   });
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  t.after(() => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); }));
+  t.after(
+    () =>
+      new Promise<void>((r) => {
+        s.closeAllConnections();
+        s.close(() => r());
+      }),
+  );
   const o = client(t);
   const [e, ms] = await timedFailure(o.request({ url: `http://127.0.0.1:${(s.address() as net.AddressInfo).port}/`, timeoutMs: 400, rules: OPEN }));
   assert.equal(e.kind, 'timeout');
@@ -74,7 +80,13 @@ test('requests hanging on an origin never hold up another request to that origin
     res.end('quick');
   });
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  t.after(() => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); }));
+  t.after(
+    () =>
+      new Promise<void>((r) => {
+        s.closeAllConnections();
+        s.close(() => r());
+      }),
+  );
   const base = `http://127.0.0.1:${(s.address() as net.AddressInfo).port}`;
   const o = client(t);
   const stuck = Array.from({ length: 80 }, () => o.request({ url: `${base}/hang`, timeoutMs: 3000, rules: OPEN }).catch((e) => e));
@@ -91,10 +103,23 @@ test('header names and values with control characters are refused before anythin
   let hits = 0;
   const s = http.createServer((_req, res) => void (hits++, res.end('ok')));
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  t.after(() => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); }));
+  t.after(
+    () =>
+      new Promise<void>((r) => {
+        s.closeAllConnections();
+        s.close(() => r());
+      }),
+  );
   const url = `http://127.0.0.1:${(s.address() as net.AddressInfo).port}/`;
   const o = client(t);
-  const cases: Record<string, string>[] = [{ 'x-token': 'a\0b' }, { 'x-token': 'a\r\nx-injected: 1' }, { 'x-token': 'a\x1bb' }, { 'x-token': 'a\x7f' }, { 'x-token': '€' }, { 'x to\0ken': 'a' }];
+  const cases: Record<string, string>[] = [
+    { 'x-token': 'a\0b' },
+    { 'x-token': 'a\r\nx-injected: 1' },
+    { 'x-token': 'a\x1bb' },
+    { 'x-token': 'a\x7f' },
+    { 'x-token': '€' },
+    { 'x to\0ken': 'a' },
+  ];
   for (const headers of cases) {
     const [e, ms] = await timedFailure(o.request({ url, headers, verifyTls: false, timeoutMs: 5000, rules: OPEN }));
     assert.deepEqual([e.kind, e.message], ['invalid_request', `invalid ${Object.keys(headers)[0]} header`]);

@@ -24,7 +24,13 @@ async function server(t: { after(fn: () => unknown): void }, handler: http.Reque
     });
   });
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  t.after(() => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); }));
+  t.after(
+    () =>
+      new Promise<void>((r) => {
+        s.closeAllConnections();
+        s.close(() => r());
+      }),
+  );
   return { port: (s.address() as { port: number }).port, hits };
 }
 
@@ -47,7 +53,12 @@ async function failure(p: Promise<unknown>): Promise<OutboundError> {
 test('a POST arrives as sent; basic auth from the userinfo; the answer comes back', async (t) => {
   const { port, hits } = await server(t, (_req, res) => res.writeHead(202, { 'x-answer': 'yes' }).end('thanks'));
   const o = client(t);
-  const res = await o.request({ url: `http://bob:p%40ss@127.0.0.1:${port}/in?x=1`, headers: { 'content-type': 'application/json', 'x-one': '1' }, body: '{"a":1}', rules: OPEN });
+  const res = await o.request({
+    url: `http://bob:p%40ss@127.0.0.1:${port}/in?x=1`,
+    headers: { 'content-type': 'application/json', 'x-one': '1' },
+    body: '{"a":1}',
+    rules: OPEN,
+  });
   assert.equal(res.status, 202);
   assert.equal(res.body.toString(), 'thanks');
   assert.equal(res.truncated, false);
@@ -81,10 +92,36 @@ test('what is read back is capped; a slow receiver times out; a closed port is a
 test('TLS: a self-signed certificate fails with verification and passes without', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-tls-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-days', '1', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')], { stdio: 'ignore' });
-  const s = https.createServer({ key: fs.readFileSync(path.join(dir, 'key.pem')), cert: fs.readFileSync(path.join(dir, 'cert.pem')) }, (_req, res) => res.end('secure'));
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      '/CN=localhost',
+      '-days',
+      '1',
+      '-keyout',
+      path.join(dir, 'key.pem'),
+      '-out',
+      path.join(dir, 'cert.pem'),
+    ],
+    { stdio: 'ignore' },
+  );
+  const s = https.createServer({ key: fs.readFileSync(path.join(dir, 'key.pem')), cert: fs.readFileSync(path.join(dir, 'cert.pem')) }, (_req, res) =>
+    res.end('secure'),
+  );
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  t.after(() => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); }));
+  t.after(
+    () =>
+      new Promise<void>((r) => {
+        s.closeAllConnections();
+        s.close(() => r());
+      }),
+  );
   const url = `https://127.0.0.1:${(s.address() as { port: number }).port}/`;
   const o = client(t);
   const refused = await failure(o.request({ url, rules: OPEN }));
@@ -120,7 +157,11 @@ test('local addresses are refused unless allowed: literals, odd forms, names, DN
   }
   assert.equal(hits.length, 0);
   // always refused, whatever the rules
-  for (const [url, message] of [['ftp://example.com/', 'Only allowed schemes are http, https'], ['http://', 'URI is invalid'], ['http://nowhere.test/', 'Host cannot be resolved or invalid']]) {
+  for (const [url, message] of [
+    ['ftp://example.com/', 'Only allowed schemes are http, https'],
+    ['http://', 'URI is invalid'],
+    ['http://nowhere.test/', 'Host cannot be resolved or invalid'],
+  ]) {
     assert.equal(await o.check(url, OPEN), message, url);
   }
   assert.equal(await o.check('http://93.184.216.34/', CLOSED), null);
@@ -233,8 +274,20 @@ test("the allowlist's port holds when connecting: a name rebound to an allowed a
 
 test('pin: the URL as parsed, its port and the checked addresses a self-connecting client must be held to', async (t) => {
   const o = client(t, async (host) => (host === 'two.test' ? ['93.184.216.34', '2606:2800:220:1::1'] : []));
-  assert.deepEqual(await o.pin('HTTP://Two.TEST/a/../repo.git', CLOSED), { url: 'http://two.test/repo.git', host: 'two.test', port: 80, addresses: ['93.184.216.34', '2606:2800:220:1::1'], literal: false });
-  assert.deepEqual(await o.pin('https://[2606:2800:220:1::1]:8443/r', CLOSED), { url: 'https://[2606:2800:220:1::1]:8443/r', host: '2606:2800:220:1::1', port: 8443, addresses: ['2606:2800:220:1::1'], literal: true });
+  assert.deepEqual(await o.pin('HTTP://Two.TEST/a/../repo.git', CLOSED), {
+    url: 'http://two.test/repo.git',
+    host: 'two.test',
+    port: 80,
+    addresses: ['93.184.216.34', '2606:2800:220:1::1'],
+    literal: false,
+  });
+  assert.deepEqual(await o.pin('https://[2606:2800:220:1::1]:8443/r', CLOSED), {
+    url: 'https://[2606:2800:220:1::1]:8443/r',
+    host: '2606:2800:220:1::1',
+    port: 8443,
+    addresses: ['2606:2800:220:1::1'],
+    literal: true,
+  });
   const blocked = await failure(o.pin('http://10.0.0.1/r', CLOSED));
   assert.deepEqual([blocked.kind, blocked.message], ['blocked', 'Requests to the local network are not allowed']);
   const invalid = await failure(o.pin('ftp://two.test/r', OPEN));

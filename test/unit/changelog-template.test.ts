@@ -68,7 +68,19 @@ test('values: paths, list indexes, it, nil, Ruby to_s of numbers, booleans, list
 
 test('if: empty strings, lists and hashes are false; 0 is true; else', () => {
   const t = '{% if v %}T{% else %}F{% end %}';
-  const cases: [unknown, string][] = [['', 'F'], ['x', 'T'], [[], 'F'], [[0], 'T'], [{}, 'F'], [{ a: 1 }, 'T'], [0, 'T'], [false, 'F'], [null, 'F'], [undefined, 'F'], [true, 'T']];
+  const cases: [unknown, string][] = [
+    ['', 'F'],
+    ['x', 'T'],
+    [[], 'F'],
+    [[0], 'T'],
+    [{}, 'F'],
+    [{ a: 1 }, 'T'],
+    [0, 'T'],
+    [false, 'F'],
+    [null, 'F'],
+    [undefined, 'F'],
+    [true, 'T'],
+  ];
   for (const [v, want] of cases) assert.equal(render(t, { v }), want, JSON.stringify(v));
   assert.equal(render('{% if v %}T{% end %}', {}), '');
   assert.equal(render('{% if a %}{% if b %}AB{% else %}A{% end %}{% else %}-{% end %}', { a: 1 }), 'A');
@@ -82,14 +94,17 @@ test('each: lists, [key, value] pairs of a hash, nothing for other values; at mo
   let deep: unknown = ['leaf'];
   for (let i = 0; i < 5; i++) deep = [deep];
   assert.equal(render(nest(4), deep), 'x');
-  assert.throws(() => render(nest(5), deep), (e: Error) => e instanceof TemplateError && e.message === 'You can only nest up to 4 loops');
+  assert.throws(
+    () => render(nest(5), deep),
+    (e: Error) => e instanceof TemplateError && e.message === 'You can only nest up to 4 loops',
+  );
   // loops that do not run do not count
   assert.equal(render(nest(5), [[[]]]), '');
   // sibling loops are fine
   assert.equal(render('{% each a %}{% each it %}{% each it %}{% each it %}{{ it }}{% end %}{% end %}{% end %}{% end %}'.repeat(2), { a: [[[[1]]]] }), '11');
 });
 
-test('parse errors: Parslet\'s message at the first element that cannot be parsed', () => {
+test("parse errors: Parslet's message at the first element that cannot be parsed", () => {
   const at = (l: number, c: number) => `Failed to parse the template: Extra input after last repetition at line ${l} char ${c}.`;
   assert.equal(parseError('{% if x %}'), at(1, 1));
   assert.equal(parseError('text {% if x %}no end'), at(1, 6));
@@ -121,13 +136,24 @@ test('insertion: before the next lower version, else at the end after an empty l
   assert.equal(insertSection('# Changelog\n', '1.0.0', md('1.0.0')), '# Changelog\n## 1.0.0 (d)\n\nbody 1.0.0\n');
   assert.equal(insertSection('## 1.0.0\ntext', '0.9.0', md('0.9.0')), '## 1.0.0\ntext\n## 0.9.0 (d)\n\nbody 0.9.0\n');
   // headers need "##" and whitespace before the version; "v" versions are not headers and sort lowest
-  assert.deepEqual([...releaseHeaders('## 1.0.0\n##1.1.0\n### 1.2.0\n## v1.3.0\n##  1.4.0-rc.1+b (x)\n  ## 1.5.0\n').entries()], [['1.0.0', 0], ['1.4.0-rc.1+b', 4]]);
+  assert.deepEqual(
+    [...releaseHeaders('## 1.0.0\n##1.1.0\n### 1.2.0\n## v1.3.0\n##  1.4.0-rc.1+b (x)\n  ## 1.5.0\n').entries()],
+    [
+      ['1.0.0', 0],
+      ['1.4.0-rc.1+b', 4],
+    ],
+  );
   assert.equal(insertSection('## 1.0.0 (x)\n', 'v2.0.0', md('v2.0.0')), '## 1.0.0 (x)\n\n## v2.0.0 (d)\n\nbody v2.0.0\n');
 });
 
 test('Release: categories in config order first, then by first use; header pattern', () => {
   const config = defaultConfig();
-  config.categories = new Map<string, unknown>([['feature', 'Features'], ['fix', 'Fixes'], ['unused', 'Unused'], ['nil', null]]);
+  config.categories = new Map<string, unknown>([
+    ['feature', 'Features'],
+    ['fix', 'Fixes'],
+    ['unused', 'Unused'],
+    ['nil', null],
+  ]);
   config.template = parseTemplate('{% each categories %}{{ title }}:{{ count }}:{% each entries %}{{ title }},{% end %}\n\n{% end %}');
   const r = new Release('1.2.0', parseReleaseDate('2021-01-05')!, config);
   const e = (title: string) => ({ title, commit: { reference: 'r', trailers: {} } });
@@ -142,7 +168,10 @@ test('Release: categories in config order first, then by first use; header patte
   assert.equal(r.headerStartPattern().test('## 1.2.0-rc1'), true);
   assert.equal(r.headerStartPattern().test('## 1.2.1\n## 1x2x0'), false);
   config.template = parseTemplate('{% each categories %}{% each it %}{% each it %}{% each it %}{% each it %}{% end %}{% end %}{% end %}{% end %}{% end %}');
-  assert.throws(() => r.toMarkdown(), (err: Error) => err instanceof ChangelogError && err.message === 'You can only nest up to 4 loops');
+  assert.throws(
+    () => r.toMarkdown(),
+    (err: Error) => err instanceof ChangelogError && err.message === 'You can only nest up to 4 loops',
+  );
 });
 
 test('versions: the API check, version_sorter order', () => {
@@ -151,7 +180,16 @@ test('versions: the API check, version_sorter order', () => {
   assert.equal(isSemverParam('release 1.2.3 final'), true);
   assert.equal(isSemverParam('1.2'), false);
   assert.equal(isSemverParam(''), false);
-  assert.deepEqual(sortVersions(['1.10.0', '1.2.0', '1.2.0-rc1', '1.2.0-beta', '1.2.0+meta', '0.9.9', '10.0.0', '1.2']), ['0.9.9', '1.2', '1.2.0-beta', '1.2.0-rc1', '1.2.0+meta', '1.2.0', '1.10.0', '10.0.0']);
+  assert.deepEqual(sortVersions(['1.10.0', '1.2.0', '1.2.0-rc1', '1.2.0-beta', '1.2.0+meta', '0.9.9', '10.0.0', '1.2']), [
+    '0.9.9',
+    '1.2',
+    '1.2.0-beta',
+    '1.2.0-rc1',
+    '1.2.0+meta',
+    '1.2.0',
+    '1.10.0',
+    '10.0.0',
+  ]);
   assert.deepEqual(rsortVersions(['1.0.0', 'v2.0.0', '2.0.0']), ['2.0.0', '1.0.0', 'v2.0.0']);
   assert.equal(compareVersions('1.0.0', '1.0.0'), 0);
   assert.equal(compareVersions('4294967296.0.0', '1.0.0'), -1);
@@ -169,8 +207,14 @@ test('dates: ISO 8601 with its offset kept; Ruby strftime', () => {
   assert.equal(d.offset, -330);
   assert.equal(new Date(d.ms).toISOString(), '2021-01-06T05:00:05.123Z');
   assert.equal(strftime('%Y-%m-%d %H:%M:%S.%L %N %6N %z %:z %::z %Z', d), '2021-01-05 23:30:05.123 123456789 123456 -0530 -05:30 -05:30:00 -05:30');
-  assert.equal(strftime('%B %b %h %^b %A %a %^a %e|%-e|%-m|%_m|%j|%y|%C|%u|%w|%p %P %#p %I %l|%k', d), 'January Jan Jan JAN Tuesday Tue TUE  5|5|1| 1|005|21|20|2|2|PM pm pm 11 11|23');
-  assert.equal(strftime('%F %T %D %R %r %c %v|%10A|%-10A|%010d|%s|%%|%Q|%K|%', d), '2021-01-05 23:30:05 01/05/21 23:30 11:30:05 PM Tue Jan  5 23:30:05 2021  5-JAN-2021|   Tuesday|Tuesday|0000000005|1609909205|%|1609909205123|%K|%');
+  assert.equal(
+    strftime('%B %b %h %^b %A %a %^a %e|%-e|%-m|%_m|%j|%y|%C|%u|%w|%p %P %#p %I %l|%k', d),
+    'January Jan Jan JAN Tuesday Tue TUE  5|5|1| 1|005|21|20|2|2|PM pm pm 11 11|23',
+  );
+  assert.equal(
+    strftime('%F %T %D %R %r %c %v|%10A|%-10A|%010d|%s|%%|%Q|%K|%', d),
+    '2021-01-05 23:30:05 01/05/21 23:30 11:30:05 PM Tue Jan  5 23:30:05 2021  5-JAN-2021|   Tuesday|Tuesday|0000000005|1609909205|%|1609909205123|%K|%',
+  );
   const early = parseReleaseDate('2021-01-01')!;
   assert.equal(strftime('%U %W %V %G %g %j %Z', early), '00 00 53 2020 20 001 +00:00');
   assert.equal(strftime('%U %W %V %G', parseReleaseDate('2024-12-30T12:00:00Z')!), '52 53 01 2025');
@@ -182,15 +226,34 @@ test('config: YAML errors, categories, template, tag_regex, include_groups', asy
   assert.equal(parseConfigYaml('  \n', 'c.yml'), null);
   assert.equal(parseConfigYaml('# just a comment\n', 'c.yml'), null);
   for (const bad of ['a: [1\n', 'a: &x 1\nb: *x\n', 'released: 2021-01-01\n', 'a: b: c\n']) {
-    assert.throws(() => parseConfigYaml(bad, 'dir/c.yml'), (e: Error) => e instanceof ChangelogError && e.message === 'dir/c.yml does not contain valid YAML', bad);
+    assert.throws(
+      () => parseConfigYaml(bad, 'dir/c.yml'),
+      (e: Error) => e instanceof ChangelogError && e.message === 'dir/c.yml does not contain valid YAML',
+      bad,
+    );
   }
-  const cfg = await configFromHash(parseConfigYaml("date_format: '%d.%m.%Y'\ncategories:\n  added: Added\n  fixed: Fixed\ntag_regex: '^(?P<major>\\d+)\\.(?P<minor>\\d+)\\.(?P<patch>\\d+)$'\n", 'c.yml'), none);
+  const cfg = await configFromHash(
+    parseConfigYaml(
+      "date_format: '%d.%m.%Y'\ncategories:\n  added: Added\n  fixed: Fixed\ntag_regex: '^(?P<major>\\d+)\\.(?P<minor>\\d+)\\.(?P<patch>\\d+)$'\n",
+      'c.yml',
+    ),
+    none,
+  );
   assert.equal(cfg.dateFormat, '%d.%m.%Y');
-  assert.deepEqual([...cfg.categories], [['added', 'Added'], ['fixed', 'Fixed']]);
+  assert.deepEqual(
+    [...cfg.categories],
+    [
+      ['added', 'Added'],
+      ['fixed', 'Fixed'],
+    ],
+  );
   assert.equal(cfg.tagRegex, '^(?P<major>\\d+)\\.(?P<minor>\\d+)\\.(?P<patch>\\d+)$');
   await assert.rejects(configFromHash({ categories: ['a'] }, none), (e: Error) => e.message === 'The "categories" configuration key must be a Hash');
   await assert.rejects(configFromHash({ categories: 'x' }, none), (e: Error) => e.message === 'The "categories" configuration key must be a Hash');
-  await assert.rejects(configFromHash({ template: '{{' }, none), (e: Error) => e instanceof ChangelogError && e.message === 'Failed to parse the template: Extra input after last repetition at line 1 char 1.');
+  await assert.rejects(
+    configFromHash({ template: '{{' }, none),
+    (e: Error) => e instanceof ChangelogError && e.message === 'Failed to parse the template: Extra input after last repetition at line 1 char 1.',
+  );
   // blank or false keys keep the defaults; a document that is not a mapping is the default config
   const d = await configFromHash({ date_format: null, categories: false, template: '' }, none);
   assert.equal(d.dateFormat, '%Y-%m-%d');
@@ -218,7 +281,8 @@ test('previous tag: highest stable version below, custom RE2 patterns, errors', 
     { short: 'v2.0.0+build.1', commit: 'b200' },
     { short: 'nightly', commit: 'n' },
   ];
-  const re = '^v?(?P<major>0|[1-9]\\d*)\\.(?P<minor>0|[1-9]\\d*)\\.(?P<patch>0|[1-9]\\d*)(?:-(?P<pre>(?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\\.(?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\\+(?P<meta>[0-9a-zA-Z-]+(?:\\.[0-9a-zA-Z-]+)*))?$';
+  const re =
+    '^v?(?P<major>0|[1-9]\\d*)\\.(?P<minor>0|[1-9]\\d*)\\.(?P<patch>0|[1-9]\\d*)(?:-(?P<pre>(?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\\.(?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\\+(?P<meta>[0-9a-zA-Z-]+(?:\\.[0-9a-zA-Z-]+)*))?$';
   assert.equal(previousTagCommit(tags, re, '1.2.0'), 'v110');
   assert.equal(previousTagCommit(tags, re, 'v1.1.0'), 'v100'); // same version twice: the later tag wins
   assert.equal(previousTagCommit(tags, re, '1.1.1-rc.2'), 'v110');
@@ -232,8 +296,14 @@ test('previous tag: highest stable version below, custom RE2 patterns, errors', 
   assert.equal(previousTagCommit([{ short: 'REL_1_0_0', commit: 'r' }], '(?i)\\Arel_(?P<major>\\d+)_(?P<minor>\\d+)_(?P<patch>\\d+)\\z', '1.1.0'), 'r');
   err(() => previousTagCommit(tags, '^v', '9.0.0'), 'The commit start range is unspecified, and no previous tag could be found to use instead');
   assert.equal(compileTagRegex('[(?P<x>]').source, '[(?P<x>]');
-  assert.throws(() => previousTagCommit(tags, '(?P<major>', '1.0.0'), (e: Error) => e instanceof ChangelogError && e.message.startsWith('The regular expression to use for finding the previous tag for a version is invalid: '));
+  assert.throws(
+    () => previousTagCommit(tags, '(?P<major>', '1.0.0'),
+    (e: Error) => e instanceof ChangelogError && e.message.startsWith('The regular expression to use for finding the previous tag for a version is invalid: '),
+  );
   // a pattern that backtracks forever is stopped
   const slow = [{ short: 'a'.repeat(40) + '!', commit: 'x' }];
-  assert.throws(() => previousTagCommit(slow, '^(?P<major>a+)+(?P<minor>b)(?P<patch>c)$', '1.0.0'), (e: Error) => e instanceof ChangelogError && /invalid: matching the tags takes too long$/.test(e.message));
+  assert.throws(
+    () => previousTagCommit(slow, '^(?P<major>a+)+(?P<minor>b)(?P<patch>c)$', '1.0.0'),
+    (e: Error) => e instanceof ChangelogError && /invalid: matching the tags takes too long$/.test(e.message),
+  );
 });

@@ -5,7 +5,7 @@ import { offsetHeaders, pageParams, toQuery, paginateArray } from '../../src/lib
 const URL = 'http://hearth.test';
 
 test('toQuery sorts keys, encodes brackets and spaces like Rails to_query', () => {
-  assert.equal(toQuery({ b: 'x y', a: [1, 2], 'c': { k: 'v' } }), 'a%5B%5D=1&a%5B%5D=2&b=x+y&c%5Bk%5D=v');
+  assert.equal(toQuery({ b: 'x y', a: [1, 2], c: { k: 'v' } }), 'a%5B%5D=1&a%5B%5D=2&b=x+y&c%5Bk%5D=v');
 });
 
 test('pageParams: defaults, cap at 100, negatives', () => {

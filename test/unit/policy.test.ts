@@ -40,7 +40,14 @@ test('policy: inheritance, custom roles, visibility, external users, expiry', as
 
   // list filters agree with the single checks
   const visible = async (u: any) =>
-    (await c.db.kysely.selectFrom('projects').select('id').where(c.policy.visibleProjects(userActor(u))).orderBy('id').execute()).map((r) => r.id);
+    (
+      await c.db.kysely
+        .selectFrom('projects')
+        .select('id')
+        .where(c.policy.visibleProjects(userActor(u)))
+        .orderBy('id')
+        .execute()
+    ).map((r) => r.id);
   assert.deepEqual(await visible(dev), [project.id, internal.id]);
   assert.deepEqual(await visible(guestReader), [project.id, internal.id]);
   assert.deepEqual(await visible(ext), []);
@@ -48,7 +55,14 @@ test('policy: inheritance, custom roles, visibility, external users, expiry', as
   const all = (await c.db.kysely.selectFrom('projects').select('id').orderBy('id').execute()).map((r) => r.id);
   assert.deepEqual(await visible(admin), all);
   const groups = async (u: any) =>
-    (await c.db.kysely.selectFrom('namespaces').select('id').where(c.policy.visibleGroups(userActor(u))).orderBy('id').execute()).map((r) => r.id);
+    (
+      await c.db.kysely
+        .selectFrom('namespaces')
+        .select('id')
+        .where(c.policy.visibleGroups(userActor(u)))
+        .orderBy('id')
+        .execute()
+    ).map((r) => r.id);
   assert.deepEqual(await groups(guestReader), [top.id, sub.id]);
   assert.deepEqual(await groups(stranger), []);
 });

@@ -3,10 +3,11 @@ import type { MigrationContext } from '../migrate.ts';
 
 export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promise<void> {
   const id = <T extends string>(t: CreateTableBuilder<T, any>) =>
-    dialect === 'postgres'
-      ? t.addColumn('id', 'serial', (c) => c.primaryKey())
-      : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
-  const bool = (def = 0) => (c: any) => c.notNull().defaultTo(def);
+    dialect === 'postgres' ? t.addColumn('id', 'serial', (c) => c.primaryKey()) : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
+  const bool =
+    (def = 0) =>
+    (c: any) =>
+      c.notNull().defaultTo(def);
 
   await id(db.schema.createTable('users'))
     .addColumn('username', 'text', (c) => c.notNull())
@@ -118,14 +119,16 @@ export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promis
     .addColumn('ip', 'text')
     .execute();
 
-  await db.schema.createTable('application_settings')
+  await db.schema
+    .createTable('application_settings')
     .addColumn('id', 'integer', (c) => c.primaryKey())
     .addColumn('settings', 'text', (c) => c.notNull())
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
 
-  await db.schema.createTable('instance_secrets')
+  await db.schema
+    .createTable('instance_secrets')
     .addColumn('name', 'text', (c) => c.primaryKey())
     .addColumn('value', 'text', (c) => c.notNull())
     .execute();

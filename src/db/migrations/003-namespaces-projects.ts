@@ -4,9 +4,7 @@ import { trackTableVersions } from '../versions.ts';
 
 export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promise<void> {
   const id = <T extends string>(t: CreateTableBuilder<T, any>) =>
-    dialect === 'postgres'
-      ? t.addColumn('id', 'serial', (c) => c.primaryKey())
-      : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
+    dialect === 'postgres' ? t.addColumn('id', 'serial', (c) => c.primaryKey()) : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
   const int = (def: number) => (c: any) => c.notNull().defaultTo(def);
 
   // Users' personal namespaces and groups (with subgroups). traversal_ids is "/1/5/9/": the ids from

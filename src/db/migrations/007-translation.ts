@@ -9,7 +9,10 @@ export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promis
   const id = <T extends string>(t: CreateTableBuilder<T, any>) =>
     dialect === 'postgres' ? t.addColumn('id', 'serial', (c) => c.primaryKey()) : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
   const int = (def: number) => (c: any) => c.notNull().defaultTo(def);
-  const text = (def = '') => (c: any) => c.notNull().defaultTo(def);
+  const text =
+    (def = '') =>
+    (c: any) =>
+      c.notNull().defaultTo(def);
 
   // access_control: 0 public, 1 protected, 100 private (Weblate's values; private = administrators)
   await id(db.schema.createTable('translation_projects'))

@@ -7,7 +7,10 @@ import type { MigrationContext } from '../migrate.ts';
 // died is replayed: the events of the changes that are visible in the repository are written once.
 export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promise<void> {
   const table = db.schema.createTable('pending_pushes');
-  await (dialect === 'postgres' ? table.addColumn('id', 'serial', (c) => c.primaryKey()) : table.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement()))
+  await (dialect === 'postgres'
+    ? table.addColumn('id', 'serial', (c) => c.primaryKey())
+    : table.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+  )
     .addColumn('project_id', 'integer', (c) => c.notNull().references('projects.id').onDelete('cascade'))
     .addColumn('user_id', 'integer', (c) => c.notNull())
     // "<host>:<pid>:<process nonce>:<push>": the process that runs the push (or replays it)

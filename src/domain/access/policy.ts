@@ -160,10 +160,21 @@ export class Policy {
       .where('members.user_id', '=', userId)
       .where((eb) =>
         eb.or([
-          eb.and([eb('members.source_type', '=', 'Namespace'), eb('members.source_id', 'in', eb.selectFrom('namespaces').select('id').where('traversal_ids', 'like', `${prefix}%`))]),
+          eb.and([
+            eb('members.source_type', '=', 'Namespace'),
+            eb('members.source_id', 'in', eb.selectFrom('namespaces').select('id').where('traversal_ids', 'like', `${prefix}%`)),
+          ]),
           eb.and([
             eb('members.source_type', '=', 'Project'),
-            eb('members.source_id', 'in', eb.selectFrom('projects').innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id').select('projects.id').where('namespaces.traversal_ids', 'like', `${prefix}%`)),
+            eb(
+              'members.source_id',
+              'in',
+              eb
+                .selectFrom('projects')
+                .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
+                .select('projects.id')
+                .where('namespaces.traversal_ids', 'like', `${prefix}%`),
+            ),
           ]),
         ]),
       )
@@ -206,7 +217,11 @@ export class Policy {
       .select('projects.id as id')
       .where(live)
       .where(sql<SqlBool>`pn.traversal_ids like gn.traversal_ids || '%'`);
-    const personal = k.selectFrom('projects').innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id').select('projects.id as id').where('namespaces.owner_id', '=', userId);
+    const personal = k
+      .selectFrom('projects')
+      .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
+      .select('projects.id as id')
+      .where('namespaces.owner_id', '=', userId);
     return direct.union(viaGroups).union(personal);
   }
 
@@ -216,7 +231,11 @@ export class Policy {
     const user = actor.user;
     if (!user) return (eb) => eb.and([eb('namespaces.type', '=', 'Group'), eb('namespaces.visibility', '=', 'public')]);
     const levels = user.external ? ['public'] : ['public', 'internal'];
-    return (eb) => eb.and([eb('namespaces.type', '=', 'Group'), eb.or([eb('namespaces.visibility', 'in', levels), eb('namespaces.id', 'in', this.memberGroupIds(user.id))])]);
+    return (eb) =>
+      eb.and([
+        eb('namespaces.type', '=', 'Group'),
+        eb.or([eb('namespaces.visibility', 'in', levels), eb('namespaces.id', 'in', this.memberGroupIds(user.id))]),
+      ]);
   }
 
   /** SQL subquery: groups where `userId` is a member, their descendants, and the ancestors of groups/projects they belong to. */

@@ -22,7 +22,10 @@ export interface ResolvedGroup {
 
 /** Thrown when the path names a project or group that has moved; the route turns it into 301 / 405. */
 export class MovedError extends DomainError {
-  constructor(readonly fullPath: string, readonly resource: 'Project' | 'Group') {
+  constructor(
+    readonly fullPath: string,
+    readonly resource: 'Project' | 'Group',
+  ) {
     super('raw', 301, null);
   }
 }
@@ -42,7 +45,10 @@ export class Resolver {
   private readonly projects = new VersionedCache<ResolvedProject>(5000, 5000);
   private readonly groups = new VersionedCache<ResolvedGroup>(5000, 5000);
 
-  constructor(private readonly db: Db, private readonly policy: Policy) {}
+  constructor(
+    private readonly db: Db,
+    private readonly policy: Policy,
+  ) {}
 
   async namespaceById(id: number): Promise<NamespaceRow | undefined> {
     return this.db.kysely.selectFrom('namespaces').selectAll().where('id', '=', id).executeTakeFirst();
@@ -59,7 +65,11 @@ export class Resolver {
     }
     const slash = key.lastIndexOf('/');
     if (slash > 0) {
-      const ns = await this.db.kysely.selectFrom('namespaces').selectAll().where(ciEquals('full_path', key.slice(0, slash))).executeTakeFirst();
+      const ns = await this.db.kysely
+        .selectFrom('namespaces')
+        .selectAll()
+        .where(ciEquals('full_path', key.slice(0, slash)))
+        .executeTakeFirst();
       if (ns) {
         const project = await this.db.kysely
           .selectFrom('projects')
@@ -70,7 +80,12 @@ export class Resolver {
         if (project) return { project, namespace: ns };
       }
     }
-    const redirect = await this.db.kysely.selectFrom('redirect_routes').selectAll().where('source_type', '=', 'Project').where(ciEquals('path', key)).executeTakeFirst();
+    const redirect = await this.db.kysely
+      .selectFrom('redirect_routes')
+      .selectAll()
+      .where('source_type', '=', 'Project')
+      .where(ciEquals('path', key))
+      .executeTakeFirst();
     if (redirect) {
       const found = await this.findProjectRow(redirect.source_id);
       if (found && 'project' in found) return { moved: `${found.namespace.full_path}/${found.project.path}` };
@@ -117,7 +132,12 @@ export class Resolver {
     const group = isId(key) ? await q.where('id', '=', Number(key)).executeTakeFirst() : await q.where(ciEquals('full_path', key)).executeTakeFirst();
     if (group) return group;
     if (isId(key)) return undefined;
-    const redirect = await this.db.kysely.selectFrom('redirect_routes').selectAll().where('source_type', '=', 'Namespace').where(ciEquals('path', key)).executeTakeFirst();
+    const redirect = await this.db.kysely
+      .selectFrom('redirect_routes')
+      .selectAll()
+      .where('source_type', '=', 'Namespace')
+      .where(ciEquals('path', key))
+      .executeTakeFirst();
     if (redirect) {
       const target = await this.namespaceById(redirect.source_id);
       if (target && target.type === 'Group') return { moved: target.full_path };

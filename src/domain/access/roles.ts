@@ -8,25 +8,83 @@ export const ACCESS_LEVEL_NAMES: Record<number, string> = { 10: 'Guest', 15: 'Pl
 
 /** Custom-role permissions, in the spec's order (every one present in member-role responses). */
 export const CUSTOM_PERMISSIONS = [
-  'admin_cicd_variables', 'admin_compliance_framework', 'admin_group_member', 'admin_merge_request', 'admin_push_rules',
-  'admin_infra_state', 'admin_vulnerability', 'admin_web_hook', 'archive_project', 'manage_deploy_tokens',
-  'manage_group_access_tokens', 'manage_merge_request_settings', 'manage_project_access_tokens', 'manage_security_policy_link',
-  'read_code', 'read_runners', 'read_dependency', 'read_vulnerability', 'remove_group', 'remove_project',
+  'admin_cicd_variables',
+  'admin_compliance_framework',
+  'admin_group_member',
+  'admin_merge_request',
+  'admin_push_rules',
+  'admin_infra_state',
+  'admin_vulnerability',
+  'admin_web_hook',
+  'archive_project',
+  'manage_deploy_tokens',
+  'manage_group_access_tokens',
+  'manage_merge_request_settings',
+  'manage_project_access_tokens',
+  'manage_security_policy_link',
+  'read_code',
+  'read_runners',
+  'read_dependency',
+  'read_vulnerability',
+  'remove_group',
+  'remove_project',
 ] as const;
 export type CustomPermission = (typeof CUSTOM_PERMISSIONS)[number];
 
 export type ProjectAbility =
-  | 'read_project' | 'read_project_member' | 'read_code' | 'push_code' | 'force_push' | 'read_merge_request' | 'create_merge_request'
-  | 'approve_merge_request' | 'admin_merge_request' | 'admin_project' | 'admin_project_member' | 'remove_project' | 'archive_project'
-  | 'read_runners' | 'admin_runners' | 'admin_web_hook' | 'admin_cicd_variables' | 'manage_project_access_tokens' | 'manage_deploy_tokens'
-  | 'manage_merge_request_settings' | 'admin_push_rules' | 'admin_infra_state' | 'read_dependency' | 'read_vulnerability'
-  | 'admin_vulnerability' | 'admin_compliance_framework' | 'manage_security_policy_link' | 'read_job_artifacts' | 'admin_job_artifacts';
+  | 'read_project'
+  | 'read_project_member'
+  | 'read_code'
+  | 'push_code'
+  | 'force_push'
+  | 'read_merge_request'
+  | 'create_merge_request'
+  | 'approve_merge_request'
+  | 'admin_merge_request'
+  | 'admin_project'
+  | 'admin_project_member'
+  | 'remove_project'
+  | 'archive_project'
+  | 'read_runners'
+  | 'admin_runners'
+  | 'admin_web_hook'
+  | 'admin_cicd_variables'
+  | 'manage_project_access_tokens'
+  | 'manage_deploy_tokens'
+  | 'manage_merge_request_settings'
+  | 'admin_push_rules'
+  | 'admin_infra_state'
+  | 'read_dependency'
+  | 'read_vulnerability'
+  | 'admin_vulnerability'
+  | 'admin_compliance_framework'
+  | 'manage_security_policy_link'
+  | 'read_job_artifacts'
+  | 'admin_job_artifacts';
 
 export type GroupAbility =
-  | 'read_group' | 'read_group_member' | 'admin_group' | 'admin_group_member' | 'remove_group' | 'create_subgroup' | 'create_projects'
-  | 'admin_member_role' | 'admin_web_hook' | 'admin_cicd_variables' | 'read_runners' | 'admin_runners' | 'manage_group_access_tokens'
-  | 'manage_deploy_tokens' | 'admin_push_rules' | 'admin_compliance_framework' | 'read_vulnerability' | 'admin_vulnerability'
-  | 'read_dependency' | 'manage_security_policy_link' | 'admin_merge_request' | 'read_code';
+  | 'read_group'
+  | 'read_group_member'
+  | 'admin_group'
+  | 'admin_group_member'
+  | 'remove_group'
+  | 'create_subgroup'
+  | 'create_projects'
+  | 'admin_member_role'
+  | 'admin_web_hook'
+  | 'admin_cicd_variables'
+  | 'read_runners'
+  | 'admin_runners'
+  | 'manage_group_access_tokens'
+  | 'manage_deploy_tokens'
+  | 'admin_push_rules'
+  | 'admin_compliance_framework'
+  | 'read_vulnerability'
+  | 'admin_vulnerability'
+  | 'read_dependency'
+  | 'manage_security_policy_link'
+  | 'admin_merge_request'
+  | 'read_code';
 
 /** What each membership level may do in a project (each level includes the ones below it). */
 export const PROJECT_LEVEL_ABILITIES: Record<number, readonly ProjectAbility[]> = {
@@ -34,9 +92,21 @@ export const PROJECT_LEVEL_ABILITIES: Record<number, readonly ProjectAbility[]> 
   20: ['read_code', 'read_merge_request', 'read_job_artifacts'],
   30: ['push_code', 'create_merge_request', 'approve_merge_request', 'read_dependency', 'read_vulnerability'],
   40: [
-    'force_push', 'admin_merge_request', 'admin_project', 'admin_project_member', 'read_runners', 'admin_runners', 'admin_web_hook',
-    'admin_cicd_variables', 'manage_project_access_tokens', 'manage_deploy_tokens', 'manage_merge_request_settings', 'admin_push_rules',
-    'admin_infra_state', 'admin_vulnerability', 'admin_job_artifacts',
+    'force_push',
+    'admin_merge_request',
+    'admin_project',
+    'admin_project_member',
+    'read_runners',
+    'admin_runners',
+    'admin_web_hook',
+    'admin_cicd_variables',
+    'manage_project_access_tokens',
+    'manage_deploy_tokens',
+    'manage_merge_request_settings',
+    'admin_push_rules',
+    'admin_infra_state',
+    'admin_vulnerability',
+    'admin_job_artifacts',
   ],
   50: ['remove_project', 'archive_project', 'admin_compliance_framework', 'manage_security_policy_link'],
 };
@@ -47,8 +117,16 @@ export const GROUP_LEVEL_ABILITIES: Record<number, readonly GroupAbility[]> = {
   30: ['read_dependency', 'read_vulnerability'],
   40: ['read_runners', 'admin_cicd_variables', 'manage_deploy_tokens', 'admin_vulnerability', 'admin_merge_request'],
   50: [
-    'admin_group', 'admin_group_member', 'remove_group', 'admin_member_role', 'admin_web_hook', 'admin_runners', 'manage_group_access_tokens',
-    'admin_push_rules', 'admin_compliance_framework', 'manage_security_policy_link',
+    'admin_group',
+    'admin_group_member',
+    'remove_group',
+    'admin_member_role',
+    'admin_web_hook',
+    'admin_runners',
+    'manage_group_access_tokens',
+    'admin_push_rules',
+    'admin_compliance_framework',
+    'manage_security_policy_link',
   ],
 };
 
@@ -81,8 +159,19 @@ export const CUSTOM_PERMISSION_ABILITIES: Record<CustomPermission, { project: re
 
 /** Abilities that change things: taken away from everybody on an archived project. */
 export const PROJECT_WRITE_ABILITIES: ReadonlySet<ProjectAbility> = new Set([
-  'push_code', 'force_push', 'create_merge_request', 'approve_merge_request', 'admin_merge_request', 'admin_web_hook', 'admin_cicd_variables',
-  'admin_runners', 'manage_project_access_tokens', 'manage_deploy_tokens', 'admin_push_rules', 'admin_infra_state', 'admin_vulnerability',
+  'push_code',
+  'force_push',
+  'create_merge_request',
+  'approve_merge_request',
+  'admin_merge_request',
+  'admin_web_hook',
+  'admin_cicd_variables',
+  'admin_runners',
+  'manage_project_access_tokens',
+  'manage_deploy_tokens',
+  'admin_push_rules',
+  'admin_infra_state',
+  'admin_vulnerability',
   'admin_job_artifacts',
 ]);
 

@@ -100,7 +100,11 @@ export class Authenticator {
       const byId = await q.where('id', '=', Number(ident)).executeTakeFirst();
       if (byId) return byId;
     }
-    return this.db.kysely.selectFrom('users').selectAll().where((eb) => eb(eb.fn('lower', ['username']), '=', ident.toLowerCase())).executeTakeFirst();
+    return this.db.kysely
+      .selectFrom('users')
+      .selectAll()
+      .where((eb) => eb(eb.fn('lower', ['username']), '=', ident.toLowerCase()))
+      .executeTakeFirst();
   }
 
   /** last_used_at, at most every few minutes; awaited so that this request reads its own write */

@@ -33,7 +33,10 @@ export function scopeList(row: Pick<OauthTokenRow, 'scopes'>): string[] {
 }
 
 export class OauthService {
-  constructor(private readonly db: Db, private readonly salt: () => string) {}
+  constructor(
+    private readonly db: Db,
+    private readonly salt: () => string,
+  ) {}
 
   private digest(v: string): string {
     return tokenDigest(this.salt(), 'oauth:' + v);

@@ -49,7 +49,10 @@ function burnPasswordCheck(password: string): Promise<boolean> {
 }
 
 export class PasswordSignIn {
-  constructor(private readonly db: Db, private readonly settings: SettingsService) {}
+  constructor(
+    private readonly db: Db,
+    private readonly settings: SettingsService,
+  ) {}
 
   /** Username or email, both case-insensitive (GitLab's User.find_by_login). */
   private async byLogin(login: string): Promise<UserRow | undefined> {
@@ -87,7 +90,13 @@ export class PasswordSignIn {
     }
 
     if (user.failed_attempts !== 0) {
-      user = (await this.db.kysely.updateTable('users').set({ failed_attempts: 0, updated_at: nowIso() }).where('id', '=', user.id).returningAll().executeTakeFirst()) ?? user;
+      user =
+        (await this.db.kysely
+          .updateTable('users')
+          .set({ failed_attempts: 0, updated_at: nowIso() })
+          .where('id', '=', user.id)
+          .returningAll()
+          .executeTakeFirst()) ?? user;
     }
     switch (user.state) {
       case 'blocked':
@@ -104,13 +113,14 @@ export class PasswordSignIn {
     }
     if (user.two_factor_enabled) return { ok: false, reason: 'two_factor', user };
     if (user.state === 'deactivated') {
-      user = (await this.db.kysely
-        .updateTable('users')
-        .set({ state: 'active', updated_at: nowIso() })
-        .where('id', '=', user.id)
-        .where('state', '=', 'deactivated')
-        .returningAll()
-        .executeTakeFirst()) ?? user;
+      user =
+        (await this.db.kysely
+          .updateTable('users')
+          .set({ state: 'active', updated_at: nowIso() })
+          .where('id', '=', user.id)
+          .where('state', '=', 'deactivated')
+          .returningAll()
+          .executeTakeFirst()) ?? user;
     }
     return { ok: true, user };
   }
@@ -156,7 +166,12 @@ export class PasswordSignIn {
     if (!row) return false;
     if (row.locked_at) return true;
     if (row.failed_attempts < policy.maxAttempts) return false;
-    await this.db.kysely.updateTable('users').set({ locked_at: nowIso(), updated_at: nowIso() }).where('id', '=', user.id).where('locked_at', 'is', null).execute();
+    await this.db.kysely
+      .updateTable('users')
+      .set({ locked_at: nowIso(), updated_at: nowIso() })
+      .where('id', '=', user.id)
+      .where('locked_at', 'is', null)
+      .execute();
     return true;
   }
 }

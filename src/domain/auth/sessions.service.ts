@@ -9,7 +9,10 @@ export const SESSION_COOKIE = '_service_session';
 export const CSRF_COOKIE = '_service_csrf';
 
 export class SessionsService {
-  constructor(private readonly db: Db, private readonly salt: () => string) {}
+  constructor(
+    private readonly db: Db,
+    private readonly salt: () => string,
+  ) {}
 
   private digest(v: string): string {
     return tokenDigest(this.salt(), 'session:' + v);
@@ -30,7 +33,11 @@ export class SessionsService {
   }
 
   async find(id: string): Promise<{ userId: number; csrf: string } | null> {
-    const row = await this.db.kysely.selectFrom('web_sessions').select(['user_id', 'csrf_token', 'expires_at']).where('session_digest', '=', this.digest(id)).executeTakeFirst();
+    const row = await this.db.kysely
+      .selectFrom('web_sessions')
+      .select(['user_id', 'csrf_token', 'expires_at'])
+      .where('session_digest', '=', this.digest(id))
+      .executeTakeFirst();
     if (!row || row.expires_at <= nowIso()) return null;
     return { userId: row.user_id, csrf: row.csrf_token };
   }

@@ -8,18 +8,43 @@ import { ACCESS_LEVEL_NAMES } from '../access/roles.ts';
 export const SYSTEM_EVENT_JOB = 'system_event';
 
 export type SystemEventName =
-  | 'project_create' | 'project_destroy' | 'project_rename' | 'project_transfer' | 'project_update'
-  | 'group_create' | 'group_destroy' | 'group_rename'
-  | 'user_add_to_team' | 'user_remove_from_team' | 'user_update_for_team'
-  | 'user_add_to_group' | 'user_remove_from_group' | 'user_update_for_group'
-  | 'user_create' | 'user_destroy' | 'user_rename'
-  | 'push' | 'tag_push' | 'repository_update';
+  | 'project_create'
+  | 'project_destroy'
+  | 'project_rename'
+  | 'project_transfer'
+  | 'project_update'
+  | 'group_create'
+  | 'group_destroy'
+  | 'group_rename'
+  | 'user_add_to_team'
+  | 'user_remove_from_team'
+  | 'user_update_for_team'
+  | 'user_add_to_group'
+  | 'user_remove_from_group'
+  | 'user_update_for_group'
+  | 'user_create'
+  | 'user_destroy'
+  | 'user_rename'
+  | 'push'
+  | 'tag_push'
+  | 'repository_update';
 
 export async function recordSystemEvent(trx: Kysely<Database>, payload: { event_name: SystemEventName } & Record<string, unknown>): Promise<void> {
   const now = nowIso();
   await trx
     .insertInto('jobs')
-    .values({ kind: SYSTEM_EVENT_JOB, payload: JSON.stringify(payload), state: 'queued', attempts: 0, run_at: now, locked_by: null, locked_until: null, last_error: null, created_at: now, updated_at: now })
+    .values({
+      kind: SYSTEM_EVENT_JOB,
+      payload: JSON.stringify(payload),
+      state: 'queued',
+      attempts: 0,
+      run_at: now,
+      locked_by: null,
+      locked_until: null,
+      last_error: null,
+      created_at: now,
+      updated_at: now,
+    })
     .execute();
 }
 

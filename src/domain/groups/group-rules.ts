@@ -27,20 +27,74 @@ export const NAMESPACE_FORMAT_MESSAGE = "can contain only letters, digits, '_', 
  * the translation API's repository exports are served at `/git/<project>/<component>/`.
  */
 const TOP_LEVEL_ROUTES = new Set([
-  '-', 'git', '.well-known', '404.html', '422.html', '500.html', '502.html', '503.html', 'admin', 'api', 'apple-touch-icon.png',
-  'apple-touch-icon-precomposed.png', 'assets', 'dashboard', 'deploy.html', 'explore', 'favicon.ico', 'favicon.png', 'files', 'groups',
-  'health_check', 'help', 'import', 'jwt', 'login', 'oauth', 'profile', 'projects', 'public', 'robots.txt', 's', 'search', 'sitemap',
-  'sitemap.xml', 'sitemap.xml.gz', 'slash-command-logo.png', 'snippets', 'unsubscribes', 'uploads', 'users', 'v2',
+  '-',
+  'git',
+  '.well-known',
+  '404.html',
+  '422.html',
+  '500.html',
+  '502.html',
+  '503.html',
+  'admin',
+  'api',
+  'apple-touch-icon.png',
+  'apple-touch-icon-precomposed.png',
+  'assets',
+  'dashboard',
+  'deploy.html',
+  'explore',
+  'favicon.ico',
+  'favicon.png',
+  'files',
+  'groups',
+  'health_check',
+  'help',
+  'import',
+  'jwt',
+  'login',
+  'oauth',
+  'profile',
+  'projects',
+  'public',
+  'robots.txt',
+  's',
+  'search',
+  'sitemap',
+  'sitemap.xml',
+  'sitemap.xml.gz',
+  'slash-command-logo.png',
+  'snippets',
+  'unsubscribes',
+  'uploads',
+  'users',
+  'v2',
 ]);
 /** ILLEGAL_GROUP_PATH_WORDS (PROJECT_WILDCARD_ROUTES | GROUP_ROUTES): words that end a project route. */
 const SUBGROUP_RESERVED = new Set([
-  '-', 'badges', 'blame', 'blob', 'builds', 'commits', 'create', 'create_dir', 'edit', 'files', 'find_file', 'new', 'preview', 'raw',
-  'refs', 'tree', 'update', 'wikis',
+  '-',
+  'badges',
+  'blame',
+  'blob',
+  'builds',
+  'commits',
+  'create',
+  'create_dir',
+  'edit',
+  'files',
+  'find_file',
+  'new',
+  'preview',
+  'raw',
+  'refs',
+  'tree',
+  'update',
+  'wikis',
 ]);
 
 /** Gitlab::Regex.group_name_regex: starts with a letter, digit, emoji or '_'. */
 const GROUP_NAME = /^[\p{L}\p{N}\u{00A9}-\u{1F9FF}_][\p{L}\p{N}\p{Pd}\u{00A9}-\u{1F9FF}_(). ]*$/u;
-export const GROUP_NAME_MESSAGE = "can contain only letters, digits, emoji, '_', '.', dash, space, parenthesis. It must start with letter, digit, emoji or '_'.";
+export const GROUP_NAME_MESSAGE =
+  "can contain only letters, digits, emoji, '_', '.', dash, space, parenthesis. It must start with letter, digit, emoji or '_'.";
 
 const MAX_LENGTH = 255;
 

@@ -14,14 +14,7 @@ import type { Resolver } from '../access/resolve.ts';
 import { groupPayload, groupMemberPayload, projectPayload, recordSystemEvent } from '../events/system-events.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import type { Settings } from '../settings/definitions.ts';
-import {
-  rubyInspect,
-  validateDescription,
-  validateName,
-  validatePath,
-  visibilityLevel,
-  type FieldErrors,
-} from './group-rules.ts';
+import { rubyInspect, validateDescription, validateName, validatePath, visibilityLevel, type FieldErrors } from './group-rules.ts';
 import { GROUP_SETTING_KEYS, type GroupSettings } from './group-settings.ts';
 import { projectOwners } from '../projects/project-owners.ts';
 import { deleteProjectRows, removeRepositories } from '../projects/project-destroy.ts';
@@ -100,11 +93,7 @@ export class GroupsService {
       const mine = this.directGroupIds(user.id, p.min_access_level, false);
       q = q.where((eb) =>
         eb.exists(
-          eb
-            .selectFrom('namespaces as m')
-            .select('m.id')
-            .where('m.id', 'in', mine)
-            .where(sql<SqlBool>`namespaces.traversal_ids like m.traversal_ids || '%'`),
+          eb.selectFrom('namespaces as m').select('m.id').where('m.id', 'in', mine).where(sql<SqlBool>`namespaces.traversal_ids like m.traversal_ids || '%'`),
         ),
       );
     } else if (!(actor.isAdmin && allAvailable)) {
@@ -150,7 +139,11 @@ export class GroupsService {
     const missing = new Set<number>();
     for (const g of groups) for (const id of ancestorIds(g)) if (!names.has(id)) missing.add(id);
     if (missing.size) {
-      const rows = await this.db.kysely.selectFrom('namespaces').select(['id', 'name']).where('id', 'in', [...missing]).execute();
+      const rows = await this.db.kysely
+        .selectFrom('namespaces')
+        .select(['id', 'name'])
+        .where('id', 'in', [...missing])
+        .execute();
       for (const r of rows) names.set(r.id, r.name);
     }
     const out = new Map<number, string>();
@@ -197,13 +190,24 @@ export class GroupsService {
         const inserted = await trx
           .insertInto('namespaces')
           .values({
-            type: 'Group', name: input.name, path: input.path, full_path: fullPath, parent_id: parent?.id ?? null, traversal_ids: '',
-            owner_id: null, visibility, description: input.description ?? '', avatar_url: null,
+            type: 'Group',
+            name: input.name,
+            path: input.path,
+            full_path: fullPath,
+            parent_id: parent?.id ?? null,
+            traversal_ids: '',
+            owner_id: null,
+            visibility,
+            description: input.description ?? '',
+            avatar_url: null,
             request_access_enabled: input.request_access_enabled === false ? 0 : 1,
             project_creation_level: input.project_creation_level ?? 'developer',
             subgroup_creation_level: input.subgroup_creation_level ?? 'maintainer',
             share_with_group_lock: input.share_with_group_lock ? 1 : 0,
-            settings: JSON.stringify(extra), created_by_id: user.id, created_at: now, updated_at: now,
+            settings: JSON.stringify(extra),
+            created_by_id: user.id,
+            created_at: now,
+            updated_at: now,
           })
           .returningAll()
           .executeTakeFirstOrThrow();
@@ -218,8 +222,15 @@ export class GroupsService {
         const member = await trx
           .insertInto('members')
           .values({
-            source_type: 'Namespace', source_id: group.id, user_id: user.id, access_level: OWNER, expires_at: null, member_role_id: null,
-            created_by_id: null, created_at: now, updated_at: now,
+            source_type: 'Namespace',
+            source_id: group.id,
+            user_id: user.id,
+            access_level: OWNER,
+            expires_at: null,
+            member_role_id: null,
+            created_by_id: null,
+            created_at: now,
+            updated_at: now,
           })
           .returningAll()
           .executeTakeFirstOrThrow();
@@ -263,9 +274,11 @@ export class GroupsService {
     if (visibility !== undefined && visibility !== group.visibility) {
       const level = visibilityLevel(visibility);
       const msgs: string[] = [];
-      if (await this.hasMoreOpen('projects', group.id, level)) msgs.push(`${visibility} is not allowed since this group contains projects with higher visibility.`);
+      if (await this.hasMoreOpen('projects', group.id, level))
+        msgs.push(`${visibility} is not allowed since this group contains projects with higher visibility.`);
       if (await this.hasMoreOpen('namespaces', group.id, level)) msgs.push(`${visibility} is not allowed since there are sub-groups with higher visibility.`);
-      if (parent && level > visibilityLevel(parent.visibility)) msgs.push(`${visibility} is not allowed since the parent group has a ${parent.visibility} visibility.`);
+      if (parent && level > visibilityLevel(parent.visibility))
+        msgs.push(`${visibility} is not allowed since the parent group has a ${parent.visibility} visibility.`);
       if (msgs.length) errors.visibility_level = msgs;
     }
     if (Object.keys(errors).length) throw Errors.invalid(errors);
@@ -329,7 +342,6 @@ export class GroupsService {
     removeRepositories(this.repos, deleted);
   }
 
-
   // ---- validation helpers ------------------------------------------------------------------
 
   /** A namespace (group or user) or, below a group, a project already has this path. */
@@ -373,7 +385,8 @@ export class GroupsService {
       delete out.default_branch_protection_defaults;
     }
     if (creating) {
-      for (const k of ['math_rendering_limits_enabled', 'lock_math_rendering_limits_enabled', 'prevent_sharing_groups_outside_hierarchy', 'max_artifacts_size']) delete out[k];
+      for (const k of ['math_rendering_limits_enabled', 'lock_math_rendering_limits_enabled', 'prevent_sharing_groups_outside_hierarchy', 'max_artifacts_size'])
+        delete out[k];
     }
     return out as Partial<GroupSettings>;
   }
@@ -383,7 +396,11 @@ export class GroupsService {
 
 /** "/1/5/9/" of group 9 → [1, 5] */
 export function ancestorIds(g: Pick<NamespaceRow, 'traversal_ids' | 'id'>): number[] {
-  return g.traversal_ids.split('/').filter(Boolean).map(Number).filter((id) => id !== g.id);
+  return g.traversal_ids
+    .split('/')
+    .filter(Boolean)
+    .map(Number)
+    .filter((id) => id !== g.id);
 }
 
 /** Gitlab::VisibilityLevel.allowed_for? for a non-administrator. */
@@ -438,9 +455,16 @@ async function movePaths(trx: Kysely<Database>, group: NamespaceRow, newFullPath
   ];
   for (let i = 0; i < redirects.length; i += 500) {
     const lower = redirects.slice(i, i + 500).map((r) => r.path.toLowerCase());
-    await trx.deleteFrom('redirect_routes').where((eb) => eb(eb.fn('lower', ['path']), 'in', lower)).execute();
+    await trx
+      .deleteFrom('redirect_routes')
+      .where((eb) => eb(eb.fn('lower', ['path']), 'in', lower))
+      .execute();
   }
-  for (let i = 0; i < redirects.length; i += 500) await trx.insertInto('redirect_routes').values(redirects.slice(i, i + 500)).execute();
+  for (let i = 0; i < redirects.length; i += 500)
+    await trx
+      .insertInto('redirect_routes')
+      .values(redirects.slice(i, i + 500))
+      .execute();
 }
 
 // ---- keyset cursors (order_by=name, sort=asc: reference §1.3) -----------------------------------

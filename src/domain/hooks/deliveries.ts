@@ -20,7 +20,14 @@ import { pushMatches } from './branch-filter.ts';
 import { systemHookRules, type SystemHooksService } from './system-hooks.service.ts';
 
 /** What `POST /hooks/:id` sends (lib/api/system_hooks.rb). */
-export const MOCK_SYSTEM_EVENT = { event_name: 'project_create', name: 'Ruby', path: 'ruby', project_id: 1, owner_name: 'Someone', owner_email: 'example@gitlabhq.com' };
+export const MOCK_SYSTEM_EVENT = {
+  event_name: 'project_create',
+  name: 'Ruby',
+  path: 'ruby',
+  project_id: 1,
+  owner_name: 'Someone',
+  owner_email: 'example@gitlabhq.com',
+};
 
 export interface DeliveryOptions {
   externalUrl: string;
@@ -115,11 +122,19 @@ export class HookDeliveries {
           rows.push(this.newDelivery(hook.id, payload, job.payload, eventUuid, now));
         }
       }
-      for (let i = 0; i < rows.length; i += 500) await trx.insertInto('hook_deliveries').values(rows.slice(i, i + 500)).execute();
+      for (let i = 0; i < rows.length; i += 500)
+        await trx
+          .insertInto('hook_deliveries')
+          .values(rows.slice(i, i + 500))
+          .execute();
       await trx
         .updateTable('jobs')
         .set({ state: 'done', locked_by: null, locked_until: null, updated_at: nowIso() })
-        .where('id', 'in', jobs.map((j) => j.id))
+        .where(
+          'id',
+          'in',
+          jobs.map((j) => j.id),
+        )
         .where('locked_by', '=', this.workerId)
         .execute();
     });
@@ -216,7 +231,11 @@ export class HookDeliveries {
     const json = JSON.stringify(payload);
     const row = await this.db.kysely
       .insertInto('hook_deliveries')
-      .values({ ...this.newDelivery(hook.id, payload, json, crypto.randomUUID(), now), locked_by: this.workerId, locked_until: new Date(Date.now() + this.leaseMs).toISOString() })
+      .values({
+        ...this.newDelivery(hook.id, payload, json, crypto.randomUUID(), now),
+        locked_by: this.workerId,
+        locked_until: new Date(Date.now() + this.leaseMs).toISOString(),
+      })
       .returningAll()
       .executeTakeFirstOrThrow();
     const o = await this.send(hook, row);
@@ -279,7 +298,13 @@ export class HookDeliveries {
         attempt,
         url: o.url,
         request_headers: JSON.stringify(o.requestHeaders),
-        response_status: o.status, error: o.error, duration_ms: o.durationMs, response_headers: JSON.stringify(o.headers), response_body: o.body, created_at: now })
+        response_status: o.status,
+        error: o.error,
+        duration_ms: o.durationMs,
+        response_headers: JSON.stringify(o.headers),
+        response_body: o.body,
+        created_at: now,
+      })
       .execute();
     const wait = this.opts.retrySchedule[attempt - 1];
     const again = retry && o.result === 'retry' && wait !== undefined;

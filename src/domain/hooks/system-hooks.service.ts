@@ -83,7 +83,11 @@ export class SystemHooksService {
     };
     await this.validate(row);
     const now = nowIso();
-    return this.db.kysely.insertInto('system_hooks').values({ ...row, created_at: now, updated_at: now }).returningAll().executeTakeFirstOrThrow();
+    return this.db.kysely
+      .insertInto('system_hooks')
+      .values({ ...row, created_at: now, updated_at: now })
+      .returningAll()
+      .executeTakeFirstOrThrow();
   }
 
   /** PUT: only what is given changes; a new `url` without a `token` clears the token (WebHook#reset_token). */
@@ -104,14 +108,22 @@ export class SystemHooksService {
     else if (input.url !== undefined && input.url !== hook.url) next.token_encrypted = null;
     await this.validate(next);
     const { id: _id, created_at: _c, ...changes } = next;
-    return this.db.kysely.updateTable('system_hooks').set({ ...changes, updated_at: nowIso() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+    return this.db.kysely
+      .updateTable('system_hooks')
+      .set({ ...changes, updated_at: nowIso() })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
   }
 
   /** The hook and its delivery history, in one transaction. */
   async delete(id: number): Promise<void> {
     await this.get(id);
     await this.db.kysely.transaction().execute(async (trx) => {
-      await trx.deleteFrom('hook_attempts').where('delivery_id', 'in', trx.selectFrom('hook_deliveries').select('id').where('hook_id', '=', id)).execute();
+      await trx
+        .deleteFrom('hook_attempts')
+        .where('delivery_id', 'in', trx.selectFrom('hook_deliveries').select('id').where('hook_id', '=', id))
+        .execute();
       await trx.deleteFrom('hook_deliveries').where('hook_id', '=', id).execute();
       await trx.deleteFrom('system_hooks').where('id', '=', id).execute();
     });
@@ -120,7 +132,8 @@ export class SystemHooksService {
   /** GitLab's save errors: the URL first, then the branch filter (422 `{"error": …}`). */
   private async validate(row: Pick<SystemHookRow, 'url' | 'branch_filter_strategy' | 'push_events_branch_filter'>): Promise<void> {
     if (!(await this.urlAllowed(row.url))) throw Errors.raw(422, { error: 'Invalid url given' });
-    if (!(BRANCH_FILTER_STRATEGIES as readonly string[]).includes(row.branch_filter_strategy)) throw Errors.param('branch_filter_strategy does not have a valid value');
+    if (!(BRANCH_FILTER_STRATEGIES as readonly string[]).includes(row.branch_filter_strategy))
+      throw Errors.param('branch_filter_strategy does not have a valid value');
     if (branchFilterError(row.branch_filter_strategy, row.push_events_branch_filter)) throw Errors.raw(422, { error: 'Invalid branch filter given' });
   }
 

@@ -121,7 +121,8 @@ export class MemberRolesService {
 
   private async nameTaken(namespaceId: number | null, name: string): Promise<boolean> {
     const q = this.db.kysely.selectFrom('member_roles').select('id').where('name', '=', name);
-    const row = namespaceId === null ? await q.where('namespace_id', 'is', null).executeTakeFirst() : await q.where('namespace_id', '=', namespaceId).executeTakeFirst();
+    const row =
+      namespaceId === null ? await q.where('namespace_id', 'is', null).executeTakeFirst() : await q.where('namespace_id', '=', namespaceId).executeTakeFirst();
     return !!row;
   }
 }

@@ -120,7 +120,9 @@ export class MembersService {
       .selectFrom('members as m')
       .selectAll('m')
       .select([
-        sql<number>`row_number() over (partition by m.user_id order by case when m.source_type = ${key.type} and m.source_id = ${key.id} then 0 else 1 end, m.access_level desc, case when m.expires_at is null then 0 else 1 end, m.expires_at desc, m.id)`.as('rn'),
+        sql<number>`row_number() over (partition by m.user_id order by case when m.source_type = ${key.type} and m.source_id = ${key.id} then 0 else 1 end, m.access_level desc, case when m.expires_at is null then 0 else 1 end, m.expires_at desc, m.id)`.as(
+          'rn',
+        ),
         sql<number>`max(m.access_level) over (partition by m.user_id)`.as('effective_level'),
       ])
       .where((eb) => {
@@ -132,17 +134,34 @@ export class MembersService {
       .selectFrom(ranked.as('mm'))
       .innerJoin('users', 'users.id', 'mm.user_id')
       .select([
-        'mm.id', 'mm.source_type', 'mm.source_id', 'mm.user_id', 'mm.access_level', 'mm.expires_at', 'mm.member_role_id', 'mm.created_by_id',
-        'mm.created_at', 'mm.updated_at', 'mm.effective_level',
-        'users.username as u_username', 'users.name as u_name', 'users.state as u_state', 'users.locked_at as u_locked_at',
-        'users.avatar_url as u_avatar_url', 'users.email as u_email', 'users.created_at as u_created_at', 'users.updated_at as u_updated_at',
+        'mm.id',
+        'mm.source_type',
+        'mm.source_id',
+        'mm.user_id',
+        'mm.access_level',
+        'mm.expires_at',
+        'mm.member_role_id',
+        'mm.created_by_id',
+        'mm.created_at',
+        'mm.updated_at',
+        'mm.effective_level',
+        'users.username as u_username',
+        'users.name as u_name',
+        'users.state as u_state',
+        'users.locked_at as u_locked_at',
+        'users.avatar_url as u_avatar_url',
+        'users.email as u_email',
+        'users.created_at as u_created_at',
+        'users.updated_at as u_updated_at',
       ])
       .where('mm.rn', '=', 1);
     // User.search: the whole primary email, or part of the name or username (no minimum length).
     const term = input.query?.trim();
     if (term) {
       const like = '%' + term.toLowerCase().replace(/[\\%_]/g, (ch) => '\\' + ch) + '%';
-      q = q.where(sql<SqlBool>`(${ciEquals('users.email', term)} or lower(users.name) like ${like} escape '\\' or lower(users.username) like ${like} escape '\\')`);
+      q = q.where(
+        sql<SqlBool>`(${ciEquals('users.email', term)} or lower(users.name) like ${like} escape '\\' or lower(users.username) like ${like} escape '\\')`,
+      );
     }
     if (input.user_ids?.length) q = q.where('mm.user_id', 'in', input.user_ids);
     if (input.skip_users?.length) q = q.where('mm.user_id', 'not in', input.skip_users);
@@ -173,13 +192,28 @@ export class MembersService {
   async viewsOfRows(rows: MemberListRow[]): Promise<MemberView[]> {
     const views = rows.map((r) => ({
       member: {
-        id: r.id, source_type: r.source_type, source_id: r.source_id, user_id: r.user_id, access_level: r.access_level, expires_at: r.expires_at,
-        member_role_id: r.member_role_id, created_by_id: r.created_by_id, created_at: r.created_at, updated_at: r.updated_at,
+        id: r.id,
+        source_type: r.source_type,
+        source_id: r.source_id,
+        user_id: r.user_id,
+        access_level: r.access_level,
+        expires_at: r.expires_at,
+        member_role_id: r.member_role_id,
+        created_by_id: r.created_by_id,
+        created_at: r.created_at,
+        updated_at: r.updated_at,
       },
       accessLevel: r.effective_level,
       user: {
-        id: r.user_id, username: r.u_username, name: r.u_name, state: r.u_state, locked_at: r.u_locked_at, avatar_url: r.u_avatar_url, email: r.u_email,
-        created_at: r.u_created_at, updated_at: r.u_updated_at,
+        id: r.user_id,
+        username: r.u_username,
+        name: r.u_name,
+        state: r.u_state,
+        locked_at: r.u_locked_at,
+        avatar_url: r.u_avatar_url,
+        email: r.u_email,
+        created_at: r.u_created_at,
+        updated_at: r.u_updated_at,
       },
     }));
     return this.complete(views);
@@ -187,7 +221,13 @@ export class MembersService {
 
   private async views(items: { member: MemberRow; accessLevel: number }[]): Promise<MemberView[]> {
     const ids = [...new Set(items.map((i) => i.member.user_id))];
-    const users = ids.length ? await this.db.kysely.selectFrom('users').select([...BASIC_COLUMNS, 'users.email']).where('id', 'in', ids).execute() : [];
+    const users = ids.length
+      ? await this.db.kysely
+          .selectFrom('users')
+          .select([...BASIC_COLUMNS, 'users.email'])
+          .where('id', 'in', ids)
+          .execute()
+      : [];
     const byId = new Map(users.map((u) => [u.id, u]));
     return this.complete(items.map((i) => ({ ...i, user: byId.get(i.member.user_id)! })));
   }
@@ -197,22 +237,34 @@ export class MembersService {
     const creatorIds = [...new Set(items.flatMap((i) => (i.member.created_by_id === null ? [] : [i.member.created_by_id])))];
     const roleIds = [...new Set(items.flatMap((i) => (i.member.member_role_id === null ? [] : [i.member.member_role_id])))];
     const [creators, roles] = await Promise.all([
-      creatorIds.length ? k.selectFrom('users').select([...BASIC_COLUMNS]).where('id', 'in', creatorIds).execute() : [],
+      creatorIds.length
+        ? k
+            .selectFrom('users')
+            .select([...BASIC_COLUMNS])
+            .where('id', 'in', creatorIds)
+            .execute()
+        : [],
       roleIds.length ? k.selectFrom('member_roles').selectAll().where('id', 'in', roleIds).execute() : [],
     ]);
     const creatorById = new Map(creators.map((u) => [u.id, u]));
     const roleById = new Map(roles.map((r) => [r.id, r]));
     return items.map((i) => ({
       ...i,
-      createdBy: i.member.created_by_id === null ? null : creatorById.get(i.member.created_by_id) ?? null,
-      role: i.member.member_role_id === null ? null : roleById.get(i.member.member_role_id) ?? null,
+      createdBy: i.member.created_by_id === null ? null : (creatorById.get(i.member.created_by_id) ?? null),
+      role: i.member.member_role_id === null ? null : (roleById.get(i.member.member_role_id) ?? null),
     }));
   }
 
   private async directMember(s: MemberSource, userId: number): Promise<MemberRow | undefined> {
     if (!isInt32(userId)) return undefined; // beyond the id column: nobody
     const key = sourceKey(s);
-    return this.db.kysely.selectFrom('members').selectAll().where('source_type', '=', key.type).where('source_id', '=', key.id).where('user_id', '=', userId).executeTakeFirst();
+    return this.db.kysely
+      .selectFrom('members')
+      .selectAll()
+      .where('source_type', '=', key.type)
+      .where('source_id', '=', key.id)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
   }
 
   // ---- who may manage whom -----------------------------------------------------------------
@@ -295,8 +347,10 @@ export class MembersService {
       add('access_level', 'cannot be changed because of an existing association with a custom role');
     }
     if (m.member_role) {
-      if (m.member_role.base_access_level !== m.access_level) add('member_role_id', "the custom role's base access level does not match the current access level");
-      if (m.member_role.namespace_id !== null && m.member_role.namespace_id !== this.rootOf(s)) add('member_namespace', "must be in same hierarchy as custom role's namespace");
+      if (m.member_role.base_access_level !== m.access_level)
+        add('member_role_id', "the custom role's base access level does not match the current access level");
+      if (m.member_role.namespace_id !== null && m.member_role.namespace_id !== this.rootOf(s))
+        add('member_namespace', "must be in same hierarchy as custom role's namespace");
     }
     return errors;
   }
@@ -318,7 +372,8 @@ export class MembersService {
   /** POST …/members: one user (by id or username) → the member; a comma-separated list → a status. */
   async add(actor: Actor, s: MemberSource, input: AddMembersInput): Promise<AddResult> {
     if (input.user_id !== undefined && input.username !== undefined) throw Errors.param('user_id, username are mutually exclusive');
-    if (input.user_id === undefined && input.username === undefined) throw Errors.param('user_id, username are missing, at least one parameter must be provided');
+    if (input.user_id === undefined && input.username === undefined)
+      throw Errors.param('user_id, username are missing, at least one parameter must be provided');
     const expiresAt = expiryDate(input.expires_at);
     if ((input.user_id ?? '').includes(',') || (input.username ?? '').includes(',')) return this.addMany(actor, s, input, expiresAt);
 
@@ -348,11 +403,26 @@ export class MembersService {
     const k = this.db.kysely;
     let users: UserRow[];
     if (input.username !== undefined) {
-      const names = [...new Set(input.username.split(',').map((n) => n.trim().toLowerCase()).filter(Boolean))];
+      const names = [
+        ...new Set(
+          input.username
+            .split(',')
+            .map((n) => n.trim().toLowerCase())
+            .filter(Boolean),
+        ),
+      ];
       users = names.length ? await k.selectFrom('users').selectAll().where(sql<string>`lower(username)`, 'in', names).execute() : [];
       if (!users.length) return { kind: 'bulk', body: { message: 'No users specified.', status: 'error' } };
     } else {
-      const ids = [...new Set(input.user_id!.split(',').map((v) => v.trim()).filter((v) => /^\d+$/.test(v)).map(Number))].filter((n) => n <= 2147483647);
+      const ids = [
+        ...new Set(
+          input
+            .user_id!.split(',')
+            .map((v) => v.trim())
+            .filter((v) => /^\d+$/.test(v))
+            .map(Number),
+        ),
+      ].filter((n) => n <= 2147483647);
       users = ids.length ? await k.selectFrom('users').selectAll().where('id', 'in', ids).orderBy('id').execute() : [];
     }
     const role = await this.memberRole(input.member_role_id);
@@ -391,24 +461,60 @@ export class MembersService {
     return { kind: 'bulk', body: { status: 'success' } };
   }
 
-  private async insert(trx: Kysely<Database>, actor: Actor, s: MemberSource, user: UserRow, level: number, expiresAt: string | null, role: MemberRoleRow | null): Promise<MemberRow> {
+  private async insert(
+    trx: Kysely<Database>,
+    actor: Actor,
+    s: MemberSource,
+    user: UserRow,
+    level: number,
+    expiresAt: string | null,
+    role: MemberRoleRow | null,
+  ): Promise<MemberRow> {
     const key = sourceKey(s);
     const now = nowIso();
     const row = await trx
       .insertInto('members')
       .values({
-        source_type: key.type, source_id: key.id, user_id: user.id, access_level: level, expires_at: expiresAt, member_role_id: role?.id ?? null,
-        created_by_id: actor.user?.id ?? null, created_at: now, updated_at: now,
+        source_type: key.type,
+        source_id: key.id,
+        user_id: user.id,
+        access_level: level,
+        expires_at: expiresAt,
+        member_role_id: role?.id ?? null,
+        created_by_id: actor.user?.id ?? null,
+        created_at: now,
+        updated_at: now,
       })
       .returningAll()
       .executeTakeFirstOrThrow();
-    await recordSystemEvent(trx, s.type === 'Project' ? projectMemberPayload('user_add_to_team', row, s.project, s.namespace, user) : groupMemberPayload('user_add_to_group', row, s.group, user));
+    await recordSystemEvent(
+      trx,
+      s.type === 'Project'
+        ? projectMemberPayload('user_add_to_team', row, s.project, s.namespace, user)
+        : groupMemberPayload('user_add_to_group', row, s.group, user),
+    );
     return row;
   }
 
-  private async change(trx: Kysely<Database>, s: MemberSource, member: MemberRow, user: UserRow, set: { access_level: number; expires_at: string | null; member_role_id: number | null }): Promise<MemberRow> {
-    const row = await trx.updateTable('members').set({ ...set, updated_at: nowIso() }).where('id', '=', member.id).returningAll().executeTakeFirstOrThrow();
-    await recordSystemEvent(trx, s.type === 'Project' ? projectMemberPayload('user_update_for_team', row, s.project, s.namespace, user) : groupMemberPayload('user_update_for_group', row, s.group, user));
+  private async change(
+    trx: Kysely<Database>,
+    s: MemberSource,
+    member: MemberRow,
+    user: UserRow,
+    set: { access_level: number; expires_at: string | null; member_role_id: number | null },
+  ): Promise<MemberRow> {
+    const row = await trx
+      .updateTable('members')
+      .set({ ...set, updated_at: nowIso() })
+      .where('id', '=', member.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await recordSystemEvent(
+      trx,
+      s.type === 'Project'
+        ? projectMemberPayload('user_update_for_team', row, s.project, s.namespace, user)
+        : groupMemberPayload('user_update_for_group', row, s.group, user),
+    );
     return row;
   }
 
@@ -424,12 +530,17 @@ export class MembersService {
     // Only a new expiry date is checked against today (an old one may have passed).
     const expiresAt = input.expires_at === undefined ? member.expires_at : expiryDate(input.expires_at);
     const checkedExpiry = input.expires_at === undefined ? null : expiresAt;
-    const errors = await this.validate(s, userId, { access_level: input.access_level, expires_at: checkedExpiry, member_role: role }, { previous: member, roleGiven });
+    const errors = await this.validate(
+      s,
+      userId,
+      { access_level: input.access_level, expires_at: checkedExpiry, member_role: role },
+      { previous: member, roleGiven },
+    );
     if (Object.keys(errors).length) throw Errors.invalid(errors);
     const user = (await this.db.kysely.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst())!;
-    const row = await this.db.kysely.transaction().execute((trx) =>
-      this.change(trx, s, member, user, { access_level: input.access_level, expires_at: expiresAt, member_role_id: role?.id ?? null }),
-    );
+    const row = await this.db.kysely
+      .transaction()
+      .execute((trx) => this.change(trx, s, member, user, { access_level: input.access_level, expires_at: expiresAt, member_role_id: role?.id ?? null }));
     return (await this.views([{ member: row, accessLevel: row.access_level }]))[0];
   }
 
@@ -461,13 +572,30 @@ export class MembersService {
     const byId = new Map(below.map((n) => [n.id, n]));
     const subgroups = below.filter((n) => n.id !== group.id && n.type === 'Group').map((n) => n.id);
     if (subgroups.length) {
-      const rows = await trx.deleteFrom('members').where('user_id', '=', user.id).where('source_type', '=', 'Namespace').where('source_id', 'in', subgroups).returningAll().execute();
-      for (const r of rows.sort((a, b) => a.id - b.id)) await recordSystemEvent(trx, groupMemberPayload('user_remove_from_group', r, byId.get(r.source_id)!, user));
+      const rows = await trx
+        .deleteFrom('members')
+        .where('user_id', '=', user.id)
+        .where('source_type', '=', 'Namespace')
+        .where('source_id', 'in', subgroups)
+        .returningAll()
+        .execute();
+      for (const r of rows.sort((a, b) => a.id - b.id))
+        await recordSystemEvent(trx, groupMemberPayload('user_remove_from_group', r, byId.get(r.source_id)!, user));
     }
-    const projects = await trx.selectFrom('projects').selectAll().where('namespace_id', 'in', [...byId.keys()]).execute();
+    const projects = await trx
+      .selectFrom('projects')
+      .selectAll()
+      .where('namespace_id', 'in', [...byId.keys()])
+      .execute();
     if (projects.length) {
       const projectById = new Map(projects.map((p) => [p.id, p]));
-      const rows = await trx.deleteFrom('members').where('user_id', '=', user.id).where('source_type', '=', 'Project').where('source_id', 'in', [...projectById.keys()]).returningAll().execute();
+      const rows = await trx
+        .deleteFrom('members')
+        .where('user_id', '=', user.id)
+        .where('source_type', '=', 'Project')
+        .where('source_id', 'in', [...projectById.keys()])
+        .returningAll()
+        .execute();
       for (const r of rows.sort((a, b) => a.id - b.id)) {
         const p = projectById.get(r.source_id)!;
         await recordSystemEvent(trx, projectMemberPayload('user_remove_from_team', r, p, byId.get(p.namespace_id)!, user));

@@ -85,7 +85,10 @@ export function searchTerms(query: string): string[] {
 }
 
 export class ProjectsQuery {
-  constructor(private readonly db: Db, private readonly policy: Policy) {}
+  constructor(
+    private readonly db: Db,
+    private readonly policy: Policy,
+  ) {}
 
   /**
    * SQL: the projects where `userId` is a member of at least `minLevel` — directly, through a group
@@ -117,7 +120,10 @@ export class ProjectsQuery {
       .where('own.type', '=', 'User');
     let ids = direct.union(personal);
     if (prefixes.length) {
-      const subgroups = k.selectFrom('namespaces as sub').select('sub.id').where((eb) => eb.or(prefixes.map((p) => eb('sub.traversal_ids', 'like', `${p}%`))));
+      const subgroups = k
+        .selectFrom('namespaces as sub')
+        .select('sub.id')
+        .where((eb) => eb.or(prefixes.map((p) => eb('sub.traversal_ids', 'like', `${p}%`))));
       ids = ids.union(k.selectFrom('projects as gp').select('gp.id as id').where('gp.namespace_id', 'in', subgroups));
     }
     return (eb) => eb('projects.id', 'in', ids);
@@ -147,7 +153,10 @@ export class ProjectsQuery {
       const g = scope.group;
       const ids = scope.includeAncestors ? traversalIds(g) : [g.id];
       if (scope.includeSubgroups) {
-        const subgroups = k.selectFrom('namespaces as sub').select('sub.id').where('sub.traversal_ids', 'like', `${likeEscape(g.traversal_ids)}%`);
+        const subgroups = k
+          .selectFrom('namespaces as sub')
+          .select('sub.id')
+          .where('sub.traversal_ids', 'like', `${likeEscape(g.traversal_ids)}%`);
         q = q.where((eb) => eb.or([eb('projects.namespace_id', 'in', ids), eb('projects.namespace_id', 'in', subgroups)]));
       } else {
         q = q.where('projects.namespace_id', 'in', ids);
@@ -159,7 +168,7 @@ export class ProjectsQuery {
     const similarity = f.order_by === 'similarity' && !!f.search && !!user;
     if (f.owned || f.min_access_level !== undefined || f.membership || similarity) {
       if (!user) return q.where(NEVER);
-      const min = f.owned ? 50 : f.min_access_level ?? 10;
+      const min = f.owned ? 50 : (f.min_access_level ?? 10);
       q = q.where(await this.memberProjects(user.id, min));
     } else {
       q = q.where(await this.visible(actor));
@@ -228,7 +237,12 @@ export class ProjectsQuery {
     if (!projects.length) return [];
     const k = this.db.kysely;
     const namespaces = new Map<number, NamespaceRow>();
-    for (const ns of await k.selectFrom('namespaces').selectAll().where('id', 'in', [...new Set(projects.map((p) => p.namespace_id))]).execute()) namespaces.set(ns.id, ns);
+    for (const ns of await k
+      .selectFrom('namespaces')
+      .selectAll()
+      .where('id', 'in', [...new Set(projects.map((p) => p.namespace_id))])
+      .execute())
+      namespaces.set(ns.id, ns);
     const names = new Map<number, string>();
     for (const ns of namespaces.values()) names.set(ns.id, ns.name);
     const groupIds = new Set<number>();
@@ -238,7 +252,13 @@ export class ProjectsQuery {
     const userId = actor.user?.id;
     const [ancestors, owners, memberships] = await Promise.all([
       missing.length ? k.selectFrom('namespaces').select(['id', 'name']).where('id', 'in', missing).execute() : [],
-      ownerIds.length ? k.selectFrom('users').select([...BASIC_COLUMNS]).where('users.id', 'in', [...new Set(ownerIds)]).execute() : [],
+      ownerIds.length
+        ? k
+            .selectFrom('users')
+            .select([...BASIC_COLUMNS])
+            .where('users.id', 'in', [...new Set(ownerIds)])
+            .execute()
+        : [],
       userId === undefined ? [] : this.policy.memberships(userId, { projectIds: projects.map((p) => p.id), groupIds: [...groupIds] }),
     ]);
     for (const a of ancestors) names.set(a.id, a.name);
@@ -251,7 +271,7 @@ export class ProjectsQuery {
     const out: ProjectView[] = [];
     for (const project of projects) {
       const namespace = namespaces.get(project.namespace_id)!;
-      const owner = namespace.type === 'User' && namespace.owner_id !== null ? ownersById.get(namespace.owner_id) ?? null : null;
+      const owner = namespace.type === 'User' && namespace.owner_id !== null ? (ownersById.get(namespace.owner_id) ?? null) : null;
       const projectMember = memberOf.get(`Project:${project.id}`);
       const groupMembers = namespace.type === 'Group' ? traversalIds(namespace).flatMap((id) => memberOf.get(`Namespace:${id}`) ?? []) : [];
       const membership: Membership = { level: 0, directLevel: projectMember?.level ?? 0, permissions: new Set() };
@@ -260,12 +280,20 @@ export class ProjectsQuery {
         if (m.permissions) for (const [perm, on] of Object.entries(JSON.parse(m.permissions))) if (on) membership.permissions.add(perm as CustomPermission);
       }
       // A personal namespace's owner owns its projects (as Policy.membership says).
-      const resolved = userId !== undefined && namespace.type === 'User' && namespace.owner_id === userId ? { level: 50, directLevel: 0, permissions: new Set<CustomPermission>() } : membership;
+      const resolved =
+        userId !== undefined && namespace.type === 'User' && namespace.owner_id === userId
+          ? { level: 50, directLevel: 0, permissions: new Set<CustomPermission>() }
+          : membership;
       const groupLevel = groupMembers.length ? Math.max(...groupMembers.map((m) => m.level)) : null;
       out.push({
         project,
         namespace,
-        namespaceFullName: namespace.type === 'User' ? owner?.name ?? namespace.name : traversalIds(namespace).map((id) => names.get(id) ?? '').join(' / '),
+        namespaceFullName:
+          namespace.type === 'User'
+            ? (owner?.name ?? namespace.name)
+            : traversalIds(namespace)
+                .map((id) => names.get(id) ?? '')
+                .join(' / '),
         owner,
         access: await this.memoAccess(answers, actor, project, namespace, resolved),
         projectMemberLevel: projectMember?.level ?? null,
@@ -275,7 +303,13 @@ export class ProjectsQuery {
     return out;
   }
 
-  private memoAccess(answers: Map<string, Promise<ProjectAccess>>, actor: Actor, project: ProjectRow, namespace: NamespaceRow, m: Membership): Promise<ProjectAccess> {
+  private memoAccess(
+    answers: Map<string, Promise<ProjectAccess>>,
+    actor: Actor,
+    project: ProjectRow,
+    namespace: NamespaceRow,
+    m: Membership,
+  ): Promise<ProjectAccess> {
     const key = `${m.level}:${m.directLevel}:${[...m.permissions].sort().join(',')}:${project.visibility}:${project.archived}`;
     let answer = answers.get(key);
     if (!answer) answers.set(key, (answer = this.accessWith(actor, project, namespace, m)));

@@ -6,7 +6,7 @@ import type { Db } from '../../db/connect.ts';
 import type { Database, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
 import { ciEquals, isUniqueViolation } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
-import { nowIso, } from '../../lib/time.ts';
+import { nowIso } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import { Policy, type ProjectAccess } from '../access/policy.ts';
 import type { Resolver } from '../access/resolve.ts';
@@ -44,7 +44,26 @@ const NAME_MESSAGE = "can contain only letters, digits, emoji, '_', '.', '+', da
 const PATH_RE = /^[a-zA-Z0-9_.][a-zA-Z0-9_\-.]*$/;
 const PATH_MESSAGE = "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'";
 /** Gitlab::PathRegex::PROJECT_WILDCARD_ROUTES: words that follow a project's path in the web routes. */
-const RESERVED_PROJECT_PATHS = new Set(['-', 'badges', 'blame', 'blob', 'builds', 'commits', 'create', 'create_dir', 'edit', 'files', 'find_file', 'new', 'preview', 'raw', 'refs', 'tree', 'update', 'wikis']);
+const RESERVED_PROJECT_PATHS = new Set([
+  '-',
+  'badges',
+  'blame',
+  'blob',
+  'builds',
+  'commits',
+  'create',
+  'create_dir',
+  'edit',
+  'files',
+  'find_file',
+  'new',
+  'preview',
+  'raw',
+  'refs',
+  'tree',
+  'update',
+  'wikis',
+]);
 
 const TAKEN = 'has already been taken';
 const OWNER = 50;
@@ -138,16 +157,28 @@ export class ProjectsService {
 
     const now = nowIso();
     const defaultBranch = input.default_branch || 'main';
-    const storage = actor.isAdmin && input.repository_storage ? input.repository_storage : this.repos.pickStorage(s.repository_storages_weighted as Record<string, number>);
+    const storage =
+      actor.isAdmin && input.repository_storage ? input.repository_storage : this.repos.pickStorage(s.repository_storages_weighted as Record<string, number>);
     let created: ProjectRow | null = null;
     try {
       return await k.transaction().execute(async (trx) => {
         const project = await trx
           .insertInto('projects')
           .values({
-            namespace_id: namespace.id, creator_id: me.id, name, path, description: input.description ?? null, visibility,
-            default_branch: defaultBranch, archived: 0, repository_storage: storage,
-            topics: JSON.stringify(topics), settings: JSON.stringify(stored), created_at: now, updated_at: now, last_activity_at: now,
+            namespace_id: namespace.id,
+            creator_id: me.id,
+            name,
+            path,
+            description: input.description ?? null,
+            visibility,
+            default_branch: defaultBranch,
+            archived: 0,
+            repository_storage: storage,
+            topics: JSON.stringify(topics),
+            settings: JSON.stringify(stored),
+            created_at: now,
+            updated_at: now,
+            last_activity_at: now,
           })
           .returningAll()
           .executeTakeFirstOrThrow();
@@ -155,7 +186,17 @@ export class ProjectsService {
         if (namespace.type === 'User' && namespace.owner_id !== null) {
           await trx
             .insertInto('members')
-            .values({ source_type: 'Project', source_id: project.id, user_id: namespace.owner_id, access_level: OWNER, expires_at: null, member_role_id: null, created_by_id: me.id, created_at: now, updated_at: now })
+            .values({
+              source_type: 'Project',
+              source_id: project.id,
+              user_id: namespace.owner_id,
+              access_level: OWNER,
+              expires_at: null,
+              member_role_id: null,
+              created_by_id: me.id,
+              created_at: now,
+              updated_at: now,
+            })
             .execute();
         }
         await this.claimPath(trx, `${namespace.full_path}/${path}`);
@@ -226,7 +267,13 @@ export class ProjectsService {
   }
 
   /** Names and paths are unique in a namespace (any case); a path may not be a subgroup's either. */
-  private async checkTaken(k: Kysely<Database>, namespace: NamespaceRow, p: { name: string; path: string }, exceptId: number | null, errors: Record<string, string[]>): Promise<void> {
+  private async checkTaken(
+    k: Kysely<Database>,
+    namespace: NamespaceRow,
+    p: { name: string; path: string },
+    exceptId: number | null,
+    errors: Record<string, string[]>,
+  ): Promise<void> {
     const taken = await this.takenErrors(namespace, p, exceptId, k);
     const merged: Record<string, string[]> = {};
     // The project's namespace record is validated first in GitLab, so its error leads.
@@ -237,9 +284,18 @@ export class ProjectsService {
     Object.assign(errors, merged);
   }
 
-  private async takenErrors(namespace: NamespaceRow, p: { name: string; path: string }, exceptId: number | null, k: Kysely<Database> = this.db.kysely): Promise<Record<string, string[]>> {
+  private async takenErrors(
+    namespace: NamespaceRow,
+    p: { name: string; path: string },
+    exceptId: number | null,
+    k: Kysely<Database> = this.db.kysely,
+  ): Promise<Record<string, string[]>> {
     const out: Record<string, string[]> = {};
-    const others = k.selectFrom('projects').select('id').where('namespace_id', '=', namespace.id).where('id', '!=', exceptId ?? -1);
+    const others = k
+      .selectFrom('projects')
+      .select('id')
+      .where('namespace_id', '=', namespace.id)
+      .where('id', '!=', exceptId ?? -1);
     if (p.name && (await others.where(ciEquals('name', p.name)).executeTakeFirst())) {
       out['project_namespace.name'] = [TAKEN];
       out.name = [TAKEN];
@@ -247,7 +303,11 @@ export class ProjectsService {
     const pathTaken =
       p.path &&
       ((await others.where(ciEquals('path', p.path)).executeTakeFirst()) ||
-        (await k.selectFrom('namespaces').select('id').where(ciEquals('full_path', `${namespace.full_path}/${p.path}`)).executeTakeFirst()));
+        (await k
+          .selectFrom('namespaces')
+          .select('id')
+          .where(ciEquals('full_path', `${namespace.full_path}/${p.path}`))
+          .executeTakeFirst()));
     if (pathTaken) out.path = [TAKEN];
     return out;
   }
@@ -294,7 +354,12 @@ export class ProjectsService {
         const updated = await trx
           .updateTable('projects')
           .set({
-            name, path, description, visibility, settings: JSON.stringify(stored), updated_at: now,
+            name,
+            path,
+            description,
+            visibility,
+            settings: JSON.stringify(stored),
+            updated_at: now,
             ...(input.default_branch ? { default_branch: input.default_branch } : {}),
             ...(topics !== undefined ? { topics: JSON.stringify(topics) } : {}),
             ...(actor.isAdmin && input.repository_storage ? { repository_storage: input.repository_storage } : {}),
@@ -307,7 +372,10 @@ export class ProjectsService {
           await trx.insertInto('redirect_routes').values({ source_type: 'Project', source_id: project.id, path: oldFullPath, created_at: now }).execute();
         }
         const owners = await projectOwners(trx, updated, namespace);
-        await recordSystemEvent(trx, renamed ? projectPayload('project_rename', updated, namespace, owners, oldFullPath) : projectPayload('project_update', updated, namespace, owners));
+        await recordSystemEvent(
+          trx,
+          renamed ? projectPayload('project_rename', updated, namespace, owners, oldFullPath) : projectPayload('project_update', updated, namespace, owners),
+        );
         if (updated.repository_storage !== project.repository_storage) this.repos.move(project, updated.repository_storage);
         if (newDefault && repo.exists()) await this.repos.repository(updated).setHead(newDefault);
         return updated;
@@ -351,7 +419,12 @@ export class ProjectsService {
         .select('id')
         .where('namespace_id', '=', to.id)
         .where((eb) => eb.or([ciEquals('path', project.path), ciEquals('name', project.name)]))
-        .executeTakeFirst()) ?? (await k.selectFrom('namespaces').select('id').where(ciEquals('full_path', `${to.full_path}/${project.path}`)).executeTakeFirst());
+        .executeTakeFirst()) ??
+      (await k
+        .selectFrom('namespaces')
+        .select('id')
+        .where(ciEquals('full_path', `${to.full_path}/${project.path}`))
+        .executeTakeFirst());
     if (clash) throw transferError('Project with same name or path in target namespace already exists');
 
     // The project can be no more visible than its new group.
@@ -408,5 +481,4 @@ export class ProjectsService {
   private async claimPath(trx: Kysely<Database>, fullPath: string): Promise<void> {
     await trx.deleteFrom('redirect_routes').where(ciEquals('path', fullPath)).execute();
   }
-
 }

@@ -246,7 +246,14 @@ async function fileHasChanged(repo: Repository, startTip: string | null, filePat
 }
 
 /** Commits::CreateService's checks (after validate_permissions!) and the file service's own: the commit to make. */
-export async function planFileWrite(ctx: RepoContext, actor: Actor, kind: FileWriteKind, filePath: string, input: FileWriteInput, empty: boolean): Promise<CommitPlan> {
+export async function planFileWrite(
+  ctx: RepoContext,
+  actor: Actor,
+  kind: FileWriteKind,
+  filePath: string,
+  input: FileWriteInput,
+  empty: boolean,
+): Promise<CommitPlan> {
   const repo = ctx.repo;
   const branch = input.branch;
   const startBranch = input.start_branch || branch;
@@ -283,9 +290,10 @@ export async function planFileWrite(ctx: RepoContext, actor: Actor, kind: FileWr
   if (kind === 'delete') action = { action: 'delete', file_path: filePath };
   else {
     const content = input.encoding === 'base64' ? Buffer.from(input.content ?? '', 'base64') : Buffer.from(input.content ?? '', 'utf8');
-    action = kind === 'create'
-      ? { action: 'create', file_path: filePath, content, executable: input.execute_filemode === true }
-      : { action: 'update', file_path: filePath, content, executable: input.execute_filemode };
+    action =
+      kind === 'create'
+        ? { action: 'create', file_path: filePath, content, executable: input.execute_filemode === true }
+        : { action: 'update', file_path: filePath, content, executable: input.execute_filemode };
   }
   const before = target?.commit ?? ZERO_SHA;
   const { author, committer } = people(actor, input.author_name, input.author_email);

@@ -5,7 +5,25 @@
 const isBinaryByte = (b: number) => b <= 0x08 || b === 0x0b || (b >= 0x0e && b <= 0x1a) || (b >= 0x1c && b <= 0x1f);
 const isWs = (b: number) => b === 0x09 || b === 0x0a || b === 0x0c || b === 0x0d || b === 0x20;
 
-const HTML_TAGS = ['<!DOCTYPE HTML', '<HTML', '<HEAD', '<SCRIPT', '<IFRAME', '<H1', '<DIV', '<FONT', '<TABLE', '<A', '<STYLE', '<TITLE', '<B', '<BODY', '<BR', '<P', '<!--'];
+const HTML_TAGS = [
+  '<!DOCTYPE HTML',
+  '<HTML',
+  '<HEAD',
+  '<SCRIPT',
+  '<IFRAME',
+  '<H1',
+  '<DIV',
+  '<FONT',
+  '<TABLE',
+  '<A',
+  '<STYLE',
+  '<TITLE',
+  '<B',
+  '<BODY',
+  '<BR',
+  '<P',
+  '<!--',
+];
 
 function startsWith(data: Buffer, at: number, sig: string | number[]): boolean {
   const bytes = typeof sig === 'string' ? Buffer.from(sig, 'latin1') : sig;

@@ -59,7 +59,15 @@ function projectHookAttrs(ctx: PushContext) {
 
 function repositoryHookAttrs(ctx: PushContext) {
   const a = projectHookAttrs(ctx);
-  return { name: a.name, url: a.url, description: a.description, homepage: a.homepage, git_http_url: a.git_http_url, git_ssh_url: a.git_ssh_url, visibility_level: a.visibility_level };
+  return {
+    name: a.name,
+    url: a.url,
+    description: a.description,
+    homepage: a.homepage,
+    git_http_url: a.git_http_url,
+    git_ssh_url: a.git_ssh_url,
+    visibility_level: a.visibility_level,
+  };
 }
 
 function userAttrs(u: UserRow) {
@@ -85,7 +93,11 @@ async function commitsCount(repo: Repository, c: RefChange, defaultBranch: strin
  * `claim` runs first in that transaction (a push journal deleting its record): when it answers false,
  * nothing is written and the result is false.
  */
-export async function recordPushEvents(ctx: PushContext, changes: RefChange[], opts: { claim?(trx: Kysely<Database>): Promise<boolean> } = {}): Promise<boolean> {
+export async function recordPushEvents(
+  ctx: PushContext,
+  changes: RefChange[],
+  opts: { claim?(trx: Kysely<Database>): Promise<boolean> } = {},
+): Promise<boolean> {
   if (!changes.length) return false;
   const project = projectHookAttrs(ctx);
   const repository = repositoryHookAttrs(ctx);
@@ -103,7 +115,13 @@ export async function recordPushEvents(ctx: PushContext, changes: RefChange[], o
         before: c.before,
         after: c.after,
         ref: c.ref,
-        ref_protected: branchProtection(ctx.project, ctx.namespace, ((ctx.settings as Record<string, unknown>).default_branch_protection_defaults ?? {}) as BranchProtectionDefaults, branch) !== null,
+        ref_protected:
+          branchProtection(
+            ctx.project,
+            ctx.namespace,
+            ((ctx.settings as Record<string, unknown>).default_branch_protection_defaults ?? {}) as BranchProtectionDefaults,
+            branch,
+          ) !== null,
         checkout_sha: c.after === ZERO_SHA ? null : c.after,
         message: null,
         ...user,

@@ -100,7 +100,15 @@ export class PushJournal {
   }
 
   /** Events of visible changes, written with the row's deletion (false: the row was taken over). */
-  async record(args: { id: number; owner: string; project: ProjectRow; namespace: NamespaceRow; user: UserRow; repo: Repository; changes: RefChange[] }): Promise<boolean> {
+  async record(args: {
+    id: number;
+    owner: string;
+    project: ProjectRow;
+    namespace: NamespaceRow;
+    user: UserRow;
+    repo: Repository;
+    changes: RefChange[];
+  }): Promise<boolean> {
     const claim = async (trx: Kysely<Database>) => {
       const r = await trx.deleteFrom('pending_pushes').where('id', '=', args.id).where('owner', '=', args.owner).executeTakeFirst();
       return Number(r.numDeletedRows) === 1;
@@ -160,7 +168,12 @@ export class PushJournal {
     }
     let projects: Pick<ProjectRow, 'id' | 'repository_storage'>[];
     if (opts.scanAll) projects = await this.db.kysely.selectFrom('projects').select(['id', 'repository_storage']).execute();
-    else if (replayedProjects.size) projects = await this.db.kysely.selectFrom('projects').select(['id', 'repository_storage']).where('id', 'in', [...replayedProjects]).execute();
+    else if (replayedProjects.size)
+      projects = await this.db.kysely
+        .selectFrom('projects')
+        .select(['id', 'repository_storage'])
+        .where('id', 'in', [...replayedProjects])
+        .execute();
     else projects = [];
     for (const p of projects) {
       if (running.has(p.id)) continue;
@@ -197,10 +210,18 @@ export class PushJournal {
     if (!changes.length) return drop();
     // a git that holds a journaled ref's lock may still move it: look again later
     if (changes.some((c) => lockedRecently(repo.gitDir, c.ref))) {
-      await this.db.kysely.updateTable('pending_pushes').set({ lease_until: iso(Date.now() + 5_000) }).where('id', '=', row.id).where('owner', '=', owner).execute();
+      await this.db.kysely
+        .updateTable('pending_pushes')
+        .set({ lease_until: iso(Date.now() + 5_000) })
+        .where('id', '=', row.id)
+        .where('owner', '=', owner)
+        .execute();
       return 'deferred';
     }
-    const current = await refValues(repo, changes.map((c) => c.ref));
+    const current = await refValues(
+      repo,
+      changes.map((c) => c.ref),
+    );
     const visible = changes.filter((c) => (c.after === ZERO_SHA ? !current.has(c.ref) : current.get(c.ref) === c.after));
     if (!visible.length) return drop();
     const user = await this.db.kysely.selectFrom('users').selectAll().where('id', '=', taken.user_id).executeTakeFirst();
@@ -287,7 +308,10 @@ export class JournaledPush {
   /** git is about to move these refs: true once they are in the journal (and the row is still ours). */
   async prepare(updates: RefUpdate[]): Promise<boolean> {
     if (this.ended) return false;
-    const lines = updates.filter(relevant).map((u) => `${u.before} ${u.after} ${u.ref}\n`).join('');
+    const lines = updates
+      .filter(relevant)
+      .map((u) => `${u.before} ${u.after} ${u.ref}\n`)
+      .join('');
     // appended: a push of many refs (one transaction per ref) writes each update once
     const r = await this.db.kysely
       .updateTable('pending_pushes')

@@ -32,7 +32,10 @@ export function searchRefs(refs: Ref[], search: string | undefined): Ref[] {
   if (regexSearch) pattern = pattern.replace('\\^', '^').replace(/\\\*/g, '.*?').replace('\\$', '$');
   let hits: boolean[];
   try {
-    hits = matchAll(new RegExp(pattern), refs.map((r) => r.short.toLowerCase()));
+    hits = matchAll(
+      new RegExp(pattern),
+      refs.map((r) => r.short.toLowerCase()),
+    );
   } catch (e) {
     if (e instanceof PatternTimeout) throw Errors.raw(400, { message: 'Search is too complex' });
     throw e;
@@ -53,7 +56,10 @@ export function regexRefs(refs: Ref[], regex: string | undefined): Ref[] {
   const re = untrustedRegexp(regex);
   if (!re) throw Errors.raw(400, { message: 'Regex is invalid' });
   try {
-    const hits = matchAll(re, refs.map((r) => r.short));
+    const hits = matchAll(
+      re,
+      refs.map((r) => r.short),
+    );
     return refs.filter((_, i) => hits[i]);
   } catch (e) {
     if (e instanceof PatternTimeout) throw Errors.raw(400, { message: 'Regex is invalid' });

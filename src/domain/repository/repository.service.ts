@@ -454,7 +454,11 @@ export class RepositoryService {
     };
     // journaled before git starts; the reference-transaction hook reports each ref update on fd 3
     const push = await this.deps.pushes.begin(t.project, t.actor.user!);
-    const child = t.repo.spawn(['-c', `core.hooksPath=${this.deps.repos.hooksDir}`, 'receive-pack', '--stateless-rpc', t.repo.gitDir], { env, extraPipes: 1, pidEnv: 'HEARTH_PUSH_PID' });
+    const child = t.repo.spawn(['-c', `core.hooksPath=${this.deps.repos.hooksDir}`, 'receive-pack', '--stateless-rpc', t.repo.gitDir], {
+      env,
+      extraPipes: 1,
+      pidEnv: 'HEARTH_PUSH_PID',
+    });
     const hookSocket = child.stdio[3] as Duplex | null;
     if (hookSocket) serveRefTransactions(hookSocket, { onPrepared: (u) => push.prepare(u), onCommitted: (u) => push.committedUpdates(u) });
     body.on('error', () => child.kill());

@@ -208,7 +208,11 @@ export const pageToken = (e: TreeObject) => Buffer.from(JSON.stringify({ file_na
  * or path" for a path that cannot name anything or names nothing. The root tree comes from the cached
  * commit; `<commit>:<path>` lookups are cached (a commit's content never changes).
  */
-export async function treeAt(ctx: RepoContext, ref: string | undefined, rawPath: string | undefined): Promise<{ path: string; object: { sha: string; type: string } }> {
+export async function treeAt(
+  ctx: RepoContext,
+  ref: string | undefined,
+  rawPath: string | undefined,
+): Promise<{ path: string; object: { sha: string; type: string } }> {
   const repo = ctx.repo;
   const commit = await orMissing(repo, () => commitOf(ctx, ref), null);
   if (!commit) throw Errors.notFound('Tree');

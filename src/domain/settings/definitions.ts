@@ -42,8 +42,34 @@ const keyRestriction = (...sizes: number[]): SettingDef => int(0, { values: [0, 
 
 /** Gitlab::I18n.available_locales */
 export const LOCALES = [
-  'bg', 'cs_CZ', 'da_DK', 'de', 'en', 'eo', 'es', 'fil_PH', 'fr', 'gl_ES', 'id_ID', 'it', 'ja', 'ko', 'nb_NO', 'nl_NL',
-  'pl_PL', 'pt_BR', 'ro_RO', 'ru', 'si_LK', 'sk_SK', 'sv_SE', 'tr_TR', 'uk', 'zh_CN', 'zh_HK', 'zh_TW',
+  'bg',
+  'cs_CZ',
+  'da_DK',
+  'de',
+  'en',
+  'eo',
+  'es',
+  'fil_PH',
+  'fr',
+  'gl_ES',
+  'id_ID',
+  'it',
+  'ja',
+  'ko',
+  'nb_NO',
+  'nl_NL',
+  'pl_PL',
+  'pt_BR',
+  'ro_RO',
+  'ru',
+  'si_LK',
+  'sk_SK',
+  'sv_SE',
+  'tr_TR',
+  'uk',
+  'zh_CN',
+  'zh_HK',
+  'zh_TW',
 ] as const;
 
 /** Gitlab::Access: NO_ACCESS, DEVELOPER, MAINTAINER, ADMIN (allowed_access_levels of push and merge). */
@@ -246,7 +272,13 @@ export const RESPONSE_ALIASES: Record<string, string> = {
 export const RESPONSE_CONSTANTS: Record<string, boolean> = { housekeeping_bitmaps_enabled: true };
 
 /** Settings removed in the past: never returned, ignored on write. */
-export const REMOVED = ['delayed_project_deletion', 'delayed_group_deletion', 'in_product_marketing_emails_enabled', 'repository_storages', 'user_email_lookup_limit'];
+export const REMOVED = [
+  'delayed_project_deletion',
+  'delayed_group_deletion',
+  'in_product_marketing_emails_enabled',
+  'repository_storages',
+  'user_email_lookup_limit',
+];
 
 /** Grape `given X: ->(val) { val } do requires Y end`: 400 {"error":"Y is missing"}. */
 export const REQUIRES: Record<string, string[]> = {

@@ -106,7 +106,13 @@ function toList(v: unknown): Coerced {
   const out: string[] = [];
   for (const item of Array.isArray(v) ? v : [v]) {
     if (typeof item === 'number') out.push(String(item));
-    else if (typeof item === 'string' && !hasNul(item)) out.push(...item.split(',').map((s) => s.trim()).filter(Boolean));
+    else if (typeof item === 'string' && !hasNul(item))
+      out.push(
+        ...item
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      );
     else return INVALID;
   }
   return out;
@@ -306,7 +312,8 @@ function recordErrors(s: Settings, changed: Set<string>, storages: readonly stri
   }
   if (s.external_authorization_service_enabled) {
     if (blank(s.external_authorization_service_default_label)) add('external_authorization_service_default_label', "can't be blank");
-    if (!blank(s.external_authorization_service_url) && !validUrl(s.external_authorization_service_url)) add('external_authorization_service_url', 'must be a valid URL');
+    if (!blank(s.external_authorization_service_url) && !validUrl(s.external_authorization_service_url))
+      add('external_authorization_service_url', 'must be a valid URL');
     const timeout = s.external_authorization_service_timeout;
     if (timeout === null) add('external_authorization_service_timeout', 'is not a number');
     else for (const m of numericErrors({ type: 'number', default: null, gt: 0, lte: 10 }, timeout)) add('external_authorization_service_timeout', m);

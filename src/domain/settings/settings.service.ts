@@ -19,7 +19,10 @@ export class SettingsService {
   /** bumped by every save, so a read that started before it cannot cache stale values */
   private generation = 0;
 
-  constructor(private readonly db: Db, private readonly ttlMs = 60_000) {}
+  constructor(
+    private readonly db: Db,
+    private readonly ttlMs = 60_000,
+  ) {}
 
   /** Creates the row on first start. */
   async ensure(): Promise<void> {
@@ -93,7 +96,11 @@ export class SettingsService {
       const changes = await change(withDefaults(stored));
       const merged: Record<string, unknown> = {};
       for (const [k, v] of Object.entries({ ...stored, ...changes })) if (Object.hasOwn(SETTINGS, k)) merged[k] = v;
-      await trx.updateTable('application_settings').set({ settings: JSON.stringify(merged), updated_at: nowIso() }).where('id', '=', 1).execute();
+      await trx
+        .updateTable('application_settings')
+        .set({ settings: JSON.stringify(merged), updated_at: nowIso() })
+        .where('id', '=', 1)
+        .execute();
       return this.read(trx);
     });
     this.invalidate();

@@ -205,8 +205,18 @@ export class TokensService {
     await this.db.kysely
       .insertInto('personal_access_tokens')
       .values({
-        user_id: user.id, name, description: null, token_digest: digest, scopes: JSON.stringify(scopes), impersonation: 0,
-        revoked: 0, expires_at: null, last_used_at: null, previous_personal_access_token_id: null, created_at: now, updated_at: now,
+        user_id: user.id,
+        name,
+        description: null,
+        token_digest: digest,
+        scopes: JSON.stringify(scopes),
+        impersonation: 0,
+        revoked: 0,
+        expires_at: null,
+        last_used_at: null,
+        previous_personal_access_token_id: null,
+        created_at: now,
+        updated_at: now,
       })
       .execute();
   }
@@ -254,7 +264,11 @@ export class TokensService {
         .where('revoked', '=', 0)
         .executeTakeFirst();
       if (Number(res.numUpdatedRows) !== 1) throw Errors.badRequest('Token already revoked');
-      const view = await this.create(user, { name: row.name, description: row.description, scopes: JSON.parse(row.scopes), expires_at: expires, impersonation: row.impersonation === 1 }, trx);
+      const view = await this.create(
+        user,
+        { name: row.name, description: row.description, scopes: JSON.parse(row.scopes), expires_at: expires, impersonation: row.impersonation === 1 },
+        trx,
+      );
       const linked = await trx
         .updateTable('personal_access_tokens')
         .set({ previous_personal_access_token_id: row.id })

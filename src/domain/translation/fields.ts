@@ -19,7 +19,12 @@ export class FieldErrors {
 type Input = Record<string, unknown>;
 
 /** A CharField: trimmed; `required` (on create), `blank` allowed or not, `max` length. */
-export function stringField(e: FieldErrors, input: object, field: string, opts: { required?: boolean; blank?: boolean; max?: number } = {}): string | undefined {
+export function stringField(
+  e: FieldErrors,
+  input: object,
+  field: string,
+  opts: { required?: boolean; blank?: boolean; max?: number } = {},
+): string | undefined {
   const v = (input as Input)[field];
   if (v === undefined) {
     if (opts.required) e.add(field, 'This field is required.');

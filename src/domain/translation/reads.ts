@@ -74,11 +74,20 @@ export class TranslationReads {
     const { n } = await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     const page = pager(Number(n));
     const rows = await s.selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
-    return { total: Number(n), page, rows, related: await this.related.load({ projects: rows.map((r) => r.project_id), languages: rows.map((r) => r.source_language_id) }) };
+    return {
+      total: Number(n),
+      page,
+      rows,
+      related: await this.related.load({ projects: rows.map((r) => r.project_id), languages: rows.map((r) => r.source_language_id) }),
+    };
   }
 
   /** The components of a project the actor may see. */
-  async projectComponents<P extends Slice>(actor: Actor, project: TranslationProjectRow, pager: Pager<P>): Promise<Paged<P, ComponentRow> & { related: Related }> {
+  async projectComponents<P extends Slice>(
+    actor: Actor,
+    project: TranslationProjectRow,
+    pager: Pager<P>,
+  ): Promise<Paged<P, ComponentRow> & { related: Related }> {
     const s = this.visible.components(actor, project);
     const { n } = await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     const page = pager(Number(n));
@@ -92,12 +101,18 @@ export class TranslationReads {
   }
 
   /** The translations of a component (its translations list and its statistics). */
-  async componentTranslations<P extends Slice>({ project, component }: ComponentPath, pager: Pager<P>): Promise<Paged<P, TranslationRow> & { related: Related }> {
+  async componentTranslations<P extends Slice>(
+    { project, component }: ComponentPath,
+    pager: Pager<P>,
+  ): Promise<Paged<P, TranslationRow> & { related: Related }> {
     const s = this.db.kysely.selectFrom('translations').where('component_id', '=', component.id);
     const { n } = await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     const page = pager(Number(n));
     const rows = await s.selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
-    const related = await this.related.load({ languages: [...rows.map((r) => r.language_id), component.source_language_id, project.source_language_id], users: rows.map((r) => r.last_author_id) });
+    const related = await this.related.load({
+      languages: [...rows.map((r) => r.language_id), component.source_language_id, project.source_language_id],
+      users: rows.map((r) => r.last_author_id),
+    });
     return { total: Number(n), page, rows, related };
   }
 
@@ -106,13 +121,20 @@ export class TranslationReads {
     const { n } = await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     const page = pager(Number(n));
     const rows = await s.selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
-    const related = await this.related.load({ components: rows.map((r) => r.component_id), languages: rows.map((r) => r.language_id), users: rows.map((r) => r.last_author_id) });
+    const related = await this.related.load({
+      components: rows.map((r) => r.component_id),
+      languages: rows.map((r) => r.language_id),
+      users: rows.map((r) => r.last_author_id),
+    });
     return { total: Number(n), page, rows, related };
   }
 
   /** What one translation embeds: its language, the source languages of its component and project, its last author. */
   translationRelated({ project, component, translation }: ComponentPath & { translation: TranslationRow }): Promise<Related> {
-    return this.related.load({ languages: [translation.language_id, component.source_language_id, project.source_language_id], users: [translation.last_author_id] });
+    return this.related.load({
+      languages: [translation.language_id, component.source_language_id, project.source_language_id],
+      users: [translation.last_author_id],
+    });
   }
 
   /** What the statistics of one translation name: its language and its last author. */
@@ -122,7 +144,10 @@ export class TranslationReads {
 
   /** The visible translations of a project's components: what its statistics sum. */
   private projectTranslations(actor: Actor, project: TranslationProjectRow) {
-    return this.visible.translations(actor).innerJoin('components', 'components.id', 'translations.component_id').where('components.project_id', '=', project.id);
+    return this.visible
+      .translations(actor)
+      .innerJoin('components', 'components.id', 'translations.component_id')
+      .where('components.project_id', '=', project.id);
   }
 
   async projectStatistics(actor: Actor, project: TranslationProjectRow): Promise<Counts> {
@@ -141,7 +166,10 @@ export class TranslationReads {
   }
 
   async languages<P extends Slice>(actor: Actor, pager: Pager<P>): Promise<Paged<P, LanguageRow> & { related: Related }> {
-    const { n } = await this.visible.languages(actor).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const { n } = await this.visible
+      .languages(actor)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     const page = pager(Number(n));
     const rows = await this.visible.languages(actor).selectAll().orderBy('id').limit(page.size).offset(page.offset).execute();
     return { total: Number(n), page, rows, related: await this.related.load({ languageRows: rows }) };
@@ -153,11 +181,18 @@ export class TranslationReads {
   }
 
   async languageStatistics(actor: Actor, language: LanguageRow): Promise<Counts> {
-    return sumCounts([await this.visible.translations(actor).select(sumSelect()).where('translations.language_id', '=', language.id).executeTakeFirstOrThrow()]);
+    return sumCounts([
+      await this.visible.translations(actor).select(sumSelect()).where('translations.language_id', '=', language.id).executeTakeFirstOrThrow(),
+    ]);
   }
 
   /** Change records, newest first: every visible one, or those of one project (its visible components), component or translation. */
-  async changes<P extends Slice>(actor: Actor, scope: ChangesScope, f: ChangesFilter, pager: Pager<P>): Promise<Paged<P, TranslationChangeRow> & { related: Related; links: ChangeLinks }> {
+  async changes<P extends Slice>(
+    actor: Actor,
+    scope: ChangesScope,
+    f: ChangesFilter,
+    pager: Pager<P>,
+  ): Promise<Paged<P, TranslationChangeRow> & { related: Related; links: ChangeLinks }> {
     const k = this.db.kysely;
     let s =
       'project' in scope
@@ -173,7 +208,13 @@ export class TranslationReads {
     if (f.before) s = s.where('translation_changes.timestamp', '<=', f.before);
     const { n } = await s.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     const page = pager(Number(n));
-    const rows = (await s.selectAll('translation_changes').orderBy('translation_changes.timestamp', 'desc').orderBy('translation_changes.id', 'desc').limit(page.size).offset(page.offset).execute()) as TranslationChangeRow[];
+    const rows = (await s
+      .selectAll('translation_changes')
+      .orderBy('translation_changes.timestamp', 'desc')
+      .orderBy('translation_changes.id', 'desc')
+      .limit(page.size)
+      .offset(page.offset)
+      .execute()) as TranslationChangeRow[];
     return { total: Number(n), page, rows, ...(await this.changesRelated(rows)) };
   }
 
@@ -220,7 +261,12 @@ export class TranslationReads {
       const page = pager(Number(n));
       return { n, page, rows: await read(s.selectAll().orderBy('id').limit(page.size).offset(page.offset)) };
     });
-    return { total: Number(n), page, rows, links: await this.related.unitLinks(rows.map((r) => ({ component_id: r.component_id, language_id: r.language_id }))) };
+    return {
+      total: Number(n),
+      page,
+      rows,
+      links: await this.related.unitLinks(rows.map((r) => ({ component_id: r.component_id, language_id: r.language_id }))),
+    };
   }
 
   /** The units of a translation matching `q`: by position without `q`, by id with it. */
@@ -231,7 +277,17 @@ export class TranslationReads {
     return this.searchReads(search, async (read) => {
       const total = search ? Number((await read(s.select((eb) => eb.fn.countAll<number>().as('n'))))[0].n) : translation.total;
       const page = pager(total);
-      return { total, page, rows: await read(s.selectAll().orderBy(search ? 'id' : 'position').limit(page.size).offset(page.offset)) };
+      return {
+        total,
+        page,
+        rows: await read(
+          s
+            .selectAll()
+            .orderBy(search ? 'id' : 'position')
+            .limit(page.size)
+            .offset(page.offset),
+        ),
+      };
     });
   }
 

@@ -63,9 +63,11 @@ export class RelatedRows {
     const k = this.db.kysely;
     const out: Related = { languages: new Map(), users: new Map(), projects: new Map(), components: new Map() };
     const componentIds = ids(want.components);
-    if (componentIds.length) for (const r of await k.selectFrom('components').selectAll().where('id', 'in', componentIds).execute()) out.components.set(r.id, r);
+    if (componentIds.length)
+      for (const r of await k.selectFrom('components').selectAll().where('id', 'in', componentIds).execute()) out.components.set(r.id, r);
     const projectIds = ids([...(want.projects ?? []), ...[...out.components.values()].map((r) => r.project_id)]);
-    if (projectIds.length) for (const r of await k.selectFrom('translation_projects').selectAll().where('id', 'in', projectIds).execute()) out.projects.set(r.id, r);
+    if (projectIds.length)
+      for (const r of await k.selectFrom('translation_projects').selectAll().where('id', 'in', projectIds).execute()) out.projects.set(r.id, r);
     const given = want.languageRows ?? [];
     const languageIds = ids([
       ...(want.languages ?? []),
@@ -75,7 +77,9 @@ export class RelatedRows {
     const rows = languageIds.length ? [...given, ...(await k.selectFrom('languages').selectAll().where('id', 'in', languageIds).execute())] : given;
     for (const v of await this.languageViews(rows)) out.languages.set(v.language.id, v);
     const userIds = ids(want.users);
-    if (userIds.length) for (const u of await k.selectFrom('users').select(['id', 'username', 'name']).where('id', 'in', userIds).execute()) out.users.set(u.id, { username: u.username, name: u.name });
+    if (userIds.length)
+      for (const u of await k.selectFrom('users').select(['id', 'username', 'name']).where('id', 'in', userIds).execute())
+        out.users.set(u.id, { username: u.username, name: u.name });
     return out;
   }
 
@@ -83,8 +87,26 @@ export class RelatedRows {
   private async languageViews(rows: LanguageRow[]): Promise<LanguageView[]> {
     if (!rows.length) return [];
     const k = this.db.kysely;
-    const plurals = await k.selectFrom('language_plurals').selectAll().where('language_id', 'in', rows.map((r) => r.id)).where('source', '=', 0).execute();
-    const aliases = await k.selectFrom('language_aliases').selectAll().where('code', 'in', rows.map((r) => r.code)).orderBy('alias').execute();
+    const plurals = await k
+      .selectFrom('language_plurals')
+      .selectAll()
+      .where(
+        'language_id',
+        'in',
+        rows.map((r) => r.id),
+      )
+      .where('source', '=', 0)
+      .execute();
+    const aliases = await k
+      .selectFrom('language_aliases')
+      .selectAll()
+      .where(
+        'code',
+        'in',
+        rows.map((r) => r.code),
+      )
+      .orderBy('alias')
+      .execute();
     return rows.map((language) => {
       const p = plurals.find((x) => x.language_id === language.id);
       return {
@@ -101,10 +123,20 @@ export class RelatedRows {
     const translationIds = ids(rows.map((r) => r.translation_id));
     const unitIds = ids(rows.map((r) => r.unit_id));
     const components = componentIds.length
-      ? await k.selectFrom('components').innerJoin('translation_projects', 'translation_projects.id', 'components.project_id').select(['components.id', 'components.slug', 'translation_projects.slug as project']).where('components.id', 'in', componentIds).execute()
+      ? await k
+          .selectFrom('components')
+          .innerJoin('translation_projects', 'translation_projects.id', 'components.project_id')
+          .select(['components.id', 'components.slug', 'translation_projects.slug as project'])
+          .where('components.id', 'in', componentIds)
+          .execute()
       : [];
     const translations = translationIds.length
-      ? await k.selectFrom('translations').innerJoin('languages', 'languages.id', 'translations.language_id').select(['translations.id', 'languages.code']).where('translations.id', 'in', translationIds).execute()
+      ? await k
+          .selectFrom('translations')
+          .innerJoin('languages', 'languages.id', 'translations.language_id')
+          .select(['translations.id', 'languages.code'])
+          .where('translations.id', 'in', translationIds)
+          .execute()
       : [];
     const units = unitIds.length ? await k.selectFrom('units').select('id').where('id', 'in', unitIds).execute() : [];
     return {
@@ -118,9 +150,21 @@ export class RelatedRows {
     const out: UnitLinks = { components: new Map(), languageCodes: new Map() };
     if (!keys.length) return out;
     const k = this.db.kysely;
-    const components = await k.selectFrom('components').selectAll().where('id', 'in', [...new Set(keys.map((x) => x.component_id))]).execute();
-    const projects = await k.selectFrom('translation_projects').selectAll().where('id', 'in', [...new Set(components.map((x) => x.project_id))]).execute();
-    const languages = await k.selectFrom('languages').select(['id', 'code']).where('id', 'in', [...new Set(keys.map((x) => x.language_id))]).execute();
+    const components = await k
+      .selectFrom('components')
+      .selectAll()
+      .where('id', 'in', [...new Set(keys.map((x) => x.component_id))])
+      .execute();
+    const projects = await k
+      .selectFrom('translation_projects')
+      .selectAll()
+      .where('id', 'in', [...new Set(components.map((x) => x.project_id))])
+      .execute();
+    const languages = await k
+      .selectFrom('languages')
+      .select(['id', 'code'])
+      .where('id', 'in', [...new Set(keys.map((x) => x.language_id))])
+      .execute();
     for (const l of languages) out.languageCodes.set(l.id, l.code);
     for (const component of components) out.components.set(component.id, { component, project: projects.find((p) => p.id === component.project_id)! });
     return out;

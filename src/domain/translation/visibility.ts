@@ -14,7 +14,8 @@ import { ACCESS_PRIVATE } from './access.ts';
 const projectRule = (p: string) => sql<SqlBool>`${sql.ref(`${p}.access_control`)} < ${ACCESS_PRIVATE}`;
 /** A component anyone may see: not restricted (its own rule), in a project anyone may see (tested per row). */
 const ownComponentRule = (c: string) => sql<SqlBool>`${sql.ref(`${c}.restricted`)} = 0`;
-const componentRule = (c: string) => sql<SqlBool>`${ownComponentRule(c)} and exists (select 1 from translation_projects vp where vp.id = ${sql.ref(`${c}.project_id`)} and ${projectRule('vp')})`;
+const componentRule = (c: string) =>
+  sql<SqlBool>`${ownComponentRule(c)} and exists (select 1 from translation_projects vp where vp.id = ${sql.ref(`${c}.project_id`)} and ${projectRule('vp')})`;
 const visibleProjectIds = sql`select vp.id from translation_projects vp where ${projectRule('vp')}`;
 const visibleComponentIds = sql`select vc.id from components vc where ${componentRule('vc')}`;
 
@@ -82,7 +83,12 @@ export class TranslationVisibility {
   private async componentIds(actor: Actor): Promise<number[] | null> {
     if (actor.isAdmin) return null;
     const k = this.db.kysely;
-    const hidden = await k.selectFrom('components').select('components.id').where(sql<SqlBool>`not (${componentRule('components')})`).limit(1).executeTakeFirst();
+    const hidden = await k
+      .selectFrom('components')
+      .select('components.id')
+      .where(sql<SqlBool>`not (${componentRule('components')})`)
+      .limit(1)
+      .executeTakeFirst();
     if (!hidden) return null;
     return (await sql<{ id: number }>`${visibleComponentIds}`.execute(k)).rows.map((r) => r.id);
   }

@@ -9,13 +9,32 @@ export async function createPersonalNamespace(k: Kysely<Database>, user: UserRow
   const ns = await k
     .insertInto('namespaces')
     .values({
-      type: 'User', name: user.name, path: user.username, full_path: user.username, parent_id: null, traversal_ids: '', owner_id: user.id,
-      visibility: 'public', description: '', avatar_url: null, request_access_enabled: 0, project_creation_level: 'developer',
-      subgroup_creation_level: 'owner', share_with_group_lock: 0, settings: '{}', created_by_id: user.id, created_at: now, updated_at: now,
+      type: 'User',
+      name: user.name,
+      path: user.username,
+      full_path: user.username,
+      parent_id: null,
+      traversal_ids: '',
+      owner_id: user.id,
+      visibility: 'public',
+      description: '',
+      avatar_url: null,
+      request_access_enabled: 0,
+      project_creation_level: 'developer',
+      subgroup_creation_level: 'owner',
+      share_with_group_lock: 0,
+      settings: '{}',
+      created_by_id: user.id,
+      created_at: now,
+      updated_at: now,
     })
     .returning('id')
     .executeTakeFirstOrThrow();
-  await k.updateTable('namespaces').set({ traversal_ids: `/${ns.id}/` }).where('id', '=', ns.id).execute();
+  await k
+    .updateTable('namespaces')
+    .set({ traversal_ids: `/${ns.id}/` })
+    .where('id', '=', ns.id)
+    .execute();
 }
 
 /** The personal namespace id of each user (one query for a page of users). */
@@ -31,12 +50,21 @@ export async function renamePersonalNamespace(k: Kysely<Database>, user: UserRow
   if (!ns) return;
   await k.updateTable('namespaces').set({ path: user.username, full_path: user.username, updated_at: now }).where('id', '=', ns.id).execute();
   // a new owner of an old path takes it over: drop redirects that now point elsewhere
-  await k.deleteFrom('redirect_routes').where((eb) => eb(eb.fn('lower', ['path']), '=', user.username.toLowerCase())).execute();
+  await k
+    .deleteFrom('redirect_routes')
+    .where((eb) => eb(eb.fn('lower', ['path']), '=', user.username.toLowerCase()))
+    .execute();
   await k.insertInto('redirect_routes').values({ source_type: 'Namespace', source_id: ns.id, path: oldUsername, created_at: now }).execute();
   const projects = await k.selectFrom('projects').select(['id', 'path']).where('namespace_id', '=', ns.id).execute();
   for (const p of projects) {
-    await k.deleteFrom('redirect_routes').where((eb) => eb(eb.fn('lower', ['path']), '=', `${oldUsername}/${p.path}`.toLowerCase())).execute();
-    await k.insertInto('redirect_routes').values({ source_type: 'Project', source_id: p.id, path: `${oldUsername}/${p.path}`, created_at: now }).execute();
+    await k
+      .deleteFrom('redirect_routes')
+      .where((eb) => eb(eb.fn('lower', ['path']), '=', `${oldUsername}/${p.path}`.toLowerCase()))
+      .execute();
+    await k
+      .insertInto('redirect_routes')
+      .values({ source_type: 'Project', source_id: p.id, path: `${oldUsername}/${p.path}`, created_at: now })
+      .execute();
   }
 }
 

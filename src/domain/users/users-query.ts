@@ -16,8 +16,19 @@ export interface UserOrder {
 /** HasUserType: the types that are people or act for them; every other type is "internal". */
 export const NON_INTERNAL_USER_TYPES = ['human', 'project_bot', 'service_user', 'service_account'] as const;
 const BOT_USER_TYPES = new Set([
-  'alert_bot', 'project_bot', 'support_bot', 'visual_review_bot', 'migration_bot', 'security_bot', 'automation_bot',
-  'security_policy_bot', 'admin_bot', 'suggested_reviewers_bot', 'service_account', 'llm_bot', 'duo_code_review_bot',
+  'alert_bot',
+  'project_bot',
+  'support_bot',
+  'visual_review_bot',
+  'migration_bot',
+  'security_bot',
+  'automation_bot',
+  'security_policy_bot',
+  'admin_bot',
+  'suggested_reviewers_bot',
+  'service_account',
+  'llm_bot',
+  'duo_code_review_bot',
 ]);
 /**
  * What non-administrators may list: every state but User::FORBIDDEN_SEARCH_STATES (blocked, banned,
@@ -56,19 +67,62 @@ export interface UserFilters {
 export type UserQuery = SelectQueryBuilder<Database, 'users', {}>;
 
 /** The columns the basic shape and the cursor need: lists for non-administrators read only these. */
-export const BASIC_COLUMNS = ['users.id', 'users.username', 'users.name', 'users.state', 'users.locked_at', 'users.avatar_url', 'users.created_at', 'users.updated_at'] as const;
+export const BASIC_COLUMNS = [
+  'users.id',
+  'users.username',
+  'users.name',
+  'users.state',
+  'users.locked_at',
+  'users.avatar_url',
+  'users.created_at',
+  'users.updated_at',
+] as const;
 export type UserBasicRow = Pick<UserRow, 'id' | 'username' | 'name' | 'state' | 'locked_at' | 'avatar_url' | 'created_at' | 'updated_at'>;
 
 /** What the profile and administrator shapes read: every column but the credentials and counters of sign-in. */
 export type UserViewRow = Omit<UserRow, 'password_hash' | 'password_set_at' | 'failed_attempts'>;
 export const VIEW_COLUMNS = [
-  'users.id', 'users.username', 'users.name', 'users.email', 'users.state', 'users.is_admin', 'users.external', 'users.bot', 'users.user_type',
-  'users.private_profile', 'users.bio', 'users.location', 'users.public_email', 'users.commit_email', 'users.job_title', 'users.pronouns',
-  'users.website_url', 'users.organization', 'users.messenger_a', 'users.network_a', 'users.network_b', 'users.chat_a', 'users.note',
-  'users.projects_limit', 'users.can_create_group', 'users.can_create_project', 'users.two_factor_enabled', 'users.theme_id',
-  'users.color_scheme_id', 'users.avatar_url', 'users.created_by_id', 'users.created_at', 'users.updated_at', 'users.confirmed_at',
-  'users.last_sign_in_at', 'users.current_sign_in_at', 'users.last_sign_in_ip', 'users.current_sign_in_ip', 'users.sign_in_count',
-  'users.last_activity_on', 'users.locked_at',
+  'users.id',
+  'users.username',
+  'users.name',
+  'users.email',
+  'users.state',
+  'users.is_admin',
+  'users.external',
+  'users.bot',
+  'users.user_type',
+  'users.private_profile',
+  'users.bio',
+  'users.location',
+  'users.public_email',
+  'users.commit_email',
+  'users.job_title',
+  'users.pronouns',
+  'users.website_url',
+  'users.organization',
+  'users.messenger_a',
+  'users.network_a',
+  'users.network_b',
+  'users.chat_a',
+  'users.note',
+  'users.projects_limit',
+  'users.can_create_group',
+  'users.can_create_project',
+  'users.two_factor_enabled',
+  'users.theme_id',
+  'users.color_scheme_id',
+  'users.avatar_url',
+  'users.created_by_id',
+  'users.created_at',
+  'users.updated_at',
+  'users.confirmed_at',
+  'users.last_sign_in_at',
+  'users.current_sign_in_at',
+  'users.last_sign_in_ip',
+  'users.current_sign_in_ip',
+  'users.sign_in_count',
+  'users.last_activity_on',
+  'users.locked_at',
 ] as const;
 
 /** Words of three characters or more match anywhere; a shorter query must match the whole value (Gitlab::SQL::Pattern). */
@@ -76,7 +130,10 @@ function fuzzy(column: 'name' | 'username', query: string): Expression<SqlBool> 
   const words = (query.match(/"[^"]+"|\S+/g) ?? []).map((w) => w.replace(/^"|"$/g, '')).filter((w) => w.length >= 3);
   if (!words.length) return ciEquals(column, query);
   const like = (w: string) => '%' + w.toLowerCase().replace(/[\\%_]/g, (ch) => '\\' + ch) + '%';
-  return sql<SqlBool>`(${sql.join(words.map((w) => sql`lower(${sql.ref(column)}) like ${like(w)} escape '\\'`), sql` and `)})`;
+  return sql<SqlBool>`(${sql.join(
+    words.map((w) => sql`lower(${sql.ref(column)}) like ${like(w)} escape '\\'`),
+    sql` and `,
+  )})`;
 }
 
 /**
@@ -101,7 +158,9 @@ export function filterUsers(db: Kysely<Database>, f: UserFilters, admin: boolean
     const { extern_uid, provider } = f;
     q = q.where((eb) =>
       eb.exists(
-        eb.selectFrom('identities').select(sql.lit(1).as('one'))
+        eb
+          .selectFrom('identities')
+          .select(sql.lit(1).as('one'))
           .whereRef('identities.user_id', '=', 'users.id')
           .where('identities.provider', '=', provider)
           .where(ciEquals('identities.extern_uid', extern_uid)),
@@ -120,7 +179,9 @@ export function filterUsers(db: Kysely<Database>, f: UserFilters, admin: boolean
     for (const [key, value] of Object.entries(f.custom_attributes)) {
       q = q.where((eb) =>
         eb.exists(
-          eb.selectFrom('user_custom_attributes').select(sql.lit(1).as('one'))
+          eb
+            .selectFrom('user_custom_attributes')
+            .select(sql.lit(1).as('one'))
             .whereRef('user_custom_attributes.user_id', '=', 'users.id')
             .where('user_custom_attributes.key', '=', key)
             .where('user_custom_attributes.value', '=', value),
@@ -143,7 +204,9 @@ export function orderUsers<O>(q: SelectQueryBuilder<Database, 'users', O>, o: Us
 export function orderBySearchRelevance<O>(q: SelectQueryBuilder<Database, 'users', O>, search: string): SelectQueryBuilder<Database, 'users', O> {
   const term = search.replace(/^@/, '').trim().toLowerCase();
   return q
-    .orderBy(sql`case when lower(users.public_email) = ${term} then 0 when lower(users.username) = ${term} then 1 when lower(users.name) = ${term} then 2 else 3 end`)
+    .orderBy(
+      sql`case when lower(users.public_email) = ${term} then 0 when lower(users.username) = ${term} then 1 when lower(users.name) = ${term} then 2 else 3 end`,
+    )
     .orderBy('users.name', 'asc')
     .orderBy('users.id', 'asc');
 }
@@ -163,7 +226,11 @@ export function parseUserCursor(cursor: string, o: UserOrder): { value: string |
 }
 
 /** Rows strictly after the cursor in the given order: a row comparison (SQLite ≥ 3.15 and PostgreSQL). */
-export function afterCursor<O>(q: SelectQueryBuilder<Database, 'users', O>, o: UserOrder, at: { value: string | number; id: number }): SelectQueryBuilder<Database, 'users', O> {
+export function afterCursor<O>(
+  q: SelectQueryBuilder<Database, 'users', O>,
+  o: UserOrder,
+  at: { value: string | number; id: number },
+): SelectQueryBuilder<Database, 'users', O> {
   const op = sql.raw(o.direction === 'desc' ? '<' : '>');
   if (o.column === 'id') return q.where(sql<SqlBool>`users.id ${op} ${at.id}`);
   return q.where(sql<SqlBool>`(${sql.ref(`users.${o.column}`)}, users.id) ${op} (${at.value}, ${at.id})`);

@@ -48,7 +48,26 @@ export interface CreateUserInput {
 const USERNAME_RE = /^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$/;
 const EMAIL_RE = /^[^@\s]+@[^@\s]+$/;
 /** Paths GitLab keeps for itself at the top level, and `git` (the translation API's repository exports). */
-const RESERVED = new Set(['-', 'git', 'api', 'assets', 'admin', 'users', 'groups', 'help', 'oauth', 'dashboard', 'explore', 'search', 'projects', 'public', 'uploads', 'health_check', 'favicon.ico', 'robots.txt']);
+const RESERVED = new Set([
+  '-',
+  'git',
+  'api',
+  'assets',
+  'admin',
+  'users',
+  'groups',
+  'help',
+  'oauth',
+  'dashboard',
+  'explore',
+  'search',
+  'projects',
+  'public',
+  'uploads',
+  'health_check',
+  'favicon.ico',
+  'robots.txt',
+]);
 
 export function validateUsername(username: string, errors: Record<string, string[]>): void {
   const push = (m: string): void => void (errors.username ??= []).push(m);
@@ -191,8 +210,16 @@ export function validatePassword(password: string, errors: Record<string, string
 
 /** Length limits of GitLab's user_details columns. */
 const MAX_LENGTH: Partial<Record<keyof UserUpdate, number>> = {
-  bio: 255, job_title: 200, pronouns: 50, location: 500, organization: 500, website_url: 500,
-  messenger_a: 500, network_a: 500, network_b: 500, chat_a: 500,
+  bio: 255,
+  job_title: 200,
+  pronouns: 50,
+  location: 500,
+  organization: 500,
+  website_url: 500,
+  messenger_a: 500,
+  network_a: 500,
+  network_b: 500,
+  chat_a: 500,
 };
 /** Gitlab::Themes and Gitlab::ColorSchemes ids. */
 const THEME_IDS = new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
@@ -232,7 +259,11 @@ export class UsersService {
   }
 
   async byUsername(username: string): Promise<UserRow | undefined> {
-    return this.db.kysely.selectFrom('users').selectAll().where((eb) => eb(eb.fn('lower', ['username']), '=', username.toLowerCase())).executeTakeFirst();
+    return this.db.kysely
+      .selectFrom('users')
+      .selectAll()
+      .where((eb) => eb(eb.fn('lower', ['username']), '=', username.toLowerCase()))
+      .executeTakeFirst();
   }
 
   async byLogin(login: string): Promise<UserRow | undefined> {
@@ -317,7 +348,10 @@ export class UsersService {
         .returningAll()
         .executeTakeFirstOrThrow();
       if (input.identity) {
-        await k.insertInto('identities').values({ user_id: user.id, provider: input.identity.provider, extern_uid: input.identity.extern_uid, saml_provider_id: null, created_at: now }).execute();
+        await k
+          .insertInto('identities')
+          .values({ user_id: user.id, provider: input.identity.provider, extern_uid: input.identity.extern_uid, saml_provider_id: null, created_at: now })
+          .execute();
       }
       await createPersonalNamespace(k, user, now);
       await recordSystemEvent(k, userPayload('user_create', user));
@@ -416,7 +450,11 @@ export class UsersService {
   async refsOf(userIds: number[]): Promise<Map<number, UserBasicRow>> {
     const ids = [...new Set(userIds)];
     if (!ids.length) return new Map();
-    const rows = await this.db.kysely.selectFrom('users').select([...BASIC_COLUMNS]).where('id', 'in', ids).execute();
+    const rows = await this.db.kysely
+      .selectFrom('users')
+      .select([...BASIC_COLUMNS])
+      .where('id', 'in', ids)
+      .execute();
     return new Map(rows.map((r) => [r.id, r]));
   }
 
@@ -425,7 +463,11 @@ export class UsersService {
     const out = new Map<number, { key: string; value: string }[]>();
     if (!userIds.length) return out;
     const rows = await this.db.kysely
-      .selectFrom('user_custom_attributes').select(['user_id', 'key', 'value']).where('user_id', 'in', userIds).orderBy('id').execute();
+      .selectFrom('user_custom_attributes')
+      .select(['user_id', 'key', 'value'])
+      .where('user_id', 'in', userIds)
+      .orderBy('id')
+      .execute();
     for (const r of rows) {
       const list = out.get(r.user_id) ?? [];
       list.push({ key: r.key, value: r.value });
@@ -506,11 +548,21 @@ export class UsersService {
           await renamePersonalNamespace(trx, updated, user.username, now);
           await recordSystemEvent(trx, userPayload('user_rename', updated, user.username));
         }
-        if (changes.name !== undefined) await trx.updateTable('namespaces').set({ name: changes.name, updated_at: now }).where('owner_id', '=', user.id).execute();
+        if (changes.name !== undefined)
+          await trx.updateTable('namespaces').set({ name: changes.name, updated_at: now }).where('owner_id', '=', user.id).execute();
         if (identity) {
-          const existing = await trx.selectFrom('identities').select('id').where('user_id', '=', user.id).where('provider', '=', identity.provider).executeTakeFirst();
+          const existing = await trx
+            .selectFrom('identities')
+            .select('id')
+            .where('user_id', '=', user.id)
+            .where('provider', '=', identity.provider)
+            .executeTakeFirst();
           if (existing) await trx.updateTable('identities').set({ extern_uid: identity.extern_uid }).where('id', '=', existing.id).execute();
-          else await trx.insertInto('identities').values({ user_id: user.id, provider: identity.provider, extern_uid: identity.extern_uid, saml_provider_id: null, created_at: now }).execute();
+          else
+            await trx
+              .insertInto('identities')
+              .values({ user_id: user.id, provider: identity.provider, extern_uid: identity.extern_uid, saml_provider_id: null, created_at: now })
+              .execute();
         }
         return updated;
       });
@@ -604,7 +656,12 @@ export class UsersService {
   /** A missing key is ActiveRecord's RecordNotFound: 404 "404 Not found". */
   async getCustomAttribute(id: number, key: string): Promise<{ key: string; value: string }> {
     const user = await this.attributeOwner(id);
-    const row = await this.db.kysely.selectFrom('user_custom_attributes').select(['key', 'value']).where('user_id', '=', user.id).where('key', '=', key).executeTakeFirst();
+    const row = await this.db.kysely
+      .selectFrom('user_custom_attributes')
+      .select(['key', 'value'])
+      .where('user_id', '=', user.id)
+      .where('key', '=', key)
+      .executeTakeFirst();
     if (!row) throw Errors.recordNotFound();
     return row;
   }

@@ -214,7 +214,8 @@ export function jsonFormat(meta: Omit<FormatSpec<JsonEntry>, 'scan' | 'update' |
           while (obj && depth < leafPath.length - 1) {
             const m = obj.members.find((x) => x.key === leafPath[depth]);
             if (!m) break;
-            if (m.node.kind !== 'object') throw new FormatError(`cannot add ${JSON.stringify(update.id)}: ${leafPath.slice(0, depth + 1).join('.')} is not an object`);
+            if (m.node.kind !== 'object')
+              throw new FormatError(`cannot add ${JSON.stringify(update.id)}: ${leafPath.slice(0, depth + 1).join('.')} is not an object`);
             obj = m.node;
             depth++;
           }

@@ -64,7 +64,18 @@ export function scanPo(content: Buffer): PoFile {
     lastField = null;
   };
   const begin = (line: Line, obsolete: boolean): PoEntry =>
-    (cur = { lines: [], fields: new Map(), comments: [], obsolete, msgctxt: null, msgid: '', msgidPlural: null, msgstr: [], start: line.start, end: line.next });
+    (cur = {
+      lines: [],
+      fields: new Map(),
+      comments: [],
+      obsolete,
+      msgctxt: null,
+      msgid: '',
+      msgidPlural: null,
+      msgstr: [],
+      start: line.start,
+      end: line.next,
+    });
 
   let pos = 0;
   while (pos < text.length) {
@@ -173,7 +184,11 @@ export function entryUnit(e: PoEntry): Omit<ParsedUnit, 'id' | 'context' | 'sour
       .flatMap((t) => t.split(/\s+/))
       .filter(Boolean)
       .join(', '),
-    flags: mergeFlags(flagList(e).filter((f) => f !== 'fuzzy').join(', ')),
+    flags: mergeFlags(
+      flagList(e)
+        .filter((f) => f !== 'fuzzy')
+        .join(', '),
+    ),
     state: isEmpty(e.msgstr) ? STATE_EMPTY : fuzzy ? STATE_FUZZY : STATE_TRANSLATED,
     plural: e.msgidPlural !== null,
   };

@@ -66,8 +66,7 @@ export function defineFormat<Extra>(spec: FormatSpec<Extra>): FileFormat {
       if (updates.length === 0) return Buffer.from(content);
       const own = scan(content, { language: opts.language });
       const byId = indexEntries(own.entries);
-      const template =
-        opts.template && spec.monolingual !== false ? indexEntries(scan(opts.template, { isTemplate: true }).entries) : undefined;
+      const template = opts.template && spec.monolingual !== false ? indexEntries(scan(opts.template, { isTemplate: true }).entries) : undefined;
       const edits: Edit[] = [];
       const additions: Addition<Extra>[] = [];
       const seen = new Set<string>();
@@ -174,7 +173,10 @@ export const CLDR_ORDER = ['zero', 'one', 'two', 'few', 'many', 'other'] as cons
 export function pluralCategories(language: string | undefined): string[] | undefined {
   if (!language) return undefined;
   // Weblate/Android codes: pt_BR, zh-rTW, b+sr+Latn
-  const tag = language.replace(/^b\+/, '').replace(/[_+]/g, '-').replace(/-r([A-Z]{2})$/, '-$1');
+  const tag = language
+    .replace(/^b\+/, '')
+    .replace(/[_+]/g, '-')
+    .replace(/-r([A-Z]{2})$/, '-$1');
   try {
     const found = new Intl.PluralRules(tag).resolvedOptions().pluralCategories as string[];
     return CLDR_ORDER.filter((c) => found.includes(c));

@@ -38,7 +38,10 @@ class GitHttpError extends Error {
 
 function sendText(reply: FastifyReply, status: number, text: string): FastifyReply {
   if (status === 401) reply.header('www-authenticate', 'Basic realm="Hearth"');
-  return reply.code(status).type('text/plain; charset=utf-8').send(text + '\n');
+  return reply
+    .code(status)
+    .type('text/plain; charset=utf-8')
+    .send(text + '\n');
 }
 
 /** GIT_PROTOCOL from the Git-Protocol header, only in the form git itself sends ("version=2"). */

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import type { Container } from '../../container.ts';
-import { actorKey, } from '../../domain/access/actor.ts';
+import { actorKey } from '../../domain/access/actor.ts';
 import { MEMBER_ACCESS_LEVELS } from '../../domain/access/roles.ts';
 import {
   BRANCH_PROTECTION_VALUES,
@@ -153,7 +153,8 @@ export function groupsRoutes(fastify: FastifyInstance, c: Container): void {
     let query = groups.listQuery(actor, params);
     let rows: NamespaceRow[];
     if (!actor.user && q.pagination === 'keyset') {
-      if (params.order_by !== 'name' || params.sort !== 'asc') throw Errors.raw(405, { error: 'Keyset pagination is not yet available for this type of request' });
+      if (params.order_by !== 'name' || params.sort !== 'asc')
+        throw Errors.raw(405, { error: 'Keyset pagination is not yet available for this type of request' });
       const { perPage } = pageParams(pageReq);
       if (q.cursor !== undefined) {
         const after = afterGroupCursor(query, q.cursor);
@@ -210,25 +211,28 @@ export function groupsRoutes(fastify: FastifyInstance, c: Container): void {
       async (req, reply) => {
         const q = req.query;
         const { group } = await groups.find(req.actor, req.params.id);
-        const pageReq = { path: `/api/v4/groups/${encodeURIComponent(req.params.id)}/${suffix}`, params: linkParams(q, { id: req.params.id }), page: q.page, per_page: q.per_page };
+        const pageReq = {
+          path: `/api/v4/groups/${encodeURIComponent(req.params.id)}/${suffix}`,
+          params: linkParams(q, { id: req.params.id }),
+          page: q.page,
+          per_page: q.per_page,
+        };
         const params = listParams(q, { parent: group, descendants: suffix === 'descendant_groups' });
-        return app.cachedResponse(req, reply, { tables: LIST_TABLES, viewer: `${actorKey(req.actor)}|${group.id}` }, () => listPage(req, reply, q, params, pageReq));
+        return app.cachedResponse(req, reply, { tables: LIST_TABLES, viewer: `${actorKey(req.actor)}|${group.id}` }, () =>
+          listPage(req, reply, q, params, pageReq),
+        );
       },
     );
   childrenRoute('subgroups');
   childrenRoute('descendant_groups');
 
-  app.post(
-    '/api/v4/groups',
-    { config: cfg('user'), schema: { tags: TAGS, body: CreateBody, response: { 201: GroupDetailSchema } } },
-    async (req, reply) => {
-      const { organization_id: _organization, ...input } = req.body;
-      checkValues(input.default_branch_protection, BRANCH_PROTECTION_VALUES, 'default_branch_protection');
-      const group = await groups.create(req.actor, input);
-      // Created groups are presented without their projects and without the admin-only fields.
-      return reply.code(201).send(toGroupDetail(group, await viewContext([group]), { canAdmin: false }));
-    },
-  );
+  app.post('/api/v4/groups', { config: cfg('user'), schema: { tags: TAGS, body: CreateBody, response: { 201: GroupDetailSchema } } }, async (req, reply) => {
+    const { organization_id: _organization, ...input } = req.body;
+    checkValues(input.default_branch_protection, BRANCH_PROTECTION_VALUES, 'default_branch_protection');
+    const group = await groups.create(req.actor, input);
+    // Created groups are presented without their projects and without the admin-only fields.
+    return reply.code(201).send(toGroupDetail(group, await viewContext([group]), { canAdmin: false }));
+  });
 
   app.get(
     GROUP,
@@ -239,15 +243,11 @@ export function groupsRoutes(fastify: FastifyInstance, c: Container): void {
     },
   );
 
-  app.put(
-    GROUP,
-    { config: cfg('user'), schema: { tags: TAGS, params: IdParams, body: UpdateBody, response: { 200: GroupDetailSchema } } },
-    async (req) => {
-      checkValues(req.body.default_branch_protection, BRANCH_PROTECTION_VALUES, 'default_branch_protection');
-      const { group, access } = await groups.update(req.actor, req.params.id, req.body);
-      return detail(group, { canAdmin: access.abilities.has('admin_group'), withProjects: true });
-    },
-  );
+  app.put(GROUP, { config: cfg('user'), schema: { tags: TAGS, params: IdParams, body: UpdateBody, response: { 200: GroupDetailSchema } } }, async (req) => {
+    checkValues(req.body.default_branch_protection, BRANCH_PROTECTION_VALUES, 'default_branch_protection');
+    const { group, access } = await groups.update(req.actor, req.params.id, req.body);
+    return detail(group, { canAdmin: access.abilities.has('admin_group'), withProjects: true });
+  });
 
   app.delete(GROUP, { config: cfg('user'), schema: { tags: TAGS, params: IdParams } }, async (req, reply) => {
     await groups.remove(req.actor, req.params.id);

@@ -91,11 +91,20 @@ export function membersRoutes(fastify: FastifyInstance, c: Container): void {
     for (const deep of [false, true]) {
       app.get(
         deep ? `${base}/all` : base,
-        { config, preValidation: splitIntegerLists, schema: { tags: TAGS, params: SourceParams, querystring: deep ? AllQuery : ListQuery, response: { 200: Type.Array(MemberSchema) } } },
+        {
+          config,
+          preValidation: splitIntegerLists,
+          schema: { tags: TAGS, params: SourceParams, querystring: deep ? AllQuery : ListQuery, response: { 200: Type.Array(MemberSchema) } },
+        },
         async (req, reply) => {
           const q = req.query as { query?: string; user_ids?: number[]; skip_users?: number[]; page?: number; per_page?: number };
           const query = members.list(await source(req.actor, req.params.id), { deep, query: q.query, user_ids: q.user_ids, skip_users: q.skip_users });
-          const page = await offsetPaginate(c.db.kysely, c.config.externalUrl, { path: req.url.split('?')[0], params: linkParams(req.query, req.params.id), page: q.page, per_page: q.per_page }, query);
+          const page = await offsetPaginate(
+            c.db.kysely,
+            c.config.externalUrl,
+            { path: req.url.split('?')[0], params: linkParams(req.query, req.params.id), page: q.page, per_page: q.per_page },
+            query,
+          );
           reply.headers(page.headers);
           return entities(req.actor, await members.viewsOfRows(page.items));
         },

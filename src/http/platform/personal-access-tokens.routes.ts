@@ -72,23 +72,23 @@ export function tokensRoutes(fastify: FastifyInstance, c: Container): void {
       // `active` depends on the date; non-administrators see their own tokens only.
       const viewer = `${req.actor.isAdmin ? 'admin' : `user:${req.actor.user!.id}`}|${todayDate()}`;
       return app.cachedResponse(req, reply, { tables: LIST_TABLES, viewer }, async () => {
-      const q = req.query;
-      const filters: TokenListFilters = { ...q };
-      for (const k of DATETIME_FILTERS) {
-        if (q[k] === undefined) continue;
-        const iso = parseDateTime(q[k]);
-        if (!iso) throw Errors.param(`${k} is invalid`);
-        filters[k] = iso;
-      }
-      const query = await c.tokens.listQuery(req.actor, filters);
-      const page = await offsetPaginate(
-        c.db.kysely,
-        c.config.externalUrl,
-        { path: '/api/v4/personal_access_tokens', params: declared(q, Object.keys(ListQuery.properties)), page: q.page, per_page: q.per_page },
-        query,
-      );
-      reply.headers(page.headers);
-      return page.items.map((row) => toTokenEntity(toView(row)));
+        const q = req.query;
+        const filters: TokenListFilters = { ...q };
+        for (const k of DATETIME_FILTERS) {
+          if (q[k] === undefined) continue;
+          const iso = parseDateTime(q[k]);
+          if (!iso) throw Errors.param(`${k} is invalid`);
+          filters[k] = iso;
+        }
+        const query = await c.tokens.listQuery(req.actor, filters);
+        const page = await offsetPaginate(
+          c.db.kysely,
+          c.config.externalUrl,
+          { path: '/api/v4/personal_access_tokens', params: declared(q, Object.keys(ListQuery.properties)), page: q.page, per_page: q.per_page },
+          query,
+        );
+        reply.headers(page.headers);
+        return page.items.map((row) => toTokenEntity(toView(row)));
       });
     },
   );

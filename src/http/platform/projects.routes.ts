@@ -140,24 +140,92 @@ const UpdateBody = Type.Object({
 
 /** Helpers::ProjectsHelpers.update_params_at_least_one_of, in GitLab's order. */
 const UPDATE_AT_LEAST_ONE_OF = [
-  'allow_merge_on_skipped_pipeline', 'analytics_access_level', 'autoclose_referenced_issues', 'auto_devops_enabled', 'auto_devops_deploy_strategy',
-  'auto_cancel_pending_pipelines', 'build_git_strategy', 'build_timeout', 'builds_access_level', 'ci_config_path', 'ci_default_git_depth',
-  'ci_allow_fork_pipelines_to_run_in_parent_project', 'ci_id_token_sub_claim_components', 'ci_forward_deployment_enabled',
-  'ci_forward_deployment_rollback_allowed', 'ci_separated_caches', 'container_registry_access_level', 'container_expiration_policy_attributes',
-  'default_branch', 'description', 'emails_disabled', 'emails_enabled', 'forking_access_level', 'issues_access_level', 'lfs_enabled',
-  'merge_pipelines_enabled', 'merge_requests_access_level', 'merge_requests_template', 'merge_trains_enabled', 'merge_method',
-  'merge_request_title_regex', 'merge_request_title_regex_description', 'name', 'only_allow_merge_if_all_discussions_are_resolved',
-  'only_allow_merge_if_pipeline_succeeds', 'package_registry_access_level', 'pages_access_level', 'path', 'printing_merge_request_link_enabled',
-  'public_builds', 'public_jobs', 'remove_source_branch_after_merge', 'repository_access_level', 'request_access_enabled',
-  'resolve_outdated_diff_discussions', 'restrict_user_defined_variables', 'show_diff_preview_in_email', 'security_and_compliance_access_level',
-  'squash_option', 'shared_runners_enabled', 'group_runners_enabled', 'resource_group_default_process_mode', 'snippets_access_level', 'tag_list',
-  'topics', 'visibility', 'wiki_access_level', 'avatar', 'suggestion_commit_message', 'merge_commit_template', 'squash_commit_template',
-  'issue_branch_template', 'repository_storage', 'packages_enabled', 'service_desk_enabled', 'keep_latest_artifact', 'mr_default_target_self',
-  'enforce_auth_checks_on_uploads', 'releases_access_level', 'environments_access_level', 'feature_flags_access_level',
-  'infrastructure_access_level', 'monitor_access_level', 'model_experiments_access_level', 'model_registry_access_level',
-  'warn_about_potentially_unwanted_characters', 'ci_pipeline_variables_minimum_override_role', 'ci_push_repository_for_job_token_allowed',
-  'ci_delete_pipelines_in_seconds', 'max_artifacts_size', 'issues_enabled', 'jobs_enabled', 'merge_requests_enabled', 'wiki_enabled',
-  'snippets_enabled', 'container_registry_enabled',
+  'allow_merge_on_skipped_pipeline',
+  'analytics_access_level',
+  'autoclose_referenced_issues',
+  'auto_devops_enabled',
+  'auto_devops_deploy_strategy',
+  'auto_cancel_pending_pipelines',
+  'build_git_strategy',
+  'build_timeout',
+  'builds_access_level',
+  'ci_config_path',
+  'ci_default_git_depth',
+  'ci_allow_fork_pipelines_to_run_in_parent_project',
+  'ci_id_token_sub_claim_components',
+  'ci_forward_deployment_enabled',
+  'ci_forward_deployment_rollback_allowed',
+  'ci_separated_caches',
+  'container_registry_access_level',
+  'container_expiration_policy_attributes',
+  'default_branch',
+  'description',
+  'emails_disabled',
+  'emails_enabled',
+  'forking_access_level',
+  'issues_access_level',
+  'lfs_enabled',
+  'merge_pipelines_enabled',
+  'merge_requests_access_level',
+  'merge_requests_template',
+  'merge_trains_enabled',
+  'merge_method',
+  'merge_request_title_regex',
+  'merge_request_title_regex_description',
+  'name',
+  'only_allow_merge_if_all_discussions_are_resolved',
+  'only_allow_merge_if_pipeline_succeeds',
+  'package_registry_access_level',
+  'pages_access_level',
+  'path',
+  'printing_merge_request_link_enabled',
+  'public_builds',
+  'public_jobs',
+  'remove_source_branch_after_merge',
+  'repository_access_level',
+  'request_access_enabled',
+  'resolve_outdated_diff_discussions',
+  'restrict_user_defined_variables',
+  'show_diff_preview_in_email',
+  'security_and_compliance_access_level',
+  'squash_option',
+  'shared_runners_enabled',
+  'group_runners_enabled',
+  'resource_group_default_process_mode',
+  'snippets_access_level',
+  'tag_list',
+  'topics',
+  'visibility',
+  'wiki_access_level',
+  'avatar',
+  'suggestion_commit_message',
+  'merge_commit_template',
+  'squash_commit_template',
+  'issue_branch_template',
+  'repository_storage',
+  'packages_enabled',
+  'service_desk_enabled',
+  'keep_latest_artifact',
+  'mr_default_target_self',
+  'enforce_auth_checks_on_uploads',
+  'releases_access_level',
+  'environments_access_level',
+  'feature_flags_access_level',
+  'infrastructure_access_level',
+  'monitor_access_level',
+  'model_experiments_access_level',
+  'model_registry_access_level',
+  'warn_about_potentially_unwanted_characters',
+  'ci_pipeline_variables_minimum_override_role',
+  'ci_push_repository_for_job_token_allowed',
+  'ci_delete_pipelines_in_seconds',
+  'max_artifacts_size',
+  'issues_enabled',
+  'jobs_enabled',
+  'merge_requests_enabled',
+  'wiki_enabled',
+  'snippets_enabled',
+  'container_registry_enabled',
 ];
 
 const IdParams = Type.Object({ id: Type.String() });
@@ -183,7 +251,11 @@ function dateTimeParam(value: string | undefined, name: string): string | undefi
 }
 
 /** CommaSeparatedToArray: each element may itself be "a,b". */
-const splitList = (v: string[] | undefined) => v?.flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
+const splitList = (v: string[] | undefined) =>
+  v
+    ?.flatMap((s) => s.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /** Who sees which version of a list: per user (memberships differ), with the admin flag (admin mode). */
 /** GitLab's Boolean presence for at_least_one_of: the key was given (null counts as absent). */
@@ -206,7 +278,14 @@ export function projectsRoutes(fastify: FastifyInstance, c: Container): void {
   }
 
   /** A page of a project list: filters, keyset or offset pagination, the viewer's shape. */
-  async function listPage(req: FastifyRequest, reply: FastifyReply, scope: ProjectScope, q: ListQueryT, routeParams: Record<string, unknown>, shape: ProjectShape) {
+  async function listPage(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    scope: ProjectScope,
+    q: ListQueryT,
+    routeParams: Record<string, unknown>,
+    shape: ProjectShape,
+  ) {
     const actor = req.actor;
     if ((q.updated_before !== undefined || q.updated_after !== undefined) && q.order_by !== 'updated_at') {
       throw Errors.badRequest('`updated_at` filter and `updated_at` sorting must be paired');
@@ -289,32 +368,27 @@ export function projectsRoutes(fastify: FastifyInstance, c: Container): void {
 
   // ---- single project ------------------------------------------------------------------------
 
-  app.get(
-    PROJECT,
-    { config: read, schema: { tags: TAGS, params: IdParams, querystring: SingleQuery, response: { 200: ProjectSchema } } },
-    async (req) => {
-      const { project } = await c.resolve.project(req.actor, req.params.id);
-      const extra = req.query.license ? { license_url: null, license: null } : {};
-      return present(req.actor, project, req.actor.user ? 'with_access' : 'details', extra);
-    },
-  );
+  app.get(PROJECT, { config: read, schema: { tags: TAGS, params: IdParams, querystring: SingleQuery, response: { 200: ProjectSchema } } }, async (req) => {
+    const { project } = await c.resolve.project(req.actor, req.params.id);
+    const extra = req.query.license ? { license_url: null, license: null } : {};
+    return present(req.actor, project, req.actor.user ? 'with_access' : 'details', extra);
+  });
 
-  app.post(
-    '/api/v4/projects',
-    { config: write, schema: { tags: TAGS, body: CreateBody, response: { 201: ProjectSchema } } },
-    async (req, reply) => {
-      const b = req.body;
-      if (!given(b, 'name') && !given(b, 'path')) throw Errors.param('name, path are missing, at least one parameter must be provided');
-      const project = await projects.create(req.actor, b);
-      return reply.code(201).send(await present(req.actor, project, 'full'));
-    },
-  );
+  app.post('/api/v4/projects', { config: write, schema: { tags: TAGS, body: CreateBody, response: { 201: ProjectSchema } } }, async (req, reply) => {
+    const b = req.body;
+    if (!given(b, 'name') && !given(b, 'path')) throw Errors.param('name, path are missing, at least one parameter must be provided');
+    const project = await projects.create(req.actor, b);
+    return reply.code(201).send(await present(req.actor, project, 'full'));
+  });
 
   // An administrator creates a project for a user: it is created as that user would (their namespace,
   // their limits and visibility rules), and shown as the administrator sees it.
   app.post(
     '/api/v4/projects/user/:user_id',
-    { config: { api: 'platform', auth: 'admin' }, schema: { tags: TAGS, params: Type.Object({ user_id: Type.Integer() }), body: CreateForUserBody, response: { 201: ProjectSchema } } },
+    {
+      config: { api: 'platform', auth: 'admin' },
+      schema: { tags: TAGS, params: Type.Object({ user_id: Type.Integer() }), body: CreateForUserBody, response: { 201: ProjectSchema } },
+    },
     async (req, reply) => {
       const user = await c.users.byId(req.params.user_id);
       if (!user) throw Errors.notFound('User');
@@ -323,16 +397,13 @@ export function projectsRoutes(fastify: FastifyInstance, c: Container): void {
     },
   );
 
-  app.put(
-    PROJECT,
-    { config: write, schema: { tags: TAGS, params: IdParams, body: UpdateBody, response: { 200: ProjectSchema } } },
-    async (req) => {
-      const b = (req.body ?? {}) as Record<string, unknown>;
-      if (!UPDATE_AT_LEAST_ONE_OF.some((k) => given(b, k))) throw Errors.param(`${UPDATE_AT_LEAST_ONE_OF.join(', ')} are missing, at least one parameter must be provided`);
-      const project = await projects.update(req.actor, req.params.id, req.body);
-      return present(req.actor, project, 'full');
-    },
-  );
+  app.put(PROJECT, { config: write, schema: { tags: TAGS, params: IdParams, body: UpdateBody, response: { 200: ProjectSchema } } }, async (req) => {
+    const b = (req.body ?? {}) as Record<string, unknown>;
+    if (!UPDATE_AT_LEAST_ONE_OF.some((k) => given(b, k)))
+      throw Errors.param(`${UPDATE_AT_LEAST_ONE_OF.join(', ')} are missing, at least one parameter must be provided`);
+    const project = await projects.update(req.actor, req.params.id, req.body);
+    return present(req.actor, project, 'full');
+  });
 
   app.put(
     `${PROJECT}/transfer`,
@@ -340,11 +411,12 @@ export function projectsRoutes(fastify: FastifyInstance, c: Container): void {
     async (req) => present(req.actor, await projects.transfer(req.actor, req.params.id, req.body.namespace), 'full'),
   );
 
-  for (const [action, archived] of [['archive', true], ['unarchive', false]] as const) {
-    app.post(
-      `${PROJECT}/${action}`,
-      { config: write, schema: { tags: TAGS, params: IdParams, response: { 201: ProjectSchema } } },
-      async (req, reply) => reply.code(201).send(await present(req.actor, await projects.setArchived(req.actor, req.params.id, archived), 'full')),
+  for (const [action, archived] of [
+    ['archive', true],
+    ['unarchive', false],
+  ] as const) {
+    app.post(`${PROJECT}/${action}`, { config: write, schema: { tags: TAGS, params: IdParams, response: { 201: ProjectSchema } } }, async (req, reply) =>
+      reply.code(201).send(await present(req.actor, await projects.setArchived(req.actor, req.params.id, archived), 'full')),
     );
   }
 

@@ -55,7 +55,12 @@ export function systemHooksRoutes(fastify: FastifyInstance, c: Container): void 
     '/api/v4/hooks',
     { config: ADMIN, schema: { tags: TAGS, querystring: ListQuery, response: { 200: Type.Array(SystemHookSchema) } } },
     async (req, reply) => {
-      const page = await offsetPaginate(c.db.kysely, c.config.externalUrl, { path: '/api/v4/hooks', params: {}, page: req.query.page, per_page: req.query.per_page }, c.hooks.listQuery());
+      const page = await offsetPaginate(
+        c.db.kysely,
+        c.config.externalUrl,
+        { path: '/api/v4/hooks', params: {}, page: req.query.page, per_page: req.query.per_page },
+        c.hooks.listQuery(),
+      );
       reply.headers(page.headers);
       return page.items.map(toSystemHookEntity);
     },
@@ -67,10 +72,8 @@ export function systemHooksRoutes(fastify: FastifyInstance, c: Container): void 
     async (req) => toSystemHookEntity(await c.hooks.get(req.params.hook_id)),
   );
 
-  app.post(
-    '/api/v4/hooks',
-    { config: ADMIN, schema: { tags: TAGS, body: CreateBody, response: { 201: SystemHookSchema } } },
-    async (req, reply) => reply.code(201).send(toSystemHookEntity(await c.hooks.create(declared(req.body, Object.keys(CreateBody.properties))))),
+  app.post('/api/v4/hooks', { config: ADMIN, schema: { tags: TAGS, body: CreateBody, response: { 201: SystemHookSchema } } }, async (req, reply) =>
+    reply.code(201).send(toSystemHookEntity(await c.hooks.create(declared(req.body, Object.keys(CreateBody.properties))))),
   );
 
   app.put(
@@ -80,30 +83,26 @@ export function systemHooksRoutes(fastify: FastifyInstance, c: Container): void 
   );
 
   // The test: the mock event, delivered now; the answer is the mock whatever the receiver said.
-  app.post(
-    '/api/v4/hooks/:hook_id',
-    { config: ADMIN, preHandler: knownIds, schema: { tags: TAGS, params: HookParams } },
-    async (req, reply) => {
-      const hook = await c.hooks.get(req.params.hook_id);
-      await c.deliveries.deliverNow(hook, MOCK_SYSTEM_EVENT);
-      return reply.code(201).send(MOCK_SYSTEM_EVENT);
-    },
-  );
+  app.post('/api/v4/hooks/:hook_id', { config: ADMIN, preHandler: knownIds, schema: { tags: TAGS, params: HookParams } }, async (req, reply) => {
+    const hook = await c.hooks.get(req.params.hook_id);
+    await c.deliveries.deliverNow(hook, MOCK_SYSTEM_EVENT);
+    return reply.code(201).send(MOCK_SYSTEM_EVENT);
+  });
 
-  app.delete(
-    '/api/v4/hooks/:hook_id',
-    { config: ADMIN, preHandler: knownIds, schema: { tags: TAGS, params: HookParams } },
-    async (req, reply) => {
-      await c.hooks.delete(req.params.hook_id);
-      return reply.code(204).send();
-    },
-  );
+  app.delete('/api/v4/hooks/:hook_id', { config: ADMIN, preHandler: knownIds, schema: { tags: TAGS, params: HookParams } }, async (req, reply) => {
+    await c.hooks.delete(req.params.hook_id);
+    return reply.code(204).send();
+  });
 
   // Every attempt of every delivery to this hook, newest first (GitLab's WebHookLog entity, plus the
   // delivery it belongs to, its Idempotency-Key, state and next try).
   app.get(
     '/api/v4/hooks/:hook_id/events',
-    { config: ADMIN, preHandler: knownIds, schema: { tags: TAGS, params: HookParams, querystring: ListQuery, response: { 200: Type.Array(HookAttemptSchema) } } },
+    {
+      config: ADMIN,
+      preHandler: knownIds,
+      schema: { tags: TAGS, params: HookParams, querystring: ListQuery, response: { 200: Type.Array(HookAttemptSchema) } },
+    },
     async (req, reply) => {
       const hook = await c.hooks.get(req.params.hook_id);
       const page = await offsetPaginate(

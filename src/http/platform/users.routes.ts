@@ -193,8 +193,8 @@ export function usersRoutes(fastify: FastifyInstance, c: Container): void {
       toUserAdmin(r, ctx, {
         identities: identities.get(r.id) ?? [],
         namespaceId: namespaceIds.get(r.id) ?? null,
-        createdBy: r.created_by_id === null ? null : creators.get(r.created_by_id) ?? null,
-        customAttributes: attributes ? attributes.get(r.id) ?? [] : undefined,
+        createdBy: r.created_by_id === null ? null : (creators.get(r.created_by_id) ?? null),
+        customAttributes: attributes ? (attributes.get(r.id) ?? []) : undefined,
       }),
     );
   }
@@ -291,10 +291,8 @@ export function usersRoutes(fastify: FastifyInstance, c: Container): void {
   });
 
   const stateChange = (action: string, run: (actor: Actor, id: number) => Promise<boolean | null>) =>
-    app.post(
-      `${USER}/${action}`,
-      { config: admin, schema: { tags: TAGS, params: IdParams, response: { 201: StateChangeResult } } },
-      async (req, reply) => sendJsonLiteral(reply, 201, await run(req.actor, req.params.id)),
+    app.post(`${USER}/${action}`, { config: admin, schema: { tags: TAGS, params: IdParams, response: { 201: StateChangeResult } } }, async (req, reply) =>
+      sendJsonLiteral(reply, 201, await run(req.actor, req.params.id)),
     );
   stateChange('block', (actor, id) => c.users.block(actor, id));
   stateChange('unblock', (actor, id) => c.users.unblock(actor, id));

@@ -22,7 +22,13 @@ function paramName(instancePath: string, extra?: string): string {
   const parts = instancePath.split('/').filter(Boolean);
   if (extra) parts.push(extra);
   if (!parts.length) return '';
-  return parts[0] + parts.slice(1).map((p) => `[${p}]`).join('');
+  return (
+    parts[0] +
+    parts
+      .slice(1)
+      .map((p) => `[${p}]`)
+      .join('')
+  );
 }
 
 /** Ajv errors → Grape's "<attr> <message>" list joined with ", ". */
@@ -145,7 +151,10 @@ export function errorHandling(app: FastifyInstance, externalUrl: string): void {
           const detail = err.kind === 'invalid_token' ? 'Invalid token.' : DRF_DETAIL[401];
           return send(reply, 401, { detail }, { 'www-authenticate': 'Token' });
         }
-        const detail = err.kind === 'invalid' || err.kind === 'raw' ? err.detail : { detail: typeof err.detail === 'string' && err.kind !== 'not_found' ? err.detail : DRF_DETAIL[err.status] ?? String(err.status) };
+        const detail =
+          err.kind === 'invalid' || err.kind === 'raw'
+            ? err.detail
+            : { detail: typeof err.detail === 'string' && err.kind !== 'not_found' ? err.detail : (DRF_DETAIL[err.status] ?? String(err.status)) };
         return send(reply, err.status, detail, err.headers);
       }
       const r = platformBody(err);

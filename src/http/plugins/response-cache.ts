@@ -14,7 +14,10 @@ function cacheableQuery(url: string): string {
   if (i < 0) return '';
   const q = url.slice(i + 1);
   if (!/(?:^|&)(private_token|access_token|job_token|sudo|authenticity_token)=/.test(q)) return q;
-  return q.split('&').filter((p) => !CREDENTIAL_PARAM.test(p)).join('&');
+  return q
+    .split('&')
+    .filter((p) => !CREDENTIAL_PARAM.test(p))
+    .join('&');
 }
 
 export interface CacheOptions {

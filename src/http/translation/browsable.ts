@@ -44,7 +44,10 @@ const matches = (main: string, sub: string, m: MediaType) => (m.main === '*' || 
  */
 function acceptRenderer(accept: string | undefined): Renderer {
   if (!accept) return 'json';
-  const types = accept.split(',').filter((s) => s.trim()).map(mediaType);
+  const types = accept
+    .split(',')
+    .filter((s) => s.trim())
+    .map(mediaType);
   for (const precedence of [3, 2, 1, 0]) {
     const group = types.filter((t) => t.precedence === precedence);
     if (group.some((t) => matches('application', 'json', t))) return 'json';

@@ -36,7 +36,13 @@ export function view(allow: string, name: string, description?: string, actions?
   return { config: { api: 'translation' as const, auth: 'optional' as const, view: drfView(name, description, actions) }, onRequest: drfHeaders(allow) };
 }
 
-const field = (type: string, label: string, required = false, extra: Partial<DrfField> = {}): DrfField => ({ type, required, read_only: false, label, ...extra });
+const field = (type: string, label: string, required = false, extra: Partial<DrfField> = {}): DrfField => ({
+  type,
+  required,
+  read_only: false,
+  label,
+  ...extra,
+});
 /** What OPTIONS shows authenticated callers about creating a project (DRF SimpleMetadata). */
 export const PROJECT_ACTIONS: DrfActions = {
   POST: {
@@ -44,7 +50,13 @@ export const PROJECT_ACTIONS: DrfActions = {
     slug: field('slug', 'URL slug', true, { help_text: 'Name used in URLs and filenames.', max_length: 60 }),
     web: field('url', 'Project website', true, { help_text: 'Main website of translated project.', max_length: 200 }),
     source_language: field('field', 'Source language'),
-    access_control: field('choice', 'Access control', false, { choices: [{ value: 0, display_name: 'Public' }, { value: 1, display_name: 'Protected' }, { value: 100, display_name: 'Private' }] }),
+    access_control: field('choice', 'Access control', false, {
+      choices: [
+        { value: 0, display_name: 'Public' },
+        { value: 1, display_name: 'Protected' },
+        { value: 100, display_name: 'Private' },
+      ],
+    }),
   },
 };
 /** … and a component. */
@@ -118,7 +130,15 @@ export function changesFilter(req: FastifyRequest): ChangesFilter {
 export async function changesList(c: Container, req: FastifyRequest, reply: FastifyReply, scope: ChangesScope): Promise<FastifyReply> {
   const { total, page, rows, related, links } = await c.translation.reads.changes(req.actor, scope, changesFilter(req), (n) => pageOf(req, n));
   const wire = wireFor(c, req, related);
-  return sendJson(reply, envelope(req, total, page, rows.map((r) => wire.change(r, links))));
+  return sendJson(
+    reply,
+    envelope(
+      req,
+      total,
+      page,
+      rows.map((r) => wire.change(r, links)),
+    ),
+  );
 }
 
 /** The `q` of a units request (the last one when repeated). */
@@ -143,9 +163,14 @@ export async function searching<T>(c: Container, work: () => Promise<T>): Promis
       throw Errors.raw(400, { q: `Search took longer than ${ms / 1000} s and was stopped; use a simpler regular expression or narrow the search.` });
     }
     if (e instanceof ReadsBusy) {
-      throw Errors.raw(503, { detail: 'Too many searches with regular expressions are running, try again later.' }, { 'retry-after': String(Math.ceil(ms / 1000)) });
+      throw Errors.raw(
+        503,
+        { detail: 'Too many searches with regular expressions are running, try again later.' },
+        { 'retry-after': String(Math.ceil(ms / 1000)) },
+      );
     }
-    if (e instanceof InvalidPattern) throw Errors.raw(400, { q: `Could not parse query string: Invalid regular expression: ${e.message.replace(/^invalid regular expression: /, '')}` });
+    if (e instanceof InvalidPattern)
+      throw Errors.raw(400, { q: `Could not parse query string: Invalid regular expression: ${e.message.replace(/^invalid regular expression: /, '')}` });
     throw e;
   }
 }

@@ -15,13 +15,19 @@ export function componentsRoutes(app: FastifyInstance, c: Container): void {
 
   const entity = async (req: FastifyRequest, project: TranslationProjectRow, row: ComponentRow) =>
     wireFor(c, req, await related.load({ languages: [row.source_language_id, project.source_language_id] })).component(project, row);
-  const one = async (req: FastifyRequest, reply: FastifyReply, project: TranslationProjectRow, row: ComponentRow) => sendJson(reply, await entity(req, project, row));
+  const one = async (req: FastifyRequest, reply: FastifyReply, project: TranslationProjectRow, row: ComponentRow) =>
+    sendJson(reply, await entity(req, project, row));
 
   app.get('/api/components/', view(ALLOW_LIST_RO, 'Component List', 'Translation components API.'), async (req, reply) =>
     cached(app, req, reply, async () => {
       const { total, page, rows, related } = await reads.components(req.actor, (n) => pageOf(req, n));
       const wire = wireFor(c, req, related);
-      return envelope(req, total, page, rows.map((r) => wire.component(wire.projectRow(r.project_id), r)));
+      return envelope(
+        req,
+        total,
+        page,
+        rows.map((r) => wire.component(wire.projectRow(r.project_id), r)),
+      );
     }),
   );
 
@@ -54,7 +60,12 @@ export function componentsRoutes(app: FastifyInstance, c: Container): void {
       const path = await q.component(req.actor, req.params.project, req.params.component);
       const { total, page, rows, related } = await reads.componentTranslations(path, (n) => pageOf(req, n));
       const wire = wireFor(c, req, related);
-      return envelope(req, total, page, rows.map((t) => wire.translation(path.project, path.component, t, false)));
+      return envelope(
+        req,
+        total,
+        page,
+        rows.map((t) => wire.translation(path.project, path.component, t, false)),
+      );
     }),
   );
 
@@ -63,7 +74,12 @@ export function componentsRoutes(app: FastifyInstance, c: Container): void {
       const path = await q.component(req.actor, req.params.project, req.params.component);
       const { total, page, rows, related } = await reads.componentTranslations(path, (n) => pageOf(req, n, LARGE_PAGE.max, LARGE_PAGE.size));
       const wire = wireFor(c, req, related);
-      return envelope(req, total, page, rows.map((t) => wire.translationStatistics(path.project, path.component, t)));
+      return envelope(
+        req,
+        total,
+        page,
+        rows.map((t) => wire.translationStatistics(path.project, path.component, t)),
+      );
     }),
   );
 

@@ -30,7 +30,10 @@ export function apiUrl(req: FastifyRequest, path: string): string {
 function withPage(req: FastifyRequest, page: number | null): string {
   const q = query(req);
   const keys = [...new Set([...q.keys()].filter((k) => k !== 'page').concat(page === null ? [] : ['page']))].sort();
-  const quotePlus = (s: string) => encodeURIComponent(s).replace(/%20/g, '+').replace(/[!'()*~]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+  const quotePlus = (s: string) =>
+    encodeURIComponent(s)
+      .replace(/%20/g, '+')
+      .replace(/[!'()*~]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
   const parts: string[] = [];
   for (const k of keys) {
     const values = k === 'page' ? [String(page)] : q.getAll(k);
@@ -97,7 +100,10 @@ export function replaceQueryParam(url: string, key: string, value: string | null
   const i = url.indexOf('?');
   const path = i < 0 ? url : url.slice(0, i);
   const q = new URLSearchParams(i < 0 ? '' : url.slice(i + 1));
-  const quotePlus = (s: string) => encodeURIComponent(s).replace(/%20/g, '+').replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+  const quotePlus = (s: string) =>
+    encodeURIComponent(s)
+      .replace(/%20/g, '+')
+      .replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
   const keys = [...new Set([...q.keys()].filter((k) => k !== key).concat(value === null ? [] : [key]))].sort();
   const parts: string[] = [];
   for (const k of keys) for (const v of k === key ? [value as string] : q.getAll(k)) parts.push(`${quotePlus(k)}=${quotePlus(v)}`);

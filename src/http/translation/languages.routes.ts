@@ -22,20 +22,30 @@ export function languagesRoutes(app: FastifyInstance, c: Container): void {
   app.get('/api/languages/', { config: CONFIG, onRequest: drfHeaders(ALLOW_LIST_RW) }, async (req) => {
     const { total, page, rows, related } = await reads.languages(req.actor, (n) => pageOf(req, n));
     const wire = wireFor(c, req, related);
-    return envelope(req, total, page, rows.map((r) => wire.languageEntity(related.languages.get(r.id)!)));
+    return envelope(
+      req,
+      total,
+      page,
+      rows.map((r) => wire.languageEntity(related.languages.get(r.id)!)),
+    );
   });
 
   const find = (req: FastifyRequest<{ Params: { code: string } }>) => queries.language(req.actor, req.params.code);
   const body = (req: FastifyRequest) => (req.body && typeof req.body === 'object' ? (req.body as LanguageInput) : {});
 
-  app.get<{ Params: { code: string } }>('/api/languages/:code/', { config: CONFIG, onRequest: drfHeaders(ALLOW_DETAIL_RW) }, async (req) => entity(req, await find(req)));
+  app.get<{ Params: { code: string } }>('/api/languages/:code/', { config: CONFIG, onRequest: drfHeaders(ALLOW_DETAIL_RW) }, async (req) =>
+    entity(req, await find(req)),
+  );
 
-  app.get<{ Params: { code: string } }>('/api/languages/:code/statistics/', { config: { ...CONFIG, view: drfView('Statistics') }, onRequest: drfHeaders(ALLOW_LIST_RO) }, async (req, reply) =>
-    cached(app, req, reply, async () => {
-      const language = await find(req);
-      const counts = await reads.languageStatistics(req.actor, language);
-      return { ...statisticsBody(counts), name: language.name, url: `${c.config.externalUrl}/languages/${encodeURIComponent(language.code)}/` };
-    }),
+  app.get<{ Params: { code: string } }>(
+    '/api/languages/:code/statistics/',
+    { config: { ...CONFIG, view: drfView('Statistics') }, onRequest: drfHeaders(ALLOW_LIST_RO) },
+    async (req, reply) =>
+      cached(app, req, reply, async () => {
+        const language = await find(req);
+        const counts = await reads.languageStatistics(req.actor, language);
+        return { ...statisticsBody(counts), name: language.name, url: `${c.config.externalUrl}/languages/${encodeURIComponent(language.code)}/` };
+      }),
   );
 
   app.post('/api/languages/', { config: CONFIG, onRequest: drfHeaders(ALLOW_LIST_RW) }, async (req, reply) => {

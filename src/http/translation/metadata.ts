@@ -98,13 +98,30 @@ export function derivedView(url: string): { name: string; description: string } 
 const keyOf = (url: string) => url.replace(/\/+$/, '') || '/';
 
 const DRF_METHOD_ORDER = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
-const FIELD_ORDER = ['type', 'required', 'read_only', 'label', 'help_text', 'min_length', 'max_length', 'min_value', 'max_value', 'max_digits', 'decimal_places', 'child', 'children', 'choices'];
+const FIELD_ORDER = [
+  'type',
+  'required',
+  'read_only',
+  'label',
+  'help_text',
+  'min_length',
+  'max_length',
+  'min_value',
+  'max_value',
+  'max_digits',
+  'decimal_places',
+  'child',
+  'children',
+  'choices',
+];
 
 /** SimpleMetadata's key order for a field (get_field_info), whatever order the route declared it in. */
 function fieldInfo(field: DrfField): Record<string, unknown> {
   const src = field as unknown as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const k of FIELD_ORDER) if (src[k] !== undefined) out[k] = k === 'children' ? fieldsInfo(src[k] as Record<string, DrfField>) : k === 'child' ? fieldInfo(src[k] as DrfField) : src[k];
+  for (const k of FIELD_ORDER)
+    if (src[k] !== undefined)
+      out[k] = k === 'children' ? fieldsInfo(src[k] as Record<string, DrfField>) : k === 'child' ? fieldInfo(src[k] as DrfField) : src[k];
   for (const [k, v] of Object.entries(src)) if (!(k in out) && v !== undefined) out[k] = v;
   return out;
 }
@@ -229,7 +246,11 @@ export function drfOptions(app: FastifyInstance, views: DrfViews): (instance: Fa
 
   const handler = async function drfOptionsHandler(req: FastifyRequest, reply: FastifyReply) {
     const entry = views.entry(req.routeOptions.url ?? '');
-    if (!entry) return reply.code(404).type('application/json').send(JSON.stringify({ detail: 'Not found.' }));
+    if (!entry)
+      return reply
+        .code(404)
+        .type('application/json')
+        .send(JSON.stringify({ detail: 'Not found.' }));
     if (reply.getHeader('allow') === undefined) reply.header('allow', views.allow(entry));
     if (reply.getHeader('vary') === undefined) reply.header('vary', 'Accept');
     return reply.type('application/json').send(JSON.stringify(views.metadata(req, entry)));
@@ -258,6 +279,7 @@ export function drfOptions(app: FastifyInstance, views: DrfViews): (instance: Fa
   return (instance, route) => {
     if (route.handler === handler) return;
     const entry = views.collect(route);
-    if (settled && entry.options === 'none' && entry.methods.size) register(instance, entry, (route as RouteOptions & { routePath?: string }).routePath ?? route.url);
+    if (settled && entry.options === 'none' && entry.methods.size)
+      register(instance, entry, (route as RouteOptions & { routePath?: string }).routePath ?? route.url);
   };
 }

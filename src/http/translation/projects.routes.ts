@@ -15,14 +15,20 @@ const enc = encodeURIComponent;
 export function translationProjectsRoutes(app: FastifyInstance, c: Container): void {
   const { queries: q, reads, related } = c.translation;
 
-  const entity = async (req: FastifyRequest, row: TranslationProjectRow) => wireFor(c, req, await related.load({ languages: [row.source_language_id] })).project(row);
+  const entity = async (req: FastifyRequest, row: TranslationProjectRow) =>
+    wireFor(c, req, await related.load({ languages: [row.source_language_id] })).project(row);
   const one = async (req: FastifyRequest, reply: FastifyReply, row: TranslationProjectRow, status = 200) => sendJson(reply, await entity(req, row), status);
 
   app.get('/api/projects/', view(ALLOW_LIST_RW, 'Project List', 'Translation projects API.', PROJECT_ACTIONS), async (req, reply) =>
     cached(app, req, reply, async () => {
       const { total, page, rows, related } = await reads.projects(req.actor, (n) => pageOf(req, n));
       const wire = wireFor(c, req, related);
-      return envelope(req, total, page, rows.map((r) => wire.project(r)));
+      return envelope(
+        req,
+        total,
+        page,
+        rows.map((r) => wire.project(r)),
+      );
     }),
   );
 
@@ -33,7 +39,9 @@ export function translationProjectsRoutes(app: FastifyInstance, c: Container): v
   });
 
   const detail = view(ALLOW_DETAIL_RW, 'Project Instance', 'Translation projects API.');
-  app.get<P>('/api/projects/:project/', detail, async (req, reply) => cached(app, req, reply, async () => entity(req, await q.project(req.actor, req.params.project))));
+  app.get<P>('/api/projects/:project/', detail, async (req, reply) =>
+    cached(app, req, reply, async () => entity(req, await q.project(req.actor, req.params.project))),
+  );
   for (const method of ['PUT', 'PATCH'] as const) {
     app.route<P>({
       method,
@@ -57,7 +65,12 @@ export function translationProjectsRoutes(app: FastifyInstance, c: Container): v
       const project = await q.project(req.actor, req.params.project);
       const { total, page, rows, related } = await reads.projectComponents(req.actor, project, (n) => pageOf(req, n));
       const wire = wireFor(c, req, related);
-      return envelope(req, total, page, rows.map((r) => wire.component(project, r, false)));
+      return envelope(
+        req,
+        total,
+        page,
+        rows.map((r) => wire.component(project, r, false)),
+      );
     }),
   );
   app.post<P>('/api/projects/:project/components/', components, async (req, reply) => {

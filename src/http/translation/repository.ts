@@ -11,7 +11,19 @@ import { Errors } from '../../lib/errors.ts';
 import { body, view, wireFor } from './common.ts';
 import { sendJson } from './serializers.ts';
 
-const OPERATIONS = ['commit', 'pull', 'pull-rebase', 'pull-merge', 'pull-merge-noff', 'push', 'reset', 'reset-keep', 'cleanup', 'file-sync', 'file-scan'] as const;
+const OPERATIONS = [
+  'commit',
+  'pull',
+  'pull-rebase',
+  'pull-merge',
+  'pull-merge-noff',
+  'push',
+  'reset',
+  'reset-keep',
+  'cleanup',
+  'file-sync',
+  'file-scan',
+] as const;
 const ALLOW_ACTION = 'GET, POST, HEAD, OPTIONS';
 const PENDING = { total: 0, errors_skipped: 0, commit_policy_skipped: 0, eligible_for_commit: 0 };
 
@@ -97,7 +109,8 @@ export function repositoryRoutesFor(app: FastifyInstance, c: Container, level: L
     // the body is validated before the permission is checked (reference §1.3)
     const op = body(req).operation;
     if (op === undefined || op === null || op === '') throw Errors.invalid({ operation: ['This field is required.'] });
-    if (typeof op !== 'string' || !(OPERATIONS as readonly string[]).includes(op)) throw Errors.invalid({ operation: [`"${String(op)}" is not a valid choice.`] });
+    if (typeof op !== 'string' || !(OPERATIONS as readonly string[]).includes(op))
+      throw Errors.invalid({ operation: [`"${String(op)}" is not a valid choice.`] });
     requireAdmin(req.actor, 'You do not have permission to perform this action.');
     if (op.startsWith('pull') || op.startsWith('reset') || op === 'file-scan') {
       for (const component of components) await c.translation.components.refresh(req.actor, component, op === 'file-scan' ? 'file-scan' : 'pull');
@@ -119,4 +132,3 @@ export function repositoryRoutesFor(app: FastifyInstance, c: Container, level: L
     return sendJson(reply, { locked });
   });
 }
-

@@ -26,8 +26,13 @@ const MARK = `\u0001${Math.random().toString(36).slice(2)}:`;
 const MARKED = new RegExp(`"${MARK.replace('\u0001', '\\\\u0001')}(-?\\d+(?:\\.0)?)"`, 'g');
 export function drfJson(value: unknown): string {
   // percentages are Python floats: 100.0, not 100
-  const s = JSON.stringify(value, (k, v) => (typeof v === 'bigint' ? `${MARK}${v}` : typeof v === 'number' && k.endsWith('_percent') && Number.isInteger(v) ? `${MARK}${v}.0` : v));
-  return s.replace(MARKED, '$1').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  const s = JSON.stringify(value, (k, v) =>
+    typeof v === 'bigint' ? `${MARK}${v}` : typeof v === 'number' && k.endsWith('_percent') && Number.isInteger(v) ? `${MARK}${v}.0` : v,
+  );
+  return s
+    .replace(MARKED, '$1')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 export function sendJson(reply: FastifyReply, value: unknown, status = 200): FastifyReply {
   return reply.code(status).type('application/json').send(drfJson(value));

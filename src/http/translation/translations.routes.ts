@@ -18,10 +18,15 @@ export function translationsRoutes(app: FastifyInstance, c: Container): void {
     cached(app, req, reply, async () => {
       const { total, page, rows, related } = await reads.translations(req.actor, (n) => pageOf(req, n));
       const wire = wireFor(c, req, related);
-      return envelope(req, total, page, rows.map((t) => {
-        const component = wire.componentRow(t.component_id);
-        return wire.translation(wire.projectRow(component.project_id), component, t);
-      }));
+      return envelope(
+        req,
+        total,
+        page,
+        rows.map((t) => {
+          const component = wire.componentRow(t.component_id);
+          return wire.translation(wire.projectRow(component.project_id), component, t);
+        }),
+      );
     }),
   );
 
@@ -49,7 +54,12 @@ export function translationsRoutes(app: FastifyInstance, c: Container): void {
       const { project, component, translation, languageCode } = await q.translation(req.actor, req.params.project, req.params.component, req.params.language);
       const { total, page, rows } = await searching(c, () => reads.translationUnits(translation, searchParam(req), (n) => pageOf(req, n)));
       const wire = wireFor(c, req);
-      return envelope(req, total, page, rows.map((u) => wire.unit(project, component, languageCode, u)));
+      return envelope(
+        req,
+        total,
+        page,
+        rows.map((u) => wire.unit(project, component, languageCode, u)),
+      );
     }),
   );
 
@@ -66,7 +76,8 @@ export function translationsRoutes(app: FastifyInstance, c: Container): void {
     const commit = component.head ? await c.translation.vcs.mirror(component.id).commit(component.head) : null;
     const modified = new Date((commit?.committer.time ?? Math.floor(Date.parse(translation.created_at) / 1000)) * 1000);
     const since = req.headers['if-modified-since'];
-    if (since && !Number.isNaN(Date.parse(since)) && Math.floor(modified.getTime() / 1000) <= Math.floor(Date.parse(since) / 1000)) return reply.code(304).send();
+    if (since && !Number.isNaN(Date.parse(since)) && Math.floor(modified.getTime() / 1000) <= Math.floor(Date.parse(since) / 1000))
+      return reply.code(304).send();
     const ext = translation.filename.includes('.') ? translation.filename.slice(translation.filename.lastIndexOf('.')) : '';
     return reply
       .header('content-type', format?.mimetype ?? 'application/octet-stream')

@@ -9,12 +9,19 @@ export function unitsRoutes(app: FastifyInstance, c: Container): void {
 
   app.get('/api/units/', view(ALLOW_LIST_RO, 'Unit List', 'Units API.'), async (req, reply) =>
     cached(app, req, reply, async () => {
-      const { total, page, rows, links } = await searching(c, () => reads.units(req.actor, searchParam(req), (n) => pageOf(req, n, LARGE_PAGE.max, LARGE_PAGE.size)));
+      const { total, page, rows, links } = await searching(c, () =>
+        reads.units(req.actor, searchParam(req), (n) => pageOf(req, n, LARGE_PAGE.max, LARGE_PAGE.size)),
+      );
       const wire = wireFor(c, req);
-      return envelope(req, total, page, rows.map((u) => {
-        const p = links.components.get(u.component_id)!;
-        return wire.unit(p.project, p.component, links.languageCodes.get(u.language_id)!, u);
-      }));
+      return envelope(
+        req,
+        total,
+        page,
+        rows.map((u) => {
+          const p = links.components.get(u.component_id)!;
+          return wire.unit(p.project, p.component, links.languageCodes.get(u.language_id)!, u);
+        }),
+      );
     }),
   );
 

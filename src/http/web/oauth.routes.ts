@@ -25,10 +25,15 @@ const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 
 /** Doorkeeper's ErrorResponse: 400 (401 for invalid_token), realm "Doorkeeper". */
 function oauthError(reply: FastifyReply, error: string, description: string, status = 400, extra: Record<string, string> = {}): FastifyReply {
-  return send(reply, status, { error, error_description: description, ...extra }, {
-    ...NO_STORE,
-    'www-authenticate': `Bearer realm="Doorkeeper", error="${error}", error_description="${description}"`,
-  });
+  return send(
+    reply,
+    status,
+    { error, error_description: description, ...extra },
+    {
+      ...NO_STORE,
+      'www-authenticate': `Bearer realm="Doorkeeper", error="${error}", error_description="${description}"`,
+    },
+  );
 }
 
 /** Rails params: query and body together, the body winning; only plain strings count. */

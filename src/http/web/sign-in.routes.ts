@@ -14,7 +14,8 @@ export const SIGN_IN_MESSAGES: Record<SignInRefusal | 'disabled' | 'csrf', strin
   invalid: 'Invalid login or password.',
   locked: 'Your account is locked.',
   blocked: 'Your account has been blocked. Please contact your administrator if you think this is an error.',
-  pending_approval: 'Your account is pending approval from your administrator and hence blocked. Please contact your administrator if you think this is an error.',
+  pending_approval:
+    'Your account is pending approval from your administrator and hence blocked. Please contact your administrator if you think this is an error.',
   deactivated: 'Your account has been deactivated.',
   two_factor: 'Two-factor authentication is enabled for this account; this server cannot check a second factor. Use a personal access token instead.',
   disabled: 'Password authentication is disabled. Ask your administrator.',
@@ -155,7 +156,8 @@ export function signInRoutes(app: FastifyInstance, c: Container): void {
       const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
       const header = req.headers['x-csrf-token'];
       const sent = (typeof header === 'string' && header) || str(body.authenticity_token);
-      if (!sent || !safeEqual(sent, session.csrf)) return html(reply, 403, page('Forbidden', `<h1>Forbidden</h1>\n<p class="alert" role="alert">Invalid authenticity token.</p>`));
+      if (!sent || !safeEqual(sent, session.csrf))
+        return html(reply, 403, page('Forbidden', `<h1>Forbidden</h1>\n<p class="alert" role="alert">Invalid authenticity token.</p>`));
       await c.sessions.destroy(session.id);
     } else if (req.cookies[SESSION_COOKIE]) {
       // An expired or unknown session: nothing to protect, just forget the cookie.

@@ -159,7 +159,8 @@ const DEFAULTS: Record<string, unknown> = {
   user_defaults_to_private_profile: false,
   user_oauth_applications: true,
   user_show_add_ssh_key_message: true,
-  wiki_page_max_content_bytes: 52428800,};
+  wiki_page_max_content_bytes: 52428800,
+};
 
 type Inject = InjectOptions;
 
@@ -192,7 +193,13 @@ test('GET returns every setting with GitLab defaults, legacy aliases, no secrets
   assert.deepEqual(body(res), DEFAULTS);
   const keys = Object.keys(res.json());
   for (const secret of ['akismet_api_key', 'recaptcha_private_key', 'recaptcha_site_key', 'asset_proxy_secret_key']) assert.ok(!keys.includes(secret), secret);
-  for (const removed of ['delayed_project_deletion', 'delayed_group_deletion', 'in_product_marketing_emails_enabled', 'repository_storages', 'user_email_lookup_limit']) {
+  for (const removed of [
+    'delayed_project_deletion',
+    'delayed_group_deletion',
+    'in_product_marketing_emails_enabled',
+    'repository_storages',
+    'user_email_lookup_limit',
+  ]) {
     assert.ok(!keys.includes(removed), removed);
   }
   assert.ok(!keys.includes('domain_whitelist') && !keys.includes('domain_blacklist'));
@@ -241,7 +248,9 @@ test('administrators only: anonymous 401, users 403, admin tokens without admin_
 test('PUT with query parameters: 200 with the whole record; GET, the DB row and the service agree', async (t) => {
   const { app, c, root } = await buildTestApp(t);
   const before = (await app.inject({ method: 'GET', url: URL, headers: root })).json();
-  const res = await put(app, root, { url: `${URL}?signup_enabled=false&default_project_visibility=internal&max_attachment_size=25&polling_interval_multiplier=1.5` });
+  const res = await put(app, root, {
+    url: `${URL}?signup_enabled=false&default_project_visibility=internal&max_attachment_size=25&polling_interval_multiplier=1.5`,
+  });
   assert.equal(res.statusCode, 200);
   assert.equal(res.headers['content-type'], 'application/json');
   const expected = { ...DEFAULTS, signup_enabled: false, default_project_visibility: 'internal', max_attachment_size: 25, polling_interval_multiplier: 1.5 };
@@ -251,7 +260,12 @@ test('PUT with query parameters: 200 with the whole record; GET, the DB row and 
 
   const get = await app.inject({ method: 'GET', url: URL, headers: root });
   assert.deepEqual(get.json(), res.json());
-  assert.deepEqual(await storedRow(c), { signup_enabled: false, default_project_visibility: 'internal', max_attachment_size: 25, polling_interval_multiplier: 1.5 });
+  assert.deepEqual(await storedRow(c), {
+    signup_enabled: false,
+    default_project_visibility: 'internal',
+    max_attachment_size: 25,
+    polling_interval_multiplier: 1.5,
+  });
   // visible at once in this process (the cache was replaced by the save)
   const s = await c.settings.get();
   assert.equal(s.signup_enabled, false);
@@ -260,7 +274,10 @@ test('PUT with query parameters: 200 with the whole record; GET, the DB row and 
 
 test('PUT with a JSON body, a form body and a multipart body; body wins over query; unknown parameters ignored', async (t) => {
   const { app, c, root } = await buildTestApp(t);
-  let res = await put(app, root, { url: `${URL}?signup_enabled=true`, payload: { signup_enabled: false, max_login_attempts: 5, home_page_url: 'https://example.com/welcome', no_such_setting: 1 } });
+  let res = await put(app, root, {
+    url: `${URL}?signup_enabled=true`,
+    payload: { signup_enabled: false, max_login_attempts: 5, home_page_url: 'https://example.com/welcome', no_such_setting: 1 },
+  });
   assert.equal(res.statusCode, 200);
   assert.deepEqual(body(res), { ...DEFAULTS, signup_enabled: false, max_login_attempts: 5, home_page_url: 'https://example.com/welcome' });
 
@@ -309,7 +326,8 @@ test('no settable parameter: 400 listing every settable attribute', async (t) =>
     assert.ok(error.startsWith('abuse_notification_email, admin_mode, admin_notification_email, after_sign_out_path, '), error.slice(0, 120));
     assert.ok(error.endsWith(', wiki_page_max_content_bytes are missing, at least one parameter must be provided'), error.slice(-120));
     assert.equal(error, `${SETTABLE.join(', ')} are missing, at least one parameter must be provided`);
-    for (const name of ['signin_enabled', 'asset_proxy_whitelist', 'restricted_visibility_levels', 'throttle_authenticated_api_enabled']) assert.ok(error.includes(`, ${name}, `), name);
+    for (const name of ['signin_enabled', 'asset_proxy_whitelist', 'restricted_visibility_levels', 'throttle_authenticated_api_enabled'])
+      assert.ok(error.includes(`, ${name}, `), name);
     assert.ok(!error.includes('delayed_project_deletion'));
   }
   assert.deepEqual(await storedRow(c), {});
@@ -318,7 +336,9 @@ test('no settable parameter: 400 listing every settable attribute', async (t) =>
 test('type coercion like Grape; wrong types and values are 400 {"error"} and nothing is written', async (t) => {
   const { app, c, root } = await buildTestApp(t);
   // strings for every kind
-  let res = await put(app, root, { url: `${URL}?signup_enabled=No&admin_mode=t&max_export_size=%2B7&external_authorization_service_timeout=2.5&terms=%20Be%20nice%20` });
+  let res = await put(app, root, {
+    url: `${URL}?signup_enabled=No&admin_mode=t&max_export_size=%2B7&external_authorization_service_timeout=2.5&terms=%20Be%20nice%20`,
+  });
   assert.equal(res.statusCode, 200);
   assert.deepEqual(
     ['signup_enabled', 'admin_mode', 'max_export_size', 'external_authorization_service_timeout', 'terms'].map((k) => res.json()[k]),
@@ -342,7 +362,10 @@ test('type coercion like Grape; wrong types and values are 400 {"error"} and not
     [{ payload: { default_branch_protection: 5 } }, 'default_branch_protection does not have a valid value'],
     [{ payload: { ed25519_key_restriction: 1024 } }, 'ed25519_key_restriction does not have a valid value'],
     // several failures are joined; a valid parameter next to them is not written either
-    [{ payload: { signup_enabled: false, max_login_attempts: 'x', dsa_key_restriction: 4096, admin_mode: 'sure' } }, 'max_login_attempts is invalid, dsa_key_restriction does not have a valid value, admin_mode is invalid'],
+    [
+      { payload: { signup_enabled: false, max_login_attempts: 'x', dsa_key_restriction: 4096, admin_mode: 'sure' } },
+      'max_login_attempts is invalid, dsa_key_restriction does not have a valid value, admin_mode is invalid',
+    ],
   ];
   for (const [opts, error] of cases) {
     res = await put(app, root, opts);
@@ -388,7 +411,12 @@ test('legacy names: written to the current setting and mirrored in responses', a
   // housekeeping: the deprecated periods all mirror housekeeping_optimize_repository_period
   res = await put(app, root, { payload: { housekeeping_incremental_repack_period: 25 } });
   assert.equal(res.statusCode, 200);
-  for (const k of ['housekeeping_optimize_repository_period', 'housekeeping_incremental_repack_period', 'housekeeping_full_repack_period', 'housekeeping_gc_period']) {
+  for (const k of [
+    'housekeeping_optimize_repository_period',
+    'housekeeping_incremental_repack_period',
+    'housekeeping_full_repack_period',
+    'housekeeping_gc_period',
+  ]) {
     assert.equal(res.json()[k], 25, k);
   }
   assert.equal(res.json().housekeeping_bitmaps_enabled, true);
@@ -423,20 +451,36 @@ test('comma-separated lists and visibility levels by name or integer', async (t)
 
   res = await put(app, root, { payload: { restricted_visibility_levels: 'public,secret,15' } });
   assert.equal(res.statusCode, 400);
-  assert.deepEqual(res.json(), { message: { restricted_visibility_levels: ["'secret' is not a valid visibility level", "'15' is not a valid visibility level"] } });
+  assert.deepEqual(res.json(), {
+    message: { restricted_visibility_levels: ["'secret' is not a valid visibility level", "'15' is not a valid visibility level"] },
+  });
 });
 
 test('hashes: default_branch_protection_defaults and repository_storages_weighted', async (t) => {
   const { app, c, root } = await buildTestApp(t);
-  const dbpd = { allowed_to_push: [{ access_level: 30 }, { access_level: 40 }], allow_force_push: true, allowed_to_merge: [{ access_level: 40 }], developer_can_initial_push: true };
-  let res = await put(app, root, { payload: { default_branch_protection_defaults: { ...dbpd, unknown_key: 1 }, repository_storages_weighted: { default: 50 } } });
+  const dbpd = {
+    allowed_to_push: [{ access_level: 30 }, { access_level: 40 }],
+    allow_force_push: true,
+    allowed_to_merge: [{ access_level: 40 }],
+    developer_can_initial_push: true,
+  };
+  let res = await put(app, root, {
+    payload: { default_branch_protection_defaults: { ...dbpd, unknown_key: 1 }, repository_storages_weighted: { default: 50 } },
+  });
   assert.equal(res.statusCode, 200);
   assert.deepEqual(res.json().default_branch_protection_defaults, dbpd);
   assert.deepEqual(res.json().repository_storages_weighted, { default: 50 });
   assert.deepEqual(await storedRow(c), { default_branch_protection_defaults: dbpd, repository_storages_weighted: { default: 50 } });
 
   // form encoding: nested keys as qs parses them, strings coerced
-  res = await put(app, root, form(root, 'default_branch_protection_defaults[allowed_to_merge][][access_level]=30&default_branch_protection_defaults[allow_force_push]=false&repository_storages_weighted[default]=0'));
+  res = await put(
+    app,
+    root,
+    form(
+      root,
+      'default_branch_protection_defaults[allowed_to_merge][][access_level]=30&default_branch_protection_defaults[allow_force_push]=false&repository_storages_weighted[default]=0',
+    ),
+  );
   assert.equal(res.statusCode, 200);
   assert.deepEqual(res.json().default_branch_protection_defaults, { allow_force_push: false, allowed_to_merge: [{ access_level: 30 }] });
   assert.deepEqual(res.json().repository_storages_weighted, { default: 0 });
@@ -444,8 +488,14 @@ test('hashes: default_branch_protection_defaults and repository_storages_weighte
 
   const bad: [unknown, unknown][] = [
     [{ default_branch_protection_defaults: 'full' }, { error: 'default_branch_protection_defaults is invalid' }],
-    [{ default_branch_protection_defaults: { allowed_to_push: [{ access_level: 10 }] } }, { error: 'default_branch_protection_defaults[allowed_to_push][0][access_level] does not have a valid value' }],
-    [{ default_branch_protection_defaults: { allowed_to_merge: [{ access_level: 40 }, { level: 40 }] } }, { error: 'default_branch_protection_defaults[allowed_to_merge][1][access_level] is missing' }],
+    [
+      { default_branch_protection_defaults: { allowed_to_push: [{ access_level: 10 }] } },
+      { error: 'default_branch_protection_defaults[allowed_to_push][0][access_level] does not have a valid value' },
+    ],
+    [
+      { default_branch_protection_defaults: { allowed_to_merge: [{ access_level: 40 }, { level: 40 }] } },
+      { error: 'default_branch_protection_defaults[allowed_to_merge][1][access_level] is missing' },
+    ],
     [{ default_branch_protection_defaults: { allowed_to_push: 40 } }, { error: 'default_branch_protection_defaults[allowed_to_push] is invalid' }],
     [{ default_branch_protection_defaults: { allow_force_push: 'sometimes' } }, { error: 'default_branch_protection_defaults[allow_force_push] is invalid' }],
     [{ repository_storages_weighted: { default: 'heavy' } }, { error: 'repository_storages_weighted is invalid' }],
@@ -469,7 +519,10 @@ test('given X: true requires Y', async (t) => {
     [{ akismet_enabled: true }, 'akismet_api_key is missing'],
     [{ recaptcha_enabled: 1 }, 'recaptcha_site_key is missing, recaptcha_private_key is missing'],
     [{ plantuml_enabled: true }, 'plantuml_url is missing'],
-    [{ housekeeping_enabled: true }, 'housekeeping_incremental_repack_period, housekeeping_optimize_repository_period are missing, exactly one parameter must be provided'],
+    [
+      { housekeeping_enabled: true },
+      'housekeeping_incremental_repack_period, housekeeping_optimize_repository_period are missing, exactly one parameter must be provided',
+    ],
     [
       { housekeeping_enabled: true, housekeeping_gc_period: 20, housekeeping_optimize_repository_period: 5, housekeeping_incremental_repack_period: 5 },
       'housekeeping_full_repack_period, housekeeping_gc_period, housekeeping_incremental_repack_period provide all or none of parameters, housekeeping_incremental_repack_period, housekeeping_optimize_repository_period are mutually exclusive',
@@ -514,15 +567,24 @@ test('model validation: 400 {"message":{attr:[…]}} with GitLab messages, nothi
       },
     ],
     [{ personal_access_token_prefix: 'abcdefghijklmnopqrstu' }, { personal_access_token_prefix: ['is too long (maximum is 20 characters)'] }],
-    [{ max_login_attempts: 0, failed_login_attempts_unlock_period_in_minutes: -1 }, { max_login_attempts: ['must be greater than 0'], failed_login_attempts_unlock_period_in_minutes: ['must be greater than 0'] }],
+    [
+      { max_login_attempts: 0, failed_login_attempts_unlock_period_in_minutes: -1 },
+      { max_login_attempts: ['must be greater than 0'], failed_login_attempts_unlock_period_in_minutes: ['must be greater than 0'] },
+    ],
     [{ max_attachment_size: null }, { max_attachment_size: ['is not a number'] }],
     [{ signup_enabled: null }, { signup_enabled: ['must be a boolean value'] }],
     [{ default_preferred_language: 'xx' }, { default_preferred_language: ['is not included in the list'] }],
     [{ first_day_of_week: 3 }, { first_day_of_week: ['is not included in the list'] }],
-    [{ deletion_adjourned_period: 91, local_markdown_version: 70000 }, { local_markdown_version: ['must be less than 65536'], deletion_adjourned_period: ['must be less than or equal to 90'] }],
+    [
+      { deletion_adjourned_period: 91, local_markdown_version: 70000 },
+      { local_markdown_version: ['must be less than 65536'], deletion_adjourned_period: ['must be less than or equal to 90'] },
+    ],
     [{ throttle_authenticated_api_period_in_seconds: 0 }, { throttle_authenticated_api_period_in_seconds: ['must be greater than 0'] }],
     [{ wiki_page_max_content_bytes: 1000 }, { wiki_page_max_content_bytes: ['must be greater than or equal to 1024'] }],
-    [{ home_page_url: 'not a url', abuse_notification_email: 'nobody' }, { home_page_url: ['must be a valid URL'], abuse_notification_email: ['is invalid'] }],
+    [
+      { home_page_url: 'not a url', abuse_notification_email: 'nobody' },
+      { home_page_url: ['must be a valid URL'], abuse_notification_email: ['is invalid'] },
+    ],
     [{ default_ci_config_path: '../x.yml' }, { default_ci_config_path: ['cannot include leading slash or directory traversal.'] }],
     [{ rate_limiting_response_text: 'x'.repeat(256) }, { rate_limiting_response_text: ['is too long (maximum is 255 characters)'] }],
     [
@@ -534,11 +596,20 @@ test('model validation: 400 {"message":{attr:[…]}} with GitLab messages, nothi
     ],
     [{ domain_denylist_enabled: true }, { domain_denylist: ['Domain denylist cannot be empty if denylist is enabled.'] }],
     [{ enforce_terms: true }, { terms: ['You need to set terms to be enforced'] }],
-    [{ asset_proxy_enabled: true, asset_proxy_url: 'ftp://proxy' }, { asset_proxy_url: ['must be a valid URL'], asset_proxy_secret_key: ["can't be blank"] }],
-    [{ external_authorization_service_enabled: true, external_authorization_service_timeout: 11 }, { external_authorization_service_default_label: ["can't be blank"], external_authorization_service_timeout: ['must be less than or equal to 10'] }],
+    [
+      { asset_proxy_enabled: true, asset_proxy_url: 'ftp://proxy' },
+      { asset_proxy_url: ['must be a valid URL'], asset_proxy_secret_key: ["can't be blank"] },
+    ],
+    [
+      { external_authorization_service_enabled: true, external_authorization_service_timeout: 11 },
+      { external_authorization_service_default_label: ["can't be blank"], external_authorization_service_timeout: ['must be less than or equal to 10'] },
+    ],
     [
       { restricted_visibility_levels: ['private'] },
-      { default_project_visibility: ['cannot be set to a restricted visibility level'], default_group_visibility: ['cannot be set to a restricted visibility level'] },
+      {
+        default_project_visibility: ['cannot be set to a restricted visibility level'],
+        default_group_visibility: ['cannot be set to a restricted visibility level'],
+      },
     ],
   ];
   for (const [payload, message] of cases) {
@@ -588,7 +659,8 @@ test('performance bar group: given as a path, stored as the group id (no such gr
   assert.equal(res.json().performance_bar_allowed_group_id, null);
   assert.deepEqual(await storedRow(c), { performance_bar_allowed_group_id: null });
   // the resolver a groups feature plugs in (here: a database lookup, which must not wait on the update's transaction)
-  const resolveGroupPath = async (path: string) => (await c.db.kysely.selectFrom('users').select('id').where('username', '=', path).executeTakeFirst())?.id ?? null;
+  const resolveGroupPath = async (path: string) =>
+    (await c.db.kysely.selectFrom('users').select('id').where('username', '=', path).executeTakeFirst())?.id ?? null;
   await c.settings.update({ performance_bar_allowed_group_id: ' root ' }, { resolveGroupPath });
   assert.equal((await app.inject({ method: 'GET', url: URL, headers: root })).json().performance_bar_allowed_group_id, 1);
   await c.settings.update({ performance_bar_allowed_group_path: '' }, { resolveGroupPath });
@@ -597,7 +669,10 @@ test('performance bar group: given as a path, stored as the group id (no such gr
 
 test('removed settings stored in the row are never returned', async (t) => {
   const { app, c, root } = await buildTestApp(t);
-  await c.db.kysely.updateTable('application_settings').set({ settings: JSON.stringify({ delayed_project_deletion: true, repository_storages: ['default'], signup_enabled: false }) }).execute();
+  await c.db.kysely
+    .updateTable('application_settings')
+    .set({ settings: JSON.stringify({ delayed_project_deletion: true, repository_storages: ['default'], signup_enabled: false }) })
+    .execute();
   const res = await app.inject({ method: 'GET', url: URL, headers: root });
   assert.deepEqual(body(res), { ...DEFAULTS, signup_enabled: false });
   // and a save drops them from the row
@@ -609,7 +684,10 @@ test('cache: a change made elsewhere is seen by the service after invalidation (
   const { app, c, root } = await buildTestApp(t);
   assert.equal((await c.settings.get()).signup_enabled, true);
   // another node writes the row
-  await c.db.kysely.updateTable('application_settings').set({ settings: JSON.stringify({ signup_enabled: false }) }).execute();
+  await c.db.kysely
+    .updateTable('application_settings')
+    .set({ settings: JSON.stringify({ signup_enabled: false }) })
+    .execute();
   assert.equal((await c.settings.get()).signup_enabled, true);
   assert.equal((await app.inject({ method: 'GET', url: URL, headers: root })).json().signup_enabled, false);
   c.settings.invalidate();
@@ -632,7 +710,10 @@ test('stored garbage refused: integers beyond 32 bits and NUL bytes are 400 {"er
     [{ url: `${URL}?session_expire_delay=9007199254740993` }, 'session_expire_delay is invalid'],
     [form(root, 'push_event_hooks_limit=1e999'), 'push_event_hooks_limit is invalid'],
     [{ payload: { repository_storages_weighted: { default: 99999999999 } } }, 'repository_storages_weighted is invalid'],
-    [{ payload: { default_branch_protection_defaults: { allowed_to_push: [{ access_level: 4294967336 }] } } }, 'default_branch_protection_defaults[allowed_to_push][0][access_level] is invalid'],
+    [
+      { payload: { default_branch_protection_defaults: { allowed_to_push: [{ access_level: 4294967336 }] } } },
+      'default_branch_protection_defaults[allowed_to_push][0][access_level] is invalid',
+    ],
     [{ payload: { after_sign_up_text: 'a\u0000b' } }, 'after_sign_up_text is invalid'],
     [{ payload: { domain_allowlist: ['ok.example', 'a\u0000b'] } }, 'domain_allowlist[1] is invalid'],
     [form(root, 'home_page_url=http%3A%2F%2Fa%00b'), 'home_page_url is invalid'],
@@ -645,6 +726,9 @@ test('stored garbage refused: integers beyond 32 bits and NUL bytes are 400 {"er
   // the service refuses them whatever the transport
   await assert.rejects(c.settings.update({ after_sign_up_text: 'a\u0000b' }), (e: any) => e.status === 400 && e.detail === 'after_sign_up_text is invalid');
   await assert.rejects(c.settings.update({ domain_denylist: ['x\u0000'] }), (e: any) => e.status === 400 && e.detail === 'domain_denylist is invalid');
-  await assert.rejects(c.settings.update({ default_projects_limit: 2 ** 31 }), (e: any) => e.status === 400 && e.detail === 'default_projects_limit is invalid');
+  await assert.rejects(
+    c.settings.update({ default_projects_limit: 2 ** 31 }),
+    (e: any) => e.status === 400 && e.detail === 'default_projects_limit is invalid',
+  );
   assert.deepEqual(await storedRow(c), stored);
 });

@@ -80,7 +80,11 @@ test('last_used_at is recorded on use, without a write on every request', async 
   const tok = await seed.token(u);
   await app.inject({ method: 'GET', url: '/api/v4/version', headers: tok.headers });
   await new Promise((r) => setTimeout(r, 50));
-  const first = await c.db.kysely.selectFrom('personal_access_tokens').select(['last_used_at', 'updated_at']).where('id', '=', tok.id).executeTakeFirstOrThrow();
+  const first = await c.db.kysely
+    .selectFrom('personal_access_tokens')
+    .select(['last_used_at', 'updated_at'])
+    .where('id', '=', tok.id)
+    .executeTakeFirstOrThrow();
   assert.ok(first.last_used_at);
   await app.inject({ method: 'GET', url: '/api/v4/version', headers: tok.headers });
   await new Promise((r) => setTimeout(r, 50));

@@ -63,10 +63,30 @@ interface EndpointSpec {
 const ENDPOINTS: EndpointSpec[] = [
   { name: 'read project', target: 'project', method: 'GET', path: (id) => `/api/v4/projects/${id}`, expect: read },
   // lib/api/members.rb authenticates first: anonymous callers get 401 even on public projects.
-  { name: 'list project members', target: 'project', method: 'GET', path: (id) => `/api/v4/projects/${id}/members`, expect: (x) => (!x.signedIn ? 401 : read(x)) },
-  { name: 'update project', target: 'project', method: 'PUT', path: (id) => `/api/v4/projects/${id}`, payload: { description: 'changed' }, expect: write((x) => x.level >= 40, 200) },
+  {
+    name: 'list project members',
+    target: 'project',
+    method: 'GET',
+    path: (id) => `/api/v4/projects/${id}/members`,
+    expect: (x) => (!x.signedIn ? 401 : read(x)),
+  },
+  {
+    name: 'update project',
+    target: 'project',
+    method: 'PUT',
+    path: (id) => `/api/v4/projects/${id}`,
+    payload: { description: 'changed' },
+    expect: write((x) => x.level >= 40, 200),
+  },
   { name: 'read group', target: 'group', method: 'GET', path: (id) => `/api/v4/groups/${id}`, expect: read },
-  { name: 'update group', target: 'group', method: 'PUT', path: (id) => `/api/v4/groups/${id}`, payload: { description: 'changed' }, expect: write((x) => x.level >= 50, 200) },
+  {
+    name: 'update group',
+    target: 'group',
+    method: 'PUT',
+    path: (id) => `/api/v4/groups/${id}`,
+    payload: { description: 'changed' },
+    expect: write((x) => x.level >= 50, 200),
+  },
   { name: 'list group members', target: 'group', method: 'GET', path: (id) => `/api/v4/groups/${id}/members`, expect: (x) => (!x.signedIn ? 401 : read(x)) },
   {
     name: 'add a project member',
@@ -85,9 +105,21 @@ const ENDPOINTS: EndpointSpec[] = [
     payload: { user_id: 1, access_level: 10 },
     expect: write((x) => x.level >= 50 || x.permissions.includes('admin_group_member'), 201),
   },
-  { name: 'archive project', target: 'project', method: 'POST', path: (id) => `/api/v4/projects/${id}/archive`, expect: write((x) => x.level >= 50 || x.permissions.includes('archive_project'), 201) },
+  {
+    name: 'archive project',
+    target: 'project',
+    method: 'POST',
+    path: (id) => `/api/v4/projects/${id}/archive`,
+    expect: write((x) => x.level >= 50 || x.permissions.includes('archive_project'), 201),
+  },
   // destructive ones last
-  { name: 'delete project', target: 'project', method: 'DELETE', path: (id) => `/api/v4/projects/${id}`, expect: write((x) => x.level >= 50 || x.permissions.includes('remove_project'), 202) },
+  {
+    name: 'delete project',
+    target: 'project',
+    method: 'DELETE',
+    path: (id) => `/api/v4/projects/${id}`,
+    expect: write((x) => x.level >= 50 || x.permissions.includes('remove_project'), 202),
+  },
   { name: 'delete group', target: 'group', method: 'DELETE', path: (id) => `/api/v4/groups/${id}`, expect: write((x) => x.level >= 50, 202) },
 ];
 
@@ -114,7 +146,14 @@ for (const visibility of VISIBILITIES) {
     const failures: string[] = [];
     for (const { actor, headers, group, project } of cases) {
       for (const ep of ENDPOINTS) {
-        const x: Ctx = { level: actor.level, permissions: actor.permissions ?? [], admin: !!actor.admin, signedIn: !actor.anonymous, external: !!actor.external, visibility };
+        const x: Ctx = {
+          level: actor.level,
+          permissions: actor.permissions ?? [],
+          admin: !!actor.admin,
+          signedIn: !actor.anonymous,
+          external: !!actor.external,
+          visibility,
+        };
         const expected = actor.blocked ? 403 : ep.expect(x);
         const id = ep.target === 'project' ? project.id : group.id;
         const res = await app.inject({ method: ep.method, url: ep.path(id), headers, ...(ep.payload ? { payload: ep.payload } : {}) });

@@ -69,10 +69,16 @@ test('a token revoked or a user blocked behind the app stops working on the next
 
 test('the user list reflects writes made through the API and behind it', async (t) => {
   const { app, c, seed, root } = await buildTestApp(t);
-  const list = async () => (await app.inject({ method: 'GET', url: '/api/v4/users?per_page=100&order_by=id&sort=asc', headers: root })).json().map((u: any) => u.username);
+  const list = async () =>
+    (await app.inject({ method: 'GET', url: '/api/v4/users?per_page=100&order_by=id&sort=asc', headers: root })).json().map((u: any) => u.username);
   const first = await list();
   assert.deepEqual(await list(), first);
-  const created = await app.inject({ method: 'POST', url: '/api/v4/users', headers: root, payload: { username: 'newbie', name: 'New', email: 'newbie@example.com', password: 'password-123' } });
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/v4/users',
+    headers: root,
+    payload: { username: 'newbie', name: 'New', email: 'newbie@example.com', password: 'password-123' },
+  });
   assert.equal(created.statusCode, 201);
   assert.deepEqual(await list(), [...first, 'newbie']);
   const other = await seed.user({ username: 'behind' });
@@ -94,7 +100,10 @@ test('each viewer gets their own list: administrators, users and their own token
   const ta = await seed.token(alice, { name: 'alice-token' });
   const tb = await seed.token(bob, { name: 'bob-token' });
   const names = async (headers: Record<string, string>) =>
-    (await app.inject({ method: 'GET', url: '/api/v4/personal_access_tokens', headers })).json().map((x: any) => x.name).sort();
+    (await app.inject({ method: 'GET', url: '/api/v4/personal_access_tokens', headers }))
+      .json()
+      .map((x: any) => x.name)
+      .sort();
   assert.deepEqual(await names(ta.headers), ['alice-token']);
   assert.deepEqual(await names(tb.headers), ['bob-token']);
   assert.deepEqual(await names(root), ['HEARTH_ROOT_TOKEN', 'alice-token', 'bob-token']);

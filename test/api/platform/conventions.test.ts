@@ -14,11 +14,19 @@ import { buildTestApp } from '../../helpers/build-app.ts';
 test('an unexpected error is a 500 with a fixed body; the real error is logged under the request id', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-500-'));
   const lines: any[] = [];
-  const sink = new Writable({ write(chunk, _enc, cb) { lines.push(JSON.parse(String(chunk))); cb(); } });
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(JSON.parse(String(chunk)));
+      cb();
+    },
+  });
   const config = loadConfig({ DATA_DIR: dir, HEARTH_ROOT_PASSWORD: 'pw-123456', HEARTH_ROOT_TOKEN: 'glpat-500-test' }, { databaseUrl: null });
   const c = await createContainer(config, { log: pino({ level: 'info' }, sink) });
   const app = await buildApp(c);
-  t.after(async () => { await app.close(); fs.rmSync(dir, { recursive: true, force: true }); });
+  t.after(async () => {
+    await app.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
   await c.db.close(); // the database goes away under the running app
   const res = await app.inject({ method: 'GET', url: '/api/v4/version', headers: { 'private-token': 'glpat-500-test', 'x-request-id': 'req-abc-123' } });
   assert.equal(res.statusCode, 500);
@@ -55,15 +63,30 @@ test('parameters arrive as JSON, form, multipart, query string, or an empty JSON
   ];
   for (const v of variants) {
     const tok = await seed.token(u, { scopes: ['api'] });
-    const res = await app.inject({ method: 'POST', url: '/api/v4/personal_access_tokens/self/rotate' + (v.url ?? ''), headers: { ...tok.headers, ...v.headers }, payload: v.payload });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v4/personal_access_tokens/self/rotate' + (v.url ?? ''),
+      headers: { ...tok.headers, ...v.headers },
+      payload: v.payload,
+    });
     assert.equal(res.statusCode, 200, `${JSON.stringify(v.headers)} → ${res.body}`);
     assert.equal(res.json().expires_at, expires);
   }
   const tok = await seed.token(u, { scopes: ['api'] });
-  const empty = await app.inject({ method: 'POST', url: '/api/v4/personal_access_tokens/self/rotate', headers: { ...tok.headers, 'content-type': 'application/json' }, payload: '' });
+  const empty = await app.inject({
+    method: 'POST',
+    url: '/api/v4/personal_access_tokens/self/rotate',
+    headers: { ...tok.headers, 'content-type': 'application/json' },
+    payload: '',
+  });
   assert.equal(empty.statusCode, 200);
   const tok2 = await seed.token(u, { scopes: ['api'] });
-  const broken = await app.inject({ method: 'POST', url: '/api/v4/personal_access_tokens/self/rotate', headers: { ...tok2.headers, 'content-type': 'application/json' }, payload: '{"expires_at":' });
+  const broken = await app.inject({
+    method: 'POST',
+    url: '/api/v4/personal_access_tokens/self/rotate',
+    headers: { ...tok2.headers, 'content-type': 'application/json' },
+    payload: '{"expires_at":',
+  });
   assert.equal(broken.statusCode, 400);
   assert.equal(broken.headers['content-type'], 'application/json');
   assert.ok(typeof broken.json().error === 'string');

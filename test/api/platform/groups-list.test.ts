@@ -64,7 +64,14 @@ test('GET /groups: who sees what (anonymous, members, all_available, external us
   // signed-in users see their groups, the ancestors of their subgroups and projects, and descendants
   assert.deepEqual(paths(await get('/api/v4/groups', w.aliceH)), ['alpha', 'alpha/child', 'delta', 'delta/dsub', 'alpha/child/leaf']);
   assert.deepEqual(paths(await get('/api/v4/groups?all_available=true', w.aliceH)), [
-    'alpha', 'beta', 'alpha/child', 'delta', 'delta/dsub', 'gamma', 'alpha/child/leaf', 'beta/pubsub',
+    'alpha',
+    'beta',
+    'alpha/child',
+    'delta',
+    'delta/dsub',
+    'gamma',
+    'alpha/child/leaf',
+    'beta/pubsub',
   ]);
   assert.deepEqual(paths(await get('/api/v4/groups', w.bobH)), ['beta', 'beta/pubsub']);
   assert.deepEqual(paths(await get('/api/v4/groups?all_available=true', w.extH)), ['beta', 'beta/pubsub']);
@@ -110,7 +117,13 @@ test('GET /groups: owned, min_access_level, top_level_only, search, visibility, 
   assert.deepEqual(paths(await get('/api/v4/groups?sort=desc')), ['alpha/child/leaf', 'delta/dsub', 'delta', 'alpha/child', 'alpha']);
   assert.deepEqual(paths(await get('/api/v4/groups?order_by=similarity')), ['alpha', 'alpha/child', 'delta', 'delta/dsub', 'alpha/child/leaf']);
   // statistics and custom attributes are accepted and change nothing
-  assert.deepEqual(paths(await get('/api/v4/groups?statistics=true&with_custom_attributes=true')), ['alpha', 'alpha/child', 'delta', 'delta/dsub', 'alpha/child/leaf']);
+  assert.deepEqual(paths(await get('/api/v4/groups?statistics=true&with_custom_attributes=true')), [
+    'alpha',
+    'alpha/child',
+    'delta',
+    'delta/dsub',
+    'alpha/child/leaf',
+  ]);
 });
 
 test('GET /groups: bad parameters', async (t) => {
@@ -181,7 +194,8 @@ test('GET /groups: keyset pagination for anonymous callers (order_by=name, sort=
   const far = await app.inject({ method: 'GET', url: '/api/v4/groups?page=501&per_page=100' });
   assert.equal(far.statusCode, 405);
   assert.deepEqual(far.json(), {
-    error: 'Offset pagination has a maximum allowed offset of 50000 for requests that return objects of type Group. Remaining records can be retrieved using keyset pagination.',
+    error:
+      'Offset pagination has a maximum allowed offset of 50000 for requests that return objects of type Group. Remaining records can be retrieved using keyset pagination.',
   });
 });
 

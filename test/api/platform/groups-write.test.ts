@@ -17,7 +17,10 @@ async function eventsAfter(c: TestApp['c'], jobId: number): Promise<Record<strin
 }
 
 async function lastJobId(c: TestApp['c']): Promise<number> {
-  const r = await c.db.kysely.selectFrom('jobs').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
+  const r = await c.db.kysely
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .executeTakeFirst();
   return Number(r?.id ?? 0);
 }
 
@@ -34,27 +37,78 @@ test('PUT /groups/:id: the owner changes attributes and gets the detail entity b
     url: `/api/v4/groups/${group.id}`,
     headers,
     payload: {
-      name: 'Acme Inc', description: 'We make things', visibility: 'internal', request_access_enabled: false, share_with_group_lock: true,
-      project_creation_level: 'noone', subgroup_creation_level: 'owner', lfs_enabled: false, emails_disabled: true, default_branch: 'trunk',
-      two_factor_grace_period: 12, require_two_factor_authentication: true, auto_devops_enabled: false, mentions_disabled: true,
-      max_artifacts_size: 100, shared_runners_setting: 'disabled_and_overridable', enabled_git_access_protocol: 'http',
-      prevent_sharing_groups_outside_hierarchy: true, math_rendering_limits_enabled: false, lock_math_rendering_limits_enabled: true,
+      name: 'Acme Inc',
+      description: 'We make things',
+      visibility: 'internal',
+      request_access_enabled: false,
+      share_with_group_lock: true,
+      project_creation_level: 'noone',
+      subgroup_creation_level: 'owner',
+      lfs_enabled: false,
+      emails_disabled: true,
+      default_branch: 'trunk',
+      two_factor_grace_period: 12,
+      require_two_factor_authentication: true,
+      auto_devops_enabled: false,
+      mentions_disabled: true,
+      max_artifacts_size: 100,
+      shared_runners_setting: 'disabled_and_overridable',
+      enabled_git_access_protocol: 'http',
+      prevent_sharing_groups_outside_hierarchy: true,
+      math_rendering_limits_enabled: false,
+      lock_math_rendering_limits_enabled: true,
       default_branch_protection: 0,
-      default_branch_protection_defaults: { allowed_to_push: [{ access_level: 30 }], allow_force_push: true, allowed_to_merge: [{ access_level: 30 }], developer_can_initial_push: true },
+      default_branch_protection_defaults: {
+        allowed_to_push: [{ access_level: 30 }],
+        allow_force_push: true,
+        allowed_to_merge: [{ access_level: 30 }],
+        developer_can_initial_push: true,
+      },
     },
   });
   assert.equal(res.statusCode, 200);
   const g = (await row(c, group.id))!;
   assert.deepEqual(res.json(), {
-    id: group.id, web_url: `${EXTERNAL_URL}/groups/acme`, name: 'Acme Inc', path: 'acme', description: 'We make things', visibility: 'internal',
-    share_with_group_lock: true, require_two_factor_authentication: true, two_factor_grace_period: 12, project_creation_level: 'noone',
-    auto_devops_enabled: false, subgroup_creation_level: 'owner', emails_disabled: true, emails_enabled: false, mentions_disabled: true,
-    lfs_enabled: false, math_rendering_limits_enabled: false, lock_math_rendering_limits_enabled: true, default_branch: 'trunk',
+    id: group.id,
+    web_url: `${EXTERNAL_URL}/groups/acme`,
+    name: 'Acme Inc',
+    path: 'acme',
+    description: 'We make things',
+    visibility: 'internal',
+    share_with_group_lock: true,
+    require_two_factor_authentication: true,
+    two_factor_grace_period: 12,
+    project_creation_level: 'noone',
+    auto_devops_enabled: false,
+    subgroup_creation_level: 'owner',
+    emails_disabled: true,
+    emails_enabled: false,
+    mentions_disabled: true,
+    lfs_enabled: false,
+    math_rendering_limits_enabled: false,
+    lock_math_rendering_limits_enabled: true,
+    default_branch: 'trunk',
     default_branch_protection: 0,
-    default_branch_protection_defaults: { allowed_to_push: [{ access_level: 30 }], allow_force_push: true, allowed_to_merge: [{ access_level: 30 }], developer_can_initial_push: true },
-    avatar_url: null, request_access_enabled: false, full_name: 'Acme Inc', full_path: 'acme', created_at: group.created_at, parent_id: null,
-    organization_id: 1, shared_runners_setting: 'disabled_and_overridable', max_artifacts_size: 100,
-    shared_with_groups: [], enabled_git_access_protocol: 'http', prevent_sharing_groups_outside_hierarchy: true, projects: [], shared_projects: [],
+    default_branch_protection_defaults: {
+      allowed_to_push: [{ access_level: 30 }],
+      allow_force_push: true,
+      allowed_to_merge: [{ access_level: 30 }],
+      developer_can_initial_push: true,
+    },
+    avatar_url: null,
+    request_access_enabled: false,
+    full_name: 'Acme Inc',
+    full_path: 'acme',
+    created_at: group.created_at,
+    parent_id: null,
+    organization_id: 1,
+    shared_runners_setting: 'disabled_and_overridable',
+    max_artifacts_size: 100,
+    shared_with_groups: [],
+    enabled_git_access_protocol: 'http',
+    prevent_sharing_groups_outside_hierarchy: true,
+    projects: [],
+    shared_projects: [],
   });
   assert.equal(g.name, 'Acme Inc');
   assert.equal(g.request_access_enabled, 0);
@@ -64,7 +118,12 @@ test('PUT /groups/:id: the owner changes attributes and gets the detail entity b
 
   // owners set the default branch protection only when the instance lets them
   await c.settings.save({ group_owners_can_manage_default_branch_protection: false });
-  const ignored = await app.inject({ method: 'PUT', url: `/api/v4/groups/${group.id}`, headers, payload: { default_branch_protection: 4, description: 'Still' } });
+  const ignored = await app.inject({
+    method: 'PUT',
+    url: `/api/v4/groups/${group.id}`,
+    headers,
+    payload: { default_branch_protection: 4, description: 'Still' },
+  });
   assert.equal(ignored.statusCode, 200);
   assert.equal(ignored.json().default_branch_protection, 0);
   assert.equal(ignored.json().description, 'Still');
@@ -87,7 +146,10 @@ test('PUT /groups/:id: a rename moves the subtree, keeps old paths redirecting a
   const other = await seed.group({ path: 'acme-other', visibility: 'private' });
   await seed.member({ group: top }, owner, 50);
   // an old redirect where the new path is going to be
-  await c.db.kysely.insertInto('redirect_routes').values({ source_type: 'Namespace', source_id: other.id, path: 'Acme2', created_at: top.created_at }).execute();
+  await c.db.kysely
+    .insertInto('redirect_routes')
+    .values({ source_type: 'Namespace', source_id: other.id, path: 'Acme2', created_at: top.created_at })
+    .execute();
   const jobs = await lastJobId(c);
 
   const res = await app.inject({ method: 'PUT', url: '/api/v4/groups/acme', headers, payload: { path: 'acme2' } });
@@ -109,8 +171,17 @@ test('PUT /groups/:id: a rename moves the subtree, keeps old paths redirecting a
   const updated = (await row(c, top.id))!;
   assert.deepEqual(await eventsAfter(c, jobs), [
     {
-      created_at: top.created_at, updated_at: updated.updated_at, event_name: 'group_rename', name: 'acme', owner_email: null, owner_name: null,
-      path: 'acme2', full_path: 'acme2', group_id: top.id, old_path: 'acme', old_full_path: 'acme',
+      created_at: top.created_at,
+      updated_at: updated.updated_at,
+      event_name: 'group_rename',
+      name: 'acme',
+      owner_email: null,
+      owner_name: null,
+      path: 'acme2',
+      full_path: 'acme2',
+      group_id: top.id,
+      old_path: 'acme',
+      old_full_path: 'acme',
     },
   ]);
 
@@ -144,7 +215,10 @@ test('PUT /groups/:id: a rename moves the subtree, keeps old paths redirecting a
   const reuse = await app.inject({ method: 'POST', url: '/api/v4/groups', headers, payload: { name: 'acme', path: 'acme' } });
   assert.equal(reuse.statusCode, 201);
   const left = await c.db.kysely.selectFrom('redirect_routes').select('path').orderBy('path').execute();
-  assert.deepEqual(left.map((r) => r.path), ['acme2/web', 'acme2/web/deep', 'acme2/web/site']);
+  assert.deepEqual(
+    left.map((r) => r.path),
+    ['acme2/web', 'acme2/web/deep', 'acme2/web/site'],
+  );
   assert.equal((await app.inject({ method: 'GET', url: '/api/v4/groups/acme', headers })).json().id, reuse.json().id);
 });
 
@@ -164,12 +238,16 @@ test('PUT /groups/:id: validation and permissions', async (t) => {
   res = await put(`/api/v4/groups/${top.id}`, { path: 'owner1' });
   assert.deepEqual(res.json(), { message: { path: ['has already been taken'] } });
   res = await put(`/api/v4/groups/${top.id}`, { path: 'bad path' });
-  assert.deepEqual(res.json(), { message: { path: ["can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'."] } });
+  assert.deepEqual(res.json(), {
+    message: { path: ["can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'."] },
+  });
   res = await put(`/api/v4/groups/${sub.id}`, { path: 'tree' });
   assert.deepEqual(res.json(), { message: { path: ['tree is a reserved name'] } });
   res = await put(`/api/v4/groups/${top.id}`, { name: '' });
   assert.deepEqual(res.json(), {
-    message: { name: ["can't be blank", "can contain only letters, digits, emoji, '_', '.', dash, space, parenthesis. It must start with letter, digit, emoji or '_'."] },
+    message: {
+      name: ["can't be blank", "can contain only letters, digits, emoji, '_', '.', dash, space, parenthesis. It must start with letter, digit, emoji or '_'."],
+    },
   });
   res = await put(`/api/v4/groups/${top.id}`, { visibility: 'hidden' });
   assert.deepEqual(res.json(), { error: 'visibility does not have a valid value' });
@@ -223,8 +301,14 @@ test('DELETE /groups/:id: removes the subtree with its projects, members, roles 
   await seed.member({ project: p2 }, dev, 40);
   await seed.member({ project: kept }, dev, 40);
   const role = await seed.memberRole(10, ['read_code'], { group: top });
-  await c.db.kysely.insertInto('redirect_routes').values({ source_type: 'Namespace', source_id: sub.id, path: 'doomed/old-sub', created_at: top.created_at }).execute();
-  await c.db.kysely.insertInto('redirect_routes').values({ source_type: 'Project', source_id: p1.id, path: 'doomed/old-p1', created_at: top.created_at }).execute();
+  await c.db.kysely
+    .insertInto('redirect_routes')
+    .values({ source_type: 'Namespace', source_id: sub.id, path: 'doomed/old-sub', created_at: top.created_at })
+    .execute();
+  await c.db.kysely
+    .insertInto('redirect_routes')
+    .values({ source_type: 'Project', source_id: p1.id, path: 'doomed/old-p1', created_at: top.created_at })
+    .execute();
 
   // not allowed: maintainers, anonymous callers
   const maint = await seed.user();
@@ -247,7 +331,10 @@ test('DELETE /groups/:id: removes the subtree with its projects, members, roles 
   assert.equal(await row(c, sub.id), undefined);
   assert.ok(await row(c, keep.id));
   const projects = await c.db.kysely.selectFrom('projects').select('id').execute();
-  assert.deepEqual(projects.map((p) => p.id), [kept.id]);
+  assert.deepEqual(
+    projects.map((p) => p.id),
+    [kept.id],
+  );
   const members = await c.db.kysely.selectFrom('members').select(['source_type', 'source_id', 'user_id']).orderBy('id').execute();
   assert.deepEqual(members, [
     { source_type: 'Namespace', source_id: keep.id, user_id: owner.id },
@@ -257,20 +344,39 @@ test('DELETE /groups/:id: removes the subtree with its projects, members, roles 
   assert.deepEqual(await c.db.kysely.selectFrom('redirect_routes').select('id').execute(), []);
 
   const events = await eventsAfter(c, jobs);
-  assert.deepEqual(events.map((e) => [e.event_name, e.project_id ?? e.group_id]), [
-    ['project_destroy', p1.id],
-    ['project_destroy', p2.id],
-    ['group_destroy', sub.id],
-    ['group_destroy', top.id],
-  ]);
+  assert.deepEqual(
+    events.map((e) => [e.event_name, e.project_id ?? e.group_id]),
+    [
+      ['project_destroy', p1.id],
+      ['project_destroy', p2.id],
+      ['group_destroy', sub.id],
+      ['group_destroy', top.id],
+    ],
+  );
   assert.deepEqual(events[0], {
-    created_at: p1.created_at, updated_at: p1.updated_at, event_name: 'project_destroy', name: 'p1', owner_email: owner.email, owner_name: 'Owner',
-    owners: [{ name: 'Owner', email: owner.email }], path: 'p1', path_with_namespace: 'doomed/p1', project_id: p1.id, project_namespace_id: top.id,
+    created_at: p1.created_at,
+    updated_at: p1.updated_at,
+    event_name: 'project_destroy',
+    name: 'p1',
+    owner_email: owner.email,
+    owner_name: 'Owner',
+    owners: [{ name: 'Owner', email: owner.email }],
+    path: 'p1',
+    path_with_namespace: 'doomed/p1',
+    project_id: p1.id,
+    project_namespace_id: top.id,
     project_visibility: 'private',
   });
   assert.deepEqual(events[3], {
-    created_at: top.created_at, updated_at: top.updated_at, event_name: 'group_destroy', name: 'doomed', owner_email: null, owner_name: null,
-    path: 'doomed', full_path: 'doomed', group_id: top.id,
+    created_at: top.created_at,
+    updated_at: top.updated_at,
+    event_name: 'group_destroy',
+    name: 'doomed',
+    owner_email: null,
+    owner_name: null,
+    path: 'doomed',
+    full_path: 'doomed',
+    group_id: top.id,
   });
   assert.equal((await app.inject({ method: 'GET', url: `/api/v4/groups/${top.id}`, headers })).statusCode, 404);
 });

@@ -5,7 +5,12 @@ import assert from 'node:assert/strict';
 import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../helpers/build-app.ts';
 import type { NamespaceRow } from '../../../src/db/schema.ts';
 
-const DEFAULT_PROTECTION = { allowed_to_push: [{ access_level: 40 }], allow_force_push: false, allowed_to_merge: [{ access_level: 40 }], developer_can_initial_push: false };
+const DEFAULT_PROTECTION = {
+  allowed_to_push: [{ access_level: 40 }],
+  allow_force_push: false,
+  allowed_to_merge: [{ access_level: 40 }],
+  developer_can_initial_push: false,
+};
 
 /** Entities::Group for a group with GitLab's defaults. */
 function groupEntity(g: NamespaceRow, fullName: string, over: Record<string, unknown> = {}) {
@@ -63,13 +68,27 @@ test('POST /groups: a user creates a top-level group, becomes its Owner, and the
     method: 'POST',
     url: '/api/v4/groups',
     headers,
-    payload: { name: 'My Group', path: 'my-group', description: 'Things', visibility: 'internal', request_access_enabled: false, project_creation_level: 'maintainer', subgroup_creation_level: 'owner' },
+    payload: {
+      name: 'My Group',
+      path: 'my-group',
+      description: 'Things',
+      visibility: 'internal',
+      request_access_enabled: false,
+      project_creation_level: 'maintainer',
+      subgroup_creation_level: 'owner',
+    },
   });
   assert.equal(res.statusCode, 201);
   assert.equal(res.headers['content-type'], 'application/json');
   const g = await groupRow(c, res.json().id);
   assert.deepEqual(res.json(), {
-    ...groupEntity(g, 'My Group', { description: 'Things', visibility: 'internal', request_access_enabled: false, project_creation_level: 'maintainer', subgroup_creation_level: 'owner' }),
+    ...groupEntity(g, 'My Group', {
+      description: 'Things',
+      visibility: 'internal',
+      request_access_enabled: false,
+      project_creation_level: 'maintainer',
+      subgroup_creation_level: 'owner',
+    }),
     shared_with_groups: [],
     prevent_sharing_groups_outside_hierarchy: false,
   });
@@ -79,14 +98,38 @@ test('POST /groups: a user creates a top-level group, becomes its Owner, and the
   assert.equal(g.created_by_id, alice.id);
 
   const members = await c.db.kysely.selectFrom('members').selectAll().where('source_type', '=', 'Namespace').where('source_id', '=', g.id).execute();
-  assert.deepEqual(members.map((m) => [m.user_id, m.access_level, m.expires_at]), [[alice.id, 50, null]]);
+  assert.deepEqual(
+    members.map((m) => [m.user_id, m.access_level, m.expires_at]),
+    [[alice.id, 50, null]],
+  );
 
   const recorded = (await events(c)).slice(before);
   assert.deepEqual(recorded, [
-    { created_at: g.created_at, updated_at: g.updated_at, event_name: 'group_create', name: 'My Group', owner_email: null, owner_name: null, path: 'my-group', full_path: 'my-group', group_id: g.id },
     {
-      created_at: members[0].created_at, updated_at: members[0].updated_at, event_name: 'user_add_to_group', group_access: 'Owner', expires_at: null,
-      group_id: g.id, group_name: 'My Group', group_path: 'my-group', full_path: 'my-group', user_email: alice.email, user_name: 'Alice', user_username: 'alice', user_id: alice.id,
+      created_at: g.created_at,
+      updated_at: g.updated_at,
+      event_name: 'group_create',
+      name: 'My Group',
+      owner_email: null,
+      owner_name: null,
+      path: 'my-group',
+      full_path: 'my-group',
+      group_id: g.id,
+    },
+    {
+      created_at: members[0].created_at,
+      updated_at: members[0].updated_at,
+      event_name: 'user_add_to_group',
+      group_access: 'Owner',
+      expires_at: null,
+      group_id: g.id,
+      group_name: 'My Group',
+      group_path: 'my-group',
+      full_path: 'my-group',
+      user_email: alice.email,
+      user_name: 'Alice',
+      user_username: 'alice',
+      user_id: alice.id,
     },
   ]);
 
@@ -94,7 +137,13 @@ test('POST /groups: a user creates a top-level group, becomes its Owner, and the
   const show = await app.inject({ method: 'GET', url: `/api/v4/groups/${g.id}`, headers });
   assert.equal(show.statusCode, 200);
   assert.deepEqual(show.json(), {
-    ...groupEntity(g, 'My Group', { description: 'Things', visibility: 'internal', request_access_enabled: false, project_creation_level: 'maintainer', subgroup_creation_level: 'owner' }),
+    ...groupEntity(g, 'My Group', {
+      description: 'Things',
+      visibility: 'internal',
+      request_access_enabled: false,
+      project_creation_level: 'maintainer',
+      subgroup_creation_level: 'owner',
+    }),
     shared_with_groups: [],
     enabled_git_access_protocol: 'all',
     prevent_sharing_groups_outside_hierarchy: false,
@@ -150,8 +199,15 @@ test('POST /groups: defaults come from the application settings; a subgroup unde
   await seed.member({ group: s }, maint, 40);
   const maintH = (await seed.token(maint)).headers;
   const refused = await app.inject({ method: 'POST', url: '/api/v4/groups', headers: maintH, payload: { name: 'Deep', path: 'deep', parent_id: s.id } });
-  assert.deepEqual(refused.json(), { message: 'Failed to save group {:visibility_level=>["internal is not allowed since the parent group has a private visibility."]}' });
-  const m = await app.inject({ method: 'POST', url: '/api/v4/groups', headers: maintH, payload: { name: 'Deep', path: 'deep', parent_id: s.id, visibility: 'private' } });
+  assert.deepEqual(refused.json(), {
+    message: 'Failed to save group {:visibility_level=>["internal is not allowed since the parent group has a private visibility."]}',
+  });
+  const m = await app.inject({
+    method: 'POST',
+    url: '/api/v4/groups',
+    headers: maintH,
+    payload: { name: 'Deep', path: 'deep', parent_id: s.id, visibility: 'private' },
+  });
   assert.equal(m.statusCode, 201);
   assert.equal(m.json().full_path, 'top/sub/deep');
   assert.equal(m.json().full_name, 'Top / Sub / Deep');
@@ -201,7 +257,7 @@ test('POST /groups: missing and invalid parameters', async (t) => {
   res = await post({ name: '', path: '' });
   assert.deepEqual(res.json(), {
     message:
-      'Failed to save group {:name=>["can\'t be blank", "can contain only letters, digits, emoji, \'_\', \'.\', dash, space, parenthesis. It must start with letter, digit, emoji or \'_\'."], ' +
+      "Failed to save group {:name=>[\"can't be blank\", \"can contain only letters, digits, emoji, '_', '.', dash, space, parenthesis. It must start with letter, digit, emoji or '_'.\"], " +
       `:path=>["can't be blank", "${format}", "is too short (minimum is 2 characters)"]}`,
   });
   res = await post({ name: 'Ok', path: 'ok', description: 'd'.repeat(256) });
@@ -286,7 +342,11 @@ test('POST /groups: who may create groups and subgroups', async (t) => {
   res = await post(headers, { name: 'S', path: 'ss', parent_id: strict.id });
   assert.equal(res.statusCode, 403);
   // nothing was created by the refused requests
-  const count = await c.db.kysely.selectFrom('namespaces').select((eb) => eb.fn.countAll<number>().as('n')).where('path', '=', 'ss').executeTakeFirstOrThrow();
+  const count = await c.db.kysely
+    .selectFrom('namespaces')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('path', '=', 'ss')
+    .executeTakeFirstOrThrow();
   assert.equal(Number(count.n), 0);
 });
 
@@ -312,7 +372,9 @@ test('POST /groups: visibility restricted by the administrator, and limited by t
   await seed.member({ group: parent }, user, 50);
   res = await app.inject({ method: 'POST', url: '/api/v4/groups', headers, payload: { name: 'S', path: 'sub', parent_id: parent.id, visibility: 'public' } });
   assert.equal(res.statusCode, 400);
-  assert.deepEqual(res.json(), { message: 'Failed to save group {:visibility_level=>["public is not allowed since the parent group has a internal visibility."]}' });
+  assert.deepEqual(res.json(), {
+    message: 'Failed to save group {:visibility_level=>["public is not allowed since the parent group has a internal visibility."]}',
+  });
   res = await app.inject({ method: 'POST', url: '/api/v4/groups', headers, payload: { name: 'S', path: 'sub', parent_id: parent.id, visibility: 'internal' } });
   assert.equal(res.statusCode, 201);
 });
@@ -356,11 +418,14 @@ test('users: administrators see the personal namespace id (namespace_id) in sing
   const one = await app.inject({ method: 'GET', url: `/api/v4/users/${dave.id}`, headers: root });
   assert.equal(one.json().namespace_id, ns.dave);
   const list = await app.inject({ method: 'GET', url: '/api/v4/users?order_by=id&sort=asc', headers: root });
-  assert.deepEqual((list.json() as { id: number; namespace_id: number }[]).map((u) => [u.id, u.namespace_id]), [
-    [1, ns.root],
-    [dave.id, ns.dave],
-    [erin.id, ns.erin],
-  ]);
+  assert.deepEqual(
+    (list.json() as { id: number; namespace_id: number }[]).map((u) => [u.id, u.namespace_id]),
+    [
+      [1, ns.root],
+      [dave.id, ns.dave],
+      [erin.id, ns.erin],
+    ],
+  );
   const me = await app.inject({ method: 'GET', url: '/api/v4/user', headers: root });
   assert.equal(me.json().namespace_id, ns.root);
   // others never see it

@@ -73,7 +73,10 @@ test('create: 201 with the secret and impersonation=true; the token acts as the 
   const own = await app.inject({ method: 'GET', url: '/api/v4/personal_access_tokens', headers: { 'private-token': body.token } });
   assert.deepEqual(own.json(), []);
   const all = await app.inject({ method: 'GET', url: `/api/v4/personal_access_tokens?user_id=${u.id}`, headers: root });
-  assert.deepEqual(all.json().map((e: any) => e.id), [row.id]);
+  assert.deepEqual(
+    all.json().map((e: any) => e.id),
+    [row.id],
+  );
 
   // comma-separated scopes in a form
   const form = await app.inject({
@@ -133,7 +136,12 @@ test('administrators only; unknown users are 404', async (t) => {
     const user = await app.inject({ method: method as any, url, headers: tok.headers, payload: method === 'POST' ? { name: 'x' } : undefined });
     assert.equal(user.statusCode, 403, `${method} ${url}`);
     assert.deepEqual(user.json(), { message: '403 Forbidden' });
-    const missing = await app.inject({ method: method as any, url: url.replace(`/users/${u.id}/`, '/users/999999/'), headers: root, payload: method === 'POST' ? { name: 'x' } : undefined });
+    const missing = await app.inject({
+      method: method as any,
+      url: url.replace(`/users/${u.id}/`, '/users/999999/'),
+      headers: root,
+      payload: method === 'POST' ? { name: 'x' } : undefined,
+    });
     assert.equal(missing.statusCode, 404, `${method} ${url}`);
     assert.deepEqual(missing.json(), { message: '404 User Not Found' });
   }
@@ -145,7 +153,7 @@ test('administrators only; unknown users are 404', async (t) => {
   assert.deepEqual(badId.json(), { error: 'impersonation_token_id is invalid' });
 });
 
-test('list: the user\'s impersonation tokens only, by state, paginated', async (t) => {
+test("list: the user's impersonation tokens only, by state, paginated", async (t) => {
   const { app, c, seed, root } = await buildTestApp(t);
   const u = await seed.user();
   const other = await seed.user();
@@ -172,20 +180,26 @@ test('list: the user\'s impersonation tokens only, by state, paginated', async (
   assert.deepEqual(await ids('state=all'), [active.id, revoked.id, expired.id]);
 
   const page = await app.inject({ method: 'GET', url: `${url}?per_page=2&page=2`, headers: root });
-  assert.deepEqual(page.json().map((e: any) => e.id), [expired.id]);
+  assert.deepEqual(
+    page.json().map((e: any) => e.id),
+    [expired.id],
+  );
   assert.equal(page.headers['x-page'], '2');
   assert.equal(page.headers['x-prev-page'], '1');
   assert.equal(page.headers['x-next-page'], '');
   assert.equal(page.headers['x-total-pages'], '2');
 
-  for (const [q, error] of [['state=bogus', 'state does not have a valid value'], ['per_page=0', 'per_page has a value not allowed']]) {
+  for (const [q, error] of [
+    ['state=bogus', 'state does not have a valid value'],
+    ['per_page=0', 'per_page has a value not allowed'],
+  ]) {
     const bad = await app.inject({ method: 'GET', url: `${url}?${q}`, headers: root });
     assert.equal(bad.statusCode, 400);
     assert.deepEqual(bad.json(), { error });
   }
 });
 
-test('get by id: the ImpersonationToken entity; other users\' and personal tokens are 404', async (t) => {
+test("get by id: the ImpersonationToken entity; other users' and personal tokens are 404", async (t) => {
   const { app, c, seed, root } = await buildTestApp(t);
   const u = await seed.user();
   const other = await seed.user();

@@ -9,7 +9,12 @@ const perms = (...on: string[]) => Object.fromEntries(CUSTOM_PERMISSIONS.map((p)
 
 test('instance roles: create with defaults and every permission, list, delete', async (t) => {
   const { app, c, root } = await buildTestApp(t);
-  const res = await app.inject({ method: 'POST', url: '/api/v4/member_roles', headers: root, payload: { name: 'Code reader', base_access_level: 10, read_code: true, unknown_permission: true } });
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/v4/member_roles',
+    headers: root,
+    payload: { name: 'Code reader', base_access_level: 10, read_code: true, unknown_permission: true },
+  });
   assert.equal(res.statusCode, 201);
   assert.equal(res.headers['content-type'], 'application/json');
   const role = res.json();
@@ -24,12 +29,21 @@ test('instance roles: create with defaults and every permission, list, delete', 
   // every permission on, form-encoded booleans, description given
   const all = Object.fromEntries(CUSTOM_PERMISSIONS.map((p) => [p, 'true']));
   const full = await app.inject({
-    method: 'POST', url: '/api/v4/member_roles', headers: { ...root, 'content-type': 'application/x-www-form-urlencoded' },
+    method: 'POST',
+    url: '/api/v4/member_roles',
+    headers: { ...root, 'content-type': 'application/x-www-form-urlencoded' },
     payload: new URLSearchParams({ name: 'Everything', description: 'All of it', base_access_level: '30', ...all }).toString(),
   });
   assert.equal(full.statusCode, 201);
   const fullRole = full.json();
-  assert.deepEqual(fullRole, { id: fullRole.id, name: 'Everything', description: 'All of it', group_id: null, base_access_level: 30, ...perms(...CUSTOM_PERMISSIONS) });
+  assert.deepEqual(fullRole, {
+    id: fullRole.id,
+    name: 'Everything',
+    description: 'All of it',
+    group_id: null,
+    base_access_level: 30,
+    ...perms(...CUSTOM_PERMISSIONS),
+  });
 
   const list = await app.inject({ method: 'GET', url: '/api/v4/member_roles', headers: root });
   assert.equal(list.statusCode, 200);
@@ -68,7 +82,10 @@ test('instance roles: bad input', async (t) => {
   assert.equal(dup.statusCode, 400);
   assert.deepEqual(dup.json(), { message: 'Name has already been taken' });
   const rows = await c.db.kysely.selectFrom('member_roles').select('name').execute();
-  assert.deepEqual(rows.map((r) => r.name), ['Dup']);
+  assert.deepEqual(
+    rows.map((r) => r.name),
+    ['Dup'],
+  );
 
   // unknown ids
   for (const method of ['DELETE', 'PUT'] as const) {
@@ -101,17 +118,27 @@ test('instance roles: administrators only (401 anonymous, 403 others)', async (t
     assert.deepEqual(other.json(), { message: '403 Forbidden' });
   }
   // read_api cannot write
-  const reader = await seed.token((await seed.user({ is_admin: true })), { scopes: ['read_api', 'admin_mode'] });
+  const reader = await seed.token(await seed.user({ is_admin: true }), { scopes: ['read_api', 'admin_mode'] });
   assert.equal((await app.inject({ method: 'GET', url: '/api/v4/member_roles', headers: reader.headers })).statusCode, 200);
-  assert.equal((await app.inject({ method: 'POST', url: '/api/v4/member_roles', headers: reader.headers, payload: { name: 'x', base_access_level: 10 } })).statusCode, 403);
+  assert.equal(
+    (await app.inject({ method: 'POST', url: '/api/v4/member_roles', headers: reader.headers, payload: { name: 'x', base_access_level: 10 } })).statusCode,
+    403,
+  );
   // the role is still there
   assert.equal((await app.inject({ method: 'GET', url: '/api/v4/member_roles', headers: root })).json().length, 1);
 });
 
 test('roles are updated by name and description', async (t) => {
   const { app, c, seed, root } = await buildTestApp(t);
-  const role = (await app.inject({ method: 'POST', url: '/api/v4/member_roles', headers: root, payload: { name: 'Old', base_access_level: 20, read_runners: true } })).json();
-  const res = await app.inject({ method: 'PUT', url: `/api/v4/member_roles/${role.id}`, headers: root, payload: { name: 'New', description: 'Reads runners' } });
+  const role = (
+    await app.inject({ method: 'POST', url: '/api/v4/member_roles', headers: root, payload: { name: 'Old', base_access_level: 20, read_runners: true } })
+  ).json();
+  const res = await app.inject({
+    method: 'PUT',
+    url: `/api/v4/member_roles/${role.id}`,
+    headers: root,
+    payload: { name: 'New', description: 'Reads runners' },
+  });
   assert.equal(res.statusCode, 200);
   assert.deepEqual(res.json(), { ...role, name: 'New', description: 'Reads runners' });
   const desc = await app.inject({ method: 'PUT', url: `/api/v4/member_roles/${role.id}`, headers: root, payload: { description: 'Only this' } });
@@ -174,10 +201,22 @@ test('group roles: the Owner of a top-level group lists, creates and deletes the
   assert.equal(empty.statusCode, 200);
   assert.deepEqual(empty.json(), []);
 
-  const res = await app.inject({ method: 'POST', url: `/api/v4/groups/${group.id}/member_roles`, headers, payload: { name: 'Guest+', base_access_level: 10, admin_group_member: true, description: 'Manages members' } });
+  const res = await app.inject({
+    method: 'POST',
+    url: `/api/v4/groups/${group.id}/member_roles`,
+    headers,
+    payload: { name: 'Guest+', base_access_level: 10, admin_group_member: true, description: 'Manages members' },
+  });
   assert.equal(res.statusCode, 201);
   const role = res.json();
-  assert.deepEqual(role, { id: role.id, name: 'Guest+', description: 'Manages members', group_id: group.id, base_access_level: 10, ...perms('admin_group_member') });
+  assert.deepEqual(role, {
+    id: role.id,
+    name: 'Guest+',
+    description: 'Manages members',
+    group_id: group.id,
+    base_access_level: 10,
+    ...perms('admin_group_member'),
+  });
   // by full path too
   const byPath = await app.inject({ method: 'GET', url: '/api/v4/groups/acme/member_roles', headers });
   assert.deepEqual(byPath.json(), [role]);
@@ -224,7 +263,11 @@ test('group roles: bad input, who may, subgroups refused', async (t) => {
   assert.deepEqual([anon.statusCode, anon.json()], [401, { message: '401 Unauthorized' }]);
   for (const who of [maintainer, stranger]) {
     const h = (await seed.token(who)).headers;
-    for (const call of [{ method: 'GET' as const, url }, { method: 'POST' as const, url, payload: { name: 'x', base_access_level: 10 } }, { method: 'DELETE' as const, url: `${url}/1` }]) {
+    for (const call of [
+      { method: 'GET' as const, url },
+      { method: 'POST' as const, url, payload: { name: 'x', base_access_level: 10 } },
+      { method: 'DELETE' as const, url: `${url}/1` },
+    ]) {
       const res = await app.inject({ ...call, headers: h });
       assert.deepEqual([res.statusCode, res.json()], [403, { message: '403 Forbidden' }], `${who.username} ${call.method}`);
     }
@@ -236,11 +279,19 @@ test('group roles: bad input, who may, subgroups refused', async (t) => {
   assert.deepEqual([unknown.statusCode, unknown.json()], [404, { message: '404 Group Not Found' }]);
 
   // a subgroup: its Owner (inherited) gets the reference's 400, and sees the top-level group's roles
-  const subCreate = await app.inject({ method: 'POST', url: `/api/v4/groups/${sub.id}/member_roles`, headers: own, payload: { name: 'x', base_access_level: 10 } });
+  const subCreate = await app.inject({
+    method: 'POST',
+    url: `/api/v4/groups/${sub.id}/member_roles`,
+    headers: own,
+    payload: { name: 'x', base_access_level: 10 },
+  });
   assert.deepEqual([subCreate.statusCode, subCreate.json()], [400, { message: 'Creation of member role is allowed only for root groups' }]);
   const rootRole = await seed.memberRole(20, ['read_code'], { group, name: 'Root role' });
   const subList = await app.inject({ method: 'GET', url: `/api/v4/groups/${sub.id}/member_roles`, headers: own });
-  assert.deepEqual(subList.json().map((r: { id: number }) => r.id), [rootRole.id]);
+  assert.deepEqual(
+    subList.json().map((r: { id: number }) => r.id),
+    [rootRole.id],
+  );
   const subDelete = await app.inject({ method: 'DELETE', url: `/api/v4/groups/${sub.id}/member_roles/${rootRole.id}`, headers: own });
   assert.equal(subDelete.statusCode, 404);
   assert.equal((await c.db.kysely.selectFrom('member_roles').select('id').execute()).length, 1);

@@ -13,9 +13,14 @@ test('custom roles take effect through the policy', async (t) => {
   let n = 0;
   const roleVia = async (permissions: string[]) => {
     // created through the API, as an administrator would
-    const res = await app.inject({ method: 'POST', url: '/api/v4/member_roles', headers: { 'private-token': 'glpat-test-root-token-0000000000' }, payload: { name: `${permissions.join('+')} ${++n}`, base_access_level: 10, ...Object.fromEntries(permissions.map((p) => [p, true])) } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v4/member_roles',
+      headers: { 'private-token': 'glpat-test-root-token-0000000000' },
+      payload: { name: `${permissions.join('+')} ${++n}`, base_access_level: 10, ...Object.fromEntries(permissions.map((p) => [p, true])) },
+    });
     assert.equal(res.statusCode, 201);
-    return (await c.db.kysely.selectFrom('member_roles').selectAll().where('id', '=', res.json().id).executeTakeFirstOrThrow());
+    return await c.db.kysely.selectFrom('member_roles').selectAll().where('id', '=', res.json().id).executeTakeFirstOrThrow();
   };
   const guestWith = async (permissions: string[], where: 'project' | 'group' = 'project') => {
     const u = await seed.user();
@@ -28,7 +33,8 @@ test('custom roles take effect through the policy', async (t) => {
 
   const plain = await guestWith([]);
   const plainAbilities = await projectAbilities(plain);
-  for (const a of ['read_code', 'read_runners', 'remove_project', 'archive_project', 'approve_merge_request'] as const) assert.equal(plainAbilities.has(a), false, a);
+  for (const a of ['read_code', 'read_runners', 'remove_project', 'archive_project', 'approve_merge_request'] as const)
+    assert.equal(plainAbilities.has(a), false, a);
   assert.ok(plainAbilities.has('read_project'));
 
   const reader = await guestWith(['read_code']);
@@ -74,7 +80,12 @@ test('a Guest with admin_group_member manages the group’s members, up to Guest
   const newcomer = await seed.user();
 
   // a plain Guest may not
-  const denied = await app.inject({ method: 'POST', url, headers: (await seed.token(plainGuest)).headers, payload: { user_id: newcomer.id, access_level: 10 } });
+  const denied = await app.inject({
+    method: 'POST',
+    url,
+    headers: (await seed.token(plainGuest)).headers,
+    payload: { user_id: newcomer.id, access_level: 10 },
+  });
   assert.equal(denied.statusCode, 403);
 
   const added = await app.inject({ method: 'POST', url, headers, payload: { user_id: newcomer.id, access_level: 10 } });
@@ -88,7 +99,11 @@ test('a Guest with admin_group_member manages the group’s members, up to Guest
   const removed = await app.inject({ method: 'DELETE', url: `${url}/${plainGuest.id}`, headers });
   assert.equal(removed.statusCode, 204);
   const rows = await c.db.kysely.selectFrom('members').select(['user_id', 'access_level']).where('source_id', '=', group.id).orderBy('id').execute();
-  assert.deepEqual(rows, [{ user_id: owner.id, access_level: 50 }, { user_id: manager.id, access_level: 10 }, { user_id: newcomer.id, access_level: 10 }]);
+  assert.deepEqual(rows, [
+    { user_id: owner.id, access_level: 50 },
+    { user_id: manager.id, access_level: 10 },
+    { user_id: newcomer.id, access_level: 10 },
+  ]);
   // and read the member list, which a Guest reads anyway
   assert.equal((await app.inject({ method: 'GET', url, headers })).json().length, 3);
 });

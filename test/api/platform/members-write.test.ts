@@ -6,7 +6,15 @@ import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../helpers/build-ap
 import type { UserRow } from '../../../src/db/schema.ts';
 import { addDays, todayDate } from '../../../src/lib/time.ts';
 
-const ref = (u: UserRow) => ({ id: u.id, username: u.username, name: u.name, state: u.state, locked: false, avatar_url: null, web_url: `${EXTERNAL_URL}/${u.username}` });
+const ref = (u: UserRow) => ({
+  id: u.id,
+  username: u.username,
+  name: u.name,
+  state: u.state,
+  locked: false,
+  avatar_url: null,
+  web_url: `${EXTERNAL_URL}/${u.username}`,
+});
 
 async function events(c: TestApp['c']) {
   const rows = await c.db.kysely.selectFrom('jobs').select('payload').where('kind', '=', 'system_event').orderBy('id').execute();
@@ -15,7 +23,13 @@ async function events(c: TestApp['c']) {
 }
 
 async function memberRow(c: TestApp['c'], sourceType: 'Project' | 'Namespace', sourceId: number, userId: number) {
-  return c.db.kysely.selectFrom('members').selectAll().where('source_type', '=', sourceType).where('source_id', '=', sourceId).where('user_id', '=', userId).executeTakeFirst();
+  return c.db.kysely
+    .selectFrom('members')
+    .selectAll()
+    .where('source_type', '=', sourceType)
+    .where('source_id', '=', sourceId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
 }
 
 test('project: a Maintainer adds a member; the row and the user_add_to_team event', async (t) => {
@@ -28,12 +42,22 @@ test('project: a Maintainer adds a member; the row and the user_add_to_team even
   const { headers } = await seed.token(maintainer);
   const expiry = addDays(todayDate(), 30);
 
-  const res = await app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/members`, headers, payload: { user_id: newcomer.id, access_level: 30, expires_at: expiry } });
+  const res = await app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${project.id}/members`,
+    headers,
+    payload: { user_id: newcomer.id, access_level: 30, expires_at: expiry },
+  });
   assert.equal(res.statusCode, 201);
   assert.equal(res.headers['content-type'], 'application/json');
   const row = (await memberRow(c, 'Project', project.id, newcomer.id))!;
   assert.deepEqual(res.json(), {
-    ...ref(newcomer), access_level: 30, created_at: row.created_at, created_by: ref(maintainer), expires_at: expiry, membership_state: 'active',
+    ...ref(newcomer),
+    access_level: 30,
+    created_at: row.created_at,
+    created_by: ref(maintainer),
+    expires_at: expiry,
+    membership_state: 'active',
   });
   assert.equal(row.access_level, 30);
   assert.equal(row.expires_at, expiry);
@@ -41,18 +65,39 @@ test('project: a Maintainer adds a member; the row and the user_add_to_team even
   assert.equal(row.member_role_id, null);
   assert.deepEqual(await events(c), [
     {
-      created_at: row.created_at, updated_at: row.updated_at, event_name: 'user_add_to_team', access_level: 'Developer', expires_at: expiry,
-      project_id: project.id, project_name: 'Web', project_path: 'web', project_path_with_namespace: 'acme/web', project_visibility: 'private',
-      user_email: newcomer.email, user_name: newcomer.name, user_username: newcomer.username, user_id: newcomer.id,
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+      event_name: 'user_add_to_team',
+      access_level: 'Developer',
+      expires_at: expiry,
+      project_id: project.id,
+      project_name: 'Web',
+      project_path: 'web',
+      project_path_with_namespace: 'acme/web',
+      project_visibility: 'private',
+      user_email: newcomer.email,
+      user_name: newcomer.name,
+      user_username: newcomer.username,
+      user_id: newcomer.id,
     },
   ]);
 
   // already a member
-  const again = await app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/members`, headers, payload: { user_id: newcomer.id, access_level: 20 } });
+  const again = await app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${project.id}/members`,
+    headers,
+    payload: { user_id: newcomer.id, access_level: 20 },
+  });
   assert.deepEqual([again.statusCode, again.json()], [409, { message: 'Member already exists' }]);
   // by username, a datetime expiry keeps its date
   const other = await seed.user();
-  const byName = await app.inject({ method: 'POST', url: `/api/v4/projects/acme%2Fweb/members`, headers, payload: { username: other.username.toUpperCase(), access_level: '10', expires_at: `${expiry}T10:00:00Z` } });
+  const byName = await app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/acme%2Fweb/members`,
+    headers,
+    payload: { username: other.username.toUpperCase(), access_level: '10', expires_at: `${expiry}T10:00:00Z` },
+  });
   assert.equal(byName.statusCode, 201);
   assert.equal(byName.json().id, other.id);
   assert.equal(byName.json().expires_at, expiry);
@@ -103,7 +148,8 @@ test('project: who may add, change and remove whom', async (t) => {
   await seed.member({ project }, developer, 30);
   const h = async (u: UserRow) => (await seed.token(u)).headers;
   const url = `/api/v4/projects/${project.id}/members`;
-  const post = async (u: UserRow | null, payload: Record<string, unknown>, to = url) => app.inject({ method: 'POST', url: to, headers: u ? await h(u) : root, payload });
+  const post = async (u: UserRow | null, payload: Record<string, unknown>, to = url) =>
+    app.inject({ method: 'POST', url: to, headers: u ? await h(u) : root, payload });
 
   const anon = await app.inject({ method: 'POST', url, payload: { user_id: target.id, access_level: 30 } });
   assert.deepEqual([anon.statusCode, anon.json()], [401, { message: '401 Unauthorized' }]);
@@ -202,7 +248,10 @@ test('project in a personal namespace: its holder is not changed through members
   await seed.member({ project }, holder, 50);
   const dev = await seed.user();
   const { headers } = await seed.token(holder);
-  assert.equal((await app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/members`, headers, payload: { user_id: dev.id, access_level: 30 } })).statusCode, 201);
+  assert.equal(
+    (await app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/members`, headers, payload: { user_id: dev.id, access_level: 30 } })).statusCode,
+    201,
+  );
   const demote = await app.inject({ method: 'PUT', url: `/api/v4/projects/${project.id}/members/${holder.id}`, headers, payload: { access_level: 40 } });
   assert.equal(demote.statusCode, 403);
   const leave = await app.inject({ method: 'DELETE', url: `/api/v4/projects/${project.id}/members/${holder.id}`, headers });
@@ -227,12 +276,29 @@ test('group: Owners manage members; a Maintainer cannot; the last Owner stays', 
   const res = await app.inject({ method: 'POST', url, headers: oh, payload: { user_id: newcomer.id, access_level: 30 } });
   assert.equal(res.statusCode, 201);
   const row = (await memberRow(c, 'Namespace', group.id, newcomer.id))!;
-  assert.deepEqual(res.json(), { ...ref(newcomer), access_level: 30, created_at: row.created_at, created_by: ref(owner), expires_at: null, membership_state: 'active' });
+  assert.deepEqual(res.json(), {
+    ...ref(newcomer),
+    access_level: 30,
+    created_at: row.created_at,
+    created_by: ref(owner),
+    expires_at: null,
+    membership_state: 'active',
+  });
   assert.deepEqual(await events(c), [
     {
-      created_at: row.created_at, updated_at: row.updated_at, event_name: 'user_add_to_group', group_access: 'Developer', expires_at: null,
-      group_id: group.id, group_name: 'Team', group_path: 'team', full_path: 'team',
-      user_email: newcomer.email, user_name: newcomer.name, user_username: newcomer.username, user_id: newcomer.id,
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+      event_name: 'user_add_to_group',
+      group_access: 'Developer',
+      expires_at: null,
+      group_id: group.id,
+      group_name: 'Team',
+      group_path: 'team',
+      full_path: 'team',
+      user_email: newcomer.email,
+      user_name: newcomer.name,
+      user_username: newcomer.username,
+      user_id: newcomer.id,
     },
   ]);
 
@@ -241,19 +307,25 @@ test('group: Owners manage members; a Maintainer cannot; the last Owner stays', 
   assert.deepEqual([demote.statusCode, demote.json()], [403, { message: '403 Forbidden' }]);
   const leave = await app.inject({ method: 'DELETE', url: `${url}/${owner.id}`, headers: oh });
   assert.deepEqual([leave.statusCode, leave.json()], [403, { message: '403 Forbidden' }]);
-  assert.equal((await app.inject({ method: 'DELETE', url: `${url}/${owner.id}`, headers: { 'private-token': 'glpat-test-root-token-0000000000' } })).statusCode, 403);
+  assert.equal(
+    (await app.inject({ method: 'DELETE', url: `${url}/${owner.id}`, headers: { 'private-token': 'glpat-test-root-token-0000000000' } })).statusCode,
+    403,
+  );
   assert.equal((await memberRow(c, 'Namespace', group.id, owner.id))!.access_level, 50);
 
   // with a second Owner the first may go
   assert.equal((await app.inject({ method: 'PUT', url: `${url}/${maintainer.id}`, headers: oh, payload: { access_level: 50 } })).statusCode, 200);
   assert.equal((await app.inject({ method: 'PUT', url: `${url}/${owner.id}`, headers: oh, payload: { access_level: 40 } })).statusCode, 200);
   assert.equal((await app.inject({ method: 'DELETE', url: `${url}/${owner.id}`, headers: oh })).statusCode, 204);
-  assert.deepEqual((await events(c)).map((e) => [e.event_name, e.group_access, e.user_id]), [
-    ['user_add_to_group', 'Developer', newcomer.id],
-    ['user_update_for_group', 'Owner', maintainer.id],
-    ['user_update_for_group', 'Maintainer', owner.id],
-    ['user_remove_from_group', 'Maintainer', owner.id],
-  ]);
+  assert.deepEqual(
+    (await events(c)).map((e) => [e.event_name, e.group_access, e.user_id]),
+    [
+      ['user_add_to_group', 'Developer', newcomer.id],
+      ['user_update_for_group', 'Owner', maintainer.id],
+      ['user_update_for_group', 'Maintainer', owner.id],
+      ['user_remove_from_group', 'Maintainer', owner.id],
+    ],
+  );
   // the remaining Owner is the last one again
   assert.equal((await app.inject({ method: 'DELETE', url: `${url}/${maintainer.id}`, headers: mh })).statusCode, 403);
 });
@@ -295,9 +367,15 @@ test('group: removing a member removes their memberships below unless skip_subre
 
   assert.equal((await app.inject({ method: 'DELETE', url: `/api/v4/groups/${top.id}/members/${user.id}`, headers })).statusCode, 204);
   assert.equal(await count(user), 1); // only the project outside the group remains
-  assert.deepEqual((await events(c)).map((e) => [e.event_name, e.group_id ?? e.project_id]).sort(), [
-    ['user_remove_from_group', top.id], ['user_remove_from_group', sub.id], ['user_remove_from_team', subProject.id], ['user_remove_from_team', topProject.id],
-  ].sort());
+  assert.deepEqual(
+    (await events(c)).map((e) => [e.event_name, e.group_id ?? e.project_id]).sort(),
+    [
+      ['user_remove_from_group', top.id],
+      ['user_remove_from_group', sub.id],
+      ['user_remove_from_team', subProject.id],
+      ['user_remove_from_team', topProject.id],
+    ].sort(),
+  );
 
   assert.equal((await app.inject({ method: 'DELETE', url: `/api/v4/groups/${top.id}/members/${other.id}?skip_subresources=true`, headers })).statusCode, 204);
   assert.equal(await count(other), 4);
@@ -338,12 +416,20 @@ test('several users at once: GitLab service results', async (t) => {
   assert.deepEqual([ok.statusCode, ok.json()], [201, { status: 'success' }]);
   assert.equal(ok.headers['content-type'], 'application/json');
   for (const u of [a, b, d]) assert.equal((await memberRow(c, 'Namespace', group.id, u.id))!.access_level, 20);
-  assert.deepEqual((await events(c)).map((e) => [e.event_name, e.user_id]), [
-    ['user_add_to_group', a.id], ['user_add_to_group', b.id], ['user_update_for_group', d.id],
-  ]);
+  assert.deepEqual(
+    (await events(c)).map((e) => [e.event_name, e.user_id]),
+    [
+      ['user_add_to_group', a.id],
+      ['user_add_to_group', b.id],
+      ['user_update_for_group', d.id],
+    ],
+  );
 
   const names = await app.inject({ method: 'POST', url, headers, payload: { username: `${a.username},${b.username}`, access_level: 25 } });
-  assert.deepEqual([names.statusCode, names.json()], [201, { message: `${a.username}: Access level is not included in the list and ${b.username}: Access level is not included in the list`, status: 'error' }]);
+  assert.deepEqual(
+    [names.statusCode, names.json()],
+    [201, { message: `${a.username}: Access level is not included in the list and ${b.username}: Access level is not included in the list`, status: 'error' }],
+  );
   const nobody = await app.inject({ method: 'POST', url, headers, payload: { username: 'ghost1,ghost2', access_level: 20 } });
   assert.deepEqual(nobody.json(), { message: 'No users specified.', status: 'error' });
   const denied = await app.inject({ method: 'POST', url, headers: (await seed.token(a)).headers, payload: { user_id: `${b.id},${d.id}`, access_level: 10 } });
@@ -352,16 +438,24 @@ test('several users at once: GitLab service results', async (t) => {
   // in a subgroup: inherited levels are checked per user, the last Owner is not touched, the rest is added
   const sub = await seed.group({ parent: group, name: 'Sub' });
   const e = await seed.user();
-  const mixed = await app.inject({ method: 'POST', url: `/api/v4/groups/${sub.id}/members`, headers, payload: { user_id: `${a.id},${e.id},${owner.id}`, access_level: 10 } });
-  assert.deepEqual([mixed.statusCode, mixed.json()], [
-    201,
-    {
-      message:
-        `${owner.username}: Access level should be greater than or equal to Owner inherited membership from group ${group.name}` +
-        ` and ${a.username}: Access level should be greater than or equal to Reporter inherited membership from group ${group.name}`,
-      status: 'error',
-    },
-  ]);
+  const mixed = await app.inject({
+    method: 'POST',
+    url: `/api/v4/groups/${sub.id}/members`,
+    headers,
+    payload: { user_id: `${a.id},${e.id},${owner.id}`, access_level: 10 },
+  });
+  assert.deepEqual(
+    [mixed.statusCode, mixed.json()],
+    [
+      201,
+      {
+        message:
+          `${owner.username}: Access level should be greater than or equal to Owner inherited membership from group ${group.name}` +
+          ` and ${a.username}: Access level should be greater than or equal to Reporter inherited membership from group ${group.name}`,
+        status: 'error',
+      },
+    ],
+  );
   assert.equal((await memberRow(c, 'Namespace', sub.id, e.id))!.access_level, 10);
   assert.equal(await memberRow(c, 'Namespace', sub.id, a.id), undefined);
   const lastOwner = await app.inject({ method: 'POST', url, headers, payload: { user_id: `${owner.id},${e.id}`, access_level: 30 } });
@@ -388,11 +482,31 @@ test('members with custom roles: assignment, checks and the EE fields', async (t
   const res = await app.inject({ method: 'POST', url, headers, payload: { user_id: u.id, access_level: 10, member_role_id: instanceRole.id } });
   assert.equal(res.statusCode, 201);
   assert.deepEqual(res.json().member_role, {
-    id: instanceRole.id, name: 'Reader', description: null, group_id: null, base_access_level: 10,
-    admin_cicd_variables: false, admin_compliance_framework: false, admin_group_member: false, admin_merge_request: false, admin_push_rules: false,
-    admin_infra_state: false, admin_vulnerability: false, admin_web_hook: false, archive_project: false, manage_deploy_tokens: false,
-    manage_group_access_tokens: false, manage_merge_request_settings: false, manage_project_access_tokens: false, manage_security_policy_link: false,
-    read_code: true, read_runners: false, read_dependency: false, read_vulnerability: false, remove_group: false, remove_project: false,
+    id: instanceRole.id,
+    name: 'Reader',
+    description: null,
+    group_id: null,
+    base_access_level: 10,
+    admin_cicd_variables: false,
+    admin_compliance_framework: false,
+    admin_group_member: false,
+    admin_merge_request: false,
+    admin_push_rules: false,
+    admin_infra_state: false,
+    admin_vulnerability: false,
+    admin_web_hook: false,
+    archive_project: false,
+    manage_deploy_tokens: false,
+    manage_group_access_tokens: false,
+    manage_merge_request_settings: false,
+    manage_project_access_tokens: false,
+    manage_security_policy_link: false,
+    read_code: true,
+    read_runners: false,
+    read_dependency: false,
+    read_vulnerability: false,
+    remove_group: false,
+    remove_project: false,
   });
   assert.equal((await memberRow(c, 'Project', project.id, u.id))!.member_role_id, instanceRole.id);
   const listed = await app.inject({ method: 'GET', url, headers });
@@ -400,15 +514,18 @@ test('members with custom roles: assignment, checks and the EE fields', async (t
 
   // the level must stay the role's unless the role changes with it
   const locked = await app.inject({ method: 'PUT', url: `${url}/${u.id}`, headers, payload: { access_level: 20 } });
-  assert.deepEqual([locked.statusCode, locked.json()], [
-    400,
-    {
-      message: {
-        access_level: ['cannot be changed because of an existing association with a custom role'],
-        member_role_id: ["the custom role's base access level does not match the current access level"],
+  assert.deepEqual(
+    [locked.statusCode, locked.json()],
+    [
+      400,
+      {
+        message: {
+          access_level: ['cannot be changed because of an existing association with a custom role'],
+          member_role_id: ["the custom role's base access level does not match the current access level"],
+        },
       },
-    },
-  ]);
+    ],
+  );
   const swap = await app.inject({ method: 'PUT', url: `${url}/${u.id}`, headers, payload: { access_level: 20, member_role_id: groupRole.id } });
   assert.equal(swap.statusCode, 200);
   assert.equal(swap.json().member_role.id, groupRole.id);
@@ -419,7 +536,10 @@ test('members with custom roles: assignment, checks and the EE fields', async (t
 
   const v = await seed.user();
   const mismatch = await app.inject({ method: 'POST', url, headers, payload: { user_id: v.id, access_level: 30, member_role_id: instanceRole.id } });
-  assert.deepEqual([mismatch.statusCode, mismatch.json()], [400, { message: { member_role_id: ["the custom role's base access level does not match the current access level"] } }]);
+  assert.deepEqual(
+    [mismatch.statusCode, mismatch.json()],
+    [400, { message: { member_role_id: ["the custom role's base access level does not match the current access level"] } }],
+  );
   const outside = await app.inject({ method: 'POST', url, headers, payload: { user_id: v.id, access_level: 10, member_role_id: foreignRole.id } });
   assert.deepEqual([outside.statusCode, outside.json()], [400, { message: { member_namespace: ["must be in same hierarchy as custom role's namespace"] } }]);
   assert.equal(await memberRow(c, 'Project', project.id, v.id), undefined);

@@ -5,7 +5,15 @@ import assert from 'node:assert/strict';
 import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../helpers/build-app.ts';
 import type { NamespaceRow, UserRow } from '../../../src/db/schema.ts';
 
-const ref = (u: UserRow) => ({ id: u.id, username: u.username, name: u.name, state: u.state, locked: false, avatar_url: null, web_url: `${EXTERNAL_URL}/${u.username}` });
+const ref = (u: UserRow) => ({
+  id: u.id,
+  username: u.username,
+  name: u.name,
+  state: u.state,
+  locked: false,
+  avatar_url: null,
+  web_url: `${EXTERNAL_URL}/${u.username}`,
+});
 
 /** The member body GitLab shows for `user`, from the row in the database. */
 async function expected(c: TestApp['c'], source: { group?: NamespaceRow; project?: { id: number } }, u: UserRow, extra: Record<string, unknown> = {}) {
@@ -39,7 +47,10 @@ test('project members: direct list, single member, whole bodies', async (t) => {
   assert.equal(res.headers['x-page'], '1');
   assert.equal(res.headers['x-per-page'], '20');
   assert.equal(res.headers['x-next-page'], '');
-  assert.equal(res.headers.link, `<${EXTERNAL_URL}/api/v4/projects/${project.id}/members?id=${project.id}&page=1&per_page=20>; rel="first", <${EXTERNAL_URL}/api/v4/projects/${project.id}/members?id=${project.id}&page=1&per_page=20>; rel="last"`);
+  assert.equal(
+    res.headers.link,
+    `<${EXTERNAL_URL}/api/v4/projects/${project.id}/members?id=${project.id}&page=1&per_page=20>; rel="first", <${EXTERNAL_URL}/api/v4/projects/${project.id}/members?id=${project.id}&page=1&per_page=20>; rel="last"`,
+  );
 
   const one = await app.inject({ method: 'GET', url: `/api/v4/projects/${project.id}/members/${developer.id}`, headers });
   assert.equal(one.statusCode, 200);
@@ -102,11 +113,21 @@ test('members/all: inherited from the group chain, the highest level per user', 
 
   // groups: the subgroup's /all has its own and the top group's members
   const subAll = await app.inject({ method: 'GET', url: `/api/v4/groups/${sub.id}/members/all`, headers });
-  assert.deepEqual(subAll.json().map((m: { id: number; access_level: number }) => [m.id, m.access_level]), [[topOwner.id, 50], [subDev.id, 30], [both.id, 50]]);
+  assert.deepEqual(
+    subAll.json().map((m: { id: number; access_level: number }) => [m.id, m.access_level]),
+    [
+      [topOwner.id, 50],
+      [subDev.id, 30],
+      [both.id, 50],
+    ],
+  );
   const subDirect = await app.inject({ method: 'GET', url: `/api/v4/groups/${sub.id}/members`, headers });
   assert.deepEqual(subDirect.json(), [await expected(c, { group: sub }, subDev)]);
   const topAll = await app.inject({ method: 'GET', url: `/api/v4/groups/${top.id}/members/all`, headers: (await seed.token(topOwner)).headers });
-  assert.deepEqual(topAll.json().map((m: { id: number }) => m.id), [topOwner.id, both.id]);
+  assert.deepEqual(
+    topAll.json().map((m: { id: number }) => m.id),
+    [topOwner.id, both.id],
+  );
 });
 
 test('member lists: query, user_ids, skip_users, pagination', async (t) => {
@@ -125,7 +146,10 @@ test('member lists: query, user_ids, skip_users, pagination', async (t) => {
   assert.deepEqual(await ids(`${base}?query=BAKER`), [users[1].id]);
   assert.deepEqual(await ids(`${base}?query=${users[2].username.slice(0, 4)}`), [users[2].id]);
   assert.deepEqual(await ids(`${base}?query=${encodeURIComponent(users[3].email)}`), [users[3].id]);
-  assert.deepEqual(await ids(`${base}?query=`), users.map((u) => u.id));
+  assert.deepEqual(
+    await ids(`${base}?query=`),
+    users.map((u) => u.id),
+  );
   assert.deepEqual(await ids(`${base}?user_ids=${users[0].id},${users[2].id},999999`), [users[0].id, users[2].id]);
   assert.deepEqual(await ids(`${base}?user_ids[]=${users[1].id}&user_ids[]=${users[3].id}`), [users[1].id, users[3].id]);
   assert.deepEqual(await ids(`${base}?skip_users=${users[0].id},${users[1].id}`), [users[2].id, users[3].id]);
@@ -134,7 +158,10 @@ test('member lists: query, user_ids, skip_users, pagination', async (t) => {
   assert.deepEqual([bad.statusCode, bad.json()], [400, { error: 'user_ids is invalid' }]);
 
   const page = await app.inject({ method: 'GET', url: `${base}?per_page=3&page=2`, headers: viewer });
-  assert.deepEqual(page.json().map((m: { id: number }) => m.id), [users[3].id]);
+  assert.deepEqual(
+    page.json().map((m: { id: number }) => m.id),
+    [users[3].id],
+  );
   assert.equal(page.headers['x-total'], '4');
   assert.equal(page.headers['x-total-pages'], '2');
   assert.equal(page.headers['x-prev-page'], '1');
@@ -157,12 +184,19 @@ test('reading members: 401 anonymous, 404 invisible, 403 without read_*_member',
   const external = await seed.user({ external: true });
   const s = (await seed.token(stranger)).headers;
 
-  for (const url of [`/api/v4/projects/${publicProject.id}/members`, `/api/v4/groups/${publicGroup.id}/members/all`, `/api/v4/projects/${publicProject.id}/members/1`]) {
+  for (const url of [
+    `/api/v4/projects/${publicProject.id}/members`,
+    `/api/v4/groups/${publicGroup.id}/members/all`,
+    `/api/v4/projects/${publicProject.id}/members/1`,
+  ]) {
     const anon = await app.inject({ method: 'GET', url });
     assert.deepEqual([anon.statusCode, anon.json()], [401, { message: '401 Unauthorized' }], url);
   }
   assert.equal((await app.inject({ method: 'GET', url: `/api/v4/projects/${publicProject.id}/members`, headers: s })).statusCode, 200);
-  assert.equal((await app.inject({ method: 'GET', url: `/api/v4/projects/${publicProject.id}/members`, headers: (await seed.token(external)).headers })).statusCode, 200);
+  assert.equal(
+    (await app.inject({ method: 'GET', url: `/api/v4/projects/${publicProject.id}/members`, headers: (await seed.token(external)).headers })).statusCode,
+    200,
+  );
 
   const hiddenProject = await app.inject({ method: 'GET', url: `/api/v4/projects/${privateProject.id}/members`, headers: s });
   assert.deepEqual([hiddenProject.statusCode, hiddenProject.json()], [404, { message: '404 Project Not Found' }]);
@@ -173,7 +207,11 @@ test('reading members: 401 anonymous, 404 invisible, 403 without read_*_member',
 
   // a subgroup member sees the private parent group but not its members (GitLab: 403)
   const sm = (await seed.token(subMember)).headers;
-  for (const url of [`/api/v4/groups/${privateGroup.id}/members`, `/api/v4/groups/${privateGroup.id}/members/all`, `/api/v4/groups/${privateGroup.id}/members/all/${subMember.id}`]) {
+  for (const url of [
+    `/api/v4/groups/${privateGroup.id}/members`,
+    `/api/v4/groups/${privateGroup.id}/members/all`,
+    `/api/v4/groups/${privateGroup.id}/members/all/${subMember.id}`,
+  ]) {
     const res = await app.inject({ method: 'GET', url, headers: sm });
     assert.deepEqual([res.statusCode, res.json()], [403, { message: '403 Forbidden' }], url);
   }

@@ -21,7 +21,9 @@ const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 /** The app plus a write route on /api/v4, to see how scopes and CSRF treat a POST. */
 async function appWithProbe(t: TestContext, c: Container) {
   const app = await buildApp(c, (a) => {
-    a.post('/api/v4/__probe', { config: { api: 'platform', auth: 'user' } }, async (req, reply) => reply.code(201).send({ username: req.actor.user!.username }));
+    a.post('/api/v4/__probe', { config: { api: 'platform', auth: 'user' } }, async (req, reply) =>
+      reply.code(201).send({ username: req.actor.user!.username }),
+    );
   });
   t.after(() => app.close());
   return app;
@@ -97,7 +99,10 @@ test('token endpoint: bad input gives Doorkeeper error bodies', async (t) => {
 
   let res = await app.inject({ method: 'POST', url: '/oauth/token', headers: FORM, payload: '' });
   assertOauthError(res, 400, missing('grant_type'));
-  assert.equal(res.headers['www-authenticate'], `Bearer realm="Doorkeeper", error="invalid_request", error_description="Missing required parameter: grant_type."`);
+  assert.equal(
+    res.headers['www-authenticate'],
+    `Bearer realm="Doorkeeper", error="invalid_request", error_description="Missing required parameter: grant_type."`,
+  );
   res = await app.inject({ method: 'POST', url: '/oauth/token', payload: {} });
   assertOauthError(res, 400, missing('grant_type'));
   assertOauthError(await tokenRequest(app, { grant_type: 'client_credentials' }), 400, UNSUPPORTED);
@@ -231,7 +236,11 @@ test('token info: Doorkeeper shape with the legacy keys; 401 invalid_token other
   assertOauthError(await app.inject({ method: 'GET', url: '/oauth/token/info', headers: { authorization: `Bearer ${pat.token}` } }), 401, INVALID_TOKEN);
 
   // expired: token info and the API refuse it, but its refresh token still works
-  await c.db.kysely.updateTable('oauth_tokens').set({ created_at: new Date(Date.now() - 7201_000).toISOString() }).where('user_id', '=', u.id).execute();
+  await c.db.kysely
+    .updateTable('oauth_tokens')
+    .set({ created_at: new Date(Date.now() - 7201_000).toISOString() })
+    .where('user_id', '=', u.id)
+    .execute();
   assertOauthError(await app.inject({ method: 'GET', url: '/oauth/token/info', headers: { authorization: `Bearer ${tok.access_token}` } }), 401, INVALID_TOKEN);
   const api = await app.inject({ method: 'GET', url: '/api/v4/version', headers: { authorization: `Bearer ${tok.access_token}` } });
   assert.equal(api.statusCode, 401);
@@ -248,7 +257,12 @@ test('an OAuth token is valid for two hours', async (t) => {
   const { app, c, seed } = await buildTestApp(t);
   const u = await seed.user({ username: 'gina', password: 'gina-password' });
   const tok = (await tokenRequest(app, { grant_type: 'password', username: 'gina', password: 'gina-password' })).json();
-  const at = (ms: number) => c.db.kysely.updateTable('oauth_tokens').set({ created_at: new Date(Date.now() - ms).toISOString() }).where('user_id', '=', u.id).execute();
+  const at = (ms: number) =>
+    c.db.kysely
+      .updateTable('oauth_tokens')
+      .set({ created_at: new Date(Date.now() - ms).toISOString() })
+      .where('user_id', '=', u.id)
+      .execute();
   const call = () => app.inject({ method: 'GET', url: '/api/v4/version', headers: { authorization: `Bearer ${tok.access_token}` } });
   await at(7200_000 - 60_000);
   assert.equal((await call()).statusCode, 200);
@@ -329,7 +343,11 @@ test('password grant: lockout after max_login_attempts, unlock after the period'
   assertOauthError(await good(), 400, INVALID_GRANT);
   assert.equal((await c.db.kysely.selectFrom('oauth_tokens').selectAll().execute()).length, 0);
   // after the default 10 minutes the lock ends
-  await c.db.kysely.updateTable('users').set({ locked_at: new Date(Date.now() - 11 * 60_000).toISOString() }).where('id', '=', u.id).execute();
+  await c.db.kysely
+    .updateTable('users')
+    .set({ locked_at: new Date(Date.now() - 11 * 60_000).toISOString() })
+    .where('id', '=', u.id)
+    .execute();
   assert.equal((await good()).statusCode, 200);
   row = (await c.users.byId(u.id))!;
   assert.equal(row.failed_attempts, 0);

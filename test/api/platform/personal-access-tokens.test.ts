@@ -73,9 +73,15 @@ test('list: non-administrators see only their own non-impersonation tokens; whol
 
   // one's own user_id (or a blank one) is allowed, another user's is 401
   const own = await app.inject({ method: 'GET', url: `${URL}?user_id=${alice.id}`, headers: auth.headers });
-  assert.deepEqual(own.json().map((e: any) => e.id), [auth.id, ci.id]);
+  assert.deepEqual(
+    own.json().map((e: any) => e.id),
+    [auth.id, ci.id],
+  );
   const blank = await app.inject({ method: 'GET', url: `${URL}?user_id=`, headers: auth.headers });
-  assert.deepEqual(blank.json().map((e: any) => e.id), [auth.id, ci.id]);
+  assert.deepEqual(
+    blank.json().map((e: any) => e.id),
+    [auth.id, ci.id],
+  );
   for (const id of [bob.id, 999999]) {
     const other = await app.inject({ method: 'GET', url: `${URL}?user_id=${id}`, headers: auth.headers });
     assert.equal(other.statusCode, 401);
@@ -97,7 +103,10 @@ test('list: administrators see every token, also of one user; unknown or blank u
 
   const all = await app.inject({ method: 'GET', url: URL, headers: root });
   assert.equal(all.statusCode, 200);
-  assert.deepEqual(all.json().map((e: any) => e.id), [1, a.id, imp.id, b.id]);
+  assert.deepEqual(
+    all.json().map((e: any) => e.id),
+    [1, a.id, imp.id, b.id],
+  );
   assert.equal(all.headers['x-total'], '4');
 
   const ofAlice = await app.inject({ method: 'GET', url: `${URL}?user_id=${alice.id}`, headers: root });
@@ -337,7 +346,11 @@ test('revoke by id: owners and administrators; 400 when not permitted, "404 Not 
     assert.deepEqual(r.json(), { message: '400 Bad request - Not permitted to revoke' });
     assert.equal((await rowOf(c, id)).revoked, 0);
   }
-  for (const [id, headers] of [['999999', auth.headers], ['abc', auth.headers], ['999999', root]] as const) {
+  for (const [id, headers] of [
+    ['999999', auth.headers],
+    ['abc', auth.headers],
+    ['999999', root],
+  ] as const) {
     const r = await app.inject({ method: 'DELETE', url: `${URL}/${id}`, headers });
     assert.equal(r.statusCode, 404);
     assert.deepEqual(r.json(), { message: '404 Not found' });
@@ -397,7 +410,15 @@ test('rotate by id: 200 with the new secret; the old token is revoked and linked
   assert.equal(stale.headers['www-authenticate'], WWW_REVOKED);
 
   // rotating the revoked one again fails and creates nothing
-  const count = async () => Number((await c.db.kysely.selectFrom('personal_access_tokens').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const count = async () =>
+    Number(
+      (
+        await c.db.kysely
+          .selectFrom('personal_access_tokens')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   const before = await count();
   const again = await app.inject({ method: 'POST', url: `${URL}/${old.id}/rotate`, headers: auth.headers });
   assert.equal(again.statusCode, 400);
@@ -611,7 +632,11 @@ test('create for a user: bad input, unknown user, non-administrators', async (t)
     [{ name: 'x', scopes: ['api'], expires_at: addDays(max, 1) }, 422, { message: `Expires at must be before ${max}` }],
     // admin-only scopes are available only for administrators' tokens
     [{ name: 'x', scopes: ['sudo'] }, 422, { message: 'Scopes can only contain available scopes' }],
-    [{ name: '', scopes: [], expires_at: addDays(max, 9) }, 422, { message: `Name can't be blank, Scopes can't be blank, and Expires at must be before ${max}` }],
+    [
+      { name: '', scopes: [], expires_at: addDays(max, 9) },
+      422,
+      { message: `Name can't be blank, Scopes can't be blank, and Expires at must be before ${max}` },
+    ],
     [{ name: '', scopes: [] }, 422, { message: "Name can't be blank and Scopes can't be blank" }],
   ];
   for (const [payload, status, body] of cases) {
@@ -619,10 +644,20 @@ test('create for a user: bad input, unknown user, non-administrators', async (t)
     assert.equal(res.statusCode, status, JSON.stringify(payload));
     assert.deepEqual(res.json(), body, JSON.stringify(payload));
   }
-  const sudo = await app.inject({ method: 'POST', url: `/api/v4/users/${admin.id}/personal_access_tokens`, headers: root, payload: { name: 'x', scopes: ['sudo', 'admin_mode'] } });
+  const sudo = await app.inject({
+    method: 'POST',
+    url: `/api/v4/users/${admin.id}/personal_access_tokens`,
+    headers: root,
+    payload: { name: 'x', scopes: ['sudo', 'admin_mode'] },
+  });
   assert.equal(sudo.statusCode, 201);
 
-  const missing = await app.inject({ method: 'POST', url: '/api/v4/users/999999/personal_access_tokens', headers: root, payload: { name: 'x', scopes: ['api'] } });
+  const missing = await app.inject({
+    method: 'POST',
+    url: '/api/v4/users/999999/personal_access_tokens',
+    headers: root,
+    payload: { name: 'x', scopes: ['api'] },
+  });
   assert.equal(missing.statusCode, 404);
   assert.deepEqual(missing.json(), { message: '404 User Not Found' });
   const notInt = await app.inject({ method: 'POST', url: '/api/v4/users/abc/personal_access_tokens', headers: root, payload: { name: 'x', scopes: ['api'] } });
@@ -684,7 +719,12 @@ test('the personal_access_token_prefix setting applies to new tokens; old ones k
   assert.ok(old.token.startsWith('glpat-'));
   await c.settings.save({ personal_access_token_prefix: 'xyz-' });
 
-  const created = await app.inject({ method: 'POST', url: `/api/v4/users/${u.id}/personal_access_tokens`, headers: root, payload: { name: 'p', scopes: ['api'] } });
+  const created = await app.inject({
+    method: 'POST',
+    url: `/api/v4/users/${u.id}/personal_access_tokens`,
+    headers: root,
+    payload: { name: 'p', scopes: ['api'] },
+  });
   assert.match(created.json().token, /^xyz-[A-Za-z0-9_-]+\.[0-9a-z]{9}$/);
   const rotated = await app.inject({ method: 'POST', url: `${URL}/self/rotate`, headers: toRotate.headers });
   assert.equal(rotated.statusCode, 200);
@@ -704,7 +744,12 @@ test('disable_personal_access_tokens: creation and rotation are refused', async 
   await c.settings.save({ disable_personal_access_tokens: true });
   // personal tokens no longer authenticate, so the administrator uses OAuth
   const oauth = { authorization: `Bearer ${(await c.oauth.issue(admin, ['api'])).access_token}` };
-  const created = await app.inject({ method: 'POST', url: `/api/v4/users/${u.id}/personal_access_tokens`, headers: oauth, payload: { name: 'x', scopes: ['api'] } });
+  const created = await app.inject({
+    method: 'POST',
+    url: `/api/v4/users/${u.id}/personal_access_tokens`,
+    headers: oauth,
+    payload: { name: 'x', scopes: ['api'] },
+  });
   assert.equal(created.statusCode, 422);
   assert.deepEqual(created.json(), { message: 'Not permitted to create' });
   const mine = await app.inject({ method: 'POST', url: '/api/v4/user/personal_access_tokens', headers: oauth, payload: { name: 'x', scopes: ['api'] } });

@@ -75,7 +75,12 @@ test('repositories live on the storages of repository_storages_weighted and move
 
   let res = await app.inject({ method: 'GET', url: '/api/v4/application/settings', headers: root });
   assert.deepEqual(res.json().repository_storages_weighted, { default: 100, fast: 0 });
-  res = await app.inject({ method: 'PUT', url: '/api/v4/application/settings', headers: root, payload: { repository_storages_weighted: { default: 0, fast: 100 } } });
+  res = await app.inject({
+    method: 'PUT',
+    url: '/api/v4/application/settings',
+    headers: root,
+    payload: { repository_storages_weighted: { default: 0, fast: 100 } },
+  });
   assert.equal(res.statusCode, 200);
   res = await app.inject({ method: 'PUT', url: '/api/v4/application/settings', headers: root, payload: { repository_storages_weighted: { elsewhere: 1 } } });
   assert.equal(res.statusCode, 400);
@@ -114,6 +119,23 @@ test('repositories go with their project, their group and their owner', async (t
   const before = await c.db.kysely.selectFrom('jobs').select('id').execute();
   assert.equal((await app.inject({ method: 'DELETE', url: `/api/v4/users/${user.id}`, headers: root })).statusCode, 204);
   assert.equal(fs.existsSync(dirOf(personal.id)), false);
-  const events = (await c.db.kysely.selectFrom('jobs').select('payload').where('id', 'not in', before.map((r) => r.id)).orderBy('id').execute()).map((r) => JSON.parse(r.payload));
-  assert.deepEqual(events.map((e) => [e.event_name, e.project_id ?? e.user_id]), [['project_destroy', personal.id], ['user_destroy', user.id]]);
+  const events = (
+    await c.db.kysely
+      .selectFrom('jobs')
+      .select('payload')
+      .where(
+        'id',
+        'not in',
+        before.map((r) => r.id),
+      )
+      .orderBy('id')
+      .execute()
+  ).map((r) => JSON.parse(r.payload));
+  assert.deepEqual(
+    events.map((e) => [e.event_name, e.project_id ?? e.user_id]),
+    [
+      ['project_destroy', personal.id],
+      ['user_destroy', user.id],
+    ],
+  );
 });

@@ -5,7 +5,16 @@ import { EXTERNAL_URL } from '../../helpers/build-app.ts';
 
 export interface ExpectOptions {
   /** namespace as the API shows it */
-  namespace: { id: number; name: string; path: string; kind: 'user' | 'group'; full_path: string; parent_id: number | null; avatar_url: string | null; web_url: string };
+  namespace: {
+    id: number;
+    name: string;
+    path: string;
+    kind: 'user' | 'group';
+    full_path: string;
+    parent_id: number | null;
+    avatar_url: string | null;
+    web_url: string;
+  };
   /** "Group / Sub" */
   namespaceFullName: string;
   shape: 'basic' | 'details' | 'full' | 'with_access';
@@ -23,11 +32,29 @@ export interface ExpectOptions {
 }
 
 export function groupNs(g: NamespaceRow, name = g.name) {
-  return { id: g.id, name, path: g.path, kind: 'group' as const, full_path: g.full_path, parent_id: g.parent_id, avatar_url: null, web_url: `${EXTERNAL_URL}/groups/${g.full_path}` };
+  return {
+    id: g.id,
+    name,
+    path: g.path,
+    kind: 'group' as const,
+    full_path: g.full_path,
+    parent_id: g.parent_id,
+    avatar_url: null,
+    web_url: `${EXTERNAL_URL}/groups/${g.full_path}`,
+  };
 }
 
 export function userNs(ns: NamespaceRow, owner: UserRow) {
-  return { id: ns.id, name: owner.name, path: ns.path, kind: 'user' as const, full_path: ns.full_path, parent_id: null, avatar_url: owner.avatar_url, web_url: `${EXTERNAL_URL}/${owner.username}` };
+  return {
+    id: ns.id,
+    name: owner.name,
+    path: ns.path,
+    kind: 'user' as const,
+    full_path: ns.full_path,
+    parent_id: null,
+    avatar_url: owner.avatar_url,
+    web_url: `${EXTERNAL_URL}/${owner.username}`,
+  };
 }
 
 export function expectedProject(p: ProjectRow, o: ExpectOptions): Record<string, unknown> {
@@ -74,7 +101,19 @@ export function expectedProject(p: ProjectRow, o: ExpectOptions): Record<string,
     empty_repo: true,
     archived: p.archived === 1,
     visibility: p.visibility,
-    ...(o.owner ? { owner: { id: o.owner.id, username: o.owner.username, name: o.owner.name, state: 'active', locked: false, avatar_url: null, web_url: `${EXTERNAL_URL}/${o.owner.username}` } } : {}),
+    ...(o.owner
+      ? {
+          owner: {
+            id: o.owner.id,
+            username: o.owner.username,
+            name: o.owner.name,
+            state: 'active',
+            locked: false,
+            avatar_url: null,
+            web_url: `${EXTERNAL_URL}/${o.owner.username}`,
+          },
+        }
+      : {}),
     resolve_outdated_diff_discussions: false,
     repository_object_format: 'sha1',
     issues_enabled: true,

@@ -56,11 +56,20 @@ test('GET /projects: a user sees public, internal and their own projects, each w
   const { app, sub, P, meTok } = await world(t);
   const res = await get(app, '/api/v4/projects?order_by=id&sort=asc', meTok);
   assert.equal(res.statusCode, 200);
-  assert.deepEqual(ids(res), ['pub-top', 'int-top', 'priv-top', 'pub-sub', 'priv-sub', 'priv-team', 'priv-team-2', 'priv-me'].map((k) => P[k].id));
+  assert.deepEqual(
+    ids(res),
+    ['pub-top', 'int-top', 'priv-top', 'pub-sub', 'priv-sub', 'priv-team', 'priv-team-2', 'priv-me'].map((k) => P[k].id),
+  );
   const privSub = res.json().find((p: { id: number }) => p.id === P['priv-sub'].id);
   assert.deepEqual(
     privSub,
-    expectedProject(P['priv-sub'], { namespace: groupNs(sub), namespaceFullName: 'Top / Sub', shape: 'with_access', level: 30, permissions: { project_access: null, group_access: 30 } }),
+    expectedProject(P['priv-sub'], {
+      namespace: groupNs(sub),
+      namespaceFullName: 'Top / Sub',
+      shape: 'with_access',
+      level: 30,
+      permissions: { project_access: null, group_access: 30 },
+    }),
   );
   const privTop = res.json().find((p: { id: number }) => p.id === P['priv-top'].id);
   assert.deepEqual(privTop.permissions, { project_access: { access_level: 50, notification_level: 3 }, group_access: null });
@@ -76,7 +85,10 @@ test('GET /projects: external users see public projects and their own; administr
   const res = await get(app, '/api/v4/projects?order_by=id&sort=asc', (await seed.token(ext)).headers);
   assert.deepEqual(ids(res), [P['pub-top'].id, P['pub-sub'].id, P['priv-team'].id]);
   const all = await get(app, '/api/v4/projects?order_by=id&sort=asc', root);
-  assert.deepEqual(ids(all), Object.values(P).map((p) => p.id));
+  assert.deepEqual(
+    ids(all),
+    Object.values(P).map((p) => p.id),
+  );
   assert.equal(all.json()[0].repository_storage, 'default');
   assert.deepEqual(all.json()[0].permissions, { project_access: null, group_access: null });
 });
@@ -104,7 +116,11 @@ test('GET /projects: search (path, name, description; short queries match exactl
   const { app, c, root, P } = await world(t);
   await c.db.kysely.updateTable('projects').set({ description: 'The Widget Factory', topics: '["Rust","cli"]' }).where('id', '=', P['pub-top'].id).execute();
   await c.db.kysely.updateTable('projects').set({ name: 'Widget Tools' }).where('id', '=', P['int-top'].id).execute();
-  await c.db.kysely.updateTable('projects').set({ last_activity_at: '2020-01-01T00:00:00.000Z', updated_at: '2020-01-01T00:00:00.000Z' }).where('id', '=', P['priv-me'].id).execute();
+  await c.db.kysely
+    .updateTable('projects')
+    .set({ last_activity_at: '2020-01-01T00:00:00.000Z', updated_at: '2020-01-01T00:00:00.000Z' })
+    .where('id', '=', P['priv-me'].id)
+    .execute();
   const q = async (query: string) => ids(await get(app, `/api/v4/projects?order_by=id&sort=asc&${query}`, root));
   assert.deepEqual(await q('search=widget'), [P['pub-top'].id, P['int-top'].id]);
   assert.deepEqual(await q('search=WIDGET%20factory'), [P['pub-top'].id], 'every word must match');
@@ -149,14 +165,37 @@ test('GET /projects: with_issues_enabled and with_merge_requests_enabled', async
 test('GET /projects: orders and their validation', async (t) => {
   const { app, c, root, P } = await world(t);
   const names: Record<string, string> = { 'pub-top': 'delta', 'int-top': 'Alpha', 'priv-top': 'charlie', 'pub-sub': 'bravo' };
-  for (const [k, name] of Object.entries(names)) await c.db.kysely.updateTable('projects').set({ name, last_activity_at: `2024-0${Object.keys(names).indexOf(k) + 1}-01T00:00:00.000Z` }).where('id', '=', P[k].id).execute();
+  for (const [k, name] of Object.entries(names))
+    await c.db.kysely
+      .updateTable('projects')
+      .set({ name, last_activity_at: `2024-0${Object.keys(names).indexOf(k) + 1}-01T00:00:00.000Z` })
+      .where('id', '=', P[k].id)
+      .execute();
   const q = async (query: string) => ids(await get(app, `/api/v4/projects?search=top&${query}`, root));
-  assert.deepEqual(await q('order_by=name&sort=asc'), ['int-top', 'priv-top', 'pub-top'].map((k) => P[k].id));
-  assert.deepEqual(await q('order_by=path&sort=desc'), ['pub-top', 'priv-top', 'int-top'].map((k) => P[k].id));
-  assert.deepEqual(await q('order_by=last_activity_at&sort=desc'), ['priv-top', 'int-top', 'pub-top'].map((k) => P[k].id));
-  assert.deepEqual(await q('order_by=id'), ['priv-top', 'int-top', 'pub-top'].map((k) => P[k].id));
-  assert.deepEqual(await q('order_by=star_count&sort=asc'), ['pub-top', 'int-top', 'priv-top'].map((k) => P[k].id));
-  assert.deepEqual(await q('order_by=storage_size&sort=asc'), ['pub-top', 'int-top', 'priv-top'].map((k) => P[k].id));
+  assert.deepEqual(
+    await q('order_by=name&sort=asc'),
+    ['int-top', 'priv-top', 'pub-top'].map((k) => P[k].id),
+  );
+  assert.deepEqual(
+    await q('order_by=path&sort=desc'),
+    ['pub-top', 'priv-top', 'int-top'].map((k) => P[k].id),
+  );
+  assert.deepEqual(
+    await q('order_by=last_activity_at&sort=desc'),
+    ['priv-top', 'int-top', 'pub-top'].map((k) => P[k].id),
+  );
+  assert.deepEqual(
+    await q('order_by=id'),
+    ['priv-top', 'int-top', 'pub-top'].map((k) => P[k].id),
+  );
+  assert.deepEqual(
+    await q('order_by=star_count&sort=asc'),
+    ['pub-top', 'int-top', 'priv-top'].map((k) => P[k].id),
+  );
+  assert.deepEqual(
+    await q('order_by=storage_size&sort=asc'),
+    ['pub-top', 'int-top', 'priv-top'].map((k) => P[k].id),
+  );
   // similarity: the closest match first, among the caller's own projects
   await c.db.kysely.updateTable('projects').set({ name: 'top' }).where('id', '=', P['priv-top'].id).execute();
   assert.equal(ids(await get(app, '/api/v4/projects?search=top&order_by=similarity', root)).length, 0, 'root is a member of nothing');
@@ -182,7 +221,10 @@ test('GET /projects: similarity order puts the closest of the caller’s project
 test('GET /projects: offset pagination headers and links as GitLab writes them; the 50,000 offset limit', async (t) => {
   const { app, root, P } = await world(t);
   const res = await get(app, '/api/v4/projects?per_page=3&page=2&order_by=id&sort=asc', root);
-  assert.deepEqual(ids(res), ['pub-sub', 'priv-sub', 'priv-team'].map((k) => P[k].id));
+  assert.deepEqual(
+    ids(res),
+    ['pub-sub', 'priv-sub', 'priv-team'].map((k) => P[k].id),
+  );
   const params = 'imported=false&membership=false&order_by=id&owned=false';
   const tail = 'simple=false&sort=asc&starred=false&statistics=false&with_custom_attributes=false&with_issues_enabled=false&with_merge_requests_enabled=false';
   const link = (page: number) => `<${EXTERNAL_URL}/api/v4/projects?${params}&page=${page}&per_page=3&${tail}>`;
@@ -196,7 +238,8 @@ test('GET /projects: offset pagination headers and links as GitLab writes them; 
   const far = await get(app, '/api/v4/projects?per_page=100&page=501', root);
   assert.equal(far.statusCode, 405);
   assert.deepEqual(far.json(), {
-    error: 'Offset pagination has a maximum allowed offset of 50000 for requests that return objects of type Project. Remaining records can be retrieved using keyset pagination.',
+    error:
+      'Offset pagination has a maximum allowed offset of 50000 for requests that return objects of type Project. Remaining records can be retrieved using keyset pagination.',
   });
   const zero = await get(app, '/api/v4/projects?per_page=0', root);
   assert.deepEqual([zero.statusCode, zero.json()], [400, { error: 'per_page has a value not allowed' }]);
@@ -204,7 +247,9 @@ test('GET /projects: offset pagination headers and links as GitLab writes them; 
 
 test('GET /projects: keyset pagination by id (Link rel="next" only, id_before / id_after), 405 for other orders', async (t) => {
   const { app, root, P } = await world(t);
-  const all = Object.values(P).map((p) => p.id).sort((a, b) => b - a);
+  const all = Object.values(P)
+    .map((p) => p.id)
+    .sort((a, b) => b - a);
   let url = '/api/v4/projects?pagination=keyset&order_by=id&per_page=4';
   const seen: number[] = [];
   for (let i = 0; i < 5 && url; i++) {
@@ -234,11 +279,17 @@ test('GET /groups/:id/projects: the projects of a group (and its subgroups) the 
   assert.deepEqual(ids(res), [P['pub-top'].id]);
   assert.deepEqual(res.json()[0], expectedProject(P['pub-top'], { namespace: groupNs(top), namespaceFullName: 'Top', shape: 'full', level: 0 }));
   res = await get(app, `/api/v4/groups/${top.id}/projects?include_subgroups=true&order_by=id&sort=asc`, meTok);
-  assert.deepEqual(ids(res), ['pub-top', 'int-top', 'priv-top', 'pub-sub', 'priv-sub'].map((k) => P[k].id));
+  assert.deepEqual(
+    ids(res),
+    ['pub-top', 'int-top', 'priv-top', 'pub-sub', 'priv-sub'].map((k) => P[k].id),
+  );
   assert.equal(res.json()[0].permissions, undefined, 'no permissions in group project lists');
   assert.match(res.headers.link, new RegExp(`[?&]id=${top.id}&include_ancestor_groups=false&include_subgroups=true&`));
   res = await get(app, '/api/v4/groups/top%2Fsub/projects?include_ancestor_groups=true&order_by=id&sort=asc', meTok);
-  assert.deepEqual(ids(res), ['pub-top', 'int-top', 'priv-top', 'pub-sub', 'priv-sub'].map((k) => P[k].id));
+  assert.deepEqual(
+    ids(res),
+    ['pub-top', 'int-top', 'priv-top', 'pub-sub', 'priv-sub'].map((k) => P[k].id),
+  );
   res = await get(app, `/api/v4/groups/${sub.id}/projects?simple=true&order_by=id&sort=asc`, meTok);
   assert.deepEqual(res.json()[1], expectedProject(P['priv-sub'], { namespace: groupNs(sub), namespaceFullName: 'Top / Sub', shape: 'basic' }));
   res = await get(app, `/api/v4/groups/${team.id}/projects?archived=false`, meTok);
@@ -246,7 +297,11 @@ test('GET /groups/:id/projects: the projects of a group (and its subgroups) the 
   res = await get(app, `/api/v4/groups/${top.id}/projects?owned=true&include_subgroups=true`, meTok);
   assert.deepEqual(ids(res), [P['priv-top'].id]);
   // invisible or missing groups
-  for (const [url, headers] of [[`/api/v4/groups/${team.id}/projects`, {}], ['/api/v4/groups/nope/projects', root], [`/api/v4/groups/${team.id}/projects`, (await seed.token(await seed.user())).headers]] as const) {
+  for (const [url, headers] of [
+    [`/api/v4/groups/${team.id}/projects`, {}],
+    ['/api/v4/groups/nope/projects', root],
+    [`/api/v4/groups/${team.id}/projects`, (await seed.token(await seed.user())).headers],
+  ] as const) {
     res = await get(app, url, headers);
     assert.deepEqual([res.statusCode, res.json()], [404, { message: '404 Group Not Found' }], url);
   }
@@ -261,7 +316,10 @@ test('GET /users/:user_id/projects: personal projects the caller may see, by id 
   assert.deepEqual(ids(res), [pub.id], 'the private one is not shown (expired membership)');
   res = await get(app, '/api/v4/users/OTHER/projects');
   assert.deepEqual(ids(res), [pub.id]);
-  assert.deepEqual(res.json()[0], expectedProject(pub, { namespace: userNs(await seed.namespaceOf(other), other as UserRow), namespaceFullName: 'Other', shape: 'basic' }));
+  assert.deepEqual(
+    res.json()[0],
+    expectedProject(pub, { namespace: userNs(await seed.namespaceOf(other), other as UserRow), namespaceFullName: 'Other', shape: 'basic' }),
+  );
   res = await get(app, '/api/v4/users/me/projects', meTok);
   assert.deepEqual(ids(res), [P['priv-me'].id]);
   assert.deepEqual(res.json()[0].owner.username, 'me');

@@ -24,7 +24,13 @@ async function setup(t: any, visibility = 'private') {
   const g = await seed.group({ path: 'grp', name: 'Grp', visibility });
   const project = await seed.project({ namespace: g, path: 'proj', name: 'Proj', visibility });
   const as: Record<string, Record<string, string>> = {};
-  for (const [name, level] of [['guest', 10], ['reporter', 20], ['developer', 30], ['maintainer', 40], ['owner', 50]] as const) {
+  for (const [name, level] of [
+    ['guest', 10],
+    ['reporter', 20],
+    ['developer', 30],
+    ['maintainer', 40],
+    ['owner', 50],
+  ] as const) {
     const u = await seed.user({ username: name, name: name.toUpperCase() });
     await seed.member({ group: g }, u, level);
     as[name] = (await seed.token(u)).headers;
@@ -34,30 +40,102 @@ async function setup(t: any, visibility = 'private') {
 }
 
 const UPDATE_PARAMS = [
-  'allow_merge_on_skipped_pipeline', 'analytics_access_level', 'autoclose_referenced_issues', 'auto_devops_enabled', 'auto_devops_deploy_strategy',
-  'auto_cancel_pending_pipelines', 'build_git_strategy', 'build_timeout', 'builds_access_level', 'ci_config_path', 'ci_default_git_depth',
-  'ci_allow_fork_pipelines_to_run_in_parent_project', 'ci_id_token_sub_claim_components', 'ci_forward_deployment_enabled',
-  'ci_forward_deployment_rollback_allowed', 'ci_separated_caches', 'container_registry_access_level', 'container_expiration_policy_attributes',
-  'default_branch', 'description', 'emails_disabled', 'emails_enabled', 'forking_access_level', 'issues_access_level', 'lfs_enabled',
-  'merge_pipelines_enabled', 'merge_requests_access_level', 'merge_requests_template', 'merge_trains_enabled', 'merge_method',
-  'merge_request_title_regex', 'merge_request_title_regex_description', 'name', 'only_allow_merge_if_all_discussions_are_resolved',
-  'only_allow_merge_if_pipeline_succeeds', 'package_registry_access_level', 'pages_access_level', 'path', 'printing_merge_request_link_enabled',
-  'public_builds', 'public_jobs', 'remove_source_branch_after_merge', 'repository_access_level', 'request_access_enabled',
-  'resolve_outdated_diff_discussions', 'restrict_user_defined_variables', 'show_diff_preview_in_email', 'security_and_compliance_access_level',
-  'squash_option', 'shared_runners_enabled', 'group_runners_enabled', 'resource_group_default_process_mode', 'snippets_access_level', 'tag_list',
-  'topics', 'visibility', 'wiki_access_level', 'avatar', 'suggestion_commit_message', 'merge_commit_template', 'squash_commit_template',
-  'issue_branch_template', 'repository_storage', 'packages_enabled', 'service_desk_enabled', 'keep_latest_artifact', 'mr_default_target_self',
-  'enforce_auth_checks_on_uploads', 'releases_access_level', 'environments_access_level', 'feature_flags_access_level',
-  'infrastructure_access_level', 'monitor_access_level', 'model_experiments_access_level', 'model_registry_access_level',
-  'warn_about_potentially_unwanted_characters', 'ci_pipeline_variables_minimum_override_role', 'ci_push_repository_for_job_token_allowed',
-  'ci_delete_pipelines_in_seconds', 'max_artifacts_size', 'issues_enabled', 'jobs_enabled', 'merge_requests_enabled', 'wiki_enabled',
-  'snippets_enabled', 'container_registry_enabled',
+  'allow_merge_on_skipped_pipeline',
+  'analytics_access_level',
+  'autoclose_referenced_issues',
+  'auto_devops_enabled',
+  'auto_devops_deploy_strategy',
+  'auto_cancel_pending_pipelines',
+  'build_git_strategy',
+  'build_timeout',
+  'builds_access_level',
+  'ci_config_path',
+  'ci_default_git_depth',
+  'ci_allow_fork_pipelines_to_run_in_parent_project',
+  'ci_id_token_sub_claim_components',
+  'ci_forward_deployment_enabled',
+  'ci_forward_deployment_rollback_allowed',
+  'ci_separated_caches',
+  'container_registry_access_level',
+  'container_expiration_policy_attributes',
+  'default_branch',
+  'description',
+  'emails_disabled',
+  'emails_enabled',
+  'forking_access_level',
+  'issues_access_level',
+  'lfs_enabled',
+  'merge_pipelines_enabled',
+  'merge_requests_access_level',
+  'merge_requests_template',
+  'merge_trains_enabled',
+  'merge_method',
+  'merge_request_title_regex',
+  'merge_request_title_regex_description',
+  'name',
+  'only_allow_merge_if_all_discussions_are_resolved',
+  'only_allow_merge_if_pipeline_succeeds',
+  'package_registry_access_level',
+  'pages_access_level',
+  'path',
+  'printing_merge_request_link_enabled',
+  'public_builds',
+  'public_jobs',
+  'remove_source_branch_after_merge',
+  'repository_access_level',
+  'request_access_enabled',
+  'resolve_outdated_diff_discussions',
+  'restrict_user_defined_variables',
+  'show_diff_preview_in_email',
+  'security_and_compliance_access_level',
+  'squash_option',
+  'shared_runners_enabled',
+  'group_runners_enabled',
+  'resource_group_default_process_mode',
+  'snippets_access_level',
+  'tag_list',
+  'topics',
+  'visibility',
+  'wiki_access_level',
+  'avatar',
+  'suggestion_commit_message',
+  'merge_commit_template',
+  'squash_commit_template',
+  'issue_branch_template',
+  'repository_storage',
+  'packages_enabled',
+  'service_desk_enabled',
+  'keep_latest_artifact',
+  'mr_default_target_self',
+  'enforce_auth_checks_on_uploads',
+  'releases_access_level',
+  'environments_access_level',
+  'feature_flags_access_level',
+  'infrastructure_access_level',
+  'monitor_access_level',
+  'model_experiments_access_level',
+  'model_registry_access_level',
+  'warn_about_potentially_unwanted_characters',
+  'ci_pipeline_variables_minimum_override_role',
+  'ci_push_repository_for_job_token_allowed',
+  'ci_delete_pipelines_in_seconds',
+  'max_artifacts_size',
+  'issues_enabled',
+  'jobs_enabled',
+  'merge_requests_enabled',
+  'wiki_enabled',
+  'snippets_enabled',
+  'container_registry_enabled',
 ];
 
 test('PUT /projects/:id: a maintainer changes the description and settings; the whole entity comes back; project_update is recorded', async (t) => {
   const { app, c, g, project, as } = await setup(t);
   const res = await put(app, `/api/v4/projects/${project.id}`, as.maintainer, {
-    description: 'New words', merge_method: 'rebase_merge', issues_access_level: 'private', topics: ['b', 'a'], only_allow_merge_if_pipeline_succeeds: true,
+    description: 'New words',
+    merge_method: 'rebase_merge',
+    issues_access_level: 'private',
+    topics: ['b', 'a'],
+    only_allow_merge_if_pipeline_succeeds: true,
   });
   assert.equal(res.statusCode, 200, res.body);
   const row = (await projectRow(c, project.id))!;
@@ -66,7 +144,11 @@ test('PUT /projects/:id: a maintainer changes the description and settings; the 
   assert.deepEqual(
     res.json(),
     expectedProject(row, {
-      namespace: groupNs(g), namespaceFullName: 'Grp', shape: 'full', adminProject: true, level: 40,
+      namespace: groupNs(g),
+      namespaceFullName: 'Grp',
+      shape: 'full',
+      adminProject: true,
+      level: 40,
       overrides: { merge_method: 'rebase_merge', issues_access_level: 'private', only_allow_merge_if_pipeline_succeeds: true },
     }),
   );
@@ -74,9 +156,18 @@ test('PUT /projects/:id: a maintainer changes the description and settings; the 
   const events = await projectEvents(c);
   assert.equal(events.length, 1);
   assert.deepEqual(events[0], {
-    created_at: row.created_at, updated_at: row.updated_at, event_name: 'project_update', name: 'Proj', owner_email: 'owner@example.com', owner_name: 'OWNER',
-    owners: [{ name: 'OWNER', email: 'owner@example.com' }], path: 'proj', path_with_namespace: 'grp/proj', project_id: project.id,
-    project_namespace_id: g.id, project_visibility: 'private',
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    event_name: 'project_update',
+    name: 'Proj',
+    owner_email: 'owner@example.com',
+    owner_name: 'OWNER',
+    owners: [{ name: 'OWNER', email: 'owner@example.com' }],
+    path: 'proj',
+    path_with_namespace: 'grp/proj',
+    project_id: project.id,
+    project_namespace_id: g.id,
+    project_visibility: 'private',
   });
   // private issues are for members: a guest of the group has them
   const guest = (await app.inject({ method: 'GET', url: `/api/v4/projects/${project.id}`, headers: as.guest })).json();
@@ -135,7 +226,10 @@ test('PUT /projects/:id: validations and visibility rules', async (t) => {
   const cases: [Record<string, unknown>, unknown][] = [
     [{ path: 'other' }, { message: { path: ['has already been taken'] } }],
     [{ name: 'OTHER' }, { message: { 'project_namespace.name': ['has already been taken'], name: ['has already been taken'] } }],
-    [{ path: 'bad path' }, { message: { path: ["can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'"] } }],
+    [
+      { path: 'bad path' },
+      { message: { path: ["can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'"] } },
+    ],
     [{ visibility: 'public' }, { message: { visibility_level: ['public is not allowed in a private group.'] } }],
     [{ ci_default_git_depth: 1001 }, { message: { 'ci_cd_settings.default_git_depth': ['must be less than or equal to 1000'] } }],
     [{ squash_option: 'sometimes' }, { error: 'squash_option does not have a valid value' }],
@@ -265,9 +359,18 @@ test('DELETE /projects/:id: Owners (or remove_project) delete it with its member
   assert.deepEqual(await c.db.kysely.selectFrom('redirect_routes').select('id').execute(), []);
   const events = await projectEvents(c);
   assert.deepEqual(events.at(-1), {
-    created_at: before.created_at, updated_at: before.updated_at, event_name: 'project_destroy', name: 'Proj', owner_email: 'owner@example.com', owner_name: 'OWNER',
-    owners: [{ name: 'OWNER', email: 'owner@example.com' }], path: 'renamed', path_with_namespace: 'grp/renamed', project_id: project.id,
-    project_namespace_id: g.id, project_visibility: 'private',
+    created_at: before.created_at,
+    updated_at: before.updated_at,
+    event_name: 'project_destroy',
+    name: 'Proj',
+    owner_email: 'owner@example.com',
+    owner_name: 'OWNER',
+    owners: [{ name: 'OWNER', email: 'owner@example.com' }],
+    path: 'renamed',
+    path_with_namespace: 'grp/renamed',
+    project_id: project.id,
+    project_namespace_id: g.id,
+    project_visibility: 'private',
   });
   assert.equal((await app.inject({ method: 'GET', url, headers: as.owner })).statusCode, 404);
   // a guest with a custom role that has remove_project

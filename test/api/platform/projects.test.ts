@@ -33,7 +33,10 @@ test('an administrator creates a project in a subgroup from its name: 201, GitLa
   assert.equal(p.visibility, 'private');
   assert.equal(p.default_branch, 'main');
   assert.equal(p.last_activity_at, p.created_at);
-  assert.deepEqual(res.json(), expectedProject(p, { namespace: groupNs(sub), namespaceFullName: 'Group / Sub Group', shape: 'full', admin: true, adminProject: true }));
+  assert.deepEqual(
+    res.json(),
+    expectedProject(p, { namespace: groupNs(sub), namespaceFullName: 'Group / Sub Group', shape: 'full', admin: true, adminProject: true }),
+  );
   // group projects get no member row: the group's members have access through it
   assert.deepEqual(await c.db.kysely.selectFrom('members').selectAll().where('source_type', '=', 'Project').execute(), []);
   assert.deepEqual(await events(c), [
@@ -41,8 +44,18 @@ test('an administrator creates a project in a subgroup from its name: 201, GitLa
       kind: 'system_event',
       state: 'queued',
       payload: {
-        created_at: p.created_at, updated_at: p.updated_at, event_name: 'project_create', name: 'My Project', owner_email: null, owner_name: null, owners: [],
-        path: 'my-project', path_with_namespace: 'grp/sub/my-project', project_id: p.id, project_namespace_id: sub.id, project_visibility: 'private',
+        created_at: p.created_at,
+        updated_at: p.updated_at,
+        event_name: 'project_create',
+        name: 'My Project',
+        owner_email: null,
+        owner_name: null,
+        owners: [],
+        path: 'my-project',
+        path_with_namespace: 'grp/sub/my-project',
+        project_id: p.id,
+        project_namespace_id: sub.id,
+        project_visibility: 'private',
       },
     },
   ]);
@@ -59,7 +72,10 @@ test('a user creates a personal project from its path: the name is the path, the
   assert.equal(p.name, 'tool.kit');
   assert.equal(p.visibility, 'internal');
   const ns = await seed.namespaceOf(u);
-  assert.deepEqual(res.json(), expectedProject(p, { namespace: userNs(ns, u), namespaceFullName: 'Alice A', shape: 'full', level: 50, adminProject: true, owner: u }));
+  assert.deepEqual(
+    res.json(),
+    expectedProject(p, { namespace: userNs(ns, u), namespaceFullName: 'Alice A', shape: 'full', level: 50, adminProject: true, owner: u }),
+  );
   const members = await c.db.kysely.selectFrom('members').select(['source_type', 'source_id', 'user_id', 'access_level', 'created_by_id']).execute();
   assert.deepEqual(members, [{ source_type: 'Project', source_id: p.id, user_id: u.id, access_level: 50, created_by_id: u.id }]);
   const [ev] = await events(c);
@@ -73,8 +89,17 @@ test('a user creates a personal project from its path: the name is the path, the
 test('create: both name and path, topics, settings and feature flags are kept', async (t) => {
   const { app, c, root } = await buildTestApp(t);
   const res = await post(app, root, {
-    name: 'Readable Name', path: 'code-path', topics: 'beta, alpha,beta', issues_enabled: false, merge_method: 'ff', emails_disabled: true,
-    wiki_access_level: 'private', initialize_with_readme: true, default_branch: 'trunk', visibility: 'public', build_timeout: 7200,
+    name: 'Readable Name',
+    path: 'code-path',
+    topics: 'beta, alpha,beta',
+    issues_enabled: false,
+    merge_method: 'ff',
+    emails_disabled: true,
+    wiki_access_level: 'private',
+    initialize_with_readme: true,
+    default_branch: 'trunk',
+    visibility: 'public',
+    build_timeout: 7200,
   });
   assert.equal(res.statusCode, 201, res.body);
   const b = res.json();
@@ -135,7 +160,10 @@ test("create: the model's validations, with GitLab's messages", async (t) => {
     [{ name: 'ok', path: 'has space' }, { path: [pathMsg] }],
     [{ name: 'badges' }, { path: ['badges is a reserved name'] }],
     [{ name: 'Fine', path: 'Tree' }, { path: ['Tree is a reserved name'] }],
-    [{ name: '', path: '' }, { name: ["can't be blank", nameMsg], path: ["can't be blank", pathMsg] }],
+    [
+      { name: '', path: '' },
+      { name: ["can't be blank", nameMsg], path: ["can't be blank", pathMsg] },
+    ],
     [{ name: 'n'.repeat(256), path: 'ok' }, { name: ['is too long (maximum is 255 characters)'] }],
     [{ name: 'ok', description: 'd'.repeat(2001) }, { description: ['is too long (maximum is 2000 characters)'] }],
     [{ name: 'ok', ci_config_path: '../secret.yml' }, { ci_config_path: ['cannot include leading slash or directory traversal.'] }],
@@ -164,7 +192,9 @@ test('create: names and paths are unique in a namespace (any case), and a path m
   assert.equal((await post(app, root, { name: 'Tool', path: 'tool', namespace_id: g.id })).statusCode, 201);
   let res = await post(app, root, { name: 'tool', namespace_id: g.id });
   assert.equal(res.statusCode, 400);
-  assert.deepEqual(res.json(), { message: { 'project_namespace.name': ['has already been taken'], name: ['has already been taken'], path: ['has already been taken'] } });
+  assert.deepEqual(res.json(), {
+    message: { 'project_namespace.name': ['has already been taken'], name: ['has already been taken'], path: ['has already been taken'] },
+  });
   res = await post(app, root, { name: 'Other', path: 'TOOL', namespace_id: g.id });
   assert.deepEqual(res.json(), { message: { path: ['has already been taken'] } });
   res = await post(app, root, { name: 'Child', path: 'child', namespace_id: g.id });
@@ -303,7 +333,14 @@ test('GET /projects/:id: anonymous callers get ProjectDetails; members get their
   assert.equal(res.statusCode, 200);
   assert.deepEqual(
     res.json(),
-    expectedProject(priv, { namespace: groupNs(g), namespaceFullName: 'Team', shape: 'with_access', readCode: false, level: 10, permissions: { project_access: null, group_access: 10 } }),
+    expectedProject(priv, {
+      namespace: groupNs(g),
+      namespaceFullName: 'Team',
+      shape: 'with_access',
+      readCode: false,
+      level: 10,
+      permissions: { project_access: null, group_access: 10 },
+    }),
   );
   // a maintainer directly on the project and a reporter of the group: both levels are shown
   const m = await seed.user();
@@ -312,7 +349,14 @@ test('GET /projects/:id: anonymous callers get ProjectDetails; members get their
   res = await get(app, `/api/v4/projects/${priv.id}`, (await seed.token(m)).headers);
   assert.deepEqual(
     res.json(),
-    expectedProject(priv, { namespace: groupNs(g), namespaceFullName: 'Team', shape: 'with_access', adminProject: true, level: 40, permissions: { project_access: 40, group_access: 20 } }),
+    expectedProject(priv, {
+      namespace: groupNs(g),
+      namespaceFullName: 'Team',
+      shape: 'with_access',
+      adminProject: true,
+      level: 40,
+      permissions: { project_access: 40, group_access: 20 },
+    }),
   );
   // inherited from a parent group
   const sub = await seed.group({ path: 'inner', name: 'Inner', parent: g });
@@ -359,7 +403,10 @@ test('POST /projects/user/:user_id: an administrator creates a project as the us
   const p = await projectRow(c, res.json().id);
   assert.equal(p.creator_id, u.id);
   assert.equal(p.path, 'bobs-tool');
-  assert.deepEqual(res.json(), expectedProject(p, { namespace: userNs(await seed.namespaceOf(u), u), namespaceFullName: 'Bob', shape: 'full', admin: true, adminProject: true, owner: u }));
+  assert.deepEqual(
+    res.json(),
+    expectedProject(p, { namespace: userNs(await seed.namespaceOf(u), u), namespaceFullName: 'Bob', shape: 'full', admin: true, adminProject: true, owner: u }),
+  );
   const member = await c.db.kysely.selectFrom('members').select(['user_id', 'access_level']).where('source_id', '=', p.id).execute();
   assert.deepEqual(member, [{ user_id: u.id, access_level: 50 }]);
   // the user's own limits apply

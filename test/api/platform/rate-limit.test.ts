@@ -37,7 +37,11 @@ test('no throttling by default', async (t) => {
 
 test('authenticated API throttle: per user, the 4th request of 3 per 60 s is 429; other users are unaffected', async (t) => {
   const { app, seed, root } = await buildTestApp(t);
-  await configure(app, root, { throttle_authenticated_api_enabled: true, throttle_authenticated_api_requests_per_period: 3, throttle_authenticated_api_period_in_seconds: 60 });
+  await configure(app, root, {
+    throttle_authenticated_api_enabled: true,
+    throttle_authenticated_api_requests_per_period: 3,
+    throttle_authenticated_api_period_in_seconds: 60,
+  });
   const aliceUser = await seed.user();
   const alice = await seed.token(aliceUser);
   const bob = await seed.token(await seed.user());
@@ -64,7 +68,11 @@ test('authenticated API throttle: per user, the 4th request of 3 per 60 s is 429
 
 test('unauthenticated API throttle: per IP, counted before authentication; signed-in callers and other IPs unaffected', async (t) => {
   const { app, seed, root } = await buildTestApp(t);
-  await configure(app, root, { throttle_unauthenticated_api_enabled: 'true', throttle_unauthenticated_api_requests_per_period: '2', throttle_unauthenticated_api_period_in_seconds: '30' });
+  await configure(app, root, {
+    throttle_unauthenticated_api_enabled: 'true',
+    throttle_unauthenticated_api_requests_per_period: '2',
+    throttle_unauthenticated_api_period_in_seconds: '30',
+  });
   const ip = (remoteAddress: string) => ({ method: 'GET' as const, url: '/api/v4/version', remoteAddress });
 
   assert.equal((await app.inject(ip('198.51.100.7'))).statusCode, 401);

@@ -15,7 +15,9 @@ const LOCKED = 'Your account is locked.';
 /** The app plus a write route on /api/v4, to see how CSRF treats a POST made with the cookie. */
 async function appWithProbe(t: TestContext, c: Container) {
   const app = await buildApp(c, (a) => {
-    a.post('/api/v4/__probe', { config: { api: 'platform', auth: 'user' } }, async (req, reply) => reply.code(201).send({ username: req.actor.user!.username }));
+    a.post('/api/v4/__probe', { config: { api: 'platform', auth: 'user' } }, async (req, reply) =>
+      reply.code(201).send({ username: req.actor.user!.username }),
+    );
   });
   t.after(() => app.close());
   return app;
@@ -118,7 +120,12 @@ test('full flow: form, CSRF cookie, sign-in, session cookie, home page, API by c
   // a second sign-in: the count grows, "last" keeps the previous sign-in, the old session of this browser ends
   await new Promise((r) => setTimeout(r, 5));
   const { csrf: csrf2, token: token2 } = await openForm(app);
-  const second = await submit(app, csrf2, { 'user[login]': 'ALICE', 'user[password]': 'alice-password', authenticity_token: token2 }, { _service_session: session });
+  const second = await submit(
+    app,
+    csrf2,
+    { 'user[login]': 'ALICE', 'user[password]': 'alice-password', authenticity_token: token2 },
+    { _service_session: session },
+  );
   assert.equal(second.statusCode, 302);
   const after = (await c.users.byId(u.id))!;
   assert.equal(after.sign_in_count, 2);
@@ -156,7 +163,10 @@ test('session cookie on the API: writes need X-CSRF-Token, sudo is refused, expi
   assert.deepEqual(sudo.json(), { message: '403 Forbidden - Must be authenticated using an OAuth or personal access token to use sudo' });
 
   // an expired session is no session
-  await c.db.kysely.updateTable('web_sessions').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).execute();
+  await c.db.kysely
+    .updateTable('web_sessions')
+    .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+    .execute();
   assert.equal((await app.inject({ method: 'GET', url: '/api/v4/version', cookies })).statusCode, 401);
   const home = await app.inject({ method: 'GET', url: '/', cookies });
   assert.equal(home.statusCode, 302);
@@ -240,9 +250,17 @@ test('lockout at max_login_attempts; locked accounts refuse the right password; 
   assert.equal((await c.db.kysely.selectFrom('web_sessions').selectAll().execute()).length, 0);
 
   // failed_login_attempts_unlock_period_in_minutes unset: 10 minutes
-  await c.db.kysely.updateTable('users').set({ locked_at: new Date(Date.now() - 9 * 60_000).toISOString() }).where('id', '=', u.id).execute();
+  await c.db.kysely
+    .updateTable('users')
+    .set({ locked_at: new Date(Date.now() - 9 * 60_000).toISOString() })
+    .where('id', '=', u.id)
+    .execute();
   assert.equal(alertOf((await signIn(app, 'erin', 'erin-password')).body), LOCKED);
-  await c.db.kysely.updateTable('users').set({ locked_at: new Date(Date.now() - 11 * 60_000).toISOString() }).where('id', '=', u.id).execute();
+  await c.db.kysely
+    .updateTable('users')
+    .set({ locked_at: new Date(Date.now() - 11 * 60_000).toISOString() })
+    .where('id', '=', u.id)
+    .execute();
   const ok = await signIn(app, 'erin', 'erin-password');
   assert.equal(ok.statusCode, 302);
   row = (await c.users.byId(u.id))!;
@@ -258,9 +276,17 @@ test('an expired lock is cleared by the next attempt, even a failed one', async 
   await signIn(app, 'fay', 'bad-password');
   await signIn(app, 'fay', 'bad-password');
   assert.ok((await c.users.byId(u.id))!.locked_at);
-  await c.db.kysely.updateTable('users').set({ locked_at: new Date(Date.now() - 30 * 60_000).toISOString() }).where('id', '=', u.id).execute();
+  await c.db.kysely
+    .updateTable('users')
+    .set({ locked_at: new Date(Date.now() - 30 * 60_000).toISOString() })
+    .where('id', '=', u.id)
+    .execute();
   assert.equal(alertOf((await signIn(app, 'fay', 'fay-password')).body), LOCKED);
-  await c.db.kysely.updateTable('users').set({ locked_at: new Date(Date.now() - 61 * 60_000).toISOString() }).where('id', '=', u.id).execute();
+  await c.db.kysely
+    .updateTable('users')
+    .set({ locked_at: new Date(Date.now() - 61 * 60_000).toISOString() })
+    .where('id', '=', u.id)
+    .execute();
   const res = await signIn(app, 'fay', 'bad-password');
   assert.equal(alertOf(res.body), INVALID);
   const row = (await c.users.byId(u.id))!;
@@ -309,7 +335,10 @@ test('account states: blocked refused (only told with the right password), deact
   const pending = await seed.user({ username: 'jo', password: 'jo-password', state: 'blocked_pending_approval' });
   res = await signIn(app, 'jo', 'jo-password');
   assert.equal(res.statusCode, 401);
-  assert.equal(alertOf(res.body), 'Your account is pending approval from your administrator and hence blocked. Please contact your administrator if you think this is an error.');
+  assert.equal(
+    alertOf(res.body),
+    'Your account is pending approval from your administrator and hence blocked. Please contact your administrator if you think this is an error.',
+  );
   assert.equal((await c.db.kysely.selectFrom('web_sessions').selectAll().execute()).length, 0);
   assert.equal((await c.users.byId(blocked.id))!.sign_in_count, 0);
   assert.equal((await c.users.byId(pending.id))!.state, 'blocked_pending_approval');

@@ -85,11 +85,21 @@ test('every parameter on create, in JSON and as form fields; the URL password is
   });
   assert.equal(form.statusCode, 201);
   assert.deepEqual(
-    (({ push_events, tag_push_events, branch_filter_strategy, push_events_branch_filter }) => ({ push_events, tag_push_events, branch_filter_strategy, push_events_branch_filter }))(form.json()),
+    (({ push_events, tag_push_events, branch_filter_strategy, push_events_branch_filter }) => ({
+      push_events,
+      tag_push_events,
+      branch_filter_strategy,
+      push_events_branch_filter,
+    }))(form.json()),
     { push_events: true, tag_push_events: true, branch_filter_strategy: 'regex', push_events_branch_filter: '^main$' },
   );
   // all_branches keeps no filter (GitLab sets it to nil before validation)
-  const all = await app.inject({ method: 'POST', url: URL, headers: root, payload: { url: 'http://hooks.example.com/b', branch_filter_strategy: 'all_branches', push_events_branch_filter: 'x' } });
+  const all = await app.inject({
+    method: 'POST',
+    url: URL,
+    headers: root,
+    payload: { url: 'http://hooks.example.com/b', branch_filter_strategy: 'all_branches', push_events_branch_filter: 'x' },
+  });
   assert.equal(all.json().push_events_branch_filter, null);
 });
 
@@ -103,8 +113,16 @@ test('bad input: Grape 400s, GitLab 422s, and nothing is written', async (t) => 
     [{ url: `http://hooks.example.com/${'a'.repeat(2100)}` }, 422, { error: 'Invalid url given' }],
     [{ url: 'http://hooks.example.com/', push_events: 'maybe' }, 400, { error: 'push_events is invalid' }],
     [{ url: 'http://hooks.example.com/', branch_filter_strategy: 'glob' }, 400, { error: 'branch_filter_strategy does not have a valid value' }],
-    [{ url: 'http://hooks.example.com/', branch_filter_strategy: 'regex', push_events_branch_filter: '(unclosed' }, 422, { error: 'Invalid branch filter given' }],
-    [{ url: 'http://hooks.example.com/', branch_filter_strategy: 'regex', push_events_branch_filter: '(?=lookahead)' }, 422, { error: 'Invalid branch filter given' }],
+    [
+      { url: 'http://hooks.example.com/', branch_filter_strategy: 'regex', push_events_branch_filter: '(unclosed' },
+      422,
+      { error: 'Invalid branch filter given' },
+    ],
+    [
+      { url: 'http://hooks.example.com/', branch_filter_strategy: 'regex', push_events_branch_filter: '(?=lookahead)' },
+      422,
+      { error: 'Invalid branch filter given' },
+    ],
     [{ url: 'http://hooks.example.com/', push_events_branch_filter: 'a..b' }, 422, { error: 'Invalid branch filter given' }],
     [{ url: 'http://hooks.example.com/', push_events_branch_filter: 'has space' }, 422, { error: 'Invalid branch filter given' }],
   ];
@@ -136,7 +154,12 @@ test('local addresses: allowed by default for system hooks, refused when the set
     const res = await app.inject({ method: 'POST', url: URL, headers: root, payload: { url } });
     assert.equal(res.statusCode, 201, url);
   }
-  const off = await app.inject({ method: 'PUT', url: '/api/v4/application/settings', headers: root, payload: { allow_local_requests_from_system_hooks: false } });
+  const off = await app.inject({
+    method: 'PUT',
+    url: '/api/v4/application/settings',
+    headers: root,
+    payload: { allow_local_requests_from_system_hooks: false },
+  });
   assert.equal(off.statusCode, 200);
   const before = (await hookRows(c)).length;
   for (const url of local) {
@@ -148,7 +171,12 @@ test('local addresses: allowed by default for system hooks, refused when the set
   // a public name that does not resolve (yet) is saved, as GitLab does
   const unresolved = await app.inject({ method: 'POST', url: URL, headers: root, payload: { url: 'http://does-not-resolve.invalid/' } });
   assert.equal(unresolved.statusCode, 201);
-  await app.inject({ method: 'PUT', url: '/api/v4/application/settings', headers: root, payload: { outbound_local_requests_whitelist: ['127.0.0.1', '10.0.0.0/8'] } });
+  await app.inject({
+    method: 'PUT',
+    url: '/api/v4/application/settings',
+    headers: root,
+    payload: { outbound_local_requests_whitelist: ['127.0.0.1', '10.0.0.0/8'] },
+  });
   for (const url of ['http://127.0.0.1:9/', 'http://10.0.0.1/']) {
     const res = await app.inject({ method: 'POST', url: URL, headers: root, payload: { url } });
     assert.equal(res.statusCode, 201, url);
@@ -159,7 +187,9 @@ test('local addresses: allowed by default for system hooks, refused when the set
 
 test('update: only what is given; nothing is a 400; a new URL without a token clears the token', async (t) => {
   const { app, c, root } = await buildTestApp(t);
-  const id = (await app.inject({ method: 'POST', url: URL, headers: root, payload: { url: 'http://hooks.example.com/a', token: 'one', push_events: true } })).json().id;
+  const id = (
+    await app.inject({ method: 'POST', url: URL, headers: root, payload: { url: 'http://hooks.example.com/a', token: 'one', push_events: true } })
+  ).json().id;
   const nothing = await app.inject({ method: 'PUT', url: `${URL}/${id}`, headers: root, payload: {} });
   assert.equal(nothing.statusCode, 400);
   assert.deepEqual(nothing.json(), { error: 'No parameters provided' });
@@ -184,7 +214,12 @@ test('update: only what is given; nothing is a 400; a new URL without a token cl
   const bad = await app.inject({ method: 'PUT', url: `${URL}/${id}`, headers: root, payload: { url: 'gopher://x', push_events: false } });
   assert.equal(bad.statusCode, 422);
   assert.deepEqual(bad.json(), { error: 'Invalid url given' });
-  const badFilter = await app.inject({ method: 'PUT', url: `${URL}/${id}`, headers: root, payload: { branch_filter_strategy: 'regex', push_events_branch_filter: '[' } });
+  const badFilter = await app.inject({
+    method: 'PUT',
+    url: `${URL}/${id}`,
+    headers: root,
+    payload: { branch_filter_strategy: 'regex', push_events_branch_filter: '[' },
+  });
   assert.equal(badFilter.statusCode, 422);
   assert.deepEqual(badFilter.json(), { error: 'Invalid branch filter given' });
   assert.deepEqual(await hookRows(c), before);
@@ -196,8 +231,14 @@ test('administrators only: 401 anonymous, 403 for users, on every route', async 
   const user = await seed.user();
   const { headers } = await seed.token(user);
   const routes: [string, string][] = [
-    ['GET', URL], ['POST', URL], ['GET', `${URL}/${id}`], ['PUT', `${URL}/${id}`], ['POST', `${URL}/${id}`], ['DELETE', `${URL}/${id}`],
-    ['GET', `${URL}/${id}/events`], ['POST', `${URL}/${id}/events/1/resend`],
+    ['GET', URL],
+    ['POST', URL],
+    ['GET', `${URL}/${id}`],
+    ['PUT', `${URL}/${id}`],
+    ['POST', `${URL}/${id}`],
+    ['DELETE', `${URL}/${id}`],
+    ['GET', `${URL}/${id}/events`],
+    ['POST', `${URL}/${id}/events/1/resend`],
   ];
   for (const [method, url] of routes) {
     const anon = await app.inject({ method: method as 'GET', url, payload: method === 'GET' ? undefined : { url: 'http://x.example/' } });
@@ -236,10 +277,13 @@ test('test delivery: the mock event, sent now with the headers, answered 201 wit
   const events = await app.inject({ method: 'GET', url: `${URL}/${id}/events`, headers: root });
   assert.equal(events.statusCode, 200);
   const list = events.json();
-  assert.deepEqual(list.map((e: any) => [e.response_status, e.trigger, e.attempt, e.delivery_state, e.event_name]), [
-    ['200', 'system_hooks', 1, 'delivered', 'project_create'],
-    ['500', 'system_hooks', 1, 'failed', 'project_create'],
-  ]);
+  assert.deepEqual(
+    list.map((e: any) => [e.response_status, e.trigger, e.attempt, e.delivery_state, e.event_name]),
+    [
+      ['200', 'system_hooks', 1, 'delivered', 'project_create'],
+      ['500', 'system_hooks', 1, 'failed', 'project_create'],
+    ],
+  );
   assert.deepEqual(list[1].request_data, mock);
   assert.equal(list[1].request_headers['x-service-token'], '[REDACTED]');
   assert.equal(list[1].response_body, 'sink says 500');
@@ -297,11 +341,19 @@ test('header-bearing and stored fields: control characters in the token, the URL
     assert.deepEqual([res.statusCode, res.json()], [status, body], JSON.stringify(payload));
   }
   // as form fields too
-  const form = await app.inject({ method: 'POST', url: URL, headers: { ...root, 'content-type': 'application/x-www-form-urlencoded' }, payload: `url=${encodeURIComponent(ok)}&token=a%1Bb` });
+  const form = await app.inject({
+    method: 'POST',
+    url: URL,
+    headers: { ...root, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: `url=${encodeURIComponent(ok)}&token=a%1Bb`,
+  });
   assert.deepEqual([form.statusCode, form.json()], [400, { error: 'token is invalid' }]);
   assert.deepEqual(await hookRows(c), []);
   // the service refuses them whatever the transport
-  await assert.rejects(c.hooks.create({ url: ok, name: 'x\u0000', token: 'y\u0002' }), (e: any) => e.status === 400 && e.detail === 'name is invalid, token is invalid');
+  await assert.rejects(
+    c.hooks.create({ url: ok, name: 'x\u0000', token: 'y\u0002' }),
+    (e: any) => e.status === 400 && e.detail === 'name is invalid, token is invalid',
+  );
 
   // what GitLab takes: line breaks (removed when sending, as GitLab does), a tab, any printable Unicode
   const sink = await startSink(t);
@@ -313,7 +365,11 @@ test('header-bearing and stored fields: control characters in the token, the URL
   assert.equal(Buffer.from(String(sink.received[0].headers['x-service-token']), 'latin1').toString('utf8'), 'linebreaks\tand é€');
 
   // update: the same checks, and the stored token is kept
-  for (const [payload, error] of [[{ token: 'a\u0000' }, 'token is invalid'], [{ token: 'a\u0008' }, 'token is invalid'], [{ name: 'n', token: 'a\u0002' }, 'token is invalid']] as const) {
+  for (const [payload, error] of [
+    [{ token: 'a\u0000' }, 'token is invalid'],
+    [{ token: 'a\u0008' }, 'token is invalid'],
+    [{ name: 'n', token: 'a\u0002' }, 'token is invalid'],
+  ] as const) {
     const res = await app.inject({ method: 'PUT', url: `${URL}/${id}`, headers: root, payload });
     assert.deepEqual([res.statusCode, res.json()], [400, { error }], JSON.stringify(payload));
   }
@@ -326,7 +382,14 @@ test('header-bearing and stored fields: control characters in the token, the URL
 
 test('ids beyond the id column name no hook: 404, on either database', async (t) => {
   const { app, root } = await buildTestApp(t);
-  for (const [method, url] of [['GET', `${URL}/2147483648`], ['PUT', `${URL}/99999999999`], ['DELETE', `${URL}/2147483648`], ['POST', `${URL}/2147483648`], ['GET', `${URL}/2147483648/events`], ['POST', `${URL}/1/events/99999999999/resend`]] as const) {
+  for (const [method, url] of [
+    ['GET', `${URL}/2147483648`],
+    ['PUT', `${URL}/99999999999`],
+    ['DELETE', `${URL}/2147483648`],
+    ['POST', `${URL}/2147483648`],
+    ['GET', `${URL}/2147483648/events`],
+    ['POST', `${URL}/1/events/99999999999/resend`],
+  ] as const) {
     const res = await app.inject({ method, url, headers: root, payload: method === 'PUT' ? { name: 'x' } : undefined });
     assert.deepEqual([res.statusCode, res.json()], [404, { message: '404 Not found' }], `${method} ${url}`);
   }

@@ -13,12 +13,48 @@ async function insertUser(c: Container, attrs: Partial<NewUser> & { username: st
   return c.db.kysely
     .insertInto('users')
     .values({
-      name: attrs.username, email: `${attrs.username}@example.com`, state: 'active', password_hash: null, password_set_at: null,
-      is_admin: 0, external: 0, bot: 0, user_type: 'human', private_profile: 0, bio: '', location: '', public_email: null, commit_email: null,
-      job_title: '', pronouns: null, website_url: '', organization: '', messenger_a: '', network_a: '', network_b: '', chat_a: '', note: null,
-      projects_limit: 100000, can_create_group: 1, can_create_project: 1, two_factor_enabled: 0, theme_id: 3, color_scheme_id: 1, avatar_url: null,
-      created_by_id: null, created_at: now, updated_at: now, confirmed_at: now, last_sign_in_at: null, current_sign_in_at: null, last_sign_in_ip: null,
-      current_sign_in_ip: null, sign_in_count: 0, last_activity_on: null, failed_attempts: 0, locked_at: null,
+      name: attrs.username,
+      email: `${attrs.username}@example.com`,
+      state: 'active',
+      password_hash: null,
+      password_set_at: null,
+      is_admin: 0,
+      external: 0,
+      bot: 0,
+      user_type: 'human',
+      private_profile: 0,
+      bio: '',
+      location: '',
+      public_email: null,
+      commit_email: null,
+      job_title: '',
+      pronouns: null,
+      website_url: '',
+      organization: '',
+      messenger_a: '',
+      network_a: '',
+      network_b: '',
+      chat_a: '',
+      note: null,
+      projects_limit: 100000,
+      can_create_group: 1,
+      can_create_project: 1,
+      two_factor_enabled: 0,
+      theme_id: 3,
+      color_scheme_id: 1,
+      avatar_url: null,
+      created_by_id: null,
+      created_at: now,
+      updated_at: now,
+      confirmed_at: now,
+      last_sign_in_at: null,
+      current_sign_in_at: null,
+      last_sign_in_ip: null,
+      current_sign_in_ip: null,
+      sign_in_count: 0,
+      last_activity_on: null,
+      failed_attempts: 0,
+      locked_at: null,
       ...attrs,
     })
     .returningAll()
@@ -26,7 +62,15 @@ async function insertUser(c: Container, attrs: Partial<NewUser> & { username: st
 }
 
 const row = (c: Container, id: number) => c.users.byId(id);
-const countUsers = async (c: Container) => Number((await c.db.kysely.selectFrom('users').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+const countUsers = async (c: Container) =>
+  Number(
+    (
+      await c.db.kysely
+        .selectFrom('users')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 // ---- POST /users ---------------------------------------------------------------------------
 
@@ -37,26 +81,85 @@ test('POST /users: 201 with the administrator shape; every attribute stored; ide
     url: '/api/v4/users',
     headers: root,
     payload: {
-      email: 'New.User@example.com', username: 'newuser', name: 'New User', password: 'secret-pass-1',
-      admin: true, external: true, private_profile: true, projects_limit: 7, can_create_group: false, skip_confirmation: true,
-      bio: 'Bio', location: 'Lyon', public_email: 'new.user@example.com', commit_email: 'New.User@example.com', job_title: 'QA',
-      pronouns: 'she/her', website_url: 'https://new.example', organization: 'Org', note: 'created by API', theme_id: 11, color_scheme_id: 6,
-      messenger_a: 'msg', network_a: 'net-a', network_b: 'net-b', chat_a: 'chat', extern_uid: '67890', provider: 'github',
+      email: 'New.User@example.com',
+      username: 'newuser',
+      name: 'New User',
+      password: 'secret-pass-1',
+      admin: true,
+      external: true,
+      private_profile: true,
+      projects_limit: 7,
+      can_create_group: false,
+      skip_confirmation: true,
+      bio: 'Bio',
+      location: 'Lyon',
+      public_email: 'new.user@example.com',
+      commit_email: 'New.User@example.com',
+      job_title: 'QA',
+      pronouns: 'she/her',
+      website_url: 'https://new.example',
+      organization: 'Org',
+      note: 'created by API',
+      theme_id: 11,
+      color_scheme_id: 6,
+      messenger_a: 'msg',
+      network_a: 'net-a',
+      network_b: 'net-b',
+      chat_a: 'chat',
+      extern_uid: '67890',
+      provider: 'github',
     },
   });
   assert.equal(res.statusCode, 201);
   assert.equal(res.headers['content-type'], 'application/json');
   const u = (await row(c, res.json().id))!;
   assert.deepEqual(res.json(), {
-    id: u.id, username: 'newuser', name: 'New User', state: 'active', locked: false, avatar_url: null, web_url: `${EXTERNAL_URL}/newuser`,
-    created_at: u.created_at, bio: 'Bio', location: 'Lyon', public_email: 'new.user@example.com',
-    messenger_a: 'msg', network_a: 'net-a', network_b: 'net-b', chat_a: 'chat', website_url: 'https://new.example', organization: 'Org',
-    job_title: 'QA', pronouns: 'she/her', bot: false, work_information: 'QA at Org', followers: 0, following: 0, is_followed: false, local_time: null,
-    last_sign_in_at: null, confirmed_at: u.confirmed_at, last_activity_on: null, email: 'New.User@example.com', theme_id: 11, color_scheme_id: 6,
-    projects_limit: 7, current_sign_in_at: null, identities: [{ provider: 'github', extern_uid: '67890', saml_provider_id: null }],
-    can_create_group: false, can_create_project: true, two_factor_enabled: false, external: true, private_profile: true,
-    commit_email: 'New.User@example.com', is_admin: true, note: 'created by API', namespace_id: (await c.db.kysely.selectFrom('namespaces').select('id').where('owner_id', '=', u.id).executeTakeFirstOrThrow()).id, sign_in_count: 0,
-    current_sign_in_ip: null, last_sign_in_ip: null,
+    id: u.id,
+    username: 'newuser',
+    name: 'New User',
+    state: 'active',
+    locked: false,
+    avatar_url: null,
+    web_url: `${EXTERNAL_URL}/newuser`,
+    created_at: u.created_at,
+    bio: 'Bio',
+    location: 'Lyon',
+    public_email: 'new.user@example.com',
+    messenger_a: 'msg',
+    network_a: 'net-a',
+    network_b: 'net-b',
+    chat_a: 'chat',
+    website_url: 'https://new.example',
+    organization: 'Org',
+    job_title: 'QA',
+    pronouns: 'she/her',
+    bot: false,
+    work_information: 'QA at Org',
+    followers: 0,
+    following: 0,
+    is_followed: false,
+    local_time: null,
+    last_sign_in_at: null,
+    confirmed_at: u.confirmed_at,
+    last_activity_on: null,
+    email: 'New.User@example.com',
+    theme_id: 11,
+    color_scheme_id: 6,
+    projects_limit: 7,
+    current_sign_in_at: null,
+    identities: [{ provider: 'github', extern_uid: '67890', saml_provider_id: null }],
+    can_create_group: false,
+    can_create_project: true,
+    two_factor_enabled: false,
+    external: true,
+    private_profile: true,
+    commit_email: 'New.User@example.com',
+    is_admin: true,
+    note: 'created by API',
+    namespace_id: (await c.db.kysely.selectFrom('namespaces').select('id').where('owner_id', '=', u.id).executeTakeFirstOrThrow()).id,
+    sign_in_count: 0,
+    current_sign_in_ip: null,
+    last_sign_in_ip: null,
     created_by: { id: 1, username: 'root', name: 'Administrator', state: 'active', locked: false, avatar_url: null, web_url: `${EXTERNAL_URL}/root` },
     email_reset_offered_at: null,
   });
@@ -66,7 +169,10 @@ test('POST /users: 201 with the administrator shape; every attribute stored; ide
   assert.equal(u.state, 'active');
   assert.ok(await verifyPassword('secret-pass-1', u.password_hash));
   const identities = await c.db.kysely.selectFrom('identities').selectAll().where('user_id', '=', u.id).execute();
-  assert.deepEqual(identities.map((i) => [i.provider, i.extern_uid]), [['github', '67890']]);
+  assert.deepEqual(
+    identities.map((i) => [i.provider, i.extern_uid]),
+    [['github', '67890']],
+  );
 });
 
 test('POST /users: defaults, form bodies, query parameters; confirmation and random passwords', async (t) => {
@@ -94,7 +200,12 @@ test('POST /users: defaults, form bodies, query parameters; confirmation and ran
   assert.ok(u.password_hash, 'a random password');
   assert.ok(u.confirmed_at, 'confirmed unless skip_confirmation=false');
 
-  res = await app.inject({ method: 'POST', url: '/api/v4/users', headers: root, payload: { email: 'r@example.com', username: 'reset', name: 'R', reset_password: true } });
+  res = await app.inject({
+    method: 'POST',
+    url: '/api/v4/users',
+    headers: root,
+    payload: { email: 'r@example.com', username: 'reset', name: 'R', reset_password: true },
+  });
   assert.equal(res.statusCode, 201);
   assert.ok((await row(c, res.json().id))!.password_hash);
 });
@@ -103,7 +214,14 @@ test('POST /users: user_defaults_to_private_profile applies unless private_profi
   const { app, c, root } = await buildTestApp(t);
   await c.settings.save({ user_defaults_to_private_profile: true });
   const create = async (extra: Record<string, unknown>, n: string) =>
-    (await app.inject({ method: 'POST', url: '/api/v4/users', headers: root, payload: { email: `${n}@example.com`, username: n, name: n, password: 'password-123', ...extra } })).json();
+    (
+      await app.inject({
+        method: 'POST',
+        url: '/api/v4/users',
+        headers: root,
+        payload: { email: `${n}@example.com`, username: n, name: n, password: 'password-123', ...extra },
+      })
+    ).json();
   assert.equal((await create({}, 'p1')).private_profile, true);
   assert.equal((await create({ private_profile: false }, 'p2')).private_profile, false);
   assert.equal((await create({ private_profile: null }, 'p3')).private_profile, true);
@@ -139,7 +257,17 @@ test('POST /users: missing and invalid parameters', async (t) => {
   assert.equal(res.statusCode, 400);
   assert.deepEqual(res.json(), { message: { email: ['is invalid'] } });
 
-  res = await post({ email: 'test@example.com', username: 'test!', name: 'test', password: 'pass', bio: 'g'.repeat(256), projects_limit: -1, theme_id: 99, color_scheme_id: 0, public_email: 'other@example.com' });
+  res = await post({
+    email: 'test@example.com',
+    username: 'test!',
+    name: 'test',
+    password: 'pass',
+    bio: 'g'.repeat(256),
+    projects_limit: -1,
+    theme_id: 99,
+    color_scheme_id: 0,
+    public_email: 'other@example.com',
+  });
   assert.equal(res.statusCode, 400);
   assert.deepEqual(res.json(), {
     message: {
@@ -164,14 +292,29 @@ test('POST /users: duplicates are 409, case-insensitively, and nothing is writte
   const { app, c, root } = await buildTestApp(t);
   await insertUser(c, { username: 'Taken', email: 'taken@example.com' });
   const before = await countUsers(c);
-  let res = await app.inject({ method: 'POST', url: '/api/v4/users', headers: root, payload: { email: 'other@example.com', username: 'tAKEN', name: 'x', password: 'password-123' } });
+  let res = await app.inject({
+    method: 'POST',
+    url: '/api/v4/users',
+    headers: root,
+    payload: { email: 'other@example.com', username: 'tAKEN', name: 'x', password: 'password-123' },
+  });
   assert.equal(res.statusCode, 409);
   assert.deepEqual(res.json(), { message: 'Username has already been taken' });
-  res = await app.inject({ method: 'POST', url: '/api/v4/users', headers: root, payload: { email: 'TAKEN@example.com', username: 'fresh', name: 'x', password: 'password-123' } });
+  res = await app.inject({
+    method: 'POST',
+    url: '/api/v4/users',
+    headers: root,
+    payload: { email: 'TAKEN@example.com', username: 'fresh', name: 'x', password: 'password-123' },
+  });
   assert.equal(res.statusCode, 409);
   assert.deepEqual(res.json(), { message: 'Email has already been taken' });
   // Duplicates win over other validation errors, as in GitLab.
-  res = await app.inject({ method: 'POST', url: '/api/v4/users', headers: root, payload: { email: 'taken@example.com', username: 'fresh', name: 'x', password: 'short' } });
+  res = await app.inject({
+    method: 'POST',
+    url: '/api/v4/users',
+    headers: root,
+    payload: { email: 'taken@example.com', username: 'fresh', name: 'x', password: 'short' },
+  });
   assert.equal(res.statusCode, 409);
   assert.equal(await countUsers(c), before);
 });
@@ -179,10 +322,15 @@ test('POST /users: duplicates are 409, case-insensitively, and nothing is writte
 test('POST /users: a taken identity fails the whole create', async (t) => {
   const { app, c, root } = await buildTestApp(t);
   const owner = await insertUser(c, { username: 'owner' });
-  await c.db.kysely.insertInto('identities').values({ user_id: owner.id, provider: 'github', extern_uid: 'GH-1', saml_provider_id: null, created_at: nowIso() }).execute();
+  await c.db.kysely
+    .insertInto('identities')
+    .values({ user_id: owner.id, provider: 'github', extern_uid: 'GH-1', saml_provider_id: null, created_at: nowIso() })
+    .execute();
   const before = await countUsers(c);
   const res = await app.inject({
-    method: 'POST', url: '/api/v4/users', headers: root,
+    method: 'POST',
+    url: '/api/v4/users',
+    headers: root,
     payload: { email: 'i@example.com', username: 'ident', name: 'I', password: 'password-123', provider: 'github', extern_uid: 'gh-1' },
   });
   assert.equal(res.statusCode, 400);
@@ -193,7 +341,8 @@ test('POST /users: a taken identity fails the whole create', async (t) => {
 
 test('POST /users: the email policy applies (deny list, allow list, restrictions)', async (t) => {
   const { app, c, root } = await buildTestApp(t);
-  const post = (email: string, username: string) => app.inject({ method: 'POST', url: '/api/v4/users', headers: root, payload: { email, username, name: username, password: 'password-123' } });
+  const post = (email: string, username: string) =>
+    app.inject({ method: 'POST', url: '/api/v4/users', headers: root, payload: { email, username, name: username, password: 'password-123' } });
   await c.settings.save({ domain_denylist_enabled: true, domain_denylist: ['spam.test', '*.bad.test'] });
   let res = await post('x@spam.test', 'x1');
   assert.equal(res.statusCode, 400);
@@ -227,8 +376,19 @@ test('PUT /users/:id: changes only what is given, returns the administrator shap
   const { app, c, root } = await buildTestApp(t);
   const u = await insertUser(c, { username: 'edit', name: 'Edit', bio: 'old', can_create_group: 1 });
   const res = await app.inject({
-    method: 'PUT', url: `/api/v4/users/${u.id}`, headers: root,
-    payload: { bio: 'new test bio', organization: 'GitLab', admin: true, external: true, can_create_group: false, name: 'Edited', note: 'n', public_email: 'edit@example.com' },
+    method: 'PUT',
+    url: `/api/v4/users/${u.id}`,
+    headers: root,
+    payload: {
+      bio: 'new test bio',
+      organization: 'GitLab',
+      admin: true,
+      external: true,
+      can_create_group: false,
+      name: 'Edited',
+      note: 'n',
+      public_email: 'edit@example.com',
+    },
   });
   assert.equal(res.statusCode, 200);
   const after = (await row(c, u.id))!;
@@ -296,7 +456,12 @@ test('PUT /users/:id: conflicts, validation, password and private_profile null',
   await c.settings.save({ user_defaults_to_private_profile: true });
   res = await put({ private_profile: null });
   assert.equal(res.json().private_profile, true);
-  res = await app.inject({ method: 'PUT', url: `/api/v4/users/${u.id}`, headers: { ...root, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'private_profile=false' });
+  res = await app.inject({
+    method: 'PUT',
+    url: `/api/v4/users/${u.id}`,
+    headers: { ...root, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'private_profile=false',
+  });
   assert.equal(res.json().private_profile, false);
 });
 
@@ -304,7 +469,10 @@ test('PUT /users/:id: identities are added, or updated per provider; a taken one
   const { app, c, root } = await buildTestApp(t);
   const u = await insertUser(c, { username: 'ident' });
   const other = await insertUser(c, { username: 'other' });
-  await c.db.kysely.insertInto('identities').values({ user_id: other.id, provider: 'github', extern_uid: 'taken', saml_provider_id: null, created_at: nowIso() }).execute();
+  await c.db.kysely
+    .insertInto('identities')
+    .values({ user_id: other.id, provider: 'github', extern_uid: 'taken', saml_provider_id: null, created_at: nowIso() })
+    .execute();
   const put = (payload: Record<string, unknown>) => app.inject({ method: 'PUT', url: `/api/v4/users/${u.id}`, headers: root, payload });
   let res = await put({ provider: 'ldapmain', extern_uid: '123456' });
   assert.equal(res.statusCode, 200);
@@ -380,9 +548,10 @@ test('DELETE /users/:id: If-Unmodified-Since older than the record → 412; admi
 
 // ---- state changes -------------------------------------------------------------------------
 
-const post = (app: Awaited<ReturnType<typeof buildTestApp>>['app'], url: string, headers: Record<string, string>) => app.inject({ method: 'POST', url, headers });
+const post = (app: Awaited<ReturnType<typeof buildTestApp>>['app'], url: string, headers: Record<string, string>) =>
+  app.inject({ method: 'POST', url, headers });
 
-test('block: 201 true, the user\'s tokens stop working, hidden from lists; again → 201 null; unblock restores', async (t) => {
+test("block: 201 true, the user's tokens stop working, hidden from lists; again → 201 null; unblock restores", async (t) => {
   const { app, c, root, seed } = await buildTestApp(t);
   const u = await seed.user({ username: 'target' });
   const tok = await seed.token(u);
@@ -472,7 +641,11 @@ test('deactivate and activate: dormancy, blocked and internal users, repeated ca
   res = await post(app, `/api/v4/users/${recent.id}/deactivate`, root);
   assert.equal(res.statusCode, 403);
   assert.deepEqual(res.json(), { message: 'The user you are trying to deactivate has been active in the past 90 days and cannot be deactivated' });
-  const signedIn = await insertUser(c, { username: 'signedin', last_activity_on: '2020-01-01', current_sign_in_at: new Date(Date.now() - 5 * 86_400_000).toISOString() });
+  const signedIn = await insertUser(c, {
+    username: 'signedin',
+    last_activity_on: '2020-01-01',
+    current_sign_in_at: new Date(Date.now() - 5 * 86_400_000).toISOString(),
+  });
   assert.equal((await post(app, `/api/v4/users/${signedIn.id}/deactivate`, root)).statusCode, 403);
   const old = await insertUser(c, { username: 'old', last_activity_on: '2020-01-01', current_sign_in_at: '2020-01-01T00:00:00.000Z' });
   assert.equal((await post(app, `/api/v4/users/${old.id}/deactivate`, root)).body, 'true');
@@ -518,15 +691,26 @@ test('custom attributes: set, update, read, list, delete', async (t) => {
   let res = await app.inject({ method: 'PUT', url: `${base}/location`, headers: root, payload: { value: 'Antarctica' } });
   assert.equal(res.statusCode, 200);
   assert.deepEqual(res.json(), { key: 'location', value: 'Antarctica' });
-  res = await app.inject({ method: 'PUT', url: `${base}/location`, headers: { ...root, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'value=Greenland' });
+  res = await app.inject({
+    method: 'PUT',
+    url: `${base}/location`,
+    headers: { ...root, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'value=Greenland',
+  });
   assert.deepEqual(res.json(), { key: 'location', value: 'Greenland' });
   res = await app.inject({ method: 'PUT', url: `${base}/team?value=blue`, headers: root });
   assert.deepEqual(res.json(), { key: 'team', value: 'blue' });
   const rows = await c.db.kysely.selectFrom('user_custom_attributes').select(['key', 'value']).where('user_id', '=', u.id).orderBy('id').execute();
-  assert.deepEqual(rows, [{ key: 'location', value: 'Greenland' }, { key: 'team', value: 'blue' }]);
+  assert.deepEqual(rows, [
+    { key: 'location', value: 'Greenland' },
+    { key: 'team', value: 'blue' },
+  ]);
 
   res = await app.inject({ method: 'GET', url: base, headers: root });
-  assert.deepEqual(res.json(), [{ key: 'location', value: 'Greenland' }, { key: 'team', value: 'blue' }]);
+  assert.deepEqual(res.json(), [
+    { key: 'location', value: 'Greenland' },
+    { key: 'team', value: 'blue' },
+  ]);
   res = await app.inject({ method: 'GET', url: `${base}/team`, headers: root });
   assert.deepEqual(res.json(), { key: 'team', value: 'blue' });
   res = await app.inject({ method: 'GET', url: `${base}/nope`, headers: root });
@@ -551,7 +735,11 @@ test('custom attributes: bad input, unknown users, administrators only', async (
   res = await app.inject({ method: 'PUT', url: `${base}/k`, headers: root, payload: { value: ' ' } });
   assert.equal(res.statusCode, 400);
   assert.deepEqual(res.json(), { message: "Value can't be blank" });
-  for (const [method, url] of [['GET', '/api/v4/users/999999/custom_attributes'], ['GET', '/api/v4/users/999999/custom_attributes/k'], ['DELETE', '/api/v4/users/999999/custom_attributes/k']] as const) {
+  for (const [method, url] of [
+    ['GET', '/api/v4/users/999999/custom_attributes'],
+    ['GET', '/api/v4/users/999999/custom_attributes/k'],
+    ['DELETE', '/api/v4/users/999999/custom_attributes/k'],
+  ] as const) {
     res = await app.inject({ method, url, headers: root });
     assert.equal(res.statusCode, 404, url);
     assert.deepEqual(res.json(), { message: '404 Not Found' });

@@ -17,12 +17,49 @@ const adminLink = (page: number, perPage: number | string, extra = '') =>
 function userRow(username: string, attrs: Partial<NewUser> = {}): NewUser {
   const now = nowIso();
   return {
-    username, name: username, email: `${username}@example.com`, state: 'active', password_hash: null, password_set_at: null,
-    is_admin: 0, external: 0, bot: 0, user_type: 'human', private_profile: 0, bio: '', location: '', public_email: null, commit_email: null,
-    job_title: '', pronouns: null, website_url: '', organization: '', messenger_a: '', network_a: '', network_b: '', chat_a: '', note: null,
-    projects_limit: 100000, can_create_group: 1, can_create_project: 1, two_factor_enabled: 0, theme_id: 3, color_scheme_id: 1, avatar_url: null,
-    created_by_id: null, created_at: now, updated_at: now, confirmed_at: now, last_sign_in_at: null, current_sign_in_at: null, last_sign_in_ip: null,
-    current_sign_in_ip: null, sign_in_count: 0, last_activity_on: null, failed_attempts: 0, locked_at: null,
+    username,
+    name: username,
+    email: `${username}@example.com`,
+    state: 'active',
+    password_hash: null,
+    password_set_at: null,
+    is_admin: 0,
+    external: 0,
+    bot: 0,
+    user_type: 'human',
+    private_profile: 0,
+    bio: '',
+    location: '',
+    public_email: null,
+    commit_email: null,
+    job_title: '',
+    pronouns: null,
+    website_url: '',
+    organization: '',
+    messenger_a: '',
+    network_a: '',
+    network_b: '',
+    chat_a: '',
+    note: null,
+    projects_limit: 100000,
+    can_create_group: 1,
+    can_create_project: 1,
+    two_factor_enabled: 0,
+    theme_id: 3,
+    color_scheme_id: 1,
+    avatar_url: null,
+    created_by_id: null,
+    created_at: now,
+    updated_at: now,
+    confirmed_at: now,
+    last_sign_in_at: null,
+    current_sign_in_at: null,
+    last_sign_in_ip: null,
+    current_sign_in_ip: null,
+    sign_in_count: 0,
+    last_activity_on: null,
+    failed_attempts: 0,
+    locked_at: null,
     ...attrs,
   };
 }
@@ -30,7 +67,11 @@ function userRow(username: string, attrs: Partial<NewUser> = {}): NewUser {
 async function insertUsers(c: Container, rows: NewUser[]): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < rows.length; i += 500) {
-    const inserted = await c.db.kysely.insertInto('users').values(rows.slice(i, i + 500)).returning('id').execute();
+    const inserted = await c.db.kysely
+      .insertInto('users')
+      .values(rows.slice(i, i + 500))
+      .returning('id')
+      .execute();
     out.push(...inserted.map((r) => r.id));
   }
   return out;
@@ -40,7 +81,10 @@ const ids = (res: { json(): unknown }) => (res.json() as { id: number }[]).map((
 
 test('offset pagination headers: every page, exact Link order and URLs', async (t) => {
   const { app, c, root } = await buildTestApp(t);
-  const [u2, u3, u4, u5] = await insertUsers(c, ['a', 'b', 'c', 'd'].map((n) => userRow(n)));
+  const [u2, u3, u4, u5] = await insertUsers(
+    c,
+    ['a', 'b', 'c', 'd'].map((n) => userRow(n)),
+  );
 
   const page = (p: number) => app.inject({ method: 'GET', url: `/api/v4/users?per_page=2&page=${p}`, headers: root });
   let res = await page(1);
@@ -82,7 +126,10 @@ test('offset pagination headers: every page, exact Link order and URLs', async (
 
 test('per_page: capped at 100 but echoed as requested; negative → 20; page ≤ 0 → 1; defaults 20', async (t) => {
   const { app, c, root } = await buildTestApp(t);
-  await insertUsers(c, Array.from({ length: 120 }, (_, i) => userRow(`u${i}`)));
+  await insertUsers(
+    c,
+    Array.from({ length: 120 }, (_, i) => userRow(`u${i}`)),
+  );
 
   let res = await app.inject({ method: 'GET', url: '/api/v4/users?per_page=500', headers: root });
   assert.equal(res.json().length, 100);
@@ -126,7 +173,8 @@ test('offset pagination stops at 50,000 users: 405 beyond, keyset still works', 
   assert.equal(res.statusCode, 405);
   assert.equal(res.headers['content-type'], 'application/json');
   assert.deepEqual(res.json(), {
-    error: 'Offset pagination has a maximum allowed offset of 50000 for requests that return objects of type User. Remaining records can be retrieved using keyset pagination.',
+    error:
+      'Offset pagination has a maximum allowed offset of 50000 for requests that return objects of type User. Remaining records can be retrieved using keyset pagination.',
   });
   res = await app.inject({ method: 'GET', url: '/api/v4/users?per_page=100&page=500', headers: root });
   assert.equal(res.statusCode, 200);
@@ -144,7 +192,10 @@ test('offset pagination stops at 50,000 users: 405 beyond, keyset still works', 
 
 test('above 10,000 users: no X-Total, X-Total-Pages or rel="last"; next still works', async (t) => {
   const { app, c, root } = await buildTestApp(t);
-  await insertUsers(c, Array.from({ length: 10_000 }, (_, i) => userRow(`bulk${i}`)));
+  await insertUsers(
+    c,
+    Array.from({ length: 10_000 }, (_, i) => userRow(`bulk${i}`)),
+  );
   const res = await app.inject({ method: 'GET', url: '/api/v4/users?per_page=100&page=3', headers: root });
   assert.equal(res.statusCode, 200);
   assert.equal(res.json().length, 100);
@@ -205,7 +256,11 @@ test('keyset: the next link keeps every parameter; the last page has none; non-a
     `<${BASE}?active=false&admins=false&blocked=false&cursor=${encodeURIComponent(cursor)}` +
       `&exclude_external=false&exclude_internal=false&external=false&order_by=id&pagination=keyset&per_page=2&sort=asc&with_custom_attributes=false&without_project_bots=false&without_projects=false>; rel="next"`,
   );
-  res = await app.inject({ method: 'GET', url: `/api/v4/users?pagination=keyset&per_page=2&order_by=id&sort=asc&cursor=${encodeURIComponent(cursor)}`, headers: root });
+  res = await app.inject({
+    method: 'GET',
+    url: `/api/v4/users?pagination=keyset&per_page=2&order_by=id&sort=asc&cursor=${encodeURIComponent(cursor)}`,
+    headers: root,
+  });
   assert.deepEqual(ids(res), [b]);
   assert.equal(res.headers.link, undefined);
 

@@ -12,12 +12,48 @@ async function insertUser(c: Container, attrs: Partial<NewUser> & { username: st
   return c.db.kysely
     .insertInto('users')
     .values({
-      name: attrs.username, email: `${attrs.username}@example.com`, state: 'active', password_hash: null, password_set_at: null,
-      is_admin: 0, external: 0, bot: 0, user_type: 'human', private_profile: 0, bio: '', location: '', public_email: null, commit_email: null,
-      job_title: '', pronouns: null, website_url: '', organization: '', messenger_a: '', network_a: '', network_b: '', chat_a: '', note: null,
-      projects_limit: 100000, can_create_group: 1, can_create_project: 1, two_factor_enabled: 0, theme_id: 3, color_scheme_id: 1, avatar_url: null,
-      created_by_id: null, created_at: now, updated_at: now, confirmed_at: now, last_sign_in_at: null, current_sign_in_at: null, last_sign_in_ip: null,
-      current_sign_in_ip: null, sign_in_count: 0, last_activity_on: null, failed_attempts: 0, locked_at: null,
+      name: attrs.username,
+      email: `${attrs.username}@example.com`,
+      state: 'active',
+      password_hash: null,
+      password_set_at: null,
+      is_admin: 0,
+      external: 0,
+      bot: 0,
+      user_type: 'human',
+      private_profile: 0,
+      bio: '',
+      location: '',
+      public_email: null,
+      commit_email: null,
+      job_title: '',
+      pronouns: null,
+      website_url: '',
+      organization: '',
+      messenger_a: '',
+      network_a: '',
+      network_b: '',
+      chat_a: '',
+      note: null,
+      projects_limit: 100000,
+      can_create_group: 1,
+      can_create_project: 1,
+      two_factor_enabled: 0,
+      theme_id: 3,
+      color_scheme_id: 1,
+      avatar_url: null,
+      created_by_id: null,
+      created_at: now,
+      updated_at: now,
+      confirmed_at: now,
+      last_sign_in_at: null,
+      current_sign_in_at: null,
+      last_sign_in_ip: null,
+      current_sign_in_ip: null,
+      sign_in_count: 0,
+      last_activity_on: null,
+      failed_attempts: 0,
+      locked_at: null,
       ...attrs,
     })
     .returningAll()
@@ -165,7 +201,10 @@ test('the administrator shape: identities, created_by reference, work_informatio
     location: 'Berlin',
     pronouns: 'they/them',
     website_url: 'https://w.example',
-    messenger_a: 'm', network_a: 'na', network_b: 'nb', chat_a: 'c',
+    messenger_a: 'm',
+    network_a: 'na',
+    network_b: 'nb',
+    chat_a: 'c',
     note: 'VIP',
     sign_in_count: 3,
     last_sign_in_ip: '10.0.0.1',
@@ -176,10 +215,13 @@ test('the administrator shape: identities, created_by reference, work_informatio
     commit_email: 'worker@example.com',
     locked_at: new Date(Date.now() - 60_000).toISOString(),
   });
-  await c.db.kysely.insertInto('identities').values([
-    { user_id: u.id, provider: 'github', extern_uid: 'gh-1', saml_provider_id: null, created_at: nowIso() },
-    { user_id: u.id, provider: 'group_saml', extern_uid: 's-1', saml_provider_id: 10, created_at: nowIso() },
-  ]).execute();
+  await c.db.kysely
+    .insertInto('identities')
+    .values([
+      { user_id: u.id, provider: 'github', extern_uid: 'gh-1', saml_provider_id: null, created_at: nowIso() },
+      { user_id: u.id, provider: 'group_saml', extern_uid: 's-1', saml_provider_id: 10, created_at: nowIso() },
+    ])
+    .execute();
 
   const res = await app.inject({ method: 'GET', url: `/api/v4/users/${u.id}`, headers: root });
   assert.equal(res.statusCode, 200);
@@ -201,7 +243,11 @@ test('the administrator shape: identities, created_by reference, work_informatio
   assert.deepEqual(list.json(), [res.json()]);
 
   // A lock older than the unlock period (10 minutes by default) has expired.
-  await c.db.kysely.updateTable('users').set({ locked_at: new Date(Date.now() - 11 * 60_000).toISOString() }).where('id', '=', u.id).execute();
+  await c.db.kysely
+    .updateTable('users')
+    .set({ locked_at: new Date(Date.now() - 11 * 60_000).toISOString() })
+    .where('id', '=', u.id)
+    .execute();
   assert.equal((await app.inject({ method: 'GET', url: `/api/v4/users/${u.id}`, headers: root })).json().locked, false);
   await c.settings.save({ failed_login_attempts_unlock_period_in_minutes: 30 });
   assert.equal((await app.inject({ method: 'GET', url: `/api/v4/users/${u.id}`, headers: root })).json().locked, true);
@@ -225,7 +271,8 @@ test('search: name and username fuzzy, public email exact; administrators also m
   const johanna = await insertUser(c, { username: 'johanna', name: 'Johanna Doe' });
   const jo = await insertUser(c, { username: 'jo', name: 'Jo' });
 
-  const search = async (q: string, headers = tok.headers) => ids(await app.inject({ method: 'GET', url: `/api/v4/users?search=${encodeURIComponent(q)}`, headers }));
+  const search = async (q: string, headers = tok.headers) =>
+    ids(await app.inject({ method: 'GET', url: `/api/v4/users?search=${encodeURIComponent(q)}`, headers }));
   // Relevance for non-administrators: exact public email, exact username, exact name, then by name.
   assert.deepEqual(await search('joh'), [johanna.id, john.id]);
   assert.deepEqual(await search('JOHN SMITH'), [john.id]);
@@ -242,7 +289,10 @@ test('search: name and username fuzzy, public email exact; administrators also m
   assert.equal((await search('')).length, 5, 'blank search is no filter');
   assert.equal((await search('   ')).length, 5);
   // Administrators get order_by (id desc by default), not relevance.
-  assert.deepEqual(await search('joh', root), [johanna.id, john.id].sort((x, y) => y - x));
+  assert.deepEqual(
+    await search('joh', root),
+    [johanna.id, john.id].sort((x, y) => y - x),
+  );
 });
 
 test('state and type filters: active, external, exclude_external, exclude_internal, without_project_bots, admins', async (t) => {
@@ -280,7 +330,13 @@ test('administrator filters: created_after/before, two_factor, extern_uid with p
   const { app, c, root } = await buildTestApp(t);
   const rootUser = (await c.users.byId(1))!;
   const old = await insertUser(c, { username: 'old', name: 'Zed', created_at: '2020-01-01T00:00:00.000Z', updated_at: '2024-01-01T00:00:00.000Z' });
-  const mid = await insertUser(c, { username: 'mid', name: 'Amy', created_at: '2021-06-01T12:00:00.000Z', updated_at: '2021-06-01T12:00:00.000Z', two_factor_enabled: 1 });
+  const mid = await insertUser(c, {
+    username: 'mid',
+    name: 'Amy',
+    created_at: '2021-06-01T12:00:00.000Z',
+    updated_at: '2021-06-01T12:00:00.000Z',
+    two_factor_enabled: 1,
+  });
   const get = async (qs: string) => ids(await app.inject({ method: 'GET', url: `/api/v4/users?${qs}`, headers: root }));
 
   assert.deepEqual(await get('created_before=2021-01-01'), [old.id]);
@@ -290,26 +346,38 @@ test('administrator filters: created_after/before, two_factor, extern_uid with p
   assert.deepEqual(await get('two_factor=disabled'), [old.id, rootUser.id]);
   assert.deepEqual(await get('two_factor=whatever'), [mid.id, old.id, rootUser.id]);
 
-  await c.db.kysely.insertInto('identities').values({ user_id: mid.id, provider: 'ldapmain', extern_uid: 'uid=Mid,dc=example', saml_provider_id: null, created_at: nowIso() }).execute();
+  await c.db.kysely
+    .insertInto('identities')
+    .values({ user_id: mid.id, provider: 'ldapmain', extern_uid: 'uid=Mid,dc=example', saml_provider_id: null, created_at: nowIso() })
+    .execute();
   assert.deepEqual(await get('extern_uid=uid%3Dmid%2Cdc%3Dexample&provider=ldapmain'), [mid.id], 'extern_uid is case-insensitive');
   assert.deepEqual(await get('extern_uid=uid%3Dmid%2Cdc%3Dexample&provider=github'), []);
 
   const now = nowIso();
-  await c.db.kysely.insertInto('user_custom_attributes').values([
-    { user_id: old.id, key: 'team', value: 'blue', created_at: now, updated_at: now },
-    { user_id: old.id, key: 'tier', value: 'gold', created_at: now, updated_at: now },
-    { user_id: mid.id, key: 'team', value: 'blue', created_at: now, updated_at: now },
-  ]).execute();
+  await c.db.kysely
+    .insertInto('user_custom_attributes')
+    .values([
+      { user_id: old.id, key: 'team', value: 'blue', created_at: now, updated_at: now },
+      { user_id: old.id, key: 'tier', value: 'gold', created_at: now, updated_at: now },
+      { user_id: mid.id, key: 'team', value: 'blue', created_at: now, updated_at: now },
+    ])
+    .execute();
   assert.deepEqual(await get('custom_attributes[team]=blue'), [mid.id, old.id]);
   assert.deepEqual(await get('custom_attributes[team]=blue&custom_attributes[tier]=gold'), [old.id]);
   assert.deepEqual(await get('custom_attributes[team]=red'), []);
 
   const withAttrs = await app.inject({ method: 'GET', url: '/api/v4/users?with_custom_attributes=true&order_by=id&sort=asc', headers: root });
-  assert.deepEqual(withAttrs.json().map((u: { custom_attributes: unknown }) => u.custom_attributes), [
-    [],
-    [{ key: 'team', value: 'blue' }, { key: 'tier', value: 'gold' }],
-    [{ key: 'team', value: 'blue' }],
-  ]);
+  assert.deepEqual(
+    withAttrs.json().map((u: { custom_attributes: unknown }) => u.custom_attributes),
+    [
+      [],
+      [
+        { key: 'team', value: 'blue' },
+        { key: 'tier', value: 'gold' },
+      ],
+      [{ key: 'team', value: 'blue' }],
+    ],
+  );
   const without = await app.inject({ method: 'GET', url: '/api/v4/users', headers: root });
   assert.equal('custom_attributes' in without.json()[0], false);
 
@@ -332,7 +400,14 @@ test('non-administrators: created_*, order_by, sort, two_factor, without_project
   const now = nowIso();
   await c.db.kysely.insertInto('user_custom_attributes').values({ user_id: old.id, key: 'k', value: 'v', created_at: now, updated_at: now }).execute();
   const all = [old.id, me.id, rootUser.id];
-  for (const qs of ['created_before=2021-01-01', 'created_after=2030-01-01', 'order_by=username&sort=asc', 'two_factor=enabled', 'without_projects=true', 'custom_attributes[k]=v']) {
+  for (const qs of [
+    'created_before=2021-01-01',
+    'created_after=2030-01-01',
+    'order_by=username&sort=asc',
+    'two_factor=enabled',
+    'without_projects=true',
+    'custom_attributes[k]=v',
+  ]) {
     const res = await app.inject({ method: 'GET', url: `/api/v4/users?${qs}`, headers: tok.headers });
     assert.equal(res.statusCode, 200, qs);
     assert.deepEqual(ids(res), all, qs);
@@ -433,7 +508,10 @@ test('GET /users/:id for administrators: the administrator shape, custom attribu
 test('GET /user: UserPublic for oneself, the administrator shape for administrators, 401 anonymous', async (t) => {
   const { app, c, seed, root } = await buildTestApp(t);
   const me = await seed.user({ username: 'me', private_profile: true });
-  await c.db.kysely.insertInto('identities').values({ user_id: me.id, provider: 'github', extern_uid: 'me-gh', saml_provider_id: null, created_at: nowIso() }).execute();
+  await c.db.kysely
+    .insertInto('identities')
+    .values({ user_id: me.id, provider: 'github', extern_uid: 'me-gh', saml_provider_id: null, created_at: nowIso() })
+    .execute();
   const tok = await seed.token(me);
   let res = await app.inject({ method: 'GET', url: '/api/v4/user', headers: tok.headers });
   assert.equal(res.statusCode, 200);

@@ -21,7 +21,12 @@ const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,im
 const RENDERS = ['application/json', 'text/html'];
 const PARSES = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'];
 
-const unescape = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+const unescape = (s: string) =>
+  s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, '&');
 /** Every href of the page, entity-decoded. */
 const hrefs = (html: string) => [...html.matchAll(/href="([^"]*)"/g)].map((m) => unescape(m[1]));
 /** The JSON text shown in the response-info block (tags removed, entities decoded). */
@@ -31,7 +36,11 @@ function shownJson(html: string): string {
   return unescape(m[1].replace(/<a href="[^"]*" rel="nofollow">|<\/a>/g, ''));
 }
 const tag = (html: string, name: string) => new RegExp(`<${name}>([^<]*)</${name}>`).exec(html)?.[1];
-const breadcrumbs = (html: string) => /<ul class="breadcrumb">\n([\s\S]*?)\n\s*<\/ul>/.exec(html)?.[1].split('\n').map((l) => l.trim());
+const breadcrumbs = (html: string) =>
+  /<ul class="breadcrumb">\n([\s\S]*?)\n\s*<\/ul>/
+    .exec(html)?.[1]
+    .split('\n')
+    .map((l) => l.trim());
 
 test('GET /api/?format=api: DRF page with title, breadcrumbs, request line, headers block and linked JSON', async (t) => {
   const { app } = await buildTestApp(t);
@@ -52,7 +61,9 @@ test('GET /api/?format=api: DRF page with title, breadcrumbs, request line, head
   assert.equal(root, (await app.inject({ method: 'GET', url: '/api/?format=api', headers: HOST })).body, 'Accept does not override format=api');
   const lists = (await app.inject({ method: 'GET', url: '/api/?format=json', headers: HOST })).json() as Record<string, string>;
   assert.equal(lists.languages, 'http://weblate.test/api/languages/?format=json');
-  const links = Object.values(lists).map((v) => v.replace('format=json', 'format=api')).map((u) => `<a href="${u}" rel="nofollow">${u}</a>`);
+  const links = Object.values(lists)
+    .map((v) => v.replace('format=json', 'format=api'))
+    .map((u) => `<a href="${u}" rel="nofollow">${u}</a>`);
   assert.ok(
     html.includes(
       '<div class="response-info"><pre><span class="meta nocode"><b>HTTP 200 OK</b>\n' +
@@ -61,18 +72,35 @@ test('GET /api/?format=api: DRF page with title, breadcrumbs, request line, head
         '<b>Vary:</b> <span class="lit">Accept</span>\n' +
         '\n' +
         '</span>{\n' +
-        Object.keys(lists).map((k, i) => `    "${k}": "${links[i]}"`).join(',\n') +
+        Object.keys(lists)
+          .map((k, i) => `    "${k}": "${links[i]}"`)
+          .join(',\n') +
         '\n}</pre></div>',
     ),
   );
-  assert.ok(html.includes('    "languages": "<a href="http://weblate.test/api/languages/?format=api" rel="nofollow">http://weblate.test/api/languages/?format=api</a>"'));
+  assert.ok(
+    html.includes(
+      '    "languages": "<a href="http://weblate.test/api/languages/?format=api" rel="nofollow">http://weblate.test/api/languages/?format=api</a>"',
+    ),
+  );
   // format buttons: the same request in json and api; no pagination on a non-list
-  assert.ok(html.includes('<a class="btn format-option" href="/api/?format=json" rel="nofollow">json</a><a class="btn format-option" href="/api/?format=api" rel="nofollow">api</a>'));
+  assert.ok(
+    html.includes(
+      '<a class="btn format-option" href="/api/?format=json" rel="nofollow">json</a><a class="btn format-option" href="/api/?format=api" rel="nofollow">api</a>',
+    ),
+  );
   assert.ok(!html.includes('class="pagination"'));
   // self-contained: inline CSS, no scripts, no external assets
   assert.ok(html.includes('<style>'));
   assert.doesNotMatch(html, /<script|<link |src="/);
-  assert.deepEqual(hrefs(html), ['http://hearth.test/', '/api/?format=api', '/api/?format=api', '/api/?format=json', '/api/?format=api', ...Object.values(lists).map((u) => u.replace('format=json', 'format=api'))]);
+  assert.deepEqual(hrefs(html), [
+    'http://hearth.test/',
+    '/api/?format=api',
+    '/api/?format=api',
+    '/api/?format=json',
+    '/api/?format=api',
+    ...Object.values(lists).map((u) => u.replace('format=json', 'format=api')),
+  ]);
 });
 
 test('GET /api/languages/?format=api: the list page with pagination controls, every API link keeps format=api', async (t) => {
@@ -89,7 +117,11 @@ test('GET /api/languages/?format=api: the list page with pagination controls, ev
   ]);
   assert.ok(html.includes('<div class="description"><p>Languages API.</p></div>'));
   assert.ok(html.includes('<pre><b>GET</b> /api/languages/?format=api&amp;page_size=2&amp;page=2</pre>'));
-  assert.ok(html.includes('<b>HTTP 200 OK</b>\n<b>Allow:</b> <span class="lit">GET, POST, HEAD, OPTIONS</span>\n<b>Content-Type:</b> <span class="lit">application/json</span>\n<b>Vary:</b> <span class="lit">Accept</span>\n\n</span>{\n    "count": 799,\n'));
+  assert.ok(
+    html.includes(
+      '<b>HTTP 200 OK</b>\n<b>Allow:</b> <span class="lit">GET, POST, HEAD, OPTIONS</span>\n<b>Content-Type:</b> <span class="lit">application/json</span>\n<b>Vary:</b> <span class="lit">Accept</span>\n\n</span>{\n    "count": 799,\n',
+    ),
+  );
   assert.ok(
     html.includes(
       '<nav class="pagination-nav"><ul class="pagination">' +
@@ -108,7 +140,9 @@ test('GET /api/languages/?format=api: the list page with pagination controls, ev
   assert.equal(data.previous, 'http://weblate.test/api/languages/?format=api&page_size=2');
   const json = (await app.inject({ method: 'GET', url: '/api/languages/?page_size=2&page=2&format=json', headers: { ...HOST, ...TOKEN } })).json();
   assert.deepEqual(data, JSON.parse(JSON.stringify(json).replace(/format=json/g, 'format=api')));
-  assert.ok(html.includes('"url": "<a href="http://weblate.test/api/languages/abr/?format=api" rel="nofollow">http://weblate.test/api/languages/abr/?format=api</a>"'));
+  assert.ok(
+    html.includes('"url": "<a href="http://weblate.test/api/languages/abr/?format=api" rel="nofollow">http://weblate.test/api/languages/abr/?format=api</a>"'),
+  );
 
   // every link into the API carries format=api (the json button excepted); the others are web pages
   const all = hrefs(html);
@@ -116,12 +150,19 @@ test('GET /api/languages/?format=api: the list page with pagination controls, ev
   const other = all.filter((h) => !api.includes(h));
   assert.equal(api.length, 3 + 2 + 2 + 2 + 2 * 2); // crumbs and GET, json/api buttons, pagination, next/previous, url and statistics_url ×2
   for (const h of api) if (!h.includes('format=json')) assert.match(h, /[?&]format=api(&|$)/, h);
-  assert.deepEqual(api.filter((h) => h.includes('format=json')), ['/api/languages/?format=json&page=2&page_size=2']);
+  assert.deepEqual(
+    api.filter((h) => h.includes('format=json')),
+    ['/api/languages/?format=json&page=2&page_size=2'],
+  );
   assert.deepEqual(other, ['http://hearth.test/', 'http://hearth.test/languages/abr/', 'http://hearth.test/languages/ace/']);
 
   // the last page: previous only, next disabled
   const last = (await app.inject({ method: 'GET', url: '/api/languages/?format=api&page=last&page_size=500', headers: TOKEN })).body;
-  assert.ok(last.includes('<li><a href="http://localhost:80/api/languages/?format=api&amp;page_size=500" rel="prev">&laquo; Previous</a></li><li class="disabled"><span>Next &raquo;</span></li>'));
+  assert.ok(
+    last.includes(
+      '<li><a href="http://localhost:80/api/languages/?format=api&amp;page_size=500" rel="prev">&laquo; Previous</a></li><li class="disabled"><span>Next &raquo;</span></li>',
+    ),
+  );
   // a single page has no controls (DRF display_page_controls)
   const anon = (await app.inject({ method: 'GET', url: '/api/languages/?format=api' })).body;
   assert.ok(anon.includes('</span>{\n    "count": 0,\n    "next": null,\n    "previous": null,\n    "results": []\n}</pre>'));
@@ -141,23 +182,49 @@ test('GET /api/languages/cs/?format=api: the instance page; data is HTML-escaped
     '<li class="active"><a href="/api/languages/cs/?format=api">Language Instance</a></li>',
   ]);
   assert.ok(html.includes('<pre><b>GET</b> /api/languages/cs/?format=api</pre>'));
-  assert.ok(html.includes('<b>HTTP 200 OK</b>\n<b>Allow:</b> <span class="lit">GET, PUT, PATCH, DELETE, HEAD, OPTIONS</span>\n<b>Content-Type:</b> <span class="lit">application/json</span>\n<b>Vary:</b> <span class="lit">Accept</span>\n\n</span>{\n    "id": '));
+  assert.ok(
+    html.includes(
+      '<b>HTTP 200 OK</b>\n<b>Allow:</b> <span class="lit">GET, PUT, PATCH, DELETE, HEAD, OPTIONS</span>\n<b>Content-Type:</b> <span class="lit">application/json</span>\n<b>Vary:</b> <span class="lit">Accept</span>\n\n</span>{\n    "id": ',
+    ),
+  );
   assert.ok(html.includes('        "formula": "(n==1) ? 0 : (n&gt;=2 &amp;&amp; n&lt;=4) ? 1 : 2",\n'));
   assert.ok(html.includes('    "web_url": "<a href="http://hearth.test/languages/cs/" rel="nofollow">http://hearth.test/languages/cs/</a>",\n'));
-  assert.ok(html.includes('    "statistics_url": "<a href="http://weblate.test/api/languages/cs/statistics/?format=api" rel="nofollow">http://weblate.test/api/languages/cs/statistics/?format=api</a>"\n}</pre>'));
+  assert.ok(
+    html.includes(
+      '    "statistics_url": "<a href="http://weblate.test/api/languages/cs/statistics/?format=api" rel="nofollow">http://weblate.test/api/languages/cs/statistics/?format=api</a>"\n}</pre>',
+    ),
+  );
   assert.ok(html.includes('    "aliases": [\n        "ces",\n'));
-  for (const h of hrefs(html)) if (new URL(h, 'http://weblate.test').pathname.startsWith('/api/') && !h.includes('format=json')) assert.match(h, /[?&]format=api(&|$)/, h);
+  for (const h of hrefs(html))
+    if (new URL(h, 'http://weblate.test').pathname.startsWith('/api/') && !h.includes('format=json')) assert.match(h, /[?&]format=api(&|$)/, h);
 
   // markup in data, in the view's URL and in the query is shown as text
   const json = { ...TOKEN, 'content-type': 'application/json' };
-  const created = await app.inject({ method: 'POST', url: '/api/languages/', headers: json, payload: { code: 'xss', name: '<script>alert("x")</script> & <b>', plural: { number: 2, formula: 'n != 1' } } });
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/languages/',
+    headers: json,
+    payload: { code: 'xss', name: '<script>alert("x")</script> & <b>', plural: { number: 2, formula: 'n != 1' } },
+  });
   assert.equal(created.statusCode, 201, created.body);
   const xss = (await app.inject({ method: 'GET', url: '/api/languages/xss/?format=api&q=%3Cb%3E', headers: TOKEN })).body;
   assert.ok(xss.includes('    "name": "&lt;script&gt;alert(\\"x\\")&lt;/script&gt; &amp; &lt;b&gt;",\n'));
   assert.doesNotMatch(xss, /<script|<b>[^<]*<\/script/);
   assert.ok(xss.includes('<pre><b>GET</b> /api/languages/xss/?format=api&amp;q=%3Cb%3E</pre>'));
   // a request target with raw markup (clients may send it unencoded)
-  const raw = renderPage({ name: 'A <b>', description: '', method: 'GET', fullPath: '/api/x/?q=<i>"', status: 200, headers: [], body: '', breadcrumbs: [], formats: [], pagination: null, siteUrl: 'http://hearth.test' });
+  const raw = renderPage({
+    name: 'A <b>',
+    description: '',
+    method: 'GET',
+    fullPath: '/api/x/?q=<i>"',
+    status: 200,
+    headers: [],
+    body: '',
+    breadcrumbs: [],
+    formats: [],
+    pagination: null,
+    siteUrl: 'http://hearth.test',
+  });
   assert.ok(raw.includes('<title>A &lt;b&gt; – Django REST framework</title>'));
   assert.ok(raw.includes('<pre><b>GET</b> /api/x/?q=&lt;i&gt;"</pre>'));
   assert.ok(raw.includes('href="/api/x/?q=&lt;i&gt;&quot;" rel="nofollow" title="Make a GET request on the A &lt;b&gt; resource">GET</a>'));
@@ -192,13 +259,24 @@ test('errors render as DRF pages too: 404, 401 with WWW-Authenticate, 405 stays 
   assert.ok(
     bad.body.includes(
       '<b>HTTP 401 Unauthorized</b>\n<b>Allow:</b> <span class="lit">GET, POST, HEAD, OPTIONS</span>\n<b>Content-Type:</b> <span class="lit">application/json</span>\n' +
-        '<b>Vary:</b> <span class="lit">Accept</span>\n<b>WWW-Authenticate:</b> <span class="lit">Token</span>\n\n</span>{\n    "detail": ' + JSON.stringify(badJson.json().detail) + '\n}</pre>',
+        '<b>Vary:</b> <span class="lit">Accept</span>\n<b>WWW-Authenticate:</b> <span class="lit">Token</span>\n\n</span>{\n    "detail": ' +
+        JSON.stringify(badJson.json().detail) +
+        '\n}</pre>',
     ),
   );
-  const created = await app.inject({ method: 'POST', url: '/api/languages/?format=api', headers: { ...HOST, ...TOKEN, 'content-type': 'application/json' }, payload: { code: 'zz_new', name: 'Z', plural: { number: 1, formula: '0' } } });
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/languages/?format=api',
+    headers: { ...HOST, ...TOKEN, 'content-type': 'application/json' },
+    payload: { code: 'zz_new', name: 'Z', plural: { number: 1, formula: '0' } },
+  });
   assert.equal(created.statusCode, 201);
   assert.ok(created.body.includes('<pre><b>POST</b> /api/languages/?format=api</pre>'));
-  assert.ok(created.body.includes('<b>HTTP 201 Created</b>\n<b>Allow:</b> <span class="lit">GET, POST, HEAD, OPTIONS</span>\n<b>Content-Type:</b> <span class="lit">application/json</span>\n<b>Location:</b> <span class="lit">http://weblate.test/api/languages/zz_new/?format=api</span>\n<b>Vary:</b> <span class="lit">Accept</span>\n\n'));
+  assert.ok(
+    created.body.includes(
+      '<b>HTTP 201 Created</b>\n<b>Allow:</b> <span class="lit">GET, POST, HEAD, OPTIONS</span>\n<b>Content-Type:</b> <span class="lit">application/json</span>\n<b>Location:</b> <span class="lit">http://weblate.test/api/languages/zz_new/?format=api</span>\n<b>Vary:</b> <span class="lit">Accept</span>\n\n',
+    ),
+  );
   const deleted = await app.inject({ method: 'DELETE', url: '/api/languages/zz_new/?format=api', headers: TOKEN });
   assert.equal(deleted.statusCode, 204);
   assert.equal(deleted.body, '');
@@ -315,7 +393,11 @@ test('OPTIONS: SimpleMetadata on every translation path, with the path Allow hea
   assert.equal(html.headers['content-type'], 'text/html; charset=utf-8');
   assert.equal(tag(html.body, 'h1'), 'Language List');
   assert.ok(html.body.includes('<pre><b>OPTIONS</b> /api/languages/?format=api</pre>'));
-  assert.ok(html.body.includes('</span>{\n    "name": "Language List",\n    "description": "Languages API.",\n    "renders": [\n        "application/json",\n        "text/html"\n    ],\n'));
+  assert.ok(
+    html.body.includes(
+      '</span>{\n    "name": "Language List",\n    "description": "Languages API.",\n    "renders": [\n        "application/json",\n        "text/html"\n    ],\n',
+    ),
+  );
   // the platform API still answers OPTIONS as before
   const platform = await app.inject({ method: 'OPTIONS', url: '/api/v4/projects' });
   assert.notEqual(platform.statusCode, 200);
@@ -349,12 +431,24 @@ test('routes declare view name, description and OPTIONS actions; undeclared rout
   const CONFIG = { api: 'translation' as const, auth: 'optional' as const };
   const body = (req: FastifyRequest) => ({ url: `http://${req.host}/api/widgets/1/`, note: '<em>' });
   const app = await appWith(t, (app) => {
-    app.get('/api/widgets/', { config: { ...CONFIG, view: drfView('Widget List', 'Widgets API.\n\nSecond <paragraph>.') }, onRequest: drfHeaders(ALLOW_LIST_RW) }, async (req) => ({ count: 0, next: null, previous: null, results: [body(req)] }));
-    app.post('/api/widgets/', { config: { ...CONFIG, view: { actions: { POST } } }, onRequest: drfHeaders(ALLOW_LIST_RW) }, async (_req, reply) => reply.code(201).send({}));
-    app.get('/api/widgets/:id/', { config: { ...CONFIG, view: drfView('Widget Instance', 'Widgets API.', { PUT, POST }) }, onRequest: drfHeaders('GET, PUT, HEAD, OPTIONS') }, async (req) => body(req));
+    app.get(
+      '/api/widgets/',
+      { config: { ...CONFIG, view: drfView('Widget List', 'Widgets API.\n\nSecond <paragraph>.') }, onRequest: drfHeaders(ALLOW_LIST_RW) },
+      async (req) => ({ count: 0, next: null, previous: null, results: [body(req)] }),
+    );
+    app.post('/api/widgets/', { config: { ...CONFIG, view: { actions: { POST } } }, onRequest: drfHeaders(ALLOW_LIST_RW) }, async (_req, reply) =>
+      reply.code(201).send({}),
+    );
+    app.get(
+      '/api/widgets/:id/',
+      { config: { ...CONFIG, view: drfView('Widget Instance', 'Widgets API.', { PUT, POST }) }, onRequest: drfHeaders('GET, PUT, HEAD, OPTIONS') },
+      async (req) => body(req),
+    );
     app.put('/api/widgets/:id/', { config: CONFIG, onRequest: drfHeaders('GET, PUT, HEAD, OPTIONS') }, async (req) => body(req));
     // no view, no drfHeaders: derived name, Allow from the methods
-    app.get('/api/widgets/:id/machinery_settings/', { config: CONFIG }, async (_req, reply) => reply.type('application/json').send('{"id_hash":12345678901234567890}'));
+    app.get('/api/widgets/:id/machinery_settings/', { config: CONFIG }, async (_req, reply) =>
+      reply.type('application/json').send('{"id_hash":12345678901234567890}'),
+    );
     app.post('/api/widgets/:id/machinery_settings/', { config: CONFIG }, async () => ({}));
     // a raw download reads ?format= itself
     app.get<{ Querystring: { format?: string } }>('/api/widgets/:id/file/', { config: { ...CONFIG, raw: true } }, async (req, reply) =>
@@ -364,9 +458,12 @@ test('routes declare view name, description and OPTIONS actions; undeclared rout
     app.get('/api/gadgets/', { config: CONFIG }, async () => ({}));
     app.options('/api/gadgets/', { config: CONFIG }, async () => ({ own: true }));
     // registered in a plugin that loads after the OPTIONS routes were settled
-    app.register(async (child) => {
-      child.get('/late/', { config: CONFIG }, async () => ({ late: true }));
-    }, { prefix: '/api/tardy' });
+    app.register(
+      async (child) => {
+        child.get('/late/', { config: CONFIG }, async () => ({ late: true }));
+      },
+      { prefix: '/api/tardy' },
+    );
   });
 
   const options = async (url: string, headers: Record<string, string> = {}) => {
@@ -398,7 +495,9 @@ test('routes declare view name, description and OPTIONS actions; undeclared rout
   const detail = await options('/api/widgets/7/', TOKEN);
   assert.equal(detail.headers.allow, 'GET, PUT, HEAD, OPTIONS');
   assert.deepEqual(Object.keys(detail.json()), ['name', 'description', 'renders', 'parses', 'actions']);
-  assert.deepEqual(detail.json().actions, { PUT: { name: { type: 'string', required: true, read_only: false, label: 'Widget name', help_text: 'Display name', max_length: 60 } } });
+  assert.deepEqual(detail.json().actions, {
+    PUT: { name: { type: 'string', required: true, read_only: false, label: 'Widget name', help_text: 'Display name', max_length: 60 } },
+  });
   assert.equal(detail.json().name, 'Widget Instance');
   const anonDetail = await options('/api/widgets/7/');
   assert.equal(anonDetail.json().actions, undefined);
@@ -423,10 +522,18 @@ test('routes declare view name, description and OPTIONS actions; undeclared rout
     '<li><a href="/api/widgets/7/?format=api">Widget Instance</a></li>',
     '<li class="active"><a href="/api/widgets/7/machinery_settings/?format=api">Machinery settings</a></li>',
   ]);
-  assert.ok(deep.includes('<b>HTTP 200 OK</b>\n<b>Content-Type:</b> <span class="lit">application/json</span>\n\n</span>{\n    "id_hash": 12345678901234567890\n}</pre>'));
+  assert.ok(
+    deep.includes(
+      '<b>HTTP 200 OK</b>\n<b>Content-Type:</b> <span class="lit">application/json</span>\n\n</span>{\n    "id_hash": 12345678901234567890\n}</pre>',
+    ),
+  );
 
   // raw downloads handle ?format= themselves, never become HTML
-  for (const [url, text] of [['/api/widgets/7/file/?format=po', 'file as po'], ['/api/widgets/7/file/?format=api', 'file as api'], ['/api/widgets/7/file/', 'file as default']]) {
+  for (const [url, text] of [
+    ['/api/widgets/7/file/?format=po', 'file as po'],
+    ['/api/widgets/7/file/?format=api', 'file as api'],
+    ['/api/widgets/7/file/', 'file as default'],
+  ]) {
     const res = await app.inject({ method: 'GET', url, headers: { accept: 'text/html' } });
     assert.equal(res.statusCode, 200, url);
     assert.equal(res.body, text, url);
@@ -464,13 +571,22 @@ test('view names follow DRF get_view_name; Python-style pretty printing keeps nu
   ];
   for (const [url, name, description] of names) assert.deepEqual(derivedView(url), { name, description }, url);
 
-  assert.equal(prettyJsonHtml('{"a":[],"b":{},"c":[1,{"d":null}],"e":12345678901234567890,"f":-1.5e+3,"g":true}'), '{\n    "a": [],\n    "b": {},\n    "c": [\n        1,\n        {\n            "d": null\n        }\n    ],\n    "e": 12345678901234567890,\n    "f": -1.5e+3,\n    "g": true\n}');
+  assert.equal(
+    prettyJsonHtml('{"a":[],"b":{},"c":[1,{"d":null}],"e":12345678901234567890,"f":-1.5e+3,"g":true}'),
+    '{\n    "a": [],\n    "b": {},\n    "c": [\n        1,\n        {\n            "d": null\n        }\n    ],\n    "e": 12345678901234567890,\n    "f": -1.5e+3,\n    "g": true\n}',
+  );
   assert.equal(prettyJsonHtml('"\u2028 \\"<a>\\" https://x.test/"'), '"\\u2028 \\"&lt;a&gt;\\" https://x.test/"');
-  assert.equal(prettyJsonHtml('["https://x.test/?a=1&b=2", "ftp://x.test/", "http://x.test/ y", "http://x.test/<b>"]'), '[\n    "<a href="https://x.test/?a=1&amp;b=2" rel="nofollow">https://x.test/?a=1&amp;b=2</a>",\n    "ftp://x.test/",\n    "http://x.test/ y",\n    "http://x.test/&lt;b&gt;"\n]');
+  assert.equal(
+    prettyJsonHtml('["https://x.test/?a=1&b=2", "ftp://x.test/", "http://x.test/ y", "http://x.test/<b>"]'),
+    '[\n    "<a href="https://x.test/?a=1&amp;b=2" rel="nofollow">https://x.test/?a=1&amp;b=2</a>",\n    "ftp://x.test/",\n    "http://x.test/ y",\n    "http://x.test/&lt;b&gt;"\n]',
+  );
   assert.equal(prettyJsonHtml('not <json>'), 'not &lt;json&gt;');
   assert.equal(prettyJsonHtml('{"a":1'), '{"a":1');
 
-  assert.equal(replaceQueryParam('/api/units/?q=state:>=translated&page=2&format=api', 'format', 'json'), '/api/units/?format=json&page=2&q=state%3A%3E%3Dtranslated');
+  assert.equal(
+    replaceQueryParam('/api/units/?q=state:>=translated&page=2&format=api', 'format', 'json'),
+    '/api/units/?format=json&page=2&q=state%3A%3E%3Dtranslated',
+  );
   assert.equal(replaceQueryParam('/api/units/?page=2&a=x y', 'page', null), '/api/units/?a=x+y');
   assert.equal(replaceQueryParam('/api/', 'format', 'api'), '/api/?format=api');
 });

@@ -11,7 +11,16 @@ import { ROOT_TOKEN } from '../../helpers/build-app.ts';
 import { assertTool, skipWithout } from '../../helpers/tools.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 interface Step {
   /** follow the link at this key path of the JSON shown on the current page, e.g. "results.0.url" … */

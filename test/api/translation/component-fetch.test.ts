@@ -19,7 +19,12 @@ type After = { after(fn: () => unknown): void };
 function bareRepo(t: After): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-remote-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const run = (args: string[], cwd: string) => execFileSync('git', args, { cwd, env: fixtureEnv({ GIT_AUTHOR_NAME: 'A', GIT_AUTHOR_EMAIL: 'a@example.com', GIT_COMMITTER_NAME: 'A', GIT_COMMITTER_EMAIL: 'a@example.com' }), stdio: 'pipe' });
+  const run = (args: string[], cwd: string) =>
+    execFileSync('git', args, {
+      cwd,
+      env: fixtureEnv({ GIT_AUTHOR_NAME: 'A', GIT_AUTHOR_EMAIL: 'a@example.com', GIT_COMMITTER_NAME: 'A', GIT_COMMITTER_EMAIL: 'a@example.com' }),
+      stdio: 'pipe',
+    });
   const wt = path.join(dir, 'wt');
   fs.mkdirSync(path.join(wt, 'po'), { recursive: true });
   fs.writeFileSync(path.join(wt, 'po', 'cs.po'), CS_PO);
@@ -44,7 +49,13 @@ async function listen(t: After, handler: (req: http.IncomingMessage, res: http.S
     handler(req, res);
   });
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  t.after(() => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); }));
+  t.after(
+    () =>
+      new Promise<void>((r) => {
+        s.closeAllConnections();
+        s.close(() => r());
+      }),
+  );
   return { port: (s.address() as { port: number }).port, hits };
 }
 
@@ -59,12 +70,22 @@ function dumbHttp(t: After, bare: string) {
 }
 
 async function setRules(ctx: TestApp, allowlist: string[]) {
-  const res = await ctx.app.inject({ method: 'PUT', url: '/api/v4/application/settings', headers: ctx.root, payload: { allow_local_requests_from_web_hooks_and_services: false, outbound_local_requests_whitelist: allowlist } });
+  const res = await ctx.app.inject({
+    method: 'PUT',
+    url: '/api/v4/application/settings',
+    headers: ctx.root,
+    payload: { allow_local_requests_from_web_hooks_and_services: false, outbound_local_requests_whitelist: allowlist },
+  });
   assert.equal(res.statusCode, 200, res.body);
 }
 
 const post = (ctx: TestApp, repo: string, slug = 'po') =>
-  ctx.app.inject({ method: 'POST', url: '/api/projects/hello/components/', headers: AS_ROOT, payload: { name: slug, slug, repo, file_format: 'po', filemask: 'po/*.po', branch: 'main' } });
+  ctx.app.inject({
+    method: 'POST',
+    url: '/api/projects/hello/components/',
+    headers: AS_ROOT,
+    payload: { name: slug, slug, repo, file_format: 'po', filemask: 'po/*.po', branch: 'main' },
+  });
 
 const mirrors = (ctx: TestApp) => {
   const dir = path.join(ctx.dataDir, 'repositories', '@translation');
@@ -111,7 +132,10 @@ test('git connects to the address the check resolved, never resolving the name i
   assert.ok(target.hits.length >= 2);
   for (const hit of target.hits) assert.equal(hit.host, `pinned.test:${target.port}`);
   const files = await ctx.c.db.kysely.selectFrom('translations').select('filename').where('filename', '!=', '').orderBy('filename').execute();
-  assert.deepEqual(files.map((f) => f.filename), ['po/cs.po', 'po/de.po']);
+  assert.deepEqual(
+    files.map((f) => f.filename),
+    ['po/cs.po', 'po/de.po'],
+  );
 
   // a name the check resolves to a refused address never reaches git
   await setRules(ctx, []);

@@ -26,7 +26,11 @@ test('mirrors and staging directories without a component are removed at start; 
   await assert.rejects(
     k.transaction().execute(async (trx) => {
       const { id, created_at, ...values } = live;
-      const row = await trx.insertInto('components').values({ ...values, name: 'Killed', slug: 'killed', created_at }).returning('id').executeTakeFirstOrThrow();
+      const row = await trx
+        .insertInto('components')
+        .values({ ...values, name: 'Killed', slug: 'killed', created_at })
+        .returning('id')
+        .executeTakeFirstOrThrow();
       orphanId = row.id;
       vcs.adopt(adopted, row.id);
       throw new Error('killed');

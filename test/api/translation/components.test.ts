@@ -10,9 +10,22 @@ import { API, AS_ROOT, CS_PO, DE_PO, HOST, SITE, createProject, getJson, poCompo
 
 const stats = (o: Partial<Record<string, number>>) => {
   const z = (k: string) => o[k] ?? 0;
-  return { total: z('total'), total_words: z('total_words'), total_chars: z('total_chars'), translated: z('translated'), translated_words: z('translated_words'), translated_chars: z('translated_chars'), fuzzy: z('fuzzy'), failing: z('failing'), readonly: z('readonly') };
+  return {
+    total: z('total'),
+    total_words: z('total_words'),
+    total_chars: z('total_chars'),
+    translated: z('translated'),
+    translated_words: z('translated_words'),
+    translated_chars: z('translated_chars'),
+    fuzzy: z('fuzzy'),
+    failing: z('failing'),
+    readonly: z('readonly'),
+  };
 };
-const pick = (s: Record<string, unknown>) => Object.fromEntries(['total', 'total_words', 'total_chars', 'translated', 'translated_words', 'translated_chars', 'fuzzy', 'failing', 'readonly'].map((k) => [k, s[k]]));
+const pick = (s: Record<string, unknown>) =>
+  Object.fromEntries(
+    ['total', 'total_words', 'total_chars', 'translated', 'translated_words', 'translated_chars', 'fuzzy', 'failing', 'readonly'].map((k) => [k, s[k]]),
+  );
 
 test('a po component from a project of this server: component, translations, units, statistics, changes', async (t) => {
   const ctx = await buildTestApp(t);
@@ -24,26 +37,80 @@ test('a po component from a project of this server: component, translations, uni
   assert.equal(component.git_export, `${SITE}/git/hello/po/`);
   assert.equal(component.project.slug, 'hello');
   assert.equal(component.source_language.code, 'en');
-  assert.deepEqual(
-    Object.keys(component),
-    ['name', 'slug', 'id', 'source_language', 'project', 'vcs', 'repo', 'git_export', 'branch', 'filemask', 'template', 'edit_template', 'new_base', 'file_format', 'license', 'license_url', 'agreement', 'web_url', 'url', 'repository_url', 'translations_url', 'statistics_url', 'lock_url', 'changes_list_url', 'task_url', 'new_lang', 'language_code_style', 'push', 'check_flags', 'priority', 'enforced_checks', 'restricted', 'language_regex', 'locked'],
-  );
+  assert.deepEqual(Object.keys(component), [
+    'name',
+    'slug',
+    'id',
+    'source_language',
+    'project',
+    'vcs',
+    'repo',
+    'git_export',
+    'branch',
+    'filemask',
+    'template',
+    'edit_template',
+    'new_base',
+    'file_format',
+    'license',
+    'license_url',
+    'agreement',
+    'web_url',
+    'url',
+    'repository_url',
+    'translations_url',
+    'statistics_url',
+    'lock_url',
+    'changes_list_url',
+    'task_url',
+    'new_lang',
+    'language_code_style',
+    'push',
+    'check_flags',
+    'priority',
+    'enforced_checks',
+    'restricted',
+    'language_regex',
+    'locked',
+  ]);
 
   const translations = await getJson(ctx, '/api/components/hello/po/translations/');
-  assert.deepEqual(translations.results.map((r: any) => [r.language.code, r.language_code, r.filename, r.is_source, r.is_template, r.total, r.translated, r.fuzzy, r.failing_checks]), [
-    ['en', 'en', '', true, false, 4, 4, 0, 0],
-    ['cs', 'cs', 'po/cs.po', false, false, 4, 2, 1, 0],
-    ['de', 'de', 'po/de.po', false, false, 4, 4, 0, 1],
-  ]);
+  assert.deepEqual(
+    translations.results.map((r: any) => [
+      r.language.code,
+      r.language_code,
+      r.filename,
+      r.is_source,
+      r.is_template,
+      r.total,
+      r.translated,
+      r.fuzzy,
+      r.failing_checks,
+    ]),
+    [
+      ['en', 'en', '', true, false, 4, 4, 0, 0],
+      ['cs', 'cs', 'po/cs.po', false, false, 4, 2, 1, 0],
+      ['de', 'de', 'po/de.po', false, false, 4, 4, 0, 1],
+    ],
+  );
   assert.equal(translations.results[0].component, undefined);
   const cs = await getJson(ctx, '/api/translations/hello/po/cs/');
   assert.equal(cs.component.url, component.url);
   assert.equal(cs.revision.length, 40);
   assert.deepEqual(
-    { translated_percent: cs.translated_percent, fuzzy_percent: cs.fuzzy_percent, total_words: cs.total_words, translated_words: cs.translated_words, fuzzy_words: cs.fuzzy_words, last_change: cs.last_change, last_author: cs.last_author },
+    {
+      translated_percent: cs.translated_percent,
+      fuzzy_percent: cs.fuzzy_percent,
+      total_words: cs.total_words,
+      translated_words: cs.translated_words,
+      fuzzy_words: cs.fuzzy_words,
+      last_change: cs.last_change,
+      last_author: cs.last_author,
+    },
     { translated_percent: 50, fuzzy_percent: 25, total_words: 8, translated_words: 6, fuzzy_words: 1, last_change: null, last_author: null },
   );
-  for (const k of ['url', 'repository_url', 'file_url', 'statistics_url', 'changes_list_url', 'units_list_url']) assert.match(cs[k], /^http:\/\/weblate\.test\/api\/translations\/hello\/po\/cs\//);
+  for (const k of ['url', 'repository_url', 'file_url', 'statistics_url', 'changes_list_url', 'units_list_url'])
+    assert.match(cs[k], /^http:\/\/weblate\.test\/api\/translations\/hello\/po\/cs\//);
   assert.equal(cs.share_url, `${SITE}/engage/hello/-/cs/`);
   assert.equal(cs.translate_url, `${SITE}/translate/hello/po/cs/`);
 
@@ -54,44 +121,123 @@ test('a po component from a project of this server: component, translations, uni
   assert.equal(units.count, 4);
   const [hello, orange, apple, files] = units.results;
   assert.deepEqual(hello, {
-    translation: `${API}/translations/hello/po/cs/`, source: 'Hello, world!', previous_source: '', target: 'Ahoj, světe!',
-    id_hash: hello.id_hash, content_hash: hello.content_hash, location: 'src/main.c:10', context: '', note: '', flags: '', state: 20,
-    fuzzy: false, translated: true, approved: false, position: 1, has_suggestion: false, has_comment: false, has_failing_check: false,
-    num_words: 2, source_unit: `${API}/units/${hello.id}/`, priority: 100, id: hello.id,
+    translation: `${API}/translations/hello/po/cs/`,
+    source: 'Hello, world!',
+    previous_source: '',
+    target: 'Ahoj, světe!',
+    id_hash: hello.id_hash,
+    content_hash: hello.content_hash,
+    location: 'src/main.c:10',
+    context: '',
+    note: '',
+    flags: '',
+    state: 20,
+    fuzzy: false,
+    translated: true,
+    approved: false,
+    position: 1,
+    has_suggestion: false,
+    has_comment: false,
+    has_failing_check: false,
+    num_words: 2,
+    source_unit: `${API}/units/${hello.id}/`,
+    priority: 100,
+    id: hello.id,
     web_url: `${SITE}/translate/hello/po/cs/?checksum=${(BigInt(res.body.match(/"id_hash":(-?\d+)/)![1]) + 2n ** 63n).toString(16).padStart(16, '0')}`,
-    url: `${API}/units/${hello.id}/`, explanation: '', extra_flags: '', pending: false, timestamp: hello.timestamp, last_updated: hello.last_updated, language_code: 'cs',
+    url: `${API}/units/${hello.id}/`,
+    explanation: '',
+    extra_flags: '',
+    pending: false,
+    timestamp: hello.timestamp,
+    last_updated: hello.last_updated,
+    language_code: 'cs',
   });
   assert.deepEqual([orange.state, orange.fuzzy, orange.note, apple.state, apple.target], [10, true, 'The fruit', 0, '']);
-  assert.deepEqual([files.source, files.target, files.flags, files.num_words], ['%d file\u001e%d files', '%d soubor\u001e%d soubory\u001e%d souborů', 'c-format', 4]);
+  assert.deepEqual(
+    [files.source, files.target, files.flags, files.num_words],
+    ['%d file\u001e%d files', '%d soubor\u001e%d soubory\u001e%d souborů', 'c-format', 4],
+  );
   assert.deepEqual(await getJson(ctx, `/api/units/${hello.id}/`), hello);
   const de = (await getJson(ctx, '/api/translations/hello/po/de/units/')).results;
-  assert.deepEqual(de.map((u: any) => [u.source, u.has_failing_check]), [['Hello, world!', false], ['Orange', true], ['Apple', false], ['%d file\u001e%d files', false]]);
-  assert.equal((await ctx.c.db.kysely.selectFrom('units').select('failing_checks').where('id', '=', de[1].id).executeTakeFirstOrThrow()).failing_checks, 'same');
+  assert.deepEqual(
+    de.map((u: any) => [u.source, u.has_failing_check]),
+    [
+      ['Hello, world!', false],
+      ['Orange', true],
+      ['Apple', false],
+      ['%d file\u001e%d files', false],
+    ],
+  );
+  assert.equal(
+    (await ctx.c.db.kysely.selectFrom('units').select('failing_checks').where('id', '=', de[1].id).executeTakeFirstOrThrow()).failing_checks,
+    'same',
+  );
 
   // statistics, computed by hand: words and chars on the source
   const tstats = await getJson(ctx, '/api/translations/hello/po/cs/statistics/');
   assert.deepEqual(pick(tstats), stats({ total: 4, total_words: 8, total_chars: 40, translated: 2, translated_words: 6, translated_chars: 29, fuzzy: 1 }));
-  assert.deepEqual([tstats.code, tstats.name, tstats.url, tstats.translate_url, tstats.translated_chars_percent, tstats.recent_changes], ['cs', 'Czech', `${SITE}/projects/hello/po/cs/`, `${SITE}/translate/hello/po/cs/`, 72.5, 0]);
+  assert.deepEqual(
+    [tstats.code, tstats.name, tstats.url, tstats.translate_url, tstats.translated_chars_percent, tstats.recent_changes],
+    ['cs', 'Czech', `${SITE}/projects/hello/po/cs/`, `${SITE}/translate/hello/po/cs/`, 72.5, 0],
+  );
   const cstats = await getJson(ctx, '/api/components/hello/po/statistics/');
-  assert.deepEqual(cstats.results.map((r: any) => [r.code, r.translated, r.failing]), [['en', 4, 0], ['cs', 2, 0], ['de', 4, 1]]);
+  assert.deepEqual(
+    cstats.results.map((r: any) => [r.code, r.translated, r.failing]),
+    [
+      ['en', 4, 0],
+      ['cs', 2, 0],
+      ['de', 4, 1],
+    ],
+  );
   const pstats = await getJson(ctx, '/api/projects/hello/statistics/');
-  assert.deepEqual(pick(pstats), stats({ total: 12, total_words: 24, total_chars: 120, translated: 10, translated_words: 22, translated_chars: 109, fuzzy: 1, failing: 1, readonly: 4 }));
-  assert.deepEqual([pstats.translated_percent, pstats.translated_words_percent, pstats.failing_percent, pstats.name, pstats.url], [83.3, 91.6, 8.3, 'Hello', `${SITE}/projects/hello/`]);
+  assert.deepEqual(
+    pick(pstats),
+    stats({ total: 12, total_words: 24, total_chars: 120, translated: 10, translated_words: 22, translated_chars: 109, fuzzy: 1, failing: 1, readonly: 4 }),
+  );
+  assert.deepEqual(
+    [pstats.translated_percent, pstats.translated_words_percent, pstats.failing_percent, pstats.name, pstats.url],
+    [83.3, 91.6, 8.3, 'Hello', `${SITE}/projects/hello/`],
+  );
   const raw = await ctx.app.inject({ method: 'GET', url: '/api/projects/hello/statistics/', headers: AS_ROOT });
   assert.match(raw.body, /"fuzzy_chars_percent":5\.0,/);
   const langs = await getJson(ctx, '/api/projects/hello/languages/');
-  assert.deepEqual(langs.map((l: any) => [l.code, l.total, l.translated, l.url]), [['cs', 4, 2, `${SITE}/projects/hello/-/cs/`], ['en', 4, 4, `${SITE}/projects/hello/-/en/`], ['de', 4, 4, `${SITE}/projects/hello/-/de/`]].sort((a: any, _b: any) => (a[0] === 'cs' ? -1 : 0)));
+  assert.deepEqual(
+    langs.map((l: any) => [l.code, l.total, l.translated, l.url]),
+    [
+      ['cs', 4, 2, `${SITE}/projects/hello/-/cs/`],
+      ['en', 4, 4, `${SITE}/projects/hello/-/en/`],
+      ['de', 4, 4, `${SITE}/projects/hello/-/de/`],
+    ].sort((a: any, _b: any) => (a[0] === 'cs' ? -1 : 0)),
+  );
   const lstats = await getJson(ctx, '/api/languages/de/statistics/');
   assert.deepEqual([lstats.total, lstats.translated, lstats.failing, lstats.name, lstats.url], [4, 4, 1, 'German', `${SITE}/languages/de/`]);
 
   // changes: 51 Created component, then 13 New source string per source unit; newest first
   const changes = await getJson(ctx, '/api/components/hello/po/changes/');
   assert.equal(changes.count, 5);
-  assert.deepEqual(changes.results.map((c: any) => [c.action, c.action_name]).sort(), [[13, 'New source string'], [13, 'New source string'], [13, 'New source string'], [13, 'New source string'], [51, 'Created component']]);
+  assert.deepEqual(changes.results.map((c: any) => [c.action, c.action_name]).sort(), [
+    [13, 'New source string'],
+    [13, 'New source string'],
+    [13, 'New source string'],
+    [13, 'New source string'],
+    [51, 'Created component'],
+  ]);
   const created = changes.results.find((c: any) => c.action === 51);
   assert.deepEqual(created, {
-    unit: null, component: `${API}/components/hello/po/`, translation: null, glossary_term: null, user: `${API}/users/root/`, author: `${API}/users/root/`,
-    timestamp: created.timestamp, action: 51, target: 'Po', old: '', details: {}, id: created.id, action_name: 'Created component', url: `${API}/changes/${created.id}/`,
+    unit: null,
+    component: `${API}/components/hello/po/`,
+    translation: null,
+    glossary_term: null,
+    user: `${API}/users/root/`,
+    author: `${API}/users/root/`,
+    timestamp: created.timestamp,
+    action: 51,
+    target: 'Po',
+    old: '',
+    details: {},
+    id: created.id,
+    action_name: 'Created component',
+    url: `${API}/changes/${created.id}/`,
   });
   assert.match(created.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?Z$/);
   const source = changes.results.find((c: any) => c.action === 13);
@@ -104,7 +250,8 @@ test('a po component from a project of this server: component, translations, uni
 test('units q search, changes filters and their errors', async (t) => {
   const ctx = await buildTestApp(t);
   await poComponent(t, ctx);
-  const q = async (query: string, url = '/api/units/') => (await getJson(ctx, `${url}?q=${encodeURIComponent(query)}`)).results.map((u: any) => `${u.language_code}:${u.source.split('\u001e')[0]}`);
+  const q = async (query: string, url = '/api/units/') =>
+    (await getJson(ctx, `${url}?q=${encodeURIComponent(query)}`)).results.map((u: any) => `${u.language_code}:${u.source.split('\u001e')[0]}`);
   assert.deepEqual(await q('state:<translated'), ['cs:Orange', 'cs:Apple']);
   assert.deepEqual(await q('is:fuzzy OR (language:de AND source:apple)'), ['cs:Orange', 'de:Apple']);
   assert.deepEqual(await q('has:plural', '/api/translations/hello/po/de/units/'), ['de:%d file']);
@@ -153,13 +300,42 @@ test('component creation refuses bad input with DRF field errors and leaves no r
   const post = (payload: Record<string, unknown>) => ctx.app.inject({ method: 'POST', url: '/api/projects/hello/components/', headers: AS_ROOT, payload });
   const ok = { name: 'Po', slug: 'po', repo: fixture.repo, file_format: 'po', filemask: 'po/*.po' };
   const cases: [Record<string, unknown>, unknown][] = [
-    [{}, { name: ['This field is required.'], slug: ['This field is required.'], repo: ['This field is required.'], filemask: ['This field is required.'], file_format: ['This field is required.'] }],
-    [{ ...ok, file_format: 'nope' }, { file_format: [`"nope" is not a valid choice. Known formats: ${(await import('../../../src/formats/registry.ts')).formatIds().join(', ')}.`] }],
+    [
+      {},
+      {
+        name: ['This field is required.'],
+        slug: ['This field is required.'],
+        repo: ['This field is required.'],
+        filemask: ['This field is required.'],
+        file_format: ['This field is required.'],
+      },
+    ],
+    [
+      { ...ok, file_format: 'nope' },
+      { file_format: [`"nope" is not a valid choice. Known formats: ${(await import('../../../src/formats/registry.ts')).formatIds().join(', ')}.`] },
+    ],
     [{ ...ok, filemask: 'po/cs.po' }, { filemask: ['File mask does not contain * as a language placeholder!'] }],
     [{ ...ok, filemask: '../*.po' }, { filemask: ['Enter a relative path inside the repository.'] }],
-    [{ ...ok, template: 'po/en.po' }, { template: ['You can not use a base file for bilingual translation.'], file_format: ['You can not use a base file for bilingual translation.'] }],
-    [{ ...ok, file_format: 'aresource', filemask: 'res/values-*/strings.xml' }, { template: ['You need to provide a base file for monolingual translation.'], file_format: ['You need to provide a base file for monolingual translation.'] }],
-    [{ ...ok, slug: 'a b', enforced_checks: 'same', edit_template: 'maybe', priority: 'x' }, { slug: ['Enter a valid “slug” consisting of letters, numbers, underscores or hyphens.'], edit_template: ['Must be a valid boolean.'], priority: ['A valid integer is required.'], enforced_checks: ['Enforced checks has to be a list.'] }],
+    [
+      { ...ok, template: 'po/en.po' },
+      { template: ['You can not use a base file for bilingual translation.'], file_format: ['You can not use a base file for bilingual translation.'] },
+    ],
+    [
+      { ...ok, file_format: 'aresource', filemask: 'res/values-*/strings.xml' },
+      {
+        template: ['You need to provide a base file for monolingual translation.'],
+        file_format: ['You need to provide a base file for monolingual translation.'],
+      },
+    ],
+    [
+      { ...ok, slug: 'a b', enforced_checks: 'same', edit_template: 'maybe', priority: 'x' },
+      {
+        slug: ['Enter a valid “slug” consisting of letters, numbers, underscores or hyphens.'],
+        edit_template: ['Must be a valid boolean.'],
+        priority: ['A valid integer is required.'],
+        enforced_checks: ['Enforced checks has to be a list.'],
+      },
+    ],
     [{ ...ok, repo: 'ssh://example.com/x.git' }, { repo: ['Unsupported repository URL: use an http(s) URL or a project of this server.'] }],
     [{ ...ok, repo: 'ext::sh -c touch% /tmp/pwned' }, { repo: ['Unsupported repository URL: use an http(s) URL or a project of this server.'] }],
     [{ ...ok, repo: `${SITE}/nobody/nothing.git` }, { repo: ['The repository was not found.'] }],
@@ -195,7 +371,12 @@ test('component creation refuses bad input with DRF field errors and leaves no r
   assert.deepEqual(dup.json(), { name: ['Component with this Component name already exists.'], slug: ['Component with this URL slug already exists.'] });
   const user = await ctx.seed.user();
   const { token } = await ctx.seed.token(user, { scopes: ['api'] });
-  const denied = await ctx.app.inject({ method: 'POST', url: '/api/projects/hello/components/', headers: { ...HOST, authorization: `Token ${token}` }, payload: { ...ok, slug: 'x', name: 'X' } });
+  const denied = await ctx.app.inject({
+    method: 'POST',
+    url: '/api/projects/hello/components/',
+    headers: { ...HOST, authorization: `Token ${token}` },
+    payload: { ...ok, slug: 'x', name: 'X' },
+  });
   assert.equal(denied.statusCode, 403);
   assert.deepEqual(denied.json(), { detail: 'Can not create components' });
 });
@@ -212,13 +393,28 @@ test('a push and a pull rescan only the changed file: changes 21 and 59, statist
   assert.equal(pull.statusCode, 200);
   assert.deepEqual(pull.json(), { result: true });
   const after = (await getJson(ctx, '/api/translations/hello/po/cs/units/')).results;
-  assert.deepEqual(after.map((u: any) => u.id), before.map((u: any) => u.id));
-  assert.deepEqual(after.map((u: any) => [u.target.split('\u001e')[0], u.state]), [['Ahoj, světe!', 20], ['Pomeranč', 20], ['Jablko', 20], ['%d soubor', 20]]);
+  assert.deepEqual(
+    after.map((u: any) => u.id),
+    before.map((u: any) => u.id),
+  );
+  assert.deepEqual(
+    after.map((u: any) => [u.target.split('\u001e')[0], u.state]),
+    [
+      ['Ahoj, světe!', 20],
+      ['Pomeranč', 20],
+      ['Jablko', 20],
+      ['%d soubor', 20],
+    ],
+  );
   const cs = await getJson(ctx, '/api/translations/hello/po/cs/statistics/');
   assert.deepEqual([cs.translated, cs.fuzzy, cs.translated_percent], [4, 0, 100]);
   assert.equal((await getJson(ctx, '/api/translations/hello/po/de/')).revision, deRevision);
   const changes = (await getJson(ctx, '/api/components/hello/po/changes/?action=21&action=59')).results;
-  assert.deepEqual(changes.map((c: any) => [c.action, c.action_name, c.unit]).sort(), [[21, 'Rebased repository', null], [59, 'String updated in the repository', `${API}/units/${before[1].id}/`], [59, 'String updated in the repository', `${API}/units/${before[2].id}/`]]);
+  assert.deepEqual(changes.map((c: any) => [c.action, c.action_name, c.unit]).sort(), [
+    [21, 'Rebased repository', null],
+    [59, 'String updated in the repository', `${API}/units/${before[1].id}/`],
+    [59, 'String updated in the repository', `${API}/units/${before[2].id}/`],
+  ]);
   const again = await ctx.app.inject({ method: 'POST', url: '/api/components/hello/po/repository/', headers: AS_ROOT, payload: { operation: 'pull' } });
   assert.deepEqual(again.json(), { result: true });
   assert.equal((await getJson(ctx, '/api/components/hello/po/changes/?action=21')).count, 1);
@@ -229,7 +425,10 @@ test('a push and a pull rescan only the changed file: changes 21 and 59, statist
   fixture.wt.commit('French instead of German');
   fixture.wt.push('main');
   await ctx.app.inject({ method: 'POST', url: '/api/components/hello/po/repository/', headers: AS_ROOT, payload: { operation: 'file-scan' } });
-  assert.deepEqual((await getJson(ctx, '/api/components/hello/po/translations/')).results.map((r: any) => r.language.code), ['en', 'cs', 'fr']);
+  assert.deepEqual(
+    (await getJson(ctx, '/api/components/hello/po/translations/')).results.map((r: any) => r.language.code),
+    ['en', 'cs', 'fr'],
+  );
   assert.equal((await ctx.app.inject({ method: 'GET', url: '/api/translations/hello/po/de/', headers: AS_ROOT })).statusCode, 404);
   assert.equal((await getJson(ctx, '/api/components/hello/po/changes/?action=25')).results[0].target, 'po/de.po');
 });
@@ -240,7 +439,8 @@ test('repository operations: the body is checked before the permission; lock; fi
   const user = await ctx.seed.user();
   const { token } = await ctx.seed.token(user, { scopes: ['api'] });
   const asUser = { ...HOST, authorization: `Token ${token}` };
-  const op = (headers: Record<string, string>, payload: unknown) => ctx.app.inject({ method: 'POST', url: '/api/components/hello/po/repository/', headers, payload: payload as object });
+  const op = (headers: Record<string, string>, payload: unknown) =>
+    ctx.app.inject({ method: 'POST', url: '/api/components/hello/po/repository/', headers, payload: payload as object });
   let res = await op(asUser, { operation: 'invalid' });
   assert.equal(res.statusCode, 400);
   assert.deepEqual(res.json(), { operation: ['"invalid" is not a valid choice.'] });
@@ -250,18 +450,40 @@ test('repository operations: the body is checked before the permission; lock; fi
   assert.equal(res.statusCode, 401);
   assert.deepEqual((await op(AS_ROOT, { operation: 'commit' })).json(), { result: true });
   const repo = await getJson(ctx, '/api/components/hello/po/repository/');
-  assert.deepEqual(Object.keys(repo), ['needs_commit', 'needs_merge', 'needs_push', 'url', 'remote_commit', 'weblate_commit', 'status', 'merge_failure', 'outgoing_commits', 'missing_commits', 'pending_units']);
+  assert.deepEqual(Object.keys(repo), [
+    'needs_commit',
+    'needs_merge',
+    'needs_push',
+    'url',
+    'remote_commit',
+    'weblate_commit',
+    'status',
+    'merge_failure',
+    'outgoing_commits',
+    'missing_commits',
+    'pending_units',
+  ]);
   assert.equal(repo.url, `${API}/components/hello/po/repository/`);
   assert.equal(repo.remote_commit.summary, 'Add translations');
   assert.equal((await ctx.app.inject({ method: 'GET', url: '/api/components/hello/po/repository/', headers: HOST })).statusCode, 401);
   assert.deepEqual(await getJson(ctx, '/api/projects/hello/repository/'), {
-    needs_commit: false, needs_merge: false, needs_push: false, url: `${API}/projects/hello/repository/`, remote_commit: null, weblate_commit: null,
-    status: null, merge_failure: null, outgoing_commits: null, missing_commits: null, pending_units: { total: 0, errors_skipped: 0, commit_policy_skipped: 0, eligible_for_commit: 0 },
+    needs_commit: false,
+    needs_merge: false,
+    needs_push: false,
+    url: `${API}/projects/hello/repository/`,
+    remote_commit: null,
+    weblate_commit: null,
+    status: null,
+    merge_failure: null,
+    outgoing_commits: null,
+    missing_commits: null,
+    pending_units: { total: 0, errors_skipped: 0, commit_policy_skipped: 0, eligible_for_commit: 0 },
   });
   assert.equal((await getJson(ctx, '/api/translations/hello/po/cs/repository/')).url, `${API}/translations/hello/po/cs/repository/`);
 
   assert.deepEqual(await getJson(ctx, '/api/components/hello/po/lock/', HOST), { locked: false });
-  const lock = (headers: Record<string, string>, payload: unknown) => ctx.app.inject({ method: 'POST', url: '/api/components/hello/po/lock/', headers, payload: payload as object });
+  const lock = (headers: Record<string, string>, payload: unknown) =>
+    ctx.app.inject({ method: 'POST', url: '/api/components/hello/po/lock/', headers, payload: payload as object });
   assert.equal((await lock(asUser, {})).statusCode, 403);
   res = await lock(AS_ROOT, {});
   assert.equal(res.statusCode, 400);
@@ -269,7 +491,10 @@ test('repository operations: the body is checked before the permission; lock; fi
   assert.deepEqual((await lock(AS_ROOT, { lock: 1 })).json(), { locked: true });
   assert.deepEqual(await getJson(ctx, '/api/components/hello/po/lock/'), { locked: true });
   assert.deepEqual((await lock(AS_ROOT, { lock: 'false' })).json(), { locked: false });
-  assert.deepEqual((await getJson(ctx, '/api/components/hello/po/changes/?action=14&action=15')).results.map((c: any) => c.action_name), ['Component unlocked', 'Component locked']);
+  assert.deepEqual(
+    (await getJson(ctx, '/api/components/hello/po/changes/?action=14&action=15')).results.map((c: any) => c.action_name),
+    ['Component unlocked', 'Component locked'],
+  );
 
   const file = await ctx.app.inject({ method: 'GET', url: '/api/translations/hello/po/cs/file/', headers: AS_ROOT });
   assert.equal(file.statusCode, 200);
@@ -277,7 +502,11 @@ test('repository operations: the body is checked before the permission; lock; fi
   assert.equal(file.headers['content-type'], 'text/x-po');
   assert.equal(file.headers['content-disposition'], 'attachment; filename=hello-po-cs.po');
   const lastModified = String(file.headers['last-modified']);
-  assert.equal((await ctx.app.inject({ method: 'GET', url: '/api/translations/hello/po/cs/file/', headers: { ...AS_ROOT, 'if-modified-since': lastModified } })).statusCode, 304);
+  assert.equal(
+    (await ctx.app.inject({ method: 'GET', url: '/api/translations/hello/po/cs/file/', headers: { ...AS_ROOT, 'if-modified-since': lastModified } }))
+      .statusCode,
+    304,
+  );
   res = await ctx.app.inject({ method: 'GET', url: '/api/translations/hello/po/cs/file/?format=xlsx', headers: AS_ROOT });
   assert.equal(res.statusCode, 400);
   assert.deepEqual(res.json(), { format: 'Conversion to xlsx is not supported' });
@@ -296,13 +525,22 @@ test('visibility: restricted components and private projects are 404 and absent 
   const user = await ctx.seed.user();
   const { token } = await ctx.seed.token(user, { scopes: ['api'] });
   const asUser = { ...HOST, authorization: `Token ${token}` };
-  for (const url of ['/api/components/hello/po/', '/api/translations/hello/po/cs/', '/api/translations/hello/po/cs/units/', '/api/components/hello/po/statistics/', '/api/languages/cs/']) {
+  for (const url of [
+    '/api/components/hello/po/',
+    '/api/translations/hello/po/cs/',
+    '/api/translations/hello/po/cs/units/',
+    '/api/components/hello/po/statistics/',
+    '/api/languages/cs/',
+  ]) {
     const res = await ctx.app.inject({ method: 'GET', url, headers: asUser });
     assert.equal(res.statusCode, 404, url);
   }
   for (const url of ['/api/components/', '/api/translations/', '/api/units/']) assert.equal((await getJson(ctx, url, asUser)).count, 0, url);
   assert.equal((await getJson(ctx, '/api/projects/hello/statistics/', asUser)).total, 0);
-  assert.deepEqual((await getJson(ctx, '/api/changes/', asUser)).results.map((c: any) => c.action), [50]);
+  assert.deepEqual(
+    (await getJson(ctx, '/api/changes/', asUser)).results.map((c: any) => c.action),
+    [50],
+  );
   await ctx.app.inject({ method: 'PATCH', url: '/api/components/hello/po/', headers: AS_ROOT, payload: { restricted: false } });
   const anon = await getJson(ctx, '/api/components/hello/po/', HOST);
   assert.deepEqual([anon.vcs, anon.repo, anon.branch, anon.filemask, anon.git_export, anon.push, anon.file_format], [null, null, null, null, null, null, 'po']);
@@ -312,5 +550,11 @@ test('visibility: restricted components and private projects are 404 and absent 
   assert.equal((await ctx.app.inject({ method: 'DELETE', url: '/api/components/hello/po/', headers: AS_ROOT })).statusCode, 204);
   assert.deepEqual(await ctx.c.db.kysely.selectFrom('units').select('id').execute(), []);
   assert.equal(fs.existsSync(ctx.c.translation.vcs.mirrorDir(1)), false);
-  assert.deepEqual((await getJson(ctx, '/api/changes/')).results.map((c: any) => [c.action, c.target]), [[38, 'po'], [50, 'Hello']]);
+  assert.deepEqual(
+    (await getJson(ctx, '/api/changes/')).results.map((c: any) => [c.action, c.target]),
+    [
+      [38, 'po'],
+      [50, 'Hello'],
+    ],
+  );
 });

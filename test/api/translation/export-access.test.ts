@@ -43,17 +43,28 @@ test('git export of a private project of this server: read_code on the source pr
   const anon = await refs();
   assert.equal(anon.status, 401);
   assert.match(anon.headers.get('www-authenticate') ?? '', /^Basic/);
-  const pack = await fetch(`${exportUrl}git-upload-pack`, { method: 'POST', headers: { 'content-type': 'application/x-git-upload-pack-request' }, body: '0000' });
+  const pack = await fetch(`${exportUrl}git-upload-pack`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-git-upload-pack-request' },
+    body: '0000',
+  });
   assert.equal(pack.status, 401);
   await assert.rejects(git(['clone', '-q', exportUrl, path.join(tmpDir(t), 'anon')]), /Authentication failed|could not read Username|401/);
 
   // a user with no access to the source project, and a Guest (no read_code on a private project): 404
   const stranger = await ctx.seed.user({ password: 'stranger-pass-1' });
   const guest = await ctx.seed.user({ password: 'guest-pass-1' });
-  const { platform_project_id } = await ctx.c.db.kysely.selectFrom('components').select('platform_project_id').where('slug', '=', 'po').executeTakeFirstOrThrow();
+  const { platform_project_id } = await ctx.c.db.kysely
+    .selectFrom('components')
+    .select('platform_project_id')
+    .where('slug', '=', 'po')
+    .executeTakeFirstOrThrow();
   const source = await ctx.c.db.kysely.selectFrom('projects').selectAll().where('id', '=', platform_project_id!).executeTakeFirstOrThrow();
   await ctx.seed.member({ project: source }, guest, 10);
-  for (const [u, p] of [[stranger.username, 'stranger-pass-1'], [guest.username, 'guest-pass-1']]) {
+  for (const [u, p] of [
+    [stranger.username, 'stranger-pass-1'],
+    [guest.username, 'guest-pass-1'],
+  ]) {
     assert.equal((await refs(basic(u, p))).status, 404, u);
     await assert.rejects(git(['clone', '-q', withAuth(exportUrl, u, p), path.join(tmpDir(t), u)]), /not found|404/);
   }
@@ -88,11 +99,27 @@ test('git export of a public project of this server: anyone who sees the compone
   await git(['clone', '-q', exportUrl, dir]);
   assert.deepEqual(fs.readdirSync(path.join(dir, 'po')).sort(), ['cs.po', 'de.po']);
   // the source project made private after the component was created
-  const res = await ctx.app.inject({ method: 'PUT', url: `/api/v4/projects/${encodeURIComponent(fixture.fullPath)}`, headers: { 'private-token': ROOT_TOKEN }, payload: { visibility: 'private' } });
+  const res = await ctx.app.inject({
+    method: 'PUT',
+    url: `/api/v4/projects/${encodeURIComponent(fixture.fullPath)}`,
+    headers: { 'private-token': ROOT_TOKEN },
+    payload: { visibility: 'private' },
+  });
   assert.equal(res.statusCode, 200, res.body);
   assert.equal((await fetch(`${exportUrl}info/refs?service=git-upload-pack`)).status, 401);
   // the source project removed: nobody clones its copy through the export
-  const del = await ctx.app.inject({ method: 'DELETE', url: `/api/v4/projects/${encodeURIComponent(fixture.fullPath)}`, headers: { 'private-token': ROOT_TOKEN } });
+  const del = await ctx.app.inject({
+    method: 'DELETE',
+    url: `/api/v4/projects/${encodeURIComponent(fixture.fullPath)}`,
+    headers: { 'private-token': ROOT_TOKEN },
+  });
   assert.equal(del.statusCode, 202, del.body);
-  assert.equal((await fetch(`${exportUrl}info/refs?service=git-upload-pack`, { headers: { authorization: 'Basic ' + Buffer.from(`root:${ROOT_TOKEN}`).toString('base64') } })).status, 404);
+  assert.equal(
+    (
+      await fetch(`${exportUrl}info/refs?service=git-upload-pack`, {
+        headers: { authorization: 'Basic ' + Buffer.from(`root:${ROOT_TOKEN}`).toString('base64') },
+      })
+    ).status,
+    404,
+  );
 });

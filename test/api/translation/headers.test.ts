@@ -84,5 +84,12 @@ test('OPTIONS: DRF metadata; actions for POST only for authenticated callers', a
   });
   const root = (await ctx.app.inject({ method: 'OPTIONS', url: '/api/projects/', headers: AS_ROOT })).json();
   assert.deepEqual(Object.keys(root.actions.POST), ['name', 'slug', 'web', 'source_language', 'access_control']);
-  assert.deepEqual(root.actions.POST.name, { type: 'string', required: true, read_only: false, label: 'Project name', help_text: 'Display name', max_length: 60 });
+  assert.deepEqual(root.actions.POST.name, {
+    type: 'string',
+    required: true,
+    read_only: false,
+    label: 'Project name',
+    help_text: 'Display name',
+    max_length: 60,
+  });
 });

@@ -30,7 +30,10 @@ test('languages: the bundled data, the envelope and its links, one language; Tok
   assert.equal(body.count, 799);
   assert.equal(body.previous, null);
   assert.equal(body.next, 'http://weblate.test/api/languages/?page=2&page_size=2');
-  assert.deepEqual(body.results.map((l: any) => l.code), ['aa', 'ab']);
+  assert.deepEqual(
+    body.results.map((l: any) => l.code),
+    ['aa', 'ab'],
+  );
   const second = (await app.inject({ method: 'GET', url: body.next.replace('http://weblate.test', ''), headers: { ...HOST, ...TOKEN } })).json();
   assert.equal(second.previous, 'http://weblate.test/api/languages/?page_size=2');
   assert.equal(second.next, 'http://weblate.test/api/languages/?page=3&page_size=2');
@@ -96,10 +99,16 @@ test('plural formulas: evaluation, Weblate validation messages, types', () => {
   assert.match(String(pluralFormulaError('n +', 2)), /^Could not evaluate plural formula: /);
   assert.match(String(pluralFormulaError('process.exit()', 2)), /^Could not evaluate plural formula: /);
   const types: [string, number, string, number][] = [
-    ['0', 1, 'ja', 0], ['n != 1', 2, 'de', 1], ['n > 1', 2, 'fr', 1], ['(n==1) ? 0 : (n>=2 && n<=4) ? 1 : 2', 3, 'cs', 22],
+    ['0', 1, 'ja', 0],
+    ['n != 1', 2, 'de', 1],
+    ['n > 1', 2, 'fr', 1],
+    ['(n==1) ? 0 : (n>=2 && n<=4) ? 1 : 2', 3, 'cs', 22],
     ['n==0 ? 0 : n==1 ? 1 : n==2 ? 2 : n%100>=3 && n%100<=10 ? 3 : n%100>=11 ? 4 : 5', 6, 'ar', 3],
-    ['n==1 ? 0 : n==2 ? 1 : 2', 3, 'x', 4], ['(n==2) ? 1 : 0', 2, 'x', 9], ['n==0 ? 0 : n==1 ? 1 : 2', 3, 'x', 11],
-    ['n==1 ? 0 : n==2 ? 1 : (n>2 && n<7) ? 2 :(n>6 && n<11) ? 3 : 4', 5, 'ga', 10], ['n%2', 3, 'x', 666],
+    ['n==1 ? 0 : n==2 ? 1 : 2', 3, 'x', 4],
+    ['(n==2) ? 1 : 0', 2, 'x', 9],
+    ['n==0 ? 0 : n==1 ? 1 : 2', 3, 'x', 11],
+    ['n==1 ? 0 : n==2 ? 1 : (n>2 && n<7) ? 2 :(n>6 && n<11) ? 3 : 4', 5, 'ga', 10],
+    ['n%2', 3, 'x', 666],
   ];
   for (const [f, n, code, type] of types) assert.equal(pluralType(f, n, code), type, f);
 });
@@ -107,15 +116,36 @@ test('plural formulas: evaluation, Weblate validation messages, types', () => {
 test('language writes: create, update, delete by an administrator, with DRF field errors; 401 and 403 otherwise', async (t) => {
   const { app, c, seed } = await buildTestApp(t);
   const json = { ...HOST, ...TOKEN, 'content-type': 'application/json' };
-  const created = await app.inject({ method: 'POST', url: '/api/languages/', headers: json, payload: { code: 'new_lang', name: 'New Language', direction: 'rtl', population: 100, plural: { number: 2, formula: 'n != 1' } } });
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/languages/',
+    headers: json,
+    payload: { code: 'new_lang', name: 'New Language', direction: 'rtl', population: 100, plural: { number: 2, formula: 'n != 1' } },
+  });
   assert.equal(created.statusCode, 201, created.body);
   assert.equal(created.headers.location, 'http://weblate.test/api/languages/new_lang/');
   const l = created.json();
   assert.deepEqual(l, {
-    id: l.id, code: 'new_lang', name: 'New Language', plural: { id: l.plural.id, source: 0, number: 2, formula: 'n != 1', type: 1 }, aliases: [], direction: 'rtl', population: 100,
-    web_url: 'http://hearth.test/languages/new_lang/', url: 'http://weblate.test/api/languages/new_lang/', statistics_url: 'http://weblate.test/api/languages/new_lang/statistics/',
+    id: l.id,
+    code: 'new_lang',
+    name: 'New Language',
+    plural: { id: l.plural.id, source: 0, number: 2, formula: 'n != 1', type: 1 },
+    aliases: [],
+    direction: 'rtl',
+    population: 100,
+    web_url: 'http://hearth.test/languages/new_lang/',
+    url: 'http://weblate.test/api/languages/new_lang/',
+    statistics_url: 'http://weblate.test/api/languages/new_lang/statistics/',
   });
-  const count = async () => Number((await c.db.kysely.selectFrom('languages').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const count = async () =>
+    Number(
+      (
+        await c.db.kysely
+          .selectFrom('languages')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   const before = await count();
 
   const bad: [Record<string, unknown>, unknown][] = [
@@ -127,8 +157,14 @@ test('language writes: create, update, delete by an administrator, with DRF fiel
     [{ code: 'okcode', name: 'X' }, ['No valid plural data was provided.']],
     [{ code: 'new_lang', name: 'X', plural: { number: 2, formula: 'n != 1' } }, ['Language with this Language code already exists.']],
     [{ code: 'okcode', name: 'X', direction: 'up', plural: { number: 2, formula: 'n != 1' } }, { direction: ['"up" is not a valid choice.'] }],
-    [{ code: 'okcode', name: 'X', plural: { number: 2, formula: '2' } }, { plural: { formula: ['Plural formula result 2 for count 0 is outside the allowed range 0..1.'] } }],
-    [{ code: 'okcode', name: 'X', plural: { number: 2, formula: 'n/0' } }, { plural: { formula: ['Could not evaluate plural formula for count 0: integer division by zero'] } }],
+    [
+      { code: 'okcode', name: 'X', plural: { number: 2, formula: '2' } },
+      { plural: { formula: ['Plural formula result 2 for count 0 is outside the allowed range 0..1.'] } },
+    ],
+    [
+      { code: 'okcode', name: 'X', plural: { number: 2, formula: 'n/0' } },
+      { plural: { formula: ['Could not evaluate plural formula for count 0: integer division by zero'] } },
+    ],
     [{ code: 'okcode', name: 'X', plural: { number: 11, formula: 'n != 1' } }, { plural: { number: ['Ensure this value is less than or equal to 10.'] } }],
     [{ code: 'okcode', name: 'X', plural: { number: 0, formula: '0' } }, { plural: { number: ['Ensure this value is greater than or equal to 1.'] } }],
   ];
@@ -139,10 +175,20 @@ test('language writes: create, update, delete by an administrator, with DRF fiel
   }
   assert.equal(await count(), before);
 
-  const patched = await app.inject({ method: 'PATCH', url: '/api/languages/new_lang/', headers: { ...TOKEN, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'name=Renamed' });
+  const patched = await app.inject({
+    method: 'PATCH',
+    url: '/api/languages/new_lang/',
+    headers: { ...TOKEN, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'name=Renamed',
+  });
   assert.equal(patched.statusCode, 200);
   assert.equal(patched.json().name, 'Renamed');
-  const put = await app.inject({ method: 'PUT', url: '/api/languages/new_lang/', headers: json, payload: { code: 'new_lang', name: 'Put', plural: { number: 3, formula: '(n==1) ? 0 : (n>=2 && n<=4) ? 1 : 2' } } });
+  const put = await app.inject({
+    method: 'PUT',
+    url: '/api/languages/new_lang/',
+    headers: json,
+    payload: { code: 'new_lang', name: 'Put', plural: { number: 3, formula: '(n==1) ? 0 : (n>=2 && n<=4) ? 1 : 2' } },
+  });
   assert.equal(put.statusCode, 200);
   assert.deepEqual([put.json().name, put.json().plural.number, put.json().plural.type], ['Put', 3, 22]);
   const putMissing = await app.inject({ method: 'PUT', url: '/api/languages/new_lang/', headers: json, payload: { name: 'Only' } });
@@ -156,7 +202,12 @@ test('language writes: create, update, delete by an administrator, with DRF fiel
   const anonDelete = await app.inject({ method: 'DELETE', url: '/api/languages/new_lang/' });
   assert.equal(anonDelete.statusCode, 401);
   const { token } = await seed.token(await seed.user());
-  const user = await app.inject({ method: 'POST', url: '/api/languages/', headers: { authorization: `Token ${token}`, 'content-type': 'application/json' }, payload: { code: 'zz', name: 'Z', plural: { number: 1, formula: '0' } } });
+  const user = await app.inject({
+    method: 'POST',
+    url: '/api/languages/',
+    headers: { authorization: `Token ${token}`, 'content-type': 'application/json' },
+    payload: { code: 'zz', name: 'Z', plural: { number: 1, formula: '0' } },
+  });
   assert.equal(user.statusCode, 403);
   assert.deepEqual(user.json(), { detail: 'Can not manage languages' });
 

@@ -20,25 +20,54 @@ test('a monolingual JSON component: source from the template, codes as written (
     'locales/README.md': 'not a translation\n',
   });
   await createProject(ctx);
-  const component = await createComponent(ctx, 'hello', { name: 'App', slug: 'app', repo: fixture.repo, file_format: 'json', filemask: 'locales/*.json', template: 'locales/en.json' });
+  const component = await createComponent(ctx, 'hello', {
+    name: 'App',
+    slug: 'app',
+    repo: fixture.repo,
+    file_format: 'json',
+    filemask: 'locales/*.json',
+    template: 'locales/en.json',
+  });
   assert.equal(component.template, 'locales/en.json');
   const translations = (await getJson(ctx, '/api/components/hello/app/translations/')).results;
-  assert.deepEqual(translations.map((r: any) => [r.language.code, r.language_code, r.filename, r.is_template, r.is_source, r.total, r.translated]), [
-    ['en', 'en', 'locales/en.json', true, true, 3, 2],
-    ['cs', 'cs_CZ', 'locales/cs_CZ.json', false, false, 3, 3],
-    ['pt_BR', 'pt-BR', 'locales/pt-BR.json', false, false, 3, 1],
-  ]);
+  assert.deepEqual(
+    translations.map((r: any) => [r.language.code, r.language_code, r.filename, r.is_template, r.is_source, r.total, r.translated]),
+    [
+      ['en', 'en', 'locales/en.json', true, true, 3, 2],
+      ['cs', 'cs_CZ', 'locales/cs_CZ.json', false, false, 3, 3],
+      ['pt_BR', 'pt-BR', 'locales/pt-BR.json', false, false, 3, 1],
+    ],
+  );
   const pt = (await getJson(ctx, '/api/translations/hello/app/pt_BR/units/')).results;
-  assert.deepEqual(pt.map((u: any) => [u.context, u.source, u.target, u.state]), [['hello', 'Hello', 'Olá', 20], ['bye', 'Goodbye', '', 0], ['empty', '', '', 0]]);
+  assert.deepEqual(
+    pt.map((u: any) => [u.context, u.source, u.target, u.state]),
+    [
+      ['hello', 'Hello', 'Olá', 20],
+      ['bye', 'Goodbye', '', 0],
+      ['empty', '', '', 0],
+    ],
+  );
   const en = (await getJson(ctx, '/api/translations/hello/app/en/units/')).results;
-  assert.deepEqual(en.map((u: any) => [u.context, u.source, u.target, u.state]), [['hello', 'Hello', 'Hello', 20], ['bye', 'Goodbye', 'Goodbye', 20], ['empty', '', '', 0]]);
+  assert.deepEqual(
+    en.map((u: any) => [u.context, u.source, u.target, u.state]),
+    [
+      ['hello', 'Hello', 'Hello', 20],
+      ['bye', 'Goodbye', 'Goodbye', 20],
+      ['empty', '', '', 0],
+    ],
+  );
   // monolingual id_hash is over the key only: the same for every language
   assert.equal(pt[0].id_hash, en[0].id_hash);
   const file = await ctx.app.inject({ method: 'GET', url: '/api/translations/hello/app/pt_BR/file/', headers: AS_ROOT });
   assert.equal(file.headers['content-disposition'], 'attachment; filename=hello-app-pt_BR.json');
   assert.equal(file.body, '{\n  "hello": "Olá",\n  "bye": ""\n}\n');
   // a missing template
-  const res = await ctx.app.inject({ method: 'POST', url: '/api/projects/hello/components/', headers: AS_ROOT, payload: { name: 'B', slug: 'b', repo: fixture.repo, file_format: 'json', filemask: 'locales/*.json', template: 'locales/xx.json' } });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/api/projects/hello/components/',
+    headers: AS_ROOT,
+    payload: { name: 'B', slug: 'b', repo: fixture.repo, file_format: 'json', filemask: 'locales/*.json', template: 'locales/xx.json' },
+  });
   assert.equal(res.statusCode, 400);
   assert.deepEqual(res.json(), { template: ['The template file locales/xx.json was not found in the repository.'] });
 });

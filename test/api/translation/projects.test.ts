@@ -23,7 +23,12 @@ const projectBody = (slug: string, name: string, extra: Record<string, unknown> 
 
 test('POST /api/projects/: 201, Location, the whole project, the change record; GET list and detail', async (t) => {
   const ctx = await buildTestApp(t);
-  const res = await ctx.app.inject({ method: 'POST', url: '/api/projects/', headers: AS_ROOT, payload: { name: 'Hello', slug: 'hello', web: 'https://hello.example/', source_language: 'cs' } });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/api/projects/',
+    headers: AS_ROOT,
+    payload: { name: 'Hello', slug: 'hello', web: 'https://hello.example/', source_language: 'cs' },
+  });
   assert.equal(res.statusCode, 201);
   assert.equal(res.headers.location, `${API}/projects/hello/`);
   assert.equal(res.headers['content-type'], 'application/json');
@@ -44,7 +49,10 @@ test('POST /api/projects/: 201, Location, the whole project, the change record; 
   assert.equal(api.json().web_url, `${SITE}/projects/hello/`);
 
   const changes = await ctx.c.db.kysely.selectFrom('translation_changes').selectAll().execute();
-  assert.deepEqual(changes.map((c) => [c.action, c.project_id, c.target, c.user_id]), [[50, body.id, 'Hello', 1]]);
+  assert.deepEqual(
+    changes.map((c) => [c.action, c.project_id, c.target, c.user_id]),
+    [[50, body.id, 'Hello', 1]],
+  );
 });
 
 test('POST /api/projects/: DRF field errors, uniqueness, and nothing written', async (t) => {
@@ -52,9 +60,21 @@ test('POST /api/projects/: DRF field errors, uniqueness, and nothing written', a
   const post = (payload: unknown) => ctx.app.inject({ method: 'POST', url: '/api/projects/', headers: AS_ROOT, payload: payload as object });
   const cases: [unknown, number, unknown][] = [
     [{}, 400, { name: ['This field is required.'], slug: ['This field is required.'], web: ['This field is required.'] }],
-    [{ name: '', slug: 'a b', web: 'nope' }, 400, { name: ['This field may not be blank.'], slug: ['Enter a valid “slug” consisting of letters, numbers, underscores or hyphens.'], web: ['Enter a valid URL.'] }],
+    [
+      { name: '', slug: 'a b', web: 'nope' },
+      400,
+      {
+        name: ['This field may not be blank.'],
+        slug: ['Enter a valid “slug” consisting of letters, numbers, underscores or hyphens.'],
+        web: ['Enter a valid URL.'],
+      },
+    ],
     [{ name: 'x'.repeat(61), slug: 'ok', web: 'https://x.example/' }, 400, { name: ['Ensure this field has no more than 60 characters.'] }],
-    [{ name: 'A', slug: 'a', web: 'https://x.example/', source_language: 'zz-nope' }, 400, { source_language: ['Language with this language code was not found.'] }],
+    [
+      { name: 'A', slug: 'a', web: 'https://x.example/', source_language: 'zz-nope' },
+      400,
+      { source_language: ['Language with this language code was not found.'] },
+    ],
     [{ name: 'A', slug: 'a', web: 'https://x.example/', access_control: 7 }, 400, { access_control: ['"7" is not a valid choice.'] }],
   ];
   for (const [payload, status, body] of cases) {
@@ -79,16 +99,33 @@ test('projects: anonymous writes 401, users 403; private projects are 404 to non
   assert.equal(anon.statusCode, 401);
   assert.equal(anon.headers['www-authenticate'], 'Token');
   assert.deepEqual(anon.json(), { detail: 'Authentication credentials were not provided.' });
-  const denied = await ctx.app.inject({ method: 'POST', url: '/api/projects/', headers: { ...HOST, authorization: `Token ${headers['private-token']}` }, payload: { name: 'A', slug: 'a', web: 'https://a.example/' } });
+  const denied = await ctx.app.inject({
+    method: 'POST',
+    url: '/api/projects/',
+    headers: { ...HOST, authorization: `Token ${headers['private-token']}` },
+    payload: { name: 'A', slug: 'a', web: 'https://a.example/' },
+  });
   assert.equal(denied.statusCode, 403);
   assert.deepEqual(denied.json(), { detail: 'Can not create projects' });
 
   await createProject(ctx, { name: 'Secret', slug: 'secret', access_control: 100 });
   await createProject(ctx, { name: 'Open', slug: 'open' });
   const userAuth = { ...HOST, authorization: `Token ${headers['private-token']}` };
-  assert.deepEqual((await ctx.app.inject({ method: 'GET', url: '/api/projects/', headers: userAuth })).json().results.map((p: any) => p.slug), ['open']);
-  assert.deepEqual((await ctx.app.inject({ method: 'GET', url: '/api/projects/', headers: AS_ROOT })).json().results.map((p: any) => p.slug), ['secret', 'open']);
-  for (const url of ['/api/projects/secret/', '/api/projects/secret/components/', '/api/projects/secret/statistics/', '/api/projects/secret/changes/', '/api/projects/nope/']) {
+  assert.deepEqual(
+    (await ctx.app.inject({ method: 'GET', url: '/api/projects/', headers: userAuth })).json().results.map((p: any) => p.slug),
+    ['open'],
+  );
+  assert.deepEqual(
+    (await ctx.app.inject({ method: 'GET', url: '/api/projects/', headers: AS_ROOT })).json().results.map((p: any) => p.slug),
+    ['secret', 'open'],
+  );
+  for (const url of [
+    '/api/projects/secret/',
+    '/api/projects/secret/components/',
+    '/api/projects/secret/statistics/',
+    '/api/projects/secret/changes/',
+    '/api/projects/nope/',
+  ]) {
     const res = await ctx.app.inject({ method: 'GET', url, headers: userAuth });
     assert.equal(res.statusCode, 404, url);
     assert.deepEqual(res.json(), { detail: 'Not found.' });
@@ -109,10 +146,15 @@ test('PUT/PATCH/DELETE /api/projects/:slug/: rename records 41, delete answers 2
   assert.deepEqual(put.json(), { slug: ['This field is required.'], web: ['This field is required.'] });
   assert.equal((await ctx.app.inject({ method: 'GET', url: '/api/projects/hello/', headers: AS_ROOT })).statusCode, 404);
   const changes = await ctx.c.db.kysely.selectFrom('translation_changes').select(['action', 'target', 'old']).orderBy('id').execute();
-  assert.deepEqual(changes, [{ action: 50, target: 'Hello', old: '' }, { action: 41, target: 'hi', old: 'hello' }]);
+  assert.deepEqual(changes, [
+    { action: 50, target: 'Hello', old: '' },
+    { action: 41, target: 'hi', old: 'hello' },
+  ]);
   const del = await ctx.app.inject({ method: 'DELETE', url: '/api/projects/hi/', headers: AS_ROOT });
   assert.equal(del.statusCode, 204);
   assert.equal(del.body, '');
   assert.deepEqual(await ctx.c.db.kysely.selectFrom('translation_projects').select('id').execute(), []);
-  assert.deepEqual(await ctx.c.db.kysely.selectFrom('translation_changes').select(['action', 'target', 'project_id']).execute(), [{ action: 39, target: 'hi', project_id: null }]);
+  assert.deepEqual(await ctx.c.db.kysely.selectFrom('translation_changes').select(['action', 'target', 'project_id']).execute(), [
+    { action: 39, target: 'hi', project_id: null },
+  ]);
 });

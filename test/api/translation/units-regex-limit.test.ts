@@ -35,7 +35,11 @@ async function seedLongUnits(ctx: TestApp): Promise<void> {
     const base = { translation_id: tr.id, component_id: tr.component_id, language_id: tr.language_id, position: 1000 + n };
     return { ...base, id_hash: String(n), content_hash: String(n), source, target: '', timestamp: now, last_updated: now };
   });
-  for (let i = 0; i < rows.length; i += 500) await k.insertInto('units').values(rows.slice(i, i + 500)).execute();
+  for (let i = 0; i < rows.length; i += 500)
+    await k
+      .insertInto('units')
+      .values(rows.slice(i, i + 500))
+      .execute();
 }
 
 const get = (ctx: TestApp, q: string, path = '/api/units/') => ctx.app.inject({ method: 'GET', url: `${path}?q=${encodeURIComponent(q)}`, headers: HOST });
@@ -86,7 +90,10 @@ test('units search with a regular expression: refused patterns, the time limit, 
   const few = await get(ctx, 'source:r" 299\\d$"');
   assert.equal(few.statusCode, 200);
   assert.equal(few.json().count, 10);
-  assert.deepEqual(few.json().results.map((u: any) => u.source.slice(1081)), ['2990', '2991', '2992', '2993', '2994', '2995', '2996', '2997', '2998', '2999']);
+  assert.deepEqual(
+    few.json().results.map((u: any) => u.source.slice(1081)),
+    ['2990', '2991', '2992', '2993', '2994', '2995', '2996', '2997', '2998', '2999'],
+  );
 
   // a search that would take seconds: health checks answer at once meanwhile; the search stops at the limit
   const started = performance.now();
@@ -117,7 +124,10 @@ test('units search with a regular expression: refused patterns, the time limit, 
   // the worker stopped at the limit is replaced: searches go on
   const after = await get(ctx, 'source:r" 1234$"');
   assert.equal(after.statusCode, 200);
-  assert.deepEqual(after.json().results.map((u: any) => u.source.slice(1081)), ['1234']);
+  assert.deepEqual(
+    after.json().results.map((u: any) => u.source.slice(1081)),
+    ['1234'],
+  );
 
   // SLOTS searches run, QUEUE wait (each at most the limit), one more is refused at once: 503 with Retry-After
   // (the first is the search above again: not answered from the response cache, it runs or waits again)
@@ -136,7 +146,10 @@ test('units search with a regular expression: refused patterns, the time limit, 
   assert.equal(busy.headers.allow, 'GET, HEAD, OPTIONS');
   // the waiting ones run when a slot frees in time, or give up (503) after waiting as long as the limit
   const statuses = (await Promise.all(burst)).map((r) => r.statusCode);
-  assert.ok(statuses.every((s) => s === 400 || s === 503), String(statuses));
+  assert.ok(
+    statuses.every((s) => s === 400 || s === 503),
+    String(statuses),
+  );
   assert.ok(statuses.filter((s) => s === 400).length >= SLOTS, String(statuses));
   assert.ok(first >= LIMIT_MS, `the repeated search answered after ${first} ms`);
   assert.equal((await get(ctx, 'source:r" 1234$"')).statusCode, 200);

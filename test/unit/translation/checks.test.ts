@@ -32,7 +32,20 @@ function run(over: Over = {}): string[] {
 }
 
 test('ids and names are Weblate’s', () => {
-  for (const id of ['same', 'c_format', 'python_format', 'python_brace_format', 'begin_space', 'end_space', 'end_stop', 'end_colon', 'end_question', 'end_exclamation', 'plurals', 'double_space']) {
+  for (const id of [
+    'same',
+    'c_format',
+    'python_format',
+    'python_brace_format',
+    'begin_space',
+    'end_space',
+    'end_stop',
+    'end_colon',
+    'end_question',
+    'end_exclamation',
+    'plurals',
+    'double_space',
+  ]) {
     assert.ok(CHECK_IDS.includes(id), id);
   }
   assert.deepEqual([...CHECK_IDS], [...CHECK_IDS].sort());
@@ -144,15 +157,14 @@ test('plural forms: missing forms, and format strings per form', () => {
   // the singular may leave the count out when its form is used for one number only
   assert.deepEqual(run({ sources: ['One file', '%d files'], targets: ['Eine Datei', '%d Dateien'], flags: 'c-format' }), []);
   assert.deepEqual(run({ sources: ['One file', '%d files'], targets: ['Eine Datei', 'Dateien'], flags: 'c-format' }), ['c_format']);
-  assert.deepEqual(
-    run({ sources: ['One file', '%d files'], targets: ['Eine Datei', '%d Dateien'], flags: 'c-format, strict-format' }),
-    ['c_format'],
-  );
+  assert.deepEqual(run({ sources: ['One file', '%d files'], targets: ['Eine Datei', '%d Dateien'], flags: 'c-format, strict-format' }), ['c_format']);
   const cs = { sources: ['One file', '%d files'], targetLanguage: 'cs', pluralCount: 3, pluralFormula: CS, flags: 'c-format' };
   assert.deepEqual(run({ ...cs, targets: ['Jeden soubor', '%d soubory', '%d souborů'] }), []);
   assert.deepEqual(run({ ...cs, targets: ['Jeden soubor', '%d soubory', 'souborů'] }), ['c_format']);
   // the Czech "few" and "many" forms are checked against the English plural
-  assert.deepEqual(run({ sources: ['File', 'Files'], targets: ['Soubor', 'Soubory', 'Files'], targetLanguage: 'cs', pluralCount: 3, pluralFormula: CS }), ['same']);
+  assert.deepEqual(run({ sources: ['File', 'Files'], targets: ['Soubor', 'Soubory', 'Files'], targetLanguage: 'cs', pluralCount: 3, pluralFormula: CS }), [
+    'same',
+  ]);
 });
 
 test('PluralMapper pairing and plural examples', () => {
@@ -160,7 +172,11 @@ test('PluralMapper pairing and plural examples', () => {
   const cs = { number: 3, formula: CS };
   assert.deepEqual(pluralExamples('n != 1')!.get(0), ['1']);
   assert.deepEqual(pluralExamples(CS)!.get(1), ['2', '3', '4']);
-  assert.deepEqual(pairForms(['one', 'other'], ['a', 'b', 'c'], en, cs), [['one', 'a'], ['other', 'b'], ['other', 'c']]);
+  assert.deepEqual(pairForms(['one', 'other'], ['a', 'b', 'c'], en, cs), [
+    ['one', 'a'],
+    ['other', 'b'],
+    ['other', 'c'],
+  ]);
   assert.deepEqual(pairForms(['one', 'other'], ['a'], en, { number: 1, formula: '0' }), [['other', 'a']]);
   assert.deepEqual(pairForms(['s'], ['t'], en, cs), [['s', 't']]);
 });

@@ -1,15 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  calculateHash,
-  checksum,
-  checksumToHash,
-  contentHash,
-  idHash,
-  rawHash,
-  siphash24,
-  weblateSource,
-} from '../../../src/domain/translation/units/hash.ts';
+import { calculateHash, checksum, checksumToHash, contentHash, idHash, rawHash, siphash24, weblateSource } from '../../../src/domain/translation/units/hash.ts';
 
 const key = Uint8Array.from({ length: 16 }, (_, i) => i);
 const message = (n: number) => Uint8Array.from({ length: n }, (_, i) => i);

@@ -59,7 +59,10 @@ test('fields and operators', () => {
   assert.deepEqual(parseQuery('language:pt_BR'), { type: 'ref', ref: 'language', match: 'iexact', value: 'pt_BR' });
   assert.deepEqual(parseQuery('component:=Docs'), { type: 'ref', ref: 'component', match: 'exact', value: 'Docs' });
   assert.deepEqual(parseQuery('check:c-format'), { type: 'check', ids: ['c_format'] });
-  assert.deepEqual(parseQuery('check:r"^end_"'), { type: 'check', ids: ['end_colon', 'end_ellipsis', 'end_exclamation', 'end_interrobang', 'end_newline', 'end_question', 'end_space', 'end_stop'] });
+  assert.deepEqual(parseQuery('check:r"^end_"'), {
+    type: 'check',
+    ids: ['end_colon', 'end_ellipsis', 'end_exclamation', 'end_interrobang', 'end_newline', 'end_question', 'end_space', 'end_stop'],
+  });
   assert.deepEqual(parseQuery('added:2019'), {
     type: 'and',
     children: [
@@ -75,17 +78,23 @@ test('regular expressions are RE2: nested repetition is accepted (it runs in lin
   for (const p of ['(a+)+$', '(\\w+\\s?)*$', '((x)*y+){2,}', '(?:a*b)*', '(.*){1,300}[bc]']) {
     assert.deepEqual(parseQuery(`source:r"${p}"`), { type: 'text', columns: ['source'], match: 'regex', value: p });
   }
-  assert.deepEqual(parseQuery('check:r"^(c|[a-z]+)+_format$"'), { type: 'check', ids: ['c_format', 'javascript_format', 'lua_format', 'perl_format', 'php_format', 'python_format'] });
+  assert.deepEqual(parseQuery('check:r"^(c|[a-z]+)+_format$"'), {
+    type: 'check',
+    ids: ['c_format', 'javascript_format', 'lua_format', 'perl_format', 'php_format', 'python_format'],
+  });
 });
 
 test('errors carry Weblate’s messages', () => {
   const fails = (q: string, message: string | RegExp) =>
-    assert.throws(() => parseQuery(q), (e: unknown) => {
-      assert.ok(e instanceof QueryParseError);
-      if (typeof message === 'string') assert.equal(e.message, message);
-      else assert.match(e.message, message);
-      return true;
-    });
+    assert.throws(
+      () => parseQuery(q),
+      (e: unknown) => {
+        assert.ok(e instanceof QueryParseError);
+        if (typeof message === 'string') assert.equal(e.message, message);
+        else assert.match(e.message, message);
+        return true;
+      },
+    );
   fails('foo:bar', 'Unsupported field: foo');
   fails('state:bogus', 'Unsupported state: bogus');
   fails('is:weird', 'Unsupported is lookup: weird');

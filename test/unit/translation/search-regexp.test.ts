@@ -6,11 +6,14 @@ import Database from 'better-sqlite3';
 import { compileRegexp, MAX_PROGRAM_SIZE, re2Pattern, RegexpError, registerRegexp, userRegexp } from '../../../src/db/regexp.ts';
 
 const refused = (pattern: string, message: string) =>
-  assert.throws(() => userRegexp(pattern), (e: unknown) => {
-    assert.ok(e instanceof RegexpError, pattern);
-    assert.equal(e.message, message, pattern);
-    return true;
-  });
+  assert.throws(
+    () => userRegexp(pattern),
+    (e: unknown) => {
+      assert.ok(e instanceof RegexpError, pattern);
+      assert.equal(e.message, message, pattern);
+      return true;
+    },
+  );
 
 test('what RE2 refuses is refused, with its reason', () => {
   refused('(.*){1,32000}[bc]', 'invalid repeat count: `{1,32000}`');

@@ -17,12 +17,69 @@ interface Db {
 const T0 = '2020-06-01T12:00:00.000Z';
 // id, language, component, source, target, context, state, extra columns
 const UNITS: Record<string, unknown>[] = [
-  { id: 1, language_id: 1, component_id: 1, source: 'Hello world', target: 'Hallo Welt', context: 'greeting', state: 20, location: 'src/a.c:1', flags: 'c-format', timestamp: '2019-03-15T10:00:00.000Z', position: 1 },
+  {
+    id: 1,
+    language_id: 1,
+    component_id: 1,
+    source: 'Hello world',
+    target: 'Hallo Welt',
+    context: 'greeting',
+    state: 20,
+    location: 'src/a.c:1',
+    flags: 'c-format',
+    timestamp: '2019-03-15T10:00:00.000Z',
+    position: 1,
+  },
   { id: 2, language_id: 2, component_id: 1, source: 'Hello world', target: '', state: 0, position: 1 },
-  { id: 3, language_id: 2, component_id: 1, source: '%d file\x1e%d files', target: '%d soubor\x1e%d soubory\x1e%d souborů', state: 10, priority: 80, has_failing_check: 1, failing_checks: 'c_format,plurals', position: 2 },
-  { id: 4, language_id: 1, component_id: 2, source: '100% sure_thing', target: '100% sicher', state: 30, note: 'Translators: keep it short', explanation: 'An explanation', position: 1 },
-  { id: 5, language_id: 1, component_id: 3, source: 'Ärger über Öl', target: 'ÄRGER', state: 100, has_comment: 1, extra_flags: 'max-length:10', pending: 1, position: 1 },
-  { id: 6, language_id: 1, component_id: 1, source: 'back\\slash', target: 'zurück\\schräg', state: 20, priority: 120, has_suggestion: 1, has_failing_check: 1, failing_checks: 'same', timestamp: '2021-01-01T00:00:00.000Z', position: 6 },
+  {
+    id: 3,
+    language_id: 2,
+    component_id: 1,
+    source: '%d file\x1e%d files',
+    target: '%d soubor\x1e%d soubory\x1e%d souborů',
+    state: 10,
+    priority: 80,
+    has_failing_check: 1,
+    failing_checks: 'c_format,plurals',
+    position: 2,
+  },
+  {
+    id: 4,
+    language_id: 1,
+    component_id: 2,
+    source: '100% sure_thing',
+    target: '100% sicher',
+    state: 30,
+    note: 'Translators: keep it short',
+    explanation: 'An explanation',
+    position: 1,
+  },
+  {
+    id: 5,
+    language_id: 1,
+    component_id: 3,
+    source: 'Ärger über Öl',
+    target: 'ÄRGER',
+    state: 100,
+    has_comment: 1,
+    extra_flags: 'max-length:10',
+    pending: 1,
+    position: 1,
+  },
+  {
+    id: 6,
+    language_id: 1,
+    component_id: 1,
+    source: 'back\\slash',
+    target: 'zurück\\schräg',
+    state: 20,
+    priority: 120,
+    has_suggestion: 1,
+    has_failing_check: 1,
+    failing_checks: 'same',
+    timestamp: '2021-01-01T00:00:00.000Z',
+    position: 6,
+  },
   { id: 7, language_id: 1, component_id: 1, source: 'Save', target: 'Speichern', context: 'menu.save', state: 12, position: 7 },
   { id: 8, language_id: 1, component_id: 1, source: 'OR', target: 'ODER', state: 11, position: 8 },
 ];
@@ -42,11 +99,34 @@ async function setUp(k: Kysely<any>): Promise<void> {
     priority integer not null default 100, has_suggestion integer not null default 0, has_comment integer not null default 0,
     has_failing_check integer not null default 0, failing_checks text not null default '', pending integer not null default 0,
     timestamp text not null, last_updated text not null)`.execute(k);
-  await k.insertInto('languages').values([{ id: 1, code: 'de' }, { id: 2, code: 'cs' }, { id: 3, code: 'pt_BR' }]).execute();
-  await k.insertInto('translation_projects').values([{ id: 1, slug: 'demo' }, { id: 2, slug: 'other' }]).execute();
-  await k.insertInto('components').values([{ id: 1, project_id: 1, slug: 'app' }, { id: 2, project_id: 1, slug: 'docs' }, { id: 3, project_id: 2, slug: 'web' }]).execute();
+  await k
+    .insertInto('languages')
+    .values([
+      { id: 1, code: 'de' },
+      { id: 2, code: 'cs' },
+      { id: 3, code: 'pt_BR' },
+    ])
+    .execute();
+  await k
+    .insertInto('translation_projects')
+    .values([
+      { id: 1, slug: 'demo' },
+      { id: 2, slug: 'other' },
+    ])
+    .execute();
+  await k
+    .insertInto('components')
+    .values([
+      { id: 1, project_id: 1, slug: 'app' },
+      { id: 2, project_id: 1, slug: 'docs' },
+      { id: 3, project_id: 2, slug: 'web' },
+    ])
+    .execute();
   for (const u of UNITS) {
-    await k.insertInto('units').values({ translation_id: 1, id_hash: '0', content_hash: '0', timestamp: T0, ...u, last_updated: (u.timestamp as string) ?? T0 }).execute();
+    await k
+      .insertInto('units')
+      .values({ translation_id: 1, id_hash: '0', content_hash: '0', timestamp: T0, ...u, last_updated: (u.timestamp as string) ?? T0 })
+      .execute();
   }
 }
 
@@ -83,7 +163,12 @@ const databases: Promise<Db>[] = [sqlite()];
 if (process.env.DATABASE_URL_TEST) databases.push(postgres(process.env.DATABASE_URL_TEST));
 
 async function ids(db: Db, q: string): Promise<number[]> {
-  const rows = await db.k.selectFrom('units').select('id').where(compileQuery(parseQuery(q), db.name)).orderBy('id').execute();
+  const rows = await db.k
+    .selectFrom('units')
+    .select('id')
+    .where(compileQuery(parseQuery(q), db.name))
+    .orderBy('id')
+    .execute();
   return rows.map((r) => Number(r.id));
 }
 
@@ -211,7 +296,11 @@ test('state comparisons can use the (state, id) index on SQLite', async () => {
   await setUp(k);
   database.exec('create index units_state on units (state, id)');
   for (const q of ['state:>=translated', 'is:fuzzy', 'state:[10 to 12]']) {
-    const compiled = k.selectFrom('units').select('id').where(compileQuery(parseQuery(q), 'sqlite')).compile();
+    const compiled = k
+      .selectFrom('units')
+      .select('id')
+      .where(compileQuery(parseQuery(q), 'sqlite'))
+      .compile();
     const plan = database.prepare(`explain query plan ${compiled.sql}`).all(...(compiled.parameters as unknown[])) as { detail: string }[];
     assert.match(plan.map((p) => p.detail).join('\n'), /USING COVERING INDEX units_state \(state/, q);
   }

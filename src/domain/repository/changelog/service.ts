@@ -175,7 +175,10 @@ export async function buildRelease(c: ChangelogDeps, ctx: ChangelogRepo, actor: 
     if (Object.hasOwn(trailers, req.trailer)) selected.push({ ...commit, trailers });
   }
 
-  const authors = await usersByEmail(c, selected.map((s) => s.email));
+  const authors = await usersByEmail(
+    c,
+    selected.map((s) => s.email),
+  );
   for (const commit of selected) {
     const entry: ReleaseEntry = {
       title: commitTitle(commit.message),

@@ -115,7 +115,10 @@ export function previousTagCommit(tags: TagRef[], tagRegex: string, version: str
   }
   const byVersion = new Map<string, TagRef>();
   const versions = [requested];
-  const matches = matchAll(custom, tags.map((t) => t.short));
+  const matches = matchAll(
+    custom,
+    tags.map((t) => t.short),
+  );
   tags.forEach((tag, i) => {
     const groups = matches[i];
     if (!groups) return;

@@ -268,7 +268,14 @@ function rubyInspect(v: Value): string {
   if (isNil(v)) return 'nil';
   if (typeof v === 'string') return rubyInspectString(v);
   if (Array.isArray(v)) return '[' + v.map(rubyInspect).join(', ') + ']';
-  if (isHash(v)) return '{' + Object.entries(v).map(([k, x]) => `${rubyInspectString(k)}=>${rubyInspect(x)}`).join(', ') + '}';
+  if (isHash(v))
+    return (
+      '{' +
+      Object.entries(v)
+        .map(([k, x]) => `${rubyInspectString(k)}=>${rubyInspect(x)}`)
+        .join(', ') +
+      '}'
+    );
   return rubyToS(v);
 }
 

@@ -115,7 +115,8 @@ export function parseEnforcedChecksWith(known: readonly string[], text: string):
   if (!Array.isArray(value)) throw new Error('Enforced checks has to be a list.');
   const out: string[] = [];
   for (const item of value) {
-    if (typeof item !== 'string' || !known.includes(item)) throw new Error(`Unsupported enforced check: ${typeof item === 'string' ? item : JSON.stringify(item)}`);
+    if (typeof item !== 'string' || !known.includes(item))
+      throw new Error(`Unsupported enforced check: ${typeof item === 'string' ? item : JSON.stringify(item)}`);
     if (!out.includes(item)) out.push(item);
   }
   return out;

@@ -121,7 +121,8 @@ function checkGenerator(rule: FormatRule, sources: string[], targets: string[], 
   // Use the plural as source when the singular lacks placeholders and the plural has them
   const source = sources.length > 1 && !extract(rule, sources[0]).length && extract(rule, sources[1]).length ? sources[1] : sources[0];
   const first = formExamples(ctx, 0);
-  const ignoreFirst = sources.length > 1 && !ctx.flags.has('strict-format') && (first.length === 1 || (first.length === 2 && first[0] === '0' && first[1] === '1'));
+  const ignoreFirst =
+    sources.length > 1 && !ctx.flags.has('strict-format') && (first.length === 1 || (first.length === 2 && first[0] === '0' && first[1] === '1'));
   if (formatMismatch(rule, source, targets[0], ignoreFirst)) return true;
   if (sources.length === 1) return false;
   for (let i = 1; i < targets.length; i++) {

@@ -99,12 +99,7 @@ export function runChecks(input: RunChecksInput): string[] {
   if (flags.has('ignore-all-checks')) return [];
   const sources = input.sources.length ? input.sources : [''];
   const targets = adjustTargets(sources, input.targets, input.pluralCount);
-  const extraIgnore = new Set(
-    `${input.projectName ?? ''} ${input.componentName ?? ''}`
-      .toLowerCase()
-      .split(/\s+/)
-      .filter(Boolean),
-  );
+  const extraIgnore = new Set(`${input.projectName ?? ''} ${input.componentName ?? ''}`.toLowerCase().split(/\s+/).filter(Boolean));
   const ctx: CheckContext = {
     flags,
     targetBase: baseCode(input.targetLanguage),

@@ -58,7 +58,11 @@ export function samePlural(a: PluralDef, b: PluralDef): boolean {
   const ea = pluralExamples(a.formula);
   const eb = pluralExamples(b.formula);
   if (!ea || !eb) return false;
-  const flat = (e: Map<number, string[]>) => [...e.entries()].map(([k, v]) => `${k}:${v.join(',')}`).sort().join('|');
+  const flat = (e: Map<number, string[]>) =>
+    [...e.entries()]
+      .map(([k, v]) => `${k}:${v.join(',')}`)
+      .sort()
+      .join('|');
   return flat(ea) === flat(eb);
 }
 

@@ -24,9 +24,35 @@ export interface ComponentInput {
 }
 
 const NEW_LANG = ['contact', 'url', 'add', 'none'] as const;
-const LANGUAGE_CODE_STYLES = ['', 'posix', 'posix_lowercase', 'bcp', 'posix_long', 'posix_long_lowercase', 'bcp_long', 'bcp_legacy', 'bcp_lower', 'android', 'appstore', 'googleplay', 'linux', 'linux_lowercase'] as const;
+const LANGUAGE_CODE_STYLES = [
+  '',
+  'posix',
+  'posix_lowercase',
+  'bcp',
+  'posix_long',
+  'posix_long_lowercase',
+  'bcp_long',
+  'bcp_legacy',
+  'bcp_lower',
+  'android',
+  'appstore',
+  'googleplay',
+  'linux',
+  'linux_lowercase',
+] as const;
 /** fields whose change means fetching and scanning again */
-const SOURCE_FIELDS = ['repo', 'branch', 'filemask', 'template', 'file_format', 'language_regex', 'source_language_id', 'check_flags', 'enforced_checks', 'edit_template'] as const;
+const SOURCE_FIELDS = [
+  'repo',
+  'branch',
+  'filemask',
+  'template',
+  'file_format',
+  'language_regex',
+  'source_language_id',
+  'check_flags',
+  'enforced_checks',
+  'edit_template',
+] as const;
 
 /** how long a mirror or staging directory without a component is left alone (a creation may be in progress) */
 const LEFTOVER_GRACE_MS = 60 * 60 * 1000;
@@ -130,10 +156,17 @@ export class ComponentsService {
     e.throwIfAny();
     // uniqueness within the project
     const errs: Record<string, string[]> = {};
-    for (const [field, msg] of [['name', 'Component with this Component name already exists.'], ['slug', 'Component with this URL slug already exists.']] as const) {
+    for (const [field, msg] of [
+      ['name', 'Component with this Component name already exists.'],
+      ['slug', 'Component with this URL slug already exists.'],
+    ] as const) {
       const val = v[field];
       if (val === undefined) continue;
-      let q = this.db.kysely.selectFrom('components').select('id').where('project_id', '=', project.id).where((eb) => eb(eb.fn('lower', [field]), '=', val.toLowerCase()));
+      let q = this.db.kysely
+        .selectFrom('components')
+        .select('id')
+        .where('project_id', '=', project.id)
+        .where((eb) => eb(eb.fn('lower', [field]), '=', val.toLowerCase()));
       if (current) q = q.where('id', '!=', current.id);
       if (await q.executeTakeFirst()) errs[field] = [msg];
     }
@@ -192,7 +225,18 @@ export class ComponentsService {
           .executeTakeFirstOrThrow();
         this.vcs.adopt(staging, component.id);
         adopted = component.id;
-        await trx.insertInto('translation_changes').values({ project_id: project.id, component_id: component.id, user_id: actor.user!.id, author_id: actor.user!.id, action: ACTION.CREATE_COMPONENT, target: component.name, timestamp: now }).execute();
+        await trx
+          .insertInto('translation_changes')
+          .values({
+            project_id: project.id,
+            component_id: component.id,
+            user_id: actor.user!.id,
+            author_id: actor.user!.id,
+            action: ACTION.CREATE_COMPONENT,
+            target: component.name,
+            timestamp: now,
+          })
+          .execute();
         const scan = await scanComponent(trx, this.vcs, component, fetched.head, { userId: actor.user!.id, trx });
         return { component: await trx.selectFrom('components').selectAll().where('id', '=', component.id).executeTakeFirstOrThrow(), scan };
       });
@@ -213,15 +257,26 @@ export class ComponentsService {
     const rescan = SOURCE_FIELDS.some((f) => f in changed);
     return this.locks.run(String(component.id), async () => {
       let fetched: { branch: string; head: string; platformProjectId: number | null } | null = null;
-      if ('repo' in changed || 'branch' in changed) fetched = await this.fetch(actor, this.vcs.mirrorDir(component.id), v.repo ?? component.repo, v.branch ?? component.branch);
+      if ('repo' in changed || 'branch' in changed)
+        fetched = await this.fetch(actor, this.vcs.mirrorDir(component.id), v.repo ?? component.repo, v.branch ?? component.branch);
       try {
         return await this.db.kysely.transaction().execute(async (trx) => {
           const set: Values = { ...changed };
           if (fetched) Object.assign(set, { branch: fetched.branch, head: fetched.head, platform_project_id: fetched.platformProjectId });
-          const row = Object.keys(set).length ? await trx.updateTable('components').set(set).where('id', '=', component.id).returningAll().executeTakeFirstOrThrow() : component;
+          const row = Object.keys(set).length
+            ? await trx.updateTable('components').set(set).where('id', '=', component.id).returningAll().executeTakeFirstOrThrow()
+            : component;
           const by = { project_id: project.id, component_id: component.id, user_id: actor.user!.id, author_id: actor.user!.id, timestamp: nowIso() };
-          if (changed.slug !== undefined) await trx.insertInto('translation_changes').values({ ...by, action: ACTION.RENAME_COMPONENT, target: row.slug, old: component.slug }).execute();
-          if (changed.license !== undefined) await trx.insertInto('translation_changes').values({ ...by, action: ACTION.LICENSE_CHANGE, target: row.license, old: component.license }).execute();
+          if (changed.slug !== undefined)
+            await trx
+              .insertInto('translation_changes')
+              .values({ ...by, action: ACTION.RENAME_COMPONENT, target: row.slug, old: component.slug })
+              .execute();
+          if (changed.license !== undefined)
+            await trx
+              .insertInto('translation_changes')
+              .values({ ...by, action: ACTION.LICENSE_CHANGE, target: row.license, old: component.license })
+              .execute();
           if (rescan) await scanComponent(trx, this.vcs, row, row.head, { userId: actor.user!.id, full: true, trx });
           return trx.selectFrom('components').selectAll().where('id', '=', component.id).executeTakeFirstOrThrow();
         });
@@ -242,7 +297,17 @@ export class ComponentsService {
       try {
         const scanned = await this.db.kysely.transaction().execute(async (trx) => {
           if (fetched.head !== component.head) {
-            await trx.insertInto('translation_changes').values({ project_id: component.project_id, component_id: component.id, user_id: actor.user?.id ?? null, author_id: actor.user?.id ?? null, action: ACTION.REBASE, timestamp: nowIso() }).execute();
+            await trx
+              .insertInto('translation_changes')
+              .values({
+                project_id: component.project_id,
+                component_id: component.id,
+                user_id: actor.user?.id ?? null,
+                author_id: actor.user?.id ?? null,
+                action: ACTION.REBASE,
+                timestamp: nowIso(),
+              })
+              .execute();
           }
           return scanComponent(trx, this.vcs, component, fetched.head, { userId: actor.user?.id ?? null, full: operation === 'file-scan', trx });
         });
@@ -266,10 +331,21 @@ export class ComponentsService {
     e.throwIfAny();
     if (Boolean(component.locked) !== lock) {
       await this.db.kysely.transaction().execute(async (trx) => {
-        await trx.updateTable('components').set({ locked: lock ? 1 : 0 }).where('id', '=', component.id).execute();
+        await trx
+          .updateTable('components')
+          .set({ locked: lock ? 1 : 0 })
+          .where('id', '=', component.id)
+          .execute();
         await trx
           .insertInto('translation_changes')
-          .values({ project_id: project.id, component_id: component.id, user_id: actor.user!.id, author_id: actor.user!.id, action: lock ? ACTION.LOCK : ACTION.UNLOCK, timestamp: nowIso() })
+          .values({
+            project_id: project.id,
+            component_id: component.id,
+            user_id: actor.user!.id,
+            author_id: actor.user!.id,
+            action: lock ? ACTION.LOCK : ACTION.UNLOCK,
+            timestamp: nowIso(),
+          })
           .execute();
       });
     }
@@ -280,7 +356,17 @@ export class ComponentsService {
     requireAdmin(actor, 'Can not delete component');
     await this.db.kysely.transaction().execute(async (trx) => {
       await this.deleteRows(trx, component.id);
-      await trx.insertInto('translation_changes').values({ project_id: project.id, user_id: actor.user!.id, author_id: actor.user!.id, action: ACTION.REMOVE_COMPONENT, target: component.slug, timestamp: nowIso() }).execute();
+      await trx
+        .insertInto('translation_changes')
+        .values({
+          project_id: project.id,
+          user_id: actor.user!.id,
+          author_id: actor.user!.id,
+          action: ACTION.REMOVE_COMPONENT,
+          target: component.slug,
+          timestamp: nowIso(),
+        })
+        .execute();
     });
     this.removeMirror(component.id);
   }
@@ -310,7 +396,11 @@ export class ComponentsService {
     const ids = candidates.flatMap((l) => (l.componentId === null ? [] : [l.componentId]));
     const owned = new Set<number>();
     for (let i = 0; i < ids.length; i += 500) {
-      const rows = await this.db.kysely.selectFrom('components').select('id').where('id', 'in', ids.slice(i, i + 500)).execute();
+      const rows = await this.db.kysely
+        .selectFrom('components')
+        .select('id')
+        .where('id', 'in', ids.slice(i, i + 500))
+        .execute();
       for (const r of rows) owned.add(r.id);
     }
     const removed: string[] = [];

@@ -52,7 +52,10 @@ function norm(code: string): string {
  * The translation files of a tree: one per language (the first path in sorted order wins when two map to
  * the same language), the template itself excluded, codes failing `languageRegex` or equal to "source" skipped.
  */
-export function discover(files: TreeFile[], opts: { filemask: string; template: string; languageRegex: string; languages: LanguageLookup }): {
+export function discover(
+  files: TreeFile[],
+  opts: { filemask: string; template: string; languageRegex: string; languages: LanguageLookup },
+): {
   found: DiscoveredFile[];
   unknown: string[];
 } {
@@ -70,7 +73,10 @@ export function discover(files: TreeFile[], opts: { filemask: string; template: 
     if (opts.template && f.path === opts.template) continue;
     const m = re.exec(f.path);
     if (!m) continue;
-    const code = m.slice(1).reduce((a, b) => (b.length > a.length ? b : a), '').replace(ENCODING_SUFFIX, '');
+    const code = m
+      .slice(1)
+      .reduce((a, b) => (b.length > a.length ? b : a), '')
+      .replace(ENCODING_SUFFIX, '');
     if (!code || code === 'source' || (languageRe && !languageRe.test(code))) continue;
     const language = opts.languages.find(code);
     if (!language) {

@@ -87,7 +87,12 @@ export async function scanComponent(
   const lookup = new LanguageLookup(languages, aliases);
   const sourceLanguage = languages.find((l) => l.id === component.source_language_id);
   if (!sourceLanguage) throw new ScanError('source_language', 'The source language does not exist.');
-  const { found, unknown } = discover(files, { filemask: component.filemask, template: component.template, languageRegex: component.language_regex, languages: lookup });
+  const { found, unknown } = discover(files, {
+    filemask: component.filemask,
+    template: component.template,
+    languageRegex: component.language_regex,
+    languages: lookup,
+  });
 
   const existing = await db.selectFrom('translations').selectAll().where('component_id', '=', component.id).execute();
   const byLanguage = new Map(existing.map((t) => [t.language_id, t]));
@@ -160,9 +165,17 @@ export async function scanComponent(
     const touched: number[] = [];
     const ensureTranslation = async (f: FileUnits): Promise<TranslationRow> => {
       const row = byLanguage.get(f.language.id);
-      const values = { language_code: f.languageCode, filename: f.filename, revision: f.revision, is_source: f.isSource ? 1 : 0, is_template: f.isTemplate ? 1 : 0, plural_id: pluralOf(f.language.id).id };
+      const values = {
+        language_code: f.languageCode,
+        filename: f.filename,
+        revision: f.revision,
+        is_source: f.isSource ? 1 : 0,
+        is_template: f.isTemplate ? 1 : 0,
+        plural_id: pluralOf(f.language.id).id,
+      };
       if (row) {
-        if (Object.entries(values).some(([k, v]) => row[k as keyof TranslationRow] !== v)) await trx.updateTable('translations').set(values).where('id', '=', row.id).execute();
+        if (Object.entries(values).some(([k, v]) => row[k as keyof TranslationRow] !== v))
+          await trx.updateTable('translations').set(values).where('id', '=', row.id).execute();
         return { ...row, ...values };
       }
       const created = await trx
@@ -191,7 +204,19 @@ export async function scanComponent(
         for (const fl of componentFlags) flags.add(fl);
         const failing = f.isSource
           ? []
-          : runChecks({ sources: u.source, targets: u.target, state, flags, sourceLanguage: sourceLanguage.code, targetLanguage: f.language.code, pluralCount: plural.number, pluralFormula: plural.formula, sourcePlural: sourcePlural, note: u.note, isSource: false });
+          : runChecks({
+              sources: u.source,
+              targets: u.target,
+              state,
+              flags,
+              sourceLanguage: sourceLanguage.code,
+              targetLanguage: f.language.code,
+              pluralCount: plural.number,
+              pluralFormula: plural.formula,
+              sourcePlural: sourcePlural,
+              note: u.note,
+              isSource: false,
+            });
         // a failing enforced check marks the string as needing editing (Weblate's Unit.run_checks)
         if (state >= 20 && state < 100 && failing.some((c) => enforced.includes(c))) state = 10;
         return {
@@ -226,7 +251,13 @@ export async function scanComponent(
       const updated: number[] = [];
       if (fresh) {
         for (let i = 0; i < rows.length; i += 400) {
-          added.push(...(await trx.insertInto('units').values(rows.slice(i, i + 400)).returning(['id', 'id_hash']).execute()));
+          added.push(
+            ...(await trx
+              .insertInto('units')
+              .values(rows.slice(i, i + 400))
+              .returning(['id', 'id_hash'])
+              .execute()),
+          );
         }
         return { added, updated };
       }
@@ -234,7 +265,22 @@ export async function scanComponent(
       const oldByHash = new Map(old.map((u) => [u.id_hash, u]));
       const keep = new Set<number>();
       const inserts: NewUnit[] = [];
-      const fields = ['position', 'content_hash', 'source', 'target', 'previous_source', 'context', 'note', 'location', 'flags', 'state', 'num_words', 'source_chars', 'has_failing_check', 'failing_checks'] as const;
+      const fields = [
+        'position',
+        'content_hash',
+        'source',
+        'target',
+        'previous_source',
+        'context',
+        'note',
+        'location',
+        'flags',
+        'state',
+        'num_words',
+        'source_chars',
+        'has_failing_check',
+        'failing_checks',
+      ] as const;
       for (const r of rows) {
         const o = oldByHash.get(r.id_hash);
         if (!o || keep.has(o.id)) {
@@ -244,14 +290,28 @@ export async function scanComponent(
         keep.add(o.id);
         const changes = Object.fromEntries(fields.filter((k) => o[k] !== r[k]).map((k) => [k, r[k]]));
         if (Object.keys(changes).length) {
-          await trx.updateTable('units').set({ ...changes, last_updated: now }).where('id', '=', o.id).execute();
+          await trx
+            .updateTable('units')
+            .set({ ...changes, last_updated: now })
+            .where('id', '=', o.id)
+            .execute();
           if (o.target !== r.target || o.state !== r.state) updated.push(o.id);
         }
       }
       const gone = old.filter((u) => !keep.has(u.id)).map((u) => u.id);
-      for (let i = 0; i < gone.length; i += 500) await trx.deleteFrom('units').where('id', 'in', gone.slice(i, i + 500)).execute();
+      for (let i = 0; i < gone.length; i += 500)
+        await trx
+          .deleteFrom('units')
+          .where('id', 'in', gone.slice(i, i + 500))
+          .execute();
       for (let i = 0; i < inserts.length; i += 400) {
-        added.push(...(await trx.insertInto('units').values(inserts.slice(i, i + 400)).returning(['id', 'id_hash']).execute()));
+        added.push(
+          ...(await trx
+            .insertInto('units')
+            .values(inserts.slice(i, i + 400))
+            .returning(['id', 'id_hash'])
+            .execute()),
+        );
       }
       return { added, updated };
     };
@@ -269,7 +329,11 @@ export async function scanComponent(
       timestamp: now,
     });
     const writeChanges = async (rows: ReturnType<typeof change>[]) => {
-      for (let i = 0; i < rows.length; i += 500) await trx.insertInto('translation_changes').values(rows.slice(i, i + 500)).execute();
+      for (let i = 0; i < rows.length; i += 500)
+        await trx
+          .insertInto('translation_changes')
+          .values(rows.slice(i, i + 500))
+          .execute();
     };
 
     // the source translation first (its new units are the "New source string" changes)
@@ -302,13 +366,20 @@ export async function scanComponent(
       if (present.has(t.language_id)) continue;
       await trx.deleteFrom('units').where('translation_id', '=', t.id).execute();
       await trx.deleteFrom('translations').where('id', '=', t.id).execute();
-      await trx.insertInto('translation_changes').values({ ...change(t, ACTION.REMOVE_TRANSLATION, null, t.filename), translation_id: null }).execute();
+      await trx
+        .insertInto('translation_changes')
+        .values({ ...change(t, ACTION.REMOVE_TRANSLATION, null, t.filename), translation_id: null })
+        .execute();
     }
 
     for (const id of new Set(touched)) await refreshTranslationStats(trx, id);
     await trx.updateTable('components').set({ head, scan_state: 'done', scan_error: null }).where('id', '=', component.id).execute();
     // every unit belongs to one translation, whose counters were just brought up to date
-    const n = await trx.selectFrom('translations').select((eb) => eb.fn.sum<number>('total').as('n')).where('component_id', '=', component.id).executeTakeFirstOrThrow();
+    const n = await trx
+      .selectFrom('translations')
+      .select((eb) => eb.fn.sum<number>('total').as('n'))
+      .where('component_id', '=', component.id)
+      .executeTakeFirstOrThrow();
     return { translations: present.size, units: Number(n.n ?? 0), parsed, unknown };
   };
   return opts.trx ? run(opts.trx) : db.transaction().execute(run);
@@ -318,7 +389,12 @@ export async function scanComponent(
  * The source strings of a bilingual component: those already known, plus the strings of the files read
  * now (first occurrence wins); a string no file has any more is dropped once no translation holds it.
  */
-async function bilingualSources<R extends { id_hash: string }>(trx: Trx, sourceT: TranslationRow, files: FileUnits[], toRows: (units: ParsedUnit[]) => R[]): Promise<R[]> {
+async function bilingualSources<R extends { id_hash: string }>(
+  trx: Trx,
+  sourceT: TranslationRow,
+  files: FileUnits[],
+  toRows: (units: ParsedUnit[]) => R[],
+): Promise<R[]> {
   const merged = new Map<string, ParsedUnit>();
   const order: ParsedUnit[] = [];
   const read = files.filter((f) => f.units);
@@ -351,14 +427,29 @@ async function bilingualSources<R extends { id_hash: string }>(trx: Trx, sourceT
         .select('id_hash')
         .where('component_id', '=', sourceT.component_id)
         .where('language_id', 'in', unreadIds)
-        .where('id_hash', 'in', stale.slice(i, i + 500).map((s) => s.id_hash))
+        .where(
+          'id_hash',
+          'in',
+          stale.slice(i, i + 500).map((s) => s.id_hash),
+        )
         .execute();
       stillUsed = new Set([...stillUsed, ...hits.map((h) => h.id_hash)]);
     }
   }
   const keptOld: ParsedUnit[] = stale
     .filter((k) => stillUsed.has(k.id_hash))
-    .map((k) => ({ id: k.id_hash, context: k.context, source: k.source.split(PLURAL_SEPARATOR), target: k.source.split(PLURAL_SEPARATOR), previousSource: k.previous_source, note: k.note, location: k.location, flags: k.flags, state: 100, plural: k.source.includes(PLURAL_SEPARATOR) }));
+    .map((k) => ({
+      id: k.id_hash,
+      context: k.context,
+      source: k.source.split(PLURAL_SEPARATOR),
+      target: k.source.split(PLURAL_SEPARATOR),
+      previousSource: k.previous_source,
+      note: k.note,
+      location: k.location,
+      flags: k.flags,
+      state: 100,
+      plural: k.source.includes(PLURAL_SEPARATOR),
+    }));
   // known strings keep their place; new ones follow
   const knownOrder = new Map(known.map((k, i) => [k.id_hash, i]));
   const all = [...order, ...keptOld];
@@ -366,4 +457,3 @@ async function bilingualSources<R extends { id_hash: string }>(trx: Trx, sourceT
   const idx = rows.map((_r, i) => i).sort((a, b) => (knownOrder.get(rows[a].id_hash) ?? 1e9 + a) - (knownOrder.get(rows[b].id_hash) ?? 1e9 + b));
   return toRows(idx.map((i) => all[i]));
 }
-

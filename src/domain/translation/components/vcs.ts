@@ -103,7 +103,12 @@ export class ComponentVcs {
   async source(actor: Actor, repo: string): Promise<RepoSource> {
     const ext = this.externalUrl.replace(/\/+$/, '');
     if (repo.startsWith(ext + '/')) {
-      const fullPath = decodeURIComponent(repo.slice(ext.length + 1).replace(/\/+$/, '').replace(/\.git$/, ''));
+      const fullPath = decodeURIComponent(
+        repo
+          .slice(ext.length + 1)
+          .replace(/\/+$/, '')
+          .replace(/\.git$/, ''),
+      );
       let resolved;
       try {
         resolved = await this.resolve.project(actor, fullPath);
@@ -239,5 +244,10 @@ function lastWritten(dir: string): number | null {
 }
 
 function firstLine(s: string): string {
-  return s.trim().split('\n').filter((l) => !/^hint:/.test(l))[0] ?? 'unknown error';
+  return (
+    s
+      .trim()
+      .split('\n')
+      .filter((l) => !/^hint:/.test(l))[0] ?? 'unknown error'
+  );
 }

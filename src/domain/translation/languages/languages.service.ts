@@ -30,7 +30,10 @@ export class LanguagesService {
   }
 
   /** DRF's field validation: the values to write, or 400 with every field's messages. */
-  private validate(input: LanguageInput, partial: boolean): { code?: string; name?: string; direction?: string; population?: number; plural?: { number?: number; formula?: string } } {
+  private validate(
+    input: LanguageInput,
+    partial: boolean,
+  ): { code?: string; name?: string; direction?: string; population?: number; plural?: { number?: number; formula?: string } } {
     const errs: Errs = {};
     const out: ReturnType<LanguagesService['validate']> = {};
     const str = (k: 'code' | 'name') => {
@@ -56,7 +59,8 @@ export class LanguagesService {
       else out.name = name;
     }
     if (input.direction !== undefined) {
-      if (typeof input.direction !== 'string' || !DIRECTIONS.includes(input.direction)) errs.direction = [`"${String(input.direction)}" is not a valid choice.`];
+      if (typeof input.direction !== 'string' || !DIRECTIONS.includes(input.direction))
+        errs.direction = [`"${String(input.direction)}" is not a valid choice.`];
       else out.direction = input.direction;
     }
     if (input.population !== undefined) {
@@ -108,7 +112,10 @@ export class LanguagesService {
           .returningAll()
           .executeTakeFirstOrThrow();
         const { number, formula } = v.plural as { number: number; formula: string };
-        await trx.insertInto('language_plurals').values({ language_id: row.id, source: 0, number, formula, type: pluralType(formula, number, row.code) }).execute();
+        await trx
+          .insertInto('language_plurals')
+          .values({ language_id: row.id, source: 0, number, formula, type: pluralType(formula, number, row.code) })
+          .execute();
         return row;
       });
     } catch (e) {

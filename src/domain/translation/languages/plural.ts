@@ -5,7 +5,12 @@
 
 export class PluralFormulaError extends Error {}
 
-type Node = { k: 'n' } | { k: 'num'; v: number } | { k: 'un'; op: string; a: Node } | { k: 'bin'; op: string; a: Node; b: Node } | { k: 'cond'; c: Node; a: Node; b: Node };
+type Node =
+  | { k: 'n' }
+  | { k: 'num'; v: number }
+  | { k: 'un'; op: string; a: Node }
+  | { k: 'bin'; op: string; a: Node; b: Node }
+  | { k: 'cond'; c: Node; a: Node; b: Node };
 
 const TOKEN = /\s*(?:(\d+)|(n)|(\|\||&&|==|!=|<=|>=|[-+*/%<>!?:()]))/y;
 
@@ -86,15 +91,24 @@ function evaluate(e: Node, n: number): number {
       if (e.op === '&&') return a && evaluate(e.b, n) ? 1 : 0;
       const b = evaluate(e.b, n);
       switch (e.op) {
-        case '==': return a === b ? 1 : 0;
-        case '!=': return a !== b ? 1 : 0;
-        case '<': return a < b ? 1 : 0;
-        case '>': return a > b ? 1 : 0;
-        case '<=': return a <= b ? 1 : 0;
-        case '>=': return a >= b ? 1 : 0;
-        case '+': return a + b;
-        case '-': return a - b;
-        case '*': return a * b;
+        case '==':
+          return a === b ? 1 : 0;
+        case '!=':
+          return a !== b ? 1 : 0;
+        case '<':
+          return a < b ? 1 : 0;
+        case '>':
+          return a > b ? 1 : 0;
+        case '<=':
+          return a <= b ? 1 : 0;
+        case '>=':
+          return a >= b ? 1 : 0;
+        case '+':
+          return a + b;
+        case '-':
+          return a - b;
+        case '*':
+          return a * b;
         case '/':
           if (b === 0) throw new PluralFormulaError('integer division by zero');
           return Math.trunc(a / b);
@@ -217,7 +231,10 @@ function classify(f: string, number: number): number {
     return '';
   });
   const rest = ['few', 'many'];
-  for (const idx of counts.map((c, k) => [c[0], k]).sort((a, b) => a[0] - b[0]).map(([, k]) => k)) {
+  for (const idx of counts
+    .map((c, k) => [c[0], k])
+    .sort((a, b) => a[0] - b[0])
+    .map(([, k]) => k)) {
     if (names[idx] === '') names[idx] = rest.shift() ?? '?';
   }
   // "one/few/other" whose "other" holds 0 and 5…: the CLDR name of that form is many (cs, sk)

@@ -20,7 +20,10 @@ export function readCsv(file: string): Record<string, string>[] {
 }
 
 function parseCsv(file: string): Record<string, string>[] {
-  const lines = fs.readFileSync(path.join(DATA, file), 'utf8').split(/\r?\n/).filter((l) => l.trim() !== '' && !l.startsWith('#'));
+  const lines = fs
+    .readFileSync(path.join(DATA, file), 'utf8')
+    .split(/\r?\n/)
+    .filter((l) => l.trim() !== '' && !l.startsWith('#'));
   const split = (line: string): string[] => {
     const out: string[] = [];
     let cur = '';
@@ -48,7 +51,10 @@ export async function seedLanguages(db: Db): Promise<boolean> {
   const rtl = new Set(readCsv('rtl.csv').map((r) => r.code));
   const population = new Map(readCsv('population.csv').map((r) => [r.code, Number(r.population) || 0]));
   const variants = new Map<string, { source: number; number: number; formula: string }[]>();
-  for (const [file, source] of [['gettext.csv', PLURAL_SOURCE.gettext], ['cldr.csv', PLURAL_SOURCE.cldr]] as const) {
+  for (const [file, source] of [
+    ['gettext.csv', PLURAL_SOURCE.gettext],
+    ['cldr.csv', PLURAL_SOURCE.cldr],
+  ] as const) {
     for (const r of readCsv(file)) variants.set(r.code, [...(variants.get(r.code) ?? []), { source, number: Number(r.nplurals), formula: r.formula }]);
   }
   const now = nowIso();
@@ -58,7 +64,15 @@ export async function seedLanguages(db: Db): Promise<boolean> {
       const batch = languages.slice(i, i + 200);
       const rows = await trx
         .insertInto('languages')
-        .values(batch.map((l) => ({ code: l.code, name: l.name, direction: rtl.has(l.code) ? 'rtl' : 'ltr', population: population.get(l.code) ?? 0, created_at: now })))
+        .values(
+          batch.map((l) => ({
+            code: l.code,
+            name: l.name,
+            direction: rtl.has(l.code) ? 'rtl' : 'ltr',
+            population: population.get(l.code) ?? 0,
+            created_at: now,
+          })),
+        )
         .returning(['id', 'code'])
         .execute();
       const plurals = [];
@@ -78,7 +92,10 @@ export async function seedLanguages(db: Db): Promise<boolean> {
     const seen = new Set<string>();
     const unique = aliases.filter((a) => !seen.has(a.source) && seen.add(a.source));
     for (let i = 0; i < unique.length; i += 200) {
-      await trx.insertInto('language_aliases').values(unique.slice(i, i + 200).map((a) => ({ alias: a.source, code: a.target }))).execute();
+      await trx
+        .insertInto('language_aliases')
+        .values(unique.slice(i, i + 200).map((a) => ({ alias: a.source, code: a.target })))
+        .execute();
     }
   });
   return true;

@@ -37,7 +37,8 @@ export class TranslationProjectsService {
     if (input.source_language !== undefined) out.source_language_id = await languageField(this.db, e, input.source_language, 'source_language');
     if (input.access_control !== undefined) {
       const v = Number(input.access_control);
-      if (!ACCESS_CONTROL_VALUES.includes(v) || String(input.access_control).trim() === '') e.add('access_control', `"${String(input.access_control)}" is not a valid choice.`);
+      if (!ACCESS_CONTROL_VALUES.includes(v) || String(input.access_control).trim() === '')
+        e.add('access_control', `"${String(input.access_control)}" is not a valid choice.`);
       else out.access_control = v;
     }
     e.throwIfAny();
@@ -54,10 +55,16 @@ export class TranslationProjectsService {
   private async checkUnique(values: { name?: string; slug?: string }, except?: number) {
     const k = this.db.kysely;
     const errs: Record<string, string[]> = {};
-    for (const [field, msg] of [['name', 'Project with this Project name already exists.'], ['slug', 'Project with this URL slug already exists.']] as const) {
+    for (const [field, msg] of [
+      ['name', 'Project with this Project name already exists.'],
+      ['slug', 'Project with this URL slug already exists.'],
+    ] as const) {
       const v = values[field];
       if (v === undefined) continue;
-      let q = k.selectFrom('translation_projects').select('id').where((eb) => eb(eb.fn('lower', [field]), '=', v.toLowerCase()));
+      let q = k
+        .selectFrom('translation_projects')
+        .select('id')
+        .where((eb) => eb(eb.fn('lower', [field]), '=', v.toLowerCase()));
       if (except) q = q.where('id', '!=', except);
       if (await q.executeTakeFirst()) errs[field] = [msg];
     }
@@ -73,10 +80,27 @@ export class TranslationProjectsService {
       return await this.db.kysely.transaction().execute(async (trx) => {
         const row = await trx
           .insertInto('translation_projects')
-          .values({ name: v.name!, slug: v.slug!, web: v.web ?? '', source_language_id: v.source_language_id ?? en?.id ?? 1, access_control: v.access_control ?? 0, created_at: nowIso() })
+          .values({
+            name: v.name!,
+            slug: v.slug!,
+            web: v.web ?? '',
+            source_language_id: v.source_language_id ?? en?.id ?? 1,
+            access_control: v.access_control ?? 0,
+            created_at: nowIso(),
+          })
           .returningAll()
           .executeTakeFirstOrThrow();
-        await trx.insertInto('translation_changes').values({ project_id: row.id, user_id: actor.user!.id, author_id: actor.user!.id, action: ACTION.CREATE_PROJECT, target: row.name, timestamp: nowIso() }).execute();
+        await trx
+          .insertInto('translation_changes')
+          .values({
+            project_id: row.id,
+            user_id: actor.user!.id,
+            author_id: actor.user!.id,
+            action: ACTION.CREATE_PROJECT,
+            target: row.name,
+            timestamp: nowIso(),
+          })
+          .execute();
         return row;
       });
     } catch (e) {
@@ -94,7 +118,18 @@ export class TranslationProjectsService {
           ? await trx.updateTable('translation_projects').set(v).where('id', '=', project.id).returningAll().executeTakeFirstOrThrow()
           : project;
         if (v.slug !== undefined && v.slug !== project.slug) {
-          await trx.insertInto('translation_changes').values({ project_id: row.id, user_id: actor.user!.id, author_id: actor.user!.id, action: ACTION.RENAME_PROJECT, target: row.slug, old: project.slug, timestamp: nowIso() }).execute();
+          await trx
+            .insertInto('translation_changes')
+            .values({
+              project_id: row.id,
+              user_id: actor.user!.id,
+              author_id: actor.user!.id,
+              action: ACTION.RENAME_PROJECT,
+              target: row.slug,
+              old: project.slug,
+              timestamp: nowIso(),
+            })
+            .execute();
         }
         return row;
       });
@@ -111,7 +146,10 @@ export class TranslationProjectsService {
       for (const c of components) await this.components.deleteRows(trx, c.id);
       await trx.deleteFrom('translation_changes').where('project_id', '=', project.id).execute();
       await trx.deleteFrom('translation_projects').where('id', '=', project.id).execute();
-      await trx.insertInto('translation_changes').values({ user_id: actor.user!.id, author_id: actor.user!.id, action: ACTION.REMOVE_PROJECT, target: project.slug, timestamp: nowIso() }).execute();
+      await trx
+        .insertInto('translation_changes')
+        .values({ user_id: actor.user!.id, author_id: actor.user!.id, action: ACTION.REMOVE_PROJECT, target: project.slug, timestamp: nowIso() })
+        .execute();
     });
     for (const c of components) this.components.removeMirror(c.id);
   }

@@ -62,9 +62,15 @@ function compile(node: QueryNode, dialect: SearchDialect): RawBuilder<SqlBool> {
     case 'none':
       return sql<SqlBool>`1 = 0`;
     case 'and':
-      return sql<SqlBool>`(${sql.join(node.children.map((c) => compile(c, dialect)), sql` and `)})`;
+      return sql<SqlBool>`(${sql.join(
+        node.children.map((c) => compile(c, dialect)),
+        sql` and `,
+      )})`;
     case 'or':
-      return sql<SqlBool>`(${sql.join(node.children.map((c) => compile(c, dialect)), sql` or `)})`;
+      return sql<SqlBool>`(${sql.join(
+        node.children.map((c) => compile(c, dialect)),
+        sql` or `,
+      )})`;
     case 'not':
       return sql<SqlBool>`not (${compile(node.child, dialect)})`;
     case 'text':

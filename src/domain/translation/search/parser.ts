@@ -541,7 +541,13 @@ function timeNode(column: TimeColumn, operator: string, value: Value): QueryNode
   if (typeof parsed === 'string') return { type: 'time', column, op: OP[operator], value: parsed };
   const [from, to] = parsed;
   if (operator === ':' || operator === ':=') {
-    return { type: 'and', children: [{ type: 'time', column, op: 'gte', value: from }, { type: 'time', column, op: 'lte', value: to }] };
+    return {
+      type: 'and',
+      children: [
+        { type: 'time', column, op: 'gte', value: from },
+        { type: 'time', column, op: 'lte', value: to },
+      ],
+    };
   }
   if (operator === ':>' || operator === ':>=') return { type: 'time', column, op: 'gte', value: from };
   return { type: 'time', column, op: 'lte', value: to };

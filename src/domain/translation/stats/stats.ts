@@ -6,13 +6,27 @@ import type { Database } from '../../../db/schema.ts';
 import { CONTENT_ACTIONS } from '../changes/actions.ts';
 
 export const COUNTERS = [
-  'total', 'total_words', 'total_chars',
-  'translated', 'translated_words', 'translated_chars',
-  'fuzzy', 'fuzzy_words', 'fuzzy_chars',
-  'approved', 'approved_words', 'approved_chars',
-  'readonly', 'readonly_words', 'readonly_chars',
-  'failing', 'failing_words', 'failing_chars',
-  'suggestions', 'comments', 'recent_changes',
+  'total',
+  'total_words',
+  'total_chars',
+  'translated',
+  'translated_words',
+  'translated_chars',
+  'fuzzy',
+  'fuzzy_words',
+  'fuzzy_chars',
+  'approved',
+  'approved_words',
+  'approved_chars',
+  'readonly',
+  'readonly_words',
+  'readonly_chars',
+  'failing',
+  'failing_words',
+  'failing_chars',
+  'suggestions',
+  'comments',
+  'recent_changes',
 ] as const;
 export type Counter = (typeof COUNTERS)[number];
 export type Counts = Record<Counter, number> & { last_change: string | null; last_author_id: number | null };
@@ -74,7 +88,9 @@ export function statisticsBody(c: Counts) {
 }
 
 /** Sum of translation rows (aggregates: component, project, language, project-language). */
-export function sumCounts(rows: (Partial<Record<Counter, number | string | null>> & { last_change?: string | null; last_author_id?: number | null })[]): Counts {
+export function sumCounts(
+  rows: (Partial<Record<Counter, number | string | null>> & { last_change?: string | null; last_author_id?: number | null })[],
+): Counts {
   const c = { ...Object.fromEntries(COUNTERS.map((k) => [k, 0])), last_change: null, last_author_id: null } as unknown as Counts;
   for (const r of rows) {
     for (const k of COUNTERS) c[k] += Number(r[k] ?? 0);

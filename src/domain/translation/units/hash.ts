@@ -25,18 +25,26 @@ export function weblateSource(source: string | readonly string[]): string {
 export function siphash24(key: Uint8Array, data: Uint8Array): bigint {
   if (key.length !== 16) throw new Error('siphash24: the key must be 16 bytes');
   // 64-bit lanes as [high, low] uint32 pairs; arithmetic stays in 32-bit integers.
-  const k0l = readU32(key, 0), k0h = readU32(key, 4), k1l = readU32(key, 8), k1h = readU32(key, 12);
-  let v0h = (k0h ^ 0x736f6d65) >>> 0, v0l = (k0l ^ 0x70736575) >>> 0;
-  let v1h = (k1h ^ 0x646f7261) >>> 0, v1l = (k1l ^ 0x6e646f6d) >>> 0;
-  let v2h = (k0h ^ 0x6c796765) >>> 0, v2l = (k0l ^ 0x6e657261) >>> 0;
-  let v3h = (k1h ^ 0x74656462) >>> 0, v3l = (k1l ^ 0x79746573) >>> 0;
+  const k0l = readU32(key, 0),
+    k0h = readU32(key, 4),
+    k1l = readU32(key, 8),
+    k1h = readU32(key, 12);
+  let v0h = (k0h ^ 0x736f6d65) >>> 0,
+    v0l = (k0l ^ 0x70736575) >>> 0;
+  let v1h = (k1h ^ 0x646f7261) >>> 0,
+    v1l = (k1l ^ 0x6e646f6d) >>> 0;
+  let v2h = (k0h ^ 0x6c796765) >>> 0,
+    v2l = (k0l ^ 0x6e657261) >>> 0;
+  let v3h = (k1h ^ 0x74656462) >>> 0,
+    v3l = (k1l ^ 0x79746573) >>> 0;
 
   const round = () => {
     // v0 += v1; v1 = rotl(v1, 13) ^ v0; v0 = rotl(v0, 32)
     let lo = (v0l + v1l) >>> 0;
     v0h = (v0h + v1h + (lo < v0l ? 1 : 0)) >>> 0;
     v0l = lo;
-    let h = v1h, l = v1l;
+    let h = v1h,
+      l = v1l;
     v1h = ((h << 13) | (l >>> 19)) >>> 0;
     v1l = ((l << 13) | (h >>> 19)) >>> 0;
     v1h = (v1h ^ v0h) >>> 0;

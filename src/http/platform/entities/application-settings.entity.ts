@@ -2,13 +2,7 @@
 // every returned setting of definitions.ts and the legacy names that mirror a current one. The schema
 // is generated from the same table, so the serializer keeps every setting and nothing else.
 import { Type, type TSchema } from 'typebox';
-import {
-  RESPONSE_ALIASES,
-  RESPONSE_CONSTANTS,
-  SETTINGS,
-  STORAGES,
-  type SettingDef,
-} from '../../../domain/settings/definitions.ts';
+import { RESPONSE_ALIASES, RESPONSE_CONSTANTS, SETTINGS, STORAGES, type SettingDef } from '../../../domain/settings/definitions.ts';
 import type { SettingsRecord } from '../../../domain/settings/settings.service.ts';
 
 const AccessLevels = Type.Array(Type.Object({ access_level: Type.Integer() }));

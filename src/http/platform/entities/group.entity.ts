@@ -110,7 +110,8 @@ export function toGroup(row: NamespaceRow, ctx: GroupViewContext): GroupEntity {
     lock_math_rendering_limits_enabled: s.lock_math_rendering_limits_enabled,
     default_branch: s.default_branch,
     default_branch_protection: s.default_branch_protection ?? ctx.defaultBranchProtection,
-    default_branch_protection_defaults: (s.default_branch_protection_defaults ?? ctx.defaultBranchProtectionDefaults) as GroupEntity['default_branch_protection_defaults'],
+    default_branch_protection_defaults: (s.default_branch_protection_defaults ??
+      ctx.defaultBranchProtectionDefaults) as GroupEntity['default_branch_protection_defaults'],
     avatar_url: row.avatar_url,
     request_access_enabled: row.request_access_enabled === 1,
     full_name: ctx.fullNames.get(row.id) ?? row.name,

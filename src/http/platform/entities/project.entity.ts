@@ -70,8 +70,26 @@ const basicProps = {
 const S = Type.String();
 const B = Type.Boolean();
 const accessLevelProps: Record<string, TSchema> = {};
-for (const f of ['issues', 'repository', 'merge_requests', 'forking', 'wiki', 'builds', 'snippets', 'pages', 'analytics', 'container_registry',
-  'security_and_compliance', 'releases', 'environments', 'feature_flags', 'infrastructure', 'monitor', 'model_experiments', 'model_registry']) {
+for (const f of [
+  'issues',
+  'repository',
+  'merge_requests',
+  'forking',
+  'wiki',
+  'builds',
+  'snippets',
+  'pages',
+  'analytics',
+  'container_registry',
+  'security_and_compliance',
+  'releases',
+  'environments',
+  'feature_flags',
+  'infrastructure',
+  'monitor',
+  'model_experiments',
+  'model_registry',
+]) {
   accessLevelProps[`${f}_access_level`] = S;
 }
 
@@ -172,7 +190,7 @@ export function namespaceEntity(view: ProjectView, ctx: ProjectViewContext) {
     kind: user ? 'user' : 'group',
     full_path: ns.full_path,
     parent_id: ns.parent_id,
-    avatar_url: user ? view.owner?.avatar_url ?? null : ns.avatar_url,
+    avatar_url: user ? (view.owner?.avatar_url ?? null) : ns.avatar_url,
     web_url: user ? `${ctx.externalUrl}/${ns.full_path}` : `${ctx.externalUrl}/groups/${ns.full_path}`,
   };
 }
@@ -275,24 +293,58 @@ export function toProject(view: ProjectView, shape: ProjectShape, ctx: ProjectVi
   out.description_html = descriptionHtml(p.description);
   out.updated_at = p.updated_at;
   if (adminProject) {
-    for (const k of ['ci_default_git_depth', 'ci_delete_pipelines_in_seconds', 'ci_forward_deployment_enabled', 'ci_forward_deployment_rollback_allowed']) out[k] = s[k];
+    for (const k of ['ci_default_git_depth', 'ci_delete_pipelines_in_seconds', 'ci_forward_deployment_enabled', 'ci_forward_deployment_rollback_allowed'])
+      out[k] = s[k];
     out.ci_job_token_scope_enabled = false;
-    for (const k of ['ci_separated_caches', 'ci_allow_fork_pipelines_to_run_in_parent_project', 'ci_id_token_sub_claim_components', 'build_git_strategy',
-      'keep_latest_artifact', 'restrict_user_defined_variables', 'ci_pipeline_variables_minimum_override_role']) out[k] = s[k];
+    for (const k of [
+      'ci_separated_caches',
+      'ci_allow_fork_pipelines_to_run_in_parent_project',
+      'ci_id_token_sub_claim_components',
+      'build_git_strategy',
+      'keep_latest_artifact',
+      'restrict_user_defined_variables',
+      'ci_pipeline_variables_minimum_override_role',
+    ])
+      out[k] = s[k];
     out.runner_token_expiration_interval = null;
-    for (const k of ['group_runners_enabled', 'auto_cancel_pending_pipelines', 'build_timeout', 'auto_devops_enabled', 'auto_devops_deploy_strategy',
-      'ci_push_repository_for_job_token_allowed']) out[k] = s[k];
+    for (const k of [
+      'group_runners_enabled',
+      'auto_cancel_pending_pipelines',
+      'build_timeout',
+      'auto_devops_enabled',
+      'auto_devops_deploy_strategy',
+      'ci_push_repository_for_job_token_allowed',
+    ])
+      out[k] = s[k];
   }
   if (readCode) out.ci_config_path = s.ci_config_path;
   out.public_jobs = s.public_jobs;
   out.shared_with_groups = [];
-  for (const k of ['only_allow_merge_if_pipeline_succeeds', 'allow_merge_on_skipped_pipeline', 'request_access_enabled', 'only_allow_merge_if_all_discussions_are_resolved',
-    'remove_source_branch_after_merge', 'printing_merge_request_link_enabled', 'merge_method', 'squash_option', 'enforce_auth_checks_on_uploads',
-    'suggestion_commit_message', 'merge_commit_template', 'squash_commit_template', 'issue_branch_template', 'warn_about_potentially_unwanted_characters',
-    'autoclose_referenced_issues', 'max_artifacts_size']) out[k] = s[k];
+  for (const k of [
+    'only_allow_merge_if_pipeline_succeeds',
+    'allow_merge_on_skipped_pipeline',
+    'request_access_enabled',
+    'only_allow_merge_if_all_discussions_are_resolved',
+    'remove_source_branch_after_merge',
+    'printing_merge_request_link_enabled',
+    'merge_method',
+    'squash_option',
+    'enforce_auth_checks_on_uploads',
+    'suggestion_commit_message',
+    'merge_commit_template',
+    'squash_commit_template',
+    'issue_branch_template',
+    'warn_about_potentially_unwanted_characters',
+    'autoclose_referenced_issues',
+    'max_artifacts_size',
+  ])
+    out[k] = s[k];
   if (shape === 'with_access') {
     const memberAccess = (level: number | null) => (level === null ? null : { access_level: level, notification_level: NOTIFICATION_GLOBAL });
-    out.permissions = { project_access: memberAccess(view.projectMemberLevel), group_access: view.namespace.type === 'Group' ? memberAccess(view.groupMemberLevel) : null };
+    out.permissions = {
+      project_access: memberAccess(view.projectMemberLevel),
+      group_access: view.namespace.type === 'Group' ? memberAccess(view.groupMemberLevel) : null,
+    };
   }
   return out as ProjectEntity;
 }

@@ -70,7 +70,12 @@ export const HookAttemptSchema = Type.Object({
 });
 
 /** GitLab's hook scope names for the `trigger` field. */
-const TRIGGERS: Record<string, string> = { push: 'push_hooks', tag_push: 'tag_push_hooks', merge_request: 'merge_request_hooks', repository_update: 'repository_update_hooks' };
+const TRIGGERS: Record<string, string> = {
+  push: 'push_hooks',
+  tag_push: 'tag_push_hooks',
+  merge_request: 'merge_request_hooks',
+  repository_update: 'repository_update_hooks',
+};
 
 export type AttemptListRow = HookAttemptRow & { event_name: string; payload: string; idempotency_key: string; delivery_state: string; delivery_run_at: string };
 

@@ -91,18 +91,14 @@ export function branchesRoutes(fastify: FastifyInstance, c: Container): void {
     }
   });
 
-  app.get(
-    '/api/v4/projects/:id/repository/branches/:branch',
-    { config, preValidation: withContext, schema: { params: BranchParams } },
-    async (req) => {
-      const ctx = contextOf(req);
-      const name = req.params.branch;
-      if (!isValidNewRefName(name)) throw Errors.raw(400, { message: 'The branch refname is invalid' });
-      const ref = await ctx.repo.branch(name);
-      if (!ref) throw Errors.notFound('Branch');
-      return branchEntity(ctx, req.actor, await c.repository.protectionDefaults(), ref, await mergedToDefault(ctx, ref));
-    },
-  );
+  app.get('/api/v4/projects/:id/repository/branches/:branch', { config, preValidation: withContext, schema: { params: BranchParams } }, async (req) => {
+    const ctx = contextOf(req);
+    const name = req.params.branch;
+    if (!isValidNewRefName(name)) throw Errors.raw(400, { message: 'The branch refname is invalid' });
+    const ref = await ctx.repo.branch(name);
+    if (!ref) throw Errors.notFound('Branch');
+    return branchEntity(ctx, req.actor, await c.repository.protectionDefaults(), ref, await mergedToDefault(ctx, ref));
+  });
 
   app.post(
     '/api/v4/projects/:id/repository/branches',
@@ -137,16 +133,12 @@ export function branchesRoutes(fastify: FastifyInstance, c: Container): void {
   );
 
   // Branches::DeleteMergedService, run at once rather than in a worker; the answer is still 202.
-  app.delete(
-    '/api/v4/projects/:id/repository/merged_branches',
-    { config, preValidation: withContext, schema: { params: IdParams } },
-    async (req, reply) => {
-      const ctx = contextOf(req);
-      const actor = req.actor;
-      requirePush(ctx, actor);
-      await c.repository.deleteMergedBranches(ctx, actor);
-      reply.code(202);
-      return { message: '202 Accepted' };
-    },
-  );
+  app.delete('/api/v4/projects/:id/repository/merged_branches', { config, preValidation: withContext, schema: { params: IdParams } }, async (req, reply) => {
+    const ctx = contextOf(req);
+    const actor = req.actor;
+    requirePush(ctx, actor);
+    await c.repository.deleteMergedBranches(ctx, actor);
+    reply.code(202);
+    return { message: '202 Accepted' };
+  });
 }

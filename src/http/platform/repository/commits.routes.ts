@@ -46,7 +46,6 @@ const RefsQuery = Type.Object({
   ...PaginationProps,
 });
 
-
 const ActionBody = Type.Object({
   action: Type.String(),
   file_path: Type.String(),
@@ -248,18 +247,14 @@ export function commitsRoutes(fastify: FastifyInstance, c: Container): void {
   );
 
   // ---- GET /projects/:id/repository/commits/:sha -----------------------------------------------
-  app.get(
-    '/api/v4/projects/:id/repository/commits/:sha',
-    { config: read, schema: { tags: TAGS, params: ShaParams, querystring: ShowQuery } },
-    async (req) => {
-      const ctx = await c.repository.context(req.actor, req.params.id);
-      const sha = ctx.repo.exists() ? await resolveRevision(ctx.repo, req.params.sha) : null;
-      const commit = sha ? await ctx.repo.commit(sha) : null;
-      if (!commit) throw Errors.notFound('Commit');
-      const stats = req.query.stats ? (await commitStats(ctx.repo, [commit])).get(commit.sha)! : null;
-      return commitDetail(ctx, commit, stats);
-    },
-  );
+  app.get('/api/v4/projects/:id/repository/commits/:sha', { config: read, schema: { tags: TAGS, params: ShaParams, querystring: ShowQuery } }, async (req) => {
+    const ctx = await c.repository.context(req.actor, req.params.id);
+    const sha = ctx.repo.exists() ? await resolveRevision(ctx.repo, req.params.sha) : null;
+    const commit = sha ? await ctx.repo.commit(sha) : null;
+    if (!commit) throw Errors.notFound('Commit');
+    const stats = req.query.stats ? (await commitStats(ctx.repo, [commit])).get(commit.sha)! : null;
+    return commitDetail(ctx, commit, stats);
+  });
 
   // ---- GET /projects/:id/repository/commits/:sha/refs ------------------------------------------
   app.get(
@@ -279,7 +274,11 @@ export function commitsRoutes(fastify: FastifyInstance, c: Container): void {
       }
       // branches first, then tags (for-each-ref sorts refs/heads before refs/tags)
       const q = req.query;
-      const page = paginateArray(c.config.externalUrl, { path: req.url.split('?')[0], params: linkParams(q, { id: req.params.id, sha: req.params.sha }), page: q.page, per_page: q.per_page }, refs);
+      const page = paginateArray(
+        c.config.externalUrl,
+        { path: req.url.split('?')[0], params: linkParams(q, { id: req.params.id, sha: req.params.sha }), page: q.page, per_page: q.per_page },
+        refs,
+      );
       reply.headers(page.headers);
       return page.items;
     },
@@ -311,7 +310,8 @@ export function commitsRoutes(fastify: FastifyInstance, c: Container): void {
       if (b.start_project !== undefined) await c.repository.checkStartProject(ctx, actor, b.start_project);
       if (!ctx.repo.exists()) throw Errors.notFound('Repository');
       // authorize_push_to_branch! (archived projects take no pushes, not even from administrators)
-      if (!(await c.repository.canPushTo(ctx, actor, b.branch, await ctx.repo.isEmpty()))) throw Errors.forbidden('You are not allowed to push into this branch');
+      if (!(await c.repository.canPushTo(ctx, actor, b.branch, await ctx.repo.isEmpty())))
+        throw Errors.forbidden('You are not allowed to push into this branch');
 
       const sha = await c.repository.commit(ctx, actor, {
         branch: b.branch,

@@ -100,7 +100,10 @@ async function mergeBase(repo: Repository, shas: string[]): Promise<string | nul
 /** Commits of `to` not reachable from `from`, oldest first (`git log --reverse from..to`). */
 async function commitsBetween(repo: Repository, from: string, to: string): Promise<Commit[]> {
   const r = await repo.run(['rev-list', '--reverse', to, `^${from}`, '--'], { maxBytes: 1 << 30 });
-  const shas = r.stdout.toString('latin1').split('\n').filter((s) => s.length >= 40);
+  const shas = r.stdout
+    .toString('latin1')
+    .split('\n')
+    .filter((s) => s.length >= 40);
   const commits = await Promise.all(shas.map((s) => repo.commit(s)));
   return commits.filter((x): x is Commit => x !== null);
 }
@@ -147,7 +150,11 @@ async function contributors(repo: Repository, sha: string): Promise<Contributor[
 
 /** Ruby's String#casecmp: ASCII case folded, then byte order. */
 function casecmp(a: string, b: string): number {
-  const fold = (s: string) => Buffer.from(s.replace(/[A-Z]/g, (ch) => ch.toLowerCase()), 'utf8');
+  const fold = (s: string) =>
+    Buffer.from(
+      s.replace(/[A-Z]/g, (ch) => ch.toLowerCase()),
+      'utf8',
+    );
   return Buffer.compare(fold(a), fold(b));
 }
 
@@ -211,7 +218,14 @@ export function compareRoutes(fastify: FastifyInstance, c: Container): void {
       const straight = q.straight === true;
 
       if (fromSha === toSha) {
-        return { commit: null, commits: [], diffs: [], compare_timeout: false, compare_same_ref: true, web_url: `${ctx.webUrl}/-/compare/${fromSha}...${toSha}` };
+        return {
+          commit: null,
+          commits: [],
+          diffs: [],
+          compare_timeout: false,
+          compare_same_ref: true,
+          web_url: `${ctx.webUrl}/-/compare/${fromSha}...${toSha}`,
+        };
       }
 
       const limits = diffLimits(await c.settings.get(), false);

@@ -86,7 +86,6 @@ export function escapePath(name: string): string {
   return name.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@/]/gu, (ch) => encodeURIComponent(ch));
 }
 
-
 /** API::Entities::CommitBasic */
 export function commitBasic(commit: Commit, webUrl: string) {
   const { trailers, extended } = commitTrailers(commit.message);

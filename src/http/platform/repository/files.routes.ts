@@ -105,7 +105,12 @@ async function blobData(repo: Repository, ref: string | undefined, commit: strin
  */
 function setGitlabHeaders(reply: FastifyReply, data: Record<string, unknown>): void {
   for (const [k, v] of Object.entries(data)) {
-    const name = 'X-Gitlab-' + k.split('_').map((w) => (w ? w[0].toUpperCase() + w.slice(1) : w)).join('-');
+    const name =
+      'X-Gitlab-' +
+      k
+        .split('_')
+        .map((w) => (w ? w[0].toUpperCase() + w.slice(1) : w))
+        .join('-');
     reply.header(name, headerValue(v === null || v === undefined ? '' : String(v)));
   }
 }
@@ -157,7 +162,11 @@ export function filesRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.get(
     `${FILE_URL}/raw`,
-    { config: READ, attachValidation: true, schema: { tags: TAGS, summary: 'Get raw file contents from the repository', params: FileParams, querystring: RawQuery } },
+    {
+      config: READ,
+      attachValidation: true,
+      schema: { tags: TAGS, summary: 'Get raw file contents from the repository', params: FileParams, querystring: RawQuery },
+    },
     async (req, reply) => {
       // allow_initial_path_separator: an encoded leading "/" is allowed; Gitlab::Git::Blob.find drops it
       const filePath = req.params.file_path.replace(/^\/+/, '');
@@ -188,7 +197,12 @@ export function filesRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.get(
     FILE_URL,
-    { config: READ, exposeHeadRoute: false, attachValidation: true, schema: { tags: TAGS, summary: 'Get a file from the repository', params: FileParams, querystring: ShowQuery } },
+    {
+      config: READ,
+      exposeHeadRoute: false,
+      attachValidation: true,
+      schema: { tags: TAGS, summary: 'Get a file from the repository', params: FileParams, querystring: ShowQuery },
+    },
     async (req, reply) => {
       checkParams(req, isValidFilePath(req.params.file_path), [['ref', req.query.ref]]);
       const ctx = await c.repository.context(req.actor, req.params.id);
@@ -205,7 +219,10 @@ export function filesRoutes(fastify: FastifyInstance, c: Container): void {
     { config: WRITE, attachValidation: true, schema: { tags: TAGS, summary: 'Create new file in repository', params: FileParams, body: ExtendedBody } },
     async (req, reply) => {
       const body = req.body;
-      checkParams(req, isValidFilePath(req.params.file_path), [['branch', body?.branch], ['commit_message', body?.commit_message]]);
+      checkParams(req, isValidFilePath(req.params.file_path), [
+        ['branch', body?.branch],
+        ['commit_message', body?.commit_message],
+      ]);
       await writeFile(c, req.actor, req.params.id, 'create', req.params.file_path, body);
       reply.code(201);
       return { file_path: req.params.file_path, branch: body.branch };
@@ -217,7 +234,10 @@ export function filesRoutes(fastify: FastifyInstance, c: Container): void {
     { config: WRITE, attachValidation: true, schema: { tags: TAGS, summary: 'Update existing file in repository', params: FileParams, body: ExtendedBody } },
     async (req) => {
       const body = req.body;
-      checkParams(req, isValidFilePath(req.params.file_path), [['branch', body?.branch], ['commit_message', body?.commit_message]]);
+      checkParams(req, isValidFilePath(req.params.file_path), [
+        ['branch', body?.branch],
+        ['commit_message', body?.commit_message],
+      ]);
       await writeFile(c, req.actor, req.params.id, 'update', req.params.file_path, body);
       return { file_path: req.params.file_path, branch: body.branch };
     },
@@ -228,7 +248,10 @@ export function filesRoutes(fastify: FastifyInstance, c: Container): void {
     { config: WRITE, attachValidation: true, schema: { tags: TAGS, summary: 'Delete an existing file in repository', params: FileParams, body: DeleteBody } },
     async (req, reply) => {
       const body = req.body;
-      checkParams(req, isValidFilePath(req.params.file_path), [['branch', body?.branch], ['commit_message', body?.commit_message]]);
+      checkParams(req, isValidFilePath(req.params.file_path), [
+        ['branch', body?.branch],
+        ['commit_message', body?.commit_message],
+      ]);
       await writeFile(c, req.actor, req.params.id, 'delete', req.params.file_path, body);
       return reply.code(204).send();
     },

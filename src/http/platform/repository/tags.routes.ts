@@ -68,16 +68,12 @@ export function tagsRoutes(fastify: FastifyInstance, c: Container): void {
     },
   );
 
-  app.get(
-    '/api/v4/projects/:id/repository/tags/:tag_name',
-    { config, preValidation: withContext, schema: { params: TagParams } },
-    async (req) => {
-      const ctx = contextOf(req);
-      const tag = await ctx.repo.tag(req.params.tag_name);
-      if (!tag) throw Errors.notFound('Tag');
-      return tagEntity(ctx, tag);
-    },
-  );
+  app.get('/api/v4/projects/:id/repository/tags/:tag_name', { config, preValidation: withContext, schema: { params: TagParams } }, async (req) => {
+    const ctx = contextOf(req);
+    const tag = await ctx.repo.tag(req.params.tag_name);
+    if (!tag) throw Errors.notFound('Tag');
+    return tagEntity(ctx, tag);
+  });
 
   app.post(
     '/api/v4/projects/:id/repository/tags',
@@ -93,19 +89,15 @@ export function tagsRoutes(fastify: FastifyInstance, c: Container): void {
     },
   );
 
-  app.delete(
-    '/api/v4/projects/:id/repository/tags/:tag_name',
-    { config, preValidation: withContext, schema: { params: TagParams } },
-    async (req, reply) => {
-      const ctx = contextOf(req);
-      const actor = req.actor;
-      const tag = await ctx.repo.tag(req.params.tag_name);
-      if (!tag) throw Errors.notFound('Tag');
-      requirePush(ctx, actor);
-      const commit = await ctx.repo.commit(tag.commit);
-      if (commit) checkUnmodifiedSince(req, commit.author.time);
-      await c.repository.deleteTag(ctx, actor, tag);
-      return reply.code(204).send();
-    },
-  );
+  app.delete('/api/v4/projects/:id/repository/tags/:tag_name', { config, preValidation: withContext, schema: { params: TagParams } }, async (req, reply) => {
+    const ctx = contextOf(req);
+    const actor = req.actor;
+    const tag = await ctx.repo.tag(req.params.tag_name);
+    if (!tag) throw Errors.notFound('Tag');
+    requirePush(ctx, actor);
+    const commit = await ctx.repo.commit(tag.commit);
+    if (commit) checkUnmodifiedSince(req, commit.author.time);
+    await c.repository.deleteTag(ctx, actor, tag);
+    return reply.code(204).send();
+  });
 }

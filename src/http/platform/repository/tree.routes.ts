@@ -148,30 +148,22 @@ export function treeRoutes(fastify: FastifyInstance, c: Container): void {
     },
   );
 
-  app.get(
-    '/api/v4/projects/:id/repository/blobs/:sha',
-    { config, schema: { tags: TAGS, params: BlobParams, response: { 200: BlobSchema } } },
-    async (req) => {
-      const ctx = await c.repository.context(req.actor, req.params.id);
-      const info = await c.repository.blob(ctx, req.params.sha);
-      const content = await c.repository.blobContent(ctx, info);
-      return { size: info.size, encoding: 'base64', content: content.toString('base64'), sha: info.sha };
-    },
-  );
+  app.get('/api/v4/projects/:id/repository/blobs/:sha', { config, schema: { tags: TAGS, params: BlobParams, response: { 200: BlobSchema } } }, async (req) => {
+    const ctx = await c.repository.context(req.actor, req.params.id);
+    const info = await c.repository.blob(ctx, req.params.sha);
+    const content = await c.repository.blobContent(ctx, info);
+    return { size: info.size, encoding: 'base64', content: content.toString('base64'), sha: info.sha };
+  });
 
-  app.get(
-    '/api/v4/projects/:id/repository/blobs/:sha/raw',
-    { config, schema: { tags: TAGS, params: BlobParams } },
-    async (req, reply) => {
-      const ctx = await c.repository.context(req.actor, req.params.id);
-      const info = await c.repository.blob(ctx, req.params.sha);
-      reply.headers(NO_CACHE);
-      const raw = await c.repository.rawBlob(ctx, info, req.method === 'HEAD');
-      reply.type(raw.type).header('content-disposition', raw.disposition);
-      if (raw.length !== undefined) reply.header('content-length', String(raw.length));
-      return reply.send(raw.body ?? undefined);
-    },
-  );
+  app.get('/api/v4/projects/:id/repository/blobs/:sha/raw', { config, schema: { tags: TAGS, params: BlobParams } }, async (req, reply) => {
+    const ctx = await c.repository.context(req.actor, req.params.id);
+    const info = await c.repository.blob(ctx, req.params.sha);
+    reply.headers(NO_CACHE);
+    const raw = await c.repository.rawBlob(ctx, info, req.method === 'HEAD');
+    reply.type(raw.type).header('content-disposition', raw.disposition);
+    if (raw.length !== undefined) reply.header('content-length', String(raw.length));
+    return reply.send(raw.body ?? undefined);
+  });
 
   const archive = async (req: FastifyRequest<{ Params: { id: string; format?: string }; Querystring: Static<typeof ArchiveQuery> }>, reply: FastifyReply) => {
     const ctx = await c.repository.context(req.actor, req.params.id);
@@ -192,7 +184,11 @@ export function treeRoutes(fastify: FastifyInstance, c: Container): void {
     if (hotlinking(req)) throw Errors.raw(406, { message: '406 Not Acceptable' });
 
     const q = req.query;
-    const { headers, body } = await c.repository.archive(ctx, { format: req.params.format ?? q.format, sha: q.sha, path: q.path, excludePaths: q.exclude_paths }, req.method === 'HEAD');
+    const { headers, body } = await c.repository.archive(
+      ctx,
+      { format: req.params.format ?? q.format, sha: q.sha, path: q.path, excludePaths: q.exclude_paths },
+      req.method === 'HEAD',
+    );
     return reply.headers(headers).send(body);
   };
 

@@ -13,6 +13,13 @@ export async function normaliseTokenBody(req: FastifyRequest): Promise<void> {
   if (b.scopes === null) delete b.scopes;
   if (b.scopes !== undefined) {
     const list = Array.isArray(b.scopes) ? b.scopes : [b.scopes];
-    b.scopes = list.flatMap((v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : [v]));
+    b.scopes = list.flatMap((v) =>
+      typeof v === 'string'
+        ? v
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : [v],
+    );
   }
 }

@@ -59,10 +59,14 @@ const get = (ta: TestApp, url: string, headers: Record<string, string> = ta.root
 /** What `git archive` itself produces for the same request. */
 function gitArchive(f: Fixture, format: string, prefix: string, commit: string, pathspecs: string[] = []): Buffer {
   const config = format === 'tar.bz2' ? ['-c', 'tar.tar.bz2.command=bzip2 -c'] : [];
-  return execFileSync('git', [...config, '--git-dir', f.dir, 'archive', `--format=${format}`, `--prefix=${prefix}/`, commit, ...(pathspecs.length ? ['--', ...pathspecs] : [])], {
-    env: fixtureEnv(),
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  return execFileSync(
+    'git',
+    [...config, '--git-dir', f.dir, 'archive', `--format=${format}`, `--prefix=${prefix}/`, commit, ...(pathspecs.length ? ['--', ...pathspecs] : [])],
+    {
+      env: fixtureEnv(),
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
 }
 
 /** Names in the archive, as tar or unzip list them. */
@@ -187,7 +191,10 @@ test('archive: path limits the archive to a sub-folder and is named after it; ex
   assert.equal(res.statusCode, 200);
   assertArchiveHeaders(res, `${src}.zip`, 'zip');
   assert.deepEqual(listing(f, res.rawPayload, 'zip'), expectedNames(f, f.main, src, 'src/lib'));
-  assert.deepEqual(listing(f, res.rawPayload, 'zip'), [`${src}/`, `${src}/src/`, `${src}/src/lib/`, `${src}/src/lib/deep/`, `${src}/src/lib/deep/x.ts`, `${src}/src/lib/util.ts`].sort());
+  assert.deepEqual(
+    listing(f, res.rawPayload, 'zip'),
+    [`${src}/`, `${src}/src/`, `${src}/src/lib/`, `${src}/src/lib/deep/`, `${src}/src/lib/deep/x.ts`, `${src}/src/lib/util.ts`].sort(),
+  );
   assert.ok(res.rawPayload.equals(gitArchive(f, 'zip', src, f.main, ['src/lib'])));
   assertContents(f, res.rawPayload, 'zip', src, f.main, ['src/lib/util.ts', 'src/lib/deep/x.ts']);
 
@@ -201,14 +208,21 @@ test('archive: path limits the archive to a sub-folder and is named after it; ex
   assert.deepEqual(listing(f, one.rawPayload, 'tar'), expectedNames(f, f.main, `my.project-main-${f.main}-docs-a b.md`, 'docs/a b.md'));
 
   const full = `my.project-main-${f.main}`;
-  for (const query of ['exclude_paths=src/lib,README.md', 'exclude_paths[]=src/lib&exclude_paths[]=README.md', 'exclude_paths=src/lib/&exclude_paths=%20README.md']) {
+  for (const query of [
+    'exclude_paths=src/lib,README.md',
+    'exclude_paths[]=src/lib&exclude_paths[]=README.md',
+    'exclude_paths=src/lib/&exclude_paths=%20README.md',
+  ]) {
     const ex = await get(f, `${f.base}/archive.tar?${query}`);
     assert.equal(ex.statusCode, 200, query);
     assert.deepEqual(listing(f, ex.rawPayload, 'tar'), expectedNames(f, f.main, full, '', ['src/lib', 'README.md']), query);
   }
   const both = await get(f, `${f.base}/archive.tar?path=src&exclude_paths=src/lib/deep`);
   const name = `my.project-main-${f.main}-src`;
-  assert.deepEqual(listing(f, both.rawPayload, 'tar'), [`${name}/`, `${name}/src/`, `${name}/src/lib/`, `${name}/src/lib/util.ts`, `${name}/src/main.ts`].sort());
+  assert.deepEqual(
+    listing(f, both.rawPayload, 'tar'),
+    [`${name}/`, `${name}/src/`, `${name}/src/lib/`, `${name}/src/lib/util.ts`, `${name}/src/main.ts`].sort(),
+  );
   // an excluded path that does not exist changes nothing
   const none = await get(f, `${f.base}/archive.tar?exclude_paths=nope`);
   assert.ok(none.rawPayload.equals(gitArchive(f, 'tar', full, f.main)));
@@ -407,8 +421,16 @@ test('archive: a large archive is streamed, not buffered, and complete', async (
     partial.on('error', () => {});
     await new Promise((r) => setTimeout(r, 1000));
     const ps = execFileSync('ps', ['-eo', 'pid,ppid,args']).toString().split('\n');
-    assert.deepEqual(ps.filter((l) => l.includes(f.dir) && l.includes(' archive ')), [], suffix);
+    assert.deepEqual(
+      ps.filter((l) => l.includes(f.dir) && l.includes(' archive ')),
+      [],
+      suffix,
+    );
     // an orphaned compressor would have been adopted by init
-    assert.deepEqual(ps.filter((l) => /^\s*\d+\s+1\s+bzip2 -c$/.test(l)), [], suffix);
+    assert.deepEqual(
+      ps.filter((l) => /^\s*\d+\s+1\s+bzip2 -c$/.test(l)),
+      [],
+      suffix,
+    );
   }
 });

@@ -2,12 +2,11 @@
 // HEAD, create, delete, delete merged; whole bodies, refs in git afterwards and the push events.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, EXTERNAL_URL, } from '../../../helpers/build-app.ts';
+import { buildTestApp, EXTERNAL_URL } from '../../../helpers/build-app.ts';
 import { AUTHOR, bareGit, workTree, commitJson, isoTime, pushEvents } from '../../../helpers/git.ts';
 
 const T0 = 1_700_000_000;
 const _iso = isoTime;
-
 
 const pick = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.map((k) => [k, o[k]]));
 
@@ -91,7 +90,10 @@ test('GET /branches: every branch by name with GitLab fields, merged into the de
 
   // page 2 of 2-per-page
   const p2 = await app.inject({ method: 'GET', url: `${s.base}/branches?per_page=2&page=2`, headers: s.mae });
-  assert.deepEqual(p2.json().map((b: { name: string }) => b.name), ['main', 'merged']);
+  assert.deepEqual(
+    p2.json().map((b: { name: string }) => b.name),
+    ['main', 'merged'],
+  );
   assert.equal(p2.headers['x-total'], '6');
   assert.equal(p2.headers['x-total-pages'], '3');
   assert.equal(p2.headers['x-next-page'], '3');
@@ -99,7 +101,11 @@ test('GET /branches: every branch by name with GitLab fields, merged into the de
   assert.equal(p2.headers.link, `${link(1, 2)}; rel="prev", ${link(3, 2)}; rel="next", ${link(1, 2)}; rel="first", ${link(3, 2)}; rel="last"`);
 
   // the project's path works as its id too
-  const byPath = await app.inject({ method: 'GET', url: `/api/v4/projects/${encodeURIComponent(`${s.group.full_path}/my.project`)}/repository/branches?per_page=1`, headers: s.mae });
+  const byPath = await app.inject({
+    method: 'GET',
+    url: `/api/v4/projects/${encodeURIComponent(`${s.group.full_path}/my.project`)}/repository/branches?per_page=1`,
+    headers: s.mae,
+  });
   assert.deepEqual(byPath.json(), [branchJson(s, 'ends-with.json', c2, { merged: true })]);
 });
 
@@ -111,7 +117,10 @@ test('GET /branches: sort by update time, search with ^ $ *, regex, keyset pages
     assert.equal(res.statusCode, 200, res.body);
     return res.json().map((b: { name: string }) => b.name);
   };
-  const gitOrder = (sort: string) => bareGit(s.dir, ['for-each-ref', `--sort=${sort}`, '--format=%(refname:short)', 'refs/heads/']).trim().split('\n');
+  const gitOrder = (sort: string) =>
+    bareGit(s.dir, ['for-each-ref', `--sort=${sort}`, '--format=%(refname:short)', 'refs/heads/'])
+      .trim()
+      .split('\n');
   assert.deepEqual(await names('sort=name_asc'), ['ends-with.json', 'feature/x', 'main', 'merged', 'same', 'unmerged']);
   assert.deepEqual(await names('sort=updated_asc'), ['ends-with.json', 'merged', 'unmerged', 'main', 'same', 'feature/x']);
   assert.deepEqual(await names('sort=updated_asc'), gitOrder('committerdate'));
@@ -160,13 +169,25 @@ test('GET /branches: sort by update time, search with ^ $ *, regex, keyset pages
 
   // keyset: pages after page_token, Link rel="next" only
   res = await app.inject({ method: 'GET', url: `${s.base}/branches?pagination=keyset&per_page=3`, headers: s.mae });
-  assert.deepEqual(res.json().map((b: { name: string }) => b.name), ['a-merged', 'a'.repeat(60) + 'b', 'ends-with.json']);
+  assert.deepEqual(
+    res.json().map((b: { name: string }) => b.name),
+    ['a-merged', 'a'.repeat(60) + 'b', 'ends-with.json'],
+  );
   assert.equal(res.headers['x-total'], undefined);
-  assert.equal(res.headers.link, `<${EXTERNAL_URL}${s.base}/branches?id=${s.project.id}&page=1&page_token=ends-with.json&pagination=keyset&per_page=3>; rel="next"`);
+  assert.equal(
+    res.headers.link,
+    `<${EXTERNAL_URL}${s.base}/branches?id=${s.project.id}&page=1&page_token=ends-with.json&pagination=keyset&per_page=3>; rel="next"`,
+  );
   res = await app.inject({ method: 'GET', url: `${s.base}/branches?pagination=keyset&per_page=3&page_token=ends-with.json`, headers: s.mae });
-  assert.deepEqual(res.json().map((b: { name: string }) => b.name), ['feature/x', 'main', 'merged']);
+  assert.deepEqual(
+    res.json().map((b: { name: string }) => b.name),
+    ['feature/x', 'main', 'merged'],
+  );
   res = await app.inject({ method: 'GET', url: `${s.base}/branches?pagination=keyset&per_page=3&page_token=merged`, headers: s.mae });
-  assert.deepEqual(res.json().map((b: { name: string }) => b.name), ['same', 'unmerged']);
+  assert.deepEqual(
+    res.json().map((b: { name: string }) => b.name),
+    ['same', 'unmerged'],
+  );
   assert.equal(res.headers.link, undefined);
   res = await app.inject({ method: 'GET', url: `${s.base}/branches?pagination=keyset&page_token=nope`, headers: s.mae });
   assert.deepEqual([res.statusCode, res.json()], [422, { message: 'Invalid page token: refs/heads/nope' }]);
@@ -224,19 +245,42 @@ test('POST /branches: creates from a branch, tag or SHA; 201 entity, the ref in 
   assert.equal(bareGit(s.dir, ['rev-parse', 'refs/heads/feature1']).trim(), s.shas.c4);
 
   const evs = (await pushEvents(c)).slice(before);
-  assert.deepEqual(evs.map((e: { event_name: string }) => e.event_name), ['push', 'repository_update']);
-  assert.deepEqual(pick(evs[0], ['object_kind', 'before', 'after', 'ref', 'ref_protected', 'checkout_sha', 'user_id', 'user_username', 'project_id', 'total_commits_count']), {
-    object_kind: 'push', before: '0'.repeat(40), after: s.shas.c4, ref: 'refs/heads/feature1', ref_protected: false, checkout_sha: s.shas.c4,
-    user_id: s.maintainer.id, user_username: s.maintainer.username, project_id: s.project.id, total_commits_count: 1,
-  });
+  assert.deepEqual(
+    evs.map((e: { event_name: string }) => e.event_name),
+    ['push', 'repository_update'],
+  );
+  assert.deepEqual(
+    pick(evs[0], ['object_kind', 'before', 'after', 'ref', 'ref_protected', 'checkout_sha', 'user_id', 'user_username', 'project_id', 'total_commits_count']),
+    {
+      object_kind: 'push',
+      before: '0'.repeat(40),
+      after: s.shas.c4,
+      ref: 'refs/heads/feature1',
+      ref_protected: false,
+      checkout_sha: s.shas.c4,
+      user_id: s.maintainer.id,
+      user_username: s.maintainer.username,
+      project_id: s.project.id,
+      total_commits_count: 1,
+    },
+  );
   assert.deepEqual(evs[1].changes, [{ before: '0'.repeat(40), after: s.shas.c4, ref: 'refs/heads/feature1' }]);
   assert.deepEqual(evs[1].refs, ['refs/heads/feature1']);
 
   // from a full SHA, a short SHA, and a tag (form-encoded too); names with slashes and dots
   s.wt.tag('v1.0', 'Release');
   s.wt.push('--tags');
-  for (const [branch, ref, sha] of [['from-sha', s.shas.c2, s.shas.c2], ['from-short', s.shas.c5.slice(0, 8), s.shas.c5], ['release/1.x', 'v1.0', s.shas.c3]]) {
-    res = await app.inject({ method: 'POST', url: `${s.base}/branches`, headers: { ...s.mae, 'content-type': 'application/x-www-form-urlencoded' }, payload: `branch=${encodeURIComponent(branch)}&ref=${encodeURIComponent(ref)}` });
+  for (const [branch, ref, sha] of [
+    ['from-sha', s.shas.c2, s.shas.c2],
+    ['from-short', s.shas.c5.slice(0, 8), s.shas.c5],
+    ['release/1.x', 'v1.0', s.shas.c3],
+  ]) {
+    res = await app.inject({
+      method: 'POST',
+      url: `${s.base}/branches`,
+      headers: { ...s.mae, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `branch=${encodeURIComponent(branch)}&ref=${encodeURIComponent(ref)}`,
+    });
     assert.equal(res.statusCode, 201, res.body);
     assert.equal(res.json().name, branch);
     assert.equal(res.json().commit.id, sha);
@@ -267,8 +311,12 @@ test('POST /branches: creates from a branch, tag or SHA; 201 entity, the ref in 
   for (const bad of ['foo', '-x', '--all', 'main~1', 'main:README.md', 'HEAD^', 'deadbeef']) {
     await refused({ branch: 'new_design3', ref: bad }, 400, { message: `Failed to create branch 'new_design3': invalid reference name '${bad}'` });
   }
-  await refused({ branch: 'feature1/sub', ref: 'main' }, 400, { message: "Failed to create branch 'feature1/sub': Branch name conflicts with existing branch hierarchy." });
-  await refused({ branch: 'feature', ref: 'main' }, 400, { message: "Failed to create branch 'feature': Branch name conflicts with existing branch hierarchy." });
+  await refused({ branch: 'feature1/sub', ref: 'main' }, 400, {
+    message: "Failed to create branch 'feature1/sub': Branch name conflicts with existing branch hierarchy.",
+  });
+  await refused({ branch: 'feature', ref: 'main' }, 400, {
+    message: "Failed to create branch 'feature': Branch name conflicts with existing branch hierarchy.",
+  });
   await refused({ ref: 'main' }, 400, { error: 'branch is missing' });
   await refused({}, 400, { error: 'branch is missing, ref is missing' });
   await refused({ branch: '', ref: 'main' }, 400, { error: 'branch is empty' });
@@ -283,7 +331,12 @@ test('POST /branches on an empty repository first commits an empty README.md to 
   const { project, dir } = await seed.repoProject({ owner: user });
   await seed.member({ project }, user, 30);
   const { headers } = await seed.token(user);
-  const res = await app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/repository/branches`, headers, payload: { branch: 'topic', ref: 'main' } });
+  const res = await app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${project.id}/repository/branches`,
+    headers,
+    payload: { branch: 'topic', ref: 'main' },
+  });
   assert.equal(res.statusCode, 201, res.body);
   const main = bareGit(dir, ['rev-parse', 'refs/heads/main']).trim();
   assert.equal(bareGit(dir, ['rev-parse', 'refs/heads/topic']).trim(), main);
@@ -292,9 +345,15 @@ test('POST /branches on an empty repository first commits an empty README.md to 
   assert.equal(res.json().commit.id, main);
   assert.equal(res.json().merged, false);
   const evs = await pushEvents(c);
-  assert.deepEqual(evs.map((e: { event_name: string; ref?: string }) => [e.event_name, e.ref ?? null]), [
-    ['push', 'refs/heads/main'], ['repository_update', null], ['push', 'refs/heads/topic'], ['repository_update', null],
-  ]);
+  assert.deepEqual(
+    evs.map((e: { event_name: string; ref?: string }) => [e.event_name, e.ref ?? null]),
+    [
+      ['push', 'refs/heads/main'],
+      ['repository_update', null],
+      ['push', 'refs/heads/topic'],
+      ['repository_update', null],
+    ],
+  );
 });
 
 test('DELETE /branches/:branch: 204 and the ref is gone; default branch, unknown, invalid, If-Unmodified-Since', async (t) => {
@@ -306,9 +365,16 @@ test('DELETE /branches/:branch: 204 and the ref is gone; default branch, unknown
   assert.equal(res.body, '');
   assert.equal(bareGit(s.dir, ['for-each-ref', '--format=%(refname)', 'refs/heads/feature/']), '');
   const evs = (await pushEvents(c)).slice(before);
-  assert.deepEqual(evs.map((e: { event_name: string }) => e.event_name), ['push', 'repository_update']);
+  assert.deepEqual(
+    evs.map((e: { event_name: string }) => e.event_name),
+    ['push', 'repository_update'],
+  );
   assert.deepEqual(pick(evs[0], ['before', 'after', 'ref', 'checkout_sha', 'total_commits_count']), {
-    before: s.shas.c5, after: '0'.repeat(40), ref: 'refs/heads/feature/x', checkout_sha: null, total_commits_count: 0,
+    before: s.shas.c5,
+    after: '0'.repeat(40),
+    ref: 'refs/heads/feature/x',
+    checkout_sha: null,
+    total_commits_count: 0,
   });
   assert.deepEqual(evs[1].changes, [{ before: s.shas.c5, after: '0'.repeat(40), ref: 'refs/heads/feature/x' }]);
 
@@ -326,10 +392,18 @@ test('DELETE /branches/:branch: 204 and the ref is gone; default branch, unknown
   res = await app.inject({ method: 'DELETE', url: `${s.base}/branches/-x`, headers: s.mae });
   assert.deepEqual([res.statusCode, res.json()], [400, { message: 'The branch refname is invalid' }]);
   // the tip was authored at T0+200: an older If-Unmodified-Since refuses, a later one deletes
-  res = await app.inject({ method: 'DELETE', url: `${s.base}/branches/unmerged`, headers: { ...s.mae, 'if-unmodified-since': new Date((T0 + 100) * 1000).toUTCString() } });
+  res = await app.inject({
+    method: 'DELETE',
+    url: `${s.base}/branches/unmerged`,
+    headers: { ...s.mae, 'if-unmodified-since': new Date((T0 + 100) * 1000).toUTCString() },
+  });
   assert.deepEqual([res.statusCode, res.json()], [412, { message: '412 Precondition Failed' }]);
   assert.equal(bareGit(s.dir, ['rev-parse', 'refs/heads/unmerged']).trim(), s.shas.c4);
-  res = await app.inject({ method: 'DELETE', url: `${s.base}/branches/unmerged`, headers: { ...s.mae, 'if-unmodified-since': new Date((T0 + 200) * 1000).toUTCString() } });
+  res = await app.inject({
+    method: 'DELETE',
+    url: `${s.base}/branches/unmerged`,
+    headers: { ...s.mae, 'if-unmodified-since': new Date((T0 + 200) * 1000).toUTCString() },
+  });
   assert.equal(res.statusCode, 204);
 
   assert.equal(bareGit(s.dir, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/']), 'main\nmerged\nsame\n');
@@ -344,10 +418,15 @@ test('DELETE /merged_branches: 202, removes branches merged into the default bra
   // merged and ends-with.json were merged; same is identical to main and stays, as main itself
   assert.equal(bareGit(s.dir, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/']), 'feature/x\nmain\nsame\nunmerged\n');
   const evs = (await pushEvents(c)).slice(before);
-  assert.deepEqual(evs.map((e: { event_name: string; ref?: string; refs?: string[] }) => [e.event_name, e.ref ?? e.refs]), [
-    ['push', 'refs/heads/ends-with.json'], ['repository_update', ['refs/heads/ends-with.json']],
-    ['push', 'refs/heads/merged'], ['repository_update', ['refs/heads/merged']],
-  ]);
+  assert.deepEqual(
+    evs.map((e: { event_name: string; ref?: string; refs?: string[] }) => [e.event_name, e.ref ?? e.refs]),
+    [
+      ['push', 'refs/heads/ends-with.json'],
+      ['repository_update', ['refs/heads/ends-with.json']],
+      ['push', 'refs/heads/merged'],
+      ['repository_update', ['refs/heads/merged']],
+    ],
+  );
   // nothing left to delete
   const again = await app.inject({ method: 'DELETE', url: `${s.base}/merged_branches`, headers: s.mae });
   assert.equal(again.statusCode, 202);
@@ -373,7 +452,14 @@ test('permissions: reporters read but cannot write, anonymous callers, read_api 
   assert.deepEqual(res.json(), branchJson(s, 'main', s.shas.c3, { can_push: false }));
   // a developer may not push to the protected default branch, but to the others
   res = await app.inject({ method: 'GET', url: `${s.base}/branches?per_page=3`, headers: dev });
-  assert.deepEqual(res.json().map((b: { name: string; can_push: boolean }) => [b.name, b.can_push]), [['ends-with.json', true], ['feature/x', true], ['main', false]]);
+  assert.deepEqual(
+    res.json().map((b: { name: string; can_push: boolean }) => [b.name, b.can_push]),
+    [
+      ['ends-with.json', true],
+      ['feature/x', true],
+      ['main', false],
+    ],
+  );
 
   const writes = [
     { method: 'POST', url: `${s.base}/branches`, payload: { branch: 'x', ref: 'main' } },
@@ -404,7 +490,11 @@ test('permissions: reporters read but cannot write, anonymous callers, read_api 
   assert.equal(res.json().error, 'insufficient_scope');
 
   // a disabled repository feature: 404 for branches
-  await c.db.kysely.updateTable('projects').set({ settings: JSON.stringify({ repository_access_level: 'disabled' }) }).where('id', '=', s.project.id).execute();
+  await c.db.kysely
+    .updateTable('projects')
+    .set({ settings: JSON.stringify({ repository_access_level: 'disabled' }) })
+    .where('id', '=', s.project.id)
+    .execute();
   res = await app.inject({ method: 'GET', url: `${s.base}/branches`, headers: s.mae });
   assert.deepEqual([res.statusCode, res.json()], [404, { message: '404 Not Found' }]);
   await c.db.kysely.updateTable('projects').set({ settings: '{}', archived: 1 }).where('id', '=', s.project.id).execute();
@@ -425,7 +515,10 @@ test('public project: anonymous callers read branches, writes are 403; a develop
   res = await app.inject({ method: 'HEAD', url: `${s.base}/branches/main` });
   assert.equal(res.statusCode, 204);
   res = await app.inject({ method: 'GET', url: `${s.base}/branches?search=merged` });
-  assert.deepEqual(res.json().map((b: { name: string }) => b.name), ['merged', 'unmerged']);
+  assert.deepEqual(
+    res.json().map((b: { name: string }) => b.name),
+    ['merged', 'unmerged'],
+  );
   for (const w of [
     { method: 'POST', url: `${s.base}/branches`, payload: { branch: 'x', ref: 'main' } },
     { method: 'DELETE', url: `${s.base}/branches/merged` },

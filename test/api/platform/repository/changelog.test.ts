@@ -52,7 +52,15 @@ async function setup(t: Parameters<typeof buildTestApp>[0], opts: { visibility?:
   sha.c7 = wt.write('f.txt', 'f\n').commit('Add other thing\n\nChangelog: other', { time: T0 + 80 });
   wt.push();
   const full = `${group.full_path}/proj`;
-  return { ta, dir, wt, full, base: `/api/v4/projects/${project.id}/repository/changelog`, url: `/api/v4/projects/${encodeURIComponent(full)}/repository/changelog`, sha };
+  return {
+    ta,
+    dir,
+    wt,
+    full,
+    base: `/api/v4/projects/${project.id}/repository/changelog`,
+    url: `/api/v4/projects/${encodeURIComponent(full)}/repository/changelog`,
+    sha,
+  };
 }
 
 /** The section the fixture's range v1.0.0..main gives for 1.1.0 with CONFIG and the default template. */
@@ -76,7 +84,10 @@ async function post(f: Fixture, payload: Record<string, unknown>, headers: Recor
 }
 
 async function maxJobId(c: TestApp['c']): Promise<number> {
-  const r = await c.db.kysely.selectFrom('jobs').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
+  const r = await c.db.kysely
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .executeTakeFirst();
   return Number(r?.id ?? 0);
 }
 
@@ -114,7 +125,10 @@ test('GET: from (exclusive), to (inclusive), trailer (case-sensitive), default d
   const before = todayDate();
   res = await get(f, `version=2.0.0&from=${f.sha.c2}&to=${f.sha.c3}`);
   const after = todayDate();
-  assert.ok([before, after].some((d) => res.json().notes === `## 2.0.0 (${d})\n\nNo changes.\n`), res.body);
+  assert.ok(
+    [before, after].some((d) => res.json().notes === `## 2.0.0 (${d})\n\nNo changes.\n`),
+    res.body,
+  );
 });
 
 test('GET: the previous tag is the highest stable version below the requested one', async (t) => {
@@ -139,9 +153,13 @@ test('GET: the previous tag is the highest stable version below the requested on
   // no version below 1.0.0
   res = await get(f, 'version=0.9.0');
   assert.equal(res.statusCode, 422);
-  assert.deepEqual(res.json(), { message: 'Failed to generate the changelog: The commit start range is unspecified, and no previous tag could be found to use instead' });
+  assert.deepEqual(res.json(), {
+    message: 'Failed to generate the changelog: The commit start range is unspecified, and no previous tag could be found to use instead',
+  });
   // a custom tag format
-  f.wt.write('.service/changelog_config.yml', `${CONFIG}tag_regex: '^release-(?P<major>\\d+)\\.(?P<minor>\\d+)\\.(?P<patch>\\d+)(?:-(?P<pre>\\w+))?$'\n`).commit('Custom tags', { time: T0 + 90 });
+  f.wt
+    .write('.service/changelog_config.yml', `${CONFIG}tag_regex: '^release-(?P<major>\\d+)\\.(?P<minor>\\d+)\\.(?P<patch>\\d+)(?:-(?P<pre>\\w+))?$'\n`)
+    .commit('Custom tags', { time: T0 + 90 });
   f.wt.git(['tag', 'release-1.0.0', f.sha.c5]);
   f.wt.git(['tag', 'release-1.1.0-beta', f.sha.c6]);
   f.wt.push();
@@ -156,18 +174,21 @@ test('GET: authors are Hearth users by e-mail; include_groups members are credit
   const { seed } = f.ta;
   const ref = (k: string) => `${f.full}@${f.sha[k]}`;
   const team = await seed.group({ path: `team-${Math.random().toString(36).slice(2, 7)}`, visibility: 'private' });
-  const ada = (await f.ta.c.db.kysely.selectFrom('users').selectAll().where('username', '=', 'ada').executeTakeFirstOrThrow());
+  const ada = await f.ta.c.db.kysely.selectFrom('users').selectAll().where('username', '=', 'ada').executeTakeFirstOrThrow();
   await seed.member({ group: team }, ada, 30);
   // an unconfirmed e-mail is nobody's
   const bob = await seed.user({ username: 'bob', email: BOB.email });
   await f.ta.c.db.kysely.updateTable('users').set({ confirmed_at: null }).where('id', '=', bob.id).execute();
   await seed.member({ group: team }, bob, 30);
   const template = `{% each categories %}{% each entries %}{{ title }}|{{ author.reference }}|{{ author.contributor }}|{{ author.credit }}|{{ commit.trailers.Changelog }}\n{% end %}{% end %}`;
-  f.wt.write('.service/changelog_config.yml', `include_groups:\n  - ${team.full_path}\n  - missing/group\ntemplate: ${JSON.stringify(template)}\n`).commit('Credit the team', { time: T0 + 90 });
+  f.wt
+    .write('.service/changelog_config.yml', `include_groups:\n  - ${team.full_path}\n  - missing/group\ntemplate: ${JSON.stringify(template)}\n`)
+    .commit('Credit the team', { time: T0 + 90 });
   f.wt.push();
   const res = await get(f, 'version=1.1.0&date=2021-01-05');
   assert.deepEqual(res.json(), {
-    notes: '## 1.1.0 (2021-01-05)\n\nAdd other thing|@ada|false|true|other\nRevert "Add feature C"|@ada|false|true|removed\nFix bug B||||fixed\nAdd feature A|@ada|false|true|added\n',
+    notes:
+      '## 1.1.0 (2021-01-05)\n\nAdd other thing|@ada|false|true|other\nRevert "Add feature C"|@ada|false|true|removed\nFix bug B||||fixed\nAdd feature A|@ada|false|true|added\n',
   });
   // with the default template, the credit shows as "by @ada"
   f.wt.write('.service/changelog_config.yml', `include_groups: ${team.full_path}\n`).commit('Default template', { time: T0 + 100 });
@@ -339,10 +360,16 @@ test('POST: commits the section into CHANGELOG.md, with push events; the same ve
   assert.notEqual(after, before);
   assert.equal(bareGit(f.dir, ['rev-parse', `${after}^`]).trim(), before);
   assert.equal(bareGit(f.dir, ['show', 'main:CHANGELOG.md']), section(f));
-  assert.equal(bareGit(f.dir, ['log', '-1', '--format=%an <%ae>%n%cn <%ce>%n%B', 'main']), `${root.name} <${root.email}>\n${root.name} <${root.email}>\nAdd changelog for version 1.1.0\n\n`);
+  assert.equal(
+    bareGit(f.dir, ['log', '-1', '--format=%an <%ae>%n%cn <%ce>%n%B', 'main']),
+    `${root.name} <${root.email}>\n${root.name} <${root.email}>\nAdd changelog for version 1.1.0\n\n`,
+  );
   assert.equal(bareGit(f.dir, ['diff-tree', '--no-commit-id', '--name-status', '-r', 'main']), 'A\tCHANGELOG.md\n');
   const events = await eventsAfter(c, jobs);
-  assert.deepEqual(events.map((e) => e.event_name), ['push', 'repository_update']);
+  assert.deepEqual(
+    events.map((e) => e.event_name),
+    ['push', 'repository_update'],
+  );
   assert.equal(events[0].before, before);
   assert.equal(events[0].after, after);
   assert.equal(events[0].ref, 'refs/heads/main');
@@ -392,7 +419,14 @@ test('POST: branch, file, message, to; a missing branch; concurrent releases', a
   const r1 = f.wt.write('r.txt', 'r\n').commit('Release fix\n\nChangelog: fixed', { time: T0 + 95 });
   f.wt.push();
   const mainBefore = head(f.dir);
-  let res = await post(f, { version: '1.1.0', branch: 'release', file: 'docs/CHANGES.md', message: 'Release notes\n\nfor 1.1.0', date: '2021-01-05', from: f.sha.c7 });
+  let res = await post(f, {
+    version: '1.1.0',
+    branch: 'release',
+    file: 'docs/CHANGES.md',
+    message: 'Release notes\n\nfor 1.1.0',
+    date: '2021-01-05',
+    from: f.sha.c7,
+  });
   assert.equal(res.statusCode, 200, res.body);
   assert.equal(head(f.dir), mainBefore);
   assert.equal(bareGit(f.dir, ['show', 'release:docs/CHANGES.md']), `## 1.1.0 (2021-01-05)\n\n### Bug fixes (1 change)\n\n- [Release fix](${f.full}@${r1})\n`);
@@ -481,7 +515,10 @@ test('POST: permissions and parameter errors', async (t) => {
   assert.deepEqual([res.statusCode, res.json()], [400, { error: 'branch is invalid, message is invalid' }]);
   // generation errors of a POST
   res = await post(f, { version: '0.0.1' });
-  assert.deepEqual([res.statusCode, res.json()], [422, { message: 'Failed to generate the changelog: The commit start range is unspecified, and no previous tag could be found to use instead' }]);
+  assert.deepEqual(
+    [res.statusCode, res.json()],
+    [422, { message: 'Failed to generate the changelog: The commit start range is unspecified, and no previous tag could be found to use instead' }],
+  );
   assert.equal(head(f.dir), before);
 });
 

@@ -16,7 +16,9 @@ const gitlabDate = (iso: string) => iso.replace(/([+-]\d{2}:\d{2}|Z)$/, '.000$1'
 
 /** The Commit entity computed from git's own answers. */
 function expected(dir: string, web: string, sha: string, opts: { trailers?: boolean } = {}) {
-  const [id, parents, an, ae, ad, cn, ce, cd] = bareGit(dir, ['show', '-s', '--format=%H%x00%P%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI', sha]).trim().split('\0');
+  const [id, parents, an, ae, ad, cn, ce, cd] = bareGit(dir, ['show', '-s', '--format=%H%x00%P%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI', sha])
+    .trim()
+    .split('\0');
   const raw = bareGit(dir, ['cat-file', 'commit', sha]);
   const message = raw.slice(raw.indexOf('\n\n') + 2);
   const trailers: Record<string, string> = {};
@@ -29,9 +31,21 @@ function expected(dir: string, web: string, sha: string, opts: { trailers?: bool
     }
   }
   return {
-    id, short_id: id.slice(0, 8), created_at: gitlabDate(cd), parent_ids: parents ? parents.split(' ') : [], title: message.split('\n')[0], message,
-    author_name: an, author_email: ae, authored_date: gitlabDate(ad), committer_name: cn, committer_email: ce, committed_date: gitlabDate(cd),
-    trailers, extended_trailers: extended, web_url: `${web}/-/commit/${id}`,
+    id,
+    short_id: id.slice(0, 8),
+    created_at: gitlabDate(cd),
+    parent_ids: parents ? parents.split(' ') : [],
+    title: message.split('\n')[0],
+    message,
+    author_name: an,
+    author_email: ae,
+    authored_date: gitlabDate(ad),
+    committer_name: cn,
+    committer_email: ce,
+    committed_date: gitlabDate(cd),
+    trailers,
+    extended_trailers: extended,
+    web_url: `${web}/-/commit/${id}`,
   };
 }
 
@@ -48,10 +62,16 @@ function gitStats(dir: string, sha: string) {
   return { additions, deletions, total: additions + deletions };
 }
 
-const log = (dir: string, args: string[]) => bareGit(dir, ['log', '--format=%H', ...args]).split('\n').filter(Boolean);
+const log = (dir: string, args: string[]) =>
+  bareGit(dir, ['log', '--format=%H', ...args])
+    .split('\n')
+    .filter(Boolean);
 
 async function lastJobId(c: TestApp['c']): Promise<number> {
-  const r = await c.db.kysely.selectFrom('jobs').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
+  const r = await c.db.kysely
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .executeTakeFirst();
   return Number(r?.id ?? 0);
 }
 
@@ -74,13 +94,26 @@ async function fixture(t: Parameters<typeof buildTestApp>[0], visibility = 'priv
   const wt = workTree(t, dir);
   const c1 = wt.write('README.md', '# Tools\n').commit('Initial commit', { time: T0, tz: '+0200' });
   wt.tag('v0');
-  const c2 = wt.write('docs/a.md', 'one\ntwo\n').write('docs/b.md', 'b\n').commit('Add docs\n\nLonger description.\n', { time: T0 + 100, author: BOB });
+  const c2 = wt
+    .write('docs/a.md', 'one\ntwo\n')
+    .write('docs/b.md', 'b\n')
+    .commit('Add docs\n\nLonger description.\n', { time: T0 + 100, author: BOB });
   wt.tag('v1.0', 'Version one');
   wt.checkout('feature/x', true);
   const c3 = wt.write('f.txt', 'feature\n', 0o755).commit('Feature work', { time: T0 + 200 });
   wt.checkout('main');
-  const c4 = wt.write('README.md', '# Tools\n\nBetter.\n').write('docs/a.md', 'one\n').commit('Update README\n\nMore words.\n\nChangelog: added\nSigned-off-by: Ada <ada@example.com>\n', { time: T0 + 300, tz: '-0500' });
-  const env = { GIT_AUTHOR_NAME: AUTHOR.name, GIT_AUTHOR_EMAIL: AUTHOR.email, GIT_AUTHOR_DATE: `@${T0 + 400} +0000`, GIT_COMMITTER_NAME: AUTHOR.name, GIT_COMMITTER_EMAIL: AUTHOR.email, GIT_COMMITTER_DATE: `@${T0 + 400} +0000` };
+  const c4 = wt
+    .write('README.md', '# Tools\n\nBetter.\n')
+    .write('docs/a.md', 'one\n')
+    .commit('Update README\n\nMore words.\n\nChangelog: added\nSigned-off-by: Ada <ada@example.com>\n', { time: T0 + 300, tz: '-0500' });
+  const env = {
+    GIT_AUTHOR_NAME: AUTHOR.name,
+    GIT_AUTHOR_EMAIL: AUTHOR.email,
+    GIT_AUTHOR_DATE: `@${T0 + 400} +0000`,
+    GIT_COMMITTER_NAME: AUTHOR.name,
+    GIT_COMMITTER_EMAIL: AUTHOR.email,
+    GIT_COMMITTER_DATE: `@${T0 + 400} +0000`,
+  };
   wt.git(['merge', '-q', '--no-ff', '-m', "Merge branch 'feature/x'", 'feature/x'], env);
   const c5 = wt.git(['rev-parse', 'HEAD']);
   wt.push();
@@ -95,7 +128,10 @@ test('GET /commits: the default branch page by page, with GitLab’s limited pag
 
   let res = await f.app.inject({ method: 'GET', url: `${f.base}/commits`, headers: f.headers });
   assert.equal(res.statusCode, 200);
-  assert.deepEqual(res.json(), all.map((sha) => expected(f.dir, f.web, sha)));
+  assert.deepEqual(
+    res.json(),
+    all.map((sha) => expected(f.dir, f.web, sha)),
+  );
   // trailers only on request
   assert.deepEqual(res.json()[1].trailers, {});
   assert.equal(res.headers['x-total'], undefined);
@@ -109,11 +145,17 @@ test('GET /commits: the default branch page by page, with GitLab’s limited pag
 
   // two per page: next while there are more, prev after the first, no last (no count)
   res = await f.app.inject({ method: 'GET', url: `${f.base}/commits?per_page=2`, headers: f.headers });
-  assert.deepEqual(res.json().map((x: any) => x.id), all.slice(0, 2));
+  assert.deepEqual(
+    res.json().map((x: any) => x.id),
+    all.slice(0, 2),
+  );
   assert.equal(res.headers['x-next-page'], '2');
   assert.equal(res.headers.link, `${link(2, 2)}; rel="next", ${link(1, 2)}; rel="first"`);
   res = await f.app.inject({ method: 'GET', url: `${f.base}/commits?per_page=2&page=3`, headers: f.headers });
-  assert.deepEqual(res.json().map((x: any) => x.id), all.slice(4));
+  assert.deepEqual(
+    res.json().map((x: any) => x.id),
+    all.slice(4),
+  );
   assert.equal(res.headers['x-next-page'], '');
   assert.equal(res.headers['x-prev-page'], '2');
   assert.equal(res.headers.link, `${link(2, 2)}; rel="prev", ${link(1, 2)}; rel="first"`);
@@ -132,7 +174,10 @@ test('GET /commits: the default branch page by page, with GitLab’s limited pag
 
   // trailers=true parses them
   res = await f.app.inject({ method: 'GET', url: `${f.base}/commits?trailers=true`, headers: f.headers });
-  assert.deepEqual(res.json(), all.map((sha) => expected(f.dir, f.web, sha, { trailers: true })));
+  assert.deepEqual(
+    res.json(),
+    all.map((sha) => expected(f.dir, f.web, sha, { trailers: true })),
+  );
   assert.deepEqual(res.json()[1].trailers, { Changelog: 'added', 'Signed-off-by': 'Ada <ada@example.com>' });
 });
 
@@ -169,7 +214,10 @@ test('GET /commits: refs, ranges, paths, dates, authors, all, first_parent, orde
   const iso = (s: number) => new Date(s * 1000).toISOString();
   assert.deepEqual(await ids(`since=${iso(T0 + 200)}`), [f.c5, f.c4, f.c3]);
   assert.deepEqual(await ids(`until=${iso(T0 + 100)}`), [f.c2, f.c1]);
-  assert.deepEqual(await ids(`since=${iso(T0 + 100)}&until=${iso(T0 + 300)}`), log(f.dir, ['main', `--since=@${T0 + 100} +0000`, `--until=@${T0 + 300} +0000`]));
+  assert.deepEqual(
+    await ids(`since=${iso(T0 + 100)}&until=${iso(T0 + 300)}`),
+    log(f.dir, ['main', `--since=@${T0 + 100} +0000`, `--until=@${T0 + 300} +0000`]),
+  );
   assert.deepEqual(await ids(`since=${iso(T0 + 300).replace('Z', '')}`), [f.c5, f.c4]);
   assert.deepEqual(await ids(`since=${encodeURIComponent(new Date((T0 + 300 + 3600) * 1000).toISOString().slice(0, 19) + '+01:00')}`), [f.c5, f.c4]);
   assert.deepEqual(await ids('since=2099-01-01'), []);
@@ -189,7 +237,10 @@ test('GET /commits: refs, ranges, paths, dates, authors, all, first_parent, orde
   assert.deepEqual(await ids('order=topo'), log(f.dir, ['--topo-order', 'main']));
 
   const res = await f.app.inject({ method: 'GET', url: `${f.base}/commits?with_stats=true&ref_name=main`, headers: f.headers });
-  assert.deepEqual(res.json(), log(f.dir, ['main']).map((sha) => ({ ...expected(f.dir, f.web, sha), stats: gitStats(f.dir, sha) })));
+  assert.deepEqual(
+    res.json(),
+    log(f.dir, ['main']).map((sha) => ({ ...expected(f.dir, f.web, sha), stats: gitStats(f.dir, sha) })),
+  );
   assert.deepEqual(res.json().find((x: any) => x.id === f.c1).stats, { additions: 1, deletions: 0, total: 1 });
   assert.deepEqual(res.json().find((x: any) => x.id === f.c4).stats, { additions: 2, deletions: 1, total: 3 });
   // a merge commit counts against its first parent
@@ -311,7 +362,9 @@ test('GET /commits/:sha/refs: branches then tags containing the commit, with ful
   f.wt.checkout('main').git(['branch', 'zzz', f.c1]);
   f.wt.push('zzz');
   const contains = (sha: string, kind: 'heads' | 'tags') =>
-    bareGit(f.dir, ['for-each-ref', `--contains=${sha}`, '--format=%(refname:lstrip=2)', `refs/${kind}/`]).split('\n').filter(Boolean);
+    bareGit(f.dir, ['for-each-ref', `--contains=${sha}`, '--format=%(refname:lstrip=2)', `refs/${kind}/`])
+      .split('\n')
+      .filter(Boolean);
   let res = await f.app.inject({ method: 'GET', url: `${f.base}/commits/${f.c2}/refs`, headers: f.headers });
   assert.equal(res.statusCode, 200);
   assert.deepEqual(res.json(), [
@@ -319,22 +372,35 @@ test('GET /commits/:sha/refs: branches then tags containing the commit, with ful
     { type: 'branch', name: 'main' },
     { type: 'tag', name: 'v1.0' },
   ]);
-  assert.deepEqual(res.json(), [...contains(f.c2, 'heads').map((name) => ({ type: 'branch', name })), ...contains(f.c2, 'tags').map((name) => ({ type: 'tag', name }))]);
+  assert.deepEqual(res.json(), [
+    ...contains(f.c2, 'heads').map((name) => ({ type: 'branch', name })),
+    ...contains(f.c2, 'tags').map((name) => ({ type: 'tag', name })),
+  ]);
   assert.equal(res.headers['x-total'], '3');
   assert.equal(res.headers['x-total-pages'], '1');
-  const link = (page: number, per: number, type = 'all') => `<${EXTERNAL_URL}${f.base}/commits/${f.c2}/refs?id=${f.project.id}&page=${page}&per_page=${per}&sha=${f.c2}&type=${type}>`;
+  const link = (page: number, per: number, type = 'all') =>
+    `<${EXTERNAL_URL}${f.base}/commits/${f.c2}/refs?id=${f.project.id}&page=${page}&per_page=${per}&sha=${f.c2}&type=${type}>`;
   assert.equal(res.headers.link, `${link(1, 20)}; rel="first", ${link(1, 20)}; rel="last"`);
 
   res = await f.app.inject({ method: 'GET', url: `${f.base}/commits/${f.c1}/refs?type=branch&per_page=2`, headers: f.headers });
-  assert.deepEqual(res.json(), [{ type: 'branch', name: 'feature/x' }, { type: 'branch', name: 'main' }]);
+  assert.deepEqual(res.json(), [
+    { type: 'branch', name: 'feature/x' },
+    { type: 'branch', name: 'main' },
+  ]);
   assert.equal(res.headers['x-total'], '3');
   assert.equal(res.headers['x-next-page'], '2');
   res = await f.app.inject({ method: 'GET', url: `${f.base}/commits/${f.c1}/refs?type=branch&per_page=2&page=2`, headers: f.headers });
   assert.deepEqual(res.json(), [{ type: 'branch', name: 'zzz' }]);
   res = await f.app.inject({ method: 'GET', url: `${f.base}/commits/v0/refs?type=tag`, headers: f.headers });
-  assert.deepEqual(res.json(), [{ type: 'tag', name: 'v0' }, { type: 'tag', name: 'v1.0' }]);
+  assert.deepEqual(res.json(), [
+    { type: 'tag', name: 'v0' },
+    { type: 'tag', name: 'v1.0' },
+  ]);
   res = await f.app.inject({ method: 'GET', url: `${f.base}/commits/${f.c3}/refs`, headers: f.headers });
-  assert.deepEqual(res.json(), [{ type: 'branch', name: 'feature/x' }, { type: 'branch', name: 'main' }]);
+  assert.deepEqual(res.json(), [
+    { type: 'branch', name: 'feature/x' },
+    { type: 'branch', name: 'main' },
+  ]);
 
   res = await f.app.inject({ method: 'GET', url: `${f.base}/commits/${f.c2}/refs?type=heads`, headers: f.headers });
   assert.deepEqual([res.statusCode, res.json()], [400, { error: 'type does not have a valid value' }]);
@@ -384,22 +450,31 @@ test('POST /commits: every action in one commit on the default branch; the detai
   assert.equal(bareGit(f.dir, ['show', 'main:bin/run']), '#!/bin/sh\necho hi\n');
   assert.equal(bareGit(f.dir, ['show', 'main:README.md']), '# Tools v2\n');
   assert.equal(bareGit(f.dir, ['show', 'main:docs/renamed.md']), 'one\n');
-  assert.equal(bareGit(f.dir, ['ls-tree', '-r', '--format=%(objectmode) %(path)', 'main']), [
-    '100755 bin/run', '100644 docs/renamed.md', '100644 f.txt', '100644 new/dir/file.txt', '100644 README.md',
-  ].sort((a, b) => (a.split(' ')[1] < b.split(' ')[1] ? -1 : 1)).join('\n') + '\n');
+  assert.equal(
+    bareGit(f.dir, ['ls-tree', '-r', '--format=%(objectmode) %(path)', 'main']),
+    ['100755 bin/run', '100644 docs/renamed.md', '100644 f.txt', '100644 new/dir/file.txt', '100644 README.md']
+      .sort((a, b) => (a.split(' ')[1] < b.split(' ')[1] ? -1 : 1))
+      .join('\n') + '\n',
+  );
 
   const events = await eventsAfter(f.c, jobs);
-  assert.deepEqual(events.map((e) => [e.event_name, e.before ?? null, e.after ?? null, e.ref ?? null]), [
-    ['push', f.c5, sha, 'refs/heads/main'],
-    ['repository_update', null, null, null],
-  ]);
+  assert.deepEqual(
+    events.map((e) => [e.event_name, e.before ?? null, e.after ?? null, e.ref ?? null]),
+    [
+      ['push', f.c5, sha, 'refs/heads/main'],
+      ['repository_update', null, null, null],
+    ],
+  );
   assert.equal(events[0].user_username, f.owner.username);
   assert.equal(events[0].total_commits_count, 1);
   assert.deepEqual(events[1].changes, [{ before: f.c5, after: sha, ref: 'refs/heads/main' }]);
 
   // the list shows it first
   const list = await f.app.inject({ method: 'GET', url: `${f.base}/commits?per_page=1`, headers: f.headers });
-  assert.deepEqual(list.json().map((x: any) => x.id), [sha]);
+  assert.deepEqual(
+    list.json().map((x: any) => x.id),
+    [sha],
+  );
 });
 
 test('POST /commits: new branches from start_branch / start_sha, authors, stats=false, force, form bodies', async (t) => {
@@ -407,7 +482,12 @@ test('POST /commits: new branches from start_branch / start_sha, authors, stats=
   const post = (payload: object, headers = f.headers) => f.app.inject({ method: 'POST', url: `${f.base}/commits`, headers, payload });
 
   let res = await post({
-    branch: 'topic', start_branch: 'feature/x', commit_message: 'On topic', author_name: 'Guest Writer', author_email: 'guest@example.com', stats: false,
+    branch: 'topic',
+    start_branch: 'feature/x',
+    commit_message: 'On topic',
+    author_name: 'Guest Writer',
+    author_email: 'guest@example.com',
+    stats: false,
     actions: [{ action: 'update', file_path: 'f.txt', content: 'changed\n' }],
   });
   assert.equal(res.statusCode, 201, res.body);
@@ -442,10 +522,13 @@ test('POST /commits: new branches from start_branch / start_sha, authors, stats=
   assert.deepEqual(res.json().parent_ids, [f.c5]);
   const forced = bareGit(f.dir, ['rev-parse', 'refs/heads/topic']).trim();
   assert.equal(res.json().id, forced);
-  assert.deepEqual((await eventsAfter(f.c, jobs)).map((e) => [e.event_name, e.before ?? null, e.after ?? null]), [
-    ['push', before, forced],
-    ['repository_update', null, null],
-  ]);
+  assert.deepEqual(
+    (await eventsAfter(f.c, jobs)).map((e) => [e.event_name, e.before ?? null, e.after ?? null]),
+    [
+      ['push', before, forced],
+      ['repository_update', null, null],
+    ],
+  );
 
   // form-encoded bodies (python-gitlab sends JSON, curl users send forms)
   res = await f.app.inject({
@@ -468,37 +551,100 @@ test('POST /commits: refusals leave refs and the outbox untouched', async (t) =>
     [{}, 400, { error: 'branch is missing, commit_message is missing, actions is missing' }],
     [{ branch: '', commit_message: 'm', actions: [] }, 400, { error: 'branch is empty' }],
     [{ branch: 'main', commit_message: 'm', actions: [{ action: 'create' }] }, 400, { error: 'actions[0][file_path] is missing' }],
-    [{ branch: 'main', commit_message: 'm', actions: [{ action: 'rename', file_path: 'a' }, { action: '', file_path: 'b' }] }, 400, { error: 'actions[0][action] does not have a valid value, actions[1][action] is empty' }],
+    [
+      {
+        branch: 'main',
+        commit_message: 'm',
+        actions: [
+          { action: 'rename', file_path: 'a' },
+          { action: '', file_path: 'b' },
+        ],
+      },
+      400,
+      { error: 'actions[0][action] does not have a valid value, actions[1][action] is empty' },
+    ],
     [{ branch: 'main', commit_message: 'm', actions: [{ action: 'update', file_path: 'README.md' }] }, 400, { error: 'actions[0][content] is missing' }],
     [{ branch: 'main', commit_message: 'm', actions: [{ action: 'move', file_path: 'README2.md' }] }, 400, { error: 'actions[0][previous_path] is missing' }],
     [{ branch: 'main', commit_message: 'm', actions: [{ action: 'chmod', file_path: 'f.txt' }] }, 400, { error: 'actions[0][execute_filemode] is missing' }],
-    [{ branch: 'main', commit_message: 'm', actions: [{ ...create('a'), encoding: 'hex' }] }, 400, { error: 'actions[0][encoding] does not have a valid value' }],
-    [{ branch: 'x', start_branch: 'main', start_sha: f.c1, commit_message: 'm', actions: [] }, 400, { error: 'start_branch, start_sha are mutually exclusive' }],
+    [
+      { branch: 'main', commit_message: 'm', actions: [{ ...create('a'), encoding: 'hex' }] },
+      400,
+      { error: 'actions[0][encoding] does not have a valid value' },
+    ],
+    [
+      { branch: 'x', start_branch: 'main', start_sha: f.c1, commit_message: 'm', actions: [] },
+      400,
+      { error: 'start_branch, start_sha are mutually exclusive' },
+    ],
     [{ branch: 'main', commit_message: 'm', actions: [create('README.md')] }, 400, { message: 'A file with this name already exists' }],
     [{ branch: 'main', commit_message: 'm', actions: [create('docs')] }, 400, { message: 'A directory with this name already exists' }],
     [{ branch: 'main', commit_message: 'm', actions: [create('README.md/inner')] }, 400, { message: 'A file with this name already exists' }],
     [{ branch: 'main', commit_message: 'm', actions: [create('n.txt'), create('n.txt/deeper')] }, 400, { message: 'A file with this name already exists' }],
-    [{ branch: 'main', commit_message: 'm', actions: [{ action: 'update', file_path: 'missing.txt', content: 'x' }] }, 400, { message: "A file with this name doesn't exist" }],
+    [
+      { branch: 'main', commit_message: 'm', actions: [{ action: 'update', file_path: 'missing.txt', content: 'x' }] },
+      400,
+      { message: "A file with this name doesn't exist" },
+    ],
     [{ branch: 'main', commit_message: 'm', actions: [{ action: 'delete', file_path: 'docs' }] }, 400, { message: "A file with this name doesn't exist" }],
-    [{ branch: 'main', commit_message: 'm', actions: [{ action: 'move', previous_path: 'nope', file_path: 'b' }] }, 400, { message: "A file with this name doesn't exist" }],
-    [{ branch: 'main', commit_message: 'm', actions: [{ action: 'move', previous_path: 'f.txt', file_path: 'README.md' }] }, 400, { message: 'A file with this name already exists' }],
+    [
+      { branch: 'main', commit_message: 'm', actions: [{ action: 'move', previous_path: 'nope', file_path: 'b' }] },
+      400,
+      { message: "A file with this name doesn't exist" },
+    ],
+    [
+      { branch: 'main', commit_message: 'm', actions: [{ action: 'move', previous_path: 'f.txt', file_path: 'README.md' }] },
+      400,
+      { message: 'A file with this name already exists' },
+    ],
     [{ branch: 'main', commit_message: 'm', actions: [create('ok.txt'), create('../escape')] }, 400, { message: 'Path cannot include directory traversal' }],
     [{ branch: 'main', commit_message: 'm', actions: [create('docs/../../x')] }, 400, { message: 'Path cannot include directory traversal' }],
-    [{ branch: 'main', commit_message: 'm', actions: [{ action: 'move', previous_path: '../../etc/passwd', file_path: 'p' }] }, 400, { message: 'Path cannot include directory traversal' }],
+    [
+      { branch: 'main', commit_message: 'm', actions: [{ action: 'move', previous_path: '../../etc/passwd', file_path: 'p' }] },
+      400,
+      { message: 'Path cannot include directory traversal' },
+    ],
     [{ branch: 'main', commit_message: 'm', actions: [create('')] }, 400, { message: 'You must provide a file path' }],
     [{ branch: 'main', commit_message: 'm', actions: [create('.git/config')] }, 400, { message: "invalid path: '.git/config'" }],
     [{ branch: 'main', commit_message: 'm', actions: [create('-rf')] }, 400, { message: "invalid path: '-rf'" }],
     [{ branch: 'main', commit_message: 'm', actions: [create('a//b')] }, 400, { message: "invalid path: 'a//b'" }],
     [{ branch: 'main', commit_message: 'm', actions: [create('/abs')] }, 400, { message: "invalid path: '/abs'" }],
     [{ branch: 'main', commit_message: 'm', actions: [create('line\nbreak')] }, 400, { message: "invalid path: 'line\nbreak'" }],
-    [{ branch: 'main', commit_message: 'm', actions: [{ action: 'update', file_path: 'README.md', content: 'x', last_commit_id: f.c1 }] }, 400, { message: 'The file has changed since you started editing it: README.md' }],
-    [{ branch: 'main', commit_message: 'm', actions: [{ action: 'move', file_path: 'q.md', previous_path: 'docs/a.md', last_commit_id: f.c2 }] }, 400, { message: 'The file has changed since you started editing it: docs/a.md' }],
+    [
+      { branch: 'main', commit_message: 'm', actions: [{ action: 'update', file_path: 'README.md', content: 'x', last_commit_id: f.c1 }] },
+      400,
+      { message: 'The file has changed since you started editing it: README.md' },
+    ],
+    [
+      { branch: 'main', commit_message: 'm', actions: [{ action: 'move', file_path: 'q.md', previous_path: 'docs/a.md', last_commit_id: f.c2 }] },
+      400,
+      { message: 'The file has changed since you started editing it: docs/a.md' },
+    ],
     [{ branch: 'nope', commit_message: 'm', actions: [create('a')] }, 400, { message: 'You can only create or edit files when you are on a branch' }],
-    [{ branch: 'new', start_branch: 'nope', commit_message: 'm', actions: [create('a')] }, 400, { message: 'You can only create or edit files when you are on a branch' }],
-    [{ branch: 'new', start_branch: '--all', commit_message: 'm', actions: [create('a')] }, 400, { message: 'You can only create or edit files when you are on a branch' }],
-    [{ branch: 'feature/x', start_branch: 'main', commit_message: 'm', actions: [create('a')] }, 400, { message: "A branch called 'feature/x' already exists. Switch to that branch in order to make changes" }],
-    [{ branch: 'bad..name', start_branch: 'main', commit_message: 'm', actions: [create('a')] }, 400, { message: "Something went wrong when we tried to create 'bad..name' for you: Branch name is invalid" }],
-    [{ branch: '-x', start_branch: 'main', commit_message: 'm', actions: [create('a')] }, 400, { message: "Something went wrong when we tried to create '-x' for you: Branch name is invalid" }],
+    [
+      { branch: 'new', start_branch: 'nope', commit_message: 'm', actions: [create('a')] },
+      400,
+      { message: 'You can only create or edit files when you are on a branch' },
+    ],
+    [
+      { branch: 'new', start_branch: '--all', commit_message: 'm', actions: [create('a')] },
+      400,
+      { message: 'You can only create or edit files when you are on a branch' },
+    ],
+    [
+      { branch: 'feature/x', start_branch: 'main', commit_message: 'm', actions: [create('a')] },
+      400,
+      { message: "A branch called 'feature/x' already exists. Switch to that branch in order to make changes" },
+    ],
+    [
+      { branch: 'bad..name', start_branch: 'main', commit_message: 'm', actions: [create('a')] },
+      400,
+      { message: "Something went wrong when we tried to create 'bad..name' for you: Branch name is invalid" },
+    ],
+    [
+      { branch: '-x', start_branch: 'main', commit_message: 'm', actions: [create('a')] },
+      400,
+      { message: "Something went wrong when we tried to create '-x' for you: Branch name is invalid" },
+    ],
     [{ branch: 'new', start_sha: 'main', commit_message: 'm', actions: [create('a')] }, 400, { message: "Invalid start_sha 'main'" }],
     [{ branch: 'new', start_sha: '--all', commit_message: 'm', actions: [create('a')] }, 400, { message: "Invalid start_sha '--all'" }],
     [{ branch: 'new', start_sha: 'a'.repeat(40), commit_message: 'm', actions: [create('a')] }, 400, { message: `Cannot find start_sha '${'a'.repeat(40)}'` }],
@@ -525,7 +671,12 @@ test('POST /commits: refusals leave refs and the outbox untouched', async (t) =>
 test('POST /commits: who may commit where (anonymous, strangers, reporters, developers on protected and other branches)', async (t) => {
   const f = await fixture(t, 'public');
   const post = (payload: object, headers: Record<string, string>) => f.app.inject({ method: 'POST', url: `${f.base}/commits`, headers, payload });
-  const body = (branch: string, start?: string) => ({ branch, ...(start ? { start_branch: start } : {}), commit_message: 'm', actions: [{ action: 'create', file_path: `${branch}.txt` }] });
+  const body = (branch: string, start?: string) => ({
+    branch,
+    ...(start ? { start_branch: start } : {}),
+    commit_message: 'm',
+    actions: [{ action: 'create', file_path: `${branch}.txt` }],
+  });
   const refsBefore = bareGit(f.dir, ['for-each-ref']);
 
   let res = await post(body('main'), {});
@@ -586,14 +737,24 @@ test('POST /commits: the first commit of an empty repository, on the default bra
   const jobs = await lastJobId(c);
 
   // only create actions make sense, and start_sha finds nothing
-  let res = await app.inject({ method: 'POST', url, headers, payload: { branch: 'main', commit_message: 'm', actions: [{ action: 'update', file_path: 'a', content: 'x' }] } });
+  let res = await app.inject({
+    method: 'POST',
+    url,
+    headers,
+    payload: { branch: 'main', commit_message: 'm', actions: [{ action: 'update', file_path: 'a', content: 'x' }] },
+  });
   assert.deepEqual([res.statusCode, res.json()], [400, { message: "A file with this name doesn't exist" }]);
   res = await app.inject({ method: 'POST', url, headers, payload: { branch: 'main', start_sha: 'b'.repeat(40), commit_message: 'm', actions: [] } });
   assert.deepEqual([res.statusCode, res.json()], [400, { message: `Cannot find start_sha '${'b'.repeat(40)}'` }]);
   assert.equal(bareGit(dir, ['for-each-ref']), '');
 
   // another branch than the default one becomes the default branch
-  res = await app.inject({ method: 'POST', url, headers, payload: { branch: 'trunk', start_branch: 'whatever', commit_message: 'First', actions: [{ action: 'create', file_path: 'README.md', content: '# hi\n' }] } });
+  res = await app.inject({
+    method: 'POST',
+    url,
+    headers,
+    payload: { branch: 'trunk', start_branch: 'whatever', commit_message: 'First', actions: [{ action: 'create', file_path: 'README.md', content: '# hi\n' }] },
+  });
   assert.equal(res.statusCode, 201, res.body);
   const sha = bareGit(dir, ['rev-parse', 'refs/heads/trunk']).trim();
   assert.deepEqual(res.json().parent_ids, []);
@@ -602,19 +763,30 @@ test('POST /commits: the first commit of an empty repository, on the default bra
   const row = await c.db.kysely.selectFrom('projects').select('default_branch').where('id', '=', project.id).executeTakeFirstOrThrow();
   assert.equal(row.default_branch, 'trunk');
   const events = await eventsAfter(c, jobs);
-  assert.deepEqual(events.map((e) => [e.event_name, e.before ?? null, e.after ?? null, e.ref ?? null]), [
-    ['push', ZERO_SHA, sha, 'refs/heads/trunk'],
-    ['repository_update', null, null, null],
-  ]);
+  assert.deepEqual(
+    events.map((e) => [e.event_name, e.before ?? null, e.after ?? null, e.ref ?? null]),
+    [
+      ['push', ZERO_SHA, sha, 'refs/heads/trunk'],
+      ['repository_update', null, null, null],
+    ],
+  );
   res = await app.inject({ method: 'GET', url, headers });
-  assert.deepEqual(res.json().map((x: any) => x.id), [sha]);
+  assert.deepEqual(
+    res.json().map((x: any) => x.id),
+    [sha],
+  );
 });
 
 test('POST /commits: concurrent commits to one branch never lose a commit (compare-and-swap of the ref)', async (t) => {
   const f = await fixture(t);
   const results = await Promise.all(
     [0, 1, 2, 3, 4].map((i) =>
-      f.app.inject({ method: 'POST', url: `${f.base}/commits`, headers: f.headers, payload: { branch: 'main', commit_message: `c${i}`, actions: [{ action: 'create', file_path: `c${i}.txt`, content: `${i}` }] } }),
+      f.app.inject({
+        method: 'POST',
+        url: `${f.base}/commits`,
+        headers: f.headers,
+        payload: { branch: 'main', commit_message: `c${i}`, actions: [{ action: 'create', file_path: `c${i}.txt`, content: `${i}` }] },
+      }),
     ),
   );
   const ok = results.filter((r) => r.statusCode === 201).map((r) => r.json().id);

@@ -78,8 +78,12 @@ async function fixture(t: TestContext, visibility = 'public'): Promise<Fixture> 
   wt.checkout('feature');
   const at = `@${T0 + 240} +0000`;
   wt.git(['merge', '-q', '--no-ff', '-m', 'Merge branch main into feature', 'main'], {
-    GIT_AUTHOR_NAME: ADA.name, GIT_AUTHOR_EMAIL: ADA.email, GIT_AUTHOR_DATE: at,
-    GIT_COMMITTER_NAME: ADA.name, GIT_COMMITTER_EMAIL: ADA.email, GIT_COMMITTER_DATE: at,
+    GIT_AUTHOR_NAME: ADA.name,
+    GIT_AUTHOR_EMAIL: ADA.email,
+    GIT_AUTHOR_DATE: at,
+    GIT_COMMITTER_NAME: ADA.name,
+    GIT_COMMITTER_EMAIL: ADA.email,
+    GIT_COMMITTER_DATE: at,
   });
   const merge = wt.git(['rev-parse', 'HEAD']);
 
@@ -89,7 +93,11 @@ async function fixture(t: TestContext, visibility = 'public'): Promise<Fixture> 
   const orphan = wt.commit('Orphan root', { author: ADA, time: T0 + 300 });
   wt.push();
 
-  const row = await ctx.c.db.kysely.selectFrom('namespaces').select('full_path').where('id', '=', (project as any).namespace_id).executeTakeFirstOrThrow();
+  const row = await ctx.c.db.kysely
+    .selectFrom('namespaces')
+    .select('full_path')
+    .where('id', '=', (project as any).namespace_id)
+    .executeTakeFirstOrThrow();
   const webUrl = `http://hearth.test/${row.full_path}/${(project as any).path}`;
   return { ...ctx, project, dir, webUrl, api: `/api/v4/projects/${project.id}/repository`, c1, f1, f2, b1, f3, m1, merge, orphan };
 }
@@ -112,8 +120,18 @@ function gitPatches(dir: string, from: string, to: string): string[] {
 const get = (f: TestApp, url: string, headers: Record<string, string> = f.root) => f.app.inject({ method: 'GET', url, headers });
 
 const diffOf = (d: Partial<Record<string, unknown>>) => ({
-  diff: '', collapsed: false, too_large: false, new_path: '', old_path: '', a_mode: '100644', b_mode: '100644',
-  new_file: false, renamed_file: false, deleted_file: false, generated_file: null, ...d,
+  diff: '',
+  collapsed: false,
+  too_large: false,
+  new_path: '',
+  old_path: '',
+  a_mode: '100644',
+  b_mode: '100644',
+  new_file: false,
+  renamed_file: false,
+  deleted_file: false,
+  generated_file: null,
+  ...d,
 });
 
 /** The diffs of c1 → f2 (main's merge base with f2), in git's order. */
@@ -123,7 +141,14 @@ function featureDiffs() {
     diffOf({ diff: 'Binary files a/bin.dat and b/bin.dat differ\n', new_path: 'bin.dat', old_path: 'bin.dat' }),
     diffOf({ diff: '@@ -0,0 +1 @@\n+new doc\n', new_path: 'docs/ü new.txt', old_path: 'docs/ü new.txt', a_mode: '0', new_file: true }),
     diffOf({ diff: '@@ -1 +0,0 @@\n-bye\n', new_path: 'gone.txt', old_path: 'gone.txt', b_mode: '0', deleted_file: true }),
-    diffOf({ diff: '@@ -1 +0,0 @@\n-a.txt\n\\ No newline at end of file\n', new_path: 'link', old_path: 'link', a_mode: '120000', b_mode: '0', deleted_file: true }),
+    diffOf({
+      diff: '@@ -1 +0,0 @@\n-a.txt\n\\ No newline at end of file\n',
+      new_path: 'link',
+      old_path: 'link',
+      a_mode: '120000',
+      b_mode: '0',
+      deleted_file: true,
+    }),
     diffOf({ diff: '@@ -0,0 +1 @@\n+now a file\n', new_path: 'link', old_path: 'link', a_mode: '0', new_file: true }),
     diffOf({ diff: '@@ -48,3 +48,4 @@ line 47\n line 48\n line 49\n line 50\n+line 51\n', new_path: 'moved.txt', old_path: 'big.txt', renamed_file: true }),
     diffOf({ diff: '', new_path: 'script.sh', old_path: 'script.sh', b_mode: '100755' }),
@@ -148,14 +173,27 @@ test('compare: merge-base comparison of diverged branches, whole body, checked a
   });
   // the commit entity, literally
   assert.deepEqual(body.commits[0], {
-    id: f.f1, short_id: f.f1.slice(0, 8), created_at: '2023-11-14T22:14:20.000+00:00', parent_ids: [f.c1],
-    title: 'Feature work', message: 'Feature work\n\nLonger description.\n\nChangelog: added\n',
-    author_name: 'Grace Hopper', author_email: 'grace@example.com', authored_date: '2023-11-14T22:14:20.000+00:00',
-    committer_name: 'Grace Hopper', committer_email: 'grace@example.com', committed_date: '2023-11-14T22:14:20.000+00:00',
-    trailers: { Changelog: 'added' }, extended_trailers: { Changelog: ['added'] }, web_url: `${f.webUrl}/-/commit/${f.f1}`,
+    id: f.f1,
+    short_id: f.f1.slice(0, 8),
+    created_at: '2023-11-14T22:14:20.000+00:00',
+    parent_ids: [f.c1],
+    title: 'Feature work',
+    message: 'Feature work\n\nLonger description.\n\nChangelog: added\n',
+    author_name: 'Grace Hopper',
+    author_email: 'grace@example.com',
+    authored_date: '2023-11-14T22:14:20.000+00:00',
+    committer_name: 'Grace Hopper',
+    committer_email: 'grace@example.com',
+    committed_date: '2023-11-14T22:14:20.000+00:00',
+    trailers: { Changelog: 'added' },
+    extended_trailers: { Changelog: ['added'] },
+    web_url: `${f.webUrl}/-/commit/${f.f1}`,
   });
   // every patch is git's own, file by file, and the paths and modes are those of `git diff --raw`
-  assert.deepEqual(body.diffs.map((d: any) => d.diff), gitPatches(f.dir, f.c1, f.f2));
+  assert.deepEqual(
+    body.diffs.map((d: any) => d.diff),
+    gitPatches(f.dir, f.c1, f.f2),
+  );
   const raw = bareGit(f.dir, ['diff', '--raw', '-z', '--no-abbrev', '--find-renames=30%', f.c1, f.f2]).split('\0');
   const metas: string[] = [];
   for (let i = 0; i < raw.length - 1; ) {
@@ -165,7 +203,12 @@ test('compare: merge-base comparison of diverged branches, whole body, checked a
   }
   assert.deepEqual(metas, ['a.txt', 'bin.dat', 'docs/ü new.txt', 'gone.txt', 'link', 'big.txt→moved.txt', 'script.sh']);
   // commits are git's `log --reverse from..to`
-  assert.deepEqual(body.commits.map((x: any) => x.id), bareGit(f.dir, ['log', '--reverse', '--format=%H', `main..${f.f2}`]).trim().split('\n'));
+  assert.deepEqual(
+    body.commits.map((x: any) => x.id),
+    bareGit(f.dir, ['log', '--reverse', '--format=%H', `main..${f.f2}`])
+      .trim()
+      .split('\n'),
+  );
 });
 
 test('compare: straight=true diffs from..to directly; false uses the merge base; commits are from..to either way', async (t) => {
@@ -174,7 +217,10 @@ test('compare: straight=true diffs from..to directly; false uses the merge base;
   const mergeBase = (await get(f, `${f.api}/compare?from=main&to=${f.f2}&straight=false`)).json();
   assert.deepEqual(mergeBase.diffs, featureDiffs());
   // straight: main's own changes (README, "zero") show up reversed
-  assert.deepEqual(straight.diffs.map((d: any) => d.diff), gitPatches(f.dir, f.m1, f.f2));
+  assert.deepEqual(
+    straight.diffs.map((d: any) => d.diff),
+    gitPatches(f.dir, f.m1, f.f2),
+  );
   assert.deepEqual(straight.diffs.slice(0, 2), [
     diffOf({ diff: '@@ -1,2 +1 @@\n hello\n-world\n', new_path: 'README.md', old_path: 'README.md' }),
     diffOf({ diff: '@@ -1,4 +1,4 @@\n-zero\n one\n two\n three\n+four\n', new_path: 'a.txt', old_path: 'a.txt' }),
@@ -185,9 +231,15 @@ test('compare: straight=true diffs from..to directly; false uses the merge base;
 
   // a merged branch: the merge base is main itself, the merge commit is the newest commit
   const merged = (await get(f, `${f.api}/compare?from=main&to=feature`)).json();
-  assert.deepEqual(merged.commits.map((x: any) => x.id), bareGit(f.dir, ['log', '--reverse', '--format=%H', 'main..feature']).trim().split('\n'));
+  assert.deepEqual(
+    merged.commits.map((x: any) => x.id),
+    bareGit(f.dir, ['log', '--reverse', '--format=%H', 'main..feature']).trim().split('\n'),
+  );
   assert.equal(merged.commit.id, f.merge);
-  assert.deepEqual(merged.diffs.map((d: any) => d.diff), gitPatches(f.dir, f.m1, f.merge));
+  assert.deepEqual(
+    merged.diffs.map((d: any) => d.diff),
+    gitPatches(f.dir, f.m1, f.merge),
+  );
   assert.equal(merged.web_url, `${f.webUrl}/-/compare/${f.m1}...${f.merge}`);
 
   // tags and abbreviated SHAs name commits too; `from` is stripped
@@ -219,12 +271,22 @@ test('compare: same commit, reversed order, unrelated histories', async (t) => {
   let res = await get(f, `${f.api}/compare?from=main&to=${f.m1}`);
   assert.equal(res.statusCode, 200);
   assert.deepEqual(res.json(), {
-    commit: null, commits: [], diffs: [], compare_timeout: false, compare_same_ref: true, web_url: `${f.webUrl}/-/compare/${f.m1}...${f.m1}`,
+    commit: null,
+    commits: [],
+    diffs: [],
+    compare_timeout: false,
+    compare_same_ref: true,
+    web_url: `${f.webUrl}/-/compare/${f.m1}...${f.m1}`,
   });
   // child → parent: nothing new on `to`, and the merge base is `to`
   res = await get(f, `${f.api}/compare?from=${f.f2}&to=${f.f1}`);
   assert.deepEqual(res.json(), {
-    commit: null, commits: [], diffs: [], compare_timeout: false, compare_same_ref: false, web_url: `${f.webUrl}/-/compare/${f.f1}...${f.f1}`,
+    commit: null,
+    commits: [],
+    diffs: [],
+    compare_timeout: false,
+    compare_same_ref: false,
+    web_url: `${f.webUrl}/-/compare/${f.f1}...${f.f1}`,
   });
   // … while straight shows the way back
   res = await get(f, `${f.api}/compare?from=${f.f2}&to=${f.f1}&straight=true`);
@@ -255,7 +317,11 @@ test('compare: error bodies; refs that look like options never reach git', async
     ['?from=main&to=-p', 404, { message: '404 Ref Not Found' }],
     ['?from=main~1&to=main', 404, { message: '404 Ref Not Found' }],
     ['?from=main..feature&to=main', 404, { message: '404 Ref Not Found' }],
-    [`?from=main&to=feature&from_project_id=${f.project.id + 1000}`, 400, { message: `Target project id:${f.project.id + 1000} is not a fork of project id:${f.project.id}` }],
+    [
+      `?from=main&to=feature&from_project_id=${f.project.id + 1000}`,
+      400,
+      { message: `Target project id:${f.project.id + 1000} is not a fork of project id:${f.project.id}` },
+    ],
     ['?from=main&to=feature&from_project_id=abc', 400, { error: 'from_project_id is invalid' }],
     ['?from=main&to=feature&straight=maybe', 400, { error: 'straight is invalid' }],
   ];
@@ -335,12 +401,20 @@ test('compare: diff limits — soft collapse, too_large, safe limits, and overfl
   ]);
   // unidiff of a pruned patch stays empty
   body = (await get(f, `${api}/compare?from=${base}&to=${sizes}&unidiff=true`)).json();
-  assert.deepEqual(body.diffs.map((d: any) => d.diff), ['--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+small\n', '', '']);
+  assert.deepEqual(
+    body.diffs.map((d: any) => d.diff),
+    ['--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+small\n', '', ''],
+  );
   // the commit diff is expanded: only diff_max_patch_bytes applies
   let res = await get(f, `${api}/commits/${sizes}/diff`);
-  assert.deepEqual(res.json().map((d: any) => [d.new_path, d.diff.length, d.collapsed, d.too_large]), [
-    ['a.txt', 21, false, false], ['b-soft.txt', 30_318, false, false], ['c-large.txt', 0, false, true],
-  ]);
+  assert.deepEqual(
+    res.json().map((d: any) => [d.new_path, d.diff.length, d.collapsed, d.too_large]),
+    [
+      ['a.txt', 21, false, false],
+      ['b-soft.txt', 30_318, false, false],
+      ['c-large.txt', 0, false, true],
+    ],
+  );
   assert.equal(res.json()[1].diff, gitPatches(dir, base, sizes)[1]);
 
   // 1001 files: past 100 files the patches are collapsed, past 1000 the collection overflows
@@ -348,10 +422,16 @@ test('compare: diff limits — soft collapse, too_large, safe limits, and overfl
   assert.equal(body.compare_timeout, true);
   assert.equal(body.diffs.length, 1000);
   assert.deepEqual(body.diffs[0], diffOf({ diff: '@@ -0,0 +1 @@\n+0\n', new_path: 'many/f0000.txt', old_path: 'many/f0000.txt', a_mode: '0', new_file: true }));
-  assert.deepEqual(body.diffs.slice(0, 100).map((d: any) => d.collapsed), Array(100).fill(false));
+  assert.deepEqual(
+    body.diffs.slice(0, 100).map((d: any) => d.collapsed),
+    Array(100).fill(false),
+  );
   assert.deepEqual(body.diffs[100], diffOf({ diff: '', collapsed: true, new_path: 'many/f0100.txt', old_path: 'many/f0100.txt', a_mode: '0', new_file: true }));
   assert.equal(body.diffs[999].new_path, 'many/f0999.txt');
-  assert.deepEqual(body.commits.map((x: any) => x.id), [many]);
+  assert.deepEqual(
+    body.commits.map((x: any) => x.id),
+    [many],
+  );
 
   // 50,000 lines in one file: the commit diff stops before it
   res = await get(f, `${api}/commits/${linesSha}/diff`);
@@ -360,7 +440,13 @@ test('compare: diff limits — soft collapse, too_large, safe limits, and overfl
   // the compare collapses it instead (past the safe limits), so nothing overflows
   body = (await get(f, `${api}/compare?from=${base}&to=${linesSha}`)).json();
   assert.equal(body.compare_timeout, false);
-  assert.deepEqual(body.diffs.map((d: any) => [d.new_path, d.diff === '', d.collapsed, d.too_large]), [['a.txt', false, false, false], ['z-huge.txt', true, true, false]]);
+  assert.deepEqual(
+    body.diffs.map((d: any) => [d.new_path, d.diff === '', d.collapsed, d.too_large]),
+    [
+      ['a.txt', false, false, false],
+      ['z-huge.txt', true, true, false],
+    ],
+  );
 });
 
 test('commit diff: against the first parent (the empty tree for a root commit), paginated, unidiff, 404s', async (t) => {
@@ -368,18 +454,32 @@ test('commit diff: against the first parent (the empty tree for a root commit), 
   let res = await get(f, `${f.api}/commits/${f.c1}/diff`);
   assert.equal(res.statusCode, 200);
   const root = res.json();
-  assert.deepEqual(root.map((d: any) => [d.new_path, d.a_mode, d.b_mode, d.new_file]), [
-    ['README.md', '0', '100644', true], ['a.txt', '0', '100644', true], ['big.txt', '0', '100644', true], ['bin.dat', '0', '100644', true],
-    ['gone.txt', '0', '100644', true], ['link', '0', '120000', true], ['script.sh', '0', '100644', true],
-  ]);
-  assert.deepEqual(root.map((d: any) => d.diff), gitPatches(f.dir, '4b825dc642cb6eb9a060e54bf8d69288fbee4904', f.c1));
+  assert.deepEqual(
+    root.map((d: any) => [d.new_path, d.a_mode, d.b_mode, d.new_file]),
+    [
+      ['README.md', '0', '100644', true],
+      ['a.txt', '0', '100644', true],
+      ['big.txt', '0', '100644', true],
+      ['bin.dat', '0', '100644', true],
+      ['gone.txt', '0', '100644', true],
+      ['link', '0', '120000', true],
+      ['script.sh', '0', '100644', true],
+    ],
+  );
+  assert.deepEqual(
+    root.map((d: any) => d.diff),
+    gitPatches(f.dir, '4b825dc642cb6eb9a060e54bf8d69288fbee4904', f.c1),
+  );
   assert.equal(root[3].diff, 'Binary files /dev/null and b/bin.dat differ\n');
   assert.equal(res.headers['x-total'], '7');
   assert.equal(res.headers['x-total-pages'], '1');
 
   // a branch name works as well; the diff is the tip commit's
   res = await get(f, `${f.api}/commits/${f.f1}/diff`);
-  assert.deepEqual(res.json().map((d: any) => d.new_path), ['bin.dat', 'docs/ü new.txt', 'gone.txt', 'link', 'link', 'moved.txt', 'script.sh']);
+  assert.deepEqual(
+    res.json().map((d: any) => d.new_path),
+    ['bin.dat', 'docs/ü new.txt', 'gone.txt', 'link', 'link', 'moved.txt', 'script.sh'],
+  );
   res = await get(f, `${f.api}/commits/main/diff`);
   assert.deepEqual(res.json(), [
     diffOf({ diff: '@@ -1 +1,2 @@\n hello\n+world\n', new_path: 'README.md', old_path: 'README.md' }),
@@ -387,10 +487,10 @@ test('commit diff: against the first parent (the empty tree for a root commit), 
   ]);
   // a merge commit: against its first parent
   res = await get(f, `${f.api}/commits/${f.merge}/diff?unidiff=true`);
-  assert.deepEqual(res.json().map((d: any) => d.diff), [
-    '--- a/README.md\n+++ b/README.md\n@@ -1 +1,2 @@\n hello\n+world\n',
-    '--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,4 @@\n+zero\n one\n two\n three\n',
-  ]);
+  assert.deepEqual(
+    res.json().map((d: any) => d.diff),
+    ['--- a/README.md\n+++ b/README.md\n@@ -1 +1,2 @@\n hello\n+world\n', '--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,4 @@\n+zero\n one\n two\n three\n'],
+  );
   assert.equal(bareGit(f.dir, ['rev-parse', `${f.merge}^1`]).trim(), f.f3);
 
   // pages
@@ -460,7 +560,9 @@ test('contributors: non-merge commits grouped by email with real additions and d
   assert.deepEqual(await order('&order_by=name&sort=desc'), ['Grace Hopper', 'bob', 'Ada Lovelace']);
   assert.deepEqual(await order('&order_by=email'), ['Ada Lovelace', 'bob', 'Grace Hopper']);
   // a tag or SHA works as a ref; pagination
-  assert.deepEqual((await get(f, `${f.api}/contributors?ref=v1.0`)).json(), [{ name: 'A. Lovelace', email: 'ada@example.com', commits: 1, additions: 58, deletions: 0 }]);
+  assert.deepEqual((await get(f, `${f.api}/contributors?ref=v1.0`)).json(), [
+    { name: 'A. Lovelace', email: 'ada@example.com', commits: 1, additions: 58, deletions: 0 },
+  ]);
   res = await get(f, `${f.api}/contributors?ref=${f.merge}&per_page=1&page=2`);
   assert.deepEqual(res.json(), [ada]);
   assert.equal(res.headers['x-total'], '3');
@@ -494,10 +596,21 @@ test('merge_base: the common ancestor as a Commit entity; refs[] or comma-separa
   assert.equal(res.statusCode, 200);
   assert.deepEqual(res.json(), commitEntity(f, f.c1));
   assert.deepEqual(res.json(), {
-    id: f.c1, short_id: f.c1.slice(0, 8), created_at: '2023-11-15T00:13:20.000+02:00', parent_ids: [], title: 'Initial commit', message: 'Initial commit\n',
-    author_name: 'A. Lovelace', author_email: 'ada@example.com', authored_date: '2023-11-15T00:13:20.000+02:00',
-    committer_name: 'A. Lovelace', committer_email: 'ada@example.com', committed_date: '2023-11-15T00:13:20.000+02:00',
-    trailers: {}, extended_trailers: {}, web_url: `${f.webUrl}/-/commit/${f.c1}`,
+    id: f.c1,
+    short_id: f.c1.slice(0, 8),
+    created_at: '2023-11-15T00:13:20.000+02:00',
+    parent_ids: [],
+    title: 'Initial commit',
+    message: 'Initial commit\n',
+    author_name: 'A. Lovelace',
+    author_email: 'ada@example.com',
+    authored_date: '2023-11-15T00:13:20.000+02:00',
+    committer_name: 'A. Lovelace',
+    committer_email: 'ada@example.com',
+    committed_date: '2023-11-15T00:13:20.000+02:00',
+    trailers: {},
+    extended_trailers: {},
+    web_url: `${f.webUrl}/-/commit/${f.c1}`,
   });
   assert.equal(bareGit(f.dir, ['merge-base', 'main', f.f2]).trim(), f.c1);
   res = await get(f, `${f.api}/merge_base?refs=main,feature`);
@@ -548,7 +661,10 @@ test('diff parser: streaming in tiny chunks gives the same collection as one buf
   const small = { ...diffLimits({}, true), maxFiles: 3 };
   const cut = parseDiff(out, small);
   assert.equal(cut.overflow, true);
-  assert.deepEqual(cut.files.map((x) => x.newPath), ['README.md', 'a.txt', 'bin.dat']);
+  assert.deepEqual(
+    cut.files.map((x) => x.newPath),
+    ['README.md', 'a.txt', 'bin.dat'],
+  );
   // an empty diff
   assert.deepEqual(parseDiff(Buffer.alloc(0), small), { files: [], overflow: false });
 });

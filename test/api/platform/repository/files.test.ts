@@ -57,7 +57,9 @@ function rev(dir: string, r: string): string {
 
 async function pushEvents(c: TestApp['c']) {
   const rows = await c.db.kysely.selectFrom('jobs').select(['payload']).orderBy('id').execute();
-  return rows.map((r: { payload: string }) => JSON.parse(r.payload)).filter((p: { event_name: string }) => ['push', 'tag_push', 'repository_update'].includes(p.event_name));
+  return rows
+    .map((r: { payload: string }) => JSON.parse(r.payload))
+    .filter((p: { event_name: string }) => ['push', 'tag_push', 'repository_update'].includes(p.event_name));
 }
 
 function gitlabHeaders(res: { headers: Record<string, unknown> }) {
@@ -227,8 +229,17 @@ test('raw .xhtml files lose the extension in Content-Disposition; a submodule re
   // Gitlab::Git::Blob.find: a submodule entry is a blob of size 0 whose id is the commit it points at
   res = await f.app.inject({ method: 'GET', url: `${f.base}/vendor%2Fsub?ref=main`, headers: f.root });
   assert.deepEqual(res.json(), {
-    file_name: 'sub', file_path: 'vendor/sub', size: 0, encoding: 'base64', content_sha256: sha256(''), ref: 'main',
-    blob_id: f.first, commit_id: tip, last_commit_id: tip, execute_filemode: false, content: '',
+    file_name: 'sub',
+    file_path: 'vendor/sub',
+    size: 0,
+    encoding: 'base64',
+    content_sha256: sha256(''),
+    ref: 'main',
+    blob_id: f.first,
+    commit_id: tip,
+    last_commit_id: tip,
+    execute_filemode: false,
+    content: '',
   });
   res = await f.app.inject({ method: 'GET', url: `${f.base}/vendor%2Fsub/raw`, headers: f.root });
   assert.deepEqual([res.statusCode, res.body], [200, '']);
@@ -304,7 +315,10 @@ test('POST creates a file in one commit on the branch, by the user, and records 
   const tip = rev(dir, 'refs/heads/main');
   assert.equal(bareGit(dir, ['rev-parse', `${tip}^`]).trim(), f.third);
   assert.equal(bareGit(dir, ['show', 'main:app/new file.rb']), 'puts "new"\n');
-  assert.equal(bareGit(dir, ['log', '-1', '--format=%an <%ae>|%cn <%ce>|%B', 'main']), `Olivia Owner <olivia@example.com>|Olivia Owner <olivia@example.com>|Add new file\n\n`);
+  assert.equal(
+    bareGit(dir, ['log', '-1', '--format=%an <%ae>|%cn <%ce>|%B', 'main']),
+    `Olivia Owner <olivia@example.com>|Olivia Owner <olivia@example.com>|Add new file\n\n`,
+  );
   assert.equal(bareGit(dir, ['diff-tree', '--no-commit-id', '-r', '--name-status', 'main']), 'A\tapp/new file.rb\n');
   assert.equal(bareGit(dir, ['ls-tree', 'main', 'app/new file.rb']).split(' ')[0], '100644');
   // the API reads the new state
@@ -312,7 +326,10 @@ test('POST creates a file in one commit on the branch, by the user, and records 
   assert.equal(read.json().last_commit_id, tip);
 
   const evs = await pushEvents(c);
-  assert.deepEqual(evs.map((e: any) => e.event_name), ['push', 'repository_update']);
+  assert.deepEqual(
+    evs.map((e: any) => e.event_name),
+    ['push', 'repository_update'],
+  );
   assert.equal(evs[0].before, f.third);
   assert.equal(evs[0].after, tip);
   assert.equal(evs[0].ref, 'refs/heads/main');
@@ -334,8 +351,14 @@ test('POST options: base64 content, executable mode, author, a new branch from s
     url: `${base}/tools%2Fbuild.sh`,
     headers: ownerHeaders,
     payload: {
-      branch: 'topic/new', start_branch: 'feature', content: bytes.toString('base64'), encoding: 'base64', execute_filemode: true,
-      commit_message: 'Build script\n\nWith a body', author_name: 'Grace Hopper', author_email: 'grace@example.com',
+      branch: 'topic/new',
+      start_branch: 'feature',
+      content: bytes.toString('base64'),
+      encoding: 'base64',
+      execute_filemode: true,
+      commit_message: 'Build script\n\nWith a body',
+      author_name: 'Grace Hopper',
+      author_email: 'grace@example.com',
     },
   });
   assert.equal(res.statusCode, 201);
@@ -352,10 +375,13 @@ test('POST options: base64 content, executable mode, author, a new branch from s
     'Grace Hopper <grace@example.com>|Olivia Owner <olivia@example.com>|Build script\n\nWith a body\n\n',
   );
   const evs = await pushEvents(c);
-  assert.deepEqual(evs.map((e: any) => [e.event_name, e.before ?? null, e.after ?? null, e.ref ?? null]), [
-    ['push', ZERO_SHA, tip, 'refs/heads/topic/new'],
-    ['repository_update', null, null, null],
-  ]);
+  assert.deepEqual(
+    evs.map((e: any) => [e.event_name, e.before ?? null, e.after ?? null, e.ref ?? null]),
+    [
+      ['push', ZERO_SHA, tip, 'refs/heads/topic/new'],
+      ['repository_update', null, null, null],
+    ],
+  );
   assert.equal(evs[0].ref_protected, false);
 
   // form-encoded bodies work too (execute_filemode as a string)
@@ -380,9 +406,24 @@ test('POST refusals: existing file, directory, missing start branch, existing ta
     ['README.md%2Finside', ok, 400, { message: 'A file with this name already exists' }],
     ['n.txt', { ...ok, branch: 'nope' }, 400, { message: 'You can only create or edit files when you are on a branch' }],
     ['n.txt', { ...ok, branch: 'x', start_branch: 'nope' }, 400, { message: 'You can only create or edit files when you are on a branch' }],
-    ['n.txt', { ...ok, branch: 'feature', start_branch: 'main' }, 400, { message: "A branch called 'feature' already exists. Switch to that branch in order to make changes" }],
-    ['n.txt', { ...ok, branch: 'a..b', start_branch: 'main' }, 400, { message: "Something went wrong when we tried to create 'a..b' for you: Branch name is invalid" }],
-    ['n.txt', { ...ok, branch: '-x', start_branch: 'main' }, 400, { message: "Something went wrong when we tried to create '-x' for you: Branch name is invalid" }],
+    [
+      'n.txt',
+      { ...ok, branch: 'feature', start_branch: 'main' },
+      400,
+      { message: "A branch called 'feature' already exists. Switch to that branch in order to make changes" },
+    ],
+    [
+      'n.txt',
+      { ...ok, branch: 'a..b', start_branch: 'main' },
+      400,
+      { message: "Something went wrong when we tried to create 'a..b' for you: Branch name is invalid" },
+    ],
+    [
+      'n.txt',
+      { ...ok, branch: '-x', start_branch: 'main' },
+      400,
+      { message: "Something went wrong when we tried to create '-x' for you: Branch name is invalid" },
+    ],
     ['n.txt', {}, 400, { error: 'branch is missing, commit_message is missing, content is missing' }],
     ['n.txt', { ...ok, branch: '' }, 400, { error: 'branch is empty' }],
     ['n.txt', { ...ok, commit_message: '  ' }, 400, { error: 'commit_message is empty' }],
@@ -403,7 +444,10 @@ test('POST refusals: existing file, directory, missing start branch, existing ta
   assert.equal(bareGit(dir, ['for-each-ref']), refsBefore);
   assert.deepEqual(await pushEvents(c), []);
   // nothing half-written: no temporary index left in the repository
-  assert.deepEqual(fs.readdirSync(dir).filter((n) => n.startsWith('hearth-index')), []);
+  assert.deepEqual(
+    fs.readdirSync(dir).filter((n) => n.startsWith('hearth-index')),
+    [],
+  );
 });
 
 test('PUT updates a file; last_commit_id guards against a stale edit; execute_filemode toggles the mode', async (t) => {
@@ -499,9 +543,15 @@ test('DELETE removes a file in a commit (204); a stale last_commit_id or a missi
   assert.equal(res.statusCode, 204);
   assert.equal(bareGit(dir, ['ls-tree', '--name-only', 'main']), 'bin\ndata.json\ndocs\nimg.bin\n');
   const evs = await pushEvents(c);
-  assert.deepEqual(evs.map((e: any) => [e.event_name, e.ref ?? null]), [
-    ['push', 'refs/heads/main'], ['repository_update', null], ['push', 'refs/heads/main'], ['repository_update', null],
-  ]);
+  assert.deepEqual(
+    evs.map((e: any) => [e.event_name, e.ref ?? null]),
+    [
+      ['push', 'refs/heads/main'],
+      ['repository_update', null],
+      ['push', 'refs/heads/main'],
+      ['repository_update', null],
+    ],
+  );
   assert.equal(evs[0].before, f.third);
   assert.equal(evs[0].after, tip);
 });
@@ -510,7 +560,8 @@ test('write permissions: anonymous 401, reporter and non-member of a public proj
   const f = await fixture(t);
   const { app, c, dir, seed, project, base } = f;
   const payload = { branch: 'main', content: 'x', commit_message: 'm' };
-  const tryPost = (headers: Record<string, string> | undefined, body: unknown = payload, url = `${base}/new.txt`) => app.inject({ method: 'POST', url, headers, payload: body as any });
+  const tryPost = (headers: Record<string, string> | undefined, body: unknown = payload, url = `${base}/new.txt`) =>
+    app.inject({ method: 'POST', url, headers, payload: body as any });
 
   let res = await tryPost(undefined);
   assert.deepEqual([res.statusCode, res.json()], [401, { message: '401 Unauthorized' }]);
@@ -587,7 +638,12 @@ test('an empty repository: the first commit creates the branch without a parent;
   // another empty project, first commit on "develop": HEAD and default_branch follow
   const other = await seed.repoProject({ owner });
   await seed.member({ project: other.project }, owner, 50);
-  res = await app.inject({ method: 'POST', url: `/api/v4/projects/${other.project.id}/repository/files/a.txt`, headers, payload: { branch: 'develop', content: 'a', commit_message: 'A' } });
+  res = await app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${other.project.id}/repository/files/a.txt`,
+    headers,
+    payload: { branch: 'develop', content: 'a', commit_message: 'A' },
+  });
   assert.equal(res.statusCode, 201);
   assert.equal(bareGit(other.dir, ['symbolic-ref', 'HEAD']), 'refs/heads/develop\n');
   const row = await c.db.kysely.selectFrom('projects').select('default_branch').where('id', '=', other.project.id).executeTakeFirstOrThrow();
@@ -603,17 +659,25 @@ test('concurrent writes to one branch all land, one after the other', async (t) 
   const f = await fixture(t);
   const results = await Promise.all(
     Array.from({ length: 5 }, (_, i) =>
-      f.app.inject({ method: 'POST', url: `${f.base}/c${i}.txt`, headers: f.ownerHeaders, payload: { branch: 'main', content: String(i), commit_message: `c${i}` } }),
+      f.app.inject({
+        method: 'POST',
+        url: `${f.base}/c${i}.txt`,
+        headers: f.ownerHeaders,
+        payload: { branch: 'main', content: String(i), commit_message: `c${i}` },
+      }),
     ),
   );
-  assert.deepEqual(results.map((r) => r.statusCode), [201, 201, 201, 201, 201]);
+  assert.deepEqual(
+    results.map((r) => r.statusCode),
+    [201, 201, 201, 201, 201],
+  );
   assert.equal(bareGit(f.dir, ['rev-list', '--count', `${f.third}..main`]).trim(), '5');
   for (let i = 0; i < 5; i++) assert.equal(bareGit(f.dir, ['show', `main:c${i}.txt`]), String(i));
 });
 
 // ---- the one write path -------------------------------------------------------------------------
 
-test('an unset default_branch_protection_defaults is GitLab\'s full protection, for the files and commits APIs alike', async (t) => {
+test("an unset default_branch_protection_defaults is GitLab's full protection, for the files and commits APIs alike", async (t) => {
   const f = await fixture(t);
   const { app, c, seed, project, base, dir } = f;
   await c.settings.save({ default_branch_protection_defaults: null });
@@ -625,7 +689,12 @@ test('an unset default_branch_protection_defaults is GitLab\'s full protection, 
   const maintainerHeaders = (await seed.token(maintainer)).headers;
   const payload = { branch: 'main', content: 'x', commit_message: 'm' };
   const commit = (headers: Record<string, string>, branch: string) =>
-    app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/repository/commits`, headers, payload: { branch, commit_message: 'm', actions: [{ action: 'create', file_path: `${branch}.txt`, content: 'c' }] } });
+    app.inject({
+      method: 'POST',
+      url: `/api/v4/projects/${project.id}/repository/commits`,
+      headers,
+      payload: { branch, commit_message: 'm', actions: [{ action: 'create', file_path: `${branch}.txt`, content: 'c' }] },
+    });
 
   // Developers push to neither API's default branch, only to other branches
   let res = await app.inject({ method: 'POST', url: `${base}/new.txt`, headers: devHeaders, payload });
@@ -641,18 +710,33 @@ test('an unset default_branch_protection_defaults is GitLab\'s full protection, 
   res = await commit(maintainerHeaders, 'main');
   assert.equal(res.statusCode, 201, res.body);
   const evs = (await pushEvents(c)).filter((e: any) => e.event_name === 'push');
-  assert.deepEqual(evs.map((e: any) => [e.ref, e.ref_protected]), [['refs/heads/dev-work', false], ['refs/heads/main', true], ['refs/heads/main', true]]);
+  assert.deepEqual(
+    evs.map((e: any) => [e.ref, e.ref_protected]),
+    [
+      ['refs/heads/dev-work', false],
+      ['refs/heads/main', true],
+      ['refs/heads/main', true],
+    ],
+  );
 });
 
 test('a write to a repository whose default branch does not exist makes the written branch the default branch, as a push does', async (t) => {
   const f = await fixture(t);
   const { app, c, project, base, dir, ownerHeaders } = f;
   await c.db.kysely.updateTable('projects').set({ default_branch: 'trunk' }).where('id', '=', project.id).execute();
-  const res = await app.inject({ method: 'POST', url: `${base}/new.txt`, headers: ownerHeaders, payload: { branch: 'feature', content: 'x', commit_message: 'm' } });
+  const res = await app.inject({
+    method: 'POST',
+    url: `${base}/new.txt`,
+    headers: ownerHeaders,
+    payload: { branch: 'feature', content: 'x', commit_message: 'm' },
+  });
   assert.equal(res.statusCode, 201, res.body);
   const row = await c.db.kysely.selectFrom('projects').select('default_branch').where('id', '=', project.id).executeTakeFirstOrThrow();
   assert.equal(row.default_branch, 'feature');
   assert.equal(bareGit(dir, ['symbolic-ref', 'HEAD']), 'refs/heads/feature\n');
   const evs = (await pushEvents(c)).filter((e: any) => e.event_name === 'push');
-  assert.deepEqual(evs.map((e: any) => [e.ref, e.project.default_branch]), [['refs/heads/feature', 'feature']]);
+  assert.deepEqual(
+    evs.map((e: any) => [e.ref, e.project.default_branch]),
+    [['refs/heads/feature', 'feature']],
+  );
 });

@@ -2,13 +2,12 @@
 // (lightweight and annotated), delete; whole bodies, refs and tag objects in git, tag_push events.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, EXTERNAL_URL, } from '../../../helpers/build-app.ts';
+import { buildTestApp, EXTERNAL_URL } from '../../../helpers/build-app.ts';
 import { bareGit, workTree, commitJson, isoTime, pushEvents } from '../../../helpers/git.ts';
 
 const T0 = 1_700_000_000;
 const ZERO = '0'.repeat(40);
 const _iso = isoTime;
-
 
 const pick = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.map((k) => [k, o[k]]));
 const tagger = (time: number) => ({ GIT_COMMITTER_NAME: 'Tess Tagger', GIT_COMMITTER_EMAIL: 'tess@example.com', GIT_COMMITTER_DATE: `@${time} +0200` });
@@ -89,11 +88,17 @@ test('GET /tags: order_by name/updated/version, sort, search, keyset pages, bad 
     assert.equal(res.statusCode, 200, res.body);
     return res.json().map((x: { name: string }) => x.name);
   };
-  const gitOrder = (sort: string) => bareGit(s.dir, ['for-each-ref', `--sort=${sort}`, '--format=%(refname:short)', 'refs/tags/']).trim().split('\n');
+  const gitOrder = (sort: string) =>
+    bareGit(s.dir, ['for-each-ref', `--sort=${sort}`, '--format=%(refname:short)', 'refs/tags/'])
+      .trim()
+      .split('\n');
   assert.deepEqual(await names('order_by=name&sort=asc'), ['beta', 'v1.0.0', 'v1.10.0', 'v1.2.0']);
   assert.deepEqual(await names('order_by=name'), ['v1.2.0', 'v1.10.0', 'v1.0.0', 'beta']);
   assert.deepEqual(await names('order_by=version&sort=asc'), gitOrder('version:refname'));
-  assert.deepEqual((await names('order_by=version&sort=asc')).filter((n: string) => n !== 'beta'), ['v1.0.0', 'v1.2.0', 'v1.10.0']);
+  assert.deepEqual(
+    (await names('order_by=version&sort=asc')).filter((n: string) => n !== 'beta'),
+    ['v1.0.0', 'v1.2.0', 'v1.10.0'],
+  );
   assert.deepEqual(await names('order_by=version&sort=desc'), gitOrder('-version:refname'));
   assert.deepEqual(await names('order_by=updated&sort=asc'), ['v1.10.0', 'v1.2.0', 'beta', 'v1.0.0']);
   assert.deepEqual(await names('sort=asc'), gitOrder('creatordate'));
@@ -113,10 +118,19 @@ test('GET /tags: order_by name/updated/version, sort, search, keyset pages, bad 
   assert.deepEqual([res.statusCode, res.json()], [400, { error: 'sort does not have a valid value' }]);
 
   res = await app.inject({ method: 'GET', url: `${s.base}/tags?pagination=keyset&per_page=2&order_by=name&sort=asc`, headers: s.mae });
-  assert.deepEqual(res.json().map((x: { name: string }) => x.name), ['beta', 'v1.0.0']);
-  assert.equal(res.headers.link, `<${EXTERNAL_URL}${s.base}/tags?id=${s.project.id}&order_by=name&page=1&page_token=v1.0.0&pagination=keyset&per_page=2&sort=asc>; rel="next"`);
+  assert.deepEqual(
+    res.json().map((x: { name: string }) => x.name),
+    ['beta', 'v1.0.0'],
+  );
+  assert.equal(
+    res.headers.link,
+    `<${EXTERNAL_URL}${s.base}/tags?id=${s.project.id}&order_by=name&page=1&page_token=v1.0.0&pagination=keyset&per_page=2&sort=asc>; rel="next"`,
+  );
   res = await app.inject({ method: 'GET', url: `${s.base}/tags?pagination=keyset&per_page=2&order_by=name&sort=asc&page_token=v1.0.0`, headers: s.mae });
-  assert.deepEqual(res.json().map((x: { name: string }) => x.name), ['v1.10.0', 'v1.2.0']);
+  assert.deepEqual(
+    res.json().map((x: { name: string }) => x.name),
+    ['v1.10.0', 'v1.2.0'],
+  );
   assert.equal(res.headers.link, undefined);
   res = await app.inject({ method: 'GET', url: `${s.base}/tags?pagination=keyset&page_token=unknown`, headers: s.mae });
   assert.deepEqual([res.statusCode, res.json()], [422, { message: 'Invalid page token: refs/tags/unknown' }]);
@@ -147,11 +161,18 @@ test('POST /tags: lightweight and annotated tags by the caller, 201 entities, gi
   assert.equal(bareGit(s.dir, ['cat-file', '-t', 'refs/tags/v2.0']).trim(), 'commit');
 
   const t0 = Math.floor(Date.now() / 1000);
-  res = await app.inject({ method: 'POST', url: `${s.base}/tags`, headers: s.mae, payload: { tag_name: 'release/2.1', ref: s.shas.c2, message: '  Release 2.1\n\n# not a comment  \n' } });
+  res = await app.inject({
+    method: 'POST',
+    url: `${s.base}/tags`,
+    headers: s.mae,
+    payload: { tag_name: 'release/2.1', ref: s.shas.c2, message: '  Release 2.1\n\n# not a comment  \n' },
+  });
   assert.equal(res.statusCode, 201);
   const tagSha = s.sha('refs/tags/release/2.1');
   const raw = bareGit(s.dir, ['cat-file', 'tag', tagSha]);
-  const m = /^object (\w+)\ntype commit\ntag release\/2\.1\ntagger Mae Maintainer <mae@example\.com> (\d+) \+0000\n\nRelease 2\.1\n\n# not a comment$/.exec(raw);
+  const m = /^object (\w+)\ntype commit\ntag release\/2\.1\ntagger Mae Maintainer <mae@example\.com> (\d+) \+0000\n\nRelease 2\.1\n\n# not a comment$/.exec(
+    raw,
+  );
   assert.ok(m, raw);
   assert.equal(m[1], s.shas.c2);
   const taggedAt = Number(m[2]);
@@ -161,7 +182,12 @@ test('POST /tags: lightweight and annotated tags by the caller, 201 entities, gi
   assert.equal(res.json().target, tagSha);
 
   // a blank message makes a lightweight tag
-  res = await app.inject({ method: 'POST', url: `${s.base}/tags`, headers: { ...s.mae, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'tag_name=v2.3&ref=v1.2.0&message=%20%20' });
+  res = await app.inject({
+    method: 'POST',
+    url: `${s.base}/tags`,
+    headers: { ...s.mae, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'tag_name=v2.3&ref=v1.2.0&message=%20%20',
+  });
   assert.equal(res.statusCode, 201);
   assert.deepEqual(res.json(), tagJson(s, 'v2.3', s.shas.c2, null));
   // a tag name as ref: the new (lightweight) tag names the same tag object, as Gitaly resolves the revision unpeeled
@@ -170,10 +196,31 @@ test('POST /tags: lightweight and annotated tags by the caller, 201 entities, gi
   assert.deepEqual(res.json(), tagJson(s, 'v2.2', s.shas.c1, { message: 'Release 1.0.0\n\nNotes', time: T0 + 500 }));
 
   const evs = (await pushEvents(c)).slice(before);
-  assert.deepEqual(evs.map((e: { event_name: string }) => e.event_name), ['tag_push', 'repository_update', 'tag_push', 'repository_update', 'tag_push', 'repository_update', 'tag_push', 'repository_update']);
+  assert.deepEqual(
+    evs.map((e: { event_name: string }) => e.event_name),
+    ['tag_push', 'repository_update', 'tag_push', 'repository_update', 'tag_push', 'repository_update', 'tag_push', 'repository_update'],
+  );
   const keys = ['object_kind', 'before', 'after', 'ref', 'checkout_sha', 'user_username', 'project_id', 'total_commits_count'];
-  assert.deepEqual(pick(evs[0], keys), { object_kind: 'tag_push', before: ZERO, after: s.shas.c3, ref: 'refs/tags/v2.0', checkout_sha: s.shas.c3, user_username: s.maintainer.username, project_id: s.project.id, total_commits_count: 0 });
-  assert.deepEqual(pick(evs[2], keys), { object_kind: 'tag_push', before: ZERO, after: tagSha, ref: 'refs/tags/release/2.1', checkout_sha: s.shas.c2, user_username: s.maintainer.username, project_id: s.project.id, total_commits_count: 0 });
+  assert.deepEqual(pick(evs[0], keys), {
+    object_kind: 'tag_push',
+    before: ZERO,
+    after: s.shas.c3,
+    ref: 'refs/tags/v2.0',
+    checkout_sha: s.shas.c3,
+    user_username: s.maintainer.username,
+    project_id: s.project.id,
+    total_commits_count: 0,
+  });
+  assert.deepEqual(pick(evs[2], keys), {
+    object_kind: 'tag_push',
+    before: ZERO,
+    after: tagSha,
+    ref: 'refs/tags/release/2.1',
+    checkout_sha: s.shas.c2,
+    user_username: s.maintainer.username,
+    project_id: s.project.id,
+    total_commits_count: 0,
+  });
   assert.deepEqual(evs[3].changes, [{ before: ZERO, after: tagSha, ref: 'refs/tags/release/2.1' }]);
   const v22 = s.sha('refs/tags/v2.2');
   assert.equal(v22, s.sha('refs/tags/v1.0.0'));
@@ -212,7 +259,10 @@ test('DELETE /tags/:tag_name: 204, the ref is gone, tag_push event; 404, 412', a
   assert.equal(res.body, '');
   assert.equal(bareGit(s.dir, ['for-each-ref', 'refs/tags/v1.0.0']), '');
   const evs = await pushEvents(c);
-  assert.deepEqual(evs.map((e: { event_name: string }) => e.event_name), ['tag_push', 'repository_update']);
+  assert.deepEqual(
+    evs.map((e: { event_name: string }) => e.event_name),
+    ['tag_push', 'repository_update'],
+  );
   assert.deepEqual(pick(evs[0], ['before', 'after', 'ref', 'checkout_sha']), { before: tagSha, after: ZERO, ref: 'refs/tags/v1.0.0', checkout_sha: null });
   assert.deepEqual(evs[1].changes, [{ before: tagSha, after: ZERO, ref: 'refs/tags/v1.0.0' }]);
 
@@ -221,7 +271,11 @@ test('DELETE /tags/:tag_name: 204, the ref is gone, tag_push event; 404, 412', a
   res = await app.inject({ method: 'DELETE', url: `${s.base}/tags/-x`, headers: s.mae });
   assert.deepEqual([res.statusCode, res.json()], [404, { message: '404 Tag Not Found' }]);
   // beta's commit was authored at T0+200
-  res = await app.inject({ method: 'DELETE', url: `${s.base}/tags/beta`, headers: { ...s.mae, 'if-unmodified-since': new Date((T0 + 199) * 1000).toUTCString() } });
+  res = await app.inject({
+    method: 'DELETE',
+    url: `${s.base}/tags/beta`,
+    headers: { ...s.mae, 'if-unmodified-since': new Date((T0 + 199) * 1000).toUTCString() },
+  });
   assert.deepEqual([res.statusCode, res.json()], [412, { message: '412 Precondition Failed' }]);
   res = await app.inject({ method: 'DELETE', url: `${s.base}/tags/beta`, headers: { ...s.mae, 'if-unmodified-since': 'not a date' } });
   assert.equal(res.statusCode, 204);
@@ -260,14 +314,21 @@ test('permissions: reporters read only, anonymous callers, guests, disabled repo
     assert.deepEqual([res.statusCode, res.json()], [404, { message: '404 Project Not Found' }], `${r.method} ${r.url}`);
   }
   // the tags API says 403 for a disabled repository (the branches API 404)
-  await c.db.kysely.updateTable('projects').set({ settings: JSON.stringify({ repository_access_level: 'disabled' }) }).where('id', '=', s.project.id).execute();
+  await c.db.kysely
+    .updateTable('projects')
+    .set({ settings: JSON.stringify({ repository_access_level: 'disabled' }) })
+    .where('id', '=', s.project.id)
+    .execute();
   res = await app.inject({ method: 'GET', url: `${s.base}/tags`, headers: s.mae });
   assert.deepEqual([res.statusCode, res.json()], [403, { message: '403 Forbidden' }]);
 
   // public: anonymous reads, writes are 403
   await c.db.kysely.updateTable('projects').set({ settings: '{}', visibility: 'public' }).where('id', '=', s.project.id).execute();
   res = await app.inject({ method: 'GET', url: `${s.base}/tags?order_by=name&sort=asc` });
-  assert.deepEqual(res.json().map((x: { name: string }) => x.name), ['beta', 'v1.0.0', 'v1.10.0', 'v1.2.0']);
+  assert.deepEqual(
+    res.json().map((x: { name: string }) => x.name),
+    ['beta', 'v1.0.0', 'v1.10.0', 'v1.2.0'],
+  );
   res = await app.inject({ method: 'GET', url: `${s.base}/tags/v1.2.0` });
   assert.deepEqual(res.json(), tagJson(s, 'v1.2.0', s.shas.c2, null));
   res = await app.inject({ method: 'POST', url: `${s.base}/tags`, payload: { tag_name: 'x', ref: 'main' } });
@@ -280,7 +341,12 @@ test('permissions: reporters read only, anonymous callers, guests, disabled repo
   // a developer tags
   const developer = await seed.user({ name: 'Dee Dev', email: 'dee@example.com' });
   await seed.member({ project: s.project }, developer, 30);
-  res = await app.inject({ method: 'POST', url: `${s.base}/tags`, headers: (await seed.token(developer)).headers, payload: { tag_name: 'dev-tag', ref: 'beta', message: 'By Dee' } });
+  res = await app.inject({
+    method: 'POST',
+    url: `${s.base}/tags`,
+    headers: (await seed.token(developer)).headers,
+    payload: { tag_name: 'dev-tag', ref: 'beta', message: 'By Dee' },
+  });
   assert.equal(res.statusCode, 201);
   assert.match(bareGit(s.dir, ['cat-file', 'tag', 'refs/tags/dev-tag']), /^tagger Dee Dev <dee@example\.com> /m);
 });

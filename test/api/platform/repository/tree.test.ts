@@ -20,7 +20,10 @@ interface Entry {
   mode: string;
 }
 
-const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cf00000301010018dd8db00000000049454e44ae426082', 'hex');
+const PNG = Buffer.from(
+  '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cf00000301010018dd8db00000000049454e44ae426082',
+  'hex',
+);
 const SVG = '<?xml version="1.0"?>\n<!-- drawn by hand -->\n<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"></svg>\n';
 
 interface Fixture extends TestApp {
@@ -123,7 +126,13 @@ test('tree: the root of the default branch, as git lists it, trees first, with o
     res.json().map((e: Entry) => e.type),
     expected.slice(0, 20).map((e) => e.type),
   );
-  assert.deepEqual(res.json().slice(0, 5).map((e: Entry) => e.name), ['-dash', 'docs', 'many', 'src', 'vendor']);
+  assert.deepEqual(
+    res
+      .json()
+      .slice(0, 5)
+      .map((e: Entry) => e.name),
+    ['-dash', 'docs', 'many', 'src', 'vendor'],
+  );
   const self = `${EXTERNAL_URL}${f.base}/tree`;
   assert.equal(expected.length, 15);
   assert.deepEqual(paginationHeaders(res.headers), {
@@ -176,12 +185,21 @@ test('tree: recursive listings equal git ls-tree -r -t, sorted trees, blobs, sub
   // no pagination headers at all
   assert.deepEqual(paginationHeaders(none.headers), {});
   // trees come first, the submodule last
-  assert.deepEqual(none.json().slice(0, 8).map((e: Entry) => e.path), ['-dash', 'docs', 'many', 'src', 'src/lib', 'src/lib/deep', 'vendor', '-dash/c.txt']);
+  assert.deepEqual(
+    none
+      .json()
+      .slice(0, 8)
+      .map((e: Entry) => e.path),
+    ['-dash', 'docs', 'many', 'src', 'src/lib', 'src/lib/deep', 'vendor', '-dash/c.txt'],
+  );
   assert.equal(none.json().at(-1).path, 'vendor/sub');
 
   const sub = await get(f, `${f.base}/tree?recursive=1&path=src&pagination=none`);
   assert.deepEqual(sub.json(), lsTree(f.dir, 'main', 'src', true));
-  assert.deepEqual(sub.json().map((e: Entry) => e.path), ['src/lib', 'src/lib/deep', 'src/lib/deep/x.ts', 'src/lib/util.ts', 'src/main.ts']);
+  assert.deepEqual(
+    sub.json().map((e: Entry) => e.path),
+    ['src/lib', 'src/lib/deep', 'src/lib/deep/x.ts', 'src/lib/util.ts', 'src/main.ts'],
+  );
 
   // "True" as python-gitlab sends it, paginated the legacy way
   const paged = await get(f, `${f.base}/tree?recursive=True&per_page=50&page=2`);
@@ -417,7 +435,10 @@ test('tree: listings follow pushes (a new commit on the branch is seen at once)'
   f.wt.write('docs/b.md', 'b\n').commit('More docs');
   f.wt.push();
   const after = await get(f, `${f.base}/tree?path=docs`);
-  assert.deepEqual(after.json().map((e: Entry) => e.name), ['a.md', 'b.md']);
+  assert.deepEqual(
+    after.json().map((e: Entry) => e.name),
+    ['a.md', 'b.md'],
+  );
   assert.deepEqual(after.json(), lsTree(f.dir, 'main', 'docs'));
 });
 
@@ -438,7 +459,12 @@ test('blobs/:sha: size, base64 content and the full SHA, for text and binary blo
   }
   // an abbreviated SHA answers with the full one; upper case hex too
   const sha = blobId(f, 'b.txt');
-  assert.deepEqual((await get(f, `${f.base}/blobs/${sha.slice(0, 10)}`)).json(), { size: 4, encoding: 'base64', content: Buffer.from('bee\n').toString('base64'), sha });
+  assert.deepEqual((await get(f, `${f.base}/blobs/${sha.slice(0, 10)}`)).json(), {
+    size: 4,
+    encoding: 'base64',
+    content: Buffer.from('bee\n').toString('base64'),
+    sha,
+  });
   assert.equal((await get(f, `${f.base}/blobs/${sha.toUpperCase()}`)).json().sha, sha);
 });
 
