@@ -54,7 +54,7 @@ export async function rawBlob(ctx: RepoContext, info: GitObject, head: boolean):
       if (headersOfBlob.size >= 10_000) headersOfBlob.clear();
       headersOfBlob.set(info.sha, (h = blobHeaders(o.content!)));
     }
-    return { ...h, body: o.content! };
+    return { type: h.type, disposition: h.disposition, body: o.content!, length: undefined };
   }
   const child = ctx.repo.spawn(['cat-file', 'blob', info.sha]);
   child.on('error', () => {}); // a failed spawn ends stdout, which peek reports
@@ -63,10 +63,10 @@ export async function rawBlob(ctx: RepoContext, info: GitObject, head: boolean):
   const { head: first, ended } = await peek(child.stdout!, 4096);
   if (ended && (await exitCode(child)) !== 0) throw Errors.notFound('Blob');
   const h = blobHeaders(first);
-  if (ended) return { ...h, body: first };
+  if (ended) return { type: h.type, disposition: h.disposition, body: first, length: undefined };
   if (head) {
     child.kill('SIGKILL');
-    return { ...h, body: null, length: info.size };
+    return { type: h.type, disposition: h.disposition, body: null, length: info.size };
   }
-  return { ...h, body: streamChild(child), length: info.size };
+  return { type: h.type, disposition: h.disposition, body: streamChild(child), length: info.size };
 }
