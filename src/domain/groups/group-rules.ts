@@ -69,8 +69,9 @@ const TOP_LEVEL_ROUTES = new Set([
   'users',
   'v2',
 ]);
-/** ILLEGAL_GROUP_PATH_WORDS (PROJECT_WILDCARD_ROUTES | GROUP_ROUTES): words that end a project route. */
-const SUBGROUP_RESERVED = new Set([
+/** Gitlab::PathRegex::PROJECT_WILDCARD_ROUTES: words that follow a project's path in the web routes; reserved
+ * for projects and, as ILLEGAL_GROUP_PATH_WORDS, for subgroups. */
+export const PROJECT_WILDCARD_ROUTES = new Set([
   '-',
   'badges',
   'blame',
@@ -118,7 +119,7 @@ export function validatePath(path: string, topLevel: boolean, errors: FieldError
   if (path === '') add(errors, 'path', "can't be blank");
   if (path.length > MAX_LENGTH) add(errors, 'path', `is too long (maximum is ${MAX_LENGTH} characters)`);
   if (!NAMESPACE_FORMAT.test(path) || NO_SUFFIX.test(path)) add(errors, 'path', NAMESPACE_FORMAT_MESSAGE);
-  else if ((topLevel ? TOP_LEVEL_ROUTES : SUBGROUP_RESERVED).has(path.toLowerCase())) add(errors, 'path', `${path} is a reserved name`);
+  else if ((topLevel ? TOP_LEVEL_ROUTES : PROJECT_WILDCARD_ROUTES).has(path.toLowerCase())) add(errors, 'path', `${path} is a reserved name`);
   if (path.length < 2) add(errors, 'path', 'is too short (minimum is 2 characters)');
 }
 

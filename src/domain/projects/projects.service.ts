@@ -14,6 +14,7 @@ import type { ProjectAbility } from '../access/roles.ts';
 import { projectPayload, recordSystemEvent } from '../events/system-events.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import { VISIBILITY_LEVELS, type VisibilityName } from '../settings/definitions.ts';
+import { PROJECT_WILDCARD_ROUTES } from '../groups/group-rules.ts';
 import { projectOwners } from './project-owners.ts';
 import { deleteProjectRows, removeRepositories } from './project-destroy.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
@@ -43,27 +44,6 @@ const NAME_MESSAGE = "can contain only letters, digits, emoji, '_', '.', '+', da
 /** Gitlab::PathRegex.project_path_format_regex */
 const PATH_RE = /^[a-zA-Z0-9_.][a-zA-Z0-9_\-.]*$/;
 const PATH_MESSAGE = "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'";
-/** Gitlab::PathRegex::PROJECT_WILDCARD_ROUTES: words that follow a project's path in the web routes. */
-const RESERVED_PROJECT_PATHS = new Set([
-  '-',
-  'badges',
-  'blame',
-  'blob',
-  'builds',
-  'commits',
-  'create',
-  'create_dir',
-  'edit',
-  'files',
-  'find_file',
-  'new',
-  'preview',
-  'raw',
-  'refs',
-  'tree',
-  'update',
-  'wikis',
-]);
 
 const TAKEN = 'has already been taken';
 const OWNER = 50;
@@ -255,7 +235,7 @@ export class ProjectsService {
     if (!NAME_RE.test(p.name)) add('name', NAME_MESSAGE);
     if (!p.path.trim()) add('path', "can't be blank");
     if (!isValidProjectPath(p.path)) add('path', PATH_MESSAGE);
-    else if (RESERVED_PROJECT_PATHS.has(p.path.toLowerCase())) add('path', `${p.path} is a reserved name`);
+    else if (PROJECT_WILDCARD_ROUTES.has(p.path.toLowerCase())) add('path', `${p.path} is a reserved name`);
     if (p.path.length > 255) add('path', 'is too long (maximum is 255 characters)');
     return errors;
   }
