@@ -17,6 +17,7 @@ import { UsersService } from './domain/users/users.service.ts';
 import { Policy } from './domain/access/policy.ts';
 import { Resolver } from './domain/access/resolve.ts';
 import { GroupsService } from './domain/groups/groups.service.ts';
+import { ProjectsQuery } from './domain/projects/projects-query.ts';
 import { ProjectsService } from './domain/projects/projects.service.ts';
 import { MembersService } from './domain/members/members.service.ts';
 import { MemberRolesService } from './domain/member-roles/member-roles.service.ts';
@@ -51,6 +52,8 @@ export interface Container {
   resolve: Resolver;
   groups: GroupsService;
   projects: ProjectsService;
+  /** project lists and the per-viewer facts a page of projects needs (one query each) */
+  projectsQuery: ProjectsQuery;
   members: MembersService;
   memberRoles: MemberRolesService;
   repos: RepositoryStore;
@@ -108,6 +111,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const resolve = new Resolver(db, policy);
   const groups = new GroupsService(db, settings, policy, resolve, repos);
   const projects = new ProjectsService(db, settings, policy, resolve, repos);
+  const projectsQuery = new ProjectsQuery(db, policy);
   const members = new MembersService(db);
   const memberRoles = new MemberRolesService(db);
   const outbound = new Outbound({ resolve: opts.resolve });
@@ -158,6 +162,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     resolve,
     groups,
     projects,
+    projectsQuery,
     members,
     memberRoles,
     repos,

@@ -8,7 +8,7 @@ import { Errors } from '../../lib/errors.ts';
 import { recordSystemEvent, userPayload } from '../events/system-events.ts';
 import { removeRepositories } from '../projects/project-destroy.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
-import { createPersonalNamespace, deletePersonalProjects, renamePersonalNamespace } from './personal-namespace.ts';
+import { createPersonalNamespace, deletePersonalProjects, personalNamespaceIds, renamePersonalNamespace } from './personal-namespace.ts';
 import { hashPassword, randomToken } from '../../lib/secrets.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
@@ -256,6 +256,11 @@ export class UsersService {
   async byId(id: number): Promise<UserRow | undefined> {
     if (!isInt32(id)) return undefined; // no such id (PostgreSQL would refuse to compare it)
     return this.db.kysely.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** The id of the user's personal namespace (undefined for a user without one). */
+  async personalNamespaceId(userId: number): Promise<number | undefined> {
+    return (await personalNamespaceIds(this.db.kysely, [userId])).get(userId);
   }
 
   async byUsername(username: string): Promise<UserRow | undefined> {

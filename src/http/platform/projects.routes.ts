@@ -8,7 +8,7 @@ import type { Container } from '../../container.ts';
 import { actorKey, userActor, type Actor } from '../../domain/access/actor.ts';
 import { MEMBER_ACCESS_LEVELS } from '../../domain/access/roles.ts';
 import { FEATURES, LEGACY_FEATURE_FLAGS, PROJECT_SETTINGS, SETTING_ALIASES, type SettingDef } from '../../domain/projects/project-settings.ts';
-import { PROJECT_ORDERS, ProjectsQuery, STATISTICS_ORDERS, type ProjectFilters, type ProjectScope } from '../../domain/projects/projects-query.ts';
+import { PROJECT_ORDERS, STATISTICS_ORDERS, type ProjectFilters, type ProjectScope } from '../../domain/projects/projects-query.ts';
 import type { ProjectRow } from '../../db/schema.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate, pageParams, toQuery, type PageRequest } from '../../lib/pagination.ts';
@@ -264,7 +264,7 @@ const given = (body: Record<string, unknown>, key: string) => body[key] !== unde
 export function projectsRoutes(fastify: FastifyInstance, c: Container): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const projects = c.projects;
-  const query = new ProjectsQuery(c.db, c.policy);
+  const query = c.projectsQuery;
   const read = { api: 'platform' as const, auth: 'optional' as const };
   const write = { api: 'platform' as const, auth: 'user' as const };
 
@@ -344,11 +344,11 @@ export function projectsRoutes(fastify: FastifyInstance, c: Container): void {
         const key = req.params.user_id;
         const user = /^\d+$/.test(key) ? await c.users.byId(Number(key)) : await c.users.byUsername(key);
         if (!user) throw Errors.notFound('User');
-        const ns = await c.db.kysely.selectFrom('namespaces').select('id').where('owner_id', '=', user.id).where('type', '=', 'User').executeTakeFirst();
+        const ns = await c.users.personalNamespaceId(user.id);
         const actor = req.actor;
         // PersonalProjectsFinder: nothing to show of a private profile (but to its owner and administrators).
-        const hidden = !ns || (user.private_profile === 1 && !actor.isAdmin && actor.user?.id !== user.id);
-        const scope: ProjectScope = { kind: 'namespace', namespaceId: hidden ? -1 : ns.id };
+        const hidden = ns === undefined || (user.private_profile === 1 && !actor.isAdmin && actor.user?.id !== user.id);
+        const scope: ProjectScope = { kind: 'namespace', namespaceId: hidden ? -1 : ns };
         return listPage(req, reply, scope, req.query, { user_id: key }, listShape(actor, req.query.simple));
       }),
   );
