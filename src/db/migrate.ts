@@ -10,6 +10,7 @@ import * as m006 from './migrations/006-languages.ts';
 import * as m007 from './migrations/007-translation.ts';
 import * as m008 from './migrations/008-version-notifications.ts';
 import * as m009 from './migrations/009-pending-pushes.ts';
+import * as m010 from './migrations/010-merge-requests.ts';
 
 export interface MigrationContext {
   dialect: DialectName;
@@ -30,6 +31,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '007-translation', up: m007.up },
   { name: '008-version-notifications', up: m008.up },
   { name: '009-pending-pushes', up: m009.up },
+  { name: '010-merge-requests', up: m010.up },
 ];
 
 export async function migrate(db: Db): Promise<string[]> {

@@ -421,6 +421,198 @@ export interface TranslationChangesTable {
   timestamp: string;
 }
 
+// ---- merge requests and what hangs on them (migration 010) -----------------------------------
+
+/** The last iid handed out per scope (usage 'merge_requests' | 'milestones' | 'deployments'). */
+export interface InternalIdsTable {
+  usage: string;
+  scope_type: 'Project' | 'Namespace';
+  scope_id: number;
+  last_value: number;
+}
+
+export interface ProjectForksTable {
+  project_id: number;
+  forked_from_project_id: number | null;
+  root_project_id: number | null;
+  created_at: string;
+}
+
+/** A project label (project_id) or a group label (group_id, a namespace id). */
+export interface LabelsTable {
+  id: Generated<number>;
+  project_id: number | null;
+  group_id: number | null;
+  title: string;
+  color: string;
+  description: string | null;
+  priority: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MilestonesTable {
+  id: Generated<number>;
+  iid: number;
+  project_id: number | null;
+  group_id: number | null;
+  title: string;
+  description: string | null;
+  state: string; // active | closed
+  due_date: string | null; // YYYY-MM-DD
+  start_date: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MergeRequestsTable {
+  id: Generated<number>;
+  iid: number;
+  /** the target project */
+  project_id: number;
+  source_project_id: number;
+  source_branch: string;
+  target_branch: string;
+  title: string;
+  description: string | null;
+  state: string; // opened | closed | locked | merged
+  draft: Generated<number>;
+  author_id: number | null;
+  milestone_id: number | null;
+  merge_user_id: number | null;
+  closed_by_id: number | null;
+  sha: string | null;
+  diff_base_sha: string | null;
+  merge_commit_sha: string | null;
+  squash_commit_sha: string | null;
+  /** GitLab's stored state machine: unchecked | preparing | checking | can_be_merged | cannot_be_merged | cannot_be_merged_recheck | cannot_be_merged_rechecked */
+  merge_status: Generated<string>;
+  merge_error: string | null;
+  rebase_in_progress: Generated<number>;
+  squash: Generated<number>;
+  merge_params: Generated<string>; // JSON
+  merge_when_pipeline_succeeds: Generated<number>;
+  discussion_locked: number | null;
+  allow_collaboration: Generated<number>;
+  imported_from: Generated<string>;
+  time_estimate: Generated<number>;
+  total_time_spent: Generated<number>;
+  upvotes: Generated<number>;
+  downvotes: Generated<number>;
+  user_notes_count: Generated<number>;
+  merged_at: string | null;
+  closed_at: string | null;
+  prepared_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MergeRequestUsersTable {
+  merge_request_id: number;
+  user_id: number;
+  created_at: string;
+}
+
+export interface MergeRequestReviewersTable extends MergeRequestUsersTable {
+  state: Generated<string>; // unreviewed | reviewed | requested_changes | approved | unapproved | review_started
+}
+
+export interface MergeRequestLabelsTable {
+  merge_request_id: number;
+  label_id: number;
+  created_at: string;
+}
+
+export interface NotesTable {
+  id: Generated<number>;
+  project_id: number;
+  noteable_type: string; // MergeRequest
+  noteable_id: number;
+  discussion_id: string;
+  type: string | null; // null | DiscussionNote | DiffNote
+  author_id: number | null;
+  body: string;
+  system: Generated<number>;
+  internal: Generated<number>;
+  resolvable: Generated<number>;
+  resolved_at: string | null;
+  resolved_by_id: number | null;
+  position: string | null; // JSON
+  created_at: string;
+  updated_at: string;
+}
+
+export interface AwardEmojiTable {
+  id: Generated<number>;
+  awardable_type: string; // MergeRequest | Note
+  awardable_id: number;
+  user_id: number;
+  name: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ResourceLabelEventsTable {
+  id: Generated<number>;
+  merge_request_id: number;
+  label_id: number | null;
+  user_id: number | null;
+  action: string; // add | remove
+  created_at: string;
+}
+
+export interface ResourceMilestoneEventsTable {
+  id: Generated<number>;
+  merge_request_id: number;
+  milestone_id: number | null;
+  user_id: number | null;
+  action: string; // add | remove
+  state: string;
+  created_at: string;
+}
+
+export interface ResourceStateEventsTable {
+  id: Generated<number>;
+  merge_request_id: number;
+  user_id: number | null;
+  state: string; // opened | closed | reopened | merged | locked
+  source_commit: string | null;
+  created_at: string;
+}
+
+export interface EnvironmentsTable {
+  id: Generated<number>;
+  project_id: number;
+  name: string;
+  slug: string;
+  external_url: string | null;
+  state: Generated<string>; // available | stopping | stopped
+  tier: Generated<string>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DeploymentsTable {
+  id: Generated<number>;
+  iid: number;
+  project_id: number;
+  environment_id: number;
+  ref: string;
+  tag: Generated<number>;
+  sha: string;
+  user_id: number | null;
+  status: string; // created | running | success | failed | canceled | skipped | blocked
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+
+export interface DeploymentMergeRequestsTable {
+  deployment_id: number;
+  merge_request_id: number;
+  environment_id: number;
+}
+
 export interface Database {
   table_versions: TableVersionsTable;
   namespaces: NamespacesTable;
@@ -449,6 +641,23 @@ export interface Database {
   translations: TranslationsTable;
   units: UnitsTable;
   translation_changes: TranslationChangesTable;
+  internal_ids: InternalIdsTable;
+  project_forks: ProjectForksTable;
+  labels: LabelsTable;
+  milestones: MilestonesTable;
+  merge_requests: MergeRequestsTable;
+  merge_request_assignees: MergeRequestUsersTable;
+  merge_request_reviewers: MergeRequestReviewersTable;
+  approvals: MergeRequestUsersTable;
+  merge_request_labels: MergeRequestLabelsTable;
+  notes: NotesTable;
+  award_emoji: AwardEmojiTable;
+  resource_label_events: ResourceLabelEventsTable;
+  resource_milestone_events: ResourceMilestoneEventsTable;
+  resource_state_events: ResourceStateEventsTable;
+  environments: EnvironmentsTable;
+  deployments: DeploymentsTable;
+  deployment_merge_requests: DeploymentMergeRequestsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -472,3 +681,10 @@ export type NamespaceRow = Selectable<NamespacesTable>;
 export type ProjectRow = Selectable<ProjectsTable>;
 export type MemberRow = Selectable<MembersTable>;
 export type MemberRoleRow = Selectable<MemberRolesTable>;
+export type LabelRow = Selectable<LabelsTable>;
+export type MilestoneRow = Selectable<MilestonesTable>;
+export type MergeRequestRow = Selectable<MergeRequestsTable>;
+export type NoteRow = Selectable<NotesTable>;
+export type AwardEmojiRow = Selectable<AwardEmojiTable>;
+export type EnvironmentRow = Selectable<EnvironmentsTable>;
+export type DeploymentRow = Selectable<DeploymentsTable>;
