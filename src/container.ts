@@ -17,6 +17,15 @@ import { UsersService } from './domain/users/users.service.ts';
 import { Policy } from './domain/access/policy.ts';
 import { Resolver } from './domain/access/resolve.ts';
 import { GroupsService } from './domain/groups/groups.service.ts';
+import type { FeatureDeps } from './domain/deps.ts';
+import { LabelsService } from './domain/labels/labels.service.ts';
+import { MilestonesService } from './domain/milestones/milestones.service.ts';
+import { ForksService } from './domain/projects/forks.service.ts';
+import { DeploymentsService } from './domain/deployments/deployments.service.ts';
+import { MergeRequestsService } from './domain/merge-requests/merge-requests.service.ts';
+import { MergeRequestsQuery } from './domain/merge-requests/merge-requests-query.ts';
+import { MergeService } from './domain/merge-requests/merge.service.ts';
+import { NotesService } from './domain/merge-requests/notes.service.ts';
 import { ProjectsQuery } from './domain/projects/projects-query.ts';
 import { ProjectsService } from './domain/projects/projects.service.ts';
 import { MembersService } from './domain/members/members.service.ts';
@@ -61,6 +70,17 @@ export interface Container {
   pushes: PushJournal;
   /** the one write path of repositories (API commits, files, branches, tags, changelogs, pushes) and their reads */
   repository: RepositoryService;
+  labels: LabelsService;
+  milestones: MilestonesService;
+  forks: ForksService;
+  deployments: DeploymentsService;
+  mergeRequests: MergeRequestsService;
+  /** the merge request lists with every filter */
+  mergeRequestsQuery: MergeRequestsQuery;
+  /** merging, rebasing, the merge ref and mergeability */
+  merges: MergeService;
+  /** notes, discussions, award emoji and approvals of merge requests */
+  notes: NotesService;
   /** the one guarded client for outbound requests */
   outbound: Outbound;
   hooks: SystemHooksService;
@@ -125,6 +145,15 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const worker = new Worker(deliveries, log, config.workerPollMs);
   const pushes = new PushJournal(db, repos, settings, config.externalUrl, log, config.testFault);
   const repository = new RepositoryService({ db, settings, policy, resolve, repos, pushes, externalUrl: config.externalUrl });
+  const deps: FeatureDeps = { db, settings, policy, resolve, repos, repository, users, log, externalUrl: config.externalUrl };
+  const labels = new LabelsService(deps);
+  const milestones = new MilestonesService(deps);
+  const forks = new ForksService(deps);
+  const deployments = new DeploymentsService(deps);
+  const mergeRequests = new MergeRequestsService(deps);
+  const mergeRequestsQuery = new MergeRequestsQuery(deps);
+  const merges = new MergeService(deps);
+  const notes = new NotesService(deps);
   const vcs = new ComponentVcs(config.dataDir, config.externalUrl, repos, resolve, settings, outbound);
   const components = new ComponentsService(db, vcs);
   // what a process killed while creating or deleting a component left behind (copies of repositories)
@@ -168,6 +197,14 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     repos,
     pushes,
     repository,
+    labels,
+    milestones,
+    forks,
+    deployments,
+    mergeRequests,
+    mergeRequestsQuery,
+    merges,
+    notes,
     outbound,
     hooks,
     deliveries,

@@ -171,12 +171,7 @@ export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promis
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema
-    .createIndex('award_emoji_unique')
-    .unique()
-    .on('award_emoji')
-    .columns(['awardable_type', 'awardable_id', 'name', 'user_id'])
-    .execute();
+  await db.schema.createIndex('award_emoji_unique').unique().on('award_emoji').columns(['awardable_type', 'awardable_id', 'name', 'user_id']).execute();
   await db.schema.createIndex('award_emoji_user').on('award_emoji').columns(['user_id', 'name', 'awardable_type', 'awardable_id']).execute();
 
   // Resource events: who added/removed a label, set/removed a milestone, changed the state.
@@ -240,11 +235,7 @@ export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promis
     .addColumn('environment_id', 'integer', (c) => c.notNull())
     .addPrimaryKeyConstraint('deployment_merge_requests_pk', ['deployment_id', 'merge_request_id'])
     .execute();
-  await db.schema
-    .createIndex('deployment_merge_requests_mr')
-    .on('deployment_merge_requests')
-    .columns(['merge_request_id', 'environment_id'])
-    .execute();
+  await db.schema.createIndex('deployment_merge_requests_mr').on('deployment_merge_requests').columns(['merge_request_id', 'environment_id']).execute();
 
   await trackTableVersions(db, dialect, [
     'project_forks',
