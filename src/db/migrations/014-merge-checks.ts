@@ -1,0 +1,11 @@
+import type { Kysely } from 'kysely';
+import type { MigrationContext } from '../migrate.ts';
+
+// What the background mergeability check learns from git besides conflicts: whether the target
+// branch's head is an ancestor of the source head (a fast-forward is possible; the fast-forward and
+// semi-linear merge methods need it, else detailed_merge_status is need_rebase), null until checked.
+// An index for the refresh after pushes: open merge requests by target branch.
+export async function up(db: Kysely<any>, _ctx: MigrationContext): Promise<void> {
+  await db.schema.alterTable('merge_requests').addColumn('fast_forward_possible', 'integer').execute();
+  await db.schema.createIndex('merge_requests_refresh_target').on('merge_requests').columns(['project_id', 'target_branch']).execute();
+}
