@@ -488,6 +488,8 @@ export interface MergeRequestsTable {
   /** GitLab's stored state machine: unchecked | preparing | checking | can_be_merged | cannot_be_merged | cannot_be_merged_recheck | cannot_be_merged_rechecked */
   merge_status: Generated<string>;
   merge_error: string | null;
+  /** the target head was an ancestor of the source head at the last mergeability check (null: not checked) */
+  fast_forward_possible?: number | null;
   rebase_in_progress: Generated<number>;
   squash: Generated<number>;
   merge_params: Generated<string>; // JSON
