@@ -52,6 +52,8 @@ import { afterRefChanges, type RefChange } from './push-events.ts';
 import { conflictsWithHierarchy, defaultBranchName, isValidNewRefName, mergedBranchNames } from './refs.ts';
 import { entriesOf, treeAt, type Listing } from './tree.ts';
 import type { GitObject } from '../../git/cat-file.ts';
+import type { Person } from '../../git/commit-builder.ts';
+import { MergeConflict, mergeBase, mergeCommit, rebase, squashCommit } from '../../git/merge.ts';
 
 export interface RepositoryDeps {
   db: Db;
@@ -70,6 +72,29 @@ export interface PushTarget {
   namespace: NamespaceRow;
   access: ProjectAccess;
   repo: Repository;
+}
+
+/** What MergeRequests::MergeService asks of the repository. */
+export interface MergeRequestMergeInput {
+  targetBranch: string;
+  /** the source head (in this repository: refs/merge-requests/<iid>/head for a fork) */
+  sourceSha: string;
+  /** the target's value the caller checked against (optional) */
+  expectedTargetSha?: string;
+  /** the project's merge_method */
+  method: 'merge' | 'rebase_merge' | 'ff';
+  squash: boolean;
+  mergeMessage: string;
+  squashMessage: string;
+  /** the squash commit's author (GitLab: the merge request's author); default the caller */
+  squashAuthor?: Person;
+}
+
+export interface MergeRequestMergeResult {
+  mergeCommitSha: string | null;
+  squashCommitSha: string | null;
+  targetBefore: string;
+  targetAfter: string;
 }
 
 /** Files API writes retried when their branch moved meanwhile (update-ref's compare-and-swap). */
@@ -420,6 +445,180 @@ export class RepositoryService {
       }
       await this.refsChanged(ctx, actor, [{ before: tag.sha, after: ZERO_SHA, ref: tag.name }]);
     });
+  }
+
+  // ---- merge requests ----------------------------------------------------------------------------
+
+  /**
+   * MergeRequest#can_be_merged_by? (Gitlab::UserAccess#can_update_branch?): the caller may push to or
+   * merge into the target branch; never in an archived project.
+   */
+  async canMergeInto(ctx: RepoContext, actor: Actor, branch: string): Promise<boolean> {
+    if (ctx.project.archived || !actor.user) return false;
+    const protection = await this.protection(ctx, branch);
+    return canPushBranch(actor, ctx.access, protection) || canMergeBranch(actor, ctx.access, protection);
+  }
+
+  /**
+   * The source head of a merge request in the target repository as refs/merge-requests/<iid>/head
+   * (GitLab keeps it for every merge request): set to `sha` when the source is this repository,
+   * fetched from the source repository's branch when it is a fork. Returns the head's SHA, or null
+   * when the source branch is gone.
+   */
+  async mergeRequestHead(
+    ctx: RepoContext,
+    input: { iid: number; sourceRepo: Repository | null; sourceBranch: string; sha: string | null },
+  ): Promise<string | null> {
+    const ref = `refs/merge-requests/${input.iid}/head`;
+    return this.locks.run(ctx.repo.gitDir, async () => {
+      let sha = input.sha;
+      if (input.sourceRepo && input.sourceRepo.gitDir !== ctx.repo.gitDir) {
+        if (!isValidRevision(input.sourceBranch)) return null;
+        const r = await ctx.repo.run(
+          ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', input.sourceRepo.gitDir, `+${BRANCH_PREFIX}${input.sourceBranch}:${ref}`],
+          { okCodes: [0, 1, 128] },
+        );
+        if (r.code !== 0) return null;
+        sha = (await ctx.repo.run(['rev-parse', '--verify', '--quiet', ref], { okCodes: [0, 1] })).stdout.toString().trim() || null;
+      } else if (sha) {
+        await ctx.repo.run(['update-ref', ref, sha]);
+      }
+      return sha;
+    });
+  }
+
+  /**
+   * MergeRequests::MergeToRefService: refs/merge-requests/<iid>/merge, the merge commit of the source
+   * head into the target branch's head as merging would make it (nothing else moves). Returns its
+   * SHA, or null when the merge has conflicts or a branch is missing.
+   */
+  async writeMergeRef(
+    ctx: RepoContext,
+    input: { iid: number; targetBranch: string; sourceSha: string; message: string; author: Person },
+  ): Promise<string | null> {
+    return this.locks.run(ctx.repo.gitDir, async () => {
+      const target = await ctx.repo.branch(input.targetBranch);
+      if (!target || !(await ctx.repo.info(input.sourceSha))) return null;
+      try {
+        const sha = await mergeCommit(ctx.repo, { targetSha: target.commit, sourceSha: input.sourceSha, message: input.message, author: input.author });
+        await ctx.repo.run(['update-ref', `refs/merge-requests/${input.iid}/merge`, sha]);
+        return sha;
+      } catch (e) {
+        if (e instanceof MergeConflict) return null;
+        throw e;
+      }
+    });
+  }
+
+  /**
+   * MergeRequests::MergeService's git part (Gitaly's UserMergeBranch, UserSquash, UserFFBranch): the
+   * target branch moves to a merge commit of the source head (`merge`), to the source head itself
+   * (`ff`, the target being its ancestor) or, with `squash`, to the squash commit or a merge commit of
+   * it. `rebase_merge` and `ff` need the target to be an ancestor of the source (else 422, as GitLab's
+   * need_rebase). Under the repository lock, with update-ref's compare-and-swap against the target's
+   * value read; then the push events. 401 when the caller may not merge into the target branch, 422
+   * "Branch cannot be merged" for conflicts or a target that moved.
+   */
+  async mergeRequestMerge(ctx: RepoContext, actor: Actor, input: MergeRequestMergeInput): Promise<MergeRequestMergeResult> {
+    const cannot = () => Errors.unprocessable('Branch cannot be merged');
+    const result = await this.exclusive(ctx, async () => {
+      if (!(await this.canMergeInto(ctx, actor, input.targetBranch))) throw Errors.unauthorized();
+      const repo = ctx.repo;
+      const target = await repo.branch(input.targetBranch);
+      if (!target || !(await repo.info(input.sourceSha))) throw cannot();
+      if (input.expectedTargetSha && target.commit !== input.expectedTargetSha) throw cannot();
+      const me = { ...committerOf(actor), time: Math.floor(Date.now() / 1000) };
+      const ffOnly = input.method !== 'merge';
+      if (ffOnly && !(await repo.isAncestor(target.commit, input.sourceSha))) throw cannot();
+      let after: string;
+      let mergeCommitSha: string | null = null;
+      let squashCommitSha: string | null = null;
+      try {
+        if (input.squash) {
+          const s = await squashCommit(repo, {
+            targetSha: target.commit,
+            sourceSha: input.sourceSha,
+            message: input.squashMessage,
+            author: input.squashAuthor ?? me,
+            committer: me,
+            merge: input.method === 'ff' ? undefined : { message: input.mergeMessage, author: me },
+          });
+          squashCommitSha = s.squash;
+          mergeCommitSha = s.merge;
+          after = s.merge ?? s.squash;
+        } else if (input.method === 'ff') {
+          after = input.sourceSha;
+        } else {
+          mergeCommitSha = await mergeCommit(repo, { targetSha: target.commit, sourceSha: input.sourceSha, message: input.mergeMessage, author: me });
+          after = mergeCommitSha;
+        }
+      } catch (e) {
+        if (e instanceof MergeConflict) throw cannot();
+        throw e;
+      }
+      try {
+        await repo.updateRef(target.name, after, target.commit);
+      } catch (e) {
+        if (e instanceof GitError) throw cannot();
+        throw e;
+      }
+      return { before: target.commit, after, mergeCommitSha, squashCommitSha, ref: target.name };
+    });
+    await this.refsChanged(ctx, actor, [{ before: result.before, after: result.after, ref: result.ref }]);
+    return { mergeCommitSha: result.mergeCommitSha, squashCommitSha: result.squashCommitSha, targetBefore: result.before, targetAfter: result.after };
+  }
+
+  /**
+   * MergeRequests::RebaseService#validate: GitLab's refusal of a rebase of the source branch (a 403
+   * reason), or null when the caller may rebase it.
+   */
+  async rebaseRefusal(ctx: RepoContext, actor: Actor, sourceBranch: string): Promise<string | null> {
+    if (!(await ctx.repo.branch(sourceBranch))) return 'Source branch does not exist';
+    if (!(await this.canPushTo(ctx, actor, sourceBranch))) return 'Cannot push to source branch';
+    const protection = await this.protection(ctx, sourceBranch);
+    if (protection && !canForcePushBranch(actor, ctx.access, protection)) return 'Source branch is protected from force push';
+    return null;
+  }
+
+  /**
+   * MergeRequests::RebaseService (Gitaly's UserRebaseConfirmable): the source branch's commits since
+   * it left `ontoSha` replayed onto it (authors kept, the caller as committer), the branch moved with
+   * compare-and-swap against `expectedSha`; then the push events. `ontoSha` may live in another
+   * repository (a fork's target): its branch is fetched first. Throws RebaseConflict (nothing moves)
+   * or a 403 with rebaseRefusal's reason. Returns the new head.
+   */
+  async mergeRequestRebase(
+    ctx: RepoContext,
+    actor: Actor,
+    input: { sourceBranch: string; expectedSha: string; ontoSha: string; ontoRepo?: Repository; ontoBranch?: string },
+  ): Promise<string> {
+    const result = await this.exclusive(ctx, async () => {
+      const refusal = await this.rebaseRefusal(ctx, actor, input.sourceBranch);
+      if (refusal) throw Errors.forbidden(refusal);
+      const repo = ctx.repo;
+      const branch = (await repo.branch(input.sourceBranch))!;
+      if (branch.commit !== input.expectedSha) throw Errors.conflict('Source branch moved');
+      if (!(await repo.info(input.ontoSha)) && input.ontoRepo && input.ontoBranch && isValidRevision(input.ontoBranch)) {
+        await repo.run(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', input.ontoRepo.gitDir, `${BRANCH_PREFIX}${input.ontoBranch}`], {
+          okCodes: [0, 1, 128],
+        });
+      }
+      const base = await mergeBase(repo, input.ontoSha, branch.commit);
+      if (!base) throw Errors.unprocessable('Rebase failed: Rebase locally, resolve all conflicts, then push the branch.');
+      const me = { ...committerOf(actor), time: Math.floor(Date.now() / 1000) };
+      const head = await rebase(repo, { ontoSha: input.ontoSha, baseSha: base, headSha: branch.commit, committer: me });
+      if (head === branch.commit) return null;
+      try {
+        await repo.updateRef(branch.name, head, branch.commit);
+      } catch (e) {
+        if (e instanceof GitError) throw Errors.conflict('Source branch moved');
+        throw e;
+      }
+      return { before: branch.commit, after: head, ref: branch.name };
+    });
+    if (!result) return input.expectedSha;
+    await this.refsChanged(ctx, actor, [result]);
+    return result.after;
   }
 
   // ---- pushes over smart HTTP --------------------------------------------------------------------
