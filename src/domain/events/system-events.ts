@@ -29,7 +29,13 @@ export type SystemEventName =
   | 'tag_push'
   | 'repository_update';
 
-export async function recordSystemEvent(trx: Kysely<Database>, payload: { event_name: SystemEventName } & Record<string, unknown>): Promise<void> {
+/** Payloads that GitLab names by object_kind rather than event_name (the merge request hook). */
+export type SystemObjectKind = 'merge_request';
+
+export async function recordSystemEvent(
+  trx: Kysely<Database>,
+  payload: ({ event_name: SystemEventName } | { object_kind: SystemObjectKind; event_name?: undefined }) & Record<string, unknown>,
+): Promise<void> {
   const now = nowIso();
   await trx
     .insertInto('jobs')

@@ -1,0 +1,170 @@
+// What a page of merge requests shows besides its rows, loaded with one query per relation (never one
+// per row): projects and namespaces (references, URLs), users (author, assignees, reviewers, merge
+// user, closed by), labels, milestones, unresolved discussions and approvals (merge status facts).
+import type { Kysely } from 'kysely';
+import type { Database, LabelRow, MergeRequestRow, MilestoneRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
+import { type MergeRequestView, type MilestoneRef, type ProjectRef, toMilestoneRef } from '../../http/platform/entities/merge-request.entity.ts';
+import { BASIC_COLUMNS, type UserBasicRow } from '../users/users-query.ts';
+import { settingsOf } from '../projects/project-settings.ts';
+import { NO_FACTS } from './merge-status.ts';
+
+const unique = <T>(xs: Iterable<T>): T[] => [...new Set(xs)];
+
+export function projectRef(project: ProjectRow, namespace: Pick<NamespaceRow, 'full_path'>): ProjectRef {
+  const s = settingsOf(project) as Record<string, unknown>;
+  return {
+    id: project.id,
+    namespace_id: project.namespace_id,
+    path: project.path,
+    fullPath: `${namespace.full_path}/${project.path}`,
+    squashOption: String(s.squash_option ?? 'default_off'),
+    onlyIfDiscussionsResolved: s.only_allow_merge_if_all_discussions_are_resolved === true,
+  };
+}
+
+/** The users of these ids (basic columns), by id. */
+export async function usersById(db: Kysely<Database>, ids: Iterable<number | null>): Promise<Map<number, UserBasicRow>> {
+  const list = unique([...ids].filter((x): x is number => x !== null));
+  if (!list.length) return new Map();
+  const rows = await db.selectFrom('users').select(BASIC_COLUMNS).where('users.id', 'in', list).execute();
+  return new Map(rows.map((u) => [u.id, u]));
+}
+
+/** Web URL of a project or group milestone (Gitlab::UrlBuilder). */
+async function milestoneRefs(db: Kysely<Database>, externalUrl: string, ids: number[], projects: Map<number, ProjectRef>): Promise<Map<number, MilestoneRef>> {
+  if (!ids.length) return new Map();
+  const rows: MilestoneRow[] = await db.selectFrom('milestones').selectAll().where('id', 'in', ids).execute();
+  const missingProjects = unique(rows.map((m) => m.project_id).filter((p): p is number => p !== null && !projects.has(p)));
+  const paths = new Map<number, string>();
+  for (const [id, p] of projects) paths.set(id, p.fullPath);
+  if (missingProjects.length) {
+    const more = await db
+      .selectFrom('projects')
+      .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
+      .select(['projects.id', 'projects.path', 'namespaces.full_path'])
+      .where('projects.id', 'in', missingProjects)
+      .execute();
+    for (const p of more) paths.set(p.id, `${p.full_path}/${p.path}`);
+  }
+  const groupIds = unique(rows.map((m) => m.group_id).filter((g): g is number => g !== null));
+  const groups = new Map<number, string>();
+  if (groupIds.length) {
+    for (const g of await db.selectFrom('namespaces').select(['id', 'full_path']).where('id', 'in', groupIds).execute()) groups.set(g.id, g.full_path);
+  }
+  const out = new Map<number, MilestoneRef>();
+  for (const m of rows) {
+    const url =
+      m.project_id !== null
+        ? `${externalUrl}/${paths.get(m.project_id) ?? ''}/-/milestones/${m.iid}`
+        : `${externalUrl}/groups/${groups.get(m.group_id ?? 0) ?? ''}/-/milestones/${m.iid}`;
+    out.set(m.id, toMilestoneRef(m, url));
+  }
+  return out;
+}
+
+/** The views of a page of merge requests, in the order of `rows`. `known` projects save their lookup. */
+export async function loadViews(
+  db: Kysely<Database>,
+  externalUrl: string,
+  rows: MergeRequestRow[],
+  known: { project: ProjectRow; namespace: NamespaceRow }[] = [],
+): Promise<MergeRequestView[]> {
+  if (!rows.length) return [];
+  const ids = rows.map((r) => r.id);
+  const projects = new Map<number, ProjectRef>();
+  for (const k of known) projects.set(k.project.id, projectRef(k.project, k.namespace));
+  const projectIds = unique(rows.map((r) => r.project_id)).filter((id) => !projects.has(id));
+
+  const [projectRows, assigneeLinks, reviewerLinks, labelLinks, unresolved, approvals] = await Promise.all([
+    projectIds.length
+      ? db
+          .selectFrom('projects')
+          .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
+          .selectAll('projects')
+          .select('namespaces.full_path as ns_full_path')
+          .where('projects.id', 'in', projectIds)
+          .execute()
+      : Promise.resolve([]),
+    db
+      .selectFrom('merge_request_assignees')
+      .select(['merge_request_id', 'user_id'])
+      .where('merge_request_id', 'in', ids)
+      .orderBy('created_at')
+      .orderBy('user_id')
+      .execute(),
+    db
+      .selectFrom('merge_request_reviewers')
+      .select(['merge_request_id', 'user_id'])
+      .where('merge_request_id', 'in', ids)
+      .orderBy('created_at')
+      .orderBy('user_id')
+      .execute(),
+    db
+      .selectFrom('merge_request_labels')
+      .innerJoin('labels', 'labels.id', 'merge_request_labels.label_id')
+      .selectAll('labels')
+      .select('merge_request_labels.merge_request_id')
+      .where('merge_request_labels.merge_request_id', 'in', ids)
+      .execute(),
+    db
+      .selectFrom('notes')
+      .select(['noteable_id'])
+      .select((eb) => eb.fn.count<number | string>('discussion_id').distinct().as('n'))
+      .where('noteable_type', '=', 'MergeRequest')
+      .where('noteable_id', 'in', ids)
+      .where('resolvable', '=', 1)
+      .where('resolved_at', 'is', null)
+      .groupBy('noteable_id')
+      .execute(),
+    db
+      .selectFrom('approvals')
+      .select('merge_request_id')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('merge_request_id', 'in', ids)
+      .groupBy('merge_request_id')
+      .execute(),
+  ]);
+  for (const p of projectRows) projects.set(p.id, projectRef(p, { full_path: p.ns_full_path }));
+
+  const userIds: (number | null)[] = [];
+  for (const r of rows) userIds.push(r.author_id, r.merge_user_id, r.closed_by_id);
+  for (const l of assigneeLinks) userIds.push(l.user_id);
+  for (const l of reviewerLinks) userIds.push(l.user_id);
+  const milestoneIds = unique(rows.map((r) => r.milestone_id).filter((m): m is number => m !== null));
+  const [users, milestones] = await Promise.all([usersById(db, userIds), milestoneRefs(db, externalUrl, milestoneIds, projects)]);
+
+  const group = <L extends { merge_request_id: number }>(links: L[]) => {
+    const m = new Map<number, L[]>();
+    for (const l of links) {
+      const list = m.get(l.merge_request_id);
+      if (list) list.push(l);
+      else m.set(l.merge_request_id, [l]);
+    }
+    return m;
+  };
+  const assignees = group(assigneeLinks);
+  const reviewers = group(reviewerLinks);
+  const labels = group(labelLinks);
+  const unresolvedBy = new Map(unresolved.map((u) => [u.noteable_id, Number(u.n)]));
+  const approvalsBy = new Map(approvals.map((a) => [a.merge_request_id, Number(a.n)]));
+  const userOf = (id: number | null) => (id === null ? null : (users.get(id) ?? null));
+  const usersOf = (links: { user_id: number }[] | undefined) => (links ?? []).map((l) => users.get(l.user_id)).filter((u): u is UserBasicRow => !!u);
+
+  return rows.map((row) => {
+    const project = projects.get(row.project_id)!;
+    const labelRows: LabelRow[] = (labels.get(row.id) ?? []).map(({ merge_request_id: _, ...l }) => l);
+    labelRows.sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0));
+    return {
+      row,
+      project,
+      author: userOf(row.author_id),
+      assignees: usersOf(assignees.get(row.id)),
+      reviewers: usersOf(reviewers.get(row.id)),
+      mergeUser: userOf(row.merge_user_id),
+      closedBy: userOf(row.closed_by_id),
+      labels: labelRows,
+      milestone: row.milestone_id === null ? null : (milestones.get(row.milestone_id) ?? null),
+      facts: { ...NO_FACTS, unresolvedDiscussions: unresolvedBy.get(row.id) ?? 0, approvalsGiven: approvalsBy.get(row.id) ?? 0 },
+    };
+  });
+}

@@ -1,0 +1,450 @@
+// Wire shapes of merge requests: GitLab's Entities::MergeRequestBasic (lists), Entities::MergeRequest
+// (one merge request) and Entities::MergeRequestSimple (`view=simple`). Pure mappings from a view that
+// MergeRequestsService#present loads for a whole page (one query per relation); the schemas are the
+// allow-list of what leaves.
+import { Type, type Static } from 'typebox';
+import type { LabelRow, MergeRequestRow, MilestoneRow } from '../../../db/schema.ts';
+import { detailedMergeStatus, publicMergeStatus, type MergeFacts } from '../../../domain/merge-requests/merge-status.ts';
+import type { UserBasicRow } from '../../../domain/users/users-query.ts';
+import { NullableBoolean, NullableInteger, NullableString } from '../schemas/common.ts';
+import { toUserRef, UserRefSchema, type UserRef, type UserViewContext } from './user.entity.ts';
+
+// ---- pure rules ---------------------------------------------------------------------------------
+
+/** Gitlab::Regex.merge_request_draft: a title starting with "[Draft]", "(Draft)" or "Draft:", any case. */
+export const DRAFT_REGEX = /^(\[draft\]|\(draft\)|draft:)/i;
+
+export function isDraftTitle(title: string): boolean {
+  return DRAFT_REGEX.test(title);
+}
+
+/**
+ * Taskable::ITEM_PATTERN: list items (optionally quoted) with a checkbox followed by text;
+ * "[x]"/"[X]" counts as completed.
+ */
+const TASK_ITEM = /^(?:(?:>\s{0,4})*)((?:[ \t]*(?:[-+*]|(?:\d+\.)))+)\s+(\[\s\]|\[[xX]\])(\s.+)/gm;
+
+export function taskCompletionStatus(description: string | null): { count: number; completed_count: number } {
+  let count = 0;
+  let completed = 0;
+  if (description) {
+    for (const m of description.matchAll(TASK_ITEM)) {
+      count++;
+      if (/\[[xX]\]/.test(m[2])) completed++;
+    }
+  }
+  return { count, completed_count: completed };
+}
+
+/**
+ * Gitlab::TimeTrackingFormatter.output: ChronicDuration's short format with GitLab's 8-hour days,
+ * 5-day weeks and 20-day months ("1w 2d 3h 30m"); null for no time.
+ */
+export function humanTime(seconds: number): string | null {
+  if (!seconds) return null;
+  const units: [string, number][] = [
+    ['mo', 20 * 8 * 3600],
+    ['w', 5 * 8 * 3600],
+    ['d', 8 * 3600],
+    ['h', 3600],
+    ['m', 60],
+    ['s', 1],
+  ];
+  let rest = Math.abs(seconds);
+  const parts: string[] = [];
+  for (const [name, size] of units) {
+    const n = Math.floor(rest / size);
+    if (n) parts.push(`${n}${name}`);
+    rest -= n * size;
+  }
+  return (seconds < 0 ? '-' : '') + parts.join(' ');
+}
+
+/** What a reference is written relative to (options[:project] / options[:group] of the request). */
+export type ReferenceFrom = { project: { id: number; namespace_id: number } } | { group: { id: number } } | null;
+
+/** Project#to_reference_base: the full path across namespaces, the path across projects of one namespace. */
+export function referenceTo(
+  iid: number,
+  target: { id: number; namespace_id: number; path: string; fullPath: string },
+  from: ReferenceFrom,
+  full = false,
+): string {
+  const ref = `!${iid}`;
+  if (full) return target.fullPath + ref;
+  if (!from) return ref;
+  if ('project' in from) {
+    if (from.project.namespace_id !== target.namespace_id) return target.fullPath + ref;
+    return from.project.id !== target.id ? target.path + ref : ref;
+  }
+  return from.group.id !== target.namespace_id ? target.fullPath + ref : ref;
+}
+
+export interface MergeParams {
+  force_remove_source_branch?: boolean | string | null;
+  should_remove_source_branch?: boolean | string | null;
+  [k: string]: unknown;
+}
+
+export function mergeParamsOf(row: Pick<MergeRequestRow, 'merge_params'>): MergeParams {
+  try {
+    const v = JSON.parse(row.merge_params || '{}');
+    return v && typeof v === 'object' ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Gitlab::Utils.to_boolean as the entity shows it (an unset flag shows false). */
+const flag = (v: unknown): boolean => v === true || v === 1 || v === '1' || v === 'true';
+
+/** MergeRequest#cannot_be_merged?: the stored state says the last check failed. */
+export const hasConflicts = (row: Pick<MergeRequestRow, 'merge_status'>): boolean => row.merge_status.startsWith('cannot_be_merged');
+
+// ---- schemas ------------------------------------------------------------------------------------
+
+const NullableUserRef = Type.Unsafe<UserRef | null>({ type: ['object', 'null'], properties: UserRefSchema.properties, required: UserRefSchema.required });
+
+const LabelDetailsSchema = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  description: NullableString,
+  description_html: Type.String(),
+  text_color: Type.String(),
+  color: Type.String(),
+});
+
+/** Entities::Milestone as the merge request shows it. */
+export const MilestoneRefSchema = Type.Object({
+  id: Type.Integer(),
+  iid: Type.Integer(),
+  project_id: Type.Optional(Type.Integer()),
+  group_id: Type.Optional(Type.Integer()),
+  title: Type.String(),
+  description: NullableString,
+  state: Type.String(),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+  due_date: NullableString,
+  start_date: NullableString,
+  expired: Type.Boolean(),
+  web_url: Type.String(),
+});
+export type MilestoneRef = Static<typeof MilestoneRefSchema>;
+
+const ReferencesSchema = Type.Object({ short: Type.String(), relative: Type.String(), full: Type.String() });
+const TimeStatsSchema = Type.Object({
+  time_estimate: Type.Integer(),
+  total_time_spent: Type.Integer(),
+  human_time_estimate: NullableString,
+  human_total_time_spent: NullableString,
+});
+export { TimeStatsSchema };
+
+const basicProps = {
+  id: Type.Integer(),
+  iid: Type.Integer(),
+  project_id: Type.Integer(),
+  title: Type.String(),
+  description: NullableString,
+  state: Type.String(),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+  merged_by: NullableUserRef,
+  merge_user: NullableUserRef,
+  merged_at: NullableString,
+  closed_by: NullableUserRef,
+  closed_at: NullableString,
+  title_html: Type.Optional(Type.String()),
+  description_html: Type.Optional(Type.String()),
+  target_branch: Type.String(),
+  source_branch: Type.String(),
+  user_notes_count: Type.Integer(),
+  upvotes: Type.Integer(),
+  downvotes: Type.Integer(),
+  author: NullableUserRef,
+  assignees: Type.Array(UserRefSchema),
+  assignee: NullableUserRef,
+  reviewers: Type.Array(UserRefSchema),
+  source_project_id: Type.Integer(),
+  target_project_id: Type.Integer(),
+  // names, or label objects with with_labels_details (an untyped item keeps both)
+  labels: Type.Array(Type.Unsafe<string | Static<typeof LabelDetailsSchema>>({})),
+  draft: Type.Boolean(),
+  imported: Type.Boolean(),
+  imported_from: Type.String(),
+  work_in_progress: Type.Boolean(),
+  milestone: Type.Unsafe<MilestoneRef | null>({ type: ['object', 'null'], properties: MilestoneRefSchema.properties, required: MilestoneRefSchema.required }),
+  merge_when_pipeline_succeeds: Type.Boolean(),
+  merge_status: Type.String(),
+  detailed_merge_status: Type.String(),
+  merge_after: NullableString,
+  sha: NullableString,
+  merge_commit_sha: NullableString,
+  squash_commit_sha: NullableString,
+  discussion_locked: NullableBoolean,
+  should_remove_source_branch: Type.Boolean(),
+  force_remove_source_branch: Type.Boolean(),
+  prepared_at: NullableString,
+  allow_collaboration: Type.Boolean(),
+  allow_maintainer_to_push: Type.Boolean(),
+  reference: Type.String(),
+  references: ReferencesSchema,
+  web_url: Type.String(),
+  time_stats: TimeStatsSchema,
+  squash: Type.Boolean(),
+  squash_on_merge: Type.Boolean(),
+  task_completion_status: Type.Object({ count: Type.Integer(), completed_count: Type.Integer() }),
+  has_conflicts: Type.Boolean(),
+  blocking_discussions_resolved: Type.Boolean(),
+  approvals_before_merge: NullableInteger,
+};
+
+export const MergeRequestBasicSchema = Type.Object(basicProps);
+
+const DiffRefsSchema = Type.Object({ base_sha: NullableString, head_sha: NullableString, start_sha: NullableString });
+
+const detailProps = {
+  subscribed: Type.Boolean(),
+  changes_count: NullableString,
+  latest_build_started_at: NullableString,
+  latest_build_finished_at: NullableString,
+  first_deployed_to_production_at: NullableString,
+  pipeline: Type.Null(),
+  head_pipeline: Type.Null(),
+  diff_refs: Type.Unsafe<Static<typeof DiffRefsSchema> | null>({
+    type: ['object', 'null'],
+    properties: DiffRefsSchema.properties,
+    required: DiffRefsSchema.required,
+  }),
+  merge_error: NullableString,
+  rebase_in_progress: Type.Optional(Type.Boolean()),
+  diverged_commits_count: Type.Optional(Type.Integer()),
+  first_contribution: Type.Optional(Type.Boolean()),
+  user: Type.Object({ can_merge: Type.Boolean() }),
+};
+
+export const MergeRequestSchema = Type.Object({ ...basicProps, ...detailProps });
+
+export const MergeRequestSimpleSchema = Type.Object({
+  id: Type.Integer(),
+  iid: Type.Integer(),
+  project_id: Type.Integer(),
+  title: Type.String(),
+  description: NullableString,
+  state: Type.String(),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+  web_url: Type.String(),
+});
+
+export type MergeRequestBasicEntity = Static<typeof MergeRequestBasicSchema>;
+export type MergeRequestEntity = Static<typeof MergeRequestSchema>;
+export type MergeRequestSimpleEntity = Static<typeof MergeRequestSimpleSchema>;
+
+// ---- views and mapping --------------------------------------------------------------------------
+
+/** The target project as references and URLs need it. */
+export interface ProjectRef {
+  id: number;
+  namespace_id: number;
+  path: string;
+  /** "group/project" */
+  fullPath: string;
+  /** projects.settings: squash_option, only_allow_merge_if_all_discussions_are_resolved */
+  squashOption: string;
+  onlyIfDiscussionsResolved: boolean;
+}
+
+/** One merge request with everything its entity shows, loaded for a page at once. */
+export interface MergeRequestView {
+  row: MergeRequestRow;
+  project: ProjectRef;
+  author: UserBasicRow | null;
+  assignees: UserBasicRow[];
+  reviewers: UserBasicRow[];
+  mergeUser: UserBasicRow | null;
+  closedBy: UserBasicRow | null;
+  /** sorted by title */
+  labels: LabelRow[];
+  milestone: MilestoneRef | null;
+  facts: MergeFacts;
+}
+
+export interface MergeRequestEntityContext {
+  externalUrl: string;
+  users: UserViewContext;
+  from: ReferenceFrom;
+  withLabelsDetails: boolean;
+  renderHtml?: boolean;
+  /** toLabelDetails of the labels module (LabelBasic) */
+  labelDetails: (row: LabelRow) => Static<typeof LabelDetailsSchema>;
+}
+
+export function mergeRequestWebUrl(externalUrl: string, fullPath: string, iid: number): string {
+  return `${externalUrl}/${fullPath}/-/merge_requests/${iid}`;
+}
+
+/** Entities::Milestone: project or group milestone with its web URL; expired once its due date passed. */
+export function toMilestoneRef(m: MilestoneRow, webUrl: string, today = new Date().toISOString().slice(0, 10)): MilestoneRef {
+  return {
+    id: m.id,
+    iid: m.iid,
+    ...(m.project_id !== null ? { project_id: m.project_id } : {}),
+    ...(m.group_id !== null ? { group_id: m.group_id } : {}),
+    title: m.title,
+    description: m.description,
+    state: m.state,
+    created_at: m.created_at,
+    updated_at: m.updated_at,
+    due_date: m.due_date,
+    start_date: m.start_date,
+    expired: m.due_date !== null && m.due_date < today,
+    web_url: webUrl,
+  };
+}
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+
+/** A plain paragraph rendering (no Markdown renderer in the platform yet). */
+export function renderParagraph(text: string | null): string {
+  if (!text) return '';
+  return `<p data-sourcepos="1:1-1:${text.length}" dir="auto">${escapeHtml(text)}</p>`;
+}
+
+export function toMergeRequestSimple(v: { row: MergeRequestRow; project: Pick<ProjectRef, 'fullPath'> }, externalUrl: string): MergeRequestSimpleEntity {
+  const r = v.row;
+  return {
+    id: r.id,
+    iid: r.iid,
+    project_id: r.project_id,
+    title: r.title,
+    description: r.description,
+    state: r.state,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+    web_url: mergeRequestWebUrl(externalUrl, v.project.fullPath, r.iid),
+  };
+}
+
+export function toMergeRequestBasic(v: MergeRequestView, ctx: MergeRequestEntityContext): MergeRequestBasicEntity {
+  const r = v.row;
+  const user = (u: UserBasicRow | null) => (u ? toUserRef(u, ctx.users) : null);
+  const params = mergeParamsOf(r);
+  const draft = r.draft === 1;
+  const merged = r.state === 'merged';
+  const mergeUser = user(v.mergeUser);
+  const assignees = v.assignees.map((u) => toUserRef(u, ctx.users));
+  const relative = referenceTo(r.iid, v.project, ctx.from);
+  const projectOnly: ReferenceFrom = ctx.from && 'project' in ctx.from ? ctx.from : null;
+  const squashOnMerge = v.project.squashOption === 'always' ? true : v.project.squashOption === 'never' ? false : r.squash === 1;
+  return {
+    id: r.id,
+    iid: r.iid,
+    project_id: r.project_id,
+    title: r.title,
+    description: r.description,
+    state: r.state,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+    merged_by: merged ? mergeUser : null,
+    merge_user: mergeUser,
+    merged_at: r.merged_at,
+    closed_by: user(v.closedBy),
+    closed_at: r.closed_at,
+    ...(ctx.renderHtml ? { title_html: escapeHtml(r.title), description_html: renderParagraph(r.description) } : {}),
+    target_branch: r.target_branch,
+    source_branch: r.source_branch,
+    user_notes_count: r.user_notes_count,
+    upvotes: r.upvotes,
+    downvotes: r.downvotes,
+    author: user(v.author),
+    assignees,
+    assignee: assignees[0] ?? null,
+    reviewers: v.reviewers.map((u) => toUserRef(u, ctx.users)),
+    source_project_id: r.source_project_id,
+    target_project_id: r.project_id,
+    labels: ctx.withLabelsDetails ? v.labels.map(ctx.labelDetails) : v.labels.map((l) => l.title),
+    draft,
+    imported: r.imported_from !== 'none',
+    imported_from: r.imported_from,
+    work_in_progress: draft,
+    milestone: v.milestone,
+    merge_when_pipeline_succeeds: r.merge_when_pipeline_succeeds === 1,
+    merge_status: publicMergeStatus(r),
+    detailed_merge_status: detailedMergeStatus(r, v.facts),
+    merge_after: null,
+    sha: r.sha,
+    merge_commit_sha: r.merge_commit_sha,
+    squash_commit_sha: r.squash_commit_sha,
+    discussion_locked: r.discussion_locked === null ? null : r.discussion_locked === 1,
+    should_remove_source_branch: flag(params.should_remove_source_branch),
+    force_remove_source_branch: flag(params.force_remove_source_branch),
+    prepared_at: r.prepared_at,
+    allow_collaboration: r.allow_collaboration === 1,
+    allow_maintainer_to_push: r.allow_collaboration === 1,
+    reference: referenceTo(r.iid, v.project, projectOnly),
+    references: { short: `!${r.iid}`, relative, full: referenceTo(r.iid, v.project, null, true) },
+    web_url: mergeRequestWebUrl(ctx.externalUrl, v.project.fullPath, r.iid),
+    time_stats: {
+      time_estimate: r.time_estimate,
+      total_time_spent: r.total_time_spent,
+      human_time_estimate: humanTime(r.time_estimate),
+      human_total_time_spent: humanTime(r.total_time_spent),
+    },
+    squash: r.squash === 1,
+    squash_on_merge: squashOnMerge,
+    task_completion_status: taskCompletionStatus(r.description),
+    has_conflicts: hasConflicts(r),
+    blocking_discussions_resolved: !v.project.onlyIfDiscussionsResolved || v.facts.unresolvedDiscussions === 0,
+    approvals_before_merge: null,
+  };
+}
+
+/** What the single-merge-request entity adds, computed by the service from git and the viewer. */
+export interface MergeRequestDetail {
+  subscribed: boolean;
+  changesCount: string | null;
+  diffRefs: { base_sha: string | null; head_sha: string | null; start_sha: string | null } | null;
+  canMerge: boolean;
+  rebaseInProgress?: boolean;
+  divergedCommitsCount?: number;
+}
+
+export function toMergeRequest(v: MergeRequestView, ctx: MergeRequestEntityContext, d: MergeRequestDetail): MergeRequestEntity {
+  return {
+    ...toMergeRequestBasic(v, ctx),
+    subscribed: d.subscribed,
+    changes_count: d.changesCount,
+    latest_build_started_at: null,
+    latest_build_finished_at: null,
+    first_deployed_to_production_at: null,
+    pipeline: null,
+    head_pipeline: null,
+    diff_refs: d.diffRefs,
+    merge_error: v.row.merge_error,
+    ...(d.rebaseInProgress !== undefined ? { rebase_in_progress: d.rebaseInProgress } : {}),
+    ...(d.divergedCommitsCount !== undefined ? { diverged_commits_count: d.divergedCommitsCount } : {}),
+    user: { can_merge: d.canMerge },
+  };
+}
+
+/** LabelsHelper#text_color_for_bg: dark text on light colours. */
+export function textColorFor(color: string): string {
+  const m = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(color);
+  if (!m) return '#FFFFFF';
+  const [r, g, b] = [m[1], m[2], m[3]].map((x) => parseInt(x, 16));
+  return r * 0.299 + g * 0.587 + b * 0.114 > 186 ? '#1F1E24' : '#FFFFFF';
+}
+
+/** Entities::LabelBasic (used until the labels module's own mapping is there). */
+export function labelBasic(l: LabelRow): Static<typeof LabelDetailsSchema> {
+  return {
+    id: l.id,
+    name: l.title,
+    description: l.description,
+    description_html: renderParagraph(l.description),
+    text_color: textColorFor(l.color),
+    color: l.color,
+  };
+}
