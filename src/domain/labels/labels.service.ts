@@ -536,9 +536,11 @@ export class LabelsService {
   }
 
   /** Labels::DestroyService: the label and its links (merge requests lose it; label events keep a null label). */
-  async remove(actor: Actor, parent: LabelParent, idOrTitle: string): Promise<void> {
+  async remove(actor: Actor, parent: LabelParent, idOrTitle: string, unmodifiedSince?: number): Promise<void> {
     const label = await this.find(actor, parent, idOrTitle, { own: true });
     this.requireAdmin(actor, parent);
+    // destroy_conditionally!: If-Unmodified-Since older than the label's last change.
+    if (unmodifiedSince !== undefined && Date.parse(label.updated_at) > unmodifiedSince) throw Errors.preconditionFailed();
     await this.k.transaction().execute(async (trx) => {
       await trx.deleteFrom('merge_request_labels').where('label_id', '=', label.id).execute();
       await trx.deleteFrom('labels').where('id', '=', label.id).execute();
