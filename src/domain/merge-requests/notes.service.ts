@@ -1,6 +1,395 @@
-// Notes and discussions of merge requests (threads, replies, resolve), award emoji, approvals.
+// Notes and discussions of merge requests (GitLab's Notes::CreateService/UpdateService/DestroyService,
+// Discussions::ResolveService, lib/api/notes.rb and discussions.rb): every note belongs to a discussion
+// (40 hex); an individual note (type null) is a discussion of one; DiscussionNote and DiffNote threads are
+// resolvable. merge_requests.user_notes_count (non-system notes) is kept in the writer's transaction.
+// Award emoji and approvals hang off the same service (c.notes.awards, c.notes.approvals).
+import crypto from 'node:crypto';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import type { Database, MergeRequestRow, NoteRow } from '../../db/schema.ts';
+import { BASIC_COLUMNS, type UserBasicRow } from '../users/users-query.ts';
+import { type DomainError, Errors } from '../../lib/errors.ts';
+import { nowIso, parseDateTime } from '../../lib/time.ts';
+import type { Actor } from '../access/actor.ts';
 import type { FeatureDeps } from '../deps.ts';
+import { AwardEmojiService } from './award-emoji.ts';
+import { ApprovalsService } from './approvals.ts';
+import {
+  canAdminNote,
+  canReadInternal,
+  canReadMergeRequests,
+  canReadNote,
+  canResolve,
+  canSetCreatedAt,
+  createNoteRefusal,
+  type FoundMergeRequest,
+} from './notes-access.ts';
+
+/** Note#note: at most 1,000,000 characters. */
+export const NOTE_MAX_LENGTH = 1_000_000;
+
+export type NotesOrder = 'created_at' | 'updated_at';
+/** UserPreference::NOTES_FILTERS */
+export type ActivityFilter = 'all_notes' | 'only_comments' | 'only_activity';
+
+export interface PositionInput {
+  base_sha: string;
+  start_sha: string;
+  head_sha: string;
+  position_type: string;
+  [k: string]: unknown;
+}
+
+export interface NoteInput {
+  body: string;
+  internal?: boolean;
+  created_at?: string;
+}
+
+/** A new discussion id: 40 hex characters, as GitLab's. */
+export function newDiscussionId(): string {
+  return crypto.randomBytes(20).toString('hex');
+}
+
+/** GitLab's `bad_request!("Note #{note.errors.messages}")` for a body the model refuses (Ruby's Hash#inspect). */
+function noteErrors(messages: string[]): DomainError {
+  return Errors.badRequest(`Note {:note=>[${messages.map((m) => JSON.stringify(m)).join(', ')}]}`);
+}
+
+/** Note validations: presence and length of the body. */
+export function validateBody(body: string): void {
+  if (body.trim() === '') throw noteErrors(["can't be blank"]);
+  if ([...body].length > NOTE_MAX_LENGTH) throw noteErrors([`is too long (maximum is ${NOTE_MAX_LENGTH} characters)`]);
+}
 
 export class NotesService {
-  constructor(readonly deps: FeatureDeps) {}
+  readonly awards: AwardEmojiService;
+  readonly approvals: ApprovalsService;
+
+  constructor(readonly deps: FeatureDeps) {
+    this.awards = new AwardEmojiService(deps);
+    this.approvals = new ApprovalsService(deps, this);
+  }
+
+  private get db(): Kysely<Database> {
+    return this.deps.db.kysely;
+  }
+
+  /**
+   * The merge request `iid` of project `idOrPath` as the actor sees it: the core service's find contract
+   * (404 "Not found" when missing, 403 without read_merge_request, which the feature's level narrows).
+   * The routes use the core service's find; this stays for callers that have only FeatureDeps.
+   */
+  async find(actor: Actor, idOrPath: string, iid: number): Promise<FoundMergeRequest> {
+    const { project, namespace, access } = await this.deps.resolve.project(actor, idOrPath);
+    const mr = await this.db.selectFrom('merge_requests').selectAll().where('project_id', '=', project.id).where('iid', '=', iid).executeTakeFirst();
+    if (!mr) throw Errors.recordNotFound();
+    if (!canReadMergeRequests(actor, project, access)) throw Errors.forbidden();
+    return { mr, project, namespace, access };
+  }
+
+  // ---- reading --------------------------------------------------------------------------------
+
+  /** The notes of the merge request the actor may read, ordered (GitLab's default: created_at desc). */
+  list(actor: Actor, f: FoundMergeRequest, o: { orderBy?: NotesOrder; sort?: 'asc' | 'desc'; activity?: ActivityFilter } = {}) {
+    const orderBy = o.orderBy ?? 'created_at';
+    const sort = o.sort ?? 'desc';
+    let q = this.notesOf(actor, f);
+    if (o.activity === 'only_comments') q = q.where('notes.system', '=', 0);
+    if (o.activity === 'only_activity') q = q.where('notes.system', '=', 1);
+    return q.orderBy(`notes.${orderBy}`, sort).orderBy('notes.id', sort);
+  }
+
+  private notesOf(actor: Actor, f: FoundMergeRequest): SelectQueryBuilder<Database, 'notes', NoteRow> {
+    let q = this.db.selectFrom('notes').selectAll().where('notes.noteable_type', '=', 'MergeRequest').where('notes.noteable_id', '=', f.mr.id);
+    if (!canReadInternal(actor, f)) q = q.where('notes.internal', '=', 0);
+    return q;
+  }
+
+  /** One note of the merge request: "404 Not found" when it is not one, "404 Note Not Found" when it is hidden. */
+  async get(actor: Actor, f: FoundMergeRequest, noteId: number): Promise<NoteRow> {
+    const note = await this.noteOf(f, noteId);
+    if (!canReadNote(actor, f, note)) throw Errors.notFound('Note');
+    return note;
+  }
+
+  private async noteOf(f: FoundMergeRequest, noteId: number, db: Kysely<Database> = this.db): Promise<NoteRow> {
+    const note = await db
+      .selectFrom('notes')
+      .selectAll()
+      .where('id', '=', noteId)
+      .where('noteable_type', '=', 'MergeRequest')
+      .where('noteable_id', '=', f.mr.id)
+      .executeTakeFirst();
+    if (!note) throw Errors.recordNotFound();
+    return note;
+  }
+
+  /** The users notes, discussions, awards and approvals show (UserBasic), by id, one query. */
+  async usersByIds(ids: Iterable<number | null>): Promise<Map<number, UserBasicRow>> {
+    const wanted = [...new Set([...ids].filter((x): x is number => x !== null))];
+    if (!wanted.length) return new Map();
+    const rows = await this.db.selectFrom('users').select(BASIC_COLUMNS).where('users.id', 'in', wanted).execute();
+    return new Map(rows.map((r) => [r.id, r]));
+  }
+
+  // ---- writing notes --------------------------------------------------------------------------
+
+  private checkCreate(actor: Actor, f: FoundMergeRequest, input: NoteInput): void {
+    const refusal = createNoteRefusal(actor, f);
+    if (refusal === 'unauthenticated') throw Errors.unauthorized();
+    if (refusal) throw Errors.forbidden();
+    if (input.internal && !canReadInternal(actor, f)) throw Errors.forbidden();
+    validateBody(input.body);
+  }
+
+  private createdAt(actor: Actor, f: FoundMergeRequest, given: string | undefined): string {
+    if (given !== undefined && canSetCreatedAt(actor, f)) {
+      const parsed = parseDateTime(given);
+      if (parsed) return parsed;
+    }
+    return nowIso();
+  }
+
+  /** POST …/notes: an individual note (a discussion of one). */
+  async create(actor: Actor, f: FoundMergeRequest, input: NoteInput): Promise<NoteRow> {
+    this.checkCreate(actor, f, input);
+    const at = this.createdAt(actor, f, input.created_at);
+    return this.db.transaction().execute((trx) =>
+      this.insertNote(trx, f.mr, {
+        author_id: actor.user!.id,
+        body: input.body,
+        discussion_id: newDiscussionId(),
+        type: null,
+        internal: input.internal ? 1 : 0,
+        at,
+      }),
+    );
+  }
+
+  /** Inserts a user's note, counts it on the merge request and touches it (Note belongs_to :noteable, touch: true). */
+  private async insertNote(
+    trx: Kysely<Database>,
+    mr: MergeRequestRow,
+    n: { author_id: number; body: string; discussion_id: string; type: string | null; internal: number; at: string; position?: string | null },
+  ): Promise<NoteRow> {
+    const note = await trx
+      .insertInto('notes')
+      .values({
+        project_id: mr.project_id,
+        noteable_type: 'MergeRequest',
+        noteable_id: mr.id,
+        discussion_id: n.discussion_id,
+        type: n.type,
+        author_id: n.author_id,
+        body: n.body,
+        system: 0,
+        internal: n.internal,
+        resolvable: n.type === null ? 0 : 1,
+        resolved_at: null,
+        resolved_by_id: null,
+        position: n.position ?? null,
+        created_at: n.at,
+        updated_at: n.at,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await trx
+      .updateTable('merge_requests')
+      .set((eb) => ({ user_notes_count: eb('user_notes_count', '+', 1), updated_at: nowIso() }))
+      .where('id', '=', mr.id)
+      .execute();
+    return note;
+  }
+
+  /**
+   * A system note ("approved this merge request" …) in the caller's transaction: an individual note with
+   * system true, not counted in user_notes_count. Other services of the feature call this.
+   */
+  async addSystemNote(trx: Kysely<Database>, mr: Pick<MergeRequestRow, 'id' | 'project_id'>, authorId: number | null, body: string): Promise<NoteRow> {
+    const at = nowIso();
+    return trx
+      .insertInto('notes')
+      .values({
+        project_id: mr.project_id,
+        noteable_type: 'MergeRequest',
+        noteable_id: mr.id,
+        discussion_id: newDiscussionId(),
+        type: null,
+        author_id: authorId,
+        body,
+        system: 1,
+        internal: 0,
+        resolvable: 0,
+        resolved_at: null,
+        resolved_by_id: null,
+        position: null,
+        created_at: at,
+        updated_at: at,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  }
+
+  /** PUT …/notes/:note_id: a new body (admin_note: the author, a Maintainer or an administrator). */
+  async update(actor: Actor, f: FoundMergeRequest, noteId: number, body: string): Promise<NoteRow> {
+    const note = await this.get(actor, f, noteId);
+    if (!canAdminNote(actor, f, note)) throw Errors.forbidden();
+    validateBody(body);
+    if (body === note.body) return note;
+    const at = nowIso();
+    return this.db.transaction().execute(async (trx) => {
+      const updated = await trx.updateTable('notes').set({ body, updated_at: at }).where('id', '=', note.id).returningAll().executeTakeFirstOrThrow();
+      await trx.updateTable('merge_requests').set({ updated_at: at }).where('id', '=', f.mr.id).execute();
+      return updated;
+    });
+  }
+
+  /** DELETE …/notes/:note_id: the note and its award emoji; the count of user notes goes down. */
+  async remove(actor: Actor, f: FoundMergeRequest, noteId: number): Promise<void> {
+    const note = await this.get(actor, f, noteId);
+    if (!canAdminNote(actor, f, note)) throw Errors.forbidden();
+    await this.db.transaction().execute(async (trx) => {
+      const gone = await trx.deleteFrom('notes').where('id', '=', note.id).executeTakeFirst();
+      if (!gone.numDeletedRows) return;
+      await trx.deleteFrom('award_emoji').where('awardable_type', '=', 'Note').where('awardable_id', '=', note.id).execute();
+      await trx
+        .updateTable('merge_requests')
+        .set((eb) => ({
+          user_notes_count: note.system ? eb.ref('user_notes_count') : sql<number>`case when user_notes_count > 0 then user_notes_count - 1 else 0 end`,
+          updated_at: nowIso(),
+        }))
+        .where('id', '=', f.mr.id)
+        .execute();
+    });
+  }
+
+  // ---- discussions ----------------------------------------------------------------------------
+
+  /** The discussion ids of the merge request, in the order of their first note (for pagination). */
+  discussionIds(actor: Actor, f: FoundMergeRequest) {
+    return this.notesOf(actor, f)
+      .clearSelect()
+      .select(['notes.discussion_id', sql<number>`min(notes.id)`.as('first_id')])
+      .groupBy('notes.discussion_id')
+      .orderBy(sql`min(notes.created_at)`)
+      .orderBy(sql`min(notes.id)`);
+  }
+
+  /** The readable notes of these discussions, grouped by discussion in the order given, each oldest first. */
+  async discussionNotes(actor: Actor, f: FoundMergeRequest, ids: string[]): Promise<NoteRow[][]> {
+    if (!ids.length) return [];
+    const rows = await this.notesOf(actor, f).where('notes.discussion_id', 'in', ids).orderBy('notes.created_at').orderBy('notes.id').execute();
+    const by = new Map<string, NoteRow[]>(ids.map((id) => [id, []]));
+    for (const r of rows) by.get(r.discussion_id)?.push(r);
+    return ids.map((id) => by.get(id)!).filter((notes) => notes.length > 0);
+  }
+
+  /** One discussion's readable notes; "404 Discussion Not Found" when there are none. */
+  async discussion(actor: Actor, f: FoundMergeRequest, discussionId: string, resource = 'Discussion'): Promise<NoteRow[]> {
+    const [notes] = await this.discussionNotes(actor, f, [discussionId]);
+    if (!notes) throw Errors.notFound(resource);
+    return notes;
+  }
+
+  /** POST …/discussions: a thread (DiscussionNote), or a diff thread (DiffNote) with a position. */
+  async createDiscussion(actor: Actor, f: FoundMergeRequest, input: NoteInput & { position?: PositionInput }): Promise<NoteRow[]> {
+    this.checkCreate(actor, f, input);
+    const at = this.createdAt(actor, f, input.created_at);
+    const note = await this.db.transaction().execute((trx) =>
+      this.insertNote(trx, f.mr, {
+        author_id: actor.user!.id,
+        body: input.body,
+        discussion_id: newDiscussionId(),
+        type: input.position ? 'DiffNote' : 'DiscussionNote',
+        internal: input.internal ? 1 : 0,
+        at,
+        position: input.position ? JSON.stringify(input.position) : null,
+      }),
+    );
+    return [note];
+  }
+
+  /**
+   * POST …/discussions/:discussion_id/notes: a reply. An individual user note becomes a thread first
+   * (convert_to_discussion!); a system note cannot be replied to (400).
+   */
+  async reply(actor: Actor, f: FoundMergeRequest, discussionId: string, input: NoteInput): Promise<NoteRow> {
+    const notes = await this.discussion(actor, f, discussionId);
+    const first = notes[0];
+    if (first.type === null && first.system === 1) throw Errors.badRequest('Discussion can not be replied to.');
+    this.checkCreate(actor, f, input);
+    const at = this.createdAt(actor, f, input.created_at);
+    return this.db.transaction().execute(async (trx) => {
+      if (first.type === null) {
+        await trx.updateTable('notes').set({ type: 'DiscussionNote', resolvable: 1 }).where('id', '=', first.id).execute();
+      }
+      return this.insertNote(trx, f.mr, {
+        author_id: actor.user!.id,
+        body: input.body,
+        discussion_id: discussionId,
+        type: first.type === 'DiffNote' ? 'DiffNote' : 'DiscussionNote',
+        internal: first.internal,
+        at,
+        position: first.type === 'DiffNote' ? first.position : null,
+      });
+    });
+  }
+
+  /** PUT …/discussions/:discussion_id?resolved=: every resolvable note of the thread (403 when not allowed or not resolvable). */
+  async resolveDiscussion(actor: Actor, f: FoundMergeRequest, discussionId: string, resolved: boolean): Promise<NoteRow[]> {
+    const notes = await this.discussion(actor, f, discussionId);
+    const resolvable = notes.some((n) => n.resolvable === 1 && n.system === 0);
+    if (!resolvable || !canResolve(actor, f)) throw Errors.forbidden();
+    const at = nowIso();
+    await this.db.transaction().execute(async (trx) => {
+      let q = trx
+        .updateTable('notes')
+        .set(resolved ? { resolved_at: at, resolved_by_id: actor.user!.id } : { resolved_at: null, resolved_by_id: null })
+        .where('discussion_id', '=', discussionId)
+        .where('noteable_type', '=', 'MergeRequest')
+        .where('noteable_id', '=', f.mr.id)
+        .where('resolvable', '=', 1)
+        .where('system', '=', 0);
+      q = resolved ? q.where('resolved_at', 'is', null) : q.where('resolved_at', 'is not', null);
+      await q.execute();
+      await trx.updateTable('merge_requests').set({ updated_at: at }).where('id', '=', f.mr.id).execute();
+    });
+    return this.discussion(actor, f, discussionId);
+  }
+
+  /** PUT …/discussions/:discussion_id/notes/:note_id with resolved: one note (400 "Note is not resolvable"). */
+  async resolveNote(actor: Actor, f: FoundMergeRequest, noteId: number, resolved: boolean): Promise<NoteRow> {
+    const note = await this.get(actor, f, noteId);
+    if (!canResolve(actor, f)) throw Errors.forbidden();
+    if (note.resolvable !== 1 || note.system === 1) throw Errors.badRequest('Note is not resolvable');
+    if (resolved === (note.resolved_at !== null)) return note;
+    const at = nowIso();
+    return this.db
+      .updateTable('notes')
+      .set(resolved ? { resolved_at: at, resolved_by_id: actor.user!.id } : { resolved_at: null, resolved_by_id: null })
+      .where('id', '=', note.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  }
+
+  /**
+   * Unresolved threads per merge request (discussions_not_resolved): threads with a resolvable note not
+   * resolved yet. One query for any number of merge requests; those without any are absent (0).
+   */
+  async unresolvedDiscussionCounts(mergeRequestIds: readonly number[]): Promise<Map<number, number>> {
+    const out = new Map<number, number>();
+    if (!mergeRequestIds.length) return out;
+    const rows = await this.db
+      .selectFrom('notes')
+      .select(['noteable_id', sql<number>`count(distinct discussion_id)`.as('n')])
+      .where('noteable_type', '=', 'MergeRequest')
+      .where('noteable_id', 'in', [...mergeRequestIds])
+      .where('resolvable', '=', 1)
+      .where('system', '=', 0)
+      .where('resolved_at', 'is', null)
+      .groupBy('noteable_id')
+      .execute();
+    for (const r of rows) out.set(r.noteable_id, Number(r.n));
+    return out;
+  }
 }

@@ -1,5 +1,382 @@
-// …/notes, …/discussions, …/award_emoji, …/approve, …/unapprove, …/approvals.
-import type { FastifyInstance } from 'fastify';
+// What people say and do around a merge request: …/notes (lib/api/notes.rb), …/discussions
+// (lib/api/discussions.rb), …/award_emoji on the merge request and on its notes (lib/api/award_emoji.rb),
+// …/approve, …/unapprove, …/approvals, …/approval_state (lib/api/merge_request_approvals.rb).
+// Notes, discussions and award emoji need a signed-in user; approvals are readable anonymously.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Kysely } from 'kysely';
+import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
+import type { Database, MergeRequestRow, NoteRow } from '../../../db/schema.ts';
+import type { Actor } from '../../../domain/access/actor.ts';
+import type { RecordEvent } from '../../../domain/merge-requests/approvals.ts';
+import type { FoundMergeRequest } from '../../../domain/merge-requests/notes-access.ts';
+import { DomainError, Errors } from '../../../lib/errors.ts';
+import { offsetPaginate } from '../../../lib/pagination.ts';
+import { ApprovalStateSchema, ApprovalsSchema, toApprovals } from '../entities/approvals.entity.ts';
+import { AwardEmojiSchema, toAwardEmoji } from '../entities/award-emoji.entity.ts';
+import { DiscussionSchema, toDiscussion } from '../entities/discussion.entity.ts';
+import { NoteSchema, noteUserIds, toNote, type NoteContext } from '../entities/note.entity.ts';
+import { userViewContext } from '../entities/user.entity.ts';
+import { linkParams, PaginationProps } from '../schemas/common.ts';
 
-export function notesRoutes(_app: FastifyInstance, _c: Container): void {}
+const TAGS = ['merge_requests'];
+const BASE = '/api/v4/projects/:id/merge_requests/:merge_request_iid';
+
+const MrParams = Type.Object({ id: Type.String(), merge_request_iid: Type.Integer() });
+const NoteParams = Type.Object({ id: Type.String(), merge_request_iid: Type.Integer(), note_id: Type.Integer() });
+const DiscussionParams = Type.Object({ id: Type.String(), merge_request_iid: Type.Integer(), discussion_id: Type.String() });
+const DiscussionNoteParams = Type.Object({ id: Type.String(), merge_request_iid: Type.Integer(), discussion_id: Type.String(), note_id: Type.Integer() });
+const AwardParams = Type.Object({ id: Type.String(), merge_request_iid: Type.Integer(), award_id: Type.Integer() });
+const NoteAwardParams = Type.Object({ id: Type.String(), merge_request_iid: Type.Integer(), note_id: Type.Integer(), award_id: Type.Integer() });
+
+const NotesQuery = Type.Object({
+  order_by: Type.Optional(Type.Enum(['created_at', 'updated_at'])),
+  sort: Type.Optional(Type.Enum(['asc', 'desc'])),
+  activity_filter: Type.Optional(Type.Enum(['all_notes', 'only_comments', 'only_activity'])),
+  ...PaginationProps,
+});
+const CreateNoteBody = Type.Object({
+  body: Type.String(),
+  confidential: Type.Optional(Type.Boolean()),
+  internal: Type.Optional(Type.Boolean()),
+  created_at: Type.Optional(Type.String()),
+  merge_request_diff_head_sha: Type.Optional(Type.String()),
+});
+const UpdateNoteBody = Type.Object({ body: Type.Optional(Type.String()), confidential: Type.Optional(Type.Boolean()) });
+
+const LineEnd = Type.Object({
+  line_code: Type.Optional(Type.String()),
+  type: Type.Optional(Type.String()),
+  old_line: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
+  new_line: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
+});
+/** The position of a diff thread, as Grape declares it. */
+const Position = Type.Object({
+  base_sha: Type.String(),
+  start_sha: Type.String(),
+  head_sha: Type.String(),
+  position_type: Type.Enum(['text', 'image', 'file']),
+  new_path: Type.Optional(Type.String()),
+  new_line: Type.Optional(Type.Integer()),
+  old_path: Type.Optional(Type.String()),
+  old_line: Type.Optional(Type.Integer()),
+  width: Type.Optional(Type.Integer()),
+  height: Type.Optional(Type.Integer()),
+  x: Type.Optional(Type.Integer()),
+  y: Type.Optional(Type.Integer()),
+  line_range: Type.Optional(Type.Object({ start: Type.Optional(LineEnd), end: Type.Optional(LineEnd) })),
+});
+const CreateDiscussionBody = Type.Object({
+  body: Type.String(),
+  created_at: Type.Optional(Type.String()),
+  internal: Type.Optional(Type.Boolean()),
+  commit_id: Type.Optional(Type.String()),
+  position: Type.Optional(Position),
+});
+const ReplyBody = Type.Object({ body: Type.String(), created_at: Type.Optional(Type.String()) });
+const ResolveBody = Type.Object({ resolved: Type.Boolean() });
+const DiscussionNoteBody = Type.Object({ body: Type.Optional(Type.String()), resolved: Type.Optional(Type.Boolean()) });
+const AwardBody = Type.Object({ name: Type.String() });
+const ApproveBody = Type.Object({
+  sha: Type.Optional(Type.String()),
+  approval_password: Type.Optional(Type.String()),
+  publish_review: Type.Optional(Type.Boolean()),
+});
+
+type Core = {
+  find?: (actor: Actor, idOrPath: string, iid: number) => Promise<FoundMergeRequest>;
+  recordEvent?: (trx: Kysely<Database>, actor: Actor, mr: MergeRequestRow, action: string) => Promise<void>;
+};
+
+export function notesRoutes(fastify: FastifyInstance, c: Container): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const user = { api: 'platform' as const, auth: 'user' as const };
+  const anyone = { api: 'platform' as const };
+  const core = c.mergeRequests as unknown as Core;
+
+  /** The merge request as the actor sees it (the core service's find; the same contract in NotesService until it lands). */
+  const find = (actor: Actor, id: string, iid: number): Promise<FoundMergeRequest> =>
+    core.find ? core.find.call(c.mergeRequests, actor, id, iid) : c.notes.find(actor, id, iid);
+
+  /**
+   * Notes, discussions and award emoji find their merge request through NotesFinder (MergeRequestsFinder):
+   * one the actor may not read is not found either, ActiveRecord's "404 Not found" (the project keeps
+   * "404 Project Not Found").
+   */
+  const noteable = async (actor: Actor, id: string, iid: number): Promise<FoundMergeRequest> => {
+    try {
+      return await find(actor, id, iid);
+    } catch (e) {
+      if (e instanceof DomainError && e.kind === 'forbidden') throw Errors.recordNotFound();
+      throw e;
+    }
+  };
+
+  const recordEvent =
+    (actor: Actor): RecordEvent =>
+    async (trx, mr, action) => {
+      if (core.recordEvent) await core.recordEvent.call(c.mergeRequests, trx, actor, mr, action);
+    };
+
+  const noteContext = async (f: FoundMergeRequest, notes: NoteRow[]): Promise<NoteContext> => ({
+    users: await c.notes.usersByIds(noteUserIds(notes)),
+    user: userViewContext(c.config.externalUrl, await c.settings.get()),
+    mr: f.mr,
+  });
+  const noteEntity = async (f: FoundMergeRequest, note: NoteRow) => toNote(note, await noteContext(f, [note]));
+  const discussionEntity = async (f: FoundMergeRequest, notes: NoteRow[]) => toDiscussion(notes, await noteContext(f, notes));
+
+  const page = (req: FastifyRequest, params: Record<string, unknown>) => {
+    const q = req.query as { page?: number; per_page?: number } & Record<string, unknown>;
+    return { path: req.url.split('?')[0], params: linkParams(q, params), page: q.page, per_page: q.per_page };
+  };
+
+  // ---- notes ----------------------------------------------------------------------------------
+
+  app.get(
+    `${BASE}/notes`,
+    { config: user, schema: { tags: TAGS, params: MrParams, querystring: NotesQuery, response: { 200: Type.Array(NoteSchema) } } },
+    async (req, reply) => {
+      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
+      const q = req.query;
+      const query = c.notes.list(req.actor, f, { orderBy: q.order_by, sort: q.sort, activity: q.activity_filter });
+      const result = await offsetPaginate(
+        c.db.kysely,
+        c.config.externalUrl,
+        page(req, { id: req.params.id, noteable_id: req.params.merge_request_iid }),
+        query,
+      );
+      reply.headers(result.headers);
+      const ctx = await noteContext(f, result.items);
+      return result.items.map((n) => toNote(n, ctx));
+    },
+  );
+
+  app.get(`${BASE}/notes/:note_id`, { config: user, schema: { tags: TAGS, params: NoteParams, response: { 200: NoteSchema } } }, async (req) => {
+    const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
+    return noteEntity(f, await c.notes.get(req.actor, f, req.params.note_id));
+  });
+
+  app.post(
+    `${BASE}/notes`,
+    { config: user, schema: { tags: TAGS, params: MrParams, body: CreateNoteBody, response: { 201: NoteSchema } } },
+    async (req, reply) => {
+      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
+      const b = req.body;
+      const note = await c.notes.create(req.actor, f, { body: b.body, internal: b.internal ?? b.confidential, created_at: b.created_at });
+      return reply.code(201).send(await noteEntity(f, note));
+    },
+  );
+
+  app.put(
+    `${BASE}/notes/:note_id`,
+    { config: user, schema: { tags: TAGS, params: NoteParams, body: UpdateNoteBody, response: { 200: NoteSchema } } },
+    async (req) => {
+      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
+      const body = req.body.body;
+      if (body !== undefined && body.trim() === '') throw Errors.param('body is empty');
+      const note = body === undefined ? await c.notes.get(req.actor, f, req.params.note_id) : await c.notes.update(req.actor, f, req.params.note_id, body);
+      return noteEntity(f, note);
+    },
+  );
+
+  app.delete(`${BASE}/notes/:note_id`, { config: user, schema: { tags: TAGS, params: NoteParams } }, async (req, reply) => {
+    const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
+    await c.notes.remove(req.actor, f, req.params.note_id);
+    return reply.code(204).send();
+  });
+
+  // ---- discussions ----------------------------------------------------------------------------
+
+  app.get(
+    `${BASE}/discussions`,
+    { config: user, schema: { tags: TAGS, params: MrParams, querystring: Type.Object(PaginationProps), response: { 200: Type.Array(DiscussionSchema) } } },
+    async (req, reply) => {
+      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
+      const result = await offsetPaginate(
+        c.db.kysely,
+        c.config.externalUrl,
+        page(req, { id: req.params.id, noteable_id: req.params.merge_request_iid }),
+        c.notes.discussionIds(req.actor, f),
+      );
+      reply.headers(result.headers);
+      const threads = await c.notes.discussionNotes(
+        req.actor,
+        f,
+        result.items.map((r) => r.discussion_id),
+      );
+      const ctx = await noteContext(f, threads.flat());
+      return threads.map((notes) => toDiscussion(notes, ctx));
+    },
+  );
+
+  app.get(
+    `${BASE}/discussions/:discussion_id`,
+    { config: user, schema: { tags: TAGS, params: DiscussionParams, response: { 200: DiscussionSchema } } },
+    async (req) => {
+      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
+      return discussionEntity(f, await c.notes.discussion(req.actor, f, req.params.discussion_id));
+    },
+  );
+
+  app.post(
+    `${BASE}/discussions`,
+    { config: user, schema: { tags: TAGS, params: MrParams, body: CreateDiscussionBody, response: { 201: DiscussionSchema } } },
+    async (req, reply) => {
+      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
+      const b = req.body;
+      const notes = await c.notes.createDiscussion(req.actor, f, { body: b.body, created_at: b.created_at, internal: b.internal, position: b.position });
+      return reply.code(201).send(await discussionEntity(f, notes));
+    },
+  );
+
+  app.put(
+    `${BASE}/discussions/:discussion_id`,
+    { config: user, schema: { tags: TAGS, params: DiscussionParams, body: ResolveBody, response: { 200: DiscussionSchema } } },
+    async (req) => {
+      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
+      return discussionEntity(f, await c.notes.resolveDiscussion(req.actor, f, req.params.discussion_id, req.body.resolved));
+    },
+  );
+
+  app.get(
+    `${BASE}/discussions/:discussion_id/notes`,
+    { config: user, schema: { tags: TAGS, params: DiscussionParams, response: { 200: Type.Array(NoteSchema) } } },
+    async (req) => {
+      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
+      const notes = await c.notes.discussion(req.actor, f, req.params.discussion_id, 'Notes');
+      const ctx = await noteContext(f, notes);
+      return notes.map((n) => toNote(n, ctx));
+    },
+  );
+
+  app.post(
+    `${BASE}/discussions/:discussion_id/notes`,
+    { config: user, schema: { tags: TAGS, params: DiscussionParams, body: ReplyBody, response: { 201: NoteSchema } } },
+    async (req, reply) => {
+      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
+      const note = await c.notes.reply(req.actor, f, req.params.discussion_id, { body: req.body.body, created_at: req.body.created_at });
+      return reply.code(201).send(await noteEntity(f, note));
+    },
+  );
+
+  app.get(
+    `${BASE}/discussions/:discussion_id/notes/:note_id`,
+    { config: user, schema: { tags: TAGS, params: DiscussionNoteParams, response: { 200: NoteSchema } } },
+    async (req) => {
+      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
+      return noteEntity(f, await c.notes.get(req.actor, f, req.params.note_id));
+    },
+  );
+
+  app.put(
+    `${BASE}/discussions/:discussion_id/notes/:note_id`,
+    { config: user, schema: { tags: TAGS, params: DiscussionNoteParams, body: DiscussionNoteBody, response: { 200: NoteSchema } } },
+    async (req) => {
+      const { body, resolved } = req.body;
+      if (body === undefined && resolved === undefined) throw Errors.param('body, resolved are missing, exactly one parameter must be provided');
+      if (body !== undefined && resolved !== undefined) throw Errors.param('body, resolved are mutually exclusive');
+      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
+      const note =
+        resolved !== undefined
+          ? await c.notes.resolveNote(req.actor, f, req.params.note_id, resolved)
+          : await c.notes.update(req.actor, f, req.params.note_id, body!);
+      return noteEntity(f, note);
+    },
+  );
+
+  app.delete(
+    `${BASE}/discussions/:discussion_id/notes/:note_id`,
+    { config: user, schema: { tags: TAGS, params: DiscussionNoteParams } },
+    async (req, reply) => {
+      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
+      await c.notes.remove(req.actor, f, req.params.note_id);
+      return reply.code(204).send();
+    },
+  );
+
+  // ---- award emoji (on the merge request and on its notes) --------------------------------------
+
+  for (const onNote of [false, true]) {
+    const base = onNote ? `${BASE}/notes/:note_id/award_emoji` : `${BASE}/award_emoji`;
+    const Params = onNote ? NoteParams : MrParams;
+    const OneParams = onNote ? NoteAwardParams : AwardParams;
+    const target = async (actor: Actor, p: { id: string; merge_request_iid: number; note_id?: number }) => {
+      const f = await noteable(actor, p.id, p.merge_request_iid);
+      return { f, awardable: await c.notes.awards.awardable(actor, f, onNote ? p.note_id : undefined) };
+    };
+    const entities = async (rows: Parameters<typeof toAwardEmoji>[0][]) => {
+      const users = await c.notes.usersByIds(rows.map((r) => r.user_id));
+      const ctx = userViewContext(c.config.externalUrl, await c.settings.get());
+      return rows.map((r) => toAwardEmoji(r, users, ctx));
+    };
+
+    app.get(
+      base,
+      { config: user, schema: { tags: TAGS, params: Params, querystring: Type.Object(PaginationProps), response: { 200: Type.Array(AwardEmojiSchema) } } },
+      async (req, reply) => {
+        const p = req.params as { id: string; merge_request_iid: number; note_id?: number };
+        const { awardable } = await target(req.actor, p);
+        const routeParams: Record<string, unknown> = { id: p.id, merge_request_iid: p.merge_request_iid };
+        if (onNote) routeParams.note_id = p.note_id;
+        const result = await offsetPaginate(c.db.kysely, c.config.externalUrl, page(req, routeParams), c.notes.awards.list(awardable));
+        reply.headers(result.headers);
+        return entities(result.items);
+      },
+    );
+
+    app.get(`${base}/:award_id`, { config: user, schema: { tags: TAGS, params: OneParams, response: { 200: AwardEmojiSchema } } }, async (req) => {
+      const p = req.params as { id: string; merge_request_iid: number; note_id?: number; award_id: number };
+      const { awardable } = await target(req.actor, p);
+      return (await entities([await c.notes.awards.get(awardable, p.award_id)]))[0];
+    });
+
+    app.post(base, { config: user, schema: { tags: TAGS, params: Params, body: AwardBody, response: { 201: AwardEmojiSchema } } }, async (req, reply) => {
+      const p = req.params as { id: string; merge_request_iid: number; note_id?: number };
+      const { f, awardable } = await target(req.actor, p);
+      const row = await c.notes.awards.award(req.actor, f, awardable, req.body.name);
+      return reply.code(201).send((await entities([row]))[0]);
+    });
+
+    app.delete(`${base}/:award_id`, { config: user, schema: { tags: TAGS, params: OneParams } }, async (req, reply) => {
+      const p = req.params as { id: string; merge_request_iid: number; note_id?: number; award_id: number };
+      const { awardable } = await target(req.actor, p);
+      await c.notes.awards.remove(req.actor, awardable, p.award_id);
+      return reply.code(204).send();
+    });
+  }
+
+  // ---- approvals ------------------------------------------------------------------------------
+
+  const approvalsEntity = async (actor: Actor, f: FoundMergeRequest) => {
+    const state = await c.notes.approvals.state(actor, f);
+    const users = await c.notes.usersByIds(state.approvals.map((a) => a.user_id));
+    return toApprovals(f.mr, state, users, userViewContext(c.config.externalUrl, await c.settings.get()));
+  };
+
+  app.get(`${BASE}/approvals`, { config: anyone, schema: { tags: TAGS, params: MrParams, response: { 200: ApprovalsSchema } } }, async (req) =>
+    approvalsEntity(req.actor, await find(req.actor, req.params.id, req.params.merge_request_iid)),
+  );
+
+  app.get(`${BASE}/approval_state`, { config: anyone, schema: { tags: TAGS, params: MrParams, response: { 200: ApprovalStateSchema } } }, async (req) => {
+    await find(req.actor, req.params.id, req.params.merge_request_iid);
+    return { approval_rules_overwritten: false, rules: [] };
+  });
+
+  app.post(
+    `${BASE}/approve`,
+    { config: user, schema: { tags: TAGS, params: MrParams, body: ApproveBody, response: { 201: ApprovalsSchema } } },
+    async (req, reply) => {
+      const f = await find(req.actor, req.params.id, req.params.merge_request_iid);
+      await c.notes.approvals.approve(req.actor, f, req.body.sha, recordEvent(req.actor));
+      return reply.code(201).send(await approvalsEntity(req.actor, f));
+    },
+  );
+
+  app.post(`${BASE}/unapprove`, { config: user, schema: { tags: TAGS, params: MrParams, response: { 201: ApprovalsSchema } } }, async (req, reply) => {
+    const f = await find(req.actor, req.params.id, req.params.merge_request_iid);
+    await c.notes.approvals.unapprove(req.actor, f, recordEvent(req.actor));
+    return reply.code(201).send(await approvalsEntity(req.actor, f));
+  });
+}
