@@ -75,8 +75,7 @@ export type MergeRequestsQB = SelectQueryBuilder<Database, 'merge_requests', Mer
 type EB = ExpressionBuilder<Database, 'merge_requests'>;
 type Cond = (eb: EB) => Expression<SqlBool>;
 
-// Literal conditions (SQLite cannot bind booleans).
-const ALWAYS = sql<SqlBool>`1 = 1`;
+// A literal condition (SQLite cannot bind booleans).
 const NEVER = sql<SqlBool>`1 = 0`;
 /** GitLab's filters take at most this many approved_by ids (MergeRequests::ByApprovalsFinder). */
 export const MAX_APPROVED_BY = 5;
