@@ -1,0 +1,341 @@
+// Project and group milestones (GitLab lib/api/milestones.rb, group_milestones.rb, milestone_responses.rb):
+// whole bodies, iids per scope, filters and order, state events, validation, permissions, deletion,
+// and the services merge requests use (findForProject, toMilestoneBasic).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildTestApp, EXTERNAL_URL } from '../../helpers/build-app.ts';
+import type { MilestoneRow } from '../../../src/db/schema.ts';
+import { toMilestoneBasic } from '../../../src/http/platform/entities/milestone.entity.ts';
+
+const today = () => new Date().toISOString().slice(0, 10);
+
+function body(row: MilestoneRow, webUrl: string) {
+  const out: Record<string, unknown> = { id: row.id, iid: row.iid };
+  if (row.project_id !== null) out.project_id = row.project_id;
+  if (row.group_id !== null) out.group_id = row.group_id;
+  return {
+    ...out,
+    title: row.title,
+    description: row.description,
+    state: row.state,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    due_date: row.due_date,
+    start_date: row.start_date,
+    expired: row.due_date !== null && row.due_date < today(),
+    web_url: webUrl,
+  };
+}
+
+test('project milestones: create, get, list with whole bodies and headers', async (t) => {
+  const { app, c, seed } = await buildTestApp(t);
+  const group = await seed.group({ path: 'grp' });
+  const project = await seed.project({ namespace: group, path: 'app' });
+  const reporter = await seed.user();
+  await seed.member({ project }, reporter, 20);
+  const { headers } = await seed.token(reporter);
+  const url = `/api/v4/projects/${project.id}/milestones`;
+
+  const res = await app.inject({
+    method: 'POST',
+    url,
+    headers,
+    payload: { title: 'v1.0', description: 'First', start_date: '2020-01-01', due_date: '2020-02-01' },
+  });
+  assert.equal(res.statusCode, 201);
+  const row = await c.db.kysely.selectFrom('milestones').selectAll().where('title', '=', 'v1.0').executeTakeFirstOrThrow();
+  assert.deepEqual([row.iid, row.project_id, row.group_id, row.state], [1, project.id, null, 'active']);
+  assert.deepEqual(res.json(), {
+    id: row.id,
+    iid: 1,
+    project_id: project.id,
+    title: 'v1.0',
+    description: 'First',
+    state: 'active',
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    due_date: '2020-02-01',
+    start_date: '2020-01-01',
+    expired: true,
+    web_url: `${EXTERNAL_URL}/grp/app/-/milestones/1`,
+  });
+  const second = await app.inject({ method: 'POST', url, headers, payload: { title: 'v2.0', due_date: '2999-01-01' } });
+  assert.deepEqual(
+    [second.statusCode, second.json().iid, second.json().expired, second.json().description, second.json().start_date],
+    [201, 2, false, null, null],
+  );
+  const third = await app.inject({ method: 'POST', url, headers, payload: { title: 'Backlog' } });
+  assert.deepEqual([third.statusCode, third.json().iid, third.json().expired, third.json().due_date], [201, 3, false, null]);
+  // iids count per project: another project starts at 1
+  const other = await seed.project({ namespace: group, path: 'other' });
+  await seed.member({ project: other }, reporter, 20);
+  const otherRes = await app.inject({ method: 'POST', url: `/api/v4/projects/${other.id}/milestones`, headers, payload: { title: 'v1.0' } });
+  assert.deepEqual([otherRes.statusCode, otherRes.json().iid], [201, 1]);
+
+  const one = await app.inject({ method: 'GET', url: `${url}/${row.id}`, headers });
+  assert.deepEqual([one.statusCode, one.json()], [200, body(row, `${EXTERNAL_URL}/grp/app/-/milestones/1`)]);
+  // another project's milestone is not found here (ActiveRecord's find: "404 Not found")
+  const foreign = await app.inject({ method: 'GET', url: `${url}/${otherRes.json().id}`, headers });
+  assert.deepEqual([foreign.statusCode, foreign.json()], [404, { message: '404 Not found' }]);
+  const bad = await app.inject({ method: 'GET', url: `${url}/abc`, headers });
+  assert.deepEqual([bad.statusCode, bad.json()], [400, { error: 'milestone_id is invalid' }]);
+
+  // order: due date ascending, undated last (newest first among equals)
+  const list = await app.inject({ method: 'GET', url, headers });
+  assert.equal(list.statusCode, 200);
+  const rows = await c.db.kysely.selectFrom('milestones').selectAll().where('project_id', '=', project.id).orderBy('iid').execute();
+  assert.deepEqual(list.json(), [
+    body(rows[0], `${EXTERNAL_URL}/grp/app/-/milestones/1`),
+    body(rows[1], `${EXTERNAL_URL}/grp/app/-/milestones/2`),
+    body(rows[2], `${EXTERNAL_URL}/grp/app/-/milestones/3`),
+  ]);
+  assert.equal(list.headers['x-total'], '3');
+  assert.equal(list.headers['x-page'], '1');
+  assert.equal(
+    list.headers.link,
+    `<${EXTERNAL_URL}${url}?id=${project.id}&page=1&per_page=20>; rel="first", <${EXTERNAL_URL}${url}?id=${project.id}&page=1&per_page=20>; rel="last"`,
+  );
+  const paged = await app.inject({ method: 'GET', url: `${url}?per_page=1&page=2&state=active`, headers });
+  assert.deepEqual(
+    paged.json().map((m: { title: string }) => m.title),
+    ['v2.0'],
+  );
+  assert.equal(
+    paged.headers.link,
+    `<${EXTERNAL_URL}${url}?id=${project.id}&page=1&per_page=1&state=active>; rel="prev", <${EXTERNAL_URL}${url}?id=${project.id}&page=3&per_page=1&state=active>; rel="next", <${EXTERNAL_URL}${url}?id=${project.id}&page=1&per_page=1&state=active>; rel="first", <${EXTERNAL_URL}${url}?id=${project.id}&page=3&per_page=1&state=active>; rel="last"`,
+  );
+});
+
+test('project milestones: filters, state events, updates', async (t) => {
+  const { app, c, seed } = await buildTestApp(t);
+  const group = await seed.group();
+  const project = await seed.project({ namespace: group });
+  const dev = await seed.user();
+  await seed.member({ project }, dev, 30);
+  const { headers } = await seed.token(dev);
+  const url = `/api/v4/projects/${project.id}/milestones`;
+  const make = async (payload: Record<string, unknown>) => (await app.inject({ method: 'POST', url, headers, payload })).json();
+  const a = await make({ title: 'Alpha release', description: 'the first' });
+  const b = await make({ title: 'Beta', description: 'alpha feedback' });
+  await make({ title: 'Gamma' });
+  const titles = async (query: string) => {
+    const res = await app.inject({ method: 'GET', url: `${url}${query}`, headers });
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json().map((m: { title: string }) => m.title);
+  };
+  assert.deepEqual(await titles('?search=ALPHA'), ['Beta', 'Alpha release']);
+  assert.deepEqual(await titles('?search_title=alpha'), ['Alpha release']);
+  assert.deepEqual(await titles('?title=Beta'), ['Beta']);
+  assert.deepEqual(await titles('?title=beta'), []);
+  assert.deepEqual(await titles('?iids[]=1&iids[]=3'), ['Gamma', 'Alpha release']);
+  assert.deepEqual(await titles('?iids=2'), ['Beta']);
+
+  // close and activate
+  let res = await app.inject({ method: 'PUT', url: `${url}/${a.id}`, headers, payload: { state_event: 'close' } });
+  assert.deepEqual([res.statusCode, res.json().state], [200, 'closed']);
+  assert.equal((await c.db.kysely.selectFrom('milestones').select('state').where('id', '=', a.id).executeTakeFirstOrThrow()).state, 'closed');
+  assert.deepEqual(await titles('?state=closed'), ['Alpha release']);
+  assert.deepEqual(await titles('?state=active'), ['Gamma', 'Beta']);
+  assert.deepEqual(await titles('?state=all'), ['Gamma', 'Beta', 'Alpha release']);
+  res = await app.inject({
+    method: 'PUT',
+    url: `${url}/${a.id}`,
+    headers,
+    payload: { state_event: 'activate', title: 'Alpha', due_date: '2999-12-31', description: null },
+  });
+  assert.equal(res.statusCode, 200);
+  const row = await c.db.kysely.selectFrom('milestones').selectAll().where('id', '=', a.id).executeTakeFirstOrThrow();
+  assert.deepEqual([row.state, row.title, row.due_date, row.description], ['active', 'Alpha', '2999-12-31', null]);
+  assert.ok(row.updated_at > a.updated_at);
+  assert.deepEqual(res.json(), body(row, a.web_url));
+  // a blank date clears it
+  res = await app.inject({ method: 'PUT', url: `${url}/${a.id}`, headers, payload: { due_date: '' } });
+  assert.equal(res.json().due_date, null);
+
+  // updated_before / updated_after are inclusive
+  const stamp = (await c.db.kysely.selectFrom('milestones').select('updated_at').where('id', '=', b.id).executeTakeFirstOrThrow()).updated_at;
+  assert.ok((await titles(`?updated_before=${encodeURIComponent(stamp)}`)).includes('Beta'));
+  assert.ok((await titles(`?updated_after=${encodeURIComponent(stamp)}`)).includes('Beta'));
+  assert.deepEqual(await titles('?updated_after=2999-01-01T00:00:00Z'), []);
+
+  // bad parameters
+  const bad = async (query: string, error: string) => {
+    const r = await app.inject({ method: 'GET', url: `${url}${query}`, headers });
+    assert.deepEqual([r.statusCode, r.json()], [400, { error }]);
+  };
+  await bad('?state=open', 'state does not have a valid value');
+  await bad('?iids=a', 'iids is invalid');
+  await bad('?updated_before=yesterday', 'updated_before is invalid');
+  await bad('?include_ancestors=true&include_parent_milestones=true', 'include_ancestors, include_parent_milestones are mutually exclusive');
+  res = await app.inject({ method: 'PUT', url: `${url}/${a.id}`, headers, payload: {} });
+  assert.deepEqual(
+    [res.statusCode, res.json()],
+    [400, { error: 'title, description, start_date, due_date, state_event are missing, at least one parameter must be provided' }],
+  );
+  res = await app.inject({ method: 'PUT', url: `${url}/${a.id}`, headers, payload: { state_event: 'reopen' } });
+  assert.deepEqual([res.statusCode, res.json()], [400, { error: 'state_event does not have a valid value' }]);
+  res = await app.inject({ method: 'PUT', url: `${url}/${a.id}`, headers, payload: { title: 'Beta' } });
+  assert.deepEqual(
+    [res.statusCode, res.json()],
+    [400, { message: 'Failed to update milestone {:title=>["already being used for another group or project milestone."]}' }],
+  );
+  res = await app.inject({ method: 'PUT', url: `${url}/${a.id}`, headers, payload: { start_date: '2030-01-02', due_date: '2030-01-01' } });
+  assert.deepEqual([res.statusCode, res.json()], [400, { message: 'Failed to update milestone {:due_date=>["must be greater than start date"]}' }]);
+  res = await app.inject({ method: 'PUT', url: `${url}/999999`, headers, payload: { title: 'x' } });
+  assert.deepEqual([res.statusCode, res.json()], [404, { message: '404 Not found' }]);
+});
+
+test('project milestones: create validation, permissions, delete', async (t) => {
+  const { app, c, seed } = await buildTestApp(t);
+  const group = await seed.group();
+  const project = await seed.project({ namespace: group });
+  const dev = await seed.user();
+  const guest = await seed.user();
+  await seed.member({ project }, dev, 30);
+  await seed.member({ project }, guest, 10);
+  const { headers } = await seed.token(dev);
+  const url = `/api/v4/projects/${project.id}/milestones`;
+  const post = (payload: Record<string, unknown>, h = headers) => app.inject({ method: 'POST', url, headers: h, payload });
+
+  let res = await post({});
+  assert.deepEqual([res.statusCode, res.json()], [400, { error: 'title is missing' }]);
+  res = await post({ title: '' });
+  assert.deepEqual([res.statusCode, res.json()], [400, { message: `Failed to create milestone {:title=>["can't be blank"]}` }]);
+  res = await post({ title: 'x', due_date: '2020-13-45' });
+  assert.deepEqual([res.statusCode, res.json()], [400, { error: 'due_date is invalid' }]);
+  res = await post({ title: 'x', start_date: 'soon', due_date: 'later' });
+  assert.deepEqual([res.statusCode, res.json()], [400, { error: 'due_date is invalid, start_date is invalid' }]);
+  res = await post({ title: 'x', start_date: '2020-02-01', due_date: '2020-01-01' });
+  assert.deepEqual([res.statusCode, res.json()], [400, { message: 'Failed to create milestone {:due_date=>["must be greater than start date"]}' }]);
+  assert.equal((await c.db.kysely.selectFrom('milestones').selectAll().execute()).length, 0);
+
+  const v1 = await post({ title: 'v1' });
+  assert.equal(v1.statusCode, 201);
+  res = await post({ title: 'v1' });
+  assert.deepEqual(
+    [res.statusCode, res.json()],
+    [400, { message: 'Failed to create milestone {:title=>["already being used for another group or project milestone."]}' }],
+  );
+  // the group's milestone titles are taken for its projects too
+  const owner = await seed.user();
+  await seed.member({ group }, owner, 50);
+  const ownerH = (await seed.token(owner)).headers;
+  assert.equal((await app.inject({ method: 'POST', url: `/api/v4/groups/${group.id}/milestones`, headers: ownerH, payload: { title: 'Q1' } })).statusCode, 201);
+  res = await post({ title: 'Q1' });
+  assert.deepEqual(
+    [res.statusCode, res.json()],
+    [400, { message: 'Failed to create milestone {:title=>["already being used for another group or project milestone."]}' }],
+  );
+  // ... and a group milestone may not repeat one of its projects'
+  res = await app.inject({ method: 'POST', url: `/api/v4/groups/${group.id}/milestones`, headers: ownerH, payload: { title: 'v1' } });
+  assert.deepEqual(
+    [res.statusCode, res.json()],
+    [400, { message: 'Failed to create milestone {:title=>["already being used for another group or project milestone."]}' }],
+  );
+  // a failed create gives its iid back: the next one is 2
+  assert.equal((await post({ title: 'v2' })).json().iid, 2);
+
+  // permissions
+  const guestH = (await seed.token(guest)).headers;
+  assert.equal((await app.inject({ method: 'GET', url, headers: guestH })).statusCode, 200);
+  res = await post({ title: 'g' }, guestH);
+  assert.deepEqual([res.statusCode, res.json()], [403, { message: '403 Forbidden' }]);
+  res = await app.inject({ method: 'PUT', url: `${url}/${v1.json().id}`, headers: guestH, payload: { title: 'g' } });
+  assert.deepEqual([res.statusCode, res.json()], [403, { message: '403 Forbidden' }]);
+  res = await app.inject({ method: 'DELETE', url: `${url}/${v1.json().id}`, headers: guestH });
+  assert.deepEqual([res.statusCode, res.json()], [403, { message: '403 Forbidden' }]);
+  const strangerH = (await seed.token(await seed.user())).headers;
+  res = await app.inject({ method: 'GET', url, headers: strangerH });
+  assert.deepEqual([res.statusCode, res.json()], [404, { message: '404 Project Not Found' }]);
+  res = await app.inject({ method: 'GET', url });
+  assert.deepEqual([res.statusCode, res.json()], [401, { message: '401 Unauthorized' }]);
+
+  // delete: merge requests lose the milestone (a 'remove' event each), the row goes
+  const now = new Date().toISOString();
+  const mr = await c.db.kysely
+    .insertInto('merge_requests')
+    .values({
+      iid: 1,
+      project_id: project.id,
+      source_project_id: project.id,
+      source_branch: 'f',
+      target_branch: 'main',
+      title: 'MR',
+      milestone_id: v1.json().id,
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  res = await app.inject({ method: 'DELETE', url: `${url}/${v1.json().id}`, headers });
+  assert.equal(res.statusCode, 204);
+  assert.equal(res.body, '');
+  assert.equal(await c.db.kysely.selectFrom('milestones').select('id').where('id', '=', v1.json().id).executeTakeFirst(), undefined);
+  const after = await c.db.kysely.selectFrom('merge_requests').selectAll().where('id', '=', mr.id).executeTakeFirstOrThrow();
+  assert.equal(after.milestone_id, null);
+  assert.ok(after.updated_at > now);
+  const events = await c.db.kysely.selectFrom('resource_milestone_events').selectAll().execute();
+  assert.deepEqual(
+    events.map((e) => [e.merge_request_id, e.milestone_id, e.user_id, e.action, e.state]),
+    [[mr.id, null, dev.id, 'remove', 'opened']],
+  );
+  res = await app.inject({ method: 'DELETE', url: `${url}/${v1.json().id}`, headers });
+  assert.deepEqual([res.statusCode, res.json()], [404, { message: '404 Not found' }]);
+
+  // a milestone's issues: none are kept here
+  res = await app.inject({ method: 'GET', url: `${url}/${(await post({ title: 'v3' })).json().id}/issues`, headers });
+  assert.deepEqual([res.statusCode, res.json(), res.headers['x-total']], [200, [], '0']);
+});
+
+test('group milestones and inheritance into projects', async (t) => {
+  const { app, c, seed } = await buildTestApp(t);
+  const top = await seed.group({ path: 'top' });
+  const sub = await seed.group({ parent: top, path: 'sub' });
+  const project = await seed.project({ namespace: sub, path: 'p' });
+  const owner = await seed.user();
+  await seed.member({ group: top }, owner, 50);
+  const { headers } = await seed.token(owner);
+
+  const topM = await app.inject({ method: 'POST', url: `/api/v4/groups/${top.id}/milestones`, headers, payload: { title: 'Top', due_date: '2999-01-01' } });
+  assert.equal(topM.statusCode, 201);
+  const row = await c.db.kysely.selectFrom('milestones').selectAll().where('id', '=', topM.json().id).executeTakeFirstOrThrow();
+  assert.deepEqual([row.group_id, row.project_id, row.iid], [top.id, null, 1]);
+  assert.deepEqual(topM.json(), body(row, `${EXTERNAL_URL}/groups/top/-/milestones/1`));
+  const subM = (await app.inject({ method: 'POST', url: `/api/v4/groups/top%2Fsub/milestones`, headers, payload: { title: 'Sub' } })).json();
+  assert.deepEqual([subM.iid, subM.group_id, subM.web_url], [1, sub.id, `${EXTERNAL_URL}/groups/top/sub/-/milestones/1`]);
+  const projM = (await app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/milestones`, headers, payload: { title: 'Proj' } })).json();
+
+  const titles = async (u: string) => {
+    const res = await app.inject({ method: 'GET', url: u, headers });
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json().map((m: { title: string }) => m.title);
+  };
+  assert.deepEqual(await titles(`/api/v4/groups/${sub.id}/milestones`), ['Sub']);
+  assert.deepEqual(await titles(`/api/v4/groups/${sub.id}/milestones?include_ancestors=true`), ['Top', 'Sub']);
+  assert.deepEqual(await titles(`/api/v4/groups/${top.id}/milestones?include_descendants=true`), ['Top', 'Proj', 'Sub']);
+  assert.deepEqual(await titles(`/api/v4/projects/${project.id}/milestones`), ['Proj']);
+  assert.deepEqual(await titles(`/api/v4/projects/${project.id}/milestones?include_ancestors=true`), ['Top', 'Proj', 'Sub']);
+  assert.deepEqual(await titles(`/api/v4/projects/${project.id}/milestones?include_parent_milestones=true`), ['Top', 'Proj', 'Sub']);
+
+  // group writes: update, close, delete; a subgroup's milestone is not the parent's
+  let res = await app.inject({ method: 'PUT', url: `/api/v4/groups/${top.id}/milestones/${subM.id}`, headers, payload: { state_event: 'close' } });
+  assert.deepEqual([res.statusCode, res.json()], [404, { message: '404 Not found' }]);
+  res = await app.inject({ method: 'PUT', url: `/api/v4/groups/${sub.id}/milestones/${subM.id}`, headers, payload: { state_event: 'close' } });
+  assert.deepEqual([res.statusCode, res.json().state], [200, 'closed']);
+  res = await app.inject({ method: 'DELETE', url: `/api/v4/groups/${sub.id}/milestones/${subM.id}`, headers });
+  assert.equal(res.statusCode, 204);
+  const stranger = (await seed.token(await seed.user())).headers;
+  res = await app.inject({ method: 'GET', url: `/api/v4/groups/${top.id}/milestones`, headers: stranger });
+  assert.deepEqual([res.statusCode, res.json()], [404, { message: '404 Group Not Found' }]);
+
+  // the services merge requests use: the project's own milestone or an ancestor group's
+  const found = await c.milestones.findForProject(project, row.id);
+  assert.ok(found);
+  assert.deepEqual(toMilestoneBasic(found), body(row, `${EXTERNAL_URL}/groups/top/-/milestones/1`));
+  assert.equal((await c.milestones.findForProject(project, projM.id))?.web_url, `${EXTERNAL_URL}/top/sub/p/-/milestones/1`);
+  const elsewhere = await seed.project();
+  assert.equal(await c.milestones.findForProject(elsewhere, row.id), undefined);
+  assert.equal(await c.milestones.findForProject(project, 99999999999), undefined);
+  const byIds = await c.milestones.byIds([row.id, projM.id, 424242]);
+  assert.deepEqual([...byIds.keys()].sort(), [row.id, projM.id].sort());
+});
