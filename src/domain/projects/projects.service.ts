@@ -38,6 +38,14 @@ export interface CreateProjectInput extends ProjectAttributes {
   namespace_id?: number;
 }
 
+/** What a caller adds to a project creation (a fork: its link, and a repository that borrows its source's objects). */
+export interface CreateProjectExtras {
+  /** written in the creation's transaction, after the project's row and event */
+  inTransaction?: (trx: Kysely<Database>, project: ProjectRow) => Promise<void>;
+  /** makes the repository instead of an empty one (in the transaction: a failure leaves neither) */
+  repository?: (project: ProjectRow) => Promise<void>;
+}
+
 /** Gitlab::Regex.project_name_regex */
 const NAME_RE = /^[\p{Alphabetic}\p{Nd}\u00A9-\u{1F9FF}_][\p{Alphabetic}\p{Nd}\p{Pd}+\u00A9-\u{1F9FF}_. ]*$/u;
 const NAME_MESSAGE = "can contain only letters, digits, emoji, '_', '.', '+', dashes, or spaces. It must start with a letter, digit, emoji, or '_'.";
@@ -100,7 +108,7 @@ export class ProjectsService {
 
   // ---- create --------------------------------------------------------------------------------
 
-  async create(actor: Actor, input: CreateProjectInput): Promise<ProjectRow> {
+  async create(actor: Actor, input: CreateProjectInput, extras: CreateProjectExtras = {}): Promise<ProjectRow> {
     const me = actor.user!;
     const s = await this.settings.get();
     const k = this.db.kysely;
@@ -181,8 +189,13 @@ export class ProjectsService {
         }
         await this.claimPath(trx, `${namespace.full_path}/${path}`);
         await recordSystemEvent(trx, projectPayload('project_create', project, namespace, await projectOwners(trx, project, namespace)));
+        if (extras.inTransaction) await extras.inTransaction(trx, project);
         // The repository is made inside the transaction: a failure leaves neither row nor repository.
         created = project;
+        if (extras.repository) {
+          await extras.repository(project);
+          return project;
+        }
         await this.repos.create(project, {
           defaultBranch,
           readme: (stored as Record<string, unknown>).initialize_with_readme ? { title: name, author: { name: me.name, email: me.email } } : undefined,
