@@ -77,18 +77,24 @@ export class RepositoryStore {
     return entries[entries.length - 1][0];
   }
 
-  /** Creates the bare repository (and, when asked, a first commit with a README). */
-  async create(p: RepositoryRef, opts: { defaultBranch: string; readme?: { title: string; author: Person } }): Promise<Repository> {
+  /** An empty bare repository with the settings every push needs. */
+  private async init(p: RepositoryRef, defaultBranch: string): Promise<Repository> {
     const dir = this.pathOf(p);
     if (fs.existsSync(dir)) fs.rmSync(dir, { recursive: true, force: true }); // left over by a crash before its row
     fs.mkdirSync(path.dirname(dir), { recursive: true });
     await git(['init', '--bare', '--quiet', dir]);
     const repo = this.repository(p);
-    await repo.setHead(opts.defaultBranch);
+    await repo.setHead(defaultBranch);
     // receive-pack settings every push needs; the hooks path is given per push.
     await repo.run(['config', 'receive.advertisePushOptions', 'true']);
     await repo.run(['config', 'uploadpack.allowFilter', 'true']);
     await repo.run(['config', 'uploadpack.allowAnySHA1InWant', 'true']);
+    return repo;
+  }
+
+  /** Creates the bare repository (and, when asked, a first commit with a README). */
+  async create(p: RepositoryRef, opts: { defaultBranch: string; readme?: { title: string; author: Person } }): Promise<Repository> {
+    const repo = await this.init(p, opts.defaultBranch);
     repo.touchRefs();
     if (opts.readme) {
       await commitFiles(repo, {
@@ -102,6 +108,88 @@ export class RepositoryStore {
     return repo;
   }
 
+  // ---- forks: borrowed objects (git alternates) -----------------------------------------------
+  //
+  // A fork's repository lists its source's object directory in objects/info/alternates, so forking
+  // copies refs, not objects. The source keeps the list of repositories that borrow from it
+  // (BORROWERS, one git directory a line), so that before it moves or goes away each borrower gets
+  // its own copy of what it needs (`git repack -a -d` packs borrowed objects too, then the
+  // alternates file goes) — GitLab's "disconnect alternates".
+
+  /**
+   * A fork's repository: its objects borrowed from `source`, its refs those of `source` (branches and
+   * tags; only the branches named when `branches` is given). HEAD names `defaultBranch`.
+   */
+  async createFork(p: RepositoryRef, source: RepositoryRef, opts: { defaultBranch: string; branches?: string[] }): Promise<Repository> {
+    const from = this.repository(source);
+    const repo = await this.init(p, opts.defaultBranch);
+    fs.mkdirSync(path.join(repo.gitDir, 'objects', 'info'), { recursive: true });
+    fs.writeFileSync(alternatesFile(repo.gitDir), `${path.join(from.gitDir, 'objects')}\n`);
+    fs.appendFileSync(path.join(from.gitDir, BORROWERS), `${repo.gitDir}\n`);
+    const wanted = opts.branches ? new Set(opts.branches) : null;
+    const refs = (await from.refs()).filter((r) => (wanted ? r.kind === 'branch' && wanted.has(r.short) : true));
+    if (refs.length) {
+      // one transaction for every ref; the objects are already there through the alternates
+      await repo.run(['update-ref', '--stdin', '-z'], { input: Buffer.from(refs.map((r) => `create ${r.name}\0${r.sha}\0`).join('')) });
+    }
+    repo.touchRefs();
+    return repo;
+  }
+
+  /** The git directory a repository borrows objects from (its alternates), or null. */
+  borrowsFrom(p: RepositoryRef): string | null {
+    return readAlternate(this.pathOf(p));
+  }
+
+  /**
+   * The repository stops borrowing: it packs every object it needs, borrowed ones included, and
+   * drops its alternates (a fork unlinked from its source; the source about to go away).
+   */
+  async disconnect(p: RepositoryRef): Promise<void> {
+    await this.disconnectDir(this.pathOf(p));
+  }
+
+  private async disconnectDir(dir: string): Promise<void> {
+    const file = alternatesFile(dir);
+    if (!fs.existsSync(file)) return;
+    const source = readAlternate(dir);
+    await git(['repack', '-a', '-d', '-q'], { gitDir: dir, timeoutMs: 30 * 60_000 });
+    fs.rmSync(file, { force: true });
+    this.pool.drop(dir);
+    if (source) removeLine(path.join(source, BORROWERS), dir);
+  }
+
+  /**
+   * Before `dir` moves or goes away: every repository that borrows from it, directly or through
+   * another fork, gets its own objects — the deepest first, so that a fork's repack never drops
+   * what a fork of it still reads through it.
+   */
+  private async detachBorrowers(dir: string): Promise<void> {
+    const order: string[] = [];
+    const visit = (d: string, depth: number) => {
+      if (depth > 32) return;
+      for (const b of readLines(path.join(d, BORROWERS))) {
+        if (!fs.existsSync(path.join(b, 'HEAD')) || readAlternate(b) !== d || order.includes(b)) continue;
+        visit(b, depth + 1);
+        order.push(b);
+      }
+    };
+    visit(dir, 0);
+    for (const b of order) {
+      // only the direct borrowers stop borrowing; deeper ones keep reading through their own source
+      if (readAlternate(b) === dir) await this.disconnectDir(b);
+      else await git(['repack', '-a', '-d', '-q'], { gitDir: b, timeoutMs: 30 * 60_000 });
+    }
+  }
+
+  /** Background work on repositories (borrowers detached before a removal) still running. */
+  private readonly pending = new Set<Promise<void>>();
+
+  /** Resolves when no background work on repositories is running (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.pending.size) await Promise.allSettled([...this.pending]);
+  }
+
   /** Drops what is kept in memory for a repository that moves or goes away. */
   private forget(p: RepositoryRef, dir: string): void {
     this.pool.drop(dir);
@@ -109,7 +197,10 @@ export class RepositoryStore {
     forgetObjects(dir);
   }
 
-  /** Moves a repository to another storage (an administrator changed repository_storage). */
+  /**
+   * Moves a repository to another storage (an administrator changed repository_storage). Whoever
+   * borrows from it, and the list of its own source, follow the new place.
+   */
   move(p: RepositoryRef, toStorage: string): void {
     const from = this.pathOf(p);
     const to = this.pathOf({ id: p.id, repository_storage: toStorage });
@@ -117,17 +208,71 @@ export class RepositoryStore {
     this.forget(p, from);
     fs.mkdirSync(path.dirname(to), { recursive: true });
     fs.cpSync(from, to, { recursive: true });
+    for (const b of readLines(path.join(to, BORROWERS))) {
+      if (readAlternate(b) === from) fs.writeFileSync(alternatesFile(b), `${path.join(to, 'objects')}\n`);
+    }
+    const source = readAlternate(to);
+    if (source) {
+      removeLine(path.join(source, BORROWERS), from);
+      fs.appendFileSync(path.join(source, BORROWERS), `${to}\n`);
+    }
     fs.rmSync(from, { recursive: true, force: true });
   }
 
-  /** Removes the repository from disk (after its project's row is gone). */
+  /**
+   * Removes the repository from disk (after its project's row is gone). When forks borrow its
+   * objects, they get their own copies first (in the background; the directory goes after them).
+   */
   remove(p: RepositoryRef): void {
     const dir = this.pathOf(p);
     this.forget(p, dir);
-    fs.rmSync(dir, { recursive: true, force: true });
+    const source = readAlternate(dir);
+    if (source) removeLine(path.join(source, BORROWERS), dir);
+    if (!readLines(path.join(dir, BORROWERS)).some((b) => readAlternate(b) === dir)) {
+      fs.rmSync(dir, { recursive: true, force: true });
+      return;
+    }
+    const work = this.detachBorrowers(dir)
+      .then(() => fs.rmSync(dir, { recursive: true, force: true }))
+      .catch(() => {
+        // a borrower could not be repacked: the directory stays (disk, not a broken fork)
+      })
+      .finally(() => this.pending.delete(work));
+    this.pending.add(work);
   }
 
   close(): void {
     this.pool.close();
   }
+}
+
+/** The repositories (git directories) that borrow objects from a repository. */
+const BORROWERS = 'hearth-borrowers';
+
+const alternatesFile = (gitDir: string) => path.join(gitDir, 'objects', 'info', 'alternates');
+
+/** The git directory whose objects `gitDir` borrows, or null. */
+function readAlternate(gitDir: string): string | null {
+  try {
+    const line = fs.readFileSync(alternatesFile(gitDir), 'utf8').split('\n')[0].trim();
+    return line ? path.dirname(line) : null;
+  } catch {
+    return null;
+  }
+}
+
+function readLines(file: string): string[] {
+  try {
+    return [...new Set(fs.readFileSync(file, 'utf8').split('\n').filter(Boolean))];
+  } catch {
+    return [];
+  }
+}
+
+function removeLine(file: string, line: string): void {
+  const lines = readLines(file);
+  if (!lines.includes(line)) return;
+  const rest = lines.filter((l) => l !== line);
+  if (rest.length) fs.writeFileSync(file, rest.map((l) => `${l}\n`).join(''));
+  else fs.rmSync(file, { force: true });
 }

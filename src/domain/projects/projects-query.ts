@@ -23,6 +23,12 @@ export interface ProjectView {
   projectMemberLevel: number | null;
   /** the viewer's highest membership in the project's group or its ancestors (permissions.group_access) */
   groupMemberLevel: number | null;
+  /** how many projects were forked from this one */
+  forksCount: number;
+  /** a fork (its source may be gone) */
+  isFork: boolean;
+  /** a fork's source when the viewer may see it (forked_from_project); views of sources leave it out */
+  forkedFrom?: ProjectView;
 }
 
 export const PROJECT_ORDERS = ['id', 'name', 'path', 'created_at', 'updated_at', 'last_activity_at', 'similarity', 'star_count'] as const;
@@ -60,7 +66,9 @@ export interface ProjectFilters {
 export type ProjectScope =
   | { kind: 'all' }
   | { kind: 'group'; group: NamespaceRow; includeSubgroups: boolean; includeAncestors: boolean }
-  | { kind: 'namespace'; namespaceId: number };
+  | { kind: 'namespace'; namespaceId: number }
+  /** the direct forks of a project (ForkProjectsFinder) */
+  | { kind: 'forks'; projectId: number };
 
 type ProjectsQB = SelectQueryBuilder<Database, 'projects', ProjectRow>;
 type EB = ExpressionBuilder<Database, 'projects'>;
@@ -149,6 +157,10 @@ export class ProjectsQuery {
     const user = actor.user;
 
     if (scope.kind === 'namespace') q = q.where('projects.namespace_id', '=', scope.namespaceId);
+    if (scope.kind === 'forks') {
+      const forks = k.selectFrom('project_forks').select('project_forks.project_id').where('project_forks.forked_from_project_id', '=', scope.projectId);
+      q = q.where('projects.id', 'in', forks);
+    }
     if (scope.kind === 'group') {
       const g = scope.group;
       const ids = scope.includeAncestors ? traversalIds(g) : [g.id];
@@ -232,10 +244,33 @@ export class ProjectsQuery {
     return q.orderBy(`projects.${by}`, dir).orderBy('projects.id', dir);
   }
 
-  /** The views of a page of projects: four queries at most, whatever the page size. */
-  async views(actor: Actor, projects: ProjectRow[]): Promise<ProjectView[]> {
+  /**
+   * The views of a page of projects: a fixed number of queries whatever the page size (namespaces,
+   * owners, memberships, fork links and counts, then the same for the sources of the forks).
+   * `withSources: false` leaves out the forks' sources (the views of those sources themselves).
+   */
+  async views(actor: Actor, projects: ProjectRow[], opts: { withSources?: boolean } = {}): Promise<ProjectView[]> {
     if (!projects.length) return [];
     const k = this.db.kysely;
+    const ids = projects.map((p) => p.id);
+    const withSources = opts.withSources ?? true;
+    const [links, counts] = await Promise.all([
+      withSources ? k.selectFrom('project_forks').select(['project_id', 'forked_from_project_id']).where('project_id', 'in', ids).execute() : [],
+      k
+        .selectFrom('project_forks')
+        .select(['forked_from_project_id', (eb) => eb.fn.countAll<number>().as('n')])
+        .where('forked_from_project_id', 'in', ids)
+        .groupBy('forked_from_project_id')
+        .execute(),
+    ]);
+    const forksCount = new Map(counts.map((c) => [c.forked_from_project_id!, Number(c.n)]));
+    const sourceOf = new Map(links.map((l) => [l.project_id, l.forked_from_project_id]));
+    const sourceIds = [...new Set(links.flatMap((l) => (l.forked_from_project_id === null ? [] : [l.forked_from_project_id])))];
+    const sources = new Map<number, ProjectView>();
+    if (sourceIds.length) {
+      const rows = await k.selectFrom('projects').selectAll().where('id', 'in', sourceIds).execute();
+      for (const v of await this.views(actor, rows, { withSources: false })) if (v.access.abilities.has('read_project')) sources.set(v.project.id, v);
+    }
     const namespaces = new Map<number, NamespaceRow>();
     for (const ns of await k
       .selectFrom('namespaces')
@@ -298,6 +333,9 @@ export class ProjectsQuery {
         access: await this.memoAccess(answers, actor, project, namespace, resolved),
         projectMemberLevel: projectMember?.level ?? null,
         groupMemberLevel: groupLevel,
+        forksCount: forksCount.get(project.id) ?? 0,
+        isFork: sourceOf.has(project.id),
+        ...(withSources && sources.has(sourceOf.get(project.id) ?? -1) ? { forkedFrom: sources.get(sourceOf.get(project.id)!)! } : {}),
       });
     }
     return out;

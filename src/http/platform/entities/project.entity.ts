@@ -67,6 +67,12 @@ const basicProps = {
   repository_storage: Type.String(),
 };
 
+/** BasicProjectDetails: a fork's source (forked_from_project) */
+export const BasicProjectSchema = Type.Object({ ...identityProps, ...optionalAll(basicProps) });
+
+/** ProjectDetails: forked_from_project, shown when the project is a fork and its source visible */
+const detailsProps = { forked_from_project: BasicProjectSchema };
+
 const S = Type.String();
 const B = Type.Boolean();
 const accessLevelProps: Record<string, TSchema> = {};
@@ -125,6 +131,7 @@ const fullProps = {
   shared_runners_enabled: B,
   lfs_enabled: B,
   creator_id: NullableInteger,
+  mr_default_target_self: B,
   import_url: NullableString,
   import_type: NullableString,
   import_status: S,
@@ -174,7 +181,7 @@ const fullProps = {
 };
 
 /** Every field any shape may have, in GitLab's order; the identity fields are always there. */
-export const ProjectSchema = Type.Object({ ...identityProps, ...optionalAll(basicProps), ...optionalAll(fullProps) });
+export const ProjectSchema = Type.Object({ ...identityProps, ...optionalAll(basicProps), ...optionalAll(detailsProps), ...optionalAll(fullProps) });
 export type ProjectEntity = Static<typeof ProjectSchema>;
 
 // ---- entity ----------------------------------------------------------------------------------
@@ -234,14 +241,16 @@ export function toProject(view: ProjectView, shape: ProjectShape, ctx: ProjectVi
   out.web_url = `${ctx.externalUrl}/${fullPath}`;
   if (readCode) {
     out.readme_url = null;
-    out.forks_count = 0;
+    out.forks_count = view.forksCount;
   }
   out.avatar_url = null;
   out.star_count = 0;
   out.last_activity_at = p.last_activity_at;
   out.namespace = namespaceEntity(view, ctx);
   if (ctx.isAdmin) out.repository_storage = p.repository_storage;
-  if (shape === 'basic' || shape === 'details') return out as ProjectEntity;
+  if (shape === 'basic') return out as ProjectEntity;
+  if (view.forkedFrom) out.forked_from_project = toProject(view.forkedFrom, 'basic', ctx);
+  if (shape === 'details') return out as ProjectEntity;
 
   const s = settingsOf(p);
   const api = `${ctx.externalUrl}/api/v4/projects/${p.id}`;
@@ -283,6 +292,7 @@ export function toProject(view: ProjectView, shape: ProjectShape, ctx: ProjectVi
   out.shared_runners_enabled = s.shared_runners_enabled;
   out.lfs_enabled = s.lfs_enabled;
   out.creator_id = p.creator_id;
+  if (view.isFork) out.mr_default_target_self = s.mr_default_target_self;
   if (adminProject) {
     out.import_url = null;
     out.import_type = null;
