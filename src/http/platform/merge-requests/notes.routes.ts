@@ -4,10 +4,9 @@
 // Notes, discussions and award emoji need a signed-in user; approvals are readable anonymously.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
-import type { Database, MergeRequestRow, NoteRow } from '../../../db/schema.ts';
+import type { NoteRow } from '../../../db/schema.ts';
 import type { Actor } from '../../../domain/access/actor.ts';
 import type { RecordEvent } from '../../../domain/merge-requests/approvals.ts';
 import type { FoundMergeRequest } from '../../../domain/merge-requests/notes-access.ts';
@@ -84,20 +83,13 @@ const ApproveBody = Type.Object({
   publish_review: Type.Optional(Type.Boolean()),
 });
 
-type Core = {
-  find?: (actor: Actor, idOrPath: string, iid: number) => Promise<FoundMergeRequest>;
-  recordEvent?: (trx: Kysely<Database>, actor: Actor, mr: MergeRequestRow, action: string) => Promise<void>;
-};
-
 export function notesRoutes(fastify: FastifyInstance, c: Container): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const user = { api: 'platform' as const, auth: 'user' as const };
   const anyone = { api: 'platform' as const };
-  const core = c.mergeRequests as unknown as Core;
 
-  /** The merge request as the actor sees it (the core service's find; the same contract in NotesService until it lands). */
-  const find = (actor: Actor, id: string, iid: number): Promise<FoundMergeRequest> =>
-    core.find ? core.find.call(c.mergeRequests, actor, id, iid) : c.notes.find(actor, id, iid);
+  /** The merge request as the actor sees it (404 Project Not Found, 404 Not found, 403 without read_merge_request). */
+  const find = (actor: Actor, id: string, iid: number): Promise<FoundMergeRequest> => c.mergeRequests.find(actor, id, iid);
 
   /**
    * Notes, discussions and award emoji find their merge request through NotesFinder (MergeRequestsFinder):
@@ -115,9 +107,8 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
 
   const recordEvent =
     (actor: Actor): RecordEvent =>
-    async (trx, mr, action) => {
-      if (core.recordEvent) await core.recordEvent.call(c.mergeRequests, trx, actor, mr, action);
-    };
+    (trx, mr, action) =>
+      c.mergeRequests.recordEvent(trx, actor, mr, action);
 
   const noteContext = async (f: FoundMergeRequest, notes: NoteRow[]): Promise<NoteContext> => ({
     users: await c.notes.usersByIds(noteUserIds(notes)),
