@@ -650,6 +650,11 @@ export class MergeRequestsService {
       }
     }
 
+    // read before the transaction (SQLite has one connection: no reads beside the writer's)
+    const assigneeInput = input.assignee_ids ?? (input.assignee_id !== undefined ? (input.assignee_id === 0 ? [] : [input.assignee_id]) : undefined);
+    const wantedAssignees = metadata && assigneeInput ? await this.assignableUsers(assigneeInput, found.project, found.namespace) : undefined;
+    const wantedReviewers = metadata && input.reviewer_ids ? await this.assignableUsers(input.reviewer_ids, found.project, found.namespace) : undefined;
+
     const stateEvent = input.state_event;
     const closing = stateEvent === 'close' && (before.state === 'opened' || before.state === 'locked');
     const reopening = stateEvent === 'reopen' && before.state === 'closed';
@@ -737,16 +742,11 @@ export class MergeRequestsService {
       }
 
       // assignees and reviewers
-      for (const [table, key, ids] of [
-        [
-          'merge_request_assignees',
-          'assignees',
-          input.assignee_ids ?? (input.assignee_id !== undefined ? (input.assignee_id === 0 ? [] : [input.assignee_id]) : undefined),
-        ],
-        ['merge_request_reviewers', 'reviewers', input.reviewer_ids],
+      for (const [table, key, wanted] of [
+        ['merge_request_assignees', 'assignees', wantedAssignees],
+        ['merge_request_reviewers', 'reviewers', wantedReviewers],
       ] as const) {
-        if (!metadata || ids === undefined) continue;
-        const wanted = await this.assignableUsers([...ids], found.project, found.namespace);
+        if (wanted === undefined) continue;
         const old = (
           await trx.selectFrom(table).select('user_id').where('merge_request_id', '=', before.id).orderBy('created_at').orderBy('user_id').execute()
         ).map((r) => r.user_id);

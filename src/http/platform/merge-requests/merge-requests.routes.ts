@@ -1,5 +1,429 @@
-// One merge request: create, get, update, delete, commits, changes/diffs, participants, resource events, pipelines.
-import type { FastifyInstance } from 'fastify';
+// One merge request (GitLab lib/api/merge_requests.rb, lib/api/resource_*_events.rb): create, get,
+// update, delete; its commits, changes and diffs, participants, reviewers, resource events, pipelines
+// and time stats. The list is list.routes.ts; merging merge.routes.ts; notes notes.routes.ts.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
+import type { Actor } from '../../../domain/access/actor.ts';
+import type { FoundMergeRequest } from '../../../domain/merge-requests/merge-requests.service.ts';
+import { diffBetween, diffEntity, diffLimits } from '../../../git/diff.ts';
+import { Errors } from '../../../lib/errors.ts';
+import { paginateArray } from '../../../lib/pagination.ts';
+import { commitBasic } from '../repository/context.ts';
+import { humanTime, labelBasic, MergeRequestSchema, MilestoneRefSchema, TimeStatsSchema, toMilestoneRef } from '../entities/merge-request.entity.ts';
+import { toUserRef, UserRefSchema, userViewContext } from '../entities/user.entity.ts';
+import { linkParams, NullableBoolean, NullableString, PaginationProps } from '../schemas/common.ts';
 
-export function mergeRequestsRoutes(_app: FastifyInstance, _c: Container): void {}
+const TAGS = ['merge_requests'];
+
+const IdParams = Type.Object({ id: Type.String() });
+const IidParams = Type.Object({ id: Type.String(), merge_request_iid: Type.Integer() });
+const EventParams = (name: string) => Type.Object({ id: Type.String(), merge_request_iid: Type.Integer(), [name]: Type.Integer() });
+
+const StringList = () => Type.Optional(Type.Array(Type.String()));
+const IntList = () => Type.Optional(Type.Array(Type.Integer()));
+
+/** Grape's optional_params of create and update (lib/api/merge_requests.rb). */
+const optionalParams = {
+  description: Type.Optional(Type.String()),
+  assignee_id: Type.Optional(Type.Integer()),
+  assignee_ids: IntList(),
+  reviewer_ids: IntList(),
+  labels: StringList(),
+  add_labels: StringList(),
+  remove_labels: StringList(),
+  milestone_id: Type.Optional(Type.Integer()),
+  remove_source_branch: Type.Optional(Type.Boolean()),
+  allow_collaboration: Type.Optional(Type.Boolean()),
+  allow_maintainer_to_push: Type.Optional(Type.Boolean()),
+  squash: Type.Optional(Type.Boolean()),
+  merge_after: Type.Optional(Type.String()),
+};
+
+const CreateBody = Type.Object({
+  title: Type.String(),
+  source_branch: Type.String(),
+  target_branch: Type.String(),
+  target_project_id: Type.Optional(Type.Integer()),
+  ...optionalParams,
+});
+
+const STATE_EVENTS = ['close', 'reopen'] as const;
+const UpdateBody = Type.Object({
+  title: Type.Optional(Type.String()),
+  target_branch: Type.Optional(Type.String()),
+  state_event: Type.Optional(Type.Unsafe<(typeof STATE_EVENTS)[number]>({ type: 'string', enum: [...STATE_EVENTS] })),
+  discussion_locked: Type.Optional(Type.Boolean()),
+  ...optionalParams,
+});
+
+/** update's at_least_one_of, in Grape's order (reference §8). */
+const UPDATE_KEYS = [
+  'assignee_id',
+  'assignee_ids',
+  'reviewer_ids',
+  'description',
+  'labels',
+  'add_labels',
+  'remove_labels',
+  'milestone_id',
+  'remove_source_branch',
+  'allow_collaboration',
+  'allow_maintainer_to_push',
+  'squash',
+  'target_branch',
+  'title',
+  'state_event',
+  'discussion_locked',
+  'merge_after',
+] as const;
+
+const ShowQuery = Type.Object({
+  render_html: Type.Optional(Type.Boolean()),
+  include_diverged_commits_count: Type.Optional(Type.Boolean()),
+  include_rebase_in_progress: Type.Optional(Type.Boolean()),
+});
+const PageQuery = Type.Object(PaginationProps);
+const DiffsQuery = Type.Object({ ...PaginationProps, unidiff: Type.Optional(Type.Boolean()) });
+const ChangesQuery = Type.Object({ access_raw_diffs: Type.Optional(Type.Boolean()), unidiff: Type.Optional(Type.Boolean()) });
+
+const CommitSchema = Type.Object({
+  id: Type.String(),
+  short_id: Type.String(),
+  created_at: Type.String(),
+  parent_ids: Type.Array(Type.String()),
+  title: Type.String(),
+  message: Type.String(),
+  author_name: Type.String(),
+  author_email: Type.String(),
+  authored_date: Type.String(),
+  committer_name: Type.String(),
+  committer_email: Type.String(),
+  committed_date: Type.String(),
+  trailers: Type.Record(Type.String(), Type.String()),
+  extended_trailers: Type.Record(Type.String(), Type.Array(Type.String())),
+  web_url: Type.String(),
+});
+
+const DiffSchema = Type.Object({
+  diff: Type.String(),
+  collapsed: Type.Boolean(),
+  too_large: Type.Boolean(),
+  new_path: Type.String(),
+  old_path: Type.String(),
+  a_mode: Type.String(),
+  b_mode: Type.String(),
+  new_file: Type.Boolean(),
+  renamed_file: Type.Boolean(),
+  deleted_file: Type.Boolean(),
+  generated_file: NullableBoolean,
+});
+
+const ChangesSchema = Type.Object({ ...MergeRequestSchema.properties, changes: Type.Array(DiffSchema), overflow: Type.Boolean() });
+
+const NullableUser = Type.Unsafe({ type: ['object', 'null'], properties: UserRefSchema.properties, required: UserRefSchema.required });
+const LabelSchema = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  description: NullableString,
+  description_html: Type.String(),
+  text_color: Type.String(),
+  color: Type.String(),
+});
+const eventBase = {
+  id: Type.Integer(),
+  user: NullableUser,
+  created_at: Type.String(),
+  resource_type: Type.String(),
+  resource_id: Type.Integer(),
+};
+const LabelEventSchema = Type.Object({
+  ...eventBase,
+  label: Type.Unsafe({ type: ['object', 'null'], properties: LabelSchema.properties, required: LabelSchema.required }),
+  action: Type.String(),
+});
+const MilestoneEventSchema = Type.Object({
+  ...eventBase,
+  milestone: Type.Unsafe({ type: ['object', 'null'], properties: MilestoneRefSchema.properties, required: MilestoneRefSchema.required }),
+  action: Type.String(),
+  state: Type.String(),
+});
+const StateEventSchema = Type.Object({ ...eventBase, state: Type.String() });
+const ReviewerSchema = Type.Object({ user: UserRefSchema, state: Type.String(), created_at: Type.String() });
+
+/** Grape's CommaSeparatedToArray / CommaSeparatedToIntegerArray, and "" for the integer ids that clear. */
+async function normaliseParams(req: FastifyRequest): Promise<void> {
+  const b = req.body as Record<string, unknown> | undefined;
+  if (!b || typeof b !== 'object') return;
+  for (const key of ['labels', 'add_labels', 'remove_labels']) {
+    const v = b[key];
+    if (v === undefined || v === null) continue;
+    const items = (Array.isArray(v) ? v : [v]).flatMap((x) => (typeof x === 'string' ? x.split(',') : [x]));
+    b[key] = items.map((x) => (typeof x === 'string' ? x.trim() : x)).filter((x) => x !== '');
+  }
+  for (const key of ['assignee_ids', 'reviewer_ids']) {
+    const v = b[key];
+    if (v === undefined) continue;
+    if (v === null || v === '') {
+      b[key] = [];
+      continue;
+    }
+    const items = (Array.isArray(v) ? v : [v]).flatMap((x) => (typeof x === 'string' ? (x === '' ? [] : x.split(',')) : [x]));
+    if (!items.every((x) => (typeof x === 'string' && /^\s*\d+\s*$/.test(x)) || (typeof x === 'number' && Number.isInteger(x)))) {
+      throw Errors.param(`${key} is invalid`);
+    }
+    b[key] = items.map((x) => Number(x));
+  }
+  for (const key of ['milestone_id', 'assignee_id']) if (b[key] === '' || b[key] === null) b[key] = 0;
+}
+
+export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const mrs = c.mergeRequests;
+  const read = { api: 'platform' as const, auth: 'optional' as const };
+  // authenticate_non_get!: writes need a user before anything else (401)
+  const write = { api: 'platform' as const, auth: 'user' as const };
+  const base = '/api/v4/projects/:id/merge_requests';
+  const one = `${base}/:merge_request_iid`;
+  const pathOf = (req: FastifyRequest) => req.url.split('?')[0];
+  const users = async () => userViewContext(c.config.externalUrl, await c.settings.get());
+  const find = (req: { actor: Actor; params: { id: string; merge_request_iid: number } }) => mrs.find(req.actor, req.params.id, req.params.merge_request_iid);
+  const present = (actor: Actor, found: FoundMergeRequest, opts: Parameters<typeof mrs.presentOne>[2] = {}) => mrs.presentOne(actor, found, opts);
+
+  app.post(
+    base,
+    { config: write, preValidation: normaliseParams, schema: { tags: TAGS, params: IdParams, body: CreateBody, response: { 201: MergeRequestSchema } } },
+    async (req, reply) => {
+      const b = req.body;
+      const found = await mrs.create(req.actor, req.params.id, {
+        title: b.title,
+        source_branch: b.source_branch,
+        target_branch: b.target_branch,
+        target_project_id: b.target_project_id,
+        description: b.description,
+        assignee_id: b.assignee_id,
+        assignee_ids: b.assignee_ids,
+        reviewer_ids: b.reviewer_ids,
+        labels: b.labels,
+        milestone_id: b.milestone_id,
+        remove_source_branch: b.remove_source_branch,
+        squash: b.squash,
+        allow_collaboration: b.allow_collaboration,
+        allow_maintainer_to_push: b.allow_maintainer_to_push,
+      });
+      reply.code(201);
+      return present(req.actor, found);
+    },
+  );
+
+  app.get(one, { config: read, schema: { tags: TAGS, params: IidParams, querystring: ShowQuery, response: { 200: MergeRequestSchema } } }, async (req) => {
+    const q = req.query;
+    return present(req.actor, await find(req), {
+      renderHtml: q.render_html === true,
+      includeDivergedCommitsCount: q.include_diverged_commits_count === true,
+      includeRebaseInProgress: q.include_rebase_in_progress === true,
+    });
+  });
+
+  app.put(
+    one,
+    { config: write, preValidation: normaliseParams, schema: { tags: TAGS, params: IidParams, body: UpdateBody, response: { 200: MergeRequestSchema } } },
+    async (req) => {
+      const b = req.body as Record<string, unknown> & typeof req.body;
+      if (!UPDATE_KEYS.some((k) => b[k] !== undefined)) {
+        throw Errors.param(`${UPDATE_KEYS.join(', ')} are missing, at least one parameter must be provided`);
+      }
+      const found = await find(req);
+      const updated = await mrs.update(req.actor, found, {
+        title: b.title,
+        description: b.description,
+        state_event: b.state_event,
+        labels: b.labels,
+        add_labels: b.add_labels,
+        remove_labels: b.remove_labels,
+        assignee_id: b.assignee_id,
+        assignee_ids: b.assignee_ids,
+        reviewer_ids: b.reviewer_ids,
+        milestone_id: b.milestone_id === undefined ? undefined : b.milestone_id === 0 ? null : b.milestone_id,
+        target_branch: b.target_branch,
+        discussion_locked: b.discussion_locked,
+        squash: b.squash,
+        remove_source_branch: b.remove_source_branch,
+        allow_collaboration: b.allow_collaboration,
+        allow_maintainer_to_push: b.allow_maintainer_to_push,
+      });
+      return present(req.actor, updated);
+    },
+  );
+
+  app.delete(one, { config: write, schema: { tags: TAGS, params: IidParams } }, async (req, reply) => {
+    await mrs.destroy(req.actor, await find(req));
+    return reply.code(204).send();
+  });
+
+  app.get(
+    `${one}/commits`,
+    { config: read, schema: { tags: TAGS, params: IidParams, querystring: PageQuery, response: { 200: Type.Array(CommitSchema) } } },
+    async (req, reply) => {
+      const found = await find(req);
+      const webUrl = `${c.config.externalUrl}/${found.namespace.full_path}/${found.project.path}`;
+      const commits = (await mrs.commits(found)).map((x) => commitBasic(x, webUrl));
+      const page = paginateArray(c.config.externalUrl, { path: pathOf(req), params: linkParams(req.query, req.params), ...req.query }, commits);
+      reply.headers(page.headers);
+      return page.items;
+    },
+  );
+
+  // Deprecated in favour of /diffs: the merge request with its changes (limited unless access_raw_diffs).
+  app.get(
+    `${one}/changes`,
+    { config: read, schema: { tags: TAGS, params: IidParams, querystring: ChangesQuery, response: { 200: ChangesSchema } } },
+    async (req) => {
+      const found = await find(req);
+      const entity = await present(req.actor, found);
+      const source = await mrs.diffSource(found);
+      if (!source) return { ...entity, changes: [], overflow: false };
+      const limits = diffLimits(await c.settings.get(), req.query.access_raw_diffs === true);
+      if (req.query.access_raw_diffs === true) limits.enforce = false;
+      const diff = await diffBetween(source.repo, source.base, source.head, limits);
+      return { ...entity, changes: diff.files.map((f) => diffEntity(f, req.query.unidiff === true)), overflow: diff.overflow };
+    },
+  );
+
+  app.get(
+    `${one}/diffs`,
+    { config: read, schema: { tags: TAGS, params: IidParams, querystring: DiffsQuery, response: { 200: Type.Array(DiffSchema) } } },
+    async (req, reply) => {
+      const found = await find(req);
+      const source = await mrs.diffSource(found);
+      const all = source
+        ? (await diffBetween(source.repo, source.base, source.head, { ...diffLimits(await c.settings.get(), true), enforce: false })).files.map((f) =>
+            diffEntity(f, req.query.unidiff === true),
+          )
+        : [];
+      const page = paginateArray(c.config.externalUrl, { path: pathOf(req), params: linkParams(req.query, req.params), ...req.query }, all);
+      reply.headers(page.headers);
+      return page.items;
+    },
+  );
+
+  app.get(
+    `${one}/participants`,
+    { config: read, schema: { tags: TAGS, params: IidParams, querystring: PageQuery, response: { 200: Type.Array(UserRefSchema) } } },
+    async (req, reply) => {
+      const found = await find(req);
+      const ctx = await users();
+      const all = (await mrs.participants(found)).map((u) => toUserRef(u, ctx));
+      const page = paginateArray(c.config.externalUrl, { path: pathOf(req), params: linkParams(req.query, req.params), ...req.query }, all);
+      reply.headers(page.headers);
+      return page.items;
+    },
+  );
+
+  app.get(
+    `${one}/reviewers`,
+    { config: read, schema: { tags: TAGS, params: IidParams, querystring: PageQuery, response: { 200: Type.Array(ReviewerSchema) } } },
+    async (req, reply) => {
+      const found = await find(req);
+      const ctx = await users();
+      const all = (await mrs.reviewers(found)).map((r) => ({ user: toUserRef(r.user, ctx), state: r.state, created_at: r.created_at }));
+      const page = paginateArray(c.config.externalUrl, { path: pathOf(req), params: linkParams(req.query, req.params), ...req.query }, all);
+      reply.headers(page.headers);
+      return page.items;
+    },
+  );
+
+  app.get(
+    `${one}/pipelines`,
+    { config: read, schema: { tags: TAGS, params: IidParams, querystring: PageQuery, response: { 200: Type.Array(Type.Object({})) } } },
+    async (req, reply) => {
+      await find(req);
+      const page = paginateArray(c.config.externalUrl, { path: pathOf(req), params: linkParams(req.query, req.params), ...req.query }, [] as object[]);
+      reply.headers(page.headers);
+      return page.items;
+    },
+  );
+
+  app.get(`${one}/time_stats`, { config: read, schema: { tags: TAGS, params: IidParams, response: { 200: TimeStatsSchema } } }, async (req) => {
+    const { mr } = await find(req);
+    return {
+      time_estimate: mr.time_estimate,
+      total_time_spent: mr.total_time_spent,
+      human_time_estimate: humanTime(mr.time_estimate),
+      human_total_time_spent: humanTime(mr.total_time_spent),
+    };
+  });
+
+  // ---- resource events (lib/api/resource_label_events.rb & co.) ---------------------------------
+
+  const eventCommon = (
+    found: FoundMergeRequest,
+    id: number,
+    created_at: string,
+    user: Parameters<typeof toUserRef>[0] | null,
+    ctx: Awaited<ReturnType<typeof users>>,
+  ) => ({
+    id,
+    user: user ? toUserRef(user, ctx) : null,
+    created_at,
+    resource_type: 'MergeRequest',
+    resource_id: found.mr.id,
+  });
+
+  const labelEvents = async (_actor: Actor, found: FoundMergeRequest) => {
+    const ctx = await users();
+    return (await mrs.labelEventsOf(found)).map((e) => ({
+      ...eventCommon(found, e.id, e.created_at, e.user, ctx),
+      label: e.label ? labelBasic(e.label) : null,
+      action: e.action,
+    }));
+  };
+  const milestoneEvents = async (_actor: Actor, found: FoundMergeRequest) => {
+    const ctx = await users();
+    const events = await mrs.milestoneEventsOf(found);
+    const out = [];
+    for (const e of events) {
+      let milestone = null;
+      if (e.milestone) {
+        const m = e.milestone;
+        const url =
+          m.project_id !== null
+            ? `${c.config.externalUrl}/${found.namespace.full_path}/${found.project.path}/-/milestones/${m.iid}`
+            : `${c.config.externalUrl}/groups/${(await c.resolve.namespaceById(m.group_id!))?.full_path ?? ''}/-/milestones/${m.iid}`;
+        milestone = toMilestoneRef(m, url);
+      }
+      out.push({ ...eventCommon(found, e.row.id, e.row.created_at, e.user, ctx), milestone, action: e.row.action, state: e.row.state });
+    }
+    return out;
+  };
+  const stateEvents = async (_actor: Actor, found: FoundMergeRequest) => {
+    const ctx = await users();
+    return (await mrs.stateEventsOf(found)).map((e) => ({ ...eventCommon(found, e.row.id, e.row.created_at, e.user, ctx), state: e.row.state }));
+  };
+
+  for (const [path, param, schema, load] of [
+    ['resource_label_events', 'resource_label_event_id', LabelEventSchema, labelEvents],
+    ['resource_milestone_events', 'resource_milestone_event_id', MilestoneEventSchema, milestoneEvents],
+    ['resource_state_events', 'resource_state_event_id', StateEventSchema, stateEvents],
+  ] as const) {
+    app.get(
+      `${one}/${path}`,
+      { config: read, schema: { tags: TAGS, params: IidParams, querystring: PageQuery, response: { 200: Type.Array(schema) } } },
+      async (req, reply) => {
+        const found = await find(req);
+        const all: { id: number }[] = await load(req.actor, found);
+        const page = paginateArray(c.config.externalUrl, { path: pathOf(req), params: linkParams(req.query, req.params), ...req.query }, all);
+        reply.headers(page.headers);
+        return page.items as never[];
+      },
+    );
+    app.get(`${one}/${path}/:${param}`, { config: read, schema: { tags: TAGS, params: EventParams(param), response: { 200: schema } } }, async (req) => {
+      const params = req.params as Record<string, unknown> & { id: string; merge_request_iid: number };
+      const found = await mrs.find(req.actor, params.id, params.merge_request_iid);
+      const event = (await load(req.actor, found)).find((e: { id: number }) => e.id === params[param]);
+      if (!event) throw Errors.recordNotFound();
+      return event as never;
+    });
+  }
+}
