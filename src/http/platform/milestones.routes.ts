@@ -5,14 +5,17 @@
 // (400 "due_date is invalid") where GitLab would silently drop it.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { sql, type SqlBool } from 'kysely';
 import { Type } from 'typebox';
 import type { Container } from '../../container.ts';
 import type { Actor } from '../../domain/access/actor.ts';
 import type { ListMilestonesInput, MilestoneInput, MilestoneParent } from '../../domain/milestones/milestones.service.ts';
-import type { MilestoneRow } from '../../db/schema.ts';
+import type { MergeRequestRow, MilestoneRow } from '../../db/schema.ts';
+import { canReadMergeRequests } from '../../domain/merge-requests/merge-requests-query.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate, paginateArray } from '../../lib/pagination.ts';
 import { isDate, parseDateTime } from '../../lib/time.ts';
+import { MergeRequestBasicSchema, type MergeRequestBasicEntity } from './entities/merge-request.entity.ts';
 import { MilestoneSchema, toMilestoneBasic } from './entities/milestone.entity.ts';
 import { linkParams, PaginationProps } from './schemas/common.ts';
 
@@ -152,6 +155,42 @@ export function milestonesRoutes(fastify: FastifyInstance, c: Container): void {
       await milestones.remove(req.actor, parent, req.params.milestone_id);
       return reply.code(204).send();
     });
+
+    // milestone_issuables_for(:merge_request): the merge requests with this milestone's title the
+    // caller may read, by label priority (MergeRequestBasic). A group's include its subgroups' projects.
+    app.get(
+      `${base}/:milestone_id/merge_requests`,
+      {
+        config,
+        schema: { tags: TAGS, params: MilestoneParams, querystring: Type.Object(PaginationProps), response: { 200: Type.Array(MergeRequestBasicSchema) } },
+      },
+      async (req, reply) => {
+        const parent = await parentOf(req.actor, req.params.id);
+        const milestone = await milestones.get(parent, req.params.milestone_id);
+        const readable = parent.type === 'Group' || canReadMergeRequests(req.actor, parent.project, parent.access);
+        let query = await c.mergeRequestsQuery.list(
+          req.actor,
+          parent.type === 'Project' ? { kind: 'project', project: parent.project } : { kind: 'group', group: parent.group, nonArchived: false },
+          { scope: 'all', state: 'all', orderBy: 'label_priority', sort: 'desc' },
+        );
+        query = query.where('merge_requests.milestone_id', '=', milestone.id);
+        if (!readable) query = query.where(sql<SqlBool>`1 = 0`);
+        const page = await offsetPaginate(
+          c.db.kysely,
+          c.config.externalUrl,
+          {
+            path: req.url.split('?')[0],
+            params: linkParams(req.query, { id: req.params.id, milestone_id: req.params.milestone_id }),
+            page: req.query.page,
+            per_page: req.query.per_page,
+          },
+          query,
+        );
+        reply.headers(page.headers);
+        const from = parent.type === 'Project' ? { project: parent.project } : { group: parent.group };
+        return (await c.mergeRequests.present(req.actor, page.items as MergeRequestRow[], { from })) as MergeRequestBasicEntity[];
+      },
+    );
 
     // Issues are not kept by Hearth: a milestone has none (python-gitlab's milestone.issues()).
     app.get(

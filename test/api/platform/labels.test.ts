@@ -288,6 +288,7 @@ test('project labels: update, priority, delete removes links', async (t) => {
       source_branch: 'f',
       target_branch: 'main',
       title: 'MR',
+      state: 'opened',
       created_at: now,
       updated_at: now,
     })
@@ -436,6 +437,7 @@ test('promote: a project label becomes its group label, merge requests keep it',
       source_branch: 'f',
       target_branch: 'main',
       title: 'MR',
+      state: 'opened',
       created_at: now,
       updated_at: now,
     })

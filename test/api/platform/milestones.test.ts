@@ -261,6 +261,7 @@ test('project milestones: create validation, permissions, delete', async (t) => 
       source_branch: 'f',
       target_branch: 'main',
       title: 'MR',
+      state: 'opened',
       milestone_id: v1.json().id,
       created_at: now,
       updated_at: now,
@@ -338,4 +339,57 @@ test('group milestones and inheritance into projects', async (t) => {
   assert.equal(await c.milestones.findForProject(project, 99999999999), undefined);
   const byIds = await c.milestones.byIds([row.id, projM.id, 424242]);
   assert.deepEqual([...byIds.keys()].sort(), [row.id, projM.id].sort());
+});
+
+test('a milestone merge requests: those with the milestone the caller may read, by label priority', async (t) => {
+  const { app, c, seed } = await buildTestApp(t);
+  const group = await seed.group({ path: 'g' });
+  const project = await seed.project({ namespace: group, path: 'p' });
+  const dev = await seed.user();
+  await seed.member({ project }, dev, 30);
+  const { headers } = await seed.token(dev);
+  const url = `/api/v4/projects/${project.id}/milestones`;
+  const m = (await app.inject({ method: 'POST', url, headers, payload: { title: 'v1' } })).json();
+  const other = (await app.inject({ method: 'POST', url, headers, payload: { title: 'v2' } })).json();
+  const urgent = (
+    await app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/labels`, headers, payload: { name: 'urgent', color: 'red', priority: 1 } })
+  ).json();
+  const now = new Date().toISOString();
+  const insert = (iid: number, milestone: number) =>
+    c.db.kysely
+      .insertInto('merge_requests')
+      .values({
+        iid,
+        project_id: project.id,
+        source_project_id: project.id,
+        source_branch: `f${iid}`,
+        target_branch: 'main',
+        title: `MR ${iid}`,
+        state: 'opened',
+        author_id: dev.id,
+        milestone_id: milestone,
+        created_at: now,
+        updated_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  const first = await insert(1, m.id);
+  const second = await insert(2, m.id);
+  await insert(3, other.id);
+  await c.db.kysely.insertInto('merge_request_labels').values({ merge_request_id: first.id, label_id: urgent.id, created_at: now }).execute();
+
+  const res = await app.inject({ method: 'GET', url: `${url}/${m.id}/merge_requests`, headers });
+  assert.equal(res.statusCode, 200, res.body);
+  assert.deepEqual(
+    res.json().map((mr: { iid: number; milestone: { id: number }; labels: string[] }) => [mr.iid, mr.milestone.id, mr.labels]),
+    [
+      [1, m.id, ['urgent']],
+      [2, m.id, []],
+    ],
+  );
+  assert.equal(res.json()[0].milestone.web_url, `${EXTERNAL_URL}/g/p/-/milestones/1`);
+  assert.equal(res.headers['x-total'], '2');
+  assert.ok(second);
+  const missing = await app.inject({ method: 'GET', url: `${url}/999999/merge_requests`, headers });
+  assert.deepEqual([missing.statusCode, missing.json()], [404, { message: '404 Not found' }]);
 });
