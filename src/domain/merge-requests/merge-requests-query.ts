@@ -146,7 +146,10 @@ export class MergeRequestsQuery {
         projects = projects.where('projects.namespace_id', 'in', subgroups);
         if (where.nonArchived) projects = projects.where('projects.archived', '=', 0);
       }
-      conds.push((eb) => eb('merge_requests.project_id', 'in', projects));
+      // Global lists: `+project_id` keeps SQLite from driving the query by project (then sorting every
+      // visible merge request); it reads the order's index and tests the project set built once instead.
+      const column = where.kind === 'all' ? sql<number>`+merge_requests.project_id` : sql.ref<number>('merge_requests.project_id');
+      conds.push((eb) => eb(column, 'in', projects));
     }
 
     // by_scope: the caller's own; nothing for anonymous callers
@@ -328,10 +331,10 @@ export class MergeRequestsQuery {
       else if (lower.includes(FILTER_ANY)) add(any);
       else if (negate) {
         // not[labels]: none of them
-        out.push((eb) => eb.not(eb.exists(this.labelled(eb, names))));
+        out.push((eb) => eb('merge_requests.id', 'not in', this.labelled(eb, names)));
       } else {
         // labels: all of them
-        for (const name of new Set(names)) out.push((eb) => eb.exists(this.labelled(eb, [name])));
+        for (const name of new Set(names)) out.push((eb) => eb('merge_requests.id', 'in', this.labelled(eb, [name])));
       }
     }
 
@@ -367,14 +370,16 @@ export class MergeRequestsQuery {
     return out;
   }
 
-  /** SQL: a label of these titles is on the merge request. */
+  /**
+   * SQL: the merge requests carrying a label of these titles (project or group labels alike). A set of
+   * ids rather than a correlated test: both databases can then start from the label's rows (index
+   * merge_request_labels_label) when the label is rarer than the order's index scan would be long.
+   */
   private labelled(eb: EB, titles: string[]) {
     return eb
       .selectFrom('merge_request_labels as ml')
-      .innerJoin('labels as l', 'l.id', 'ml.label_id')
-      .select(sql.lit(1).as('one'))
-      .whereRef('ml.merge_request_id', '=', 'merge_requests.id')
-      .where('l.title', 'in', titles);
+      .select('ml.merge_request_id')
+      .where('ml.label_id', 'in', eb.selectFrom('labels as l').select('l.id').where('l.title', 'in', titles));
   }
 
   /** SQL: ids of the milestones `title` names (Upcoming and Started are Milestone's predefined ones). */
@@ -410,12 +415,16 @@ export class MergeRequestsQuery {
     const columns = asked.length ? [...new Set(asked)] : allowed;
     const query = search.trim().replace(/\s+/g, ' ');
     const terms = searchTerms(query).filter((t) => t.length >= 3);
+    // SQLite's LIKE already ignores ASCII case (and its lower() knows no more than ASCII): the column is
+    // matched as is, which halves the cost of a scan; PostgreSQL's LIKE needs both sides lowered.
+    const sqlite = this.deps.db.dialect === 'sqlite';
     return (eb) =>
       eb.or(
         columns.map((col) => {
           const ref = sql.ref(`merge_requests.${col}`);
+          const lowered = sqlite ? ref : sql`lower(${ref})`;
           if (!terms.length) return sql<SqlBool>`lower(${ref}) = ${query.toLowerCase()}`;
-          return eb.and(terms.map((t) => sql<SqlBool>`lower(${ref}) like ${'%' + likeEscape(t.toLowerCase()) + '%'} escape '\\'`));
+          return eb.and(terms.map((t) => sql<SqlBool>`${lowered} like ${'%' + likeEscape(t.toLowerCase()) + '%'} escape '\\'`));
         }),
       );
   }
