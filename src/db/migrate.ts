@@ -12,6 +12,7 @@ import * as m008 from './migrations/008-version-notifications.ts';
 import * as m009 from './migrations/009-pending-pushes.ts';
 import * as m010 from './migrations/010-merge-requests.ts';
 import * as m014 from './migrations/014-merge-checks.ts';
+import * as m016 from './migrations/016-merge-request-lists.ts';
 
 export interface MigrationContext {
   dialect: DialectName;
@@ -34,6 +35,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '009-pending-pushes', up: m009.up },
   { name: '010-merge-requests', up: m010.up },
   { name: '014-merge-checks', up: m014.up },
+  { name: '016-merge-request-lists', up: m016.up },
 ];
 
 export async function migrate(db: Db): Promise<string[]> {
