@@ -3,23 +3,13 @@
 import type { MergeRequestRow, NamespaceRow, NoteRow, ProjectRow } from '../../db/schema.ts';
 import type { Actor } from '../access/actor.ts';
 import type { ProjectAccess } from '../access/policy.ts';
-import { settingsOf } from '../projects/project-settings.ts';
 
-/** A merge request as the actor found it (the shape of c.mergeRequests.find). */
+/** A merge request as the actor found it (what c.mergeRequests.find returns). */
 export interface FoundMergeRequest {
   mr: MergeRequestRow;
   project: ProjectRow;
   namespace: NamespaceRow;
   access: ProjectAccess;
-}
-
-/** read_merge_request with the project feature's access level (disabled: nobody; private: Reporter+). */
-export function canReadMergeRequests(actor: Actor, project: ProjectRow, access: ProjectAccess): boolean {
-  if (!access.abilities.has('read_merge_request')) return false;
-  const level = settingsOf(project).merge_requests_access_level;
-  if (level === 'disabled') return false;
-  if (level === 'private') return actor.isAdmin || access.level >= 20;
-  return true;
 }
 
 /** A member of the project (directly or through its groups), or an administrator. */

@@ -13,16 +13,7 @@ import type { Actor } from '../access/actor.ts';
 import type { FeatureDeps } from '../deps.ts';
 import { AwardEmojiService } from './award-emoji.ts';
 import { ApprovalsService } from './approvals.ts';
-import {
-  canAdminNote,
-  canReadInternal,
-  canReadMergeRequests,
-  canReadNote,
-  canResolve,
-  canSetCreatedAt,
-  createNoteRefusal,
-  type FoundMergeRequest,
-} from './notes-access.ts';
+import { canAdminNote, canReadInternal, canReadNote, canResolve, canSetCreatedAt, createNoteRefusal, type FoundMergeRequest } from './notes-access.ts';
 
 /** Note#note: at most 1,000,000 characters. */
 export const NOTE_MAX_LENGTH = 1_000_000;
@@ -72,19 +63,6 @@ export class NotesService {
 
   private get db(): Kysely<Database> {
     return this.deps.db.kysely;
-  }
-
-  /**
-   * The merge request `iid` of project `idOrPath` as the actor sees it: the core service's find contract
-   * (404 "Not found" when missing, 403 without read_merge_request, which the feature's level narrows).
-   * The routes use the core service's find; this stays for callers that have only FeatureDeps.
-   */
-  async find(actor: Actor, idOrPath: string, iid: number): Promise<FoundMergeRequest> {
-    const { project, namespace, access } = await this.deps.resolve.project(actor, idOrPath);
-    const mr = await this.db.selectFrom('merge_requests').selectAll().where('project_id', '=', project.id).where('iid', '=', iid).executeTakeFirst();
-    if (!mr) throw Errors.recordNotFound();
-    if (!canReadMergeRequests(actor, project, access)) throw Errors.forbidden();
-    return { mr, project, namespace, access };
   }
 
   // ---- reading --------------------------------------------------------------------------------
