@@ -235,6 +235,11 @@ function validationErrors(title: string | undefined, color: string | undefined):
   return errors;
 }
 
+/** LabelPriority validates its priority as a non-negative integer. */
+function priorityErrors(priority: number | null | undefined): Record<string, string[]> {
+  return typeof priority === 'number' && priority < 0 ? { priority: ['must be greater than or equal to 0'] } : {};
+}
+
 export class LabelsService {
   constructor(readonly deps: FeatureDeps) {}
 
@@ -290,7 +295,7 @@ export class LabelsService {
    * dropped) matched case-insensitively against the project's and its groups' labels (the project's own
    * first, then the nearest group's); a missing one is created as a project label with the default colour
    * when the actor may manage labels (else skipped), or never with `findOnly`. In the order given, each once.
-   * Pass the writer's transaction as `db` to create inside it.
+   * Pass the writer's transaction as `db` to create inside it (then also the project's `access`).
    */
   async findOrCreateByTitles(
     actor: Actor,
@@ -316,6 +321,9 @@ export class LabelsService {
       let label = byTitle.get(title.toLowerCase());
       if (!label && !opts.findOnly) {
         if (mayCreate === undefined) {
+          // Inside the caller's transaction the policy (which reads through the pool) must not be asked:
+          // on SQLite the one connection is the transaction's.
+          if (opts.db && !opts.access) throw new Error('findOrCreateByTitles: give the project access when passing a transaction');
           const access = opts.access ?? (await this.deps.policy.project(actor, project, (await this.deps.resolve.namespaceById(project.namespace_id))!));
           mayCreate = this.canAdminProject(actor, project, access);
         }
@@ -487,6 +495,7 @@ export class LabelsService {
     if (title && (await this.titleTaken(this.k, parent, title))) throw Errors.conflict('Label already exists');
     const color = normaliseColor(input.color);
     const errors = validationErrors(title, color);
+    if (parent.type === 'Project') Object.assign(errors, priorityErrors(input.priority));
     if (Object.keys(errors).length) throw Errors.invalid(errors);
     const now = nowIso();
     try {
@@ -517,6 +526,7 @@ export class LabelsService {
     const title = input.new_name !== undefined ? sanitizeTitle(input.new_name) : undefined;
     const color = input.color !== undefined ? normaliseColor(input.color) : undefined;
     const errors = validationErrors(title, color);
+    if (parent.type === 'Project') Object.assign(errors, priorityErrors(input.priority));
     if (Object.keys(errors).length) throw Errors.invalid(errors);
     if (title !== undefined && title !== label.title) {
       if (await this.titleTaken(this.k, parent, title, label.id)) throw Errors.invalid({ title: ['has already been taken'] });

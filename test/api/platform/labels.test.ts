@@ -169,6 +169,10 @@ test('project labels: bad input, duplicates, permissions, invisible projects', a
   assert.deepEqual([res.statusCode, res.json()], [400, { message: { title: ['is too long (maximum is 255 characters)'] } }]);
   res = await post({ name: 'x', color: '#123456', priority: 'high' });
   assert.deepEqual([res.statusCode, res.json()], [400, { error: 'priority is invalid' }]);
+  res = await post({ name: 'x', color: '#123456', priority: -1 });
+  assert.deepEqual([res.statusCode, res.json()], [400, { message: { priority: ['must be greater than or equal to 0'] } }]);
+  res = await post({ name: 'x', color: '#123456', priority: 2 ** 31 });
+  assert.deepEqual([res.statusCode, res.json()], [400, { error: 'priority is invalid' }]);
   assert.equal((await c.db.kysely.selectFrom('labels').selectAll().execute()).length, 0);
 
   assert.equal((await post({ name: 'Bug', color: '#123456' })).statusCode, 201);
