@@ -10,7 +10,6 @@ import type { Commit } from '../../git/objects.ts';
 import type { Repository } from '../../git/repository.ts';
 import {
   isDraftTitle,
-  labelBasic,
   type MergeRequestBasicEntity,
   type MergeRequestEntity,
   type MergeRequestEntityContext,
@@ -26,8 +25,10 @@ import { userViewContext } from '../../http/platform/entities/user.entity.ts';
 import { Errors } from '../../lib/errors.ts';
 import { nowIso } from '../../lib/time.ts';
 import { type Actor, userActor } from '../access/actor.ts';
-import { type ProjectAccess, traversalIds } from '../access/policy.ts';
+import type { ProjectAccess } from '../access/policy.ts';
 import type { FeatureDeps } from '../deps.ts';
+import { LabelsService } from '../labels/labels.service.ts';
+import { MilestonesService } from '../milestones/milestones.service.ts';
 import { privateFeatureMinLevel, settingsOf } from '../projects/project-settings.ts';
 import { branchProtection, canMergeBranch } from '../repository/branch-protection.ts';
 import { isValidNewRefName } from '../repository/refs.ts';
@@ -94,9 +95,6 @@ export interface UpdateInput {
   allow_maintainer_to_push?: boolean;
 }
 
-/** Label::DEFAULT_COLOR: the colour of labels created by naming them on a merge request. */
-export const DEFAULT_LABEL_COLOR = '#6699cc';
-
 /** Merge request diffs count their files up to this (MergeRequestDiff#real_size shows "1000+" beyond). */
 const CHANGES_COUNT_LIMIT = 1000;
 
@@ -113,7 +111,14 @@ function canReadMergeRequests(actor: Actor, project: ProjectRow, access: Project
 }
 
 export class MergeRequestsService {
-  constructor(readonly deps: FeatureDeps) {}
+  /** the labels and milestones modules' contracts (stateless services over the same deps) */
+  private readonly labels: LabelsService;
+  private readonly milestones: MilestonesService;
+
+  constructor(readonly deps: FeatureDeps) {
+    this.labels = new LabelsService(deps);
+    this.milestones = new MilestonesService(deps);
+  }
 
   private get db(): Kysely<Database> {
     return this.deps.db.kysely;
@@ -150,7 +155,6 @@ export class MergeRequestsService {
       from: opts.from ?? null,
       withLabelsDetails: opts.withLabelsDetails === true,
       renderHtml: opts.renderHtml,
-      labelDetails: labelBasic,
     };
   }
 
@@ -344,64 +348,18 @@ export class MergeRequestsService {
 
   // ---- labels, milestones, users ------------------------------------------------------------
 
-  /** The labels a project may use: its own and its ancestor groups'. */
-  private async availableLabels(trx: Kysely<Database>, project: ProjectRow, namespace: NamespaceRow): Promise<LabelRow[]> {
-    const groupIds = namespace.type === 'Group' ? traversalIds(namespace) : [];
-    return trx
-      .selectFrom('labels')
-      .selectAll()
-      .where((eb) => {
-        const ors = [eb('project_id', '=', project.id)];
-        if (groupIds.length) ors.push(eb('group_id', 'in', groupIds));
-        return eb.or(ors);
-      })
-      .execute();
-  }
-
   /**
-   * Labels::FindOrCreateService#execute for each title: an available label of that title (case
-   * insensitive, the project's own first), else a new project label when the caller may admin labels.
+   * Labels::FindOrCreateService for each title (the labels module): an available label of that title,
+   * else a new project label when the caller may manage labels. In the writer's transaction.
    */
-  private async labelsByTitles(trx: Kysely<Database>, actor: Actor, found: Omit<FoundMergeRequest, 'mr'>, titles: string[]): Promise<LabelRow[]> {
-    const wanted = unique(titles.map((t) => t.trim()).filter(Boolean));
-    if (!wanted.length) return [];
-    const available = await this.availableLabels(trx, found.project, found.namespace);
-    const out: LabelRow[] = [];
-    for (const title of wanted) {
-      const lower = title.toLowerCase();
-      const matches = available.filter((l) => l.title.toLowerCase() === lower);
-      let label = matches.find((l) => l.project_id !== null) ?? matches[0];
-      if (!label && (actor.isAdmin || found.access.level >= 20)) {
-        const now = nowIso();
-        label = await trx
-          .insertInto('labels')
-          .values({
-            project_id: found.project.id,
-            group_id: null,
-            title,
-            color: DEFAULT_LABEL_COLOR,
-            description: null,
-            priority: null,
-            created_at: now,
-            updated_at: now,
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        available.push(label);
-      }
-      if (label && !out.some((l) => l.id === label.id)) out.push(label);
-    }
-    return out;
+  private labelsByTitles(trx: Kysely<Database>, actor: Actor, found: Omit<FoundMergeRequest, 'mr'>, titles: string[]): Promise<LabelRow[]> {
+    return this.labels.findOrCreateByTitles(actor, found.project, titles, { db: trx, access: found.access });
   }
 
   /** A milestone of the project or one of its ancestor groups (else null: GitLab drops the parameter). */
-  private async availableMilestone(trx: Kysely<Database>, project: ProjectRow, namespace: NamespaceRow, id: number): Promise<MilestoneRow | null> {
+  private async availableMilestone(trx: Kysely<Database>, project: ProjectRow, id: number): Promise<MilestoneRow | null> {
     if (!Number.isSafeInteger(id) || id <= 0) return null;
-    const m = await trx.selectFrom('milestones').selectAll().where('id', '=', id).executeTakeFirst();
-    if (!m) return null;
-    if (m.project_id === project.id) return m;
-    if (m.group_id !== null && namespace.type === 'Group' && traversalIds(namespace).includes(m.group_id)) return m;
-    return null;
+    return (await this.milestones.findForProject(project, id, trx)) ?? null;
   }
 
   /** Users who may be assigned or asked to review: existing users who can read the project's merge requests (unknown ids are dropped). */
@@ -477,7 +435,7 @@ export class MergeRequestsService {
       const conflict = await this.openDuplicate(trx, target.project.id, source.project.id, sourceBranch, targetBranch, null);
       if (conflict) throw duplicateError(conflict.iid);
       const labels = metadata && input.labels ? await this.labelsByTitles(trx, actor, target, input.labels) : [];
-      const milestone = metadata && input.milestone_id ? await this.availableMilestone(trx, target.project, target.namespace, input.milestone_id) : null;
+      const milestone = metadata && input.milestone_id ? await this.availableMilestone(trx, target.project, input.milestone_id) : null;
       const now = nowIso();
       const iid = await nextIid(trx, 'merge_requests', 'Project', target.project.id);
       const mergeParams: Record<string, unknown> = {};
@@ -759,7 +717,7 @@ export class MergeRequestsService {
 
       // milestone (0, "" or null removes; one the project cannot use is ignored)
       if (metadata && input.milestone_id !== undefined) {
-        const milestone = input.milestone_id ? await this.availableMilestone(trx, found.project, found.namespace, input.milestone_id) : null;
+        const milestone = input.milestone_id ? await this.availableMilestone(trx, found.project, input.milestone_id) : null;
         const removing = !input.milestone_id;
         if ((milestone || removing) && (milestone?.id ?? null) !== before.milestone_id) {
           changes.milestone_id = milestone?.id ?? null;

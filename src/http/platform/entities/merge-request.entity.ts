@@ -7,6 +7,8 @@ import type { LabelRow, MergeRequestRow, MilestoneRow } from '../../../db/schema
 import { detailedMergeStatus, publicMergeStatus, type MergeFacts } from '../../../domain/merge-requests/merge-status.ts';
 import type { UserBasicRow } from '../../../domain/users/users-query.ts';
 import { NullableBoolean, NullableInteger, NullableString } from '../schemas/common.ts';
+import { LabelBasicSchema, toLabelDetails } from './label.entity.ts';
+import { MilestoneSchema, toMilestoneBasic, type MilestoneEntity } from './milestone.entity.ts';
 import { toUserRef, UserRefSchema, type UserRef, type UserViewContext } from './user.entity.ts';
 
 // ---- pure rules ---------------------------------------------------------------------------------
@@ -105,32 +107,11 @@ export const hasConflicts = (row: Pick<MergeRequestRow, 'merge_status'>): boolea
 
 const NullableUserRef = Type.Unsafe<UserRef | null>({ type: ['object', 'null'], properties: UserRefSchema.properties, required: UserRefSchema.required });
 
-const LabelDetailsSchema = Type.Object({
-  id: Type.Integer(),
-  name: Type.String(),
-  description: NullableString,
-  description_html: Type.String(),
-  text_color: Type.String(),
-  color: Type.String(),
-});
+const LabelDetailsSchema = LabelBasicSchema;
 
 /** Entities::Milestone as the merge request shows it. */
-export const MilestoneRefSchema = Type.Object({
-  id: Type.Integer(),
-  iid: Type.Integer(),
-  project_id: Type.Optional(Type.Integer()),
-  group_id: Type.Optional(Type.Integer()),
-  title: Type.String(),
-  description: NullableString,
-  state: Type.String(),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-  due_date: NullableString,
-  start_date: NullableString,
-  expired: Type.Boolean(),
-  web_url: Type.String(),
-});
-export type MilestoneRef = Static<typeof MilestoneRefSchema>;
+export const MilestoneRefSchema = MilestoneSchema;
+export type MilestoneRef = MilestoneEntity;
 
 const ReferencesSchema = Type.Object({ short: Type.String(), relative: Type.String(), full: Type.String() });
 const TimeStatsSchema = Type.Object({
@@ -277,31 +258,15 @@ export interface MergeRequestEntityContext {
   from: ReferenceFrom;
   withLabelsDetails: boolean;
   renderHtml?: boolean;
-  /** toLabelDetails of the labels module (LabelBasic) */
-  labelDetails: (row: LabelRow) => Static<typeof LabelDetailsSchema>;
 }
 
 export function mergeRequestWebUrl(externalUrl: string, fullPath: string, iid: number): string {
   return `${externalUrl}/${fullPath}/-/merge_requests/${iid}`;
 }
 
-/** Entities::Milestone: project or group milestone with its web URL; expired once its due date passed. */
-export function toMilestoneRef(m: MilestoneRow, webUrl: string, today = new Date().toISOString().slice(0, 10)): MilestoneRef {
-  return {
-    id: m.id,
-    iid: m.iid,
-    ...(m.project_id !== null ? { project_id: m.project_id } : {}),
-    ...(m.group_id !== null ? { group_id: m.group_id } : {}),
-    title: m.title,
-    description: m.description,
-    state: m.state,
-    created_at: m.created_at,
-    updated_at: m.updated_at,
-    due_date: m.due_date,
-    start_date: m.start_date,
-    expired: m.due_date !== null && m.due_date < today,
-    web_url: webUrl,
-  };
+/** Entities::Milestone of a project or group milestone with its web URL (the milestones module's mapping). */
+export function toMilestoneRef(m: MilestoneRow, webUrl: string): MilestoneRef {
+  return toMilestoneBasic({ ...m, web_url: webUrl });
 }
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
@@ -364,7 +329,7 @@ export function toMergeRequestBasic(v: MergeRequestView, ctx: MergeRequestEntity
     reviewers: v.reviewers.map((u) => toUserRef(u, ctx.users)),
     source_project_id: r.source_project_id,
     target_project_id: r.project_id,
-    labels: ctx.withLabelsDetails ? v.labels.map(ctx.labelDetails) : v.labels.map((l) => l.title),
+    labels: ctx.withLabelsDetails ? v.labels.map(toLabelDetails) : v.labels.map((l) => l.title),
     draft,
     imported: r.imported_from !== 'none',
     imported_from: r.imported_from,
@@ -426,25 +391,5 @@ export function toMergeRequest(v: MergeRequestView, ctx: MergeRequestEntityConte
     ...(d.rebaseInProgress !== undefined ? { rebase_in_progress: d.rebaseInProgress } : {}),
     ...(d.divergedCommitsCount !== undefined ? { diverged_commits_count: d.divergedCommitsCount } : {}),
     user: { can_merge: d.canMerge },
-  };
-}
-
-/** LabelsHelper#text_color_for_bg: dark text on light colours. */
-export function textColorFor(color: string): string {
-  const m = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(color);
-  if (!m) return '#FFFFFF';
-  const [r, g, b] = [m[1], m[2], m[3]].map((x) => parseInt(x, 16));
-  return r * 0.299 + g * 0.587 + b * 0.114 > 186 ? '#1F1E24' : '#FFFFFF';
-}
-
-/** Entities::LabelBasic (used until the labels module's own mapping is there). */
-export function labelBasic(l: LabelRow): Static<typeof LabelDetailsSchema> {
-  return {
-    id: l.id,
-    name: l.title,
-    description: l.description,
-    description_html: renderParagraph(l.description),
-    text_color: textColorFor(l.color),
-    color: l.color,
   };
 }

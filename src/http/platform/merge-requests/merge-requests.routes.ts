@@ -11,7 +11,8 @@ import { diffBetween, diffEntity, diffLimits } from '../../../git/diff.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { paginateArray } from '../../../lib/pagination.ts';
 import { commitBasic } from '../repository/context.ts';
-import { humanTime, labelBasic, MergeRequestSchema, MilestoneRefSchema, TimeStatsSchema, toMilestoneRef } from '../entities/merge-request.entity.ts';
+import { toLabelDetails } from '../entities/label.entity.ts';
+import { humanTime, MergeRequestSchema, MilestoneRefSchema, TimeStatsSchema, toMilestoneRef } from '../entities/merge-request.entity.ts';
 import { toUserRef, UserRefSchema, userViewContext } from '../entities/user.entity.ts';
 import { linkParams, NullableBoolean, NullableString, PaginationProps } from '../schemas/common.ts';
 
@@ -375,7 +376,7 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
     const ctx = await users();
     return (await mrs.labelEventsOf(found)).map((e) => ({
       ...eventCommon(found, e.id, e.created_at, e.user, ctx),
-      label: e.label ? labelBasic(e.label) : null,
+      label: e.label ? toLabelDetails(e.label) : null,
       action: e.action,
     }));
   };
