@@ -489,7 +489,7 @@ export interface MergeRequestsTable {
   merge_status: Generated<string>;
   merge_error: string | null;
   /** the target head was an ancestor of the source head at the last mergeability check (null: not checked) */
-  fast_forward_possible?: number | null;
+  fast_forward_possible: number | null;
   rebase_in_progress: Generated<number>;
   squash: Generated<number>;
   merge_params: Generated<string>; // JSON
