@@ -15,6 +15,8 @@ export class Worker {
   private sleeping: { timer: NodeJS.Timeout; resolve: () => void } | null = null;
   /** deliveries being sent, by id */
   private readonly inFlight = new Map<number, { hookId: number; done: Promise<void> }>();
+  /** other kinds of jobs, each one round at a time (the merge requests' mergeability checks) */
+  private readonly others: { name: string; round: () => Promise<number> }[] = [];
 
   constructor(
     private readonly deliveries: HookDeliveries,
@@ -38,6 +40,14 @@ export class Worker {
     await this.settled();
   }
 
+  /**
+   * Another kind of job this worker runs: `round` takes what is due (with its own leases, so several
+   * workers share it) and answers how many it did. Rounds run one at a time, after the deliveries'.
+   */
+  also(name: string, round: () => Promise<number>): void {
+    this.others.push({ name, round });
+  }
+
   /** Look for work now (after this process wrote events, or a slot came free). */
   wake(): void {
     const s = this.sleeping;
@@ -54,7 +64,15 @@ export class Worker {
     for (const { hookId } of this.inFlight.values()) busy.set(hookId, (busy.get(hookId) ?? 0) + 1);
     const claimed = await this.deliveries.claim(this.concurrency - this.inFlight.size, busy);
     for (const d of claimed) this.launch(d);
-    return events + claimed.length;
+    let others = 0;
+    for (const o of this.others) {
+      try {
+        others += await o.round();
+      } catch (e) {
+        this.log.error({ err: e, jobs: o.name }, 'worker round failed');
+      }
+    }
+    return events + claimed.length + others;
   }
 
   /** Rounds until nothing is due and nothing is in flight (tests, and the end of a batch). */

@@ -171,6 +171,25 @@ export async function recordPushEvents(
   });
 }
 
+/** What follows the events of an accepted change of refs (the refresh of merge requests), per database. */
+export type RefChangeListener = (
+  target: { project: ProjectRow; namespace: NamespaceRow; user: UserRow; repo: Repository },
+  changes: RefChange[],
+) => Promise<void>;
+
+const listeners = new WeakMap<Db, RefChangeListener[]>();
+
+/**
+ * Registers `fn` to run after every accepted change of refs written to `db` (a push, an API write, a
+ * replayed push): MergeService refreshes merge requests there (MergeRequests::RefreshService). One
+ * list per database, so each container sees only its own changes.
+ */
+export function onRefsChanged(db: Db, fn: RefChangeListener): void {
+  const list = listeners.get(db) ?? [];
+  list.push(fn);
+  listeners.set(db, list);
+}
+
 /** Where the events of a change of refs go. */
 export interface RefChangeDeps {
   db: Db;
@@ -194,5 +213,8 @@ export async function afterRefChanges(
   const project = await adoptDefaultBranch(deps.db, target.project, target.repo, moved ? moved.ref.slice(BRANCH_PREFIX.length) : null);
   const settings = await deps.settings.get();
   const ctx = { db: deps.db, externalUrl: deps.externalUrl, settings, project, namespace: target.namespace, user: target.user, repo: target.repo };
-  return { project, recorded: await recordPushEvents(ctx, changes, opts) };
+  const recorded = await recordPushEvents(ctx, changes, opts);
+  // the listeners report their own failures: a refresh never undoes an accepted push
+  if (recorded) for (const fn of listeners.get(deps.db) ?? []) await fn({ ...target, project }, changes);
+  return { project, recorded };
 }

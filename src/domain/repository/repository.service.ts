@@ -466,7 +466,7 @@ export class RepositoryService {
    * when the source branch is gone.
    */
   async mergeRequestHead(
-    ctx: RepoContext,
+    ctx: Pick<RepoContext, 'repo'>,
     input: { iid: number; sourceRepo: Repository | null; sourceBranch: string; sha: string | null },
   ): Promise<string | null> {
     const ref = `refs/merge-requests/${input.iid}/head`;
@@ -493,7 +493,7 @@ export class RepositoryService {
    * SHA, or null when the merge has conflicts or a branch is missing.
    */
   async writeMergeRef(
-    ctx: RepoContext,
+    ctx: Pick<RepoContext, 'repo'>,
     input: { iid: number; targetBranch: string; sourceSha: string; message: string; author: Person },
   ): Promise<string | null> {
     return this.locks.run(ctx.repo.gitDir, async () => {
