@@ -153,6 +153,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const mergeRequests = new MergeRequestsService(deps);
   const mergeRequestsQuery = new MergeRequestsQuery(deps);
   const merges = new MergeService(deps);
+  worker.also('mergeability checks', () => merges.runQueuedChecks());
   const notes = new NotesService(deps);
   const vcs = new ComponentVcs(config.dataDir, config.externalUrl, repos, resolve, settings, outbound);
   const components = new ComponentsService(db, vcs);
@@ -172,6 +173,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   };
   const close = async () => {
     await worker.stop();
+    await merges.idle();
     await pushes.stop();
     repos.close();
     await outbound.close();
