@@ -389,3 +389,42 @@ test('after pushes: a moved source branch updates sha and unchecks; a push of th
   assert.equal((await row(s, mr.id)).state, 'opened');
   assert.equal((await row(s, mr.id)).merge_status, 'can_be_merged');
 });
+
+test('from a fork: the source branch is fetched into the target as refs/merge-requests/<iid>/head, rebased in the fork, then merged', async (t) => {
+  const s = await setup(t);
+  const fork = await s.app.inject({ method: 'POST', url: `/api/v4/projects/${s.project.id}/fork`, headers: s.tokens.dev, payload: {} });
+  assert.equal(fork.statusCode, 201, fork.body);
+  const forkRow = await s.c.db.kysely.selectFrom('projects').selectAll().where('id', '=', fork.json().id).executeTakeFirstOrThrow();
+  const forkDir = s.c.repos.pathOf(forkRow);
+  const fwt = workTree(t, forkDir);
+  fwt.git(['checkout', '-q', '-b', 'forked', s.shas.c1]);
+  const fk = fwt.write('fork.txt', 'from the fork\n').commit('Fork work', { author: { name: 'Dee Developer', email: 'dee@example.com' } });
+  fwt.push('forked');
+  const created = await s.app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${forkRow.id}/merge_requests`,
+    headers: s.tokens.dev,
+    payload: { source_branch: 'forked', target_branch: 'main', target_project_id: s.project.id, title: 'From the fork' },
+  });
+  assert.equal(created.statusCode, 201, created.body);
+  const mr = created.json();
+  s.c.merges.queueRecheck([mr.id]);
+  await s.c.merges.idle();
+  assert.equal(s.head(`refs/merge-requests/${mr.iid}/head`), fk);
+  assert.equal((await row(s, mr.id)).merge_status, 'can_be_merged');
+
+  const rebase = await s.app.inject({ method: 'PUT', url: `${s.base}/${mr.iid}/rebase`, headers: s.tokens.dev });
+  assert.equal(rebase.statusCode, 202, rebase.body);
+  await s.c.merges.idle();
+  const rebased = bareGit(forkDir, ['rev-parse', 'refs/heads/forked']).trim();
+  assert.equal(bareGit(forkDir, ['rev-parse', `${rebased}^`]).trim(), s.shas.m1);
+  assert.equal((await row(s, mr.id)).merge_error, null);
+  assert.equal((await row(s, mr.id)).sha, rebased);
+
+  const merged = await s.app.inject({ method: 'PUT', url: `${s.base}/${mr.iid}/merge`, headers: s.tokens.maintainer, payload: { sha: rebased } });
+  assert.equal(merged.statusCode, 200, merged.body);
+  assert.equal(s.head('refs/heads/main^2'), rebased);
+  assert.equal(s.head(`refs/merge-requests/${mr.iid}/head`), rebased);
+  assert.equal(bareGit(s.dir, ['show', 'refs/heads/main:fork.txt']), 'from the fork\n');
+  await s.c.merges.idle();
+});
