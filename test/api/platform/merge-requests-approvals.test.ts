@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp } from '../../helpers/build-app.ts';
+import { startSink } from '../../helpers/sink.ts';
 import type { MergeRequestRow, UserRow } from '../../../src/db/schema.ts';
 import { insertMergeRequest, userBasic, world } from './merge-requests-notes.fixtures.ts';
 
@@ -163,4 +164,32 @@ test('approvals: who may, unknown merge requests, anonymous reads on public proj
   const stranger = (await seed.token(await seed.user())).headers;
   res = await app.inject({ method: 'POST', url: `/api/v4/projects/${pub.id}/merge_requests/1/approve`, headers: stranger });
   assert.equal(res.statusCode, 403);
+});
+
+test('approvals: a system hook receives the approved and unapproved merge_request events', async (t) => {
+  const ta = await buildTestApp(t);
+  const { app, c } = ta;
+  const w = await world(ta);
+  const sink = await startSink(t);
+  const hook = await app.inject({ method: 'POST', url: '/api/v4/hooks', headers: ta.root, payload: { url: sink.url, merge_requests_events: true } });
+  assert.equal(hook.statusCode, 201);
+
+  assert.equal((await app.inject({ method: 'POST', url: `${w.url}/approve`, headers: w.headers.developer })).statusCode, 201);
+  assert.equal((await app.inject({ method: 'POST', url: `${w.url}/unapprove`, headers: w.headers.developer })).statusCode, 201);
+  await c.worker.drain();
+  // the users the world created are system events too (dispatched to the hooks that exist then)
+  const received = (await sink.waitFor(9)).filter((r) => r.json.object_kind === 'merge_request');
+  const events = received.map((r) => ({
+    kind: r.json.object_kind,
+    event: r.json.event_type,
+    action: r.json.object_attributes.action,
+    iid: r.json.object_attributes.iid,
+    user: r.json.user.username,
+    project: r.json.project.id,
+  }));
+  events.sort((a, b) => a.action.localeCompare(b.action));
+  assert.deepEqual(events, [
+    { kind: 'merge_request', event: 'merge_request', action: 'approved', iid: 1, user: 'dev', project: w.project.id },
+    { kind: 'merge_request', event: 'merge_request', action: 'unapproved', iid: 1, user: 'dev', project: w.project.id },
+  ]);
 });
