@@ -183,7 +183,13 @@ export async function mergeRequestHookPayload(
       .executeTakeFirst(),
   ]);
   const unresolvedCount = Number(unresolved?.n ?? 0);
-  const onlyResolved = (settingsOf(target.project) as Record<string, unknown>).only_allow_merge_if_all_discussions_are_resolved === true;
+  const settings = settingsOf(target.project) as Record<string, unknown>;
+  const onlyResolved = settings.only_allow_merge_if_all_discussions_are_resolved === true;
+  const approvals = await trx
+    .selectFrom('approvals')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('merge_request_id', '=', mr.id)
+    .executeTakeFirst();
   const labelAttrs = labels.map(labelHookAttrs);
   const draft = mr.draft === 1;
   const params = mergeParamsOf(mr);
@@ -231,7 +237,14 @@ export async function mergeRequestHookPayload(
     state: mr.state,
     blocking_discussions_resolved: !onlyResolved || unresolvedCount === 0,
     first_contribution: false,
-    detailed_merge_status: detailedMergeStatus(mr, { ...NO_FACTS, unresolvedDiscussions: unresolvedCount }),
+    detailed_merge_status: detailedMergeStatus(mr, {
+      ...NO_FACTS,
+      unresolvedDiscussions: unresolvedCount,
+      discussionsMustBeResolved: onlyResolved,
+      approvalsRequired: Number(settings.approvals_before_merge ?? 0) || 0,
+      approvalsGiven: Number(approvals?.n ?? 0),
+      fastForwardOnly: settings.merge_method === 'ff' || settings.merge_method === 'rebase_merge',
+    }),
     action,
     ...extra,
   };

@@ -19,6 +19,8 @@ export function projectRef(project: ProjectRow, namespace: Pick<NamespaceRow, 'f
     fullPath: `${namespace.full_path}/${project.path}`,
     squashOption: String(s.squash_option ?? 'default_off'),
     onlyIfDiscussionsResolved: s.only_allow_merge_if_all_discussions_are_resolved === true,
+    approvalsRequired: Number(s.approvals_before_merge ?? 0) || 0,
+    fastForwardOnly: s.merge_method === 'ff' || s.merge_method === 'rebase_merge',
   };
 }
 
@@ -164,7 +166,14 @@ export async function loadViews(
       closedBy: userOf(row.closed_by_id),
       labels: labelRows,
       milestone: row.milestone_id === null ? null : (milestones.get(row.milestone_id) ?? null),
-      facts: { ...NO_FACTS, unresolvedDiscussions: unresolvedBy.get(row.id) ?? 0, approvalsGiven: approvalsBy.get(row.id) ?? 0 },
+      facts: {
+        ...NO_FACTS,
+        unresolvedDiscussions: unresolvedBy.get(row.id) ?? 0,
+        approvalsGiven: approvalsBy.get(row.id) ?? 0,
+        approvalsRequired: project.approvalsRequired,
+        discussionsMustBeResolved: project.onlyIfDiscussionsResolved,
+        fastForwardOnly: project.fastForwardOnly,
+      },
     };
   });
 }

@@ -164,11 +164,14 @@ test('create: 201 with the whole entity, the rows, an open event; GET answers th
   assert.equal(row.sha, s.shas.c2);
   assert.equal(row.diff_base_sha, s.shas.c1);
   assert.equal(row.state, 'opened');
-  assert.equal(row.merge_status, 'unchecked');
 
+  // the first mergeability check runs in the background
+  await s.c.merges.idle();
   const got = await s.app.inject({ method: 'GET', url: `${s.base}/1`, headers: s.tokens.dev });
   assert.equal(got.statusCode, 200);
-  assert.deepEqual(got.json(), body);
+  assert.deepEqual(got.json(), { ...body, merge_status: 'can_be_merged', detailed_merge_status: 'mergeable', updated_at: got.json().updated_at });
+  const checked = await s.c.db.kysely.selectFrom('merge_requests').select(['merge_status']).where('id', '=', body.id).executeTakeFirstOrThrow();
+  assert.equal(checked.merge_status, 'can_be_merged');
 
   // by path, with the other optional fields
   const byPath = await s.app.inject({

@@ -4,7 +4,7 @@
 // allow-list of what leaves.
 import { Type, type Static } from 'typebox';
 import type { LabelRow, MergeRequestRow, MilestoneRow } from '../../../db/schema.ts';
-import { detailedMergeStatus, publicMergeStatus, type MergeFacts } from '../../../domain/merge-requests/merge-status.ts';
+import { detailedMergeStatus, hasConflicts, publicMergeStatus, type MergeFacts } from '../../../domain/merge-requests/merge-status.ts';
 import type { UserBasicRow } from '../../../domain/users/users-query.ts';
 import { NullableBoolean, NullableInteger, NullableString } from '../schemas/common.ts';
 import { LabelBasicSchema, toLabelDetails } from './label.entity.ts';
@@ -99,9 +99,6 @@ export function mergeParamsOf(row: Pick<MergeRequestRow, 'merge_params'>): Merge
 
 /** Gitlab::Utils.to_boolean as the entity shows it (an unset flag shows false). */
 const flag = (v: unknown): boolean => v === true || v === 1 || v === '1' || v === 'true';
-
-/** MergeRequest#cannot_be_merged?: the stored state says the last check failed. */
-export const hasConflicts = (row: Pick<MergeRequestRow, 'merge_status'>): boolean => row.merge_status.startsWith('cannot_be_merged');
 
 // ---- schemas ------------------------------------------------------------------------------------
 
@@ -235,6 +232,10 @@ export interface ProjectRef {
   /** projects.settings: squash_option, only_allow_merge_if_all_discussions_are_resolved */
   squashOption: string;
   onlyIfDiscussionsResolved: boolean;
+  /** approvals_before_merge */
+  approvalsRequired: number;
+  /** merge_method ff or rebase_merge */
+  fastForwardOnly: boolean;
 }
 
 /** One merge request with everything its entity shows, loaded for a page at once. */
@@ -360,7 +361,7 @@ export function toMergeRequestBasic(v: MergeRequestView, ctx: MergeRequestEntity
     squash: r.squash === 1,
     squash_on_merge: squashOnMerge,
     task_completion_status: taskCompletionStatus(r.description),
-    has_conflicts: hasConflicts(r),
+    has_conflicts: hasConflicts(r.merge_status),
     blocking_discussions_resolved: !v.project.onlyIfDiscussionsResolved || v.facts.unresolvedDiscussions === 0,
     approvals_before_merge: null,
   };

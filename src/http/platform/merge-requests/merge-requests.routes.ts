@@ -214,17 +214,24 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
         allow_maintainer_to_push: b.allow_maintainer_to_push,
       });
       reply.code(201);
-      return present(req.actor, found);
+      const body = await present(req.actor, found);
+      // MergeRequests::AfterCreateService: the first mergeability check, in the background
+      c.merges.checkIfUnchecked(found.mr);
+      return body;
     },
   );
 
   app.get(one, { config: read, schema: { tags: TAGS, params: IidParams, querystring: ShowQuery, response: { 200: MergeRequestSchema } } }, async (req) => {
     const q = req.query;
-    return present(req.actor, await find(req), {
+    const found = await find(req);
+    const body = await present(req.actor, found, {
       renderHtml: q.render_html === true,
       includeDivergedCommitsCount: q.include_diverged_commits_count === true,
       includeRebaseInProgress: q.include_rebase_in_progress === true,
     });
+    // check_mergeability(async: true) for callers who may update it (can_check_mergeability?)
+    if (req.actor.user && (req.actor.isAdmin || found.access.abilities.has('push_code'))) c.merges.checkIfUnchecked(found.mr);
+    return body;
   });
 
   app.put(
@@ -254,7 +261,10 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
         allow_collaboration: b.allow_collaboration,
         allow_maintainer_to_push: b.allow_maintainer_to_push,
       });
-      return present(req.actor, updated);
+      const body = await present(req.actor, updated);
+      // a new target branch or a reopened merge request is checked again
+      c.merges.checkIfUnchecked(updated.mr);
+      return body;
     },
   );
 
