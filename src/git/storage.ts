@@ -123,6 +123,11 @@ export class RepositoryStore {
   async createFork(p: RepositoryRef, source: RepositoryRef, opts: { defaultBranch: string; branches?: string[] }): Promise<Repository> {
     const from = this.repository(source);
     const repo = await this.init(p, opts.defaultBranch);
+    if (!fs.existsSync(path.join(from.gitDir, 'HEAD'))) {
+      // a source without a repository on disk: an empty fork
+      repo.touchRefs();
+      return repo;
+    }
     fs.mkdirSync(path.join(repo.gitDir, 'objects', 'info'), { recursive: true });
     fs.writeFileSync(alternatesFile(repo.gitDir), `${path.join(from.gitDir, 'objects')}\n`);
     fs.appendFileSync(path.join(from.gitDir, BORROWERS), `${repo.gitDir}\n`);

@@ -425,3 +425,41 @@ test('deleting a source: its forks get their own objects first and keep working 
   assert.equal(fs.existsSync(path.join(deeperDir, 'objects/info/alternates')), false);
   bareGit(deeperDir, ['fsck', '--connectivity-only']);
 });
+
+test('a source moved to another storage: its forks follow; a source without a repository gives an empty fork', async (t) => {
+  const ctx = await buildTestApp(t);
+  const { app, c, seed } = ctx;
+  const s = await setup(ctx);
+  const created = json(await app.inject({ method: 'POST', url: `/api/v4/projects/${s.source.id}/fork`, headers: s.as.bob, payload: {} }));
+  const fork = await row(ctx, created.id);
+  const forkDir = c.repos.pathOf(fork);
+  await c.settings.save({ repository_storages_weighted: { default: 100, fast: 0 } });
+  // the source moves: the fork's alternates follow it
+  let res = await app.inject({ method: 'PUT', url: `/api/v4/projects/${s.source.id}`, headers: ctx.root, payload: { repository_storage: 'fast' } });
+  assert.equal(res.statusCode, 200, res.body);
+  const moved = c.repos.pathOf(await row(ctx, s.source.id));
+  assert.notEqual(moved, s.dir);
+  assert.equal(fs.readFileSync(path.join(forkDir, 'objects/info/alternates'), 'utf8'), `${path.join(moved, 'objects')}\n`);
+  bareGit(forkDir, ['fsck', '--connectivity-only']);
+  // the fork moves: the source's list of borrowers follows it
+  res = await app.inject({ method: 'PUT', url: `/api/v4/projects/${fork.id}`, headers: ctx.root, payload: { repository_storage: 'fast' } });
+  assert.equal(res.statusCode, 200, res.body);
+  const forkMoved = c.repos.pathOf(await row(ctx, fork.id));
+  assert.equal(fs.readFileSync(path.join(moved, 'hearth-borrowers'), 'utf8'), `${forkMoved}\n`);
+  bareGit(forkMoved, ['fsck', '--connectivity-only']);
+  // and deleting the moved source still leaves the moved fork whole
+  assert.equal((await app.inject({ method: 'DELETE', url: `/api/v4/projects/${s.source.id}`, headers: s.as.alice })).statusCode, 202);
+  await c.repos.idle();
+  assert.equal(fs.existsSync(moved), false);
+  assert.equal(fs.existsSync(path.join(forkMoved, 'objects/info/alternates')), false);
+  assert.equal(bareGit(forkMoved, ['rev-parse', 'refs/heads/main']).trim(), s.main);
+  bareGit(forkMoved, ['fsck', '--connectivity-only']);
+
+  // a project without a repository on disk
+  const bare = await seed.project({ owner: s.alice, path: 'norepo', name: 'Norepo', visibility: 'public' });
+  res = await app.inject({ method: 'POST', url: `/api/v4/projects/${bare.id}/fork`, headers: s.as.bob, payload: {} });
+  assert.equal(res.statusCode, 201, res.body);
+  const empty = await row(ctx, json(res).id);
+  assert.equal(json(res).empty_repo, true);
+  assert.equal(fs.existsSync(path.join(c.repos.pathOf(empty), 'objects/info/alternates')), false);
+});
