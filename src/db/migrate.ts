@@ -11,6 +11,7 @@ import * as m007 from './migrations/007-translation.ts';
 import * as m008 from './migrations/008-version-notifications.ts';
 import * as m009 from './migrations/009-pending-pushes.ts';
 import * as m010 from './migrations/010-merge-requests.ts';
+import * as m011 from './migrations/011-subscriptions.ts';
 import * as m014 from './migrations/014-merge-checks.ts';
 import * as m016 from './migrations/016-merge-request-lists.ts';
 
@@ -34,6 +35,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '008-version-notifications', up: m008.up },
   { name: '009-pending-pushes', up: m009.up },
   { name: '010-merge-requests', up: m010.up },
+  { name: '011-subscriptions', up: m011.up },
   { name: '014-merge-checks', up: m014.up },
   { name: '016-merge-request-lists', up: m016.up },
 ];

@@ -451,6 +451,18 @@ export interface LabelsTable {
   updated_at: string;
 }
 
+/** A user's subscription to a label (or merge request), everywhere (project_id null) or within one project. */
+export interface SubscriptionsTable {
+  id: Generated<number>;
+  user_id: number;
+  subscribable_type: string; // Label | MergeRequest
+  subscribable_id: number;
+  project_id: number | null;
+  subscribed: number;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface MilestonesTable {
   id: Generated<number>;
   iid: number;
@@ -652,6 +664,7 @@ export interface Database {
   merge_request_reviewers: MergeRequestReviewersTable;
   approvals: MergeRequestUsersTable;
   merge_request_labels: MergeRequestLabelsTable;
+  subscriptions: SubscriptionsTable;
   notes: NotesTable;
   award_emoji: AwardEmojiTable;
   resource_label_events: ResourceLabelEventsTable;
