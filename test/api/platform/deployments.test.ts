@@ -97,6 +97,8 @@ test('environments: create, list, get, update, stop, delete with GitLab bodies a
     project,
     state: 'available',
     auto_stop_at: null,
+    description: null,
+    auto_stop_setting: 'always',
   });
   assert.match(row.created_at, ISO);
   const review = json(await post({ name: 'review/feature-1', tier: 'staging' }));

@@ -24,6 +24,8 @@ export const EnvironmentSchema = Type.Object({
   last_deployment: Type.Optional(Type.Unsafe<Record<string, unknown> | null>({ type: ['object', 'null'], additionalProperties: true })),
   state: Type.String(),
   auto_stop_at: NullableString,
+  description: NullableString,
+  auto_stop_setting: Type.String(),
 });
 export type EnvironmentEntity = Static<typeof EnvironmentSchema>;
 
@@ -39,5 +41,8 @@ export function toEnvironment(e: EnvironmentRow, extra: { project?: ProjectEntit
     ...(extra.lastDeployment !== undefined ? { last_deployment: extra.lastDeployment } : {}),
     state: e.state,
     auto_stop_at: null,
+    // not kept here: no description, GitLab's default auto-stop setting
+    description: null,
+    auto_stop_setting: 'always',
   };
 }
