@@ -452,6 +452,79 @@ export class LabelsService {
   }
 
   /**
+   * Of these labels, those the actor follows (Label entity `subscribed`): a subscription everywhere, or
+   * within the project the labels are seen from.
+   */
+  async subscribedIds(actor: Actor, labelIds: readonly number[], project?: ProjectRow): Promise<Set<number>> {
+    const me = actor.user?.id;
+    if (me === undefined || !labelIds.length) return new Set();
+    const rows = await this.k
+      .selectFrom('subscriptions')
+      .select('subscribable_id')
+      .where('subscribable_type', '=', 'Label')
+      .where('subscribable_id', 'in', [...labelIds])
+      .where('user_id', '=', me)
+      .where('subscribed', '=', 1)
+      .where((eb) => (project ? eb.or([eb('project_id', 'is', null), eb('project_id', '=', project.id)]) : eb('project_id', 'is', null)))
+      .execute();
+    return new Set(rows.map((r) => r.subscribable_id));
+  }
+
+  /**
+   * POST …/labels/:label_id/subscribe and /unsubscribe (Subscribable): the label as find_label finds it;
+   * null when nothing changes (the route answers 304). From a project the subscription is that project's;
+   * the other level's subscription is turned off, as GitLab's unsubscribe_from_other_levels does.
+   */
+  async setSubscription(actor: Actor, parent: LabelParent, idOrTitle: string, subscribed: boolean): Promise<LabelRow | null> {
+    const me = actor.user;
+    if (!me) throw Errors.unauthorized();
+    const label = await this.find(actor, parent, idOrTitle);
+    const project = parent.type === 'Project' ? parent.project : undefined;
+    const current = (await this.subscribedIds(actor, [label.id], project)).has(label.id);
+    if (current === subscribed) return null;
+    const projectId = project?.id ?? null;
+    const now = nowIso();
+    await this.k.transaction().execute(async (trx) => {
+      const mine = trx
+        .updateTable('subscriptions')
+        .set({ subscribed: 0, updated_at: now })
+        .where('subscribable_type', '=', 'Label')
+        .where('subscribable_id', '=', label.id)
+        .where('user_id', '=', me.id);
+      await (projectId === null ? mine.where('project_id', 'is not', null) : mine.where('project_id', 'is', null)).execute();
+      const level = (q: any) => (projectId === null ? q.where('project_id', 'is', null) : q.where('project_id', '=', projectId));
+      const existing = await level(
+        trx
+          .selectFrom('subscriptions')
+          .select('id')
+          .where('subscribable_type', '=', 'Label')
+          .where('subscribable_id', '=', label.id)
+          .where('user_id', '=', me.id),
+      ).executeTakeFirst();
+      if (existing)
+        await trx
+          .updateTable('subscriptions')
+          .set({ subscribed: subscribed ? 1 : 0, updated_at: now })
+          .where('id', '=', existing.id)
+          .execute();
+      else
+        await trx
+          .insertInto('subscriptions')
+          .values({
+            user_id: me.id,
+            subscribable_type: 'Label',
+            subscribable_id: label.id,
+            project_id: projectId,
+            subscribed: subscribed ? 1 : 0,
+            created_at: now,
+            updated_at: now,
+          })
+          .execute();
+    });
+    return label;
+  }
+
+  /**
    * find_label: by id, then by title (exact), among the labels the list would show (`own` = the parent's
    * own labels only, as update, delete and promote look them up). 404 Label Not Found.
    */
@@ -553,6 +626,7 @@ export class LabelsService {
     if (unmodifiedSince !== undefined && Date.parse(label.updated_at) > unmodifiedSince) throw Errors.preconditionFailed();
     await this.k.transaction().execute(async (trx) => {
       await trx.deleteFrom('merge_request_labels').where('label_id', '=', label.id).execute();
+      await trx.deleteFrom('subscriptions').where('subscribable_type', '=', 'Label').where('subscribable_id', '=', label.id).execute();
       await trx.deleteFrom('labels').where('id', '=', label.id).execute();
     });
   }
@@ -615,6 +689,7 @@ export class LabelsService {
           .execute();
         await trx.updateTable('resource_label_events').set({ label_id: created.id }).where('label_id', 'in', ids).execute();
         await trx.deleteFrom('merge_request_labels').where('label_id', 'in', ids).execute();
+        await trx.deleteFrom('subscriptions').where('subscribable_type', '=', 'Label').where('subscribable_id', 'in', ids).execute();
         await trx.deleteFrom('labels').where('id', 'in', ids).execute();
       }
       return created;

@@ -11,7 +11,7 @@ import type { LabelParent, UpdateLabelInput } from '../../domain/labels/labels.s
 import type { LabelRow } from '../../db/schema.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
-import { GroupLabelSchema, ProjectLabelSchema, toGroupLabel, toProjectLabel } from './entities/label.entity.ts';
+import { GroupLabelSchema, type LabelCounts, ProjectLabelSchema, toGroupLabel, toProjectLabel } from './entities/label.entity.ts';
 import { linkParams, NullableInteger, PaginationProps } from './schemas/common.ts';
 
 const TAGS = ['labels'];
@@ -97,7 +97,15 @@ export function labelsRoutes(fastify: FastifyInstance, c: Container): void {
     const isProject = kind === 'projects';
     const base = `/api/v4/${kind}/:id/labels`;
     const Schema = isProject ? ProjectLabelSchema : GroupLabelSchema;
-    const present = (row: LabelRow, counts?: Parameters<typeof toProjectLabel>[1]) => (isProject ? toProjectLabel(row, counts) : toGroupLabel(row, counts));
+    const presentRows = async (actor: Actor, parent: LabelParent, rows: LabelRow[], counts?: Map<number, LabelCounts>) => {
+      const subscribed = await labels.subscribedIds(
+        actor,
+        rows.map((r) => r.id),
+        parent.type === 'Project' ? parent.project : undefined,
+      );
+      return rows.map((r) => (isProject ? toProjectLabel : toGroupLabel)(r, counts?.get(r.id), subscribed.has(r.id)));
+    };
+    const present = async (actor: Actor, parent: LabelParent, row: LabelRow) => (await presentRows(actor, parent, [row]))[0];
     const parentOf = (actor: Actor, id: string): Promise<LabelParent> => (isProject ? labels.projectParent(actor, id) : labels.groupParent(actor, id));
     const updateKeys = isProject ? PROJECT_UPDATE_KEYS : GROUP_UPDATE_KEYS;
 
@@ -116,7 +124,7 @@ export function labelsRoutes(fastify: FastifyInstance, c: Container): void {
         );
         reply.headers(page.headers);
         const counts = q.with_counts ? await labels.counts(req.actor, page.items) : undefined;
-        return page.items.map((l) => present(l, counts?.get(l.id)));
+        return presentRows(req.actor, parent, page.items, counts);
       },
     );
 
@@ -133,7 +141,7 @@ export function labelsRoutes(fastify: FastifyInstance, c: Container): void {
       },
       async (req) => {
         const parent = await parentOf(req.actor, req.params.id);
-        return present(await labels.find(req.actor, parent, req.params.label_id, req.query as Record<string, boolean>));
+        return present(req.actor, parent, await labels.find(req.actor, parent, req.params.label_id, req.query as Record<string, boolean>));
       },
     );
 
@@ -148,7 +156,7 @@ export function labelsRoutes(fastify: FastifyInstance, c: Container): void {
         const b = req.body as { name: string; color: string; description?: string | null; priority?: number | null };
         const parent = await parentOf(req.actor, req.params.id);
         const label = await labels.create(req.actor, parent, b);
-        return reply.code(201).send(present(label));
+        return reply.code(201).send(await present(req.actor, parent, label));
       },
     );
 
@@ -163,7 +171,7 @@ export function labelsRoutes(fastify: FastifyInstance, c: Container): void {
         const b = req.body as Record<string, unknown>;
         atLeastOneOf(b, updateKeys);
         const parent = await parentOf(req.actor, req.params.id);
-        return present(await labels.update(req.actor, parent, req.params.label_id, updateInput(b, isProject)));
+        return present(req.actor, parent, await labels.update(req.actor, parent, req.params.label_id, updateInput(b, isProject)));
       },
     );
 
@@ -172,6 +180,20 @@ export function labelsRoutes(fastify: FastifyInstance, c: Container): void {
       await labels.remove(req.actor, parent, req.params.label_id, unmodifiedSince(req));
       return reply.code(204).send();
     });
+
+    // lib/api/subscriptions.rb: 201 with the label, 304 when already (un)subscribed.
+    for (const action of ['subscribe', 'unsubscribe'] as const) {
+      app.post(
+        `${base}/:label_id/${action}`,
+        { config, schema: { tags: TAGS, params: LabelParams, response: { 201: Schema, 304: Type.Null() } } },
+        async (req, reply) => {
+          const parent = await parentOf(req.actor, req.params.id);
+          const label = await labels.setSubscription(req.actor, parent, req.params.label_id, action === 'subscribe');
+          if (!label) return reply.code(304).send(null);
+          return reply.code(201).send(await present(req.actor, parent, label));
+        },
+      );
+    }
 
     // Deprecated (GitLab 12.4): the label named in the body.
     app.put(
@@ -186,7 +208,7 @@ export function labelsRoutes(fastify: FastifyInstance, c: Container): void {
         exactlyOneOf(b, ['label_id', 'name']);
         atLeastOneOf(b, updateKeys);
         const parent = await parentOf(req.actor, req.params.id);
-        return present(await labels.update(req.actor, parent, String(b.label_id ?? b.name), updateInput(b, isProject)));
+        return present(req.actor, parent, await labels.update(req.actor, parent, String(b.label_id ?? b.name), updateInput(b, isProject)));
       },
     );
     app.delete(base, { config, preValidation: normaliseBody, schema: { tags: TAGS, params: IdParams, body: DeprecatedDelete } }, async (req, reply) => {

@@ -532,3 +532,59 @@ test('services for merge requests: find-or-create by titles, available labels, l
     text_color: '#FFFFFF',
   });
 });
+
+test('label subscriptions: subscribe and unsubscribe, everywhere or within a project, 304 when unchanged', async (t) => {
+  const { app, c, seed } = await buildTestApp(t);
+  const group = await seed.group();
+  const project = await seed.project({ namespace: group });
+  const dev = await seed.user();
+  await seed.member({ group }, dev, 30);
+  const { headers } = await seed.token(dev);
+  const groupLabel = (await app.inject({ method: 'POST', url: `/api/v4/groups/${group.id}/labels`, headers, payload: { name: 'g', color: '#123456' } })).json();
+  const purl = `/api/v4/projects/${project.id}/labels`;
+  const gurl = `/api/v4/groups/${group.id}/labels`;
+
+  // from the project: a subscription within the project
+  let res = await app.inject({ method: 'POST', url: `${purl}/${groupLabel.id}/subscribe`, headers });
+  assert.equal(res.statusCode, 201);
+  assert.deepEqual(res.json(), { ...groupLabel, subscribed: true, priority: null, is_project_label: false });
+  let rows = await c.db.kysely.selectFrom('subscriptions').selectAll().execute();
+  assert.deepEqual(
+    rows.map((r) => [r.user_id, r.subscribable_type, r.subscribable_id, r.project_id, r.subscribed]),
+    [[dev.id, 'Label', groupLabel.id, project.id, 1]],
+  );
+  res = await app.inject({ method: 'POST', url: `${purl}/g/subscribe`, headers });
+  assert.deepEqual([res.statusCode, res.body], [304, '']);
+  assert.equal((await app.inject({ method: 'GET', url: `${purl}/g`, headers })).json().subscribed, true);
+  assert.equal((await app.inject({ method: 'GET', url: purl, headers })).json()[0].subscribed, true);
+  // the group does not see a project's subscription
+  assert.equal((await app.inject({ method: 'GET', url: `${gurl}/g`, headers })).json().subscribed, false);
+  // another user is not subscribed
+  const other = await seed.user();
+  await seed.member({ group }, other, 10);
+  assert.equal((await app.inject({ method: 'GET', url: `${purl}/g`, headers: (await seed.token(other)).headers })).json().subscribed, false);
+
+  // from the group: everywhere; the project-level subscription is turned off
+  res = await app.inject({ method: 'POST', url: `${gurl}/g/subscribe`, headers });
+  assert.deepEqual([res.statusCode, res.json().subscribed], [201, true]);
+  rows = await c.db.kysely.selectFrom('subscriptions').selectAll().orderBy('id').execute();
+  assert.deepEqual(
+    rows.map((r) => [r.project_id, r.subscribed]),
+    [
+      [project.id, 0],
+      [null, 1],
+    ],
+  );
+  assert.equal((await app.inject({ method: 'GET', url: `${purl}/g`, headers })).json().subscribed, true);
+  res = await app.inject({ method: 'POST', url: `${gurl}/g/unsubscribe`, headers });
+  assert.deepEqual([res.statusCode, res.json().subscribed], [201, false]);
+  res = await app.inject({ method: 'POST', url: `${gurl}/g/unsubscribe`, headers });
+  assert.deepEqual([res.statusCode, res.body], [304, '']);
+  res = await app.inject({ method: 'POST', url: `${purl}/missing/subscribe`, headers });
+  assert.deepEqual([res.statusCode, res.json()], [404, { message: '404 Label Not Found' }]);
+
+  // deleting the label deletes its subscriptions
+  await app.inject({ method: 'POST', url: `${gurl}/g/subscribe`, headers });
+  assert.equal((await app.inject({ method: 'DELETE', url: `${gurl}/g`, headers })).statusCode, 204);
+  assert.equal((await c.db.kysely.selectFrom('subscriptions').selectAll().execute()).length, 0);
+});

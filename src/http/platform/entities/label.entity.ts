@@ -77,16 +77,17 @@ export interface LabelCounts {
   open_merge_requests_count: number;
 }
 
-export function toGroupLabel(row: LabelRow, counts?: LabelCounts): GroupLabelEntity {
+/** `subscribed`: the viewer follows the label everywhere, or (seen from a project) within that project. */
+export function toGroupLabel(row: LabelRow, counts?: LabelCounts, subscribed = false): GroupLabelEntity {
   const out: GroupLabelEntity = toLabelDetails(row) as GroupLabelEntity;
   if (counts) Object.assign(out, counts);
-  out.subscribed = false;
+  out.subscribed = subscribed;
   return out;
 }
 
 /** A label as a project shows it: a group label has no priority in the project (priorities are kept on project labels). */
-export function toProjectLabel(row: LabelRow, counts?: LabelCounts): ProjectLabelEntity {
-  const out = toGroupLabel(row, counts) as ProjectLabelEntity;
+export function toProjectLabel(row: LabelRow, counts?: LabelCounts, subscribed = false): ProjectLabelEntity {
+  const out = toGroupLabel(row, counts, subscribed) as ProjectLabelEntity;
   out.priority = row.project_id !== null ? row.priority : null;
   out.is_project_label = row.project_id !== null;
   return out;
