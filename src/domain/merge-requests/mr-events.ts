@@ -148,7 +148,8 @@ async function lastCommit(deps: HookDeps, source: { project: ProjectRow; namespa
     id: commit.sha,
     message: commit.message,
     title: commitTitle(commit.message),
-    timestamp: isoTime(commit.committer.time, commit.committer.tz),
+    // Time#xmlschema: seconds, no fraction
+    timestamp: isoTime(commit.committer.time, commit.committer.tz).replace(/\.\d+(?=[+-]|Z$)/, ''),
     url: `${webUrl}/-/commit/${commit.sha}`,
     author: { name: commit.author.name, email: commit.author.email },
   };
