@@ -5,13 +5,19 @@
 //
 // Replaying a commit C onto B with base P (a cherry-pick) needs a three-way merge whose base is P,
 // but git 2.39's merge-tree has no --merge-base: it computes the base from the history. So each step
-// builds throwaway commits whose history makes P the only merge base: P' = P's tree with no parent,
+// makes throwaway commits whose history makes P the only merge base: P' = P's tree with no parent,
 // B' = B's tree on P', C' = C's tree on P'; merge-tree B' C' is then exactly "C's change applied to
 // B" (merge-ort, with rename detection), and the replayed commit is C's author and message over that
-// tree with parent B. The scaffolding commits are unreachable objects (fixed identity and date, so the
-// same step makes the same objects); gc prunes them. The alternative, read-tree -m P B C in a temporary
-// index, only does git's trivial merge: every file changed on both sides would need merge-file on
-// temporary files, and renames are not detected at all.
+// tree with parent B. The commit objects are made here (their SHA-1 computed in Node) and written
+// with one `hash-object --stdin-paths` per step, the replayed ones in one batch at the end: two git
+// processes per replayed commit. The scaffolding commits are unreachable (fixed identity and date, so
+// the same step makes the same objects); gc prunes them. The alternative, read-tree -m P B C in a
+// temporary index, only does git's trivial merge: every file changed on both sides would need
+// merge-file on temporary files, and renames are not detected at all.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Repository } from './repository.ts';
 import type { Person } from './commit-builder.ts';
 
@@ -35,15 +41,6 @@ export class RebaseConflict extends Error {
     super(`Rebase failed: conflict while replaying ${commit}`);
   }
 }
-
-const SCAFFOLD_ENV = {
-  GIT_AUTHOR_NAME: 'hearth',
-  GIT_AUTHOR_EMAIL: 'hearth@localhost',
-  GIT_AUTHOR_DATE: '@0 +0000',
-  GIT_COMMITTER_NAME: 'hearth',
-  GIT_COMMITTER_EMAIL: 'hearth@localhost',
-  GIT_COMMITTER_DATE: '@0 +0000',
-};
 
 function personEnv(prefix: 'AUTHOR' | 'COMMITTER', p: Person & { tz?: string }): Record<string, string> {
   return {
@@ -150,6 +147,8 @@ interface RawCommit {
   parents: string[];
   /** the author header as written ("Name <email> 1700000000 +0100") */
   author: string;
+  /** an encoding header, kept on replay */
+  encoding: string | null;
   message: string;
 }
 
@@ -159,35 +158,79 @@ async function rawCommit(repo: Repository, sha: string): Promise<RawCommit> {
   const text = o.content!.toString('utf8');
   const split = text.indexOf('\n\n');
   const headers = (split < 0 ? text : text.slice(0, split)).split('\n');
-  const c: RawCommit = { tree: '', parents: [], author: '', message: split < 0 ? '' : text.slice(split + 2) };
+  const c: RawCommit = { tree: '', parents: [], author: '', encoding: null, message: split < 0 ? '' : text.slice(split + 2) };
   for (const h of headers) {
     if (h.startsWith('tree ')) c.tree = h.slice(5);
     else if (h.startsWith('parent ')) c.parents.push(h.slice(7));
     else if (h.startsWith('author ')) c.author = h.slice(7);
+    else if (h.startsWith('encoding ')) c.encoding = h.slice(9);
   }
   return c;
 }
 
-/** "Name <email> 1700000000 +0100" → the author environment of commit-tree (date and zone kept). */
-function authorEnv(header: string): Record<string, string> {
-  const m = /^(.*) <([^>]*)> (\d+) ([+-]\d{4})$/.exec(header);
-  if (!m) throw new Error(`unreadable author: ${header}`);
-  return { GIT_AUTHOR_NAME: m[1], GIT_AUTHOR_EMAIL: m[2], GIT_AUTHOR_DATE: `@${m[3]} ${m[4]}` };
+/** A commit object made here: the SHA git gives it and its bytes (written later with writeCommits). */
+interface CommitObject {
+  sha: string;
+  body: Buffer;
 }
 
+/** git's ident line: no angle brackets or line breaks in the name or email (commit-tree strips them too). */
+function ident(p: Person & { tz?: string }): string {
+  const clean = (v: string) => v.replace(/[<>\n\r\0]/g, '').trim();
+  return `${clean(p.name)} <${clean(p.email)}> ${p.time ?? Math.floor(Date.now() / 1000)} ${p.tz ?? '+0000'}`;
+}
+
+function commitObject(tree: string, parents: string[], author: string, committer: string, message: string, encoding: string | null = null): CommitObject {
+  let head = `tree ${tree}\n`;
+  for (const p of parents) head += `parent ${p}\n`;
+  head += `author ${author}\ncommitter ${committer}\n`;
+  if (encoding) head += `encoding ${encoding}\n`;
+  const body = Buffer.from(`${head}\n${message}`, 'utf8');
+  const sha = crypto.createHash('sha1').update(`commit ${body.length}\0`).update(body).digest('hex');
+  return { sha, body };
+}
+
+/** Writes commit objects made here with one git process (hash-object checks each and names it). */
+async function writeCommits(repo: Repository, objects: CommitObject[]): Promise<void> {
+  if (!objects.length) return;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-commits-'));
+  try {
+    const paths = objects.map((o, i) => {
+      const file = path.join(dir, String(i));
+      fs.writeFileSync(file, o.body);
+      return file;
+    });
+    const out = await repo.run(['hash-object', '-t', 'commit', '-w', '--no-filters', '--stdin-paths'], { input: paths.join('\n') + '\n' });
+    const shas = out.stdout.toString().trim().split('\n');
+    objects.forEach((o, i) => {
+      if (shas[i] !== o.sha) throw new Error(`commit object ${i} was written as ${shas[i]}, expected ${o.sha}`);
+    });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const SCAFFOLD_IDENT = 'hearth <hearth@localhost> 0 +0000';
+
 /**
- * Applies the change `parent → commit` to `onto` (a cherry-pick without a working copy): the merged
- * tree, or the conflicting paths.
+ * Applies the change `parentTree → commitTree` to `ontoTree` (a cherry-pick without a working copy):
+ * the merged tree, or the conflicting paths. Two git processes: one writes the three scaffolding
+ * commits (made here), merge-tree merges.
  */
+export async function replayTrees(repo: Repository, ontoTree: string, parentTree: string, commitTree: string): Promise<Mergeability> {
+  if (parentTree === ontoTree) return { clean: true, tree: commitTree, conflicts: [] };
+  if (parentTree === commitTree || ontoTree === commitTree) return { clean: true, tree: ontoTree, conflicts: [] };
+  const base = commitObject(parentTree, [], SCAFFOLD_IDENT, SCAFFOLD_IDENT, 'base\n');
+  const ours = commitObject(ontoTree, [base.sha], SCAFFOLD_IDENT, SCAFFOLD_IDENT, 'ours\n');
+  const theirs = commitObject(commitTree, [base.sha], SCAFFOLD_IDENT, SCAFFOLD_IDENT, 'theirs\n');
+  await writeCommits(repo, [base, ours, theirs]);
+  return mergeTree(repo, ours.sha, theirs.sha);
+}
+
+/** replayTrees for commits: the change `parent → commit` applied to `onto`. */
 export async function replayTree(repo: Repository, onto: string, parent: string, commit: string): Promise<Mergeability> {
   const [ontoC, parentC, commitC] = await Promise.all([rawCommit(repo, onto), rawCommit(repo, parent), rawCommit(repo, commit)]);
-  if (parentC.tree === ontoC.tree) return { clean: true, tree: commitC.tree, conflicts: [] };
-  const base = await commitTree(repo, parentC.tree, [], 'base', SCAFFOLD_ENV);
-  const [ours, theirs] = await Promise.all([
-    commitTree(repo, ontoC.tree, [base], 'ours', SCAFFOLD_ENV),
-    commitTree(repo, commitC.tree, [base], 'theirs', SCAFFOLD_ENV),
-  ]);
-  return mergeTree(repo, ours, theirs);
+  return replayTrees(repo, ontoC.tree, parentC.tree, commitC.tree);
 }
 
 export interface RebaseInput {
@@ -201,33 +244,36 @@ export interface RebaseInput {
 
 /**
  * git rebase without a working copy: each commit of base..head that is not a merge, oldest first,
- * replayed onto `onto` with its author, author date and message and `committer` as committer.
- * Commits whose change is already there (their replay changes nothing) are dropped, as git rebase
- * drops them. Returns the new head (onto itself when nothing is left); throws RebaseConflict.
+ * replayed onto `onto` with its author (name, email, date and zone as written) and message, and
+ * `committer` as committer. Commits whose change is already there (their replay changes nothing) are
+ * dropped, as git rebase drops them. The new commits are made here and written at the end in one
+ * batch (a conflict leaves nothing reachable). Returns the new head (onto itself when nothing is
+ * left); throws RebaseConflict.
  */
 export async function rebase(repo: Repository, input: RebaseInput): Promise<string> {
   const list = await repo.run(['rev-list', '--reverse', '--topo-order', '--no-merges', `${input.baseSha}..${input.headSha}`, '--not', input.ontoSha]);
   const commits = list.stdout.toString().split('\n').filter(Boolean);
   let head = input.ontoSha;
   let headTree = (await rawCommit(repo, head)).tree;
-  const committer = personEnv('COMMITTER', input.committer);
+  const committer = ident(input.committer);
+  const made: CommitObject[] = [];
   for (const sha of commits) {
     const c = await rawCommit(repo, sha);
-    const parent = c.parents[0];
-    let tree: string;
-    if (!parent) {
-      tree = c.tree;
-    } else {
-      const m = await replayTree(repo, head, parent, sha);
+    const parentTree = c.parents[0] ? (await rawCommit(repo, c.parents[0])).tree : null;
+    let tree = c.tree;
+    if (parentTree !== null) {
+      const m = await replayTrees(repo, headTree, parentTree, c.tree);
       if (!m.clean || !m.tree) throw new RebaseConflict(sha, m.conflicts);
       tree = m.tree;
     }
-    const parentTree = parent ? (await rawCommit(repo, parent)).tree : null;
     // a commit that became empty is dropped (one that was empty to begin with is kept)
     if (tree === headTree && parentTree !== c.tree) continue;
-    head = await commitTree(repo, tree, [head], c.message, { ...authorEnv(c.author), ...committer });
+    const next = commitObject(tree, [head], c.author, committer, c.message, c.encoding);
+    made.push(next);
+    head = next.sha;
     headTree = tree;
   }
+  await writeCommits(repo, made);
   return head;
 }
 

@@ -151,6 +151,9 @@ test('rebase replays each commit with its author onto the new base (renames, del
   assert.throws(() => bareGit(dir, ['cat-file', '-e', `${newHead}:README.md`]));
   assert.equal(bareGit(dir, ['rev-parse', `${newHead}:bin.dat`]), bareGit(dir, ['rev-parse', `${head}:bin.dat`]));
   assert.equal(await repo.isAncestor(onto, newHead), true);
+  // the commits made outside git are well-formed and complete
+  bareGit(dir, ['fsck', '--no-dangling', '--strict']);
+  assert.equal(bareGit(dir, ['cat-file', 'commit', newHead]).split('\n\n')[0].split('\n').length, 4);
   // nothing moved
   assert.equal(bareGit(dir, ['rev-parse', 'refs/heads/feature']).trim(), head);
 });
