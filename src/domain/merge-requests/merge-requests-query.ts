@@ -146,10 +146,19 @@ export class MergeRequestsQuery {
         projects = projects.where('projects.namespace_id', 'in', subgroups);
         if (where.nonArchived) projects = projects.where('projects.archived', '=', 0);
       }
-      // Global lists: `+project_id` keeps SQLite from driving the query by project (then sorting every
-      // visible merge request); it reads the order's index and tests the project set built once instead.
-      const column = where.kind === 'all' ? sql<number>`+merge_requests.project_id` : sql.ref<number>('merge_requests.project_id');
-      conds.push((eb) => eb(column, 'in', projects));
+      if (this.deps.db.dialect === 'postgres') {
+        // PostgreSQL: the project of each merge request looked up by primary key, as a scalar subquery
+        // (a subplan). As a set (IN or EXISTS) it becomes a semi-join whose plan follows the estimate of
+        // the other filters, and a search's LIKE is estimated so low that it rescans every project for
+        // each merge request.
+        const own = projects.whereRef('projects.id', '=', 'merge_requests.project_id' as any).limit(1);
+        conds.push((eb) => eb('merge_requests.project_id', '=', own));
+      } else {
+        // SQLite: the set is built once (a bloom filter over it). Global lists test `+project_id` so that it
+        // reads the order's index instead of driving the query by project and sorting every merge request.
+        const column = where.kind === 'all' ? sql<number>`+merge_requests.project_id` : sql.ref<number>('merge_requests.project_id');
+        conds.push((eb) => eb(column, 'in', projects));
+      }
     }
 
     // by_scope: the caller's own; nothing for anonymous callers
