@@ -135,6 +135,14 @@ test('POST /projects/:id/fork: a project in the caller namespace whose repositor
   assert.equal(simple[1].forked_from_project, undefined);
   assert.equal((await c.forks.forkedFrom(fork.id))?.forked_from_project_id, s.source.id);
   assert.equal(await c.forks.forkedFrom(s.source.id), null);
+
+  // a source the viewer may no longer see: no forked_from_project (the fork is still a fork)
+  await c.db.kysely.updateTable('projects').set({ visibility: 'private' }).where('id', '=', s.source.id).execute();
+  const hidden = json(await app.inject({ url: `/api/v4/projects/${fork.id}`, headers: s.as.bob }));
+  assert.equal(hidden.forked_from_project, undefined);
+  assert.equal(hidden.mr_default_target_self, false);
+  const asOwner = json(await app.inject({ url: `/api/v4/projects/${fork.id}`, headers: s.as.alice }));
+  assert.equal(asOwner.forked_from_project.id, s.source.id);
 });
 
 test('POST /projects/:id/fork: namespace, path, name, description, visibility, branches and mr_default_target_self', async (t) => {
