@@ -596,3 +596,90 @@ test('commits, changes, diffs, pipelines, time stats', async (t) => {
   // git was not changed by reading
   assert.equal(bareGit(s.dir, ['rev-parse', 'main']).trim(), s.shas.c1);
 });
+
+test('from a fork: the fork is the source, the target its source project; commits and changes read through the fork', async (t) => {
+  const s = await setup(t, 'public');
+  const forker = s.stranger;
+  const res0 = await s.app.inject({ method: 'POST', url: `/api/v4/projects/${s.project.id}/fork`, headers: s.tokens.stranger, payload: {} });
+  assert.equal(res0.statusCode, 201, res0.body);
+  const fork = res0.json();
+  const forkRow = await s.c.db.kysely.selectFrom('projects').selectAll().where('id', '=', fork.id).executeTakeFirstOrThrow();
+  const fwt = workTree(t, s.c.repos.pathOf(forkRow));
+  fwt.git(['checkout', '-q', '-B', 'fix', `origin/main`]);
+  const fix = fwt.write('fix.txt', 'fixed\n').commit('Fix it', { time: T0 + 500 });
+  fwt.push('fix');
+
+  // the target must be in the fork network, and visible
+  let res = await s.app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${fork.id}/merge_requests`,
+    headers: s.tokens.stranger,
+    payload: { title: 'Fix', source_branch: 'fix', target_branch: 'main', target_project_id: 999999 },
+  });
+  assert.equal(res.statusCode, 404);
+  assert.deepEqual(res.json(), { message: '404 Not found' });
+
+  res = await s.app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${fork.id}/merge_requests`,
+    headers: s.tokens.stranger,
+    payload: {
+      title: 'Fix',
+      source_branch: 'fix',
+      target_branch: 'main',
+      target_project_id: s.project.id,
+      allow_collaboration: true,
+      labels: 'ignored',
+      assignee_ids: [s.dev.id],
+    },
+  });
+  assert.equal(res.statusCode, 201, res.body);
+  const b = res.json();
+  assert.equal(b.iid, 1);
+  assert.equal(b.project_id, s.project.id);
+  assert.equal(b.source_project_id, fork.id);
+  assert.equal(b.target_project_id, s.project.id);
+  assert.equal(b.sha, fix);
+  assert.equal(b.allow_collaboration, true);
+  assert.equal(b.allow_maintainer_to_push, true);
+  // a fork's author is not a member of the target: no labels nor assignees
+  assert.deepEqual(b.labels, []);
+  assert.deepEqual(b.assignees, []);
+  assert.deepEqual(b.author, userRef(forker));
+  assert.equal(b.web_url, `${s.webUrl}/-/merge_requests/1`);
+  assert.deepEqual(b.diff_refs, { base_sha: s.shas.c1, head_sha: fix, start_sha: s.shas.c1 });
+  assert.equal(b.changes_count, '1');
+
+  const commits = await s.app.inject({ method: 'GET', url: `${s.base}/1/commits`, headers: s.tokens.dev });
+  assert.deepEqual(
+    commits.json().map((x: any) => x.id),
+    [fix],
+  );
+  const changes = await s.app.inject({ method: 'GET', url: `${s.base}/1/changes`, headers: s.tokens.dev });
+  assert.deepEqual(
+    changes.json().changes.map((d: any) => d.new_path),
+    ['fix.txt'],
+  );
+  // the merge request lives in the target project: the fork has none
+  res = await s.app.inject({ method: 'GET', url: `/api/v4/projects/${fork.id}/merge_requests/1`, headers: s.tokens.stranger });
+  assert.equal(res.statusCode, 404);
+  // the same source branch again: 409
+  res = await s.app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${fork.id}/merge_requests`,
+    headers: s.tokens.stranger,
+    payload: { title: 'Fix again', source_branch: 'fix', target_branch: 'main', target_project_id: s.project.id },
+  });
+  assert.equal(res.statusCode, 409);
+  // a merge request within the fork (no target_project_id) is the fork's own
+  res = await s.app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${fork.id}/merge_requests`,
+    headers: s.tokens.stranger,
+    payload: { title: 'Own', source_branch: 'fix', target_branch: 'main' },
+  });
+  assert.equal(res.statusCode, 201, res.body);
+  assert.equal(res.json().project_id, fork.id);
+  assert.equal(res.json().iid, 1);
+  assert.equal(res.json().allow_collaboration, false);
+});
