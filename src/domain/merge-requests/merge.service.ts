@@ -608,7 +608,38 @@ export class MergeService {
       );
     }
     await this.storeCheck(mr.id, sha, check.clean, ff, 'checking');
+    if (check.clean && mr.merge_when_pipeline_succeeds && mr.merge_user_id !== null) await this.autoMerge(mr.id);
     return ref;
+  }
+
+  /**
+   * AutoMerge::MergeWhenChecksPassService#process: a merge request with auto-merge set is merged by
+   * the user who set it once a check finds it mergeable (each refusal leaves it waiting).
+   */
+  private async autoMerge(mergeRequestId: number): Promise<void> {
+    const k = this.deps.db.kysely;
+    const mr = await k.selectFrom('merge_requests').selectAll().where('id', '=', mergeRequestId).executeTakeFirst();
+    if (!mr || mr.state !== 'opened' || !mr.merge_when_pipeline_succeeds) return;
+    const user = await this.user(mr.merge_user_id);
+    if (!user || user.state !== 'active') return;
+    const actor = userActor(user);
+    try {
+      const { project, namespace, access } = await this.deps.resolve.project(actor, mr.project_id);
+      const p = paramsOf(mr);
+      await this.merge(
+        actor,
+        { mr, project, namespace, access },
+        {
+          merge_commit_message: typeof p.commit_message === 'string' ? p.commit_message : undefined,
+          squash_commit_message: typeof p.squash_commit_message === 'string' ? p.squash_commit_message : undefined,
+          should_remove_source_branch: p.should_remove_source_branch === undefined ? undefined : truthy(p.should_remove_source_branch),
+          sha: typeof p.sha === 'string' ? p.sha : undefined,
+        },
+      );
+    } catch (e) {
+      if (!(e instanceof DomainError)) throw e;
+      this.deps.log.info({ mergeRequest: mr.id, reason: e.message }, 'auto-merge waits');
+    }
   }
 
   /** The result of a check, unless the merge request changed meanwhile (`from`: the status it must still have). */

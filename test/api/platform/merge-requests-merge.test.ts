@@ -348,6 +348,23 @@ test('merge_when_pipeline_succeeds: a draft keeps auto-merge set (cancel → 201
   assert.equal(now.json().state, 'merged');
   assert.equal(s.head('refs/heads/main^2'), s.shas.b1);
   await s.c.merges.idle();
+
+  // auto-merge set on a draft merges once a check finds it ready, as the user who set it
+  const waiting = await s.app.inject({
+    method: 'PUT',
+    url: `${s.base}/${draft.iid}/merge`,
+    headers: s.tokens.maintainer,
+    payload: { merge_when_pipeline_succeeds: true },
+  });
+  assert.equal(waiting.json().merge_when_pipeline_succeeds, true);
+  const ready2 = await s.app.inject({ method: 'PUT', url: `${s.base}/${draft.iid}`, headers: s.tokens.dev, payload: { title: 'Later' } });
+  assert.equal(ready2.statusCode, 200);
+  s.c.merges.queueRecheck([draft.id]);
+  await s.c.merges.idle();
+  const done = await row(s, draft.id);
+  assert.equal(done.state, 'merged');
+  assert.equal(done.merge_user_id, s.maintainer.id);
+  assert.equal(s.head('refs/heads/main^2'), s.shas.f1);
 });
 
 test('after pushes: a moved source branch updates sha and unchecks; a push of the source into main marks the merge request merged', async (t) => {
