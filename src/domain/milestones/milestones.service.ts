@@ -4,7 +4,7 @@
 // projects), states active | closed, lists with GitLab's filters and order (due date first, undated last,
 // newest first among equals).
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
-import type { Database, MilestoneRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
+import type { Database, MergeRequestRow, MilestoneRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
 import { nextIid } from '../../db/internal-ids.ts';
 import { ciContains, isInt32, isUniqueViolation } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
@@ -338,19 +338,25 @@ export class MilestonesService {
 
   /**
    * Milestones::DestroyService: the milestone's merge requests lose it (each recorded as a milestone
-   * 'remove' event by the actor, updated_at touched), then the milestone goes.
+   * 'remove' event by the actor, updated_at touched, and `onUpdated` told in the same transaction — the
+   * route records the merge request's 'update' hook event there), then the milestone goes.
    */
-  async remove(actor: Actor, parent: MilestoneParent, milestoneId: number): Promise<void> {
+  async remove(
+    actor: Actor,
+    parent: MilestoneParent,
+    milestoneId: number,
+    onUpdated?: (trx: Kysely<Database>, before: MergeRequestRow, after: MergeRequestRow) => Promise<void>,
+  ): Promise<void> {
     this.requireAdmin(actor, parent);
     const m = await this.get(parent, milestoneId);
     await this.k.transaction().execute(async (trx) => {
-      const mrs = await trx.selectFrom('merge_requests').select(['id', 'state']).where('milestone_id', '=', m.id).execute();
+      const before = await trx.selectFrom('merge_requests').selectAll().where('milestone_id', '=', m.id).orderBy('id').execute();
       const now = nowIso();
-      if (mrs.length) {
+      if (before.length) {
         await trx
           .insertInto('resource_milestone_events')
           .values(
-            mrs.map((mr) => ({
+            before.map((mr) => ({
               merge_request_id: mr.id,
               milestone_id: m.id,
               user_id: actor.user?.id ?? null,
@@ -360,7 +366,16 @@ export class MilestonesService {
             })),
           )
           .execute();
-        await trx.updateTable('merge_requests').set({ milestone_id: null, updated_at: now }).where('milestone_id', '=', m.id).execute();
+        const after = await trx
+          .updateTable('merge_requests')
+          .set({ milestone_id: null, updated_at: now })
+          .where('milestone_id', '=', m.id)
+          .returningAll()
+          .execute();
+        if (onUpdated) {
+          const byId = new Map(after.map((r) => [r.id, r]));
+          for (const b of before) await onUpdated(trx, b, byId.get(b.id)!);
+        }
       }
       await trx.deleteFrom('milestones').where('id', '=', m.id).execute();
     });

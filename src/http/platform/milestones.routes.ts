@@ -152,7 +152,14 @@ export function milestonesRoutes(fastify: FastifyInstance, c: Container): void {
 
     app.delete(`${base}/:milestone_id`, { config, schema: { tags: TAGS, params: MilestoneParams } }, async (req, reply) => {
       const parent = await parentOf(req.actor, req.params.id);
-      await milestones.remove(req.actor, parent, req.params.milestone_id);
+      const actor = req.actor;
+      // Each merge request that loses the milestone is updated as MergeRequests::UpdateService would: its hook event.
+      await milestones.remove(actor, parent, req.params.milestone_id, (trx, before, after) =>
+        c.mergeRequests.recordEvent(trx, actor, after, 'update', {
+          milestone_id: { previous: before.milestone_id, current: null },
+          updated_at: { previous: before.updated_at, current: after.updated_at },
+        }),
+      );
       return reply.code(204).send();
     });
 

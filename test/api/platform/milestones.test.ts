@@ -280,6 +280,14 @@ test('project milestones: create validation, permissions, delete', async (t) => 
     events.map((e) => [e.merge_request_id, e.milestone_id, e.user_id, e.action, e.state]),
     [[mr.id, null, dev.id, 'remove', 'opened']],
   );
+  // ... and its merge_request hook event (update, the milestone's change), written in the same transaction
+  const hookEvents = (await c.db.kysely.selectFrom('jobs').select('payload').execute())
+    .map((j) => JSON.parse(j.payload))
+    .filter((p) => p.object_kind === 'merge_request');
+  assert.deepEqual(
+    hookEvents.map((p) => [p.object_attributes.action, p.object_attributes.iid, p.changes.milestone_id]),
+    [['update', 1, { previous: v1.json().id, current: null }]],
+  );
   res = await app.inject({ method: 'DELETE', url: `${url}/${v1.json().id}`, headers });
   assert.deepEqual([res.statusCode, res.json()], [404, { message: '404 Not found' }]);
 
