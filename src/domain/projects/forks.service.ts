@@ -33,6 +33,14 @@ export interface ForkLink {
   root_project_id: number | null;
 }
 
+/** ActiveModel's errors.full_messages: "Project namespace name has already been taken". */
+export function fullMessages(errors: Record<string, string[]>): string[] {
+  return Object.entries(errors).flatMap(([key, msgs]) => {
+    const human = key.replace(/[._]/g, ' ');
+    return msgs.map((m) => `${human.charAt(0).toUpperCase()}${human.slice(1)} ${m}`);
+  });
+}
+
 const VISIBILITIES = Object.keys(VISIBILITY_LEVELS) as VisibilityName[];
 const levelOf = (v: string) => VISIBILITY_LEVELS[v as VisibilityName] ?? 0;
 
@@ -115,8 +123,8 @@ export class ForksService {
         },
       );
     } catch (e) {
-      // The model's errors (a taken name or path, an invalid one): conflict!(errors.messages) — 409.
-      if (e instanceof DomainError && e.kind === 'invalid') throw Errors.raw(409, { message: e.detail });
+      // The model's errors (a taken name or path, an invalid one): conflict!(errors.full_messages) — 409.
+      if (e instanceof DomainError && e.kind === 'invalid') throw Errors.raw(409, { message: fullMessages(e.detail as Record<string, string[]>) });
       throw e;
     }
   }
@@ -133,8 +141,9 @@ export class ForksService {
     if (!(await this.validTarget(actor, namespace))) throw Errors.unauthorized('Target Namespace');
     if (await this.forkedFrom(project.id)) throw Errors.raw(409, { message: 'Project already forked' });
     const root = (await this.forkedFrom(source.id))?.root_project_id ?? source.id;
-    // a project cannot become a fork of itself or of one of its own forks
-    if (source.id === project.id || root === project.id) throw Errors.raw(400, { message: { forked_from_project_id: ['is forbidden'] } });
+    if (source.id === project.id) throw Errors.raw(400, { message: 'Target project cannot be equal to source project' });
+    // nor of one of its own forks
+    if (root === project.id) throw Errors.raw(400, { message: ['Forked from project is forbidden'] });
     return this.deps.db.kysely.transaction().execute(async (trx) => {
       await this.link(trx, project.id, source.id, root);
       return trx.updateTable('projects').set({ updated_at: nowIso() }).where('id', '=', project.id).returningAll().executeTakeFirstOrThrow();

@@ -253,17 +253,17 @@ test('POST /projects/:id/fork: GitLab errors for bad requests, missing rights an
   await expectBody(post(s.source.id, s.as.bob, { visibility: 'secret' }), 400, { error: 'visibility does not have a valid value' });
   await expectBody(post(s.source.id, s.as.bob, { namespace_id: 'abc' }), 400, { error: 'namespace_id is invalid' });
   await expectBody(post(s.source.id, s.as.bob, { path: 'bad path!' }), 409, {
-    message: { path: ["can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'"] },
+    message: ["Path can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'"],
   });
   assert.equal(await count(), before);
   // the same name and path twice in one namespace: 409 with the model's errors
   assert.equal((await post(s.source.id, s.as.bob)).statusCode, 201);
   await expectBody(post(s.source.id, s.as.bob), 409, {
-    message: { 'project_namespace.name': ['has already been taken'], name: ['has already been taken'], path: ['has already been taken'] },
+    message: ['Project namespace name has already been taken', 'Name has already been taken', 'Path has already been taken'],
   });
   // the owner cannot fork into the namespace the source lives in under the same path either
   await expectBody(post(s.source.id, s.as.alice), 409, {
-    message: { 'project_namespace.name': ['has already been taken'], name: ['has already been taken'], path: ['has already been taken'] },
+    message: ['Project namespace name has already been taken', 'Name has already been taken', 'Path has already been taken'],
   });
   assert.equal(await count(), before + 1);
 });
@@ -373,7 +373,7 @@ test('DELETE /projects/:id/fork: the link goes (204, then 304), the fork keeps i
     app.inject({ method: 'POST', url: `/api/v4/projects/${fork.id}/fork/${from}`, headers: h });
   assert.equal((await link(stranger)).statusCode, 403);
   const self = await link(s.as.bob, fork.id);
-  assert.deepEqual([self.statusCode, json(self)], [400, { message: { forked_from_project_id: ['is forbidden'] } }]);
+  assert.deepEqual([self.statusCode, json(self)], [400, { message: 'Target project cannot be equal to source project' }]);
   const missing = await link(s.as.bob, 999999);
   assert.deepEqual([missing.statusCode, json(missing)], [404, { message: '404 Project Not Found' }]);
   const linked = await link(ctx.root);
