@@ -743,6 +743,42 @@ export class MergeRequestsService {
     return { ...found, mr: after };
   }
 
+  // ---- time tracking (TimeTrackingEndpoints) --------------------------------------------------
+
+  /**
+   * time_estimate / reset_time_estimate / add_spent_time / reset_spent_time: admin_merge_request
+   * (a Developer; the author or an assignee as for updates). An update event with the changed times.
+   */
+  async trackTime(actor: Actor, found: FoundMergeRequest, change: { estimate?: number; spent?: number | 'reset' }): Promise<FoundMergeRequest> {
+    await this.requireUpdate(actor, found);
+    const user = actor.user!;
+    const before = found.mr;
+    const set: Partial<MergeRequestRow> = {};
+    if (change.estimate !== undefined) set.time_estimate = change.estimate;
+    if (change.spent === 'reset') set.total_time_spent = 0;
+    else if (change.spent !== undefined) set.total_time_spent = Math.max(0, before.total_time_spent + change.spent);
+    const after = await this.db.transaction().execute(async (trx) => {
+      const now = nowIso();
+      const row = await trx
+        .updateTable('merge_requests')
+        .set({ ...set, updated_at: now })
+        .where('id', '=', before.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      const hook: HookChanges = {};
+      if (set.time_estimate !== undefined && set.time_estimate !== before.time_estimate)
+        hook.time_estimate = { previous: before.time_estimate, current: set.time_estimate };
+      if (set.total_time_spent !== undefined && set.total_time_spent !== before.total_time_spent) {
+        hook.total_time_spent = { previous: before.total_time_spent, current: set.total_time_spent };
+        hook.time_change = { previous: 0, current: set.total_time_spent - before.total_time_spent };
+      }
+      hook.updated_at = { previous: before.updated_at, current: now };
+      await this.recordEvent(trx, user, row, 'update', hook);
+      return row;
+    });
+    return { ...found, mr: after };
+  }
+
   // ---- delete ---------------------------------------------------------------------------------
 
   /** destroy_merge_request: an Owner of the project or an administrator. */
@@ -907,4 +943,68 @@ async function loadViewsSimple(db: Kysely<Database>, rows: MergeRequestRow[]) {
     : [];
   const paths = new Map(projects.map((p) => [p.id, `${p.full_path}/${p.path}`]));
   return rows.map((row) => ({ row, project: { fullPath: paths.get(row.project_id) ?? '' } }));
+}
+
+const DURATION_UNITS: Record<string, number> = {
+  mo: 20 * 8 * 3600,
+  w: 5 * 8 * 3600,
+  d: 8 * 3600,
+  h: 3600,
+  m: 60,
+  s: 1,
+};
+const UNIT_ALIASES: Record<string, string> = {
+  mo: 'mo',
+  mos: 'mo',
+  month: 'mo',
+  months: 'mo',
+  w: 'w',
+  wk: 'w',
+  wks: 'w',
+  week: 'w',
+  weeks: 'w',
+  d: 'd',
+  day: 'd',
+  days: 'd',
+  h: 'h',
+  hr: 'h',
+  hrs: 'h',
+  hour: 'h',
+  hours: 'h',
+  m: 'm',
+  min: 'm',
+  mins: 'm',
+  minute: 'm',
+  minutes: 'm',
+  s: 's',
+  sec: 's',
+  secs: 's',
+  second: 's',
+  seconds: 's',
+};
+
+/**
+ * Gitlab::TimeTrackingFormatter.parse: ChronicDuration with 8-hour days, 5-day weeks and 20-day months;
+ * a bare number counts hours; a leading "-" subtracts (spent time). null when it cannot be read.
+ */
+export function parseDuration(input: string): number | null {
+  let text = input.trim().toLowerCase();
+  if (!text) return null;
+  let sign = 1;
+  if (text.startsWith('-')) {
+    sign = -1;
+    text = text.slice(1).trim();
+  }
+  if (/^\d+(\.\d+)?$/.test(text)) return sign * Math.round(Number(text) * 3600);
+  const re = /(\d+(?:\.\d+)?)\s*([a-z]+)/g;
+  let total = 0;
+  let consumed = '';
+  for (const m of text.matchAll(re)) {
+    const unit = UNIT_ALIASES[m[2]];
+    if (!unit) return null;
+    total += Number(m[1]) * DURATION_UNITS[unit];
+    consumed += m[0];
+  }
+  if (consumed.replace(/\s+/g, '') !== text.replace(/\s+/g, '')) return null;
+  return sign * Math.round(total);
 }

@@ -683,3 +683,42 @@ test('from a fork: the fork is the source, the target its source project; commit
   assert.equal(res.json().iid, 1);
   assert.equal(res.json().allow_collaboration, false);
 });
+
+test('time tracking: estimate, spent time, resets, bad durations, permissions, update events', async (t) => {
+  const s = await setup(t);
+  assert.equal((await createMr(s)).statusCode, 201);
+  const post = (what: string, payload?: Record<string, unknown>, headers = s.tokens.dev) =>
+    s.app.inject({ method: 'POST', url: `${s.base}/1/${what}`, headers, ...(payload ? { payload } : {}) });
+  let res = await post('time_estimate', { duration: '1w 2d 3h30m' });
+  assert.equal(res.statusCode, 200, res.body);
+  assert.deepEqual(res.json(), { time_estimate: 214200, total_time_spent: 0, human_time_estimate: '1w 2d 3h 30m', human_total_time_spent: null });
+  res = await post('add_spent_time', { duration: '90m' });
+  assert.equal(res.statusCode, 201);
+  assert.deepEqual(res.json(), { time_estimate: 214200, total_time_spent: 5400, human_time_estimate: '1w 2d 3h 30m', human_total_time_spent: '1h 30m' });
+  res = await post('add_spent_time', { duration: '-30m' });
+  assert.equal(res.json().total_time_spent, 3600);
+  res = await post('add_spent_time', { duration: '-2h' });
+  assert.equal(res.statusCode, 400);
+  assert.deepEqual(res.json(), { message: { time_spent: ['Time to subtract exceeds the total time spent'] } });
+  res = await post('time_estimate', { duration: 'soon' });
+  assert.equal(res.statusCode, 400);
+  assert.deepEqual(res.json(), { message: { time_estimate: ['must have a valid format and be greater than or equal to zero.'] } });
+  res = await post('time_estimate', {});
+  assert.equal(res.statusCode, 400);
+  assert.deepEqual(res.json(), { error: 'duration is missing' });
+  res = await post('time_estimate', { duration: '2' });
+  assert.equal(res.json().time_estimate, 7200);
+  res = await post('time_estimate', { duration: '1h' }, s.tokens.reporter);
+  assert.equal(res.statusCode, 403);
+  res = await post('reset_spent_time');
+  assert.equal(res.statusCode, 200);
+  assert.equal(res.json().total_time_spent, 0);
+  res = await post('reset_time_estimate');
+  assert.deepEqual(res.json(), { time_estimate: 0, total_time_spent: 0, human_time_estimate: null, human_total_time_spent: null });
+  const ev = (await events(s)).filter((e) => e.object_attributes.action === 'update');
+  assert.deepEqual(ev[0].changes.time_estimate, { previous: 0, current: 214200 });
+  assert.deepEqual(ev[1].changes.total_time_spent, { previous: 0, current: 5400 });
+  assert.deepEqual(ev[1].changes.time_change, { previous: 0, current: 5400 });
+  const row = await s.c.db.kysely.selectFrom('merge_requests').select(['time_estimate', 'total_time_spent']).executeTakeFirstOrThrow();
+  assert.deepEqual(row, { time_estimate: 0, total_time_spent: 0 });
+});

@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
 import type { Actor } from '../../../domain/access/actor.ts';
-import type { FoundMergeRequest } from '../../../domain/merge-requests/merge-requests.service.ts';
+import { type FoundMergeRequest, parseDuration } from '../../../domain/merge-requests/merge-requests.service.ts';
 import { diffBetween, diffEntity, diffLimits } from '../../../git/diff.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { paginateArray } from '../../../lib/pagination.ts';
@@ -364,6 +364,55 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
       human_time_estimate: humanTime(mr.time_estimate),
       human_total_time_spent: humanTime(mr.total_time_spent),
     };
+  });
+
+  // ---- time tracking (lib/api/time_tracking_endpoints.rb) -----------------------------------------
+
+  const timeStats = (mr: FoundMergeRequest['mr']) => ({
+    time_estimate: mr.time_estimate,
+    total_time_spent: mr.total_time_spent,
+    human_time_estimate: humanTime(mr.time_estimate),
+    human_total_time_spent: humanTime(mr.total_time_spent),
+  });
+  const DurationBody = Type.Object({ duration: Type.String(), summary: Type.Optional(Type.String()) });
+
+  app.post(
+    `${one}/time_estimate`,
+    { config: write, schema: { tags: TAGS, params: IidParams, body: DurationBody, response: { 200: TimeStatsSchema } } },
+    async (req, reply) => {
+      const seconds = parseDuration(req.body.duration);
+      if (seconds === null || seconds < 0) throw Errors.invalid({ time_estimate: ['must have a valid format and be greater than or equal to zero.'] });
+      const found = await mrs.trackTime(req.actor, await find(req), { estimate: seconds });
+      reply.code(200);
+      return timeStats(found.mr);
+    },
+  );
+  app.post(
+    `${one}/reset_time_estimate`,
+    { config: write, schema: { tags: TAGS, params: IidParams, response: { 200: TimeStatsSchema } } },
+    async (req, reply) => {
+      const found = await mrs.trackTime(req.actor, await find(req), { estimate: 0 });
+      reply.code(200);
+      return timeStats(found.mr);
+    },
+  );
+  app.post(
+    `${one}/add_spent_time`,
+    { config: write, schema: { tags: TAGS, params: IidParams, body: DurationBody, response: { 201: TimeStatsSchema } } },
+    async (req, reply) => {
+      const seconds = parseDuration(req.body.duration);
+      if (seconds === null || seconds === 0) throw Errors.invalid({ time_spent: ['must have a valid format'] });
+      const found = await find(req);
+      if (found.mr.total_time_spent + seconds < 0) throw Errors.invalid({ time_spent: ['Time to subtract exceeds the total time spent'] });
+      const updated = await mrs.trackTime(req.actor, found, { spent: seconds });
+      reply.code(201);
+      return timeStats(updated.mr);
+    },
+  );
+  app.post(`${one}/reset_spent_time`, { config: write, schema: { tags: TAGS, params: IidParams, response: { 200: TimeStatsSchema } } }, async (req, reply) => {
+    const found = await mrs.trackTime(req.actor, await find(req), { spent: 'reset' });
+    reply.code(200);
+    return timeStats(found.mr);
   });
 
   // ---- resource events (lib/api/resource_label_events.rb & co.) ---------------------------------
