@@ -602,7 +602,10 @@ export class LabelsService {
     if (parent.type === 'Project') Object.assign(errors, priorityErrors(input.priority));
     if (Object.keys(errors).length) throw Errors.invalid(errors);
     if (title !== undefined && title !== label.title) {
-      if (await this.titleTaken(this.k, parent, title, label.id)) throw Errors.invalid({ title: ['has already been taken'] });
+      // Label validates uniqueness within its own project or group only (inherited titles may be repeated on rename).
+      let same = this.k.selectFrom('labels').select('id').where(ciEquals('title', title)).where('id', '!=', label.id);
+      same = parent.type === 'Project' ? same.where('project_id', '=', parent.project.id) : same.where('group_id', '=', parent.group.id);
+      if (await same.executeTakeFirst()) throw Errors.invalid({ title: ['has already been taken'] });
       set.title = title;
     }
     if (color !== undefined) set.color = color;

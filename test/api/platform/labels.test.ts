@@ -280,6 +280,11 @@ test('project labels: update, priority, delete removes links', async (t) => {
     .executeTakeFirstOrThrow();
   res = await app.inject({ method: 'PUT', url: `${url}/${groupLabel.id}`, headers, payload: { color: 'red' } });
   assert.deepEqual([res.statusCode, res.json()], [404, { message: '404 Label Not Found' }]);
+  // renaming is checked within the project only (Label's uniqueness scope): an inherited title may be taken
+  res = await app.inject({ method: 'PUT', url: `${url}/${other.id}`, headers, payload: { new_name: 'INHERITED' } });
+  assert.deepEqual([res.statusCode, res.json().name], [200, 'INHERITED']);
+  res = await app.inject({ method: 'PUT', url: `${url}/INHERITED`, headers, payload: { new_name: 'other' } });
+  assert.deepEqual([res.statusCode, res.json().name], [200, 'other']);
 
   // delete: the label and its merge request links go
   const now = row.created_at;
