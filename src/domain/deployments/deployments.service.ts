@@ -337,6 +337,7 @@ export class DeploymentsService {
         .returningAll()
         .executeTakeFirstOrThrow();
       if (links) await this.link(trx, d, env.id, links);
+      if (input.status === 'success') await this.startEnvironment(trx, env.id);
       return d;
     });
   }
@@ -359,8 +360,19 @@ export class DeploymentsService {
         .executeTakeFirst();
       if (!updated) throw Errors.conflict('The deployment changed meanwhile');
       if (links) await this.link(trx, updated, env.id, links);
+      if (status === 'success') await this.startEnvironment(trx, env.id);
       return updated;
     });
+  }
+
+  /** Deployments::UpdateEnvironmentService: a successful deployment starts a stopped environment again. */
+  private async startEnvironment(trx: Kysely<Database>, environmentId: number): Promise<void> {
+    await trx
+      .updateTable('environments')
+      .set({ state: 'available', updated_at: nowIso() })
+      .where('id', '=', environmentId)
+      .where('state', '!=', 'available')
+      .execute();
   }
 
   /** Ci::Deployments::DestroyService: not a running one, not the one an environment shows as deployed. */

@@ -284,8 +284,14 @@ test('deployments: create with real commits, list with GitLab orders and filters
   const gone = await del(d2.id);
   assert.equal(gone.statusCode, 204);
   await expect(del(d2.id), 404, { message: '404 Deployment Not Found' });
+  // a successful deployment starts a stopped environment again
+  await app.inject({ method: 'POST', url: `/api/v4/projects/${s.project.id}/environments/${env.id}/stop`, headers: s.as.developer });
+  assert.equal((await c.db.kysely.selectFrom('environments').select('state').where('id', '=', env.id).executeTakeFirstOrThrow()).state, 'stopped');
+  const restarted = await post({ environment: 'staging', sha: s.c3, ref: 'main', tag: false, status: 'success' });
+  assert.equal(restarted.statusCode, 201);
+  assert.equal((await c.db.kysely.selectFrom('environments').select('state').where('id', '=', env.id).executeTakeFirstOrThrow()).state, 'available');
   // the next iid never reuses a number
-  assert.equal(json(await post({ environment: 'production', sha: s.c3, ref: 'main', tag: false, status: 'created' })).iid, 5);
+  assert.equal(json(await post({ environment: 'production', sha: s.c3, ref: 'main', tag: false, status: 'created' })).iid, 6);
 });
 
 test('a successful deployment links the merged merge requests it shipped, once per environment', async (t) => {
