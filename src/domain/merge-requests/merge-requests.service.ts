@@ -242,6 +242,11 @@ export class MergeRequestsService {
     return git.source ?? git.target;
   }
 
+  /** changes_count of one merge request (its diff's files, "1000+" past the limit). */
+  async changesCountOf(found: Pick<FoundMergeRequest, 'mr' | 'project'>): Promise<string | null> {
+    return this.changesCount(await this.gitOf(found), found.mr);
+  }
+
   /** MergeRequestDiff#real_size: the number of changed files, "1000+" past the limit; null without a diff. */
   private async changesCount(git: { source: Repository | null; target: Repository | null }, mr: MergeRequestRow): Promise<string | null> {
     const repo = this.diffRepo(git);

@@ -722,3 +722,34 @@ test('time tracking: estimate, spent time, resets, bad durations, permissions, u
   const row = await s.c.db.kysely.selectFrom('merge_requests').select(['time_estimate', 'total_time_spent']).executeTakeFirstOrThrow();
   assert.deepEqual(row, { time_estimate: 0, total_time_spent: 0 });
 });
+
+test('diff versions: the current diff as the one version, with its commits and diffs', async (t) => {
+  const s = await setup(t);
+  const created = (await createMr(s)).json();
+  const list = await s.app.inject({ method: 'GET', url: `${s.base}/1/versions`, headers: s.tokens.dev });
+  assert.equal(list.statusCode, 200);
+  const version = {
+    id: created.id,
+    head_commit_sha: s.shas.c2,
+    base_commit_sha: s.shas.c1,
+    start_commit_sha: s.shas.c1,
+    created_at: list.json()[0].created_at,
+    merge_request_id: created.id,
+    state: 'collected',
+    real_size: '2',
+    patch_id_sha: null,
+  };
+  assert.deepEqual(list.json(), [version]);
+  const one = await s.app.inject({ method: 'GET', url: `${s.base}/1/versions/${created.id}`, headers: s.tokens.dev });
+  assert.equal(one.statusCode, 200);
+  const b = one.json();
+  assert.deepEqual({ ...b, commits: undefined, diffs: undefined }, { ...version, commits: undefined, diffs: undefined });
+  assert.deepEqual(b.commits, [commitJson(s.dir, s.shas.c2, s.webUrl)]);
+  assert.deepEqual(
+    b.diffs.map((d: any) => d.new_path),
+    ['README.md', 'f.txt'],
+  );
+  const missing = await s.app.inject({ method: 'GET', url: `${s.base}/1/versions/${created.id + 100}`, headers: s.tokens.dev });
+  assert.equal(missing.statusCode, 404);
+  assert.deepEqual(missing.json(), { message: '404 Not found' });
+});

@@ -151,6 +151,19 @@ const MilestoneEventSchema = Type.Object({
   state: Type.String(),
 });
 const StateEventSchema = Type.Object({ ...eventBase, state: Type.String() });
+const VersionProps = {
+  id: Type.Integer(),
+  head_commit_sha: Type.String(),
+  base_commit_sha: NullableString,
+  start_commit_sha: NullableString,
+  created_at: Type.String(),
+  merge_request_id: Type.Integer(),
+  state: Type.String(),
+  real_size: Type.String(),
+  patch_id_sha: NullableString,
+};
+const VersionSchema = Type.Object(VersionProps);
+const VersionFullSchema = Type.Object({ ...VersionProps, commits: Type.Array(CommitSchema), diffs: Type.Array(DiffSchema) });
 const ReviewerSchema = Type.Object({ user: UserRefSchema, state: Type.String(), created_at: Type.String() });
 
 /** Grape's CommaSeparatedToArray / CommaSeparatedToIntegerArray, and "" for the integer ids that clear. */
@@ -365,6 +378,57 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
       human_total_time_spent: humanTime(mr.total_time_spent),
     };
   });
+
+  // ---- diff versions (lib/api/merge_request_diffs.rb) ----------------------------------------------
+  // No diff history is kept: a merge request has one version, its current diff, named by its own id.
+
+  const versionOf = async (found: FoundMergeRequest) => {
+    const { mr } = found;
+    if (!mr.sha) return null;
+    const git = await mrs.gitOf(found);
+    const start = mr.state === 'opened' && git.target ? ((await git.target.resolveCommit(mr.target_branch)) ?? mr.diff_base_sha) : mr.diff_base_sha;
+    return {
+      id: mr.id,
+      head_commit_sha: mr.sha,
+      base_commit_sha: mr.diff_base_sha,
+      start_commit_sha: start,
+      created_at: mr.updated_at,
+      merge_request_id: mr.id,
+      state: 'collected',
+      real_size: (await mrs.changesCountOf(found)) ?? '0',
+      patch_id_sha: null,
+    };
+  };
+
+  app.get(
+    `${one}/versions`,
+    { config: read, schema: { tags: TAGS, params: IidParams, querystring: PageQuery, response: { 200: Type.Array(VersionSchema) } } },
+    async (req, reply) => {
+      const found = await find(req);
+      const v = await versionOf(found);
+      const page = paginateArray(c.config.externalUrl, { path: pathOf(req), params: linkParams(req.query, req.params), ...req.query }, v ? [v] : []);
+      reply.headers(page.headers);
+      return page.items;
+    },
+  );
+  app.get(
+    `${one}/versions/:version_id`,
+    { config: read, schema: { tags: TAGS, params: EventParams('version_id'), querystring: ChangesQuery, response: { 200: VersionFullSchema } } },
+    async (req) => {
+      const params = req.params as { id: string; merge_request_iid: number; version_id: number };
+      const found = await mrs.find(req.actor, params.id, params.merge_request_iid);
+      const v = await versionOf(found);
+      if (!v || v.id !== params.version_id) throw Errors.recordNotFound();
+      const webUrl = `${c.config.externalUrl}/${found.namespace.full_path}/${found.project.path}`;
+      const source = await mrs.diffSource(found);
+      const diff = source ? await diffBetween(source.repo, source.base, source.head, { ...diffLimits(await c.settings.get(), true), enforce: false }) : null;
+      return {
+        ...v,
+        commits: (await mrs.commits(found)).map((x) => commitBasic(x, webUrl)),
+        diffs: diff ? diff.files.map((f) => diffEntity(f, req.query.unidiff === true)) : [],
+      };
+    },
+  );
 
   // ---- time tracking (lib/api/time_tracking_endpoints.rb) -----------------------------------------
 
