@@ -217,3 +217,13 @@ test('with_merge_status_recheck: accepted, the list is not held up', async (t) =
   const row = await mr(P.pub);
   assert.deepEqual(idsOf(await get(app, `/api/v4/projects/${P.pub.id}/merge_requests?with_merge_status_recheck=true`, meTok)), [row.id]);
 });
+
+test('references.relative: relative to the project listed, the full path from another group, short on the global list', async (t) => {
+  const w = await world(t);
+  await w.mr(w.P.subpub);
+  const refs = async (url: string) => (await get(w.app, url, w.meTok)).json()[0].references;
+  assert.deepEqual(await refs(`/api/v4/projects/${w.P.subpub.id}/merge_requests`), { short: '!1', relative: '!1', full: 'top/sub/subpub!1' });
+  assert.deepEqual(await refs(`/api/v4/groups/${w.top.id}/merge_requests`), { short: '!1', relative: 'top/sub/subpub!1', full: 'top/sub/subpub!1' });
+  // no project or group to be relative to: GitLab's to_reference(nil) is the short form
+  assert.deepEqual(await refs('/api/v4/merge_requests?scope=all'), { short: '!1', relative: '!1', full: 'top/sub/subpub!1' });
+});

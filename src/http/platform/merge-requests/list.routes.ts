@@ -5,11 +5,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
-import { actorKey, type Actor } from '../../../domain/access/actor.ts';
+import { actorKey } from '../../../domain/access/actor.ts';
 import { canReadMergeRequests, type MergeRequestListScope } from '../../../domain/merge-requests/merge-requests-query.ts';
 import type { MergeRequestRow } from '../../../db/schema.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { offsetPaginate, type PageRequest } from '../../../lib/pagination.ts';
+import { MergeRequestBasicSchema } from '../entities/merge-request.entity.ts';
 import { linkParams } from '../schemas/common.ts';
 import { GlobalListQuery, GroupListQuery, ProjectListQuery, toFilters, type MergeRequestListQuery } from '../schemas/merge-request-list.ts';
 
@@ -38,9 +39,9 @@ export const MR_LIST_TABLES = [
 ] as const;
 
 const IdParams = Type.Object({ id: Type.String() });
+/** MergeRequestBasic; view=simple pages are serialised apart (see `serialize`) */
+const Page = { 200: Type.Array(MergeRequestBasicSchema) };
 
-type PresentOpts = { view?: 'simple'; withLabelsDetails?: boolean };
-type Present = (actor: Actor, rows: MergeRequestRow[], opts: PresentOpts) => Promise<unknown[]>;
 type Recheck = (ids: number[]) => unknown;
 
 export function mergeRequestListRoutes(fastify: FastifyInstance, c: Container): void {
@@ -62,8 +63,14 @@ export function mergeRequestListRoutes(fastify: FastifyInstance, c: Container): 
     reply.headers(page.headers);
     const rows = page.items as MergeRequestRow[];
     if (q.with_merge_status_recheck && rows.length) queueRecheck(rows.map((r) => r.id));
-    const present = (c.mergeRequests as unknown as { present: Present }).present.bind(c.mergeRequests);
-    return present(actor, rows, { view: q.view, withLabelsDetails: !!q.with_labels_details });
+    // references.relative: relative to the project or group listed (GitLab's `from` of the list)
+    const from =
+      where.kind === 'project'
+        ? { project: { id: where.project.id, namespace_id: where.project.namespace_id } }
+        : where.kind === 'group'
+          ? { group: { id: where.group.id } }
+          : null;
+    return c.mergeRequests.present(actor, rows, { view: q.view, withLabelsDetails: !!q.with_labels_details, from });
   }
 
   /** with_merge_status_recheck: asks the merge service for an asynchronous recheck; never waits, never fails the list. */
@@ -86,7 +93,7 @@ export function mergeRequestListRoutes(fastify: FastifyInstance, c: Container): 
     serialize: serialize(q),
   });
 
-  app.get('/api/v4/merge_requests', { config: read, schema: { tags: TAGS, querystring: GlobalListQuery } }, async (req, reply) => {
+  app.get('/api/v4/merge_requests', { config: read, schema: { tags: TAGS, querystring: GlobalListQuery, response: Page } }, async (req, reply) => {
     // authenticate! unless params[:scope] == 'all'
     if (!req.actor.user && req.query.scope !== 'all') throw Errors.unauthorized();
     return app.cachedResponse(req, reply, cacheOpts(req, req.query), () => listPage(req, reply, { kind: 'all' }, req.query, {}));
@@ -94,7 +101,7 @@ export function mergeRequestListRoutes(fastify: FastifyInstance, c: Container): 
 
   app.get(
     '/api/v4/projects/:id/merge_requests',
-    { config: read, schema: { tags: TAGS, params: IdParams, querystring: ProjectListQuery } },
+    { config: read, schema: { tags: TAGS, params: IdParams, querystring: ProjectListQuery, response: Page } },
     async (req, reply) =>
       app.cachedResponse(req, reply, cacheOpts(req, req.query, `|project:${req.params.id}`), async () => {
         const { project, access } = await c.resolve.project(req.actor, req.params.id);
@@ -106,7 +113,7 @@ export function mergeRequestListRoutes(fastify: FastifyInstance, c: Container): 
 
   app.get(
     '/api/v4/groups/:id/merge_requests',
-    { config: read, schema: { tags: ['groups', ...TAGS], params: IdParams, querystring: GroupListQuery } },
+    { config: read, schema: { tags: ['groups', ...TAGS], params: IdParams, querystring: GroupListQuery, response: Page } },
     async (req, reply) =>
       app.cachedResponse(req, reply, cacheOpts(req, req.query, `|group:${req.params.id}`), async () => {
         const { group } = await c.resolve.group(req.actor, req.params.id);
