@@ -181,9 +181,14 @@ export class RepositoryStore {
     };
     visit(dir, 0);
     for (const b of order) {
-      // only the direct borrowers stop borrowing; deeper ones keep reading through their own source
-      if (readAlternate(b) === dir) await this.disconnectDir(b);
-      else await git(['repack', '-a', '-d', '-q'], { gitDir: b, timeoutMs: 30 * 60_000 });
+      try {
+        // only the direct borrowers stop borrowing; deeper ones keep reading through their own source
+        if (readAlternate(b) === dir) await this.disconnectDir(b);
+        else await git(['repack', '-a', '-d', '-q'], { gitDir: b, timeoutMs: 30 * 60_000 });
+      } catch (e) {
+        // a borrower removed meanwhile (a group deleted with a project and its fork) needs nothing
+        if (fs.existsSync(path.join(b, 'HEAD'))) throw e;
+      }
     }
   }
 

@@ -471,3 +471,30 @@ test('a source moved to another storage: its forks follow; a source without a re
   assert.equal(json(res).empty_repo, true);
   assert.equal(fs.existsSync(path.join(c.repos.pathOf(empty), 'objects/info/alternates')), false);
 });
+
+test('a group deleted with a project and its fork: both repositories go', async (t) => {
+  const ctx = await buildTestApp(t);
+  const { app, c, seed } = ctx;
+  const s = await setup(ctx);
+  const g = await seed.group({ path: 'team', name: 'Team', visibility: 'public' });
+  await seed.member({ group: g }, s.bob, 50);
+  const inGroup = json(await app.inject({ method: 'POST', url: `/api/v4/projects/${s.source.id}/fork`, headers: s.as.bob, payload: { namespace_id: g.id } }));
+  const again = json(
+    await app.inject({
+      method: 'POST',
+      url: `/api/v4/projects/${inGroup.id}/fork`,
+      headers: s.as.bob,
+      payload: { namespace_id: g.id, path: 'again', name: 'Again' },
+    }),
+  );
+  const dirs = [c.repos.pathOf(await row(ctx, inGroup.id)), c.repos.pathOf(await row(ctx, again.id))];
+  const res = await app.inject({ method: 'DELETE', url: `/api/v4/groups/${g.id}`, headers: ctx.root });
+  assert.equal(res.statusCode, 202, res.body);
+  await c.repos.idle();
+  assert.deepEqual(
+    dirs.map((d) => fs.existsSync(d)),
+    [false, false],
+  );
+  // the source keeps no borrower that is gone
+  bareGit(s.dir, ['fsck', '--connectivity-only']);
+});
