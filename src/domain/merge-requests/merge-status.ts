@@ -19,7 +19,10 @@ export interface MergeFacts {
   approvalsGiven: number;
   /** the project's only_allow_merge_if_all_discussions_are_resolved (default false) */
   discussionsMustBeResolved?: boolean;
-  /** the project's merge_method is ff or rebase_merge (default false) */
+  /**
+   * the project's merge_method is ff or rebase_merge; when not given, the last check's verdict stands
+   * (it stores fast_forward_possible = 0 only when the merge method needs a fast-forward)
+   */
   fastForwardOnly?: boolean;
   /** the source branch is gone (commits_status) */
   sourceBranchMissing?: boolean;
@@ -52,7 +55,7 @@ export function detailedMergeStatus(mr: StatusRow, facts: MergeFacts = NO_FACTS)
   const failed = stateCheckFailure(mr, facts);
   if (failed) return failed;
   if (hasConflicts(mr.merge_status)) return 'conflict';
-  if (facts.fastForwardOnly && mr.fast_forward_possible === 0) return 'need_rebase';
+  if (facts.fastForwardOnly !== false && mr.fast_forward_possible === 0) return 'need_rebase';
   return 'mergeable';
 }
 

@@ -248,7 +248,7 @@ export class MergeService {
     const check = await mergeability(ctx.repo, target.commit, sourceSha);
     const ffPossible = await ctx.repo.isAncestor(target.commit, sourceSha);
     if (!check.clean || (facts.fastForwardOnly && !ffPossible)) {
-      await this.storeCheck(mr.id, sourceSha, check.clean, ffPossible, null);
+      await this.storeCheck(mr.id, sourceSha, check.clean, ffPossible ? 1 : facts.fastForwardOnly ? 0 : null, null);
       throw Errors.unprocessable('Branch cannot be merged');
     }
     if (params.sha !== undefined && params.sha !== sourceSha) throw Errors.conflict(`SHA does not match HEAD of source branch: ${sourceSha}`);
@@ -588,7 +588,7 @@ export class MergeService {
       : null;
     const target = await repo.branch(mr.target_branch);
     if (!sha || !target) {
-      await this.storeCheck(mr.id, sha ?? mr.sha, false, false, 'checking');
+      await this.storeCheck(mr.id, sha ?? mr.sha, false, null, 'checking');
       return null;
     }
     const check = await mergeability(repo, target.commit, sha);
@@ -607,7 +607,8 @@ export class MergeService {
         },
       );
     }
-    await this.storeCheck(mr.id, sha, check.clean, ff, 'checking');
+    const method = (settingsOf(rows.project) as Json).merge_method;
+    await this.storeCheck(mr.id, sha, check.clean, ff ? 1 : method === 'ff' || method === 'rebase_merge' ? 0 : null, 'checking');
     if (check.clean && mr.merge_when_pipeline_succeeds && mr.merge_user_id !== null) await this.autoMerge(mr.id);
     return ref;
   }
@@ -642,11 +643,15 @@ export class MergeService {
     }
   }
 
-  /** The result of a check, unless the merge request changed meanwhile (`from`: the status it must still have). */
-  private async storeCheck(id: number, sha: string | null, clean: boolean, ff: boolean, from: string | null): Promise<void> {
+  /**
+   * The result of a check, unless the merge request changed meanwhile (`from`: the status it must
+   * still have). `ff`: 1 when a fast-forward is possible, 0 when it is not and the project's merge
+   * method needs one (need_rebase), null when it does not matter.
+   */
+  private async storeCheck(id: number, sha: string | null, clean: boolean, ff: 0 | 1 | null, from: string | null): Promise<void> {
     let q = this.deps.db.kysely
       .updateTable('merge_requests')
-      .set({ merge_status: clean ? 'can_be_merged' : 'cannot_be_merged', fast_forward_possible: ff ? 1 : 0, sha })
+      .set({ merge_status: clean ? 'can_be_merged' : 'cannot_be_merged', fast_forward_possible: ff, sha })
       .where('id', '=', id)
       .where('state', '=', 'opened');
     if (from) q = q.where('merge_status', '=', from);

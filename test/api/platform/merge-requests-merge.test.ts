@@ -295,7 +295,8 @@ test('fast-forward merge method: need_rebase until rebased, then main moves to t
   const mr = await s.create('behind');
   s.c.merges.queueRecheck([mr.id]);
   await s.c.merges.idle();
-  // the entity's detailed_merge_status needs the project's merge method among its facts (the presenter's part)
+  const got = await s.app.inject({ method: 'GET', url: `${s.base}/${mr.iid}`, headers: s.tokens.dev });
+  assert.equal(got.json().detailed_merge_status, 'need_rebase');
   const checked = await row(s, mr.id);
   assert.equal(checked.merge_status, 'can_be_merged');
   assert.equal(checked.fast_forward_possible, 0);
@@ -311,6 +312,8 @@ test('fast-forward merge method: need_rebase until rebased, then main moves to t
   const again = await row(s, mr.id);
   assert.equal(again.fast_forward_possible, 1);
   assert.equal(detailedMergeStatus(again, await s.c.merges.facts(again, await project(s))), 'mergeable');
+  const gotAgain = await s.app.inject({ method: 'GET', url: `${s.base}/${mr.iid}`, headers: s.tokens.dev });
+  assert.equal(gotAgain.json().detailed_merge_status, 'mergeable');
   const r = await s.app.inject({ method: 'PUT', url: `${s.base}/${mr.iid}/merge`, headers: s.tokens.maintainer });
   assert.equal(r.statusCode, 200, r.body);
   assert.equal(s.head('refs/heads/main'), rebased);
