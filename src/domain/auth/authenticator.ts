@@ -1,5 +1,6 @@
 // Credentials → Actor (reference §3). Order: job token, bearer (OAuth, then personal token),
 // private token, session cookie. A credential that is present but unknown is a 401, never anonymous.
+import { isInt32 } from '../../db/sql.ts';
 import type { Db } from '../../db/connect.ts';
 import type { PatRow, UserRow } from '../../db/schema.ts';
 import { stamp, type Versions } from '../../db/versions.ts';
@@ -96,7 +97,7 @@ export class Authenticator {
 
   async findUserByIdOrUsername(ident: string): Promise<UserRow | undefined> {
     const q = this.db.kysely.selectFrom('users').selectAll();
-    if (/^\d+$/.test(ident)) {
+    if (/^\d+$/.test(ident) && isInt32(Number(ident))) {
       const byId = await q.where('id', '=', Number(ident)).executeTakeFirst();
       if (byId) return byId;
     }

@@ -128,6 +128,10 @@ test('sudo: the four error cases and a successful switch', async (t) => {
   res = await app.inject({ method: 'GET', url: '/api/v4/version?sudo=nobody', headers: root });
   assert.equal(res.statusCode, 404);
   assert.deepEqual(res.json(), { message: "404 User with ID or username 'nobody' Not Found" });
+  // an id beyond the id column names nobody (PostgreSQL would refuse to compare it: never a 500)
+  res = await app.inject({ method: 'GET', url: '/api/v4/version?sudo=99999999999999999999', headers: root });
+  assert.equal(res.statusCode, 404);
+  assert.deepEqual(res.json(), { message: "404 User with ID or username '99999999999999999999' Not Found" });
   // anonymous with sudo
   res = await app.inject({ method: 'GET', url: '/api/v4/version', headers: { sudo: 'alice' } });
   assert.equal(res.statusCode, 401);
