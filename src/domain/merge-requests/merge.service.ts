@@ -80,6 +80,7 @@ export class MergeService {
   private readonly running = new Set<Promise<unknown>>();
   private draining: Promise<void> | null = null;
   private redrain = false;
+  private lastStuckSweep = 0;
   private readonly workerId = `${os.hostname()}:${process.pid}:merges:${Math.random().toString(36).slice(2, 8)}`;
 
   constructor(readonly deps: FeatureDeps) {
@@ -270,7 +271,15 @@ export class MergeService {
     const now = nowIso();
     const locked = await k
       .updateTable('merge_requests')
-      .set({ state: 'locked', squash: squash ? 1 : 0, merge_params: JSON.stringify(mergeParams), sha: sourceSha, merge_error: null, updated_at: now })
+      .set({
+        state: 'locked',
+        squash: squash ? 1 : 0,
+        merge_params: JSON.stringify(mergeParams),
+        sha: sourceSha,
+        merge_user_id: actor.user!.id,
+        merge_error: null,
+        updated_at: now,
+      })
       .where('id', '=', mr.id)
       .where('state', '=', 'opened')
       .executeTakeFirst();
@@ -291,7 +300,7 @@ export class MergeService {
       const message = e instanceof DomainError && typeof e.detail === 'string' ? e.detail : 'Something went wrong during merge';
       await k
         .updateTable('merge_requests')
-        .set({ state: 'opened', merge_error: message, updated_at: nowIso() })
+        .set({ state: 'opened', merge_user_id: mr.merge_user_id, merge_error: message, updated_at: nowIso() })
         .where('id', '=', mr.id)
         .where('state', '=', 'locked')
         .execute();
@@ -523,6 +532,10 @@ export class MergeService {
   /** One round of queued checks (also the worker's, for what another process left): the number of jobs done. */
   async runQueuedChecks(limit = 20): Promise<number> {
     const k = this.deps.db.kysely;
+    if (Date.now() - this.lastStuckSweep > 60_000) {
+      this.lastStuckSweep = Date.now();
+      await this.unlockStuck().catch((e) => this.deps.log.error({ err: e }, 'unlocking stuck merges failed'));
+    }
     const now = nowIso();
     const until = new Date(Date.now() + LEASE_MS).toISOString();
     const due = k
@@ -656,6 +669,48 @@ export class MergeService {
       .where('state', '=', 'opened');
     if (from) q = q.where('merge_status', '=', from);
     await q.execute();
+  }
+
+  /**
+   * StuckMergeJobsWorker: merge requests left `locked` by a process that died while merging. One whose
+   * source head the target branch now contains was merged (the ref moved, the row did not follow):
+   * merged, with the merge commit when the target's first-parent history has one with that head as
+   * parent; any other is open again. Returns how many were settled.
+   */
+  async unlockStuck(olderThanMs = 10 * 60_000): Promise<number> {
+    const k = this.deps.db.kysely;
+    const cutoff = new Date(Date.now() - olderThanMs).toISOString();
+    const stuck = await k.selectFrom('merge_requests').selectAll().where('state', '=', 'locked').where('updated_at', '<', cutoff).limit(50).execute();
+    for (const mr of stuck) {
+      const rows = await this.projectRows(mr.project_id);
+      const repo = rows ? this.deps.repos.repository(rows.project) : null;
+      const target = repo?.exists() ? await repo.branch(mr.target_branch) : undefined;
+      const merged = !!(repo && target && mr.sha && (await repo.info(mr.sha)) && (await repo.isAncestor(mr.sha, target.commit)));
+      const now = nowIso();
+      if (!merged) {
+        await k.updateTable('merge_requests').set({ state: 'opened', updated_at: now }).where('id', '=', mr.id).where('state', '=', 'locked').execute();
+        continue;
+      }
+      const log = await repo!.run(['rev-list', '--first-parent', '--parents', '--max-count=1000', target!.commit]);
+      const line = log.stdout
+        .toString()
+        .split('\n')
+        .find((l) => l.split(' ').slice(1).includes(mr.sha!));
+      await k.transaction().execute(async (trx) => {
+        const r = await trx
+          .updateTable('merge_requests')
+          .set({ state: 'merged', merge_commit_sha: line ? line.split(' ')[0] : null, merged_at: now, updated_at: now })
+          .where('id', '=', mr.id)
+          .where('state', '=', 'locked')
+          .executeTakeFirst();
+        if (Number(r.numUpdatedRows) !== 1) return;
+        await trx
+          .insertInto('resource_state_events')
+          .values({ merge_request_id: mr.id, user_id: mr.merge_user_id, state: 'merged', source_commit: null, created_at: now })
+          .execute();
+      });
+    }
+    return stuck.length;
   }
 
   // ---- after pushes ------------------------------------------------------------------------------

@@ -448,3 +448,30 @@ test('from a fork: the source branch is fetched into the target as refs/merge-re
   assert.equal(bareGit(s.dir, ['show', 'refs/heads/main:fork.txt']), 'from the fork\n');
   await s.c.merges.idle();
 });
+
+test('merges left locked by a process that died: merged when the target contains the source head (with its merge commit), else open again', async (t) => {
+  const s = await setup(t);
+  const done = await s.create('feature', 'Died after the ref moved');
+  const lost = await s.create('behind', 'Died before');
+  const old = new Date(Date.now() - 3_600_000).toISOString();
+  for (const mr of [done, lost]) {
+    await s.c.db.kysely
+      .updateTable('merge_requests')
+      .set({ state: 'locked', merge_user_id: s.maintainer.id, updated_at: old })
+      .where('id', '=', mr.id)
+      .execute();
+  }
+  s.wt.git(['fetch', '-q', 'origin']);
+  s.wt.checkout('main').git(['reset', '-q', '--hard', 'origin/main']);
+  s.wt.git(['merge', '-q', '--no-ff', '--no-edit', 'origin/feature']);
+  s.wt.push('main');
+  const mergeCommit = s.head('refs/heads/main');
+  assert.equal(await s.c.merges.unlockStuck(), 2);
+  const a = await row(s, done.id);
+  assert.equal(a.state, 'merged');
+  assert.equal(a.merge_commit_sha, mergeCommit);
+  const b = await row(s, lost.id);
+  assert.equal(b.state, 'opened');
+  assert.equal(await s.c.merges.unlockStuck(), 0);
+  await s.c.merges.idle();
+});
