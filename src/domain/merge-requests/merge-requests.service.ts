@@ -209,6 +209,8 @@ export class MergeRequestsService {
   private async isParticipant(actor: Actor, view: MergeRequestView): Promise<boolean> {
     const id = actor.user?.id;
     if (id === undefined) return false;
+    const explicit = await this.subscription(id, view.row);
+    if (explicit !== null) return explicit;
     if (view.row.author_id === id || view.assignees.some((u) => u.id === id) || view.reviewers.some((u) => u.id === id)) return true;
     const note = await this.db
       .selectFrom('notes')
@@ -219,6 +221,63 @@ export class MergeRequestsService {
       .limit(1)
       .executeTakeFirst();
     return !!note;
+  }
+
+  /** The caller's own choice for this merge request in its project (subscriptions), or null. */
+  private async subscription(userId: number, mr: Pick<MergeRequestRow, 'id' | 'project_id'>, db: Kysely<Database> = this.db): Promise<boolean | null> {
+    const row = await db
+      .selectFrom('subscriptions')
+      .select('subscribed')
+      .where('subscribable_type', '=', 'MergeRequest')
+      .where('subscribable_id', '=', mr.id)
+      .where('user_id', '=', userId)
+      .where((eb) => eb.or([eb('project_id', '=', mr.project_id), eb('project_id', 'is', null)]))
+      .orderBy('project_id', 'desc')
+      .executeTakeFirst();
+    return row ? row.subscribed === 1 : null;
+  }
+
+  /**
+   * POST …/subscribe and …/unsubscribe (Subscribable#subscribe / #unsubscribe): false when the caller
+   * already is (or is not) subscribed — the route answers 304.
+   */
+  async setSubscription(actor: Actor, found: FoundMergeRequest, on: boolean): Promise<boolean> {
+    const user = actor.user;
+    if (!user) throw Errors.unauthorized();
+    const [view] = await loadViews(this.db, this.deps.externalUrl, [found.mr], [found]);
+    if ((await this.isParticipant(actor, view)) === on) return false;
+    const now = nowIso();
+    await this.db.transaction().execute(async (trx) => {
+      const existing = await trx
+        .selectFrom('subscriptions')
+        .select('id')
+        .where('subscribable_type', '=', 'MergeRequest')
+        .where('subscribable_id', '=', found.mr.id)
+        .where('user_id', '=', user.id)
+        .where('project_id', '=', found.mr.project_id)
+        .executeTakeFirst();
+      if (existing)
+        await trx
+          .updateTable('subscriptions')
+          .set({ subscribed: on ? 1 : 0, updated_at: now })
+          .where('id', '=', existing.id)
+          .execute();
+      else {
+        await trx
+          .insertInto('subscriptions')
+          .values({
+            user_id: user.id,
+            subscribable_type: 'MergeRequest',
+            subscribable_id: found.mr.id,
+            project_id: found.mr.project_id,
+            subscribed: on ? 1 : 0,
+            created_at: now,
+            updated_at: now,
+          })
+          .execute();
+      }
+    });
+    return true;
   }
 
   // ---- git reads --------------------------------------------------------------------------------
@@ -795,6 +854,7 @@ export class MergeRequestsService {
       await trx.deleteFrom('award_emoji').where('awardable_type', '=', 'Note').where('awardable_id', 'in', noteIds).execute();
       await trx.deleteFrom('award_emoji').where('awardable_type', '=', 'MergeRequest').where('awardable_id', '=', found.mr.id).execute();
       await trx.deleteFrom('notes').where('noteable_type', '=', 'MergeRequest').where('noteable_id', '=', found.mr.id).execute();
+      await trx.deleteFrom('subscriptions').where('subscribable_type', '=', 'MergeRequest').where('subscribable_id', '=', found.mr.id).execute();
       await trx.deleteFrom('merge_requests').where('id', '=', found.mr.id).execute();
     });
   }

@@ -753,3 +753,35 @@ test('diff versions: the current diff as the one version, with its commits and d
   assert.equal(missing.statusCode, 404);
   assert.deepEqual(missing.json(), { message: '404 Not found' });
 });
+
+test('subscribe and unsubscribe: 201 with the merge request, 304 when nothing changes, subscribed afterwards', async (t) => {
+  const s = await setup(t);
+  assert.equal((await createMr(s)).statusCode, 201);
+  const post = (what: string, headers: Record<string, string>) => s.app.inject({ method: 'POST', url: `${s.base}/1/${what}`, headers });
+  // the author takes part: already subscribed
+  let res = await post('subscribe', s.tokens.dev);
+  assert.equal(res.statusCode, 304);
+  assert.equal(res.body, '');
+  res = await post('unsubscribe', s.tokens.dev);
+  assert.equal(res.statusCode, 201);
+  assert.equal(res.json().subscribed, false);
+  assert.equal(res.json().iid, 1);
+  res = await post('unsubscribe', s.tokens.dev);
+  assert.equal(res.statusCode, 304);
+  res = await post('subscribe', s.tokens.reporter);
+  assert.equal(res.statusCode, 201);
+  assert.equal(res.json().subscribed, true);
+  res = await s.app.inject({ method: 'GET', url: `${s.base}/1`, headers: s.tokens.reporter });
+  assert.equal(res.json().subscribed, true);
+  res = await post('subscribe', s.tokens.stranger);
+  assert.equal(res.statusCode, 404);
+  res = await s.app.inject({ method: 'POST', url: `${s.base}/1/subscribe` });
+  assert.equal(res.statusCode, 401);
+  const rows = await s.c.db.kysely.selectFrom('subscriptions').select(['user_id', 'subscribable_type', 'project_id', 'subscribed']).orderBy('id').execute();
+  assert.deepEqual(rows, [
+    { user_id: s.dev.id, subscribable_type: 'MergeRequest', project_id: s.project.id, subscribed: 0 },
+    { user_id: s.reporter.id, subscribable_type: 'MergeRequest', project_id: s.project.id, subscribed: 1 },
+  ]);
+  assert.equal((await s.app.inject({ method: 'DELETE', url: `${s.base}/1`, headers: s.tokens.owner })).statusCode, 204);
+  assert.deepEqual(await s.c.db.kysely.selectFrom('subscriptions').selectAll().execute(), []);
+});

@@ -286,6 +286,23 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
     return reply.code(204).send();
   });
 
+  // Subscribable (lib/api/subscriptions.rb): 201 with the merge request, 304 when nothing changes.
+  for (const [path, on] of [
+    ['subscribe', true],
+    ['unsubscribe', false],
+  ] as const) {
+    app.post(
+      `${one}/${path}`,
+      { config: write, schema: { tags: TAGS, params: IidParams, response: { 201: MergeRequestSchema, 304: Type.Null() } } },
+      async (req, reply) => {
+        const found = await find(req);
+        if (!(await mrs.setSubscription(req.actor, found, on))) return reply.code(304).send(null);
+        reply.code(201);
+        return present(req.actor, found);
+      },
+    );
+  }
+
   app.get(
     `${one}/commits`,
     { config: read, schema: { tags: TAGS, params: IidParams, querystring: PageQuery, response: { 200: Type.Array(CommitSchema) } } },
