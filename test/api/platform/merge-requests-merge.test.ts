@@ -6,7 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp } from '../../helpers/build-app.ts';
-import { bareGit, workTree } from '../../helpers/git.ts';
+import { bareGit, runGit, tmpDir, workTree } from '../../helpers/git.ts';
+import { cloneUrl, startTestServer } from '../../helpers/server.ts';
 import { REBASE_ERROR } from '../../../src/domain/merge-requests/merge.service.ts';
 import { detailedMergeStatus } from '../../../src/domain/merge-requests/merge-status.ts';
 
@@ -474,4 +475,46 @@ test('merges left locked by a process that died: merged when the target contains
   assert.equal(b.state, 'opened');
   assert.equal(await s.c.merges.unlockStuck(), 0);
   await s.c.merges.idle();
+});
+
+test('pushes over HTTP refresh merge requests: a moved source branch gives a new sha, main pushed with the source merged marks it merged by the pusher', async (t) => {
+  const s = await startTestServer(t);
+  const user = await s.seed.user({ name: 'Pat Pusher', username: `pat${Math.random().toString(36).slice(2, 6)}` });
+  const ns = await s.seed.namespaceOf(user);
+  const { project, dir } = await s.seed.repoProject({ namespace: ns, owner: user, path: 'pushed' });
+  const token = await s.seed.token(user);
+  const wt = workTree(t, dir);
+  wt.write('README.md', 'one\n').commit('Initial');
+  wt.checkout('topic', true).write('t.txt', 't\n').commit('Topic');
+  wt.checkout('main').push();
+  const base = `/api/v4/projects/${project.id}/merge_requests`;
+  const created = await s.app.inject({
+    method: 'POST',
+    url: base,
+    headers: token.headers,
+    payload: { source_branch: 'topic', target_branch: 'main', title: 'Topic' },
+  });
+  assert.equal(created.statusCode, 201, created.body);
+  const mr = created.json();
+  await s.c.merges.idle();
+  const clone = tmpDir(t);
+  await runGit(clone, ['clone', '-q', cloneUrl(s.base, `${ns.full_path}/pushed`, user.username, token.token), '.']);
+  await runGit(clone, ['checkout', '-q', 'topic']);
+  await runGit(clone, ['commit', '-q', '--allow-empty', '-m', 'More topic']);
+  await runGit(clone, ['push', '-q', 'origin', 'topic']);
+  const tip = bareGit(dir, ['rev-parse', 'refs/heads/topic']).trim();
+  await s.c.merges.idle();
+  const moved = await s.c.db.kysely.selectFrom('merge_requests').selectAll().where('id', '=', mr.id).executeTakeFirstOrThrow();
+  assert.equal(moved.sha, tip);
+  assert.equal(moved.merge_status, 'can_be_merged');
+  await runGit(clone, ['checkout', '-q', 'main']);
+  await runGit(clone, ['merge', '-q', '--no-ff', '--no-edit', 'topic']);
+  await runGit(clone, ['push', '-q', 'origin', 'main']);
+  await s.c.merges.idle();
+  const merged = await s.c.db.kysely.selectFrom('merge_requests').selectAll().where('id', '=', mr.id).executeTakeFirstOrThrow();
+  assert.equal(merged.state, 'merged');
+  assert.equal(merged.merge_user_id, user.id);
+  const got = await s.app.inject({ method: 'GET', url: `${base}/${mr.iid}`, headers: token.headers });
+  assert.equal(got.json().state, 'merged');
+  assert.equal(got.json().merged_by.id, user.id);
 });
