@@ -303,7 +303,19 @@ const scenarios: { name: string; url: string; where: MergeRequestListScope; filt
 // BENCH_EXPLAIN=1: the plans of each scenario's page query and count (as the viewer), then stop.
 if (process.env.BENCH_EXPLAIN) {
   const actor = userActor(viewer, { credential: 'personal_access_token' });
-  for (const s of scenarios) {
+  // and the plain lists each index of migration 016 is for
+  const plain: typeof scenarios = [
+    { name: 'GET /merge_requests (created_by_me)', url: '', where: { kind: 'all' }, filters: { scope: 'created_by_me' } },
+    {
+      name: 'GET /merge_requests?scope=all&state=opened&order_by=updated_at',
+      url: '',
+      where: { kind: 'all' },
+      filters: { scope: 'all', state: 'opened', orderBy: 'updated_at' },
+    },
+    { name: 'GET /projects/:id/merge_requests', url: '', where: { kind: 'project', project: inMineRow }, filters: {} },
+    { name: 'GET /merge_requests?scope=all&milestone=v16.0', url: '', where: { kind: 'all' }, filters: { scope: 'all', milestone: 'v16.0' } },
+  ];
+  for (const s of [...scenarios, ...plain]) {
     const q = await c.mergeRequestsQuery.list(actor, s.where, s.filters);
     const page = q.limit(21).offset(0).compile();
     const count = (q as any).clearSelect().clearOrderBy().select(sql.lit(1).as('one')).limit(10_001).compile();
