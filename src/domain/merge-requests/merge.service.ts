@@ -675,11 +675,14 @@ export class MergeService {
    * StuckMergeJobsWorker: merge requests left `locked` by a process that died while merging. One whose
    * source head the target branch now contains was merged (the ref moved, the row did not follow):
    * merged, with the merge commit when the target's first-parent history has one with that head as
-   * parent; any other is open again. Returns how many were settled.
+   * parent; any other is open again (and a rebase flagged for as long is no longer in progress).
+   * Returns how many locked merge requests were settled.
    */
   async unlockStuck(olderThanMs = 10 * 60_000): Promise<number> {
     const k = this.deps.db.kysely;
     const cutoff = new Date(Date.now() - olderThanMs).toISOString();
+    // a rebase whose process died would answer 409 forever
+    await k.updateTable('merge_requests').set({ rebase_in_progress: 0 }).where('rebase_in_progress', '=', 1).where('updated_at', '<', cutoff).execute();
     const stuck = await k.selectFrom('merge_requests').selectAll().where('state', '=', 'locked').where('updated_at', '<', cutoff).limit(50).execute();
     for (const mr of stuck) {
       const rows = await this.projectRows(mr.project_id);

@@ -458,7 +458,7 @@ test('merges left locked by a process that died: merged when the target contains
   for (const mr of [done, lost]) {
     await s.c.db.kysely
       .updateTable('merge_requests')
-      .set({ state: 'locked', merge_user_id: s.maintainer.id, updated_at: old })
+      .set({ state: 'locked', merge_user_id: s.maintainer.id, rebase_in_progress: 1, updated_at: old })
       .where('id', '=', mr.id)
       .execute();
   }
@@ -473,6 +473,7 @@ test('merges left locked by a process that died: merged when the target contains
   assert.equal(a.merge_commit_sha, mergeCommit);
   const b = await row(s, lost.id);
   assert.equal(b.state, 'opened');
+  assert.equal(b.rebase_in_progress, 0);
   assert.equal(await s.c.merges.unlockStuck(), 0);
   await s.c.merges.idle();
 });
