@@ -40,7 +40,10 @@ pg.types.setTypeParser(1700, (v) => Number(v));
 
 export function createDb(opts: DbOptions): Db {
   if (opts.databaseUrl) {
-    const settings = { connectionString: opts.databaseUrl, ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}) };
+    // jit=off: short OLTP queries whose estimates run high (a correlated subplan per row) were JIT-compiled
+    // for 350-600 ms each (bench/merge-requests.ts); no query here runs long enough to win it back.
+    const options = ['-c jit=off', ...(opts.pgSchema ? [`-c search_path=${opts.pgSchema}`] : [])].join(' ');
+    const settings = { connectionString: opts.databaseUrl, options };
     const pool = new pg.Pool({ ...settings, max: 10 });
     const localWrites = { count: 0 };
     pool.on('connect', (client) => countWrites(client, localWrites));
