@@ -3,6 +3,7 @@
 // then measures the merge request lists with autocannon next to a static payload of the same size.
 // Bar: ratio ≥ 0.5 and p99 < 20 ms at 10 connections. Also the uncached path: a query no cache has seen,
 // and the first read after a write (median of 21 in-process requests each).
+import { userRow } from '../test/helpers/rows.ts';
 import fs from 'node:fs';
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -55,51 +56,7 @@ async function insertAll(table: string, rows: any[], size = 500): Promise<void> 
 const now = iso(base);
 await insertAll(
   'users',
-  Array.from({ length: USERS }, (_, j) => ({
-    username: `mr${j}`,
-    name: `MR User ${j}`,
-    email: `mr${j}@example.com`,
-    state: 'active',
-    password_hash: null,
-    password_set_at: null,
-    is_admin: 0,
-    external: 0,
-    bot: 0,
-    user_type: 'human',
-    private_profile: 0,
-    bio: '',
-    location: '',
-    public_email: null,
-    commit_email: null,
-    job_title: '',
-    pronouns: null,
-    website_url: '',
-    organization: '',
-    messenger_a: '',
-    network_a: '',
-    network_b: '',
-    chat_a: '',
-    note: null,
-    projects_limit: 100000,
-    can_create_group: 1,
-    can_create_project: 1,
-    two_factor_enabled: 0,
-    theme_id: 3,
-    color_scheme_id: 1,
-    avatar_url: null,
-    created_by_id: null,
-    created_at: now,
-    updated_at: now,
-    confirmed_at: now,
-    last_sign_in_at: null,
-    current_sign_in_at: null,
-    last_sign_in_ip: null,
-    current_sign_in_ip: null,
-    sign_in_count: 0,
-    last_activity_on: null,
-    failed_attempts: 0,
-    locked_at: null,
-  })),
+  Array.from({ length: USERS }, (_, j) => userRow(`mr${j}`, { name: `MR User ${j}` }, now)),
 );
 const userIds = (await k.selectFrom('users').select('id').where('username', 'like', 'mr%').orderBy('id').execute()).map((u) => u.id);
 const viewer = (await c.users.byUsername('mr1'))!;

@@ -2,6 +2,7 @@
 // memberships of 2,000 users, then measures the hot lists with autocannon on a local port (in this
 // process, as the floor is), next to a static payload of the same size served by the same Fastify
 // process (the framework's floor). Bar: ratio ≥ 0.5 and p99 < 10 ms at 10 connections.
+import { userRow } from '../test/helpers/rows.ts';
 import fs from 'node:fs';
 import { sql } from 'kysely';
 import { nowIso } from '../src/lib/time.ts';
@@ -22,51 +23,7 @@ const batch = 500;
 for (let i = 0; i < USERS; i += batch) {
   const rows = [];
   for (let j = i; j < Math.min(i + batch, USERS); j++) {
-    rows.push({
-      username: `bench${j}`,
-      name: `Bench User ${j}`,
-      email: `bench${j}@example.com`,
-      state: 'active',
-      password_hash: null,
-      password_set_at: null,
-      is_admin: 0,
-      external: 0,
-      bot: 0,
-      user_type: 'human',
-      private_profile: 0,
-      bio: '',
-      location: '',
-      public_email: null,
-      commit_email: null,
-      job_title: '',
-      pronouns: null,
-      website_url: '',
-      organization: '',
-      messenger_a: '',
-      network_a: '',
-      network_b: '',
-      chat_a: '',
-      note: null,
-      projects_limit: 100000,
-      can_create_group: 1,
-      can_create_project: 1,
-      two_factor_enabled: 0,
-      theme_id: 3,
-      color_scheme_id: 1,
-      avatar_url: null,
-      created_by_id: null,
-      created_at: now,
-      updated_at: now,
-      confirmed_at: now,
-      last_sign_in_at: null,
-      current_sign_in_at: null,
-      last_sign_in_ip: null,
-      current_sign_in_ip: null,
-      sign_in_count: 0,
-      last_activity_on: null,
-      failed_attempts: 0,
-      locked_at: null,
-    });
+    rows.push(userRow(`bench${j}`, { name: `Bench User ${j}` }, now));
   }
   await k.insertInto('users').values(rows).execute();
 }

@@ -1,8 +1,8 @@
 // System events (GitLab's system-hook payloads), written to the outbox (the jobs table) in the same
 // transaction as the change that causes them. The hooks issue delivers them.
+import { queuedJob } from '../../jobs/job-row.ts';
 import type { Kysely } from 'kysely';
 import type { Database, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
-import { nowIso } from '../../lib/time.ts';
 import { ACCESS_LEVEL_NAMES } from '../access/roles.ts';
 
 export const SYSTEM_EVENT_JOB = 'system_event';
@@ -36,22 +36,7 @@ export async function recordSystemEvent(
   trx: Kysely<Database>,
   payload: ({ event_name: SystemEventName } | { object_kind: SystemObjectKind; event_name?: undefined }) & Record<string, unknown>,
 ): Promise<void> {
-  const now = nowIso();
-  await trx
-    .insertInto('jobs')
-    .values({
-      kind: SYSTEM_EVENT_JOB,
-      payload: JSON.stringify(payload),
-      state: 'queued',
-      attempts: 0,
-      run_at: now,
-      locked_by: null,
-      locked_until: null,
-      last_error: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
+  await trx.insertInto('jobs').values(queuedJob(SYSTEM_EVENT_JOB, payload)).execute();
 }
 
 type Owner = Pick<UserRow, 'name' | 'email'>;

@@ -33,7 +33,8 @@ import { privateFeatureMinLevel, settingsOf } from '../projects/project-settings
 import { branchProtection, canMergeBranch } from '../repository/branch-protection.ts';
 import { isValidNewRefName } from '../repository/refs.ts';
 import type { BranchProtectionDefaults } from '../groups/group-settings.ts';
-import { type HookChanges, labelHookAttrs, type MergeRequestAction, recordMergeRequestEvent, STATE_IDS, userHookAttrs } from './mr-events.ts';
+import { type HookChanges, labelHookAttrs, type MergeRequestAction, recordMergeRequestEvent, STATE_IDS } from './mr-events.ts';
+import { userHookAttrs } from '../events/hook-attrs.ts';
 import { loadViews, usersById } from './present.ts';
 
 /** A merge request as the caller found it, with its target project. */

@@ -5,6 +5,7 @@
 // AutoMergeService and RefreshService, cut to what Hearth has (no CI: no pipeline ever runs).
 // Mergeability is computed in the background (jobs of kind merge_request_mergeability, run at once in
 // this process and by the worker for what a dead process left): queueRecheck never waits for git.
+import { queuedJob } from '../../jobs/job-row.ts';
 import os from 'node:os';
 import type { Kysely } from 'kysely';
 import type { Database, MergeRequestRow, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
@@ -481,19 +482,7 @@ export class MergeService {
   queueRecheck(mergeRequestIds: number[]): void {
     const ids = [...new Set(mergeRequestIds)];
     if (!ids.length) return;
-    const now = nowIso();
-    const job = {
-      kind: MERGEABILITY_JOB,
-      payload: JSON.stringify({ ids }),
-      state: 'queued',
-      attempts: 0,
-      run_at: now,
-      locked_by: null,
-      locked_until: null,
-      last_error: null,
-      created_at: now,
-      updated_at: now,
-    };
+    const job = queuedJob(MERGEABILITY_JOB, { ids });
     this.track(
       this.deps.db.kysely
         .insertInto('jobs')

@@ -8,7 +8,7 @@ import type { Database, LabelRow, MergeRequestRow, NamespaceRow, ProjectRow, Use
 import type { RepositoryStore } from '../../git/storage.ts';
 import { commitTitle, isoTime } from '../../git/objects.ts';
 import { humanTime, mergeParamsOf, mergeRequestWebUrl } from '../../http/platform/entities/merge-request.entity.ts';
-import { visibilityLevel } from '../groups/group-rules.ts';
+import { projectHookAttrs, userHookAttrs } from '../events/hook-attrs.ts';
 import { recordSystemEvent } from '../events/system-events.ts';
 import { settingsOf } from '../projects/project-settings.ts';
 import { detailedMergeStatus, NO_FACTS, publicMergeStatus } from './merge-status.ts';
@@ -56,36 +56,6 @@ export const SAFE_CHANGE_KEYS = new Set([
 
 /** MergeRequest.available_states */
 export const STATE_IDS: Record<string, number> = { opened: 1, closed: 2, merged: 3, locked: 4 };
-
-export function userHookAttrs(u: Pick<UserRow, 'id' | 'name' | 'username' | 'avatar_url' | 'public_email'>) {
-  // User#hook_attrs: the public email, or "[REDACTED]"
-  return { id: u.id, name: u.name, username: u.username, avatar_url: u.avatar_url, email: u.public_email || '[REDACTED]' };
-}
-
-export function projectHookAttrs(externalUrl: string, p: ProjectRow, ns: NamespaceRow) {
-  const full = `${ns.full_path}/${p.path}`;
-  const web = `${externalUrl}/${full}`;
-  const ssh = `git@${new URL(externalUrl).hostname}:${full}.git`;
-  const http = `${web}.git`;
-  return {
-    id: p.id,
-    name: p.name,
-    description: p.description,
-    web_url: web,
-    avatar_url: null,
-    git_ssh_url: ssh,
-    git_http_url: http,
-    namespace: ns.name,
-    visibility_level: visibilityLevel(p.visibility),
-    path_with_namespace: full,
-    default_branch: p.default_branch,
-    ci_config_path: null,
-    homepage: web,
-    url: ssh,
-    ssh_url: ssh,
-    http_url: http,
-  };
-}
 
 /** Label#hook_attrs */
 export function labelHookAttrs(l: LabelRow) {

@@ -7,7 +7,7 @@ import type { Database, NamespaceRow, ProjectRow, UserRow } from '../../db/schem
 import type { Repository } from '../../git/repository.ts';
 import { BRANCH_PREFIX, TAG_PREFIX, ZERO_SHA } from '../../git/refs.ts';
 import { nowIso } from '../../lib/time.ts';
-import { visibilityLevel } from '../groups/group-rules.ts';
+import { projectHookAttrs } from '../events/hook-attrs.ts';
 import { recordSystemEvent } from '../events/system-events.ts';
 import type { BranchProtectionDefaults } from '../groups/group-settings.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
@@ -31,34 +31,10 @@ export interface PushContext {
   repo: Repository;
 }
 
-function projectHookAttrs(ctx: PushContext) {
-  const { project: p, namespace: ns, externalUrl } = ctx;
-  const full = `${ns.full_path}/${p.path}`;
-  const web = `${externalUrl}/${full}`;
-  const ssh = `git@${new URL(externalUrl).hostname}:${full}.git`;
-  const http = `${web}.git`;
-  return {
-    id: p.id,
-    name: p.name,
-    description: p.description,
-    web_url: web,
-    avatar_url: null,
-    git_ssh_url: ssh,
-    git_http_url: http,
-    namespace: ns.name,
-    visibility_level: visibilityLevel(p.visibility),
-    path_with_namespace: full,
-    default_branch: p.default_branch,
-    ci_config_path: null,
-    homepage: web,
-    url: ssh,
-    ssh_url: ssh,
-    http_url: http,
-  };
-}
+const projectAttrs = (ctx: PushContext) => projectHookAttrs(ctx.externalUrl, ctx.project, ctx.namespace);
 
 function repositoryHookAttrs(ctx: PushContext) {
-  const a = projectHookAttrs(ctx);
+  const a = projectAttrs(ctx);
   return {
     name: a.name,
     url: a.url,
@@ -99,7 +75,7 @@ export async function recordPushEvents(
   opts: { claim?(trx: Kysely<Database>): Promise<boolean> } = {},
 ): Promise<boolean> {
   if (!changes.length) return false;
-  const project = projectHookAttrs(ctx);
+  const project = projectAttrs(ctx);
   const repository = repositoryHookAttrs(ctx);
   const user = userAttrs(ctx.user);
   const branchChanges = changes.filter((c) => c.ref.startsWith(BRANCH_PREFIX));

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Container } from '../../../src/container.ts';
 import type { NewUser } from '../../../src/db/schema.ts';
-import { nowIso } from '../../../src/lib/time.ts';
+import { userRow } from '../../helpers/rows.ts';
 import { buildTestApp } from '../../helpers/build-app.ts';
 
 const BASE = 'http://hearth.test/api/v4/users';
@@ -13,56 +13,6 @@ const ADMIN_DEFAULTS = 'active=false&admins=false&blocked=false&exclude_external
 const ADMIN_TAIL = 'sort=desc&with_custom_attributes=false&without_project_bots=false&without_projects=false';
 const adminLink = (page: number, perPage: number | string, extra = '') =>
   `<${BASE}?${ADMIN_DEFAULTS}${extra}&order_by=id&page=${page}&per_page=${perPage}&${ADMIN_TAIL}>`;
-
-function userRow(username: string, attrs: Partial<NewUser> = {}): NewUser {
-  const now = nowIso();
-  return {
-    username,
-    name: username,
-    email: `${username}@example.com`,
-    state: 'active',
-    password_hash: null,
-    password_set_at: null,
-    is_admin: 0,
-    external: 0,
-    bot: 0,
-    user_type: 'human',
-    private_profile: 0,
-    bio: '',
-    location: '',
-    public_email: null,
-    commit_email: null,
-    job_title: '',
-    pronouns: null,
-    website_url: '',
-    organization: '',
-    messenger_a: '',
-    network_a: '',
-    network_b: '',
-    chat_a: '',
-    note: null,
-    projects_limit: 100000,
-    can_create_group: 1,
-    can_create_project: 1,
-    two_factor_enabled: 0,
-    theme_id: 3,
-    color_scheme_id: 1,
-    avatar_url: null,
-    created_by_id: null,
-    created_at: now,
-    updated_at: now,
-    confirmed_at: now,
-    last_sign_in_at: null,
-    current_sign_in_at: null,
-    last_sign_in_ip: null,
-    current_sign_in_ip: null,
-    sign_in_count: 0,
-    last_activity_on: null,
-    failed_attempts: 0,
-    locked_at: null,
-    ...attrs,
-  };
-}
 
 async function insertUsers(c: Container, rows: NewUser[]): Promise<number[]> {
   const out: number[] = [];

@@ -4,60 +4,13 @@ import assert from 'node:assert/strict';
 import type { Container } from '../../../src/container.ts';
 import type { NewUser, UserRow } from '../../../src/db/schema.ts';
 import { nowIso } from '../../../src/lib/time.ts';
+import { userRow } from '../../helpers/rows.ts';
 import { buildTestApp, EXTERNAL_URL } from '../../helpers/build-app.ts';
 
 /** Users straight into the table (no password hashing), with GitLab's defaults. */
 async function insertUser(c: Container, attrs: Partial<NewUser> & { username: string }): Promise<UserRow> {
-  const now = nowIso();
-  return c.db.kysely
-    .insertInto('users')
-    .values({
-      name: attrs.username,
-      email: `${attrs.username}@example.com`,
-      state: 'active',
-      password_hash: null,
-      password_set_at: null,
-      is_admin: 0,
-      external: 0,
-      bot: 0,
-      user_type: 'human',
-      private_profile: 0,
-      bio: '',
-      location: '',
-      public_email: null,
-      commit_email: null,
-      job_title: '',
-      pronouns: null,
-      website_url: '',
-      organization: '',
-      messenger_a: '',
-      network_a: '',
-      network_b: '',
-      chat_a: '',
-      note: null,
-      projects_limit: 100000,
-      can_create_group: 1,
-      can_create_project: 1,
-      two_factor_enabled: 0,
-      theme_id: 3,
-      color_scheme_id: 1,
-      avatar_url: null,
-      created_by_id: null,
-      created_at: now,
-      updated_at: now,
-      confirmed_at: now,
-      last_sign_in_at: null,
-      current_sign_in_at: null,
-      last_sign_in_ip: null,
-      current_sign_in_ip: null,
-      sign_in_count: 0,
-      last_activity_on: null,
-      failed_attempts: 0,
-      locked_at: null,
-      ...attrs,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const _now = nowIso();
+  return c.db.kysely.insertInto('users').values(userRow(attrs.username, attrs)).returningAll().executeTakeFirstOrThrow();
 }
 
 const basic = (u: UserRow, locked = false) => ({

@@ -8,13 +8,14 @@ import type { Container } from '../../../container.ts';
 import type { Actor } from '../../../domain/access/actor.ts';
 import { type FoundMergeRequest, parseDuration } from '../../../domain/merge-requests/merge-requests.service.ts';
 import { diffBetween, diffEntity, diffLimits } from '../../../git/diff.ts';
+import { CommitSchema, DiffSchema } from '../entities/commit.entity.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { paginateArray } from '../../../lib/pagination.ts';
 import { commitBasic } from '../repository/context.ts';
 import { toLabelDetails } from '../entities/label.entity.ts';
 import { humanTime, MergeRequestSchema, MilestoneRefSchema, TimeStatsSchema, toMilestoneRef } from '../entities/merge-request.entity.ts';
 import { toUserRef, UserRefSchema, userViewContext } from '../entities/user.entity.ts';
-import { linkParams, NullableBoolean, NullableString, PaginationProps } from '../schemas/common.ts';
+import { linkParams, NullableString, PaginationProps } from '../schemas/common.ts';
 
 const TAGS = ['merge_requests'];
 
@@ -88,38 +89,6 @@ const ShowQuery = Type.Object({
 const PageQuery = Type.Object(PaginationProps);
 const DiffsQuery = Type.Object({ ...PaginationProps, unidiff: Type.Optional(Type.Boolean()) });
 const ChangesQuery = Type.Object({ access_raw_diffs: Type.Optional(Type.Boolean()), unidiff: Type.Optional(Type.Boolean()) });
-
-const CommitSchema = Type.Object({
-  id: Type.String(),
-  short_id: Type.String(),
-  created_at: Type.String(),
-  parent_ids: Type.Array(Type.String()),
-  title: Type.String(),
-  message: Type.String(),
-  author_name: Type.String(),
-  author_email: Type.String(),
-  authored_date: Type.String(),
-  committer_name: Type.String(),
-  committer_email: Type.String(),
-  committed_date: Type.String(),
-  trailers: Type.Record(Type.String(), Type.String()),
-  extended_trailers: Type.Record(Type.String(), Type.Array(Type.String())),
-  web_url: Type.String(),
-});
-
-const DiffSchema = Type.Object({
-  diff: Type.String(),
-  collapsed: Type.Boolean(),
-  too_large: Type.Boolean(),
-  new_path: Type.String(),
-  old_path: Type.String(),
-  a_mode: Type.String(),
-  b_mode: Type.String(),
-  new_file: Type.Boolean(),
-  renamed_file: Type.Boolean(),
-  deleted_file: Type.Boolean(),
-  generated_file: NullableBoolean,
-});
 
 const ChangesSchema = Type.Object({ ...MergeRequestSchema.properties, changes: Type.Array(DiffSchema), overflow: Type.Boolean() });
 

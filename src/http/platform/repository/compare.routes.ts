@@ -8,45 +8,14 @@ import type { Container } from '../../../container.ts';
 import { diffBetween, diffEntity, diffLimits, emptyTree, type DiffCollection } from '../../../git/diff.ts';
 import type { Commit } from '../../../git/objects.ts';
 import type { Repository } from '../../../git/repository.ts';
+import { CommitSchema, DiffSchema } from '../entities/commit.entity.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { paginateArray } from '../../../lib/pagination.ts';
-import { linkParams, NullableBoolean, PaginationProps } from '../schemas/common.ts';
+import { linkParams, PaginationProps } from '../schemas/common.ts';
 import { resolveRef } from '../../../domain/repository/context.ts';
 import { commitBasic, type CommitEntity } from './context.ts';
 
 const TAGS = ['repositories'];
-
-const CommitSchema = Type.Object({
-  id: Type.String(),
-  short_id: Type.String(),
-  created_at: Type.String(),
-  parent_ids: Type.Array(Type.String()),
-  title: Type.String(),
-  message: Type.String(),
-  author_name: Type.String(),
-  author_email: Type.String(),
-  authored_date: Type.String(),
-  committer_name: Type.String(),
-  committer_email: Type.String(),
-  committed_date: Type.String(),
-  trailers: Type.Record(Type.String(), Type.String()),
-  extended_trailers: Type.Record(Type.String(), Type.Array(Type.String())),
-  web_url: Type.String(),
-});
-
-const DiffSchema = Type.Object({
-  diff: Type.String(),
-  collapsed: Type.Boolean(),
-  too_large: Type.Boolean(),
-  new_path: Type.String(),
-  old_path: Type.String(),
-  a_mode: Type.String(),
-  b_mode: Type.String(),
-  new_file: Type.Boolean(),
-  renamed_file: Type.Boolean(),
-  deleted_file: Type.Boolean(),
-  generated_file: NullableBoolean,
-});
 
 const CompareSchema = Type.Object({
   commit: Type.Union([CommitSchema, Type.Null()]),

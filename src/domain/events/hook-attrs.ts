@@ -1,0 +1,33 @@
+// The hook_attrs of users and projects that every hook payload embeds (User#hook_attrs, Project#hook_attrs).
+import type { NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
+import { visibilityLevel } from '../groups/group-rules.ts';
+
+export function userHookAttrs(u: Pick<UserRow, 'id' | 'name' | 'username' | 'avatar_url' | 'public_email'>) {
+  // User#hook_attrs: the public email, or "[REDACTED]"
+  return { id: u.id, name: u.name, username: u.username, avatar_url: u.avatar_url, email: u.public_email || '[REDACTED]' };
+}
+
+export function projectHookAttrs(externalUrl: string, p: ProjectRow, ns: NamespaceRow) {
+  const full = `${ns.full_path}/${p.path}`;
+  const web = `${externalUrl}/${full}`;
+  const ssh = `git@${new URL(externalUrl).hostname}:${full}.git`;
+  const http = `${web}.git`;
+  return {
+    id: p.id,
+    name: p.name,
+    description: p.description,
+    web_url: web,
+    avatar_url: null,
+    git_ssh_url: ssh,
+    git_http_url: http,
+    namespace: ns.name,
+    visibility_level: visibilityLevel(p.visibility),
+    path_with_namespace: full,
+    default_branch: p.default_branch,
+    ci_config_path: null,
+    homepage: web,
+    url: ssh,
+    ssh_url: ssh,
+    http_url: http,
+  };
+}
