@@ -121,7 +121,11 @@ test('serve: first start creates root, HEARTH_ROOT_TOKEN works, the log never ho
     child.kill('SIGKILL');
     fs.rmSync(dir, { recursive: true, force: true });
   });
-  for (let i = 0; i < 100 && !log.includes('Server listening'); i++) await new Promise((r) => setTimeout(r, 100));
+  // a first start migrates a new database: give it a minute on a busy machine, and stop waiting if it died
+  let exited: number | null = null;
+  child.on('exit', (code) => (exited = code ?? -1));
+  for (let i = 0; i < 600 && !log.includes('Server listening') && exited === null; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.ok(log.includes('Server listening'), `the server did not start (exit ${exited}):\n${log}`);
   const res = await fetch(`http://127.0.0.1:${port}/api/v4/version`, { headers: { 'private-token': 'glpat-cli-serve-token' } });
   assert.equal(res.status, 200);
   assert.equal(res.headers.get('content-type'), 'application/json');
