@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database, DeploymentRow, EnvironmentRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
 import { nextIid } from '../../db/internal-ids.ts';
-import { isUniqueViolation } from '../../db/sql.ts';
+import { isInt32, isUniqueViolation } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
@@ -139,6 +139,7 @@ export class DeploymentsService {
   }
 
   async environment(project: ProjectRow, id: number): Promise<EnvironmentRow> {
+    if (!isInt32(id)) throw Errors.notFound('Environment');
     const env = await this.k.selectFrom('environments').selectAll().where('project_id', '=', project.id).where('id', '=', id).executeTakeFirst();
     if (!env) throw Errors.notFound('Environment');
     return env;
@@ -295,6 +296,7 @@ export class DeploymentsService {
   }
 
   async deployment(project: ProjectRow, id: number): Promise<DeploymentRow> {
+    if (!isInt32(id)) throw Errors.notFound('Deployment');
     const d = await this.k.selectFrom('deployments').selectAll().where('project_id', '=', project.id).where('id', '=', id).executeTakeFirst();
     if (!d) throw Errors.notFound('Deployment');
     return d;

@@ -2,6 +2,7 @@
 // (present, one query per relation for a page); its events (system hook, resource events). GitLab's
 // MergeRequests::CreateService / UpdateService / CloseService / ReopenService and the API helpers of
 // lib/api/merge_requests.rb.
+import { isInt32 } from '../../db/sql.ts';
 import type { Kysely } from 'kysely';
 import type { Database, LabelRow, MergeRequestRow, MilestoneRow, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
 import { nextIid } from '../../db/internal-ids.ts';
@@ -134,7 +135,7 @@ export class MergeRequestsService {
    */
   async find(actor: Actor, projectIdOrPath: string | number, iid: number): Promise<FoundMergeRequest> {
     const { project, namespace, access } = await this.deps.resolve.project(actor, projectIdOrPath);
-    const mr = Number.isSafeInteger(iid)
+    const mr = isInt32(iid)
       ? await this.db.selectFrom('merge_requests').selectAll().where('project_id', '=', project.id).where('iid', '=', iid).executeTakeFirst()
       : undefined;
     if (!mr) throw Errors.recordNotFound();

@@ -1,6 +1,7 @@
 // The parameters of the merge request lists (Helpers::MergeRequestsHelpers merge_requests_base_params,
 // optional_scope_param, iids[], non_archived) as TypeBox querystring schemas, and their translation to the
 // domain's filters with Grape's checks and messages (reference §2, §8).
+import { isInt32 } from '../../../db/sql.ts';
 import { Type, type Static } from 'typebox';
 import {
   MAX_APPROVED_BY,
@@ -105,9 +106,11 @@ const isWildcard = (v: string): Wildcard | null => {
 /** IntegerNoneAny: an integer, None or Any (any case). */
 function integerNoneAny(value: unknown, name: string, errors: string[]): IdOrWildcard | undefined {
   if (value === undefined) return undefined;
-  if (typeof value === 'number' && Number.isInteger(value)) return value;
+  // an integer beyond the id columns names nobody: "<param> is invalid", as every integer parameter here
+  const tooBig = (n: number) => (isInt32(n) ? false : (errors.push(`${name} is invalid`), true));
+  if (typeof value === 'number' && Number.isInteger(value)) return tooBig(value) ? undefined : value;
   if (typeof value === 'string') {
-    if (/^-?\d+$/.test(value.trim()) && Number.isSafeInteger(Number(value))) return Number(value);
+    if (/^-?\d+$/.test(value.trim())) return tooBig(Number(value)) ? undefined : Number(value);
     const w = isWildcard(value);
     if (w) return w;
   }
