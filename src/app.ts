@@ -9,6 +9,7 @@ import crypto from 'node:crypto';
 import type { Container } from './container.ts';
 import './http/types.ts';
 import { conventions } from './http/plugins/conventions.ts';
+import { compilersFactory } from './http/plugins/schema-compilers.ts';
 import { isInt32 } from './db/sql.ts';
 import { errorHandling } from './http/plugins/errors.ts';
 import { requestBodies } from './http/plugins/malformed.ts';
@@ -73,6 +74,7 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
     },
     bodyLimit: 10 * 1024 * 1024,
     trustProxy: true,
+    schemaController: { compilersFactory },
     ajv: {
       customOptions: {
         allErrors: true,

@@ -9,7 +9,9 @@ import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
 import { HOST, poComponent } from '../../helpers/translation.ts';
 import { QUEUE, SLOTS } from '../../../src/db/limited-reads.ts';
 
-const LIMIT_MS = 1500;
+// long enough that on a loaded machine the searches holding the slots are still running when the checks that
+// must not wait for them (health, the refused search) are answered: those checks assert that order, not a time
+const LIMIT_MS = 2500;
 const ROWS = 3000;
 /**
  * A valid RE2 pattern that costs about 35 ms (re2js, the DFA gives up: too many states) and 2 ms
@@ -101,25 +103,24 @@ test('units search with a regular expression: refused patterns, the time limit, 
   const search = get(ctx, SLOW).finally(() => (done = true));
   await sleep(200);
   for (let i = 0; i < 3; i++) {
-    const t0 = performance.now();
     const health = await ctx.app.inject({ method: 'GET', url: '/-/health' });
-    const took = performance.now() - t0;
     assert.equal(health.statusCode, 200);
     assert.equal(health.body, 'Hearth OK');
-    assert.ok(took < 1000, `health check took ${took} ms`);
+    // a search holding the server's own thread would let the health check through only after it ended
+    assert.equal(done, false, 'the health check answered while the search was running');
     await sleep(200);
   }
-  assert.equal(done, false, 'the search is still running');
   const res = await search;
   const took = performance.now() - started;
   assert.equal(res.statusCode, 400);
-  assert.deepEqual(res.json(), { q: 'Search took longer than 1.5 s and was stopped; use a simpler regular expression or narrow the search.' });
+  assert.deepEqual(res.json(), { q: 'Search took longer than 2.5 s and was stopped; use a simpler regular expression or narrow the search.' });
   assert.equal(res.headers['content-type'], 'application/json');
   assert.equal(res.headers.allow, 'GET, HEAD, OPTIONS');
   assert.equal(res.headers.vary, 'Accept');
   assert.equal(res.headers['retry-after'], undefined);
-  // the limit, plus starting a worker thread the first time
-  assert.ok(took >= LIMIT_MS && took < LIMIT_MS + 4000, `the search took ${took} ms`);
+  // the limit, plus starting a worker thread the first time (run to its end, the search takes 6 s on PostgreSQL,
+  // minutes on SQLite; the message above already says the limit stopped it)
+  assert.ok(took >= LIMIT_MS && took < LIMIT_MS + 3500, `the search took ${took} ms`);
 
   // the worker stopped at the limit is replaced: searches go on
   const after = await get(ctx, 'source:r" 1234$"');
@@ -133,15 +134,16 @@ test('units search with a regular expression: refused patterns, the time limit, 
   // (the first is the search above again: not answered from the response cache, it runs or waits again)
   const t1 = performance.now();
   let first = 0;
+  let settled = 0;
   const burst = [get(ctx, SLOW).finally(() => (first = performance.now() - t1))];
   for (let i = 1; i < SLOTS + QUEUE; i++) burst.push(get(ctx, `${SLOW} AND NOT id:${i}`));
+  for (const b of burst) b.finally(() => settled++);
   await sleep(400); // all of them are running or waiting by then
-  const t2 = performance.now();
   const busy = await get(ctx, `${SLOW} AND NOT id:-1`);
-  assert.ok(performance.now() - t2 < 1000);
+  assert.equal(settled, 0, 'refused at once: before any of the searches holding or waiting for a slot ended');
   assert.equal(busy.statusCode, 503);
   assert.deepEqual(busy.json(), { detail: 'Too many searches with regular expressions are running, try again later.' });
-  assert.equal(busy.headers['retry-after'], '2');
+  assert.equal(busy.headers['retry-after'], '3');
   assert.equal(busy.headers['content-type'], 'application/json');
   assert.equal(busy.headers.allow, 'GET, HEAD, OPTIONS');
   // the waiting ones run when a slot frees in time, or give up (503) after waiting as long as the limit
