@@ -46,6 +46,14 @@ import { LanguagesService } from './domain/translation/languages/languages.servi
 import { TranslationVisibility } from './domain/translation/visibility.ts';
 import { RelatedRows } from './domain/translation/related.ts';
 import { TranslationReads } from './domain/translation/reads.ts';
+import type { TranslationDeps, TranslationWrites } from './domain/translation/deps.ts';
+import { TranslationPermissions } from './domain/translation/permissions.ts';
+import { UnitEdits } from './domain/translation/units/edits.ts';
+import { SuggestionsService } from './domain/translation/units/suggestions.ts';
+import { TranslationsService } from './domain/translation/translations/translations.service.ts';
+import { TranslationFiles } from './domain/translation/files/files.service.ts';
+import { ComponentRepository } from './domain/translation/repository/component-repository.ts';
+import { ForgeFollow } from './domain/translation/components/follow.ts';
 
 export interface Container {
   config: Config;
@@ -98,6 +106,8 @@ export interface Container {
     reads: TranslationReads;
     /** rows that objects found elsewhere embed or link to */
     related: RelatedRows;
+    /** the write side: permissions, edits, suggestions, translations, files, repository operations, forge follow */
+    writes: TranslationWrites;
   };
   close(): Promise<void>;
 }
@@ -162,14 +172,29 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   if (leftovers.length) log.info({ removed: leftovers.length }, 'removed translation mirrors that no component owns');
   const visible = new TranslationVisibility(db);
   const related = new RelatedRows(db);
+  const queries = new TranslationQueries(db, visible);
+  const writes = {} as TranslationWrites;
+  const tdeps: TranslationDeps = { ...deps, config, outbound, vcs, components, queries, writes };
+  Object.assign(writes, {
+    permissions: new TranslationPermissions(tdeps),
+    edits: new UnitEdits(tdeps),
+    suggestions: new SuggestionsService(tdeps),
+    translations: new TranslationsService(tdeps),
+    files: new TranslationFiles(tdeps),
+    repository: new ComponentRepository(tdeps),
+    follow: new ForgeFollow(tdeps),
+  } satisfies TranslationWrites);
+  worker.also('translation commits', () => writes.repository.commitDue());
+  worker.also('translation follow', () => writes.follow.runQueued());
   const translation = {
     vcs,
     components,
     projects: new TranslationProjectsService(db, components),
     languages: new LanguagesService(db),
-    queries: new TranslationQueries(db, visible),
+    queries,
     reads: new TranslationReads(db, visible, related, config.searchTimeoutMs),
     related,
+    writes,
   };
   const close = async () => {
     await worker.stop();

@@ -14,6 +14,10 @@ import * as m010 from './migrations/010-merge-requests.ts';
 import * as m011 from './migrations/011-subscriptions.ts';
 import * as m014 from './migrations/014-merge-checks.ts';
 import * as m016 from './migrations/016-merge-request-lists.ts';
+import * as m017 from './migrations/017-unit-edits.ts';
+import * as m018 from './migrations/018-suggestions.ts';
+import * as m019 from './migrations/019-component-repository.ts';
+import * as m020 from './migrations/020-follow.ts';
 
 export interface MigrationContext {
   dialect: DialectName;
@@ -38,6 +42,10 @@ export const MIGRATIONS: Migration[] = [
   { name: '011-subscriptions', up: m011.up },
   { name: '014-merge-checks', up: m014.up },
   { name: '016-merge-request-lists', up: m016.up },
+  { name: '017-unit-edits', up: m017.up },
+  { name: '018-suggestions', up: m018.up },
+  { name: '019-component-repository', up: m019.up },
+  { name: '020-follow', up: m020.up },
 ];
 
 export async function migrate(db: Db): Promise<string[]> {

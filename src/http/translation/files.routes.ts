@@ -1,0 +1,5 @@
+// H3 fills this in.
+import type { FastifyInstance } from 'fastify';
+import type { Container } from '../../container.ts';
+
+export function filesRoutes(_app: FastifyInstance, _c: Container): void {}
