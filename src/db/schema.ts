@@ -300,6 +300,8 @@ export interface TranslationProjectsTable {
   access_control: Generated<number>; // 0 public, 1 protected, 100 private
   locked: Generated<number>;
   created_at: string;
+  // migration 017 (unit edits): Weblate's "Enable reviews"
+  translation_review: Generated<number>;
 }
 
 export interface ComponentsTable {
@@ -403,6 +405,18 @@ export interface UnitsTable {
   pending: Generated<number>;
   timestamp: string;
   last_updated: string;
+  // migration 017 (unit edits): who made the pending edit ("Name <email>") and their user id
+  pending_author: Generated<string>;
+  pending_author_id: number | null;
+}
+
+// migration 017 (unit edits): members of a translation project (role translate | review | manage)
+export interface TranslationProjectMembersTable {
+  id: Generated<number>;
+  project_id: number;
+  user_id: number;
+  role: string;
+  created_at: string;
 }
 
 export interface TranslationChangesTable {
@@ -655,6 +669,7 @@ export interface Database {
   translations: TranslationsTable;
   units: UnitsTable;
   translation_changes: TranslationChangesTable;
+  translation_project_members: TranslationProjectMembersTable; // migration 017
   internal_ids: InternalIdsTable;
   project_forks: ProjectForksTable;
   labels: LabelsTable;
