@@ -1,7 +1,7 @@
 // gettext PO, bilingual: msgid is the source, msgstr the translation; msgctxt + "\u0004" + msgid identifies a unit.
 
 import { STATE_EMPTY, STATE_FUZZY, STATE_TRANSLATED } from './types.ts';
-import { entryUnit, headerFields, poId, scanPo, updateEntry, type PoEntry } from './support/po.ts';
+import { entryUnit, headerFields, poId, scanPo, updateEntry, updatePoHeader, type PoEntry } from './support/po.ts';
 import { defineFormat } from './support/units.ts';
 
 export const poFormat = defineFormat<PoEntry>({
@@ -11,6 +11,7 @@ export const poFormat = defineFormat<PoEntry>({
   extension: 'po',
   mimetype: 'text/x-po',
   states: [STATE_EMPTY, STATE_FUZZY, STATE_TRANSLATED],
+  updateHeader: updatePoHeader,
   scan(content) {
     const po = scanPo(content);
     return {

@@ -71,6 +71,9 @@ export interface FileFormat {
   write(content: Buffer, updates: UnitUpdate[], opts?: WriteOptions): Buffer;
   /** the byte range [start, end) of the entry holding unit `id` in content — what write() may rewrite for it; undefined when absent */
   locate?(content: Buffer, id: string, opts?: ParseOptions): [number, number] | undefined;
+  /** set header fields (PO: `PO-Revision-Date`, `Last-Translator` …): a field's line is rewritten, a missing one added at the
+   *  end of the header; every other byte stays. Formats without a header do not have it. */
+  updateHeader?(content: Buffer, fields: Record<string, string>): Buffer;
 }
 
 export class FormatError extends Error {

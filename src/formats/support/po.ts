@@ -4,7 +4,7 @@
 // bytes of untouched entries; its wrapping of new msgstr lines is mirrored in renderField below.)
 
 import { FormatError, STATE_EMPTY, STATE_FUZZY, STATE_TRANSLATED, type ParsedUnit, type UnitUpdate } from '../types.ts';
-import { decode, lineCol, newlineOf, type Edit, type TextFile } from './text.ts';
+import { applyEdits, decode, encode, lineCol, newlineOf, type Edit, type TextFile } from './text.ts';
 import { isEmpty, mergeFlags, splitFlags } from './units.ts';
 
 interface Line {
@@ -289,4 +289,70 @@ function unescapePo(quoted: string, text: string, at: number): string {
     if (ch === undefined) throw new FormatError(`invalid escape \\${esc} at ${lineCol(text, at)}`);
     return ch;
   });
+}
+
+/**
+ * The PO header with `fields` set (translate-toolkit's updateheader as Weblate calls it on commit): the line(s) of a
+ * field present are rewritten as one line `"Key: value\n"`, a missing field is added after the header's last line;
+ * every other byte stays. A file without a header is returned as it is.
+ */
+export function updatePoHeader(content: Buffer, fields: Record<string, string>): Buffer {
+  const po = scanPo(content);
+  const h = po.header;
+  const names = Object.keys(fields);
+  if (!h || names.length === 0) return Buffer.from(content);
+  const text = po.file.text;
+  const nl = newlineOf(text);
+  const f = h.fields.get('msgstr')!;
+  // the msgstr lines grouped into header fields: a field ends with a line whose value ends in \n
+  interface Group {
+    first: number;
+    last: number;
+    value: string;
+  }
+  const groups: Group[] = [];
+  let open: Group | null = null;
+  for (let i = f.first; i < f.after; i++) {
+    const quoted = /("(?:[^"\\]|\\.)*")\s*$/.exec(h.lines[i].text)![1];
+    const value = unescapePo(quoted, text, h.lines[i].start);
+    if (!open) {
+      if (value === '') continue; // `msgstr ""` opening the header
+      open = { first: i, last: i, value };
+    } else {
+      open.last = i;
+      open.value += value;
+    }
+    if (open.value.endsWith('\n')) {
+      groups.push(open);
+      open = null;
+    }
+  }
+  if (open) groups.push(open);
+  const render = (g: { first: number }, key: string, value: string, newline: boolean) =>
+    `${g.first === f.first ? 'msgstr ' : ''}"${escapePo(`${key}: ${value}${newline ? '\n' : ''}`)}"`;
+  const edits: Edit[] = [];
+  const groupOf = (name: string) => groups.find((x) => x.value.includes(':') && x.value.slice(0, x.value.indexOf(':')).trim() === name);
+  const missing = names.filter((name) => !groupOf(name));
+  const last = groups[groups.length - 1];
+  for (const name of names) {
+    const g = groupOf(name);
+    if (!g) continue;
+    const newline = g.value.endsWith('\n') || (g === last && missing.length > 0);
+    edits.push({ start: h.lines[g.first].start, end: h.lines[g.last].end, text: render(g, name, fields[name], newline) });
+  }
+  if (missing.length) {
+    if (last && !last.value.endsWith('\n') && !edits.some((e) => e.start === h.lines[last.first].start)) {
+      // the last field must end its line before another one follows
+      const i = last.value.indexOf(':');
+      const key = i >= 0 ? last.value.slice(0, i) : '';
+      edits.push({
+        start: h.lines[last.first].start,
+        end: h.lines[last.last].end,
+        text: i >= 0 ? render(last, key, last.value.slice(i + 1).replace(/^ /, ''), true) : `"${escapePo(`${last.value}\n`)}"`,
+      });
+    }
+    const at = h.lines[f.after - 1].end;
+    edits.push({ start: at, end: at, text: missing.map((name) => `${nl}"${escapePo(`${name}: ${fields[name]}\n`)}"`).join('') });
+  }
+  return encode(po.file, applyEdits(text, edits));
 }
