@@ -199,6 +199,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const close = async () => {
     await worker.stop();
     await merges.idle();
+    await writes.follow.idle();
     await pushes.stop();
     repos.close();
     await outbound.close();

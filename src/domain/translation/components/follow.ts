@@ -1,11 +1,186 @@
-// Components following a project of this server. H5 fills this in.
+// Components that follow a project of this server (`platform_project_id`): every accepted change of
+// refs in that project (a git push over HTTP, an API commit or file write, a merged merge request, a
+// replayed push) that moves a component's branch queues a rescan of the component — a durable job in
+// the outbox (`jobs`, kind translation_follow, one queued job per component at a time) — and this
+// process runs it at once; `runQueued` (the worker's round) takes what another process left or what
+// failed and waits for its retry. The rescan is the component's pull (ComponentRepository.pull: pending
+// edits committed first, upstream merged or rebased, change 21, the rows and statistics of what
+// changed), with no actor: the system follows the forge, whoever pushed.
+//
+// No polling and no webhook: the listener hangs on push-events.ts `onRefsChanged`, which runs after
+// the push's own events are written. A push while the component's rescan runs queues another one
+// (the running job no longer counts as queued), so the last push is always seen.
+import os from 'node:os';
+import type { ComponentRow } from '../../../db/schema.ts';
+import { skipLocked } from '../../../db/sql.ts';
+import { BRANCH_PREFIX, ZERO_SHA } from '../../../git/refs.ts';
+import { queuedJob } from '../../../jobs/job-row.ts';
+import { nowIso } from '../../../lib/time.ts';
+import { ANONYMOUS, type Actor } from '../../access/actor.ts';
+import { onRefsChanged, type RefChange } from '../../repository/push-events.ts';
 import type { TranslationDeps } from '../deps.ts';
 
-export class ForgeFollow {
-  constructor(private readonly deps: TranslationDeps) {}
+export const FOLLOW_JOB = 'translation_follow';
+/** how long a claimed rescan is another worker's (a fetch may take minutes) */
+const LEASE_MS = 10 * 60_000;
+/** failed rescans are tried again after 5 s, 10 s, 20 s … up to 10 minutes, then given up (the next push queues one again) */
+const RETRY_BASE_MS = 5_000;
+const RETRY_MAX_MS = 10 * 60_000;
+const MAX_ATTEMPTS = 8;
 
-  /** the worker's round: rescans the components whose branch was pushed to; how many it did */
-  async runQueued(): Promise<number> {
-    return 0;
+/**
+ * Who rescans when the pull of ComponentRepository is not there: the system, reading the forge
+ * project as an administrator would (the component was created by someone who could read it).
+ */
+const SYSTEM: Actor = Object.freeze({ ...ANONYMOUS, isAdmin: true }) as Actor;
+
+interface PullCapable {
+  pull?(actor: Actor | null, component: ComponentRow): Promise<{ result: boolean; detail?: string }>;
+}
+
+export class ForgeFollow {
+  private readonly running = new Set<Promise<unknown>>();
+  private draining: Promise<void> | null = null;
+  private redrain = false;
+  private readonly workerId = `${os.hostname()}:${process.pid}:follow:${Math.random().toString(36).slice(2, 8)}`;
+
+  constructor(private readonly deps: TranslationDeps) {
+    onRefsChanged(deps.db, async (target, changes) => {
+      try {
+        await this.queueFor(target.project.id, changes);
+      } catch (e) {
+        deps.log.error({ err: e, project: target.project.id }, 'queueing the rescan of following components failed');
+      }
+    });
+  }
+
+  /** Queues a rescan of the components following `projectId` whose branch one of `changes` moved; how many. */
+  async queueFor(projectId: number, changes: RefChange[]): Promise<number> {
+    const branches = [...new Set(changes.filter((c) => c.ref.startsWith(BRANCH_PREFIX) && c.after !== ZERO_SHA).map((c) => c.ref.slice(BRANCH_PREFIX.length)))];
+    if (!branches.length) return 0;
+    const components = await this.deps.db.kysely
+      .selectFrom('components')
+      .select('id')
+      .where('platform_project_id', '=', projectId)
+      .where('branch', 'in', branches)
+      .execute();
+    for (const c of components) await this.queue(c.id);
+    if (components.length) this.kick();
+    return components.length;
+  }
+
+  /** A queued rescan of one component (none added when one is already waiting). */
+  async queue(componentId: number): Promise<void> {
+    const k = this.deps.db.kysely;
+    const payload = JSON.stringify({ component_id: componentId });
+    await k.transaction().execute(async (trx) => {
+      const waiting = await trx
+        .selectFrom('jobs')
+        .select('id')
+        .where('kind', '=', FOLLOW_JOB)
+        .where('state', '=', 'queued')
+        .where('payload', '=', payload)
+        .executeTakeFirst();
+      // a retry waiting for its time is due now: there is something new to read
+      if (waiting) await trx.updateTable('jobs').set({ run_at: nowIso(), updated_at: nowIso() }).where('id', '=', waiting.id).execute();
+      else
+        await trx
+          .insertInto('jobs')
+          .values(queuedJob(FOLLOW_JOB, { component_id: componentId }))
+          .execute();
+    });
+  }
+
+  /** The worker's round: rescans the queued components (due ones, or whose lease ran out); how many it took. */
+  async runQueued(limit = 10): Promise<number> {
+    const k = this.deps.db.kysely;
+    const now = nowIso();
+    const until = new Date(Date.now() + LEASE_MS).toISOString();
+    const due = k
+      .selectFrom('jobs')
+      .select('id')
+      .where('kind', '=', FOLLOW_JOB)
+      .where((eb) => eb.or([eb('state', '=', 'queued'), eb.and([eb('state', '=', 'running'), eb('locked_until', '<', now)])]))
+      .where('run_at', '<=', now)
+      .orderBy('id')
+      .limit(limit)
+      .modifyEnd(skipLocked(this.deps.db.dialect));
+    const jobs = await k
+      .updateTable('jobs')
+      .set({ state: 'running', locked_by: this.workerId, locked_until: until, updated_at: now })
+      .where('id', 'in', due)
+      .where((eb) => eb.or([eb('state', '=', 'queued'), eb.and([eb('state', '=', 'running'), eb('locked_until', '<', now)])]))
+      .returning(['id', 'payload', 'attempts'])
+      .execute();
+    for (const job of jobs) {
+      let error: string | null = null;
+      try {
+        const id = (JSON.parse(job.payload) as { component_id?: unknown }).component_id;
+        if (typeof id === 'number') error = await this.rescan(id);
+      } catch (e) {
+        error = e instanceof Error ? e.message : String(e);
+        this.deps.log.error({ err: e, job: job.id }, 'rescanning a following component failed');
+      }
+      const attempts = job.attempts + 1;
+      const retry = error !== null && attempts < MAX_ATTEMPTS;
+      await k
+        .updateTable('jobs')
+        .set({
+          state: error === null ? 'done' : retry ? 'queued' : 'failed',
+          attempts,
+          last_error: error,
+          run_at: retry ? new Date(Date.now() + Math.min(RETRY_BASE_MS * 2 ** (attempts - 1), RETRY_MAX_MS)).toISOString() : nowIso(),
+          locked_by: null,
+          locked_until: null,
+          updated_at: nowIso(),
+        })
+        .where('id', '=', job.id)
+        .where('locked_by', '=', this.workerId)
+        .execute();
+    }
+    return jobs.length;
+  }
+
+  /** One component's pull; the reason when it did not work (null: done, or the component is gone). */
+  private async rescan(componentId: number): Promise<string | null> {
+    const component = await this.deps.db.kysely.selectFrom('components').selectAll().where('id', '=', componentId).executeTakeFirst();
+    if (!component || component.platform_project_id === null) return null;
+    const repository = this.deps.writes.repository as unknown as PullCapable;
+    if (typeof repository.pull === 'function') {
+      const r = await repository.pull(null, component);
+      return r.result ? null : (r.detail ?? 'The pull failed.');
+    }
+    await this.deps.components.refresh(SYSTEM, component, 'pull');
+    return null;
+  }
+
+  /** Runs the queued rescans in this process until none is due (one drain at a time). */
+  private kick(): void {
+    if (this.draining) {
+      this.redrain = true;
+      return;
+    }
+    const run = async () => {
+      do {
+        this.redrain = false;
+        while ((await this.runQueued()) > 0);
+      } while (this.redrain);
+    };
+    this.draining = run()
+      .catch((e) => this.deps.log.error({ err: e }, 'rescanning following components failed'))
+      .finally(() => {
+        this.draining = null;
+      });
+    this.track(this.draining);
+  }
+
+  private track(p: Promise<unknown>): void {
+    this.running.add(p);
+    void p.finally(() => this.running.delete(p));
+  }
+
+  /** Resolves when the rescans this process started are done (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.running.size) await Promise.allSettled([...this.running]);
   }
 }
