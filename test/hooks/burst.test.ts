@@ -83,7 +83,7 @@ test('a burst of hanging and broken deliveries: the test endpoint answers in tim
   const testMs = performance.now() - started;
   assert.equal(tested.statusCode, 201);
   assert.deepEqual(tested.json(), MOCK_SYSTEM_EVENT);
-  assert.ok(testMs < TIMEOUT_MS + 1000, `the test endpoint took ${Math.round(testMs)} ms`);
+  assert.ok(testMs < TIMEOUT_MS + 3000, `the test endpoint took ${Math.round(testMs)} ms`);
   const [attempt] = (await app.inject({ method: 'GET', url: `/api/v4/hooks/${tls[0]}/events?per_page=100`, headers: root }))
     .json()
     .filter((e: any) => e.event_name === 'project_create');
@@ -92,7 +92,7 @@ test('a burst of hanging and broken deliveries: the test endpoint answers in tim
   const resent = await app.inject({ method: 'POST', url: `/api/v4/hooks/${tls[0]}/events/${attempt.id}/resend`, headers: root });
   const resendMs = performance.now() - started;
   assert.deepEqual([resent.statusCode, resent.json()], [201, { response_status: 'internal error' }]);
-  assert.ok(resendMs < TIMEOUT_MS + 1000, `resend took ${Math.round(resendMs)} ms`);
+  assert.ok(resendMs < TIMEOUT_MS + 3000, `resend took ${Math.round(resendMs)} ms`);
   const brokenTest = await app.inject({ method: 'POST', url: `/api/v4/hooks/${broken[0]}`, headers: root });
   assert.deepEqual([brokenTest.statusCode, brokenTest.json()], [201, MOCK_SYSTEM_EVENT]);
 
@@ -152,7 +152,9 @@ test('a burst of hanging and broken deliveries: the test endpoint answers in tim
     .where('hook_id', '=', nulId)
     .executeTakeFirstOrThrow();
   assert.equal(nulBody.response_body, 'ok\ufffd\ufffddone');
-  // the hanging ones timed out at the deadline and were retried, never more than the schedule allows
+  // the hanging ones timed out at the deadline and were retried, never more than the schedule allows (a black
+  // hole never answers: without the deadline an attempt would last to the end of the test; the margin is
+  // what a loaded machine adds to a timer)
   const hanging = await c.db.kysely
     .selectFrom('hook_attempts')
     .innerJoin('hook_deliveries', 'hook_deliveries.id', 'hook_attempts.delivery_id')
@@ -161,7 +163,7 @@ test('a burst of hanging and broken deliveries: the test endpoint answers in tim
     .execute();
   assert.ok(hanging.length >= 6, `${hanging.length} attempts to the hanging hooks`);
   assert.ok(
-    hanging.every((a) => a.error === 'Request timed out' && a.duration_ms < TIMEOUT_MS + 1000 && a.attempts <= RETRY_S.length + 1),
-    JSON.stringify(hanging.find((a) => a.error !== 'Request timed out' || a.duration_ms >= TIMEOUT_MS + 1000)),
+    hanging.every((a) => a.error === 'Request timed out' && a.duration_ms < TIMEOUT_MS + 3000 && a.attempts <= RETRY_S.length + 1),
+    JSON.stringify(hanging.find((a) => a.error !== 'Request timed out' || a.duration_ms >= TIMEOUT_MS + 3000)),
   );
 });
