@@ -435,6 +435,29 @@ export interface TranslationChangesTable {
   timestamp: string;
 }
 
+// migration 018 (suggestions and comments): Weblate's Suggestion and Comment, on a unit
+export interface SuggestionsTable {
+  id: Generated<number>;
+  unit_id: number;
+  translation_id: number;
+  user_id: number | null;
+  author_name: Generated<string>;
+  author_email: Generated<string>;
+  target: string; // plural forms joined by U+001E
+  timestamp: string;
+}
+
+export interface CommentsTable {
+  id: Generated<number>;
+  unit_id: number;
+  translation_id: number;
+  user_id: number | null;
+  comment: string;
+  scope: Generated<string>; // global | translation | report
+  resolved: Generated<number>;
+  timestamp: string;
+}
+
 // ---- merge requests and what hangs on them (migration 010) -----------------------------------
 
 /** The last iid handed out per scope (usage 'merge_requests' | 'milestones' | 'deployments'). */
@@ -669,6 +692,8 @@ export interface Database {
   translations: TranslationsTable;
   units: UnitsTable;
   translation_changes: TranslationChangesTable;
+  suggestions: SuggestionsTable; // migration 018
+  comments: CommentsTable; // migration 018
   translation_project_members: TranslationProjectMembersTable; // migration 017
   internal_ids: InternalIdsTable;
   project_forks: ProjectForksTable;
@@ -698,6 +723,8 @@ export type ComponentRow = Selectable<ComponentsTable>;
 export type TranslationRow = Selectable<TranslationsTable>;
 export type UnitRow = Selectable<UnitsTable>;
 export type TranslationChangeRow = Selectable<TranslationChangesTable>;
+export type SuggestionRow = Selectable<SuggestionsTable>; // migration 018
+export type CommentRow = Selectable<CommentsTable>; // migration 018
 export type SystemHookRow = Selectable<SystemHooksTable>;
 export type HookDeliveryRow = Selectable<HookDeliveriesTable>;
 export type HookAttemptRow = Selectable<HookAttemptsTable>;

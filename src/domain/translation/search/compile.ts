@@ -106,7 +106,33 @@ function compile(node: QueryNode, dialect: SearchDialect): RawBuilder<SqlBool> {
     }
     case 'time':
       return sql<SqlBool>`${col(node.column)} ${sql.raw(OPS[node.op])} ${node.value}`;
+    case 'related':
+      return related(node, dialect);
   }
+}
+
+/** `suggestion:`, `comment:`, `suggestion_author:`, `comment_author:` — a row of the unit's suggestions or unresolved comments. */
+function related(node: Extract<QueryNode, { type: 'related' }>, dialect: SearchDialect): RawBuilder<SqlBool> {
+  const table = sql.table(node.table);
+  const open = node.table === 'comments' ? sql` and r.resolved = 0` : sql``;
+  let cond: RawBuilder<SqlBool>;
+  if (node.what === 'author') {
+    const name = sql.ref('u.username');
+    if (node.match === 'regex') cond = regex(dialect, name, node.value);
+    else if (node.match === 'exact') cond = sql<SqlBool>`${name} = ${node.value}`;
+    else cond = sql<SqlBool>`lower(${name}) = ${node.value.toLowerCase()}`;
+    return sql<SqlBool>`exists (select 1 from ${table} r join users u on u.id = r.user_id where r.unit_id = units.id${open} and ${cond})`;
+  }
+  const text = sql.ref(node.table === 'suggestions' ? 'r.target' : 'r.comment');
+  if (node.match === 'regex') cond = regex(dialect, text, node.value);
+  else if (node.match === 'exact') cond = sql<SqlBool>`${text} = ${node.value}`;
+  else {
+    const pattern = '%' + likeEscape(node.value) + '%';
+    if (dialect === 'postgres') cond = sql<SqlBool>`${text} ilike ${pattern} escape '\\'`;
+    else if (/^[\x00-\x7f]*$/.test(node.value)) cond = sql<SqlBool>`${text} like ${pattern} escape '\\'`;
+    else cond = sql<SqlBool>`${text} regexp ${'(?i)' + regexEscape(node.value)}`;
+  }
+  return sql<SqlBool>`exists (select 1 from ${table} r where r.unit_id = units.id${open} and ${cond})`;
 }
 
 /**
@@ -122,6 +148,7 @@ export function usesRegex(node: QueryNode): boolean {
       return usesRegex(node.child);
     case 'text':
     case 'ref':
+    case 'related':
       return node.match === 'regex';
     default:
       return false;

@@ -52,7 +52,9 @@ export type QueryNode =
   /** units.failing_checks lists any of the ids */
   | { type: 'check'; ids: string[] }
   /** ISO-8601 text comparison of a timestamp column */
-  | { type: 'time'; column: TimeColumn; op: CompareOp; value: string };
+  | { type: 'time'; column: TimeColumn; op: CompareOp; value: string }
+  /** a suggestion (its target) or unresolved comment (its text) on the unit matches, or one by that author (username) */
+  | { type: 'related'; table: 'suggestions' | 'comments'; what: 'text' | 'author'; match: 'substring' | 'exact' | 'iexact' | 'regex'; value: string };
 
 type Value = { kind: 'word' | 'quoted' | 'regex'; text: string } | { kind: 'range'; start: string; end: string };
 interface Term {
@@ -306,6 +308,13 @@ const TEXT_FIELDS: Record<string, TextColumn[]> = {
 const NUMBER_FIELDS = new Set<string>(['priority', 'id', 'position', 'state']);
 const REF_FIELDS = new Set<string>(['language', 'component', 'project']);
 const TIME_FIELDS: Record<string, TimeColumn> = { added: 'timestamp', last_changed: 'last_updated' };
+/** Fields over the suggestions and comments of a unit (migration 018). */
+const RELATED_FIELDS: Record<string, { table: 'suggestions' | 'comments'; what: 'text' | 'author' }> = {
+  suggestion: { table: 'suggestions', what: 'text' },
+  comment: { table: 'comments', what: 'text' },
+  suggestion_author: { table: 'suggestions', what: 'author' },
+  comment_author: { table: 'comments', what: 'author' },
+};
 
 /** Weblate's STATE_NAMES (reference §4.2). */
 export const STATE_NAMES: Readonly<Record<string, number>> = {
@@ -335,6 +344,18 @@ function termNode(term: Term): QueryNode {
   }
   if (field === 'is') return isNode(valueText(value, field));
   if (field === 'has') return hasNode(valueText(value, field));
+
+  const related = RELATED_FIELDS[field];
+  if (related) {
+    if (value.kind === 'range') throw new QueryParseError(`Unsupported range for field: ${field}`);
+    if (value.kind === 'regex') return { type: 'related', ...related, match: 'regex', value: checkRegex(value.text) };
+    if (related.what === 'author') {
+      if (operator !== ':' && operator !== ':=') throw new QueryParseError(`Unsupported operator ${operator} for field: ${field}`);
+      return { type: 'related', ...related, match: operator === ':=' ? 'exact' : 'iexact', value: value.text };
+    }
+    const needle = operator !== ':' && operator !== ':=' ? operator.slice(1) + value.text : value.text;
+    return { type: 'related', ...related, match: operator === ':=' ? 'exact' : 'substring', value: needle };
+  }
 
   const text = TEXT_FIELDS[field];
   if (text) {
