@@ -335,6 +335,15 @@ export interface ComponentsTable {
   scan_state: Generated<string>;
   scan_error: string | null;
   created_at: string;
+  // migration 019 (repository operations)
+  push_branch: Generated<string>;
+  commit_message: Generated<string>;
+  add_message: Generated<string>;
+  delete_message: Generated<string>;
+  merge_message: Generated<string>;
+  commit_pending_age: Generated<number>;
+  merge_style: Generated<string>; // rebase | merge | merge_noff
+  push_on_commit: Generated<number>;
 }
 
 /** Counters kept on each translation (words and chars are counted on the source text). */

@@ -1,31 +1,35 @@
-// `repository/` of projects, components and translations (reference §1.3) and the component `lock/`
-// (§1.4). The component's mirror is the repository: Hearth commits nothing of its own yet, so there is
-// never anything to commit or push, and `remote_commit` and `weblate_commit` are the mirrored head.
+// `repository/` of projects, components and translations (reference §1.3) and the `lock/` of projects
+// and components (§1.4). The status and the operations are the repository service's
+// (domain/translation/repository/component-repository.ts); permissions are Weblate's vcs.* through
+// the translation permissions. A translation's repository is its component's (a commit there commits
+// that translation's pending edits only).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
-import type { ComponentRow } from '../../db/schema.ts';
-import { canViewVcs, requireAdmin } from '../../domain/translation/access.ts';
+import type { ComponentRow, TranslationProjectRow, TranslationRow } from '../../db/schema.ts';
 import { MERGE_FAILURE_ACTIONS, REPOSITORY_ACTIONS } from '../../domain/translation/changes/actions.ts';
-import { isoTime, commitTitle } from '../../git/objects.ts';
+import type { TranslationPerm } from '../../domain/translation/permissions.ts';
+import { OPERATIONS, type RepositoryOperation } from '../../domain/translation/repository/component-repository.ts';
 import { Errors } from '../../lib/errors.ts';
 import { body, view, wireFor } from './common.ts';
 import { sendJson } from './serializers.ts';
 
-const OPERATIONS = [
-  'commit',
-  'pull',
-  'pull-rebase',
-  'pull-merge',
-  'pull-merge-noff',
-  'push',
-  'reset',
-  'reset-keep',
-  'cleanup',
-  'file-sync',
-  'file-scan',
-] as const;
 const ALLOW_ACTION = 'GET, POST, HEAD, OPTIONS';
-const PENDING = { total: 0, errors_skipped: 0, commit_policy_skipped: 0, eligible_for_commit: 0 };
+
+/** REPO_OPERATIONS (views.py): the permission each operation needs */
+const PERMISSION: Record<RepositoryOperation, TranslationPerm> = {
+  commit: 'vcs.commit',
+  pull: 'vcs.update',
+  'pull-rebase': 'vcs.update',
+  'pull-merge': 'vcs.update',
+  'pull-merge-noff': 'vcs.update',
+  push: 'vcs.push',
+  reset: 'vcs.reset',
+  'reset-keep': 'vcs.reset',
+  cleanup: 'vcs.reset',
+  'file-sync': 'vcs.reset',
+  'file-scan': 'vcs.reset',
+};
+const DENIED = 'You do not have permission to perform this action.';
 
 type Level = 'project' | 'component' | 'translation';
 type Params = { project: string; component?: string; language?: string };
@@ -37,45 +41,43 @@ const PATHS: Record<Level, string> = {
 
 export function repositoryRoutesFor(app: FastifyInstance, c: Container, level: Level): void {
   const { queries: q, reads } = c.translation;
+  const { repository, permissions } = c.translation.writes;
 
   /** the object and the components its repository operations act on */
-  const target = async (req: FastifyRequest<{ Params: Params }>) => {
+  const target = async (
+    req: FastifyRequest<{ Params: Params }>,
+  ): Promise<{ project: TranslationProjectRow; components: ComponentRow[]; translation?: TranslationRow }> => {
     const p = req.params;
     if (level === 'project') {
-      return { components: await reads.repositoryComponents(req.actor, await q.project(req.actor, p.project)) };
+      const project = await q.project(req.actor, p.project);
+      return { project, components: await reads.repositoryComponents(req.actor, project) };
     }
-    if (level === 'component') return { components: [(await q.component(req.actor, p.project, p.component!)).component] };
-    return { components: [(await q.translation(req.actor, p.project, p.component!, p.language!)).component] };
+    if (level === 'component') {
+      const { project, component } = await q.component(req.actor, p.project, p.component!);
+      return { project, components: [component] };
+    }
+    const { project, component, translation } = await q.translation(req.actor, p.project, p.component!, p.language!);
+    return { project, components: [component], translation };
   };
 
-  const commitInfo = async (component: ComponentRow) => {
-    const commit = component.head ? await c.translation.vcs.mirror(component.id).commit(component.head) : null;
-    if (!commit) return null;
-    return {
-      revision: commit.sha,
-      shortrevision: commit.sha.slice(0, 7),
-      author: `${commit.author.name} <${commit.author.email}>`,
-      author_name: commit.author.name,
-      author_email: commit.author.email,
-      authordate: isoTime(commit.author.time, commit.author.tz).replace(/\.\d{3}/, ''),
-      commit: `${commit.committer.name} <${commit.committer.email}>`,
-      commit_name: commit.committer.name,
-      commit_email: commit.committer.email,
-      commitdate: isoTime(commit.committer.time, commit.committer.tz).replace(/\.\d{3}/, ''),
-      message: commit.message,
-      summary: commitTitle(commit.message),
-    };
+  /** the permission on every component in scope (the project alone when it has none) */
+  const requireOn = async (req: FastifyRequest, perm: TranslationPerm, project: TranslationProjectRow, components: ComponentRow[]) => {
+    if (!components.length) return permissions.require(req.actor, perm, { project }, DENIED);
+    for (const component of components) await permissions.require(req.actor, perm, { project, component }, DENIED);
   };
 
   app.get<{ Params: Params }>(`${PATHS[level]}repository/`, view(ALLOW_ACTION, 'Repository'), async (req, reply) => {
-    const { components } = await target(req);
-    if (!canViewVcs(req.actor)) throw req.actor.user ? Errors.forbidden('You do not have permission to perform this action.') : Errors.unauthorized();
+    const { project, components } = await target(req);
+    await requireOn(req, 'vcs.view', project, components);
     const self = wireFor(c, req).api(req.url.split('?')[0]);
     if (level === 'project') {
+      const statuses = [];
+      for (const component of components) statuses.push(await repository.status(component));
+      const pending = statuses.reduce((n, s) => n + s.pending_units.total, 0);
       return sendJson(reply, {
-        needs_commit: false,
-        needs_merge: false,
-        needs_push: false,
+        needs_commit: statuses.some((s) => s.needs_commit),
+        needs_merge: statuses.some((s) => s.needs_merge),
+        needs_push: statuses.some((s) => s.needs_push),
         url: self,
         remote_commit: null,
         weblate_commit: null,
@@ -83,52 +85,68 @@ export function repositoryRoutesFor(app: FastifyInstance, c: Container, level: L
         merge_failure: null,
         outgoing_commits: null,
         missing_commits: null,
-        pending_units: PENDING,
+        pending_units: { total: pending, errors_skipped: 0, commit_policy_skipped: 0, eligible_for_commit: pending },
       });
     }
     const component = components[0];
-    const head = await commitInfo(component);
+    const s = await repository.status(component);
     const last = await reads.lastChange(component, REPOSITORY_ACTIONS);
     return sendJson(reply, {
-      needs_commit: false,
-      needs_merge: false,
-      needs_push: false,
+      needs_commit: s.needs_commit,
+      needs_merge: s.needs_merge,
+      needs_push: s.needs_push,
       url: self,
-      remote_commit: head,
-      weblate_commit: head,
-      status: `On branch ${component.branch}\nYour branch is up to date with 'origin/${component.branch}'.\n\nnothing to commit, working tree clean\n`,
+      remote_commit: s.remote_commit,
+      weblate_commit: s.weblate_commit,
+      status: s.status,
       merge_failure: last && MERGE_FAILURE_ACTIONS.has(last.action) ? last.target : null,
-      outgoing_commits: 0,
-      missing_commits: 0,
-      pending_units: PENDING,
+      outgoing_commits: s.outgoing_commits,
+      missing_commits: s.missing_commits,
+      pending_units: s.pending_units,
     });
   });
 
   app.post<{ Params: Params }>(`${PATHS[level]}repository/`, view(ALLOW_ACTION, 'Repository'), async (req, reply) => {
-    const { components } = await target(req);
+    const { project, components, translation } = await target(req);
     // the body is validated before the permission is checked (reference §1.3)
     const op = body(req).operation;
     if (op === undefined || op === null || op === '') throw Errors.invalid({ operation: ['This field is required.'] });
     if (typeof op !== 'string' || !(OPERATIONS as readonly string[]).includes(op))
-      throw Errors.invalid({ operation: [`"${String(op)}" is not a valid choice.`] });
-    requireAdmin(req.actor, 'You do not have permission to perform this action.');
-    if (op.startsWith('pull') || op.startsWith('reset') || op === 'file-scan') {
-      for (const component of components) await c.translation.components.refresh(req.actor, component, op === 'file-scan' ? 'file-scan' : 'pull');
+      throw Errors.invalid({ operation: [`"${typeof op === 'string' ? op : JSON.stringify(op)}" is not a valid choice.`] });
+    const operation = op as RepositoryOperation;
+    await requireOn(req, PERMISSION[operation], project, components);
+    let result = true;
+    const details: string[] = [];
+    for (const component of components) {
+      const done =
+        operation === 'commit' && translation
+          ? await repository.commitPending(req.actor, component, { translationId: translation.id })
+          : await repository.operate(req.actor, component, operation);
+      if (!done.result) result = false;
+      if (done.detail) details.push(done.detail);
     }
-    // commit, push, cleanup, file-sync: nothing is pending in Hearth, so there is nothing to do
-    return sendJson(reply, { result: true });
+    return sendJson(reply, details.length ? { result, detail: details.join('\n') } : { result });
   });
 
-  if (level !== 'component') return;
+  if (level === 'translation') return;
 
-  app.get<{ Params: Params }>(`${PATHS.component}lock/`, view(ALLOW_ACTION, 'Lock'), async (req, reply) => {
-    const { component } = await q.component(req.actor, req.params.project, req.params.component!);
-    return sendJson(reply, { locked: Boolean(component.locked) });
+  // lock/ (reference §1.4): anyone who sees the object reads it; changing it checks the permission
+  // (component.lock, project.edit) before the body
+  app.get<{ Params: Params }>(`${PATHS[level]}lock/`, view(ALLOW_ACTION, 'Lock'), async (req, reply) => {
+    const { project, components } = await target(req);
+    if (level === 'component') return sendJson(reply, { locked: Boolean(components[0].locked) });
+    return sendJson(reply, { locked: await c.translation.components.projectLocked(project) });
   });
 
-  app.post<{ Params: Params }>(`${PATHS.component}lock/`, view(ALLOW_ACTION, 'Lock'), async (req, reply) => {
-    const { project, component } = await q.component(req.actor, req.params.project, req.params.component!);
-    const locked = await c.translation.components.setLock(req.actor, project, component, body(req));
+  app.post<{ Params: Params }>(`${PATHS[level]}lock/`, view(ALLOW_ACTION, 'Lock'), async (req, reply) => {
+    const { project, components } = await target(req);
+    if (level === 'component') {
+      await permissions.require(req.actor, 'component.lock', { project, component: components[0] }, DENIED);
+      const locked = await c.translation.components.setLock(req.actor, project, components[0], body(req));
+      return sendJson(reply, { locked });
+    }
+    await permissions.require(req.actor, 'project.edit', { project }, DENIED);
+    const locked = await c.translation.components.setProjectLock(req.actor, project, body(req));
     return sendJson(reply, { locked });
   });
 }

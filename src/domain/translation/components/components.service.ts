@@ -174,11 +174,15 @@ export class ComponentsService {
     return v;
   }
 
-  /** Fetches the repository of `repo`/`branch` into `dir`; field errors when it cannot. */
-  private async fetch(actor: Actor, dir: string, repo: string, branch: string) {
+  /**
+   * Fetches the repository of `repo`/`branch` into `dir`; field errors when it cannot. `reset` (a new
+   * component, or a new repo or branch): the local branch starts again at the upstream head; otherwise
+   * its translation commits stay (see repository/component-repository.ts).
+   */
+  private async fetch(actor: Actor, dir: string, repo: string, branch: string, reset = true) {
     try {
       const source = await this.vcs.source(actor, repo);
-      const fetched = await this.vcs.fetch(dir, source, branch);
+      const fetched = await this.vcs.fetch(dir, source, branch, { reset });
       return { ...fetched, platformProjectId: source.kind === 'platform' ? source.projectId : null };
     } catch (err) {
       if (err instanceof RepoError) {
@@ -288,11 +292,17 @@ export class ComponentsService {
 
   /**
    * `pull`: fetch and, when the branch moved, scan what changed (21 Rebased repository);
-   * `file-scan`: read every file again.
+   * `file-scan`: read every file again. The local branch is fast-forwarded to the upstream when it has
+   * no commits of its own; otherwise it stays (merging is the repository service's `pull`).
    */
   async refresh(actor: Actor, component: ComponentRow, operation: 'pull' | 'file-scan'): Promise<ScanResult | null> {
     return this.locks.run(String(component.id), async () => {
-      const fetched = await this.fetch(actor, this.vcs.mirrorDir(component.id), component.repo, component.branch);
+      const dir = this.vcs.mirrorDir(component.id);
+      const fetched = await this.fetch(actor, dir, component.repo, component.branch, false);
+      if (fetched.head !== fetched.remote && (await this.vcs.isAncestor(dir, fetched.head, fetched.remote))) {
+        await this.vcs.mirror(component.id).updateRef(`refs/heads/${fetched.branch}`, fetched.remote, fetched.head);
+        fetched.head = fetched.remote;
+      }
       if (operation === 'pull' && fetched.head === component.head) return null;
       try {
         const scanned = await this.db.kysely.transaction().execute(async (trx) => {
@@ -320,15 +330,11 @@ export class ComponentsService {
   }
 
   /**
-   * `POST lock/` (reference §1.4): the permission is checked before the body; a change record (lock or
-   * unlock) when the state changes. Returns the state asked for.
+   * `POST lock/` (reference §1.4): the caller checked the permission (component.lock) before the body;
+   * a change record (14 lock, 15 unlock) when the state changes. Returns the state asked for.
    */
   async setLock(actor: Actor, project: TranslationProjectRow, component: ComponentRow, input: object): Promise<boolean> {
-    requireAdmin(actor, 'You do not have permission to perform this action.');
-    const e = new FieldErrors();
-    const lock = boolField(e, input, 'lock');
-    if (lock === undefined && !e.has('lock')) e.add('lock', 'This field is required.');
-    e.throwIfAny();
+    const lock = lockField(input);
     if (Boolean(component.locked) !== lock) {
       await this.db.kysely.transaction().execute(async (trx) => {
         await trx
@@ -341,8 +347,8 @@ export class ComponentsService {
           .values({
             project_id: project.id,
             component_id: component.id,
-            user_id: actor.user!.id,
-            author_id: actor.user!.id,
+            user_id: actor.user?.id ?? null,
+            author_id: actor.user?.id ?? null,
             action: lock ? ACTION.LOCK : ACTION.UNLOCK,
             timestamp: nowIso(),
           })
@@ -350,6 +356,62 @@ export class ComponentsService {
       });
     }
     return Boolean(lock);
+  }
+
+  /**
+   * A project's `POST lock/` (Weblate's Project.do_lock): the project and every component of it locked
+   * or unlocked, a change record for each component whose state changes. The caller checked
+   * project.edit before the body. Returns the project's state (projectLocked).
+   */
+  async setProjectLock(actor: Actor, project: TranslationProjectRow, input: object): Promise<boolean> {
+    const lock = lockField(input);
+    await this.db.kysely.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('translation_projects')
+        .set({ locked: lock ? 1 : 0 })
+        .where('id', '=', project.id)
+        .execute();
+      const changing = await trx
+        .selectFrom('components')
+        .select('id')
+        .where('project_id', '=', project.id)
+        .where('locked', '=', lock ? 0 : 1)
+        .orderBy('id')
+        .execute();
+      if (!changing.length) return;
+      await trx
+        .updateTable('components')
+        .set({ locked: lock ? 1 : 0 })
+        .where('project_id', '=', project.id)
+        .execute();
+      const now = nowIso();
+      await trx
+        .insertInto('translation_changes')
+        .values(
+          changing.map((c) => ({
+            project_id: project.id,
+            component_id: c.id,
+            user_id: actor.user?.id ?? null,
+            author_id: actor.user?.id ?? null,
+            action: lock ? ACTION.LOCK : ACTION.UNLOCK,
+            timestamp: now,
+          })),
+        )
+        .execute();
+    });
+    return this.projectLocked({ ...project, locked: lock ? 1 : 0 });
+  }
+
+  /** Weblate's Project.locked: it has components and every one is locked (or the project itself is) */
+  async projectLocked(project: TranslationProjectRow): Promise<boolean> {
+    const row = await this.db.kysely
+      .selectFrom('components')
+      .select([(eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.sum<number>('locked').as('locked')])
+      .where('project_id', '=', project.id)
+      .executeTakeFirstOrThrow();
+    const n = Number(row.n);
+    if (n === 0) return Boolean(project.locked);
+    return Number(row.locked ?? 0) === n;
   }
 
   async delete(actor: Actor, project: TranslationProjectRow, component: ComponentRow): Promise<void> {
@@ -414,6 +476,15 @@ export class ComponentsService {
     }
     return removed;
   }
+}
+
+/** The lock request's `lock` (a DRF BooleanField, required): field errors otherwise. */
+function lockField(input: object): boolean {
+  const e = new FieldErrors();
+  const lock = boolField(e, input, 'lock');
+  if (lock === undefined && !e.has('lock')) e.add('lock', 'This field is required.');
+  e.throwIfAny();
+  return Boolean(lock);
 }
 
 /** A relative path inside the repository: no `..`, no leading `/` or `-`, no control characters. */

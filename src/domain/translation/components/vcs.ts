@@ -35,6 +35,13 @@ export interface TreeFile {
 export class RepoError extends Error {}
 
 const FETCH_TIMEOUT_MS = 300_000;
+/** where the upstream's branches are kept in a mirror */
+export const REMOTE_PREFIX = 'refs/remotes/origin/';
+
+/** only the transports we mean to use: no ext::, no ssh to arbitrary hosts; http held to the checked addresses */
+function transportEnv(source: RepoSource): Record<string, string> {
+  return source.kind === 'url' ? { GIT_ALLOW_PROTOCOL: 'http:https', ...heldTo(source.pinned) } : { GIT_ALLOW_PROTOCOL: 'file' };
+}
 
 export class ComponentVcs {
   constructor(
@@ -144,17 +151,35 @@ export class ComponentVcs {
   }
 
   /**
-   * Creates the mirror if needed and fetches every branch from the source; returns the branch that was
-   * asked for (or the source's default branch) and its head commit.
+   * Creates the mirror if needed and fetches every branch of the source into `refs/remotes/origin/*`
+   * (the upstream as last seen); the local branch `refs/heads/<branch>` (where translation commits go,
+   * see repository/component-repository.ts) is created at the upstream head when missing, or put
+   * there when `reset`, and left alone otherwise. Returns the branch that was asked for (or the
+   * source's default branch), the local head and the upstream head.
    */
-  async fetch(dir: string, source: RepoSource, branch: string): Promise<{ branch: string; head: string }> {
+  async fetch(dir: string, source: RepoSource, branch: string, opts: { reset?: boolean } = {}): Promise<{ branch: string; head: string; remote: string }> {
     if (!fs.existsSync(path.join(dir, 'HEAD'))) {
       fs.mkdirSync(path.dirname(dir), { recursive: true });
       await git(['init', '--bare', '--quiet', dir]);
     }
+    const wanted = await this.fetchRemote(dir, source, branch);
+    const mirror = new Repository(dir, this.repos.pool);
+    const remote = await mirror.resolveCommit(`${REMOTE_PREFIX}${wanted}`);
+    if (!remote) throw new RepoError(`The branch ${wanted} was not found in the repository.`);
+    let head = await mirror.resolveCommit(`refs/heads/${wanted}`);
+    if (!head || opts.reset) {
+      await mirror.updateRef(`refs/heads/${wanted}`, remote);
+      head = remote;
+    }
+    await git(['symbolic-ref', 'HEAD', `refs/heads/${wanted}`], { gitDir: dir });
+    mirror.touchRefs();
+    return { branch: wanted, head, remote };
+  }
+
+  /** Fetches the source's branches into refs/remotes/origin/* (pruned); returns the branch meant. */
+  async fetchRemote(dir: string, source: RepoSource, branch: string): Promise<string> {
     const from = source.kind === 'url' ? userArg(source.url, 'repository URL') : source.dir;
-    // only the transports we mean to use: no ext::, no ssh to arbitrary hosts
-    const env = source.kind === 'url' ? { GIT_ALLOW_PROTOCOL: 'http:https', ...heldTo(source.pinned) } : { GIT_ALLOW_PROTOCOL: 'file' };
+    const env = transportEnv(source);
     let wanted = branch;
     try {
       if (!wanted) {
@@ -166,18 +191,39 @@ export class ComponentVcs {
         }
       }
       userArg(wanted, 'branch');
-      await git(['fetch', '--quiet', '--prune', '--no-tags', '--', from, '+refs/heads/*:refs/heads/*'], { gitDir: dir, env, timeoutMs: FETCH_TIMEOUT_MS });
+      await git(['fetch', '--quiet', '--prune', '--no-tags', '--', from, `+refs/heads/*:${REMOTE_PREFIX}*`], { gitDir: dir, env, timeoutMs: FETCH_TIMEOUT_MS });
     } catch (e) {
       if (e instanceof GitError) throw new RepoError(`Could not fetch the repository: ${firstLine(e.stderr || e.message)}`);
       if (e instanceof UnsafeArgument) throw new RepoError(`Could not fetch the repository: ${e.message}`);
       throw e;
     }
-    const mirror = new Repository(dir, this.repos.pool);
-    mirror.touchRefs();
-    const head = await mirror.resolveCommit(`refs/heads/${wanted}`);
-    if (!head) throw new RepoError(`The branch ${wanted} was not found in the repository.`);
-    await git(['symbolic-ref', 'HEAD', `refs/heads/${wanted}`], { gitDir: dir });
-    return { branch: wanted, head };
+    return wanted;
+  }
+
+  /**
+   * Pushes `sha` from the mirror to `branch` of a URL or local source (a project of this server is
+   * pushed to through the repository service, not here). `force` allows a non-fast-forward.
+   */
+  async pushTo(dir: string, source: RepoSource, sha: string, branch: string, force: boolean): Promise<void> {
+    if (source.kind === 'platform') throw new RepoError('A project of this server is pushed to through its repository service.');
+    const to = source.kind === 'url' ? userArg(source.url, 'repository URL') : source.dir;
+    userArg(branch, 'branch');
+    try {
+      await git(['push', '--quiet', '--no-verify', '--', to, `${force ? '+' : ''}${sha}:refs/heads/${branch}`], {
+        gitDir: dir,
+        env: transportEnv(source),
+        timeoutMs: FETCH_TIMEOUT_MS,
+      });
+    } catch (e) {
+      if (e instanceof GitError) throw new RepoError(`Could not push the repository: ${firstLine(e.stderr || e.message)}`);
+      if (e instanceof UnsafeArgument) throw new RepoError(`Could not push the repository: ${e.message}`);
+      throw e;
+    }
+  }
+
+  /** whether commit `a` is an ancestor of (or is) commit `b` in the mirror `dir` */
+  async isAncestor(dir: string, a: string, b: string): Promise<boolean> {
+    return (await git(['merge-base', '--is-ancestor', a, b], { gitDir: dir, okCodes: [0, 1] })).code === 0;
   }
 
   /** Every regular file at a commit, with its blob SHA (symlinks and submodules skipped). */
