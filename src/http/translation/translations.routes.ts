@@ -1,9 +1,7 @@
 // Translations (reference §1.2, §1.5, §1.6, §3.6): the list, one translation and its statistics,
-// changes, units (with the `q` search) and the file as stored in the repository.
+// changes and units (with the `q` search); the file is files.routes.ts'.
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
-import { getFormat } from '../../formats/registry.ts';
-import { Errors } from '../../lib/errors.ts';
 import { cached, changesList, searching, searchParam, view, wireFor } from './common.ts';
 import { ALLOW_LIST_RO, envelope, pageOf } from './drf.ts';
 import { repositoryRoutesFor } from './repository.ts';
@@ -63,28 +61,7 @@ export function translationsRoutes(app: FastifyInstance, c: Container): void {
     }),
   );
 
-  // a raw download: the browsable API leaves it alone and `format` names an exporter here
-  const file = view('GET, POST, PUT, HEAD, OPTIONS', 'File', 'Translation components API.');
-  app.get<P>(`${BASE}file/`, { ...file, config: { ...file.config, raw: true } }, async (req, reply) => {
-    const { project, component, translation, languageCode } = await q.translation(req.actor, req.params.project, req.params.component, req.params.language);
-    const query = req.query as Record<string, string | undefined>;
-    const format = getFormat(component.file_format);
-    if (query.format && query.format !== component.file_format) throw Errors.raw(400, { format: `Conversion to ${query.format} is not supported` });
-    if (query.q !== undefined && !query.format) throw Errors.raw(400, { q: 'Query string is ignored without format' });
-    if (!translation.filename || !translation.revision) throw Errors.notFound();
-    const bytes = await c.translation.vcs.blob(c.translation.vcs.mirrorDir(component.id), translation.revision);
-    const commit = component.head ? await c.translation.vcs.mirror(component.id).commit(component.head) : null;
-    const modified = new Date((commit?.committer.time ?? Math.floor(Date.parse(translation.created_at) / 1000)) * 1000);
-    const since = req.headers['if-modified-since'];
-    if (since && !Number.isNaN(Date.parse(since)) && Math.floor(modified.getTime() / 1000) <= Math.floor(Date.parse(since) / 1000))
-      return reply.code(304).send();
-    const ext = translation.filename.includes('.') ? translation.filename.slice(translation.filename.lastIndexOf('.')) : '';
-    return reply
-      .header('content-type', format?.mimetype ?? 'application/octet-stream')
-      .header('content-disposition', `attachment; filename=${project.slug}-${component.slug}-${languageCode}${ext}`)
-      .header('last-modified', modified.toUTCString())
-      .send(bytes);
-  });
+  // `file/` (download and upload) is in files.routes.ts
 
   repositoryRoutesFor(app, c, 'translation');
 }

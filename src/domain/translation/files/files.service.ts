@@ -5,19 +5,60 @@
 // Units of the database meet entries of a file through their id_hash: the file is parsed as the scan
 // parses it (with the template for monolingual components) and each parsed unit hashed the same way,
 // so a row finds its entry whatever the format's own ids look like.
-import type { ComponentRow, TranslationRow, UnitRow } from '../../../db/schema.ts';
-import { getFormat } from '../../../formats/registry.ts';
-import { FormatError, STATE_READONLY, type FileFormat, type ParsedUnit, type UnitState, type UnitUpdate } from '../../../formats/types.ts';
-import { Errors } from '../../../lib/errors.ts';
+import yazl from 'yazl';
+import type { ComponentRow, TranslationProjectRow, TranslationRow, UnitRow } from '../../../db/schema.ts';
+import type { Actor } from '../../access/actor.ts';
+import { getExporter, type ExportMeta, type Exporter } from '../../../formats/exporters.ts';
+import { FORMATS, getFormat } from '../../../formats/registry.ts';
+import {
+  FormatError,
+  STATE_APPROVED,
+  STATE_FUZZY,
+  STATE_READONLY,
+  STATE_TRANSLATED,
+  type FileFormat,
+  type ParsedUnit,
+  type UnitState,
+  type UnitUpdate,
+} from '../../../formats/types.ts';
+import { DomainError, Errors } from '../../../lib/errors.ts';
 import { PLURAL_SEPARATOR } from '../components/scan.ts';
 import type { TranslationDeps } from '../deps.ts';
-import { idHash } from '../units/hash.ts';
+import { checksum, idHash } from '../units/hash.ts';
+import { compileQuery, parseQuery, usesRegex } from '../search/query.ts';
 
 /** Who a rendered file is attributed to (H1's EditAuthor has this shape and more). */
 export interface FileAuthor {
   name: string;
   email: string;
 }
+
+export const UPLOAD_METHODS = ['translate', 'approve', 'suggest', 'fuzzy', 'replace', 'source', 'add'] as const;
+export type UploadMethod = (typeof UPLOAD_METHODS)[number];
+export const UPLOAD_FUZZY = ['', 'process', 'approve'] as const;
+export const UPLOAD_CONFLICTS = ['', 'ignore', 'replace-translated', 'replace-approved'] as const;
+
+export interface UploadRequest {
+  file: Buffer;
+  method: UploadMethod;
+  fuzzy: (typeof UPLOAD_FUZZY)[number];
+  /** 'ignore' is read as '' (Weblate's validate_conflicts) */
+  conflicts: '' | 'replace-translated' | 'replace-approved';
+  author?: { name: string; email: string };
+}
+
+export interface UploadResult {
+  not_found: number;
+  skipped: number;
+  accepted: number;
+  total: number;
+  result: boolean;
+  count: number;
+}
+
+/** Weblate's change action of an uploaded translation (9 "Translation uploaded") and of a replaced file (54). */
+export const ACTION_UPLOAD = 9;
+export const ACTION_REPLACE_UPLOAD = 54;
 
 export interface RenderOptions {
   /** the units to write in; default: every pending unit of the translation */
@@ -149,5 +190,299 @@ export class TranslationFiles {
       }
     }
     return out;
+  }
+
+  // ---- downloads ------------------------------------------------------------------------------------
+
+  /** The exporter `?format=` names, checked against the translation (Weblate's messages, 400 {"format": …}). */
+  exporterFor(component: ComponentRow, name: string): Exporter {
+    const exporter = getExporter(name);
+    if (!exporter) throw Errors.raw(400, { format: `Conversion to ${name} is not supported` });
+    if (!exporter.supports(this.exportMeta(component))) throw Errors.raw(400, { format: 'File format is not compatible with this translation' });
+    return exporter;
+  }
+
+  private exportMeta(component: ComponentRow, rest?: Omit<ExportMeta, 'component'>): ExportMeta {
+    return {
+      ...(rest as Omit<ExportMeta, 'component'>),
+      component: { slug: component.slug, fileFormat: component.file_format, monolingual: this.monolingual(component) },
+    };
+  }
+
+  /** The units of a translation in file order, those matching `q` when given (a user's regex runs under the search time limit). */
+  async unitsMatching(translation: TranslationRow, q: string | undefined): Promise<UnitRow[]> {
+    const k = this.deps.db.kysely;
+    let s = k.selectFrom('units').selectAll().where('translation_id', '=', translation.id);
+    if (q === undefined || q.trim() === '') return s.orderBy('position').execute();
+    const node = parseQuery(q);
+    s = s.where(compileQuery(node, this.deps.db.dialect)).orderBy('position');
+    if (!usesRegex(node)) return s.execute();
+    const query = s;
+    return this.deps.db.limited.run(this.deps.config.searchTimeoutMs, (read) => read(query.compile()));
+  }
+
+  /** A translation converted by an exporter (Weblate's download with `format`). */
+  async convert(
+    project: TranslationProjectRow,
+    component: ComponentRow,
+    translation: TranslationRow,
+    exporter: Exporter,
+    opts: { q?: string; now?: Date } = {},
+  ): Promise<Buffer> {
+    const k = this.deps.db.kysely;
+    const [language, source, plural] = await Promise.all([
+      k.selectFrom('languages').select(['code', 'name']).where('id', '=', translation.language_id).executeTakeFirstOrThrow(),
+      k.selectFrom('languages').select('code').where('id', '=', component.source_language_id).executeTakeFirst(),
+      k.selectFrom('language_plurals').select(['number', 'formula']).where('id', '=', translation.plural_id).executeTakeFirst(),
+    ]);
+    const units = await this.unitsMatching(translation, opts.q);
+    const meta = this.exportMeta(component, {
+      project: { name: project.name, slug: project.slug },
+      language,
+      sourceLanguage: source?.code ?? 'en',
+      plural: plural ?? { number: 2, formula: 'n != 1' },
+      url: `${this.deps.externalUrl.replace(/\/+$/, '')}/translate/${project.slug}/${component.slug}/${language.code}/`,
+      now: opts.now ?? new Date(),
+    });
+    return exporter.serialize(
+      meta,
+      units.map((u) => ({
+        source: u.source.split(PLURAL_SEPARATOR),
+        target: u.target.split(PLURAL_SEPARATOR),
+        context: u.context,
+        note: u.note,
+        location: u.location,
+        flags: u.flags,
+        explanation: u.explanation,
+        state: u.state,
+        checksum: checksum(BigInt(u.id_hash)),
+      })),
+    );
+  }
+
+  translationsOf(component: ComponentRow): Promise<TranslationRow[]> {
+    return this.deps.db.kysely.selectFrom('translations').selectAll().where('component_id', '=', component.id).orderBy('id').execute();
+  }
+
+  /** When a translation's file last changed: its last content change or the component's head commit, whichever is later. */
+  async lastModified(component: ComponentRow, translations: TranslationRow[]): Promise<Date> {
+    const commit = component.head ? await this.deps.vcs.mirror(component.id).commit(component.head) : null;
+    let ms = commit ? commit.committer.time * 1000 : Date.parse(component.created_at);
+    for (const t of translations) {
+      if (t.last_change) ms = Math.max(ms, Date.parse(t.last_change));
+      ms = Math.max(ms, Date.parse(t.created_at));
+    }
+    return new Date(ms);
+  }
+
+  /**
+   * Every translation file of a component in one zip, at its path in the repository, pending edits
+   * written in (Weblate's download of a component); with an exporter, each translation converted and
+   * named like its file with the exporter's extension.
+   */
+  async zip(project: TranslationProjectRow, component: ComponentRow, translations: TranslationRow[], exporter?: Exporter): Promise<Buffer> {
+    const zip = new yazl.ZipFile();
+    const mtime = await this.lastModified(component, translations);
+    const names = new Set<string>();
+    for (const t of [...translations].sort((a, b) => (a.filename < b.filename ? -1 : a.filename > b.filename ? 1 : 0))) {
+      if (!t.filename) continue;
+      let name = t.filename;
+      let bytes: Buffer;
+      if (exporter) {
+        name = `${t.filename.replace(/\.[^./]*$/, '')}.${exporter.extension}`;
+        bytes = await this.convert(project, component, t, exporter);
+      } else bytes = await this.render(component, t);
+      if (names.has(name)) continue;
+      names.add(name);
+      zip.addBuffer(bytes, name, { mtime, mode: 0o100644 });
+    }
+    zip.end();
+    const chunks: Buffer[] = [];
+    for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  // ---- uploads ------------------------------------------------------------------------------------
+
+  /**
+   * The uploaded file's units: read as the component's format (a monolingual one without the template,
+   * keyed by context), or, when that fails, as another format the content looks like. A file no format
+   * reads is 400 {"file": the component format's message}.
+   */
+  parseUpload(component: ComponentRow, translation: TranslationRow, bytes: Buffer): { unit: ParsedUnit; idHash: string }[] {
+    const own = this.format(component);
+    const monolingual = this.monolingual(component);
+    const read = (format: FileFormat) => {
+      const opts = monolingual ? { isTemplate: true, language: translation.language_code } : { language: translation.language_code };
+      return format.parse(bytes, opts).units.map((unit) => ({ unit, idHash: idHash(unit.source, unit.context, monolingual).toString() }));
+    };
+    let first: Error;
+    try {
+      return read(own);
+    } catch (e) {
+      if (!(e instanceof FormatError)) throw e;
+      first = e;
+    }
+    const head = bytes
+      .subarray(0, 200)
+      .toString('utf8')
+      .replace(/^\uFEFF/, '')
+      .trimStart();
+    const candidates = head.startsWith('<')
+      ? ['xliff', 'aresource']
+      : head.startsWith('{')
+        ? ['json', 'json-nested']
+        : ['po', 'csv', 'strings', 'properties', 'yaml'];
+    for (const id of candidates) {
+      const format = FORMATS.get(id);
+      if (!format || format === own || (format.monolingual === true && !monolingual) || (format.monolingual === false && monolingual && id !== 'po')) continue;
+      try {
+        const units = read(format);
+        if (units.length) return units;
+      } catch (e) {
+        if (!(e instanceof FormatError)) throw e;
+      }
+    }
+    throw Errors.raw(400, { file: first.message });
+  }
+
+  /**
+   * An upload (reference §1.5), after the route checked permissions and validated the request: the
+   * file's translated units (and its fuzzy ones when `fuzzy` says so) matched to the translation's units
+   * by id_hash, applied through the unit edits in one transaction (one change 9 per unit), or added as
+   * suggestions; `replace` commits the file as the translation's file. Nothing changes when the file does
+   * not parse or its plural forms do not match the language.
+   */
+  async upload(actor: Actor, project: TranslationProjectRow, component: ComponentRow, translation: TranslationRow, req: UploadRequest): Promise<UploadResult> {
+    const perms = this.deps.writes.permissions;
+    const scope = { project, component, translation };
+    const parsed = this.parseUpload(component, translation, req.file);
+    const total = parsed.length;
+    const done = (not_found: number, skipped: number, accepted: number): UploadResult => ({
+      not_found,
+      skipped,
+      accepted,
+      total,
+      result: accepted > 0,
+      count: total,
+    });
+    const author = req.author ? { userId: await this.userIdOf(req.author.email), ...req.author } : undefined;
+
+    if (req.method === 'replace') return this.replace(actor, component, translation, req, author, done);
+    if (req.method === 'source' || req.method === 'add') {
+      throw Errors.raw(400, { method: `This method is not available here. Uploading with method=${req.method} is not supported by this server.` });
+    }
+
+    const units = await this.deps.db.kysely.selectFrom('units').selectAll().where('translation_id', '=', translation.id).execute();
+    const byHash = new Map(units.map((u) => [u.id_hash, u]));
+    const plural = await this.deps.db.kysely.selectFrom('language_plurals').select('number').where('id', '=', translation.plural_id).executeTakeFirst();
+    const forms = plural?.number ?? 2;
+
+    // Weblate's iterate_merge: fuzzy strings only when asked for, untranslated ones never
+    const merge: { unit: UnitRow; target: string[]; state: UnitState }[] = [];
+    let notFound = 0;
+    let skipped = 0;
+    for (const { unit: p, idHash: h } of parsed) {
+      const fuzzy = p.state === STATE_FUZZY;
+      if (fuzzy ? req.fuzzy === '' : p.state < STATE_TRANSLATED || p.target.every((t) => t === '')) continue;
+      const unit = byHash.get(h);
+      if (!unit) {
+        notFound++;
+        continue;
+      }
+      const target = unit.source.includes(PLURAL_SEPARATOR) ? p.target : [p.target.join('')];
+      if (unit.source.includes(PLURAL_SEPARATOR) && target.length !== forms) throw Errors.raw(400, { file: 'Plural forms do not match the language.' });
+      let state: UnitState = STATE_TRANSLATED;
+      if (req.method === 'fuzzy' || (fuzzy && req.fuzzy === 'process')) state = STATE_FUZZY;
+      else if (req.method === 'approve') state = STATE_APPROVED;
+      merge.push({ unit, target, state });
+    }
+
+    if (req.method === 'suggest') {
+      const wanted = merge.filter((m) => m.unit.state !== STATE_READONLY && m.unit.target !== m.target.join(PLURAL_SEPARATOR));
+      const added = wanted.length ? await this.deps.writes.suggestions.addMany(actor, wanted, author ? { author } : {}) : [];
+      return done(notFound, skipped + merge.length - added.length, added.length);
+    }
+
+    const canEdit = await perms.can(actor, 'unit.edit', scope);
+    const canReview = await perms.can(actor, 'unit.review', scope);
+    const edits: { unit: UnitRow; target: string[]; state: UnitState }[] = [];
+    for (const m of merge) {
+      const u = m.unit;
+      const unchanged = u.target === m.target.join(PLURAL_SEPARATOR) && u.state === m.state;
+      if (
+        (u.state >= STATE_TRANSLATED && u.state < STATE_READONLY && req.conflicts === '') ||
+        (u.state === STATE_APPROVED && req.conflicts !== 'replace-approved') ||
+        u.state === STATE_READONLY ||
+        !canEdit ||
+        (u.state === STATE_APPROVED && !canReview) ||
+        unchanged
+      ) {
+        skipped++;
+        continue;
+      }
+      edits.push(m);
+    }
+    if (edits.length) await this.deps.writes.edits.apply(actor, translation, edits, { action: ACTION_UPLOAD, ...(author ? { author } : {}) });
+    return done(notFound, skipped, edits.length);
+  }
+
+  /** method=replace: the uploaded file becomes the translation's file, by a commit (pending edits committed first); change 54. */
+  private async replace(
+    actor: Actor,
+    component: ComponentRow,
+    translation: TranslationRow,
+    req: UploadRequest,
+    author: { userId: number | null; name: string; email: string } | undefined,
+    done: (n: number, s: number, a: number) => UploadResult,
+  ): Promise<UploadResult> {
+    // the file must be the component's own format: it is committed as it is
+    try {
+      this.format(component).parse(req.file, this.monolingual(component) ? { isTemplate: true } : { language: translation.language_code });
+    } catch (e) {
+      if (e instanceof FormatError) throw Errors.raw(400, { file: e.message });
+      throw e;
+    }
+    const repository = this.deps.writes.repository;
+    await repository.commitPending(actor, component, { translationId: translation.id });
+    const user = actor.user;
+    const who = author ?? { userId: user?.id ?? null, name: user?.name || user?.username || 'Anonymous', email: user?.email ?? 'noreply@weblate.org' };
+    const fresh = await this.deps.db.kysely.selectFrom('components').selectAll().where('id', '=', component.id).executeTakeFirstOrThrow();
+    try {
+      await repository.commitFiles(fresh, [{ path: translation.filename, content: req.file }], who, `Upload of ${translation.filename}`);
+    } catch (e) {
+      if (e instanceof DomainError && e.status === 400)
+        throw Errors.raw(400, { file: Object.values((e.detail as Record<string, string[]>) ?? {}).flat()[0] ?? e.message });
+      throw e;
+    }
+    const k = this.deps.db.kysely;
+    const now = new Date().toISOString();
+    await k
+      .insertInto('translation_changes')
+      .values({
+        project_id: component.project_id,
+        component_id: component.id,
+        translation_id: translation.id,
+        unit_id: null,
+        language_id: translation.language_id,
+        user_id: actor.user?.id ?? null,
+        author_id: who.userId,
+        action: ACTION_REPLACE_UPLOAD,
+        target: translation.filename,
+        timestamp: now,
+      })
+      .execute();
+    const { n } = await k
+      .selectFrom('units')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('translation_id', '=', translation.id)
+      .executeTakeFirstOrThrow();
+    return done(0, 0, Number(n));
+  }
+
+  private async userIdOf(email: string): Promise<number | null> {
+    if (!email) return null;
+    const u = await this.deps.db.kysely.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst();
+    return u?.id ?? null;
   }
 }
