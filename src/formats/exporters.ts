@@ -93,7 +93,7 @@ const po: Exporter = {
       if (u.source.length > 1) {
         lines.push(renderField('msgid_plural', u.source[1], nl));
         const forms = u.target.length >= m.plural.number ? u.target : [...u.target, ...Array(m.plural.number - u.target.length).fill('')];
-        forms.forEach((t, i) => lines.push(renderField(`msgstr[${i}]`, t, nl)));
+        for (const [i, t] of forms.entries()) lines.push(renderField(`msgstr[${i}]`, t, nl));
       } else lines.push(renderField('msgstr', u.target.join(''), nl));
       blocks.push(lines.join(nl));
     }
@@ -138,8 +138,8 @@ const mo: Exporter = {
       data.push(b, Buffer.alloc(1));
       offset += b.length + 1;
     };
-    entries.forEach(([k], i) => place(i, k));
-    entries.forEach(([, v], i) => place(n + i, v));
+    for (const [i, [k]] of entries.entries()) place(i, k);
+    for (const [i, [, v]] of entries.entries()) place(n + i, v);
     const head = Buffer.alloc(header);
     head.writeUInt32LE(0x950412de, 0);
     head.writeUInt32LE(0, 4);
@@ -348,7 +348,7 @@ const aresource: Exporter = {
       if (u.note) out.push(`    <!-- ${xmlSafe(u.note).replace(/--/g, '- -')} -->\n`);
       if (u.source.length > 1 && categories && categories.length === u.target.length) {
         out.push(`    <plurals name="${name}">\n`);
-        u.target.forEach((t, i) => out.push(`        <item quantity="${categories[i]}">${value(t)}</item>\n`));
+        for (const [i, t] of u.target.entries()) out.push(`        <item quantity="${categories[i]}">${value(t)}</item>\n`);
         out.push('    </plurals>\n');
       } else out.push(`    <string name="${name}">${value(u.target[0] ?? '')}</string>\n`);
     }
