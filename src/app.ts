@@ -43,6 +43,7 @@ import { changesRoutes } from './http/translation/changes.routes.ts';
 import { unitWritesRoutes } from './http/translation/unit-writes.routes.ts';
 import { suggestionsRoutes } from './http/translation/suggestions.routes.ts';
 import { filesRoutes } from './http/translation/files.routes.ts';
+import { translationWritesRoutes } from './http/translation/translation-writes.routes.ts';
 import { browsableApi } from './http/translation/browsable.ts';
 import { memberRolesRoutes } from './http/platform/member-roles.routes.ts';
 import { oauthRoutes } from './http/web/oauth.routes.ts';
@@ -156,6 +157,7 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   unitWritesRoutes(app, c);
   suggestionsRoutes(app, c);
   filesRoutes(app, c);
+  translationWritesRoutes(app, c);
   changesRoutes(app, c);
   smartHttpRoutes(app, c);
   extend?.(app);

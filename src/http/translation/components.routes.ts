@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import type { ComponentRow, TranslationProjectRow } from '../../db/schema.ts';
 import { body, cached, changesList, view, wireFor } from './common.ts';
-import { ALLOW_DETAIL_RW, ALLOW_LIST_RO, envelope, LARGE_PAGE, pageOf } from './drf.ts';
+import { ALLOW_DETAIL_RW, ALLOW_LIST_RO, ALLOW_LIST_RW, envelope, LARGE_PAGE, pageOf } from './drf.ts';
 import { repositoryRoutesFor } from './repository.ts';
 import { sendJson } from './serializers.ts';
 
@@ -55,7 +55,7 @@ export function componentsRoutes(app: FastifyInstance, c: Container): void {
     return reply.code(204).send();
   });
 
-  app.get<P>('/api/components/:project/:component/translations/', view(ALLOW_LIST_RO, 'Translations', 'Translation components API.'), async (req, reply) =>
+  app.get<P>('/api/components/:project/:component/translations/', view(ALLOW_LIST_RW, 'Translations', 'Translation components API.'), async (req, reply) =>
     cached(app, req, reply, async () => {
       const path = await q.component(req.actor, req.params.project, req.params.component);
       const { total, page, rows, related } = await reads.componentTranslations(path, (n) => pageOf(req, n));

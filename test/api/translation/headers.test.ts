@@ -25,7 +25,7 @@ test('Allow, Content-Type and Vary on every endpoint; links keep format', async 
     ['/api/projects/hello/repository/', LIST_RW],
     ['/api/components/', LIST_RO],
     ['/api/components/hello/po/', DETAIL],
-    ['/api/components/hello/po/translations/', LIST_RO],
+    ['/api/components/hello/po/translations/', LIST_RW],
     ['/api/components/hello/po/statistics/', LIST_RO],
     ['/api/components/hello/po/changes/', LIST_RO],
     ['/api/components/hello/po/lock/', LIST_RW],
