@@ -114,6 +114,13 @@ const EDIT_PERMS: ReadonlySet<TranslationPerm> = new Set(['unit.edit', 'unit.rev
 export class TranslationPermissions {
   constructor(private readonly deps: TranslationDeps) {}
 
+  private membersService?: TranslationMembers;
+  /** the translation project members (GET/POST /api/projects/:slug/members/) */
+  get members(): TranslationMembers {
+    this.membersService ??= new TranslationMembers(this.deps, this);
+    return this.membersService;
+  }
+
   /** The actor's role on the component (or, without one, the project). */
   async role(actor: Actor, scope: PermScope): Promise<Role> {
     if (!actor.user) return 'none';
@@ -156,6 +163,8 @@ export class TranslationPermissions {
     const role = await this.role(actor, scope);
     const perms = ROLE_PERMS[role];
     if (perm === 'unit.review' && !scope.project.translation_review) return REVIEWS_OFF_MESSAGE;
+    if (perm === 'unit.edit' && scope.translation?.is_template === 1 && !perms.has('source.edit') && perms.has('unit.edit'))
+      return 'Insufficient privileges for editing source strings.';
     if (perm === 'unit.edit' && scope.unit) {
       if (scope.unit.state === 100) return READONLY_MESSAGE;
       if (scope.unit.state === 30 && !perms.has('unit.review') && perms.has('unit.edit')) return APPROVED_MESSAGE;
@@ -173,5 +182,85 @@ export class TranslationPermissions {
     if (!actor.user) throw Errors.unauthorized();
     const denied = await this.check(actor, perm, scope, reason);
     if (denied !== null) throw Errors.forbidden(denied);
+  }
+}
+
+export interface MemberView {
+  username: string;
+  role: MemberRole;
+  created_at: string;
+}
+
+/**
+ * Members of a translation project (Hearth's own addition: Weblate has teams instead). Administrators
+ * and `manage` members list and change them; the role applies to every component of the project that
+ * is not a project of this server.
+ */
+export class TranslationMembers {
+  constructor(
+    private readonly deps: TranslationDeps,
+    private readonly permissions: TranslationPermissions,
+  ) {}
+
+  private async requireManage(actor: Actor, project: TranslationProjectRow): Promise<void> {
+    if (!actor.user) throw Errors.unauthorized();
+    const role = await this.permissions.role(actor, { project });
+    if (role !== 'admin' && role !== 'manage') throw Errors.forbidden('Can not manage project members');
+  }
+
+  async list(actor: Actor, project: TranslationProjectRow): Promise<MemberView[]> {
+    await this.requireManage(actor, project);
+    const rows = await this.deps.db.kysely
+      .selectFrom('translation_project_members')
+      .innerJoin('users', 'users.id', 'translation_project_members.user_id')
+      .select(['users.username', 'translation_project_members.role', 'translation_project_members.created_at'])
+      .where('translation_project_members.project_id', '=', project.id)
+      .orderBy('users.username')
+      .execute();
+    return rows.map((r) => ({ username: r.username, role: r.role as MemberRole, created_at: r.created_at }));
+  }
+
+  /** Adds the user or changes their role; `created` tells which. */
+  async put(actor: Actor, project: TranslationProjectRow, input: { username?: unknown; role?: unknown }): Promise<{ member: MemberView; created: boolean }> {
+    await this.requireManage(actor, project);
+    const errs: Record<string, string[]> = {};
+    let user: { id: number; username: string } | undefined;
+    if (input.username === undefined || input.username === null) errs.username = ['This field is required.'];
+    else if (typeof input.username !== 'string' || input.username === '') errs.username = ['This field may not be blank.'];
+    else {
+      user = await this.deps.db.kysely.selectFrom('users').select(['id', 'username']).where('username', '=', input.username).executeTakeFirst();
+      if (!user) errs.username = [`Object with username=${input.username} does not exist.`];
+    }
+    if (input.role === undefined || input.role === null) errs.role = ['This field is required.'];
+    else if (!MEMBER_ROLES.includes(String(input.role) as MemberRole)) errs.role = [`"${String(input.role)}" is not a valid choice.`];
+    if (Object.keys(errs).length || !user) throw Errors.invalid(errs);
+    const role = String(input.role) as MemberRole;
+    const now = new Date().toISOString();
+    return this.deps.db.kysely.transaction().execute(async (trx) => {
+      const existing = await trx
+        .selectFrom('translation_project_members')
+        .selectAll()
+        .where('project_id', '=', project.id)
+        .where('user_id', '=', user.id)
+        .executeTakeFirst();
+      if (existing) {
+        await trx.updateTable('translation_project_members').set({ role }).where('id', '=', existing.id).execute();
+        return { member: { username: user.username, role, created_at: existing.created_at }, created: false };
+      }
+      await trx.insertInto('translation_project_members').values({ project_id: project.id, user_id: user.id, role, created_at: now }).execute();
+      return { member: { username: user.username, role, created_at: now }, created: true };
+    });
+  }
+
+  async remove(actor: Actor, project: TranslationProjectRow, username: string): Promise<void> {
+    await this.requireManage(actor, project);
+    const user = await this.deps.db.kysely.selectFrom('users').select('id').where('username', '=', username).executeTakeFirst();
+    if (!user) throw Errors.notFound();
+    const r = await this.deps.db.kysely
+      .deleteFrom('translation_project_members')
+      .where('project_id', '=', project.id)
+      .where('user_id', '=', user.id)
+      .executeTakeFirst();
+    if (!Number(r.numDeletedRows)) throw Errors.notFound();
   }
 }

@@ -9,7 +9,7 @@ import type { Actor } from '../../access/actor.ts';
 import { ACCESS_CONTROL_VALUES, requireAdmin } from '../access.ts';
 import { ACTION } from '../changes/actions.ts';
 import type { ComponentsService } from '../components/components.service.ts';
-import { FieldErrors, languageField, stringField, urlField } from '../fields.ts';
+import { boolField, FieldErrors, languageField, stringField, urlField } from '../fields.ts';
 
 export interface ProjectInput {
   name?: unknown;
@@ -17,6 +17,8 @@ export interface ProjectInput {
   web?: unknown;
   source_language?: unknown;
   access_control?: unknown;
+  /** Weblate's "Enable reviews" (migration 017): approving strings needs the unit.review permission */
+  translation_review?: unknown;
 }
 
 export const SLUG = /^[-a-zA-Z0-9_]+$/;
@@ -29,7 +31,7 @@ export class TranslationProjectsService {
 
   private async validate(input: ProjectInput, partial: boolean) {
     const e = new FieldErrors();
-    const out: { name?: string; slug?: string; web?: string; source_language_id?: number; access_control?: number } = {};
+    const out: { name?: string; slug?: string; web?: string; source_language_id?: number; access_control?: number; translation_review?: number } = {};
     out.name = stringField(e, input, 'name', { required: !partial, max: 60 });
     out.slug = stringField(e, input, 'slug', { required: !partial, max: 60 });
     if (out.slug !== undefined && !SLUG.test(out.slug)) e.add('slug', 'Enter a valid “slug” consisting of letters, numbers, underscores or hyphens.');
@@ -41,6 +43,8 @@ export class TranslationProjectsService {
         e.add('access_control', `"${String(input.access_control)}" is not a valid choice.`);
       else out.access_control = v;
     }
+    const review = boolField(e, input, 'translation_review');
+    if (review !== undefined) out.translation_review = review ? 1 : 0;
     e.throwIfAny();
     return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined)) as typeof out;
   }
@@ -86,6 +90,7 @@ export class TranslationProjectsService {
             web: v.web ?? '',
             source_language_id: v.source_language_id ?? en?.id ?? 1,
             access_control: v.access_control ?? 0,
+            translation_review: v.translation_review ?? 0,
             created_at: nowIso(),
           })
           .returningAll()
@@ -145,6 +150,7 @@ export class TranslationProjectsService {
     await this.db.kysely.transaction().execute(async (trx) => {
       for (const c of components) await this.components.deleteRows(trx, c.id);
       await trx.deleteFrom('translation_changes').where('project_id', '=', project.id).execute();
+      await trx.deleteFrom('translation_project_members').where('project_id', '=', project.id).execute();
       await trx.deleteFrom('translation_projects').where('id', '=', project.id).execute();
       await trx
         .insertInto('translation_changes')

@@ -8,14 +8,18 @@
 // template of a monolingual component changes the source of the other translations' units (Weblate's
 // update_source_units: translated ones become "needs editing", change 30). No permission checks: callers check.
 import { sql, type Transaction } from 'kysely';
-import type { ComponentRow, Database, TranslationRow, UnitRow } from '../../../db/schema.ts';
-import type { UnitState } from '../../../formats/types.ts';
+import type { ComponentRow, Database, TranslationProjectRow, TranslationRow, UnitRow } from '../../../db/schema.ts';
+import { getFormat } from '../../../formats/registry.ts';
+import { escapePo, renderField, renderMsgstr } from '../../../formats/support/po.ts';
+import { newlineOf } from '../../../formats/support/text.ts';
+import type { FileFormat, ParsedUnit, ParseOptions, UnitState } from '../../../formats/types.ts';
+import { Errors } from '../../../lib/errors.ts';
 import { nowIso } from '../../../lib/time.ts';
 import type { Actor } from '../../access/actor.ts';
 import { parseEnforcedChecks, parseFlags, runChecks } from '../checks/index.ts';
 import type { TranslationDeps } from '../deps.ts';
 import { COUNTERS, type Counter } from '../stats/stats.ts';
-import { contentHash, PLURAL_SEPARATOR } from './hash.ts';
+import { contentHash, idHash, PLURAL_SEPARATOR } from './hash.ts';
 import { countWords } from './words.ts';
 
 export interface EditAuthor {
@@ -114,7 +118,9 @@ export async function applyStatsDelta(
       set.last_change = ch.at;
       set.last_author_id = ch.authorId;
     }
-    if (Object.keys(set).length) await trx.updateTable('translations').set(set).where('id', '=', id).execute();
+    // always written: the row's version is what cached unit reads are keyed on
+    if (!Object.keys(set).length) set.total = sql`total`;
+    await trx.updateTable('translations').set(set).where('id', '=', id).execute();
   }
 }
 
@@ -184,6 +190,338 @@ export class UnitEdits {
       componentFlags: parseFlags(component.check_flags),
       enforced,
     };
+  }
+
+  /**
+   * PUT/PATCH /api/units/:id/ in Weblate's order: authentication, the unit (404), the serializer's field
+   * errors, then perform_update's checks (source properties, plural count, read-only, both fields,
+   * state, unit.edit, unit.review), then the edit.
+   */
+  async update(actor: Actor, id: number, input: Record<string, unknown>, partial: boolean): Promise<UnitWriteBody> {
+    if (!actor.user) throw Errors.unauthorized();
+    const { unit, project, component } = await this.deps.queries.unit(actor, id);
+    const translation = await this.deps.db.kysely.selectFrom('translations').selectAll().where('id', '=', unit.translation_id).executeTakeFirstOrThrow();
+
+    // UnitWriteSerializer
+    const errs: FieldErrs = {};
+    const stateRaw = input.state;
+    let state: number | undefined;
+    let target: string[] | undefined;
+    let explanation: string | undefined;
+    let extraFlags: string | undefined;
+    if ('target' in input) {
+      const allowBlank = stateRaw === 0 || stateRaw === '0';
+      const r = parsePluralField(input.target, allowBlank);
+      if (r.error) errs.target = r.error;
+      else target = r.value;
+    } else if (!partial) errs.target = ['This field is required.'];
+    if ('state' in input) {
+      const r = parseStateField(stateRaw);
+      if (r.error) errs.state = [r.error];
+      else if (r.value === 11 || r.value === 12) errs.state = ['This state cannot be set manually.'];
+      else state = r.value;
+    }
+    if ('explanation' in input) {
+      if (typeof input.explanation !== 'string') errs.explanation = [input.explanation === null ? 'This field may not be null.' : 'Not a valid string.'];
+      else explanation = input.explanation;
+    }
+    if ('extra_flags' in input) {
+      if (typeof input.extra_flags !== 'string') errs.extra_flags = [input.extra_flags === null ? 'This field may not be null.' : 'Not a valid string.'];
+      else {
+        try {
+          parseFlags(input.extra_flags);
+          extraFlags = input.extra_flags;
+        } catch (e) {
+          errs.extra_flags = [e instanceof Error ? e.message : String(e)];
+        }
+      }
+    }
+    if ('labels' in input) {
+      const labels = input.labels;
+      if (!Array.isArray(labels)) errs.labels = [`Expected a list of items but got type "${typeof labels === 'string' ? 'str' : typeof labels}".`];
+      else if (labels.length) errs.labels = [`Invalid pk "${String(labels[0])}" - object does not exist.`];
+    }
+    if (Object.keys(errs).length) throw Errors.raw(400, errs);
+
+    // perform_update
+    const perms = this.deps.writes.permissions;
+    const scope = { project, component, translation, unit };
+    const doTranslate = 'target' in input || 'state' in input;
+    const doSource = 'extra_flags' in input || 'explanation' in input || 'labels' in input;
+    if (doSource && (!translation.is_source || !(await perms.can(actor, 'source.edit', scope))))
+      throw Errors.forbidden('Source strings properties can be set only on source strings');
+    const newTarget = target ?? [];
+    if (doTranslate) {
+      const pluralCount = await this.pluralCount(translation);
+      const adjusted = adjustPlurals(unit, newTarget, pluralCount);
+      if (adjusted.length !== newTarget.length || adjusted.some((t, i) => t !== newTarget[i]))
+        throw Errors.raw(400, { target: ['Number of plurals does not match'] });
+      if (unit.state === 100) throw Errors.forbidden('The string is read-only.');
+      if (!newTarget.length || state === undefined) {
+        const msg = 'Please provide both state and target for a partial update';
+        throw Errors.raw(400, { state: [msg], target: [msg] });
+      }
+      if (!SETTABLE_STATES.includes(state)) throw Errors.raw(400, { state: ['Invalid state'] });
+      const any = newTarget.some((t) => t !== '');
+      if (state === 0 && any) throw Errors.raw(400, { state: ['Can not use empty state with non empty target'] });
+      if (state !== 0 && !any) throw Errors.raw(400, { state: ['Can not use non empty state with empty target'] });
+      const denied = await perms.check(actor, 'unit.edit', scope);
+      if (denied) throw Errors.forbidden(denied);
+      if (state === 30) {
+        const review = await perms.check(actor, 'unit.review', { project, component, translation });
+        if (review) throw Errors.raw(400, { state: [review] });
+      }
+    }
+    const edit: UnitEdit = {
+      unit,
+      target: doTranslate ? newTarget : unit.target.split(PLURAL_SEPARATOR),
+      state: (doTranslate ? state : unit.state) as UnitState,
+      ...(explanation !== undefined ? { explanation } : {}),
+      ...(extraFlags !== undefined ? { extraFlags } : {}),
+    };
+    const [after] = await this.apply(actor, translation, [edit]);
+    const row = after ?? unit;
+    return {
+      target: row.target.split(PLURAL_SEPARATOR),
+      state: row.state,
+      explanation: row.explanation,
+      extra_flags: row.extra_flags,
+      labels: [],
+    };
+  }
+
+  /**
+   * Weblate's check_manage_units and the format's support: null when strings may be added/removed here.
+   * Hearth has no `manage_units` setting: bilingual components allow it, monolingual ones on their source
+   * (template) translation when the template is editable.
+   */
+  private manageUnits(component: ComponentRow, translation: TranslationRow, op: 'add' | 'delete'): string | null {
+    const monolingual = Boolean(component.template);
+    if (!translation.is_source && monolingual) return 'Add the string to the source language instead.';
+    if (monolingual && !component.edit_template) return 'Adding strings is disabled in the component configuration.';
+    const format = getFormat(component.file_format);
+    if (!format) return 'File format does not support this.';
+    if (op === 'delete' && !format.locate) return 'File format does not support this.';
+    if (op === 'add' && !APPENDERS[format.id]) return 'File format does not support this.';
+    return null;
+  }
+
+  /**
+   * DELETE /api/units/:id/: as Weblate's Translation.delete_unit, at once — pending edits are committed
+   * first, then one commit removes the string's entry from every file that has it (the template and
+   * the translations of a monolingual component, the translation files of a bilingual one), and the
+   * rescan of that commit removes the rows. No pending deletion exists, so rendering never meets one.
+   */
+  async remove(actor: Actor, id: number): Promise<void> {
+    if (!actor.user) throw Errors.unauthorized();
+    const { unit, project, component } = await this.deps.queries.unit(actor, id);
+    const translation = await this.deps.db.kysely.selectFrom('translations').selectAll().where('id', '=', unit.translation_id).executeTakeFirstOrThrow();
+    const manage = this.manageUnits(component, translation, 'delete');
+    if (manage) throw Errors.forbidden(manage);
+    await this.deps.writes.permissions.require(actor, 'unit.delete', { project, component, translation });
+    const { writes } = this.deps;
+    await writes.repository.commitPending(actor, component);
+    const fresh = await this.deps.db.kysely.selectFrom('components').selectAll().where('id', '=', component.id).executeTakeFirstOrThrow();
+    const format = getFormat(fresh.file_format)!;
+    const monolingual = writes.files.monolingual(fresh);
+    const translations = await this.deps.db.kysely
+      .selectFrom('translations')
+      .selectAll()
+      .where('component_id', '=', fresh.id)
+      .where('filename', '!=', '')
+      .orderBy('id')
+      .execute();
+    const files: { path: string; content: Buffer }[] = [];
+    const seen = new Set<string>();
+    for (const tr of translations) {
+      if (seen.has(tr.filename)) continue;
+      seen.add(tr.filename);
+      let bytes: Buffer;
+      try {
+        bytes = await writes.files.storedBytes(fresh, tr);
+      } catch {
+        continue;
+      }
+      const own = { isTemplate: monolingual, language: tr.language_code };
+      let entries: ParsedUnit[];
+      try {
+        entries = format.parse(bytes, own).units;
+      } catch (e) {
+        throw Errors.raw(500, { error: `Could not remove the string: ${e instanceof Error ? e.message : String(e)}` });
+      }
+      const hit = entries.find((u) => idHash(u.source, u.context, monolingual).toString() === unit.id_hash);
+      if (!hit) continue;
+      const removed = removeEntry(format, bytes, hit.id, own, entries);
+      if (!removed) throw Errors.raw(500, { error: 'Could not remove the string: the file format can not remove this entry.' });
+      files.push({ path: tr.filename, content: removed });
+    }
+    if (!files.length) throw Errors.raw(500, { error: 'Could not remove the string: it is not in any file.' });
+    const author = actorAuthor(actor);
+    const key = unit.context || unit.source.split(PLURAL_SEPARATOR)[0];
+    await writes.repository.commitFiles(fresh, files, author, `Removed string "${key.slice(0, 60)}"\n\nRemoved through the translation API.\n`);
+    await this.deps.db.kysely
+      .insertInto('translation_changes')
+      .values({
+        project_id: fresh.project_id,
+        component_id: fresh.id,
+        translation_id: translation.id,
+        unit_id: null,
+        language_id: translation.language_id,
+        user_id: actor.user.id,
+        author_id: actor.user.id,
+        action: 63,
+        target: unit.source,
+        timestamp: nowIso(),
+      })
+      .execute();
+  }
+
+  /**
+   * POST /api/translations/:p/:c/:lang/units/ (reference §1.6): a monolingual `key` + `value`, or a
+   * bilingual `context`, `source`, `target`; the entry is written into the file(s) by one commit at once
+   * (as Weblate's add_unit), whose rescan creates the rows. Returns the new unit with its path.
+   */
+  async add(
+    actor: Actor,
+    path: { project: string; component: string; language: string },
+    input: Record<string, unknown>,
+  ): Promise<{ unit: UnitRow; project: TranslationProjectRow; component: ComponentRow; languageCode: string }> {
+    if (!actor.user) throw Errors.unauthorized();
+    const { project, component, translation, languageCode } = await this.deps.queries.translation(actor, path.project, path.component, path.language);
+    const perms = this.deps.writes.permissions;
+    const scope = { project, component, translation };
+    const manage = this.manageUnits(component, translation, 'add');
+    if (manage) throw Errors.forbidden(manage);
+    await perms.require(actor, 'unit.add', scope);
+
+    const monolingual = Boolean(component.template);
+    const errs: FieldErrs = {};
+    const allowBlank = input.state === 0 || input.state === '0' || input.state === undefined;
+    let context = '';
+    let source: string[] = [];
+    let target: string[] = [];
+    let state: number | undefined;
+    const plural = (field: string, required: boolean, blank: boolean) => {
+      if (!(field in input)) {
+        if (required) errs[field] = ['This field is required.'];
+        return undefined;
+      }
+      const r = parsePluralField(input[field], blank);
+      if (r.error) errs[field] = r.error;
+      return r.value;
+    };
+    const str = (field: string, required: boolean) => {
+      const v = input[field];
+      if (v === undefined) {
+        if (required) errs[field] = ['This field is required.'];
+        return '';
+      }
+      const fail = (msg: string) => {
+        errs[field] = [msg];
+        return '';
+      };
+      if (v === null) return fail('This field may not be null.');
+      if (typeof v !== 'string' && typeof v !== 'number') return fail('Not a valid string.');
+      if (String(v) === '' && required) return fail('This field may not be blank.');
+      return String(v);
+    };
+    if (monolingual) {
+      context = str('key', true);
+      target = plural('value', true, allowBlank) ?? [];
+      source = target;
+    } else {
+      context = str('context', false);
+      source = plural('source', true, false) ?? [];
+      target = plural('target', !translation.is_source, allowBlank || Boolean(translation.is_source)) ?? [];
+    }
+    if ('state' in input) {
+      const r = parseStateField(input.state);
+      if (r.error) errs.state = [r.error];
+      else if (!SETTABLE_STATES.includes(r.value!)) errs.state = [`"${String(input.state)}" is not a valid choice.`];
+      else state = r.value;
+    }
+    if (state === 30 && project.translation_review && (await perms.check(actor, 'unit.review', scope)))
+      errs.state = ['You do not have permission to approve strings.'];
+    if (Object.keys(errs).length) throw Errors.raw(400, errs);
+
+    // the model's checks (non-field errors)
+    const nonField = (msg: string) => Errors.raw(400, { non_field_errors: [msg] });
+    const values = monolingual ? target : translation.is_source ? source : target;
+    const anyValue = values.some((v) => v !== '');
+    if ((source.length > 1 || target.length > 1) && !APPENDERS[component.file_format]?.plurals) throw nonField('Plurals are not supported by the file format.');
+    if (state === undefined) state = anyValue ? 20 : 0;
+    if (state === 0 && anyValue) throw nonField('Empty state is supported for blank strings only.');
+    if (state !== 0 && !anyValue) throw nonField('Blank strings require an empty state.');
+    if (state === 30 && !project.translation_review) throw nonField('Approved state is not available as reviews are not enabled.');
+    for (const v of [context, ...source, ...target]) {
+      const bad = [...v].find((ch) => ch.charCodeAt(0) < 32 && !'\t\n\r'.includes(ch));
+      if (bad) throw nonField(`String contains control character: ${JSON.stringify(bad).slice(1, -1)}`);
+    }
+    const id = idHash(monolingual ? [context] : source, context, monolingual).toString();
+    const exists = await this.deps.db.kysely
+      .selectFrom('units')
+      .select('id')
+      .where('translation_id', '=', translation.id)
+      .where('id_hash', '=', id)
+      .executeTakeFirst();
+    if (exists) throw nonField('This string seems to already exist.');
+
+    // the file(s): the template (monolingual) or this translation's file (bilingual; every translation file from the source)
+    const { writes } = this.deps;
+    await writes.repository.commitPending(actor, component);
+    const fresh = await this.deps.db.kysely.selectFrom('components').selectAll().where('id', '=', component.id).executeTakeFirstOrThrow();
+    const appender = APPENDERS[fresh.file_format]!;
+    const targets = monolingual
+      ? [{ filename: fresh.template, target: target }]
+      : translation.is_source
+        ? (
+            await this.deps.db.kysely
+              .selectFrom('translations')
+              .select('filename')
+              .where('component_id', '=', fresh.id)
+              .where('is_source', '=', 0)
+              .where('filename', '!=', '')
+              .execute()
+          ).map((t) => ({ filename: t.filename, target: source.map(() => '') }))
+        : [{ filename: translation.filename, target }];
+    const files: { path: string; content: Buffer }[] = [];
+    for (const f of targets) {
+      const bytes = (await writes.files.fileAt(fresh, f.filename)) ?? Buffer.alloc(0);
+      const ftarget = f.target.length ? f.target : [''];
+      const fstate = ftarget.some((t) => t !== '') ? state : 0;
+      files.push({ path: f.filename, content: appender.append(bytes, { context, source, target: ftarget, state: fstate, monolingual }) });
+    }
+    if (!files.length) throw nonField('Could not add the string: no file to add it to.');
+    const author = actorAuthor(actor);
+    await writes.repository.commitFiles(
+      fresh,
+      files,
+      author,
+      `Added string "${(context || source[0] || '').slice(0, 60)}"\n\nAdded through the translation API.\n`,
+    );
+    const unit = await this.deps.db.kysely
+      .selectFrom('units')
+      .selectAll()
+      .where('translation_id', '=', translation.id)
+      .where('id_hash', '=', id)
+      .executeTakeFirst();
+    if (!unit) throw nonField('Could not add the string.');
+    await this.deps.db.kysely
+      .insertInto('translation_changes')
+      .values({
+        project_id: fresh.project_id,
+        component_id: fresh.id,
+        translation_id: translation.id,
+        unit_id: unit.id,
+        language_id: translation.language_id,
+        user_id: actor.user.id,
+        author_id: actor.user.id,
+        action: 31,
+        target: unit.target,
+        timestamp: nowIso(),
+      })
+      .execute();
+    return { unit, project, component: fresh, languageCode };
   }
 
   /** See the head comment. Returns the units as they are now (unchanged ones as they were). */
@@ -446,4 +784,149 @@ export class UnitEdits {
       timestamp: now,
     };
   }
+}
+
+// ---- the unit API's writes (reference §3.7, views.py UnitViewSet.perform_update) -------------------
+
+/** What PUT/PATCH answer: the UnitWriteSerializer representation. */
+export interface UnitWriteBody {
+  target: string[];
+  state: number;
+  explanation: string;
+  extra_flags: string;
+  labels: number[];
+}
+
+const STATE_CHOICES = new Set([0, 10, 11, 12, 20, 30, 100]);
+type FieldErrs = Record<string, unknown>;
+
+/** DRF ChoiceField over StringState: the number, or an error. */
+export function parseStateField(v: unknown): { value?: number; error?: string } {
+  if (v === null) return { error: 'This field may not be null.' };
+  const s = typeof v === 'boolean' ? (v ? 'True' : 'False') : String(v);
+  const n = /^-?\d+$/.test(s.trim()) && typeof v !== 'boolean' ? Number(s.trim()) : Number.NaN;
+  if (typeof v === 'object' || !STATE_CHOICES.has(n)) return { error: `"${s}" is not a valid choice.` };
+  return { value: n };
+}
+
+/** A plural field (ListField of CharField, trim_whitespace off): a list of strings, or a string whose forms are joined by U+001E. */
+export function parsePluralField(v: unknown, allowBlank: boolean): { value?: string[]; error?: unknown } {
+  if (v === null) return { error: ['This field may not be null.'] };
+  let list: unknown[];
+  if (typeof v === 'string') list = v.split(PLURAL_SEPARATOR);
+  else if (Array.isArray(v)) list = v;
+  else
+    return {
+      error: [
+        `Expected a list of items but got type "${typeof v === 'number' ? (Number.isInteger(v) ? 'int' : 'float') : typeof v === 'boolean' ? 'bool' : 'dict'}".`,
+      ],
+    };
+  const errs: Record<string, string[]> = {};
+  const out: string[] = [];
+  list.forEach((item, i) => {
+    if (item === null) errs[i] = ['This field may not be null.'];
+    else if (typeof item !== 'string' && typeof item !== 'number') errs[i] = ['Not a valid string.'];
+    else if (String(item) === '' && !allowBlank) errs[i] = ['This field may not be blank.'];
+    else out.push(String(item));
+  });
+  return Object.keys(errs).length ? { error: errs } : { value: out };
+}
+
+/** Weblate's Unit.adjust_plurals: one form for a singular string, the language's count for a plural one. */
+export function adjustPlurals(unit: Pick<UnitRow, 'source'>, values: string[], pluralCount: number): string[] {
+  if (!unit.source.includes(PLURAL_SEPARATOR)) return values.slice(0, 1);
+  const out = values.slice(0, pluralCount);
+  while (out.length < pluralCount) out.push('');
+  return out;
+}
+
+// ---- adding and removing entries in file bytes -----------------------------------------------------
+
+interface NewEntry {
+  context: string;
+  source: string[];
+  target: string[];
+  state: number;
+  monolingual: boolean;
+}
+interface Appender {
+  plurals: boolean;
+  append(bytes: Buffer, e: NewEntry): Buffer;
+}
+
+function appendPo(bytes: Buffer, e: NewEntry): Buffer {
+  const text = bytes.toString('utf8');
+  const nl = newlineOf(text);
+  const lines: string[] = [];
+  if (e.state === 10) lines.push('#, fuzzy');
+  if (e.monolingual) {
+    lines.push(renderField('msgid', e.context, nl));
+    lines.push(renderMsgstr(e.target, false, nl));
+  } else {
+    if (e.context) lines.push(renderField('msgctxt', e.context, nl));
+    lines.push(renderField('msgid', e.source[0] ?? '', nl));
+    const plural = e.source.length > 1;
+    if (plural) lines.push(`msgid_plural "${escapePo(e.source[1])}"`);
+    lines.push(renderMsgstr(e.target, plural, nl));
+  }
+  const lead = text === '' ? '' : text.endsWith(nl + nl) ? '' : text.endsWith(nl) ? nl : nl + nl;
+  return Buffer.from(text + lead + lines.join(nl) + nl, 'utf8');
+}
+
+function appendJson(bytes: Buffer, e: NewEntry): Buffer {
+  const text = bytes.toString('utf8');
+  const nl = newlineOf(text);
+  const close = text.lastIndexOf('}');
+  const open = text.indexOf('{');
+  const entry = `${JSON.stringify(e.context)}: ${JSON.stringify(e.target[0] ?? '')}`;
+  if (close < 0 || open < 0 || open > close) return Buffer.from(`{${nl}    ${entry}${nl}}${nl}`, 'utf8');
+  const inner = text.slice(open + 1, close);
+  const indent = /\n([ \t]+)"/.exec(inner)?.[1] ?? '    ';
+  const head = text.slice(0, close).replace(/\s+$/, '');
+  const empty = inner.trim() === '';
+  return Buffer.from(`${head}${empty ? '' : ','}${nl}${indent}${entry}${nl}${text.slice(close)}`, 'utf8');
+}
+
+/** Formats new strings can be written to (Weblate's can_add_unit), by format id. */
+const APPENDERS: Record<string, Appender> = {
+  po: { plurals: true, append: appendPo },
+  'po-mono': { plurals: false, append: appendPo },
+  json: { plurals: false, append: appendJson },
+};
+
+/**
+ * The file without the entry `id` (its byte range from format.locate), or null when no cut gives a file
+ * that parses to the same entries less that one. Separators next to the entry are tried too (a JSON
+ * comma, a PO blank line).
+ */
+export function removeEntry(format: FileFormat, bytes: Buffer, id: string, opts: ParseOptions, before: ParsedUnit[]): Buffer | null {
+  const range = format.locate?.(bytes, id, opts);
+  if (!range) return null;
+  const [s, e] = range;
+  const text = bytes;
+  const isWs = (b: number) => b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d;
+  let after = e;
+  while (after < text.length && isWs(text[after])) after++;
+  let beforeS = s;
+  while (beforeS > 0 && isWs(text[beforeS - 1])) beforeS--;
+  const cuts: [number, number][] = [
+    [s, e],
+    [s, after < text.length && text[after] === 0x2c ? after + 1 : e],
+    [beforeS > 0 && text[beforeS - 1] === 0x2c ? beforeS - 1 : s, e],
+  ];
+  // a line-based entry: also drop one blank line after it
+  let nlEnd = e;
+  if (text[nlEnd] === 0x0d) nlEnd++;
+  if (text[nlEnd] === 0x0a) cuts.push([s, nlEnd + 1]);
+  const want = before.filter((u) => u.id !== id).map((u) => JSON.stringify([u.id, u.source, u.target, u.state]));
+  for (const [a, b] of cuts) {
+    const out = Buffer.concat([text.subarray(0, a), text.subarray(b)]);
+    try {
+      const got = format.parse(out, opts).units.map((u) => JSON.stringify([u.id, u.source, u.target, u.state]));
+      if (got.length === want.length && got.every((g, i) => g === want[i])) return out;
+    } catch {
+      // this cut does not give a valid file; try the next
+    }
+  }
+  return null;
 }
