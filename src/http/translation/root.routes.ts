@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { apiUrl, drfHeaders } from './drf.ts';
 
-const LISTS = ['projects', 'components', 'translations', 'languages', 'changes', 'units'];
+const LISTS = ['projects', 'components', 'translations', 'languages', 'changes', 'units', 'suggestions'];
 
 export function translationRootRoutes(app: FastifyInstance): void {
   app.get('/api/', { config: { api: 'translation' as const, auth: 'optional' as const }, onRequest: drfHeaders('GET, HEAD, OPTIONS') }, async (req) =>

@@ -4,6 +4,7 @@
 // - GET/POST /api/units/:id/comments/ — the comments the unit shows (its own and its source string's);
 //   POST {"comment", "scope": global (default) | translation, "timestamp"} → 201 with the comment (perm
 //   comment.add; `timestamp` needs project.edit, as in Weblate);
+// - GET /api/suggestions/ — every suggestion the caller may see (LargePagination, oldest first);
 // - GET/DELETE /api/suggestions/:id/ (DELETE: the suggestion's author, or suggestion.delete) and
 //   POST /api/suggestions/:id/accept/ (suggestion.accept) → 200 with the unit.
 // Unsafe methods check authentication before looking anything up (DRF's IsAuthenticatedOrReadOnly).
@@ -13,6 +14,7 @@ import type { CommentRow, SuggestionRow, UnitRow } from '../../db/schema.ts';
 import { COMMENT_SCOPES, type CommentScope } from '../../domain/translation/units/suggestions.ts';
 import { Errors } from '../../lib/errors.ts';
 import { body, view, wireFor } from './common.ts';
+import { ALLOW_LIST_RO, envelope, LARGE_PAGE, pageOf } from './drf.ts';
 import { sendJson, drfTime, type Wire } from './serializers.ts';
 
 const SEP = '\u001e';
@@ -133,6 +135,25 @@ export function suggestionsRoutes(app: FastifyInstance, c: Container): void {
       await writes.permissions.require(req.actor, 'project.edit', { project, component }, 'You do not have permission to perform this action.');
     const row = await s.comment(req.actor, unit, text as string, scope as CommentScope, { timestamp });
     return sendJson(reply, commentEntity(await wireWith(req, [row.user_id]), row), 201);
+  });
+
+  // ---- every suggestion ---------------------------------------------------------------------------
+
+  app.get('/api/suggestions/', view(ALLOW_LIST_RO, 'Suggestion List', 'Suggestions API.'), async (req, reply) => {
+    const { total, page, rows } = await s.list(req.actor, (n) => pageOf(req, n, LARGE_PAGE.max, LARGE_PAGE.size));
+    const wire = await wireWith(
+      req,
+      rows.map((r) => r.user_id),
+    );
+    return sendJson(
+      reply,
+      envelope(
+        req,
+        total,
+        page,
+        rows.map((r) => suggestionEntity(wire, r)),
+      ),
+    );
   });
 
   // ---- one suggestion ---------------------------------------------------------------------------

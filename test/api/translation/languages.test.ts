@@ -15,7 +15,7 @@ test('GET /api/: the lists, absolute from the request, format kept', async (t) =
   assert.equal(res.headers['content-type'], 'application/json');
   assert.equal(res.headers.allow, 'GET, HEAD, OPTIONS');
   assert.equal(res.headers.vary, 'Accept');
-  assert.deepEqual(Object.keys(res.json()), ['projects', 'components', 'translations', 'languages', 'changes', 'units']);
+  assert.deepEqual(Object.keys(res.json()), ['projects', 'components', 'translations', 'languages', 'changes', 'units', 'suggestions']);
   assert.equal(res.json().languages, 'http://weblate.test/api/languages/');
   const api = await app.inject({ method: 'GET', url: '/api/?format=json', headers: HOST });
   assert.equal(api.json().projects, 'http://weblate.test/api/projects/?format=json');

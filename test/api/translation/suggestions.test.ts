@@ -107,6 +107,20 @@ test('POST /api/units/:id/suggestions/: 201 with the suggestion, has_suggestion 
   assert.equal(form.statusCode, 201, form.body);
   assert.equal(form.json().target, 'a\u001eb\u001ec');
   assert.equal((await translationRow(ctx, 'cs')).suggestions, 2);
+
+  // every suggestion the caller may see: oldest first, LargePagination
+  const all = await ctx.app.inject({ method: 'GET', url: '/api/suggestions/', headers: HOST });
+  assert.equal(all.statusCode, 200);
+  assert.equal(all.headers.allow, 'GET, HEAD, OPTIONS');
+  assert.deepEqual(all.json(), { count: 3, next: null, previous: null, results: [body, other.json(), form.json()] });
+  const paged = await getJson(ctx, '/api/suggestions/?page_size=2', HOST);
+  assert.equal(paged.next, `${API}/suggestions/?page=2&page_size=2`);
+  assert.deepEqual(paged.results, [body, other.json()]);
+  await ctx.app.inject({ method: 'PATCH', url: '/api/projects/hello/', headers: AS_ROOT, payload: { access_control: 100 } });
+  assert.deepEqual(await getJson(ctx, '/api/suggestions/', headers), { count: 0, next: null, previous: null, results: [] });
+  assert.equal((await getJson(ctx, '/api/suggestions/')).count, 3);
+  assert.equal((await ctx.app.inject({ method: 'GET', url: `/api/suggestions/${body.id}/`, headers })).statusCode, 404);
+  assert.equal((await ctx.app.inject({ method: 'GET', url: `/api/units/${apple.id}/suggestions/`, headers })).statusCode, 404);
 });
 
 test('suggestions: bad inputs and permissions (401 first, 404, 400 field errors, 403 read-only, private project)', async (t) => {

@@ -70,7 +70,7 @@ export class TranslationsService {
 
   private async author(actor: Actor) {
     const u = actor.user!;
-    return { userId: u.id, name: u.name, email: (u as { commit_email?: string | null }).commit_email || u.email };
+    return { userId: u.id, name: u.name, email: u.commit_email || u.email };
   }
 
   private message(template: string, project: TranslationProjectRow, component: ComponentRow, language: LanguageRow, code: string): string {
@@ -131,7 +131,7 @@ export class TranslationsService {
       throw Errors.forbidden('You have set up Weblate to add new translation files, but did not provide base file to do that.');
     const content = await this.newFile(component, format, language, code);
     if (!content) throw couldNot;
-    const template = (component as { add_message?: string }).add_message || DEFAULT_ADD_MESSAGE;
+    const template = component.add_message || DEFAULT_ADD_MESSAGE;
     await this.deps.writes.repository.commitFiles(
       component,
       [{ path, content }],
@@ -203,7 +203,7 @@ export class TranslationsService {
     await this.deps.writes.permissions.require(actor, 'translation.delete', { project, component, translation }, 'Can not delete translation');
     if (translation.is_source || translation.is_template || !translation.filename) throw Errors.forbidden('Can not delete translation');
     const language = await this.k.selectFrom('languages').selectAll().where('id', '=', translation.language_id).executeTakeFirstOrThrow();
-    const template = (component as { delete_message?: string }).delete_message || DEFAULT_DELETE_MESSAGE;
+    const template = component.delete_message || DEFAULT_DELETE_MESSAGE;
     await this.deps.writes.repository.commitFiles(
       component,
       [{ path: translation.filename, content: null }],

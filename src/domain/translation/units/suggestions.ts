@@ -19,6 +19,8 @@ import { Errors } from '../../../lib/errors.ts';
 import { nowIso } from '../../../lib/time.ts';
 import type { Actor } from '../../access/actor.ts';
 import type { TranslationDeps } from '../deps.ts';
+import type { Paged, Pager, Slice } from '../reads.ts';
+import { TranslationVisibility } from '../visibility.ts';
 
 /** Who a suggestion is credited to (structurally the edits' EditAuthor). */
 export interface SuggestionAuthor {
@@ -39,7 +41,11 @@ const SEP = '\u001e';
 type Trx = Transaction<Database>;
 
 export class SuggestionsService {
-  constructor(private readonly deps: TranslationDeps) {}
+  private readonly visible: TranslationVisibility;
+
+  constructor(private readonly deps: TranslationDeps) {
+    this.visible = new TranslationVisibility(deps.db);
+  }
 
   private get k() {
     return this.deps.db.kysely;
@@ -203,6 +209,16 @@ export class SuggestionsService {
   /** The translation a unit belongs to. */
   async translationOf(unit: UnitRow): Promise<TranslationRow> {
     return this.k.selectFrom('translations').selectAll().where('id', '=', unit.translation_id).executeTakeFirstOrThrow();
+  }
+
+  /** Every suggestion on a unit the actor may see, oldest first (GET /api/suggestions/). */
+  async list<P extends Slice>(actor: Actor, pager: Pager<P>): Promise<Paged<P, SuggestionRow>> {
+    const visible = this.visible.translations(actor).select('translations.id');
+    const base = this.k.selectFrom('suggestions').where('suggestions.translation_id', 'in', visible);
+    const { n } = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const page = pager(Number(n));
+    const rows = await base.selectAll().orderBy('suggestions.id').limit(page.size).offset(page.offset).execute();
+    return { total: Number(n), page, rows };
   }
 
   /** The suggestions on a unit, oldest first. */
