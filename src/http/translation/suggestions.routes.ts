@@ -178,7 +178,8 @@ export function suggestionsRoutes(app: FastifyInstance, c: Container): void {
     if (!req.actor.user) throw Errors.unauthorized();
     const { suggestion, unit, project, component, languageCode } = await s.find(req.actor, idOf(req));
     await writes.permissions.require(req.actor, 'suggestion.accept', { project, component, unit });
-    if (unit.state === 100) throw Errors.forbidden('The string is read only.');
+    // accepting is an edit (Weblate's check_can_edit): locks, read-only and approved strings refuse it
+    await writes.permissions.require(req.actor, 'unit.edit', { project, component, unit });
     const translation = await s.translationOf(unit);
     const now = await s.accept(req.actor, translation, unit, suggestion);
     return sendJson(reply, wireFor(c, req).unit(project, component, languageCode, now));

@@ -203,6 +203,17 @@ test('accept and delete a suggestion: change 7 authored by the suggester, change
   assert.deepEqual(del.json(), { detail: 'Can not delete suggestion' });
   assert.equal((await ctx.app.inject({ method: 'DELETE', url: `/api/suggestions/${a.id}/`, headers: HOST })).statusCode, 401);
 
+  // a locked component refuses it, administrators included (Weblate's check_can_edit)
+  await ctx.c.db.kysely.updateTable('components').set({ locked: 1 }).where('slug', '=', 'po').execute();
+  const locked = await post(ctx, `/api/suggestions/${a.id}/accept/`, AS_ROOT);
+  assert.equal(locked.statusCode, 403);
+  assert.deepEqual(locked.json(), { detail: 'This translation is currently locked.' });
+  assert.equal((await getJson(ctx, `/api/units/${apple.id}/`)).target, '');
+  await ctx.c.db.kysely.updateTable('components').set({ locked: 0 }).where('slug', '=', 'po').execute();
+  const opts = await ctx.app.inject({ method: 'OPTIONS', url: `/api/units/${apple.id}/suggestions/`, headers: HOST });
+  assert.equal(opts.statusCode, 200);
+  assert.equal(opts.headers.allow, 'GET, POST, HEAD, OPTIONS');
+
   // the administrator accepts: the unit is translated, pending, credited to the suggester
   const acc = await post(ctx, `/api/suggestions/${a.id}/accept/`, AS_ROOT);
   assert.equal(acc.statusCode, 200, acc.body);
