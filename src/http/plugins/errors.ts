@@ -8,6 +8,19 @@ import type { ApiKind } from '../types.ts';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
+/** DRF's TokenAuthentication on a 401: a token was presented (and not accepted) → its message; none → null. */
+function drfTokenProblem(req: FastifyRequest): string | null {
+  const authz = req.headers.authorization;
+  const value = Array.isArray(authz) ? authz[0] : authz;
+  if (value && /^(token|bearer)(\s|$)/i.test(value)) {
+    const parts = value.trim().split(/\s+/);
+    if (parts.length === 1) return 'Invalid token header. No credentials provided.';
+    if (parts.length > 2) return 'Invalid token header. Token string should not contain spaces.';
+    return 'Invalid token.';
+  }
+  return req.headers['private-token'] ? 'Invalid token.' : null;
+}
+
 function apiOf(req: FastifyRequest): ApiKind {
   const configured = (req.routeOptions?.config as any)?.api as ApiKind | undefined;
   if (configured) return configured;
@@ -148,7 +161,7 @@ export function errorHandling(app: FastifyInstance, externalUrl: string): void {
       if (api === 'translation') {
         if (err.status === 401) {
           // DRF: the first authenticator (TokenAuthentication) names the scheme
-          const detail = err.kind === 'invalid_token' ? 'Invalid token.' : DRF_DETAIL[401];
+          const detail = err.kind === 'invalid_token' ? 'Invalid token.' : (drfTokenProblem(req) ?? DRF_DETAIL[401]);
           return send(reply, 401, { detail }, { 'www-authenticate': 'Token' });
         }
         const detail =

@@ -637,7 +637,7 @@ export class UnitEdits {
             .executeTakeFirst();
           if (!seen) changeRows.push(this.change(ctx.component, translation, old.id, userId, author.userId, ACTION_NEW_CONTRIBUTOR, '', '', {}, now));
         }
-        const action = opts.action ?? (state === 10 ? ACTION_MARKED_EDIT : old.state >= 20 ? (state === 30 ? ACTION_APPROVE : ACTION_CHANGE) : ACTION_NEW);
+        const action = opts.action ?? (state === 10 ? ACTION_MARKED_EDIT : old.state >= 10 ? (state === 30 ? ACTION_APPROVE : ACTION_CHANGE) : ACTION_NEW);
         changeRows.push(
           this.change(
             ctx.component,
@@ -903,24 +903,33 @@ export function removeEntry(format: FileFormat, bytes: Buffer, id: string, opts:
   const range = format.locate?.(bytes, id, opts);
   if (!range) return null;
   const [s, e] = range;
-  const text = bytes;
-  const isWs = (b: number) => b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d;
-  let after = e;
-  while (after < text.length && isWs(text[after])) after++;
-  let beforeS = s;
-  while (beforeS > 0 && isWs(text[beforeS - 1])) beforeS--;
+  const b = bytes;
+  const blank = (x: number) => x === 0x20 || x === 0x09;
+  // the whole lines of the entry: back to its line's start, on over a trailing comma to its line's end
+  let ls = s;
+  while (ls > 0 && blank(b[ls - 1])) ls--;
+  const lineStart = ls === 0 || b[ls - 1] === 0x0a ? ls : s;
+  let le = e;
+  while (le < b.length && (blank(b[le]) || b[le] === 0x2c || b[le] === 0x0d)) le++;
+  const lineEnd = le < b.length && b[le] === 0x0a ? le + 1 : le === b.length ? le : e;
+  // one blank line after (a PO separator)
+  let after = lineEnd;
+  while (after < b.length && (blank(b[after]) || b[after] === 0x0d)) after++;
+  const withBlank = after < b.length && b[after] === 0x0a && after > lineEnd - 1 ? after + 1 : lineEnd;
+  // a comma before the entry (the last member of a JSON object), with the blanks before it
+  let pc = lineStart;
+  while (pc > 0 && (blank(b[pc - 1]) || b[pc - 1] === 0x0a || b[pc - 1] === 0x0d)) pc--;
+  const commaBefore = pc > 0 && b[pc - 1] === 0x2c ? pc - 1 : -1;
   const cuts: [number, number][] = [
-    [s, e],
-    [s, after < text.length && text[after] === 0x2c ? after + 1 : e],
-    [beforeS > 0 && text[beforeS - 1] === 0x2c ? beforeS - 1 : s, e],
+    [lineStart, withBlank],
+    [lineStart, lineEnd],
   ];
-  // a line-based entry: also drop one blank line after it
-  let nlEnd = e;
-  if (text[nlEnd] === 0x0d) nlEnd++;
-  if (text[nlEnd] === 0x0a) cuts.push([s, nlEnd + 1]);
+  if (commaBefore >= 0) cuts.push([commaBefore, lineEnd > e && b[lineEnd - 1] === 0x0a ? lineEnd - 1 : e], [commaBefore, e]);
+  cuts.push([s, e]);
   const want = before.filter((u) => u.id !== id).map((u) => JSON.stringify([u.id, u.source, u.target, u.state]));
-  for (const [a, b] of cuts) {
-    const out = Buffer.concat([text.subarray(0, a), text.subarray(b)]);
+  for (const [from, to] of cuts) {
+    if (from > s || to < e) continue;
+    const out = Buffer.concat([b.subarray(0, from), b.subarray(to)]);
     try {
       const got = format.parse(out, opts).units.map((u) => JSON.stringify([u.id, u.source, u.target, u.state]));
       if (got.length === want.length && got.every((g, i) => g === want[i])) return out;
