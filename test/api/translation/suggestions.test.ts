@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
 import { API, AS_ROOT, HOST, getJson, poComponent } from '../../helpers/translation.ts';
+import { ANONYMOUS, type Actor } from '../../../src/domain/access/actor.ts';
 
 const UNITS = '/api/translations/hello/po/cs/units/';
 
@@ -356,4 +357,45 @@ test('q terms: has:suggestion, has:comment, suggestion:, comment:, suggestion_au
   // a unit whose strings vanish takes its suggestions and comments with it
   await ctx.c.db.kysely.deleteFrom('units').where('id', '=', apple.id).execute();
   assert.equal(await ctx.c.db.kysely.selectFrom('suggestions').select('id').executeTakeFirst(), undefined);
+});
+
+test('addMany (the upload with method=suggest): batched, duplicates and current translations skipped, one change each, counters by delta', async (t) => {
+  const ctx = await buildTestApp(t);
+  const n = 600;
+  let po =
+    'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n"Language: cs\\n"\n"Plural-Forms: nplurals=3; plural=(n==1) ? 0 : (n>=2 && n<=4) ? 1 : 2;\\n"\n';
+  for (let i = 0; i < n; i++) po += `\nmsgid "s${i}"\nmsgstr "${i === 0 ? 'hotovo' : ''}"\n`;
+  await poComponent(t, ctx, { 'po/cs.po': po });
+  const cs = await translationRow(ctx, 'cs');
+  const units = await ctx.c.db.kysely.selectFrom('units').selectAll().where('translation_id', '=', cs.id).orderBy('position').execute();
+  assert.equal(units.length, n);
+  const root = await ctx.c.db.kysely.selectFrom('users').selectAll().where('username', '=', 'root').executeTakeFirstOrThrow();
+  const actor: Actor = { ...ANONYMOUS, kind: 'user', user: root, isAdmin: true, credential: 'session' };
+  const items = units.map((u, i) => ({ unit: u, target: [i === 0 ? 'hotovo' : `návrh ${i}`] }));
+  items.push({ unit: units[1], target: ['návrh 1'] }); // the same again in the batch
+  const author = { userId: null, name: 'Uploader', email: 'up@example.com' };
+  const added = await ctx.c.translation.writes.suggestions.addMany(actor, items, { author });
+  assert.equal(added.length, n - 1);
+  assert.deepEqual(
+    added.slice(0, 2).map((s) => [s.unit_id, s.target, s.user_id, s.author_name, s.author_email]),
+    [
+      [units[1].id, 'návrh 1', null, 'Uploader', 'up@example.com'],
+      [units[2].id, 'návrh 2', null, 'Uploader', 'up@example.com'],
+    ],
+  );
+  const after = await translationRow(ctx, 'cs');
+  assert.equal(after.suggestions, n - 1);
+  const changes = await ctx.c.db.kysely
+    .selectFrom('translation_changes')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('translation_id', '=', cs.id)
+    .where('action', '=', 4)
+    .where('user_id', '=', root.id)
+    .where('author_id', 'is', null)
+    .executeTakeFirstOrThrow();
+  assert.equal(Number(changes.n), n - 1);
+  // again: nothing new, nothing counted twice
+  assert.deepEqual(await ctx.c.translation.writes.suggestions.addMany(actor, items, { author }), []);
+  assert.equal((await translationRow(ctx, 'cs')).suggestions, n - 1);
+  assert.equal((await getJson(ctx, `${UNITS}?q=has:suggestion&page_size=1`)).count, n - 1);
 });
