@@ -140,6 +140,7 @@ test('suggestions: bad inputs and permissions (401 first, 404, 400 field errors,
   const bad = await post(ctx, url, { ...HOST, authorization: 'Token nope' }, { target: ['x'] });
   assert.equal(bad.statusCode, 401);
   assert.equal(bad.headers['www-authenticate'], 'Token');
+  assert.deepEqual(bad.json(), { detail: 'Invalid token.' });
   const missing = await post(ctx, '/api/units/999999/suggestions/', headers, { target: ['x'] });
   assert.equal(missing.statusCode, 404);
   assert.deepEqual(missing.json(), { detail: 'Not found.' });
