@@ -2,9 +2,10 @@
 // (visibility.ts): what is invisible is not found (404).
 import type { Db } from '../../db/connect.ts';
 import { isInt32 } from '../../db/sql.ts';
-import type { ComponentRow, LanguageRow, TranslationChangeRow, TranslationProjectRow, TranslationRow, UnitRow, UserRow } from '../../db/schema.ts';
+import type { ComponentRow, LanguageRow, TranslationChangeRow, TranslationProjectRow, TranslationRow, UserRow } from '../../db/schema.ts';
 import { Errors } from '../../lib/errors.ts';
 import type { Actor } from '../access/actor.ts';
+import { withSourceUnits, type UnitView } from './related.ts';
 import type { TranslationVisibility } from './visibility.ts';
 
 export interface ComponentPath {
@@ -49,7 +50,7 @@ export class TranslationQueries {
   }
 
   /** A unit with its component, project and language code. */
-  async unit(actor: Actor, id: number): Promise<{ unit: UnitRow; languageCode: string } & ComponentPath> {
+  async unit(actor: Actor, id: number): Promise<{ unit: UnitView; languageCode: string } & ComponentPath> {
     if (!isInt32(id) || id < 1) throw Errors.notFound();
     const k = this.db.kysely;
     const unit = await k.selectFrom('units').selectAll().where('id', '=', id).executeTakeFirst();
@@ -59,7 +60,8 @@ export class TranslationQueries {
     const project = await this.visible.projects(actor).selectAll().where('translation_projects.id', '=', component.project_id).executeTakeFirst();
     if (!project) throw Errors.notFound();
     const language = await k.selectFrom('languages').select('code').where('id', '=', unit.language_id).executeTakeFirstOrThrow();
-    return { unit, project, component, languageCode: language.code };
+    const [withSource] = await withSourceUnits(k, [unit]);
+    return { unit: withSource, project, component, languageCode: language.code };
   }
 
   async change(actor: Actor, id: number): Promise<TranslationChangeRow> {

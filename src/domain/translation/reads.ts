@@ -5,11 +5,11 @@
 // Pages: the caller's `pager` turns the count into the page it asked for (and refuses pages out of range).
 import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../../db/connect.ts';
-import type { ComponentRow, LanguageRow, TranslationChangeRow, TranslationProjectRow, TranslationRow, UnitRow } from '../../db/schema.ts';
+import type { ComponentRow, LanguageRow, TranslationChangeRow, TranslationProjectRow, TranslationRow } from '../../db/schema.ts';
 import type { Actor } from '../access/actor.ts';
 import { compileQuery, parseQuery, usesRegex } from './search/query.ts';
 import { sumCounts, sumSelect, type Counts } from './stats/stats.ts';
-import type { ChangeLinks, Related, RelatedRows, UnitLinks } from './related.ts';
+import { withSourceUnits, type ChangeLinks, type Related, type RelatedRows, type UnitLinks, type UnitView } from './related.ts';
 import type { ComponentPath } from './queries.ts';
 import type { TranslationVisibility } from './visibility.ts';
 
@@ -249,7 +249,7 @@ export class TranslationReads {
   }
 
   /** Every unit the actor may see matching `q`, by id (Weblate's large pages are the caller's pager). */
-  async units<P extends Slice>(actor: Actor, q: string | undefined, pager: Pager<P>): Promise<Paged<P, UnitRow> & { links: UnitLinks }> {
+  async units<P extends Slice>(actor: Actor, q: string | undefined, pager: Pager<P>): Promise<Paged<P, UnitView> & { links: UnitLinks }> {
     const search = this.search(q);
     const { units, componentIds } = await this.visible.units(actor);
     const s = search ? units.where(search.where) : units;
@@ -264,17 +264,17 @@ export class TranslationReads {
     return {
       total: Number(n),
       page,
-      rows,
+      rows: await withSourceUnits(this.db.kysely, rows),
       links: await this.related.unitLinks(rows.map((r) => ({ component_id: r.component_id, language_id: r.language_id }))),
     };
   }
 
   /** The units of a translation matching `q`: by position without `q`, by id with it. */
-  async translationUnits<P extends Slice>(translation: TranslationRow, q: string | undefined, pager: Pager<P>): Promise<Paged<P, UnitRow>> {
+  async translationUnits<P extends Slice>(translation: TranslationRow, q: string | undefined, pager: Pager<P>): Promise<Paged<P, UnitView>> {
     const search = this.search(q);
     let s = this.db.kysely.selectFrom('units').where('translation_id', '=', translation.id);
     if (search) s = s.where(search.where);
-    return this.searchReads(search, async (read) => {
+    const found = await this.searchReads(search, async (read) => {
       const total = search ? Number((await read(s.select((eb) => eb.fn.countAll<number>().as('n'))))[0].n) : translation.total;
       const page = pager(total);
       return {
@@ -289,6 +289,11 @@ export class TranslationReads {
         ),
       };
     });
+    // a source translation's units are their own source units
+    return {
+      ...found,
+      rows: translation.is_source ? found.rows.map((r) => ({ ...r, source_unit_id: r.id })) : await withSourceUnits(this.db.kysely, found.rows),
+    };
   }
 
   /** Runs the queries of a units search: with a user's regular expression, under the time limit. */

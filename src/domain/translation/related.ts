@@ -2,8 +2,9 @@
 // authors, projects, components, the targets of change records), loaded with one query per kind for a
 // whole page, never one per row. The serializer (http/translation/serializers.ts) reads them and queries
 // nothing. Access is decided before: these are rows of objects already found through visibility.ts.
+import type { Kysely } from 'kysely';
 import type { Db } from '../../db/connect.ts';
-import type { ComponentRow, LanguageRow, TranslationChangeRow, TranslationProjectRow } from '../../db/schema.ts';
+import type { ComponentRow, Database, LanguageRow, TranslationChangeRow, TranslationProjectRow, UnitRow } from '../../db/schema.ts';
 
 export interface LanguagePlural {
   id: number;
@@ -52,6 +53,35 @@ export interface ChangeLinks {
 export interface UnitLinks {
   components: Map<number, { project: TranslationProjectRow; component: ComponentRow }>;
   languageCodes: Map<number, string>;
+}
+
+/**
+ * A unit as the API shows it: with the id of its source unit (Weblate's `source_unit`: the unit of the
+ * component's source translation with the same id_hash; a source unit is its own).
+ */
+export type UnitView = UnitRow & { source_unit_id?: number };
+
+/** `rows` with their source units' ids (one query for any number of them). */
+export async function withSourceUnits<R extends Pick<UnitRow, 'id' | 'component_id' | 'id_hash'>>(
+  k: Kysely<Database>,
+  rows: R[],
+): Promise<(R & { source_unit_id: number })[]> {
+  if (!rows.length) return [];
+  const found = new Map<string, number>();
+  const componentIds = [...new Set(rows.map((r) => r.component_id))];
+  const hashes = [...new Set(rows.map((r) => r.id_hash))];
+  for (let i = 0; i < hashes.length; i += 500) {
+    const sources = await k
+      .selectFrom('units')
+      .innerJoin('translations', 'translations.id', 'units.translation_id')
+      .select(['units.id', 'units.component_id', 'units.id_hash'])
+      .where('translations.is_source', '=', 1)
+      .where('units.component_id', 'in', componentIds)
+      .where('units.id_hash', 'in', hashes.slice(i, i + 500))
+      .execute();
+    for (const s of sources) found.set(`${s.component_id}:${s.id_hash}`, s.id);
+  }
+  return rows.map((r) => ({ ...r, source_unit_id: found.get(`${r.component_id}:${r.id_hash}`) ?? r.id }));
 }
 
 const ids = <T>(values: Iterable<T | null> | undefined): T[] => [...new Set(values ?? [])].filter((v): v is T => v !== null);

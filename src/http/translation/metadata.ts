@@ -4,6 +4,7 @@
 // SimpleMetadata on every translation path without each route registering it.
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import FindMyWay from 'find-my-way';
+import { Errors } from '../../lib/errors.ts';
 
 /** One serializer field as SimpleMetadata describes it (get_field_info). */
 export interface DrfField {
@@ -94,10 +95,16 @@ export function derivedView(url: string): { name: string; description: string } 
   return { name: prettyName(last), description };
 }
 
-/** The key of a path under `ignoreTrailingSlash`. */
-const keyOf = (url: string) => url.replace(/\/+$/, '') || '/';
+/**
+ * The key of a path under `ignoreTrailingSlash`, whatever its parameters are called: route files may
+ * name them differently (`:id`, `:unit`) and still serve one path.
+ */
+const keyOf = (url: string) => url.replace(/\/+$/, '').replace(/:[^/]+/g, ':') || '/';
 
 const DRF_METHOD_ORDER = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
+/** The methods a DRF view dispatches; those a path does not serve answer 405 after authentication. */
+const DISPATCHED = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 const FIELD_ORDER = [
   'type',
   'required',
@@ -236,13 +243,32 @@ export class DrfViews {
 const asArray = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 
 /**
- * OPTIONS on every translation path. Paths known when the app finishes registering get their route
- * then (so a route file may still register its own OPTIONS); a path first seen after that gets it at
- * once. The OPTIONS route runs the path's own onRequest hooks, which set its Allow and Vary headers
- * (drfHeaders), so Allow is the path's own.
+ * OPTIONS on every translation path, the methods a path does not serve, and its Allow header.
+ *
+ * Paths known when the app finishes registering get their OPTIONS route then (so a route file may
+ * still register its own OPTIONS); a path first seen after that gets it at once. The OPTIONS route runs
+ * the path's own onRequest hooks (drfHeaders: Vary and Allow).
+ *
+ * DRF's order (APIView.initial, then dispatch): authentication and permission classes come before the
+ * method, so an unsafe method a path does not serve answers 401 (`WWW-Authenticate: Token`) to an
+ * anonymous caller (IsAuthenticatedOrReadOnly) and 405 only to an authenticated one; a safe method it
+ * does not serve is 405 for everyone. Each such method of a known path gets a route answering so.
+ *
+ * Allow is DRF's `allowed_methods`: the methods the path's routes serve, read when the request comes
+ * (so a route registered later counts), set after the route's own onRequest hooks, errors included.
  */
 export function drfOptions(app: FastifyInstance, views: DrfViews): (instance: FastifyInstance, route: RouteOptions) => void {
   let settled = false;
+
+  const allowFor = (req: FastifyRequest): string | null => {
+    const entry = views.entry(req.routeOptions.url ?? '');
+    return entry?.methods.size ? views.allow(entry) : null;
+  };
+  const setAllow = function drfAllow(req: FastifyRequest, reply: FastifyReply, done: () => void) {
+    const allow = allowFor(req);
+    if (allow) reply.header('allow', allow);
+    done();
+  };
 
   const handler = async function drfOptionsHandler(req: FastifyRequest, reply: FastifyReply) {
     const entry = views.entry(req.routeOptions.url ?? '');
@@ -255,6 +281,17 @@ export function drfOptions(app: FastifyInstance, views: DrfViews): (instance: Fa
     if (reply.getHeader('vary') === undefined) reply.header('vary', 'Accept');
     return reply.type('application/json').send(JSON.stringify(views.metadata(req, entry)));
   };
+
+  /** A method the path does not serve, after authentication (DRF http_method_not_allowed). */
+  const notAllowed = async function drfMethodNotAllowed(req: FastifyRequest, reply: FastifyReply) {
+    if (!SAFE.has(req.method) && !req.actor?.user) throw Errors.unauthorized();
+    if (reply.getHeader('vary') === undefined) reply.header('vary', 'Accept');
+    return reply
+      .code(405)
+      .type('application/json')
+      .send(JSON.stringify({ detail: `Method "${req.method}" not allowed.` }));
+  };
+  const ours = new Set<unknown>([handler, notAllowed]);
 
   const register = (instance: FastifyInstance, entry: PathEntry, url: string) => {
     entry.options = 'ours';
@@ -269,15 +306,34 @@ export function drfOptions(app: FastifyInstance, views: DrfViews): (instance: Fa
     });
   };
 
+  const registerNotAllowed = (instance: FastifyInstance, entry: PathEntry) => {
+    for (const method of DISPATCHED) {
+      if (entry.methods.has(method)) continue;
+      instance.route({
+        method,
+        url: entry.url,
+        config: { api: 'translation', auth: 'optional' },
+        onRequest: [setAllow] as any,
+        schema: { hide: true } as any,
+        handler: notAllowed,
+      });
+    }
+  };
+
   // Loaded when the app becomes ready, after the routes registered synchronously before it.
   app.register(async function drfOptionsRoutes(instance) {
-    for (const entry of views.entries()) if (entry.options === 'none' && entry.methods.size) register(instance, entry, entry.url);
+    for (const entry of views.entries()) {
+      if (!entry.methods.size) continue;
+      if (entry.options === 'none') register(instance, entry, entry.url);
+      registerNotAllowed(instance, entry);
+    }
     settled = true;
   });
 
-  /** From onRoute: a translation route added after the paths settled gets its OPTIONS now. */
+  /** From onRoute: Allow set for the route; a translation route added after the paths settled gets its OPTIONS now. */
   return (instance, route) => {
-    if (route.handler === handler) return;
+    if (ours.has(route.handler)) return;
+    route.onRequest = [...(asArray(route.onRequest) as any[]), setAllow];
     const entry = views.collect(route);
     if (settled && entry.options === 'none' && entry.methods.size)
       register(instance, entry, (route as RouteOptions & { routePath?: string }).routePath ?? route.url);

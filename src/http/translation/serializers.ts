@@ -3,9 +3,9 @@
 // request from the rows the domain loaded (domain/translation/related.ts) and whether the caller sees VCS
 // fields (access.ts `canViewVcs`); it queries nothing and decides nothing.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ComponentRow, TranslationChangeRow, TranslationProjectRow, TranslationRow, UnitRow } from '../../db/schema.ts';
+import type { ComponentRow, TranslationChangeRow, TranslationProjectRow, TranslationRow } from '../../db/schema.ts';
 import { ACTION_NAMES } from '../../domain/translation/changes/actions.ts';
-import type { ChangeLinks, LanguageView, Related } from '../../domain/translation/related.ts';
+import type { ChangeLinks, LanguageView, Related, UnitView } from '../../domain/translation/related.ts';
 import { statisticsBody, sumCounts, type Counts } from '../../domain/translation/stats/stats.ts';
 import { checksum } from '../../domain/translation/units/hash.ts';
 import { apiUrl } from './drf.ts';
@@ -157,7 +157,7 @@ export class Wire {
       push: hidden(stripCredentials(c.push)),
       check_flags: c.check_flags,
       priority: c.priority,
-      enforced_checks: c.enforced_checks,
+      enforced_checks: jsonList(c.enforced_checks),
       restricted: Boolean(c.restricted),
       language_regex: c.language_regex,
       locked: Boolean(c.locked),
@@ -218,7 +218,8 @@ export class Wire {
     };
   }
 
-  unit(p: TranslationProjectRow, c: ComponentRow, languageCode: string, u: UnitRow) {
+  /** `u.source_unit_id` (reads.ts, queries.ts) names its source unit; without it the unit links to itself. */
+  unit(p: TranslationProjectRow, c: ComponentRow, languageCode: string, u: UnitView) {
     const base = `/api/translations/${enc(p.slug)}/${enc(c.slug)}/${enc(languageCode)}/`;
     return {
       translation: this.api(base),
@@ -240,7 +241,7 @@ export class Wire {
       has_comment: Boolean(u.has_comment),
       has_failing_check: Boolean(u.has_failing_check),
       num_words: u.num_words,
-      source_unit: this.api(`/api/units/${u.id}/`),
+      source_unit: this.api(`/api/units/${u.source_unit_id ?? u.id}/`),
       priority: u.priority,
       id: u.id,
       web_url: `${this.site}/translate/${enc(p.slug)}/${enc(c.slug)}/${enc(languageCode)}/?checksum=${checksum(BigInt(u.id_hash))}`,
@@ -278,6 +279,16 @@ export class Wire {
 
 export function counts(t: TranslationRow): Counts {
   return sumCounts([t]);
+}
+
+/** A JSON list stored as text (enforced_checks): the list, never the string; [] when it is not one. */
+function jsonList(text: string): unknown[] {
+  try {
+    const v = JSON.parse(text || '[]');
+    return Array.isArray(v) ? v : [];
+  } catch {
+    return [];
+  }
 }
 
 /** Weblate's HIDE_REPO_CREDENTIALS: user:password@ is not shown. */

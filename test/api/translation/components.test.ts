@@ -120,6 +120,9 @@ test('a po component from a project of this server: component, translations, uni
   const units = res.json();
   assert.equal(units.count, 4);
   const [hello, orange, apple, files] = units.results;
+  // source_unit: the unit of the source translation (English) with the same id_hash
+  const sourceHello = (await getJson(ctx, '/api/translations/hello/po/en/units/')).results[0];
+  assert.deepEqual([sourceHello.source, sourceHello.source_unit], ['Hello, world!', `${API}/units/${sourceHello.id}/`]);
   assert.deepEqual(hello, {
     translation: `${API}/translations/hello/po/cs/`,
     source: 'Hello, world!',
@@ -140,7 +143,7 @@ test('a po component from a project of this server: component, translations, uni
     has_comment: false,
     has_failing_check: false,
     num_words: 2,
-    source_unit: `${API}/units/${hello.id}/`,
+    source_unit: `${API}/units/${sourceHello.id}/`,
     priority: 100,
     id: hello.id,
     web_url: `${SITE}/translate/hello/po/cs/?checksum=${(BigInt(res.body.match(/"id_hash":(-?\d+)/)![1]) + 2n ** 63n).toString(16).padStart(16, '0')}`,

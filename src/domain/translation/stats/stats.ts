@@ -160,3 +160,50 @@ export async function refreshTranslationStats(db: Db, translationId: number): Pr
     .where('id', '=', translationId)
     .execute();
 }
+
+const SIX_HOURS_MS = 6 * 3600_000;
+const hoursBefore = (iso: string) => new Date(Date.parse(iso) - SIX_HOURS_MS).toISOString();
+
+/**
+ * What `count` content changes at `at` by `authorId` set on their translation, exactly and without a
+ * recount: `last_change` and `last_author_id` (the newest change's), and `recent_changes` — the
+ * content changes of the 6 hours before the newest (Weblate's count_changes): the previous count plus
+ * the new ones, minus those the moved window left behind (one range count on the index
+ * translation_changes_translation, usually over nothing). Call it in the transaction that inserted the
+ * change records, before updating the row with what it answers.
+ */
+export async function contentChangesSet(
+  db: Db,
+  translationId: number,
+  ch: { count: number; at: string; authorId: number | null },
+): Promise<{ last_change: string; last_author_id: number | null; recent_changes: number }> {
+  const row = await db
+    .selectFrom('translations')
+    .select(['last_change', 'last_author_id', 'recent_changes'])
+    .where('id', '=', translationId)
+    .executeTakeFirst();
+  const oldLast = row?.last_change ?? null;
+  const newest = !oldLast || ch.at >= oldLast;
+  const last = newest ? ch.at : oldLast;
+  const since = hoursBefore(last);
+  const inWindow = ch.at > since ? ch.count : 0;
+  if (!oldLast || oldLast <= since) return { last_change: last, last_author_id: ch.authorId, recent_changes: inWindow };
+  let left = 0;
+  const oldSince = hoursBefore(oldLast);
+  if (since > oldSince) {
+    const r = await db
+      .selectFrom('translation_changes')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('translation_id', '=', translationId)
+      .where('action', 'in', [...CONTENT_ACTIONS])
+      .where('timestamp', '>', oldSince)
+      .where('timestamp', '<=', since)
+      .executeTakeFirstOrThrow();
+    left = Number(r.n);
+  }
+  return {
+    last_change: last,
+    last_author_id: newest ? ch.authorId : (row?.last_author_id ?? null),
+    recent_changes: Math.max(0, Number(row?.recent_changes ?? 0) - left) + inWindow,
+  };
+}
