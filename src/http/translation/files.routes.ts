@@ -91,8 +91,9 @@ export function filesRoutes(app: FastifyInstance, c: Container): void {
       }
       if (!translation.filename && data.method !== 'source') throw Errors.raw(400, { method: 'No translation file, try using method=source.' });
       // the uploader may credit someone else (Weblate's upload.authorship: managers)
-      const author = data.author && (await perms.can(req.actor, 'component.edit', scope)) ? { author: data.author } : {};
-      const result = await files.upload(req.actor, project, component, translation, { ...data, ...author });
+      const { author, ...request } = data;
+      const credited = author && (await perms.can(req.actor, 'component.edit', scope)) ? { author } : {};
+      const result = await files.upload(req.actor, project, component, translation, { ...request, ...credited });
       return sendJson(reply, result);
 
       /** Weblate's check_upload_method_permissions */

@@ -2,9 +2,10 @@
 // component's head, every untouched byte kept), downloads (as stored, converted, or a zip of a
 // component) and uploads (reference §1.5).
 //
-// Units of the database meet entries of a file through their id_hash: the file is parsed as the scan
-// parses it (with the template for monolingual components) and each parsed unit hashed the same way,
-// so a row finds its entry whatever the format's own ids look like.
+// Units of the database meet entries of a file through what their id_hash is made of: the file is parsed
+// as the scan parses it (with the template for monolingual components) and each parsed unit keyed by its
+// context (monolingual) or its source and context, so a row finds its entry whatever the format's own
+// ids look like.
 import yazl from 'yazl';
 import type { ComponentRow, TranslationProjectRow, TranslationRow, UnitRow } from '../../../db/schema.ts';
 import type { Actor } from '../../access/actor.ts';
@@ -24,7 +25,7 @@ import {
 import { DomainError, Errors } from '../../../lib/errors.ts';
 import { PLURAL_SEPARATOR } from '../components/scan.ts';
 import type { TranslationDeps } from '../deps.ts';
-import { checksum, idHash } from '../units/hash.ts';
+import { checksum } from '../units/hash.ts';
 import { compileQuery, parseQuery, usesRegex } from '../search/query.ts';
 
 /** Who a rendered file is attributed to (H1's EditAuthor has this shape and more). */
@@ -111,12 +112,9 @@ export class TranslationFiles {
     return bytes;
   }
 
-  /** Parse a translation's file the way the scan does: the units with their id_hash. */
-  parseAs(component: ComponentRow, translation: TranslationRow, bytes: Buffer, template: Buffer | undefined): { unit: ParsedUnit; idHash: string }[] {
-    const format = this.format(component);
-    const monolingual = this.monolingual(component);
-    const parsed = format.parse(bytes, { template, isTemplate: Boolean(translation.is_template), language: translation.language_code });
-    return parsed.units.map((unit) => ({ unit, idHash: idHash(unit.source, unit.context, monolingual).toString() }));
+  /** The key a unit of this component is known by: its context for monolingual components, source and context otherwise (what its id_hash hashes). */
+  unitKey(component: ComponentRow): (source: string, context: string) => string {
+    return this.monolingual(component) ? (_source, context) => context : (source, context) => `${source}\0${context}`;
   }
 
   /**
@@ -156,14 +154,15 @@ export class TranslationFiles {
   /** The format updates that give the file these units' targets and states. */
   updatesFor(component: ComponentRow, translation: TranslationRow, bytes: Buffer, template: Buffer | undefined, units: UnitRow[]): UnitUpdate[] {
     const format = this.format(component);
-    const parsed = this.parseAs(component, translation, bytes, template);
-    const byHash = new Map(parsed.map((p) => [p.idHash, p.unit]));
+    const key = this.unitKey(component);
+    const parsed = format.parse(bytes, { template, isTemplate: Boolean(translation.is_template), language: translation.language_code }).units;
+    const byKey = new Map(parsed.map((p) => [key(p.source.join(PLURAL_SEPARATOR), p.context), p]));
     // monolingual: an empty target of a key the file lacks is not added
     const own = template ? new Set(format.parse(bytes, { language: translation.language_code }).units.map((u) => u.id)) : null;
     const updates: UnitUpdate[] = [];
     const seen = new Set<string>();
     for (const u of units) {
-      const p = byHash.get(u.id_hash);
+      const p = byKey.get(key(u.source, u.context));
       if (!p || p.state === STATE_READONLY || seen.has(p.id)) continue;
       const target = u.target.split(PLURAL_SEPARATOR);
       if (own && !own.has(p.id) && target.every((t) => t === '')) continue;
@@ -309,13 +308,11 @@ export class TranslationFiles {
    * keyed by context), or, when that fails, as another format the content looks like. A file no format
    * reads is 400 {"file": the component format's message}.
    */
-  parseUpload(component: ComponentRow, translation: TranslationRow, bytes: Buffer): { unit: ParsedUnit; idHash: string }[] {
+  parseUpload(component: ComponentRow, translation: TranslationRow, bytes: Buffer): ParsedUnit[] {
     const own = this.format(component);
     const monolingual = this.monolingual(component);
-    const read = (format: FileFormat) => {
-      const opts = monolingual ? { isTemplate: true, language: translation.language_code } : { language: translation.language_code };
-      return format.parse(bytes, opts).units.map((unit) => ({ unit, idHash: idHash(unit.source, unit.context, monolingual).toString() }));
-    };
+    const read = (format: FileFormat) =>
+      format.parse(bytes, monolingual ? { isTemplate: true, language: translation.language_code } : { language: translation.language_code }).units;
     let first: Error;
     try {
       return read(own);
@@ -373,8 +370,13 @@ export class TranslationFiles {
       throw Errors.raw(400, { method: `This method is not available here. Uploading with method=${req.method} is not supported by this server.` });
     }
 
-    const units = await this.deps.db.kysely.selectFrom('units').selectAll().where('translation_id', '=', translation.id).execute();
-    const byHash = new Map(units.map((u) => [u.id_hash, u]));
+    // what matching and the edits need (the edits read each row again, locked, by its id)
+    const units = (await this.deps.db.kysely
+      .selectFrom('units')
+      .select(['id', 'translation_id', 'source', 'context', 'target', 'state'])
+      .where('translation_id', '=', translation.id)
+      .execute()) as UnitRow[];
+    const find = this.matcher(component, units);
     const plural = await this.deps.db.kysely.selectFrom('language_plurals').select('number').where('id', '=', translation.plural_id).executeTakeFirst();
     const forms = plural?.number ?? 2;
 
@@ -382,10 +384,10 @@ export class TranslationFiles {
     const merge: { unit: UnitRow; target: string[]; state: UnitState }[] = [];
     let notFound = 0;
     let skipped = 0;
-    for (const { unit: p, idHash: h } of parsed) {
+    for (const p of parsed) {
       const fuzzy = p.state === STATE_FUZZY;
       if (fuzzy ? req.fuzzy === '' : p.state < STATE_TRANSLATED || p.target.every((t) => t === '')) continue;
-      const unit = byHash.get(h);
+      const unit = find(p);
       if (!unit) {
         notFound++;
         continue;
@@ -400,7 +402,19 @@ export class TranslationFiles {
 
     if (req.method === 'suggest') {
       const wanted = merge.filter((m) => m.unit.state !== STATE_READONLY && m.unit.target !== m.target.join(PLURAL_SEPARATOR));
-      const added = wanted.length ? await this.deps.writes.suggestions.addMany(actor, wanted, author ? { author } : {}) : [];
+      // the suggestions take whole rows
+      const rows = new Map<number, UnitRow>();
+      const ids = wanted.map((m) => m.unit.id);
+      for (let i = 0; i < ids.length; i += 500) {
+        for (const u of await this.deps.db.kysely
+          .selectFrom('units')
+          .selectAll()
+          .where('id', 'in', ids.slice(i, i + 500))
+          .execute())
+          rows.set(u.id, u);
+      }
+      const items = wanted.map((m) => ({ unit: rows.get(m.unit.id)!, target: m.target }));
+      const added = items.length ? await this.deps.writes.suggestions.addMany(actor, items, author ? { author } : {}) : [];
       return done(notFound, skipped + merge.length - added.length, added.length);
     }
 
@@ -478,6 +492,25 @@ export class TranslationFiles {
       .where('translation_id', '=', translation.id)
       .executeTakeFirstOrThrow();
     return done(0, 0, Number(n));
+  }
+
+  /**
+   * How an uploaded unit finds its row (Weblate's UnitQuerySet.get_unit, a fuzzy match for imports): by
+   * what its id_hash is made of (source and context; the key alone of a monolingual unit), then a
+   * bilingual unit by its source with an empty context, then by its source alone when one unit has it.
+   */
+  private matcher(component: ComponentRow, units: UnitRow[]): (p: ParsedUnit) => UnitRow | undefined {
+    if (this.monolingual(component)) {
+      const byKey = new Map(units.map((u) => [u.context, u]));
+      return (p) => byKey.get(p.context);
+    }
+    const byId = new Map(units.map((u) => [`${u.source}\0${u.context}`, u]));
+    const bySource = new Map<string, UnitRow | null>();
+    for (const u of units) bySource.set(u.source, bySource.has(u.source) ? null : u);
+    return (p) => {
+      const source = p.source.join(PLURAL_SEPARATOR);
+      return byId.get(`${source}\0${p.context}`) ?? byId.get(`${source}\0`) ?? bySource.get(source) ?? undefined;
+    };
   }
 
   private async userIdOf(email: string): Promise<number | null> {
