@@ -325,7 +325,7 @@ test('comments: global ones on the source string, translation ones on the unit; 
   );
 });
 
-test('q terms: has:suggestion, has:comment, suggestion:, comment:, suggestion_author:, comment_author:', async (t) => {
+test('q terms: has:suggestion, has:comment, has:source-comment, suggestion:, comment:, source_comment:, suggestion_author:, comment_author:, source_comment_author:', async (t) => {
   const ctx = await buildTestApp(t);
   await poComponent(t, ctx);
   const { headers } = await signedIn(ctx, { username: 'Searcher' });
@@ -352,6 +352,19 @@ test('q terms: has:suggestion, has:comment, suggestion:, comment:, suggestion_au
   assert.deepEqual(await ids('comment_author:root'), [orange.id]);
   assert.deepEqual(await ids('comment_author:searcher'), []);
   assert.deepEqual(await ids('NOT has:suggestion AND NOT has:comment').then((r: number[]) => r.includes(apple.id) || r.includes(orange.id)), false);
+  // a global comment lives on the source string: the translations find it with the source_ terms
+  assert.equal((await post(ctx, `/api/units/${apple.id}/comments/`, headers, { comment: 'Red or green?' })).statusCode, 201);
+  assert.deepEqual(await ids('has:comment'), [orange.id]);
+  assert.deepEqual(await ids('has:source-comment'), [apple.id]);
+  assert.deepEqual(await ids('source_comment:green'), [apple.id]);
+  assert.deepEqual(await ids('source_comment:citrus'), []);
+  assert.deepEqual(await ids('source_comment_author:searcher'), [apple.id]);
+  assert.deepEqual(await ids('source_comment_author:root'), []);
+  const de = (await getJson(ctx, `/api/translations/hello/po/de/units/?q=${encodeURIComponent('has:source-comment')}`)).results;
+  assert.deepEqual(
+    de.map((u: { source: string }) => u.source),
+    ['Apple'],
+  );
   const bad = await ctx.app.inject({ method: 'GET', url: `${UNITS}?q=${encodeURIComponent('suggestion_author:[a to b]')}`, headers: HOST });
   assert.equal(bad.statusCode, 400);
   assert.deepEqual(bad.json(), { q: 'Could not parse query string: Unsupported range for field: suggestion_author' });

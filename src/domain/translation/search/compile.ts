@@ -111,17 +111,25 @@ function compile(node: QueryNode, dialect: SearchDialect): RawBuilder<SqlBool> {
   }
 }
 
-/** `suggestion:`, `comment:`, `suggestion_author:`, `comment_author:` — a row of the unit's suggestions or unresolved comments. */
+/**
+ * `suggestion:`, `comment:`, `suggestion_author:`, `comment_author:` — a row of the unit's suggestions or
+ * unresolved comments; `source_comment:`, `source_comment_author:`, `has:source-comment` — of its source
+ * string's comments (the unit of the component's source translation with the same id_hash).
+ */
 function related(node: Extract<QueryNode, { type: 'related' }>, dialect: SearchDialect): RawBuilder<SqlBool> {
   const table = sql.table(node.table);
   const open = node.table === 'comments' ? sql` and r.resolved = 0` : sql``;
+  const on = node.onSource
+    ? sql`r.unit_id in (select su.id from units su join translations st on st.id = su.translation_id where su.component_id = units.component_id and su.id_hash = units.id_hash and st.is_source = 1)`
+    : sql`r.unit_id = units.id`;
   let cond: RawBuilder<SqlBool>;
+  if (node.what === 'any') return sql<SqlBool>`exists (select 1 from ${table} r where ${on}${open})`;
   if (node.what === 'author') {
     const name = sql.ref('u.username');
     if (node.match === 'regex') cond = regex(dialect, name, node.value);
     else if (node.match === 'exact') cond = sql<SqlBool>`${name} = ${node.value}`;
     else cond = sql<SqlBool>`lower(${name}) = ${node.value.toLowerCase()}`;
-    return sql<SqlBool>`exists (select 1 from ${table} r join users u on u.id = r.user_id where r.unit_id = units.id${open} and ${cond})`;
+    return sql<SqlBool>`exists (select 1 from ${table} r join users u on u.id = r.user_id where ${on}${open} and ${cond})`;
   }
   const text = sql.ref(node.table === 'suggestions' ? 'r.target' : 'r.comment');
   if (node.match === 'regex') cond = regex(dialect, text, node.value);
@@ -132,7 +140,7 @@ function related(node: Extract<QueryNode, { type: 'related' }>, dialect: SearchD
     else if (/^[\x00-\x7f]*$/.test(node.value)) cond = sql<SqlBool>`${text} like ${pattern} escape '\\'`;
     else cond = sql<SqlBool>`${text} regexp ${'(?i)' + regexEscape(node.value)}`;
   }
-  return sql<SqlBool>`exists (select 1 from ${table} r where r.unit_id = units.id${open} and ${cond})`;
+  return sql<SqlBool>`exists (select 1 from ${table} r where ${on}${open} and ${cond})`;
 }
 
 /**

@@ -53,8 +53,18 @@ export type QueryNode =
   | { type: 'check'; ids: string[] }
   /** ISO-8601 text comparison of a timestamp column */
   | { type: 'time'; column: TimeColumn; op: CompareOp; value: string }
-  /** a suggestion (its target) or unresolved comment (its text) on the unit matches, or one by that author (username) */
-  | { type: 'related'; table: 'suggestions' | 'comments'; what: 'text' | 'author'; match: 'substring' | 'exact' | 'iexact' | 'regex'; value: string };
+  /**
+   * a suggestion (its target) or unresolved comment (its text) on the unit — or, `onSource`, on its source
+   * string — matches, or one by that author (username), or (`any`) there is one
+   */
+  | {
+      type: 'related';
+      table: 'suggestions' | 'comments';
+      what: 'text' | 'author' | 'any';
+      match: 'substring' | 'exact' | 'iexact' | 'regex';
+      value: string;
+      onSource?: boolean;
+    };
 
 type Value = { kind: 'word' | 'quoted' | 'regex'; text: string } | { kind: 'range'; start: string; end: string };
 interface Term {
@@ -309,11 +319,13 @@ const NUMBER_FIELDS = new Set<string>(['priority', 'id', 'position', 'state']);
 const REF_FIELDS = new Set<string>(['language', 'component', 'project']);
 const TIME_FIELDS: Record<string, TimeColumn> = { added: 'timestamp', last_changed: 'last_updated' };
 /** Fields over the suggestions and comments of a unit (migration 018). */
-const RELATED_FIELDS: Record<string, { table: 'suggestions' | 'comments'; what: 'text' | 'author' }> = {
+const RELATED_FIELDS: Record<string, { table: 'suggestions' | 'comments'; what: 'text' | 'author'; onSource?: boolean }> = {
   suggestion: { table: 'suggestions', what: 'text' },
   comment: { table: 'comments', what: 'text' },
   suggestion_author: { table: 'suggestions', what: 'author' },
   comment_author: { table: 'comments', what: 'author' },
+  source_comment: { table: 'comments', what: 'text', onSource: true },
+  source_comment_author: { table: 'comments', what: 'author', onSource: true },
 };
 
 /** Weblate's STATE_NAMES (reference §4.2). */
@@ -484,8 +496,9 @@ function hasNode(text: string): QueryNode {
     case 'label':
     case 'screenshot':
     case 'glossary':
-    case 'source-comment':
       return NOTHING;
+    case 'source-comment':
+      return { type: 'related', table: 'comments', what: 'any', match: 'substring', value: '', onSource: true };
   }
   throw new QueryParseError(`Unsupported has lookup: ${text}`);
 }
