@@ -287,11 +287,28 @@ test('push into a project of this server: the branch moves as a push (events), n
   assert.deepEqual(denied.json(), { detail: 'You do not have permission to perform this action.' });
   const commit = await op(ctx, 'commit', REPO, asDev);
   assert.deepEqual(commit.json(), { result: true });
-  // a Maintainer may push
+  // a Maintainer may push — unless the branch's protection lets no one push: then the push is refused (28)
   await ctx.c.db.kysely.updateTable('members').set({ access_level: 40 }).where('user_id', '=', dev.id).execute();
+  await ctx.c.settings.save({ default_branch_protection_defaults: { allowed_to_push: [{ access_level: 0 }], allowed_to_merge: [{ access_level: 40 }] } });
+  const before = bareGit(bare, ['rev-parse', 'main']).trim();
+  const refused = await op(ctx, 'push', REPO, asDev);
+  assert.equal(refused.statusCode, 200);
+  assert.equal(refused.json().result, false);
+  assert.deepEqual(refused.json(), {
+    result: false,
+    detail: 'Could not push the repository: You are not allowed to push code to protected branches on this project.',
+  });
+  assert.equal(bareGit(bare, ['rev-parse', 'main']).trim(), before);
+  assert.deepEqual(
+    (await changes(ctx, [28])).map((c) => [c.target, c.user_id]),
+    [[refused.json().detail, dev.id]],
+  );
+  assert.equal((await getJson(ctx, REPO)).merge_failure, refused.json().detail);
+  await ctx.c.settings.save({ default_branch_protection_defaults: null });
   const pushed = await op(ctx, 'push', REPO, asDev);
   assert.deepEqual(pushed.json(), { result: true });
   assert.equal(bareGit(bare, ['rev-parse', 'main']).trim(), mirrorGit(ctx, component.id, ['rev-parse', 'refs/heads/main']));
+  assert.equal((await getJson(ctx, REPO)).merge_failure, null);
 });
 
 test('pull: fast-forward (21, target the new revision, the committer as author), rebase of local commits, merge, conflicts (23/22, merge_failure)', async (t) => {
@@ -536,3 +553,49 @@ test('push to a URL: push and push_branch, failures recorded (28)', async (t) =>
 void createComponent;
 void createProject;
 void repoWith;
+
+test('repository settings through the component API: push_branch, message templates, merge_style, commit_pending_age, push_on_commit (push after each commit)', async (t) => {
+  const ctx = await buildTestApp(t);
+  const { fixture } = await poComponent(t, ctx);
+  const url = '/api/components/hello/po/';
+  const bad = await ctx.app.inject({
+    method: 'PATCH',
+    url,
+    headers: AS_ROOT,
+    payload: { push_branch: '-x', merge_style: 'squash', commit_pending_age: 0, push_on_commit: 'maybe' },
+  });
+  assert.equal(bad.statusCode, 400, bad.body);
+  assert.deepEqual(bad.json(), {
+    push_branch: ['Enter a valid branch name.'],
+    merge_style: ['"squash" is not a valid choice.'],
+    commit_pending_age: ['Ensure this value is greater than or equal to 1.'],
+    push_on_commit: ['Must be a valid boolean.'],
+  });
+  const ok = await ctx.app.inject({
+    method: 'PATCH',
+    url,
+    headers: AS_ROOT,
+    payload: {
+      push_branch: 'weblate',
+      merge_style: 'merge',
+      commit_pending_age: 2,
+      push_on_commit: true,
+      commit_message: '{{ language_code }}: {{ component_name }} by {{ author }}',
+    },
+  });
+  assert.equal(ok.statusCode, 200, ok.body);
+  const row = await componentRow(ctx);
+  assert.deepEqual(
+    [row.push_branch, row.merge_style, row.commit_pending_age, row.push_on_commit, row.commit_message],
+    ['weblate', 'merge', 2, 1, '{{ language_code }}: {{ component_name }} by {{ author }}'],
+  );
+  // push_on_commit: the commit goes on to the push branch of the project at once
+  await pendingEdit(ctx, 'cs', 'Apple', 'Jablko', { name: 'Jane', email: 'jane@example.com' });
+  assert.deepEqual((await op(ctx, 'commit')).json(), { result: true });
+  const head = mirrorGit(ctx, row.id, ['rev-parse', 'refs/heads/main']);
+  const bare = fixture.wt.git(['config', 'remote.origin.url']);
+  assert.equal(bareGit(bare, ['rev-parse', 'weblate']).trim(), head);
+  assert.equal(mirrorGit(ctx, row.id, ['log', '-1', '--format=%B', head]), 'cs: Po by Jane <jane@example.com>');
+  const status = await getJson(ctx, REPO);
+  assert.deepEqual([status.needs_push, status.outgoing_commits], [false, 0]);
+});

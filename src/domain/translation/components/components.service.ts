@@ -102,6 +102,18 @@ export class ComponentsService {
       const b = boolField(e, input, f);
       if (b !== undefined) v[f] = b ? 1 : 0;
     }
+    // repository settings (migration 019): Weblate's push_branch, message templates, merge_style,
+    // commit_pending_age (1–2160 hours) and push_on_commit
+    str('push_branch', { max: 200 });
+    if (v.push_branch && (!/^[A-Za-z0-9._/-]+$/.test(v.push_branch) || /^[-/.]|\.\.|\/\/|\.lock$|[/.]$/.test(v.push_branch)))
+      e.add('push_branch', 'Enter a valid branch name.');
+    for (const f of ['commit_message', 'add_message', 'delete_message', 'merge_message'] as const) str(f, { max: 10000 });
+    const mergeStyle = choiceField(e, input, 'merge_style', ['merge', 'rebase', 'merge_noff']);
+    if (mergeStyle) v.merge_style = mergeStyle;
+    const age = intField(e, input, 'commit_pending_age', { min: 1, max: 2160 });
+    if (age !== undefined) v.commit_pending_age = age;
+    const pushOnCommit = boolField(e, input, 'push_on_commit');
+    if (pushOnCommit !== undefined) v.push_on_commit = pushOnCommit ? 1 : 0;
     const priority = intField(e, input, 'priority', { min: 0, max: 1000 });
     if (priority !== undefined) v.priority = priority;
     if (input.enforced_checks !== undefined) {

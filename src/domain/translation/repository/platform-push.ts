@@ -17,26 +17,43 @@ function pktLine(s: string): Buffer {
   return Buffer.concat([Buffer.from((body.length + 4).toString(16).padStart(4, '0')), body]);
 }
 
-/** The pkt-lines of receive-pack's report (report-status without side-band). */
-function parseReport(out: Buffer): string[] {
-  const lines: string[] = [];
+/** The payloads of a run of pkt-lines (flushes skipped). */
+function pktPayloads(out: Buffer): Buffer[] {
+  const payloads: Buffer[] = [];
   let i = 0;
   while (i + 4 <= out.length) {
     const len = parseInt(out.subarray(i, i + 4).toString('ascii'), 16);
     if (!Number.isFinite(len)) break;
-    if (len === 0) {
+    if (len < 4) {
       i += 4;
       continue;
     }
-    lines.push(
-      out
-        .subarray(i + 4, i + len)
-        .toString('utf8')
-        .replace(/\n$/, ''),
-    );
+    payloads.push(out.subarray(i + 4, i + len));
     i += len;
   }
-  return lines;
+  return payloads;
+}
+
+/**
+ * receive-pack's answer with side-band-64k: band 1 carries the report (report-status pkt-lines),
+ * band 2 what the hooks said (GitLab's refusals), band 3 a fatal error.
+ */
+function parseAnswer(out: Buffer): { report: string[]; messages: string[] } {
+  const data: Buffer[] = [];
+  const messages: string[] = [];
+  for (const p of pktPayloads(out)) {
+    const band = p[0];
+    if (band === 1) data.push(p.subarray(1));
+    else if (band === 2 || band === 3)
+      messages.push(
+        ...p
+          .subarray(1)
+          .toString('utf8')
+          .split(/[\r\n]+/),
+      );
+  }
+  const report = pktPayloads(Buffer.concat(data)).map((l) => l.toString('utf8').replace(/\n$/, ''));
+  return { report, messages: messages.map((m) => m.trim()).filter(Boolean) };
 }
 
 /**
@@ -79,20 +96,22 @@ export async function pushToProject(
     input: `${sha}\n${oldKnown ? `^${old}\n` : ''}`,
     maxBytes: 2 * 1024 * 1024 * 1024,
   });
-  const request = Buffer.concat([pktLine(`${old} ${sha} ${ref}\0report-status\n`), Buffer.from('0000'), pack.stdout]);
+  const request = Buffer.concat([pktLine(`${old} ${sha} ${ref}\0report-status side-band-64k\n`), Buffer.from('0000'), pack.stdout]);
   const out = await deps.repository.receivePack({ actor, project, namespace, access, repo }, Readable.from([request]), {
     env: {},
     log: { error: (...args: unknown[]) => (deps.log.error as (...a: unknown[]) => void)(...args) } as never,
   });
   const chunks: Buffer[] = [];
   for await (const chunk of out) chunks.push(Buffer.from(chunk as Buffer));
-  const report = parseReport(Buffer.concat(chunks));
+  const { report, messages } = parseAnswer(Buffer.concat(chunks));
+  // the hooks' own words (e.g. GitLab's protected branch refusal) say more than git's "hook declined"
+  const said = messages.filter((m) => !/^(error: )?(hint:|To |! \[)/.test(m));
   const unpack = report.find((l) => l.startsWith('unpack '));
-  if (unpack && unpack !== 'unpack ok') throw new RepoError(`Could not push the repository: ${unpack}`);
+  if (unpack && unpack !== 'unpack ok') throw new RepoError(`Could not push the repository: ${said[0] ?? unpack}`);
   const status = report.find((l) => l.startsWith('ok ') || l.startsWith('ng '));
-  if (!status) throw new RepoError('Could not push the repository: no answer from the repository.');
+  if (!status) throw new RepoError(`Could not push the repository: ${said[0] ?? 'no answer from the repository.'}`);
   if (status.startsWith('ng ')) {
     const reason = status.slice(3 + ref.length + 1) || 'rejected';
-    throw new RepoError(`Could not push the repository: ${reason}`);
+    throw new RepoError(`Could not push the repository: ${said[0] ?? reason}`);
   }
 }
