@@ -3,6 +3,8 @@
 // a component's zip, and render() with an author (the PO header a commit writes).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { getFormat } from '../../../src/formats/registry.ts';
 import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
 import { AS_ROOT, CS_PO, DE_PO, HOST, createComponent, createProject, poComponent, repoWith } from '../../helpers/translation.ts';
 import { componentRow, edit, readMo, translationRow, unitsOf, unzip } from '../../helpers/files.ts';
@@ -409,4 +411,96 @@ test('render for a commit: the PO header gets PO-Revision-Date and Last-Translat
         '"Plural-Forms: nplurals=2; plural=(n != 1);\\n"\n"Last-Translator: Jana Nováková <jana@example.com>\\n"\n',
       ),
   );
+});
+
+/** Each format's fixture (test/formats/fixtures) as a component: where its files go, the mask, the template, the language edited. */
+const FORMAT_CASES: { id: string; files: Record<string, string>; filemask: string; template?: string; language: string }[] = [
+  { id: 'po', files: { 'po/cs.po': 'po/cs.po' }, filemask: 'po/*.po', language: 'cs' },
+  { id: 'po-mono', files: { 'l/en.po': 'po-mono/en.po', 'l/cs.po': 'po-mono/cs.po' }, filemask: 'l/*.po', template: 'l/en.po', language: 'cs' },
+  { id: 'json', files: { 'l/en.json': 'json/en.json', 'l/cs.json': 'json/cs.json' }, filemask: 'l/*.json', template: 'l/en.json', language: 'cs' },
+  {
+    id: 'json-nested',
+    files: { 'l/en.json': 'json-nested/en.json', 'l/de.json': 'json-nested/de.json' },
+    filemask: 'l/*.json',
+    template: 'l/en.json',
+    language: 'de',
+  },
+  { id: 'i18next', files: { 'l/en.json': 'i18next/en.json', 'l/cs.json': 'i18next/cs.json' }, filemask: 'l/*.json', template: 'l/en.json', language: 'cs' },
+  {
+    id: 'i18nextv4',
+    files: { 'l/en.json': 'i18nextv4/en.json', 'l/pl.json': 'i18nextv4/pl.json' },
+    filemask: 'l/*.json',
+    template: 'l/en.json',
+    language: 'pl',
+  },
+  {
+    id: 'aresource',
+    files: { 'res/values/strings.xml': 'aresource/strings.xml', 'res/values-cs/strings.xml': 'aresource/cs/strings.xml' },
+    filemask: 'res/values-*/strings.xml',
+    template: 'res/values/strings.xml',
+    language: 'cs',
+  },
+  { id: 'xliff', files: { 'x/cs.xlf': 'xliff/cs.xlf' }, filemask: 'x/*.xlf', language: 'cs' },
+  {
+    id: 'properties',
+    files: { 'p/en.properties': 'properties/en.properties', 'p/cs.properties': 'properties/cs.properties' },
+    filemask: 'p/*.properties',
+    template: 'p/en.properties',
+    language: 'cs',
+  },
+  {
+    id: 'strings',
+    files: { 's/en.strings': 'strings/en.strings', 's/cs.strings': 'strings/cs.strings' },
+    filemask: 's/*.strings',
+    template: 's/en.strings',
+    language: 'cs',
+  },
+  { id: 'yaml', files: { 'y/en.yml': 'yaml/en.yml', 'y/cs.yml': 'yaml/cs.yml' }, filemask: 'y/*.yml', template: 'y/en.yml', language: 'cs' },
+  { id: 'csv', files: { 'c/en.csv': 'csv/en.csv', 'c/de.csv': 'csv/de.csv' }, filemask: 'c/*.csv', template: 'c/en.csv', language: 'de' },
+];
+
+test('every format: the download of one edited unit changes that entry only, every other byte as stored', async (t) => {
+  const ctx = await buildTestApp(t);
+  await createProject(ctx);
+  const fixtures = new URL('../../formats/fixtures/', import.meta.url);
+  for (const fc of FORMAT_CASES) {
+    // bytes as they are (the .strings template is UTF-16)
+    const files = Object.fromEntries(Object.entries(fc.files).map(([to, from]) => [to, readFileSync(new URL(from, fixtures))]));
+    const fixture = await repoWith(t, ctx, files as unknown as Record<string, string>);
+    const slug = `f-${fc.id}`;
+    await createComponent(ctx, 'hello', {
+      name: slug,
+      slug,
+      repo: fixture.repo,
+      file_format: fc.id,
+      filemask: fc.filemask,
+      ...(fc.template ? { template: fc.template } : {}),
+    });
+    const unit = (await unitsOf(ctx, fc.language, slug)).find((u) => u.state === 20)!;
+    assert.ok(unit, fc.id);
+    const target = unit.target.split('\u001e').map((_, i) => `Edited ${i} “✓” "q" 'a'`);
+    await edit(ctx, fc.language, { [unit.context || unit.source]: [target, 20] }, { componentSlug: slug });
+
+    const res = await get(ctx, `/api/translations/hello/${slug}/${fc.language}/file/`);
+    assert.equal(res.statusCode, 200, `${fc.id}: ${res.body}`);
+    const rendered = res.rawPayload;
+    const component = await componentRow(ctx, slug);
+    const translation = await translationRow(ctx, fc.language, slug);
+    const stored = await ctx.c.translation.writes.files.storedBytes(component, translation);
+    const format = getFormat(fc.id)!;
+    const opts = { template: fc.template ? files[fc.template] : undefined, language: translation.language_code };
+    const before = format.parse(stored, opts).units;
+    const after = format.parse(rendered, opts).units;
+    const i = before.findIndex((u) => u.context === unit.context && u.source.join('\u001e') === unit.source);
+    assert.ok(i >= 0, `${fc.id}: the unit is in the file`);
+    assert.deepEqual(after[i].target, target, fc.id);
+    assert.deepEqual(
+      after.filter((_, j) => j !== i),
+      before.filter((_, j) => j !== i),
+      fc.id,
+    );
+    const [start, end] = format.locate!(stored, before[i].id, opts)!;
+    assert.ok(rendered.subarray(0, start).equals(stored.subarray(0, start)), `${fc.id}: the bytes before the entry are unchanged`);
+    assert.ok(rendered.subarray(rendered.length - (stored.length - end)).equals(stored.subarray(end)), `${fc.id}: the bytes after the entry are unchanged`);
+  }
 });
