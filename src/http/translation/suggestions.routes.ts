@@ -11,6 +11,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import type { CommentRow, SuggestionRow, UnitRow } from '../../db/schema.ts';
+import { READONLY_MESSAGE } from '../../domain/translation/permissions.ts';
 import { COMMENT_SCOPES, type CommentScope } from '../../domain/translation/units/suggestions.ts';
 import { Errors } from '../../lib/errors.ts';
 import { body, view, wireFor } from './common.ts';
@@ -84,7 +85,7 @@ export function suggestionsRoutes(app: FastifyInstance, c: Container): void {
     if (!req.actor.user) throw Errors.unauthorized();
     const { unit, project, component } = await q.unit(req.actor, idOf(req));
     await writes.permissions.require(req.actor, 'suggestion.add', { project, component });
-    if (unit.state === 100) throw Errors.forbidden('The string is read only.');
+    if (unit.state === 100) throw Errors.forbidden(READONLY_MESSAGE);
     const forms = targetForms(body(req).target);
     if (forms.length !== (await pluralCount(unit))) throw Errors.invalid({ target: ['Number of plurals does not match'] });
     const row = await s.add(req.actor, unit, forms);
