@@ -270,6 +270,11 @@ export function drfOptions(app: FastifyInstance, views: DrfViews): (instance: Fa
     done();
   };
 
+  const setVary = function drfVary(_req: FastifyRequest, reply: FastifyReply, done: () => void) {
+    reply.header('vary', 'Accept');
+    done();
+  };
+
   const handler = async function drfOptionsHandler(req: FastifyRequest, reply: FastifyReply) {
     const entry = views.entry(req.routeOptions.url ?? '');
     if (!entry)
@@ -285,7 +290,6 @@ export function drfOptions(app: FastifyInstance, views: DrfViews): (instance: Fa
   /** A method the path does not serve, after authentication (DRF http_method_not_allowed). */
   const notAllowed = async function drfMethodNotAllowed(req: FastifyRequest, reply: FastifyReply) {
     if (!SAFE.has(req.method) && !req.actor?.user) throw Errors.unauthorized();
-    if (reply.getHeader('vary') === undefined) reply.header('vary', 'Accept');
     return reply
       .code(405)
       .type('application/json')
@@ -313,7 +317,7 @@ export function drfOptions(app: FastifyInstance, views: DrfViews): (instance: Fa
         method,
         url: entry.url,
         config: { api: 'translation', auth: 'optional' },
-        onRequest: [setAllow] as any,
+        onRequest: [setAllow, setVary] as any,
         schema: { hide: true } as any,
         handler: notAllowed,
       });
