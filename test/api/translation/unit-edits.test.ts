@@ -63,7 +63,7 @@ test('PATCH a unit: new translation, change, fuzzy, approve with reviews; pendin
   assert.equal(r.state, 20);
   assert.equal(r.pending, 1);
   const root = await ctx.c.db.kysely.selectFrom('users').selectAll().where('username', '=', 'root').executeTakeFirstOrThrow();
-  assert.equal(r.pending_author, `${root.name} <${root.commit_email || root.public_email || root.email}>`);
+  assert.equal(r.pending_author, `${root.name} <${root.commit_email || root.email}>`);
   assert.equal(r.pending_author_id, root.id);
   let ch = await changesOf(ctx, apple.id);
   assert.deepEqual(
@@ -319,6 +319,36 @@ test('a monolingual JSON component: strings added to and removed from the templa
   res = await ctx.app.inject({ method: 'POST', url: '/api/translations/hello/app/en/units/', headers: AS_ROOT, payload: { value: ['x'] } });
   assert.deepEqual([res.statusCode, res.json()], [400, { key: ['This field is required.'] }]);
 
+  // editing the template changes the source of every translation: translated strings need editing (30 Source string changed)
+  const enHello = (await unitsOf(ctx, 'hello/app/en')).find((u) => u.context === 'hello');
+  const csHelloBefore = csUnits.find((u) => u.context === 'hello');
+  res = await ctx.app.inject({ method: 'PATCH', url: `/api/units/${enHello.id}/`, headers: AS_ROOT, payload: { target: ['Hello there'], state: 20 } });
+  assert.equal(res.statusCode, 200, res.body);
+  const enRow = await row(ctx, enHello.id);
+  assert.deepEqual([enRow.source, enRow.target, enRow.pending, enRow.num_words], ['Hello there', 'Hello there', 1, 2]);
+  const csHello = await row(ctx, csHelloBefore.id);
+  assert.deepEqual(
+    [csHello.source, csHello.target, csHello.state, csHello.previous_source, csHello.pending, csHello.num_words],
+    ['Hello there', 'Ahoj', 10, 'Hello', 0, 2],
+  );
+  const csCh = await changesOf(ctx, csHello.id);
+  assert.deepEqual(
+    csCh.map((c) => [c.action, c.target, c.old]),
+    [[30, 'Hello there', 'Hello']],
+  );
+  await assertStatsExact(ctx, csHello.translation_id);
+  await assertStatsExact(ctx, enRow.translation_id);
+  // a translator's edit of a translation of it is no template edit
+  const csHelloPatch = await ctx.app.inject({
+    method: 'PATCH',
+    url: `/api/units/${csHello.id}/`,
+    headers: AS_ROOT,
+    payload: { target: ['Ahoj tam'], state: 20 },
+  });
+  assert.equal(csHelloPatch.statusCode, 200, csHelloPatch.body);
+  assert.equal((await row(ctx, enHello.id)).source, 'Hello there');
+  // the template must be committed before strings are removed (the delete commits pending edits first)
+
   const csBye = csUnits.find((u) => u.context === 'bye');
   res = await ctx.app.inject({ method: 'DELETE', url: `/api/units/${csBye.id}/`, headers: AS_ROOT });
   assert.equal(res.statusCode, 403);
@@ -326,7 +356,11 @@ test('a monolingual JSON component: strings added to and removed from the templa
   const enBye = (await unitsOf(ctx, 'hello/app/en')).find((u) => u.context === 'bye');
   res = await ctx.app.inject({ method: 'DELETE', url: `/api/units/${enBye.id}/`, headers: AS_ROOT });
   assert.equal(res.statusCode, 204, res.body);
-  assert.equal(await fileAtHead(ctx, component.id, 'locales/en.json'), '{\n  "hello": "Hello",\n  "welcome": "Welcome"\n}\n');
-  assert.equal(await fileAtHead(ctx, component.id, 'locales/cs.json'), '{\n  "hello": "Ahoj"\n}\n');
+  assert.equal(await fileAtHead(ctx, component.id, 'locales/en.json'), '{\n  "hello": "Hello there",\n  "welcome": "Welcome"\n}\n');
+  assert.equal(await fileAtHead(ctx, component.id, 'locales/cs.json'), '{\n  "hello": "Ahoj tam"\n}\n');
+  assert.deepEqual(
+    (await ctx.c.db.kysely.selectFrom('units').select(['pending']).where('component_id', '=', component.id).execute()).map((u) => u.pending),
+    [0, 0, 0, 0],
+  );
   assert.deepEqual((await unitsOf(ctx, 'hello/app/cs')).map((u) => u.context).sort(), ['hello', 'welcome']);
 });

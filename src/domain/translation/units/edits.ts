@@ -7,7 +7,7 @@
 // each unit makes (never a recount), with last_change / last_author_id / recent_changes. Editing the
 // template of a monolingual component changes the source of the other translations' units (Weblate's
 // update_source_units: translated ones become "needs editing", change 30). No permission checks: callers check.
-import { sql, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { ComponentRow, Database, TranslationProjectRow, TranslationRow, UnitRow } from '../../../db/schema.ts';
 import { getFormat } from '../../../formats/registry.ts';
 import { escapePo, renderField, renderMsgstr } from '../../../formats/support/po.ts';
@@ -56,8 +56,7 @@ export function expectedForms(unit: Pick<UnitRow, 'source'>, pluralCount: number
 export function actorAuthor(actor: Actor): EditAuthor {
   const u = actor.user;
   if (!u) return { userId: null, name: 'Anonymous', email: 'noreply@weblate.org' };
-  const rec = u as unknown as Record<string, unknown>;
-  const email = (typeof rec.commit_email === 'string' && rec.commit_email) || (typeof rec.public_email === 'string' && rec.public_email) || u.email;
+  const email = u.commit_email || u.email;
   return { userId: u.id, name: u.name || u.username, email };
 }
 
@@ -162,15 +161,23 @@ export class UnitEdits {
     return null;
   }
 
-  private async context(db: Trx, translation: TranslationRow): Promise<Context> {
-    const component = await db.selectFrom('components').selectAll().where('id', '=', translation.component_id).executeTakeFirstOrThrow();
-    const project = await db.selectFrom('translation_projects').select('name').where('id', '=', component.project_id).executeTakeFirstOrThrow();
-    const langs = await db.selectFrom('languages').select(['id', 'code']).where('id', 'in', [component.source_language_id, translation.language_id]).execute();
-    const plurals = await db
-      .selectFrom('language_plurals')
-      .select(['id', 'language_id', 'number', 'formula', 'source'])
-      .where((eb) => eb.or([eb('id', '=', translation.plural_id), eb.and([eb('language_id', '=', component.source_language_id), eb('source', '=', 0)])]))
-      .execute();
+  private async context(
+    db: Trx | Kysely<Database>,
+    translation: TranslationRow,
+    known?: { component: ComponentRow; project: Pick<TranslationProjectRow, 'name'> },
+  ): Promise<Context> {
+    const component = known?.component ?? (await db.selectFrom('components').selectAll().where('id', '=', translation.component_id).executeTakeFirstOrThrow());
+    const project =
+      known?.project ?? (await db.selectFrom('translation_projects').select('name').where('id', '=', component.project_id).executeTakeFirstOrThrow());
+    const languageIds = [component.source_language_id, translation.language_id];
+    const [langs, plurals] = await Promise.all([
+      db.selectFrom('languages').select(['id', 'code']).where('id', 'in', languageIds).execute(),
+      db
+        .selectFrom('language_plurals')
+        .select(['id', 'language_id', 'number', 'formula', 'source'])
+        .where((eb) => eb.or([eb('id', '=', translation.plural_id), eb.and([eb('language_id', '=', component.source_language_id), eb('source', '=', 0)])]))
+        .execute(),
+    ]);
     const own = plurals.find((p) => p.id === translation.plural_id) ?? { number: 2, formula: 'n != 1' };
     const sp = plurals.find((p) => p.language_id === component.source_language_id && p.source === 0) ?? { number: 2, formula: 'n != 1' };
     let enforced: string[] = [];
@@ -201,6 +208,7 @@ export class UnitEdits {
     if (!actor.user) throw Errors.unauthorized();
     const { unit, project, component } = await this.deps.queries.unit(actor, id);
     const translation = await this.deps.db.kysely.selectFrom('translations').selectAll().where('id', '=', unit.translation_id).executeTakeFirstOrThrow();
+    let ctx: Context | undefined;
 
     // UnitWriteSerializer
     const errs: FieldErrs = {};
@@ -252,7 +260,7 @@ export class UnitEdits {
       throw Errors.forbidden('Source strings properties can be set only on source strings');
     const newTarget = target ?? [];
     if (doTranslate) {
-      const pluralCount = await this.pluralCount(translation);
+      const pluralCount = (ctx ??= await this.context(this.deps.db.kysely, translation, { component, project })).pluralCount;
       const adjusted = adjustPlurals(unit, newTarget, pluralCount);
       if (adjusted.length !== newTarget.length || adjusted.some((t, i) => t !== newTarget[i]))
         throw Errors.raw(400, { target: ['Number of plurals does not match'] });
@@ -279,7 +287,7 @@ export class UnitEdits {
       ...(explanation !== undefined ? { explanation } : {}),
       ...(extraFlags !== undefined ? { extraFlags } : {}),
     };
-    const [after] = await this.apply(actor, translation, [edit]);
+    const [after] = await this.deps.db.kysely.transaction().execute((trx) => this.run(trx, actor, translation, [edit], {}, ctx));
     const row = after ?? unit;
     return {
       target: row.target.split(PLURAL_SEPARATOR),
@@ -542,8 +550,9 @@ export class UnitEdits {
     translation: TranslationRow,
     edits: UnitEdit[],
     opts: { author?: EditAuthor; action?: number },
+    known?: Context,
   ): Promise<UnitRow[]> {
-    const ctx = await this.context(trx, translation);
+    const ctx = known ?? (await this.context(trx, translation));
     const author = opts.author ?? actorAuthor(actor);
     const userId = actor.user?.id ?? author.userId;
     const now = nowIso();
@@ -628,13 +637,16 @@ export class UnitEdits {
         }
         if (!contributorChecked && userId !== null) {
           contributorChecked = true;
-          const seen = await trx
-            .selectFrom('translation_changes')
-            .select('id')
-            .where('translation_id', '=', translation.id)
-            .where('user_id', '=', userId)
-            .limit(1)
-            .executeTakeFirst();
+          // the translation's last author has made changes in it already
+          const seen =
+            translation.last_author_id === userId ||
+            (await trx
+              .selectFrom('translation_changes')
+              .select('id')
+              .where('translation_id', '=', translation.id)
+              .where('user_id', '=', userId)
+              .limit(1)
+              .executeTakeFirst());
           if (!seen) changeRows.push(this.change(ctx.component, translation, old.id, userId, author.userId, ACTION_NEW_CONTRIBUTOR, '', '', {}, now));
         }
         const action = opts.action ?? (state === 10 ? ACTION_MARKED_EDIT : old.state >= 10 ? (state === 30 ? ACTION_APPROVE : ACTION_CHANGE) : ACTION_NEW);
