@@ -30,4 +30,7 @@ export async function up(db: Kysely<any>, _ctx: MigrationContext): Promise<void>
     ['push_on_commit', 'integer', (c: any) => c.notNull().defaultTo(0)],
   ];
   for (const [name, type, build] of columns) await db.schema.alterTable('components').addColumn(name, type, build).execute();
+  // the worker's round looks for pending edits across components every poll: an index over the few
+  // pending rows (their component and age), not a scan of every unit
+  await db.schema.createIndex('units_pending_component_updated').on('units').columns(['pending', 'component_id', 'last_updated']).execute();
 }

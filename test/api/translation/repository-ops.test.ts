@@ -6,7 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
+import { buildTestApp, ROOT_TOKEN, type TestApp } from '../../helpers/build-app.ts';
+import { cloneUrl, startTestServer } from '../../helpers/server.ts';
 import { bareGit, pushEvents } from '../../helpers/git.ts';
 import { AS_ROOT, API, CS_PO, DE_PO, HOST, createComponent, createProject, getJson, poComponent, repoWith } from '../../helpers/translation.ts';
 
@@ -516,12 +517,18 @@ test('the worker commits pending edits older than commit_pending_age hours', asy
   const repository = ctx.c.translation.writes.repository;
   const hour = 3600_000;
   await pendingEdit(ctx, 'cs', 'Apple', 'Jablko', { name: 'Jane', email: 'jane@example.com' }, new Date(Date.now() - 2 * hour).toISOString());
-  assert.equal(await repository.commitDue(), 0); // 24 hours by default
+  assert.equal(await repository.commitDue({ force: true }), 0); // 24 hours by default
   await ctx.c.db.kysely.updateTable('components').set({ commit_pending_age: 1 }).where('id', '=', component.id).execute();
-  assert.equal(await repository.commitDue(), 1);
+  // the worker's own calls look once a minute at most
+  assert.equal(await repository.commitDue(), 0);
+  assert.equal(await repository.commitDue({ force: true }), 1);
   assert.equal((await unitOf(ctx, 'cs', 'Apple')).pending, 0);
   assert.equal(mirrorGit(ctx, component.id, ['log', '-1', '--format=%an', 'refs/heads/main']), 'Jane');
-  assert.equal(await repository.commitDue(), 0);
+  assert.equal(await repository.commitDue({ force: true }), 0);
+  // the worker's round runs it: a due edit is committed without anyone asking
+  await pendingEdit(ctx, 'de', 'Apple', 'Der Apfel', { name: 'Karel', email: 'karel@example.com' }, new Date(Date.now() - 2 * hour).toISOString());
+  assert.equal(await repository.commitDue({ now: Date.now() + 120_000 }), 1);
+  assert.equal((await unitOf(ctx, 'de', 'Apple')).pending, 0);
 });
 
 test('push to a URL: push and push_branch, failures recorded (28)', async (t) => {
@@ -598,4 +605,35 @@ test('repository settings through the component API: push_branch, message templa
   assert.equal(mirrorGit(ctx, row.id, ['log', '-1', '--format=%B', head]), 'cs: Po by Jane <jane@example.com>');
   const status = await getJson(ctx, REPO);
   assert.deepEqual([status.needs_push, status.outgoing_commits], [false, 0]);
+});
+
+test('push to an http(s) URL goes through git held to the outbound rules: refused for a local address unless allowed; pushed over smart HTTP', async (t) => {
+  const ctx = await startTestServer(t);
+  const { fixture } = await poComponent(t, ctx);
+  const component = await componentRow(ctx);
+  const target = await ctx.seed.repoProject({ visibility: 'private' });
+  const ns = await ctx.c.resolve.namespaceById(target.project.namespace_id);
+  const pushUrl = cloneUrl(ctx.base, `${ns!.full_path}/${target.project.path}`, 'root', ROOT_TOKEN);
+  await ctx.c.db.kysely.updateTable('components').set({ push: pushUrl }).where('id', '=', component.id).execute();
+  await pendingEdit(ctx, 'cs', 'Apple', 'Jablko', { name: 'Jane', email: 'jane@example.com' });
+  const refused = await op(ctx, 'push');
+  assert.equal(refused.json().result, false);
+  assert.match(refused.json().detail, /^Could not push the repository: .*(local|not allowed)/i);
+  assert.equal(bareGit(target.dir, ['for-each-ref']).trim(), '');
+  const rules = await ctx.app.inject({
+    method: 'PUT',
+    url: '/api/v4/application/settings',
+    headers: ctx.root,
+    payload: { allow_local_requests_from_web_hooks_and_services: false, outbound_local_requests_whitelist: ['127.0.0.1'] },
+  });
+  assert.equal(rules.statusCode, 200, rules.body);
+  const pushed = await op(ctx, 'push');
+  assert.deepEqual(pushed.json(), { result: true });
+  const head = mirrorGit(ctx, component.id, ['rev-parse', 'refs/heads/main']);
+  assert.equal(bareGit(target.dir, ['rev-parse', 'main']).trim(), head);
+  // the origin itself was not pushed to
+  assert.notEqual(bareGit(fixture.wt.git(['config', 'remote.origin.url']), ['rev-parse', 'main']).trim(), head);
+  // the component API never shows the credentials
+  const shown = await getJson(ctx, '/api/components/hello/po/');
+  assert.equal(shown.push.includes(ROOT_TOKEN), false);
 });

@@ -94,6 +94,9 @@ export const REPO_ACTION = {
   REPO_CLEANUP: 88,
 } as const;
 
+/** how often the worker's round looks for pending edits that are due */
+const DUE_CHECK_INTERVAL_MS = 60_000;
+
 /** Weblate's author of edits nobody signed */
 const ANONYMOUS_AUTHOR: CommitAuthor = { userId: null, name: 'Anonymous', email: 'noreply@weblate.org' };
 
@@ -130,6 +133,7 @@ export class ComponentRepository {
   private readonly locks = new TimedLocks();
   /** how long an operation waits for the repository lock before answering 423 (Weblate: a few seconds) */
   lockTimeoutMs = 10_000;
+  private lastDueCheck = 0;
 
   constructor(private readonly deps: TranslationDeps) {}
 
@@ -877,8 +881,15 @@ export class ComponentRepository {
 
   // ---- the worker's round ------------------------------------------------------------------------
 
-  /** the worker's round: commits pending edits older than commit_pending_age hours; how many components it committed */
-  async commitDue(now = Date.now()): Promise<number> {
+  /**
+   * the worker's round: commits pending edits older than commit_pending_age hours; how many components
+   * it committed. The worker polls often and the ages are hours: the look is taken once a minute at most
+   * (`force`: now).
+   */
+  async commitDue(opts: { now?: number; force?: boolean } = {}): Promise<number> {
+    const now = opts.now ?? Date.now();
+    if (!opts.force && now - this.lastDueCheck < DUE_CHECK_INTERVAL_MS) return 0;
+    this.lastDueCheck = now;
     const rows = await this.deps.db.kysely
       .selectFrom('units')
       .innerJoin('components', 'components.id', 'units.component_id')
