@@ -18,7 +18,7 @@ import { nowIso } from '../../../lib/time.ts';
 import type { Actor } from '../../access/actor.ts';
 import { parseEnforcedChecks, parseFlags, runChecks } from '../checks/index.ts';
 import type { TranslationDeps } from '../deps.ts';
-import { COUNTERS, type Counter } from '../stats/stats.ts';
+import { contentChangesSet, COUNTERS, type Counter } from '../stats/stats.ts';
 import { contentHash, idHash, PLURAL_SEPARATOR } from './hash.ts';
 import { countWords } from './words.ts';
 
@@ -111,12 +111,8 @@ export async function applyStatsDelta(
       if (v) set[k] = sql`${sql.ref(k)} + ${v}`;
     }
     const ch = changes.get(id);
-    if (ch && ch.count > 0) {
-      const since = new Date(Date.parse(ch.at) - 6 * 3600_000).toISOString();
-      set.recent_changes = sql`case when last_change is not null and last_change > ${since} then recent_changes + ${ch.count} else ${ch.count} end`;
-      set.last_change = ch.at;
-      set.last_author_id = ch.authorId;
-    }
+    // last_change, last_author_id and recent_changes exactly (the 6-hour window moved, stats.ts)
+    if (ch && ch.count > 0) Object.assign(set, await contentChangesSet(trx, id, ch));
     // always written: the row's version is what cached unit reads are keyed on
     if (!Object.keys(set).length) set.total = sql`total`;
     await trx.updateTable('translations').set(set).where('id', '=', id).execute();
