@@ -66,9 +66,17 @@ export function repositoryRoutesFor(app: FastifyInstance, c: Container, level: L
     for (const component of components) await permissions.require(req.actor, perm, { project, component }, DENIED);
   };
 
+  /** DRF's IsAuthenticatedOrReadOnly runs before the view looks anything up: an anonymous write is 401 */
+  const writer = (req: FastifyRequest) => {
+    if (!req.actor.user) throw Errors.unauthorized();
+  };
+
   app.get<{ Params: Params }>(`${PATHS[level]}repository/`, view(ALLOW_ACTION, 'Repository'), async (req, reply) => {
     const { project, components } = await target(req);
-    await requireOn(req, 'vcs.view', project, components);
+    // the view raises Django's PermissionDenied: 403, anonymous callers included (reference §5.3)
+    for (const component of components.length ? components : [undefined]) {
+      if (!req.actor.user || !(await permissions.can(req.actor, 'vcs.view', { project, component }))) throw Errors.forbidden(DENIED);
+    }
     const self = wireFor(c, req).api(req.url.split('?')[0]);
     if (level === 'project') {
       const statuses = [];
@@ -107,6 +115,7 @@ export function repositoryRoutesFor(app: FastifyInstance, c: Container, level: L
   });
 
   app.post<{ Params: Params }>(`${PATHS[level]}repository/`, view(ALLOW_ACTION, 'Repository'), async (req, reply) => {
+    writer(req);
     const { project, components, translation } = await target(req);
     // the body is validated before the permission is checked (reference §1.3)
     const op = body(req).operation;
@@ -139,6 +148,7 @@ export function repositoryRoutesFor(app: FastifyInstance, c: Container, level: L
   });
 
   app.post<{ Params: Params }>(`${PATHS[level]}lock/`, view(ALLOW_ACTION, 'Lock'), async (req, reply) => {
+    writer(req);
     const { project, components } = await target(req);
     if (level === 'component') {
       await permissions.require(req.actor, 'component.lock', { project, component: components[0] }, DENIED);

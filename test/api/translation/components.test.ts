@@ -470,7 +470,8 @@ test('repository operations: the body is checked before the permission; lock; fi
   ]);
   assert.equal(repo.url, `${API}/components/hello/po/repository/`);
   assert.equal(repo.remote_commit.summary, 'Add translations');
-  assert.equal((await ctx.app.inject({ method: 'GET', url: '/api/components/hello/po/repository/', headers: HOST })).statusCode, 401);
+  // the view raises PermissionDenied: 403 for anonymous callers too (reference §5.3)
+  assert.equal((await ctx.app.inject({ method: 'GET', url: '/api/components/hello/po/repository/', headers: HOST })).statusCode, 403);
   assert.deepEqual(await getJson(ctx, '/api/projects/hello/repository/'), {
     needs_commit: false,
     needs_merge: false,
