@@ -364,3 +364,37 @@ test('a monolingual JSON component: strings added to and removed from the templa
   );
   assert.deepEqual((await unitsOf(ctx, 'hello/app/cs')).map((u) => u.context).sort(), ['hello', 'welcome']);
 });
+
+test('apply over many units at once (an upload): every row written, one change each, statistics by delta', async (t) => {
+  const ctx = await buildTestApp(t);
+  let po =
+    'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n"Language: cs\\n"\n"Plural-Forms: nplurals=3; plural=(n==1) ? 0 : (n>=2 && n<=4) ? 1 : 2;\\n"\n\n';
+  for (let i = 0; i < 1200; i++) po += `msgid "String number ${i} here"\nmsgstr "${i % 3 === 0 ? `Řetězec ${i}` : ''}"\n\n`;
+  await poComponent(t, ctx, { 'po/cs.po': po });
+  const k = ctx.c.db.kysely;
+  const tr = await k.selectFrom('translations').selectAll().where('language_code', '=', 'cs').executeTakeFirstOrThrow();
+  const units = await k.selectFrom('units').selectAll().where('translation_id', '=', tr.id).orderBy('position').execute();
+  assert.equal(units.length, 1200);
+  const { userActor } = await import('../../../src/domain/access/actor.ts');
+  const actor = userActor((await ctx.c.users.byId(1))!);
+  const edits = units.map((u, i) => ({ unit: u, target: [i % 2 ? `Nový ${i}` : u.target], state: (i % 2 ? 10 : u.state) as 0 | 10 | 20 }));
+  const author = { userId: null, name: 'Uploader', email: 'up@example.com' };
+  const started = Date.now();
+  const out = await ctx.c.translation.writes.edits.apply(actor, tr, edits, { action: 9, author });
+  assert.ok(Date.now() - started < 3000);
+  assert.equal(out.length, 1200);
+  const after = await k.selectFrom('units').selectAll().where('translation_id', '=', tr.id).orderBy('position').execute();
+  for (let i = 0; i < 1200; i++) {
+    if (i % 2)
+      assert.deepEqual([after[i].target, after[i].state, after[i].pending, after[i].pending_author], [`Nový ${i}`, 10, 1, 'Uploader <up@example.com>']);
+    else assert.deepEqual(after[i], units[i]);
+  }
+  const changes = await k
+    .selectFrom('translation_changes')
+    .select(['action', 'author_id'])
+    .where('translation_id', '=', tr.id)
+    .where('action', '=', 9)
+    .execute();
+  assert.equal(changes.length, 600);
+  await assertStatsExact(ctx, tr.id);
+});

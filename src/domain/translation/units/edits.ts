@@ -571,6 +571,7 @@ export class UnitEdits {
     const result = new Map<number, UnitRow>();
     const templateEdits: { before: UnitRow; after: UnitRow }[] = [];
     let contributorChecked = false;
+    const written: UnitRow[] = [];
 
     for (const e of edits) {
       const old = current.get(e.unit.id);
@@ -663,26 +664,7 @@ export class UnitEdits {
       } else {
         next.last_updated = now;
       }
-      await trx
-        .updateTable('units')
-        .set({
-          target: next.target,
-          state: next.state,
-          source: next.source,
-          num_words: next.num_words,
-          source_chars: next.source_chars,
-          content_hash: next.content_hash,
-          explanation: next.explanation,
-          extra_flags: next.extra_flags,
-          pending: next.pending,
-          pending_author: next.pending_author,
-          pending_author_id: next.pending_author_id,
-          has_failing_check: next.has_failing_check,
-          failing_checks: next.failing_checks,
-          last_updated: next.last_updated,
-        })
-        .where('id', '=', old.id)
-        .execute();
+      written.push(next);
       delta.move(translation.id, old, next);
       current.set(old.id, next);
       result.set(old.id, next);
@@ -692,6 +674,7 @@ export class UnitEdits {
     const contentCount = changeRows.filter((r) => r.action !== ACTION_NEW_CONTRIBUTOR).length;
     if (contentCount) changes.set(translation.id, { count: contentCount, at: now, authorId: author.userId });
 
+    await this.writeUnits(trx, written);
     for (const t of templateEdits) await this.updateSourceUnits(trx, ctx, t.before, t.after, userId, author, now, delta, changeRows, changes);
 
     for (let i = 0; i < changeRows.length; i += 500)
@@ -701,6 +684,50 @@ export class UnitEdits {
         .execute();
     await applyStatsDelta(trx, delta.by, changes);
     return edits.map((e) => result.get(e.unit.id) ?? current.get(e.unit.id) ?? e.unit);
+  }
+
+  /** The edited rows written back: one UPDATE each on SQLite, one UPDATE … FROM (VALUES …) per 500 on PostgreSQL. */
+  private async writeUnits(trx: Trx, edited: UnitRow[]): Promise<void> {
+    // a unit edited twice in one call: its last state
+    const rows = [...new Map(edited.map((r) => [r.id, r])).values()];
+    if (this.deps.db.dialect !== 'postgres') {
+      for (const n of rows)
+        await trx
+          .updateTable('units')
+          .set({
+            target: n.target,
+            state: n.state,
+            source: n.source,
+            num_words: n.num_words,
+            source_chars: n.source_chars,
+            content_hash: n.content_hash,
+            explanation: n.explanation,
+            extra_flags: n.extra_flags,
+            pending: n.pending,
+            pending_author: n.pending_author,
+            pending_author_id: n.pending_author_id,
+            has_failing_check: n.has_failing_check,
+            failing_checks: n.failing_checks,
+            last_updated: n.last_updated,
+          })
+          .where('id', '=', n.id)
+          .execute();
+      return;
+    }
+    for (let i = 0; i < rows.length; i += 500) {
+      const values = rows
+        .slice(i, i + 500)
+        .map(
+          (n) =>
+            sql`(${n.id}::int, ${n.target}::text, ${n.state}::int, ${n.source}::text, ${n.num_words}::int, ${n.source_chars}::int, ${n.content_hash}::text, ${n.explanation}::text, ${n.extra_flags}::text, ${n.pending}::int, ${n.pending_author}::text, ${n.pending_author_id}::int, ${n.has_failing_check}::int, ${n.failing_checks}::text, ${n.last_updated}::text)`,
+        );
+      await sql`update units set target = v.target, state = v.state, source = v.source, num_words = v.num_words, source_chars = v.source_chars,
+        content_hash = v.content_hash, explanation = v.explanation, extra_flags = v.extra_flags, pending = v.pending, pending_author = v.pending_author,
+        pending_author_id = v.pending_author_id, has_failing_check = v.has_failing_check, failing_checks = v.failing_checks, last_updated = v.last_updated
+        from (values ${sql.join(values)}) as v(id, target, state, source, num_words, source_chars, content_hash, explanation, extra_flags, pending,
+          pending_author, pending_author_id, has_failing_check, failing_checks, last_updated)
+        where units.id = v.id`.execute(trx);
+    }
   }
 
   /** Weblate's update_source_units: the other translations' units of an edited template string. */
