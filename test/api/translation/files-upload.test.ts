@@ -354,8 +354,7 @@ test('method=replace commits the file as the translation file; its units follow;
 });
 
 // The issue's figure is < 3 s (bench:translation measures it on a quiet machine; here 1.2–2 s on SQLite,
-// ~1.5 s on PostgreSQL); the five
-// helpers' tests share two cores, so the test allows what a loaded machine adds.
+// ~1.5 s on PostgreSQL); tests share two cores with others, so the test allows what a loaded machine adds.
 test('a 5,000-unit PO file uploads in one transaction (goal: under 3 s)', async (t) => {
   const ctx = await buildTestApp(t);
   const n = 5000;

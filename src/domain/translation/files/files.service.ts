@@ -332,7 +332,7 @@ export class TranslationFiles {
         : ['po', 'csv', 'strings', 'properties', 'yaml'];
     for (const id of candidates) {
       const format = FORMATS.get(id);
-      if (!format || format === own || (format.monolingual === true && !monolingual) || (format.monolingual === false && monolingual && id !== 'po')) continue;
+      if (!format || format === own) continue;
       try {
         const units = read(format);
         if (units.length) return units;
@@ -346,7 +346,7 @@ export class TranslationFiles {
   /**
    * An upload (reference §1.5), after the route checked permissions and validated the request: the
    * file's translated units (and its fuzzy ones when `fuzzy` says so) matched to the translation's units
-   * by id_hash, applied through the unit edits in one transaction (one change 9 per unit), or added as
+   * (see matcher), applied through the unit edits in one transaction (one change 9 per unit), or added as
    * suggestions; `replace` commits the file as the translation's file. Nothing changes when the file does
    * not parse or its plural forms do not match the language.
    */
