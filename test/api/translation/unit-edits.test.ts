@@ -398,3 +398,29 @@ test('apply over many units at once (an upload): every row written, one change e
   assert.equal(changes.length, 600);
   await assertStatsExact(ctx, tr.id);
 });
+
+test('a unit pending by another author is committed under their name before the next edit', async (t) => {
+  const ctx = await buildTestApp(t);
+  const { component } = await poComponent(t, ctx);
+  const other = await ctx.seed.user({ username: 'translator2', name: 'Second Translator', is_admin: true });
+  const tok = await ctx.seed.token(other);
+  const apple = await unitBySource(ctx, 'hello/po/cs', 'Apple');
+  const head0 = (await ctx.c.db.kysely.selectFrom('components').select('head').where('id', '=', component.id).executeTakeFirstOrThrow()).head;
+  let res = await patch(ctx, apple.id, { target: ['Jablko'], state: 20 });
+  assert.equal(res.statusCode, 200, res.body);
+  // the same author again: still pending, no commit
+  res = await patch(ctx, apple.id, { target: ['Jablko!'], state: 20 });
+  assert.equal(res.statusCode, 200, res.body);
+  const head1 = (await ctx.c.db.kysely.selectFrom('components').select('head').where('id', '=', component.id).executeTakeFirstOrThrow()).head;
+  assert.equal(head1, head0);
+  res = await patch(ctx, apple.id, { target: ['Jablíčko'], state: 20 }, { ...HOST, authorization: `Token ${tok.token}` });
+  assert.equal(res.statusCode, 200, res.body);
+  const head2 = (await ctx.c.db.kysely.selectFrom('components').select('head').where('id', '=', component.id).executeTakeFirstOrThrow()).head;
+  assert.notEqual(head2, head0);
+  const commit = await ctx.c.translation.vcs.mirror(component.id).read(head2);
+  const root = await ctx.c.db.kysely.selectFrom('users').selectAll().where('username', '=', 'root').executeTakeFirstOrThrow();
+  assert.match(commit!.content!.toString('utf8'), new RegExp(`\nauthor ${root.name} <${root.commit_email || root.email}> `));
+  assert.ok((await fileAtHead(ctx, component.id, 'po/cs.po'))!.includes('msgid "Apple"\nmsgstr "Jablko!"'));
+  const r = await row(ctx, apple.id);
+  assert.deepEqual([r.target, r.pending, r.pending_author_id], ['Jablíčko', 1, other.id]);
+});

@@ -276,6 +276,9 @@ export class UnitEdits {
         if (review) throw Errors.raw(400, { state: [review] });
       }
     }
+    // Weblate's save_backend: a unit pending by someone else is committed first, under their name
+    if (doTranslate && unit.pending && unit.pending_author !== formatAuthor(actorAuthor(actor)))
+      await this.deps.writes.repository.commitPending(actor, component, { translationId: translation.id });
     const edit: UnitEdit = {
       unit,
       target: doTranslate ? newTarget : unit.target.split(PLURAL_SEPARATOR),
