@@ -5,9 +5,9 @@
 // the worker's round; a rescan that fails waits for its retry.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bareGit, runGit, tmpDir } from '../../helpers/git.ts';
+import { AUTHOR, bareGit, runGit, tmpDir } from '../../helpers/git.ts';
 import { cloneUrl, startTestServer, type TestServer } from '../../helpers/server.ts';
-import { AS_ROOT, CS_PO, DE_PO, createComponent, createProject, getJson, repoWith } from '../../helpers/translation.ts';
+import { API, AS_ROOT, CS_PO, DE_PO, createComponent, createProject, getJson, repoWith } from '../../helpers/translation.ts';
 import { FOLLOW_JOB } from '../../../src/domain/translation/components/follow.ts';
 import { ANONYMOUS } from '../../../src/domain/access/actor.ts';
 
@@ -29,15 +29,15 @@ async function setup(t: T) {
   const s = await startTestServer(t);
   const fixture = await repoWith(t, s, { 'po/cs.po': CS_PO, 'po/de.po': DE_PO });
   const { project } = await s.c.resolve.project(SYSTEM, fixture.fullPath);
-  const pusher = await s.seed.user({ name: 'Pia Pusher', username: `pia${Math.random().toString(36).slice(2, 6)}` });
+  const username = `pia${Math.random().toString(36).slice(2, 6)}`;
+  // runGit commits as AUTHOR: the pusher is that committer
+  const pusher = await s.seed.user({ name: AUTHOR.name, username, email: AUTHOR.email });
   await s.seed.member({ project }, pusher, 40);
   const token = await s.seed.token(pusher, { scopes: ['api', 'write_repository'] });
   await createProject(s);
   const component = await createComponent(s, 'hello', { repo: fixture.repo });
   const clone = tmpDir(t);
   await runGit(clone, ['clone', '-q', cloneUrl(s.base, fixture.fullPath, pusher.username, token.token), '.']);
-  await runGit(clone, ['config', 'user.name', 'Pia Pusher']);
-  await runGit(clone, ['config', 'user.email', 'pia@example.com']);
   return { s, fixture, project, pusher, token, component, clone, bare: s.c.repos.pathOf(project) };
 }
 
@@ -51,7 +51,7 @@ async function sources(s: TestServer, lang: string): Promise<string[]> {
 }
 
 test('a git push over HTTP to the followed branch rescans the component: new strings appear, removed ones go, change 21, statistics', async (t) => {
-  const { s, component, clone, bare } = await setup(t);
+  const { s, component, clone, bare, pusher } = await setup(t);
   const before = await getJson(s, '/api/translations/hello/po/cs/statistics/');
   assert.equal(before.total, 4);
   const fs = await import('node:fs');
@@ -76,12 +76,13 @@ test('a git push over HTTP to the followed branch rescans the component: new str
   assert.deepEqual([cs.total, cs.translated, cs.fuzzy], [4, 3, 1]);
   const de = await getJson(s, '/api/translations/hello/po/de/statistics/');
   assert.deepEqual([de.total, de.translated, de.fuzzy], [4, 3, 0]);
-  // change 21 "Rebased repository" by nobody (the system followed the forge)
+  // change 21 "Rebased repository": the new revision, by the committer (whoever the system followed)
   const changes = await getJson(s, '/api/components/hello/po/changes/?action=21');
   assert.equal(changes.count, 1);
+  const [rebased] = changes.results;
   assert.deepEqual(
-    [changes.results[0].action, changes.results[0].action_name, changes.results[0].component],
-    [21, 'Rebased repository', 'http://weblate.test/api/components/hello/po/'],
+    [rebased.action, rebased.action_name, rebased.component, rebased.target, rebased.author, rebased.user],
+    [21, 'Rebased repository', 'http://weblate.test/api/components/hello/po/', head, `${API}/users/${pusher.username}/`, `${API}/users/${pusher.username}/`],
   );
   // the job is done, nothing left queued
   const jobs = await followJobs(s);
@@ -107,6 +108,39 @@ test('a file written through the API (PUT /repository/files) rescans the compone
   const stats = await getJson(s, '/api/translations/hello/po/cs/statistics/');
   assert.deepEqual([stats.total, stats.translated], [5, 3]);
   assert.equal((await followJobs(s)).map((j) => j.state).join(), 'done');
+});
+
+test('a merged merge request rescans the component; its source branch alone did not', async (t) => {
+  const { s, project, token, clone, component } = await setup(t);
+  const fs = await import('node:fs');
+  const path = await import('node:path');
+  await runGit(clone, ['checkout', '-q', '-b', 'pear']);
+  fs.writeFileSync(path.join(clone, 'po/de.po'), DE_PO + PEAR_DE);
+  await runGit(clone, ['commit', '-q', '-am', 'Pear']);
+  await runGit(clone, ['push', '-q', 'origin', 'pear']);
+  await s.c.translation.writes.follow.idle();
+  assert.deepEqual(await followJobs(s), []);
+  let res = await s.app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${project.id}/merge_requests`,
+    headers: token.headers,
+    payload: { source_branch: 'pear', target_branch: 'main', title: 'Pear' },
+  });
+  assert.equal(res.statusCode, 201, res.body);
+  const mr = res.json();
+  await s.c.merges.idle();
+  res = await s.app.inject({ method: 'PUT', url: `/api/v4/projects/${project.id}/merge_requests/${mr.iid}/merge`, headers: token.headers });
+  assert.equal(res.statusCode, 200, res.body);
+  assert.equal(res.json().state, 'merged');
+  await s.c.merges.idle();
+  await s.c.translation.writes.follow.idle();
+  assert.deepEqual(await sources(s, 'de'), ['Hello, world!', 'Orange', 'Apple', '%d file\u001e%d files', 'Pear']);
+  const row = await s.c.db.kysely.selectFrom('components').selectAll().where('id', '=', component.id).executeTakeFirstOrThrow();
+  assert.equal(row.head, res.json().merge_commit_sha ?? res.json().sha);
+  assert.deepEqual(
+    (await followJobs(s)).map((j) => j.state),
+    ['done'],
+  );
 });
 
 test('pushes that do not move the followed branch queue nothing', async (t) => {
