@@ -197,6 +197,8 @@ test('commit: one commit per author and translation with the message template an
   );
   assert.match(cs, /"Last-Translator: Karel Novák <karel@example.com>\\n"/);
   assert.match(cs, /"PO-Revision-Date: \d{4}-\d\d-\d\d \d\d:\d\d\+0000\\n"/);
+  // the objects made in memory are what git would have made: the repository checks strictly
+  mirrorGit(ctx, component.id, ['fsck', '--strict', '--no-dangling', '--no-progress']);
   // rows: nothing pending, revisions and head follow the files
   const component2 = await componentRow(ctx);
   assert.equal(component2.head, head);

@@ -34,6 +34,7 @@ import { scanComponent, ScanError } from '../components/scan.ts';
 import { REMOTE_PREFIX, RepoError, type RepoSource } from '../components/vcs.ts';
 import type { TranslationDeps } from '../deps.ts';
 import { percent, refreshTranslationStats } from '../stats/stats.ts';
+import { BatchCommits } from './batch-commit.ts';
 import { lockedError, LockTimeout, TimedLocks } from './lock.ts';
 import { pushToProject } from './platform-push.ts';
 
@@ -376,6 +377,7 @@ export class ComponentRepository {
       .selectFrom('translations')
       .selectAll()
       .where('id', 'in', [...new Set(units.map((u) => u.translation_id))])
+      .orderBy('id')
       .execute();
     const byTranslation = new Map<number, UnitRow[]>();
     for (const u of units) {
@@ -384,13 +386,26 @@ export class ComponentRepository {
       byTranslation.set(u.translation_id, list);
     }
     const authors = await this.authorsOf(units);
-    let head = await this.localHead(component);
-    const committed: { translation: TranslationRow; path: string }[] = [];
+    const repo = this.mirror(component);
+    const base = await this.localHead(component);
+    // every commit is made in memory and written at the end (batch-commit.ts); each translation's
+    // file is rendered from the head as it was, with the units of its authors so far (the same bytes as
+    // rendering after each commit: other translations' commits do not touch this file)
+    const batch = new BatchCommits(repo);
+    let head = base;
+    let tree = await batch.treeOf(base);
+    const committer = { ...this.committer(), time: Math.floor(Date.now() / 1000) };
+    const committed: { translation: TranslationRow; blob: string | null }[] = [];
     const changes: { translation: TranslationRow; author: CommitAuthor; sha: string }[] = [];
+    const failures: string[] = [];
+    const skipped = new Set<number>();
     for (const t of translations) {
       const list = byTranslation.get(t.id)!;
       // the source of a bilingual component has no file of its own: its edits (explanations, flags) stay in the database
-      if (!t.filename) continue;
+      if (!t.filename) {
+        committed.push({ translation: t, blob: null });
+        continue;
+      }
       const groups = new Map<string, { author: CommitAuthor; units: UnitRow[] }>();
       for (const u of list) {
         const a = authors.get(u.id)!;
@@ -399,19 +414,33 @@ export class ComponentRepository {
         g.units.push(u);
         groups.set(key, g);
       }
-      for (const g of groups.values()) {
-        const at = { ...component, head };
-        const bytes = await this.deps.writes.files.render(at, t, { units: g.units, author: g.author, now: new Date() });
-        const message = await this.message(component.commit_message, component, t, g.author);
-        const sha = await this.commitOnBranch(at, head, [{ path: t.filename, content: bytes }], g.author, message);
-        if (sha !== head) changes.push({ translation: t, author: g.author, sha });
-        head = sha;
+      const before = { head, tree, changes: changes.length };
+      try {
+        const soFar: UnitRow[] = [];
+        for (const g of groups.values()) {
+          soFar.push(...g.units);
+          const bytes = await this.deps.writes.files.render({ ...component, head: base }, t, { units: [...soFar], author: g.author, now: new Date() });
+          const next = await batch.withFile(tree, t.filename, bytes);
+          if (!next || next === tree) continue;
+          const message = await this.message(component.commit_message, component, t, g.author);
+          head = batch.commit(next, [head], { name: g.author.name, email: g.author.email, time: committer.time }, committer, message);
+          tree = next;
+          changes.push({ translation: t, author: g.author, sha: head });
+        }
+        committed.push({ translation: t, blob: (await batch.blobAt(tree, t.filename))?.sha ?? null });
+      } catch (e) {
+        // this translation's edits stay pending; the others are committed
+        ({ head, tree } = before);
+        changes.length = before.changes;
+        skipped.add(t.id);
+        failures.push(`Could not commit ${t.filename}: ${(e as Error).message}`);
+        this.deps.log.warn({ err: e, translation: t.id }, 'pending translations could not be committed');
       }
-      committed.push({ translation: t, path: t.filename });
     }
-    const repo = this.mirror(component);
+    await batch.write();
+    if (head !== base) await repo.updateRef(`refs/heads/${component.branch}`, head, base);
     await this.deps.db.kysely.transaction().execute(async (trx) => {
-      const ids = units.filter((u) => byTranslation.has(u.translation_id)).map((u) => u.id);
+      const ids = units.filter((u) => !skipped.has(u.translation_id)).map((u) => u.id);
       for (let i = 0; i < ids.length; i += 500) {
         await trx
           .updateTable('units')
@@ -421,8 +450,8 @@ export class ComponentRepository {
           .execute();
       }
       for (const c of committed) {
-        const entry = await repo.entryAt(head, c.path);
-        if (entry) await trx.updateTable('translations').set({ revision: entry.sha }).where('id', '=', c.translation.id).execute();
+        if (c.blob && c.blob !== c.translation.revision)
+          await trx.updateTable('translations').set({ revision: c.blob }).where('id', '=', c.translation.id).execute();
       }
       await trx.updateTable('components').set({ head }).where('id', '=', component.id).execute();
       const now = nowIso();
@@ -443,6 +472,7 @@ export class ComponentRepository {
           .execute();
       }
     });
+    if (failures.length) return { result: false, detail: failures.join('\n') };
     if (component.push_on_commit && actor && changes.length) {
       const pushed = await this.pushLocked(actor, { ...component, head }, false);
       if (!pushed.result) return pushed;
