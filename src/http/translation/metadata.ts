@@ -326,11 +326,14 @@ export function drfOptions(app: FastifyInstance, views: DrfViews): (instance: Fa
 
   // Loaded when the app becomes ready, after the routes registered synchronously before it.
   app.register(async function drfOptionsRoutes(instance) {
-    for (const entry of views.entries()) {
-      if (!entry.methods.size) continue;
-      if (entry.options === 'none') register(instance, entry, entry.url);
-      registerNotAllowed(instance, entry);
-    }
+    const served = views.entries().filter((e) => e.methods.size);
+    for (const entry of served) if (entry.options === 'none') register(instance, entry, entry.url);
+    // the body of a method not served is never read (DRF parses lazily): no 400 or 415 before the 401/405
+    instance.register(async function drfNotAllowedRoutes(inner) {
+      inner.removeAllContentTypeParsers();
+      inner.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, _body, done) => done(null, undefined));
+      for (const entry of served) registerNotAllowed(inner, entry);
+    });
     settled = true;
   });
 

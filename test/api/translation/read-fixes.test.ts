@@ -53,6 +53,19 @@ test('DRF order: an unsafe method a path does not serve is 401 for anonymous cal
       }
     }
   }
+  // the body is never read: neither a malformed one nor an unsupported type comes first
+  for (const [type, payload] of [
+    ['application/json', '{"target": '],
+    ['text/plain', 'hello'],
+    ['multipart/form-data', '--x'],
+  ]) {
+    const anon = await ctx.app.inject({ method: 'PATCH', url: '/api/changes/', headers: { ...HOST, 'content-type': type }, payload });
+    assert.equal(anon.statusCode, 401, type);
+    assert.deepEqual(anon.json(), NOT_PROVIDED);
+    const res = await ctx.app.inject({ method: 'PATCH', url: '/api/changes/', headers: { ...user, 'content-type': type }, payload });
+    assert.equal(res.statusCode, 405, type);
+    assert.deepEqual(res.json(), notAllowed('PATCH'));
+  }
   // the browsable API renders the 405 as the view's page
   const page = await ctx.app.inject({ method: 'DELETE', url: '/api/changes/?format=api', headers: AS_ROOT });
   assert.equal(page.statusCode, 405);
