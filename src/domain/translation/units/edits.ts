@@ -2,7 +2,7 @@
 // One transaction (or the caller's): each unit that really changes is updated and marked pending (its
 // author kept for the commit), gets its checks run again, and one change record (5 New translation,
 // 2 Translation changed, 36 Translation approved, 37 Marked for edit, or the caller's action, with the
-// author, the new target, the old one and details {state, old_state, source}); the first change of a user
+// author, the new target, the old one and details {state, old_state, source}); the first content change of a user
 // in a translation is preceded by 45 New contributor. The translation's counters move by the difference
 // each unit makes (never a recount), with last_change / last_author_id / recent_changes. Editing the
 // template of a monolingual component changes the source of the other translations' units (Weblate's
@@ -16,6 +16,7 @@ import type { FileFormat, ParsedUnit, ParseOptions, UnitState } from '../../../f
 import { Errors } from '../../../lib/errors.ts';
 import { nowIso } from '../../../lib/time.ts';
 import type { Actor } from '../../access/actor.ts';
+import { CONTENT_ACTIONS } from '../changes/actions.ts';
 import { parseEnforcedChecks, parseFlags, runChecks } from '../checks/index.ts';
 import type { TranslationDeps } from '../deps.ts';
 import { contentChangesSet, COUNTERS, type Counter } from '../stats/stats.ts';
@@ -645,6 +646,7 @@ export class UnitEdits {
               .select('id')
               .where('translation_id', '=', translation.id)
               .where('user_id', '=', userId)
+              .where('action', 'in', [...CONTENT_ACTIONS])
               .limit(1)
               .executeTakeFirst());
           if (!seen) changeRows.push(this.change(ctx.component, translation, old.id, userId, author.userId, ACTION_NEW_CONTRIBUTOR, '', '', {}, now));
