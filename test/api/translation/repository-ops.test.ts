@@ -346,6 +346,19 @@ test('pull: fast-forward (21, target the new revision, the committer as author),
   assert.equal(mirrorGit(ctx, component.id, ['log', '-1', '--format=%an|%cn', head2]), 'Jane|Hearth');
   assert.equal((await unitOf(ctx, 'cs', 'Apple')).target, 'Jablko');
   assert.equal((await unitOf(ctx, 'de', HELLO)).target, 'Hallo Welt!');
+  // the rebase's record: the new local head, authored by the upstream commit's committer
+  assert.deepEqual(
+    (await changes(ctx, [21])).map((c) => [c.target, c.author_id, c.user_id]),
+    [
+      [upstream1, ada.id, 1],
+      [head2, ada.id, 1],
+    ],
+  );
+  // the pending edit was committed first, by whoever pulled
+  assert.deepEqual(
+    (await changes(ctx, [17])).map((c) => c.user_id),
+    [1],
+  );
   const status = await getJson(ctx, REPO);
   assert.equal(status.needs_push, true);
   assert.equal(status.outgoing_commits, 1);

@@ -498,7 +498,7 @@ export class ComponentRepository {
   }
 
   private async pullLocked(actor: Actor | null, component: ComponentRow, method?: 'rebase' | 'merge' | 'merge_noff'): Promise<OperationResult> {
-    const committed = await this.commitPendingLocked(null, component);
+    const committed = await this.commitPendingLocked(actor, { ...component, push_on_commit: 0 });
     if (!committed.result) return committed;
     component = await this.reload(component);
     let remote: string;
@@ -517,7 +517,7 @@ export class ComponentRepository {
     const local = await this.localHead(component);
     if (local === remote || (await this.isAncestor(repo, remote, local))) {
       // nothing upstream that local lacks; the rows may still be behind a head moved elsewhere
-      if (component.head !== local) return this.rescan(actor, component, local, local, null);
+      if (component.head !== local) return this.rescan(actor, component, local, local, null, { from: remote });
       return { result: true };
     }
     const rebasing = style === 'rebase';
@@ -545,7 +545,7 @@ export class ComponentRepository {
       throw e;
     }
     await repo.updateRef(`refs/heads/${component.branch}`, next, local);
-    return this.rescan(actor, component, next, local, rebasing || (ff && style !== 'merge_noff') ? REPO_ACTION.REBASE : REPO_ACTION.MERGE);
+    return this.rescan(actor, component, next, local, rebasing || (ff && style !== 'merge_noff') ? REPO_ACTION.REBASE : REPO_ACTION.MERGE, { from: remote });
   }
 
   /** the user whose e-mail a commit's committer carries (the author of a repository update's change) */
@@ -561,17 +561,22 @@ export class ComponentRepository {
     return row?.id ?? null;
   }
 
-  /** The rows follow the local head `next`; the branch goes back to `previous` when the files do not parse. */
+  /**
+   * The rows follow the local head `next`; the branch goes back to `previous` when the files do not
+   * parse. A repository update (`from`: the upstream commit brought in) is authored by that commit's
+   * committer (the user with that e-mail, else nobody), not by whoever asked for the pull.
+   */
   private async rescan(
     actor: Actor | null,
     component: ComponentRow,
     next: string,
     previous: string,
     action: number | null,
-    full = false,
+    opts: { full?: boolean; from?: string } = {},
   ): Promise<OperationResult> {
     const repo = this.mirror(component);
-    const by = action === REPO_ACTION.REBASE || action === REPO_ACTION.MERGE ? await this.committerUser(next, repo) : (actor?.user?.id ?? null);
+    const full = Boolean(opts.full);
+    const by = opts.from ? await this.committerUser(opts.from, repo) : (actor?.user?.id ?? null);
     try {
       await this.deps.db.kysely.transaction().execute(async (trx) => {
         if (action !== null) {
@@ -795,7 +800,7 @@ export class ComponentRepository {
     return this.locked(component, async (fresh) => {
       const head = await this.localHead(fresh);
       await this.record(fresh, actor, REPO_ACTION.FORCE_SCAN, head, actor.user?.id ?? null);
-      return this.rescan(actor, fresh, head, head, null, true);
+      return this.rescan(actor, fresh, head, head, null, { full: true });
     });
   }
 
