@@ -536,6 +536,42 @@ test('POST repository/: the operation is validated before the permission (400, t
   const tr = await getJson(ctx, '/api/translations/hello/po/cs/repository/');
   assert.equal(tr.url, `${API}/translations/hello/po/cs/repository/`);
   assert.equal(tr.outgoing_commits, 1);
+
+  // another process (a worker) moves the branch while this one commits: update-ref's compare-and-swap
+  // refuses, the answer is the lock's, nothing is recorded and the edit stays pending
+  await pendingEdit(ctx, 'de', 'Apple', 'Der Apfel', { name: 'Jane', email: 'jane@example.com' });
+  const files = ctx.c.translation.writes.files;
+  const render = files.render.bind(files);
+  const mirror = ctx.c.translation.vcs.mirrorDir(component.id);
+  t.after(() => {
+    files.render = render;
+  });
+  files.render = async (...args: Parameters<typeof render>) => {
+    const out = await render(...args);
+    const head = bareGit(mirror, ['rev-parse', 'refs/heads/main']).trim();
+    const moved = bareGit(mirror, [
+      '-c',
+      'user.name=Worker',
+      '-c',
+      'user.email=worker@example.com',
+      'commit-tree',
+      '-p',
+      head,
+      '-m',
+      'elsewhere',
+      `${head}^{tree}`,
+    ]).trim();
+    bareGit(mirror, ['update-ref', 'refs/heads/main', moved]);
+    return out;
+  };
+  const commitsBefore = (await changes(ctx, [17])).length;
+  const raced = await op(ctx, 'commit');
+  assert.equal(raced.statusCode, 423, raced.body);
+  files.render = render;
+  assert.equal((await unitOf(ctx, 'de', 'Apple')).pending, 1);
+  assert.equal((await changes(ctx, [17])).length, commitsBefore);
+  assert.deepEqual((await op(ctx, 'commit')).json(), { result: true });
+  assert.equal((await unitOf(ctx, 'de', 'Apple')).pending, 0);
 });
 
 test('the worker commits pending edits older than commit_pending_age hours', async (t) => {

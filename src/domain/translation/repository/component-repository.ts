@@ -147,6 +147,9 @@ export class ComponentRepository {
       return await this.locks.run(String(component.id), scope, this.lockTimeoutMs, async () => fn(await this.reload(component)));
     } catch (e) {
       if (e instanceof LockTimeout) throw lockedError(e.scope);
+      // another process moved the branch meanwhile (update-ref's compare-and-swap): the lock of a
+      // process we could not see; nothing of ours was recorded
+      if (e instanceof GitError && /cannot lock ref|but expected/.test(e.stderr || e.message)) throw lockedError(scope);
       throw e;
     }
   }
