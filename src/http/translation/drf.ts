@@ -73,7 +73,11 @@ export function envelope<T>(req: FastifyRequest, total: number, p: Page, results
   };
 }
 
-/** The headers of every response of an endpoint (also on its errors). */
+/**
+ * The headers of every response of an endpoint (also on its errors). `allow` is what the route file
+ * expects; the Allow sent is the methods the path's routes really serve (metadata.ts drfOptions sets it
+ * after this hook), so a method that is not there is never announced.
+ */
 export function drfHeaders(allow: string) {
   return (_req: FastifyRequest, reply: FastifyReply, done: () => void) => {
     reply.header('allow', allow);
