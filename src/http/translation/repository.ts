@@ -72,7 +72,7 @@ export function repositoryRoutesFor(app: FastifyInstance, c: Container, level: L
   };
 
   app.get<{ Params: Params }>(`${PATHS[level]}repository/`, view(ALLOW_ACTION, 'Repository'), async (req, reply) => {
-    const { project, components } = await target(req);
+    const { project, components, translation } = await target(req);
     // the view raises Django's PermissionDenied: 403, anonymous callers included (reference §5.3)
     for (const component of components.length ? components : [undefined]) {
       if (!req.actor.user || !(await permissions.can(req.actor, 'vcs.view', { project, component }))) throw Errors.forbidden(DENIED);
@@ -97,7 +97,7 @@ export function repositoryRoutesFor(app: FastifyInstance, c: Container, level: L
       });
     }
     const component = components[0];
-    const s = await repository.status(component);
+    const s = await repository.status(component, { translationId: translation?.id });
     const last = await reads.lastChange(component, REPOSITORY_ACTIONS);
     return sendJson(reply, {
       needs_commit: s.needs_commit,

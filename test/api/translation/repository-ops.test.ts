@@ -161,6 +161,11 @@ test('commit: one commit per author and translation with the message template an
   const before = await getJson(ctx, `${API}/components/hello/po/repository/`.replace(API, '/api'));
   assert.equal(before.needs_commit, true);
   assert.deepEqual(before.pending_units, { total: 3, errors_skipped: 0, commit_policy_skipped: 0, eligible_for_commit: 3 });
+  // a translation's own pending edits
+  const deBefore = await getJson(ctx, '/api/translations/hello/po/de/repository/');
+  assert.deepEqual([deBefore.needs_commit, deBefore.pending_units.total], [true, 1]);
+  const enBefore = await getJson(ctx, '/api/translations/hello/po/en/repository/');
+  assert.deepEqual([enBefore.needs_commit, enBefore.pending_units.total], [false, 0]);
 
   // the translation level commits that translation only
   const de = await op(ctx, 'commit', '/api/translations/hello/po/de/repository/');

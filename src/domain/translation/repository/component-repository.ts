@@ -876,10 +876,28 @@ export class ComponentRepository {
     return out;
   }
 
-  /** The repository status of a component as `GET …/repository/` shows it (reference §1.3). */
-  async status(component: ComponentRow): Promise<RepositoryStatus> {
+  /** pending units of one translation */
+  async pendingOfTranslation(translationId: number): Promise<number> {
+    const r = await this.deps.db.kysely
+      .selectFrom('units')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('translation_id', '=', translationId)
+      .where('pending', '=', 1)
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  /**
+   * The repository status of a component as `GET …/repository/` shows it (reference §1.3); with
+   * `translationId`, needs_commit and pending_units are that translation's (Weblate's
+   * Translation.needs_commit), the rest its component's.
+   */
+  async status(component: ComponentRow, opts: { translationId?: number } = {}): Promise<RepositoryStatus> {
     const repo = this.mirror(component);
-    const pending = (await this.pendingCounts([component.id])).get(component.id) ?? 0;
+    const pending =
+      opts.translationId !== undefined
+        ? await this.pendingOfTranslation(opts.translationId)
+        : ((await this.pendingCounts([component.id])).get(component.id) ?? 0);
     let local: string | null = null;
     try {
       local = await this.localHead(component);
