@@ -451,7 +451,17 @@ test('reset-keep: local commits dropped, the translations kept as pending edits;
 
   assert.deepEqual((await op(ctx, 'file-scan')).json(), { result: true });
   assert.deepEqual((await op(ctx, 'cleanup')).json(), { result: true });
+  // file-sync: every file written again from the rows, a commit per translation by the caller; the
+  // strings are as they were (only the PO headers name the caller now)
   assert.deepEqual((await op(ctx, 'file-sync')).json(), { result: true });
+  const root = await ctx.c.db.kysely.selectFrom('users').select(['name', 'email']).where('username', '=', 'root').executeTakeFirstOrThrow();
+  const synced = mirrorGit(ctx, component.id, ['log', '--format=%an <%ae>|%s', `${upstream}..refs/heads/main`]).split('\n');
+  assert.deepEqual(synced, [`${root.name} <${root.email}>|Translated using Weblate (German)`, `${root.name} <${root.email}>|Translated using Weblate (Czech)`]);
+  const diff = mirrorGit(ctx, component.id, ['diff', '--unified=0', upstream, 'refs/heads/main'])
+    .split('\n')
+    .filter((l) => /^[-+][^-+]/.test(l) && !/PO-Revision-Date|Last-Translator/.test(l));
+  assert.deepEqual(diff, []);
+  assert.deepEqual(await ctx.c.db.kysely.selectFrom('units').select('id').where('pending', '=', 1).execute(), []);
   assert.deepEqual(
     (await changes(ctx, [83, 84, 88])).map((c) => [c.action, c.target]),
     [

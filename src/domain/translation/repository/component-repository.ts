@@ -313,7 +313,7 @@ export class ComponentRepository {
   }
 
   /** who a pending unit's edit is by */
-  private async authorsOf(units: UnitRow[]): Promise<Map<number, CommitAuthor>> {
+  private async authorsOf(units: UnitRow[], fallback: CommitAuthor = ANONYMOUS_AUTHOR): Promise<Map<number, CommitAuthor>> {
     const ids = [...new Set(units.map((u) => u.pending_author_id).filter((id): id is number => id !== null))];
     const users = ids.length
       ? await this.deps.db.kysely.selectFrom('users').select(['id', 'name', 'email', 'commit_email']).where('id', 'in', ids).execute()
@@ -325,7 +325,7 @@ export class ComponentRepository {
       const user = u.pending_author_id !== null ? byId.get(u.pending_author_id) : undefined;
       if (parsed && parsed[2]) out.set(u.id, { userId: u.pending_author_id, name: parsed[1] || parsed[2], email: parsed[2] });
       else if (user) out.set(u.id, { userId: user.id, name: user.name, email: user.commit_email || user.email });
-      else out.set(u.id, ANONYMOUS_AUTHOR);
+      else out.set(u.id, fallback);
     }
     return out;
   }
@@ -370,7 +370,7 @@ export class ComponentRepository {
     return this.locked(component, (fresh) => this.commitPendingLocked(actor, fresh, opts.translationId));
   }
 
-  private async commitPendingLocked(actor: Actor | null, component: ComponentRow, translationId?: number): Promise<OperationResult> {
+  private async commitPendingLocked(actor: Actor | null, component: ComponentRow, translationId?: number, fallback?: CommitAuthor): Promise<OperationResult> {
     const started = nowIso();
     let pendingQuery = this.deps.db.kysely.selectFrom('units').selectAll().where('component_id', '=', component.id).where('pending', '=', 1);
     if (translationId !== undefined) pendingQuery = pendingQuery.where('translation_id', '=', translationId);
@@ -388,7 +388,7 @@ export class ComponentRepository {
       list.push(u);
       byTranslation.set(u.translation_id, list);
     }
-    const authors = await this.authorsOf(units);
+    const authors = await this.authorsOf(units, fallback);
     const repo = this.mirror(component);
     const base = await this.localHead(component);
     // every commit is made in memory and written at the end (batch-commit.ts); each translation's
@@ -769,32 +769,36 @@ export class ComponentRepository {
     });
   }
 
-  /** file-sync: every translation file written again from the rows (one commit by the caller when bytes change; 83) */
+  /**
+   * file-sync (Weblate's do_file_sync): every string of every translation file marked pending and
+   * committed — the files written again from the rows (a commit per translation where bytes change,
+   * edits nobody signed attributed to the caller); 83 with the new head.
+   */
   async fileSync(actor: Actor, component: ComponentRow): Promise<OperationResult> {
     return this.locked(component, async (fresh) => {
-      const committed = await this.commitPendingLocked(actor, fresh);
-      if (!committed.result) return committed;
-      fresh = await this.reload(fresh);
-      const translations = await this.deps.db.kysely
+      const ids = await this.deps.db.kysely
         .selectFrom('translations')
-        .selectAll()
+        .select('id')
         .where('component_id', '=', fresh.id)
         .where('filename', '!=', '')
+        .where('is_source', '=', 0)
         .where('is_template', '=', 0)
-        .orderBy('id')
         .execute();
-      const author = await this.actorAuthor(actor);
-      let head = await this.localHead(fresh);
-      const files: { path: string; content: Buffer }[] = [];
-      for (const t of translations) {
-        const units = await this.deps.db.kysely.selectFrom('units').selectAll().where('translation_id', '=', t.id).orderBy('position').execute();
-        files.push({ path: t.filename, content: await this.deps.writes.files.render({ ...fresh, head }, t, { units }) });
-      }
-      const previous = head;
-      head = await this.commitOnBranch(fresh, head, files, author, await this.message(fresh.commit_message, fresh, null, author));
+      if (ids.length)
+        await this.deps.db.kysely
+          .updateTable('units')
+          .set({ pending: 1 })
+          .where(
+            'translation_id',
+            'in',
+            ids.map((r) => r.id),
+          )
+          .where('state', '<', 100)
+          .execute();
+      const committed = await this.commitPendingLocked(actor, fresh, undefined, await this.actorAuthor(actor));
+      const head = await this.localHead(fresh);
       await this.record(fresh, actor, REPO_ACTION.FORCE_SYNC, head, actor.user?.id ?? null);
-      if (head === previous) return { result: true };
-      return this.rescan(actor, fresh, head, previous, null);
+      return committed;
     });
   }
 
