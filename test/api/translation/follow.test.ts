@@ -190,6 +190,24 @@ test('a queued rescan is durable: the worker round takes what no process ran, on
   assert.equal((await followJobs(s))[0].state, 'done');
 });
 
+test('the sweep finds a branch the listener never heard of (a process died between the push and the queueing)', async (t) => {
+  const { s, component, fixture } = await setup(t);
+  const follow = s.c.translation.writes.follow;
+  assert.equal(await follow.sweep(), 0, 'every component is where its forge branch is');
+  // a push straight to the bare repository: no listener ran
+  fixture.wt.write('po/cs.po', CS_PO + PEAR_CS).commit('Pear');
+  fixture.wt.push('main');
+  assert.equal(await follow.sweep(), 1);
+  assert.equal(await follow.sweep(), 1, 'still behind, still one queued rescan');
+  assert.deepEqual(
+    (await followJobs(s)).map((j) => [j.state, JSON.parse(j.payload).component_id]),
+    [['queued', component.id]],
+  );
+  assert.equal(await follow.runQueued(), 1);
+  assert.deepEqual(await sources(s, 'cs'), ['Hello, world!', 'Orange', 'Apple', '%d file\u001e%d files', 'Pear']);
+  assert.equal(await follow.sweep(), 0);
+});
+
 test('a rescan that fails waits for its retry with the reason; a component gone is done', async (t) => {
   const { s, component, project } = await setup(t);
   const follow = s.c.translation.writes.follow;

@@ -9,7 +9,10 @@
 //
 // No polling and no webhook: the listener hangs on push-events.ts `onRefsChanged`, which runs after
 // the push's own events are written. A push while the component's rescan runs queues another one
-// (the running job no longer counts as queued), so the last push is always seen.
+// (the running job no longer counts as queued), so the last push is always seen. A process that dies
+// between a push's transaction and the queueing loses that job: each process's first worker round,
+// and one every 5 minutes, compares the followed branches with what the components last fetched and
+// queues those behind (`sweep`, refs only) — a safety net, not the way rescans are found.
 import os from 'node:os';
 import type { ComponentRow } from '../../../db/schema.ts';
 import { skipLocked } from '../../../db/sql.ts';
@@ -27,6 +30,8 @@ const LEASE_MS = 10 * 60_000;
 const RETRY_BASE_MS = 5_000;
 const RETRY_MAX_MS = 10 * 60_000;
 const MAX_ATTEMPTS = 8;
+/** how often a process compares the followed branches with what the components last fetched (a safety net) */
+const SWEEP_MS = 5 * 60_000;
 
 /**
  * Who rescans when the pull of ComponentRepository is not there: the system, reading the forge
@@ -42,6 +47,7 @@ export class ForgeFollow {
   private readonly running = new Set<Promise<unknown>>();
   private draining: Promise<void> | null = null;
   private redrain = false;
+  private lastSweep = 0;
   private readonly workerId = `${os.hostname()}:${process.pid}:follow:${Math.random().toString(36).slice(2, 8)}`;
 
   constructor(private readonly deps: TranslationDeps) {
@@ -91,9 +97,45 @@ export class ForgeFollow {
     });
   }
 
+  /**
+   * The safety net of the listener (a process that died between a push and its queueing): every
+   * component following a project whose branch is not where the component last fetched it from
+   * (`refs/remotes/origin/<branch>` of its mirror) is queued. Reads refs only; how many it queued.
+   */
+  async sweep(): Promise<number> {
+    const k = this.deps.db.kysely;
+    const rows = await k
+      .selectFrom('components')
+      .innerJoin('projects', 'projects.id', 'components.platform_project_id')
+      .selectAll('projects')
+      .select(['components.id as component_id', 'components.branch as component_branch'])
+      .execute();
+    let queued = 0;
+    for (const { component_id, component_branch, ...project } of rows) {
+      const row = { id: component_id, branch: component_branch };
+      try {
+        const forge = this.deps.repos.repository(project);
+        if (!forge.exists()) continue;
+        const upstream = (await forge.branch(row.branch))?.commit;
+        if (!upstream) continue;
+        const fetched = await this.deps.vcs.mirror(row.id).resolveCommit(`refs/remotes/origin/${row.branch}`);
+        if (fetched === upstream) continue;
+        await this.queue(row.id);
+        queued++;
+      } catch (e) {
+        this.deps.log.error({ err: e, component: row.id }, 'comparing a following component with its forge branch failed');
+      }
+    }
+    return queued;
+  }
+
   /** The worker's round: rescans the queued components (due ones, or whose lease ran out); how many it took. */
   async runQueued(limit = 10): Promise<number> {
     const k = this.deps.db.kysely;
+    if (Date.now() - this.lastSweep > SWEEP_MS) {
+      this.lastSweep = Date.now();
+      await this.sweep().catch((e) => this.deps.log.error({ err: e }, 'sweeping following components failed'));
+    }
     const now = nowIso();
     const until = new Date(Date.now() + LEASE_MS).toISOString();
     const due = k
