@@ -127,10 +127,7 @@ export function repositoryRoutesFor(app: FastifyInstance, c: Container, level: L
     let result = true;
     const details: string[] = [];
     for (const component of components) {
-      const done =
-        operation === 'commit' && translation
-          ? await repository.commitPending(req.actor, component, { translationId: translation.id })
-          : await repository.operate(req.actor, component, operation);
+      const done = await repository.operate(req.actor, component, operation, { translationId: translation?.id });
       if (!done.result) result = false;
       if (done.detail) details.push(done.detail);
     }

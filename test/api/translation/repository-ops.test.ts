@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import { buildTestApp, ROOT_TOKEN, type TestApp } from '../../helpers/build-app.ts';
 import { cloneUrl, startTestServer } from '../../helpers/server.ts';
 import { bareGit, pushEvents } from '../../helpers/git.ts';
@@ -715,4 +716,25 @@ test('push to an http(s) URL goes through git held to the outbound rules: refuse
   // the component API never shows the credentials
   const shown = await getJson(ctx, '/api/components/hello/po/');
   assert.equal(shown.push.includes(ROOT_TOKEN), false);
+});
+
+test('a mirror that is gone: the status says what it can; the next operation fetches it again and commits the pending edits', async (t) => {
+  const ctx = await buildTestApp(t);
+  await poComponent(t, ctx);
+  const component = await componentRow(ctx);
+  const upstream = component.head;
+  await pendingEdit(ctx, 'cs', 'Apple', 'Jablko', { name: 'Jane', email: 'jane@example.com' });
+  const dir = ctx.c.translation.vcs.mirrorDir(component.id);
+  fs.rmSync(dir, { recursive: true, force: true });
+  ctx.c.repos.pool.drop(dir);
+  const status = await getJson(ctx, REPO);
+  assert.deepEqual(
+    [status.needs_commit, status.needs_push, status.needs_merge, status.remote_commit, status.weblate_commit, status.outgoing_commits],
+    [true, false, false, null, null, 0],
+  );
+  assert.deepEqual((await op(ctx, 'commit')).json(), { result: true });
+  const head = mirrorGit(ctx, component.id, ['rev-parse', 'refs/heads/main']);
+  assert.equal(mirrorGit(ctx, component.id, ['rev-parse', `${head}^`]), upstream);
+  assert.match(mirrorGit(ctx, component.id, ['show', `${head}:po/cs.po`]), /msgid "Apple"\nmsgstr "Jablko"/);
+  assert.equal((await getJson(ctx, REPO)).outgoing_commits, 1);
 });

@@ -20,6 +20,8 @@
 // branch protection for the acting user, push events), elsewhere with git under the outbound rules.
 //
 // Every operation takes the component's repository lock (lock.ts): 423 when it stays held.
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Transaction } from 'kysely';
 import type { ComponentRow, Database, TranslationRow, UnitRow } from '../../../db/schema.ts';
 import { commitFiles as buildCommit, CommitActionError, type FileAction, type Person } from '../../../git/commit-builder.ts';
@@ -144,7 +146,11 @@ export class ComponentRepository {
   async locked<T>(component: ComponentRow, fn: (component: ComponentRow) => Promise<T>): Promise<T> {
     const scope = await this.scopeOf(component);
     try {
-      return await this.locks.run(String(component.id), scope, this.lockTimeoutMs, async () => fn(await this.reload(component)));
+      return await this.locks.run(String(component.id), scope, this.lockTimeoutMs, async () => {
+        const fresh = await this.reload(component);
+        await this.ensureMirror(fresh);
+        return fn(fresh);
+      });
     } catch (e) {
       if (e instanceof LockTimeout) throw lockedError(e.scope);
       // another process moved the branch meanwhile (update-ref's compare-and-swap): the lock of a
@@ -157,6 +163,23 @@ export class ComponentRepository {
   /** whether an operation holds the component's repository lock now */
   isLocked(component: ComponentRow): boolean {
     return this.locks.isHeld(String(component.id));
+  }
+
+  /**
+   * A mirror that is gone (a disk replaced, a directory removed by hand) is fetched again from the
+   * source: the local branch starts at the upstream head (local commits went with the mirror; pending
+   * edits are in the database and stay). RepoError when the source cannot be fetched.
+   */
+  private async ensureMirror(component: ComponentRow): Promise<void> {
+    const dir = this.deps.vcs.mirrorDir(component.id);
+    if (fs.existsSync(path.join(dir, 'HEAD'))) return;
+    this.deps.log.warn({ component: component.id }, 'a translation mirror was missing: fetching it again');
+    this.deps.repos.pool.drop(dir);
+    await this.deps.vcs.fetch(dir, await this.sourceOf(component), component.branch, { reset: true });
+  }
+
+  private mirrorExists(component: ComponentRow): boolean {
+    return fs.existsSync(path.join(this.deps.vcs.mirrorDir(component.id), 'HEAD'));
   }
 
   private async scopeOf(component: ComponentRow): Promise<string> {
@@ -761,8 +784,7 @@ export class ComponentRepository {
   async cleanup(actor: Actor, component: ComponentRow): Promise<OperationResult> {
     return this.locked(component, async (fresh) => {
       const repo = this.mirror(fresh);
-      const fs = await import('node:fs');
-      for (const name of fs.readdirSync(repo.gitDir)) if (/^hearth-index-/.test(name)) fs.rmSync(`${repo.gitDir}/${name}`, { force: true });
+      for (const name of fs.readdirSync(repo.gitDir)) if (/^hearth-index-/.test(name)) fs.rmSync(path.join(repo.gitDir, name), { force: true });
       await repo.run(['gc', '--quiet', '--auto']);
       await this.record(fresh, actor, REPO_ACTION.REPO_CLEANUP, '', actor.user?.id ?? null);
       return { result: true };
@@ -817,7 +839,18 @@ export class ComponentRepository {
   }
 
   /** One operation of `POST …/repository/` on one component (the permission already checked). */
-  async operate(actor: Actor, component: ComponentRow, op: RepositoryOperation): Promise<OperationResult> {
+  async operate(actor: Actor, component: ComponentRow, op: RepositoryOperation, opts: { translationId?: number } = {}): Promise<OperationResult> {
+    try {
+      if (op === 'commit' && opts.translationId !== undefined) return await this.commitPending(actor, component, opts);
+      return await this.run(actor, component, op);
+    } catch (e) {
+      // a repository that cannot be used (its mirror gone, a source that went away): said, not a 500
+      if (e instanceof RepoError) return { result: false, detail: e.message };
+      throw e;
+    }
+  }
+
+  private async run(actor: Actor, component: ComponentRow, op: RepositoryOperation): Promise<OperationResult> {
     switch (op) {
       case 'commit':
         return this.commitPending(actor, component);
@@ -898,20 +931,23 @@ export class ComponentRepository {
    */
   async status(component: ComponentRow, opts: { translationId?: number } = {}): Promise<RepositoryStatus> {
     const repo = this.mirror(component);
+    const present = this.mirrorExists(component);
     const pending =
       opts.translationId !== undefined
         ? await this.pendingOfTranslation(opts.translationId)
         : ((await this.pendingCounts([component.id])).get(component.id) ?? 0);
     let local: string | null = null;
-    try {
-      local = await this.localHead(component);
-    } catch {
-      local = component.head || null;
+    if (present) {
+      try {
+        local = await this.localHead(component);
+      } catch {
+        local = null;
+      }
     }
     const pushBranch = component.push_branch || component.branch;
-    const remote = await this.remoteHead(component);
+    const remote = present ? await this.remoteHead(component) : null;
     // needs_push compares with the branch pushed to when it was fetched, else with the branch itself
-    const pushRemote = (pushBranch !== component.branch ? await this.remoteHead(component, pushBranch) : null) ?? remote;
+    const pushRemote = (present && pushBranch !== component.branch ? await this.remoteHead(component, pushBranch) : null) ?? remote;
     const outgoing = local && pushRemote ? await this.count(repo, `${pushRemote}..${local}`) : local && !remote ? await this.count(repo, local) : 0;
     const behindRemote = local && remote ? await this.count(repo, `${local}..${remote}`) : 0;
     const ahead = local && remote ? await this.count(repo, `${remote}..${local}`) : 0;
