@@ -143,6 +143,32 @@ test('a merged merge request rescans the component; its source branch alone did 
   );
 });
 
+test('a push that conflicts with committed translations: the failed rebase is recorded once, not retried', async (t) => {
+  const { s, clone } = await setup(t);
+  const fs = await import('node:fs');
+  const path = await import('node:path');
+  // a translation committed in the component (not pushed)
+  const apple = (await getJson(s, '/api/translations/hello/po/cs/units/?q=source:Apple')).results[0];
+  let res = await s.app.inject({ method: 'PATCH', url: `/api/units/${apple.id}/`, headers: AS_ROOT, payload: { target: ['Jablko'], state: 20 } });
+  assert.equal(res.statusCode, 200, res.body);
+  res = await s.app.inject({ method: 'POST', url: '/api/components/hello/po/repository/', headers: AS_ROOT, payload: { operation: 'commit' } });
+  assert.deepEqual(res.json(), { result: true });
+  // upstream translates the same string otherwise
+  fs.writeFileSync(path.join(clone, 'po/cs.po'), CS_PO.replace('msgid "Apple"\nmsgstr ""', 'msgid "Apple"\nmsgstr "Jablíčko"'));
+  await runGit(clone, ['commit', '-q', '-am', 'Apple upstream']);
+  await runGit(clone, ['push', '-q', 'origin', 'main']);
+  await s.c.translation.writes.follow.idle();
+  const [job] = await followJobs(s);
+  assert.deepEqual([job.state, job.attempts], ['failed', 1]);
+  assert.match(job.last_error ?? '', /^Could not (rebase|merge)/);
+  const failures = await getJson(s, '/api/components/hello/po/changes/?action=22&action=23');
+  assert.equal(failures.count, 1);
+  const repo = await getJson(s, '/api/components/hello/po/repository/');
+  assert.equal(repo.merge_failure, job.last_error);
+  assert.equal((await getJson(s, `/api/units/${apple.id}/`)).target, 'Jablko');
+  assert.equal(await s.c.translation.writes.follow.runQueued(), 0);
+});
+
 test('pushes that do not move the followed branch queue nothing', async (t) => {
   const { s, clone, bare } = await setup(t);
   const head = bareGit(bare, ['rev-parse', 'refs/heads/main']).trim();

@@ -21,6 +21,7 @@ import { queuedJob } from '../../../jobs/job-row.ts';
 import { nowIso } from '../../../lib/time.ts';
 import { ANONYMOUS, type Actor } from '../../access/actor.ts';
 import { onRefsChanged, type RefChange } from '../../repository/push-events.ts';
+import { MERGE_FAILURE_ACTIONS } from '../changes/actions.ts';
 import type { TranslationDeps } from '../deps.ts';
 
 export const FOLLOW_JOB = 'translation_follow';
@@ -156,15 +157,16 @@ export class ForgeFollow {
       .execute();
     for (const job of jobs) {
       let error: string | null = null;
+      let final = false;
       try {
         const id = (JSON.parse(job.payload) as { component_id?: unknown }).component_id;
-        if (typeof id === 'number') error = await this.rescan(id);
+        if (typeof id === 'number') ({ error, final } = await this.rescan(id));
       } catch (e) {
         error = e instanceof Error ? e.message : String(e);
         this.deps.log.error({ err: e, job: job.id }, 'rescanning a following component failed');
       }
       const attempts = job.attempts + 1;
-      const retry = error !== null && attempts < MAX_ATTEMPTS;
+      const retry = error !== null && !final && attempts < MAX_ATTEMPTS;
       await k
         .updateTable('jobs')
         .set({
@@ -183,17 +185,31 @@ export class ForgeFollow {
     return jobs.length;
   }
 
-  /** One component's pull; the reason when it did not work (null: done, or the component is gone). */
-  private async rescan(componentId: number): Promise<string | null> {
-    const component = await this.deps.db.kysely.selectFrom('components').selectAll().where('id', '=', componentId).executeTakeFirst();
-    if (!component || component.platform_project_id === null) return null;
+  /**
+   * One component's pull: the reason when it did not work (null: done, or the component is gone), and
+   * whether trying again is pointless — a merge failure the pull recorded (22/23/28, the repository's
+   * merge_failure) waits for someone to resolve it; a fetch that failed is tried again.
+   */
+  private async rescan(componentId: number): Promise<{ error: string | null; final: boolean }> {
+    const k = this.deps.db.kysely;
+    const component = await k.selectFrom('components').selectAll().where('id', '=', componentId).executeTakeFirst();
+    if (!component || component.platform_project_id === null) return { error: null, final: false };
     const repository = this.deps.writes.repository as unknown as PullCapable;
     if (typeof repository.pull === 'function') {
+      const started = nowIso();
       const r = await repository.pull(null, component);
-      return r.result ? null : (r.detail ?? 'The pull failed.');
+      if (r.result) return { error: null, final: false };
+      const failure = await k
+        .selectFrom('translation_changes')
+        .select('id')
+        .where('component_id', '=', component.id)
+        .where('action', 'in', [...MERGE_FAILURE_ACTIONS])
+        .where('timestamp', '>=', started)
+        .executeTakeFirst();
+      return { error: r.detail ?? 'The pull failed.', final: failure !== undefined };
     }
     await this.deps.components.refresh(SYSTEM, component, 'pull');
-    return null;
+    return { error: null, final: false };
   }
 
   /** Runs the queued rescans in this process until none is due (one drain at a time). */
