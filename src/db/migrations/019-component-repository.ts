@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { MigrationContext } from '../migrate.ts';
+import { DEFAULT_ADD_MESSAGE, DEFAULT_COMMIT_MESSAGE, DEFAULT_DELETE_MESSAGE, DEFAULT_MERGE_MESSAGE } from '../../domain/translation/repository/messages.ts';
 
 // Repository operations of translation components (issue 15), Weblate's Component fields:
 // - push_branch: the branch a push goes to ('' = the component's branch);
@@ -11,12 +12,6 @@ import type { MigrationContext } from '../migrate.ts';
 //   to the origin, which should be asked for).
 // The upstream branch's head lives in the mirror (refs/remotes/origin/<branch>), the local branch with
 // translators' commits in refs/heads/<branch> (components.head); see repository/component-repository.ts.
-export const DEFAULT_COMMIT_MESSAGE =
-  'Translated using Weblate ({{ language_name }})\n\nCurrently translated at {{ stats.translated_percent }}% ({{ stats.translated }} of {{ stats.all }} strings)\n\nTranslation: {{ project_name }}/{{ component_name }}\nTranslate-URL: {{ url }}';
-export const DEFAULT_ADD_MESSAGE = 'Added translation using Weblate ({{ language_name }})\n\n';
-export const DEFAULT_DELETE_MESSAGE = 'Deleted translation using Weblate ({{ language_name }})\n\n';
-export const DEFAULT_MERGE_MESSAGE = "Merge branch '{{ component_remote_branch }}' into Weblate.\n\n";
-
 export async function up(db: Kysely<any>, _ctx: MigrationContext): Promise<void> {
   const text = (def: string) => (c: any) => c.notNull().defaultTo(def);
   const columns: [string, 'text' | 'integer', (c: any) => any][] = [

@@ -82,14 +82,14 @@ test('commitFiles: a commit on the local branch (translator as author, the serve
       { path: 'po/de.po', content: null },
     ],
     { userId: null, name: 'Jane Translator', email: 'jane@example.com' },
-    'Added translation using Weblate (French)\n\n',
+    'Added translation using Hearth (French)\n\n',
   );
   assert.match(sha, /^[0-9a-f]{40}$/);
   assert.equal(mirrorGit(ctx, component.id, ['rev-parse', 'refs/heads/main']), sha);
   assert.equal(mirrorGit(ctx, component.id, ['rev-parse', 'refs/remotes/origin/main']), upstream);
   assert.equal(
     mirrorGit(ctx, component.id, ['log', '-1', '--format=%an <%ae>|%cn <%ce>|%B', sha]),
-    'Jane Translator <jane@example.com>|Hearth <noreply@hearth.test>|Added translation using Weblate (French)',
+    'Jane Translator <jane@example.com>|Hearth <noreply@hearth.test>|Added translation using Hearth (French)',
   );
   assert.equal(mirrorGit(ctx, component.id, ['rev-parse', `${sha}^`]), upstream);
   assert.equal(mirrorGit(ctx, component.id, ['show', `${sha}:po/fr.po`]), fr.trim());
@@ -182,15 +182,15 @@ test('commit: one commit per author and translation with the message template an
   const head = mirrorGit(ctx, component.id, ['rev-parse', 'refs/heads/main']);
   const log = mirrorGit(ctx, component.id, ['log', '--format=%an <%ae>|%s', `${upstream}..${head}`]).split('\n');
   assert.deepEqual(log, [
-    'Karel Novák <karel@example.com>|Translated using Weblate (Czech)',
-    'Jane Doe <jane@example.com>|Translated using Weblate (Czech)',
-    'Jane Doe <jane@example.com>|Translated using Weblate (German)',
+    'Karel Novák <karel@example.com>|Translated using Hearth (Czech)',
+    'Jane Doe <jane@example.com>|Translated using Hearth (Czech)',
+    'Jane Doe <jane@example.com>|Translated using Hearth (German)',
   ]);
   const body = mirrorGit(ctx, component.id, ['log', '-1', '--format=%B', head]);
   // (the edits above went into the rows directly: the counters are the scan's, 2 of 4)
   assert.equal(
     body,
-    'Translated using Weblate (Czech)\n\nCurrently translated at 50.0% (2 of 4 strings)\n\nTranslation: Hello/Po\nTranslate-URL: http://hearth.test/translate/hello/po/cs/',
+    'Translated using Hearth (Czech)\n\nCurrently translated at 50.0% (2 of 4 strings)\n\nTranslation: Hello/Po\nTranslate-URL: http://hearth.test/translate/hello/po/cs/',
   );
   // the file: the two msgstr changed, the header names the last translator, nothing else moved
   const cs = mirrorGit(ctx, component.id, ['show', `${head}:po/cs.po`]);
@@ -421,7 +421,7 @@ test('pull: fast-forward (21, target the new revision, the committer as author),
   const upstream4 = fixture.wt.git(['rev-parse', 'HEAD']);
   assert.deepEqual((await op(ctx, 'pull-merge')).json(), { result: true });
   const merged = mirrorGit(ctx, component.id, ['rev-parse', 'refs/heads/main']);
-  assert.equal(mirrorGit(ctx, component.id, ['log', '-1', '--format=%P|%s', merged]), `${local} ${upstream4}|Merge branch 'main' into Weblate.`);
+  assert.equal(mirrorGit(ctx, component.id, ['log', '-1', '--format=%P|%s', merged]), `${local} ${upstream4}|Merge branch 'main' into Hearth.`);
   assert.deepEqual(
     (await changes(ctx, [20])).map((c) => c.target),
     [merged],
@@ -457,7 +457,7 @@ test('reset-keep: local commits dropped, the translations kept as pending edits;
   assert.deepEqual((await op(ctx, 'file-sync')).json(), { result: true });
   const root = await ctx.c.db.kysely.selectFrom('users').select(['name', 'email']).where('username', '=', 'root').executeTakeFirstOrThrow();
   const synced = mirrorGit(ctx, component.id, ['log', '--format=%an <%ae>|%s', `${upstream}..refs/heads/main`]).split('\n');
-  assert.deepEqual(synced, [`${root.name} <${root.email}>|Translated using Weblate (German)`, `${root.name} <${root.email}>|Translated using Weblate (Czech)`]);
+  assert.deepEqual(synced, [`${root.name} <${root.email}>|Translated using Hearth (German)`, `${root.name} <${root.email}>|Translated using Hearth (Czech)`]);
   const diff = mirrorGit(ctx, component.id, ['diff', '--unified=0', upstream, 'refs/heads/main'])
     .split('\n')
     .filter((l) => /^[-+][^-+]/.test(l) && !/PO-Revision-Date|Last-Translator/.test(l));

@@ -97,7 +97,7 @@ test('POST …/translations/: 201 {"data"}, the file from new_base with its head
   const after = await componentRow(ctx);
   assert.notEqual(after.head, before.head);
   assert.equal(git(ctx, after.id, 'rev-parse', `${after.head}^`).trim(), before.head);
-  assert.equal(message(ctx, after.id, after.head), 'Added translation using Weblate (French)\n\n');
+  assert.equal(message(ctx, after.id, after.head), 'Added translation using Hearth (French)\n\n');
   assert.equal(git(ctx, after.id, 'diff', '--name-status', before.head, after.head).trim(), 'A\tpo/fr.po');
   const root = await ctx.c.db.kysely.selectFrom('users').selectAll().where('username', '=', 'root').executeTakeFirstOrThrow();
   assert.equal(git(ctx, after.id, 'log', '-1', '--format=%an', after.head).trim(), root.name);
@@ -221,7 +221,7 @@ test('DELETE /api/translations/:p/:c/:lang/: 204, the file removed by a commit, 
   const after = await componentRow(ctx);
   assert.equal(git(ctx, after.id, 'rev-parse', `${after.head}^`).trim(), before.head);
   assert.equal(git(ctx, after.id, 'diff', '--name-status', before.head, after.head).trim(), 'D\tpo/de.po');
-  assert.equal(message(ctx, after.id, after.head), 'Deleted translation using Weblate (German)\n\n');
+  assert.equal(message(ctx, after.id, after.head), 'Deleted translation using Hearth (German)\n\n');
   const removed = await ctx.c.db.kysely.selectFrom('translation_changes').selectAll().where('component_id', '=', after.id).where('action', '=', 25).execute();
   assert.equal(removed.length, 1);
   assert.equal(removed[0].target, 'po/de.po');

@@ -20,6 +20,7 @@ import { nowIso } from '../../../lib/time.ts';
 import type { Actor } from '../../access/actor.ts';
 import { ACTION } from '../changes/actions.ts';
 import type { TranslationDeps } from '../deps.ts';
+import { DEFAULT_ADD_MESSAGE, DEFAULT_DELETE_MESSAGE } from '../repository/messages.ts';
 
 const PO_HEADER =
   'msgid ""\nmsgstr ""\n"MIME-Version: 1.0\\n"\n"Content-Type: text/plain; charset=UTF-8\\n"\n"Content-Transfer-Encoding: 8bit\\n"\n"X-Generator: Weblate\\n"\n';
@@ -37,9 +38,6 @@ const EMPTY: Record<string, string> = {
   strings: '',
   yaml: '{}\n',
 };
-
-const DEFAULT_ADD_MESSAGE = 'Added translation using Weblate ({{ language_name }})\n\n';
-const DEFAULT_DELETE_MESSAGE = 'Deleted translation using Weblate ({{ language_name }})\n\n';
 
 /** Weblate's language code styles, as far as codes here go (pt_BR, sr@latin …). */
 function styled(code: string, style: string): string {
