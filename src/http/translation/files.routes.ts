@@ -85,7 +85,7 @@ export function filesRoutes(app: FastifyInstance, c: Container): void {
       if (!(await methodAllowed(data.method))) {
         const hint =
           data.method === 'add' && !translation.is_source
-            ? 'Try adding to the source instead of the translation.'
+            ? (files.addRefusal(component, translation) ?? 'Try adding to the source instead of the translation.')
             : 'Check your permissions or use different translation object.';
         throw Errors.raw(400, { method: `This method is not available here. ${hint}` });
       }
@@ -101,9 +101,9 @@ export function filesRoutes(app: FastifyInstance, c: Container): void {
         const can = (perm: TranslationPerm) => perms.can(req.actor, perm, scope);
         switch (method) {
           case 'source':
-            return translation.is_source === 1 && (await can('upload.perform'));
+            return translation.is_source === 1 && files.sourceAllowed(component) && (await can('upload.perform'));
           case 'add':
-            return can('unit.add');
+            return files.addRefusal(component, translation) === null && (await can('unit.add'));
           case 'translate':
           case 'fuzzy':
             return can('unit.edit');

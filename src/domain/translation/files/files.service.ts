@@ -25,7 +25,8 @@ import {
 import { DomainError, Errors } from '../../../lib/errors.ts';
 import { PLURAL_SEPARATOR } from '../components/scan.ts';
 import type { TranslationDeps } from '../deps.ts';
-import { checksum } from '../units/hash.ts';
+import { actorAuthor, APPENDERS, removeEntry } from '../units/edits.ts';
+import { checksum, idHash } from '../units/hash.ts';
 import { compileQuery, parseQuery, usesRegex } from '../search/query.ts';
 
 /** Who a rendered file is attributed to (H1's EditAuthor has this shape and more). */
@@ -366,9 +367,8 @@ export class TranslationFiles {
     const author = req.author ? { userId: await this.userIdOf(req.author.email), ...req.author } : undefined;
 
     if (req.method === 'replace') return this.replace(actor, component, translation, req, author, done);
-    if (req.method === 'source' || req.method === 'add') {
-      throw Errors.raw(400, { method: `This method is not available here. Uploading with method=${req.method} is not supported by this server.` });
-    }
+    if (req.method === 'add') return this.addUpload(actor, component, translation, parsed, req, done);
+    if (req.method === 'source') return this.sourceUpload(actor, component, translation, req);
 
     // what matching and the edits need (the edits read each row again, locked, by its id)
     const units = (await this.deps.db.kysely
@@ -492,6 +492,237 @@ export class TranslationFiles {
       .where('translation_id', '=', translation.id)
       .executeTakeFirstOrThrow();
     return done(0, 0, Number(n));
+  }
+
+  /**
+   * Whether method=add can work on this translation (Weblate's unit.add on it: the format writes new
+   * entries, and a monolingual component takes new strings in its template only): null, or the hint.
+   */
+  addRefusal(component: ComponentRow, translation: TranslationRow): string | null {
+    if (this.monolingual(component) && !translation.is_template && !translation.is_source) return 'Try adding to the source instead of the translation.';
+    if (this.monolingual(component) && !component.edit_template) return 'Check your permissions or use different translation object.';
+    if (!APPENDERS[component.file_format]) return 'Check your permissions or use different translation object.';
+    return null;
+  }
+
+  /** method=source works where Weblate's update_bulk (msgmerge) does: the source translation of a bilingual gettext component. */
+  sourceAllowed(component: ComponentRow): boolean {
+    return component.file_format === 'po' && !this.monolingual(component);
+  }
+
+  /**
+   * method=add (Weblate's handle_add_upload): every string of the file the translation lacks (matched as
+   * the other methods match) is added, as POST …/units/ adds one — written into the file(s) and committed
+   * at once, the rows created by the rescan, a change 31 each — but all of them in ONE commit. Strings the
+   * translation has are skipped; fuzzy ones follow `fuzzy` as iterate_merge does; untranslated strings
+   * are added too (only_translated=False), with an empty state.
+   */
+  private async addUpload(
+    actor: Actor,
+    component: ComponentRow,
+    translation: TranslationRow,
+    parsed: ParsedUnit[],
+    req: UploadRequest,
+    done: (n: number, s: number, a: number) => UploadResult,
+  ): Promise<UploadResult> {
+    const k = this.deps.db.kysely;
+    const monolingual = this.monolingual(component);
+    const appender = APPENDERS[component.file_format];
+    if (!appender) throw Errors.raw(400, { method: 'This method is not available here. Check your permissions or use different translation object.' });
+    const units = (await k
+      .selectFrom('units')
+      .select(['id', 'translation_id', 'source', 'context', 'target', 'state'])
+      .where('translation_id', '=', translation.id)
+      .execute()) as UnitRow[];
+    const find = this.matcher(component, units);
+    const plural = await k.selectFrom('language_plurals').select('number').where('id', '=', translation.plural_id).executeTakeFirst();
+    const forms = plural?.number ?? 2;
+    const seen = new Set<string>();
+    const entries: { context: string; source: string[]; target: string[]; state: number; hash: string }[] = [];
+    let skipped = 0;
+    for (const p of parsed) {
+      let state: number = p.target.some((t) => t !== '') ? STATE_TRANSLATED : 0;
+      if (p.state === STATE_FUZZY) {
+        if (req.fuzzy === '') continue;
+        state = req.fuzzy === 'process' ? STATE_FUZZY : STATE_TRANSLATED;
+      }
+      const key = monolingual ? p.context : `${p.source.join(PLURAL_SEPARATOR)}\0${p.context}`;
+      if (find(p) || seen.has(key) || (monolingual && !p.context)) {
+        skipped++;
+        continue;
+      }
+      const source = monolingual ? [p.context] : p.source;
+      let target = monolingual ? p.target.slice(0, 1) : p.target;
+      if ((source.length > 1 || target.length > 1) && !appender.plurals) {
+        skipped++;
+        continue;
+      }
+      if (!monolingual && source.length > 1 && !translation.is_source) {
+        target = target.slice(0, forms);
+        while (target.length < forms) target.push('');
+      }
+      if (!target.some((t) => t !== '')) state = 0;
+      seen.add(key);
+      entries.push({ context: p.context, source, target, state, hash: idHash(source, p.context, monolingual).toString() });
+    }
+    if (!entries.length) return done(0, skipped, 0);
+
+    const repository = this.deps.writes.repository;
+    await repository.commitPending(actor, component);
+    const fresh = await k.selectFrom('components').selectAll().where('id', '=', component.id).executeTakeFirstOrThrow();
+    // the files: the template (monolingual), this translation's file, or (the bilingual source) every translation file
+    const targets: { filename: string; empty: boolean }[] = monolingual
+      ? [{ filename: fresh.template, empty: false }]
+      : translation.is_source
+        ? (
+            await k
+              .selectFrom('translations')
+              .select('filename')
+              .where('component_id', '=', fresh.id)
+              .where('is_source', '=', 0)
+              .where('filename', '!=', '')
+              .execute()
+          ).map((t) => ({ filename: t.filename, empty: true }))
+        : [{ filename: translation.filename, empty: false }];
+    const files: { path: string; content: Buffer }[] = [];
+    for (const f of targets) {
+      if (files.some((x) => x.path === f.filename)) continue;
+      let bytes = (await this.fileAt(fresh, f.filename)) ?? Buffer.alloc(0);
+      for (const e of entries) {
+        const target = f.empty ? e.source.map(() => '') : e.target.length ? e.target : [''];
+        bytes = appender.append(bytes, { context: e.context, source: e.source, target, state: f.empty ? 0 : e.state, monolingual });
+      }
+      files.push({ path: f.filename, content: bytes });
+    }
+    if (!files.length) throw Errors.raw(400, { method: 'This method is not available here. Check your permissions or use different translation object.' });
+    const who = req.author ? { userId: await this.userIdOf(req.author.email), ...req.author } : actorAuthor(actor);
+    try {
+      await repository.commitFiles(
+        fresh,
+        files,
+        who,
+        `Added ${entries.length === 1 ? 'string' : `${entries.length} strings`} by upload\n\nAdded through the translation API.\n`,
+      );
+    } catch (e) {
+      if (e instanceof DomainError && e.status === 400)
+        throw Errors.raw(400, { file: Object.values((e.detail as Record<string, string[]>) ?? {}).flat()[0] ?? e.message });
+      throw e;
+    }
+    // a change 31 for each string the rescan created
+    const hashes = entries.map((e) => e.hash);
+    const added: UnitRow[] = [];
+    for (let i = 0; i < hashes.length; i += 500) {
+      added.push(
+        ...(await k
+          .selectFrom('units')
+          .selectAll()
+          .where('translation_id', '=', translation.id)
+          .where('id_hash', 'in', hashes.slice(i, i + 500))
+          .execute()),
+      );
+    }
+    const now = new Date().toISOString();
+    for (let i = 0; i < added.length; i += 500) {
+      await k
+        .insertInto('translation_changes')
+        .values(
+          added.slice(i, i + 500).map((u) => ({
+            project_id: fresh.project_id,
+            component_id: fresh.id,
+            translation_id: translation.id,
+            unit_id: u.id,
+            language_id: translation.language_id,
+            user_id: actor.user?.id ?? null,
+            author_id: who.userId ?? actor.user?.id ?? null,
+            action: 31,
+            target: u.target,
+            timestamp: now,
+          })),
+        )
+        .execute();
+    }
+    return done(0, skipped + entries.length - added.length, added.length);
+  }
+
+  /**
+   * method=source (Weblate's handle_source, gettext only): the uploaded file is the new set of source
+   * strings. Every translation file keeps the entries (and their translations) of strings still in it,
+   * loses those that are not (msgmerge would keep them as obsolete `#~` entries; here they are removed,
+   * as DELETE /api/units/ removes one), and gets the new ones, untranslated, at its end; the new_base
+   * (when the component has one in the repository) becomes the uploaded file. One commit, pending edits
+   * committed first; the rescan updates the rows. The answer counts the source strings afterwards.
+   */
+  private async sourceUpload(actor: Actor, component: ComponentRow, translation: TranslationRow, req: UploadRequest): Promise<UploadResult> {
+    const format = this.format(component);
+    const appender = APPENDERS[component.file_format];
+    if (!this.sourceAllowed(component) || !appender || !format.locate) {
+      throw Errors.raw(400, { method: 'This method is not available here. Check your permissions or use different translation object.' });
+    }
+    let uploaded: ParsedUnit[];
+    try {
+      uploaded = format.parse(req.file, { language: translation.language_code }).units;
+    } catch (e) {
+      if (e instanceof FormatError) throw Errors.raw(400, { file: e.message });
+      throw e;
+    }
+    const key = (source: string[], context: string) => `${source.join(PLURAL_SEPARATOR)}\0${context}`;
+    const wanted = new Map<string, ParsedUnit>();
+    for (const u of uploaded) if (!wanted.has(key(u.source, u.context))) wanted.set(key(u.source, u.context), u);
+    const k = this.deps.db.kysely;
+    const repository = this.deps.writes.repository;
+    await repository.commitPending(actor, component);
+    const fresh = await k.selectFrom('components').selectAll().where('id', '=', component.id).executeTakeFirstOrThrow();
+    const translations = await k
+      .selectFrom('translations')
+      .selectAll()
+      .where('component_id', '=', fresh.id)
+      .where('is_source', '=', 0)
+      .where('filename', '!=', '')
+      .orderBy('id')
+      .execute();
+    const files: { path: string; content: Buffer }[] = [];
+    for (const tr of translations) {
+      if (files.some((f) => f.path === tr.filename)) continue;
+      let bytes = await this.fileAt(fresh, tr.filename);
+      if (!bytes) continue;
+      const opts = { language: tr.language_code };
+      const original = bytes;
+      let entries = format.parse(bytes, opts).units;
+      const have = new Set(entries.map((e) => key(e.source, e.context)));
+      for (const e of [...entries]) {
+        if (e.source.join('') === '' || wanted.has(key(e.source, e.context))) continue;
+        const out = removeEntry(format, bytes, e.id, opts, entries);
+        if (!out) throw Errors.raw(400, { file: `The string "${e.source[0].slice(0, 60)}" could not be removed from ${tr.filename}.` });
+        bytes = out;
+        entries = format.parse(bytes, opts).units;
+      }
+      for (const [k2, u] of wanted) {
+        if (have.has(k2) || u.source.join('') === '') continue;
+        bytes = appender.append(bytes, { context: u.context, source: u.source, target: u.source.map(() => ''), state: 0, monolingual: false });
+      }
+      if (!bytes.equals(original)) files.push({ path: tr.filename, content: bytes });
+    }
+    if (fresh.new_base && (await this.fileAt(fresh, fresh.new_base))) files.push({ path: fresh.new_base, content: req.file });
+    if (files.length) {
+      const user = actor.user;
+      const who = req.author
+        ? { userId: await this.userIdOf(req.author.email), ...req.author }
+        : { userId: user?.id ?? null, name: user?.name || user?.username || 'Anonymous', email: user?.email ?? 'noreply@weblate.org' };
+      try {
+        await repository.commitFiles(fresh, files, who, 'Update source strings by upload\n\nUpdated through the translation API.\n');
+      } catch (e) {
+        if (e instanceof DomainError && e.status === 400)
+          throw Errors.raw(400, { file: Object.values((e.detail as Record<string, string[]>) ?? {}).flat()[0] ?? e.message });
+        throw e;
+      }
+    }
+    const { n } = await k
+      .selectFrom('units')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('translation_id', '=', translation.id)
+      .executeTakeFirstOrThrow();
+    const count = Number(n);
+    return { not_found: 0, skipped: 0, accepted: count, total: count, result: count > 0, count };
   }
 
   /**

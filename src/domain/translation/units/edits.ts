@@ -882,14 +882,14 @@ export function adjustPlurals(unit: Pick<UnitRow, 'source'>, values: string[], p
 
 // ---- adding and removing entries in file bytes -----------------------------------------------------
 
-interface NewEntry {
+export interface NewEntry {
   context: string;
   source: string[];
   target: string[];
   state: number;
   monolingual: boolean;
 }
-interface Appender {
+export interface Appender {
   plurals: boolean;
   append(bytes: Buffer, e: NewEntry): Buffer;
 }
@@ -928,7 +928,7 @@ function appendJson(bytes: Buffer, e: NewEntry): Buffer {
 }
 
 /** Formats new strings can be written to (Weblate's can_add_unit), by format id. */
-const APPENDERS: Record<string, Appender> = {
+export const APPENDERS: Record<string, Appender> = {
   po: { plurals: true, append: appendPo },
   'po-mono': { plurals: false, append: appendPo },
   json: { plurals: false, append: appendJson },
