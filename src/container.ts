@@ -174,7 +174,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const related = new RelatedRows(db);
   const queries = new TranslationQueries(db, visible);
   const writes = {} as TranslationWrites;
-  const tdeps: TranslationDeps = { ...deps, config, outbound, vcs, components, queries, writes };
+  const tdeps: TranslationDeps = { ...deps, config, outbound, vcs, components, queries, writes, mergeRequests };
   Object.assign(writes, {
     permissions: new TranslationPermissions(tdeps),
     edits: new UnitEdits(tdeps),

@@ -3,6 +3,7 @@
 import type { Config } from '../../config.ts';
 import type { Outbound } from '../../lib/outbound.ts';
 import type { FeatureDeps } from '../deps.ts';
+import type { MergeRequestsService } from '../merge-requests/merge-requests.service.ts';
 import type { ComponentsService } from './components/components.service.ts';
 import type { ForgeFollow } from './components/follow.ts';
 import type { ComponentVcs } from './components/vcs.ts';
@@ -38,4 +39,6 @@ export interface TranslationDeps extends FeatureDeps {
   components: ComponentsService;
   queries: TranslationQueries;
   writes: TranslationWrites;
+  /** the forge's merge requests (a component with vcs=gitlab on a project of this server opens one on push) */
+  mergeRequests?: MergeRequestsService;
 }

@@ -92,7 +92,7 @@ export class ComponentsService {
     str('agreement', { max: 10000 });
     str('check_flags', { max: 1000 });
     str('language_regex', { max: 500 });
-    const vcs = choiceField(e, input, 'vcs', ['git']);
+    const vcs = choiceField(e, input, 'vcs', ['git', 'gitlab']);
     if (vcs) v.vcs = vcs;
     const newLang = choiceField(e, input, 'new_lang', NEW_LANG);
     if (newLang) v.new_lang = newLang;

@@ -673,13 +673,15 @@ export class ComponentRepository {
       }
     }
     const local = await this.localHead(component);
-    const branch = component.push_branch || component.branch;
+    const branch = component.push_branch || (component.vcs === 'gitlab' ? await this.mergeRequestBranch(component) : component.branch);
     const pushed = await this.rev(repo, `${REMOTE_PREFIX}${branch}`);
     if (pushed === local) return { result: true };
+    let target: number | null = null;
     try {
       const source = component.push ? await this.deps.vcs.source(actor, component.push) : await this.sourceOf(component);
       if (source.kind === 'platform') await pushToProject(this.deps, actor, source.projectId, repo, local, branch, false);
       else await this.deps.vcs.pushTo(this.deps.vcs.mirrorDir(component.id), source, local, branch, false);
+      if (source.kind === 'platform') target = source.projectId;
     } catch (e) {
       if (!(e instanceof RepoError)) throw e;
       const error = e.message.startsWith('Could not push') ? e.message : `Could not push the repository: ${e.message}`;
@@ -690,6 +692,44 @@ export class ComponentRepository {
     // origin's pushurl, as Weblate configures it); the next fetch says what the origin really has
     await repo.updateRef(`${REMOTE_PREFIX}${branch}`, local);
     await this.record(component, actor, REPO_ACTION.PUSH, local, actor.user?.id ?? null);
+    if (component.vcs === 'gitlab' && target !== null && branch !== component.branch) return this.openMergeRequest(actor, component, target, branch);
+    return { result: true };
+  }
+
+  /** The branch a vcs=gitlab component without push_branch pushes to (Weblate's fork branch name). */
+  private async mergeRequestBranch(component: ComponentRow): Promise<string> {
+    const project = await this.deps.db.kysely.selectFrom('translation_projects').select('slug').where('id', '=', component.project_id).executeTakeFirst();
+    return `weblate-${project?.slug ?? component.project_id}-${component.slug}`;
+  }
+
+  /**
+   * vcs=gitlab ("GitLab merge request") on a project of this server: after the push to the push branch,
+   * a merge request from it into `branch` is opened as the pushing user — or, when one is open already
+   * (the forge's 409), kept as it is: the push updated it. A refusal is the push's failure (28).
+   */
+  private async openMergeRequest(actor: Actor, component: ComponentRow, projectId: number, branch: string): Promise<OperationResult> {
+    const service = this.deps.mergeRequests;
+    if (!service) return { result: true };
+    const project = await this.deps.db.kysely
+      .selectFrom('translation_projects')
+      .select(['name', 'slug'])
+      .where('id', '=', component.project_id)
+      .executeTakeFirst();
+    const site = this.deps.config.externalUrl.replace(/\/+$/, '');
+    try {
+      await service.create(actor, String(projectId), {
+        title: `Translations update from ${site.replace(/^https?:\/\//, '')}`,
+        source_branch: branch,
+        target_branch: component.branch,
+        description: `Translations update from ${site} for ${project?.name ?? ''}/${component.name}.`,
+      });
+    } catch (e) {
+      if (!(e instanceof DomainError)) throw e;
+      if (e.status === 409) return { result: true };
+      const error = `Could not open the merge request: ${e.message}`;
+      await this.record(component, actor, REPO_ACTION.FAILED_PUSH, error, actor.user?.id ?? null);
+      return { result: false, detail: error };
+    }
     return { result: true };
   }
 
