@@ -69,6 +69,9 @@ test('vcs=gitlab: the component API accepts it; a push goes to the merge request
     source_project_id: projectId,
   };
   assert.deepEqual(await mergeRequests(ctx, projectId), [expected]);
+  // the status compares with the branch pushed to
+  const status = (await ctx.app.inject({ method: 'GET', url: REPO, headers: AS_ROOT })).json();
+  assert.deepEqual([status.needs_push, status.outgoing_commits], [false, 0]);
 
   // the next push moves the branch; the merge request stays the one
   await edit(ctx, 'de', 'Apple', 'Der Apfel');
@@ -98,4 +101,41 @@ test('vcs=git keeps pushing to the branch with no merge request', async (t) => {
   const c = await component(ctx);
   assert.match(bareGit(bare, ['show', 'main:po/cs.po']), /msgid "Apple"\nmsgstr "Jablko"/);
   assert.deepEqual(await mergeRequests(ctx, c.platform_project_id!), []);
+});
+
+test("vcs=gitlab: the merge request is the pushing Maintainer's; a project whose merge requests are off makes the push fail (28)", async (t) => {
+  const ctx = await buildTestApp(t);
+  const { fixture } = await poComponent(t, ctx);
+  const bare = fixture.wt.git(['config', 'remote.origin.url']);
+  const c = await component(ctx);
+  await ctx.c.db.kysely.updateTable('components').set({ vcs: 'gitlab', push_branch: 'l10n' }).where('id', '=', c.id).execute();
+  const project = await ctx.c.db.kysely.selectFrom('projects').selectAll().where('id', '=', c.platform_project_id!).executeTakeFirstOrThrow();
+  const maintainer = await ctx.seed.user({ username: 'maint' });
+  await ctx.seed.member({ project }, maintainer, 40);
+  const { headers } = await ctx.seed.token(maintainer);
+  const as = { host: 'weblate.test', authorization: `Token ${headers['private-token']}` };
+  await edit(ctx, 'cs', 'Apple', 'Jablko');
+  let res = await ctx.app.inject({ method: 'POST', url: REPO, headers: as, payload: { operation: 'push' } });
+  assert.deepEqual([res.statusCode, res.json()], [200, { result: true }]);
+  assert.deepEqual(
+    (await mergeRequests(ctx, project.id)).map((m) => [m.iid, m.source_branch, m.target_branch, m.author_id]),
+    [[1, 'l10n', 'main', maintainer.id]],
+  );
+
+  // merge requests off: the branch is pushed, the merge request can not be opened → result false, 28
+  await ctx.c.db.kysely
+    .updateTable('projects')
+    .set({ settings: JSON.stringify({ merge_requests_access_level: 'disabled' }) })
+    .where('id', '=', project.id)
+    .execute();
+  await ctx.c.db.kysely.updateTable('merge_requests').set({ state: 'closed' }).where('project_id', '=', project.id).execute();
+  await edit(ctx, 'de', 'Apple', 'Der Apfel');
+  res = await ctx.app.inject({ method: 'POST', url: REPO, headers: as, payload: { operation: 'push' } });
+  assert.equal(res.statusCode, 200);
+  const body = res.json();
+  assert.deepEqual(body, { result: false, detail: 'Could not open the merge request: 403 Forbidden' });
+  const head = bareGit(ctx.c.translation.vcs.mirrorDir(c.id), ['rev-parse', 'refs/heads/main']).trim();
+  assert.equal(bareGit(bare, ['rev-parse', 'l10n']).trim(), head);
+  const failed = await ctx.c.db.kysely.selectFrom('translation_changes').select(['action', 'target', 'user_id']).where('action', '=', 28).execute();
+  assert.deepEqual(failed, [{ action: 28, target: body.detail, user_id: maintainer.id }]);
 });

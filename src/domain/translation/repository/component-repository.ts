@@ -29,7 +29,7 @@ import { GitError } from '../../../git/command.ts';
 import { MergeConflict, mergeBase, mergeCommit, RebaseConflict, rebase } from '../../../git/merge.ts';
 import { commitTitle, isoTime } from '../../../git/objects.ts';
 import type { Repository } from '../../../git/repository.ts';
-import { DomainError, Errors } from '../../../lib/errors.ts';
+import { DomainError, Errors, platformBody } from '../../../lib/errors.ts';
 import { nowIso } from '../../../lib/time.ts';
 import type { Actor } from '../../access/actor.ts';
 import { scanComponent, ScanError } from '../components/scan.ts';
@@ -673,7 +673,7 @@ export class ComponentRepository {
       }
     }
     const local = await this.localHead(component);
-    const branch = component.push_branch || (component.vcs === 'gitlab' ? await this.mergeRequestBranch(component) : component.branch);
+    const branch = await this.pushBranchOf(component);
     const pushed = await this.rev(repo, `${REMOTE_PREFIX}${branch}`);
     if (pushed === local) return { result: true };
     let target: number | null = null;
@@ -696,8 +696,10 @@ export class ComponentRepository {
     return { result: true };
   }
 
-  /** The branch a vcs=gitlab component without push_branch pushes to (Weblate's fork branch name). */
-  private async mergeRequestBranch(component: ComponentRow): Promise<string> {
+  /** The branch pushes go to: push_branch, else (vcs=gitlab) Weblate's fork branch name weblate-<project>-<component>, else the branch. */
+  private async pushBranchOf(component: ComponentRow): Promise<string> {
+    if (component.push_branch) return component.push_branch;
+    if (component.vcs !== 'gitlab') return component.branch;
     const project = await this.deps.db.kysely.selectFrom('translation_projects').select('slug').where('id', '=', component.project_id).executeTakeFirst();
     return `weblate-${project?.slug ?? component.project_id}-${component.slug}`;
   }
@@ -726,7 +728,10 @@ export class ComponentRepository {
     } catch (e) {
       if (!(e instanceof DomainError)) throw e;
       if (e.status === 409) return { result: true };
-      const error = `Could not open the merge request: ${e.message}`;
+      // the forge's own answer (e.g. {"message": "403 Forbidden"}), as its API would give it
+      const body = platformBody(e).body as { message?: unknown; error?: unknown };
+      const said = body.message ?? body.error ?? e.message;
+      const error = `Could not open the merge request: ${typeof said === 'string' ? said : JSON.stringify(said)}`;
       await this.record(component, actor, REPO_ACTION.FAILED_PUSH, error, actor.user?.id ?? null);
       return { result: false, detail: error };
     }
@@ -984,7 +989,7 @@ export class ComponentRepository {
         local = null;
       }
     }
-    const pushBranch = component.push_branch || component.branch;
+    const pushBranch = await this.pushBranchOf(component);
     const remote = present ? await this.remoteHead(component) : null;
     // needs_push compares with the branch pushed to when it was fetched, else with the branch itself
     const pushRemote = (present && pushBranch !== component.branch ? await this.remoteHead(component, pushBranch) : null) ?? remote;
