@@ -233,3 +233,27 @@ test('method=source: a monolingual component or another format answers 400, a br
     [400, { method: 'This method is not available here. Check your permissions or use different translation object.' }],
   );
 });
+
+test('method=source: pending edits are committed first and kept; the new_base becomes the uploaded file', async (t) => {
+  const ctx = await buildTestApp(t);
+  await poComponent(t, ctx, { 'po/cs.po': CS_PO, 'po/de.po': DE_PO, 'po/hello.pot': TEMPLATE.replace('msgid "Banana"\nmsgstr ""\n\n', '') });
+  await ctx.c.db.kysely.updateTable('components').set({ new_base: 'po/hello.pot' }).execute();
+  const apple = (await unitsOf(ctx, 'cs')).find((u) => u.source === 'Apple')!;
+  const patch = await ctx.app.inject({ method: 'PATCH', url: `/api/units/${apple.id}/`, headers: AS_ROOT, payload: { target: ['Jablko'], state: 20 } });
+  assert.equal(patch.statusCode, 200, patch.body);
+  const res = await upload(ctx, '/api/translations/hello/po/en/file/', { file: Buffer.from(TEMPLATE), method: 'source' });
+  assert.equal(res.statusCode, 200, res.body);
+  assert.deepEqual(res.json(), { not_found: 0, skipped: 0, accepted: 4, total: 4, result: true, count: 4 });
+  assert.equal(await fileOf(ctx, 'po/hello.pot'), TEMPLATE);
+  const cs = await fileOf(ctx, 'po/cs.po');
+  assert.match(cs, /msgid "Apple"\nmsgstr "Jablko"\n/);
+  assert.match(cs, /\nmsgid "Banana"\nmsgstr ""\n$/);
+  assert.doesNotMatch(cs, /Orange/);
+  const after = (await unitsOf(ctx, 'cs')).map((u) => [u.source.split('\u001e')[0], u.target, u.pending]);
+  assert.deepEqual(after, [
+    ['Hello, world!', 'Ahoj, světe!', 0],
+    ['Apple', 'Jablko', 0],
+    ['%d file', '%d soubor\u001e%d soubory\u001e%d souborů', 0],
+    ['Banana', '', 0],
+  ]);
+});
