@@ -257,3 +257,34 @@ test('method=source: pending edits are committed first and kept; the new_base be
     ['Banana', '', 0],
   ]);
 });
+
+test('method=add: 5,000 new strings in one upload, one commit, in well under 5 s', async (t) => {
+  const ctx = await buildTestApp(t);
+  await poComponent(t, ctx);
+  const commits = await commitCount(ctx);
+  let po = 'msgid ""\nmsgstr ""\n"Language: cs\\n"\n\n';
+  for (let i = 0; i < 5000; i++) po += `msgid "New string number ${i}"\nmsgstr "Nový řetězec ${i}"\n\n`;
+  const t0 = Date.now();
+  const res = await upload(ctx, '/api/translations/hello/po/cs/file/', { file: Buffer.from(po), method: 'add' });
+  const ms = Date.now() - t0;
+  assert.equal(res.statusCode, 200, res.body);
+  assert.deepEqual(res.json(), { not_found: 0, skipped: 0, accepted: 5000, total: 5000, result: true, count: 5000 });
+  assert.ok(ms < 5000, `${ms} ms`);
+  assert.equal(await commitCount(ctx), commits + 1);
+  const cs = await fileOf(ctx, 'po/cs.po');
+  assert.ok(cs.startsWith(`${CS_PO}\nmsgid "New string number 0"\nmsgstr "Nový řetězec 0"\n\nmsgid "New string number 1"\n`));
+  assert.ok(cs.endsWith('msgid "New string number 4999"\nmsgstr "Nový řetězec 4999"\n'));
+  assert.equal((await translationRow(ctx, 'cs')).total, 5004);
+});
+
+test('method=add keeps a CRLF file CRLF', async (t) => {
+  const ctx = await buildTestApp(t);
+  const crlf = CS_PO.replace(/\n/g, '\r\n');
+  await poComponent(t, ctx, { 'po/cs.po': crlf, 'po/de.po': DE_PO });
+  const res = await upload(ctx, '/api/translations/hello/po/cs/file/', {
+    file: Buffer.from('msgid "Pear"\nmsgstr "Hruška"\n\nmsgid "Plum"\nmsgstr "Švestka"\n'),
+    method: 'add',
+  });
+  assert.deepEqual(res.json(), { not_found: 0, skipped: 0, accepted: 2, total: 2, result: true, count: 2 });
+  assert.equal(await fileOf(ctx, 'po/cs.po'), `${crlf}\r\nmsgid "Pear"\r\nmsgstr "Hruška"\r\n\r\nmsgid "Plum"\r\nmsgstr "Švestka"\r\n`);
+});

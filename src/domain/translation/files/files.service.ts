@@ -25,7 +25,8 @@ import {
 import { DomainError, Errors } from '../../../lib/errors.ts';
 import { PLURAL_SEPARATOR } from '../components/scan.ts';
 import type { TranslationDeps } from '../deps.ts';
-import { actorAuthor, APPENDERS, removeEntry } from '../units/edits.ts';
+import { actorAuthor, type Appender, APPENDERS, type NewEntry, removeEntry } from '../units/edits.ts';
+import { newlineOf } from '../../../formats/support/text.ts';
 import { checksum, idHash } from '../units/hash.ts';
 import { compileQuery, parseQuery, usesRegex } from '../search/query.ts';
 
@@ -587,12 +588,15 @@ export class TranslationFiles {
     const files: { path: string; content: Buffer }[] = [];
     for (const f of targets) {
       if (files.some((x) => x.path === f.filename)) continue;
-      let bytes = (await this.fileAt(fresh, f.filename)) ?? Buffer.alloc(0);
-      for (const e of entries) {
-        const target = f.empty ? e.source.map(() => '') : e.target.length ? e.target : [''];
-        bytes = appender.append(bytes, { context: e.context, source: e.source, target, state: f.empty ? 0 : e.state, monolingual });
-      }
-      files.push({ path: f.filename, content: bytes });
+      const bytes = (await this.fileAt(fresh, f.filename)) ?? Buffer.alloc(0);
+      const news = entries.map((e) => ({
+        context: e.context,
+        source: e.source,
+        target: f.empty ? e.source.map(() => '') : e.target.length ? e.target : [''],
+        state: f.empty ? 0 : e.state,
+        monolingual,
+      }));
+      files.push({ path: f.filename, content: appendAll(fresh.file_format, appender, bytes, news) });
     }
     if (!files.length) throw Errors.raw(400, { method: 'This method is not available here. Check your permissions or use different translation object.' });
     const who = req.author ? { userId: await this.userIdOf(req.author.email), ...req.author } : actorAuthor(actor);
@@ -696,10 +700,10 @@ export class TranslationFiles {
         bytes = out;
         entries = format.parse(bytes, opts).units;
       }
-      for (const [k2, u] of wanted) {
-        if (have.has(k2) || u.source.join('') === '') continue;
-        bytes = appender.append(bytes, { context: u.context, source: u.source, target: u.source.map(() => ''), state: 0, monolingual: false });
-      }
+      const news = [...wanted]
+        .filter(([k2, u]) => !have.has(k2) && u.source.join('') !== '')
+        .map(([, u]) => ({ context: u.context, source: u.source, target: u.source.map(() => ''), state: 0, monolingual: false }));
+      bytes = appendAll(fresh.file_format, appender, bytes, news);
       if (!bytes.equals(original)) files.push({ path: tr.filename, content: bytes });
     }
     if (fresh.new_base && (await this.fileAt(fresh, fresh.new_base))) files.push({ path: fresh.new_base, content: req.file });
@@ -749,4 +753,30 @@ export class TranslationFiles {
     const u = await this.deps.db.kysely.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst();
     return u?.id ?? null;
   }
+}
+
+/**
+ * New entries appended to a file, in linear time. A PO appender reads only the file's newline and how
+ * it ends, so each entry is appended to a stand-in with the same newline and the same last characters
+ * and the piece it added is kept; other formats append to the whole file each time.
+ */
+function appendAll(formatId: string, appender: Appender, bytes: Buffer, entries: NewEntry[]): Buffer {
+  if (!entries.length) return bytes;
+  const text = bytes.toString('utf8');
+  if ((formatId !== 'po' && formatId !== 'po-mono') || text.length < 8) {
+    let out = bytes;
+    for (const e of entries) out = appender.append(out, e);
+    return out;
+  }
+  const nl = newlineOf(text);
+  const prefix = `x${nl}`;
+  const pieces: string[] = [];
+  let tail = text.slice(-4);
+  for (const e of entries) {
+    const seed = prefix + tail;
+    const piece = appender.append(Buffer.from(seed, 'utf8'), e).toString('utf8').slice(seed.length);
+    pieces.push(piece);
+    tail = (tail + piece).slice(-4);
+  }
+  return Buffer.from(text + pieces.join(''), 'utf8');
 }
