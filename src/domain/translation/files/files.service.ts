@@ -1,6 +1,7 @@
 // Translation files: the file as it would be committed (pending edits written into the bytes at the
 // component's head, every untouched byte kept), downloads (as stored, converted, or a zip of a
-// component) and uploads (reference §1.5).
+// component) and uploads (reference §1.5): translate, fuzzy, approve, suggest, replace, add (new strings,
+// one commit) and source (a bilingual gettext component's new source strings).
 //
 // Units of the database meet entries of a file through what their id_hash is made of: the file is parsed
 // as the scan parses it (with the template for monolingual components) and each parsed unit keyed by its

@@ -18,6 +18,8 @@
 // remote in first, then pushes the local head to `push` (or back to the origin) and `push_branch` (or
 // the branch): into a project of this server through its repository service (receive-pack: journal,
 // branch protection for the acting user, push events), elsewhere with git under the outbound rules.
+// vcs=gitlab (Weblate's "GitLab merge request") pushes to push_branch, or weblate-<project>-<component>,
+// and into a project of this server opens a merge request from it into the branch (kept while open).
 //
 // Every operation takes the component's repository lock (lock.ts): 423 when it stays held.
 import fs from 'node:fs';
