@@ -5,11 +5,10 @@
 // AutoMergeService and RefreshService, cut to what Hearth has (no CI: no pipeline ever runs).
 // Mergeability is computed in the background (jobs of kind merge_request_mergeability, run at once in
 // this process and by the worker for what a dead process left): queueRecheck never waits for git.
-import { queuedJob } from '../../jobs/job-row.ts';
+import { claimJobs, queuedJob } from '../../jobs/job-row.ts';
 import os from 'node:os';
 import type { Kysely } from 'kysely';
 import type { Database, MergeRequestRow, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
-import { skipLocked } from '../../db/sql.ts';
 import type { Person } from '../../git/commit-builder.ts';
 import { mergeability, RebaseConflict } from '../../git/merge.ts';
 import { BRANCH_PREFIX, ZERO_SHA } from '../../git/refs.ts';
@@ -525,23 +524,7 @@ export class MergeService {
       this.lastStuckSweep = Date.now();
       await this.unlockStuck().catch((e) => this.deps.log.error({ err: e }, 'unlocking stuck merges failed'));
     }
-    const now = nowIso();
-    const until = new Date(Date.now() + LEASE_MS).toISOString();
-    const due = k
-      .selectFrom('jobs')
-      .select('id')
-      .where('kind', '=', MERGEABILITY_JOB)
-      .where((eb) => eb.or([eb('state', '=', 'queued'), eb.and([eb('state', '=', 'running'), eb('locked_until', '<', now)])]))
-      .where('run_at', '<=', now)
-      .orderBy('id')
-      .limit(limit)
-      .modifyEnd(skipLocked(this.deps.db.dialect));
-    const jobs = await k
-      .updateTable('jobs')
-      .set({ state: 'running', locked_by: this.workerId, locked_until: until, updated_at: now })
-      .where('id', 'in', due)
-      .returning(['id', 'payload', 'attempts'])
-      .execute();
+    const jobs = await claimJobs(this.deps.db, MERGEABILITY_JOB, this.workerId, { leaseMs: LEASE_MS, limit });
     for (const job of jobs) {
       let error: string | null = null;
       try {

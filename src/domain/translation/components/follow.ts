@@ -15,9 +15,8 @@
 // queues those behind (`sweep`, refs only) — a safety net, not the way rescans are found.
 import os from 'node:os';
 import type { ComponentRow } from '../../../db/schema.ts';
-import { skipLocked } from '../../../db/sql.ts';
 import { BRANCH_PREFIX, ZERO_SHA } from '../../../git/refs.ts';
-import { queuedJob } from '../../../jobs/job-row.ts';
+import { claimJobs, queuedJob } from '../../../jobs/job-row.ts';
 import { nowIso } from '../../../lib/time.ts';
 import { ANONYMOUS, type Actor } from '../../access/actor.ts';
 import { onRefsChanged, type RefChange } from '../../repository/push-events.ts';
@@ -137,24 +136,7 @@ export class ForgeFollow {
       this.lastSweep = Date.now();
       await this.sweep().catch((e) => this.deps.log.error({ err: e }, 'sweeping following components failed'));
     }
-    const now = nowIso();
-    const until = new Date(Date.now() + LEASE_MS).toISOString();
-    const due = k
-      .selectFrom('jobs')
-      .select('id')
-      .where('kind', '=', FOLLOW_JOB)
-      .where((eb) => eb.or([eb('state', '=', 'queued'), eb.and([eb('state', '=', 'running'), eb('locked_until', '<', now)])]))
-      .where('run_at', '<=', now)
-      .orderBy('id')
-      .limit(limit)
-      .modifyEnd(skipLocked(this.deps.db.dialect));
-    const jobs = await k
-      .updateTable('jobs')
-      .set({ state: 'running', locked_by: this.workerId, locked_until: until, updated_at: now })
-      .where('id', 'in', due)
-      .where((eb) => eb.or([eb('state', '=', 'queued'), eb.and([eb('state', '=', 'running'), eb('locked_until', '<', now)])]))
-      .returning(['id', 'payload', 'attempts'])
-      .execute();
+    const jobs = await claimJobs(this.deps.db, FOLLOW_JOB, this.workerId, { leaseMs: LEASE_MS, limit });
     for (const job of jobs) {
       let error: string | null = null;
       let final = false;
