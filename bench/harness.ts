@@ -127,3 +127,25 @@ export class Report {
     else fs.writeFileSync(out, this.lines.join('\n') + '\n');
   }
 }
+
+/** A JSON (or multipart, for a FormData body) client of the listening app, timing each request. */
+export function apiClient(address: string, auth: Record<string, string>) {
+  return async function api(method: string, url: string, body?: unknown): Promise<{ status: number; json: any; ms: number }> {
+    const t0 = performance.now();
+    const form = body instanceof FormData;
+    const res = await fetch(address + url, {
+      method,
+      headers: { ...auth, ...(body !== undefined && !form ? { 'content-type': 'application/json' } : {}) },
+      body: body === undefined ? undefined : form ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    const ms = performance.now() - t0;
+    let json: unknown = null;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = text;
+    }
+    return { status: res.status, json, ms };
+  };
+}

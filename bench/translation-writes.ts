@@ -19,7 +19,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { gitEnv } from '../src/git/command.ts';
-import { benchContainer, CONNECTIONS, DURATION, median, publicProject, Report, ROOT_TOKEN, ROUNDS, serve } from './harness.ts';
+import { apiClient, benchContainer, CONNECTIONS, DURATION, median, publicProject, Report, ROOT_TOKEN, ROUNDS, serve } from './harness.ts';
 
 const LANGUAGES = 100;
 const UNITS = 100;
@@ -70,24 +70,7 @@ c.worker.start();
 
 const { app, address } = await serve(c, { workers: 1 });
 
-async function api(method: string, url: string, body?: unknown, headers: Record<string, string> = {}) {
-  const t0 = performance.now();
-  const isForm = body instanceof FormData;
-  const res = await fetch(address + url, {
-    method,
-    headers: { ...AUTH, ...(body && !isForm ? { 'content-type': 'application/json' } : {}), ...headers },
-    body: body === undefined ? undefined : isForm ? body : JSON.stringify(body),
-  });
-  const text = await res.text();
-  const ms = performance.now() - t0;
-  let json: any = null;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = text;
-  }
-  return { status: res.status, json, ms };
-}
+const api = apiClient(address, AUTH);
 async function ok(method: string, url: string, body?: unknown, status = 200) {
   const r = await api(method, url, body);
   if (r.status !== status) throw new Error(`${method} ${url} → ${r.status} ${JSON.stringify(r.json).slice(0, 400)}`);

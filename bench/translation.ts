@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import { sql } from 'kysely';
 import { gitEnv } from '../src/git/command.ts';
 import { ACTION } from '../src/domain/translation/changes/actions.ts';
-import { benchContainer, CONNECTIONS, DURATION, median, publicProject, Report, ROOT_TOKEN, ROUNDS, serve } from './harness.ts';
+import { apiClient, benchContainer, CONNECTIONS, DURATION, median, publicProject, Report, ROOT_TOKEN, ROUNDS, serve } from './harness.ts';
 
 const LANGUAGES = Number(process.env.BENCH_LANGUAGES ?? 100);
 const UNITS = Number(process.env.BENCH_UNITS ?? 5_000);
@@ -118,23 +118,7 @@ const repoBytes = Number(execFileSync('du', ['-sb', bare]).toString().split('\t'
 // autocannon in its own worker thread (as in bench/repository.ts): the load generator does not share the server's thread
 const { app, address, againstFloor } = await serve(c, { workers: 1 });
 
-async function api(method: string, url: string, body?: unknown): Promise<{ status: number; json: any; ms: number }> {
-  const t0 = performance.now();
-  const res = await fetch(address + url, {
-    method,
-    headers: { ...AUTH, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  const ms = performance.now() - t0;
-  let json: unknown = null;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = text;
-  }
-  return { status: res.status, json, ms };
-}
+const api = apiClient(address, AUTH);
 async function getOk(url: string) {
   const r = await api('GET', url);
   if (r.status !== 200) throw new Error(`GET ${url} → ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
