@@ -239,7 +239,21 @@ export class RepositoryStore {
     const source = readAlternate(dir);
     if (source) removeLine(path.join(source, BORROWERS), dir);
     if (!readLines(path.join(dir, BORROWERS)).some((b) => readAlternate(b) === dir)) {
-      fs.rmSync(dir, { recursive: true, force: true });
+      if (this.pending.size === 0) {
+        fs.rmSync(dir, { recursive: true, force: true });
+        return;
+      }
+      // background work may be repacking this very directory (it borrowed from a repository removed just
+      // before it: a group deleted with a project and its fork); removed while git writes there, it would
+      // come back in part, so it goes after that work
+      const running = [...this.pending];
+      const after = Promise.allSettled(running)
+        .then(() => fs.rmSync(dir, { recursive: true, force: true }))
+        .catch(() => {
+          // the directory stays (disk, not a broken repository)
+        })
+        .finally(() => this.pending.delete(after));
+      this.pending.add(after);
       return;
     }
     const work = this.detachBorrowers(dir)
