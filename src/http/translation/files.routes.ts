@@ -139,6 +139,9 @@ export function filesRoutes(app: FastifyInstance, c: Container): void {
 
 const last = (v: unknown) => (Array.isArray(v) ? v[v.length - 1] : v);
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** DRF BooleanField's spellings */
+const TRUE_VALUES = new Set(['true', 'yes', 'y', 't', 'on', '1']);
+const FALSE_VALUES = new Set(['false', 'no', 'n', 'f', 'off', '0']);
 
 /** UploadRequestSerializer: every field's errors at once, as DRF lists them. */
 function validateUpload(data: Record<string, unknown>): UploadRequest & { author?: { name: string; email: string } } {
@@ -156,7 +159,16 @@ function validateUpload(data: Record<string, unknown>): UploadRequest & { author
   };
   const method = choice('method', UPLOAD_METHODS, 'translate');
   const fuzzy = choice('fuzzy', UPLOAD_FUZZY, '');
-  const conflicts = choice('conflicts', UPLOAD_CONFLICTS, '');
+  let conflicts = choice('conflicts', UPLOAD_CONFLICTS, '');
+  // wlc 1.13 sends `overwrite=yes` for --overwrite: Weblate's older boolean, read as replace-translated when
+  // `conflicts` is not given
+  const overwrite = last(data.overwrite);
+  if (overwrite !== undefined && overwrite !== '') {
+    const v = String(overwrite).toLowerCase();
+    if (TRUE_VALUES.has(v)) {
+      if (last(data.conflicts) === undefined) conflicts = 'replace-translated';
+    } else if (!FALSE_VALUES.has(v)) errors.overwrite = ['Must be a valid boolean.'];
+  }
   const text = (name: string, max: number): string => {
     const v = last(data[name]);
     if (v === undefined || v === null) return '';

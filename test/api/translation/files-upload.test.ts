@@ -379,3 +379,19 @@ test('a 5,000-unit PO file uploads in one transaction (goal: under 3 s)', async 
   t.diagnostic(`5,000 units uploaded in ${Math.round(ms)} ms`);
   assert.ok(ms < 6000, `took ${Math.round(ms)} ms`);
 });
+
+test('overwrite=yes (what wlc 1.13 sends for --overwrite) is conflicts=replace-translated; conflicts wins when both are given', async (t) => {
+  const ctx = await buildTestApp(t);
+  await poComponent(t, ctx);
+  let res = await upload(ctx, { file: Buffer.from(UPLOAD), overwrite: 'maybe' });
+  assert.deepEqual([res.statusCode, res.json()], [400, { overwrite: ['Must be a valid boolean.'] }]);
+  // conflicts given: overwrite is not read
+  res = await upload(ctx, { file: Buffer.from(UPLOAD), overwrite: 'yes', conflicts: 'ignore' });
+  assert.deepEqual(res.json(), { not_found: 1, skipped: 1, accepted: 1, total: 5, result: true, count: 5 });
+  res = await upload(ctx, { file: Buffer.from(UPLOAD), overwrite: 'false' });
+  assert.deepEqual(res.json(), { not_found: 1, skipped: 2, accepted: 0, total: 5, result: false, count: 5 });
+  res = await upload(ctx, { file: Buffer.from(UPLOAD), overwrite: 'yes' });
+  assert.equal(res.statusCode, 200, res.body);
+  assert.deepEqual(res.json(), { not_found: 1, skipped: 1, accepted: 1, total: 5, result: true, count: 5 });
+  assert.deepEqual((await state(ctx)).slice(0, 1), [['Hello, world!', 'Nazdar, světe!', 20, 1]]);
+});
