@@ -50,7 +50,8 @@ export class TranslationQueries {
   }
 
   /** A unit with its component, project and language code. */
-  async unit(actor: Actor, id: number): Promise<{ unit: UnitView; languageCode: string } & ComponentPath> {
+  /** `sourceUnit: false`: without the source unit's id (`source_unit`, what reads show; writes need no extra query) */
+  async unit(actor: Actor, id: number, opts: { sourceUnit?: boolean } = {}): Promise<{ unit: UnitView; languageCode: string } & ComponentPath> {
     if (!isInt32(id) || id < 1) throw Errors.notFound();
     const k = this.db.kysely;
     const unit = await k.selectFrom('units').selectAll().where('id', '=', id).executeTakeFirst();
@@ -60,6 +61,7 @@ export class TranslationQueries {
     const project = await this.visible.projects(actor).selectAll().where('translation_projects.id', '=', component.project_id).executeTakeFirst();
     if (!project) throw Errors.notFound();
     const language = await k.selectFrom('languages').select('code').where('id', '=', unit.language_id).executeTakeFirstOrThrow();
+    if (opts.sourceUnit === false) return { unit, project, component, languageCode: language.code };
     const [withSource] = await withSourceUnits(k, [unit]);
     return { unit: withSource, project, component, languageCode: language.code };
   }

@@ -15,6 +15,8 @@ import { newlineOf } from '../../../formats/support/text.ts';
 import type { FileFormat, ParsedUnit, ParseOptions, UnitState } from '../../../formats/types.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { nowIso } from '../../../lib/time.ts';
+import { VersionedCache } from '../../../lib/versioned-cache.ts';
+import { readVersions, stamp } from '../../../db/versions.ts';
 import type { Actor } from '../../access/actor.ts';
 import { CONTENT_ACTIONS } from '../changes/actions.ts';
 import { parseEnforcedChecks, parseFlags, runChecks } from '../checks/index.ts';
@@ -132,7 +134,15 @@ interface Context {
   enforced: string[];
 }
 
+const LANGUAGE_TABLES = ['languages', 'language_plurals'] as const;
+type LanguageRows = {
+  langs: { id: number; code: string }[];
+  plurals: { id: number; language_id: number; number: number; formula: string; source: number }[];
+};
+
 export class UnitEdits {
+  private readonly languageCache = new VersionedCache<LanguageRows>(500, 60_000);
+
   constructor(private readonly deps: TranslationDeps) {}
 
   /** The number of plural forms of a translation's language. */
@@ -166,15 +176,24 @@ export class UnitEdits {
     const component = known?.component ?? (await db.selectFrom('components').selectAll().where('id', '=', translation.component_id).executeTakeFirstOrThrow());
     const project =
       known?.project ?? (await db.selectFrom('translation_projects').select('name').where('id', '=', component.project_id).executeTakeFirstOrThrow());
-    const languageIds = [component.source_language_id, translation.language_id];
-    const [langs, plurals] = await Promise.all([
-      db.selectFrom('languages').select(['id', 'code']).where('id', 'in', languageIds).execute(),
-      db
-        .selectFrom('language_plurals')
-        .select(['id', 'language_id', 'number', 'formula', 'source'])
-        .where((eb) => eb.or([eb('id', '=', translation.plural_id), eb.and([eb('language_id', '=', component.source_language_id), eb('source', '=', 0)])]))
-        .execute(),
-    ]);
+    // languages and plurals are reference data: cached per process for the table versions they were read at
+    const key = `${component.source_language_id}:${translation.language_id}:${translation.plural_id}`;
+    const version = stamp(await readVersions(this.deps.db), LANGUAGE_TABLES);
+    let found = this.languageCache.get(key, version);
+    if (!found) {
+      const languageIds = [component.source_language_id, translation.language_id];
+      const [langs, plurals] = await Promise.all([
+        db.selectFrom('languages').select(['id', 'code']).where('id', 'in', languageIds).execute(),
+        db
+          .selectFrom('language_plurals')
+          .select(['id', 'language_id', 'number', 'formula', 'source'])
+          .where((eb) => eb.or([eb('id', '=', translation.plural_id), eb.and([eb('language_id', '=', component.source_language_id), eb('source', '=', 0)])]))
+          .execute(),
+      ]);
+      found = { langs, plurals };
+      this.languageCache.set(key, version, found);
+    }
+    const { langs, plurals } = found;
     const own = plurals.find((p) => p.id === translation.plural_id) ?? { number: 2, formula: 'n != 1' };
     const sp = plurals.find((p) => p.language_id === component.source_language_id && p.source === 0) ?? { number: 2, formula: 'n != 1' };
     let enforced: string[] = [];
@@ -203,7 +222,7 @@ export class UnitEdits {
    */
   async update(actor: Actor, id: number, input: Record<string, unknown>, partial: boolean): Promise<UnitWriteBody> {
     if (!actor.user) throw Errors.unauthorized();
-    const { unit, project, component } = await this.deps.queries.unit(actor, id);
+    const { unit, project, component } = await this.deps.queries.unit(actor, id, { sourceUnit: false });
     const translation = await this.deps.db.kysely.selectFrom('translations').selectAll().where('id', '=', unit.translation_id).executeTakeFirstOrThrow();
     let ctx: Context | undefined;
 
@@ -322,7 +341,7 @@ export class UnitEdits {
    */
   async remove(actor: Actor, id: number): Promise<void> {
     if (!actor.user) throw Errors.unauthorized();
-    const { unit, project, component } = await this.deps.queries.unit(actor, id);
+    const { unit, project, component } = await this.deps.queries.unit(actor, id, { sourceUnit: false });
     const translation = await this.deps.db.kysely.selectFrom('translations').selectAll().where('id', '=', unit.translation_id).executeTakeFirstOrThrow();
     const manage = this.manageUnits(component, translation, 'delete');
     if (manage) throw Errors.forbidden(manage);
