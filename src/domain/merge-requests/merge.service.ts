@@ -5,6 +5,7 @@
 // AutoMergeService and RefreshService, cut to what Hearth has (no CI: no pipeline ever runs).
 // Mergeability is computed in the background (jobs of kind merge_request_mergeability, run at once in
 // this process and by the worker for what a dead process left): queueRecheck never waits for git.
+import { Background } from '../../jobs/background.ts';
 import { claimJobs, queuedJob } from '../../jobs/job-row.ts';
 import os from 'node:os';
 import type { Kysely } from 'kysely';
@@ -77,9 +78,10 @@ function fillTemplate(template: string, vars: Record<string, string>): string {
 
 export class MergeService {
   private events: MergeRequestEvents | null = null;
-  private readonly running = new Set<Promise<unknown>>();
-  private draining: Promise<void> | null = null;
-  private redrain = false;
+  private readonly background = new Background(
+    () => this.runQueuedChecks(),
+    (e) => this.deps.log.error({ err: e }, 'mergeability checks failed'),
+  );
   private lastStuckSweep = 0;
   private readonly workerId = `${os.hostname()}:${process.pid}:merges:${Math.random().toString(36).slice(2, 8)}`;
 
@@ -427,7 +429,9 @@ export class MergeService {
       .where('rebase_in_progress', '=', 0)
       .executeTakeFirst();
     if (Number(taken.numUpdatedRows) !== 1) throw Errors.conflict('Failed to lock merge request for rebase');
-    this.track(this.runRebase(actor, found, src, project).catch((e) => this.deps.log.error({ err: e, mergeRequest: mr.id }, 'rebase failed unexpectedly')));
+    this.background.track(
+      this.runRebase(actor, found, src, project).catch((e) => this.deps.log.error({ err: e, mergeRequest: mr.id }, 'rebase failed unexpectedly')),
+    );
     return { rebase_in_progress: true };
   }
 
@@ -482,12 +486,12 @@ export class MergeService {
     const ids = [...new Set(mergeRequestIds)];
     if (!ids.length) return;
     const job = queuedJob(MERGEABILITY_JOB, { ids });
-    this.track(
+    this.background.track(
       this.deps.db.kysely
         .insertInto('jobs')
         .values(job)
         .execute()
-        .then(() => this.kick())
+        .then(() => this.background.kick())
         .catch((e) => this.deps.log.error({ err: e }, 'queueing a mergeability check failed')),
     );
   }
@@ -495,26 +499,6 @@ export class MergeService {
   /** GET of one merge request: an unchecked one is checked in the background (check_mergeability(async: true)). */
   checkIfUnchecked(mr: Pick<MergeRequestRow, 'id' | 'state' | 'merge_status'>): void {
     if (mr.state === 'opened' && (mr.merge_status === 'unchecked' || mr.merge_status === 'cannot_be_merged_recheck')) this.queueRecheck([mr.id]);
-  }
-
-  /** Runs the queued checks in this process until none is left (one drain at a time). */
-  private kick(): void {
-    if (this.draining) {
-      this.redrain = true;
-      return;
-    }
-    const run = async () => {
-      do {
-        this.redrain = false;
-        while ((await this.runQueuedChecks()) > 0);
-      } while (this.redrain);
-    };
-    this.draining = run()
-      .catch((e) => this.deps.log.error({ err: e }, 'mergeability checks failed'))
-      .finally(() => {
-        this.draining = null;
-      });
-    this.track(this.draining);
   }
 
   /** One round of queued checks (also the worker's, for what another process left): the number of jobs done. */
@@ -784,14 +768,9 @@ export class MergeService {
 
   // ---- background work ---------------------------------------------------------------------------
 
-  private track(p: Promise<unknown>): void {
-    this.running.add(p);
-    void p.finally(() => this.running.delete(p));
-  }
-
   /** Resolves when the background work this process started (checks, rebases) is done (tests, shutdown). */
   async idle(): Promise<void> {
-    while (this.running.size) await Promise.allSettled([...this.running]);
+    await this.background.idle();
   }
 
   /** hasConflicts for callers that only have a status. */

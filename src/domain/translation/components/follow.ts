@@ -16,6 +16,7 @@
 import os from 'node:os';
 import type { ComponentRow } from '../../../db/schema.ts';
 import { BRANCH_PREFIX, ZERO_SHA } from '../../../git/refs.ts';
+import { Background } from '../../../jobs/background.ts';
 import { claimJobs, queuedJob } from '../../../jobs/job-row.ts';
 import { nowIso } from '../../../lib/time.ts';
 import { ANONYMOUS, type Actor } from '../../access/actor.ts';
@@ -44,9 +45,10 @@ interface PullCapable {
 }
 
 export class ForgeFollow {
-  private readonly running = new Set<Promise<unknown>>();
-  private draining: Promise<void> | null = null;
-  private redrain = false;
+  private readonly background = new Background(
+    () => this.runQueued(),
+    (e) => this.deps.log.error({ err: e }, 'rescanning following components failed'),
+  );
   private lastSweep = 0;
   private readonly workerId = `${os.hostname()}:${process.pid}:follow:${Math.random().toString(36).slice(2, 8)}`;
 
@@ -71,7 +73,7 @@ export class ForgeFollow {
       .where('branch', 'in', branches)
       .execute();
     for (const c of components) await this.queue(c.id);
-    if (components.length) this.kick();
+    if (components.length) this.background.kick();
     return components.length;
   }
 
@@ -194,33 +196,8 @@ export class ForgeFollow {
     return { error: null, final: false };
   }
 
-  /** Runs the queued rescans in this process until none is due (one drain at a time). */
-  private kick(): void {
-    if (this.draining) {
-      this.redrain = true;
-      return;
-    }
-    const run = async () => {
-      do {
-        this.redrain = false;
-        while ((await this.runQueued()) > 0);
-      } while (this.redrain);
-    };
-    this.draining = run()
-      .catch((e) => this.deps.log.error({ err: e }, 'rescanning following components failed'))
-      .finally(() => {
-        this.draining = null;
-      });
-    this.track(this.draining);
-  }
-
-  private track(p: Promise<unknown>): void {
-    this.running.add(p);
-    void p.finally(() => this.running.delete(p));
-  }
-
   /** Resolves when the rescans this process started are done (tests, shutdown). */
   async idle(): Promise<void> {
-    while (this.running.size) await Promise.allSettled([...this.running]);
+    await this.background.idle();
   }
 }
