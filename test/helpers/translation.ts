@@ -121,3 +121,19 @@ export async function getJson(ctx: TestApp, url: string, headers: Record<string,
   assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
   return res.json();
 }
+
+/** A project `hello` with a monolingual JSON component `app` (`locales/*.json`, template `locales/en.json`) over `files`. */
+export async function jsonComponent(t: { after(fn: () => unknown): void }, ctx: TestApp, files: Record<string, string>, attrs: Record<string, unknown> = {}) {
+  const fixture = await repoWith(t, ctx, files);
+  const project = await createProject(ctx);
+  const component = await createComponent(ctx, 'hello', {
+    name: 'App',
+    slug: 'app',
+    repo: fixture.repo,
+    file_format: 'json',
+    filemask: 'locales/*.json',
+    template: 'locales/en.json',
+    ...attrs,
+  });
+  return { fixture, project, component };
+}

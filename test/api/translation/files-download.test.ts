@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { getFormat } from '../../../src/formats/registry.ts';
 import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
-import { AS_ROOT, CS_PO, DE_PO, HOST, createComponent, createProject, poComponent, repoWith } from '../../helpers/translation.ts';
+import { AS_ROOT, CS_PO, DE_PO, HOST, createComponent, createProject, poComponent, repoWith, jsonComponent } from '../../helpers/translation.ts';
 import { componentRow, edit, readMo, translationRow, unitsOf, unzip } from '../../helpers/files.ts';
 
 const CS_EDITED = CS_PO.replace('#, fuzzy\nmsgid "Orange"\nmsgstr "Pomeranč"', 'msgid "Orange"\nmsgstr "Pomeranč"').replace(
@@ -279,18 +279,9 @@ msgstr[2] "%d souborů"
 
 test('a monolingual JSON translation: a key the file lacks is added by an edit; json, aresource, strings conversions; mo is refused', async (t) => {
   const ctx = await buildTestApp(t);
-  const fixture = await repoWith(t, ctx, {
+  await jsonComponent(t, ctx, {
     'locales/en.json': '{\n  "hello": "Hello",\n  "bye": "Goodbye",\n  "empty": "Empty"\n}\n',
     'locales/pt-BR.json': '{\n  "hello": "Olá",\n  "bye": ""\n}\n',
-  });
-  await createProject(ctx);
-  await createComponent(ctx, 'hello', {
-    name: 'App',
-    slug: 'app',
-    repo: fixture.repo,
-    file_format: 'json',
-    filemask: 'locales/*.json',
-    template: 'locales/en.json',
   });
   await edit(ctx, 'pt_BR', { bye: [['Tchau'], 20], empty: [['Vazio "x"'], 20] }, { componentSlug: 'app' });
   const url = '/api/translations/hello/app/pt_BR/file/';

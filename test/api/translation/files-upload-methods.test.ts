@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
-import { AS_ROOT, CS_PO, DE_PO, HOST, createComponent, createProject, poComponent, repoWith } from '../../helpers/translation.ts';
+import { AS_ROOT, CS_PO, DE_PO, HOST, createComponent, poComponent, repoWith, jsonComponent } from '../../helpers/translation.ts';
 import { componentRow, translationRow, unitsOf } from '../../helpers/files.ts';
 
 function multipart(fields: Record<string, string | Buffer>): { payload: Buffer; headers: Record<string, string> } {
@@ -124,18 +124,9 @@ test('method=add on the source translation of a bilingual component: it has no f
 
 test('method=add: permissions and the places it does not work', async (t) => {
   const ctx = await buildTestApp(t);
-  const fixture = await repoWith(t, ctx, {
+  await jsonComponent(t, ctx, {
     'locales/en.json': '{\n  "hello": "Hello"\n}\n',
     'locales/cs.json': '{\n  "hello": "Ahoj"\n}\n',
-  });
-  await createProject(ctx);
-  await createComponent(ctx, 'hello', {
-    name: 'App',
-    slug: 'app',
-    repo: fixture.repo,
-    file_format: 'json',
-    filemask: 'locales/*.json',
-    template: 'locales/en.json',
   });
   const file = Buffer.from('{"hello": "Hi", "bye": "Bye"}');
   // a monolingual translation: strings are added to the source

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
-import { AS_ROOT, CS_PO, HOST, createComponent, createProject, poComponent, repoWith } from '../../helpers/translation.ts';
+import { AS_ROOT, CS_PO, HOST, poComponent, jsonComponent } from '../../helpers/translation.ts';
 import { componentRow, edit, translationRow, unitsOf } from '../../helpers/files.ts';
 
 const URL_CS = '/api/translations/hello/po/cs/file/';
@@ -303,18 +303,9 @@ test('another format than the component’s: an XLIFF or CSV export uploads back
 
 test('a monolingual JSON translation: units are matched by key', async (t) => {
   const ctx = await buildTestApp(t);
-  const fixture = await repoWith(t, ctx, {
+  await jsonComponent(t, ctx, {
     'locales/en.json': '{\n  "hello": "Hello",\n  "bye": "Goodbye",\n  "empty": "Empty"\n}\n',
     'locales/pt-BR.json': '{\n  "hello": "Olá",\n  "bye": ""\n}\n',
-  });
-  await createProject(ctx);
-  await createComponent(ctx, 'hello', {
-    name: 'App',
-    slug: 'app',
-    repo: fixture.repo,
-    file_format: 'json',
-    filemask: 'locales/*.json',
-    template: 'locales/en.json',
   });
   const res = await upload(
     ctx,

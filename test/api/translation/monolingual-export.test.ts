@@ -9,24 +9,15 @@ import path from 'node:path';
 import { buildTestApp } from '../../helpers/build-app.ts';
 import { startTestServer } from '../../helpers/server.ts';
 import { fixtureEnv, tmpDir } from '../../helpers/git.ts';
-import { AS_ROOT, createComponent, createProject, getJson, poComponent, repoWith } from '../../helpers/translation.ts';
+import { AS_ROOT, getJson, poComponent, jsonComponent } from '../../helpers/translation.ts';
 
 test('a monolingual JSON component: source from the template, codes as written (pt-BR), keys as context', async (t) => {
   const ctx = await buildTestApp(t);
-  const fixture = await repoWith(t, ctx, {
+  const { fixture, component } = await jsonComponent(t, ctx, {
     'locales/en.json': '{\n  "hello": "Hello",\n  "bye": "Goodbye",\n  "empty": ""\n}\n',
     'locales/pt-BR.json': '{\n  "hello": "Olá",\n  "bye": ""\n}\n',
     'locales/cs_CZ.json': '{\n  "hello": "Ahoj",\n  "bye": "Nashledanou",\n  "empty": "Prázdné"\n}\n',
     'locales/README.md': 'not a translation\n',
-  });
-  await createProject(ctx);
-  const component = await createComponent(ctx, 'hello', {
-    name: 'App',
-    slug: 'app',
-    repo: fixture.repo,
-    file_format: 'json',
-    filemask: 'locales/*.json',
-    template: 'locales/en.json',
   });
   assert.equal(component.template, 'locales/en.json');
   const translations = (await getJson(ctx, '/api/components/hello/app/translations/')).results;

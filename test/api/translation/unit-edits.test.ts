@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestApp } from '../../helpers/build-app.ts';
 import { buildTestApp } from '../../helpers/build-app.ts';
-import { API, AS_ROOT, CS_PO, DE_PO, HOST, createComponent, createProject, getJson, poComponent, repoWith } from '../../helpers/translation.ts';
+import { API, AS_ROOT, CS_PO, DE_PO, HOST, getJson, jsonComponent, poComponent } from '../../helpers/translation.ts';
 import { COUNTERS, refreshTranslationStats } from '../../../src/domain/translation/stats/stats.ts';
 
 const RS = '\x1e';
@@ -288,20 +288,15 @@ test('DELETE a unit of a bilingual component: pending edits committed first, the
 
 test('a monolingual JSON component: strings added to and removed from the template', async (t) => {
   const ctx = await buildTestApp(t);
-  const fixture = await repoWith(t, ctx, {
-    'locales/en.json': '{\n  "hello": "Hello",\n  "bye": "Goodbye"\n}\n',
-    'locales/cs.json': '{\n  "hello": "Ahoj",\n  "bye": "Nashledanou"\n}\n',
-  });
-  await createProject(ctx);
-  const component = await createComponent(ctx, 'hello', {
-    name: 'App',
-    slug: 'app',
-    repo: fixture.repo,
-    file_format: 'json',
-    filemask: 'locales/*.json',
-    template: 'locales/en.json',
-    edit_template: true,
-  });
+  const { component } = await jsonComponent(
+    t,
+    ctx,
+    {
+      'locales/en.json': '{\n  "hello": "Hello",\n  "bye": "Goodbye"\n}\n',
+      'locales/cs.json': '{\n  "hello": "Ahoj",\n  "bye": "Nashledanou"\n}\n',
+    },
+    { edit_template: true },
+  );
   let res = await ctx.app.inject({ method: 'POST', url: '/api/translations/hello/app/cs/units/', headers: AS_ROOT, payload: { key: 'k', value: ['v'] } });
   assert.equal(res.statusCode, 403);
   assert.deepEqual(res.json(), { detail: 'Add the string to the source language instead.' });
