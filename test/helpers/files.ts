@@ -73,3 +73,20 @@ export function readMo(bytes: Buffer): Map<string, string> {
   for (let i = 0; i < n; i++) out.set(str(orig, i), str(trans, i));
   return out;
 }
+
+/** A multipart body: Buffers are files (named `filename`), strings are fields. */
+export function multipart(fields: Record<string, string | Buffer>, filename = 'upload.po'): { payload: Buffer; headers: Record<string, string> } {
+  const boundary = `----hearth${Math.random().toString(16).slice(2)}`;
+  const parts: Buffer[] = [];
+  for (const [k, v] of Object.entries(fields)) {
+    if (Buffer.isBuffer(v)) {
+      parts.push(
+        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+        v,
+        Buffer.from('\r\n'),
+      );
+    } else parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
+  }
+  parts.push(Buffer.from(`--${boundary}--\r\n`));
+  return { payload: Buffer.concat(parts), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
+}

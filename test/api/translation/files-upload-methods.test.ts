@@ -5,26 +5,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
 import { AS_ROOT, CS_PO, DE_PO, HOST, createComponent, poComponent, repoWith, jsonComponent } from '../../helpers/translation.ts';
-import { componentRow, translationRow, unitsOf } from '../../helpers/files.ts';
-
-function multipart(fields: Record<string, string | Buffer>): { payload: Buffer; headers: Record<string, string> } {
-  const boundary = `----hearth${Math.random().toString(16).slice(2)}`;
-  const parts: Buffer[] = [];
-  for (const [k, v] of Object.entries(fields)) {
-    if (Buffer.isBuffer(v)) {
-      parts.push(
-        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"; filename="upload"\r\nContent-Type: application/octet-stream\r\n\r\n`),
-        v,
-        Buffer.from('\r\n'),
-      );
-    } else parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
-  }
-  parts.push(Buffer.from(`--${boundary}--\r\n`));
-  return { payload: Buffer.concat(parts), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
-}
+import { componentRow, translationRow, unitsOf, multipart } from '../../helpers/files.ts';
 
 function upload(ctx: TestApp, url: string, fields: Record<string, string | Buffer>, headers: Record<string, string> = AS_ROOT) {
-  const m = multipart(fields);
+  const m = multipart(fields, 'upload');
   return ctx.app.inject({ method: 'POST', url, headers: { ...headers, ...m.headers }, payload: m.payload });
 }
 

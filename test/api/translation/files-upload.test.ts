@@ -6,26 +6,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
 import { AS_ROOT, CS_PO, HOST, poComponent, jsonComponent } from '../../helpers/translation.ts';
-import { componentRow, edit, translationRow, unitsOf } from '../../helpers/files.ts';
+import { componentRow, edit, translationRow, unitsOf, multipart } from '../../helpers/files.ts';
 
 const URL_CS = '/api/translations/hello/po/cs/file/';
-
-/** A multipart body: Buffers are files, strings are fields. */
-function multipart(fields: Record<string, string | Buffer>): { payload: Buffer; headers: Record<string, string> } {
-  const boundary = `----hearth${Math.random().toString(16).slice(2)}`;
-  const parts: Buffer[] = [];
-  for (const [k, v] of Object.entries(fields)) {
-    if (Buffer.isBuffer(v)) {
-      parts.push(
-        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"; filename="upload.po"\r\nContent-Type: application/octet-stream\r\n\r\n`),
-        v,
-        Buffer.from('\r\n'),
-      );
-    } else parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
-  }
-  parts.push(Buffer.from(`--${boundary}--\r\n`));
-  return { payload: Buffer.concat(parts), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
-}
 
 function upload(
   ctx: TestApp,
