@@ -1,4 +1,5 @@
 // buildApp(container) → the Fastify instance serving both APIs. What tests import.
+import { ciRoutes } from './http/platform/ci/index.ts';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
@@ -159,6 +160,7 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   filesRoutes(app, c);
   translationWritesRoutes(app, c);
   changesRoutes(app, c);
+  ciRoutes(app, c);
   smartHttpRoutes(app, c);
   extend?.(app);
 

@@ -26,11 +26,33 @@ export interface Config {
   archiveRateLimit: number;
   /** time limit of the queries of a units search with a regular expression (ms); also the longest wait for a free slot */
   searchTimeoutMs: number;
+  /**
+   * Where blobs (job artifacts, later export archives and uploads) live: a directory (HEARTH_BLOB_DIR,
+   * default <dataDir>/blobs) or an S3-compatible bucket when HEARTH_S3_BUCKET is set.
+   */
+  blobStore: BlobStoreConfig;
+  /** longest wait of a runner's POST /jobs/request when no job is waiting (ms; GitLab Workhorse: 50 s) */
+  jobRequestTimeoutMs: number;
   version: string;
   revision: string;
   /** test only (HEARTH_TEST_FAULT): a push stops for good at that point, so a test can kill -9 there */
   testFault: 'pause-before-ref-update' | 'pause-before-push-events' | null;
 }
+
+export type BlobStoreConfig =
+  | { kind: 'local'; dir: string }
+  | {
+      kind: 's3';
+      bucket: string;
+      /** e.g. http://127.0.0.1:4569 for an S3-compatible server; unset = AWS */
+      endpoint: string | null;
+      region: string;
+      accessKeyId: string | null;
+      secretAccessKey: string | null;
+      forcePathStyle: boolean;
+      /** downloads answer 302 to a presigned URL instead of streaming through Hearth */
+      directDownload: boolean;
+    };
 
 export class ConfigError extends Error {}
 
@@ -89,6 +111,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (testFault !== null && testFault !== 'pause-before-ref-update' && testFault !== 'pause-before-push-events') {
     throw new ConfigError(`HEARTH_TEST_FAULT must be pause-before-ref-update or pause-before-push-events, got "${testFault}"`);
   }
+  const blobStore: BlobStoreConfig = env.HEARTH_S3_BUCKET
+    ? {
+        kind: 's3',
+        bucket: env.HEARTH_S3_BUCKET,
+        endpoint: env.HEARTH_S3_ENDPOINT || null,
+        region: env.HEARTH_S3_REGION || 'us-east-1',
+        accessKeyId: env.HEARTH_S3_ACCESS_KEY_ID || null,
+        secretAccessKey: env.HEARTH_S3_SECRET_ACCESS_KEY || null,
+        forcePathStyle: boolVar(env, 'HEARTH_S3_FORCE_PATH_STYLE', Boolean(env.HEARTH_S3_ENDPOINT)),
+        directDownload: boolVar(env, 'HEARTH_S3_DIRECT_DOWNLOAD', false),
+      }
+    : { kind: 'local', dir: path.resolve(env.HEARTH_BLOB_DIR || path.join(dataDir, 'blobs')) };
   const logLevel = (env.LOG_LEVEL || 'info').toLowerCase();
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   return {
@@ -108,6 +142,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     repositoryStorages,
     archiveRateLimit: intVar(env, 'HEARTH_ARCHIVE_RATE_LIMIT', 5, 0, 1_000_000),
     searchTimeoutMs: intVar(env, 'HEARTH_SEARCH_TIMEOUT_MS', 5000, 10, 600_000),
+    blobStore,
+    jobRequestTimeoutMs: intVar(env, 'HEARTH_JOB_REQUEST_TIMEOUT_MS', 50_000, 0, 600_000),
     version: VERSION,
     revision: REVISION,
     testFault,

@@ -54,6 +54,13 @@ import { TranslationsService } from './domain/translation/translations/translati
 import { TranslationFiles } from './domain/translation/files/files.service.ts';
 import { ComponentRepository } from './domain/translation/repository/component-repository.ts';
 import { ForgeFollow } from './domain/translation/components/follow.ts';
+import type { Ci, CiDeps } from './domain/ci/deps.ts';
+import { ArtifactsService } from './domain/ci/artifacts/artifacts.service.ts';
+import { JobsService } from './domain/ci/jobs/jobs.service.ts';
+import { PipelinesService } from './domain/ci/pipelines/pipelines.service.ts';
+import { RunnersService } from './domain/ci/runners/runners.service.ts';
+import { CommitStatusesService } from './domain/ci/statuses.service.ts';
+import { type BlobStore, createBlobStore } from './storage/blob-store.ts';
 
 export interface Container {
   config: Config;
@@ -95,6 +102,10 @@ export interface Container {
   deliveries: HookDeliveries;
   /** not started here: `serve` and `worker` start it */
   worker: Worker;
+  /** blobs: job artifacts (later export archives and uploads); a local directory or an S3 bucket */
+  store: BlobStore;
+  /** CI: pipelines, jobs, runners, artifacts, commit statuses */
+  ci: Ci;
   translation: {
     vcs: ComponentVcs;
     projects: TranslationProjectsService;
@@ -186,6 +197,18 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   } satisfies TranslationWrites);
   worker.also('translation commits', () => writes.repository.commitDue());
   worker.also('translation follow', () => writes.follow.runQueued());
+  const store = createBlobStore(config.blobStore);
+  const ci = {} as Ci;
+  const cdeps: CiDeps = { ...deps, config, store, hooks, ci };
+  Object.assign(ci, {
+    pipelines: new PipelinesService(cdeps),
+    jobs: new JobsService(cdeps),
+    runners: new RunnersService(cdeps),
+    artifacts: new ArtifactsService(cdeps),
+    statuses: new CommitStatusesService(cdeps),
+  } satisfies Ci);
+  auth.jobTokens = { resolve: (token) => ci.jobs.resolveToken(token) };
+  worker.also('artifact expiry', () => ci.artifacts.removeExpired());
   const translation = {
     vcs,
     components,
@@ -203,6 +226,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     await pushes.stop();
     repos.close();
     await outbound.close();
+    await store.close();
     await db.close();
   };
   const c: Container = {
@@ -237,6 +261,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     hooks,
     deliveries,
     worker,
+    store,
+    ci,
     translation,
     close,
   };

@@ -18,6 +18,7 @@ import * as m017 from './migrations/017-unit-edits.ts';
 import * as m018 from './migrations/018-suggestions.ts';
 import * as m019 from './migrations/019-component-repository.ts';
 import * as m020 from './migrations/020-follow.ts';
+import * as m021 from './migrations/021-ci.ts';
 
 export interface MigrationContext {
   dialect: DialectName;
@@ -46,6 +47,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '018-suggestions', up: m018.up },
   { name: '019-component-repository', up: m019.up },
   { name: '020-follow', up: m020.up },
+  { name: '021-ci', up: m021.up },
 ];
 
 export async function migrate(db: Db): Promise<string[]> {

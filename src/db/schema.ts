@@ -673,6 +673,138 @@ export interface DeploymentMergeRequestsTable {
   environment_id: number;
 }
 
+// ---- CI (migration 021) ------------------------------------------------------------------------------
+
+export interface CiRunnersTable {
+  id: Generated<number>;
+  runner_type: string; // instance_type | group_type | project_type
+  token_digest: string;
+  token_expires_at: string | null;
+  creation_method: Generated<string>; // registration_token | authenticated_user
+  creator_id: number | null;
+  name: string | null;
+  description: Generated<string>;
+  active: Generated<number>;
+  locked: Generated<number>;
+  run_untagged: Generated<number>;
+  tag_list: Generated<string>; // JSON array
+  access_level: Generated<string>; // not_protected | ref_protected
+  maximum_timeout: number | null;
+  maintenance_note: string | null;
+  contacted_at: string | null;
+  version: string | null;
+  revision: string | null;
+  platform: string | null;
+  architecture: string | null;
+  executor_type: string | null;
+  ip_address: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CiRunnerProjectsTable {
+  runner_id: number;
+  project_id: number;
+  created_at: string;
+}
+
+export interface CiRunnerNamespacesTable {
+  runner_id: number;
+  namespace_id: number;
+}
+
+export interface CiRegistrationTokensTable {
+  scope: string; // instance | group | project
+  scope_id: number; // 0 for the instance
+  token_digest: string;
+  created_at: string;
+}
+
+export interface CiPipelinesTable {
+  id: Generated<number>;
+  iid: number;
+  project_id: number;
+  ref: string;
+  tag: Generated<number>;
+  sha: string;
+  before_sha: string | null;
+  source: string; // push | web | api | trigger | parent_pipeline | external
+  status: Generated<string>;
+  yaml_errors: string | null;
+  failure_reason: string | null;
+  user_id: number | null;
+  parent_pipeline_id: number | null;
+  parent_job_id: number | null;
+  variables: Generated<string>; // JSON [{key, value, variable_type}]
+  coverage: string | null;
+  created_at: string;
+  updated_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  committed_at: string | null;
+  duration: number | null;
+  queued_duration: number | null;
+}
+
+export interface CiBuildsTable {
+  id: Generated<number>;
+  project_id: number;
+  pipeline_id: number;
+  type: Generated<string>; // build | bridge | generic
+  name: string;
+  stage: string;
+  stage_idx: Generated<number>;
+  status: Generated<string>;
+  ref: string;
+  tag: Generated<number>;
+  sha: string;
+  user_id: number | null;
+  runner_id: number | null;
+  runner_system_id: string | null;
+  options: Generated<string>; // JSON
+  yaml_variables: Generated<string>; // JSON [{key, value, public}]
+  tag_list: Generated<string>; // JSON array
+  when: Generated<string>; // on_success | on_failure | always | manual | delayed
+  allow_failure: Generated<number>;
+  environment: string | null;
+  coverage: number | null;
+  failure_reason: string | null;
+  description: string | null;
+  target_url: string | null;
+  token_digest: string | null;
+  retried: Generated<number>;
+  trace_size: Generated<number>;
+  timeout: number | null;
+  lock_version: Generated<number>;
+  created_at: string;
+  updated_at: string;
+  queued_at: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+  erased_at: string | null;
+  artifacts_expire_at: string | null;
+}
+
+export interface CiBuildTraceChunksTable {
+  build_id: number;
+  seq: number;
+  data: Buffer;
+}
+
+export interface CiJobArtifactsTable {
+  id: Generated<number>;
+  project_id: number;
+  job_id: number;
+  file_type: string; // archive | metadata | trace | junit …
+  file_format: string; // zip | gzip | raw
+  file_name: string;
+  size: number;
+  file_sha256: string | null;
+  store_key: string;
+  expire_at: string | null;
+  created_at: string;
+}
+
 export interface Database {
   table_versions: TableVersionsTable;
   namespaces: NamespacesTable;
@@ -722,7 +854,20 @@ export interface Database {
   environments: EnvironmentsTable;
   deployments: DeploymentsTable;
   deployment_merge_requests: DeploymentMergeRequestsTable;
+  ci_runners: CiRunnersTable; // migration 021
+  ci_runner_projects: CiRunnerProjectsTable;
+  ci_runner_namespaces: CiRunnerNamespacesTable;
+  ci_registration_tokens: CiRegistrationTokensTable;
+  ci_pipelines: CiPipelinesTable;
+  ci_builds: CiBuildsTable;
+  ci_build_trace_chunks: CiBuildTraceChunksTable;
+  ci_job_artifacts: CiJobArtifactsTable;
 }
+
+export type CiRunnerRow = Selectable<CiRunnersTable>;
+export type CiPipelineRow = Selectable<CiPipelinesTable>;
+export type CiBuildRow = Selectable<CiBuildsTable>;
+export type CiJobArtifactRow = Selectable<CiJobArtifactsTable>;
 
 export type UserRow = Selectable<UsersTable>;
 export type LanguageRow = Selectable<LanguagesTable>;

@@ -14,6 +14,11 @@ declare module 'fastify' {
     scopes?: string[];
     /** when set, these replace the default scopes entirely (e.g. every scope) */
     onlyScopes?: string[];
+    /**
+     * A CI job token (JOB-TOKEN header or job_token parameter) is accepted here; on every other route
+     * a job token is refused with 401 (GitLab's `allow_access_with_scope` / job-token-enabled endpoints).
+     */
+    jobToken?: boolean;
   }
   interface FastifyRequest {
     actor: Actor;

@@ -1,0 +1,31 @@
+// What the CI services take: one object, so a new service is one line in the container, and `ci` lets
+// one service call another (built together, filled in before the first request).
+import type { Config } from '../../config.ts';
+import type { BlobStore } from '../../storage/blob-store.ts';
+import type { FeatureDeps } from '../deps.ts';
+import type { SystemHooksService } from '../hooks/system-hooks.service.ts';
+import type { ArtifactsService } from './artifacts/artifacts.service.ts';
+import type { JobsService } from './jobs/jobs.service.ts';
+import type { PipelinesService } from './pipelines/pipelines.service.ts';
+import type { RunnersService } from './runners/runners.service.ts';
+import type { CommitStatusesService } from './statuses.service.ts';
+
+export interface Ci {
+  /** the CI file, pipeline creation (push, API, child pipelines) and pipeline/stage progression */
+  pipelines: PipelinesService;
+  /** jobs: the runner queue, job tokens, state changes, the log, cancel and retry */
+  jobs: JobsService;
+  /** runners: registration and tokens, the runner API, status */
+  runners: RunnersService;
+  /** job artifacts in the blob store: upload, downloads, keep, delete, expiry */
+  artifacts: ArtifactsService;
+  /** external commit statuses */
+  statuses: CommitStatusesService;
+}
+
+export interface CiDeps extends FeatureDeps {
+  config: Config;
+  store: BlobStore;
+  hooks: SystemHooksService;
+  ci: Ci;
+}

@@ -1,0 +1,18 @@
+// CI: pipelines, jobs, runners (the runner API and the protocol runners speak), artifacts, commit statuses.
+import type { FastifyInstance } from 'fastify';
+import type { Container } from '../../../container.ts';
+import { artifactsRoutes } from './artifacts.routes.ts';
+import { jobsRoutes } from './jobs.routes.ts';
+import { pipelinesRoutes } from './pipelines.routes.ts';
+import { runnerProtocolRoutes } from './runner-protocol.routes.ts';
+import { runnersRoutes } from './runners.routes.ts';
+import { statusesRoutes } from './statuses.routes.ts';
+
+export function ciRoutes(app: FastifyInstance, c: Container): void {
+  pipelinesRoutes(app, c);
+  jobsRoutes(app, c);
+  runnersRoutes(app, c);
+  runnerProtocolRoutes(app, c);
+  artifactsRoutes(app, c);
+  statusesRoutes(app, c);
+}

@@ -1,0 +1,5 @@
+// Owner: the jobs part of issue 16. Registered in src/http/platform/ci/index.ts.
+import type { FastifyInstance } from 'fastify';
+import type { Container } from '../../../container.ts';
+
+export function jobsRoutes(_app: FastifyInstance, _c: Container): void {}
