@@ -5,7 +5,7 @@ import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createDb, type Db, type DbOptions } from './db/connect.ts';
 import { migrate } from './db/migrate.ts';
-import { randomToken, SecretBox } from './lib/secrets.ts';
+import { randomToken, SecretBox, tokenDigest } from './lib/secrets.ts';
 import { Outbound } from './lib/outbound.ts';
 import { nowIso } from './lib/time.ts';
 import { SettingsService } from './domain/settings/settings.service.ts';
@@ -199,7 +199,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   worker.also('translation follow', () => writes.follow.runQueued());
   const store = createBlobStore(config.blobStore);
   const ci = {} as Ci;
-  const cdeps: CiDeps = { ...deps, config, store, hooks, ci };
+  const cdeps: CiDeps = { ...deps, config, store, hooks, ci, digest: (token) => tokenDigest(salt, token) };
   Object.assign(ci, {
     pipelines: new PipelinesService(cdeps),
     jobs: new JobsService(cdeps),

@@ -28,4 +28,6 @@ export interface CiDeps extends FeatureDeps {
   store: BlobStore;
   hooks: SystemHooksService;
   ci: Ci;
+  /** the salted digest every CI secret is stored as (runner, registration and job tokens) */
+  digest(token: string): string;
 }
