@@ -1,0 +1,356 @@
+// Wire shapes of CI jobs (GitLab's API::Entities::Ci::JobBasic, Job, JobBasicWithProject): the job
+// list and detail, keep-artifacts, GET /job (job token) and a runner's job list. One loader reads what
+// a page of jobs needs in a few queries (users, pipelines, runners, artifacts, projects, commits); the
+// builders are then pure.
+import { Type, type Static } from 'typebox';
+import type { Container } from '../../../container.ts';
+import type { CiBuildRow, CiJobArtifactRow, CiPipelineRow, CiRunnerRow, NamespaceRow, ProjectRow } from '../../../db/schema.ts';
+import { VIEW_COLUMNS, type UserViewRow } from '../../../domain/users/users-query.ts';
+import { commitBasic, type CommitEntity } from '../repository/context.ts';
+import { CommitSchema } from './commit.entity.ts';
+import { PipelineBasicSchema, toPipelineBasic } from './pipeline.entity.ts';
+import { toUser, UserRefSchema, userViewContext, type UserViewContext } from './user.entity.ts';
+import { NullableString } from '../schemas/common.ts';
+
+const Nullable = <T extends ReturnType<typeof Type.Object>>(s: T) => Type.Unsafe<Static<T> | null>({ ...s, type: ['object', 'null'] });
+const NullableNumber = Type.Unsafe<number | null>({ type: ['number', 'null'] });
+
+// ---- nested shapes ---------------------------------------------------------------------------
+
+/** API::Entities::Ci::Runner (the runner that took a job). */
+export const JobRunnerSchema = Type.Object({
+  id: Type.Integer(),
+  description: Type.String(),
+  ip_address: Type.String(),
+  active: Type.Boolean(),
+  paused: Type.Boolean(),
+  is_shared: Type.Boolean(),
+  runner_type: Type.String(),
+  name: NullableString,
+  online: Type.Boolean(),
+  status: Type.String(),
+});
+
+/** API::Entities::Ci::RunnerManager: the runner process (system_id) that took the job. */
+export const JobRunnerManagerSchema = Type.Object({
+  id: Type.Integer(),
+  system_id: Type.String(),
+  version: NullableString,
+  revision: NullableString,
+  platform: NullableString,
+  architecture: NullableString,
+  created_at: Type.String(),
+  contacted_at: NullableString,
+  ip_address: NullableString,
+  status: Type.String(),
+});
+
+/** API::Entities::Ci::JobArtifact */
+export const JobArtifactSchema = Type.Object({
+  file_type: Type.String(),
+  size: Type.Integer(),
+  filename: Type.String(),
+  file_format: NullableString,
+});
+
+/** API::Entities::Ci::JobArtifactFile (the archive, kept for API v4 compatibility). */
+export const JobArtifactFileSchema = Type.Object({ filename: Type.String(), size: Type.Integer() });
+
+/** API::Entities::ProjectIdentity (JobBasicWithProject's project). */
+export const ProjectIdentitySchema = Type.Object({
+  id: Type.Integer(),
+  description: NullableString,
+  name: Type.String(),
+  name_with_namespace: Type.String(),
+  path: Type.String(),
+  path_with_namespace: Type.String(),
+  created_at: Type.String(),
+});
+
+// The job's user: Entities::User (the profile fields only when the profile is readable).
+const JobUserSchema = Type.Unsafe<Record<string, unknown> | null>({
+  ...Type.Object({ ...UserRefSchema.properties }, { additionalProperties: true }),
+  type: ['object', 'null'],
+});
+
+const basicProps = {
+  id: Type.Integer(),
+  status: Type.String(),
+  stage: Type.String(),
+  name: Type.String(),
+  ref: Type.String(),
+  tag: Type.Boolean(),
+  coverage: NullableNumber,
+  allow_failure: Type.Boolean(),
+  created_at: Type.String(),
+  started_at: NullableString,
+  finished_at: NullableString,
+  erased_at: NullableString,
+  duration: NullableNumber,
+  queued_duration: NullableNumber,
+  user: JobUserSchema,
+  commit: Nullable(CommitSchema),
+  pipeline: PipelineBasicSchema,
+  failure_reason: Type.Optional(NullableString),
+  web_url: Type.String(),
+};
+
+export const JobBasicSchema = Type.Object({ ...basicProps, project: Type.Object({ ci_job_token_scope_enabled: Type.Boolean() }) });
+export type JobBasicEntity = Static<typeof JobBasicSchema>;
+
+export const JobBasicWithProjectSchema = Type.Object({ ...basicProps, project: ProjectIdentitySchema });
+export type JobBasicWithProjectEntity = Static<typeof JobBasicWithProjectSchema>;
+
+export const JobSchema = Type.Object({
+  ...JobBasicSchema.properties,
+  artifacts_file: Type.Optional(JobArtifactFileSchema),
+  artifacts: Type.Array(JobArtifactSchema),
+  runner: Nullable(JobRunnerSchema),
+  runner_manager: Nullable(JobRunnerManagerSchema),
+  artifacts_expire_at: NullableString,
+  archived: Type.Boolean(),
+  tag_list: Type.Array(Type.String()),
+  download_url: NullableString,
+});
+export type JobEntity = Static<typeof JobSchema>;
+
+// ---- loading ---------------------------------------------------------------------------------
+
+/** What the builders need for a page of jobs, read once (see loadJobViews). */
+export interface JobViews {
+  externalUrl: string;
+  users: UserViewContext;
+  /** who asks (for Entities::User's profile fields) */
+  viewer: { id: number | null; isAdmin: boolean };
+  now: number;
+  usersById: Map<number, UserViewRow>;
+  pipelines: Map<number, CiPipelineRow>;
+  runners: Map<number, CiRunnerRow>;
+  artifacts: Map<number, CiJobArtifactRow[]>;
+  projects: Map<number, { project: ProjectRow; namespace: NamespaceRow }>;
+  /** a namespace's full human name (groups: ancestors' names joined by " / ") */
+  namespaceNames: Map<number, string>;
+  /** by `${project_id}:${sha}`; null when the repository lacks the commit */
+  commits: Map<string, CommitEntity | null>;
+}
+
+const uniq = <T>(xs: (T | null | undefined)[]): T[] => [...new Set(xs.filter((x): x is T => x !== null && x !== undefined))];
+
+/** Reads everything a page of jobs shows: one query per table, one commit read per distinct sha. */
+export async function loadJobViews(
+  c: Pick<Container, 'db' | 'repos' | 'config' | 'settings'>,
+  rows: CiBuildRow[],
+  viewer: { id: number | null; isAdmin: boolean } = { id: null, isAdmin: false },
+): Promise<JobViews> {
+  const k = c.db.kysely;
+  const jobIds = rows.map((r) => r.id);
+  const userIds = uniq(rows.map((r) => r.user_id));
+  const pipelineIds = uniq(rows.map((r) => r.pipeline_id));
+  const runnerIds = uniq(rows.map((r) => r.runner_id));
+  const projectIds = uniq(rows.map((r) => r.project_id));
+  const [users, pipelines, runners, artifacts, projects, settings] = await Promise.all([
+    userIds.length
+      ? k
+          .selectFrom('users')
+          .select([...VIEW_COLUMNS])
+          .where('users.id', 'in', userIds)
+          .execute()
+      : [],
+    pipelineIds.length ? k.selectFrom('ci_pipelines').selectAll().where('id', 'in', pipelineIds).execute() : [],
+    runnerIds.length ? k.selectFrom('ci_runners').selectAll().where('id', 'in', runnerIds).execute() : [],
+    jobIds.length ? k.selectFrom('ci_job_artifacts').selectAll().where('job_id', 'in', jobIds).orderBy('id').execute() : [],
+    projectIds.length ? k.selectFrom('projects').selectAll().where('id', 'in', projectIds).execute() : [],
+    c.settings.get(),
+  ]);
+  const nsIds = uniq(projects.map((p) => p.namespace_id));
+  const namespaces = nsIds.length ? await k.selectFrom('namespaces').selectAll().where('id', 'in', nsIds).execute() : [];
+  const nsById = new Map(namespaces.map((n) => [n.id, n]));
+  const traversal = (n: NamespaceRow) => n.traversal_ids.split('/').filter(Boolean).map(Number);
+  const ancestorIds = uniq(namespaces.flatMap((n) => (n.type === 'Group' ? traversal(n) : []))).filter((id) => !nsById.has(id));
+  const ancestors = ancestorIds.length ? await k.selectFrom('namespaces').select(['id', 'name']).where('id', 'in', ancestorIds).execute() : [];
+  const nameOf = new Map<number, string>([...namespaces.map((n) => [n.id, n.name] as const), ...ancestors.map((n) => [n.id, n.name] as const)]);
+  const namespaceNames = new Map(
+    namespaces.map((n) => [
+      n.id,
+      n.type === 'Group'
+        ? traversal(n)
+            .map((id) => nameOf.get(id) ?? '')
+            .join(' / ')
+        : n.name,
+    ]),
+  );
+  const projectMap = new Map(projects.map((p) => [p.id, { project: p, namespace: nsById.get(p.namespace_id)! }]));
+  const byJob = new Map<number, CiJobArtifactRow[]>();
+  for (const a of artifacts) {
+    const list = byJob.get(a.job_id);
+    if (list) list.push(a);
+    else byJob.set(a.job_id, [a]);
+  }
+  const commits = new Map<string, CommitEntity | null>();
+  await Promise.all(
+    uniq(rows.map((r) => `${r.project_id}:${r.sha}`)).map(async (key) => {
+      const [pid, sha] = key.split(':') as [string, string];
+      const p = projectMap.get(Number(pid));
+      let entity: CommitEntity | null = null;
+      if (p) {
+        const repo = c.repos.repository(p.project);
+        const commit = /^[0-9a-f]{40,64}$/.test(sha) && repo.exists() ? await repo.commit(sha).catch(() => null) : null;
+        if (commit) entity = commitBasic(commit, `${c.config.externalUrl}/${p.namespace.full_path}/${p.project.path}`);
+      }
+      commits.set(key, entity);
+    }),
+  );
+  return {
+    externalUrl: c.config.externalUrl,
+    users: userViewContext(c.config.externalUrl, settings),
+    viewer,
+    now: Date.now(),
+    usersById: new Map(users.map((u) => [u.id, u as UserViewRow])),
+    pipelines: new Map(pipelines.map((p) => [p.id, p])),
+    runners: new Map(runners.map((r) => [r.id, r])),
+    artifacts: byJob,
+    projects: projectMap,
+    namespaceNames,
+    commits,
+  };
+}
+
+// ---- builders --------------------------------------------------------------------------------
+
+const ms = (iso: string | null) => (iso ? Date.parse(iso) : NaN);
+const seconds = (from: number, to: number) => (Number.isNaN(from) || Number.isNaN(to) ? null : Math.max(0, (to - from) / 1000));
+
+/** Time running: till finished, or till now while running (GitLab's Ci::Build#duration). */
+export function jobDuration(job: CiBuildRow, now = Date.now()): number | null {
+  if (!job.started_at) return null;
+  return seconds(ms(job.started_at), job.finished_at ? ms(job.finished_at) : now);
+}
+
+/** Time in the queue: from queued till started, or till now while pending. */
+export function jobQueuedDuration(job: CiBuildRow, now = Date.now()): number | null {
+  if (!job.queued_at) return null;
+  return seconds(ms(job.queued_at), job.started_at ? ms(job.started_at) : now);
+}
+
+export function projectWebUrl(externalUrl: string, p: { project: ProjectRow; namespace: NamespaceRow }): string {
+  return `${externalUrl}/${p.namespace.full_path}/${p.project.path}`;
+}
+
+export function jobWebUrl(views: Pick<JobViews, 'externalUrl' | 'projects'>, job: Pick<CiBuildRow, 'id' | 'project_id'>): string {
+  const p = views.projects.get(job.project_id);
+  return p ? `${projectWebUrl(views.externalUrl, p)}/-/jobs/${job.id}` : `${views.externalUrl}/-/jobs/${job.id}`;
+}
+
+/** Ci::Runner#status: never contacted, online within 2 hours, stale after 7 days (GitLab's thresholds). */
+export function runnerStatus(r: Pick<CiRunnerRow, 'contacted_at' | 'created_at'>, now = Date.now()): 'online' | 'offline' | 'stale' | 'never_contacted' {
+  const staleMs = 7 * 24 * 3600_000;
+  if (!r.contacted_at) return now - ms(r.created_at) > staleMs ? 'stale' : 'never_contacted';
+  const age = now - ms(r.contacted_at);
+  if (age > staleMs) return 'stale';
+  return age <= 2 * 3600_000 ? 'online' : 'offline';
+}
+
+function toJobRunner(r: CiRunnerRow, now: number): Static<typeof JobRunnerSchema> {
+  const status = runnerStatus(r, now);
+  return {
+    id: r.id,
+    description: r.description,
+    ip_address: '',
+    active: r.active === 1,
+    paused: r.active !== 1,
+    is_shared: r.runner_type === 'instance_type',
+    runner_type: r.runner_type,
+    name: r.name,
+    online: status === 'online',
+    status,
+  };
+}
+
+function toJobUser(job: CiBuildRow, views: JobViews): Record<string, unknown> | null {
+  const u = job.user_id === null ? undefined : views.usersById.get(job.user_id);
+  if (!u) return null;
+  const profile = u.private_profile !== 1 || views.viewer.isAdmin || views.viewer.id === u.id;
+  return toUser(u, views.users, profile) as unknown as Record<string, unknown>;
+}
+
+/** API::Entities::Ci::JobBasic without its `project` (which the two variants expose differently). */
+function basic(job: CiBuildRow, views: JobViews) {
+  const pipeline = views.pipelines.get(job.pipeline_id)!;
+  return {
+    id: job.id,
+    status: job.status,
+    stage: job.stage,
+    name: job.name,
+    ref: job.ref,
+    tag: job.tag === 1,
+    coverage: job.coverage,
+    allow_failure: job.allow_failure === 1,
+    created_at: job.created_at,
+    started_at: job.started_at,
+    finished_at: job.finished_at,
+    erased_at: job.erased_at,
+    duration: jobDuration(job, views.now),
+    queued_duration: jobQueuedDuration(job, views.now),
+    user: toJobUser(job, views),
+    commit: views.commits.get(`${job.project_id}:${job.sha}`) ?? null,
+    pipeline: toPipelineBasic(
+      pipeline,
+      views.projects.has(pipeline.project_id) ? projectWebUrl(views.externalUrl, views.projects.get(pipeline.project_id)!) : views.externalUrl,
+    ),
+    ...(job.status === 'failed' ? { failure_reason: job.failure_reason ?? 'unknown_failure' } : {}),
+    web_url: jobWebUrl(views, job),
+  };
+}
+
+export function toJobBasic(job: CiBuildRow, views: JobViews): JobBasicEntity {
+  return { ...basic(job, views), project: { ci_job_token_scope_enabled: false } };
+}
+
+export function toJobBasicWithProject(job: CiBuildRow, views: JobViews): JobBasicWithProjectEntity {
+  const p = views.projects.get(job.project_id)!;
+  return {
+    ...basic(job, views),
+    project: {
+      id: p.project.id,
+      description: p.project.description,
+      name: p.project.name,
+      name_with_namespace: `${views.namespaceNames.get(p.namespace.id) ?? p.namespace.name} / ${p.project.name}`,
+      path: p.project.path,
+      path_with_namespace: `${p.namespace.full_path}/${p.project.path}`,
+      created_at: p.project.created_at,
+    },
+  };
+}
+
+/** API::Entities::Ci::Job (with the spec's download_url: the archive's download link, or null). */
+export function toJob(job: CiBuildRow, views: JobViews): JobEntity {
+  const artifacts = (views.artifacts.get(job.id) ?? []).filter((a) => !job.erased_at || a.file_type === 'trace');
+  const archive = artifacts.find((a) => a.file_type === 'archive');
+  const runner = job.runner_id === null ? undefined : views.runners.get(job.runner_id);
+  const p = views.projects.get(job.project_id);
+  return {
+    ...toJobBasic(job, views),
+    ...(archive ? { artifacts_file: { filename: archive.file_name, size: archive.size } } : {}),
+    artifacts: artifacts.map((a) => ({ file_type: a.file_type, size: a.size, filename: a.file_name, file_format: a.file_format })),
+    runner: runner ? toJobRunner(runner, views.now) : null,
+    runner_manager:
+      runner && job.runner_system_id
+        ? {
+            id: runner.id,
+            system_id: job.runner_system_id,
+            version: runner.version,
+            revision: runner.revision,
+            platform: runner.platform,
+            architecture: runner.architecture,
+            created_at: runner.created_at,
+            contacted_at: runner.contacted_at,
+            ip_address: runner.ip_address,
+            status: runnerStatus(runner, views.now),
+          }
+        : null,
+    artifacts_expire_at: job.artifacts_expire_at,
+    archived: p ? p.project.archived === 1 : false,
+    tag_list: (JSON.parse(job.tag_list) as string[]).slice().sort(),
+    download_url: archive && p ? `${projectWebUrl(views.externalUrl, p)}/-/jobs/${job.id}/artifacts/download` : null,
+  };
+}
