@@ -22,7 +22,7 @@ export interface SettingDef {
   /** model inclusion: "is not included in the list" */
   inclusion?: readonly (string | number)[];
   /** extra model check, see settings-update.ts */
-  check?: 'url' | 'email' | 'regex' | 'token_prefix' | 'ci_config_path' | 'domains';
+  check?: 'url' | 'email' | 'regex' | 'token_prefix' | 'ci_config_path' | 'domains' | 'duration';
   /** accepted on PUT but never returned (credentials of third-party services) */
   writeOnly?: boolean;
 }
@@ -83,6 +83,7 @@ export const SETTINGS: Record<string, SettingDef> = {
   default_projects_limit: int(100000, { gte: 0 }),
   default_branch_protection: int(2, { values: [0, 1, 2, 3, 4] }),
   max_attachment_size: int(100, { gt: 0 }),
+  max_artifacts_size: int(100, { gt: 0 }),
   push_event_hooks_limit: int(3, { gte: 0 }),
   diff_max_patch_bytes: int(204800, { gte: 102400, lte: 1048576 }),
   diff_max_files: int(1000, { gte: 500, lte: 3000 }),
@@ -191,6 +192,8 @@ export const SETTINGS: Record<string, SettingDef> = {
   lock_duo_features_enabled: bool(false),
   // strings
   default_preferred_language: str('en', { nullable: false, inclusion: LOCALES }),
+  // ApplicationSetting: presence and DurationValidator ("is not a correct duration")
+  default_artifacts_expire_in: str('30 days', { nullable: false, check: 'duration' }),
   home_page_url: str(null, { check: 'url' }),
   after_sign_out_path: str(null, { check: 'url' }),
   after_sign_up_text: str(null),

@@ -6,6 +6,7 @@
 // Nothing is written unless both pass.
 import { isInt32 } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
+import { chronicSeconds } from '../ci/artifacts/duration.ts';
 import {
   ALIASES,
   BRANCH_ACCESS_LEVELS,
@@ -291,6 +292,9 @@ function fieldErrors(name: string, def: SettingDef, v: unknown): string[] {
         break;
       case 'ci_config_path':
         if (/(\.{2}|^\/)/.test(v)) out.push('cannot include leading slash or directory traversal.');
+        break;
+      case 'duration':
+        if (chronicSeconds(v) === null) out.push('is not a correct duration');
         break;
     }
   }

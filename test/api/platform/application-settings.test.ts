@@ -39,6 +39,7 @@ const DEFAULTS: Record<string, unknown> = {
   container_registry_expiration_policies_worker_capacity: 4,
   container_registry_token_expire_delay: 5,
   decompress_archive_file_timeout: 210,
+  default_artifacts_expire_in: '30 days',
   default_branch_protection: 2,
   default_branch_protection_defaults: {
     allowed_to_push: [{ access_level: 40 }],
@@ -104,6 +105,7 @@ const DEFAULTS: Record<string, unknown> = {
   local_markdown_version: 0,
   lock_duo_features_enabled: false,
   maven_package_requests_forwarding: true,
+  max_artifacts_size: 100,
   max_attachment_size: 100,
   max_decompressed_archive_size: 25600,
   max_export_size: 0,
