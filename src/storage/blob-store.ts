@@ -1,16 +1,22 @@
 // The blob store (DESIGN: storage/): job artifacts now, export archives and uploads later. A local
 // directory under DATA_DIR by default; an S3-compatible bucket when HEARTH_S3_BUCKET is set
 // (config.blobStore). Keys are relative paths made by Hearth (never from users), e.g.
-// `artifacts/<project>/<job>/<type>-<random>.zip`.
+// `artifacts/<project>/<job>/<type>-<random>.zip`; they are still checked (checkKey).
 import type { Readable } from 'node:stream';
 import type { BlobStoreConfig } from '../config.ts';
+import { LocalBlobStore } from './local-store.ts';
+import { S3BlobStore } from './s3-store.ts';
 
 export interface BlobStat {
   size: number;
 }
 
 export interface BlobStore {
-  /** Writes the whole stream under `key` (replacing any blob there); answers its size and SHA-256. */
+  /**
+   * Writes the whole stream under `key` (replacing any blob there); answers its size and SHA-256.
+   * Over `maxBytes` it stops reading, writes nothing and throws BlobTooLargeError. Never holds the
+   * whole body in memory.
+   */
   put(key: string, body: Readable | Buffer, opts?: { contentType?: string; maxBytes?: number }): Promise<{ size: number; sha256: string }>;
   /** The blob's bytes, or a byte range of them (inclusive end); null when there is no such blob. */
   get(key: string, range?: { start: number; end: number }): Promise<Readable | null>;
@@ -22,9 +28,20 @@ export interface BlobStore {
   close(): Promise<void>;
 }
 
-export function createBlobStore(_config: BlobStoreConfig): BlobStore {
-  const missing = async (): Promise<never> => {
-    throw new Error('the blob store is not built yet');
-  };
-  return { put: missing, get: missing, stat: missing, delete: missing, downloadUrl: missing, close: async () => {} };
+/** put() read more than `maxBytes`. */
+export class BlobTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`blob larger than ${maxBytes} bytes`);
+  }
+}
+
+/** A key is relative, `/`-separated segments of [A-Za-z0-9._-], none `.` or `..`. */
+export function checkKey(key: string): string {
+  const ok = /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(key) && key.length <= 1024 && !key.split('/').some((s) => s === '.' || s === '..');
+  if (!ok) throw new Error(`invalid blob key: ${JSON.stringify(key)}`);
+  return key;
+}
+
+export function createBlobStore(config: BlobStoreConfig): BlobStore {
+  return config.kind === 's3' ? new S3BlobStore(config) : new LocalBlobStore(config.dir);
 }
