@@ -1,9 +1,23 @@
 // Pipelines (GitLab Ci::CreatePipelineService, Ci::ProcessPipelineService): the CI file of a ref read
 // from the repository, the jobs it creates, and how a pipeline moves on as its jobs finish.
 // Owner: the pipelines part of issue 16 (see docs/design-notes.md, CI).
-import type { CiPipelineRow, ProjectRow } from '../../../db/schema.ts';
+import { type Kysely, sql } from 'kysely';
+import type { CiBuildRow, CiPipelineRow, Database, NamespaceRow, ProjectRow } from '../../../db/schema.ts';
+import { nextIid } from '../../../db/internal-ids.ts';
+import { BRANCH_PREFIX, TAG_PREFIX, ZERO_SHA } from '../../../git/refs.ts';
+import type { Repository } from '../../../git/repository.ts';
+import { nowIso } from '../../../lib/time.ts';
 import type { Actor } from '../../access/actor.ts';
+import { settingsOf } from '../../projects/project-settings.ts';
+import { onRefsChanged } from '../../repository/push-events.ts';
+import { type EvalContext, evaluateJob, evaluateWorkflow } from '../config/evaluate.ts';
+import { localPath, type ParseResult, parseCiConfig } from '../config/parse.ts';
+import { parseDuration } from '../config/duration.ts';
 import type { CiDeps } from '../deps.ts';
+import type { JobOptions, JobVariable } from '../job-options.ts';
+import { CANCELABLE, COMPLETED, compositeStatus } from './status.ts';
+
+export const DEFAULT_CI_CONFIG_PATH = '.service-ci.yml';
 
 export interface CreatePipelineInput {
   ref: string;
@@ -13,17 +27,336 @@ export interface CreatePipelineInput {
   sha?: string;
   beforeSha?: string | null;
   variables?: { key: string; value: string; variable_type?: string }[];
+  /** whether ref is a tag (looked up when absent: a branch of that name first) */
+  tag?: boolean;
+  /** child pipelines: the parent and its trigger job, and the CI files to read instead of the project's */
+  parent?: { pipeline: CiPipelineRow; job: CiBuildRow; include: string[] };
+}
+
+/** Why no pipeline was created (the API's 400 bodies). */
+export type CreateFailure = 'reference_not_found' | 'missing_config' | 'filtered_by_workflow' | 'no_jobs';
+
+export const CREATE_MESSAGES: Record<CreateFailure, string> = {
+  reference_not_found: 'Reference not found',
+  missing_config: 'Missing CI config file',
+  filtered_by_workflow: 'Pipeline filtered out by workflow rules.',
+  no_jobs: 'Pipeline will not run for the selected trigger. The rules configuration prevented any jobs from being added to the pipeline.',
+};
+
+const SKIP_CI = /\[(ci[ _-]skip|skip[ _-]ci)\]/i;
+
+interface NewJob {
+  type: string;
+  name: string;
+  stage: string;
+  stage_idx: number;
+  options: JobOptions;
+  yaml_variables: JobVariable[];
+  tag_list: string[];
+  when: string;
+  allow_failure: boolean;
+  environment: string | null;
+  timeout: number | null;
+}
+
+function slug(ref: string): string {
+  return ref
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '-')
+    .slice(0, 63)
+    .replace(/^-+|-+$/g, '');
 }
 
 export class PipelinesService {
-  constructor(protected readonly deps: CiDeps) {}
+  constructor(protected readonly deps: CiDeps) {
+    onRefsChanged(deps.db, async (target, changes) => {
+      for (const c of changes) {
+        if (c.after === ZERO_SHA) continue;
+        const tag = c.ref.startsWith(TAG_PREFIX);
+        if (!tag && !c.ref.startsWith(BRANCH_PREFIX)) continue;
+        try {
+          const sha = (await target.repo.info(`${c.after}^{commit}`))?.sha;
+          if (!sha) continue;
+          const commit = await target.repo.commit(sha);
+          if (commit && SKIP_CI.test(commit.message)) continue;
+          const actor = {
+            kind: 'user',
+            user: target.user,
+            isAdmin: false,
+            scopes: null,
+            credential: 'none',
+            tokenId: null,
+            sudoFrom: null,
+            impersonated: false,
+            jobId: null,
+          } as Actor;
+          await this.create(target.project, actor, {
+            ref: c.ref.slice(tag ? TAG_PREFIX.length : BRANCH_PREFIX.length),
+            tag,
+            sha,
+            beforeSha: c.before,
+            source: 'push',
+          });
+        } catch (e) {
+          deps.log.error({ err: e, project: target.project.id, ref: c.ref }, 'creating the pipeline of a push failed');
+        }
+      }
+    });
+  }
+
+  private get k() {
+    return this.deps.db.kysely;
+  }
 
   /**
    * Creates a pipeline for `ref` from its `.service-ci.yml` (a failed pipeline with yaml_errors when the
    * file is invalid; null when the ref has no CI file or no job applies, as GitLab creates none).
    */
-  async create(_project: ProjectRow, _actor: Actor, _input: CreatePipelineInput): Promise<CiPipelineRow | null> {
-    throw new Error('not built yet');
+  async create(project: ProjectRow, actor: Actor, input: CreatePipelineInput): Promise<CiPipelineRow | null> {
+    const r = await this.build(project, actor, input);
+    return 'pipeline' in r ? r.pipeline : null;
+  }
+
+  /** create, saying why no pipeline was created. */
+  async build(project: ProjectRow, actor: Actor, input: CreatePipelineInput): Promise<{ pipeline: CiPipelineRow } | { failure: CreateFailure }> {
+    const repo = this.deps.repos.repository(project);
+    let tag = input.tag;
+    let sha = input.sha ?? null;
+    if (tag === undefined || sha === null) {
+      const branch = tag === true ? undefined : await repo.branch(input.ref);
+      const t = branch ? undefined : await repo.tag(input.ref);
+      if (tag === undefined) tag = !branch && !!t;
+      if (sha === null) {
+        const ref = branch ? BRANCH_PREFIX + input.ref : t ? TAG_PREFIX + input.ref : null;
+        sha = ref ? ((await repo.info(`${ref}^{commit}`))?.sha ?? null) : null;
+      }
+      if (!branch && !t) return { failure: 'reference_not_found' };
+    }
+    if (!sha) return { failure: 'reference_not_found' };
+    const commit = await repo.commit(sha);
+    if (!commit) return { failure: 'reference_not_found' };
+
+    const readAt = async (path: string): Promise<string | null> => {
+      const o = await repo.read(`${sha}:${path}`);
+      return o && o.type === 'blob' && o.content ? o.content.toString('utf8') : o && o.type === 'blob' ? '' : null;
+    };
+    let parsed: ParseResult;
+    if (input.parent) {
+      const content = input.parent.include.map((p) => `  - local: ${JSON.stringify(p)}`).join('\n');
+      parsed = await parseCiConfig(`include:\n${content}\n`, readAt);
+    } else {
+      const path = (settingsOf(project).ci_config_path as string | null) || DEFAULT_CI_CONFIG_PATH;
+      let content: string | null = null;
+      try {
+        content = await readAt(localPath(path));
+      } catch {
+        content = null;
+      }
+      if (content === null) return { failure: 'missing_config' };
+      parsed = await parseCiConfig(content, readAt);
+    }
+
+    const ns = await this.k.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).executeTakeFirstOrThrow();
+    const pipelineVars = (input.variables ?? []).map((v) => ({ key: v.key, value: v.value, variable_type: v.variable_type ?? 'env_var' }));
+    const base = {
+      project,
+      actor,
+      ref: input.ref,
+      tag,
+      sha,
+      beforeSha: input.beforeSha ?? ZERO_SHA,
+      source: input.source,
+      committedAt: commit.committer ? new Date(commit.committer.time * 1000).toISOString() : null,
+      variables: pipelineVars,
+      parent: input.parent,
+    };
+    if (!parsed.config) {
+      return { pipeline: await this.insert({ ...base, status: 'failed', yamlErrors: parsed.errors.join(', '), jobs: [] }) };
+    }
+    const cfg = parsed.config;
+    const predefined = this.predefined(project, ns, {
+      ref: input.ref,
+      tag,
+      sha,
+      beforeSha: base.beforeSha,
+      source: input.source,
+      message: commit.message,
+      actor,
+    });
+    const ctxVars = { ...predefined, ...cfg.variables, ...Object.fromEntries(pipelineVars.map((v) => [v.key, v.value])) };
+    const ctx: EvalContext = {
+      ref: input.ref,
+      tag,
+      source: input.source,
+      variables: ctxVars,
+      exists: async (p) => (await repo.info(`${sha}:${p}`)) !== null,
+    };
+    const workflow = await evaluateWorkflow(cfg.workflowRules, ctx);
+    if (!workflow.run) return { failure: 'filtered_by_workflow' };
+    ctx.variables = { ...ctx.variables, ...workflow.variables };
+    const globalVars = { ...cfg.variables, ...workflow.variables };
+
+    const jobs: NewJob[] = [];
+    for (const spec of cfg.jobs) {
+      const outcome = await evaluateJob(spec, ctx);
+      if (!outcome) continue;
+      const inherited = Object.entries(globalVars).filter(([k]) =>
+        Array.isArray(spec.inheritVariables) ? spec.inheritVariables.includes(k) : spec.inheritVariables,
+      );
+      const vars = { ...Object.fromEntries(inherited), ...spec.variables, ...(outcome.variables ?? {}) };
+      const options: JobOptions = { ...spec.options };
+      if (outcome.startIn) options.start_in = outcome.startIn;
+      const allowFailure = outcome.allowFailure ?? spec.allowFailure ?? (outcome.when === 'manual' && !spec.rules);
+      jobs.push({
+        type: spec.type,
+        name: spec.name,
+        stage: spec.stage,
+        stage_idx: spec.stageIdx,
+        options,
+        yaml_variables: Object.entries(vars).map(([key, value]) => ({ key, value, public: true })),
+        tag_list: spec.tags,
+        when: outcome.when,
+        allow_failure: allowFailure,
+        environment: spec.environment,
+        timeout: options.timeout ?? null,
+      });
+    }
+    if (!jobs.length) return { failure: 'no_jobs' };
+    // needs of jobs left out by rules (Chain::Seed): optional ones are dropped, others an error
+    const names = new Set(jobs.map((j) => j.name));
+    const errors: string[] = [];
+    for (const j of jobs) {
+      if (!j.options.needs) continue;
+      for (const n of j.options.needs) {
+        if (!names.has(n.job) && !n.optional)
+          errors.push(
+            `'${j.name}' job needs '${n.job}' job, but '${n.job}' does not exist in the pipeline. This might be because of the only, except, or rules keywords. To need a job that sometimes does not exist in the pipeline, use needs:optional.`,
+          );
+      }
+      j.options.needs = j.options.needs.filter((n) => names.has(n.job));
+      if (j.options.dependencies) j.options.dependencies = j.options.dependencies.filter((d) => names.has(d));
+    }
+    if (errors.length) return { pipeline: await this.insert({ ...base, status: 'failed', yamlErrors: errors.join(', '), jobs: [] }) };
+    const pipeline = await this.insert({ ...base, status: 'created', yamlErrors: null, jobs });
+    await this.process(pipeline.id);
+    return { pipeline: await this.k.selectFrom('ci_pipelines').selectAll().where('id', '=', pipeline.id).executeTakeFirstOrThrow() };
+  }
+
+  /** The predefined variables rules can read (a subset of GitLab's). */
+  predefined(
+    project: ProjectRow,
+    ns: NamespaceRow,
+    p: { ref: string; tag: boolean; sha: string; beforeSha: string; source: string; message: string; actor: Actor },
+  ): Record<string, string> {
+    const path = `${ns.full_path}/${project.path}`;
+    const url = this.deps.config.externalUrl;
+    const v: Record<string, string> = {
+      CI: 'true',
+      GITLAB_CI: 'true',
+      CI_SERVER_URL: url,
+      CI_PROJECT_ID: String(project.id),
+      CI_PROJECT_NAME: project.path,
+      CI_PROJECT_TITLE: project.name,
+      CI_PROJECT_PATH: path,
+      CI_PROJECT_PATH_SLUG: slug(path),
+      CI_PROJECT_NAMESPACE: ns.full_path,
+      CI_PROJECT_ROOT_NAMESPACE: ns.full_path.split('/')[0],
+      CI_PROJECT_URL: `${url}/${path}`,
+      CI_PROJECT_VISIBILITY: project.visibility,
+      CI_DEFAULT_BRANCH: project.default_branch ?? 'main',
+      CI_CONFIG_PATH: (settingsOf(project).ci_config_path as string | null) || DEFAULT_CI_CONFIG_PATH,
+      CI_COMMIT_SHA: p.sha,
+      CI_COMMIT_SHORT_SHA: p.sha.slice(0, 8),
+      CI_COMMIT_BEFORE_SHA: p.beforeSha,
+      CI_COMMIT_REF_NAME: p.ref,
+      CI_COMMIT_REF_SLUG: slug(p.ref),
+      CI_COMMIT_MESSAGE: p.message,
+      CI_COMMIT_TITLE: p.message.split('\n')[0],
+      CI_PIPELINE_SOURCE: p.source,
+    };
+    if (p.tag) v.CI_COMMIT_TAG = p.ref;
+    else v.CI_COMMIT_BRANCH = p.ref;
+    if (p.actor.user) {
+      v.GITLAB_USER_ID = String(p.actor.user.id);
+      v.GITLAB_USER_LOGIN = p.actor.user.username;
+      v.GITLAB_USER_NAME = p.actor.user.name;
+      v.GITLAB_USER_EMAIL = p.actor.user.email;
+    }
+    return v;
+  }
+
+  private async insert(p: {
+    project: ProjectRow;
+    actor: Actor;
+    ref: string;
+    tag: boolean;
+    sha: string;
+    beforeSha: string;
+    source: string;
+    committedAt: string | null;
+    variables: { key: string; value: string; variable_type: string }[];
+    parent?: CreatePipelineInput['parent'];
+    status: string;
+    yamlErrors: string | null;
+    jobs: NewJob[];
+  }): Promise<CiPipelineRow> {
+    const now = nowIso();
+    const userId = p.actor.user?.id ?? null;
+    return this.k.transaction().execute(async (trx) => {
+      const iid = await nextIid(trx, 'ci_pipelines', 'Project', p.project.id);
+      const pipeline = await trx
+        .insertInto('ci_pipelines')
+        .values({
+          iid,
+          project_id: p.project.id,
+          ref: p.ref,
+          tag: p.tag ? 1 : 0,
+          sha: p.sha,
+          before_sha: p.beforeSha,
+          source: p.source,
+          status: p.status,
+          yaml_errors: p.yamlErrors,
+          failure_reason: p.yamlErrors !== null ? 'config_error' : null,
+          user_id: userId,
+          parent_pipeline_id: p.parent?.pipeline.id ?? null,
+          parent_job_id: p.parent?.job.id ?? null,
+          variables: JSON.stringify(p.variables),
+          created_at: now,
+          updated_at: now,
+          finished_at: p.status === 'failed' ? now : null,
+          committed_at: p.committedAt,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      for (const j of p.jobs) {
+        await trx
+          .insertInto('ci_builds')
+          .values({
+            project_id: p.project.id,
+            pipeline_id: pipeline.id,
+            type: j.type,
+            name: j.name,
+            stage: j.stage,
+            stage_idx: j.stage_idx,
+            status: 'created',
+            ref: p.ref,
+            tag: p.tag ? 1 : 0,
+            sha: p.sha,
+            user_id: userId,
+            options: JSON.stringify(j.options),
+            yaml_variables: JSON.stringify(j.yaml_variables),
+            tag_list: JSON.stringify(j.tag_list),
+            when: j.when,
+            allow_failure: j.allow_failure ? 1 : 0,
+            environment: j.environment,
+            timeout: j.timeout,
+            created_at: now,
+            updated_at: now,
+          })
+          .execute();
+      }
+      return pipeline;
+    });
   }
 
   /**
@@ -31,7 +364,268 @@ export class PipelinesService {
    * done become pending / manual / skipped, trigger jobs create their child pipeline, and the pipeline's
    * status (and its parent's trigger job) follows its jobs. Idempotent; jobs call it after every change.
    */
-  async process(_pipelineId: number): Promise<void> {
-    throw new Error('not built yet');
+  async process(pipelineId: number): Promise<void> {
+    const result = await this.k.transaction().execute((trx) => this.processIn(trx, pipelineId));
+    if (!result) return;
+    if (result.queued) this.deps.ci.jobs.jobsQueued();
+    for (const delay of result.delays) {
+      setTimeout(() => void this.process(pipelineId).catch((e) => this.deps.log.error({ err: e }, 'processing a pipeline failed')), delay).unref();
+    }
+    for (const bridge of result.bridges) await this.triggerChild(result.pipeline, bridge);
+    if (result.bridges.length) await this.process(pipelineId);
+    if (result.finished && result.pipeline.parent_job_id) await this.childFinished(result.pipeline);
+  }
+
+  private async processIn(trx: Kysely<Database>, pipelineId: number) {
+    let q = trx.selectFrom('ci_pipelines').selectAll().where('id', '=', pipelineId);
+    if (this.deps.db.dialect === 'postgres') q = q.forUpdate();
+    const pipeline = await q.executeTakeFirst();
+    if (!pipeline) return null;
+    const jobs = await trx
+      .selectFrom('ci_builds')
+      .selectAll()
+      .where('pipeline_id', '=', pipelineId)
+      .where('retried', '=', 0)
+      .orderBy('stage_idx')
+      .orderBy('id')
+      .execute();
+    const now = nowIso();
+    let queued = false;
+    const bridges: CiBuildRow[] = [];
+    const delays: number[] = [];
+    const byName = new Map(jobs.map((j) => [j.name, j]));
+    const set = async (j: CiBuildRow, status: string, extra: Partial<CiBuildRow> = {}) => {
+      await trx
+        .updateTable('ci_builds')
+        .set({ status, updated_at: now, ...extra, lock_version: sql`lock_version + 1` } as never)
+        .where('id', '=', j.id)
+        .execute();
+      Object.assign(j, { status, ...extra });
+    };
+    for (let changed = true; changed; ) {
+      changed = false;
+      for (const j of jobs) {
+        if (j.type === 'generic') continue;
+        if (j.status === 'scheduled') {
+          const opts = JSON.parse(j.options) as JobOptions;
+          const due = Date.parse(j.queued_at ?? j.updated_at) + (parseDuration(opts.start_in) ?? 0) * 1000;
+          if (Date.now() >= due) {
+            await set(j, 'pending', { queued_at: now });
+            queued = true;
+            changed = true;
+          } else delays.push(due - Date.now() + 50);
+          continue;
+        }
+        if (j.status !== 'created') continue;
+        const opts = JSON.parse(j.options) as JobOptions;
+        const prereqs = opts.needs
+          ? opts.needs.map((n) => byName.get(n.job)).filter((x): x is CiBuildRow => !!x)
+          : jobs.filter((o) => o.stage_idx < j.stage_idx);
+        const prior = compositeStatus(prereqs, !!opts.needs) ?? 'success';
+        if (!COMPLETED.includes(prior)) continue;
+        const valid = j.when === 'on_failure' ? ['failed'] : j.when === 'always' ? ['success', 'failed', 'skipped'] : ['success', 'skipped'];
+        changed = true;
+        if (!valid.includes(prior)) {
+          await set(j, 'skipped');
+          continue;
+        }
+        if (j.when === 'manual') await set(j, 'manual');
+        else if (j.when === 'delayed') {
+          await set(j, 'scheduled', { queued_at: now });
+          delays.push((parseDuration(opts.start_in) ?? 0) * 1000 + 50);
+        } else if (j.type === 'bridge') {
+          // claimed here; the child pipeline is created after this transaction
+          await set(j, 'running', { started_at: now, queued_at: now });
+          bridges.push(j);
+        } else {
+          await set(j, 'pending', { queued_at: now });
+          queued = true;
+        }
+      }
+    }
+    const status = compositeStatus(jobs) ?? 'skipped';
+    const finished = COMPLETED.includes(status);
+    const patch: Partial<CiPipelineRow> = {};
+    if (status !== pipeline.status) patch.status = status;
+    if (pipeline.failure_reason === 'config_error') return { pipeline, queued: false, bridges: [], delays: [], finished: false };
+    const started = pipeline.started_at ?? (['running', 'success', 'failed', 'canceled'].includes(status) && jobs.some((j) => j.started_at) ? now : null);
+    if (started && !pipeline.started_at) {
+      patch.started_at = started;
+      patch.queued_duration = Math.max(0, Math.round((Date.parse(started) - Date.parse(pipeline.created_at)) / 1000));
+    }
+    if (finished && !pipeline.finished_at) {
+      patch.finished_at = now;
+      patch.duration = started ? Math.max(0, Math.round((Date.parse(now) - Date.parse(started)) / 1000)) : null;
+    } else if (!finished && pipeline.finished_at) {
+      patch.finished_at = null;
+      patch.duration = null;
+    }
+    const coverages = jobs.map((j) => j.coverage).filter((c): c is number => c !== null);
+    const coverage = coverages.length ? (coverages.reduce((a, b) => a + b, 0) / coverages.length).toFixed(2) : null;
+    if (coverage !== pipeline.coverage) patch.coverage = coverage;
+    if (Object.keys(patch).length) {
+      patch.updated_at = now;
+      await trx.updateTable('ci_pipelines').set(patch).where('id', '=', pipeline.id).execute();
+    }
+    return { pipeline: { ...pipeline, ...patch }, queued, bridges, delays, finished: finished && patch.status !== undefined };
+  }
+
+  /** A trigger job reached: its child pipeline (source parent_pipeline); the job follows it. */
+  private async triggerChild(parent: CiPipelineRow, bridge: CiBuildRow): Promise<void> {
+    const project = await this.k.selectFrom('projects').selectAll().where('id', '=', parent.project_id).executeTakeFirst();
+    if (!project) return;
+    const opts = JSON.parse(bridge.options) as JobOptions;
+    const include = (opts.trigger?.include ?? []).map((i) => i.local);
+    const user = bridge.user_id ? await this.k.selectFrom('users').selectAll().where('id', '=', bridge.user_id).executeTakeFirst() : undefined;
+    const actor = {
+      kind: user ? 'user' : 'anonymous',
+      user: user ?? null,
+      isAdmin: false,
+      scopes: null,
+      credential: 'none',
+      tokenId: null,
+      sudoFrom: null,
+      impersonated: false,
+      jobId: null,
+    } as Actor;
+    const yamlVars = opts.trigger?.forward?.yaml_variables === false ? [] : (JSON.parse(bridge.yaml_variables) as JobVariable[]);
+    const pipelineVars = opts.trigger?.forward?.pipeline_variables ? (JSON.parse(parent.variables) as { key: string; value: string }[]) : [];
+    const now = nowIso();
+    let child: CiPipelineRow | null = null;
+    try {
+      const r = await this.build(project, actor, {
+        ref: parent.ref,
+        tag: parent.tag === 1,
+        sha: parent.sha,
+        beforeSha: parent.before_sha,
+        source: 'parent_pipeline',
+        variables: [...pipelineVars, ...yamlVars.map((v) => ({ key: v.key, value: v.value }))],
+        parent: { pipeline: parent, job: bridge, include },
+      });
+      child = 'pipeline' in r ? r.pipeline : null;
+    } catch (e) {
+      this.deps.log.error({ err: e, bridge: bridge.id }, 'creating a child pipeline failed');
+    }
+    if (!child) {
+      await this.k
+        .updateTable('ci_builds')
+        .set({ status: 'failed', failure_reason: 'downstream_pipeline_creation_failed', finished_at: now, updated_at: now })
+        .where('id', '=', bridge.id)
+        .execute();
+      return;
+    }
+    if (opts.trigger?.strategy === 'depend') await this.mirrorChild(child);
+    else await this.k.updateTable('ci_builds').set({ status: 'success', finished_at: now, updated_at: now }).where('id', '=', bridge.id).execute();
+  }
+
+  /** strategy: depend — the trigger job takes the child's status once the child finished. */
+  private async mirrorChild(child: CiPipelineRow): Promise<boolean> {
+    if (!child.parent_job_id || !COMPLETED.includes(child.status)) return false;
+    const bridge = await this.k.selectFrom('ci_builds').selectAll().where('id', '=', child.parent_job_id).executeTakeFirst();
+    if (!bridge || bridge.status !== 'running') return false;
+    const opts = JSON.parse(bridge.options) as JobOptions;
+    if (opts.trigger?.strategy !== 'depend') return false;
+    const now = nowIso();
+    await this.k
+      .updateTable('ci_builds')
+      .set({
+        status: child.status,
+        failure_reason: child.status === 'failed' ? 'downstream_pipeline_failed' : null,
+        finished_at: now,
+        updated_at: now,
+      })
+      .where('id', '=', bridge.id)
+      .where('status', '=', 'running')
+      .execute();
+    return true;
+  }
+
+  private async childFinished(child: CiPipelineRow): Promise<void> {
+    if (child.parent_pipeline_id && (await this.mirrorChild(child))) await this.process(child.parent_pipeline_id);
+  }
+
+  // ---- actions ---------------------------------------------------------------------------------
+
+  /** Ci::RetryPipelineService: failed and canceled jobs get a new job, skipped ones run again. */
+  async retry(pipeline: CiPipelineRow, actor: Actor): Promise<void> {
+    const now = nowIso();
+    await this.k.transaction().execute(async (trx) => {
+      const jobs = await trx
+        .selectFrom('ci_builds')
+        .selectAll()
+        .where('pipeline_id', '=', pipeline.id)
+        .where('retried', '=', 0)
+        .where('type', '!=', 'generic')
+        .execute();
+      for (const j of jobs) {
+        if (j.status === 'failed' || j.status === 'canceled') {
+          await trx.updateTable('ci_builds').set({ retried: 1, updated_at: now }).where('id', '=', j.id).execute();
+          const { id: _id, ...rest } = j;
+          await trx
+            .insertInto('ci_builds')
+            .values({
+              ...rest,
+              status: 'created',
+              retried: 0,
+              user_id: actor.user?.id ?? j.user_id,
+              runner_id: null,
+              runner_system_id: null,
+              token_digest: null,
+              failure_reason: null,
+              coverage: null,
+              trace_size: 0,
+              lock_version: 0,
+              created_at: now,
+              updated_at: now,
+              queued_at: null,
+              started_at: null,
+              finished_at: null,
+              erased_at: null,
+              artifacts_expire_at: null,
+            })
+            .execute();
+        } else if (j.status === 'skipped') {
+          await trx.updateTable('ci_builds').set({ status: 'created', updated_at: now }).where('id', '=', j.id).execute();
+        }
+      }
+      await trx.updateTable('ci_pipelines').set({ finished_at: null, duration: null, updated_at: now }).where('id', '=', pipeline.id).execute();
+    });
+    await this.process(pipeline.id);
+  }
+
+  /** Ci::CancelPipelineService: every cancelable job (and those of child pipelines) canceled. */
+  async cancel(pipeline: CiPipelineRow): Promise<void> {
+    const now = nowIso();
+    const children = await this.k.selectFrom('ci_pipelines').selectAll().where('parent_pipeline_id', '=', pipeline.id).execute();
+    for (const c of children) await this.cancel(c);
+    await this.k
+      .updateTable('ci_builds')
+      .set({ status: 'canceled', token_digest: null, finished_at: now, updated_at: now })
+      .where('pipeline_id', '=', pipeline.id)
+      .where('retried', '=', 0)
+      .where('type', '!=', 'generic')
+      .where('status', 'in', CANCELABLE)
+      .execute();
+    await this.process(pipeline.id);
+  }
+
+  /** Deletes a pipeline with its jobs and its child pipelines. */
+  async destroy(pipeline: CiPipelineRow): Promise<void> {
+    const children = await this.k.selectFrom('ci_pipelines').selectAll().where('parent_pipeline_id', '=', pipeline.id).execute();
+    for (const c of children) await this.destroy(c);
+    await this.k.transaction().execute(async (trx) => {
+      const ids = (await trx.selectFrom('ci_builds').select('id').where('pipeline_id', '=', pipeline.id).execute()).map((r) => r.id);
+      if (ids.length) {
+        await trx.deleteFrom('ci_build_trace_chunks').where('build_id', 'in', ids).execute();
+        await trx.deleteFrom('ci_job_artifacts').where('job_id', 'in', ids).execute();
+      }
+      await trx.deleteFrom('ci_builds').where('pipeline_id', '=', pipeline.id).execute();
+      await trx.deleteFrom('ci_pipelines').where('id', '=', pipeline.id).execute();
+    });
+  }
+
+  /** The repository of a project (for routes that read the CI file). */
+  repository(project: ProjectRow): Repository {
+    return this.deps.repos.repository(project);
   }
 }
