@@ -1,5 +1,480 @@
 // Owner: the pipelines part of issue 16. Registered in src/http/platform/ci/index.ts.
+// /projects/:id/pipelines… and /projects/:id/pipeline (GitLab lib/api/ci/pipelines.rb) and
+// /projects/:id/ci/lint (lib/api/lint.rb). GETs are open to whoever may read the project's pipelines;
+// every write needs a signed-in user.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
+import type { CiBuildRow, CiPipelineRow, NamespaceRow, ProjectRow } from '../../../db/schema.ts';
+import { isInt32 } from '../../../db/sql.ts';
+import type { Actor } from '../../../domain/access/actor.ts';
+import type { ProjectAccess } from '../../../domain/access/policy.ts';
+import { mergedYaml, parseCiConfig } from '../../../domain/ci/config/parse.ts';
+import { evaluateJob } from '../../../domain/ci/config/evaluate.ts';
+import { CREATE_MESSAGES, DEFAULT_CI_CONFIG_PATH } from '../../../domain/ci/pipelines/pipelines.service.ts';
+import { branchProtection, canPushBranch } from '../../../domain/repository/branch-protection.ts';
+import { settingsOf } from '../../../domain/projects/project-settings.ts';
+import { BASIC_COLUMNS, type UserBasicRow } from '../../../domain/users/users-query.ts';
+import { Errors } from '../../../lib/errors.ts';
+import { offsetPaginate } from '../../../lib/pagination.ts';
+import { parseDateTime } from '../../../lib/time.ts';
+import { loadJobViews, toJob, toJobBasic } from '../entities/job.entity.ts';
+import { toPipeline, toPipelineBasic, toPipelineListItem } from '../entities/pipeline.entity.ts';
+import { userViewContext } from '../entities/user.entity.ts';
+import { linkParams, PaginationProps } from '../schemas/common.ts';
 
-export function pipelinesRoutes(_app: FastifyInstance, _c: Container): void {}
+const TAGS = ['pipelines'];
+const PROJECT = '/api/v4/projects/:id';
+const SCOPES = ['running', 'pending', 'finished', 'branches', 'tags'] as const;
+const STATUSES = [
+  'created',
+  'waiting_for_resource',
+  'preparing',
+  'waiting_for_callback',
+  'pending',
+  'running',
+  'success',
+  'failed',
+  'canceling',
+  'canceled',
+  'skipped',
+  'manual',
+  'scheduled',
+] as const;
+const SOURCES = [
+  'push',
+  'web',
+  'trigger',
+  'schedule',
+  'api',
+  'external',
+  'pipeline',
+  'chat',
+  'webide',
+  'merge_request_event',
+  'external_pull_request_event',
+  'parent_pipeline',
+  'ondemand_dast_scan',
+  'ondemand_dast_validation',
+  'security_orchestration_policy',
+] as const;
+const ORDERS = ['id', 'status', 'ref', 'updated_at', 'user_id'] as const;
+const JOB_SCOPES = [
+  'created',
+  'waiting_for_resource',
+  'preparing',
+  'pending',
+  'running',
+  'success',
+  'failed',
+  'canceling',
+  'canceled',
+  'skipped',
+  'manual',
+  'scheduled',
+];
+
+const Enum = <T extends string>(values: readonly T[], def?: T) =>
+  Type.Optional(Type.Unsafe<T>(def === undefined ? { type: 'string', enum: [...values] } : { type: 'string', enum: [...values], default: def }));
+
+const IdParams = Type.Object({ id: Type.String() });
+const PipelineParams = Type.Object({ id: Type.String(), pipeline_id: Type.Integer() });
+const ListQuery = Type.Object({
+  ...PaginationProps,
+  scope: Enum(SCOPES),
+  status: Enum(STATUSES),
+  source: Enum(SOURCES),
+  ref: Type.Optional(Type.String()),
+  sha: Type.Optional(Type.String()),
+  yaml_errors: Type.Optional(Type.Boolean()),
+  username: Type.Optional(Type.String()),
+  name: Type.Optional(Type.String()),
+  updated_after: Type.Optional(Type.String()),
+  updated_before: Type.Optional(Type.String()),
+  created_after: Type.Optional(Type.String()),
+  created_before: Type.Optional(Type.String()),
+  order_by: Enum(ORDERS, 'id'),
+  sort: Enum(['asc', 'desc'] as const, 'desc'),
+});
+const JobsQuery = Type.Object({
+  ...PaginationProps,
+  scope: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
+  'scope[]': Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
+  include_retried: Type.Optional(Type.Boolean()),
+});
+const VariableItem = Type.Object({
+  key: Type.String(),
+  value: Type.String(),
+  variable_type: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: ['env_var', 'file'] })),
+});
+const CreateQuery = Type.Object({ ref: Type.Optional(Type.String()) }, { additionalProperties: true });
+const CreateBody = Type.Union([
+  Type.Object({ ref: Type.Optional(Type.String()), variables: Type.Optional(Type.Array(VariableItem)), inputs: Type.Optional(Type.Unknown()) }),
+  Type.Null(),
+]);
+const LintBody = Type.Object({
+  content: Type.String(),
+  dry_run: Type.Optional(Type.Boolean()),
+  include_jobs: Type.Optional(Type.Boolean()),
+  ref: Type.Optional(Type.String()),
+});
+const LintQuery = Type.Object({
+  sha: Type.Optional(Type.String()),
+  content_ref: Type.Optional(Type.String()),
+  dry_run: Type.Optional(Type.Boolean()),
+  dry_run_ref: Type.Optional(Type.String()),
+  include_jobs: Type.Optional(Type.Boolean()),
+  ref: Type.Optional(Type.String()),
+});
+
+type Ability = 'read' | 'create' | 'update' | 'destroy';
+
+function dateParam(value: string | undefined, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  const iso = parseDateTime(value);
+  if (!iso) throw Errors.param(`${name} is invalid`);
+  return iso;
+}
+
+export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const read = { api: 'platform' as const, auth: 'optional' as const };
+  const write = { api: 'platform' as const, auth: 'user' as const };
+  const k = c.db.kysely;
+
+  /** The project and the caller's right to its pipelines (read_pipeline honours builds_access_level). */
+  async function project(
+    actor: Actor,
+    id: string,
+    ability: Ability,
+  ): Promise<{ project: ProjectRow; namespace: NamespaceRow; access: ProjectAccess; webUrl: string }> {
+    const ctx = await c.resolve.project(actor, id);
+    const { project, access } = ctx;
+    const level = actor.isAdmin ? 50 : access.level;
+    const feature = settingsOf(project).builds_access_level;
+    const open = feature === 'enabled' && project.visibility !== 'private' && access.abilities.has('read_project');
+    if (feature === 'disabled' && !actor.isAdmin) throw Errors.forbidden();
+    const allowed: Record<Ability, boolean> = {
+      read: level >= 20 || open,
+      create: level >= 30 && project.archived === 0,
+      update: level >= 30 && project.archived === 0,
+      destroy: level >= 50,
+    };
+    if (!allowed[ability]) throw Errors.forbidden();
+    return { ...ctx, webUrl: `${c.config.externalUrl}/${ctx.namespace.full_path}/${project.path}` };
+  }
+
+  async function pipeline(p: ProjectRow, id: number): Promise<CiPipelineRow> {
+    if (!isInt32(id)) throw Errors.notFound();
+    const row = await k.selectFrom('ci_pipelines').selectAll().where('project_id', '=', p.id).where('id', '=', id).executeTakeFirst();
+    if (!row) throw Errors.notFound();
+    return row;
+  }
+
+  async function detail(row: CiPipelineRow, webUrl: string) {
+    const user = row.user_id
+      ? ((await k
+          .selectFrom('users')
+          .select([...BASIC_COLUMNS])
+          .where('id', '=', row.user_id)
+          .executeTakeFirst()) as UserBasicRow | undefined)
+      : undefined;
+    return toPipeline(row, webUrl, user, userViewContext(c.config.externalUrl, await c.settings.get()));
+  }
+
+  /** Developers may create a pipeline for a ref they may push to (a protected branch needs that right). */
+  async function mayRunOn(actor: Actor, ctx: { project: ProjectRow; namespace: NamespaceRow; access: ProjectAccess }, ref: string): Promise<boolean> {
+    if (actor.isAdmin) return true;
+    const settings = await c.settings.get();
+    const protection = branchProtection(
+      ctx.project,
+      ctx.namespace,
+      ((settings as Record<string, unknown>).default_branch_protection_defaults ?? {}) as never,
+      ref,
+    );
+    return canPushBranch(actor, ctx.access, protection);
+  }
+
+  // ---- lists -----------------------------------------------------------------------------------
+
+  app.get(`${PROJECT}/pipelines`, { config: read, schema: { tags: TAGS, params: IdParams, querystring: ListQuery } }, async (req, reply) => {
+    const q = req.query;
+    const { project: p, webUrl } = await project(req.actor, req.params.id, 'read');
+    const updatedAfter = dateParam(q.updated_after, 'updated_after');
+    const updatedBefore = dateParam(q.updated_before, 'updated_before');
+    const createdAfter = dateParam(q.created_after, 'created_after');
+    const createdBefore = dateParam(q.created_before, 'created_before');
+    let query = k.selectFrom('ci_pipelines').selectAll().where('project_id', '=', p.id);
+    switch (q.scope) {
+      case 'running':
+        query = query.where('status', '=', 'running');
+        break;
+      case 'pending':
+        query = query.where('status', '=', 'pending');
+        break;
+      case 'finished':
+        query = query.where('status', 'in', ['success', 'failed', 'canceled', 'skipped']);
+        break;
+      case 'branches':
+      case 'tags': {
+        // the latest pipeline of each branch (tag) that exists
+        const repo = c.repos.repository(p);
+        const refs = (q.scope === 'branches' ? await repo.branches() : await repo.tags()).map((r) => r.name);
+        const latest = refs.length
+          ? await k
+              .selectFrom('ci_pipelines')
+              .select((eb) => eb.fn.max('id').as('id'))
+              .where('project_id', '=', p.id)
+              .where('tag', '=', q.scope === 'tags' ? 1 : 0)
+              .where('ref', 'in', refs)
+              .groupBy('ref')
+              .execute()
+          : [];
+        const ids = latest.map((r) => Number(r.id));
+        query = ids.length ? query.where('id', 'in', ids) : query.where(({ lit }) => lit(false));
+        break;
+      }
+    }
+    if (q.status) query = query.where('status', '=', q.status);
+    if (q.source) query = query.where('source', '=', q.source);
+    else query = query.where('source', '!=', 'parent_pipeline');
+    if (q.ref !== undefined) query = query.where('ref', '=', q.ref);
+    if (q.sha !== undefined) query = query.where('sha', '=', q.sha);
+    if (q.yaml_errors === true) query = query.where('yaml_errors', 'is not', null);
+    if (q.yaml_errors === false) query = query.where('yaml_errors', 'is', null);
+    if (q.username !== undefined) {
+      const u = await k.selectFrom('users').select('id').where('username', '=', q.username).executeTakeFirst();
+      query = query.where('user_id', '=', u?.id ?? -1);
+    }
+    if (updatedAfter) query = query.where('updated_at', '>', updatedAfter);
+    if (updatedBefore) query = query.where('updated_at', '<', updatedBefore);
+    if (createdAfter) query = query.where('created_at', '>', createdAfter);
+    if (createdBefore) query = query.where('created_at', '<', createdBefore);
+    const dir = q.sort ?? 'desc';
+    query = query.orderBy(q.order_by ?? 'id', dir);
+    if ((q.order_by ?? 'id') !== 'id') query = query.orderBy('id', dir);
+    const page = await offsetPaginate(
+      k,
+      c.config.externalUrl,
+      { path: req.url.split('?')[0], params: linkParams(q as Record<string, unknown>, { id: req.params.id }), page: q.page, per_page: q.per_page },
+      query,
+    );
+    reply.headers(page.headers);
+    return page.items.map((r) => toPipelineListItem(r, webUrl));
+  });
+
+  app.get(
+    `${PROJECT}/pipelines/latest`,
+    { config: read, schema: { tags: TAGS, params: IdParams, querystring: Type.Object({ ref: Type.Optional(Type.String()) }) } },
+    async (req) => {
+      const { project: p, webUrl } = await project(req.actor, req.params.id, 'read');
+      const ref = req.query.ref ?? p.default_branch ?? 'main';
+      const row = await k
+        .selectFrom('ci_pipelines')
+        .selectAll()
+        .where('project_id', '=', p.id)
+        .where('ref', '=', ref)
+        .where('source', '!=', 'parent_pipeline')
+        .orderBy('id', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      if (!row) throw Errors.notFound();
+      return detail(row, webUrl);
+    },
+  );
+
+  app.get(`${PROJECT}/pipelines/:pipeline_id`, { config: read, schema: { tags: TAGS, params: PipelineParams } }, async (req) => {
+    const { project: p, webUrl } = await project(req.actor, req.params.id, 'read');
+    return detail(await pipeline(p, req.params.pipeline_id), webUrl);
+  });
+
+  async function pipelineJobs(
+    req: { actor: Actor; url: string; params: { id: string; pipeline_id: number }; query: Record<string, unknown> },
+    bridges: boolean,
+  ) {
+    const { project: p } = await project(req.actor, req.params.id, 'read');
+    const pl = await pipeline(p, req.params.pipeline_id);
+    const raw = req.query.scope ?? req.query['scope[]'];
+    const scopes = raw === undefined ? [] : Array.isArray(raw) ? (raw as string[]) : [String(raw)];
+    if (scopes.some((s) => !JOB_SCOPES.includes(s))) throw Errors.param('scope does not have a valid value');
+    let q = k
+      .selectFrom('ci_builds')
+      .selectAll()
+      .where('pipeline_id', '=', pl.id)
+      .where('type', '=', bridges ? 'bridge' : 'build');
+    if (!req.query.include_retried) q = q.where('retried', '=', 0);
+    if (scopes.length) q = q.where('status', 'in', scopes);
+    return { query: q.orderBy('id', 'asc'), project: p };
+  }
+
+  app.get(
+    `${PROJECT}/pipelines/:pipeline_id/jobs`,
+    { config: read, schema: { tags: TAGS, params: PipelineParams, querystring: JobsQuery } },
+    async (req, reply) => {
+      const { query } = await pipelineJobs(req as never, false);
+      const page = await offsetPaginate(
+        k,
+        c.config.externalUrl,
+        {
+          path: req.url.split('?')[0],
+          params: linkParams(req.query as Record<string, unknown>, { id: req.params.id }),
+          page: req.query.page,
+          per_page: req.query.per_page,
+        },
+        query,
+      );
+      reply.headers(page.headers);
+      const views = await loadJobViews(c, page.items, { id: req.actor.user?.id ?? null, isAdmin: req.actor.isAdmin });
+      return page.items.map((j) => toJob(j, views));
+    },
+  );
+
+  app.get(
+    `${PROJECT}/pipelines/:pipeline_id/bridges`,
+    { config: read, schema: { tags: TAGS, params: PipelineParams, querystring: JobsQuery } },
+    async (req, reply) => {
+      const { query, project: p } = await pipelineJobs(req as never, true);
+      const page = await offsetPaginate(
+        k,
+        c.config.externalUrl,
+        {
+          path: req.url.split('?')[0],
+          params: linkParams(req.query as Record<string, unknown>, { id: req.params.id }),
+          page: req.query.page,
+          per_page: req.query.per_page,
+        },
+        query,
+      );
+      reply.headers(page.headers);
+      const views = await loadJobViews(c, page.items, { id: req.actor.user?.id ?? null, isAdmin: req.actor.isAdmin });
+      const ids = page.items.map((b) => b.id);
+      const children = ids.length ? await k.selectFrom('ci_pipelines').selectAll().where('parent_job_id', 'in', ids).execute() : [];
+      const byJob = new Map(children.map((ch) => [ch.parent_job_id, ch]));
+      const ns = await k.selectFrom('namespaces').select('full_path').where('id', '=', p.namespace_id).executeTakeFirstOrThrow();
+      const webUrl = `${c.config.externalUrl}/${ns.full_path}/${p.path}`;
+      return page.items.map((b: CiBuildRow) => {
+        const child = byJob.get(b.id);
+        return { ...toJobBasic(b, views), downstream_pipeline: child ? toPipelineBasic(child, webUrl) : null };
+      });
+    },
+  );
+
+  app.get(`${PROJECT}/pipelines/:pipeline_id/variables`, { config: read, schema: { tags: TAGS, params: PipelineParams } }, async (req) => {
+    const { project: p } = await project(req.actor, req.params.id, 'update');
+    const pl = await pipeline(p, req.params.pipeline_id);
+    const vars = JSON.parse(pl.variables) as { key: string; value: string; variable_type?: string }[];
+    return vars.map((v) => ({ variable_type: v.variable_type ?? 'env_var', key: v.key, value: v.value }));
+  });
+
+  // ---- writes ----------------------------------------------------------------------------------
+
+  app.post(
+    `${PROJECT}/pipeline`,
+    { config: write, schema: { tags: TAGS, params: IdParams, querystring: CreateQuery, body: Type.Optional(CreateBody) } },
+    async (req, reply) => {
+      const body = (req.body ?? {}) as { ref?: string; variables?: { key: string; value: string; variable_type?: string }[] };
+      const ref = body.ref ?? (req.query.ref as string | undefined);
+      if (ref === undefined) throw Errors.param('ref is missing');
+      const ctx = await project(req.actor, req.params.id, 'create');
+      if (!(await mayRunOn(req.actor, ctx, ref))) {
+        throw Errors.raw(400, { message: { base: ['Insufficient permissions to create a new pipeline'] } });
+      }
+      const result = await c.ci.pipelines.build(ctx.project, req.actor, { ref, source: 'api', variables: body.variables });
+      if ('failure' in result) throw Errors.raw(400, { message: { base: [CREATE_MESSAGES[result.failure]] } });
+      return reply.code(201).send(await detail(result.pipeline, ctx.webUrl));
+    },
+  );
+
+  app.post(`${PROJECT}/pipelines/:pipeline_id/retry`, { config: write, schema: { tags: TAGS, params: PipelineParams } }, async (req, reply) => {
+    const ctx = await project(req.actor, req.params.id, 'update');
+    const pl = await pipeline(ctx.project, req.params.pipeline_id);
+    await c.ci.pipelines.retry(pl, req.actor);
+    return reply.code(201).send(await detail(await pipeline(ctx.project, pl.id), ctx.webUrl));
+  });
+
+  app.post(`${PROJECT}/pipelines/:pipeline_id/cancel`, { config: write, schema: { tags: TAGS, params: PipelineParams } }, async (req, reply) => {
+    const ctx = await project(req.actor, req.params.id, 'update');
+    const pl = await pipeline(ctx.project, req.params.pipeline_id);
+    await c.ci.pipelines.cancel(pl);
+    return reply.code(201).send(await detail(await pipeline(ctx.project, pl.id), ctx.webUrl));
+  });
+
+  app.delete(`${PROJECT}/pipelines/:pipeline_id`, { config: write, schema: { tags: TAGS, params: PipelineParams } }, async (req, reply) => {
+    const ctx = await project(req.actor, req.params.id, 'destroy');
+    const pl = await pipeline(ctx.project, req.params.pipeline_id);
+    await c.ci.pipelines.destroy(pl);
+    return reply.code(204).send();
+  });
+
+  // ---- lint ------------------------------------------------------------------------------------
+
+  async function lint(ctx: { project: ProjectRow; namespace: NamespaceRow }, content: string, sha: string | null, includeJobs: boolean, ref: string) {
+    const repo = c.repos.repository(ctx.project);
+    const read = async (path: string) => {
+      if (!sha) return null;
+      const o = await repo.read(`${sha}:${path}`);
+      return o && o.type === 'blob' ? (o.content?.toString('utf8') ?? '') : null;
+    };
+    const r = await parseCiConfig(content, read);
+    const out: Record<string, unknown> = {
+      valid: r.errors.length === 0,
+      errors: r.errors,
+      warnings: r.warnings,
+      merged_yaml: r.config ? mergedYaml(r.merged) : null,
+      includes: r.includes,
+    };
+    if (includeJobs) {
+      const jobs = [];
+      for (const j of r.config?.jobs ?? []) {
+        const tag = false;
+        const outcome = await evaluateJob(j, {
+          ref,
+          tag,
+          source: 'push',
+          variables: { CI_COMMIT_REF_NAME: ref, CI_COMMIT_BRANCH: ref, CI_PIPELINE_SOURCE: 'push', CI_DEFAULT_BRANCH: ctx.project.default_branch ?? 'main' },
+        });
+        if (!outcome && (j.rules || j.only || j.except)) continue;
+        jobs.push({
+          name: j.name,
+          stage: j.stage,
+          before_script: j.options.before_script ?? [],
+          script: j.options.script ?? [],
+          after_script: j.options.after_script ?? [],
+          tag_list: j.tags,
+          environment: j.environment,
+          when: outcome?.when ?? j.when,
+          allow_failure: outcome?.allowFailure ?? j.allowFailure ?? j.when === 'manual',
+          only: j.only,
+          except: j.except,
+          needs: j.options.needs?.map((n) => ({ name: n.job, artifacts: n.artifacts })) ?? null,
+        });
+      }
+      out.jobs = jobs;
+    }
+    return out;
+  }
+
+  app.post(`${PROJECT}/ci/lint`, { config: write, schema: { tags: ['lint'], params: IdParams, body: LintBody } }, async (req) => {
+    const ctx = await project(req.actor, req.params.id, req.body.dry_run ? 'create' : 'read');
+    const repo = c.repos.repository(ctx.project);
+    const ref = req.body.ref ?? ctx.project.default_branch ?? 'main';
+    const sha = await repo.resolveCommit(ref);
+    return lint(ctx, req.body.content, sha, req.body.include_jobs === true, ref);
+  });
+
+  app.get(`${PROJECT}/ci/lint`, { config: write, schema: { tags: ['lint'], params: IdParams, querystring: LintQuery } }, async (req) => {
+    const ctx = await project(req.actor, req.params.id, 'read');
+    const repo = c.repos.repository(ctx.project);
+    const rev = req.query.sha ?? req.query.content_ref ?? ctx.project.default_branch ?? 'main';
+    const sha = await repo.resolveCommit(rev);
+    if (!sha) throw Errors.notFound('Commit');
+    const path = (settingsOf(ctx.project).ci_config_path as string | null) || DEFAULT_CI_CONFIG_PATH;
+    const o = await repo.read(`${sha}:${path}`);
+    const content = o && o.type === 'blob' ? (o.content?.toString('utf8') ?? '') : '';
+    if (!content.trim()) {
+      return { valid: false, errors: ['Please provide content of .gitlab-ci.yml'], warnings: [], merged_yaml: null, includes: [] };
+    }
+    return lint(ctx, content, sha, req.query.include_jobs === true, req.query.dry_run_ref ?? rev);
+  });
+}
