@@ -5,6 +5,7 @@ import type { Container } from '../../container.ts';
 import { ANONYMOUS, userActor, type Actor } from '../../domain/access/actor.ts';
 import { PasswordSignIn } from '../../domain/auth/password-sign-in.ts';
 import { DomainError } from '../../lib/errors.ts';
+import { settingsOf } from '../../domain/projects/project-settings.ts';
 
 export const READ_SCOPES = ['api', 'read_repository', 'write_repository'];
 export const WRITE_SCOPES = ['api', 'write_repository'];
@@ -23,6 +24,9 @@ export function basicCredentials(req: FastifyRequest): { username: string; passw
   if (colon < 0) return null;
   return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
+
+/** `<full path>[.git]/info/refs` and the two RPCs: the project a request is for. */
+const TARGET = /^\/(.+?)(?:\.git)?\/(?:info\/refs|git-upload-pack|git-receive-pack)$/;
 
 export class GitAuthenticator {
   private readonly passwords: PasswordSignIn;
@@ -43,9 +47,10 @@ export class GitAuthenticator {
           : await this.c.auth.authenticate({ ...base, bearer: creds.password }, READ_SCOPES);
       // a token that may read but not write: the push is refused as GitLab refuses it (403)
       if (write && actor.scopes && actor.credential !== 'job_token' && !actor.scopes.some((s) => WRITE_SCOPES.includes(s))) throw new GitScopeRefused();
+      if (actor.credential === 'job_token') await this.checkJobProject(req, actor, write);
       return actor;
     } catch (e) {
-      if (e instanceof GitScopeRefused) throw e;
+      if (e instanceof GitScopeRefused || e instanceof GitAuthFailed) throw e;
       // not a token (or a token that may not do this): a password, if passwords may be used for git
       if (!(e instanceof DomainError)) throw e;
       if (e.status !== 401) throw new GitAuthFailed();
@@ -55,5 +60,26 @@ export class GitAuthenticator {
     const outcome = await this.passwords.attempt(creds.username, creds.password, { reactivate: false });
     if (!outcome.ok) throw new GitAuthFailed();
     return userActor(outcome.user);
+  }
+
+  /**
+   * A job token opens only its own job's project (GitLab's job token scope, with no other project
+   * allowed), and pushes only where ci_push_repository_for_job_token_allowed is on.
+   */
+  private async checkJobProject(req: FastifyRequest, actor: Actor, write: boolean): Promise<void> {
+    const m = TARGET.exec(req.url.split('?')[0]);
+    const job =
+      actor.jobId === null ? undefined : await this.c.db.kysely.selectFrom('ci_builds').select('project_id').where('id', '=', actor.jobId).executeTakeFirst();
+    if (!m || !job) throw new GitAuthFailed();
+    let path: string;
+    try {
+      path = decodeURIComponent(m[1]);
+    } catch {
+      throw new GitAuthFailed();
+    }
+    let found = await this.c.resolve.findProjectRow(path);
+    if (found && 'moved' in found) found = await this.c.resolve.findProjectRow(found.moved);
+    if (!found || 'moved' in found || found.project.id !== job.project_id) throw new GitAuthFailed();
+    if (write && settingsOf(found.project).ci_push_repository_for_job_token_allowed !== true) throw new GitScopeRefused();
   }
 }

@@ -17,6 +17,17 @@ function param(q: Record<string, unknown>, b: Record<string, unknown>, k: string
   return first(q[k]) ?? first(b[k]);
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The runner-facing protocol (GitLab's API::Ci::Runner): the route authenticates the runner or job
+     * token itself (authenticate_runner! / authenticate_job!), so no API credential is resolved here —
+     * a JOB-TOKEN of a job that has just finished must reach the route, which answers 403 with Job-Status.
+     */
+    runnerApi?: boolean;
+  }
+}
+
 const NO_BODY: Record<string, unknown> = {};
 const BEARER = /^bearer\s+/i;
 /** DRF's TokenAuthentication keyword (the translation API's clients, such as wlc) */
@@ -66,11 +77,13 @@ export function authPlugin(app: FastifyInstance, c: Container): void {
   });
   app.addHook('preValidation', async (req) => {
     const cfg = req.routeOptions.config;
-    if (!cfg || (cfg.api !== 'platform' && cfg.api !== 'translation')) {
+    if (!cfg || (cfg.api !== 'platform' && cfg.api !== 'translation') || cfg.runnerApi) {
       req.actor = ANONYMOUS;
       return;
     }
     const creds = credentialsOf(req);
+    // GitLab looks for a job token only on its job-token endpoints; elsewhere it is no credential at all
+    if (creds.jobToken && !cfg.jobToken) throw Errors.unauthorized();
     creds.snapshot = req;
     req.actor = await c.auth.authenticate(creds, allowedScopes(cfg, req.method));
     const rule = cfg.auth ?? 'optional';

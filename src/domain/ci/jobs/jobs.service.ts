@@ -1,17 +1,519 @@
-// Jobs (GitLab Ci::Build and Ci::RegisterJobService / UpdateBuildService): the queue runners take jobs
-// from, the job token a running job holds, state changes from the runner, the log, cancel and retry.
+// Jobs (GitLab Ci::Build and Ci::RegisterJobService / UpdateBuildStateService /
+// AppendBuildTraceService): the queue runners take jobs from, the job token a running job holds, state
+// changes from the runner, the log, and the API's cancel, retry, play and erase.
 // Owner: the jobs part of issue 16 (see docs/design-notes.md, CI).
-import type { UserRow } from '../../../db/schema.ts';
+import { sql } from 'kysely';
+import type { CiBuildRow, CiRunnerRow, NamespaceRow, ProjectRow, UserRow } from '../../../db/schema.ts';
+import { randomToken } from '../../../lib/secrets.ts';
+import { Errors } from '../../../lib/errors.ts';
+import { nowIso } from '../../../lib/time.ts';
+import type { Actor } from '../../access/actor.ts';
+import type { ResolvedProject } from '../../access/resolve.ts';
+import { privateFeatureMinLevel, settingsOf } from '../../projects/project-settings.ts';
+import { branchProtection } from '../../repository/branch-protection.ts';
+import type { BranchProtectionDefaults } from '../../groups/group-settings.ts';
+import type { RunnerInfo } from '../runners/runners.service.ts';
 import type { CiDeps } from '../deps.ts';
+import { jobOptions } from '../job-options.ts';
+import { JobWaiters } from './job-waiters.ts';
+import { CANCELABLE_STATUSES, COMPLETED_STATUSES, FAILURE_REASONS } from './job-statuses.ts';
+import { runnerPayload } from './runner-payload.ts';
+
+export const JOB_TOKEN_PREFIX = 'glcbt-';
+/** Gitlab::Ci::Trace::UPDATE_FREQUENCY_DEFAULT (seconds) */
+export const TRACE_UPDATE_INTERVAL = 60;
+/** Ci::Build trace limit (GitLab's ci_jobs_trace_size_limit default, 100 MB) */
+export const TRACE_SIZE_LIMIT = 100 * 1024 * 1024;
+/** a pending job nobody took for this long is dropped (StuckCiJobsWorker: 1 day) */
+const STUCK_PENDING_MS = 24 * 3600_000;
+/** candidate jobs read per round of the queue */
+const QUEUE_BATCH = 100;
+
+export type ReadAbility = 'read' | 'update' | 'erase';
+
+export interface JobRequestInput {
+  systemId: string | null;
+  sessionUrl: string | null;
+}
+
+export interface ClaimedJob {
+  job: CiBuildRow;
+  token: string;
+  payload: Record<string, unknown>;
+}
+
+/** A runner's state update was refused because the job no longer runs: 403 with Job-Status. */
+export class JobNotRunning extends Error {
+  constructor(readonly status: string) {
+    super('Job is not running');
+  }
+}
+
+const dbNow = () => nowIso();
 
 export class JobsService {
-  constructor(protected readonly deps: CiDeps) {}
+  readonly waiters: JobWaiters;
+
+  constructor(protected readonly deps: CiDeps) {
+    this.waiters = new JobWaiters(deps.db, () => this.anyPending());
+  }
+
+  private get k() {
+    return this.deps.db.kysely;
+  }
+
+  // ---- job tokens -----------------------------------------------------------------------------
 
   /** The job a job token belongs to, while that job runs (Authenticator.jobTokens). */
-  async resolveToken(_token: string): Promise<{ user: UserRow; jobId: number } | null> {
-    return null;
+  async resolveToken(token: string): Promise<{ user: UserRow; jobId: number } | null> {
+    if (typeof token !== 'string' || !token.startsWith(JOB_TOKEN_PREFIX)) return null;
+    const job = await this.k.selectFrom('ci_builds').select(['id', 'status', 'user_id']).where('token_digest', '=', this.deps.digest(token)).executeTakeFirst();
+    if (!job || job.status !== 'running' || job.user_id === null) return null;
+    const user = await this.k.selectFrom('users').selectAll().where('id', '=', job.user_id).executeTakeFirst();
+    return user ? { user, jobId: job.id } : null;
   }
 
   /** Wakes the runners waiting in POST /jobs/request (called after jobs became pending). */
-  jobsQueued(): void {}
+  jobsQueued(): void {
+    this.waiters.wakeAll();
+  }
+
+  /** Ends every long poll (the app closes). */
+  close(): void {
+    this.waiters.close();
+  }
+
+  private async anyPending(): Promise<boolean> {
+    const row = await this.k.selectFrom('ci_builds').select('id').where('status', '=', 'pending').where('type', '=', 'build').limit(1).executeTakeFirst();
+    return !!row;
+  }
+
+  /** Moves the pipeline on after a job changed; a failure there must not undo the job's change. */
+  private async process(pipelineId: number): Promise<void> {
+    try {
+      await this.deps.ci.pipelines.process(pipelineId);
+    } catch (e) {
+      this.deps.log.warn({ err: e, pipelineId }, 'pipeline processing failed');
+    }
+  }
+
+  // ---- the queue ------------------------------------------------------------------------------
+
+  /**
+   * POST /jobs/request: a job for the runner now, or after waiting up to `waitMs` for one to become
+   * pending (null when none came, the client went away or the app closes).
+   */
+  async request(runner: CiRunnerRow, input: JobRequestInput, waitMs: number, signal?: AbortSignal): Promise<ClaimedJob | null> {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const since = await this.waiters.version();
+      const claimed = await this.claim(runner, input);
+      if (claimed) return claimed;
+      const left = deadline - Date.now();
+      if (left <= 0 || signal?.aborted) return null;
+      const woken = await this.waiters.wait(since, left, signal);
+      if (!woken) return null;
+    }
+  }
+
+  /** Ci::RegisterJobService: the oldest pending job this runner may take, claimed atomically. */
+  async claim(runner: CiRunnerRow, input: JobRequestInput): Promise<ClaimedJob | null> {
+    if (runner.active !== 1) return null;
+    const runnerTags = new Set(JSON.parse(runner.tag_list) as string[]);
+    const scope = await this.runnerScope(runner);
+    if (scope === null) return null;
+    const settingsCache = new Map<number, { project: ProjectRow; namespace: NamespaceRow } | null>();
+    const instanceDefaults = ((await this.deps.settings.get()) as Record<string, unknown>).default_branch_protection_defaults as BranchProtectionDefaults;
+    let after = 0;
+    for (let round = 0; round < 20; round++) {
+      let q = this.k
+        .selectFrom('ci_builds')
+        .selectAll('ci_builds')
+        .where('ci_builds.status', '=', 'pending')
+        .where('ci_builds.type', '=', 'build')
+        .where('ci_builds.id', '>', after);
+      if (scope.projectIds) {
+        if (!scope.projectIds.length) return null;
+        q = q.where('ci_builds.project_id', 'in', scope.projectIds);
+      }
+      if (scope.groupIds) {
+        if (!scope.groupIds.length) return null;
+        const groupIds = scope.groupIds;
+        q = q
+          .innerJoin('projects', 'projects.id', 'ci_builds.project_id')
+          .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
+          .where((eb) => eb.or(groupIds.map((g) => eb('namespaces.traversal_ids', 'like', `%/${g}/%`))));
+      }
+      const rows = await q.orderBy('ci_builds.id').limit(QUEUE_BATCH).execute();
+      if (!rows.length) return null;
+      for (const job of rows) {
+        after = job.id;
+        const tags = JSON.parse(job.tag_list) as string[];
+        if (tags.length ? !tags.every((t) => runnerTags.has(t)) : runner.run_untagged !== 1) continue;
+        let p = settingsCache.get(job.project_id);
+        if (p === undefined) {
+          const project = await this.k.selectFrom('projects').selectAll().where('id', '=', job.project_id).executeTakeFirst();
+          const namespace = project ? await this.k.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).executeTakeFirst() : undefined;
+          p = project && namespace ? { project, namespace } : null;
+          settingsCache.set(job.project_id, p);
+        }
+        if (!p || p.project.archived === 1) continue;
+        const s = settingsOf(p.project);
+        if (s.builds_access_level === 'disabled') continue;
+        if (runner.runner_type === 'instance_type' && s.shared_runners_enabled === false) continue;
+        if (runner.runner_type === 'group_type' && s.group_runners_enabled === false) continue;
+        const protectedRef = job.tag !== 1 && branchProtection(p.project, p.namespace, instanceDefaults ?? {}, job.ref) !== null;
+        if (runner.access_level === 'ref_protected' && !protectedRef) continue;
+        const claimed = await this.take(runner, job, p, input, protectedRef);
+        if (claimed) return claimed;
+      }
+      if (rows.length < QUEUE_BATCH) return null;
+    }
+    return null;
+  }
+
+  /** Which projects (project runners) or groups (group runners) the runner serves; null: none. */
+  private async runnerScope(runner: CiRunnerRow): Promise<{ projectIds?: number[]; groupIds?: number[] } | null> {
+    if (runner.runner_type === 'project_type') {
+      const rows = await this.k.selectFrom('ci_runner_projects').select('project_id').where('runner_id', '=', runner.id).execute();
+      return { projectIds: rows.map((r) => r.project_id) };
+    }
+    if (runner.runner_type === 'group_type') {
+      const rows = await this.k.selectFrom('ci_runner_namespaces').select('namespace_id').where('runner_id', '=', runner.id).execute();
+      return { groupIds: rows.map((r) => r.namespace_id) };
+    }
+    return runner.runner_type === 'instance_type' ? {} : null;
+  }
+
+  /** The conditional UPDATE that makes the runner the job's only taker, then the payload. */
+  private async take(
+    runner: CiRunnerRow,
+    job: CiBuildRow,
+    p: { project: ProjectRow; namespace: NamespaceRow },
+    input: JobRequestInput,
+    refProtected: boolean,
+  ): Promise<ClaimedJob | null> {
+    const token = `${JOB_TOKEN_PREFIX}${randomToken(20)}`;
+    const now = dbNow();
+    const s = settingsOf(p.project);
+    const o = jobOptions(job.options);
+    const jobTimeout = o.timeout ?? (typeof s.build_timeout === 'number' ? s.build_timeout : 3600);
+    const timeout = runner.maximum_timeout ? Math.min(jobTimeout, runner.maximum_timeout) : jobTimeout;
+    const res = await this.k
+      .updateTable('ci_builds')
+      .set({
+        status: 'running',
+        runner_id: runner.id,
+        runner_system_id: input.systemId,
+        token_digest: this.deps.digest(token),
+        started_at: now,
+        updated_at: now,
+        timeout,
+        lock_version: sql<number>`lock_version + 1`,
+      })
+      .where('id', '=', job.id)
+      .where('status', '=', 'pending')
+      .where('lock_version', '=', job.lock_version)
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) !== 1) return null;
+    const taken = await this.k.selectFrom('ci_builds').selectAll().where('id', '=', job.id).executeTakeFirstOrThrow();
+    await this.process(job.pipeline_id);
+    const [pipeline, user, running] = await Promise.all([
+      this.k.selectFrom('ci_pipelines').selectAll().where('id', '=', job.pipeline_id).executeTakeFirstOrThrow(),
+      taken.user_id === null
+        ? undefined
+        : this.k.selectFrom('users').select(['id', 'username', 'name', 'email']).where('id', '=', taken.user_id).executeTakeFirst(),
+      runner.runner_type === 'instance_type'
+        ? this.k
+            .selectFrom('ci_builds')
+            .innerJoin('ci_runners', 'ci_runners.id', 'ci_builds.runner_id')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('ci_builds.project_id', '=', job.project_id)
+            .where('ci_builds.status', '=', 'running')
+            .where('ci_runners.runner_type', '=', 'instance_type')
+            .executeTakeFirst()
+        : undefined,
+    ]);
+    const repo = this.deps.repos.repository(p.project);
+    const commit = repo.exists() && /^[0-9a-f]{40,64}$/.test(taken.sha) ? await repo.commit(taken.sha).catch(() => null) : null;
+    const queued = taken.queued_at ? Date.parse(taken.queued_at) : Date.parse(taken.created_at);
+    const dependencies = await this.deps.ci.artifacts.forDependencies(taken, token).catch((e) => {
+      this.deps.log.warn({ err: e, jobId: taken.id }, 'job dependencies unavailable');
+      return [];
+    });
+    const payload = runnerPayload({
+      job: taken,
+      token,
+      runner,
+      project: p.project,
+      namespace: p.namespace,
+      pipeline,
+      user: user ?? null,
+      commit,
+      externalUrl: this.deps.config.externalUrl,
+      projectSettings: settingsOf(p.project),
+      timeInQueue: Math.max(0, (Date.parse(now) - queued) / 1000),
+      instanceRunnerJobs: Number(running?.n ?? 0),
+      refProtected,
+      sessionUrl: input.sessionUrl,
+      dependencies,
+    });
+    return { job: taken, token, payload };
+  }
+
+  // ---- the runner's side of a running job -----------------------------------------------------
+
+  /**
+   * authenticate_job!: the job by id and its token; 403 when unknown or the token does not match,
+   * JobNotRunning (403 with Job-Status) when it no longer runs.
+   */
+  async authenticateJob(id: number, token: string | undefined): Promise<CiBuildRow> {
+    const job = Number.isSafeInteger(id) ? await this.k.selectFrom('ci_builds').selectAll().where('id', '=', id).executeTakeFirst() : undefined;
+    if (!job || !token || job.token_digest === null || job.token_digest !== this.deps.digest(token)) throw Errors.forbidden();
+    if (job.erased_at) throw Errors.forbidden('Job has been erased!');
+    if (job.status !== 'running') throw new JobNotRunning(job.status);
+    return job;
+  }
+
+  /** UpdateBuildStateService: running refreshes, success and failed finish the job. Answers the HTTP status. */
+  async updateFromRunner(job: CiBuildRow, input: { state?: string; failure_reason?: string; exit_code?: number }): Promise<200 | 400> {
+    const now = dbNow();
+    switch (input.state) {
+      case undefined:
+      case 'running':
+        await this.k.updateTable('ci_builds').set({ updated_at: now }).where('id', '=', job.id).execute();
+        return 200;
+      case 'success':
+      case 'failed': {
+        const reason =
+          input.state === 'failed'
+            ? (FAILURE_REASONS as readonly string[]).includes(input.failure_reason ?? '')
+              ? input.failure_reason!
+              : 'unknown_failure'
+            : null;
+        await this.finish(job, input.state, reason);
+        return 200;
+      }
+      default:
+        return 400;
+    }
+  }
+
+  /** The job leaves running (or pending) for a final status; the pipeline moves on. */
+  private async finish(job: CiBuildRow, status: 'success' | 'failed' | 'canceled', reason: string | null): Promise<boolean> {
+    const now = dbNow();
+    const res = await this.k
+      .updateTable('ci_builds')
+      .set({ status, failure_reason: reason, finished_at: now, updated_at: now, lock_version: sql<number>`lock_version + 1` })
+      .where('id', '=', job.id)
+      .where('status', '=', job.status)
+      .where('lock_version', '=', job.lock_version)
+      .executeTakeFirst();
+    const changed = Number(res.numUpdatedRows) === 1;
+    if (changed) await this.process(job.pipeline_id);
+    return changed;
+  }
+
+  /**
+   * AppendBuildTraceService: `start` must be the log's current size (else 416 with that size); the
+   * log past the size limit fails the job (403).
+   */
+  async appendTrace(job: CiBuildRow, start: number, data: Buffer): Promise<{ status: 202 | 403 | 416; size: number }> {
+    const end = start + data.length;
+    if (end > TRACE_SIZE_LIMIT) {
+      await this.finish(job, 'failed', 'trace_size_exceeded');
+      return { status: 403, size: job.trace_size };
+    }
+    return this.deps.db.kysely.transaction().execute(async (trx) => {
+      const cur = await trx.selectFrom('ci_builds').select(['trace_size']).where('id', '=', job.id).executeTakeFirstOrThrow();
+      if (cur.trace_size !== start) return { status: 416 as const, size: cur.trace_size };
+      if (data.length) {
+        const seq = await trx
+          .selectFrom('ci_build_trace_chunks')
+          .select((eb) => eb.fn.max<number>('seq').as('m'))
+          .where('build_id', '=', job.id)
+          .executeTakeFirst();
+        await trx
+          .insertInto('ci_build_trace_chunks')
+          .values({ build_id: job.id, seq: (seq?.m ?? -1) + 1, data })
+          .execute();
+        const res = await trx.updateTable('ci_builds').set({ trace_size: end }).where('id', '=', job.id).where('trace_size', '=', start).executeTakeFirst();
+        if (Number(res.numUpdatedRows) !== 1) throw Errors.conflict();
+      }
+      return { status: 202 as const, size: end };
+    });
+  }
+
+  /** The whole log. */
+  async trace(jobId: number): Promise<Buffer> {
+    const chunks = await this.k.selectFrom('ci_build_trace_chunks').select('data').where('build_id', '=', jobId).orderBy('seq').execute();
+    return Buffer.concat(chunks.map((c) => Buffer.from(c.data)));
+  }
+
+  // ---- the API --------------------------------------------------------------------------------
+
+  /**
+   * The project and the right to its jobs (ProjectPolicy): read_build for Reporters, and for guests and
+   * whoever sees the project when public_jobs is on (and the jobs feature open to them); update_build
+   * (cancel, retry, play) for Developers; erase for Maintainers (or the job's user, checked by the caller).
+   */
+  async project(actor: Actor, idOrPath: string, ability: ReadAbility): Promise<ResolvedProject & { level: number }> {
+    const ctx = await this.deps.resolve.project(actor, idOrPath);
+    const level = actor.isAdmin ? 50 : ctx.access.level;
+    const s = settingsOf(ctx.project);
+    const feature = s.builds_access_level;
+    const repoFeature = s.repository_access_level;
+    if (feature === 'disabled' || repoFeature === 'disabled') throw Errors.forbidden();
+    const featureOpen = feature === 'private' ? level >= privateFeatureMinLevel('builds', ctx.project.visibility) : ctx.access.abilities.has('read_project');
+    const read = level >= 20 || (s.public_jobs !== false && featureOpen);
+    const ok = ability === 'read' ? read : ability === 'update' ? level >= 30 : level >= 30;
+    if (!ok) throw Errors.forbidden();
+    return { ...ctx, level };
+  }
+
+  /** The jobs of a project, newest first (builds only, as GitLab's `project.builds`). */
+  list(project: ProjectRow, f: { scope?: string[]; includeRetried?: boolean }) {
+    let q = this.k.selectFrom('ci_builds').selectAll().where('project_id', '=', project.id).where('type', '=', 'build');
+    if (f.scope?.length) q = q.where('status', 'in', f.scope);
+    if (f.includeRetried === false) q = q.where('retried', '=', 0);
+    return q.orderBy('id', 'desc');
+  }
+
+  /** find_build! (builds) / find_job! (builds and bridges): 404 Not found otherwise. */
+  async find(project: ProjectRow, jobId: number, types: string[] = ['build']): Promise<CiBuildRow> {
+    const job = Number.isSafeInteger(jobId)
+      ? await this.k
+          .selectFrom('ci_builds')
+          .selectAll()
+          .where('project_id', '=', project.id)
+          .where('id', '=', jobId)
+          .where('type', 'in', types)
+          .executeTakeFirst()
+      : undefined;
+    if (!job) throw Errors.notFound();
+    return job;
+  }
+
+  async reload(id: number): Promise<CiBuildRow> {
+    return this.k.selectFrom('ci_builds').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  }
+
+  /** Ci::Build#cancel: an active job becomes canceled (a running one's runner learns it from Job-Status). */
+  async cancel(job: CiBuildRow): Promise<CiBuildRow> {
+    if (!(CANCELABLE_STATUSES as readonly string[]).includes(job.status)) return job;
+    const now = dbNow();
+    const res = await this.k
+      .updateTable('ci_builds')
+      .set({ status: 'canceled', finished_at: now, updated_at: now, lock_version: sql<number>`lock_version + 1` })
+      .where('id', '=', job.id)
+      .where('status', 'in', [...CANCELABLE_STATUSES])
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 1) await this.process(job.pipeline_id);
+    return this.reload(job.id);
+  }
+
+  /** Ci::RetryJobService: a new job copying the old (which is marked retried), queued at once. */
+  async retry(job: CiBuildRow, actor: Actor): Promise<CiBuildRow> {
+    const retryable = job.retried === 0 && (job.status === 'success' || job.status === 'failed' || job.status === 'canceled');
+    if (!retryable) throw Errors.forbidden('Job is not retryable');
+    const now = dbNow();
+    const fresh = await this.k.transaction().execute(async (trx) => {
+      const res = await trx.updateTable('ci_builds').set({ retried: 1, updated_at: now }).where('id', '=', job.id).where('retried', '=', 0).executeTakeFirst();
+      if (Number(res.numUpdatedRows) !== 1) throw Errors.forbidden('Job is not retryable');
+      return trx
+        .insertInto('ci_builds')
+        .values({
+          project_id: job.project_id,
+          pipeline_id: job.pipeline_id,
+          type: job.type,
+          name: job.name,
+          stage: job.stage,
+          stage_idx: job.stage_idx,
+          status: job.type === 'build' ? 'pending' : 'created',
+          ref: job.ref,
+          tag: job.tag,
+          sha: job.sha,
+          user_id: actor.user?.id ?? job.user_id,
+          options: job.options,
+          yaml_variables: job.yaml_variables,
+          tag_list: job.tag_list,
+          when: job.when,
+          allow_failure: job.allow_failure,
+          environment: job.environment,
+          description: job.description,
+          created_at: now,
+          updated_at: now,
+          queued_at: job.type === 'build' ? now : null,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    });
+    await this.process(job.pipeline_id);
+    this.jobsQueued();
+    return this.reload(fresh.id);
+  }
+
+  /** Ci::PlayBuildService: a manual job is queued, as the user who played it. */
+  async play(job: CiBuildRow, actor: Actor): Promise<CiBuildRow> {
+    if (job.status !== 'manual' && job.status !== 'scheduled') throw Errors.badRequest('Unplayable Job');
+    const now = dbNow();
+    const res = await this.k
+      .updateTable('ci_builds')
+      .set({
+        status: job.type === 'build' ? 'pending' : 'created',
+        user_id: actor.user?.id ?? job.user_id,
+        queued_at: now,
+        updated_at: now,
+        lock_version: sql<number>`lock_version + 1`,
+      })
+      .where('id', '=', job.id)
+      .where('status', '=', job.status)
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) !== 1) throw Errors.badRequest('Unplayable Job');
+    await this.process(job.pipeline_id);
+    this.jobsQueued();
+    return this.reload(job.id);
+  }
+
+  /** Ci::BuildEraseService: the log and the artifacts go; erased_at is set. */
+  async erase(job: CiBuildRow): Promise<CiBuildRow> {
+    const artifacts = await this.k.selectFrom('ci_job_artifacts').select(['id', 'file_type']).where('job_id', '=', job.id).execute();
+    const erasable = (COMPLETED_STATUSES as readonly string[]).includes(job.status) && (artifacts.length > 0 || job.trace_size > 0);
+    if (!erasable || job.erased_at) throw Errors.forbidden('Job is not erasable!');
+    const artifactsService = this.deps.ci.artifacts as unknown as { eraseJob?: (job: CiBuildRow) => Promise<void> };
+    if (artifactsService.eraseJob) await artifactsService.eraseJob(job);
+    const now = dbNow();
+    await this.k.transaction().execute(async (trx) => {
+      await trx.deleteFrom('ci_build_trace_chunks').where('build_id', '=', job.id).execute();
+      await trx.updateTable('ci_builds').set({ trace_size: 0, erased_at: now, artifacts_expire_at: null, updated_at: now }).where('id', '=', job.id).execute();
+    });
+    return this.reload(job.id);
+  }
+
+  /**
+   * One round of the timeout check (the worker's): running jobs past their timeout fail with
+   * job_execution_timeout; pending jobs nobody took for a day with stuck_or_timeout_failure. Answers
+   * how many jobs it failed.
+   */
+  async failStale(now = Date.now()): Promise<number> {
+    const running = await this.k.selectFrom('ci_builds').selectAll().where('status', '=', 'running').where('type', '=', 'build').execute();
+    let n = 0;
+    for (const job of running) {
+      const started = job.started_at ? Date.parse(job.started_at) : NaN;
+      const timeout = (job.timeout ?? 3600) * 1000;
+      if (!Number.isNaN(started) && started + timeout < now && (await this.finish(job, 'failed', 'job_execution_timeout'))) n++;
+    }
+    const stuckBefore = new Date(now - STUCK_PENDING_MS).toISOString();
+    const stuck = await this.k
+      .selectFrom('ci_builds')
+      .selectAll()
+      .where('status', '=', 'pending')
+      .where('type', '=', 'build')
+      .where('queued_at', '<', stuckBefore)
+      .execute();
+    for (const job of stuck) if (await this.finish(job, 'failed', 'stuck_or_timeout_failure')) n++;
+    return n;
+  }
 }
+
+export type { RunnerInfo };
