@@ -12,6 +12,9 @@ const USAGE = `usage: hearth <command>
   serve                         start the server (default; with the job worker unless HEARTH_IN_PROCESS_WORKER=false)
   worker                        run the job worker alone (hook deliveries); several may run at once
   migrate                       apply database migrations
+  runner --url URL --token glrt-… [--once] [--concurrent N] [--builds-dir DIR]
+                                run CI jobs of that server with the shell executor (HEARTH_RUNNER_URL,
+                                HEARTH_RUNNER_TOKEN); --once takes one job, or none, and exits
   admin create-user --username U --email E --name N [--password P] [--admin]
   admin create-token --username U --name N [--scopes api,read_api] [--expires-at YYYY-MM-DD]
   admin reset-password --username U [--password P]`;
@@ -82,6 +85,8 @@ export async function runCli(argv: string[]): Promise<number | null> {
       }
       case 'admin':
         return await admin(sub, rest);
+      case 'runner':
+        return await runner(argv.slice(1));
       case 'help':
       case '--help':
       case '-h':
@@ -95,6 +100,45 @@ export async function runCli(argv: string[]): Promise<number | null> {
     process.stderr.write(`hearth: ${explain(err)}\n`);
     return 1;
   }
+}
+
+/** `hearth runner`: no database, no container; only the server's runner protocol. */
+async function runner(args: string[]): Promise<number> {
+  const { values: v } = parseArgs({
+    args,
+    options: {
+      url: { type: 'string' },
+      token: { type: 'string' },
+      once: { type: 'boolean' },
+      concurrent: { type: 'string' },
+      'builds-dir': { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const url = v.url ?? process.env.HEARTH_RUNNER_URL;
+  const token = v.token ?? process.env.HEARTH_RUNNER_TOKEN;
+  if (!url) throw new Error('--url (or HEARTH_RUNNER_URL) is required');
+  if (!token) throw new Error('--token (or HEARTH_RUNNER_TOKEN) is required');
+  const concurrent = v.concurrent === undefined ? 1 : Number(v.concurrent);
+  if (!Number.isInteger(concurrent) || concurrent < 1 || concurrent > 64) throw new Error('--concurrent must be an integer from 1 to 64');
+  const { Runner } = await import('./runner/runner.ts');
+  const r = new Runner({ url, token, once: !!v.once, concurrent, buildsDir: v['builds-dir'] });
+  let signals = 0;
+  const onSignal = () => {
+    signals++;
+    process.stderr.write(signals === 1 ? 'hearth runner: stopping (running jobs finish; again to cancel them)\n' : 'hearth runner: canceling running jobs\n');
+    r.stop(signals > 1);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    await r.run();
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  return 0;
 }
 
 async function admin(sub: string | undefined, args: string[]): Promise<number> {

@@ -1,4 +1,4 @@
-// argv → cli: serve | worker | migrate | admin create-user | admin create-token | admin reset-password
+// argv → cli: serve | worker | migrate | runner | admin create-user | admin create-token | admin reset-password
 import { runCli } from './cli.ts';
 
 runCli(process.argv.slice(2)).then(

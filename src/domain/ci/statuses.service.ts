@@ -252,7 +252,7 @@ export class CommitStatusesService {
       return { row, pipeline };
     });
     if ('error' in result) throw Errors.raw(400, { message: result.error });
-    await this.deps.ci.pipelines.process(result.pipeline.id).catch(() => {}); // TEMP until pipelines land
+    await this.deps.ci.pipelines.process(result.pipeline.id);
     return result.row;
   }
 

@@ -47,7 +47,7 @@ async function setup(x: TestApp) {
 }
 
 before(async () => {
-  ctx = await buildTestApp({ after: (fn) => void hooks.push(fn) });
+  ctx = await buildTestApp({ after: (fn: () => unknown) => void hooks.push(fn) });
   s = await setup(ctx);
 });
 after(async () => {

@@ -1,0 +1,225 @@
+// The runner side of GitLab's runner protocol (gitlab-runner network/gitlab.go, common/network.go):
+// the request and response shapes and one client for the calls a job needs. The runner token goes in
+// the JSON body (jobs/request, PUT jobs/:id), the job token in a JOB-TOKEN header (trace, artifacts).
+import fs from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+export interface FeaturesInfo {
+  variables: boolean;
+  image: boolean;
+  services: boolean;
+  artifacts: boolean;
+  cache: boolean;
+  shared: boolean;
+  upload_multiple_artifacts: boolean;
+  upload_raw_artifacts: boolean;
+  session: boolean;
+  terminal: boolean;
+  refspecs: boolean;
+  masking: boolean;
+  proxy: boolean;
+  raw_variables: boolean;
+  artifacts_exclude: boolean;
+  multi_build_steps: boolean;
+  trace_reset: boolean;
+  trace_checksum: boolean;
+  trace_size: boolean;
+  vault_secrets: boolean;
+  cancelable: boolean;
+  return_exit_code: boolean;
+  cancel_gracefully: boolean;
+}
+
+/** common.VersionInfo */
+export interface VersionInfo {
+  name: string;
+  version: string;
+  revision: string;
+  platform: string;
+  architecture: string;
+  executor: string;
+  shell: string;
+  features: FeaturesInfo;
+}
+
+export interface JobVariable {
+  key: string;
+  value: string;
+  public?: boolean;
+  file?: boolean;
+  masked?: boolean;
+  raw?: boolean;
+}
+
+export interface JobStep {
+  name: string; // script | after_script | release
+  script: string[];
+  timeout: number;
+  when: 'on_success' | 'on_failure' | 'always';
+  allow_failure: boolean;
+}
+
+export interface JobArtifact {
+  name?: string;
+  untracked?: boolean;
+  paths?: string[];
+  exclude?: string[];
+  when?: 'on_success' | 'on_failure' | 'always';
+  artifact_type?: string;
+  artifact_format?: string;
+  expire_in?: string;
+}
+
+export interface JobDependency {
+  id: number;
+  token: string;
+  name: string;
+  artifacts_file?: { filename: string; size: number } | null;
+}
+
+/** common.JobResponse (the fields this runner reads). */
+export interface JobResponse {
+  id: number;
+  token: string;
+  allow_git_fetch?: boolean;
+  job_info: { name: string; stage: string; project_id: number; project_name: string; time_in_queue_seconds?: number };
+  git_info: { repo_url: string; ref: string; sha: string; before_sha?: string; ref_type?: string; refspecs?: string[]; depth?: number };
+  runner_info?: { timeout?: number };
+  variables?: JobVariable[] | null;
+  steps?: JobStep[] | null;
+  artifacts?: JobArtifact[] | null;
+  dependencies?: JobDependency[] | null;
+  features?: Record<string, unknown>;
+}
+
+export type JobState = 'running' | 'success' | 'failed';
+
+export interface UpdateJobRequest {
+  info: VersionInfo;
+  token: string;
+  state: JobState;
+  failure_reason?: string;
+  checksum?: string;
+  output?: { checksum?: string; bytesize?: number };
+  exit_code?: number;
+}
+
+export interface PatchResult {
+  status: number;
+  /** the end of the remote log (Range "0-<n>"), when the server said */
+  remoteEnd: number | null;
+  /** Job-Status */
+  jobStatus: string | null;
+  /** X-GitLab-Trace-Update-Interval, seconds */
+  updateInterval: number | null;
+}
+
+/** The runner's calls of the coordinator (GitLabClient). */
+export class RunnerClient {
+  private lastUpdate = '';
+  constructor(
+    readonly url: string,
+    readonly token: string,
+    readonly info: VersionInfo,
+    readonly systemId: string,
+  ) {}
+
+  private api(p: string): string {
+    return `${this.url.replace(/\/+$/, '')}/api/v4/${p}`;
+  }
+
+  /** POST /jobs/request: a job (201), or null (204: nothing for now); anything else throws. */
+  async requestJob(signal?: AbortSignal): Promise<JobResponse | null> {
+    const body = { info: this.info, token: this.token, system_id: this.systemId, ...(this.lastUpdate ? { last_update: this.lastUpdate } : {}) };
+    const res = await fetch(this.api('jobs/request'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(body),
+      signal,
+    });
+    const lu = res.headers.get('x-gitlab-last-update');
+    if (lu) this.lastUpdate = lu;
+    if (res.status === 201) return (await res.json()) as JobResponse;
+    await res.arrayBuffer().catch(() => undefined);
+    if (res.status === 204) return null;
+    throw new ProtocolError(`checking for jobs: ${res.status}`, res.status);
+  }
+
+  /** PUT /jobs/:id: the status code, the Job-Status and the update interval the server answered. */
+  async updateJob(id: number, req: Omit<UpdateJobRequest, 'info'>): Promise<{ status: number; jobStatus: string | null }> {
+    const res = await fetch(this.api(`jobs/${id}`), {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ info: this.info, ...req }),
+    });
+    await res.arrayBuffer().catch(() => undefined);
+    return { status: res.status, jobStatus: res.headers.get('job-status') };
+  }
+
+  /** PATCH /jobs/:id/trace with Content-Range "<start>-<end inclusive>". */
+  async patchTrace(id: number, jobToken: string, content: Buffer, start: number): Promise<PatchResult> {
+    const res = await fetch(this.api(`jobs/${id}/trace?debug_trace=false`), {
+      method: 'PATCH',
+      headers: { 'content-type': 'text/plain', 'content-range': `${start}-${start + content.length - 1}`, 'job-token': jobToken },
+      body: new Uint8Array(content),
+    });
+    await res.arrayBuffer().catch(() => undefined);
+    const range = res.headers.get('range');
+    const end = range ? Number(range.split('-')[1]) : NaN;
+    const interval = Number(res.headers.get('x-gitlab-trace-update-interval'));
+    return {
+      status: res.status,
+      remoteEnd: Number.isFinite(end) ? end : null,
+      jobStatus: res.headers.get('job-status'),
+      updateInterval: Number.isFinite(interval) && interval > 0 ? interval : null,
+    };
+  }
+
+  /** POST /jobs/:id/artifacts (UploadRawArtifacts): a multipart form with the archive as "file". */
+  async uploadArtifacts(
+    id: number,
+    jobToken: string,
+    file: string,
+    opts: { baseName: string; format: string; type: string; expireIn?: string },
+  ): Promise<{ status: number; message: string }> {
+    const q = new URLSearchParams();
+    if (opts.expireIn) q.set('expire_in', opts.expireIn);
+    q.set('artifact_format', opts.format);
+    q.set('artifact_type', opts.type);
+    const form = new FormData();
+    form.append('file', await fs.openAsBlob(file, { type: 'application/octet-stream' }), opts.baseName);
+    const res = await fetch(this.api(`jobs/${id}/artifacts?${q}`), { method: 'POST', headers: { 'job-token': jobToken }, body: form });
+    const text = await res.text().catch(() => '');
+    let message = text;
+    try {
+      const parsed = JSON.parse(text) as { message?: unknown; error?: unknown };
+      message = String(parsed.message ?? parsed.error ?? text);
+    } catch {
+      // not JSON: the text as it is
+    }
+    return { status: res.status, message };
+  }
+
+  /** GET /jobs/:id/artifacts (a dependency's archive) into `dest`; the status code. */
+  async downloadArtifacts(id: number, jobToken: string, dest: string): Promise<number> {
+    const res = await fetch(this.api(`jobs/${id}/artifacts`), { headers: { 'job-token': jobToken } });
+    if (res.status !== 200 || !res.body) {
+      await res.arrayBuffer().catch(() => undefined);
+      return res.status;
+    }
+    fs.mkdirSync(path.dirname(dest), { recursive: true });
+    await pipeline(Readable.fromWeb(res.body as never), fs.createWriteStream(dest));
+    return 200;
+  }
+}
+
+export class ProtocolError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
