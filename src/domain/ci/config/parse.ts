@@ -926,5 +926,5 @@ export async function parseCiConfig(content: string, read: ReadLocal | null): Pr
 /** The merged configuration as lint's merged_yaml shows it. */
 export function mergedYaml(merged: Dict | null): string {
   if (!merged) return '';
-  return `---\n${stringify(merged, { version: '1.1' })}`;
+  return `---\n${stringify(merged, { version: '1.1', aliasDuplicateObjects: false })}`;
 }

@@ -220,7 +220,7 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
       case 'tags': {
         // the latest pipeline of each branch (tag) that exists
         const repo = c.repos.repository(p);
-        const refs = (q.scope === 'branches' ? await repo.branches() : await repo.tags()).map((r) => r.name);
+        const refs = (q.scope === 'branches' ? await repo.branches() : await repo.tags()).map((r) => r.short);
         const latest = refs.length
           ? await k
               .selectFrom('ci_pipelines')
