@@ -82,3 +82,472 @@ test('POST /jobs/request: token missing 400, unknown 403, paused 204, nothing pe
   assert.ok(row.contacted_at);
   assert.equal(row.version, '17.5.0');
 });
+
+test('POST /jobs/request: the oldest pending job, the whole JobResponse, and the job running afterwards', async () => {
+  await clearQueue();
+  const { runner, token: runnerToken } = await seedRunner(ctx.c, { description: 'shell runner', tag_list: ['linux'], maximum_timeout: 1800 });
+  const options = {
+    before_script: ['echo before'],
+    script: ['make', 'make test'],
+    after_script: ['echo after'],
+    image: { name: 'alpine:3.20', entrypoint: [''] },
+    services: [{ name: 'postgres:16', alias: 'db' }],
+    artifacts: { name: 'out', paths: ['dist/'], exclude: ['dist/*.tmp'], expire_in: '1 week', when: 'on_success' as const },
+    timeout: 7200,
+  };
+  const { pipeline, jobs } = await seedPipeline(ctx.c, project, { sha, user_id: user.id }, [
+    { name: 'build', stage: 'build', options, tag_list: ['linux'] },
+    { name: 'later', stage: 'test', stage_idx: 1 },
+  ]);
+  await ctx.c.db.kysely
+    .updateTable('ci_builds')
+    .set({ yaml_variables: JSON.stringify([{ key: 'GREETING', value: 'hello', public: true }]) })
+    .where('id', '=', jobs[0].id)
+    .execute();
+  await ctx.c.db.kysely
+    .updateTable('ci_pipelines')
+    .set({ variables: JSON.stringify([{ key: 'DEPLOY', value: 'yes', variable_type: 'env_var' }]) })
+    .where('id', '=', pipeline.id)
+    .execute();
+  const r = await request(runnerToken, { session: { url: 'https://runner.example:8093/session/abc', certificate: '', authorization: 'x' } });
+  assert.equal(r.statusCode, 201);
+  assert.equal(r.headers['content-type'], 'application/json');
+  const body = json(r);
+  const token: string = body.token;
+  assert.match(token, /^glcbt-[A-Za-z0-9_-]{20,}$/);
+  const repoUrl = `http://gitlab-ci-token:${token}@hearth.test/grp/app.git`;
+  const v = (key: string, value: string, pub = true, masked = false) => ({ key, value, public: pub, masked });
+  const job = await ctx.c.db.kysely.selectFrom('ci_builds').selectAll().where('id', '=', jobs[0].id).executeTakeFirstOrThrow();
+  assert.equal(typeof body.job_info.time_in_queue_seconds, 'number');
+  assert.deepEqual(body, {
+    id: jobs[0].id,
+    token,
+    allow_git_fetch: true,
+    job_info: {
+      id: jobs[0].id,
+      name: 'build',
+      stage: 'build',
+      project_id: project.id,
+      project_name: 'App',
+      time_in_queue_seconds: body.job_info.time_in_queue_seconds,
+      project_jobs_running_on_instance_runners_count: '1',
+    },
+    git_info: {
+      repo_url: repoUrl,
+      repo_object_format: 'sha1',
+      ref: 'main',
+      sha,
+      before_sha: '0'.repeat(40),
+      ref_type: 'branch',
+      refspecs: ['+refs/heads/main:refs/remotes/origin/main'],
+      depth: 20,
+    },
+    runner_info: { timeout: 1800, runner_session_url: 'https://runner.example:8093/session/abc' },
+    variables: [
+      v('CI_PIPELINE_ID', String(pipeline.id)),
+      v('CI_PIPELINE_URL', `${EXTERNAL_URL}/grp/app/-/pipelines/${pipeline.id}`),
+      v('CI_JOB_ID', String(jobs[0].id)),
+      v('CI_JOB_URL', `${EXTERNAL_URL}/grp/app/-/jobs/${jobs[0].id}`),
+      v('CI_JOB_TOKEN', token, false, true),
+      v('CI_JOB_STARTED_AT', job.started_at!),
+      v('CI_REPOSITORY_URL', repoUrl, false),
+      v('CI_JOB_NAME', 'build'),
+      v('CI_JOB_NAME_SLUG', 'build'),
+      v('CI_JOB_STAGE', 'build'),
+      v('CI_NODE_TOTAL', '1'),
+      v('CI_JOB_TIMEOUT', '1800'),
+      v('CI', 'true'),
+      v('GITLAB_CI', 'true'),
+      v('CI_SERVER_URL', EXTERNAL_URL),
+      v('CI_SERVER_HOST', 'hearth.test'),
+      v('CI_SERVER_PORT', '80'),
+      v('CI_SERVER_PROTOCOL', 'http'),
+      v('CI_SERVER_SHELL_SSH_HOST', 'hearth.test'),
+      v('CI_SERVER_NAME', 'GitLab'),
+      v('GITLAB_FEATURES', ''),
+      v('CI_PROJECT_ID', String(project.id)),
+      v('CI_PROJECT_NAME', 'app'),
+      v('CI_PROJECT_TITLE', 'App'),
+      v('CI_PROJECT_DESCRIPTION', project.description ?? ''),
+      v('CI_PROJECT_PATH', 'grp/app'),
+      v('CI_PROJECT_PATH_SLUG', 'grp-app'),
+      v('CI_PROJECT_NAMESPACE', 'grp'),
+      v('CI_PROJECT_NAMESPACE_SLUG', 'grp'),
+      v('CI_PROJECT_NAMESPACE_ID', String(project.namespace_id)),
+      v('CI_PROJECT_ROOT_NAMESPACE', 'grp'),
+      v('CI_PROJECT_URL', `${EXTERNAL_URL}/grp/app`),
+      v('CI_PROJECT_VISIBILITY', project.visibility),
+      v('CI_PROJECT_CLASSIFICATION_LABEL', ''),
+      v('CI_DEFAULT_BRANCH', 'main'),
+      v('CI_CONFIG_PATH', '.service-ci.yml'),
+      v('CI_API_V4_URL', `${EXTERNAL_URL}/api/v4`),
+      v('CI_API_GRAPHQL_URL', `${EXTERNAL_URL}/api/graphql`),
+      v('CI_PIPELINE_IID', String(pipeline.iid)),
+      v('CI_PIPELINE_SOURCE', 'push'),
+      v('CI_PIPELINE_CREATED_AT', pipeline.created_at),
+      v('CI_COMMIT_SHA', sha),
+      v('CI_COMMIT_SHORT_SHA', sha.slice(0, 8)),
+      v('CI_COMMIT_BEFORE_SHA', '0'.repeat(40)),
+      v('CI_COMMIT_REF_NAME', 'main'),
+      v('CI_COMMIT_REF_SLUG', 'main'),
+      v('CI_COMMIT_BRANCH', 'main'),
+      v('CI_COMMIT_MESSAGE', message),
+      v('CI_COMMIT_TITLE', 'Add the app'),
+      v('CI_COMMIT_DESCRIPTION', 'With a body line.\n'),
+      v('CI_COMMIT_REF_PROTECTED', 'true'),
+      v('CI_COMMIT_TIMESTAMP', body.variables.find((x: { key: string }) => x.key === 'CI_COMMIT_TIMESTAMP').value),
+      v('CI_COMMIT_AUTHOR', 'Ada Lovelace <ada@example.com>'),
+      v('CI_RUNNER_ID', String(runner.id)),
+      v('CI_RUNNER_DESCRIPTION', 'shell runner'),
+      v('CI_RUNNER_TAGS', '["linux"]'),
+      v('GITLAB_USER_ID', String(user.id)),
+      v('GITLAB_USER_EMAIL', 'dev@example.com'),
+      v('GITLAB_USER_LOGIN', 'dev'),
+      v('GITLAB_USER_NAME', 'Dev Eloper'),
+      v('GREETING', 'hello'),
+      v('DEPLOY', 'yes', false),
+    ],
+    steps: [
+      { name: 'script', script: ['echo before', 'make', 'make test'], timeout: 1800, when: 'on_success', allow_failure: false },
+      { name: 'after_script', script: ['echo after'], timeout: 1800, when: 'always', allow_failure: true },
+    ],
+    image: { name: 'alpine:3.20', entrypoint: [''], ports: [], pull_policy: null },
+    services: [{ name: 'postgres:16', entrypoint: null, ports: [], alias: 'db', command: null, pull_policy: null, variables: [] }],
+    artifacts: [
+      {
+        name: 'out',
+        untracked: false,
+        paths: ['dist/'],
+        exclude: ['dist/*.tmp'],
+        when: 'on_success',
+        expire_in: '1 week',
+        artifact_type: 'archive',
+        artifact_format: 'zip',
+      },
+    ],
+    cache: [],
+    credentials: [],
+    dependencies: [],
+    features: body.features,
+  });
+  assert.equal(body.features.trace_sections, true);
+  assert.ok(body.features.failure_reasons.includes('script_failure'));
+  assert.match(body.variables.find((x: { key: string }) => x.key === 'CI_COMMIT_TIMESTAMP').value, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  // the job runs: runner, system id, token digest, start time, timeout (the runner's maximum wins)
+  assert.equal(job.status, 'running');
+  assert.equal(job.runner_id, runner.id);
+  assert.equal(job.runner_system_id, 's_0123456789ab');
+  assert.equal(job.token_digest, await ciDigest(ctx.c, token));
+  assert.equal(job.timeout, 1800);
+  assert.ok(job.started_at && Date.parse(job.started_at) <= Date.now());
+  assert.equal(job.lock_version, jobs[0].lock_version + 1);
+  // one job per request: the next one waits
+  const other = await ctx.c.db.kysely.selectFrom('ci_builds').select('status').where('id', '=', jobs[1].id).executeTakeFirstOrThrow();
+  assert.equal(other.status, 'pending');
+});
+
+test('POST /jobs/request: which runner may take which job (tags, run_untagged, runner type, shared runners, protected refs)', async () => {
+  await clearQueue();
+  const { seed, c } = ctx;
+  const sub = await seed.group({ path: 'sub', name: 'Sub', parent: await c.resolve.namespaceById(project.namespace_id).then((n) => n!) });
+  const subProject = await seed.project({ namespace: sub, path: 'lib', name: 'Lib' });
+  const elsewhere = await seed.project({ path: 'other', name: 'Other' });
+  const { pipeline: p1, jobs: tagged } = await seedPipeline(c, project, { sha }, [{ name: 'tagged', tag_list: ['docker', 'linux'] }]);
+  const takes = async (token: string) => {
+    const r = await request(token);
+    return r.statusCode === 201 ? json(r).job_info.name : r.statusCode;
+  };
+  // tags: every job tag among the runner's
+  assert.equal(await takes((await seedRunner(c, { tag_list: ['docker'] })).token), 204);
+  assert.equal(await takes((await seedRunner(c, { tag_list: ['docker', 'linux', 'x'], run_untagged: false })).token), 'tagged');
+  assert.equal(p1.id, tagged[0].pipeline_id);
+  // untagged jobs only for run_untagged runners
+  await seedPipeline(c, project, { sha }, [{ name: 'untagged' }]);
+  assert.equal(await takes((await seedRunner(c, { tag_list: ['docker'], run_untagged: false })).token), 204);
+  // a project runner takes only its projects' jobs
+  assert.equal(await takes((await seedRunner(c, { projects: [elsewhere] })).token), 204);
+  assert.equal(await takes((await seedRunner(c, { projects: [project] })).token), 'untagged');
+  // a group runner takes jobs of its group's subgroups, not of other namespaces
+  await seedPipeline(c, subProject, { sha }, [{ name: 'in-subgroup' }]);
+  assert.equal(await takes((await seedRunner(c, { groups: [elsewhere.namespace_id] })).token), 204);
+  assert.equal(await takes((await seedRunner(c, { groups: [project.namespace_id] })).token), 'in-subgroup');
+  // instance runners only where shared runners are enabled
+  await seedPipeline(c, elsewhere, { sha }, [{ name: 'no-shared' }]);
+  const settings = JSON.parse(elsewhere.settings);
+  await c.db.kysely
+    .updateTable('projects')
+    .set({ settings: JSON.stringify({ ...settings, shared_runners_enabled: false }) })
+    .where('id', '=', elsewhere.id)
+    .execute();
+  assert.equal(await takes((await seedRunner(c)).token), 204);
+  assert.equal(await takes((await seedRunner(c, { projects: [elsewhere] })).token), 'no-shared');
+  // ref_protected runners: only protected refs (the default branch), never `feature`
+  await seedPipeline(c, project, { sha, ref: 'feature' }, [{ name: 'on-feature' }]);
+  const protectedRunner = await seedRunner(c, { access_level: 'ref_protected' });
+  assert.equal(await takes(protectedRunner.token), 204);
+  await seedPipeline(c, project, { sha, ref: 'main' }, [{ name: 'on-main' }]);
+  assert.equal(await takes(protectedRunner.token), 'on-main');
+  assert.equal(await takes((await seedRunner(c)).token), 'on-feature');
+  // nothing else is pending
+  const left = await c.db.kysely.selectFrom('ci_builds').select('name').where('status', '=', 'pending').execute();
+  assert.deepEqual(left, []);
+});
+
+test('POST /jobs/request: two runners asking at once for one job — one gets it, the other 204', async () => {
+  await clearQueue();
+  const a = await seedRunner(ctx.c);
+  const b = await seedRunner(ctx.c);
+  const { jobs } = await seedPipeline(ctx.c, project, { sha }, [{ name: 'only-one' }]);
+  const [ra, rb] = await Promise.all([request(a.token), request(b.token)]);
+  const codes = [ra.statusCode, rb.statusCode].sort();
+  assert.deepEqual(codes, [201, 204]);
+  const winner = ra.statusCode === 201 ? a : b;
+  const row = await ctx.c.db.kysely.selectFrom('ci_builds').selectAll().where('id', '=', jobs[0].id).executeTakeFirstOrThrow();
+  assert.equal(row.runner_id, winner.runner.id);
+  assert.equal(row.lock_version, 1);
+  // many more at once for several jobs: every job exactly once
+  await clearQueue();
+  const { jobs: many } = await seedPipeline(ctx.c, project, { sha }, [{ name: 'm1' }, { name: 'm2' }, { name: 'm3' }]);
+  const runners = await Promise.all(Array.from({ length: 8 }, () => seedRunner(ctx.c)));
+  const answers = await Promise.all(runners.map((r) => request(r.token)));
+  const taken = answers.filter((r) => r.statusCode === 201).map((r) => json(r).id);
+  assert.deepEqual(taken.sort(), many.map((j) => j.id).sort());
+  assert.equal(answers.filter((r) => r.statusCode === 204).length, 5);
+});
+
+/** Runs `fn` with a longer long poll (the shared app answers at once otherwise). */
+async function withWait<T>(ms: number, fn: () => Promise<T>): Promise<T> {
+  const before = ctx.c.config.jobRequestTimeoutMs;
+  (ctx.c.config as { jobRequestTimeoutMs: number }).jobRequestTimeoutMs = ms;
+  try {
+    return await fn();
+  } finally {
+    (ctx.c.config as { jobRequestTimeoutMs: number }).jobRequestTimeoutMs = before;
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('long poll: a waiting runner is answered 204 when the wait ends, and at once when a job is queued (in process or only by the table version)', async () => {
+  await clearQueue();
+  const { token } = await seedRunner(ctx.c);
+  await withWait(300, async () => {
+    const t0 = performance.now();
+    const r = await request(token);
+    const took = performance.now() - t0;
+    assert.equal(r.statusCode, 204);
+    assert.match(String(r.headers['x-gitlab-last-update']), /^\d+$/);
+    assert.ok(took >= 280, `waited ${took} ms`);
+    assert.equal(ctx.c.ci.jobs.waiters.size, 0);
+  });
+  await withWait(5000, async () => {
+    for (const wake of [true, false]) {
+      const pending = request(token);
+      await sleep(150);
+      assert.equal(ctx.c.ci.jobs.waiters.size, 1);
+      const t0 = performance.now();
+      const { jobs } = await seedPipeline(ctx.c, project, { sha }, [{ name: wake ? 'queued-here' : 'queued-elsewhere' }]);
+      if (wake) ctx.c.ci.jobs.jobsQueued();
+      const r = await pending;
+      const took = performance.now() - t0;
+      assert.equal(r.statusCode, 201);
+      assert.equal(json(r).id, jobs[0].id);
+      assert.ok(took < 1000, `picked up after ${took} ms`);
+    }
+  });
+  assert.equal(ctx.c.ci.jobs.waiters.size, 0);
+});
+
+test('long poll: 50 idle runners, one new job is picked up by one of them in well under a second; the others wait on', async () => {
+  await clearQueue();
+  const runners = await Promise.all(Array.from({ length: 50 }, () => seedRunner(ctx.c)));
+  await withWait(2500, async () => {
+    const answers = runners.map((r) => request(r.token));
+    await sleep(300);
+    assert.equal(ctx.c.ci.jobs.waiters.size, 50);
+    const t0 = performance.now();
+    const { jobs } = await seedPipeline(ctx.c, project, { sha }, [{ name: 'for-one' }]);
+    ctx.c.ci.jobs.jobsQueued();
+    const first = await Promise.race(answers.map((p) => p.then((r) => (r.statusCode === 201 ? r : new Promise<never>(() => {})))));
+    const took = performance.now() - t0;
+    assert.ok(took < 1000, `picked up after ${took} ms`);
+    assert.equal(json(first).id, jobs[0].id);
+    const all = await Promise.all(answers);
+    assert.equal(all.filter((r) => r.statusCode === 201).length, 1);
+    assert.equal(all.filter((r) => r.statusCode === 204).length, 49);
+  });
+});
+
+/** A job taken by a fresh runner: its id and job token. */
+async function takeJob(name: string) {
+  await clearQueue();
+  const runner = await seedRunner(ctx.c);
+  const { pipeline, jobs } = await seedPipeline(ctx.c, project, { sha, user_id: user.id }, [{ name }]);
+  const r = await request(runner.token);
+  assert.equal(r.statusCode, 201);
+  return { id: jobs[0].id as number, token: json(r).token as string, pipeline, runner };
+}
+
+const row = (id: number) => ctx.c.db.kysely.selectFrom('ci_builds').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+function put(id: number | string, payload: Record<string, unknown>, headers: Record<string, string> = {}) {
+  return ctx.app.inject({ method: 'PUT', url: `/api/v4/jobs/${id}`, payload, headers });
+}
+
+function patchTrace(id: number, token: string | null, range: string | null, data: string | Buffer) {
+  const headers: Record<string, string> = { 'content-type': 'text/plain' };
+  if (token !== null) headers['job-token'] = token;
+  if (range !== null) headers['content-range'] = range;
+  return ctx.app.inject({ method: 'PATCH', url: `/api/v4/jobs/${id}/trace`, headers, payload: data });
+}
+
+test('PUT /jobs/:id: token checks, running refreshes, success finishes (token no longer valid), then 403 with Job-Status', async () => {
+  const { id, token } = await takeJob('put-success');
+  let r = await put(id, {});
+  assert.equal(r.statusCode, 400);
+  assert.deepEqual(json(r), { error: 'token is missing' });
+  r = await put('abc', { token });
+  assert.equal(r.statusCode, 400);
+  assert.deepEqual(json(r), { error: 'id is invalid' });
+  r = await put(id, { token: 'glcbt-wrong' });
+  assert.equal(r.statusCode, 403);
+  assert.deepEqual(json(r), { message: '403 Forbidden' });
+  assert.equal(r.headers['job-status'], undefined);
+  r = await put(999_999, { token });
+  assert.equal(r.statusCode, 403);
+  assert.deepEqual(json(r), { message: '403 Forbidden' });
+  // an unknown state: 400 "400", the job untouched
+  r = await put(id, { token, state: 'exploded' });
+  assert.equal(r.statusCode, 400);
+  assert.equal(r.body, '"400"');
+  assert.equal((await row(id)).status, 'running');
+  // running: a refresh
+  const before = (await row(id)).updated_at;
+  await sleep(5);
+  r = await put(id, { token, state: 'running', output: { checksum: 'crc32:0', bytesize: 0 } }, { 'job-token': token });
+  assert.equal(r.statusCode, 200);
+  assert.equal(r.body, '"200"');
+  assert.ok((await row(id)).updated_at > before);
+  // while running, the token authenticates as the job's user
+  const resolved = await ctx.c.ci.jobs.resolveToken(token);
+  assert.deepEqual({ user: resolved?.user.id, jobId: resolved?.jobId }, { user: user.id, jobId: id });
+  r = await put(id, { token, state: 'success', exit_code: 0 });
+  assert.equal(r.statusCode, 200);
+  const done = await row(id);
+  assert.equal(done.status, 'success');
+  assert.equal(done.failure_reason, null);
+  assert.ok(done.finished_at);
+  assert.equal(await ctx.c.ci.jobs.resolveToken(token), null);
+  // the job no longer runs: 403 with its status, so the runner stops
+  r = await put(id, { token, state: 'success' });
+  assert.equal(r.statusCode, 403);
+  assert.equal(r.headers['job-status'], 'success');
+  assert.deepEqual(json(r), { message: '403 Forbidden - Job is not running' });
+});
+
+test('PUT /jobs/:id: failed with the runner failure reason (unknown ones become unknown_failure)', async () => {
+  let { id, token } = await takeJob('put-failed');
+  let r = await put(id, { token, state: 'failed', failure_reason: 'script_failure', exit_code: 1 });
+  assert.equal(r.statusCode, 200);
+  let done = await row(id);
+  assert.deepEqual([done.status, done.failure_reason], ['failed', 'script_failure']);
+  ({ id, token } = await takeJob('put-failed-2'));
+  r = await put(id, { token, state: 'failed', failure_reason: 'gremlins' });
+  assert.equal(r.statusCode, 200);
+  done = await row(id);
+  assert.deepEqual([done.status, done.failure_reason], ['failed', 'unknown_failure']);
+  r = await put(id, { token, state: 'running' });
+  assert.equal(r.statusCode, 403);
+  assert.equal(r.headers['job-status'], 'failed');
+});
+
+test('PATCH /jobs/:id/trace: appends at the current size (202 with Job-Status, Range, X-GitLab-Trace-Update-Interval), 416 elsewhere, 400 without Content-Range, 403 for a canceled job', async () => {
+  const { id, token } = await takeJob('tracing');
+  let r = await patchTrace(id, token, null, 'x');
+  assert.equal(r.statusCode, 400);
+  assert.deepEqual(json(r), { message: '400 Missing header Content-Range' });
+  r = await patchTrace(id, 'glcbt-wrong', '0-5', 'hello');
+  assert.equal(r.statusCode, 403);
+  assert.deepEqual(json(r), { message: '403 Forbidden' });
+  r = await patchTrace(id, token, '0-5', 'hello');
+  assert.equal(r.statusCode, 202);
+  assert.equal(r.body, '');
+  assert.equal(r.headers['job-status'], 'running');
+  assert.equal(r.headers.range, '0-5');
+  assert.equal(r.headers['x-gitlab-trace-update-interval'], '60');
+  // the runner sends raw bytes, whatever the content type
+  r = await ctx.app.inject({
+    method: 'PATCH',
+    url: `/api/v4/jobs/${id}/trace?token=${token}`,
+    headers: { 'content-type': 'application/octet-stream', 'content-range': '5-8' },
+    payload: Buffer.from([0x20, 0xe2, 0x9c, 0x93]),
+  });
+  assert.equal(r.statusCode, 202);
+  assert.equal(r.headers.range, '0-9');
+  // a start other than the current size: 416 with the size, nothing written
+  for (const range of ['0-9', '3-4', '20-30']) {
+    r = await patchTrace(id, token, range, 'again');
+    assert.equal(r.statusCode, 416);
+    assert.deepEqual(json(r), { message: '416 Range Not Satisfiable' });
+    assert.equal(r.headers.range, '0-9');
+  }
+  // an empty patch at the end is fine
+  r = await patchTrace(id, token, '9-9', '');
+  assert.equal(r.statusCode, 202);
+  assert.equal(r.headers.range, '0-9');
+  const job = await row(id);
+  assert.equal(job.trace_size, 9);
+  assert.equal((await ctx.c.ci.jobs.trace(id)).toString('utf8'), 'hello ✓');
+  // canceled from the API: the runner's next patch is refused with the status, so it stops
+  const cancel = await ctx.app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/jobs/${id}/cancel`, headers: userHeaders });
+  assert.equal(cancel.statusCode, 201);
+  r = await patchTrace(id, token, '9-14', 'more\n');
+  assert.equal(r.statusCode, 403);
+  assert.equal(r.headers['job-status'], 'canceled');
+  assert.deepEqual(json(r), { message: '403 Forbidden - Job is not running' });
+  r = await put(id, { token, state: 'success' });
+  assert.equal(r.statusCode, 403);
+  assert.equal(r.headers['job-status'], 'canceled');
+  assert.equal((await row(id)).status, 'canceled');
+});
+
+test('GET /job: the job of a running job token; job tokens are refused elsewhere and once the job finished', async () => {
+  const { id, token } = await takeJob('whoami');
+  let r = await ctx.app.inject({ method: 'GET', url: '/api/v4/job', headers: { 'job-token': token } });
+  assert.equal(r.statusCode, 200);
+  const body = json(r);
+  assert.equal(body.id, id);
+  assert.equal(body.name, 'whoami');
+  assert.equal(body.status, 'running');
+  assert.equal(body.user.id, user.id);
+  r = await ctx.app.inject({ method: 'GET', url: `/api/v4/job?job_token=${token}` });
+  assert.equal(r.statusCode, 200);
+  // a personal token: no job behind it
+  r = await ctx.app.inject({ method: 'GET', url: '/api/v4/job', headers: userHeaders });
+  assert.equal(r.statusCode, 404);
+  assert.deepEqual(json(r), { message: '404 Job Not Found' });
+  r = await ctx.app.inject({ method: 'GET', url: '/api/v4/job' });
+  assert.equal(r.statusCode, 401);
+  assert.deepEqual(json(r), { message: '401 Unauthorized' });
+  // not a job-token endpoint: 401 even for a good job token
+  r = await ctx.app.inject({ method: 'GET', url: `/api/v4/projects/${project.id}`, headers: { 'job-token': token } });
+  assert.equal(r.statusCode, 401);
+  assert.deepEqual(json(r), { message: '401 Unauthorized' });
+  r = await ctx.app.inject({ method: 'GET', url: '/api/v4/user', headers: { 'job-token': token } });
+  assert.equal(r.statusCode, 401);
+  // a job-token endpoint of the API: the job's project only
+  r = await ctx.app.inject({ method: 'GET', url: `/api/v4/projects/${project.id}/jobs`, headers: { 'job-token': token } });
+  assert.equal(r.statusCode, 200);
+  assert.ok(json(r).some((j: { id: number }) => j.id === id));
+  const other = await ctx.seed.project({ path: 'not-the-job', name: 'Not The Job', visibility: 'public' });
+  r = await ctx.app.inject({ method: 'GET', url: `/api/v4/projects/${other.id}/jobs`, headers: { 'job-token': token } });
+  assert.equal(r.statusCode, 404);
+  assert.deepEqual(json(r), { message: '404 Project Not Found' });
+  // finished: the token authenticates nothing
+  assert.equal((await put(id, { token, state: 'success' })).statusCode, 200);
+  r = await ctx.app.inject({ method: 'GET', url: '/api/v4/job', headers: { 'job-token': token } });
+  assert.equal(r.statusCode, 401);
+  assert.deepEqual(json(r), { message: '401 Unauthorized' });
+  r = await ctx.app.inject({ method: 'GET', url: '/api/v4/job', headers: { 'job-token': 'glcbt-never-issued' } });
+  assert.equal(r.statusCode, 401);
+});
