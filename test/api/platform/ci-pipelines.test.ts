@@ -12,7 +12,7 @@ let hooks: (() => unknown)[] = [];
 let n = 0;
 
 before(async () => {
-  ctx = await buildTestApp({ after: (fn) => void hooks.push(fn) });
+  ctx = await buildTestApp({ after: (fn: () => unknown) => void hooks.push(fn) });
 });
 after(async () => {
   for (const fn of hooks.reverse()) await fn();
