@@ -164,9 +164,8 @@ function ensureRealDir(root: string, dir: string): void {
 export async function extractZip(zipFile: string, rootDir: string): Promise<number> {
   const root = fs.realpathSync(rootDir);
   const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
-    yauzl.open(zipFile, { lazyEntries: true, decodeStrings: true, validateEntrySizes: true, strictFileNames: false }, (err, z) =>
-      err ? reject(err) : resolve(z!),
-    ),
+    // names are checked here (entryTarget), so that a refusal says why: yauzl's own check is off
+    yauzl.open(zipFile, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true }, (err, z) => (err ? reject(err) : resolve(z!))),
   );
   let count = 0;
   try {
@@ -175,10 +174,11 @@ export async function extractZip(zipFile: string, rootDir: string): Promise<numb
       zip.on('end', () => resolve());
       zip.on('entry', (entry: yauzl.Entry) => {
         (async () => {
-          const target = entryTarget(root, entry.fileName);
-          if (!target) throw new UnsafeArchive(`${entry.fileName}: the entry would be outside the directory`);
+          const fileName = Buffer.from(entry.fileName as unknown as Uint8Array).toString('utf8');
+          const target = entryTarget(root, fileName);
+          if (!target) throw new UnsafeArchive(`${fileName}: the entry would be outside the directory`);
           const mode = (entry.externalFileAttributes >>> 16) & 0o177777;
-          const isDir = entry.fileName.endsWith('/') || (mode & 0o170000) === 0o040000;
+          const isDir = fileName.endsWith('/') || (mode & 0o170000) === 0o040000;
           if (isDir) {
             ensureRealDir(root, target);
           } else {
@@ -192,7 +192,7 @@ export async function extractZip(zipFile: string, rootDir: string): Promise<numb
               // a link may point only inside the directory
               const resolved = path.resolve(path.dirname(target), link);
               if (path.isAbsolute(link) || !(resolved === root || resolved.startsWith(root + path.sep))) {
-                throw new UnsafeArchive(`${entry.fileName}: the link points outside the directory`);
+                throw new UnsafeArchive(`${fileName}: the link points outside the directory`);
               }
               fs.symlinkSync(link, target);
             } else {
