@@ -1,0 +1,358 @@
+// The CI file parser: YAML, includes, extends, every keyword normalised to JobOptions, every error
+// message (GitLab's wording); rule expressions, durations, rules/only/except evaluation.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseCiConfig, mergedYaml } from '../../src/domain/ci/config/parse.ts';
+import { compileExpression, validExpression } from '../../src/domain/ci/config/expressions.ts';
+import { parseDuration } from '../../src/domain/ci/config/duration.ts';
+import { evaluateJob, evaluateWorkflow, type EvalContext } from '../../src/domain/ci/config/evaluate.ts';
+
+const parse = (yaml: string, files: Record<string, string> = {}) => parseCiConfig(yaml, async (p) => files[p] ?? null);
+const errorsOf = async (yaml: string, files: Record<string, string> = {}) => (await parse(yaml, files)).errors;
+
+test('a full file: defaults, global keywords, every job keyword normalised', async () => {
+  const r = await parse(`
+stages: [build, test, deploy]
+variables:
+  G: 1
+  D: { value: two, description: d }
+default:
+  image: { name: ruby:3, entrypoint: [""] }
+  before_script: [setup]
+  after_script: teardown
+  tags: [docker]
+  retry: 1
+  timeout: 1h 30m
+services: [postgres]
+.tmpl: &tmpl
+  variables: { T: t }
+build:
+  <<: *tmpl
+  stage: build
+  script:
+    - one
+    - [two, [three]]
+  services: [{ name: redis, alias: cache }]
+  artifacts:
+    name: out
+    paths: [dist/]
+    exclude: [dist/*.map]
+    expire_in: 3 days
+    when: always
+    untracked: true
+    reports: { junit: report.xml }
+  coverage: '/Total: (\\d+)%/'
+  environment: staging
+test:
+  stage: test
+  image: node
+  script: t
+  needs: [build, { job: lint, artifacts: false, optional: true }]
+  dependencies: [build]
+  allow_failure: true
+  when: manual
+  retry: { max: 2, when: [script_failure] }
+  inherit: { default: false, variables: [G] }
+delayed:
+  stage: deploy
+  script: d
+  when: delayed
+  start_in: 10 minutes
+  environment: { name: production, url: https://x.test, action: start }
+  timeout: 600
+child:
+  stage: deploy
+  trigger:
+    include: [{ local: ci/child.yml }]
+    strategy: depend
+    forward: { pipeline_variables: true }
+`);
+  assert.deepEqual(r.errors, []);
+  const cfg = r.config!;
+  assert.deepEqual(cfg.stages, ['.pre', 'build', 'test', 'deploy', '.post']);
+  assert.deepEqual(cfg.variables, { G: '1', D: 'two' });
+  const [build, test, delayed, child] = cfg.jobs;
+  assert.deepEqual(build, {
+    name: 'build',
+    stage: 'build',
+    stageIdx: 1,
+    type: 'build',
+    options: {
+      script: ['one', 'two', 'three'],
+      before_script: ['setup'],
+      after_script: ['teardown'],
+      image: { name: 'ruby:3', entrypoint: [''] },
+      services: [{ name: 'redis', alias: 'cache' }],
+      artifacts: {
+        name: 'out',
+        untracked: true,
+        paths: ['dist/'],
+        exclude: ['dist/*.map'],
+        when: 'always',
+        expire_in: '3 days',
+        reports: { junit: ['report.xml'] },
+      },
+      coverage: '/Total: (\\d+)%/',
+      timeout: 5400,
+      retry: { max: 1 },
+      environment: { name: 'staging', action: 'start' },
+    },
+    when: 'on_success',
+    allowFailure: null,
+    tags: ['docker'],
+    variables: { T: 't' },
+    inheritVariables: true,
+    environment: 'staging',
+    rules: null,
+    only: { refs: ['branches', 'tags'] },
+    except: null,
+  });
+  assert.deepEqual(test.options, {
+    script: ['t'],
+    image: { name: 'node' },
+    dependencies: ['build'],
+    retry: { max: 2, when: ['script_failure'] },
+    needs: [
+      { job: 'build', artifacts: true },
+      { job: 'lint', artifacts: false, optional: true },
+    ],
+  });
+  assert.equal(test.when, 'manual');
+  assert.equal(test.allowFailure, true);
+  assert.deepEqual(test.tags, []);
+  assert.deepEqual(test.inheritVariables, ['G']);
+  assert.equal(delayed.options.start_in, '10 minutes');
+  assert.equal(delayed.options.timeout, 600);
+  assert.deepEqual(delayed.options.environment, { name: 'production', url: 'https://x.test', action: 'start' });
+  assert.equal(child.type, 'bridge');
+  assert.deepEqual(child.options, { trigger: { include: [{ local: 'ci/child.yml' }], strategy: 'depend', forward: { pipeline_variables: true } } });
+});
+
+test('include: local (string, list, nested) deep-merged under the file; extends', async () => {
+  const files = {
+    'ci/a.yml': 'include: ci/b.yml\n.base:\n  image: a\n  variables: { A: a }\nstages: [one, two]\n',
+    'ci/b.yml': '.base:\n  tags: [b]\n  variables: { B: b }\n',
+  };
+  const r = await parse(
+    'include:\n  - local: /ci/a.yml\n  - ci/b.yml\n.base:\n  variables: { C: c }\njob:\n  extends: .base\n  stage: two\n  script: x\n',
+    files,
+  );
+  assert.deepEqual(r.errors, []);
+  assert.deepEqual(
+    r.includes.map((i) => i.location),
+    ['/ci/a.yml', 'ci/b.yml'],
+  );
+  const job = r.config!.jobs[0];
+  assert.deepEqual(job.variables, { A: 'a', B: 'b', C: 'c' });
+  assert.deepEqual(job.tags, ['b']);
+  assert.deepEqual(job.options.image, { name: 'a' });
+  assert.equal(job.stageIdx, 2);
+  assert.match(mergedYaml(r.merged), /^---\n/);
+  // multiple extends: later wins; chains
+  const m = await parse('.a: { script: a, tags: [a] }\n.b: { extends: .a, tags: [b] }\njob: { extends: [.a, .b] }\n');
+  assert.deepEqual(m.errors, []);
+  assert.deepEqual(m.config!.jobs[0].tags, ['b']);
+  assert.deepEqual(m.config!.jobs[0].options.script, ['a']);
+});
+
+test('every error message', async () => {
+  const cases: [string, string[], Record<string, string>?][] = [
+    ['a: b\n c: d\n', ['(<unknown>): did not find expected key while parsing a block mapping at line 1 column 4']],
+    ['just text', ['Invalid configuration format']],
+    ['.hidden:\n  script: x\n', ['jobs config should contain at least one visible job']],
+    ['stages: [a]\n', ['jobs config should contain at least one visible job']],
+    ['job:\n  image: x\n', ['jobs job config should implement the script:, run:, or trigger: keyword']],
+    ['job: 1\n', ['jobs job config should implement the script:, run:, or trigger: keyword']],
+    ['job:\n  script: x\n  foo: 1\n  bar: 2\n', ['jobs:job config contains unknown keys: foo, bar']],
+    ['job:\n  script: 1\n', ['jobs:job:script config should be a string or a nested array of strings up to 10 levels deep']],
+    ['job:\n  script: [[[[[[[[[[[x]]]]]]]]]]]\n', ['jobs:job:script config should be a string or a nested array of strings up to 10 levels deep']],
+    ['job:\n  script: x\n  before_script: { a: 1 }\n', ['jobs:job:before_script config should be a string or a nested array of strings up to 10 levels deep']],
+    ['before_script: 5\njob:\n  script: x\n', ['before_script config should be a string or a nested array of strings up to 10 levels deep']],
+    [
+      'default:\n  after_script: 5\n  foo: 1\njob:\n  script: x\n',
+      ['default config contains unknown keys: foo', 'default:after_script config should be a string or a nested array of strings up to 10 levels deep'],
+    ],
+    ['job:\n  script: x\n  stage: nope\n', ['job job: chosen stage does not exist; available stages are .pre, build, test, deploy, .post']],
+    ['stages: [a, b]\njob:\n  script: x\n', ['job job: chosen stage does not exist; available stages are .pre, a, b, .post']],
+    ['stages: a\njob:\n  script: x\n', ['stages config should be an array of strings']],
+    ['job:\n  script: x\n  stage: [a]\n', ['jobs:job:stage config should be a string']],
+    ['job:\n  script: x\n  when: later\n', ['jobs:job when should be one of: on_success, on_failure, always, manual, delayed']],
+    ['job:\n  script: x\n  allow_failure: maybe\n', ['jobs:job allow_failure should be a hash or a boolean value']],
+    ['job:\n  script: x\n  tags: a\n', ['jobs:job:tags config should be an array of strings']],
+    ['job:\n  script: x\n  variables: [a]\n', ['jobs:job:variables config should be a hash of key value pairs, value can be a hash']],
+    ['variables: { A: [1] }\njob:\n  script: x\n', ['variables config should be a hash of key value pairs, value can be a hash']],
+    ['job:\n  script: x\n  image: 5\n', ['jobs:job:image config should be a hash or a string']],
+    ['job:\n  script: x\n  services: redis\n', ['jobs:job:services config should be a array']],
+    ['job:\n  script: x\n  dependencies: a\n', ['jobs:job dependencies should be an array of strings']],
+    ['job:\n  script: x\n  dependencies: [nope]\n', ['job job: undefined dependency: nope']],
+    [
+      'a:\n  script: x\n  stage: deploy\nb:\n  script: x\n  stage: build\n  dependencies: [a]\n',
+      ['b job: dependency a is not defined in current or prior stages'],
+    ],
+    ['job:\n  script: x\n  needs: [nope]\n', ['job job: undefined need: nope']],
+    ['a:\n  script: x\n  stage: deploy\nb:\n  script: x\n  stage: build\n  needs: [a]\n', ['b job: need a is not defined in current or prior stages']],
+    ['a:\n  script: x\nb:\n  script: x\n  needs: [a]\n  dependencies: [c]\nc:\n  script: x\n', ['jobs:b dependencies the c should be part of needs']],
+    ['job:\n  script: x\n  needs: [{ project: a/b, job: x, ref: main }]\n', ['jobs:job:needs:need cross-pipeline needs are not supported']],
+    [
+      'job:\n  script: x\n  artifacts: { paths: a, when: sometimes, expire_in: soon, foo: 1 }\n',
+      [
+        'jobs:job:artifacts config contains unknown keys: foo',
+        'jobs:job:artifacts paths should be an array of strings',
+        'jobs:job:artifacts when should be on_success, on_failure or always',
+        'jobs:job:artifacts expire in should be a duration',
+      ],
+    ],
+    ['job:\n  script: x\n  environment: { url: x }\n', ["jobs:job:environment name can't be blank"]],
+    ['job:\n  script: x\n  environment: { name: p, action: go }\n', ['jobs:job:environment action should be start, stop, prepare, verify, or access']],
+    ['job:\n  script: x\n  environment: 5\n', ['jobs:job:environment config should be a hash or a string']],
+    ['job:\n  script: x\n  coverage: "Total"\n', ['jobs:job:coverage config must be a regular expression']],
+    ['job:\n  script: x\n  timeout: forever\n', ['jobs:job:timeout config should be a duration']],
+    ['job:\n  script: x\n  retry: 3\n', ['jobs:job:retry config must be a non negative integer less than or equal to 2']],
+    [
+      'job:\n  script: x\n  retry: { max: 1, when: [bad] }\n',
+      [
+        `jobs:job:retry when should be one of: always, unknown_failure, script_failure, api_failure, stuck_or_timeout_failure, runner_system_failure, runner_unsupported, stale_schedule, job_execution_timeout, archived_failure, unmet_prerequisites, scheduler_failure, data_integrity_failure`,
+      ],
+    ],
+    ['job:\n  script: x\n  retry: a\n', ['jobs:job:retry config has to be either an integer or a hash']],
+    ['job:\n  script: x\n  when: delayed\n', ['jobs:job start in should be a duration']],
+    ['job:\n  script: x\n  when: delayed\n  start_in: 2 weeks\n', ['jobs:job start in should not exceed the limit']],
+    ['job:\n  script: x\n  start_in: 1 minute\n', ['jobs:job start in must be blank']],
+    ['job:\n  script: x\n  rules: [{ if: $A }]\n  only: [main]\n', ['jobs:job config key may not be used with `rules`: only']],
+    ['job:\n  script: x\n  rules: { if: $A }\n', ['jobs:job:rules config should be an array of hashes']],
+    [
+      'job:\n  script: x\n  rules: [{ if: "$A ==", when: sometimes, foo: 1 }]\n',
+      [
+        'jobs:job:rules:rule config contains unknown keys: foo',
+        'jobs:job:rules:rule if invalid expression syntax',
+        'jobs:job:rules:rule when unknown value: sometimes',
+      ],
+    ],
+    [
+      'job:\n  script: x\n  only: { refs: 1, foo: 2 }\n',
+      ['jobs:job:only config contains unknown keys: foo', 'jobs:job:only:refs config should be an array of strings or regular expressions'],
+    ],
+    ['job:\n  script: x\n  except: 5\n', ['jobs:job:except has to be either an array of conditions or a hash']],
+    ['job:\n  script: x\n  only: { variables: ["$A =="] }\n', ['jobs:job:only:variables config should be an array of valid expressions']],
+    [
+      'workflow:\n  rules: [{ when: maybe }]\n  foo: 1\njob:\n  script: x\n',
+      ['workflow config contains unknown keys: foo', 'workflow:rules:rule when unknown value: maybe'],
+    ],
+    ['job:\n  trigger: a/b\n', ['jobs:job:trigger multi-project pipelines are not supported (trigger: a/b)']],
+    ['job:\n  trigger: { include: c.yml, strategy: wait }\n', ['jobs:job:trigger strategy should be depend']],
+    ['job:\n  trigger: { include: [{ template: x.yml }] }\n', ['jobs:job:trigger:include only local includes are supported']],
+    ['job:\n  trigger: { strategy: depend }\n', ['jobs:job:trigger config must specify either project or include']],
+    ['job:\n  trigger: { include: c.yml }\n  script: x\n', ['jobs:job config contains unknown keys: trigger']],
+    ['job:\n  trigger: { include: c.yml }\n  image: x\n', ['jobs:job config contains unknown keys: image']],
+    ['job:\n  extends: .nope\n  script: x\n', ['job: unknown keys in `extends` (.nope)']],
+    ['.a: { extends: .b }\n.b: { extends: .a }\njob: { extends: .a, script: x }\n', ['.a: circular dependency detected in `extends`']],
+    ['job:\n  extends: 5\n  script: x\n', ['job: invalid extends']],
+    ['.a: 5\njob:\n  extends: .a\n  script: x\n', ['job: invalid base hash in `extends`']],
+    [
+      'include: https://example.com/ci.yml\njob:\n  script: x\n',
+      ['Remote file `https://example.com/ci.yml` could not be included: only local includes are supported'],
+    ],
+    ['include: { template: Auto-DevOps.gitlab-ci.yml }\njob:\n  script: x\n', ['Include `template` is not supported: only local includes are supported']],
+    ['include: { project: a/b, file: c.yml }\njob:\n  script: x\n', ['Include `project` is not supported: only local includes are supported']],
+    [
+      'include: { local: a.yml, remote: https://x/y.yml }\njob:\n  script: x\n',
+      ['Include `{"local":"a.yml","remote":"https://x/y.yml"}` needs to match exactly one accessor!'],
+    ],
+    ['include: missing.yml\njob:\n  script: x\n', ['Local file `missing.yml` does not exist!']],
+    ['include: ../etc/passwd.yml\njob:\n  script: x\n', ['Local file `../etc/passwd.yml` does not exist!']],
+    ['include: notes.txt\njob:\n  script: x\n', ['Included file `notes.txt` does not have YAML extension!']],
+    ['include: bad.yml\njob:\n  script: x\n', ['Local file `bad.yml` does not have valid YAML syntax!'], { 'bad.yml': 'a: b\n c: d\n' }],
+  ];
+  for (const [yaml, expected, files] of cases) {
+    assert.deepEqual(await errorsOf(yaml, files ?? {}), expected, yaml);
+  }
+});
+
+test('expressions: variables, strings, null, ==, !=, =~, !~, &&, ||, parentheses', () => {
+  const vars = { CI_COMMIT_BRANCH: 'main', EMPTY: '', RE: '/^ma/', CI_COMMIT_REF_NAME: 'feature/x' };
+  const t = (e: string) => compileExpression(e)(vars);
+  assert.equal(t('$CI_COMMIT_BRANCH == "main"'), true);
+  assert.equal(t("$CI_COMMIT_BRANCH == 'dev'"), false);
+  assert.equal(t('$CI_COMMIT_BRANCH != "dev"'), true);
+  assert.equal(t('$CI_COMMIT_BRANCH'), true);
+  assert.equal(t('$EMPTY'), false);
+  assert.equal(t('$MISSING'), false);
+  assert.equal(t('$MISSING == null'), true);
+  assert.equal(t('$CI_COMMIT_REF_NAME =~ /^feature\\//'), true);
+  assert.equal(t('$CI_COMMIT_REF_NAME !~ /^feature/'), false);
+  assert.equal(t('$CI_COMMIT_BRANCH =~ /MAIN/i'), true);
+  assert.equal(t('$CI_COMMIT_BRANCH =~ $RE'), true);
+  assert.equal(t('$MISSING || $CI_COMMIT_BRANCH == "main" && $EMPTY'), false);
+  assert.equal(t('($MISSING || $CI_COMMIT_BRANCH == "main") && ${CI_COMMIT_BRANCH}'), true);
+  for (const bad of ['$A ==', '== $A', '$A = "b"', '"open', '($A', 'foo']) assert.equal(validExpression(bad), false, bad);
+});
+
+test('durations as ChronicDuration reads them', () => {
+  assert.equal(parseDuration('3600'), 3600);
+  assert.equal(parseDuration(90), 90);
+  assert.equal(parseDuration('1h 30m'), 5400);
+  assert.equal(parseDuration('3 days 4 hrs'), 273_600);
+  assert.equal(parseDuration('1 week'), 604_800);
+  assert.equal(parseDuration('2 minutes and 10 seconds'), 130);
+  assert.equal(parseDuration('01:30:00'), 5400);
+  assert.equal(parseDuration('soon'), null);
+  assert.equal(parseDuration('5 parsecs'), null);
+  assert.equal(parseDuration(''), null);
+});
+
+test('rules, only/except and workflow:rules decide the jobs of a ref and source', async () => {
+  const r = await parse(`
+workflow:
+  rules:
+    - if: $CI_COMMIT_TAG
+      variables: { KIND: tag }
+    - if: $CI_PIPELINE_SOURCE == "push"
+    - when: never
+a:
+  script: x
+  rules:
+    - if: $CI_COMMIT_BRANCH == "main"
+      when: manual
+      allow_failure: true
+      variables: { R: 1 }
+    - if: $CI_COMMIT_TAG
+      when: never
+    - when: on_success
+b:
+  script: x
+  only: [/^rel-/, tags, api]
+  except: [rel-old]
+c:
+  script: x
+  only: { refs: [branches], variables: ['$DEPLOY == "yes"'] }
+d:
+  script: x
+  rules:
+    - exists: [Dockerfile]
+`);
+  assert.deepEqual(r.errors, []);
+  const [a, b, c, d] = r.config!.jobs;
+  const ctx = (ref: string, tag: boolean, source: string, variables: Record<string, string> = {}): EvalContext => ({
+    ref,
+    tag,
+    source,
+    variables: { ...(tag ? { CI_COMMIT_TAG: ref } : { CI_COMMIT_BRANCH: ref }), CI_PIPELINE_SOURCE: source, ...variables },
+    exists: async (p) => p === 'Dockerfile' && ref === 'main',
+  });
+  assert.deepEqual(await evaluateWorkflow(r.config!.workflowRules, ctx('v1', true, 'push')), { run: true, variables: { KIND: 'tag' } });
+  assert.deepEqual(await evaluateWorkflow(r.config!.workflowRules, ctx('main', false, 'push')), { run: true, variables: {} });
+  assert.deepEqual(await evaluateWorkflow(r.config!.workflowRules, ctx('main', false, 'web')), { run: false, variables: {} });
+  assert.deepEqual(await evaluateJob(a, ctx('main', false, 'push')), { when: 'manual', allowFailure: true, variables: { R: '1' }, startIn: undefined });
+  assert.equal(await evaluateJob(a, ctx('v1', true, 'push')), null);
+  assert.deepEqual(await evaluateJob(a, ctx('dev', false, 'push')), { when: 'on_success', allowFailure: undefined, variables: undefined, startIn: undefined });
+  assert.deepEqual(await evaluateJob(b, ctx('rel-1', false, 'push')), { when: 'on_success' });
+  assert.equal(await evaluateJob(b, ctx('rel-old', false, 'push')), null);
+  assert.equal(await evaluateJob(b, ctx('main', false, 'push')), null);
+  assert.deepEqual(await evaluateJob(b, ctx('main', false, 'api')), { when: 'on_success' });
+  assert.deepEqual(await evaluateJob(b, ctx('v2', true, 'push')), { when: 'on_success' });
+  assert.equal(await evaluateJob(c, ctx('main', false, 'push')), null);
+  assert.deepEqual(await evaluateJob(c, ctx('main', false, 'push', { DEPLOY: 'yes' })), { when: 'on_success' });
+  assert.equal(await evaluateJob(c, ctx('v1', true, 'push', { DEPLOY: 'yes' })), null);
+  assert.deepEqual(await evaluateJob(d, ctx('main', false, 'push')), { when: 'on_success', allowFailure: undefined, variables: undefined, startIn: undefined });
+  assert.equal(await evaluateJob(d, ctx('dev', false, 'push')), null);
+});
