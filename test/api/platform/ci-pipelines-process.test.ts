@@ -1,0 +1,174 @@
+// Pipeline processing (Ci::ProcessPipelineService): when: manual / always / on_failure / delayed,
+// allow_failure, needs on skipped jobs, trigger jobs without strategy, a child that cannot be created,
+// external statuses counted in the pipeline's status, idempotence and concurrent calls.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
+import { nowIso } from '../../../src/lib/time.ts';
+
+let ctx: TestApp;
+let hooks: (() => unknown)[] = [];
+let n = 0;
+
+before(async () => {
+  ctx = await buildTestApp({ after: (fn: () => unknown) => void hooks.push(fn) });
+});
+after(async () => {
+  for (const fn of hooks.reverse()) await fn();
+  hooks = [];
+});
+
+/** A project whose main branch holds `files`; the pipeline its push created. */
+async function pushed(files: Record<string, string>) {
+  const { project } = await ctx.seed.repoProject({ path: `proc${++n}` });
+  const r = await ctx.app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${project.id}/repository/commits`,
+    headers: ctx.root,
+    payload: { branch: 'main', commit_message: 'ci', actions: Object.entries(files).map(([file_path, content]) => ({ action: 'create', file_path, content })) },
+  });
+  assert.equal(r.statusCode, 201, r.body);
+  const pipelines = await ctx.c.db.kysely.selectFrom('ci_pipelines').selectAll().where('project_id', '=', project.id).orderBy('id').execute();
+  return { project, pipelines };
+}
+
+const statuses = async (pipelineId: number) =>
+  Object.fromEntries(
+    (await ctx.c.db.kysely.selectFrom('ci_builds').selectAll().where('pipeline_id', '=', pipelineId).where('retried', '=', 0).orderBy('id').execute()).map(
+      (j) => [j.name, j.status],
+    ),
+  );
+const pipelineRow = (id: number) => ctx.c.db.kysely.selectFrom('ci_pipelines').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+async function setStatus(pipelineId: number, name: string, status: string) {
+  await ctx.c.db.kysely
+    .updateTable('ci_builds')
+    .set({ status, started_at: nowIso() })
+    .where('pipeline_id', '=', pipelineId)
+    .where('name', '=', name)
+    .where('retried', '=', 0)
+    .execute();
+  await ctx.c.ci.pipelines.process(pipelineId);
+}
+
+test('manual jobs: allowed to fail by default they do not block; with allow_failure: false they block the next stages', async () => {
+  const { pipelines } = await pushed({
+    '.service-ci.yml': `
+build: { stage: build, script: x }
+optional: { stage: build, script: x, when: manual }
+gate: { stage: test, script: x, when: manual, allow_failure: false }
+deploy: { stage: deploy, script: x }
+always: { stage: deploy, script: x, when: always }
+`,
+  });
+  const p = pipelines[0];
+  assert.deepEqual(await statuses(p.id), { build: 'pending', optional: 'manual', gate: 'created', deploy: 'created', always: 'created' });
+  await setStatus(p.id, 'build', 'success');
+  assert.deepEqual(await statuses(p.id), { build: 'success', optional: 'manual', gate: 'manual', deploy: 'created', always: 'created' });
+  assert.equal((await pipelineRow(p.id)).status, 'manual');
+  await setStatus(p.id, 'gate', 'success');
+  assert.deepEqual(await statuses(p.id), { build: 'success', optional: 'manual', gate: 'success', deploy: 'pending', always: 'pending' });
+  await setStatus(p.id, 'deploy', 'success');
+  await setStatus(p.id, 'always', 'success');
+  const done = await pipelineRow(p.id);
+  assert.equal(done.status, 'success');
+  assert.ok(done.finished_at && done.started_at);
+  assert.equal(typeof done.duration, 'number');
+});
+
+test('allow_failure: a failed job allowed to fail lets the next stage run; always runs after a failure; needs on a skipped job skip', async () => {
+  const { pipelines } = await pushed({
+    '.service-ci.yml': `
+lint: { stage: build, script: x, allow_failure: true }
+compile: { stage: build, script: x }
+unit: { stage: test, script: x }
+report: { stage: deploy, script: x, when: always }
+after_unit: { stage: deploy, script: x, needs: [unit] }
+`,
+  });
+  const p = pipelines[0];
+  await setStatus(p.id, 'lint', 'failed');
+  await setStatus(p.id, 'compile', 'success');
+  assert.deepEqual(await statuses(p.id), { lint: 'failed', compile: 'success', unit: 'pending', report: 'created', after_unit: 'created' });
+  await setStatus(p.id, 'unit', 'failed');
+  assert.deepEqual(await statuses(p.id), { lint: 'failed', compile: 'success', unit: 'failed', report: 'pending', after_unit: 'skipped' });
+  await setStatus(p.id, 'report', 'success');
+  assert.equal((await pipelineRow(p.id)).status, 'failed');
+});
+
+test('delayed jobs are scheduled and become pending once start_in passed', async () => {
+  const { pipelines } = await pushed({ '.service-ci.yml': 'later: { script: x, when: delayed, start_in: 1 second }\n' });
+  const p = pipelines[0];
+  assert.deepEqual(await statuses(p.id), { later: 'scheduled' });
+  assert.equal((await pipelineRow(p.id)).status, 'scheduled');
+  await new Promise((r) => setTimeout(r, 1300));
+  await ctx.c.ci.pipelines.process(p.id);
+  assert.deepEqual(await statuses(p.id), { later: 'pending' });
+});
+
+test('a trigger job without strategy succeeds once its child exists; a child that cannot be created fails it', async () => {
+  const { project, pipelines } = await pushed({
+    '.service-ci.yml': `
+child: { trigger: { include: ci/child.yml } }
+broken: { trigger: { include: ci/missing.yml } }
+`,
+    'ci/child.yml': 'inner: { script: x }\n',
+  });
+  const p = pipelines[0];
+  const all = await ctx.c.db.kysely.selectFrom('ci_pipelines').selectAll().where('project_id', '=', project.id).orderBy('id').execute();
+  assert.equal(all.length, 3);
+  const [, good, bad] = all;
+  assert.deepEqual(
+    [good.source, good.status, bad.status, bad.yaml_errors],
+    ['parent_pipeline', 'pending', 'failed', 'Local file `ci/missing.yml` does not exist!'],
+  );
+  assert.deepEqual(await statuses(p.id), { child: 'success', broken: 'success' });
+  assert.equal((await pipelineRow(p.id)).status, 'success');
+  // the child finishing does not move a trigger job without strategy: depend
+  await setStatus(good.id, 'inner', 'failed');
+  assert.deepEqual(await statuses(p.id), { child: 'success', broken: 'success' });
+});
+
+test('external statuses count in the pipeline status and are never moved; process is idempotent under concurrent calls', async () => {
+  const { project, pipelines } = await pushed({ '.service-ci.yml': 'a: { script: x }\nb: { script: x, stage: deploy }\n' });
+  const p = pipelines[0];
+  const now = nowIso();
+  await ctx.c.db.kysely
+    .insertInto('ci_builds')
+    .values({
+      project_id: project.id,
+      pipeline_id: p.id,
+      type: 'generic',
+      name: 'ext',
+      stage: 'external',
+      stage_idx: 9,
+      status: 'running',
+      ref: 'main',
+      sha: p.sha,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  await ctx.c.db.kysely.updateTable('ci_builds').set({ status: 'success' }).where('pipeline_id', '=', p.id).where('name', '=', 'a').execute();
+  await Promise.all([1, 2, 3, 4].map(() => ctx.c.ci.pipelines.process(p.id)));
+  assert.deepEqual(await statuses(p.id), { a: 'success', b: 'pending', ext: 'running' });
+  await setStatus(p.id, 'b', 'success');
+  assert.equal((await pipelineRow(p.id)).status, 'running');
+  await setStatus(p.id, 'ext', 'failed');
+  assert.equal((await pipelineRow(p.id)).status, 'failed');
+});
+
+test('a push that deletes a branch creates no pipeline; one pipeline per pushed branch and tag', async () => {
+  const { project, pipelines } = await pushed({ '.service-ci.yml': 'a: { script: x }\n' });
+  assert.equal(pipelines.length, 1);
+  const url = `/api/v4/projects/${project.id}`;
+  assert.equal((await ctx.app.inject({ method: 'POST', url: `${url}/repository/branches?branch=dev&ref=main`, headers: ctx.root })).statusCode, 201);
+  assert.equal((await ctx.app.inject({ method: 'DELETE', url: `${url}/repository/branches/dev`, headers: ctx.root })).statusCode, 204);
+  const rows = await ctx.c.db.kysely.selectFrom('ci_pipelines').selectAll().where('project_id', '=', project.id).orderBy('id').execute();
+  assert.deepEqual(
+    rows.map((r) => [r.ref, r.source, r.before_sha]),
+    [
+      ['main', 'push', '0000000000000000000000000000000000000000'],
+      ['dev', 'push', '0000000000000000000000000000000000000000'],
+    ],
+  );
+});
