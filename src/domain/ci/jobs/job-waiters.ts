@@ -26,6 +26,11 @@ export class JobWaiters {
     private readonly intervalMs = 100,
   ) {}
 
+  /** close() was called: the app is going away */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   get size(): number {
     return this.waiters.size;
   }

@@ -95,6 +95,8 @@ export function runnerProtocolRoutes(fastify: FastifyInstance, c: Container): vo
         abort.signal,
       );
       if (!claimed) {
+        // the server closes: this connection must not stay open for another request
+        if (jobs().waiters.isClosed) reply.header('connection', 'close');
         reply.header('x-gitlab-last-update', await lastUpdate());
         return reply.code(204).send();
       }
