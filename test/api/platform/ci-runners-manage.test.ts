@@ -309,6 +309,18 @@ test('GET /runners/:id/jobs: the runner’s jobs in projects where the caller is
   assert.deepEqual(await call('GET', u, s.as.developer), { status: 403, body: NO_ACCESS });
   assert.deepEqual(await call('GET', u, s.as.stranger), { status: 403, body: NO_ACCESS });
   assert.deepEqual(await call('GET', '/api/v4/runners/999999/jobs', root), { status: 404, body: { message: '404 Not found' } });
+  // another runner's list is its own (the response cache keys on the runner), and a caller who loses
+  // the membership loses the cached list with it
+  const { runner: idle } = await seedRunner(c, { projects: [s.project] });
+  assert.deepEqual(await ids(`/api/v4/runners/${idle.id}/jobs`), []);
+  const { runner: mine } = await seedRunner(c, { projects: [s.project2] });
+  await seedPipeline(c, s.project2, {}, [{ name: 'x', status: 'success', runner_id: mine.id }]);
+  const lost = await ctx.seed.user({ username: 'leaving' });
+  await ctx.seed.member({ project: s.project2 }, lost, 40);
+  const lostHeaders = (await ctx.seed.token(lost)).headers;
+  assert.equal((await ids(`/api/v4/runners/${mine.id}/jobs`, lostHeaders)).length, 1);
+  await c.db.kysely.deleteFrom('members').where('user_id', '=', lost.id).execute();
+  assert.deepEqual(await call('GET', `/api/v4/runners/${mine.id}/jobs`, lostHeaders), { status: 403, body: NO_ACCESS });
 });
 
 test('POST /projects/:id/runners enables a project runner; DELETE …/runners/:runner_id disables it', async () => {

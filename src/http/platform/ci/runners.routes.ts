@@ -148,7 +148,8 @@ export function runnersRoutes(fastify: FastifyInstance, c: Container): void {
   const manage = { ...user, scopes: ['manage_runner'] };
   const anyone = { api: 'platform' as const, auth: 'optional' as const };
   const svc = () => c.ci.runners;
-  const LIST_TABLES = ['ci_runners', 'ci_runner_projects', 'ci_runner_namespaces', 'users', 'members', 'namespaces', 'projects'];
+  // created_by (users) and the application settings its rendering reads
+  const LIST_TABLES = ['ci_runners', 'users', 'application_settings'];
   const JOB_TABLES = [
     'ci_builds',
     'ci_pipelines',
@@ -160,7 +161,8 @@ export function runnersRoutes(fastify: FastifyInstance, c: Container): void {
     'members',
     'namespaces',
     'projects',
-    'settings',
+    'member_roles',
+    'application_settings',
   ];
 
   // ---- rendering ---------------------------------------------------------------------------------
@@ -451,12 +453,14 @@ export function runnersRoutes(fastify: FastifyInstance, c: Container): void {
     { config: manage, schema: { tags: TAGS, params: IdParams, querystring: JobsQuery, response: { 200: Type.Array(JobBasicWithProjectSchema) } } },
     async (req, reply) => {
       const q = req.query;
-      const runner = await svc().find(req.params.id);
-      if (!req.actor.isAdmin) {
-        const access = await svc().access(req.actor, runner);
-        if (!access.readBuilds) throw Errors.forbidden('No access granted');
-      }
-      return app.cachedResponse(req, reply, { tables: JOB_TABLES, viewer: actorKey(req.actor) }, async () => {
+      // The lookup and the access check are inside the cached computation: an entry exists only for a
+      // viewer who passed them, and is valid only while the runner, membership and job tables are unchanged.
+      return app.cachedResponse(req, reply, { tables: JOB_TABLES, viewer: `${actorKey(req.actor)}|runner:${req.params.id}` }, async () => {
+        const runner = await svc().find(req.params.id);
+        if (!req.actor.isAdmin) {
+          const access = await svc().access(req.actor, runner);
+          if (!access.readBuilds) throw Errors.forbidden('No access granted');
+        }
         const page = await offsetPaginate(
           c.db.kysely,
           c.config.externalUrl,
