@@ -195,7 +195,7 @@ test('POST /jobs/request: the oldest pending job, the whole JobResponse, and the
       v('CI_COMMIT_TITLE', 'Add the app'),
       v('CI_COMMIT_DESCRIPTION', 'With a body line.\n'),
       v('CI_COMMIT_REF_PROTECTED', 'true'),
-      v('CI_COMMIT_TIMESTAMP', body.variables.find((x: { key: string }) => x.key === 'CI_COMMIT_TIMESTAMP').value),
+      v('CI_COMMIT_TIMESTAMP', String(body.variables.find((x: { key: string }) => x.key === 'CI_COMMIT_TIMESTAMP')?.value)),
       v('CI_COMMIT_AUTHOR', 'Ada Lovelace <ada@example.com>'),
       v('CI_RUNNER_ID', String(runner.id)),
       v('CI_RUNNER_DESCRIPTION', 'shell runner'),
@@ -232,7 +232,7 @@ test('POST /jobs/request: the oldest pending job, the whole JobResponse, and the
   });
   assert.equal(body.features.trace_sections, true);
   assert.ok(body.features.failure_reasons.includes('script_failure'));
-  assert.match(body.variables.find((x: { key: string }) => x.key === 'CI_COMMIT_TIMESTAMP').value, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  assert.match(String(body.variables.find((x: { key: string }) => x.key === 'CI_COMMIT_TIMESTAMP')?.value), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
   // the job runs: runner, system id, token digest, start time, timeout (the runner's maximum wins)
   assert.equal(job.status, 'running');
   assert.equal(job.runner_id, runner.id);
