@@ -60,7 +60,7 @@ function artifactPath(segments: string[] | null): string {
   const p = segments.join('/');
   if (p === '') throw Errors.param('artifact_path is missing');
   if (p.includes('\0') || p.includes('\uFFFD') || p.includes('\\') || p.startsWith('/')) throw Errors.badRequest();
-  if (segments.some((s) => s === '..' || s === '.')) throw Errors.badRequest();
+  if (p.split('/').some((s) => s === '..' || s === '.')) throw Errors.badRequest();
   return p;
 }
 
@@ -102,7 +102,7 @@ export function artifactsRoutes(fastify: FastifyInstance, c: Container): void {
     let size = 0;
     try {
       await eachEntry(zip, async (e) => {
-        if (e.fileName !== entryPath) return false;
+        if (e.fileName !== entryPath || e.fileName.endsWith('/')) return false;
         found = await entryStream(zip, e);
         size = e.uncompressedSize;
         return true;
