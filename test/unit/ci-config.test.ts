@@ -155,6 +155,14 @@ test('include: local (string, list, nested) deep-merged under the file; extends'
   assert.deepEqual(m.config!.jobs[0].options.script, ['a']);
 });
 
+test('YAML as Psych reads it: yes/on are booleans, y/n stay strings, duplicate keys keep the last', async () => {
+  const r = await parse('job:\n  script: y\n  allow_failure: yes\n  stage: build\n  stage: test\n');
+  assert.deepEqual(r.errors, []);
+  assert.deepEqual(r.config!.jobs[0].options.script, ['y']);
+  assert.equal(r.config!.jobs[0].allowFailure, true);
+  assert.equal(r.config!.jobs[0].stage, 'test');
+});
+
 test('every error message', async () => {
   const cases: [string, string[], Record<string, string>?][] = [
     ['a: b\n c: d\n', ['(<unknown>): did not find expected key while parsing a block mapping at line 1 column 4']],
@@ -283,6 +291,7 @@ test('expressions: variables, strings, null, ==, !=, =~, !~, &&, ||, parentheses
   assert.equal(t('$CI_COMMIT_BRANCH =~ /MAIN/i'), true);
   assert.equal(t('$CI_COMMIT_BRANCH =~ $RE'), true);
   assert.equal(t('$MISSING || $CI_COMMIT_BRANCH == "main" && $EMPTY'), false);
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the CI syntax ${VAR}
   assert.equal(t('($MISSING || $CI_COMMIT_BRANCH == "main") && ${CI_COMMIT_BRANCH}'), true);
   for (const bad of ['$A ==', '== $A', '$A = "b"', '"open', '($A', 'foo']) assert.equal(validExpression(bad), false, bad);
 });

@@ -249,7 +249,7 @@ test('a push of a CI file creates a pipeline with its jobs; stages move on as jo
 
   // cancel
   const cancel = await ctx.app.inject({ method: 'POST', url: `${url}/pipelines/${p.id}/cancel`, headers: as.developer });
-  assert.equal(cancel.statusCode, 201);
+  assert.equal(cancel.statusCode, 200);
   assert.equal(json(cancel).status, 'canceled');
   assert.deepEqual(await statuses(p.id), { build: 'success', test: 'canceled', deploy: 'canceled', cleanup: 'success' });
 
@@ -258,7 +258,9 @@ test('a push of a CI file creates a pipeline with its jobs; stages move on as jo
   assert.equal((await ctx.app.inject({ method: 'GET', url: `${url}/pipelines` })).statusCode, 404);
   assert.equal((await ctx.app.inject({ method: 'POST', url: `${url}/pipelines/${p.id}/retry`, headers: as.reporter })).statusCode, 403);
   assert.equal((await ctx.app.inject({ method: 'DELETE', url: `${url}/pipelines/${p.id}`, headers: as.maintainer })).statusCode, 403);
-  assert.deepEqual(json(await ctx.app.inject({ method: 'GET', url: `${url}/pipelines/999999`, headers: as.reporter })), { message: '404 Not Found' });
+  assert.deepEqual(json(await ctx.app.inject({ method: 'GET', url: `${url}/pipelines/999999`, headers: as.reporter })), { message: '404 Not found' });
+  assert.deepEqual(json(await ctx.app.inject({ method: 'GET', url: `${url}/pipelines/99999999999`, headers: as.reporter })), { message: '404 Not found' });
+  assert.equal((await ctx.app.inject({ method: 'GET', url: `${url}/pipelines/abc`, headers: as.reporter })).statusCode, 400);
   const del = await ctx.app.inject({ method: 'DELETE', url: `${url}/pipelines/${p.id}`, headers: as.owner });
   assert.equal(del.statusCode, 204);
   assert.deepEqual(await pipelines(project.id), []);
@@ -348,6 +350,9 @@ regex:
   );
   const latest = json(await ctx.app.inject({ method: 'GET', url: `${url}/pipelines/latest?ref=feature`, headers: as.reporter }));
   assert.equal(latest.id, feature.id);
+  assert.equal(json(await ctx.app.inject({ method: 'GET', url: `${url}/pipelines/latest`, headers: as.reporter })).id, p.id);
+  // none at the ref's head: GitLab's authorize! on nil
+  assert.deepEqual(json(await ctx.app.inject({ method: 'GET', url: `${url}/pipelines/latest?ref=nope`, headers: as.reporter })), { message: '403 Forbidden' });
   const badStatus = await ctx.app.inject({ method: 'GET', url: `${url}/pipelines?status=nope`, headers: as.reporter });
   assert.equal(badStatus.statusCode, 400);
   const badDate = await ctx.app.inject({ method: 'GET', url: `${url}/pipelines?updated_after=nope`, headers: as.reporter });
@@ -380,6 +385,11 @@ test('an invalid CI file is a failed pipeline with its errors; [ci skip] and fil
   });
   [, p] = await pipelines(project.id);
   assert.equal(p.yaml_errors, '(<unknown>): did not find expected key while parsing a block mapping at line 1 column 4');
+  // the API saves no pipeline for an invalid file: its errors are the answer
+  const invalid = await ctx.app.inject({ method: 'POST', url: `${url}/pipeline`, headers: as.maintainer, payload: { ref: 'main' } });
+  assert.equal(invalid.statusCode, 400);
+  assert.deepEqual(json(invalid), { message: { base: ['(<unknown>): did not find expected key while parsing a block mapping at line 1 column 4'] } });
+  assert.equal((await pipelines(project.id)).length, 2);
 
   // the API: no jobs for this ref, missing file, unknown ref, permissions
   await ctx.app.inject({
@@ -521,14 +531,43 @@ test('CI lint: content, includes, jobs; the project file', async () => {
     valid: false,
     errors: ['a job: chosen stage does not exist; available stages are .pre, build, test, deploy, .post'],
     warnings: [],
+    merged_yaml: '---\na:\n  stage: nope\n  script: x\n',
+    includes: [],
+  });
+  const syntax = json(await ctx.app.inject({ method: 'POST', url: `${url}/ci/lint`, headers: as.developer, payload: { content: 'a: b\n c: d\n' } }));
+  assert.deepEqual(syntax, {
+    valid: false,
+    errors: ['(<unknown>): did not find expected key while parsing a block mapping at line 1 column 4'],
+    warnings: [],
     merged_yaml: null,
     includes: [],
   });
+  const empty = json(await ctx.app.inject({ method: 'POST', url: `${url}/ci/lint`, headers: as.developer, payload: { content: '' } }));
+  assert.deepEqual(empty, { valid: false, errors: ['Please provide content of .gitlab-ci.yml'], warnings: [], merged_yaml: null, includes: [] });
+  // dry_run: the jobs a pipeline of the ref would get
+  const dry = json(
+    await ctx.app.inject({
+      method: 'POST',
+      url: `${url}/ci/lint`,
+      headers: as.developer,
+      payload: { content: 'a:\n  script: x\n  only: [tags]\nb:\n  script: y\n', dry_run: true, include_jobs: true, ref: 'main' },
+    }),
+  );
+  assert.deepEqual(
+    dry.jobs.map((j: any) => j.name),
+    ['b'],
+  );
+  const both = await ctx.app.inject({ method: 'GET', url: `${url}/ci/lint?sha=main&content_ref=main`, headers: as.developer });
+  assert.deepEqual(json(both), { error: 'sha, content_ref are mutually exclusive' });
+  const noCommit = await ctx.app.inject({ method: 'GET', url: `${url}/ci/lint?content_ref=nope`, headers: as.developer });
+  assert.deepEqual(json(noCommit), { message: '404 Commit Not Found' });
   const file = json(await ctx.app.inject({ method: 'GET', url: `${url}/ci/lint`, headers: as.developer }));
   assert.equal(file.valid, true);
   assert.deepEqual(file.includes, [{ type: 'local', location: 'ci/base.yml', blob: null, raw: null, extra: {}, context_project: null, context_sha: null }]);
   assert.equal(file.merged_yaml, '---\n.base:\n  tags:\n    - t\nbuild:\n  tags:\n    - t\n  script: make\n');
   const noContent = await ctx.app.inject({ method: 'POST', url: `${url}/ci/lint`, headers: as.developer, payload: {} });
   assert.equal(noContent.statusCode, 400);
-  assert.equal((await ctx.app.inject({ method: 'POST', url: `${url}/ci/lint`, headers: as.guest, payload: { content: 'a: 1' } })).statusCode, 403);
+  assert.equal((await ctx.app.inject({ method: 'POST', url: `${url}/ci/lint`, headers: as.reporter, payload: { content: 'a: 1' } })).statusCode, 403);
+  assert.equal((await ctx.app.inject({ method: 'GET', url: `${url}/ci/lint`, headers: as.guest })).statusCode, 403);
+  assert.equal((await ctx.app.inject({ method: 'GET', url: `${url}/ci/lint`, headers: as.reporter })).statusCode, 200);
 });

@@ -3,7 +3,7 @@
 // `extends`, then every keyword validated with GitLab's messages and each visible job normalised to
 // the JobOptions contract. Only local includes exist here: remote, project, template and component
 // includes are refused with an error.
-import { parseDocument, stringify, type YAMLError } from 'yaml';
+import { parseDocument, type ScalarTag, stringify, type Tags, type YAMLError } from 'yaml';
 import type { JobOptions } from '../job-options.ts';
 import { parseDuration } from './duration.ts';
 import { validExpression } from './expressions.ts';
@@ -188,9 +188,17 @@ function yamlErrorMessage(e: YAMLError): string {
   return `(<unknown>): ${problem}${at}`;
 }
 
+const BOOL = 'tag:yaml.org,2002:bool';
+/** Psych's booleans: YAML 1.1 without y/n (which stay strings, as `script: y` must) */
+const PSYCH_BOOLS: ScalarTag[] = [
+  { identify: (v) => v === true, default: true, tag: BOOL, test: /^(?:[Yy]es|YES|[Tt]rue|TRUE|[Oo]n|ON)$/, resolve: () => true },
+  { identify: (v) => v === false, default: true, tag: BOOL, test: /^(?:[Nn]o|NO|[Ff]alse|FALSE|[Oo]ff|OFF)$/, resolve: () => false },
+];
+const psychTags = (tags: Tags): Tags => [...PSYCH_BOOLS, ...tags.filter((t) => (t as { tag?: string }).tag !== BOOL)];
+
 /** One YAML document as data (Psych: YAML 1.1, duplicate keys keep the last). */
 export function loadYaml(content: string): unknown {
-  const doc = parseDocument(content, { version: '1.1', merge: true, uniqueKeys: false, prettyErrors: true });
+  const doc = parseDocument(content, { version: '1.1', merge: true, uniqueKeys: false, prettyErrors: true, customTags: psychTags });
   if (doc.errors.length) throw new ConfigError(yamlErrorMessage(doc.errors[0]));
   try {
     return doc.toJS({ maxAliasCount: 1000 });

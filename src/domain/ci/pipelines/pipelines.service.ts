@@ -31,16 +31,19 @@ export interface CreatePipelineInput {
   tag?: boolean;
   /** child pipelines: the parent and its trigger job, and the CI files to read instead of the project's */
   parent?: { pipeline: CiPipelineRow; job: CiBuildRow; include: string[] };
+  /** false (the API): an invalid file creates no pipeline, its errors come back (default true) */
+  saveOnErrors?: boolean;
 }
 
 /** Why no pipeline was created (the API's 400 bodies). */
-export type CreateFailure = 'reference_not_found' | 'missing_config' | 'filtered_by_workflow' | 'no_jobs';
+export type CreateFailure = 'reference_not_found' | 'missing_config' | 'filtered_by_workflow' | 'no_jobs' | 'config_error';
 
 export const CREATE_MESSAGES: Record<CreateFailure, string> = {
   reference_not_found: 'Reference not found',
   missing_config: 'Missing CI config file',
   filtered_by_workflow: 'Pipeline filtered out by workflow rules.',
   no_jobs: 'Pipeline will not run for the selected trigger. The rules configuration prevented any jobs from being added to the pipeline.',
+  config_error: 'Invalid configuration',
 };
 
 const SKIP_CI = /\[(ci[ _-]skip|skip[ _-]ci)\]/i;
@@ -118,7 +121,11 @@ export class PipelinesService {
   }
 
   /** create, saying why no pipeline was created. */
-  async build(project: ProjectRow, actor: Actor, input: CreatePipelineInput): Promise<{ pipeline: CiPipelineRow } | { failure: CreateFailure }> {
+  async build(
+    project: ProjectRow,
+    actor: Actor,
+    input: CreatePipelineInput,
+  ): Promise<{ pipeline: CiPipelineRow } | { failure: CreateFailure; errors?: string[] }> {
     const repo = this.deps.repos.repository(project);
     let tag = input.tag;
     let sha = input.sha ?? null;
@@ -171,6 +178,7 @@ export class PipelinesService {
       parent: input.parent,
     };
     if (!parsed.config) {
+      if (input.saveOnErrors === false) return { failure: 'config_error', errors: parsed.errors };
       return { pipeline: await this.insert({ ...base, status: 'failed', yamlErrors: parsed.errors.join(', '), jobs: [] }) };
     }
     const cfg = parsed.config;
@@ -236,6 +244,7 @@ export class PipelinesService {
       j.options.needs = j.options.needs.filter((n) => names.has(n.job));
       if (j.options.dependencies) j.options.dependencies = j.options.dependencies.filter((d) => names.has(d));
     }
+    if (errors.length && input.saveOnErrors === false) return { failure: 'config_error', errors };
     if (errors.length) return { pipeline: await this.insert({ ...base, status: 'failed', yamlErrors: errors.join(', '), jobs: [] }) };
     const pipeline = await this.insert({ ...base, status: 'created', yamlErrors: null, jobs });
     await this.process(pipeline.id);

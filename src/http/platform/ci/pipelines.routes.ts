@@ -166,9 +166,10 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
   }
 
   async function pipeline(p: ProjectRow, id: number): Promise<CiPipelineRow> {
-    if (!isInt32(id)) throw Errors.notFound();
+    // all_pipelines.find: ActiveRecord's RecordNotFound
+    if (!isInt32(id)) throw Errors.recordNotFound();
     const row = await k.selectFrom('ci_pipelines').selectAll().where('project_id', '=', p.id).where('id', '=', id).executeTakeFirst();
-    if (!row) throw Errors.notFound();
+    if (!row) throw Errors.recordNotFound();
     return row;
   }
 
@@ -269,17 +270,23 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
     { config: read, schema: { tags: TAGS, params: IdParams, querystring: Type.Object({ ref: Type.Optional(Type.String()) }) } },
     async (req) => {
       const { project: p, webUrl } = await project(req.actor, req.params.id, 'read');
-      const ref = req.query.ref ?? p.default_branch ?? 'main';
-      const row = await k
-        .selectFrom('ci_pipelines')
-        .selectAll()
-        .where('project_id', '=', p.id)
-        .where('ref', '=', ref)
-        .where('source', '!=', 'parent_pipeline')
-        .orderBy('id', 'desc')
-        .limit(1)
-        .executeTakeFirst();
-      if (!row) throw Errors.notFound();
+      // Project#latest_pipeline: the newest pipeline of the ref at the ref's head commit
+      const ref = req.query.ref || p.default_branch || 'main';
+      const sha = await c.repos.repository(p).resolveCommit(ref);
+      const row = sha
+        ? await k
+            .selectFrom('ci_pipelines')
+            .selectAll()
+            .where('project_id', '=', p.id)
+            .where('ref', '=', ref)
+            .where('sha', '=', sha)
+            .where('source', '!=', 'parent_pipeline')
+            .orderBy('id', 'desc')
+            .limit(1)
+            .executeTakeFirst()
+        : undefined;
+      // authorize! :read_pipeline on nil: GitLab answers 403 when there is none
+      if (!row) throw Errors.forbidden();
       return detail(row, webUrl);
     },
   );
@@ -310,7 +317,7 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.get(
     `${PROJECT}/pipelines/:pipeline_id/jobs`,
-    { config: read, schema: { tags: TAGS, params: PipelineParams, querystring: JobsQuery } },
+    { config: { ...read, jobToken: true }, schema: { tags: TAGS, params: PipelineParams, querystring: JobsQuery } },
     async (req, reply) => {
       const { query } = await pipelineJobs(req as never, false);
       const page = await offsetPaginate(
@@ -380,8 +387,9 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
       if (!(await mayRunOn(req.actor, ctx, ref))) {
         throw Errors.raw(400, { message: { base: ['Insufficient permissions to create a new pipeline'] } });
       }
-      const result = await c.ci.pipelines.build(ctx.project, req.actor, { ref, source: 'api', variables: body.variables });
-      if ('failure' in result) throw Errors.raw(400, { message: { base: [CREATE_MESSAGES[result.failure]] } });
+      // save_on_errors: false — an invalid file is a 400 with its errors, no pipeline
+      const result = await c.ci.pipelines.build(ctx.project, req.actor, { ref, source: 'api', variables: body.variables, saveOnErrors: false });
+      if ('failure' in result) throw Errors.raw(400, { message: { base: result.errors ?? [CREATE_MESSAGES[result.failure]] } });
       return reply.code(201).send(await detail(result.pipeline, ctx.webUrl));
     },
   );
@@ -397,7 +405,7 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
     const ctx = await project(req.actor, req.params.id, 'update');
     const pl = await pipeline(ctx.project, req.params.pipeline_id);
     await c.ci.pipelines.cancel(pl);
-    return reply.code(201).send(await detail(await pipeline(ctx.project, pl.id), ctx.webUrl));
+    return reply.code(200).send(await detail(await pipeline(ctx.project, pl.id), ctx.webUrl));
   });
 
   app.delete(`${PROJECT}/pipelines/:pipeline_id`, { config: write, schema: { tags: TAGS, params: PipelineParams } }, async (req, reply) => {
@@ -409,7 +417,23 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
 
   // ---- lint ------------------------------------------------------------------------------------
 
-  async function lint(ctx: { project: ProjectRow; namespace: NamespaceRow }, content: string, sha: string | null, includeJobs: boolean, ref: string) {
+  /** Gitlab::Ci::Lint#legacy_validate: a static check, or with dry_run the jobs a pipeline of `ref` would get. */
+  async function lint(
+    ctx: { project: ProjectRow; namespace: NamespaceRow },
+    actor: Actor,
+    content: string,
+    sha: string | null,
+    opts: { includeJobs: boolean; dryRun: boolean; ref: string },
+  ) {
+    if (!content.trim())
+      return {
+        valid: false,
+        errors: ['Please provide content of .gitlab-ci.yml'],
+        warnings: [],
+        merged_yaml: null,
+        includes: [],
+        ...(opts.includeJobs ? { jobs: [] } : {}),
+      };
     const repo = c.repos.repository(ctx.project);
     const read = async (path: string) => {
       if (!sha) return null;
@@ -421,20 +445,30 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
       valid: r.errors.length === 0,
       errors: r.errors,
       warnings: r.warnings,
-      merged_yaml: r.config ? mergedYaml(r.merged) : null,
+      merged_yaml: r.merged ? mergedYaml(r.merged) : null,
       includes: r.includes,
     };
-    if (includeJobs) {
+    if (opts.includeJobs) {
       const jobs = [];
+      const ns = ctx.namespace;
+      const tag = !!sha && !(await repo.branch(opts.ref)) && !!(await repo.tag(opts.ref));
+      const variables = r.config
+        ? {
+            ...c.ci.pipelines.predefined(ctx.project, ns, {
+              ref: opts.ref,
+              tag,
+              sha: sha ?? '',
+              beforeSha: '0'.repeat(40),
+              source: 'push',
+              message: '',
+              actor,
+            }),
+            ...r.config.variables,
+          }
+        : {};
       for (const j of r.config?.jobs ?? []) {
-        const tag = false;
-        const outcome = await evaluateJob(j, {
-          ref,
-          tag,
-          source: 'push',
-          variables: { CI_COMMIT_REF_NAME: ref, CI_COMMIT_BRANCH: ref, CI_PIPELINE_SOURCE: 'push', CI_DEFAULT_BRANCH: ctx.project.default_branch ?? 'main' },
-        });
-        if (!outcome && (j.rules || j.only || j.except)) continue;
+        const outcome = opts.dryRun ? await evaluateJob(j, { ref: opts.ref, tag, source: 'push', variables }) : { when: j.when };
+        if (!outcome) continue;
         jobs.push({
           name: j.name,
           stage: j.stage,
@@ -443,8 +477,8 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
           after_script: j.options.after_script ?? [],
           tag_list: j.tags,
           environment: j.environment,
-          when: outcome?.when ?? j.when,
-          allow_failure: outcome?.allowFailure ?? j.allowFailure ?? j.when === 'manual',
+          when: outcome.when,
+          allow_failure: outcome.allowFailure ?? j.allowFailure ?? (outcome.when === 'manual' && !j.rules),
           only: j.only,
           except: j.except,
           needs: j.options.needs?.map((n) => ({ name: n.job, artifacts: n.artifacts })) ?? null,
@@ -456,25 +490,27 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
   }
 
   app.post(`${PROJECT}/ci/lint`, { config: write, schema: { tags: ['lint'], params: IdParams, body: LintBody } }, async (req) => {
-    const ctx = await project(req.actor, req.params.id, req.body.dry_run ? 'create' : 'read');
-    const repo = c.repos.repository(ctx.project);
-    const ref = req.body.ref ?? ctx.project.default_branch ?? 'main';
-    const sha = await repo.resolveCommit(ref);
-    return lint(ctx, req.body.content, sha, req.body.include_jobs === true, ref);
+    const ctx = await project(req.actor, req.params.id, 'create');
+    const ref = req.body.ref || ctx.project.default_branch || 'main';
+    const sha = await c.repos.repository(ctx.project).resolveCommit(ref);
+    return lint(ctx, req.actor, req.body.content, sha, { includeJobs: req.body.include_jobs === true, dryRun: req.body.dry_run === true, ref });
   });
 
-  app.get(`${PROJECT}/ci/lint`, { config: write, schema: { tags: ['lint'], params: IdParams, querystring: LintQuery } }, async (req) => {
-    const ctx = await project(req.actor, req.params.id, 'read');
+  app.get(`${PROJECT}/ci/lint`, { config: read, schema: { tags: ['lint'], params: IdParams, querystring: LintQuery } }, async (req) => {
+    const q = req.query;
+    if (q.sha !== undefined && q.content_ref !== undefined) throw Errors.param('sha, content_ref are mutually exclusive');
+    if (q.ref !== undefined && q.dry_run_ref !== undefined) throw Errors.param('ref, dry_run_ref are mutually exclusive');
+    const ctx = await c.resolve.project(req.actor, req.params.id);
+    if (!ctx.access.abilities.has('read_code') && !req.actor.isAdmin) throw Errors.forbidden();
     const repo = c.repos.repository(ctx.project);
-    const rev = req.query.sha ?? req.query.content_ref ?? ctx.project.default_branch ?? 'main';
+    if (await repo.isEmpty()) throw Errors.notFound('Repository');
+    const rev = q.content_ref ?? q.sha ?? ctx.project.default_branch ?? 'main';
     const sha = await repo.resolveCommit(rev);
     if (!sha) throw Errors.notFound('Commit');
     const path = (settingsOf(ctx.project).ci_config_path as string | null) || DEFAULT_CI_CONFIG_PATH;
     const o = await repo.read(`${sha}:${path}`);
     const content = o && o.type === 'blob' ? (o.content?.toString('utf8') ?? '') : '';
-    if (!content.trim()) {
-      return { valid: false, errors: ['Please provide content of .gitlab-ci.yml'], warnings: [], merged_yaml: null, includes: [] };
-    }
-    return lint(ctx, content, sha, req.query.include_jobs === true, req.query.dry_run_ref ?? rev);
+    const ref = q.dry_run_ref ?? q.ref ?? ctx.project.default_branch ?? 'main';
+    return lint(ctx, req.actor, content, sha, { includeJobs: q.include_jobs === true, dryRun: q.dry_run === true, ref });
   });
 }
