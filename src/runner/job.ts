@@ -68,6 +68,7 @@ export class JobRun {
     const masks = [job.token, ...(job.variables ?? []).filter((v) => v.masked && v.value.length >= 8).map((v) => v.value)];
     this.trace = new JobTrace(client, job.id, job.token, masks, opts.traceIntervalMs ?? 1000);
     this.trace.onCancel = () => this.cancel();
+    this.trace.touch = () => client.updateJob(job.id, { token: job.token, state: 'running', output: this.trace.output() });
   }
 
   /** Stops the running step (the server canceled the job, or the runner is told to stop). */

@@ -4,18 +4,29 @@
 import zlib from 'node:zlib';
 import type { RunnerClient } from './protocol.ts';
 
+/**
+ * Nothing to send for this long: ask for the job's status (PUT state=running) so that a cancel is seen
+ * soon. The server's X-GitLab-Trace-Update-Interval (60 s unless someone watches the log) is an
+ * upper bound for gitlab-runner; this runner asks as often as GitLab does for a watched log.
+ */
+const TOUCH_INTERVAL_MS = 3000;
+
 export class JobTrace {
   private buf: Buffer[] = [];
   private size = 0;
   private sent = 0;
   private timer: NodeJS.Timeout | null = null;
   private sending: Promise<void> | null = null;
-  private intervalMs: number;
+  private readonly intervalMs: number;
   /** the server said the job is canceled (or failed, or the token is no longer valid) */
   aborted = false;
   /** the server asked for a graceful cancel (canceling) */
   canceling = false;
   onCancel: (() => void) | null = null;
+  /** the last contact with the server about this job (ms) */
+  private contact = Date.now();
+  /** PUT jobs/:id with state running (gitlab-runner's touchJob): asks for the job's status when there is nothing to send */
+  touch: (() => Promise<{ status: number; jobStatus: string | null }>) | null = null;
 
   constructor(
     private readonly client: RunnerClient,
@@ -64,7 +75,8 @@ export class JobTrace {
   start(): void {
     const tick = () => {
       this.timer = setTimeout(async () => {
-        await this.flush();
+        if (this.sent < this.size) await this.flush();
+        else if (Date.now() - this.contact >= TOUCH_INTERVAL_MS) await this.touchJob();
         if (this.timer) tick();
       }, this.intervalMs);
       this.timer.unref?.();
@@ -77,6 +89,32 @@ export class JobTrace {
     this.timer = null;
   }
 
+  private async touchJob(): Promise<void> {
+    if (!this.touch || this.aborted) return;
+    this.contact = Date.now();
+    let r: { status: number; jobStatus: string | null };
+    try {
+      r = await this.touch();
+    } catch {
+      return;
+    }
+    this.remoteStatus(r.status, r.jobStatus);
+  }
+
+  /** What the server says of the job: canceled, failed or a refused token end it; canceling asks for a graceful stop. */
+  private remoteStatus(status: number, jobStatus: string | null): boolean {
+    if (jobStatus === 'canceled' || jobStatus === 'failed' || status === 403 || status === 404) {
+      this.aborted = true;
+      this.onCancel?.();
+      return true;
+    }
+    if (jobStatus === 'canceling' && !this.canceling) {
+      this.canceling = true;
+      this.onCancel?.();
+    }
+    return false;
+  }
+
   /** Sends what the server lacks (one PATCH at a time); a range mismatch (416) resends from where the server is. */
   async flush(): Promise<void> {
     while (this.sending) await this.sending;
@@ -86,21 +124,13 @@ export class JobTrace {
         const all = this.contents();
         const chunk = all.subarray(this.sent);
         let r: Awaited<ReturnType<RunnerClient['patchTrace']>>;
+        this.contact = Date.now();
         try {
           r = await this.client.patchTrace(this.jobId, this.jobToken, Buffer.from(chunk), this.sent);
         } catch {
           return; // the network: the next tick tries again
         }
-        if (r.updateInterval) this.intervalMs = Math.max(1000, Math.min(r.updateInterval * 1000, 30_000));
-        if (r.jobStatus === 'canceled' || r.jobStatus === 'failed' || r.status === 403) {
-          this.aborted = true;
-          this.onCancel?.();
-          return;
-        }
-        if (r.jobStatus === 'canceling' && !this.canceling) {
-          this.canceling = true;
-          this.onCancel?.();
-        }
+        if (this.remoteStatus(r.status, r.jobStatus)) return;
         if (r.status === 202) {
           this.sent += chunk.length;
           return;
@@ -108,10 +138,6 @@ export class JobTrace {
         if (r.status === 416 && r.remoteEnd !== null && r.remoteEnd <= this.size) {
           this.sent = r.remoteEnd;
           continue;
-        }
-        if (r.status === 404) {
-          this.aborted = true;
-          this.onCancel?.();
         }
         return;
       }
