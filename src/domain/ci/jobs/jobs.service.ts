@@ -390,7 +390,8 @@ export class JobsService {
           .where('type', 'in', types)
           .executeTakeFirst()
       : undefined;
-    if (!job) throw Errors.notFound();
+    // ActiveRecord::RecordNotFound: GitLab's "404 Not found"
+    if (!job) throw Errors.recordNotFound();
     return job;
   }
 

@@ -9,6 +9,7 @@ import { VIEW_COLUMNS, type UserViewRow } from '../../../domain/users/users-quer
 import { commitBasic, type CommitEntity } from '../repository/context.ts';
 import { CommitSchema } from './commit.entity.ts';
 import { PipelineBasicSchema, toPipelineBasic } from './pipeline.entity.ts';
+import { RunnerSchema, runnerStatus, toRunner } from './runner.entity.ts';
 import { toUser, UserRefSchema, userViewContext, type UserViewContext } from './user.entity.ts';
 import { NullableString } from '../schemas/common.ts';
 
@@ -16,20 +17,6 @@ const Nullable = <T extends ReturnType<typeof Type.Object>>(s: T) => Type.Unsafe
 const NullableNumber = Type.Unsafe<number | null>({ type: ['number', 'null'] });
 
 // ---- nested shapes ---------------------------------------------------------------------------
-
-/** API::Entities::Ci::Runner (the runner that took a job). */
-export const JobRunnerSchema = Type.Object({
-  id: Type.Integer(),
-  description: Type.String(),
-  ip_address: Type.String(),
-  active: Type.Boolean(),
-  paused: Type.Boolean(),
-  is_shared: Type.Boolean(),
-  runner_type: Type.String(),
-  name: NullableString,
-  online: Type.Boolean(),
-  status: Type.String(),
-});
 
 /** API::Entities::Ci::RunnerManager: the runner process (system_id) that took the job. */
 export const JobRunnerManagerSchema = Type.Object({
@@ -105,7 +92,7 @@ export const JobSchema = Type.Object({
   ...JobBasicSchema.properties,
   artifacts_file: Type.Optional(JobArtifactFileSchema),
   artifacts: Type.Array(JobArtifactSchema),
-  runner: Nullable(JobRunnerSchema),
+  runner: Nullable(RunnerSchema),
   runner_manager: Nullable(JobRunnerManagerSchema),
   artifacts_expire_at: NullableString,
   archived: Type.Boolean(),
@@ -241,31 +228,6 @@ export function jobWebUrl(views: Pick<JobViews, 'externalUrl' | 'projects'>, job
   return p ? `${projectWebUrl(views.externalUrl, p)}/-/jobs/${job.id}` : `${views.externalUrl}/-/jobs/${job.id}`;
 }
 
-/** Ci::Runner#status: never contacted, online within 2 hours, stale after 7 days (GitLab's thresholds). */
-export function runnerStatus(r: Pick<CiRunnerRow, 'contacted_at' | 'created_at'>, now = Date.now()): 'online' | 'offline' | 'stale' | 'never_contacted' {
-  const staleMs = 7 * 24 * 3600_000;
-  if (!r.contacted_at) return now - ms(r.created_at) > staleMs ? 'stale' : 'never_contacted';
-  const age = now - ms(r.contacted_at);
-  if (age > staleMs) return 'stale';
-  return age <= 2 * 3600_000 ? 'online' : 'offline';
-}
-
-function toJobRunner(r: CiRunnerRow, now: number): Static<typeof JobRunnerSchema> {
-  const status = runnerStatus(r, now);
-  return {
-    id: r.id,
-    description: r.description,
-    ip_address: '',
-    active: r.active === 1,
-    paused: r.active !== 1,
-    is_shared: r.runner_type === 'instance_type',
-    runner_type: r.runner_type,
-    name: r.name,
-    online: status === 'online',
-    status,
-  };
-}
-
 function toJobUser(job: CiBuildRow, views: JobViews): Record<string, unknown> | null {
   const u = job.user_id === null ? undefined : views.usersById.get(job.user_id);
   if (!u) return null;
@@ -332,7 +294,7 @@ export function toJob(job: CiBuildRow, views: JobViews): JobEntity {
     ...toJobBasic(job, views),
     ...(archive ? { artifacts_file: { filename: archive.file_name, size: archive.size } } : {}),
     artifacts: artifacts.map((a) => ({ file_type: a.file_type, size: a.size, filename: a.file_name, file_format: a.file_format })),
-    runner: runner ? toJobRunner(runner, views.now) : null,
+    runner: runner ? toRunner(runner, { now: views.now }) : null,
     runner_manager:
       runner && job.runner_system_id
         ? {
