@@ -197,6 +197,45 @@ test('POST /runners registers instance, group and project runners with the regis
     const r = await app.inject({ method: 'POST', url: '/api/v4/runners', payload });
     assert.deepEqual({ status: r.statusCode, body: json(r) }, { status, body }, JSON.stringify(payload).slice(0, 80));
   }
+  // what gitlab-runner register sends: info with features and config, tag_list as one string, paused
+  const real = await app.inject({
+    method: 'POST',
+    url: '/api/v4/runners',
+    payload: {
+      description: 'box',
+      info: {
+        name: 'gitlab-runner',
+        version: '17.5.0',
+        revision: 'abc',
+        platform: 'linux',
+        architecture: 'amd64',
+        executor: 'shell',
+        shell: 'bash',
+        features: { variables: true, artifacts: true, cache: true, multi_build_steps: true, trace_reset: true },
+        config: { gpus: '' },
+      },
+      token: prj,
+      locked: true,
+      maintenance_note: '',
+      paused: false,
+      run_untagged: true,
+      tag_list: 'shell,linux',
+      access_level: 'not_protected',
+      maximum_timeout: 0,
+    },
+  });
+  assert.deepEqual([real.statusCode, json(real).message], [400, { maximum_timeout: ['needs to be at least 10 minutes'] }]);
+  const real2 = await app.inject({
+    method: 'POST',
+    url: '/api/v4/runners',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: `token=${encodeURIComponent(prj)}&description=form&tag_list=a,b&paused=true&info[version]=16.0.0`,
+  });
+  assert.equal(real2.statusCode, 201);
+  const formRow = await c.db.kysely.selectFrom('ci_runners').selectAll().where('id', '=', json(real2).id).executeTakeFirstOrThrow();
+  assert.deepEqual([formRow.description, formRow.tag_list, formRow.active, formRow.version], ['form', '["a","b"]', 0, '16.0.0']);
+  await c.db.kysely.deleteFrom('ci_runner_projects').where('runner_id', '=', formRow.id).execute();
+  await c.db.kysely.deleteFrom('ci_runners').where('id', '=', formRow.id).execute();
   // a registration token of another kind (an authentication token) is not a registration token
   assert.equal((await app.inject({ method: 'POST', url: '/api/v4/runners', payload: { token: b1.token } })).statusCode, 403);
   // the runner count did not move with the refusals
