@@ -212,13 +212,11 @@ test('push → pipeline → hearth runner (CLI and in-process) → logs, statuse
     'out/sub/': '',
     'out/sub/kept.txt': 'kept\n',
   });
-  const byRef = await api(srv, 'GET', `/projects/${s.projectId}/jobs/artifacts/main/download?job=build`, s.headers);
-  assert.equal(byRef.status, 200, byRef.buf.toString());
-  assert.ok(byRef.buf.equals(zip.buf));
+  // by ref: the latest successful pipeline only — not yet
+  const early = await api(srv, 'GET', `/projects/${s.projectId}/jobs/artifacts/main/download?job=build`, s.headers);
+  assert.deepEqual([early.status, early.json], [404, { message: '404 Not found' }]);
   const one = await api(srv, 'GET', `/projects/${s.projectId}/jobs/${build.id}/artifacts/out/result.txt`, s.headers);
   assert.deepEqual([one.status, one.buf.toString()], [200, 'hello from build\n']);
-  const raw = await api(srv, 'GET', `/projects/${s.projectId}/jobs/artifacts/main/raw/out/sub/kept.txt?job=build`, s.headers);
-  assert.deepEqual([raw.status, raw.buf.toString()], [200, 'kept\n']);
   assert.equal(build.artifacts_file?.filename, 'build-output.zip');
 
   // the same runner in-process, two at once: the test stage (check gets build's artifacts)
@@ -247,6 +245,13 @@ test('push → pipeline → hearth runner (CLI and in-process) → logs, statuse
   // the pipeline: success with a failed job allowed to fail
   const p = await api(srv, 'GET', `/projects/${s.projectId}/pipelines/${pipeline.id}`, s.headers);
   assert.equal(p.json.status, 'success');
+
+  // now the artifacts by ref and job name
+  const byRef = await api(srv, 'GET', `/projects/${s.projectId}/jobs/artifacts/main/download?job=build`, s.headers);
+  assert.equal(byRef.status, 200, byRef.buf.toString());
+  assert.ok(byRef.buf.equals(zip.buf));
+  const raw = await api(srv, 'GET', `/projects/${s.projectId}/jobs/artifacts/main/raw/out/sub/kept.txt?job=build`, s.headers);
+  assert.deepEqual([raw.status, raw.buf.toString()], [200, 'kept\n']);
 
   // the commit's statuses: every job, as the commit statuses API lists them
   const st = await api(srv, 'GET', `/projects/${s.projectId}/repository/commits/${s.sha}/statuses`, s.headers);
