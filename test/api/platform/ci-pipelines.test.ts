@@ -213,6 +213,8 @@ test('a push of a CI file creates a pipeline with its jobs; stages move on as jo
   const retry = await ctx.app.inject({ method: 'POST', url: `${url}/pipelines/${p.id}/retry`, headers: as.developer });
   assert.equal(retry.statusCode, 201);
   assert.equal(json(retry).status, 'running');
+  assert.equal('name' in json(retry), false);
+  assert.equal(json(retry).detailed_status.text, 'Running');
   const after = await jobsOf(p.id);
   assert.deepEqual(
     after.map((j) => [j.name, j.status, j.retried]),
@@ -261,6 +263,13 @@ test('a push of a CI file creates a pipeline with its jobs; stages move on as jo
   assert.deepEqual(json(await ctx.app.inject({ method: 'GET', url: `${url}/pipelines/999999`, headers: as.reporter })), { message: '404 Not found' });
   assert.deepEqual(json(await ctx.app.inject({ method: 'GET', url: `${url}/pipelines/99999999999`, headers: as.reporter })), { message: '404 Not found' });
   assert.equal((await ctx.app.inject({ method: 'GET', url: `${url}/pipelines/abc`, headers: as.reporter })).statusCode, 400);
+  const stale = await ctx.app.inject({
+    method: 'DELETE',
+    url: `${url}/pipelines/${p.id}`,
+    headers: { ...as.owner, 'if-unmodified-since': 'Thu, 01 Jan 2015 00:00:00 GMT' },
+  });
+  assert.equal(stale.statusCode, 412);
+  assert.deepEqual(json(await ctx.app.inject({ method: 'GET', url: `${url}/pipelines?name=x`, headers: as.reporter })), []);
   const del = await ctx.app.inject({ method: 'DELETE', url: `${url}/pipelines/${p.id}`, headers: as.owner });
   assert.equal(del.statusCode, 204);
   assert.deepEqual(await pipelines(project.id), []);

@@ -173,7 +173,8 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
     return row;
   }
 
-  async function detail(row: CiPipelineRow, webUrl: string) {
+  /** Entities::Ci::PipelineWithMetadata (GETs), or Entities::Ci::Pipeline without the name (writes). */
+  async function detail(row: CiPipelineRow, webUrl: string, withName = true) {
     const user = row.user_id
       ? ((await k
           .selectFrom('users')
@@ -181,7 +182,10 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
           .where('id', '=', row.user_id)
           .executeTakeFirst()) as UserBasicRow | undefined)
       : undefined;
-    return toPipeline(row, webUrl, user, userViewContext(c.config.externalUrl, await c.settings.get()));
+    const entity = toPipeline(row, webUrl, user, userViewContext(c.config.externalUrl, await c.settings.get()));
+    if (withName) return entity;
+    const { name: _name, ...rest } = entity;
+    return rest;
   }
 
   /** Developers may create a pipeline for a ref they may push to (a protected branch needs that right). */
@@ -244,6 +248,8 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
     if (q.sha !== undefined) query = query.where('sha', '=', q.sha);
     if (q.yaml_errors === true) query = query.where('yaml_errors', 'is not', null);
     if (q.yaml_errors === false) query = query.where('yaml_errors', 'is', null);
+    // workflow:name is not kept: no pipeline has a name to match
+    if (q.name !== undefined) query = query.where(({ lit }) => lit(false));
     if (q.username !== undefined) {
       const u = await k.selectFrom('users').select('id').where('username', '=', q.username).executeTakeFirst();
       query = query.where('user_id', '=', u?.id ?? -1);
@@ -390,7 +396,7 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
       // save_on_errors: false — an invalid file is a 400 with its errors, no pipeline
       const result = await c.ci.pipelines.build(ctx.project, req.actor, { ref, source: 'api', variables: body.variables, saveOnErrors: false });
       if ('failure' in result) throw Errors.raw(400, { message: { base: result.errors ?? [CREATE_MESSAGES[result.failure]] } });
-      return reply.code(201).send(await detail(result.pipeline, ctx.webUrl));
+      return reply.code(201).send(await detail(result.pipeline, ctx.webUrl, false));
     },
   );
 
@@ -398,19 +404,23 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
     const ctx = await project(req.actor, req.params.id, 'update');
     const pl = await pipeline(ctx.project, req.params.pipeline_id);
     await c.ci.pipelines.retry(pl, req.actor);
-    return reply.code(201).send(await detail(await pipeline(ctx.project, pl.id), ctx.webUrl));
+    return reply.code(201).send(await detail(await pipeline(ctx.project, pl.id), ctx.webUrl, false));
   });
 
   app.post(`${PROJECT}/pipelines/:pipeline_id/cancel`, { config: write, schema: { tags: TAGS, params: PipelineParams } }, async (req, reply) => {
     const ctx = await project(req.actor, req.params.id, 'update');
     const pl = await pipeline(ctx.project, req.params.pipeline_id);
     await c.ci.pipelines.cancel(pl);
-    return reply.code(200).send(await detail(await pipeline(ctx.project, pl.id), ctx.webUrl));
+    return reply.code(200).send(await detail(await pipeline(ctx.project, pl.id), ctx.webUrl, false));
   });
 
   app.delete(`${PROJECT}/pipelines/:pipeline_id`, { config: write, schema: { tags: TAGS, params: PipelineParams } }, async (req, reply) => {
     const ctx = await project(req.actor, req.params.id, 'destroy');
     const pl = await pipeline(ctx.project, req.params.pipeline_id);
+    // destroy_conditionally!: If-Unmodified-Since
+    const header = req.headers['if-unmodified-since'];
+    const since = typeof header === 'string' ? Date.parse(header) : Number.NaN;
+    if (!Number.isNaN(since) && Math.floor(Date.parse(pl.updated_at) / 1000) * 1000 > since) throw Errors.preconditionFailed();
     await c.ci.pipelines.destroy(pl);
     return reply.code(204).send();
   });
