@@ -330,6 +330,14 @@ test('POST cancel: Developers; active jobs become canceled (201 with the job), f
   r = await api('POST', `${P()}/jobs/${jobs[1].id}/cancel`, as.developer, { force: true });
   assert.equal(r.statusCode, 403);
   assert.equal((await api('POST', `${P()}/jobs/999999/cancel`, as.developer)).statusCode, 404);
+  // an archived project's jobs are read-only
+  const arch = await ctx.seed.project({ namespace: g, path: 'arch', name: 'Arch', archived: true });
+  const { jobs: aj } = await seedPipeline(ctx.c, arch, { sha }, [{ name: 'frozen', status: 'pending' }]);
+  assert.equal((await api('GET', `/projects/${arch.id}/jobs/${aj[0].id}`, as.maintainer)).statusCode, 200);
+  r = await api('POST', `/projects/${arch.id}/jobs/${aj[0].id}/cancel`, as.maintainer);
+  assert.equal(r.statusCode, 403);
+  assert.equal((await row(aj[0].id)).status, 'pending');
+  await ctx.c.db.kysely.updateTable('ci_builds').set({ status: 'canceled' }).where('id', '=', aj[0].id).execute();
 });
 
 test('POST retry: a new pending job copying the old one, which is marked retried; only finished jobs, once', async () => {
@@ -376,12 +384,14 @@ test('POST play: a manual job is queued as the player (200); anything else is 40
   ]);
   let r = await api('POST', `${P()}/jobs/${jobs[0].id}/play`, as.reporter);
   assert.equal(r.statusCode, 403);
-  r = await api('POST', `${P()}/jobs/${jobs[0].id}/play`, as.developer);
+  r = await api('POST', `${P()}/jobs/${jobs[0].id}/play`, as.developer, { job_variables_attributes: [{ key: 'TARGET', value: 'prod' }] });
   assert.equal(r.statusCode, 200);
   const body = json(r);
   assert.equal(body.status, 'pending');
   assert.equal(body.user.id, users.developer.id);
-  assert.equal((await row(jobs[0].id)).status, 'pending');
+  const played = await row(jobs[0].id);
+  assert.equal(played.status, 'pending');
+  assert.deepEqual(JSON.parse(played.yaml_variables), [{ key: 'TARGET', value: 'prod', public: false }]);
   for (const id of [jobs[0].id, jobs[1].id]) {
     r = await api('POST', `${P()}/jobs/${id}/play`, as.developer);
     assert.equal(r.statusCode, 400);
@@ -401,6 +411,22 @@ test('POST erase: Maintainers or the Developer who ran it; the log and artifacts
     .values({ build_id: id, seq: 0, data: Buffer.from('secret log\n') })
     .execute();
   await ctx.c.db.kysely.updateTable('ci_builds').set({ trace_size: 11 }).where('id', '=', id).execute();
+  const key = `erase-test/${id}/archive.zip`;
+  await ctx.c.store.put(key, Buffer.from('PK\x05\x06' + '\0'.repeat(18)));
+  await ctx.c.db.kysely
+    .insertInto('ci_job_artifacts')
+    .values({
+      project_id: project.id,
+      job_id: id,
+      file_type: 'archive',
+      file_format: 'zip',
+      file_name: 'artifacts.zip',
+      size: 22,
+      store_key: key,
+      created_at: new Date().toISOString(),
+    })
+    .execute();
+  assert.equal(json(await api('GET', `${P()}/jobs/${id}`, as.developer)).artifacts.length, 1);
   let r = await api('POST', `${P()}/jobs/${id}/erase`, as.other_dev);
   assert.equal(r.statusCode, 403);
   assert.deepEqual(json(r), { message: '403 Forbidden' });
@@ -409,8 +435,12 @@ test('POST erase: Maintainers or the Developer who ran it; the log and artifacts
   const body = json(r);
   assert.ok(body.erased_at);
   assert.deepEqual(body, json(await api('GET', `${P()}/jobs/${id}`, as.developer)));
+  assert.deepEqual(body.artifacts, []);
+  assert.ok(!('artifacts_file' in body));
+  assert.equal(body.download_url, null);
   const after = await row(id);
   assert.equal(after.trace_size, 0);
+  assert.deepEqual(await ctx.c.db.kysely.selectFrom('ci_job_artifacts').select('id').where('job_id', '=', id).execute(), []);
   assert.equal((await api('GET', `${P()}/jobs/${id}/trace`, as.developer)).body, '');
   r = await api('POST', `${P()}/jobs/${id}/erase`, as.maintainer);
   assert.equal(r.statusCode, 403);

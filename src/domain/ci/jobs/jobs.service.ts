@@ -366,7 +366,8 @@ export class JobsService {
     if (feature === 'disabled' || repoFeature === 'disabled') throw Errors.forbidden();
     const featureOpen = feature === 'private' ? level >= privateFeatureMinLevel('builds', ctx.project.visibility) : ctx.access.abilities.has('read_project');
     const read = level >= 20 || (s.public_jobs !== false && featureOpen);
-    const ok = ability === 'read' ? read : ability === 'update' ? level >= 30 : level >= 30;
+    // an archived project's jobs are read-only (ProjectPolicy: archived prevents update_build)
+    const ok = ability === 'read' ? read : level >= 30 && ctx.project.archived === 0;
     if (!ok) throw Errors.forbidden();
     return { ...ctx, level };
   }
@@ -454,15 +455,21 @@ export class JobsService {
     return this.reload(fresh.id);
   }
 
-  /** Ci::PlayBuildService: a manual job is queued, as the user who played it. */
-  async play(job: CiBuildRow, actor: Actor): Promise<CiBuildRow> {
+  /**
+   * Ci::PlayBuildService: a manual job is queued, as the user who played it, with the variables given
+   * (job_variables_attributes: added to the job's own, not public).
+   */
+  async play(job: CiBuildRow, actor: Actor, variables: { key: string; value: string }[] = []): Promise<CiBuildRow> {
     if (job.status !== 'manual' && job.status !== 'scheduled') throw Errors.badRequest('Unplayable Job');
     const now = dbNow();
+    const own = (JSON.parse(job.yaml_variables) as { key: string }[]).filter((v) => !variables.some((x) => x.key === v.key));
+    const yamlVariables = JSON.stringify([...own, ...variables.map((v) => ({ key: v.key, value: v.value, public: false }))]);
     const res = await this.k
       .updateTable('ci_builds')
       .set({
         status: job.type === 'build' ? 'pending' : 'created',
         user_id: actor.user?.id ?? job.user_id,
+        yaml_variables: yamlVariables,
         queued_at: now,
         updated_at: now,
         lock_version: sql<number>`lock_version + 1`,
@@ -481,8 +488,7 @@ export class JobsService {
     const artifacts = await this.k.selectFrom('ci_job_artifacts').select(['id', 'file_type']).where('job_id', '=', job.id).execute();
     const erasable = (COMPLETED_STATUSES as readonly string[]).includes(job.status) && (artifacts.length > 0 || job.trace_size > 0);
     if (!erasable || job.erased_at) throw Errors.forbidden('Job is not erasable!');
-    const artifactsService = this.deps.ci.artifacts as unknown as { eraseJob?: (job: CiBuildRow) => Promise<void> };
-    if (artifactsService.eraseJob) await artifactsService.eraseJob(job);
+    await this.deps.ci.artifacts.eraseJob(job);
     const now = dbNow();
     await this.k.transaction().execute(async (trx) => {
       await trx.deleteFrom('ci_build_trace_chunks').where('build_id', '=', job.id).execute();

@@ -150,7 +150,7 @@ export function jobsRoutes(fastify: FastifyInstance, c: Container): void {
       const { project: p } = await project(req, req.params.id, 'read');
       const job = await svc().find(p, req.params.job_id, ['build', 'bridge']);
       await project(req, req.params.id, 'update');
-      const after = await svc().play(job, req.actor);
+      const after = await svc().play(job, req.actor, req.body?.job_variables_attributes ?? []);
       return reply.code(200).send((await entities(req.actor, [after]))[0]);
     },
   );
