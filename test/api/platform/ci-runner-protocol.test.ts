@@ -402,7 +402,10 @@ function patchTrace(id: number, token: string | null, range: string | null, data
 }
 
 test('PUT /jobs/:id: token checks, running refreshes, success finishes (token no longer valid), then 403 with Job-Status', async () => {
-  const { id, token } = await takeJob('put-success');
+  const { id, token, runner } = await takeJob('put-success');
+  // a job's update is a contact of its runner (written when the last one is old)
+  const old = new Date(Date.now() - 3 * 3600_000).toISOString();
+  await ctx.c.db.kysely.updateTable('ci_runners').set({ contacted_at: old }).where('id', '=', runner.runner.id).execute();
   let r = await put(id, {});
   assert.equal(r.statusCode, 400);
   assert.deepEqual(json(r), { error: 'token is missing' });
@@ -428,6 +431,8 @@ test('PUT /jobs/:id: token checks, running refreshes, success finishes (token no
   assert.equal(r.statusCode, 200);
   assert.equal(r.body, '"200"');
   assert.ok((await row(id)).updated_at > before);
+  const contacted = await ctx.c.db.kysely.selectFrom('ci_runners').select('contacted_at').where('id', '=', runner.runner.id).executeTakeFirstOrThrow();
+  assert.ok(contacted.contacted_at! > old);
   // while running, the token authenticates as the job's user
   const resolved = await ctx.c.ci.jobs.resolveToken(token);
   assert.deepEqual({ user: resolved?.user.id, jobId: resolved?.jobId }, { user: user.id, jobId: id });

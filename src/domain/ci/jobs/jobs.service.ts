@@ -26,6 +26,8 @@ export const TRACE_UPDATE_INTERVAL = 60;
 export const TRACE_SIZE_LIMIT = 100 * 1024 * 1024;
 /** a pending job nobody took for this long is dropped (StuckCiJobsWorker: 1 day) */
 const STUCK_PENDING_MS = 24 * 3600_000;
+/** how stale a runner's contacted_at may get before a job's update writes it (Ci::Runner: 40 minutes) */
+const RUNNER_CONTACT_EVERY_MS = 40 * 60_000;
 /** candidate jobs read per round of the queue */
 const QUEUE_BATCH = 100;
 
@@ -273,6 +275,25 @@ export class JobsService {
     if (job.erased_at) throw Errors.forbidden('Job has been erased!');
     if (job.status !== 'running') throw new JobNotRunning(job.status);
     return job;
+  }
+
+  /**
+   * authenticate_job!(heartbeat_runner: true): a job's update or log is a contact of its runner,
+   * written as lazily as the runner's own contacts (Ci::Runner#heartbeat: when older than 40 minutes).
+   */
+  async runnerContact(job: CiBuildRow, ip?: string): Promise<void> {
+    if (job.runner_id === null) return;
+    const runner = await this.k.selectFrom('ci_runners').select(['contacted_at', 'ip_address']).where('id', '=', job.runner_id).executeTakeFirst();
+    if (!runner) return;
+    const now = Date.now();
+    const stale = !runner.contacted_at || Date.parse(runner.contacted_at) < now - RUNNER_CONTACT_EVERY_MS;
+    const ipChanged = ip !== undefined && ip !== runner.ip_address;
+    if (!stale && !ipChanged) return;
+    await this.k
+      .updateTable('ci_runners')
+      .set({ contacted_at: new Date(now).toISOString(), ...(ip !== undefined ? { ip_address: ip } : {}) })
+      .where('id', '=', job.runner_id)
+      .execute();
   }
 
   /** UpdateBuildStateService: running refreshes, success and failed finish the job. Answers the HTTP status. */

@@ -110,6 +110,7 @@ export function runnerProtocolRoutes(fastify: FastifyInstance, c: Container): vo
     const b = (req.body ?? {}) as Record<string, unknown>;
     if (b.token === undefined) throw Errors.param('token is missing');
     const job = await jobOf(req.params.id, jobTokenOf(req, b));
+    await jobs().runnerContact(job, req.ip);
     const status = await jobs().updateFromRunner(job, {
       state: req.body.state,
       failure_reason: req.body.failure_reason,
