@@ -7,6 +7,8 @@ import { createHash } from 'node:crypto';
 import { buffer } from 'node:stream/consumers';
 import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
 import { seedPipeline } from '../../helpers/ci.ts';
+import { multipart } from '../../helpers/files.ts';
+import { startTestServer } from '../../helpers/server.ts';
 import type { ProjectRow } from '../../../src/db/schema.ts';
 import { finishJob, jobWithArchive, makeZip, runJob, upload } from './ci-artifacts-helpers.ts';
 
@@ -293,4 +295,38 @@ test('runner download GET /jobs/:id/artifacts: own running token, or a running j
     (await ctx.c.ci.artifacts.forDependencies(withNeeds, consumer)).map((d) => d.name),
     ['build'],
   );
+});
+
+test('over a real socket: an upload streamed in chunks, its download, and oversized uploads answered 413 without waiting for the whole body', async (t) => {
+  const srv = await startTestServer(t);
+  await srv.c.settings.save({ max_artifacts_size: 1 });
+  const p = await srv.seed.project({ path: 'sock' });
+  const { jobs } = await seedPipeline(srv.c, p, {}, [{ name: 'a' }, { name: 'b' }]);
+  const token = await runJob(srv.c, jobs[0]!);
+  const send = (body: Buffer, parts = 16) => {
+    const mp = multipart({ file: body }, 'artifacts.zip');
+    const size = Math.ceil(mp.payload.length / parts);
+    const stream = (async function* () {
+      for (let i = 0; i < mp.payload.length; i += size) yield mp.payload.subarray(i, i + size);
+    })();
+    return fetch(`${srv.base}/api/v4/jobs/${jobs[0]!.id}/artifacts?artifact_format=zip&artifact_type=archive`, {
+      method: 'POST',
+      headers: { ...mp.headers, 'job-token': token, 'content-length': String(mp.payload.length) },
+      body: stream as unknown as BodyInit,
+      duplex: 'half',
+    } as RequestInit);
+  };
+  for (const size of [1024 * 1024 + 100_000, 5 * 1024 * 1024]) {
+    const res = await send(makeZip([{ name: 'big.bin', data: Buffer.alloc(size, 3) }]));
+    assert.equal(res.status, 413, String(size));
+    assert.deepEqual(await res.json(), { message: '413 Request Entity Too Large' });
+  }
+  const zip = makeZip([{ name: 'ok.bin', data: Buffer.alloc(900_000, 4) }]);
+  const ok = await send(zip);
+  assert.equal(ok.status, 201);
+  assert.equal(await ok.text(), '"201"');
+  const back = await fetch(`${srv.base}/api/v4/jobs/${jobs[0]!.id}/artifacts`, { headers: { 'job-token': token } });
+  assert.equal(back.status, 200);
+  assert.ok(Buffer.from(await back.arrayBuffer()).equals(zip));
+  assert.equal((await srv.c.db.kysely.selectFrom('ci_job_artifacts').select('id').where('job_id', '=', jobs[0]!.id).execute()).length, 1);
 });
