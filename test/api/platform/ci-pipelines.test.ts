@@ -500,8 +500,8 @@ child:
 });
 
 test('CI lint: content, includes, jobs; the project file', async () => {
-  const { as, url } = await setup();
-  await commit(url, as.maintainer, {
+  const { as, url, web } = await setup();
+  const sha = await commit(url, as.maintainer, {
     '.service-ci.yml': 'include: ci/base.yml\nbuild:\n  extends: .base\n  script: make\n',
     'ci/base.yml': '.base:\n  tags: [t]\n',
   });
@@ -572,11 +572,48 @@ test('CI lint: content, includes, jobs; the project file', async () => {
   assert.deepEqual(json(noCommit), { message: '404 Commit Not Found' });
   const file = json(await ctx.app.inject({ method: 'GET', url: `${url}/ci/lint`, headers: as.developer }));
   assert.equal(file.valid, true);
-  assert.deepEqual(file.includes, [{ type: 'local', location: 'ci/base.yml', blob: null, raw: null, extra: {}, context_project: null, context_sha: null }]);
+  assert.deepEqual(file.includes, [
+    {
+      type: 'local',
+      location: 'ci/base.yml',
+      blob: `${web}/-/blob/${sha}/ci/base.yml`,
+      raw: `${web}/-/raw/${sha}/ci/base.yml`,
+      extra: {},
+      context_project: `grp${n}/app`,
+      context_sha: sha,
+    },
+  ]);
   assert.equal(file.merged_yaml, '---\n.base:\n  tags:\n    - t\nbuild:\n  tags:\n    - t\n  script: make\n');
   const noContent = await ctx.app.inject({ method: 'POST', url: `${url}/ci/lint`, headers: as.developer, payload: {} });
   assert.equal(noContent.statusCode, 400);
   assert.equal((await ctx.app.inject({ method: 'POST', url: `${url}/ci/lint`, headers: as.reporter, payload: { content: 'a: 1' } })).statusCode, 403);
   assert.equal((await ctx.app.inject({ method: 'GET', url: `${url}/ci/lint`, headers: as.guest })).statusCode, 403);
   assert.equal((await ctx.app.inject({ method: 'GET', url: `${url}/ci/lint`, headers: as.reporter })).statusCode, 200);
+});
+
+test('a public project: anyone reads its pipelines; public_jobs=false hides the jobs, builds_access_level=private or disabled everything', async () => {
+  const g = await ctx.seed.group({ path: `pubgrp${++n}`, visibility: 'public' });
+  const { project } = await ctx.seed.repoProject({ namespace: g, path: 'app', visibility: 'public' });
+  const url = `/api/v4/projects/${project.id}`;
+  await commit(url, ctx.root, { '.service-ci.yml': 'a: { script: x }\n' });
+  const [p] = await pipelines(project.id);
+  const stranger = (await ctx.seed.token(await ctx.seed.user({ username: `stranger${n}` }))).headers;
+  assert.equal((await ctx.app.inject({ method: 'GET', url: `${url}/pipelines` })).statusCode, 200);
+  assert.equal((await ctx.app.inject({ method: 'GET', url: `${url}/pipelines/${p.id}/jobs`, headers: stranger })).statusCode, 200);
+  // a stranger may not write
+  assert.equal((await ctx.app.inject({ method: 'POST', url: `${url}/pipelines/${p.id}/cancel`, headers: stranger })).statusCode, 403);
+  assert.equal((await ctx.app.inject({ method: 'GET', url: `${url}/pipelines/${p.id}/variables`, headers: stranger })).statusCode, 403);
+  const put = async (body: Record<string, unknown>) => {
+    const r = await ctx.app.inject({ method: 'PUT', url, headers: ctx.root, payload: body });
+    assert.equal(r.statusCode, 200, r.body);
+  };
+  await put({ public_jobs: false });
+  assert.equal((await ctx.app.inject({ method: 'GET', url: `${url}/pipelines/${p.id}/jobs` })).statusCode, 403);
+  assert.equal((await ctx.app.inject({ method: 'GET', url: `${url}/pipelines/${p.id}`, headers: stranger })).statusCode, 200);
+  assert.equal((await ctx.app.inject({ method: 'GET', url: `${url}/pipelines/${p.id}/jobs`, headers: ctx.root })).statusCode, 200);
+  await put({ builds_access_level: 'private' });
+  assert.deepEqual(json(await ctx.app.inject({ method: 'GET', url: `${url}/pipelines`, headers: stranger })), { message: '403 Forbidden' });
+  await put({ builds_access_level: 'disabled' });
+  assert.equal((await ctx.app.inject({ method: 'GET', url: `${url}/pipelines`, headers: stranger })).statusCode, 403);
+  assert.equal((await ctx.app.inject({ method: 'GET', url: `${url}/pipelines`, headers: ctx.root })).statusCode, 200);
 });

@@ -206,7 +206,9 @@ export class PipelinesService {
 
     const jobs: NewJob[] = [];
     for (const spec of cfg.jobs) {
-      const outcome = await evaluateJob(spec, ctx);
+      // a job's own variables are readable in its rules; pipeline variables still win
+      const pipelineOwn = Object.fromEntries(pipelineVars.map((v) => [v.key, v.value]));
+      const outcome = await evaluateJob(spec, { ...ctx, variables: { ...ctx.variables, ...spec.variables, ...pipelineOwn } });
       if (!outcome) continue;
       const inherited = Object.entries(globalVars).filter(([k]) =>
         Array.isArray(spec.inheritVariables) ? spec.inheritVariables.includes(k) : spec.inheritVariables,

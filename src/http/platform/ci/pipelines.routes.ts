@@ -306,7 +306,9 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
     req: { actor: Actor; url: string; params: { id: string; pipeline_id: number }; query: Record<string, unknown> },
     bridges: boolean,
   ) {
-    const { project: p } = await project(req.actor, req.params.id, 'read');
+    const { project: p, access } = await project(req.actor, req.params.id, 'read');
+    // read_build: non-members see jobs only when the project's jobs are public
+    if (!req.actor.isAdmin && access.level < 20 && settingsOf(p).public_jobs === false) throw Errors.forbidden();
     const pl = await pipeline(p, req.params.pipeline_id);
     const raw = req.query.scope ?? req.query['scope[]'];
     const scopes = raw === undefined ? [] : Array.isArray(raw) ? (raw as string[]) : [String(raw)];
@@ -451,12 +453,23 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
       return o && o.type === 'blob' ? (o.content?.toString('utf8') ?? '') : null;
     };
     const r = await parseCiConfig(content, read);
+    const fullPath = `${ctx.namespace.full_path}/${ctx.project.path}`;
+    const web = `${c.config.externalUrl}/${fullPath}`;
     const out: Record<string, unknown> = {
       valid: r.errors.length === 0,
       errors: r.errors,
       warnings: r.warnings,
       merged_yaml: r.merged ? mergedYaml(r.merged) : null,
-      includes: r.includes,
+      includes: r.includes.map((i) => {
+        const path = i.location.replace(/^\/+/, '');
+        return {
+          ...i,
+          blob: sha ? `${web}/-/blob/${sha}/${path}` : null,
+          raw: sha ? `${web}/-/raw/${sha}/${path}` : null,
+          context_project: fullPath,
+          context_sha: sha,
+        };
+      }),
     };
     if (opts.includeJobs) {
       const jobs = [];
