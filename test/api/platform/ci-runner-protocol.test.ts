@@ -556,3 +556,36 @@ test('GET /job: the job of a running job token; job tokens are refused elsewhere
   r = await ctx.app.inject({ method: 'GET', url: '/api/v4/job', headers: { 'job-token': 'glcbt-never-issued' } });
   assert.equal(r.statusCode, 401);
 });
+
+test('bad inputs: info and session must be hashes, ids integers; an unknown job is 403 on every job endpoint', async () => {
+  const { token } = await seedRunner(ctx.c);
+  let r = await ctx.app.inject({ method: 'POST', url: '/api/v4/jobs/request', payload: { token, info: 'linux' } });
+  assert.equal(r.statusCode, 400);
+  assert.deepEqual(json(r), { error: 'info is invalid' });
+  r = await ctx.app.inject({ method: 'POST', url: '/api/v4/jobs/request', payload: { token, session: ['x'] } });
+  assert.equal(r.statusCode, 400);
+  assert.deepEqual(json(r), { error: 'session is invalid' });
+  r = await ctx.app.inject({ method: 'POST', url: '/api/v4/jobs/request', payload: { token: [token] } });
+  assert.equal(r.statusCode, 400);
+  assert.deepEqual(json(r), { error: 'token is invalid' });
+  r = await ctx.app.inject({ method: 'POST', url: '/api/v4/jobs/request', headers: { 'content-type': 'application/json' }, payload: '{"token":' });
+  assert.equal(r.statusCode, 400);
+  r = await ctx.app.inject({ method: 'PATCH', url: '/api/v4/jobs/abc/trace', headers: { 'content-range': '0-1', 'job-token': 'glcbt-x' }, payload: 'x' });
+  assert.equal(r.statusCode, 400);
+  assert.deepEqual(json(r), { error: 'id is invalid' });
+  r = await patchTrace(987_654, 'glcbt-x', '0-1', 'x');
+  assert.equal(r.statusCode, 403);
+  assert.deepEqual(json(r), { message: '403 Forbidden' });
+  r = await put(987_654, { token: 'glcbt-x', state: 'success' });
+  assert.equal(r.statusCode, 403);
+  // a job token in place of the runner's: no runner
+  const { token: jobToken } = await takeJob('not-a-runner');
+  r = await request(jobToken);
+  assert.equal(r.statusCode, 403);
+  // a runner token in place of the job's: no job
+  const runner = await seedRunner(ctx.c);
+  const { id } = await takeJob('wrong-token-kind');
+  r = await put(id, { token: runner.token, state: 'success' });
+  assert.equal(r.statusCode, 403);
+  assert.equal((await row(id)).status, 'running');
+});
