@@ -22,6 +22,7 @@ const ZIP = makeZip([
   { name: 'out/data.bin', data: Buffer.from([0, 1, 2, 3]) },
   { name: 'out/page.html', data: '<p>hi</p>' },
   { name: 'weird name "q".txt', data: 'q' },
+  { name: 'résumé\r\nx.txt', data: 'r' },
 ]);
 const ARCHIVE_HEADERS = {
   'content-disposition': `attachment; filename="artifacts.zip"; filename*=UTF-8''artifacts.zip`,
@@ -193,6 +194,9 @@ test('one file of the archive: content type by extension as Workhorse sends it, 
       'content-length': String(Buffer.byteLength(body)),
     });
   }
+  const utf = await get(`${base}/${encodeURIComponent('résumé\r\nx.txt')}`);
+  assert.equal(utf.statusCode, 200);
+  assert.equal(utf.headers['content-disposition'], `attachment; filename="r_sum___x.txt"; filename*=UTF-8''r%C3%A9sum%C3%A9%0D%0Ax.txt`);
   for (const p of ['out/missing.txt', 'out/', 'out', 'nothing/here']) {
     const res = await get(`${base}/${p}`);
     assert.equal(res.statusCode, 404, p);

@@ -64,6 +64,15 @@ function artifactPath(segments: string[] | null): string {
   return p;
 }
 
+/**
+ * Workhorse's `attachment; filename="<base name>"` (quotes escaped); a name beyond printable ASCII
+ * (which a header cannot carry as is) gets an ASCII stand-in and its UTF-8 form in filename*.
+ */
+function entryDisposition(kind: string, base: string): string {
+  if (/^[\x20-\x7e]*$/.test(base)) return `${kind}; filename="${base.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  return attachmentDisposition(base).replace(/^attachment/, kind);
+}
+
 /** A NUL byte anywhere in the path: 400 "Bad request" before the NUL guard of other routes answers. */
 async function nulGuard(req: FastifyRequest): Promise<void> {
   if (/%00/i.test(req.url.split('?')[0]!)) throw Errors.badRequest();
@@ -118,13 +127,13 @@ export function artifactsRoutes(fastify: FastifyInstance, c: Container): void {
     const stream = found as Readable;
     stream.on('close', () => zip.close());
     const base = entryPath.split('/').pop()!;
-    const quoted = base.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
+    const disposition = (kind: string) => entryDisposition(kind, base);
     reply.header('content-length', String(size));
     if (raw) {
       // send_artifacts_entry with detect_content_type: text is shown inline as plain text
-      reply.header('content-type', 'text/plain; charset=utf-8').header('content-disposition', `inline; filename="${quoted}"`);
+      reply.header('content-type', 'text/plain; charset=utf-8').header('content-disposition', disposition('inline'));
     } else {
-      reply.header('content-type', entryContentType(base)).header('content-disposition', `attachment; filename="${quoted}"`);
+      reply.header('content-type', entryContentType(base)).header('content-disposition', disposition('attachment'));
     }
     return reply.send(stream);
   }
