@@ -271,6 +271,83 @@ test('every error message', async () => {
     ['include: notes.txt\njob:\n  script: x\n', ['Included file `notes.txt` does not have YAML extension!']],
     ['include: bad.yml\njob:\n  script: x\n', ['Local file `bad.yml` does not have valid YAML syntax!'], { 'bad.yml': 'a: b\n c: d\n' }],
   ];
+  const more: [string, string[]][] = [
+    [`${'j'.repeat(256)}:\n  script: x\n`, [`jobs:${'j'.repeat(256)} name is too long (maximum is 255 characters)`]],
+    ['job:\n  script: []\n', ["jobs:job script can't be blank"]],
+    [
+      'job:\n  script: x\n  image: { name: a, entrypoint: b, foo: 1 }\n',
+      ['jobs:job:image config contains unknown keys: foo', 'jobs:job:image entrypoint should be an array of strings'],
+    ],
+    ['job:\n  script: x\n  image: { entrypoint: [a] }\n', ['jobs:job:image config should be a hash or a string']],
+    [
+      'job:\n  script: x\n  services: [5, { name: a, foo: 1 }]\n',
+      ['jobs:job:services:service config should be a hash or a string (item 0)', 'jobs:job:services:service config contains unknown keys: foo'],
+    ],
+    [
+      'job:\n  script: x\n  artifacts: { name: 5, untracked: maybe, reports: { junit: 5 } }\n',
+      [
+        'jobs:job:artifacts name should be a string',
+        'jobs:job:artifacts untracked should be a boolean value',
+        'jobs:job:artifacts:reports junit should be an array of strings or a string',
+      ],
+    ],
+    ['job:\n  script: x\n  artifacts: [a]\n', ['jobs:job:artifacts config should be a hash']],
+    ['job:\n  script: x\n  artifacts: { reports: [a] }\n', ['jobs:job:artifacts:reports config should be a hash']],
+    ['job:\n  script: x\n  environment: { name: p, url: 5 }\n', ['jobs:job:environment url should be a string']],
+    ['job:\n  script: x\n  environment: " "\n', ["jobs:job:environment name can't be blank"]],
+    [
+      'a:\n  script: x\njob:\n  script: x\n  needs: [{ job: 5 }, { job: a, artifacts: 1, optional: 2 }, 7]\n',
+      [
+        'jobs:job:needs:need job should be a string',
+        'jobs:job:needs:need artifacts should be a boolean value',
+        'jobs:job:needs:need optional should be a boolean value',
+        'jobs:job:needs:need has an unsupported type',
+      ],
+    ],
+    [
+      'job:\n  script: x\n  rules: [5, { if: 5, exists: 5, start_in: soon, allow_failure: 1 }]\n',
+      [
+        'jobs:job:rules:rule config should be a hash',
+        'jobs:job:rules:rule if should be a string',
+        'jobs:job:rules:rule:exists config should be an array of strings',
+        'jobs:job:rules:rule start in should be a duration',
+        'jobs:job:rules:rule allow_failure should be a boolean value',
+      ],
+    ],
+    ['job:\n  trigger: 5\n', ['jobs:job:trigger config should be a hash or a string']],
+    [
+      'job:\n  trigger: { include: [5, a.yml, b.yml, c.yml, d.yml] }\n',
+      [
+        'jobs:job:trigger:include config must be a string, an array of strings or hashes with local',
+        'jobs:job:trigger:include config must be less than or equal to 3',
+      ],
+    ],
+    ['job:\n  trigger: { project: a/b }\n', ['jobs:job:trigger multi-project pipelines are not supported (trigger: project)']],
+    ['job:\n  trigger: { include: a.yml, forward: { yaml_variables: true, foo: 1 } }\n', ['jobs:job:trigger:forward config contains unknown keys: foo']],
+    ['job:\n  trigger: { include: a.yml, forward: 1 }\n', ['jobs:job:trigger:forward config should be a hash']],
+    [
+      'job:\n  script: x\n  retry: { max: 5, foo: 1 }\n',
+      ['jobs:job:retry config contains unknown keys: foo', 'jobs:job:retry max config must be a non negative integer less than or equal to 2'],
+    ],
+    [
+      'job:\n  script: x\n  inherit: { default: 1, foo: 1 }\n',
+      ['jobs:job:inherit config contains unknown keys: foo', 'jobs:job:inherit:default config should be a boolean value or an array of strings'],
+    ],
+    ['job:\n  script: x\n  inherit: 1\n', ['jobs:job:inherit config should be a hash']],
+    ['job:\n  script: x\n  timeout: 2 months\n', ['jobs:job:timeout config should not exceed the limit']],
+    ['job:\n  script: x\n  coverage: "/(/"\n', ['jobs:job:coverage config must be a regular expression']],
+    ['job:\n  script: x\n  resource_group: [a]\n', ['jobs:job resource group should be a string']],
+    ['workflow: 1\njob:\n  script: x\n', ['workflow config should be a hash']],
+    ['workflow: { name: [a] }\njob:\n  script: x\n', ['workflow name should be a string of at most 255 characters']],
+    ['default: 1\njob:\n  script: x\n', ['default config should be a hash']],
+    ['image: 5\njob:\n  script: x\n', ['image config should be a hash or a string']],
+    ['job:\n  script: x\n  variables: { A: { value: [1] } }\n', ['jobs:job:variables config should be a hash of key value pairs, value can be a hash']],
+  ];
+  for (const [yaml, expected] of more) assert.deepEqual(await errorsOf(yaml), expected, yaml);
+  // nested includes beyond 100 levels
+  const chain: Record<string, string> = {};
+  for (let i = 0; i < 102; i++) chain[`c${i}.yml`] = `include: c${i + 1}.yml\n`;
+  assert.deepEqual(await errorsOf('include: c0.yml\njob:\n  script: x\n', chain), ['Maximum of 100 nested includes are allowed!']);
   for (const [yaml, expected, files] of cases) {
     assert.deepEqual(await errorsOf(yaml, files ?? {}), expected, yaml);
   }
