@@ -227,7 +227,9 @@ export function runnerPayload(p: PayloadInput): Record<string, unknown> {
       project_id: p.project.id,
       project_name: p.project.name,
       time_in_queue_seconds: p.timeInQueue,
-      project_jobs_running_on_instance_runners_count: p.runner.runner_type === 'instance_type' ? String(p.instanceRunnerJobs) : '+Inf',
+      // Prometheus buckets: 0…4, then "5+"; not an instance runner: "+Inf"
+      project_jobs_running_on_instance_runners_count:
+        p.runner.runner_type !== 'instance_type' ? '+Inf' : p.instanceRunnerJobs < 5 ? String(p.instanceRunnerJobs) : '5+',
     },
     git_info: {
       repo_url: repoUrl(p.externalUrl, fullPath, p.token),
