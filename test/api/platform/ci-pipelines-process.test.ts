@@ -172,3 +172,29 @@ test('a push that deletes a branch creates no pipeline; one pipeline per pushed 
     ],
   );
 });
+
+test('a job that needs a manual job is skipped until the manual job is played (resetSkippedAfter)', async () => {
+  const { pipelines } = await pushed({
+    '.service-ci.yml': `
+approve: { stage: build, script: x, when: manual }
+release: { stage: deploy, script: x, needs: [approve] }
+notify: { stage: deploy, script: x, needs: [release] }
+`,
+  });
+  const p = pipelines[0];
+  assert.deepEqual(await statuses(p.id), { approve: 'manual', release: 'skipped', notify: 'skipped' });
+  assert.equal((await pipelineRow(p.id)).status, 'skipped');
+  // played: the job runs, the skipped jobs after it come back
+  await ctx.c.db.kysely.updateTable('ci_builds').set({ status: 'pending' }).where('pipeline_id', '=', p.id).where('name', '=', 'approve').execute();
+  const approve = await ctx.c.db.kysely
+    .selectFrom('ci_builds')
+    .selectAll()
+    .where('pipeline_id', '=', p.id)
+    .where('name', '=', 'approve')
+    .executeTakeFirstOrThrow();
+  await ctx.c.ci.pipelines.resetSkippedAfter(approve);
+  assert.deepEqual(await statuses(p.id), { approve: 'pending', release: 'created', notify: 'created' });
+  assert.equal((await pipelineRow(p.id)).status, 'pending');
+  await setStatus(p.id, 'approve', 'success');
+  assert.deepEqual(await statuses(p.id), { approve: 'success', release: 'pending', notify: 'created' });
+});

@@ -434,7 +434,9 @@ export class PipelinesService {
           : jobs.filter((o) => o.stage_idx < j.stage_idx);
         const prior = compositeStatus(prereqs, !!opts.needs) ?? 'success';
         if (!COMPLETED.includes(prior)) continue;
-        const valid = j.when === 'on_failure' ? ['failed'] : j.when === 'always' ? ['success', 'failed', 'skipped'] : ['success', 'skipped'];
+        // Ci::ProcessBuildService#valid_statuses_for_build: a DAG job runs only after its needs passed
+        const valid =
+          j.when === 'on_failure' ? ['failed'] : j.when === 'always' ? ['success', 'failed', 'skipped'] : opts.needs ? ['success'] : ['success', 'skipped'];
         changed = true;
         if (!valid.includes(prior)) {
           await set(j, 'skipped');
@@ -602,6 +604,37 @@ export class PipelinesService {
       await trx.updateTable('ci_pipelines').set({ finished_at: null, duration: null, updated_at: now }).where('id', '=', pipeline.id).execute();
     });
     await this.process(pipeline.id);
+  }
+
+  /**
+   * Ci::ResetSkippedJobsService, after a manual job was played (or retried): the skipped jobs after it
+   * (later stages, or needing it, transitively) go back to created, then the pipeline is processed.
+   */
+  async resetSkippedAfter(job: Pick<CiBuildRow, 'pipeline_id' | 'name' | 'stage_idx'>): Promise<void> {
+    const jobs = await this.k.selectFrom('ci_builds').selectAll().where('pipeline_id', '=', job.pipeline_id).where('retried', '=', 0).execute();
+    const reset = new Set<number>();
+    const after = new Set([job.name]);
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const j of jobs) {
+        if (j.status !== 'skipped' || reset.has(j.id)) continue;
+        const needs = (JSON.parse(j.options) as JobOptions).needs;
+        const subsequent = needs ? needs.some((n) => after.has(n.job)) : j.stage_idx > job.stage_idx;
+        if (!subsequent) continue;
+        reset.add(j.id);
+        after.add(j.name);
+        grew = true;
+      }
+    }
+    if (reset.size) {
+      await this.k
+        .updateTable('ci_builds')
+        .set({ status: 'created', updated_at: nowIso() })
+        .where('id', 'in', [...reset])
+        .where('status', '=', 'skipped')
+        .execute();
+    }
+    await this.process(job.pipeline_id);
   }
 
   /** Ci::CancelPipelineService: every cancelable job (and those of child pipelines) canceled. */

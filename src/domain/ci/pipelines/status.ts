@@ -9,7 +9,7 @@ export interface StatusItem {
   allow_failure: number | boolean;
 }
 
-/** null for an empty set; `dag`: a skipped prerequisite skips (needs). */
+/** null for an empty set; `dag`: a skipped prerequisite, or a manual one allowed to fail, skips (needs). */
 export function compositeStatus(items: StatusItem[], dag = false): string | null {
   if (!items.length) return null;
   const set = new Set<string>();
@@ -21,7 +21,8 @@ export function compositeStatus(items: StatusItem[], dag = false): string | null
   }
   const only = (...s: string[]) => [...set].every((x) => s.includes(x));
   const any = (...s: string[]) => s.some((x) => set.has(x));
-  if (dag && set.has('skipped')) return 'skipped';
+  // a DAG job is skipped when one of its needs does not run at all (a manual job not played included)
+  if (dag && (set.has('skipped') || set.has('ignored'))) return 'skipped';
   if (only('skipped', 'ignored')) return 'skipped';
   if (only('success', 'skipped', 'success_with_warnings', 'ignored')) return 'success';
   if (only('created', 'success_with_warnings', 'ignored')) return 'created';
