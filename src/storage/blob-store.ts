@@ -18,6 +18,12 @@ export interface BlobStore {
    * whole body in memory.
    */
   put(key: string, body: Readable | Buffer, opts?: { contentType?: string; maxBytes?: number }): Promise<{ size: number; sha256: string }>;
+  /**
+   * Stores a complete local file under `key` (the caller's temporary file, which the store may move:
+   * the caller removes it afterwards if it is still there). Saves a second copy when the caller had to
+   * spool the body anyway (size limit, checks before storing).
+   */
+  putFile(key: string, file: string, opts?: { contentType?: string }): Promise<void>;
   /** The blob's bytes, or a byte range of them (inclusive end); null when there is no such blob. */
   get(key: string, range?: { start: number; end: number }): Promise<Readable | null>;
   stat(key: string): Promise<BlobStat | null>;

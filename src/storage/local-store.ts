@@ -2,7 +2,7 @@
 // system), is fsynced, then renamed into place and the directory fsynced: a reader sees the old
 // blob or the whole new one, never a part, and a crash leaves at most a stray temporary file.
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
@@ -80,6 +80,20 @@ export class LocalBlobStore implements BlobStore {
       throw err;
     }
     return result;
+  }
+
+  async putFile(key: string, file: string): Promise<void> {
+    const target = this.file(key);
+    await fs.mkdir(path.dirname(target), { recursive: true });
+    try {
+      // fsynced by the caller's spool; a rename on the same file system is atomic
+      await fs.rename(file, target);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+      await this.put(key, createReadStream(file, { highWaterMark: 1 << 20 }));
+      return;
+    }
+    await fsyncPath(path.dirname(target));
   }
 
   async get(key: string, range?: { start: number; end: number }): Promise<Readable | null> {

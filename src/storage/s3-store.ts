@@ -49,19 +49,25 @@ export class S3BlobStore implements BlobStore {
     const temp = path.join(dir, randomBytes(8).toString('hex'));
     try {
       const result = await spool(body, temp, opts.maxBytes);
-      await this.client.send(
-        new PutObjectCommand({
-          Bucket: this.bucket,
-          Key: key,
-          Body: createReadStream(temp, { highWaterMark: 1 << 20 }),
-          ContentLength: result.size,
-          ContentType: opts.contentType ?? 'application/octet-stream',
-        }),
-      );
+      await this.putFile(key, temp, opts);
       return result;
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
     }
+  }
+
+  async putFile(key: string, file: string, opts: { contentType?: string } = {}): Promise<void> {
+    checkKey(key);
+    const { size } = await fs.stat(file);
+    await this.client.send(
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Body: createReadStream(file, { highWaterMark: 1 << 20 }),
+        ContentLength: size,
+        ContentType: opts.contentType ?? 'application/octet-stream',
+      }),
+    );
   }
 
   async get(key: string, range?: { start: number; end: number }): Promise<Readable | null> {

@@ -54,6 +54,24 @@ function contract(name: string, open: () => Promise<{ store: BlobStore; files?: 
       assert.deepEqual(await store.stat('artifacts/1/2/archive-a.zip'), { size: big.size });
     });
 
+    test('putFile: a complete local file stored under a key (moved or copied)', async () => {
+      const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'hearth-putfile-'));
+      try {
+        const data = randomBytes(200_000);
+        const file = path.join(dir, 'f');
+        await fs.writeFile(file, data);
+        await store.putFile('pf/1.zip', file);
+        assert.deepEqual(await store.stat('pf/1.zip'), { size: data.length });
+        assert.ok((await buffer((await store.get('pf/1.zip'))!)).equals(data));
+        await assert.rejects(
+          store.putFile('../x', file).catch((e) => Promise.reject(e)),
+          /invalid blob key|ENOENT/,
+        );
+      } finally {
+        await fs.rm(dir, { recursive: true, force: true });
+      }
+    });
+
     test('an empty blob', async () => {
       assert.deepEqual(await store.put('e/empty', Buffer.alloc(0)), { size: 0, sha256: sha(Buffer.alloc(0)) });
       assert.deepEqual(await store.stat('e/empty'), { size: 0 });

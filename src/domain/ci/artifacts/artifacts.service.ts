@@ -3,7 +3,6 @@
 // blob store, downloaded whole or one file at a time, kept, deleted or expired.
 // Owner: the artifacts part of issue 16 (see docs/design-notes.md, CI).
 import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -276,7 +275,7 @@ export class ArtifactsService {
       }
       const ext = params.artifact_format === 'zip' ? '.zip' : params.artifact_format === 'gzip' ? '.gz' : '';
       const key = `artifacts/${job.project_id}/${job.id}/${params.artifact_type}-${randomBytes(8).toString('hex')}${ext}`;
-      await this.deps.store.put(key, createReadStream(temp, { highWaterMark: 1 << 20 }), { contentType: 'application/octet-stream' });
+      await this.deps.store.putFile(key, temp, { contentType: 'application/octet-stream' });
       const fileName = safeFileName(file.filename) ?? (params.artifact_type === 'archive' ? 'artifacts.zip' : `${params.artifact_type}${ext}`);
       try {
         return await this.k.transaction().execute(async (trx) => {
