@@ -617,3 +617,47 @@ test('a public project: anyone reads its pipelines; public_jobs=false hides the 
   assert.equal((await ctx.app.inject({ method: 'GET', url: `${url}/pipelines`, headers: stranger })).statusCode, 403);
   assert.equal((await ctx.app.inject({ method: 'GET', url: `${url}/pipelines`, headers: ctx.root })).statusCode, 200);
 });
+
+test('POST /pipeline: bad variables, a tag ref, a project without repository access', async () => {
+  const { project, as, url } = await setup();
+  await commit(url, as.maintainer, { '.service-ci.yml': 'a: { script: x, only: [tags] }\nb: { script: x, rules: [{ if: $CI_COMMIT_TAG }] }\n' });
+  assert.deepEqual(await pipelines(project.id), []);
+  assert.equal(
+    (await ctx.app.inject({ method: 'POST', url: `${url}/repository/tags`, headers: as.maintainer, payload: { tag_name: 'v1', ref: 'main' } })).statusCode,
+    201,
+  );
+  assert.equal((await pipelines(project.id)).length, 1);
+  const bad = await ctx.app.inject({ method: 'POST', url: `${url}/pipeline`, headers: as.maintainer, payload: { ref: 'v1', variables: 'x' } });
+  assert.equal(bad.statusCode, 400);
+  const badItem = await ctx.app.inject({
+    method: 'POST',
+    url: `${url}/pipeline`,
+    headers: as.maintainer,
+    payload: { ref: 'v1', variables: [{ key: 'A', value: 'b', variable_type: 'nope' }] },
+  });
+  assert.equal(badItem.statusCode, 400);
+  assert.deepEqual(json(bad), { error: 'variables is invalid' });
+  assert.deepEqual(json(badItem), { error: 'variables[0][variable_type] does not have a valid value' });
+  const r = await ctx.app.inject({
+    method: 'POST',
+    url: `${url}/pipeline`,
+    headers: as.maintainer,
+    payload: { ref: 'v1', variables: [{ key: 'A', value: 'b', variable_type: 'file' }] },
+  });
+  assert.equal(r.statusCode, 201, r.body);
+  const body = json(r);
+  assert.deepEqual([body.ref, body.tag, body.source, body.status, 'name' in body], ['v1', true, 'api', 'pending', false]);
+  const vars = json(await ctx.app.inject({ method: 'GET', url: `${url}/pipelines/${body.id}/variables`, headers: as.developer }));
+  assert.deepEqual(vars, [{ variable_type: 'file', key: 'A', value: 'b' }]);
+  const jobs = await jobsOf(body.id);
+  assert.deepEqual(
+    jobs.map((j) => [j.name, j.tag, j.ref]),
+    [
+      ['a', 1, 'v1'],
+      ['b', 1, 'v1'],
+    ],
+  );
+  // another project's pipeline id is not found here
+  const other = await setup();
+  assert.deepEqual(json(await ctx.app.inject({ method: 'GET', url: `${other.url}/pipelines/${body.id}`, headers: ctx.root })), { message: '404 Not found' });
+});

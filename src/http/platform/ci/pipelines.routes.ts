@@ -109,10 +109,11 @@ const VariableItem = Type.Object({
   variable_type: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: ['env_var', 'file'] })),
 });
 const CreateQuery = Type.Object({ ref: Type.Optional(Type.String()) }, { additionalProperties: true });
-const CreateBody = Type.Union([
-  Type.Object({ ref: Type.Optional(Type.String()), variables: Type.Optional(Type.Array(VariableItem)), inputs: Type.Optional(Type.Unknown()) }),
-  Type.Null(),
-]);
+const CreateBody = Type.Object({
+  ref: Type.Optional(Type.String()),
+  variables: Type.Optional(Type.Array(VariableItem)),
+  inputs: Type.Optional(Type.Unknown()),
+});
 const LintBody = Type.Object({
   content: Type.String(),
   dry_run: Type.Optional(Type.Boolean()),
@@ -386,7 +387,7 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.post(
     `${PROJECT}/pipeline`,
-    { config: write, schema: { tags: TAGS, params: IdParams, querystring: CreateQuery, body: Type.Optional(CreateBody) } },
+    { config: write, schema: { tags: TAGS, params: IdParams, querystring: CreateQuery, body: CreateBody } },
     async (req, reply) => {
       const body = (req.body ?? {}) as { ref?: string; variables?: { key: string; value: string; variable_type?: string }[] };
       const ref = body.ref ?? (req.query.ref as string | undefined);
