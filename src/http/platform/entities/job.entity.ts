@@ -311,7 +311,8 @@ export function toJob(job: CiBuildRow, views: JobViews): JobEntity {
           }
         : null,
     artifacts_expire_at: job.artifacts_expire_at,
-    archived: p ? p.project.archived === 1 : false,
+    // Ci::Processable#archived?: older than archive_builds_older_than, a setting this server does not have
+    archived: false,
     tag_list: (JSON.parse(job.tag_list) as string[]).slice().sort(),
     download_url: archive && p ? `${projectWebUrl(views.externalUrl, p)}/-/jobs/${job.id}/artifacts/download` : null,
   };
