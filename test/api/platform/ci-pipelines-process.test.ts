@@ -105,7 +105,7 @@ test('delayed jobs are scheduled and become pending once start_in passed', async
   assert.deepEqual(await statuses(p.id), { later: 'pending' });
 });
 
-test('a trigger job without strategy succeeds once its child exists; a child that cannot be created fails it', async () => {
+test('a trigger job without strategy succeeds once its child exists; a child that cannot be created (or is invalid) fails it', async () => {
   const { project, pipelines } = await pushed({
     '.service-ci.yml': `
 child: { trigger: { include: ci/child.yml } }
@@ -121,11 +121,18 @@ broken: { trigger: { include: ci/missing.yml } }
     [good.source, good.status, bad.status, bad.yaml_errors],
     ['parent_pipeline', 'pending', 'failed', 'Local file `ci/missing.yml` does not exist!'],
   );
-  assert.deepEqual(await statuses(p.id), { child: 'success', broken: 'success' });
-  assert.equal((await pipelineRow(p.id)).status, 'success');
+  assert.deepEqual(await statuses(p.id), { child: 'success', broken: 'failed' });
+  const brokenJob = await ctx.c.db.kysely
+    .selectFrom('ci_builds')
+    .selectAll()
+    .where('pipeline_id', '=', p.id)
+    .where('name', '=', 'broken')
+    .executeTakeFirstOrThrow();
+  assert.equal(brokenJob.failure_reason, 'downstream_pipeline_creation_failed');
+  assert.equal((await pipelineRow(p.id)).status, 'failed');
   // the child finishing does not move a trigger job without strategy: depend
   await setStatus(good.id, 'inner', 'failed');
-  assert.deepEqual(await statuses(p.id), { child: 'success', broken: 'success' });
+  assert.deepEqual(await statuses(p.id), { child: 'success', broken: 'failed' });
 });
 
 test('external statuses count in the pipeline status and are never moved; process is idempotent under concurrent calls', async () => {

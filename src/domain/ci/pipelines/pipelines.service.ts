@@ -519,7 +519,9 @@ export class PipelinesService {
     } catch (e) {
       this.deps.log.error({ err: e, bridge: bridge.id }, 'creating a child pipeline failed');
     }
-    if (!child) {
+    // CreateDownstreamPipelineService: a child that was not created successfully (none, or one failed
+    // on its configuration) fails the trigger job, whatever its strategy
+    if (!child || child.failure_reason === 'config_error') {
       await this.k
         .updateTable('ci_builds')
         .set({ status: 'failed', failure_reason: 'downstream_pipeline_creation_failed', finished_at: now, updated_at: now })
