@@ -86,6 +86,8 @@ const RUNNING = 'running';
 /** the expiry a claimed row carries while a worker removes it: before any real time, so still expired */
 const CLAIM_PREFIX = '0000-00-00T00:00:00.000Z#';
 const BATCH = 100;
+/** how long a claim keeps other workers off a row (a blob delete takes far less) */
+const CLAIM_LEASE_MS = 10 * 60_000;
 
 export class ArtifactsService {
   constructor(protected readonly deps: CiDeps) {}
@@ -461,11 +463,26 @@ export class ArtifactsService {
 
   /**
    * One round of the expiry cleanup (worker): expired artifacts (never a log, never a locked
-   * pipeline's) are claimed one by one (their expiry swapped for a claim mark, compare-and-set, so two
-   * workers never remove the same row), their blob removed, then the row. A worker that dies after
-   * its claim leaves an expired mark the next round takes. Answers how many it removed.
+   * pipeline's) are claimed one by one (their expiry swapped for a claim mark with its time,
+   * compare-and-set, so two workers never remove the same row), their blob removed, then the row. A
+   * worker that dies after its claim leaves a mark that is still expired: the lease over, a later round
+   * takes it. Answers how many it removed.
    */
+  /** Spooled uploads older than a day (left by a process that died mid-upload) go. */
+  private async sweepSpooled(): Promise<void> {
+    const dir = path.join(this.deps.config.dataDir, 'tmp');
+    const names = await fs.readdir(dir).catch(() => [] as string[]);
+    const before = Date.now() - 86_400_000;
+    for (const n of names) {
+      if (!n.startsWith('artifact-')) continue;
+      const file = path.join(dir, n);
+      const st = await fs.stat(file).catch(() => null);
+      if (st && st.mtimeMs < before) await fs.rm(file, { force: true });
+    }
+  }
+
   async removeExpired(now = nowIso()): Promise<number> {
+    await this.sweepSpooled();
     let removed = 0;
     let after = 0;
     const lockedByProject = new Map<number, Set<number>>();
@@ -492,7 +509,12 @@ export class ArtifactsService {
           lockedByProject.set(row.project_id, locked);
         }
         if (locked.has(row.pipeline_id)) continue;
-        const claim = `${CLAIM_PREFIX}${randomBytes(8).toString('hex')}`;
+        // another worker's claim holds for CLAIM_LEASE_MS; after that it is taken as left behind
+        if (row.expire_at!.startsWith(CLAIM_PREFIX)) {
+          const at = Number(row.expire_at!.slice(CLAIM_PREFIX.length).split('.')[0]);
+          if (Number.isFinite(at) && Date.now() - at < CLAIM_LEASE_MS) continue;
+        }
+        const claim = `${CLAIM_PREFIX}${Date.now()}.${randomBytes(8).toString('hex')}`;
         const got = await this.k
           .updateTable('ci_job_artifacts')
           .set({ expire_at: claim })
@@ -501,8 +523,8 @@ export class ArtifactsService {
           .executeTakeFirst();
         if (Number(got.numUpdatedRows) !== 1) continue;
         await this.deps.store.delete(row.store_key);
-        await this.k.deleteFrom('ci_job_artifacts').where('id', '=', row.id).where('expire_at', '=', claim).execute();
-        removed++;
+        const gone = await this.k.deleteFrom('ci_job_artifacts').where('id', '=', row.id).where('expire_at', '=', claim).executeTakeFirst();
+        if (Number(gone.numDeletedRows) === 1) removed++;
       }
     }
     return removed;
