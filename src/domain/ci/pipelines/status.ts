@@ -1,7 +1,6 @@
 // GitLab's composite status (Gitlab::Ci::Status::Composite): the status of a set of jobs, with jobs
 // allowed to fail counted as passed with warnings (failed, canceled) or ignored (manual).
 export const COMPLETED = ['success', 'failed', 'canceled', 'skipped'];
-export const ACTIVE = ['created', 'waiting_for_resource', 'preparing', 'pending', 'running', 'scheduled', 'manual'];
 export const CANCELABLE = ['created', 'waiting_for_resource', 'preparing', 'pending', 'running', 'scheduled'];
 
 export interface StatusItem {
@@ -35,5 +34,7 @@ export function compositeStatus(items: StatusItem[], dag = false): string | null
   if (any('scheduled')) return 'scheduled';
   if (any('preparing')) return 'preparing';
   if (any('created')) return 'running';
+  if (any('canceling')) return 'canceling';
+  if (any('waiting_for_callback')) return 'waiting_for_callback';
   return 'failed';
 }
