@@ -589,3 +589,20 @@ test('bad inputs: info and session must be hashes, ids integers; an unknown job 
   assert.equal(r.statusCode, 403);
   assert.equal((await row(id)).status, 'running');
 });
+
+test('a job taken for a runner that hung up before the answer goes back to the queue, its token void', async () => {
+  const { id, token } = await takeJob('requeued');
+  await ctx.c.ci.jobs.requeue(await row(id));
+  const back = await row(id);
+  assert.deepEqual([back.status, back.runner_id, back.token_digest, back.started_at], ['pending', null, null, null]);
+  assert.equal(await ctx.c.ci.jobs.resolveToken(token), null);
+  assert.equal((await put(id, { token, state: 'success' })).statusCode, 403);
+  const other = await seedRunner(ctx.c);
+  const r = await request(other.token);
+  assert.equal(r.statusCode, 201);
+  assert.equal(json(r).id, id);
+  assert.notEqual(json(r).token, token);
+  // a second requeue of an older copy of the row changes nothing (lock_version)
+  await ctx.c.ci.jobs.requeue(back);
+  assert.equal((await row(id)).status, 'running');
+});

@@ -174,6 +174,32 @@ export class JobsService {
     return null;
   }
 
+  /**
+   * A job taken for a runner that went away before its answer was sent goes back to the queue (the
+   * runner never learnt of it; it would otherwise run out its timeout as a running job).
+   */
+  async requeue(job: CiBuildRow): Promise<void> {
+    const res = await this.k
+      .updateTable('ci_builds')
+      .set({
+        status: 'pending',
+        runner_id: null,
+        runner_system_id: null,
+        token_digest: null,
+        started_at: null,
+        updated_at: dbNow(),
+        lock_version: sql<number>`lock_version + 1`,
+      })
+      .where('id', '=', job.id)
+      .where('status', '=', 'running')
+      .where('lock_version', '=', job.lock_version)
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 1) {
+      await this.process(job.pipeline_id);
+      this.jobsQueued();
+    }
+  }
+
   /** Which projects (project runners) or groups (group runners) the runner serves; null: none. */
   private async runnerScope(runner: CiRunnerRow): Promise<{ projectIds?: number[]; groupIds?: number[] } | null> {
     if (runner.runner_type === 'project_type') {

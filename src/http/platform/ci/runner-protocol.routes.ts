@@ -100,6 +100,10 @@ export function runnerProtocolRoutes(fastify: FastifyInstance, c: Container): vo
         reply.header('x-gitlab-last-update', await lastUpdate());
         return reply.code(204).send();
       }
+      if (abort.signal.aborted) {
+        await jobs().requeue(claimed.job);
+        return reply.code(204).send();
+      }
       return reply.code(201).type('application/json').send(JSON.stringify(claimed.payload));
     } finally {
       reply.raw.off('close', onClose);
