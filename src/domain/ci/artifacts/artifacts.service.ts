@@ -363,7 +363,14 @@ export class ArtifactsService {
     const expired = job.artifacts_expire_at !== null && job.artifacts_expire_at <= nowIso();
     if (!archive || expired || (archive.expire_at !== null && archive.expire_at <= nowIso())) throw Errors.notFound();
     return this.k.transaction().execute(async (trx) => {
-      await trx.updateTable('ci_job_artifacts').set({ expire_at: null }).where('job_id', '=', job.id).execute();
+      // not a row already expired (a worker may hold it): only those still to expire are kept
+      const now = nowIso();
+      await trx
+        .updateTable('ci_job_artifacts')
+        .set({ expire_at: null })
+        .where('job_id', '=', job.id)
+        .where((eb) => eb.or([eb('expire_at', 'is', null), eb('expire_at', '>', now)]))
+        .execute();
       return trx.updateTable('ci_builds').set({ artifacts_expire_at: null }).where('id', '=', job.id).returningAll().executeTakeFirstOrThrow();
     });
   }
