@@ -606,3 +606,22 @@ test('a job taken for a runner that hung up before the answer goes back to the q
   await ctx.c.ci.jobs.requeue(back);
   assert.equal((await row(id)).status, 'running');
 });
+
+test('job_age: only jobs queued at least that long ago', async () => {
+  await clearQueue();
+  const { token } = await seedRunner(ctx.c);
+  const { jobs } = await seedPipeline(ctx.c, project, { sha }, [{ name: 'fresh' }]);
+  let r = await request(token, { job_age: 60 });
+  assert.equal(r.statusCode, 204);
+  await ctx.c.db.kysely
+    .updateTable('ci_builds')
+    .set({ queued_at: new Date(Date.now() - 120_000).toISOString() })
+    .where('id', '=', jobs[0].id)
+    .execute();
+  r = await request(token, { job_age: 60 });
+  assert.equal(r.statusCode, 201);
+  assert.equal(json(r).id, jobs[0].id);
+  r = await request(token, { job_age: 'old' });
+  assert.equal(r.statusCode, 400);
+  assert.deepEqual(json(r), { error: 'job_age is invalid' });
+});

@@ -36,6 +36,8 @@ export type ReadAbility = 'read' | 'update' | 'erase';
 export interface JobRequestInput {
   systemId: string | null;
   sessionUrl: string | null;
+  /** job_age: only jobs queued at least this many seconds ago */
+  jobAge?: number | null;
 }
 
 export interface ClaimedJob {
@@ -134,6 +136,7 @@ export class JobsService {
         .where('ci_builds.status', '=', 'pending')
         .where('ci_builds.type', '=', 'build')
         .where('ci_builds.id', '>', after);
+      if (input.jobAge) q = q.where('ci_builds.queued_at', '<=', new Date(Date.now() - input.jobAge * 1000).toISOString());
       if (scope.projectIds) {
         if (!scope.projectIds.length) return null;
         q = q.where('ci_builds.project_id', 'in', scope.projectIds);

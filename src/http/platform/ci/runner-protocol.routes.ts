@@ -90,7 +90,11 @@ export function runnerProtocolRoutes(fastify: FastifyInstance, c: Container): vo
     try {
       const claimed = await jobs().request(
         runner,
-        { systemId: typeof b.system_id === 'string' ? b.system_id : null, sessionUrl: typeof session.url === 'string' ? session.url : null },
+        {
+          systemId: typeof b.system_id === 'string' ? b.system_id : null,
+          sessionUrl: typeof session.url === 'string' ? session.url : null,
+          jobAge: b.job_age ?? null,
+        },
         c.config.jobRequestTimeoutMs,
         abort.signal,
       );
