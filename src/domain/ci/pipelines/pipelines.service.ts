@@ -609,6 +609,16 @@ export class PipelinesService {
   }
 
   /**
+   * Delayed jobs whose start_in passed while no process timer was alive (a restart): their pipelines
+   * processed again. For a worker round; returns how many pipelines were looked at.
+   */
+  async processScheduled(): Promise<number> {
+    const rows = await this.k.selectFrom('ci_builds').select('pipeline_id').distinct().where('status', '=', 'scheduled').execute();
+    for (const r of rows) await this.process(r.pipeline_id);
+    return rows.length;
+  }
+
+  /**
    * Ci::ResetSkippedJobsService, after a manual job was played (or retried): the skipped jobs after it
    * (later stages, or needing it, transitively) go back to created, then the pipeline is processed.
    */
