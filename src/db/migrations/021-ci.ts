@@ -143,7 +143,7 @@ export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promis
     .addColumn('target_url', 'text')
     .addColumn('token_digest', 'text', (c) => c.unique())
     .addColumn('retried', 'integer', flag(0))
-    .addColumn('trace_size', 'integer', flag(0))
+    .addColumn('trace_size', 'bigint', flag(0))
     .addColumn('timeout', 'integer')
     .addColumn('lock_version', 'integer', flag(0))
     .addColumn('created_at', 'text', (c) => c.notNull())
@@ -157,6 +157,7 @@ export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promis
   await db.schema.createIndex('ci_builds_pipeline').on('ci_builds').columns(['pipeline_id', 'stage_idx', 'id']).execute();
   await db.schema.createIndex('ci_builds_project').on('ci_builds').columns(['project_id', 'id']).execute();
   await db.schema.createIndex('ci_builds_runner').on('ci_builds').columns(['runner_id', 'id']).execute();
+  await db.schema.createIndex('ci_builds_runner_status').on('ci_builds').columns(['runner_id', 'status', 'id']).execute();
   await db.schema.createIndex('ci_builds_queue').on('ci_builds').columns(['status', 'type', 'id']).execute();
   await db.schema.createIndex('ci_builds_project_sha').on('ci_builds').columns(['project_id', 'sha']).execute();
 
@@ -177,7 +178,7 @@ export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promis
     .addColumn('file_type', 'text', (c) => c.notNull())
     .addColumn('file_format', 'text', (c) => c.notNull())
     .addColumn('file_name', 'text', (c) => c.notNull())
-    .addColumn('size', 'integer', (c) => c.notNull())
+    .addColumn('size', 'bigint', (c) => c.notNull())
     .addColumn('file_sha256', 'text')
     .addColumn('store_key', 'text', (c) => c.notNull())
     .addColumn('expire_at', 'text')
