@@ -209,3 +209,17 @@ notify: { stage: deploy, script: x, needs: [release] }
   await setStatus(p.id, 'approve', 'success');
   assert.deepEqual(await statuses(p.id), { approve: 'success', release: 'pending', notify: 'created' });
 });
+
+test('a project whose CI is disabled gets no pipeline on push', async () => {
+  const { project } = await ctx.seed.repoProject({ path: `off${++n}` });
+  const url = `/api/v4/projects/${project.id}`;
+  assert.equal((await ctx.app.inject({ method: 'PUT', url, headers: ctx.root, payload: { builds_access_level: 'disabled' } })).statusCode, 200);
+  const r = await ctx.app.inject({
+    method: 'POST',
+    url: `${url}/repository/commits`,
+    headers: ctx.root,
+    payload: { branch: 'main', commit_message: 'ci', actions: [{ action: 'create', file_path: '.service-ci.yml', content: 'a: { script: x }\n' }] },
+  });
+  assert.equal(r.statusCode, 201);
+  assert.deepEqual(await ctx.c.db.kysely.selectFrom('ci_pipelines').selectAll().where('project_id', '=', project.id).execute(), []);
+});

@@ -73,6 +73,8 @@ function slug(ref: string): string {
 export class PipelinesService {
   constructor(protected readonly deps: CiDeps) {
     onRefsChanged(deps.db, async (target, changes) => {
+      // a project whose CI is off gets no pipelines (Project#builds_enabled?)
+      if (settingsOf(target.project).builds_access_level === 'disabled') return;
       for (const c of changes) {
         if (c.after === ZERO_SHA) continue;
         const tag = c.ref.startsWith(TAG_PREFIX);
