@@ -163,6 +163,16 @@ test('YAML as Psych reads it: yes/on are booleans, y/n stay strings, duplicate k
   assert.equal(r.config!.jobs[0].stage, 'test');
 });
 
+test('warnings: a last rule of only `when` without workflow:rules', async () => {
+  const r = await parse('a:\n  script: x\n  rules:\n    - if: $X\n    - when: always\nb:\n  script: x\n  rules: [{ when: never }]\n');
+  assert.deepEqual(r.errors, []);
+  assert.deepEqual(r.warnings, [
+    'jobs:a may allow multiple pipelines to run for a single action due to `rules:when` clause with no `workflow:rules` - read more: https://docs.gitlab.com/ee/ci/troubleshooting.html#pipeline-warnings',
+  ]);
+  const w = await parse('workflow:\n  rules: [{ when: always }]\na:\n  script: x\n  rules: [{ when: always }]\n');
+  assert.deepEqual(w.warnings, []);
+});
+
 test('every error message', async () => {
   const cases: [string, string[], Record<string, string>?][] = [
     ['a: b\n c: d\n', ['(<unknown>): did not find expected key while parsing a block mapping at line 1 column 4']],

@@ -767,6 +767,13 @@ function jobEntry(ck: Checker, name: string, job: Dict, d: Defaults, hasWorkflow
     const clash = ['only', 'except', 'start_in'].filter((k) => job[k] !== undefined && job[k] !== null);
     if (clash.length) ck.add(`${where} config key may not be used with \`rules\`: ${clash.join(', ')}`);
   }
+  // Processable#validate_against_warnings
+  const lastRule = Array.isArray(job.rules) ? (job.rules as unknown[]).at(-1) : undefined;
+  if (!hasWorkflowRules && rules !== null && isDict(lastRule) && Object.keys(lastRule).join() === 'when' && lastRule.when !== 'never') {
+    ck.warnings.push(
+      `${where} may allow multiple pipelines to run for a single action due to \`rules:when\` clause with no \`workflow:rules\` - read more: https://docs.gitlab.com/ee/ci/troubleshooting.html#pipeline-warnings`,
+    );
+  }
   let only = policyEntry(ck, `${where}:only`, job.only);
   const except = policyEntry(ck, `${where}:except`, job.except);
   if (!only && rules === null && !hasWorkflowRules) only = { refs: ['branches', 'tags'] };
