@@ -559,13 +559,32 @@ test('CI lint: content, includes, jobs; the project file', async () => {
       method: 'POST',
       url: `${url}/ci/lint`,
       headers: as.developer,
-      payload: { content: 'a:\n  script: x\n  only: [tags]\nb:\n  script: y\n', dry_run: true, include_jobs: true, ref: 'main' },
+      payload: {
+        content: 'a:\n  script: x\n  only: [tags]\nb:\n  script: y\nc:\n  script: z\n  needs: [b]\n  when: manual\n',
+        dry_run: true,
+        include_jobs: true,
+        ref: 'main',
+      },
     }),
   );
   assert.deepEqual(
     dry.jobs.map((j: any) => j.name),
-    ['b'],
+    ['b', 'c'],
   );
+  assert.deepEqual(dry.jobs[1], {
+    name: 'c',
+    stage: 'test',
+    before_script: [],
+    script: ['z'],
+    after_script: [],
+    tag_list: [],
+    environment: null,
+    when: 'manual',
+    allow_failure: true,
+    only: { refs: ['branches', 'tags'] },
+    except: null,
+    needs: [{ name: 'b' }],
+  });
   const both = await ctx.app.inject({ method: 'GET', url: `${url}/ci/lint?sha=main&content_ref=main`, headers: as.developer });
   assert.deepEqual(json(both), { error: 'sha, content_ref are mutually exclusive' });
   const noCommit = await ctx.app.inject({ method: 'GET', url: `${url}/ci/lint?content_ref=nope`, headers: as.developer });

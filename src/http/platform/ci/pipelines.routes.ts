@@ -505,7 +505,7 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
           allow_failure: outcome.allowFailure ?? j.allowFailure ?? (outcome.when === 'manual' && !j.rules),
           only: j.only,
           except: j.except,
-          needs: j.options.needs?.map((n) => ({ name: n.job, artifacts: n.artifacts })) ?? null,
+          needs: j.options.needs?.map((n) => ({ name: n.job })) ?? null,
         });
       }
       out.jobs = jobs;
