@@ -48,7 +48,7 @@ after(async () => {
   for (const fn of later.reverse()) await fn();
 });
 
-const api = (method: 'GET' | 'POST', url: string, headers: Record<string, string> = {}, payload?: unknown) =>
+const api = (method: 'GET' | 'POST' | 'PUT', url: string, headers: Record<string, string> = {}, payload?: unknown) =>
   ctx.app.inject({ method, url: `/api/v4${url}`, headers, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
 const P = () => `/projects/${project.id}`;
 /** A record without what moves with the clock while a job is active. */
@@ -472,4 +472,25 @@ test('failStale: a running job past its timeout fails with job_execution_timeout
   assert.ok(a.finished_at);
   assert.deepEqual([b.status, b.failure_reason], ['running', null]);
   assert.deepEqual([c.status, c.failure_reason], ['failed', 'stuck_or_timeout_failure']);
+});
+
+test('GET /projects/:id/jobs is rate limited per user (project_jobs_api_rate_limit a minute)', async () => {
+  const set = await api('PUT', '/application/settings', ctx.root, { project_jobs_api_rate_limit: 2 });
+  assert.equal(set.statusCode, 200);
+  try {
+    const u = await ctx.seed.user({ username: 'limited' });
+    await ctx.seed.member({ group: g }, u, 20);
+    const h = (await ctx.seed.token(u)).headers;
+    assert.equal((await api('GET', `${P()}/jobs`, h)).statusCode, 200);
+    assert.equal((await api('GET', `${P()}/jobs`, h)).statusCode, 200);
+    const r = await api('GET', `${P()}/jobs`, h);
+    assert.equal(r.statusCode, 429);
+    assert.deepEqual(json(r), { message: { error: 'This endpoint has been requested too many times. Try again later.' } });
+    // another user has a window of their own
+    const v = await ctx.seed.user({ username: 'limited-too' });
+    await ctx.seed.member({ group: g }, v, 20);
+    assert.equal((await api('GET', `${P()}/jobs`, (await ctx.seed.token(v)).headers)).statusCode, 200);
+  } finally {
+    await api('PUT', '/application/settings', ctx.root, { project_jobs_api_rate_limit: 600 });
+  }
 });

@@ -10,6 +10,7 @@ import { JOB_STATUSES } from '../../../domain/ci/jobs/job-statuses.ts';
 import type { CiBuildRow } from '../../../db/schema.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { offsetHeaders, pageParams } from '../../../lib/pagination.ts';
+import { FixedWindowLimiter } from '../../plugins/rate-limit.ts';
 import { JobSchema, loadJobViews, toJob } from '../entities/job.entity.ts';
 import { linkParams, PaginationProps } from '../schemas/common.ts';
 
@@ -49,6 +50,9 @@ export function jobsRoutes(fastify: FastifyInstance, c: Container): void {
   const config = { api: 'platform' as const, auth: 'user' as const };
   const svc = () => c.ci.jobs;
 
+  // Gitlab::ApplicationRateLimiter :jobs_index — project_jobs_api_rate_limit a minute per user (per node)
+  const listLimiter = new FixedWindowLimiter();
+
   const viewer = (actor: Actor) => ({ id: actor.user?.id ?? null, isAdmin: actor.isAdmin });
 
   async function entities(actor: Actor, rows: CiBuildRow[]) {
@@ -73,6 +77,10 @@ export function jobsRoutes(fastify: FastifyInstance, c: Container): void {
       schema: { tags: TAGS, params: IdParams, querystring: ListQuery, response: { 200: Type.Array(JobSchema) } },
     },
     async (req, reply) => {
+      const limit = (await c.settings.get()).project_jobs_api_rate_limit;
+      if (typeof limit === 'number' && limit > 0 && !listLimiter.hit(`user:${req.actor.user?.id}`, limit, 60).allowed) {
+        throw Errors.raw(429, { message: { error: 'This endpoint has been requested too many times. Try again later.' } });
+      }
       const q = req.query;
       const scope = scopeParam(q.scope);
       const { project: p } = await project(req, req.params.id, 'read');
