@@ -7,6 +7,7 @@ import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../helpers/build-ap
 import { workTree } from '../../helpers/git.ts';
 import { ciDigest, seedPipeline, seedRunner } from '../../helpers/ci.ts';
 import type { ProjectRow, UserRow } from '../../../src/db/schema.ts';
+import { userActor } from '../../../src/domain/access/actor.ts';
 
 const json = (r: { body: string }) => JSON.parse(r.body);
 const later: (() => unknown)[] = [];
@@ -624,4 +625,37 @@ test('job_age: only jobs queued at least that long ago', async () => {
   r = await request(token, { job_age: 'old' });
   assert.equal(r.statusCode, 400);
   assert.deepEqual(json(r), { error: 'job_age is invalid' });
+});
+
+test('with a real CI file: the runner takes the first stage, its success queues the next stage, whose runner then takes it', async () => {
+  await clearQueue();
+  const { seed, c } = ctx;
+  const { project: p, dir } = await seed.repoProject({ namespace: (await c.resolve.namespaceById(project.namespace_id))!, path: 'staged', name: 'Staged' });
+  const wt = workTree(hooks, dir);
+  const head = wt
+    .write('.service-ci.yml', 'stages: [build, test]\nbuild:\n  stage: build\n  script: [make]\ntest:\n  stage: test\n  script: [make test]\n')
+    .commit('CI');
+  wt.push();
+  const pipeline = await c.ci.pipelines.create(p, userActor(user), { ref: 'main', source: 'api', sha: head });
+  assert.ok(pipeline);
+  const { token } = await seedRunner(c);
+  await withWait(3000, async () => {
+    let r = await request(token);
+    assert.equal(r.statusCode, 201);
+    const build = json(r);
+    assert.equal(build.job_info.name, 'build');
+    assert.deepEqual(build.steps[0].script, ['make']);
+    // the test job waits for the build stage: a second runner waits, and gets it once build succeeded
+    const other = await seedRunner(c);
+    const waiting = request(other.token);
+    await sleep(150);
+    assert.equal((await put(build.id, { token: build.token, state: 'success' })).statusCode, 200);
+    r = await waiting;
+    assert.equal(r.statusCode, 201);
+    const test2 = json(r);
+    assert.equal(test2.job_info.name, 'test');
+    assert.equal((await put(test2.id, { token: test2.token, state: 'failed', failure_reason: 'script_failure' })).statusCode, 200);
+  });
+  const after = await c.db.kysely.selectFrom('ci_pipelines').select('status').where('id', '=', pipeline!.id).executeTakeFirstOrThrow();
+  assert.equal(after.status, 'failed');
 });
