@@ -53,6 +53,9 @@ export function slugify(s: string): string {
     .replace(/^-+|-+$/g, '');
 }
 
+/** Ruby's Time#iso8601: seconds, no fraction */
+const iso8601 = (t: string | null) => (t ? new Date(t).toISOString().replace(/\.\d{3}Z$/, 'Z') : '');
+
 const v = (key: string, value: string, opts: { public?: boolean; masked?: boolean } = {}): RunnerVariable => ({
   key,
   value,
@@ -78,7 +81,7 @@ export function jobVariables(p: PayloadInput): RunnerVariable[] {
     v('CI_JOB_ID', String(job.id)),
     v('CI_JOB_URL', `${projectUrl}/-/jobs/${job.id}`),
     v('CI_JOB_TOKEN', p.token, { public: false, masked: true }),
-    v('CI_JOB_STARTED_AT', job.started_at ?? ''),
+    v('CI_JOB_STARTED_AT', iso8601(job.started_at)),
     v('CI_REPOSITORY_URL', repoUrl(externalUrl, fullPath, p.token), { public: false }),
     v('CI_JOB_NAME', job.name),
     v('CI_JOB_NAME_SLUG', slugify(job.name)),
@@ -114,7 +117,7 @@ export function jobVariables(p: PayloadInput): RunnerVariable[] {
     v('CI_API_GRAPHQL_URL', `${externalUrl}/api/graphql`),
     v('CI_PIPELINE_IID', String(pipeline.iid)),
     v('CI_PIPELINE_SOURCE', pipeline.source),
-    v('CI_PIPELINE_CREATED_AT', pipeline.created_at),
+    v('CI_PIPELINE_CREATED_AT', iso8601(pipeline.created_at)),
     v('CI_COMMIT_SHA', job.sha),
     v('CI_COMMIT_SHORT_SHA', job.sha.slice(0, 8)),
     v('CI_COMMIT_BEFORE_SHA', pipeline.before_sha ?? '0'.repeat(40)),
@@ -127,7 +130,7 @@ export function jobVariables(p: PayloadInput): RunnerVariable[] {
     v('CI_COMMIT_REF_PROTECTED', String(p.refProtected)),
     ...(p.commit
       ? [
-          v('CI_COMMIT_TIMESTAMP', new Date(p.commit.committer.time * 1000).toISOString().replace('.000Z', 'Z')),
+          v('CI_COMMIT_TIMESTAMP', iso8601(new Date(p.commit.committer.time * 1000).toISOString())),
           v('CI_COMMIT_AUTHOR', `${p.commit.author.name} <${p.commit.author.email}>`),
         ]
       : []),
