@@ -106,6 +106,7 @@ child:
     rules: null,
     only: { refs: ['branches', 'tags'] },
     except: null,
+    parallel: null,
   });
   assert.deepEqual(test.options, {
     script: ['t'],
@@ -171,6 +172,56 @@ test('warnings: a last rule of only `when` without workflow:rules', async () => 
   ]);
   const w = await parse('workflow:\n  rules: [{ when: always }]\na:\n  script: x\n  rules: [{ when: always }]\n');
   assert.deepEqual(w.warnings, []);
+});
+
+test('parallel: N copies or a matrix; needs and dependencies on them mean every instance', async () => {
+  const r = await parse(`
+unit:
+  stage: test
+  script: x
+  parallel: 3
+deploy:
+  stage: deploy
+  script: d
+  parallel:
+    matrix:
+      - PROVIDER: aws
+        STACK: [monitoring, app]
+      - PROVIDER: gcp
+report:
+  stage: deploy
+  script: r
+  needs: [unit]
+  dependencies: [unit]
+`);
+  assert.deepEqual(r.errors, []);
+  const jobs = r.config!.jobs;
+  assert.deepEqual(
+    jobs.map((j) => j.name),
+    ['unit 1/3', 'unit 2/3', 'unit 3/3', 'deploy: [aws, monitoring]', 'deploy: [aws, app]', 'deploy: [gcp]', 'report'],
+  );
+  assert.deepEqual(jobs[1].variables, { CI_NODE_INDEX: '2', CI_NODE_TOTAL: '3' });
+  assert.deepEqual(jobs[4].variables, { PROVIDER: 'aws', STACK: 'app', CI_NODE_INDEX: '2', CI_NODE_TOTAL: '3' });
+  assert.deepEqual(jobs[6].options.needs, [
+    { job: 'unit 1/3', artifacts: true },
+    { job: 'unit 2/3', artifacts: true },
+    { job: 'unit 3/3', artifacts: true },
+  ]);
+  assert.deepEqual(jobs[6].options.dependencies, ['unit 1/3', 'unit 2/3', 'unit 3/3']);
+  assert.deepEqual(await errorsOf('a:\n  script: x\n  parallel: 0\n'), ['jobs:a:parallel config must be greater than or equal to 1']);
+  assert.deepEqual(await errorsOf('a:\n  script: x\n  parallel: 201\n'), ['jobs:a:parallel config must be less than or equal to 200']);
+  assert.deepEqual(await errorsOf('a:\n  script: x\n  parallel: two\n'), ['jobs:a:parallel config should be an integer or a hash']);
+  assert.deepEqual(await errorsOf('a:\n  script: x\n  parallel: { matrix: [], foo: 1 }\n'), [
+    'jobs:a:parallel config contains unknown keys: foo',
+    'jobs:a:parallel:matrix config should be an array of hashes',
+  ]);
+  assert.deepEqual(await errorsOf('a:\n  script: x\n  parallel: { matrix: [{ A: [[1]] }] }\n'), [
+    'jobs:a:parallel:matrix:variables config should be a hash of key value pairs',
+  ]);
+  const big = Array.from({ length: 15 }, (_, i) => i).join(', ');
+  assert.deepEqual(await errorsOf(`a:\n  script: x\n  parallel: { matrix: [{ A: [${big}], B: [${big}] }] }\n`), [
+    'jobs:a:parallel:matrix config generates too many jobs (maximum is 200)',
+  ]);
 });
 
 test('every error message', async () => {

@@ -120,6 +120,8 @@ export interface CiJobSpec {
   rules: CiRule[] | null;
   only: CiPolicy | null;
   except: CiPolicy | null;
+  /** `parallel`: N copies, or one per combination of the matrix's values (expanded by compose) */
+  parallel?: { total: number; matrix: Record<string, string>[] | null } | null;
 }
 
 export interface CiInclude {
@@ -732,6 +734,84 @@ function coverageEntry(ck: Checker, where: string, v: unknown): string | undefin
   return v;
 }
 
+const MAX_PARALLEL = 200;
+
+/** Entry::Product::Parallel: an integer (2..200) or `matrix:` (every combination, at most 200). */
+function parallelEntry(ck: Checker, where: string, v: unknown): CiJobSpec['parallel'] {
+  if (v === undefined || v === null) return null;
+  if (typeof v === 'number') {
+    if (!Number.isInteger(v)) ck.add(`${where} config should be an integer or a hash`);
+    else if (v < 1) ck.add(`${where} config must be greater than or equal to 1`);
+    else if (v > MAX_PARALLEL) ck.add(`${where} config must be less than or equal to ${MAX_PARALLEL}`);
+    else return { total: v, matrix: null };
+    return null;
+  }
+  if (!isDict(v)) {
+    ck.add(`${where} config should be an integer or a hash`);
+    return null;
+  }
+  ck.unknownKeys(where, v, ['matrix']);
+  if (!Array.isArray(v.matrix) || !v.matrix.length) {
+    ck.add(`${where}:matrix config should be an array of hashes`);
+    return null;
+  }
+  const combos: Record<string, string>[] = [];
+  for (const entry of v.matrix) {
+    if (!isDict(entry)) {
+      ck.add(`${where}:matrix config should be an array of hashes`);
+      return null;
+    }
+    let partial: Record<string, string>[] = [{}];
+    for (const [key, raw] of Object.entries(entry)) {
+      const values = Array.isArray(raw) ? raw.map(scalarString) : [scalarString(raw)];
+      if (values.some((x) => x === null) || !values.length) {
+        ck.add(`${where}:matrix:variables config should be a hash of key value pairs`);
+        return null;
+      }
+      partial = partial.flatMap((c) => values.map((x) => ({ ...c, [key]: x as string })));
+    }
+    combos.push(...partial);
+  }
+  if (combos.length > MAX_PARALLEL) {
+    ck.add(`${where}:matrix config generates too many jobs (maximum is ${MAX_PARALLEL})`);
+    return null;
+  }
+  return { total: combos.length, matrix: combos };
+}
+
+/** One job per parallel instance ("name 1/3", "name: [a, b]"); the names each job name became. */
+function expandParallel(jobs: CiJobSpec[]): { jobs: CiJobSpec[]; instances: Map<string, string[]> } {
+  const out: CiJobSpec[] = [];
+  const instances = new Map<string, string[]>();
+  for (const j of jobs) {
+    if (!j.parallel) {
+      out.push(j);
+      continue;
+    }
+    const { total, matrix } = j.parallel;
+    const names: string[] = [];
+    for (let i = 0; i < total; i++) {
+      const vars = matrix ? matrix[i] : {};
+      const name = matrix ? `${j.name}: [${Object.values(vars).join(', ')}]` : `${j.name} ${i + 1}/${total}`;
+      names.push(name);
+      out.push({
+        ...j,
+        name,
+        parallel: null,
+        options: { ...j.options },
+        variables: { ...j.variables, ...vars, CI_NODE_INDEX: String(i + 1), CI_NODE_TOTAL: String(total) },
+      });
+    }
+    instances.set(j.name, names);
+  }
+  // needs and dependencies on a parallel job mean every one of its instances
+  for (const j of out) {
+    if (j.options.needs) j.options.needs = j.options.needs.flatMap((n) => (instances.get(n.job) ?? [n.job]).map((job) => ({ ...n, job })));
+    if (j.options.dependencies) j.options.dependencies = j.options.dependencies.flatMap((d) => instances.get(d) ?? [d]);
+  }
+  return { jobs: out, instances };
+}
+
 function jobEntry(ck: Checker, name: string, job: Dict, d: Defaults, hasWorkflowRules: boolean): CiJobSpec | null {
   const where = `jobs:${name}`;
   const bridge = !('script' in job) && 'trigger' in job;
@@ -842,6 +922,7 @@ function jobEntry(ck: Checker, name: string, job: Dict, d: Defaults, hasWorkflow
     variables: variablesEntry(ck, `${where}:variables`, job.variables),
     inheritVariables: inherit.variables,
     environment: env?.name ?? null,
+    parallel: parallelEntry(ck, `${where}:parallel`, job.parallel),
     rules,
     only,
     except,
@@ -911,9 +992,10 @@ function compose(ck: Checker, root: Dict): Omit<CiConfig, 'merged' | 'includes'>
     }
   }
   if (ck.errors.length) return null;
+  const expanded = expandParallel(jobs).jobs;
   // GitLab's order: by stage, then as written
-  jobs.sort((a, b) => a.stageIdx - b.stageIdx);
-  return { stages: allStages, variables, workflowRules, workflowName, jobs };
+  expanded.sort((a, b) => a.stageIdx - b.stageIdx);
+  return { stages: allStages, variables, workflowRules, workflowName, jobs: expanded };
 }
 
 /**
