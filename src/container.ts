@@ -208,7 +208,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     statuses: new CommitStatusesService(cdeps),
   } satisfies Ci);
   auth.jobTokens = { resolve: (token) => ci.jobs.resolveToken(token) };
-  worker.also('artifact expiry', () => ci.artifacts.removeExpired());
+  // sweeps: what expires or times out is found by the clock, not by an event
+  worker.also('artifact expiry', () => ci.artifacts.removeExpired(), 60_000);
+  worker.also('job timeouts', () => ci.jobs.failStale(), 10_000);
   const translation = {
     vcs,
     components,

@@ -16,7 +16,7 @@ export class Worker {
   /** deliveries being sent, by id */
   private readonly inFlight = new Map<number, { hookId: number; done: Promise<void> }>();
   /** other kinds of jobs, each one round at a time (the merge requests' mergeability checks) */
-  private readonly others: { name: string; round: () => Promise<number> }[] = [];
+  private readonly others: { name: string; round: () => Promise<number>; everyMs: number; next: number }[] = [];
 
   constructor(
     private readonly deliveries: HookDeliveries,
@@ -43,9 +43,10 @@ export class Worker {
   /**
    * Another kind of job this worker runs: `round` takes what is due (with its own leases, so several
    * workers share it) and answers how many it did. Rounds run one at a time, after the deliveries'.
+   * `everyMs`: a periodic sweep (expiry, timeouts) runs at most that often instead of on every round.
    */
-  also(name: string, round: () => Promise<number>): void {
-    this.others.push({ name, round });
+  also(name: string, round: () => Promise<number>, everyMs = 0): void {
+    this.others.push({ name, round, everyMs, next: 0 });
   }
 
   /** Look for work now (after this process wrote events, or a slot came free). */
@@ -66,6 +67,11 @@ export class Worker {
     for (const d of claimed) this.launch(d);
     let others = 0;
     for (const o of this.others) {
+      if (o.everyMs) {
+        const now = Date.now();
+        if (now < o.next) continue;
+        o.next = now + o.everyMs;
+      }
       try {
         others += await o.round();
       } catch (e) {

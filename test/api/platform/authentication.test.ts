@@ -187,7 +187,7 @@ test('disable_personal_access_tokens rejects their use', async (t) => {
   assert.deepEqual(res.json(), { message: '401 Unauthorized' });
 });
 
-test('job tokens: the actor kind is resolved through the pluggable resolver; unknown job token is 401', async (t) => {
+test('job tokens: the actor kind is resolved through the pluggable resolver; unknown job token is 401, and so is a valid one outside the job-token routes', async (t) => {
   const { app, c, seed } = await buildTestApp(t);
   const res = await app.inject({ method: 'GET', url: '/api/v4/version', headers: { 'job-token': 'nope' } });
   assert.equal(res.statusCode, 401);
@@ -198,8 +198,10 @@ test('job tokens: the actor kind is resolved through the pluggable resolver; unk
   assert.equal(actor.kind, 'job');
   assert.equal(actor.jobId, 7);
   assert.equal(actor.user!.id, u.id);
-  const ok = await app.inject({ method: 'GET', url: '/api/v4/version?job_token=job-secret' });
-  assert.equal(ok.statusCode, 200);
+  // GitLab accepts job tokens only on its job-token endpoints (route config jobToken)
+  const elsewhere = await app.inject({ method: 'GET', url: '/api/v4/version?job_token=job-secret' });
+  assert.equal(elsewhere.statusCode, 401);
+  assert.deepEqual(elsewhere.json(), { message: '401 Unauthorized' });
 });
 
 test('tokens are stored only as digests', async (t) => {
