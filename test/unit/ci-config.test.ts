@@ -6,6 +6,7 @@ import { parseCiConfig, mergedYaml } from '../../src/domain/ci/config/parse.ts';
 import { compileExpression, validExpression } from '../../src/domain/ci/config/expressions.ts';
 import { parseDuration } from '../../src/domain/ci/config/duration.ts';
 import { evaluateJob, evaluateWorkflow, type EvalContext } from '../../src/domain/ci/config/evaluate.ts';
+import { anyMatch, globRegExp } from '../../src/domain/ci/config/glob.ts';
 
 const parse = (yaml: string, files: Record<string, string> = {}) => parseCiConfig(yaml, async (p) => files[p] ?? null);
 const errorsOf = async (yaml: string, files: Record<string, string> = {}) => (await parse(yaml, files)).errors;
@@ -484,7 +485,7 @@ d:
     tag,
     source,
     variables: { ...(tag ? { CI_COMMIT_TAG: ref } : { CI_COMMIT_BRANCH: ref }), CI_PIPELINE_SOURCE: source, ...variables },
-    exists: async (p) => p === 'Dockerfile' && ref === 'main',
+    files: async () => (ref === 'main' ? ['Dockerfile', 'src/a.ts'] : ['src/a.ts']),
   });
   assert.deepEqual(await evaluateWorkflow(r.config!.workflowRules, ctx('v1', true, 'push')), { run: true, variables: { KIND: 'tag' } });
   assert.deepEqual(await evaluateWorkflow(r.config!.workflowRules, ctx('main', false, 'push')), { run: true, variables: {} });
@@ -502,4 +503,54 @@ d:
   assert.equal(await evaluateJob(c, ctx('v1', true, 'push', { DEPLOY: 'yes' })), null);
   assert.deepEqual(await evaluateJob(d, ctx('main', false, 'push')), { when: 'on_success', allowFailure: undefined, variables: undefined, startIn: undefined });
   assert.equal(await evaluateJob(d, ctx('dev', false, 'push')), null);
+});
+
+test('rules:changes and only/except:changes against the files a push changed; exists globs; except matches on any key', async () => {
+  const r = await parse(`
+docs:
+  script: x
+  rules:
+    - changes: ['docs/**/*.md', README.md]
+src:
+  script: x
+  rules:
+    - changes: { paths: ['src/{a,b}/*.ts'] }
+legacy:
+  script: x
+  only: { refs: [branches], changes: [src/**/*] }
+skip_docs:
+  script: x
+  except: { refs: [nope], changes: ['docs/*'] }
+docker:
+  script: x
+  rules:
+    - exists: ['**/Dockerfile']
+`);
+  assert.deepEqual(r.errors, []);
+  const jobs = Object.fromEntries(r.config!.jobs.map((j) => [j.name, j]));
+  const ctx = (changed: string[] | null, files: string[] = []): EvalContext => ({
+    ref: 'main',
+    tag: false,
+    source: 'push',
+    variables: { CI_COMMIT_BRANCH: 'main' },
+    changed: async () => changed,
+    files: async () => files,
+  });
+  const picked = async (c: EvalContext) => {
+    const out: string[] = [];
+    for (const [name, j] of Object.entries(jobs)) if (await evaluateJob(j, c)) out.push(name);
+    return out;
+  };
+  assert.deepEqual(await picked(ctx(['docs/guide/x.md'])), ['docs', 'skip_docs']);
+  assert.deepEqual(await picked(ctx(['README.md', 'src/a/x.ts'])), ['docs', 'src', 'legacy', 'skip_docs']);
+  assert.deepEqual(await picked(ctx(['src/c/x.ts'])), ['legacy', 'skip_docs']);
+  assert.deepEqual(await picked(ctx(['docs/a.md'], ['build/Dockerfile'])), ['docs', 'docker']);
+  // no push diff (a new branch, the API): every changes matches
+  assert.deepEqual(await picked(ctx(null)), ['docs', 'src', 'legacy']);
+  assert.equal(globRegExp('**/*.md').test('a/b/c.md'), true);
+  assert.equal(globRegExp('**/*.md').test('c.md'), true);
+  assert.equal(globRegExp('*.md').test('a/c.md'), false);
+  assert.equal(globRegExp('src/**').test('src/a/b'), true);
+  assert.equal(globRegExp('file?.[tj]s').test('file1.ts'), true);
+  assert.equal(anyMatch(['{a,b}/x'], ['c/x', 'b/x']), true);
 });

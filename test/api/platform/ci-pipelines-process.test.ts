@@ -223,3 +223,25 @@ test('a project whose CI is disabled gets no pipeline on push', async () => {
   assert.equal(r.statusCode, 201);
   assert.deepEqual(await ctx.c.db.kysely.selectFrom('ci_pipelines').selectAll().where('project_id', '=', project.id).execute(), []);
 });
+
+test('rules:changes compares the files a push changed (a new branch counts as changed)', async () => {
+  const ci = 'docs:\n  script: x\n  rules:\n    - changes: [docs/**/*]\nbuild:\n  script: x\n  rules:\n    - changes: [src/**/*, .service-ci.yml]\n';
+  const { project, pipelines } = await pushed({ '.service-ci.yml': ci, 'src/a.ts': 'a' });
+  assert.deepEqual(await statuses(pipelines[0].id), { docs: 'pending', build: 'pending' });
+  const url = `/api/v4/projects/${project.id}`;
+  const write = async (file: string) => {
+    const r = await ctx.app.inject({
+      method: 'POST',
+      url: `${url}/repository/commits`,
+      headers: ctx.root,
+      payload: { branch: 'main', commit_message: file, actions: [{ action: 'create', file_path: file, content: 'x' }] },
+    });
+    assert.equal(r.statusCode, 201);
+  };
+  await write('docs/guide.md');
+  await write('src/b.ts');
+  const rows = await ctx.c.db.kysely.selectFrom('ci_pipelines').selectAll().where('project_id', '=', project.id).orderBy('id').execute();
+  assert.equal(rows.length, 3);
+  assert.deepEqual(await statuses(rows[1].id), { docs: 'pending' });
+  assert.deepEqual(await statuses(rows[2].id), { build: 'pending' });
+});

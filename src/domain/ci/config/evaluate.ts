@@ -1,8 +1,9 @@
 // Which jobs a pipeline gets (GitLab's Gitlab::Ci::Build::Rules and Policy::Refs/Variables):
 // `workflow:rules`, then each job's `rules` (the first that matches decides; none: the job is left out)
-// or `only`/`except`. `changes` is not evaluated here: it counts as matching (as GitLab does for
-// pipelines that have no push diff); `exists` looks the paths up in the commit (globs count as matching).
+// or `only`/`except`. `changes` compares the files a push changed (a pipeline without a push diff — a
+// new branch, the API — counts as changed, as GitLab's); `exists` globs the commit's files.
 import { compileExpression } from './expressions.ts';
+import { anyMatch } from './glob.ts';
 import type { CiJobSpec, CiPolicy, CiRule } from './parse.ts';
 
 export interface EvalContext {
@@ -11,7 +12,29 @@ export interface EvalContext {
   tag: boolean;
   source: string;
   variables: Record<string, string>;
-  exists?(path: string): Promise<boolean>;
+  /** the commit's files (for exists); absent: exists matches */
+  files?(): Promise<string[]>;
+  /** the files the push changed; null (or absent): every `changes` matches */
+  changed?(): Promise<string[] | null>;
+}
+
+function changesPatterns(changes: unknown): string[] | null {
+  if (Array.isArray(changes)) return changes.filter((x): x is string => typeof x === 'string');
+  if (typeof changes === 'object' && changes !== null) {
+    const c = changes as { paths?: unknown; compare_to?: unknown };
+    // compare_to needs another ref's diff: not evaluated, counts as changed
+    if (c.compare_to !== undefined) return null;
+    if (Array.isArray(c.paths)) return c.paths.filter((x): x is string => typeof x === 'string');
+  }
+  return null;
+}
+
+async function changesMatch(changes: unknown, ctx: EvalContext): Promise<boolean> {
+  const patterns = changesPatterns(changes);
+  if (!patterns) return true;
+  const changed = ctx.changed ? await ctx.changed() : null;
+  if (changed === null) return true;
+  return anyMatch(patterns, changed);
 }
 
 export interface RuleOutcome {
@@ -23,16 +46,8 @@ export interface RuleOutcome {
 
 async function ruleMatches(rule: CiRule, ctx: EvalContext): Promise<boolean> {
   if (rule.if !== undefined && !compileExpression(rule.if)(ctx.variables)) return false;
-  if (rule.exists && ctx.exists) {
-    let any = false;
-    for (const p of rule.exists) {
-      if (/[*?[{]/.test(p) || (await ctx.exists(p.replace(/^\/+/, '')))) {
-        any = true;
-        break;
-      }
-    }
-    if (!any) return false;
-  }
+  if (rule.changes !== undefined && !(await changesMatch(rule.changes, ctx))) return false;
+  if (rule.exists && ctx.files && !anyMatch(rule.exists, await ctx.files())) return false;
   return true;
 }
 
@@ -100,10 +115,21 @@ function policyMatches(p: CiPolicy, ctx: EvalContext): boolean {
   return true;
 }
 
+async function exceptMatches(p: CiPolicy, ctx: EvalContext): Promise<boolean> {
+  if (p.refs?.some((r) => refMatches(r, ctx))) return true;
+  if (p.variables?.some((v) => compileExpression(v)(ctx.variables))) return true;
+  return p.changes !== undefined && (await changesMatch(p.changes, ctx));
+}
+
+async function policyChanges(p: CiPolicy, ctx: EvalContext): Promise<boolean> {
+  return p.changes === undefined || changesMatch(p.changes, ctx);
+}
+
 /** The job as this pipeline has it, or null when its rules or only/except leave it out. */
 export async function evaluateJob(job: CiJobSpec, ctx: EvalContext): Promise<RuleOutcome | null> {
   if (job.rules) return evaluateRules(job.rules, ctx, job.when);
-  if (job.only && !policyMatches(job.only, ctx)) return null;
-  if (job.except && policyMatches(job.except, ctx)) return null;
+  // only: every key has a matching condition; except: any key has one
+  if (job.only && !(policyMatches(job.only, ctx) && (await policyChanges(job.only, ctx)))) return null;
+  if (job.except && (await exceptMatches(job.except, ctx))) return null;
   return { when: job.when };
 }

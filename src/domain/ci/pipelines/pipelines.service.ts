@@ -46,6 +46,15 @@ export const CREATE_MESSAGES: Record<CreateFailure, string> = {
   config_error: 'Invalid configuration',
 };
 
+/** A function computed once, on first call. */
+function memo<T>(fn: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
+  return () => {
+    p ??= fn();
+    return p;
+  };
+}
+
 const SKIP_CI = /\[(ci[ _-]skip|skip[ _-]ci)\]/i;
 
 interface NewJob {
@@ -199,7 +208,19 @@ export class PipelinesService {
       tag,
       source: input.source,
       variables: ctxVars,
-      exists: async (p) => (await repo.info(`${sha}:${p}`)) !== null,
+      files: memo(async () => {
+        // Gitlab::Ci::Build::Rules::Rule::Clause::Exists looks at 10,000 files at most
+        const { stdout } = await repo.run(['ls-tree', '-r', '--name-only', '-z', sha], { okCodes: [0, 128] });
+        return stdout.toString('utf8').split('\0').filter(Boolean).slice(0, 10_000);
+      }),
+      changed: memo(async () => {
+        // only a push that moved an existing ref has a diff; anything else counts as changed
+        const before = input.beforeSha;
+        if (input.source !== 'push' || !before || before === ZERO_SHA) return null;
+        const r = await repo.run(['diff', '--name-only', '-z', '--no-renames', before, sha], { okCodes: [0, 128] });
+        if (r.code !== 0) return null;
+        return r.stdout.toString('utf8').split('\0').filter(Boolean);
+      }),
     };
     const workflow = await evaluateWorkflow(cfg.workflowRules, ctx);
     if (!workflow.run) return { failure: 'filtered_by_workflow' };
