@@ -60,6 +60,7 @@ import { JobsService } from './domain/ci/jobs/jobs.service.ts';
 import { PipelinesService } from './domain/ci/pipelines/pipelines.service.ts';
 import { RunnersService } from './domain/ci/runners/runners.service.ts';
 import { CommitStatusesService } from './domain/ci/statuses.service.ts';
+import { BlobDeletions } from './storage/blob-deletions.ts';
 import { type BlobStore, createBlobStore } from './storage/blob-store.ts';
 
 export interface Container {
@@ -211,6 +212,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   // sweeps: what expires or times out is found by the clock, not by an event
   worker.also('artifact expiry', () => ci.artifacts.removeExpired(), 60_000);
   worker.also('job timeouts', () => ci.jobs.failStale(), 10_000);
+  const blobDeletions = new BlobDeletions(db, store);
+  worker.also('blob deletions', () => blobDeletions.runQueued());
   const translation = {
     vcs,
     components,

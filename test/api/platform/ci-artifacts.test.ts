@@ -490,3 +490,37 @@ test('removeExpired: expired archives go (blob, then row), kept and unexpired on
   const blobs = await ctx.c.store.get(traceKey);
   assert.equal((await buffer(blobs!)).toString(), 'log');
 });
+
+test("a deleted project's artifact blobs are queued with the deletion and removed by the worker; a group deletion does the same", async () => {
+  const g = await ctx.seed.group({ path: 'doomed' });
+  const p1 = await ctx.seed.project({ path: 'one', namespace: g });
+  const p2 = await ctx.seed.project({ path: 'two' });
+  const a = await built(p1);
+  const b = await built(p2);
+  const keys = async (jobId: number) => (await artifactRows(jobId)).map((r) => r.store_key);
+  const [k1] = await keys(a.job.id);
+  const [k2] = await keys(b.job.id);
+  assert.ok(await ctx.c.store.stat(k1!), 'the first blob exists before the deletion');
+  assert.ok(await ctx.c.store.stat(k2!), 'the second blob exists before the deletion');
+
+  let res = await ctx.app.inject({ method: 'DELETE', url: `/api/v4/projects/${p2.id}`, headers: ctx.root });
+  assert.equal(res.statusCode, 202);
+  res = await ctx.app.inject({ method: 'DELETE', url: `/api/v4/groups/${g.id}`, headers: ctx.root });
+  assert.equal(res.statusCode, 202);
+  const queued = await ctx.c.db.kysely.selectFrom('jobs').select(['payload', 'state']).where('kind', '=', 'blob_delete').orderBy('id').execute();
+  assert.deepEqual(
+    queued.map((j) => ({ keys: JSON.parse(j.payload).keys, state: j.state })),
+    [
+      { keys: [k2], state: 'queued' },
+      { keys: [k1], state: 'queued' },
+    ],
+  );
+  await ctx.c.worker.drain();
+  assert.equal(await ctx.c.store.stat(k1!), null, 'the group project blob is gone');
+  assert.equal(await ctx.c.store.stat(k2!), null, 'the project blob is gone');
+  const states = await ctx.c.db.kysely.selectFrom('jobs').select('state').where('kind', '=', 'blob_delete').execute();
+  assert.deepEqual(
+    states.map((s) => s.state),
+    ['done', 'done'],
+  );
+});
