@@ -245,3 +245,26 @@ test('rules:changes compares the files a push changed (a new branch counts as ch
   assert.deepEqual(await statuses(rows[1].id), { docs: 'pending' });
   assert.deepEqual(await statuses(rows[2].id), { build: 'pending' });
 });
+
+test('ci_config_path: the CI file is read from the project setting', async () => {
+  const { project } = await ctx.seed.repoProject({ path: `cfg${++n}` });
+  const url = `/api/v4/projects/${project.id}`;
+  const put = await ctx.app.inject({ method: 'PUT', url, headers: ctx.root, payload: { ci_config_path: 'ci/pipeline.conf' } });
+  assert.equal(put.statusCode, 200, put.body);
+  const r = await ctx.app.inject({
+    method: 'POST',
+    url: `${url}/repository/commits`,
+    headers: ctx.root,
+    payload: {
+      branch: 'main',
+      commit_message: 'ci',
+      actions: [
+        { action: 'create', file_path: 'ci/pipeline.conf', content: 'custom: { script: x }\n' },
+        { action: 'create', file_path: '.service-ci.yml', content: 'default_file: { script: x }\n' },
+      ],
+    },
+  });
+  assert.equal(r.statusCode, 201);
+  const [p] = await ctx.c.db.kysely.selectFrom('ci_pipelines').selectAll().where('project_id', '=', project.id).execute();
+  assert.deepEqual(await statuses(p.id), { custom: 'pending' });
+});

@@ -11,7 +11,7 @@ import type { Actor } from '../../access/actor.ts';
 import { settingsOf } from '../../projects/project-settings.ts';
 import { onRefsChanged } from '../../repository/push-events.ts';
 import { type EvalContext, evaluateJob, evaluateWorkflow } from '../config/evaluate.ts';
-import { localPath, type ParseResult, parseCiConfig } from '../config/parse.ts';
+import { type ParseResult, parseCiConfig } from '../config/parse.ts';
 import { parseDuration } from '../config/duration.ts';
 import type { CiDeps } from '../deps.ts';
 import type { JobOptions, JobVariable } from '../job-options.ts';
@@ -164,12 +164,10 @@ export class PipelinesService {
       parsed = await parseCiConfig(`include:\n${content}\n`, readAt);
     } else {
       const path = (settingsOf(project).ci_config_path as string | null) || DEFAULT_CI_CONFIG_PATH;
-      let content: string | null = null;
-      try {
-        content = await readAt(localPath(path));
-      } catch {
-        content = null;
-      }
+      const clean = path.replace(/^\/+/, '');
+      // the project setting is checked when saved; a path git would misread is no file here
+      const safe = clean && !clean.startsWith('-') && !clean.split('/').some((seg) => seg === '..' || seg === '.' || seg === '');
+      const content = safe ? await readAt(clean) : null;
       if (content === null) return { failure: 'missing_config' };
       parsed = await parseCiConfig(content, readAt);
     }
