@@ -270,10 +270,28 @@ test('a push of a CI file creates a pipeline with its jobs; stages move on as jo
   });
   assert.equal(stale.statusCode, 412);
   assert.deepEqual(json(await ctx.app.inject({ method: 'GET', url: `${url}/pipelines?name=x`, headers: as.reporter })), []);
+  // an artifact of one of its jobs goes with it, blob included
+  const key = `test/pipeline-${p.id}.zip`;
+  await ctx.c.store.put(key, Buffer.from('zip'));
+  await ctx.c.db.kysely
+    .insertInto('ci_job_artifacts')
+    .values({
+      project_id: project.id,
+      job_id: jobs[0].id,
+      file_type: 'archive',
+      file_format: 'zip',
+      file_name: 'a.zip',
+      size: 3,
+      store_key: key,
+      created_at: p.created_at,
+    })
+    .execute();
   const del = await ctx.app.inject({ method: 'DELETE', url: `${url}/pipelines/${p.id}`, headers: as.owner });
   assert.equal(del.statusCode, 204);
   assert.deepEqual(await pipelines(project.id), []);
   assert.deepEqual(await jobsOf(p.id), []);
+  assert.equal(await ctx.c.store.stat(key), null);
+  assert.deepEqual(await ctx.c.db.kysely.selectFrom('ci_job_artifacts').selectAll().where('store_key', '=', key).execute(), []);
 });
 
 test('needs run a job as soon as its needs are done; rules, only and except pick the jobs of a ref', async () => {

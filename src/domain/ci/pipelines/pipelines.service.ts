@@ -690,15 +690,26 @@ export class PipelinesService {
   async destroy(pipeline: CiPipelineRow): Promise<void> {
     const children = await this.k.selectFrom('ci_pipelines').selectAll().where('parent_pipeline_id', '=', pipeline.id).execute();
     for (const c of children) await this.destroy(c);
-    await this.k.transaction().execute(async (trx) => {
+    // rows first (one transaction), then the artifacts' blobs: a reader never finds a row without its bytes
+    const keys = await this.k.transaction().execute(async (trx) => {
       const ids = (await trx.selectFrom('ci_builds').select('id').where('pipeline_id', '=', pipeline.id).execute()).map((r) => r.id);
+      let storeKeys: string[] = [];
       if (ids.length) {
+        storeKeys = (await trx.selectFrom('ci_job_artifacts').select('store_key').where('job_id', 'in', ids).execute()).map((r) => r.store_key);
         await trx.deleteFrom('ci_build_trace_chunks').where('build_id', 'in', ids).execute();
         await trx.deleteFrom('ci_job_artifacts').where('job_id', 'in', ids).execute();
       }
       await trx.deleteFrom('ci_builds').where('pipeline_id', '=', pipeline.id).execute();
       await trx.deleteFrom('ci_pipelines').where('id', '=', pipeline.id).execute();
+      return storeKeys;
     });
+    for (const key of keys) {
+      try {
+        await this.deps.store.delete(key);
+      } catch (e) {
+        this.deps.log.warn({ err: e, key }, 'removing the artifact of a deleted pipeline failed');
+      }
+    }
   }
 
   /** The repository of a project (for routes that read the CI file). */
