@@ -511,6 +511,12 @@ child:
     [child.id],
   );
 
+  // the latest pipeline of a branch is never a child pipeline
+  const branches = json(await ctx.app.inject({ method: 'GET', url: `${url}/pipelines?scope=branches`, headers: as.reporter }));
+  assert.deepEqual(
+    branches.map((x: any) => x.id),
+    [p.id],
+  );
   await setStatus(child.id, 'inner', 'failed');
   assert.equal(await pipelineStatus(child.id), 'failed');
   assert.equal((await jobsOf(p.id)).find((j) => j.name === 'child')!.status, 'failed');

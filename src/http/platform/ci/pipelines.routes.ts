@@ -233,6 +233,7 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
               .select((eb) => eb.fn.max('id').as('id'))
               .where('project_id', '=', p.id)
               .where('tag', '=', q.scope === 'tags' ? 1 : 0)
+              .where('source', '!=', 'parent_pipeline')
               .where('ref', 'in', refs)
               .groupBy('ref')
               .execute()
