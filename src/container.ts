@@ -212,6 +212,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   // sweeps: what expires or times out is found by the clock, not by an event
   worker.also('artifact expiry', () => ci.artifacts.removeExpired(), 60_000);
   worker.also('job timeouts', () => ci.jobs.failStale(), 10_000);
+  worker.also('delayed jobs', () => ci.pipelines.processScheduled(), 5_000);
   const blobDeletions = new BlobDeletions(db, store);
   worker.also('blob deletions', () => blobDeletions.runQueued());
   const translation = {

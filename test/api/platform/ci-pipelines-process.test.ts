@@ -268,3 +268,26 @@ test('ci_config_path: the CI file is read from the project setting', async () =>
   const [p] = await ctx.c.db.kysely.selectFrom('ci_pipelines').selectAll().where('project_id', '=', project.id).execute();
   assert.deepEqual(await statuses(p.id), { custom: 'pending' });
 });
+
+test('POST /jobs/:id/play on a manual job brings back the jobs that needed it (through the jobs API)', async () => {
+  const { project, pipelines } = await pushed({
+    '.service-ci.yml': `
+approve: { stage: build, script: x, when: manual }
+release: { stage: deploy, script: x, needs: [approve] }
+`,
+  });
+  const p = pipelines[0];
+  assert.deepEqual(await statuses(p.id), { approve: 'manual', release: 'skipped' });
+  const approve = await ctx.c.db.kysely
+    .selectFrom('ci_builds')
+    .selectAll()
+    .where('pipeline_id', '=', p.id)
+    .where('name', '=', 'approve')
+    .executeTakeFirstOrThrow();
+  const res = await ctx.app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/jobs/${approve.id}/play`, headers: ctx.root });
+  assert.equal(res.statusCode, 200, res.body);
+  assert.equal(res.json().status, 'pending');
+  assert.deepEqual(await statuses(p.id), { approve: 'pending', release: 'created' });
+  await setStatus(p.id, 'approve', 'success');
+  assert.deepEqual(await statuses(p.id), { approve: 'success', release: 'pending' });
+});

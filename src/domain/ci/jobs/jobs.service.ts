@@ -101,6 +101,18 @@ export class JobsService {
     }
   }
 
+  /**
+   * After a job was played or retried (Ci::ResetSkippedJobsService): the jobs skipped because of it go
+   * back to created, then the pipeline moves on.
+   */
+  private async replayed(job: CiBuildRow): Promise<void> {
+    try {
+      await this.deps.ci.pipelines.resetSkippedAfter(job);
+    } catch (e) {
+      this.deps.log.warn({ err: e, pipelineId: job.pipeline_id }, 'pipeline processing failed');
+    }
+  }
+
   // ---- the queue ------------------------------------------------------------------------------
 
   /**
@@ -500,7 +512,7 @@ export class JobsService {
         .returningAll()
         .executeTakeFirstOrThrow();
     });
-    await this.process(job.pipeline_id);
+    await this.replayed(job);
     this.jobsQueued();
     return this.reload(fresh.id);
   }
@@ -528,7 +540,7 @@ export class JobsService {
       .where('status', '=', job.status)
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) !== 1) throw Errors.badRequest('Unplayable Job');
-    await this.process(job.pipeline_id);
+    await this.replayed(job);
     this.jobsQueued();
     return this.reload(job.id);
   }
