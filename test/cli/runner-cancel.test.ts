@@ -77,6 +77,8 @@ test('a job canceled while it runs: the script is killed, the runner moves on; a
   assert.ok(Date.now() - t0 < 15_000);
   const trace = await srv.app.inject({ method: 'GET', url: `/api/v4/projects/${project.id}/jobs/${after.id}/trace`, headers });
   assert.match(trace.body, /ERROR: Job failed: execution took longer than 2s seconds/);
+  // this process's keep-alive sockets go now, not at the server's keep-alive timeout when the app closes
+  srv.app.server.closeAllConnections();
 });
 
 test('hearth runner: stops on SIGTERM; refuses a missing token; a wrong token is an error', async (t) => {

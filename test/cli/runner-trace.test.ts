@@ -60,4 +60,6 @@ test('request, trace with a range mismatch, masking, final update', async (t) =>
   // the token ends with the job: the log is closed to it
   const after = await client.patchTrace(job.id, job.token, Buffer.from('x'), log.body.length);
   assert.deepEqual([after.status, after.jobStatus], [403, 'success']);
+  // this process's keep-alive sockets go now, not at the server's keep-alive timeout when the app closes
+  srv.app.server.closeAllConnections();
 });

@@ -109,7 +109,7 @@ async function until<T>(what: string, fn: () => Promise<T | null | undefined | f
 }
 
 async function setup(t: Parameters<typeof startTestServer>[0]): Promise<Setup> {
-  const srv = await startTestServer(t, {}, { selfUrl: true });
+  const srv = await startTestServer(t, { jobRequestTimeoutMs: 500 }, { selfUrl: true });
   const { seed } = srv;
   const owner = await seed.user({ username: 'ci-owner' });
   const group = await seed.group({ path: 'ci-group' });
@@ -262,9 +262,24 @@ test('push → pipeline → hearth runner (CLI and in-process) → logs, statuse
     ['flaky', 'failed', true, pipeline.id],
   ]);
 
+  // an external CI system reports on the same commit: a generic job in that pipeline, which the
+  // pipeline's status follows and no runner takes
+  let ext = await api(srv, 'POST', `/projects/${s.projectId}/statuses/${s.sha}`, s.headers, { state: 'running', ref: 'main', name: 'external-ci' });
+  assert.equal(ext.status, 201, ext.buf.toString());
+  assert.equal(ext.json.pipeline_id, pipeline.id);
+  assert.equal((await api(srv, 'GET', `/projects/${s.projectId}/pipelines/${pipeline.id}`, s.headers)).json.status, 'running');
+  const idle = new Runner({ url: srv.base, token: s.runnerToken, once: true, buildsDir, log: () => {} });
+  assert.equal(await idle.run(), 0, 'no job for a runner');
+  ext = await api(srv, 'POST', `/projects/${s.projectId}/statuses/${s.sha}`, s.headers, { state: 'success', ref: 'main', name: 'external-ci' });
+  assert.equal(ext.json.status, 'success');
+  assert.equal((await api(srv, 'GET', `/projects/${s.projectId}/pipelines/${pipeline.id}`, s.headers)).json.status, 'success');
+
   // the runner's contact and what it said about itself
   const rr = await api(srv, 'GET', `/runners/${s.runnerId}`, srv.root);
   assert.equal(rr.status, 200);
   assert.deepEqual([rr.json.version, rr.json.platform, rr.json.architecture], ['0.1.0', process.platform, process.arch === 'x64' ? 'amd64' : process.arch]);
   assert.ok(rr.json.contacted_at);
+  // every request is answered: the keep-alive sockets of this process's fetch go now, not at the
+  // server's keep-alive timeout when the app closes
+  srv.app.server.closeAllConnections();
 });

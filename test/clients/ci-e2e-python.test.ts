@@ -137,4 +137,6 @@ test('python-gitlab on what hearth runner made: job artifacts, keep, delete; run
   assert.deepEqual([runnerRow.description, JSON.parse(runnerRow.tag_list).sort()], ['renamed by python', ['e2e', 'py']]);
   const trace = await fetch(`${srv.base}/api/v4/projects/${project.id}/jobs/${job.id}/trace`, { headers: { 'private-token': token } });
   assert.match(await trace.text(), /Job succeeded/);
+  // this process's keep-alive sockets go now, not at the server's keep-alive timeout when the app closes
+  srv.app.server.closeAllConnections();
 });
