@@ -155,3 +155,63 @@ test('needs, artifacts on failure and untracked, before_script, variables, retry
   assert.ok(runner.results.length >= 6);
   srv.app.server.closeAllConnections();
 });
+
+test('a trigger job: the child pipeline from a local file runs on the runner; strategy depend carries its status to the bridge', async (t) => {
+  const srv = await startTestServer(t, { jobRequestTimeoutMs: 300 }, { selfUrl: true });
+  const { seed } = srv;
+  const owner = await seed.user();
+  const ns = await seed.namespaceOf(owner);
+  const { project } = await seed.repoProject({ owner, namespace: ns, path: 'parent' });
+  await seed.member({ project }, owner, 50);
+  const { token, headers } = await seed.token(owner);
+  const work = tmpDir(t);
+  await runGit(work, ['clone', '-q', cloneUrl(srv.base, `${ns.full_path}/${project.path}`, owner.username, token), 'w']);
+  const w = new WorkTree(path.join(work, 'w'));
+  w.git(['checkout', '-q', '-B', 'main']);
+  w.write(
+    '.service-ci.yml',
+    'prep:\n  stage: build\n  script: [echo prep]\nchild:\n  stage: test\n  trigger:\n    include: ci/child.yml\n    strategy: depend\n',
+  );
+  w.write('ci/child.yml', 'inner:\n  script:\n    - echo "inner of $CI_PIPELINE_SOURCE"\n');
+  w.commit('CI with a child');
+  await runGit(w.dir, ['push', '-q', 'origin', 'main']);
+  const reg = await fetch(`${srv.base}/api/v4/user/runners`, {
+    method: 'POST',
+    headers: { 'private-token': token, 'content-type': 'application/json' },
+    body: JSON.stringify({ runner_type: 'project_type', project_id: project.id }),
+  });
+  const { token: runnerToken } = (await reg.json()) as { token: string };
+  const buildsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-builds-'));
+  t.after(() => fs.rmSync(buildsDir, { recursive: true, force: true }));
+  const runner = new Runner({ url: srv.base, token: runnerToken, buildsDir, log: () => {}, idleMs: 100 });
+  const running = runner.run();
+  const get = async (url: string) => (await fetch(`${srv.base}/api/v4${url}`, { headers })).json() as Promise<any>;
+  const end = Date.now() + 60_000;
+  let pipelines: any[] = [];
+  for (;;) {
+    pipelines = await get(`/projects/${project.id}/pipelines`);
+    const parent = pipelines.find((p) => p.source === 'push');
+    if (parent && ['success', 'failed'].includes(parent.status)) break;
+    assert.ok(Date.now() < end, JSON.stringify(pipelines.map((p) => [p.id, p.source, p.status])));
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  runner.stop();
+  await running;
+  // the list leaves child pipelines out (GitLab's no_child); the bridge names it
+  assert.deepEqual(
+    pipelines.map((p) => [p.source, p.status]),
+    [['push', 'success']],
+  );
+  const parent = pipelines[0];
+  const bridges = await get(`/projects/${project.id}/pipelines/${parent.id}/bridges`);
+  assert.deepEqual(
+    bridges.map((b: any) => [b.name, b.status, b.downstream_pipeline?.status]),
+    [['child', 'success', 'success']],
+  );
+  const child = await get(`/projects/${project.id}/pipelines/${bridges[0].downstream_pipeline.id}`);
+  assert.deepEqual([child.source, child.status], ['parent_pipeline', 'success']);
+  const inner = (await get(`/projects/${project.id}/pipelines/${child.id}/jobs`))[0];
+  const log = await (await fetch(`${srv.base}/api/v4/projects/${project.id}/jobs/${inner.id}/trace`, { headers })).text();
+  assert.match(log, /inner of parent_pipeline\n/);
+  srv.app.server.closeAllConnections();
+});
