@@ -215,3 +215,43 @@ test('a trigger job: the child pipeline from a local file runs on the runner; st
   assert.match(log, /inner of parent_pipeline\n/);
   srv.app.server.closeAllConnections();
 });
+
+test('an archive over max_artifacts_size: 413, the job fails, nothing stored', async (t) => {
+  const srv = await startTestServer(t, { jobRequestTimeoutMs: 300 }, { selfUrl: true });
+  const { seed, c } = srv;
+  const owner = await seed.user();
+  const ns = await seed.namespaceOf(owner);
+  const { project } = await seed.repoProject({ owner, namespace: ns, path: 'big' });
+  await seed.member({ project }, owner, 50);
+  const { token, headers } = await seed.token(owner);
+  const set = await fetch(`${srv.base}/api/v4/application/settings?max_artifacts_size=1`, { method: 'PUT', headers: srv.root });
+  assert.equal(set.status, 200);
+  const work = tmpDir(t);
+  await runGit(work, ['clone', '-q', cloneUrl(srv.base, `${ns.full_path}/${project.path}`, owner.username, token), 'w']);
+  const w = new WorkTree(path.join(work, 'w'));
+  w.git(['checkout', '-q', '-B', 'main']);
+  w.write('.service-ci.yml', 'big:\n  script:\n    - head -c 3000000 /dev/urandom > big.bin\n  artifacts:\n    paths: [big.bin]\n').commit('CI');
+  await runGit(w.dir, ['push', '-q', 'origin', 'main']);
+  const reg = await fetch(`${srv.base}/api/v4/user/runners`, {
+    method: 'POST',
+    headers: { 'private-token': token, 'content-type': 'application/json' },
+    body: JSON.stringify({ runner_type: 'project_type', project_id: project.id }),
+  });
+  const { token: runnerToken } = (await reg.json()) as { token: string };
+  const buildsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-builds-'));
+  t.after(() => fs.rmSync(buildsDir, { recursive: true, force: true }));
+  const end = Date.now() + 15_000;
+  while (!(await c.db.kysely.selectFrom('ci_builds').select('id').where('status', '=', 'pending').executeTakeFirst())) {
+    assert.ok(Date.now() < end, 'no pending job');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const runner = new Runner({ url: srv.base, token: runnerToken, once: true, buildsDir, log: () => {} });
+  await runner.run();
+  const [r] = runner.results;
+  assert.deepEqual(r?.result, { state: 'failed', failureReason: 'script_failure' });
+  const log = await (await fetch(`${srv.base}/api/v4/projects/${project.id}/jobs/${r!.id}/trace`, { headers })).text();
+  assert.match(log, /ERROR: Uploading artifacts as "archive" to coordinator\.\.\. too large archive/);
+  const rows = await c.db.kysely.selectFrom('ci_job_artifacts').select('id').where('job_id', '=', r!.id).execute();
+  assert.deepEqual(rows, []);
+  srv.app.server.closeAllConnections();
+});
