@@ -8,6 +8,7 @@ import { Errors } from '../../../lib/errors.ts';
 import { randomToken } from '../../../lib/secrets.ts';
 import { nowIso, todayDate } from '../../../lib/time.ts';
 import type { Actor } from '../../access/actor.ts';
+import type { Policy } from '../../access/policy.ts';
 import { traversalIds, unexpired } from '../../access/policy.ts';
 import { settingsOf } from '../../projects/project-settings.ts';
 import type { CiDeps } from '../deps.ts';
@@ -103,6 +104,36 @@ function newRegistrationToken(): string {
 }
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (ch) => `\\${ch}`);
+
+type RunnerEb = ExpressionBuilder<Database, 'ci_runners'>;
+type Ids = number[] | SelectQueryBuilder<any, any, { id: number } | { runner_id: number }> | ReturnType<Policy['memberProjectIds']>;
+
+/** Project runners assigned to any of these projects. */
+function ofProjects(eb: RunnerEb, projectIds: Ids): Expression<SqlBool> {
+  return eb(
+    'ci_runners.id',
+    'in',
+    eb
+      .selectFrom('ci_runner_projects')
+      .select('ci_runner_projects.runner_id')
+      .where('ci_runner_projects.project_id', 'in', projectIds as number[]),
+  );
+}
+
+/** Group runners of any of these groups. */
+function ofGroups(eb: RunnerEb, groupIds: Ids): Expression<SqlBool> {
+  return eb.and([
+    eb('ci_runners.runner_type', '=', 'group_type'),
+    eb(
+      'ci_runners.id',
+      'in',
+      eb
+        .selectFrom('ci_runner_namespaces')
+        .select('ci_runner_namespaces.runner_id')
+        .where('ci_runner_namespaces.namespace_id', 'in', groupIds as number[]),
+    ),
+  ]);
+}
 
 export class RunnersService {
   constructor(protected readonly deps: CiDeps) {}
@@ -401,26 +432,7 @@ export class RunnersService {
     return this.k
       .selectFrom('ci_runners')
       .selectAll()
-      .where((eb) =>
-        eb.or([
-          eb.and([
-            eb('ci_runners.runner_type', '=', 'project_type'),
-            eb(
-              'ci_runners.id',
-              'in',
-              eb.selectFrom('ci_runner_projects').select('ci_runner_projects.runner_id').where('ci_runner_projects.project_id', 'in', projectIds),
-            ),
-          ]),
-          eb.and([
-            eb('ci_runners.runner_type', '=', 'group_type'),
-            eb(
-              'ci_runners.id',
-              'in',
-              eb.selectFrom('ci_runner_namespaces').select('ci_runner_namespaces.runner_id').where('ci_runner_namespaces.namespace_id', 'in', ownedGroups),
-            ),
-          ]),
-        ]),
-      );
+      .where((eb) => eb.or([eb.and([eb('ci_runners.runner_type', '=', 'project_type'), ofProjects(eb, projectIds)]), ofGroups(eb, ownedGroups)]));
   }
 
   allRunners(): RunnerQuery {
@@ -435,25 +447,8 @@ export class RunnersService {
       .selectFrom('ci_runners')
       .selectAll()
       .where((eb) => {
-        const ors: Expression<SqlBool>[] = [
-          eb(
-            'ci_runners.id',
-            'in',
-            eb.selectFrom('ci_runner_projects').select('ci_runner_projects.runner_id').where('ci_runner_projects.project_id', '=', project.id),
-          ),
-        ];
-        if (groupIds.length) {
-          ors.push(
-            eb.and([
-              eb('ci_runners.runner_type', '=', 'group_type'),
-              eb(
-                'ci_runners.id',
-                'in',
-                eb.selectFrom('ci_runner_namespaces').select('ci_runner_namespaces.runner_id').where('ci_runner_namespaces.namespace_id', 'in', groupIds),
-              ),
-            ]),
-          );
-        }
+        const ors: Expression<SqlBool>[] = [ofProjects(eb, [project.id])];
+        if (groupIds.length) ors.push(ofGroups(eb, groupIds));
         if (shared) ors.push(eb('ci_runners.runner_type', '=', 'instance_type'));
         return eb.or(ors);
       });
@@ -465,19 +460,7 @@ export class RunnersService {
     return this.k
       .selectFrom('ci_runners')
       .selectAll()
-      .where((eb) =>
-        eb.or([
-          eb.and([
-            eb('ci_runners.runner_type', '=', 'group_type'),
-            eb(
-              'ci_runners.id',
-              'in',
-              eb.selectFrom('ci_runner_namespaces').select('ci_runner_namespaces.runner_id').where('ci_runner_namespaces.namespace_id', 'in', groupIds),
-            ),
-          ]),
-          eb('ci_runners.runner_type', '=', 'instance_type'),
-        ]),
-      );
+      .where((eb) => eb.or([ofGroups(eb, groupIds), eb('ci_runners.runner_type', '=', 'instance_type')]));
   }
 
   /**

@@ -22,26 +22,14 @@ import { parseDateTime } from '../../../lib/time.ts';
 import { loadJobViews, toJob, toJobBasic } from '../entities/job.entity.ts';
 import { toPipeline, toPipelineBasic, toPipelineListItem } from '../entities/pipeline.entity.ts';
 import { userViewContext } from '../entities/user.entity.ts';
+import { JOB_STATUSES } from '../../../domain/ci/jobs/job-statuses.ts';
 import { linkParams, PaginationProps } from '../schemas/common.ts';
 
 const TAGS = ['pipelines'];
 const PROJECT = '/api/v4/projects/:id';
 const SCOPES = ['running', 'pending', 'finished', 'branches', 'tags'] as const;
-const STATUSES = [
-  'created',
-  'waiting_for_resource',
-  'preparing',
-  'waiting_for_callback',
-  'pending',
-  'running',
-  'success',
-  'failed',
-  'canceling',
-  'canceled',
-  'skipped',
-  'manual',
-  'scheduled',
-] as const;
+/** Ci::HasStatus::AVAILABLE_STATUSES: a pipeline's statuses are its jobs' */
+const STATUSES = JOB_STATUSES;
 const SOURCES = [
   'push',
   'web',
@@ -60,20 +48,8 @@ const SOURCES = [
   'security_orchestration_policy',
 ] as const;
 const ORDERS = ['id', 'status', 'ref', 'updated_at', 'user_id'] as const;
-const JOB_SCOPES = [
-  'created',
-  'waiting_for_resource',
-  'preparing',
-  'pending',
-  'running',
-  'success',
-  'failed',
-  'canceling',
-  'canceled',
-  'skipped',
-  'manual',
-  'scheduled',
-];
+/** the jobs list's scope[]: every status but waiting_for_callback (GitLab's Ci::HasStatus scopes) */
+const JOB_SCOPES: readonly string[] = JOB_STATUSES.filter((x) => x !== 'waiting_for_callback');
 
 const Enum = <T extends string>(values: readonly T[], def?: T) =>
   Type.Optional(Type.Unsafe<T>(def === undefined ? { type: 'string', enum: [...values] } : { type: 'string', enum: [...values], default: def }));
