@@ -1,7 +1,10 @@
 // The runner side of GitLab's runner protocol (gitlab-runner network/gitlab.go, common/network.go):
 // the request and response shapes and one client for the calls a job needs. The runner token goes in
 // the JSON body (jobs/request, PUT jobs/:id), the job token in a JOB-TOKEN header (trace, artifacts).
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -188,10 +191,7 @@ export class RunnerClient {
     if (opts.expireIn) q.set('expire_in', opts.expireIn);
     q.set('artifact_format', opts.format);
     q.set('artifact_type', opts.type);
-    const form = new FormData();
-    form.append('file', await fs.openAsBlob(file, { type: 'application/octet-stream' }), opts.baseName);
-    const res = await fetch(this.api(`jobs/${id}/artifacts?${q}`), { method: 'POST', headers: { 'job-token': jobToken }, body: form });
-    const text = await res.text().catch(() => '');
+    const { status, text } = await postMultipart(this.api(`jobs/${id}/artifacts?${q}`), { 'job-token': jobToken }, 'file', opts.baseName, file);
     let message = text;
     try {
       const parsed = JSON.parse(text) as { message?: unknown; error?: unknown };
@@ -199,7 +199,7 @@ export class RunnerClient {
     } catch {
       // not JSON: the text as it is
     }
-    return { status: res.status, message };
+    return { status, message };
   }
 
   /** GET /jobs/:id/artifacts (a dependency's archive) into `dest`; the status code. */
@@ -213,6 +213,49 @@ export class RunnerClient {
     await pipeline(Readable.fromWeb(res.body as never), fs.createWriteStream(dest));
     return 200;
   }
+}
+
+/**
+ * A multipart POST of one file, streamed, by node:http rather than fetch: a server may answer before
+ * it has read the body (413 for an archive over the limit, then it closes the connection), and that
+ * answer is what counts, not the failed write that follows.
+ */
+function postMultipart(url: string, headers: Record<string, string>, field: string, fileName: string, file: string): Promise<{ status: number; text: string }> {
+  const boundary = `hearth-${crypto.randomBytes(12).toString('hex')}`;
+  const safeName = fileName.replace(/["\r\n]/g, '_');
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${safeName}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+  );
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  const size = fs.statSync(file).size;
+  const u = new URL(url);
+  const mod = u.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    let answered = false;
+    const req = mod.request(
+      u,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(head.length + size + tail.length) },
+      },
+      (res) => {
+        answered = true;
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
+    req.on('error', (err) => {
+      if (!answered) reject(err);
+    });
+    req.write(head);
+    const body = fs.createReadStream(file);
+    body.on('error', (err) => req.destroy(err));
+    body.on('end', () => req.end(tail));
+    req.on('close', () => body.destroy());
+    body.pipe(req, { end: false });
+  });
 }
 
 export class ProtocolError extends Error {
