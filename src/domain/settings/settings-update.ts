@@ -6,7 +6,7 @@
 // Nothing is written unless both pass.
 import { isInt32 } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
-import { chronicSeconds } from '../ci/artifacts/duration.ts';
+import { chronicSeconds } from '../ci/duration.ts';
 import {
   ALIASES,
   BRANCH_ACCESS_LEVELS,

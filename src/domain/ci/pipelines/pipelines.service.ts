@@ -12,7 +12,7 @@ import { settingsOf } from '../../projects/project-settings.ts';
 import { onRefsChanged } from '../../repository/push-events.ts';
 import { type EvalContext, evaluateJob, evaluateWorkflow } from '../config/evaluate.ts';
 import { type ParseResult, parseCiConfig } from '../config/parse.ts';
-import { parseDuration } from '../config/duration.ts';
+import { parseDuration } from '../duration.ts';
 import type { CiDeps } from '../deps.ts';
 import type { JobOptions, JobVariable } from '../job-options.ts';
 import { CANCELABLE, COMPLETED, compositeStatus } from './status.ts';

@@ -1,7 +1,8 @@
-// GitLab's durations for artifacts (`expire_in`, `default_artifacts_expire_in`): ChronicDuration.parse
-// (raise_exceptions on, as gitlab's initializer sets it) behind Gitlab::Ci::Build::DurationParser,
-// which reads "never" as no expiry. A bare number counts seconds; days are 24 h, weeks 7 days, months
-// 30 days, years 365.25 days (chronic_duration's defaults).
+// GitLab's durations (ChronicDuration.parse, raise_exceptions on as gitlab's initializer sets it): the CI
+// file's `timeout`, `start_in` and `expire_in`, and the `default_artifacts_expire_in` setting, behind
+// Gitlab::Ci::Build::DurationParser for artifacts, which reads "never" as no expiry. "3600", "1h 30m",
+// "3 days 4 hrs", "1 week", "01:30:00"; a bare number counts seconds; days are 24 h, weeks 7 days,
+// months 30 days, years 365.25 days (chronic_duration's defaults).
 const UNIT_SECONDS: Record<string, number> = {
   s: 1,
   m: 60,
@@ -58,6 +59,8 @@ export function chronicSeconds(input: string): number | null {
     .trim();
   if (!text) return null;
   if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text));
+  const clock = /^(\d+):(\d{1,2})(?::(\d{1,2}))?$/.exec(text);
+  if (clock) return clock[3] !== undefined ? Number(clock[1]) * 3600 + Number(clock[2]) * 60 + Number(clock[3]) : Number(clock[1]) * 60 + Number(clock[2]);
   let total = 0;
   let consumed = '';
   for (const m of text.matchAll(/(\d+(?:\.\d+)?)\s*([a-z]+)/g)) {
@@ -68,6 +71,12 @@ export function chronicSeconds(input: string): number | null {
   }
   if (!consumed || consumed.replace(/\s+/g, '') !== text.replace(/\s+/g, '')) return null;
   return Math.round(total);
+}
+
+/** A duration of the CI file (a number of seconds, or a ChronicDuration string); null when not a duration. */
+export function parseDuration(input: unknown): number | null {
+  if (typeof input === 'number') return Number.isFinite(input) && input >= 0 ? Math.round(input) : null;
+  return typeof input === 'string' ? chronicSeconds(input) : null;
 }
 
 /** DurationValidator: a ChronicDuration or "never" (what `expire_in` accepts). */
