@@ -160,9 +160,10 @@ export function artifactsRoutes(fastify: FastifyInstance, c: Container): void {
       if (!/^multipart\/form-data/i.test(ctype)) throw Errors.param('file is missing');
       const maxBytes = Number((await c.settings.get()).max_artifacts_size) * 1024 * 1024;
       const declared = Number(req.headers['content-length']);
-      // far over the limit: refused before a byte is read (the multipart framing is small)
+      // far over the limit: refused before a byte is stored (the multipart framing is small). The rest of
+      // the body is read and dropped, not cut off: a client still writing would see a reset, not the 413.
       if (Number.isFinite(declared) && declared > maxBytes + 1024 * 1024) {
-        reply.header('connection', 'close');
+        req.raw.resume();
         throw Errors.tooLarge();
       }
       const result = await new Promise<'created' | Error>((resolve) => {
@@ -179,8 +180,9 @@ export function artifactsRoutes(fastify: FastifyInstance, c: Container): void {
           if (settled) return;
           settled = true;
           if (r !== 'created') {
+            // the rest of the body is dropped (read, not cut off), so the client gets this answer
             req.raw.unpipe(bb);
-            reply.header('connection', 'close');
+            req.raw.resume();
           }
           resolve(r);
         };
