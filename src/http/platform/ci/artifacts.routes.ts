@@ -2,6 +2,7 @@
 // the runner's upload and dependency download, and the project's downloads (whole archive, one file
 // by random access), keep and delete. Bytes are streamed from and to the blob store, never buffered.
 // Owner: the artifacts part of issue 16. Registered in src/http/platform/ci/index.ts.
+import type { IncomingMessage } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Busboy, type BusboyInstance } from '@fastify/busboy';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -163,7 +164,7 @@ export function artifactsRoutes(fastify: FastifyInstance, c: Container): void {
       // far over the limit: refused before a byte is stored (the multipart framing is small). The rest of
       // the body is read and dropped, not cut off: a client still writing would see a reset, not the 413.
       if (Number.isFinite(declared) && declared > maxBytes + 1024 * 1024) {
-        req.raw.resume();
+        dropBody(req.raw);
         throw Errors.tooLarge();
       }
       const result = await new Promise<'created' | Error>((resolve) => {
@@ -182,7 +183,7 @@ export function artifactsRoutes(fastify: FastifyInstance, c: Container): void {
           if (r !== 'created') {
             // the rest of the body is dropped (read, not cut off), so the client gets this answer
             req.raw.unpipe(bb);
-            req.raw.resume();
+            dropBody(req.raw);
           }
           resolve(r);
         };
@@ -316,4 +317,19 @@ export function artifactsRoutes(fastify: FastifyInstance, c: Container): void {
     await svc().expireProject(r.project);
     return reply.code(202).send({ message: '202 Accepted' });
   });
+}
+
+/**
+ * The rest of a refused upload is read and dropped, so a client still writing gets the answer instead of
+ * a reset; a client that stopped writing once it had the answer leaves the request unfinished, and its
+ * connection is closed after a few seconds (it would otherwise hold the server's shutdown).
+ */
+function dropBody(req: IncomingMessage): void {
+  req.resume();
+  if (req.complete) return;
+  const timer = setTimeout(() => {
+    if (!req.complete) req.socket.destroy();
+  }, 3000);
+  timer.unref();
+  req.once('end', () => clearTimeout(timer));
 }
