@@ -6,57 +6,14 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import { collectArtifacts, entryTarget, extractZip, globToRegExp, UnsafeArchive, writeZip } from '../../src/runner/files.ts';
 import { stepScript } from '../../src/runner/job.ts';
+import { makeZip } from '../helpers/zip.ts';
 
 function tmp(t: { after(fn: () => unknown): void }): string {
   const d = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-runner-files-'));
   t.after(() => fs.rmSync(d, { recursive: true, force: true }));
   return fs.realpathSync(d);
-}
-
-/** A stored (uncompressed) zip with exactly these names, modes and contents — names a zip library would refuse to write. */
-function rawZip(entries: { name: string; data?: string; mode?: number }[]): Buffer {
-  const locals: Buffer[] = [];
-  const centrals: Buffer[] = [];
-  let offset = 0;
-  for (const e of entries) {
-    const name = Buffer.from(e.name);
-    const data = Buffer.from(e.data ?? '');
-    const crc = zlib.crc32(data);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(0x0800, 6);
-    local.writeUInt16LE(0, 8);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(data.length, 18);
-    local.writeUInt32LE(data.length, 22);
-    local.writeUInt16LE(name.length, 26);
-    locals.push(local, name, data);
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE((3 << 8) | 20, 4); // made by unix
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(0x0800, 8);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(data.length, 20);
-    central.writeUInt32LE(data.length, 24);
-    central.writeUInt16LE(name.length, 28);
-    central.writeUInt32LE(((e.mode ?? 0o100644) << 16) >>> 0, 38);
-    central.writeUInt32LE(offset, 42);
-    centrals.push(central, name);
-    offset += 30 + name.length + data.length;
-  }
-  const cd = Buffer.concat(centrals);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(entries.length, 8);
-  end.writeUInt16LE(entries.length, 10);
-  end.writeUInt32LE(cd.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, cd, end]);
 }
 
 test('artifact globs: doublestar syntax on relative paths', () => {
@@ -139,7 +96,7 @@ test('extraction refuses path traversal, absolute names, links out of the direct
     const dir = path.join(base, `dest-${what.replace(/ /g, '-')}`);
     fs.mkdirSync(dir);
     const zipFile = path.join(base, `${what.replace(/ /g, '-')}.zip`);
-    fs.writeFileSync(zipFile, rawZip(entries));
+    fs.writeFileSync(zipFile, makeZip(entries));
     await assert.rejects(extractZip(zipFile, dir), (e: unknown) => e instanceof UnsafeArchive && message.test((e as Error).message), what);
   }
   assert.deepEqual(fs.readdirSync(outside), [], 'nothing landed outside');
