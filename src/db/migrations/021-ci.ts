@@ -16,7 +16,7 @@ export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promis
 
   // runner_type: instance_type | group_type | project_type. token_digest: the authentication token
   // (glrt-…); creation_method: registration_token | authenticated_user. tag_list: JSON array.
-  // contacted_at is written lazily (GitLab: when older than 40–55 minutes); version … architecture,
+  // contacted_at is written on contact, at most once a minute (RunnersService.authenticate); version … architecture,
   // ip_address and executor_type come from the runner's `info` on each contact.
   await id(db.schema.createTable('ci_runners'))
     .addColumn('runner_type', 'text', (c) => c.notNull())

@@ -44,9 +44,11 @@ export const JOB_STATUSES = [
 
 const ONLINE_MS = 2 * 3600_000;
 const STALE_MS = 7 * 86_400_000;
-/** Ci::Runner::UPDATE_CONTACT_COLUMN_EVERY: contacted_at is written when older than 40–55 minutes. */
-const CONTACT_EVERY_MIN_MS = 40 * 60_000;
-const CONTACT_EVERY_SPREAD_MS = 15 * 60_000;
+/**
+ * contacted_at is written on a contact when it is older than this: every contact counts, at a minute's
+ * resolution (GitLab keeps the latest contact in Redis and writes the column every 40–55 minutes).
+ */
+const CONTACT_EVERY_MS = 60_000;
 export const MAINTENANCE_NOTE_MAX = 1024;
 
 const OWNER = 50;
@@ -146,12 +148,11 @@ export class RunnersService {
 
   /**
    * The runner an authentication token belongs to (null when unknown or expired); records the
-   * contact (contacted_at, lazily, and what `info` says) when `contact` is given.
+   * contact (contacted_at and what `info` says) when `contact` is given.
    *
-   * contacted_at is written as GitLab does (Ci::Runner#heartbeat): only when the stored value is older
-   * than a random 40–55 minutes, so idle runners polling every few seconds do not write (and do not
-   * invalidate every cached runner list) on each poll; the status bar is 2 hours, well above that. The
-   * info fields are written whenever one of them changed.
+   * Every contact updates contacted_at (Ci::Runner#heartbeat), written at most once a minute per runner:
+   * a runner long-polling several times a minute writes once, so the cached runner lists are not
+   * invalidated on each poll. The info fields are written whenever one of them changed.
    */
   async authenticate(token: string, contact?: { info?: RunnerInfo; ip?: string }): Promise<CiRunnerRow | null> {
     if (typeof token !== 'string' || !token) return null;
@@ -175,8 +176,7 @@ export class RunnersService {
     take('executor_type', info.executor);
     take('ip_address', contact.ip);
     const now = Date.now();
-    const every = CONTACT_EVERY_MIN_MS + Math.floor(Math.random() * CONTACT_EVERY_SPREAD_MS);
-    const stale = !runner.contacted_at || Date.parse(runner.contacted_at) < now - every;
+    const stale = !runner.contacted_at || Date.parse(runner.contacted_at) < now - CONTACT_EVERY_MS;
     if (!stale && !Object.keys(changes).length) return runner;
     const set = { ...changes, contacted_at: new Date(now).toISOString() };
     await this.k.updateTable('ci_runners').set(set).where('id', '=', runner.id).execute();

@@ -6,7 +6,7 @@
 // Response cache: GET /runners/all and GET /runners/:id/jobs are served from it. Runner status
 // depends on the clock as well as on the rows, and cache entries live at most 5 seconds
 // (responseCache's TTL), so a runner that goes offline by the passage of time is shown online for at
-// most 5 seconds more — well inside the lazy contacted_at writes' own 40–55 minute granularity.
+// most 5 seconds more — well inside contacted_at's own one-minute granularity.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
