@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { CiBuildRow, CiJobArtifactRow, Database, ProjectRow } from '../../../db/schema.ts';
-import { isUniqueViolation } from '../../../db/sql.ts';
+import { isInt32, isUniqueViolation } from '../../../db/sql.ts';
 import { DomainError, Errors } from '../../../lib/errors.ts';
 import { safeEqual } from '../../../lib/secrets.ts';
 import { nowIso } from '../../../lib/time.ts';
@@ -126,6 +126,7 @@ export class ArtifactsService {
 
   /** find_build!: a job (not a bridge) of the project, else 404 "Not found". */
   async findBuild(project: ProjectRow, jobId: number): Promise<CiBuildRow> {
+    if (!isInt32(jobId)) throw Errors.recordNotFound();
     const job = await this.k
       .selectFrom('ci_builds')
       .selectAll()
@@ -208,6 +209,7 @@ export class ArtifactsService {
    * 403 rather than 404 so that a runner stops the job), with Job-Status when it is not running.
    */
   async authenticateJob(jobId: number, token: string | undefined): Promise<CiBuildRow> {
+    if (!isInt32(jobId)) throw Errors.forbidden();
     const job = await this.k.selectFrom('ci_builds').selectAll().where('id', '=', jobId).executeTakeFirst();
     if (!job || !token) throw Errors.forbidden();
     if (!job.token_digest || !safeEqual(job.token_digest, this.deps.digest(token))) throw Errors.forbidden();
@@ -222,6 +224,7 @@ export class ArtifactsService {
    * consumer's user, Hearth asks more: the same pipeline).
    */
   async authenticateDownload(jobId: number, token: string | undefined): Promise<CiBuildRow> {
+    if (!isInt32(jobId)) throw Errors.forbidden();
     const job = await this.k.selectFrom('ci_builds').selectAll().where('id', '=', jobId).executeTakeFirst();
     if (!job || !token) throw Errors.forbidden();
     const consumer = await this.k.selectFrom('ci_builds').selectAll().where('token_digest', '=', this.deps.digest(token)).executeTakeFirst();

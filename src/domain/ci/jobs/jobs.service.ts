@@ -4,7 +4,8 @@
 // Owner: the jobs part of issue 16 (see docs/design-notes.md, CI).
 import { sql } from 'kysely';
 import type { CiBuildRow, CiRunnerRow, NamespaceRow, ProjectRow, UserRow } from '../../../db/schema.ts';
-import { randomToken } from '../../../lib/secrets.ts';
+import { randomToken, safeEqual } from '../../../lib/secrets.ts';
+import { isInt32 } from '../../../db/sql.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { nowIso } from '../../../lib/time.ts';
 import type { Actor } from '../../access/actor.ts';
@@ -311,8 +312,8 @@ export class JobsService {
    * JobNotRunning (403 with Job-Status) when it no longer runs.
    */
   async authenticateJob(id: number, token: string | undefined): Promise<CiBuildRow> {
-    const job = Number.isSafeInteger(id) ? await this.k.selectFrom('ci_builds').selectAll().where('id', '=', id).executeTakeFirst() : undefined;
-    if (!job || !token || job.token_digest === null || job.token_digest !== this.deps.digest(token)) throw Errors.forbidden();
+    const job = isInt32(id) ? await this.k.selectFrom('ci_builds').selectAll().where('id', '=', id).executeTakeFirst() : undefined;
+    if (!job || !token || job.token_digest === null || !safeEqual(job.token_digest, this.deps.digest(token))) throw Errors.forbidden();
     if (job.erased_at) throw Errors.forbidden('Job has been erased!');
     if (job.status !== 'running') throw new JobNotRunning(job.status);
     return job;
@@ -444,7 +445,7 @@ export class JobsService {
 
   /** find_build! (builds) / find_job! (builds and bridges): 404 Not found otherwise. */
   async find(project: ProjectRow, jobId: number, types: string[] = ['build']): Promise<CiBuildRow> {
-    const job = Number.isSafeInteger(jobId)
+    const job = isInt32(jobId)
       ? await this.k
           .selectFrom('ci_builds')
           .selectAll()
