@@ -7,7 +7,7 @@ import { nextIid } from '../../../db/internal-ids.ts';
 import { BRANCH_PREFIX, TAG_PREFIX, ZERO_SHA } from '../../../git/refs.ts';
 import type { Repository } from '../../../git/repository.ts';
 import { nowIso } from '../../../lib/time.ts';
-import type { Actor } from '../../access/actor.ts';
+import { type Actor, userActor } from '../../access/actor.ts';
 import { settingsOf } from '../../projects/project-settings.ts';
 import { onRefsChanged } from '../../repository/push-events.ts';
 import { type EvalContext, evaluateJob, evaluateWorkflow } from '../config/evaluate.ts';
@@ -93,17 +93,8 @@ export class PipelinesService {
           if (!sha) continue;
           const commit = await target.repo.commit(sha);
           if (commit && SKIP_CI.test(commit.message)) continue;
-          const actor = {
-            kind: 'user',
-            user: target.user,
-            isAdmin: false,
-            scopes: null,
-            credential: 'none',
-            tokenId: null,
-            sudoFrom: null,
-            impersonated: false,
-            jobId: null,
-          } as Actor;
+          // the pusher, without admin mode (a push carries no session)
+          const actor = userActor(target.user, { isAdmin: false, credential: 'none' });
           await this.create(target.project, actor, {
             ref: c.ref.slice(tag ? TAG_PREFIX.length : BRANCH_PREFIX.length),
             tag,
