@@ -301,24 +301,28 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
     return { query: q.orderBy('id', 'asc'), project: p };
   }
 
+  /** One page of a pipeline's jobs (or bridges) and what their entities need. */
+  async function jobsPage(
+    req: { url: string; actor: Actor; params: { id: string }; query: { page?: number; per_page?: number } & Record<string, unknown> },
+    query: Awaited<ReturnType<typeof pipelineJobs>>['query'],
+  ) {
+    const page = await offsetPaginate(
+      k,
+      c.config.externalUrl,
+      { path: req.url.split('?')[0], params: linkParams(req.query, { id: req.params.id }), page: req.query.page, per_page: req.query.per_page },
+      query,
+    );
+    const views = await loadJobViews(c, page.items, { id: req.actor.user?.id ?? null, isAdmin: req.actor.isAdmin });
+    return { page, views };
+  }
+
   app.get(
     `${PROJECT}/pipelines/:pipeline_id/jobs`,
     { config: { ...read, jobToken: true }, schema: { tags: TAGS, params: PipelineParams, querystring: JobsQuery } },
     async (req, reply) => {
       const { query } = await pipelineJobs(req as never, false);
-      const page = await offsetPaginate(
-        k,
-        c.config.externalUrl,
-        {
-          path: req.url.split('?')[0],
-          params: linkParams(req.query as Record<string, unknown>, { id: req.params.id }),
-          page: req.query.page,
-          per_page: req.query.per_page,
-        },
-        query,
-      );
+      const { page, views } = await jobsPage(req as never, query);
       reply.headers(page.headers);
-      const views = await loadJobViews(c, page.items, { id: req.actor.user?.id ?? null, isAdmin: req.actor.isAdmin });
       return page.items.map((j) => toJob(j, views));
     },
   );
@@ -328,19 +332,8 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
     { config: read, schema: { tags: TAGS, params: PipelineParams, querystring: JobsQuery } },
     async (req, reply) => {
       const { query, project: p } = await pipelineJobs(req as never, true);
-      const page = await offsetPaginate(
-        k,
-        c.config.externalUrl,
-        {
-          path: req.url.split('?')[0],
-          params: linkParams(req.query as Record<string, unknown>, { id: req.params.id }),
-          page: req.query.page,
-          per_page: req.query.per_page,
-        },
-        query,
-      );
+      const { page, views } = await jobsPage(req as never, query);
       reply.headers(page.headers);
-      const views = await loadJobViews(c, page.items, { id: req.actor.user?.id ?? null, isAdmin: req.actor.isAdmin });
       const ids = page.items.map((b) => b.id);
       const children = ids.length ? await k.selectFrom('ci_pipelines').selectAll().where('parent_job_id', 'in', ids).execute() : [];
       const byJob = new Map(children.map((ch) => [ch.parent_job_id, ch]));
