@@ -1,5 +1,6 @@
 // buildApp(container) → the Fastify instance serving both APIs. What tests import.
 import { ciRoutes } from './http/platform/ci/index.ts';
+import { importExportRoutes } from './http/platform/import-export/index.ts';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
@@ -161,6 +162,7 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   translationWritesRoutes(app, c);
   changesRoutes(app, c);
   ciRoutes(app, c);
+  importExportRoutes(app, c);
   smartHttpRoutes(app, c);
   extend?.(app);
 

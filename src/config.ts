@@ -31,6 +31,14 @@ export interface Config {
    * default <dataDir>/blobs) or an S3-compatible bucket when HEARTH_S3_BUCKET is set.
    */
   blobStore: BlobStoreConfig;
+  /** how long a finished project export stays downloadable (hours; GitLab: 24) */
+  exportTtlHours: number;
+  /**
+   * POST /projects/remote-import-s3 fetches from AWS S3, or from this S3-compatible endpoint
+   * (HEARTH_IMPORT_S3_ENDPOINT, e.g. http://127.0.0.1:4569) with path-style addressing
+   * (HEARTH_IMPORT_S3_FORCE_PATH_STYLE, default on when an endpoint is set).
+   */
+  importS3: { endpoint: string | null; forcePathStyle: boolean };
   /** longest wait of a runner's POST /jobs/request when no job is waiting (ms; GitLab Workhorse: 50 s) */
   jobRequestTimeoutMs: number;
   version: string;
@@ -143,6 +151,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     archiveRateLimit: intVar(env, 'HEARTH_ARCHIVE_RATE_LIMIT', 5, 0, 1_000_000),
     searchTimeoutMs: intVar(env, 'HEARTH_SEARCH_TIMEOUT_MS', 5000, 10, 600_000),
     blobStore,
+    exportTtlHours: intVar(env, 'HEARTH_EXPORT_TTL_HOURS', 24, 1, 24 * 365),
+    importS3: {
+      endpoint: env.HEARTH_IMPORT_S3_ENDPOINT || null,
+      forcePathStyle: boolVar(env, 'HEARTH_IMPORT_S3_FORCE_PATH_STYLE', Boolean(env.HEARTH_IMPORT_S3_ENDPOINT)),
+    },
     jobRequestTimeoutMs: intVar(env, 'HEARTH_JOB_REQUEST_TIMEOUT_MS', 50_000, 0, 600_000),
     version: VERSION,
     revision: REVISION,

@@ -62,6 +62,10 @@ import { RunnersService } from './domain/ci/runners/runners.service.ts';
 import { CommitStatusesService } from './domain/ci/statuses.service.ts';
 import { BlobDeletions } from './storage/blob-deletions.ts';
 import { type BlobStore, createBlobStore } from './storage/blob-store.ts';
+import type { ImportExport, ImportExportDeps } from './domain/import-export/deps.ts';
+import { ExportsService } from './domain/import-export/export/export.service.ts';
+import { ImportsService } from './domain/import-export/import/import.service.ts';
+import { RelationImportsService } from './domain/import-export/import/relation-import.service.ts';
 
 export interface Container {
   config: Config;
@@ -107,6 +111,8 @@ export interface Container {
   store: BlobStore;
   /** CI: pipelines, jobs, runners, artifacts, commit statuses */
   ci: Ci;
+  /** project export and import: exports, imports (file, URL, S3), single-relation imports */
+  importExport: ImportExport;
   translation: {
     vcs: ComponentVcs;
     projects: TranslationProjectsService;
@@ -157,7 +163,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const members = new MembersService(db);
   const memberRoles = new MemberRolesService(db);
   const outbound = new Outbound({ resolve: opts.resolve });
-  const hooks = new SystemHooksService(db, settings, new SecretBox(await instanceSecret(db, 'secret_box_key')), outbound);
+  const box = new SecretBox(await instanceSecret(db, 'secret_box_key'));
+  const hooks = new SystemHooksService(db, settings, box, outbound);
   const deliveries = new HookDeliveries(db, hooks, outbound, settings, {
     externalUrl: config.externalUrl,
     version: config.version,
@@ -215,6 +222,17 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   worker.also('delayed jobs', () => ci.pipelines.processScheduled(), 5_000);
   const blobDeletions = new BlobDeletions(db, store);
   worker.also('blob deletions', () => blobDeletions.runQueued());
+  const importExport = {} as ImportExport;
+  const ideps: ImportExportDeps = { ...deps, config, store, outbound, projects, box, ie: importExport };
+  Object.assign(importExport, {
+    exports: new ExportsService(ideps),
+    imports: new ImportsService(ideps),
+    relationImports: new RelationImportsService(ideps),
+  } satisfies ImportExport);
+  worker.also('project exports', () => importExport.exports.runQueued());
+  worker.also('project imports', () => importExport.imports.runQueued());
+  worker.also('relation imports', () => importExport.relationImports.runQueued());
+  worker.also('export expiry', () => importExport.exports.removeExpired(), 60_000);
   const translation = {
     vcs,
     components,
@@ -229,6 +247,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     await worker.stop();
     await merges.idle();
     await writes.follow.idle();
+    await Promise.all([importExport.exports.idle(), importExport.imports.idle(), importExport.relationImports.idle()]);
     await pushes.stop();
     repos.close();
     await outbound.close();
@@ -269,6 +288,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     worker,
     store,
     ci,
+    importExport,
     translation,
     close,
   };

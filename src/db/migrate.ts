@@ -19,6 +19,7 @@ import * as m018 from './migrations/018-suggestions.ts';
 import * as m019 from './migrations/019-component-repository.ts';
 import * as m020 from './migrations/020-follow.ts';
 import * as m021 from './migrations/021-ci.ts';
+import * as m022 from './migrations/022-import-export.ts';
 
 export interface MigrationContext {
   dialect: DialectName;
@@ -48,6 +49,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '019-component-repository', up: m019.up },
   { name: '020-follow', up: m020.up },
   { name: '021-ci', up: m021.up },
+  { name: '022-import-export', up: m022.up },
 ];
 
 export async function migrate(db: Db): Promise<string[]> {

@@ -805,6 +805,82 @@ export interface CiJobArtifactsTable {
   created_at: string;
 }
 
+// ---- project export and import (migration 022) -----------------------------------------------------
+
+export interface ProjectExportsTable {
+  id: Generated<number>;
+  project_id: number;
+  user_id: number;
+  status: string; // queued | started | finished | failed (the current run)
+  description: string | null;
+  /** sealed (SecretBox); cleared once the archive was sent */
+  upload_url: string | null;
+  upload_method: string | null; // PUT | POST
+  /** the last finished archive (kept while a new run regenerates it) */
+  store_key: string | null;
+  file_name: string | null;
+  size: number | null;
+  error: string | null;
+  expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export interface ProjectImportsTable {
+  project_id: number;
+  user_id: number | null;
+  import_type: Generated<string>; // gitlab_project
+  source: string; // file | url | s3
+  /** sealed (SecretBox) JSON: what the job needs to fetch the archive; cleared when done */
+  source_params: string | null;
+  status: string; // scheduled | started | finished | failed | canceled
+  correlation_id: string;
+  import_error: string | null;
+  failed_relations: Generated<string>; // JSON array
+  store_key: string | null;
+  override_params: Generated<string>; // JSON object
+  created_at: string;
+  updated_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export interface RelationImportsTable {
+  id: Generated<number>;
+  project_id: number;
+  user_id: number | null;
+  relation: string; // issues | milestones | ci_pipelines | merge_requests
+  status: string; // created | started | finished | failed
+  store_key: string | null;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface IssuesTable {
+  id: Generated<number>;
+  project_id: number;
+  iid: number;
+  title: string;
+  description: string | null;
+  state: string; // opened | closed
+  author_id: number | null;
+  assignee_ids: Generated<string>; // JSON array of user ids
+  milestone_id: number | null;
+  labels: Generated<string>; // JSON array of label titles
+  confidential: Generated<number>;
+  discussion_locked: number | null;
+  due_date: string | null;
+  weight: number | null;
+  closed_by_id: number | null;
+  closed_at: string | null;
+  imported_from: Generated<string>;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   table_versions: TableVersionsTable;
   namespaces: NamespacesTable;
@@ -862,12 +938,20 @@ export interface Database {
   ci_builds: CiBuildsTable;
   ci_build_trace_chunks: CiBuildTraceChunksTable;
   ci_job_artifacts: CiJobArtifactsTable;
+  project_exports: ProjectExportsTable; // migration 022
+  project_imports: ProjectImportsTable;
+  relation_imports: RelationImportsTable;
+  issues: IssuesTable;
 }
 
 export type CiRunnerRow = Selectable<CiRunnersTable>;
 export type CiPipelineRow = Selectable<CiPipelinesTable>;
 export type CiBuildRow = Selectable<CiBuildsTable>;
 export type CiJobArtifactRow = Selectable<CiJobArtifactsTable>;
+export type ProjectExportRow = Selectable<ProjectExportsTable>;
+export type ProjectImportRow = Selectable<ProjectImportsTable>;
+export type RelationImportRow = Selectable<RelationImportsTable>;
+export type IssueRow = Selectable<IssuesTable>;
 
 export type UserRow = Selectable<UsersTable>;
 export type LanguageRow = Selectable<LanguagesTable>;

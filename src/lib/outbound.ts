@@ -341,6 +341,34 @@ export class Outbound {
     }
   }
 
+  /**
+   * Sends a local file as the request body, streamed (Content-Length set; export uploads to
+   * `upload[url]`), under the same rules and deadline as request(). Answers the status, the headers and at
+   * most `maxResponseBytes` (default 64 KiB) of the answer's body.
+   */
+  async sendFile(_req: Omit<OutboundRequest, 'body' | 'maxResponseBytes'> & { file: string; maxResponseBytes?: number }): Promise<OutboundResponse> {
+    throw new Error('not implemented');
+  }
+
+  /**
+   * Fetches `url` into the local file `file` (remote imports), streamed. `accept` sees the status and the
+   * headers before a byte is written and may throw to refuse; more than `maxBytes` of body →
+   * OutboundError 'too_large' (the file removed). `timeoutMs` covers the whole transfer; `idleTimeoutMs`
+   * (default timeoutMs) the longest silence. Answers the status, headers and bytes written.
+   */
+  async fetchToFile(_req: {
+    url: string;
+    file: string;
+    maxBytes: number;
+    rules: OutboundRules;
+    headers?: Record<string, string>;
+    timeoutMs?: number;
+    idleTimeoutMs?: number;
+    accept?: (status: number, headers: Record<string, string>) => void;
+  }): Promise<{ status: number; headers: Record<string, string>; size: number }> {
+    throw new Error('not implemented');
+  }
+
   async close(): Promise<void> {
     const agents = [...this.agents.values()];
     this.agents.clear();

@@ -13,14 +13,26 @@ const KIND = 'blob_delete';
 const KEYS_PER_JOB = 500;
 const MAX_ATTEMPTS = 5;
 
-/** In the deleting transaction: queues the blobs of these projects' artifacts for removal. */
+/** In the deleting transaction: queues the blobs of these projects (artifacts, archives) for removal. */
 export async function queueProjectBlobs(trx: Kysely<Database>, projectIds: number[]): Promise<void> {
   if (!projectIds.length) return;
-  const rows = await trx.selectFrom('ci_job_artifacts').select('store_key').where('project_id', 'in', projectIds).execute();
-  for (let i = 0; i < rows.length; i += KEYS_PER_JOB) {
+  const keys: string[] = [];
+  const artifacts = await trx.selectFrom('ci_job_artifacts').select('store_key').where('project_id', 'in', projectIds).execute();
+  keys.push(...artifacts.map((r) => r.store_key));
+  // export archives, and import archives not yet consumed
+  for (const table of ['project_exports', 'project_imports', 'relation_imports'] as const) {
+    const rows = await trx.selectFrom(table).select('store_key').where('project_id', 'in', projectIds).where('store_key', 'is not', null).execute();
+    keys.push(...rows.map((r) => r.store_key!));
+  }
+  await queueBlobDeletion(trx, keys);
+}
+
+/** In the caller's transaction: queues these blobs for removal once it commits (replaced or expired archives). */
+export async function queueBlobDeletion(trx: Kysely<Database>, keys: string[]): Promise<void> {
+  for (let i = 0; i < keys.length; i += KEYS_PER_JOB) {
     await trx
       .insertInto('jobs')
-      .values(queuedJob(KIND, { keys: rows.slice(i, i + KEYS_PER_JOB).map((r) => r.store_key) }))
+      .values(queuedJob(KIND, { keys: keys.slice(i, i + KEYS_PER_JOB) }))
       .execute();
   }
 }

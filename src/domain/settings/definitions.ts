@@ -77,6 +77,7 @@ export const BRANCH_ACCESS_LEVELS = [0, 30, 40, 60] as const;
 
 /** Repository storages known to this instance (gitlab.yml `repositories.storages`). */
 export const STORAGES = ['default'] as const;
+export const IMPORT_SOURCES = ['github', 'bitbucket', 'bitbucket_server', 'fogbugz', 'git', 'gitlab_project', 'gitea', 'manifest', 'gitlab_built_in_project_template'] as const;
 
 export const SETTINGS: Record<string, SettingDef> = {
   // integers
@@ -152,6 +153,7 @@ export const SETTINGS: Record<string, SettingDef> = {
   admin_mode: bool(false),
   silent_mode_enabled: bool(false),
   silent_admin_exports_enabled: bool(false),
+  project_export_enabled: bool(true),
   keep_latest_artifact: bool(true),
   require_admin_approval_after_user_signup: bool(true),
   allow_account_deletion: bool(true),
@@ -223,6 +225,8 @@ export const SETTINGS: Record<string, SettingDef> = {
   diagramsnet_url: str('https://embed.diagrams.net'),
   // arrays
   restricted_visibility_levels: { type: 'array', default: [] },
+  /** Gitlab::ImportSources: where projects may be imported from (gitlab_project: export archives) */
+  import_sources: { type: 'array', default: ['github', 'bitbucket', 'bitbucket_server', 'fogbugz', 'git', 'gitlab_project', 'gitea', 'manifest'], values: IMPORT_SOURCES },
   domain_allowlist: domains(),
   domain_denylist: domains(),
   outbound_local_requests_whitelist: domains(),

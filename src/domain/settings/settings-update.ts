@@ -203,7 +203,8 @@ function coerceParam(name: string, raw: unknown, errors: string[]): Coerced {
     return INVALID;
   }
   const allowed = Object.hasOwn(SETTINGS, target) && !GROUP_PATH_PARAMS.has(name) ? SETTINGS[target].values : undefined;
-  if (allowed && value !== null && !allowed.includes(value as string | number)) {
+  const each = Array.isArray(value) ? value : [value];
+  if (allowed && value !== null && !each.every((v) => allowed.includes(v as string | number))) {
     errors.push(`${name} does not have a valid value`);
     return INVALID;
   }
