@@ -77,7 +77,17 @@ export const BRANCH_ACCESS_LEVELS = [0, 30, 40, 60] as const;
 
 /** Repository storages known to this instance (gitlab.yml `repositories.storages`). */
 export const STORAGES = ['default'] as const;
-export const IMPORT_SOURCES = ['github', 'bitbucket', 'bitbucket_server', 'fogbugz', 'git', 'gitlab_project', 'gitea', 'manifest', 'gitlab_built_in_project_template'] as const;
+export const IMPORT_SOURCES = [
+  'github',
+  'bitbucket',
+  'bitbucket_server',
+  'fogbugz',
+  'git',
+  'gitlab_project',
+  'gitea',
+  'manifest',
+  'gitlab_built_in_project_template',
+] as const;
 
 export const SETTINGS: Record<string, SettingDef> = {
   // integers
@@ -226,7 +236,11 @@ export const SETTINGS: Record<string, SettingDef> = {
   // arrays
   restricted_visibility_levels: { type: 'array', default: [] },
   /** Gitlab::ImportSources: where projects may be imported from (gitlab_project: export archives) */
-  import_sources: { type: 'array', default: ['github', 'bitbucket', 'bitbucket_server', 'fogbugz', 'git', 'gitlab_project', 'gitea', 'manifest'], values: IMPORT_SOURCES },
+  import_sources: {
+    type: 'array',
+    default: ['github', 'bitbucket', 'bitbucket_server', 'fogbugz', 'git', 'gitlab_project', 'gitea', 'manifest'],
+    values: IMPORT_SOURCES,
+  },
   domain_allowlist: domains(),
   domain_denylist: domains(),
   outbound_local_requests_whitelist: domains(),

@@ -35,11 +35,14 @@ export async function restoreBundle(repo: Repository, file: string, defaultBranc
     .map((l) => l.split(' ')[1])
     .filter((r): r is string => Boolean(r));
   const refspecs = RESTORED.map((p) => `+${p}*:${p}*`);
-  const fetched = await git(['-c', 'fetch.fsckObjects=true', '-c', 'transfer.fsckObjects=true', 'fetch', '--quiet', '--no-tags', '--no-write-fetch-head', file, ...refspecs], {
-    gitDir: repo.gitDir,
-    timeoutMs: 30 * 60_000,
-    okCodes: [0, 1, 128],
-  });
+  const fetched = await git(
+    ['-c', 'fetch.fsckObjects=true', '-c', 'transfer.fsckObjects=true', 'fetch', '--quiet', '--no-tags', '--no-write-fetch-head', file, ...refspecs],
+    {
+      gitDir: repo.gitDir,
+      timeoutMs: 30 * 60_000,
+      okCodes: [0, 1, 128],
+    },
+  );
   if (fetched.code !== 0) throw new BundleError(`project.bundle could not be restored: ${fetched.stderr.trim().split('\n').pop() ?? ''}`);
   repo.touchRefs();
   const branches = heads.filter((h) => h.startsWith('refs/heads/')).map((h) => h.slice('refs/heads/'.length));

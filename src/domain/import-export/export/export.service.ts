@@ -23,7 +23,10 @@ export class ExportsService {
   }
 
   /** GET /projects/:id/export: the project and the actor's export status. */
-  async status(_actor: Actor, _idOrPath: string): Promise<{ project: ProjectRow; namespace: NamespaceRow; status: ExportStatus; row: ProjectExportRow | null }> {
+  async status(
+    _actor: Actor,
+    _idOrPath: string,
+  ): Promise<{ project: ProjectRow; namespace: NamespaceRow; status: ExportStatus; row: ProjectExportRow | null }> {
     throw new Error('not implemented');
   }
 

@@ -10,7 +10,11 @@ export class RelationImportsService {
   constructor(readonly deps: ImportExportDeps) {}
 
   /** POST /projects/import-relation: `path` is the project's full path; `file` the spooled upload. */
-  async request(_actor: Actor, _input: { path: string; relation: ImportableRelation }, _file: { path: string; size: number }): Promise<{ row: RelationImportRow; projectPath: string }> {
+  async request(
+    _actor: Actor,
+    _input: { path: string; relation: ImportableRelation },
+    _file: { path: string; size: number },
+  ): Promise<{ row: RelationImportRow; projectPath: string }> {
     throw new Error('not implemented');
   }
 
