@@ -98,6 +98,7 @@ const DEFAULTS: Record<string, unknown> = {
   housekeeping_gc_period: 10,
   housekeeping_incremental_repack_period: 10,
   housekeeping_optimize_repository_period: 10,
+  import_sources: ['github', 'bitbucket', 'bitbucket_server', 'fogbugz', 'git', 'gitlab_project', 'gitea', 'manifest'],
   issues_create_limit: 300,
   keep_latest_artifact: true,
   kroki_enabled: false,
@@ -145,6 +146,7 @@ const DEFAULTS: Record<string, unknown> = {
   signin_enabled: true,
   signup_enabled: true,
   silent_admin_exports_enabled: false,
+  project_export_enabled: true,
   silent_mode_enabled: false,
   snippet_size_limit: 52428800,
   terminal_max_session_time: 0,
@@ -363,6 +365,7 @@ test('type coercion like Grape; wrong types and values are 400 {"error"} and not
     [{ payload: { default_group_visibility: 10 } }, 'default_group_visibility does not have a valid value'],
     [{ payload: { default_branch_protection: 5 } }, 'default_branch_protection does not have a valid value'],
     [{ payload: { ed25519_key_restriction: 1024 } }, 'ed25519_key_restriction does not have a valid value'],
+    [{ payload: { import_sources: ['gitlab_project', 'svn'] } }, 'import_sources does not have a valid value'],
     // several failures are joined; a valid parameter next to them is not written either
     [
       { payload: { signup_enabled: false, max_login_attempts: 'x', dsa_key_restriction: 4096, admin_mode: 'sure' } },
@@ -733,4 +736,15 @@ test('stored garbage refused: integers beyond 32 bits and NUL bytes are 400 {"er
     (e: any) => e.status === 400 && e.detail === 'default_projects_limit is invalid',
   );
   assert.deepEqual(await storedRow(c), stored);
+});
+
+test('import_sources: a list of known sources, stored as given', async (t) => {
+  const { app, c, root } = await buildTestApp(t);
+  const res = await put(app, root, { payload: { import_sources: ['git', 'gitlab_project'] } });
+  assert.equal(res.statusCode, 200);
+  assert.deepEqual(res.json().import_sources, ['git', 'gitlab_project']);
+  assert.deepEqual((await c.settings.get()).import_sources, ['git', 'gitlab_project']);
+  const empty = await put(app, root, { payload: { import_sources: [] } });
+  assert.equal(empty.statusCode, 200);
+  assert.deepEqual(empty.json().import_sources, []);
 });
