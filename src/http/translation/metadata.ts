@@ -143,11 +143,15 @@ interface PathEntry {
   declared: DrfView;
   /** who answers OPTIONS: nobody yet, a route of its own, or ours */
   options: 'none' | 'own' | 'ours';
+  /** Allow as last computed, and for how many methods (a route registered later makes it stale) */
+  allowMemo?: { methods: number; value: string };
 }
 
 /** Every translation path of one app: its methods, declared view and the routes serving it. */
 export class DrfViews {
   private readonly paths = new Map<string, PathEntry>();
+  /** route pattern → its entry: every request asks, and the patterns are few */
+  private readonly byPattern = new Map<string, PathEntry>();
   private readonly router = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 1000 });
 
   /** Records a translation route (from onRoute); returns its path's entry. */
@@ -184,7 +188,11 @@ export class DrfViews {
   }
 
   entry(url: string): PathEntry | undefined {
-    return this.paths.get(keyOf(url));
+    const known = this.byPattern.get(url);
+    if (known) return known;
+    const entry = this.paths.get(keyOf(url));
+    if (entry) this.byPattern.set(url, entry);
+    return entry;
   }
 
   entries(): PathEntry[] {
@@ -203,10 +211,13 @@ export class DrfViews {
 
   /** DRF's Allow for a path: its methods in DRF's order, HEAD with GET, and OPTIONS. */
   allow(entry: PathEntry): string {
+    if (entry.allowMemo?.methods === entry.methods.size) return entry.allowMemo.value;
     const methods = new Set(entry.methods);
     if (methods.has('GET')) methods.add('HEAD');
     methods.add('OPTIONS');
-    return DRF_METHOD_ORDER.filter((m) => methods.has(m)).join(', ');
+    const value = DRF_METHOD_ORDER.filter((m) => methods.has(m)).join(', ');
+    entry.allowMemo = { methods: entry.methods.size, value };
+    return value;
   }
 
   /** DRF get_breadcrumbs: every prefix of the path (ending in /) that a GET translation view serves, with its name. */
