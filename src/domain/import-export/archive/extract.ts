@@ -1,5 +1,19 @@
 // Archives are untrusted: extraction into a fresh directory refuses what could escape it or exhaust
 // the machine. Owner: the archive-safety part of issue 17.
+//
+// The .tar.gz is read as a stream: gunzip (its output counted against maxBytes, the whole run under
+// timeoutMs) → node-tar's Parser (strict: a bad checksum, a truncated or unrecognised archive is an error)
+// → each entry decided here before a byte of it is written: regular files and directories only, written
+// by this module (never through tar's Unpack), with paths checked segment by segment and resolved inside
+// `dest`. Nothing but directories and regular files is ever created, so no path can be redirected by
+// an earlier entry; files are opened O_NOFOLLOW all the same. Memory stays bounded: the parser is fed
+// one gunzip chunk at a time, with backpressure, and at most a few files are being written at once.
+import { once } from 'node:events';
+import { constants, createReadStream, createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname, resolve, sep } from 'node:path';
+import { createGunzip } from 'node:zlib';
+import { Parser, type ReadEntry } from 'tar';
 
 export interface ExtractLimits {
   /** max_decompressed_archive_size (MiB → bytes here); 0 = unlimited */
@@ -11,11 +25,191 @@ export interface ExtractLimits {
 /** The archive cannot be used: the import fails with this message in import_error. */
 export class ArchiveError extends Error {}
 
+/** GitLab's message (Gitlab::ImportExport::DecompressedArchiveSizeValidator through FileImporter) */
+export const SIZE_MESSAGE = 'Decompressed archive size validation failed.';
+export const TIMEOUT_MESSAGE = 'Timeout reached during archive decompression';
+
+const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
+const REFUSED_TYPES: Record<string, string> = {
+  SymbolicLink: 'symbolic link',
+  Link: 'hard link',
+  CharacterDevice: 'character device',
+  BlockDevice: 'block device',
+  FIFO: 'FIFO',
+};
+/** files being written at once (the parser is not fed while more are open) */
+const MAX_OPEN = 8;
+const MAX_PATH = 4096;
+
 /**
  * Extracts the .tar.gz `file` into `dest` (created, must not exist). Only regular files and directories;
  * refuses (ArchiveError, and removes `dest`) absolute paths, `..` segments, symlinks, hard links, device
  * files, more than maxBytes decompressed, more than timeoutMs, and anything that is not gzip+tar.
  */
-export async function extractArchive(_file: string, _dest: string, _limits: ExtractLimits): Promise<void> {
-  throw new Error('not implemented');
+export async function extractArchive(file: string, dest: string, limits: ExtractLimits): Promise<void> {
+  const root = resolve(dest);
+  await mkdir(dirname(root), { recursive: true });
+  await mkdir(root, { mode: 0o700 }); // EEXIST: the caller's mistake, nothing of theirs is removed
+  const abort = new AbortController();
+  let failure: Error | null = null;
+  const fail = (err: Error) => {
+    if (failure) return;
+    failure = err;
+    abort.abort(err);
+  };
+  let timer: NodeJS.Timeout | undefined;
+  if (limits.timeoutMs > 0) timer = setTimeout(() => fail(new ArchiveError(TIMEOUT_MESSAGE)), limits.timeoutMs);
+  const writers = new Set<WriteStream>();
+  try {
+    await run(file, root, limits.maxBytes, abort.signal, fail, () => failure, writers);
+    if (failure) throw failure;
+  } catch (err) {
+    const e = failure ?? toArchiveError(err);
+    for (const w of writers) w.destroy();
+    await rm(root, { recursive: true, force: true });
+    throw e;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function run(
+  file: string,
+  root: string,
+  maxBytes: number,
+  signal: AbortSignal,
+  fail: (err: Error) => void,
+  failed: () => Error | null,
+  writers: Set<WriteStream>,
+): Promise<void> {
+  const source = createReadStream(file);
+  const gunzip = createGunzip();
+  const parser = new Parser({ strict: true, zstd: false, brotli: false });
+  const parsed = new Promise<void>((res, rej) => {
+    parser.once('end', res);
+    parser.once('error', (err: Error) => rej(new ArchiveError(`Invalid file: not a valid tar archive (${err.message})`)));
+  });
+  parsed.catch(() => {}); // observed below; a failure elsewhere may come first
+  parser.on('error', (err: Error) => fail(new ArchiveError(`Invalid file: not a valid tar archive (${err.message})`)));
+  signal.addEventListener('abort', () => {
+    source.destroy();
+    gunzip.destroy();
+  });
+  const waiters: Array<() => void> = [];
+  const release = () => {
+    for (const w of waiters.splice(0)) w();
+  };
+  const released = () => new Promise<void>((r) => waiters.push(r));
+  signal.addEventListener('abort', release, { once: true });
+  const aborted = new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+
+  parser.on('entry', (entry: ReadEntry) => {
+    if (failed()) return void entry.resume();
+    let target: string | null;
+    try {
+      target = checkEntry(entry, root);
+    } catch (err) {
+      entry.resume();
+      return fail(err as Error);
+    }
+    if (target === null) return void entry.resume();
+    try {
+      if (entry.type === 'Directory') {
+        mkdirSync(target, { recursive: true, mode: 0o700 });
+        return void entry.resume();
+      }
+      mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+    } catch (err) {
+      entry.resume();
+      return fail(fsError(err, entry.path));
+    }
+    const out = createWriteStream(target, {
+      flags: (constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW) as unknown as string,
+      mode: 0o600,
+    });
+    writers.add(out);
+    const done = () => {
+      writers.delete(out);
+      release();
+    };
+    out.once('close', done);
+    out.once('error', (err) => {
+      fail(fsError(err, entry.path));
+      done();
+    });
+    entry.pipe(out);
+  });
+
+  const waitForWriters = async () => {
+    while (writers.size >= MAX_OPEN && !failed()) await released();
+  };
+
+  let total = 0;
+  let head = Buffer.alloc(0);
+  try {
+    source.on('error', (err) => gunzip.destroy(err));
+    source.pipe(gunzip);
+    for await (const chunk of gunzip as AsyncIterable<Buffer>) {
+      if (failed()) break;
+      total += chunk.length;
+      if (maxBytes > 0 && total > maxBytes) return fail(new ArchiveError(SIZE_MESSAGE));
+      if (head.length < 4) {
+        head = Buffer.concat([head, chunk.subarray(0, 4 - head.length)]);
+        // a compressed stream inside: node-tar would inflate it again, past the count above
+        if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) return fail(new ArchiveError('Invalid file: not a tar archive'));
+      }
+      await waitForWriters();
+      if (failed()) break;
+      if (!parser.write(chunk)) await once(parser, 'drain', { signal });
+    }
+  } catch (err) {
+    if (failed()) return;
+    const e = err as NodeJS.ErrnoException;
+    if (e.code?.startsWith('Z_') || e.code === 'ERR_ZLIB') return fail(new ArchiveError(`Invalid file: not a valid gzip archive (${e.message})`));
+    throw err;
+  }
+  if (failed()) return;
+  parser.end();
+  await Promise.race([parsed, aborted]);
+  // the last files still being flushed
+  while (writers.size > 0 && !failed()) await released();
+}
+
+/** The entry's place under `root`, null to skip (the root itself), or ArchiveError. */
+function checkEntry(entry: ReadEntry, root: string): string | null {
+  const p = entry.path;
+  const shown = JSON.stringify(p.length > 200 ? `${p.slice(0, 200)}…` : p);
+  const refused = REFUSED_TYPES[entry.type];
+  if (refused) throw new ArchiveError(`Invalid file: ${shown} is a ${refused}`);
+  if (!FILE_TYPES.has(entry.type) && entry.type !== 'Directory') throw new ArchiveError(`Invalid file: ${shown} has an unsupported type (${entry.type})`);
+  if (p.includes('\0')) throw new ArchiveError('Invalid file: a path holds a NUL byte');
+  if (Buffer.byteLength(p) > MAX_PATH) throw new ArchiveError('Invalid file: a path is too long');
+  if (p.startsWith('/')) throw new ArchiveError(`Invalid file: ${shown} is an absolute path`);
+  const segments = p.split('/');
+  if (segments.includes('..')) throw new ArchiveError(`Invalid file: ${shown} leaves the archive`);
+  const kept = segments.filter((s) => s !== '' && s !== '.');
+  if (kept.length === 0) {
+    if (entry.type === 'Directory') return null;
+    throw new ArchiveError(`Invalid file: ${shown} is not a file name`);
+  }
+  const target = resolve(root, ...kept);
+  if (!target.startsWith(root + sep)) throw new ArchiveError(`Invalid file: ${shown} leaves the archive`);
+  return target;
+}
+
+function fsError(err: unknown, path: string): Error {
+  const e = err as NodeJS.ErrnoException;
+  const shown = JSON.stringify(path.length > 200 ? `${path.slice(0, 200)}…` : path);
+  if (['EEXIST', 'ENOTDIR', 'EISDIR', 'ENAMETOOLONG', 'ELOOP'].includes(e.code ?? '')) {
+    return new ArchiveError(`Invalid file: ${shown} cannot be written (${e.code})`);
+  }
+  return e;
+}
+
+function toArchiveError(err: unknown): Error {
+  if (err instanceof ArchiveError) return err;
+  const e = err as NodeJS.ErrnoException;
+  if (e?.code?.startsWith('Z_') || e?.code === 'ERR_ZLIB') return new ArchiveError(`Invalid file: not a valid gzip archive (${e.message})`);
+  if (e?.code === 'ABORT_ERR') return new ArchiveError('Invalid file');
+  return e instanceof Error ? e : new Error(String(e));
 }
