@@ -14,7 +14,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import yazl from 'yazl';
 import { tokenDigest } from '../src/lib/secrets.ts';
-import { benchContainer, CONNECTIONS, DURATION, median, publicProject, Report, ROOT_TOKEN, ROUNDS, serve } from './harness.ts';
+import { benchContainer, CONNECTIONS, DURATION, listTableHeader, median, publicProject, Report, ROOT_TOKEN, ROUNDS, serve } from './harness.ts';
 
 const RUNNERS = Number(process.env.BENCH_RUNNERS ?? 1_000);
 const JOBS = Number(process.env.BENCH_JOBS ?? 100_000);
@@ -154,16 +154,13 @@ await insertAll('ci_builds', jobRows, 1000);
 if (c.db.dialect === 'postgres') await sql`analyze`.execute(k);
 const seeded = (performance.now() - t0) / 1000;
 
-const { app, address, againstFloor } = await serve(c);
+const { app, address, listScenario } = await serve(c);
 const report = new Report();
 const line = (x: string) => report.line(x);
 line(
   `Hearth CI bench — ${RUNNERS} runners, ${JOBS} jobs in ${PIPELINES} pipelines over ${PROJECTS} projects (seeded in ${seeded.toFixed(1)} s), ${CONNECTIONS} connections, median of ${ROUNDS} alternating ${DURATION}s rounds, ${c.db.dialect}, node ${process.version}`,
 );
-line(
-  `| scenario | req/s | p50 ms | p99 ms | static req/s | static p99 ms | ratio | bar (ratio ≥ ${BAR.ratio}, p99 < ${BAR.p99} ms) | uncached ms | after a write ms |`,
-);
-line('|---|---|---|---|---|---|---|---|---|---|');
+for (const l of listTableHeader(BAR)) line(l);
 let failed = false;
 const headers = { 'private-token': ROOT_TOKEN };
 const busy = runners[0].id;
@@ -174,41 +171,22 @@ const scenarios = [
   { name: 'GET /runners/:id/jobs?status=failed', url: `/api/v4/runners/${busy}/jobs?status=failed` },
 ];
 for (const [i, s] of scenarios.entries()) {
-  const sample = await app.inject({ method: 'GET', url: s.url, headers });
-  if (sample.statusCode !== 200) throw new Error(`${s.url} → ${sample.statusCode} ${sample.body.slice(0, 200)}`);
-  if (sample.json().length === 0) throw new Error(`${s.url}: an empty page measures nothing`);
-  const misses: number[] = [];
-  for (let r = 0; r < 21; r++) {
-    const t = performance.now();
-    const res = await app.inject({ method: 'GET', url: `${s.url}&uncached=${r}`, headers });
-    misses.push(performance.now() - t);
-    if (res.statusCode !== 200) throw new Error(`${s.url} (uncached) → ${res.statusCode}`);
-  }
-  const afterWrite: number[] = [];
-  for (let r = 0; r < 21; r++) {
-    if (s.url.includes('/jobs'))
-      await k
-        .updateTable('ci_builds')
-        .set({ coverage: r })
-        .where('runner_id', '=', busy)
-        .where('id', '=', 1 + r * 100) // a job of the busy runner (jobs go round the first 100 runners)
-        .execute();
-    else
-      await k
-        .updateTable('ci_runners')
-        .set({ description: `runner ${r} (renamed)` })
-        .where('id', '=', runners[r].id)
-        .execute();
-    const t = performance.now();
-    await app.inject({ method: 'GET', url: s.url, headers });
-    afterWrite.push(performance.now() - t);
-  }
-  const { real, floor, ratio, failures } = await againstFloor(i, s.url, headers, Buffer.from(sample.body));
-  const ok = ratio >= BAR.ratio && real.p99 < BAR.p99;
+  const write = (r: number) =>
+    s.url.includes('/jobs')
+      ? k
+          .updateTable('ci_builds')
+          .set({ coverage: r })
+          .where('runner_id', '=', busy)
+          .where('id', '=', 1 + r * 100) // a job of the busy runner (jobs go round the first 100 runners)
+          .execute()
+      : k
+          .updateTable('ci_runners')
+          .set({ description: `runner ${r} (renamed)` })
+          .where('id', '=', runners[r].id)
+          .execute();
+  const { row, ok } = await listScenario(i, s, headers, BAR, write);
   failed ||= !ok;
-  line(
-    `| ${s.name} (${sample.json().length} rows, ${sample.body.length} B) | ${real.rps.toFixed(0)} | ${real.p50} | ${real.p99} | ${floor.rps.toFixed(0)} | ${floor.p99} | ${ratio.toFixed(2)} | ${ok ? 'ok' : 'MISSED'}${failures ? ` (${failures} timeouts/errors)` : ''} | ${median(misses, (x) => x).toFixed(1)} | ${median(afterWrite, (x) => x).toFixed(1)} |`,
-  );
+  line(row);
 }
 
 // --- pick-up latency with 50 idle long-polling runners ---

@@ -107,7 +107,53 @@ export async function serve(c: Container, opts: { workers?: number } = {}) {
     return { real, floor, ratio: real.rps / floor.rps, failures: reals.reduce((n, x) => n + x.failures, 0) };
   }
 
-  return { app, address, measure, againstFloor };
+  /**
+   * One list endpoint as the list benches report it: a sample (200 and a non-empty page), the uncached path
+   * (a parameter the endpoint ignores makes every request a cache miss) and the first read after a write
+   * (`write(r)` changes a row the page shows), each the median of 21 in-process requests, then the load
+   * test against the floor. Answers the table row's cells and whether the bar holds.
+   */
+  async function listScenario(
+    i: number,
+    s: { name: string; url: string },
+    headers: Record<string, string>,
+    bar: { ratio: number; p99: number },
+    write: (r: number) => Promise<unknown>,
+    unit = 'rows',
+  ): Promise<{ row: string; ok: boolean }> {
+    const sample = await app.inject({ method: 'GET', url: s.url, headers });
+    if (sample.statusCode !== 200) throw new Error(`${s.url} → ${sample.statusCode} ${sample.body.slice(0, 200)}`);
+    if (sample.json().length === 0) throw new Error(`${s.url}: an empty page measures nothing`);
+    const sep = s.url.includes('?') ? '&' : '?';
+    const misses: number[] = [];
+    for (let r = 0; r < 21; r++) {
+      const t = performance.now();
+      const res = await app.inject({ method: 'GET', url: `${s.url}${sep}uncached=${r}`, headers });
+      misses.push(performance.now() - t);
+      if (res.statusCode !== 200) throw new Error(`${s.url} (uncached) → ${res.statusCode}`);
+    }
+    const afterWrite: number[] = [];
+    for (let r = 0; r < 21; r++) {
+      await write(r);
+      const t = performance.now();
+      await app.inject({ method: 'GET', url: s.url, headers });
+      afterWrite.push(performance.now() - t);
+    }
+    const { real, floor, ratio, failures } = await againstFloor(i, s.url, headers, Buffer.from(sample.body));
+    const ok = ratio >= bar.ratio && real.p99 < bar.p99;
+    const row = `| ${s.name} (${sample.json().length} ${unit}, ${sample.body.length} B) | ${real.rps.toFixed(0)} | ${real.p50} | ${real.p99} | ${floor.rps.toFixed(0)} | ${floor.p99} | ${ratio.toFixed(2)} | ${ok ? 'ok' : 'MISSED'}${failures ? ` (${failures} timeouts/errors)` : ''} | ${median(misses, (x) => x).toFixed(1)} | ${median(afterWrite, (x) => x).toFixed(1)} |`;
+    return { row, ok };
+  }
+
+  return { app, address, measure, againstFloor, listScenario };
+}
+
+/** The header of the list benches' table (rows from listScenario). */
+export function listTableHeader(bar: { ratio: number; p99: number }): string[] {
+  return [
+    `| scenario | req/s | p50 ms | p99 ms | static req/s | static p99 ms | ratio | bar (ratio ≥ ${bar.ratio}, p99 < ${bar.p99} ms) | uncached ms | after a write ms |`,
+    '|---|---|---|---|---|---|---|---|---|---|',
+  ];
 }
 
 /** The lines of the result table: printed as they come, and written to `BENCH_OUT` at the end. */

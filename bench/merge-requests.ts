@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { userActor } from '../src/domain/access/actor.ts';
 import type { MergeRequestFilters, MergeRequestListScope } from '../src/domain/merge-requests/merge-requests-query.ts';
-import { benchContainer, CONNECTIONS, DURATION, median, Report, ROUNDS, serve } from './harness.ts';
+import { benchContainer, CONNECTIONS, DURATION, listTableHeader, median, Report, ROUNDS, serve } from './harness.ts';
 
 const MRS = Number(process.env.BENCH_MRS ?? 100_000);
 const PROJECTS = Number(process.env.BENCH_MR_PROJECTS ?? 1_000);
@@ -304,44 +304,21 @@ if (process.env.BENCH_EXPLAIN) {
   process.exit(0);
 }
 
-const { app, againstFloor } = await serve(c);
+const { app, listScenario } = await serve(c);
 const report = new Report();
 const line = (x: string) => report.line(x);
 line(
   `Hearth merge requests bench — ${MRS} merge requests over ${projects.length} projects (${perProject} each), ${LABELS} labels, ${MILESTONES} milestones, ${USERS} users (seeded in ${seeded.toFixed(1)} s), viewer a member of 150 projects, ${CONNECTIONS} connections, median of ${ROUNDS} alternating ${DURATION}s rounds, ${c.db.dialect}, node ${process.version}`,
 );
-line(
-  `| scenario | req/s | p50 ms | p99 ms | static req/s | static p99 ms | ratio | bar (ratio ≥ ${BAR.ratio}, p99 < ${BAR.p99} ms) | uncached ms | after a write ms |`,
-);
-line('|---|---|---|---|---|---|---|---|---|---|');
+for (const l of listTableHeader(BAR)) line(l);
 let failed = false;
 const headers = { 'private-token': viewerToken };
 for (const [i, s] of scenarios.entries()) {
-  const sample = await app.inject({ method: 'GET', url: s.url, headers });
-  if (sample.statusCode !== 200) throw new Error(`${s.url} → ${sample.statusCode} ${sample.body.slice(0, 200)}`);
-  if (sample.json().length === 0) throw new Error(`${s.url}: an empty page measures nothing`);
-  // The uncached path: a parameter the endpoint ignores makes every request a cache miss.
-  const misses: number[] = [];
-  for (let r = 0; r < 21; r++) {
-    const t = performance.now();
-    const res = await app.inject({ method: 'GET', url: `${s.url}&uncached=${r}`, headers });
-    misses.push(performance.now() - t);
-    if (res.statusCode !== 200) throw new Error(`${s.url} (uncached) → ${res.statusCode}`);
-  }
-  // The first read after a write: a merge request changes, the same URL is read again.
-  const afterWrite: number[] = [];
-  for (let r = 0; r < 21; r++) {
-    await k.updateTable('merge_requests').set({ user_notes_count: r }).where('id', '=', mrIds[r]).execute();
-    const t = performance.now();
-    await app.inject({ method: 'GET', url: s.url, headers });
-    afterWrite.push(performance.now() - t);
-  }
-  const { real, floor, ratio, failures } = await againstFloor(i, s.url, headers, Buffer.from(sample.body));
-  const ok = ratio >= BAR.ratio && real.p99 < BAR.p99;
+  // the first read after a write: a merge request changes, the same URL is read again
+  const write = (r: number) => k.updateTable('merge_requests').set({ user_notes_count: r }).where('id', '=', mrIds[r]).execute();
+  const { row, ok } = await listScenario(i, s, headers, BAR, write, 'MRs');
   failed ||= !ok;
-  line(
-    `| ${s.name} (${sample.json().length} MRs, ${sample.body.length} B) | ${real.rps.toFixed(0)} | ${real.p50} | ${real.p99} | ${floor.rps.toFixed(0)} | ${floor.p99} | ${ratio.toFixed(2)} | ${ok ? 'ok' : 'MISSED'}${failures ? ` (${failures} timeouts/errors)` : ''} | ${median(misses, (x) => x).toFixed(1)} | ${median(afterWrite, (x) => x).toFixed(1)} |`,
-  );
+  line(row);
 }
 
 await app.close();
