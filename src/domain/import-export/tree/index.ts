@@ -6,19 +6,19 @@ import type { Database, ProjectRow, UserRow } from '../../../db/schema.ts';
 import type { FeatureDeps } from '../../deps.ts';
 import type { ProjectAttributes } from '../../projects/projects.service.ts';
 import type { FailedRelation, ImportableRelation } from '../archive/layout.ts';
+import { TreeError } from './errors.ts';
+import { readProjectAttributes as readAttributes } from './project-json.ts';
+import { writeTree as write, type TreeCounts } from './write.ts';
 
-export interface TreeCounts {
-  /** relation name → items written or imported */
-  [relation: string]: number;
-}
+export type { TreeCounts };
 
 /**
  * Writes `<dir>/tree/project.json` and `<dir>/tree/project/<relation>.ndjson` for the project, reading the
  * database page by page (bounded memory whatever the project's size). `description` replaces the
  * project's description in project.json (POST /projects/:id/export's `description`).
  */
-export async function writeTree(_deps: FeatureDeps, _project: ProjectRow, _dir: string, _opts: { description?: string } = {}): Promise<TreeCounts> {
-  throw new Error('not implemented');
+export async function writeTree(deps: FeatureDeps, project: ProjectRow, dir: string, opts: { description?: string } = {}): Promise<TreeCounts> {
+  return write(deps, project, dir, opts);
 }
 
 /**
@@ -26,8 +26,8 @@ export async function writeTree(_deps: FeatureDeps, _project: ProjectRow, _dir: 
  * visibility, default_branch, settings in ProjectAttributes' names). Throws TreeError when the file is
  * missing or is not a JSON object.
  */
-export async function readProjectAttributes(_dir: string): Promise<ProjectAttributes> {
-  throw new Error('not implemented');
+export async function readProjectAttributes(dir: string): Promise<ProjectAttributes> {
+  return readAttributes(dir);
 }
 
 export interface ImportTreeOptions {
@@ -62,5 +62,4 @@ export async function clearTree(_trx: Kysely<Database>, _projectId: number): Pro
   throw new Error('not implemented');
 }
 
-/** The archive's tree is unusable: the import fails with this message in import_error. */
-export class TreeError extends Error {}
+export { TreeError };
