@@ -29,6 +29,8 @@ export interface ProjectView {
   isFork: boolean;
   /** a fork's source when the viewer may see it (forked_from_project); views of sources leave it out */
   forkedFrom?: ProjectView;
+  /** the project's import (import_status, import_type, import_error); null when it was not imported */
+  importState?: { status: string; import_type: string; import_error: string | null } | null;
 }
 
 export const PROJECT_ORDERS = ['id', 'name', 'path', 'created_at', 'updated_at', 'last_activity_at', 'similarity', 'star_count'] as const;
@@ -264,6 +266,11 @@ export class ProjectsQuery {
         .execute(),
     ]);
     const forksCount = new Map(counts.map((c) => [c.forked_from_project_id!, Number(c.n)]));
+    const imports = new Map(
+      (await k.selectFrom('project_imports').select(['project_id', 'status', 'import_type', 'import_error']).where('project_id', 'in', ids).execute()).map(
+        ({ project_id, ...state }) => [project_id, state],
+      ),
+    );
     const sourceOf = new Map(links.map((l) => [l.project_id, l.forked_from_project_id]));
     const sourceIds = [...new Set(links.flatMap((l) => (l.forked_from_project_id === null ? [] : [l.forked_from_project_id])))];
     const sources = new Map<number, ProjectView>();
@@ -335,6 +342,7 @@ export class ProjectsQuery {
         groupMemberLevel: groupLevel,
         forksCount: forksCount.get(project.id) ?? 0,
         isFork: sourceOf.has(project.id),
+        importState: imports.get(project.id) ?? null,
         ...(withSources && sources.has(sourceOf.get(project.id) ?? -1) ? { forkedFrom: sources.get(sourceOf.get(project.id)!)! } : {}),
       });
     }

@@ -23,8 +23,8 @@ const PROJECT = '/api/v4/projects/:id';
 const OFFSET_LIMIT = { limit: 50_000, type: 'Project' };
 /** Never echoed into Link headers. */
 const CREDENTIAL_PARAMS = new Set(['private_token', 'access_token', 'job_token']);
-/** What a project list is made of (the response cache keys on their versions). */
-const LIST_TABLES = ['projects', 'namespaces', 'members', 'member_roles', 'users', 'redirect_routes'] as const;
+/** What a project list is made of (the response cache keys on their versions; project_imports: the import fields). */
+const LIST_TABLES = ['projects', 'namespaces', 'members', 'member_roles', 'users', 'redirect_routes', 'project_imports'] as const;
 
 const VISIBILITIES = ['private', 'internal', 'public'] as const;
 

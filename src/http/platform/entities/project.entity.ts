@@ -295,10 +295,10 @@ export function toProject(view: ProjectView, shape: ProjectShape, ctx: ProjectVi
   if (view.isFork) out.mr_default_target_self = s.mr_default_target_self;
   if (adminProject) {
     out.import_url = null;
-    out.import_type = null;
+    out.import_type = view.importState?.import_type ?? null;
   }
-  out.import_status = 'none';
-  if (adminProject) out.import_error = null;
+  out.import_status = view.importState?.status ?? 'none';
+  if (adminProject) out.import_error = view.importState?.import_error ?? null;
   if (issues) out.open_issues_count = 0;
   out.description_html = descriptionHtml(p.description);
   out.updated_at = p.updated_at;
