@@ -5,8 +5,11 @@
 // public address when checked and to a private one when connected (DNS rebinding). A client that
 // connects by itself (git) takes `pin`: the checked addresses, to hold it to.
 import dns from 'node:dns/promises';
+import fs from 'node:fs';
 import net from 'node:net';
-import { Agent, request } from 'undici';
+import { Transform } from 'node:stream';
+import { finished, pipeline } from 'node:stream/promises';
+import { Agent, type Dispatcher, request } from 'undici';
 
 export interface OutboundRules {
   /** allow_local_requests_from_system_hooks (or …_web_hooks_and_services) */
@@ -50,6 +53,9 @@ export class OutboundError extends Error {
 const MAX_REQUEST_BYTES = 25 * 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 10_000;
 const TIMED_OUT = 'Request timed out';
+const TOO_LARGE = 'File is too large';
+/** the longest a streaming transfer's pool waits for a connection (its deadline may be hours) */
+const MAX_CONNECT_MS = 60_000;
 // RFC 9110 field names (tokens) and values (visible characters, spaces and tabs; obs-text bytes):
 // no control character ever reaches the wire.
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/i;
@@ -344,10 +350,12 @@ export class Outbound {
   /**
    * Sends a local file as the request body, streamed (Content-Length set; export uploads to
    * `upload[url]`), under the same rules and deadline as request(). Answers the status, the headers and at
-   * most `maxResponseBytes` (default 64 KiB) of the answer's body.
+   * most `maxResponseBytes` (default 64 KiB) of the answer's body. `method`: PUT (the default) or POST.
+   * The deadline (`timeoutMs`, default 10 s) covers the whole transfer, the upload included.
    */
-  async sendFile(_req: Omit<OutboundRequest, 'body' | 'maxResponseBytes'> & { file: string; maxResponseBytes?: number }): Promise<OutboundResponse> {
-    throw new Error('not implemented');
+  async sendFile(req: Omit<OutboundRequest, 'body' | 'maxResponseBytes'> & { file: string; maxResponseBytes?: number }): Promise<OutboundResponse> {
+    const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    return this.raced(timeoutMs, (signal) => this.sendAttempt(req, timeoutMs, signal));
   }
 
   /**
@@ -355,8 +363,13 @@ export class Outbound {
    * headers before a byte is written and may throw to refuse; more than `maxBytes` of body →
    * OutboundError 'too_large' (the file removed). `timeoutMs` covers the whole transfer; `idleTimeoutMs`
    * (default timeoutMs) the longest silence. Answers the status, headers and bytes written.
+   *
+   * A GET, redirects not followed (a 3xx goes to `accept` as any answer). A declared Content-Length over
+   * `maxBytes` is refused before a byte is read; a body that grows past it is cut off at once. On any
+   * failure — refused by `accept`, too large, the deadline, a silence, a broken connection — the file is
+   * gone when this rejects; `accept`'s own error is rethrown as it is.
    */
-  async fetchToFile(_req: {
+  async fetchToFile(req: {
     url: string;
     file: string;
     maxBytes: number;
@@ -366,9 +379,128 @@ export class Outbound {
     idleTimeoutMs?: number;
     accept?: (status: number, headers: Record<string, string>) => void;
   }): Promise<{ status: number; headers: Record<string, string>; size: number }> {
-    throw new Error('not implemented');
+    const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const state: { writing?: Promise<number> } = {};
+    try {
+      return await this.raced(timeoutMs, (signal) => this.fetchAttempt(req, timeoutMs, signal, state));
+    } catch (e) {
+      // the deadline may win while the body is being written: the writing ends promptly once aborted
+      // (and removes the file itself); wait for it so that the file is gone when this rejects
+      if (state.writing) await state.writing.catch(() => {});
+      await fs.promises.rm(req.file, { force: true });
+      throw e;
+    }
   }
 
+  /** request()'s deadline for the streaming transfers: `run` gets the signal aborted at the deadline, which wins with 'timeout'. */
+  private async raced<T>(timeoutMs: number, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        const e = new OutboundError('timeout', TIMED_OUT);
+        controller.abort(e);
+        reject(e);
+      }, timeoutMs);
+    });
+    const attempt = run(controller.signal);
+    attempt.catch(() => {}); // lost the race: its late failure is nobody's
+    try {
+      return await Promise.race([attempt, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The URL checked (its addresses under the rules, before connecting), the headers validated, the userinfo turned into basic auth. */
+  private async prepare(raw: string, given: Record<string, string> | undefined, rules: OutboundRules, signal: AbortSignal) {
+    const target = this.parse(raw);
+    if (typeof target === 'string') throw new OutboundError('invalid_url', target);
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(given ?? {})) {
+      if (!HEADER_NAME.test(name) || !HEADER_VALUE.test(value)) throw new OutboundError('invalid_request', `invalid ${name} header`);
+      headers[name] = value;
+    }
+    await this.addresses(target.host, target.port, rules);
+    if (signal.aborted) throw signal.reason;
+    const url = new URL(target.url);
+    if (url.username || url.password) {
+      headers.authorization = 'Basic ' + Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64');
+      url.username = '';
+      url.password = '';
+    }
+    return { url, headers, port: target.port };
+  }
+
+  private async sendAttempt(
+    req: Omit<OutboundRequest, 'body' | 'maxResponseBytes'> & { file: string; maxResponseBytes?: number },
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<OutboundResponse> {
+    const started = performance.now();
+    const method = (req.method ?? 'PUT').toUpperCase();
+    if (method !== 'PUT' && method !== 'POST') throw new OutboundError('invalid_request', `invalid method ${method}`);
+    const { url, headers, port } = await this.prepare(req.url, req.headers, req.rules, signal);
+    for (const name of Object.keys(headers)) if (name.toLowerCase() === 'content-length' || name.toLowerCase() === 'transfer-encoding') delete headers[name];
+    const { size } = await fs.promises.stat(req.file);
+    if (signal.aborted) throw signal.reason;
+    headers['content-length'] = String(size);
+    const body = fs.createReadStream(req.file);
+    const cap = req.maxResponseBytes ?? 64 * 1024;
+    try {
+      const res = await request(url, {
+        method: method as 'PUT',
+        headers,
+        body,
+        dispatcher: this.agent(req.verifyTls ?? true, req.rules, port, connectTimeout(timeoutMs)),
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        signal,
+      });
+      const { data, truncated } = await readCapped(res.body, cap, signal);
+      return { status: res.statusCode, headers: answerHeaders(res.headers), body: data, truncated, durationMs: performance.now() - started };
+    } catch (e) {
+      throw failure(e);
+    } finally {
+      body.destroy();
+    }
+  }
+
+  private async fetchAttempt(
+    req: Parameters<Outbound['fetchToFile']>[0],
+    timeoutMs: number,
+    signal: AbortSignal,
+    state: { writing?: Promise<number> },
+  ): Promise<{ status: number; headers: Record<string, string>; size: number }> {
+    const idle = req.idleTimeoutMs ?? timeoutMs;
+    const { url, headers, port } = await this.prepare(req.url, req.headers, req.rules, signal);
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(url, {
+        method: 'GET',
+        headers,
+        dispatcher: this.agent(true, req.rules, port, connectTimeout(timeoutMs)),
+        headersTimeout: idle,
+        bodyTimeout: idle,
+        signal,
+      });
+    } catch (e) {
+      throw failure(e);
+    }
+    const answer = answerHeaders(res.headers);
+    try {
+      const declared = answer['content-length'];
+      if (declared !== undefined && /^\d+$/.test(declared.trim()) && Number(declared) > req.maxBytes) throw new OutboundError('too_large', TOO_LARGE);
+      req.accept?.(res.statusCode, answer); // its error goes to the caller as it is
+      if (signal.aborted) throw signal.reason;
+    } catch (e) {
+      discard(res.body);
+      throw e;
+    }
+    state.writing = writeCapped(res.body, req.file, req.maxBytes, signal);
+    const size = await state.writing;
+    return { status: res.statusCode, headers: answer, size };
+  }
   async close(): Promise<void> {
     const agents = [...this.agents.values()];
     this.agents.clear();
@@ -444,6 +576,73 @@ export class Outbound {
     this.agents.set(key, agent);
     return agent;
   }
+}
+
+const connectTimeout = (timeoutMs: number) => Math.min(timeoutMs, MAX_CONNECT_MS);
+
+/** lower-case names, at most 50, each value cut to 1 KiB */
+function answerHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers).slice(0, 50)) {
+    out[name.toLowerCase()] = (Array.isArray(value) ? value.join(', ') : String(value ?? '')).slice(0, 1024);
+  }
+  return out;
+}
+
+/** At most `cap` bytes of a body; the rest is not read (the body destroyed when cut short or aborted). */
+async function readCapped(body: Dispatcher.ResponseData['body'], cap: number, signal: AbortSignal): Promise<{ data: Buffer; truncated: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let truncated = false;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= cap) {
+        truncated = size > cap || !(await ended(body));
+        break;
+      }
+    }
+  } finally {
+    if (truncated || signal.aborted) discard(body);
+  }
+  return { data: Buffer.concat(chunks).subarray(0, cap), truncated };
+}
+
+/**
+ * Streams a body into `file` (created or truncated), never more than `maxBytes`: past it, OutboundError
+ * 'too_large' at once and the body destroyed. On any failure the file is closed and removed before this rejects.
+ */
+async function writeCapped(body: Dispatcher.ResponseData['body'], file: string, maxBytes: number, signal: AbortSignal): Promise<number> {
+  let size = 0;
+  let out: fs.WriteStream | undefined;
+  try {
+    out = (await fs.promises.open(file, 'w')).createWriteStream();
+    if (signal.aborted) throw signal.reason;
+    const counter = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        size += chunk.length;
+        if (size > maxBytes) cb(new OutboundError('too_large', TOO_LARGE));
+        else cb(null, chunk);
+      },
+    });
+    await pipeline(body, counter, out, { signal });
+    return size;
+  } catch (e) {
+    discard(body);
+    if (out) {
+      out.destroy();
+      await finished(out).catch(() => {});
+    }
+    await fs.promises.rm(file, { force: true });
+    throw failure(e);
+  }
+}
+
+/** A body not read to its end, dropped (its connection closed): the abort error that destroying it raises is nobody's. */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => {});
+  body.destroy();
 }
 
 /** Whether a body stream has nothing more (after exactly `cap` bytes were read). */
