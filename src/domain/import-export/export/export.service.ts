@@ -288,7 +288,7 @@ export class ExportsService {
       try {
         size = await buildArchive(this.deps, project, path.join(work, 'archive'), archive, {
           description: row.description ?? undefined,
-          maxBytes: maxBytes > 0 ? maxBytes : 0,
+          maxBytes: Math.max(maxBytes, 0),
         });
       } catch (e) {
         if (e instanceof ExportTooLargeError) {
