@@ -6,7 +6,9 @@ import type { Database, ProjectRow, UserRow } from '../../../db/schema.ts';
 import type { FeatureDeps } from '../../deps.ts';
 import type { ProjectAttributes } from '../../projects/projects.service.ts';
 import type { FailedRelation, ImportableRelation } from '../archive/layout.ts';
+import { clearTree as clear } from './clear.ts';
 import { TreeError } from './errors.ts';
+import { importTree as runImport } from './import.ts';
 import { readProjectAttributes as readAttributes } from './project-json.ts';
 import { writeTree as write, type TreeCounts } from './write.ts';
 
@@ -53,13 +55,13 @@ export interface ImportTreeResult {
  * batches, each its own transaction. An item that fails is recorded in `failed` and skipped; a broken
  * archive (unparseable line structure, missing relation file when `only` names it) throws TreeError.
  */
-export async function importTree(_deps: FeatureDeps, _dir: string, _opts: ImportTreeOptions): Promise<ImportTreeResult> {
-  throw new Error('not implemented');
+export async function importTree(deps: FeatureDeps, dir: string, opts: ImportTreeOptions): Promise<ImportTreeResult> {
+  return runImport(deps, dir, opts);
 }
 
 /** Removes every row importTree may have written for the project (a failed project import starts clean). */
-export async function clearTree(_trx: Kysely<Database>, _projectId: number): Promise<void> {
-  throw new Error('not implemented');
+export async function clearTree(trx: Kysely<Database>, projectId: number): Promise<void> {
+  return clear(trx, projectId);
 }
 
 export { TreeError };
