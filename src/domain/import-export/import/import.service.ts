@@ -95,6 +95,7 @@ const DOWNLOAD_IDLE_MS = 120_000;
 const MAX_FAILED_RELATIONS = 100;
 export const HIDDEN_IMPORT_ERROR = 'Ask a maintainer to check the import status for more details.';
 const OWNER = 50;
+const MAINTAINER = 40;
 
 /** What the job needs to fetch the archive (sealed in source_params: URLs and credentials are secrets). */
 interface SourceParams {
@@ -215,6 +216,12 @@ export class ImportsService {
         ? await this.findNamespace(actor, String(input.namespace))
         : await k.selectFrom('namespaces').selectAll().where('owner_id', '=', me.id).where('type', '=', 'User').executeTakeFirst();
     if (!namespace) throw Errors.raw(400, { message: "Namespace can't be blank" });
+    // Projects::CreateService: import_projects is a group's Maintainers' (creating projects may be
+    // open to Developers; one who may not create at all gets the creation's "Namespace is not valid")
+    if (namespace.type === 'Group' && !actor.isAdmin) {
+      const access = await this.deps.policy.group(actor, namespace);
+      if (access.abilities.has('create_projects') && access.level < MAINTAINER) throw Errors.raw(400, { message: 'User is not allowed to import projects' });
+    }
 
     let projectPath = input.path;
     const sourceParams: SourceParams = { ...params };
@@ -413,17 +420,19 @@ export class ImportsService {
     if (!/^\d+(\.\d+)*$/.test(version)) throw new ImportFailure('Incorrect VERSION format');
     if (version !== EXPORT_VERSION) throw new ImportFailure(`Import version mismatch: Required ${EXPORT_VERSION} but was ${version}`);
 
-    // project.json under override_params (rule 4)
-    const attrs = (await readProjectAttributes(dir)) as Record<string, unknown>;
-    const override = JSON.parse(row.override_params) as Record<string, unknown>;
-
-    // the repository
+    // the repository first (GitLab's restorers: repository, then the tree)
     const repo = this.deps.repos.repository(project);
     let defaultBranch: string | null = null;
     const bundle = path.join(dir, BUNDLE_FILE);
-    if (fs.existsSync(bundle)) {
-      const wanted = typeof attrs.default_branch === 'string' ? attrs.default_branch : null;
-      defaultBranch = await restoreBundle(repo, bundle, wanted);
+    if (fs.existsSync(bundle)) defaultBranch = await restoreBundle(repo, bundle, null);
+
+    // project.json under override_params (rule 4); its default branch when the bundle brought it
+    const attrs = (await readProjectAttributes(dir)) as Record<string, unknown>;
+    const override = JSON.parse(row.override_params) as Record<string, unknown>;
+    const wanted = typeof attrs.default_branch === 'string' ? attrs.default_branch : null;
+    if (defaultBranch && wanted && wanted !== defaultBranch && (await repo.branch(wanted))) {
+      await repo.setHead(wanted);
+      defaultBranch = wanted;
     }
     project = await this.applyAttributes(project, importer, attrs, override, defaultBranch);
 

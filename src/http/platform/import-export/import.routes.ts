@@ -164,7 +164,7 @@ export function importRoutes(fastify: FastifyInstance, c: Container): void {
     /** The multipart body through readUpload; any other body (JSON, a form, nothing) as fields without a file. */
     async function readBody(req: FastifyRequest, maxBytes: number): Promise<SpooledUpload> {
       if (/^multipart\/form-data/i.test(String(req.headers['content-type'] ?? ''))) {
-        return readUpload(req, { tmpDir: svc().tmpDir(), maxBytes });
+        return readUpload(req, { tmpDir: svc().tmpDir(), maxBytes, requireFile: false });
       }
       const fields: Record<string, string | string[]> = {};
       const body = req.body;
