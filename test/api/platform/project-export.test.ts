@@ -13,6 +13,7 @@ import * as tar from 'tar';
 import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../helpers/build-app.ts';
 import type { NamespaceRow, ProjectRow, UserRow } from '../../../src/db/schema.ts';
 import { EXPORT_JOB } from '../../../src/domain/import-export/export/export.service.ts';
+import { buildArchive, ExportTooLargeError } from '../../../src/domain/import-export/export/archive-builder.ts';
 import { queuedJob } from '../../../src/jobs/job-row.ts';
 
 interface World {
@@ -556,4 +557,34 @@ test('the worker round: a queued job left by another process runs; a job whose l
   assert.equal(del.statusCode, 202);
   await h4.release();
   assert.equal(await row(w), undefined);
+});
+
+test('buildArchive: the limit holds on the compressed stream too (no bundle: an empty repository), the partial file removed', async (t) => {
+  const w = await world(t, { commit: false });
+  const work = fs.mkdtempSync(path.join(w.ta.dataDir, 'build-'));
+  const file = path.join(work, 'out.tar.gz');
+  const deps = w.ta.c.importExport.exports.deps;
+  await assert.rejects(buildArchive(deps, w.project, path.join(work, 'a'), file, { maxBytes: 200 }), (e: unknown) => {
+    assert.ok(e instanceof ExportTooLargeError);
+    assert.equal(e.message, 'The project size exceeds the export limit.');
+    return true;
+  });
+  assert.equal(fs.existsSync(file), false);
+  const size = await buildArchive(deps, w.project, path.join(work, 'b'), file, { maxBytes: 0 });
+  assert.equal(fs.statSync(file).size, size);
+  assert.ok(size > 200);
+});
+
+test('the expiry sweep also removes temporary export directories a dead process left (older than a day), not fresh ones', async (t) => {
+  const w = await world(t, { commit: false });
+  const tmp = path.join(w.ta.dataDir, 'tmp');
+  fs.mkdirSync(path.join(tmp, 'export-old', 'archive'), { recursive: true });
+  fs.writeFileSync(path.join(tmp, 'export-old', 'archive', 'VERSION'), '0.2.4');
+  fs.mkdirSync(path.join(tmp, 'export-fresh'), { recursive: true });
+  fs.mkdirSync(path.join(tmp, 'other-old'), { recursive: true });
+  const old = new Date(Date.now() - 25 * 3_600_000);
+  fs.utimesSync(path.join(tmp, 'export-old'), old, old);
+  fs.utimesSync(path.join(tmp, 'other-old'), old, old);
+  assert.equal(await w.ta.c.importExport.exports.removeExpired(), 0);
+  assert.deepEqual(fs.readdirSync(tmp).sort(), ['export-fresh', 'other-old']);
 });

@@ -54,6 +54,9 @@ const MAX_ATTEMPTS = 3;
 const UPLOAD_TIMEOUT_MS = 60 * 60_000;
 /** how long a store redirect stays valid */
 const DOWNLOAD_URL_TTL_S = 600;
+/** a temporary export directory this old was left by a process that died (the expiry sweep removes it) */
+const STALE_TMP_MS = 24 * 3_600_000;
+const TMP_PREFIX = 'export-';
 
 /** The status GET /projects/:id/export shows for a row (Project#export_status). */
 export function exportStatusOf(row: ProjectExportRow | null | undefined, now = nowIso()): ExportStatus {
@@ -278,7 +281,7 @@ export class ExportsService {
     const fullPath = `${namespace.full_path}/${project.path}`;
     const tmpRoot = path.join(this.deps.config.dataDir, 'tmp');
     await fs.promises.mkdir(tmpRoot, { recursive: true });
-    const work = await fs.promises.mkdtemp(path.join(tmpRoot, 'export-'));
+    const work = await fs.promises.mkdtemp(path.join(tmpRoot, TMP_PREFIX));
     let storedKey: string | null = null;
     try {
       const s = await this.deps.settings.get();
@@ -391,8 +394,12 @@ export class ExportsService {
       .execute();
   }
 
-  /** The expiry sweep: expired archives leave the store; answers how many. */
+  /**
+   * The expiry sweep: expired archives leave the store (answers how many), and temporary directories of
+   * exports whose process died (older than a day) leave the disk.
+   */
   async removeExpired(limit = 500): Promise<number> {
+    await this.removeStaleTmp().catch((e) => this.deps.log.warn({ err: e }, 'removing stale export directories failed'));
     const k = this.deps.db.kysely;
     const now = nowIso();
     const rows = await k
@@ -421,6 +428,17 @@ export class ExportsService {
       });
     }
     return removed;
+  }
+
+  private async removeStaleTmp(): Promise<void> {
+    const tmpRoot = path.join(this.deps.config.dataDir, 'tmp');
+    const names = await fs.promises.readdir(tmpRoot).catch(() => [] as string[]);
+    for (const name of names) {
+      if (!name.startsWith(TMP_PREFIX)) continue;
+      const dir = path.join(tmpRoot, name);
+      const st = await fs.promises.lstat(dir).catch(() => null);
+      if (st?.isDirectory() && Date.now() - st.mtimeMs > STALE_TMP_MS) await fs.promises.rm(dir, { recursive: true, force: true });
+    }
   }
 
   /** Resolves when the exports this process started are done (tests, shutdown). */
