@@ -170,7 +170,7 @@ class TreeImport {
     this.failures++;
     if (this.failed.length >= MAX_FAILURES) return;
     this.failed.push({
-      id: this.failures,
+      id: this.failed.length + 1,
       created_at: nowIso(),
       exception_class: exceptionClass(e),
       exception_message: String((e as Error)?.message ?? e).slice(0, 1000),
@@ -288,6 +288,7 @@ class TreeImport {
         }
       }
     };
+    const from = this.failed.length;
     for await (const line of readNdjson(file) as AsyncGenerator<NdjsonLine>) {
       if ('error' in line) {
         this.fail(name, line.lineNumber, line.error);
@@ -297,6 +298,12 @@ class TreeImport {
       if (batch.length >= batchSize) await flush();
     }
     await flush();
+    // a batch's failures are known when it ends, a broken line's at once: in line order again
+    const mine = this.failed.splice(from).sort((a, b) => a.line_number - b.line_number);
+    mine.forEach((f, i) => {
+      f.id = from + i + 1;
+    });
+    this.failed.push(...mine);
   }
 
   private async inTransaction<T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
@@ -328,14 +335,14 @@ class TreeImport {
     if (addMembers) await this.ensureImporterMember();
     const file = this.file('project_members');
     if (!this.admin || !fs.existsSync(file)) return;
-    this.counts.project_members = 0;
+    if (addMembers) this.counts.project_members = 0;
     for await (const line of readNdjson(file) as AsyncGenerator<NdjsonLine>) {
       if ('error' in line) {
         this.fail('project_members', line.lineNumber, line.error);
         continue;
       }
       try {
-        if (await this.member(line.value, addMembers)) this.counts.project_members++;
+        if ((await this.member(line.value, addMembers)) && addMembers) this.counts.project_members++;
       } catch (e) {
         this.fail('project_members', line.lineNumber, e);
       }
