@@ -441,6 +441,15 @@ test('bad parameters: 400 with Grape messages or the URL validation error; nothi
     payload: 'upload%5Bhttp_method%5D=POST',
   });
   assert.deepEqual([form.statusCode, form.json()], [400, { error: 'upload[url] is missing' }]);
+  // multipart fields keep their bracketed names: nested the same way
+  const boundary = 'xYzBoundary';
+  const multipart = await w.ta.app.inject({
+    method: 'POST',
+    url: url(w.project),
+    headers: { ...w.headers, 'content-type': `multipart/form-data; boundary=${boundary}` },
+    payload: `--${boundary}\r\nContent-Disposition: form-data; name="upload[http_method]"\r\n\r\nDELETE\r\n--${boundary}--\r\n`,
+  });
+  assert.deepEqual([multipart.statusCode, multipart.json()], [400, { error: 'upload[url] is missing, upload[http_method] does not have a valid value' }]);
   assert.equal(await w.ta.c.db.kysely.selectFrom('project_exports').select('id').executeTakeFirst(), undefined);
   assert.equal(await w.ta.c.db.kysely.selectFrom('jobs').select('id').where('kind', '=', EXPORT_JOB).executeTakeFirst(), undefined);
 
