@@ -368,3 +368,53 @@ test('items of a relation that cannot be imported: the import finishes with them
     ['good'],
   );
 });
+
+test('round trip: a seeded project exported and imported has the same refs, default branch, labels, milestones, merge requests and members', async (t) => {
+  const ta = await buildTestApp(t);
+  const { seedRichProject } = await import('../../helpers/import-export.ts');
+  const rich = await seedRichProject(ta);
+  const exp = await ta.app.inject({ method: 'POST', url: `/api/v4/projects/${rich.project.id}/export`, headers: ta.root });
+  assert.equal(exp.statusCode, 202, exp.body);
+  await ta.c.importExport.exports.idle();
+  const dl = await ta.app.inject({ method: 'GET', url: `/api/v4/projects/${rich.project.id}/export/download`, headers: ta.root });
+  assert.equal(dl.statusCode, 200, dl.body);
+
+  const res = await postImport(ta, ta.root, { path: 'copy', namespace: rich.group.full_path }, dl.rawPayload);
+  assert.equal(res.statusCode, 201, res.body);
+  const done = await importStatus(ta, res.json().id);
+  assert.deepEqual([done.body.import_status, done.body.import_error, done.body.failed_relations], ['finished', null, []]);
+  const copy = await ta.c.db.kysely.selectFrom('projects').selectAll().where('id', '=', res.json().id).executeTakeFirstOrThrow();
+  assert.equal(refsOf(ta.c.repos.pathOf(copy)), refsOf(rich.dir));
+  assert.equal(copy.default_branch, rich.project.default_branch);
+
+  const get = async (id: number, what: string) =>
+    (await ta.app.inject({ method: 'GET', url: `/api/v4/projects/${id}/${what}`, headers: ta.root })).json() as any[];
+  const pick = (items: any[], keys: string[]) => items.map((i) => Object.fromEntries(keys.map((k) => [k, i[k]])));
+  assert.deepEqual(
+    pick(await get(copy.id, 'labels?per_page=100'), ['name', 'color', 'description']),
+    pick(await get(rich.project.id, 'labels?per_page=100'), ['name', 'color', 'description']),
+  );
+  assert.deepEqual(
+    pick(await get(copy.id, 'milestones?per_page=100'), ['iid', 'title', 'state', 'due_date']),
+    pick(await get(rich.project.id, 'milestones?per_page=100'), ['iid', 'title', 'state', 'due_date']),
+  );
+  const mrKeys = ['iid', 'title', 'state', 'source_branch', 'target_branch', 'labels', 'merge_commit_sha'];
+  const mrs = pick(await get(copy.id, 'merge_requests?per_page=100&order_by=created_at&sort=asc'), mrKeys);
+  assert.deepEqual(mrs, pick(await get(rich.project.id, 'merge_requests?per_page=100&order_by=created_at&sort=asc'), mrKeys));
+  for (const mr of mrs) {
+    const noteKeys = ['body', 'system'];
+    // a note by someone who is not a member of the project gets GitLab's "*By … (imported from GitLab)*" line
+    const unmapped = (notes: any[]) => notes.map((n) => ({ ...n, body: String(n.body).replace(/\n\n \*By .* \(imported from GitLab\)\*$/, '') }));
+    assert.deepEqual(
+      unmapped(pick(await get(copy.id, `merge_requests/${mr.iid}/notes?sort=asc&per_page=100`), noteKeys)),
+      pick(await get(rich.project.id, `merge_requests/${mr.iid}/notes?sort=asc&per_page=100`), noteKeys),
+      `notes of !${mr.iid}`,
+    );
+  }
+  const members = (await get(copy.id, 'members')).map((m) => [m.username, m.access_level]).sort();
+  for (const u of [rich.developer, rich.maintainer])
+    assert.ok(
+      members.some(([name]) => name === u.username),
+      `${u.username} in ${JSON.stringify(members)}`,
+    );
+});
