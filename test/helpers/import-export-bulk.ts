@@ -332,7 +332,6 @@ export async function seedLargeProject(c: Container, opts: LargeProjectOptions =
     await insertAll(trx, 'approvals', approvals);
 
     // notes: threads of 1–4 on random merge requests; a tenth system notes
-    const userNotes = new Map<number, number>();
     const notes: any[] = [];
     while (notes.length < o.notes && mrIds.length) {
       const mr = pick(mrIds);
@@ -341,7 +340,6 @@ export async function seedLargeProject(c: Container, opts: LargeProjectOptions =
       const system = rand() < 0.1;
       for (let j = 0; j < thread && notes.length < o.notes; j++) {
         const at = iso(BASE + notes.length * 30_000);
-        if (!system) userNotes.set(mr, (userNotes.get(mr) ?? 0) + 1);
         notes.push({
           project_id: project.id,
           noteable_type: 'MergeRequest',
@@ -371,7 +369,6 @@ export async function seedLargeProject(c: Container, opts: LargeProjectOptions =
     const EMOJI = ['thumbsup', 'thumbsup', 'thumbsdown', 'tada', 'rocket', 'eyes'];
     const awards: any[] = [];
     const seen = new Set<string>();
-    const votes = new Map<number, { up: number; down: number }>();
     const award = (type: 'MergeRequest' | 'Note', id: number) => {
       const name = pick(EMOJI);
       const user = pick(people);
@@ -379,27 +376,36 @@ export async function seedLargeProject(c: Container, opts: LargeProjectOptions =
       if (seen.has(key)) return;
       seen.add(key);
       awards.push({ awardable_type: type, awardable_id: id, user_id: user, name, created_at: now, updated_at: now });
-      if (type === 'MergeRequest' && (name === 'thumbsup' || name === 'thumbsdown')) {
-        const v = votes.get(id) ?? { up: 0, down: 0 };
-        if (name === 'thumbsup') v.up++;
-        else v.down++;
-        votes.set(id, v);
-      }
     };
     for (const id of mrIds) if (rand() < 0.33) for (let j = 0; j < 1 + Math.floor(rand() * 3); j++) award('MergeRequest', id);
     for (const id of noteIds) if (rand() < 0.1) award('Note', id);
     await insertAll(trx, 'award_emoji', awards);
 
-    // the counters the merge request rows keep
-    const touched = new Set([...userNotes.keys(), ...votes.keys()]);
-    for (const id of touched) {
-      const v = votes.get(id) ?? { up: 0, down: 0 };
-      await trx
-        .updateTable('merge_requests')
-        .set({ user_notes_count: userNotes.get(id) ?? 0, upvotes: v.up, downvotes: v.down })
-        .where('id', '=', id)
-        .execute();
-    }
+    // the counters the merge request rows keep, in one statement
+    await trx
+      .updateTable('merge_requests')
+      .set((eb) => ({
+        user_notes_count: eb
+          .selectFrom('notes')
+          .select((n) => n.fn.countAll<number>().as('n'))
+          .where('notes.noteable_type', '=', 'MergeRequest')
+          .whereRef('notes.noteable_id', '=', 'merge_requests.id')
+          .where('notes.system', '=', 0),
+        upvotes: eb
+          .selectFrom('award_emoji')
+          .select((a) => a.fn.countAll<number>().as('n'))
+          .where('award_emoji.awardable_type', '=', 'MergeRequest')
+          .whereRef('award_emoji.awardable_id', '=', 'merge_requests.id')
+          .where('award_emoji.name', '=', 'thumbsup'),
+        downvotes: eb
+          .selectFrom('award_emoji')
+          .select((a) => a.fn.countAll<number>().as('n'))
+          .where('award_emoji.awardable_type', '=', 'MergeRequest')
+          .whereRef('award_emoji.awardable_id', '=', 'merge_requests.id')
+          .where('award_emoji.name', '=', 'thumbsdown'),
+      }))
+      .where('project_id', '=', project.id)
+      .execute();
 
     await insertAll(
       trx,
