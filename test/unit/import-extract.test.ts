@@ -293,7 +293,25 @@ describe('extractArchive', () => {
     await refused(archive, NO_LIMITS, /^Invalid file: "tree(\/project.json)?" cannot be written \((ENOTDIR|EEXIST|EISDIR)\)$/);
   });
 
-  test('many small files: all written, bounded open files', async () => {
+  test('empty files, and a path written twice (the later entry wins, as tar does)', async () => {
+    const archive = await writeArchive(
+      gzipSync(
+        rawTar([
+          { path: 'empty', body: '' },
+          { path: 'twice', body: 'first, longer' },
+          { path: 'dir/empty', body: '' },
+          { path: 'twice', body: 'second' },
+        ]),
+      ),
+    );
+    const dest = fresh();
+    await extractArchive(archive, dest, NO_LIMITS);
+    assert.equal(await fs.readFile(path.join(dest, 'empty'), 'utf8'), '');
+    assert.equal(await fs.readFile(path.join(dest, 'dir', 'empty'), 'utf8'), '');
+    assert.equal(await fs.readFile(path.join(dest, 'twice'), 'utf8'), 'second');
+  });
+
+  test('many small files: all written, one at a time', async () => {
     const entries: Raw[] = [];
     for (let i = 0; i < 500; i++) entries.push({ path: `uploads/f${i}`, body: `${i}` });
     const archive = await writeArchive(gzipSync(rawTar(entries)));

@@ -7,9 +7,9 @@
 // by this module (never through tar's Unpack), with paths checked segment by segment and resolved inside
 // `dest`. Nothing but directories and regular files is ever created, so no path can be redirected by
 // an earlier entry; files are opened O_NOFOLLOW all the same. Memory stays bounded: the parser is fed
-// one gunzip chunk at a time, with backpressure, and at most a few files are being written at once.
+// one gunzip chunk at a time, with backpressure, and one file is written at a time.
 import { once } from 'node:events';
-import { constants, createReadStream, createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { constants, createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, resolve, sep } from 'node:path';
 import { createGunzip } from 'node:zlib';
@@ -37,8 +37,6 @@ const REFUSED_TYPES: Record<string, string> = {
   BlockDevice: 'block device',
   FIFO: 'FIFO',
 };
-/** files being written at once (the parser is not fed while more are open) */
-const MAX_OPEN = 8;
 const MAX_PATH = 4096;
 
 /**
@@ -95,54 +93,20 @@ async function run(
     source.destroy();
     gunzip.destroy();
   });
-  const waiters: Array<() => void> = [];
-  const release = () => {
-    for (const w of waiters.splice(0)) w();
-  };
-  const released = () => new Promise<void>((r) => waiters.push(r));
-  signal.addEventListener('abort', release, { once: true });
   const aborted = new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
 
+  // One entry at a time: the next is taken once the previous file is closed (an entry not read holds
+  // the parser, which holds the loop below: at most a chunk is buffered), so entries never race.
+  let chain: Promise<void> = Promise.resolve();
+  const made = new Set<string>([root]);
   parser.on('entry', (entry: ReadEntry) => {
-    if (failed()) return void entry.resume();
-    let target: string | null;
-    try {
-      target = checkEntry(entry, root);
-    } catch (err) {
-      entry.resume();
-      return fail(err as Error);
-    }
-    if (target === null) return void entry.resume();
-    try {
-      if (entry.type === 'Directory') {
-        mkdirSync(target, { recursive: true, mode: 0o700 });
-        return void entry.resume();
-      }
-      mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-    } catch (err) {
-      entry.resume();
-      return fail(fsError(err, entry.path));
-    }
-    const out = createWriteStream(target, {
-      flags: (constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW) as unknown as string,
-      mode: 0o600,
-    });
-    writers.add(out);
-    const done = () => {
-      writers.delete(out);
-      release();
-    };
-    out.once('close', done);
-    out.once('error', (err) => {
-      fail(fsError(err, entry.path));
-      done();
-    });
-    entry.pipe(out);
+    chain = chain
+      .then(() => writeEntry(entry, root, made, failed, writers))
+      .catch((err) => {
+        entry.resume();
+        fail(err as Error);
+      });
   });
-
-  const waitForWriters = async () => {
-    while (writers.size >= MAX_OPEN && !failed()) await released();
-  };
 
   let total = 0;
   let head = Buffer.alloc(0);
@@ -158,8 +122,6 @@ async function run(
         // a compressed stream inside: node-tar would inflate it again, past the count above
         if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) return fail(new ArchiveError('Invalid file: not a tar archive'));
       }
-      await waitForWriters();
-      if (failed()) break;
       if (!parser.write(chunk)) await once(parser, 'drain', { signal });
     }
   } catch (err) {
@@ -171,8 +133,39 @@ async function run(
   if (failed()) return;
   parser.end();
   await Promise.race([parsed, aborted]);
-  // the last files still being flushed
-  while (writers.size > 0 && !failed()) await released();
+  // the last file still being written
+  await Promise.race([chain, aborted]);
+}
+
+/** Writes one entry (a directory, or a file through O_NOFOLLOW), or skips it once the extraction failed. */
+async function writeEntry(entry: ReadEntry, root: string, made: Set<string>, failed: () => Error | null, writers: Set<WriteStream>): Promise<void> {
+  if (failed()) return void entry.resume();
+  const target = checkEntry(entry, root);
+  if (target === null) return void entry.resume();
+  const dir = entry.type === 'Directory' ? target : dirname(target);
+  if (!made.has(dir)) {
+    try {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+    } catch (err) {
+      throw fsError(err, entry.path);
+    }
+    made.add(dir);
+  }
+  if (entry.type === 'Directory') return void entry.resume();
+  const out = createWriteStream(target, {
+    flags: (constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW) as unknown as string,
+    mode: 0o600,
+  });
+  writers.add(out);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      out.once('error', (err) => reject(fsError(err, entry.path)));
+      out.once('close', () => resolve());
+      entry.pipe(out);
+    });
+  } finally {
+    writers.delete(out);
+  }
 }
 
 /** The entry's place under `root`, null to skip (the root itself), or ArchiveError. */
