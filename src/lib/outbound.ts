@@ -365,9 +365,10 @@ export class Outbound {
    * (default timeoutMs) the longest silence. Answers the status, headers and bytes written.
    *
    * A GET, redirects not followed (a 3xx goes to `accept` as any answer). A declared Content-Length over
-   * `maxBytes` is refused before a byte is read; a body that grows past it is cut off at once. On any
-   * failure — refused by `accept`, too large, the deadline, a silence, a broken connection — the file is
-   * gone when this rejects; `accept`'s own error is rethrown as it is.
+   * `maxBytes` is refused before a byte is read (after `accept`, so that a refused status is told first);
+   * a body that grows past it is cut off at once. On any failure — refused by `accept`, too large, the
+   * deadline, a silence, a broken connection — the file is gone when this rejects; `accept`'s own error
+   * is rethrown as it is.
    */
   async fetchToFile(req: {
     url: string;
@@ -489,9 +490,9 @@ export class Outbound {
     }
     const answer = answerHeaders(res.headers);
     try {
+      req.accept?.(res.statusCode, answer); // its error goes to the caller as it is
       const declared = answer['content-length'];
       if (declared !== undefined && /^\d+$/.test(declared.trim()) && Number(declared) > req.maxBytes) throw new OutboundError('too_large', TOO_LARGE);
-      req.accept?.(res.statusCode, answer); // its error goes to the caller as it is
       if (signal.aborted) throw signal.reason;
     } catch (e) {
       discard(res.body);
