@@ -216,23 +216,50 @@ test('import-relation: one at a time per project (409), a stale one does not blo
   assert.deepEqual(r.json(), { message: IN_PROGRESS });
 });
 
-test('import-relation: two requests at once: one is created, the other refused', async (t) => {
+test('import-relation: two requests at once, both past the first check: one is created, the other refused and its archive removed', async (t) => {
   const ta = await buildTestApp(t);
   const rich = await seedRichProject(ta);
   const archive = await exportArchive(ta, rich);
+  // both requests store their archive before either writes its row
+  const store = ta.c.importExport.relationImports.deps.store;
+  const original = { putFile: store.putFile.bind(store), delete: store.delete.bind(store) };
+  const stored: string[] = [];
+  const deleted: string[] = [];
+  let release!: () => void;
+  const both = new Promise<void>((r) => (release = r));
+  store.putFile = async (key, file, opts) => {
+    await original.putFile(key, file, opts);
+    stored.push(key);
+    if (stored.length === 2) release();
+    await both;
+  };
+  store.delete = async (key) => {
+    deleted.push(key);
+    return original.delete(key);
+  };
+  t.after(() => Object.assign(store, original));
+
   const [a, b] = await Promise.all([
     post(ta, rich.tokens.owner, { path: fullPath(rich), relation: 'issues' }, archive),
     post(ta, rich.tokens.owner, { path: fullPath(rich), relation: 'milestones' }, archive),
   ]);
   await ta.c.importExport.relationImports.idle();
-  const codes = [a.statusCode, b.statusCode].sort();
-  // the first may already be finished when the second asks: then both go through, one after the other
-  if (codes[0] === 201 && codes[1] === 201) {
-    assert.equal((await rows(ta)).length, 2);
-  } else {
-    assert.deepEqual(codes, [201, 409]);
-    assert.equal((await rows(ta)).length, 1);
-  }
+  const [won, lost] = a.statusCode === 201 ? [a, b] : [b, a];
+  assert.equal(won.statusCode, 201, won.body);
+  assert.equal(lost.statusCode, 409, lost.body);
+  assert.deepEqual(lost.json(), { message: IN_PROGRESS });
+  const all = await rows(ta);
+  assert.equal(all.length, 1);
+  assert.equal(all[0].id, won.json().id);
+  assert.equal(all[0].status, 'finished');
+  // the refused request's archive: removed at once; the other's: queued for deletion once used
+  assert.equal(stored.length, 2);
+  const queued = await blobDeletionKeys(ta);
+  assert.equal(queued.length, 1);
+  const refusedKey = stored.find((k) => !queued.includes(k));
+  assert.deepEqual(deleted, [refusedKey]);
+  assert.equal(await store.stat(refusedKey!), null);
+  assert.deepEqual(tmpLeft(ta), []);
 });
 
 test('import-relation: a bad archive fails the import (error kept, archive queued for deletion, nothing left in tmp)', async (t) => {
