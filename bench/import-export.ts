@@ -39,6 +39,8 @@ if (process.env.DATABASE_URL) {
 }
 
 const { c, dataDir } = await benchContainer('hearth-bench-ie-');
+// removed however the run ends (a failed step throws)
+process.on('exit', () => fs.rmSync(dataDir, { recursive: true, force: true }));
 const k = c.db.kysely;
 const report = new Report();
 const line = (x: string) => report.line(x);
