@@ -143,6 +143,12 @@ describe('extractArchive', () => {
     assert.equal(await fs.readFile(path.join(dest, 'keep'), 'utf8'), 'k');
   });
 
+  test('a missing archive file: the error as is, dest removed', async () => {
+    const dest = fresh();
+    await assert.rejects(extractArchive(path.join(dir, 'no-such.tar.gz'), dest, NO_LIMITS), { code: 'ENOENT' });
+    assert.equal(await exists(dest), false);
+  });
+
   test('a symbolic link is refused', async () => {
     const archive = await writeArchive(
       gzipSync(

@@ -62,7 +62,7 @@ export async function extractArchive(file: string, dest: string, limits: Extract
     await run(file, root, limits.maxBytes, abort.signal, fail, () => failure, writers);
     if (failure) throw failure;
   } catch (err) {
-    const e = failure ?? toArchiveError(err);
+    const e = toArchiveError(failure ?? err);
     for (const w of writers) w.destroy();
     await rm(root, { recursive: true, force: true });
     throw e;
@@ -108,6 +108,38 @@ async function run(
       });
   });
 
+  let completed = false;
+  try {
+    await feed(source, gunzip, parser, maxBytes, signal, fail, failed);
+    if (failed()) return;
+    parser.end();
+    await Promise.race([parsed, aborted]);
+    // the last file still being written
+    await Promise.race([chain, aborted]);
+    completed = !failed();
+  } catch (err) {
+    fail(err as Error);
+    throw err;
+  } finally {
+    if (!completed) {
+      // nothing more is written once run() returns: the file being written is closed, the entries
+      // still queued are skipped (failed() is set), then the caller removes dest
+      for (const w of writers) w.destroy();
+      await chain.catch(() => {});
+    }
+  }
+}
+
+/** Gunzip output into the parser, counted against maxBytes, with backpressure. */
+async function feed(
+  source: NodeJS.ReadableStream & { destroy(): void },
+  gunzip: ReturnType<typeof createGunzip>,
+  parser: Parser,
+  maxBytes: number,
+  signal: AbortSignal,
+  fail: (err: Error) => void,
+  failed: () => Error | null,
+): Promise<void> {
   let total = 0;
   let head = Buffer.alloc(0);
   try {
@@ -130,11 +162,6 @@ async function run(
     if (e.code?.startsWith('Z_') || e.code === 'ERR_ZLIB') return fail(new ArchiveError(`Invalid file: not a valid gzip archive (${e.message})`));
     throw err;
   }
-  if (failed()) return;
-  parser.end();
-  await Promise.race([parsed, aborted]);
-  // the last file still being written
-  await Promise.race([chain, aborted]);
 }
 
 /** Writes one entry (a directory, or a file through O_NOFOLLOW), or skips it once the extraction failed. */
