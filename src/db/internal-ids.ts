@@ -5,7 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, InternalIdsTable } from './schema.ts';
 
-export type IidUsage = 'merge_requests' | 'milestones' | 'deployments' | 'ci_pipelines';
+export type IidUsage = 'merge_requests' | 'milestones' | 'deployments' | 'ci_pipelines' | 'issues';
 
 /** The next iid of `usage` in the scope (1 for the first). Call inside the transaction that inserts the row. */
 export async function nextIid(trx: Kysely<Database>, usage: IidUsage, scopeType: InternalIdsTable['scope_type'], scopeId: number): Promise<number> {

@@ -1,5 +1,6 @@
 // The jobs table (the outbox): a new row, queued now and not claimed by any worker; and claiming due rows.
 import type { ExpressionBuilder, Insertable } from 'kysely';
+import type { Logger } from 'pino';
 import type { Db } from '../db/connect.ts';
 import type { Database, JobsTable } from '../db/schema.ts';
 import { skipLocked } from '../db/sql.ts';
@@ -52,4 +53,40 @@ export async function claimJobs(
     .returning(['id', 'payload', 'attempts'])
     .execute();
   return jobs.sort((a, b) => a.id - b.id);
+}
+
+/**
+ * Runs one claimed job to its end: the attempt counted at once (so that a process dying in the middle
+ * counts too), the lease renewed every `renewMs` while `work` runs (a long job is not taken by another
+ * worker), then the job released — done, or failed with the error's message — while this worker still
+ * holds it. `work` gets how many times the job was claimed before this one.
+ */
+export async function runClaimed(
+  db: Db,
+  job: { id: number; attempts: number },
+  workerId: string,
+  opts: { leaseMs: number; renewMs: number; log: Logger; what: string },
+  work: (claimedBefore: number) => Promise<void>,
+): Promise<void> {
+  const k = db.kysely;
+  const held = <Q extends { where: (...args: any[]) => Q }>(q: Q) => q.where('id', '=', job.id).where('locked_by', '=', workerId);
+  await held(k.updateTable('jobs').set({ attempts: job.attempts + 1, updated_at: nowIso() })).execute();
+  const renew = setInterval(() => {
+    held(k.updateTable('jobs').set({ locked_until: new Date(Date.now() + opts.leaseMs).toISOString() }))
+      .execute()
+      .catch((e) => opts.log.warn({ err: e, job: job.id }, `renewing the lease of ${opts.what} failed`));
+  }, opts.renewMs);
+  renew.unref();
+  let error: string | null = null;
+  try {
+    await work(job.attempts);
+  } catch (e) {
+    error = e instanceof Error ? e.message : String(e);
+    opts.log.error({ err: e, job: job.id }, `${opts.what} failed unexpectedly`);
+  } finally {
+    clearInterval(renew);
+  }
+  await held(
+    k.updateTable('jobs').set({ state: error === null ? 'done' : 'failed', last_error: error, locked_by: null, locked_until: null, updated_at: nowIso() }),
+  ).execute();
 }

@@ -273,22 +273,7 @@ export class Outbound {
    */
   async request(req: OutboundRequest): Promise<OutboundResponse> {
     const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const controller = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => {
-        const e = new OutboundError('timeout', TIMED_OUT);
-        controller.abort(e);
-        reject(e);
-      }, timeoutMs);
-    });
-    const attempt = this.attempt(req, timeoutMs, controller.signal);
-    attempt.catch(() => {}); // lost the race: its late failure is nobody's
-    try {
-      return await Promise.race([attempt, deadline]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return this.raced(timeoutMs, (signal) => this.attempt(req, timeoutMs, signal));
   }
 
   private async attempt(req: OutboundRequest, timeoutMs: number, signal: AbortSignal): Promise<OutboundResponse> {
@@ -393,7 +378,7 @@ export class Outbound {
     }
   }
 
-  /** request()'s deadline for the streaming transfers: `run` gets the signal aborted at the deadline, which wins with 'timeout'. */
+  /** The deadline of every request: `run` gets the signal aborted at the deadline, which wins with 'timeout'. */
   private async raced<T>(timeoutMs: number, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;

@@ -25,7 +25,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { NamespaceRow, ProjectExportRow, ProjectRow } from '../../../db/schema.ts';
 import { Background } from '../../../jobs/background.ts';
-import { claimJobs, queuedJob } from '../../../jobs/job-row.ts';
+import { claimJobs, queuedJob, runClaimed } from '../../../jobs/job-row.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { maskUrl, OutboundError, type OutboundRules } from '../../../lib/outbound.ts';
 import { nowIso } from '../../../lib/time.ts';
@@ -215,34 +215,16 @@ export class ExportsService {
   async runQueued(limit = 2): Promise<number> {
     const jobs = await claimJobs(this.deps.db, EXPORT_JOB, this.workerId, { leaseMs: LEASE_MS, limit });
     for (const job of jobs) {
-      const attempts = job.attempts + 1;
-      const k = this.deps.db.kysely;
-      await k.updateTable('jobs').set({ attempts, updated_at: nowIso() }).where('id', '=', job.id).where('locked_by', '=', this.workerId).execute();
-      let error: string | null = null;
-      const heartbeat = setInterval(() => {
-        k.updateTable('jobs')
-          .set({ locked_until: new Date(Date.now() + LEASE_MS).toISOString() })
-          .where('id', '=', job.id)
-          .where('locked_by', '=', this.workerId)
-          .execute()
-          .catch((e) => this.deps.log.warn({ err: e, job: job.id }, 'renewing the lease of a project export failed'));
-      }, HEARTBEAT_MS);
-      heartbeat.unref();
-      try {
-        const id = (JSON.parse(job.payload) as { export_id?: unknown }).export_id;
-        if (typeof id === 'number') await this.runJob(job.id, id, attempts);
-      } catch (e) {
-        error = e instanceof Error ? e.message : String(e);
-        this.deps.log.error({ err: e, job: job.id }, 'a project export job failed');
-      } finally {
-        clearInterval(heartbeat);
-      }
-      await k
-        .updateTable('jobs')
-        .set({ state: error === null ? 'done' : 'failed', last_error: error, locked_by: null, locked_until: null, updated_at: nowIso() })
-        .where('id', '=', job.id)
-        .where('locked_by', '=', this.workerId)
-        .execute();
+      await runClaimed(
+        this.deps.db,
+        job,
+        this.workerId,
+        { leaseMs: LEASE_MS, renewMs: HEARTBEAT_MS, log: this.deps.log, what: 'a project export' },
+        async (before) => {
+          const id = (JSON.parse(job.payload) as { export_id?: unknown }).export_id;
+          if (typeof id === 'number') await this.runJob(job.id, id, before + 1);
+        },
+      );
     }
     return jobs.length;
   }

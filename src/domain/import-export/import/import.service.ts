@@ -28,7 +28,7 @@ import type { Kysely } from 'kysely';
 import type { Database, NamespaceRow, ProjectImportRow, ProjectRow, UserRow } from '../../../db/schema.ts';
 import { ciEquals } from '../../../db/sql.ts';
 import { Background } from '../../../jobs/background.ts';
-import { claimJobs, queuedJob } from '../../../jobs/job-row.ts';
+import { claimJobs, queuedJob, runClaimed } from '../../../jobs/job-row.ts';
 import { DomainError, Errors } from '../../../lib/errors.ts';
 import { OutboundError, type OutboundRules } from '../../../lib/outbound.ts';
 import { nowIso } from '../../../lib/time.ts';
@@ -331,39 +331,16 @@ export class ImportsService {
   async runQueued(limit = 2): Promise<number> {
     const jobs = await claimJobs(this.deps.db, IMPORT_JOB, this.workerId, { leaseMs: LEASE_MS, limit });
     for (const job of jobs) {
-      const renew = setInterval(() => {
-        void this.deps.db.kysely
-          .updateTable('jobs')
-          .set({ locked_until: new Date(Date.now() + LEASE_MS).toISOString(), updated_at: nowIso() })
-          .where('id', '=', job.id)
-          .where('locked_by', '=', this.workerId)
-          .execute()
-          .catch(() => {});
-      }, LEASE_RENEW_MS);
-      renew.unref();
-      let error: string | null = null;
-      try {
-        const id = (JSON.parse(job.payload) as { project_id?: unknown }).project_id;
-        if (typeof id === 'number') await this.runOne(id, job.attempts);
-      } catch (e) {
-        error = e instanceof Error ? e.message : String(e);
-        this.deps.log.error({ err: e, job: job.id }, 'a project import failed unexpectedly');
-      } finally {
-        clearInterval(renew);
-      }
-      await this.deps.db.kysely
-        .updateTable('jobs')
-        .set({
-          state: error === null ? 'done' : 'failed',
-          attempts: job.attempts + 1,
-          last_error: error,
-          locked_by: null,
-          locked_until: null,
-          updated_at: nowIso(),
-        })
-        .where('id', '=', job.id)
-        .where('locked_by', '=', this.workerId)
-        .execute();
+      await runClaimed(
+        this.deps.db,
+        job,
+        this.workerId,
+        { leaseMs: LEASE_MS, renewMs: LEASE_RENEW_MS, log: this.deps.log, what: 'a project import' },
+        async (before) => {
+          const id = (JSON.parse(job.payload) as { project_id?: unknown }).project_id;
+          if (typeof id === 'number') await this.runOne(id, before);
+        },
+      );
     }
     return jobs.length;
   }

@@ -19,7 +19,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Kysely } from 'kysely';
 import type { Database, RelationImportRow } from '../../../db/schema.ts';
 import { Background } from '../../../jobs/background.ts';
-import { claimJobs, queuedJob } from '../../../jobs/job-row.ts';
+import { claimJobs, queuedJob, runClaimed } from '../../../jobs/job-row.ts';
 import { DomainError, Errors } from '../../../lib/errors.ts';
 import { nowIso } from '../../../lib/time.ts';
 import { queueBlobDeletion } from '../../../storage/blob-deletions.ts';
@@ -32,7 +32,9 @@ import { importTree, TreeError } from '../tree/index.ts';
 
 export const RELATION_IMPORT_JOB = 'relation_import';
 /** how long a claimed import is this worker's; a worker that died leaves it to another after this */
-const LEASE_MS = 60 * 60_000;
+const LEASE_MS = 5 * 60_000;
+/** the lease is renewed so often while an import runs */
+const LEASE_RENEW_MS = 60_000;
 /** an import claimed again after its lease ran out this many times is given up */
 const MAX_ATTEMPTS = 3;
 /** Projects::ImportExport::RelationImportTracker::STALE_TIMEOUT: an older unfinished one no longer blocks */
@@ -125,28 +127,17 @@ export class RelationImportsService {
   async runQueued(limit = 2): Promise<number> {
     const jobs = await claimJobs(this.deps.db, RELATION_IMPORT_JOB, this.workerId, { leaseMs: LEASE_MS, limit });
     for (const job of jobs) {
-      let error: string | null = null;
-      try {
-        const id = (JSON.parse(job.payload) as { relation_import_id?: unknown }).relation_import_id;
-        if (typeof id === 'number') await this.perform(id, job.attempts);
-      } catch (e) {
-        error = e instanceof Error ? e.message : String(e);
-        this.deps.log.error({ err: e, job: job.id }, 'a relation import failed');
-      }
-      // the outcome is the row's; the job is done either way (a lease that runs out brings it back)
-      await this.deps.db.kysely
-        .updateTable('jobs')
-        .set({
-          state: error === null ? 'done' : 'failed',
-          attempts: job.attempts + 1,
-          last_error: error,
-          locked_by: null,
-          locked_until: null,
-          updated_at: nowIso(),
-        })
-        .where('id', '=', job.id)
-        .where('locked_by', '=', this.workerId)
-        .execute();
+      // the outcome is the row's; the job ends either way (a lease that runs out brings it back)
+      await runClaimed(
+        this.deps.db,
+        job,
+        this.workerId,
+        { leaseMs: LEASE_MS, renewMs: LEASE_RENEW_MS, log: this.deps.log, what: 'a relation import' },
+        async (before) => {
+          const id = (JSON.parse(job.payload) as { relation_import_id?: unknown }).relation_import_id;
+          if (typeof id === 'number') await this.perform(id, before);
+        },
+      );
     }
     return jobs.length;
   }

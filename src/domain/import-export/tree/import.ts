@@ -7,25 +7,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Insertable, Kysely } from 'kysely';
 import type { Database, LabelsTable, ProjectRow, UserRow } from '../../../db/schema.ts';
+import type { IidUsage } from '../../../db/internal-ids.ts';
 import { nowIso } from '../../../lib/time.ts';
 import type { FeatureDeps } from '../../deps.ts';
 import { normaliseColor } from '../../labels/labels.service.ts';
-import { type FailedRelation, type ImportableRelation, RELATIONS_DIR } from '../archive/layout.ts';
+import { type FailedRelation, RELATIONS_DIR } from '../archive/layout.ts';
 import { TreeError } from './errors.ts';
 import { type NdjsonLine, readNdjson } from './ndjson.ts';
 import type { TreeCounts } from './write.ts';
-
-export interface ImportTreeOptions {
-  project: ProjectRow;
-  importer: UserRow;
-  only?: ImportableRelation[];
-  skipExisting?: boolean;
-}
-
-export interface ImportTreeResult {
-  counts: TreeCounts;
-  failed: FailedRelation[];
-}
+import type { ImportTreeOptions, ImportTreeResult } from './index.ts';
 
 type Json = Record<string, unknown>;
 type Item = { lineNumber: number; value: Json };
@@ -895,15 +885,11 @@ class TreeImport {
 
   /** internal_ids at least the largest imported iid, so that the next item gets the next number. */
   async advanceIids(): Promise<void> {
-    const usages: [string, 'merge_requests' | 'milestones' | 'ci_pipelines' | 'issues' | 'deployments'][] = [
-      ['merge_requests', 'merge_requests'],
-      ['milestones', 'milestones'],
-      ['ci_pipelines', 'ci_pipelines'],
-      ['issues', 'issues'],
-      ['deployments', 'deployments'],
-    ];
+    // each usage counts the iids of the table of the same name
+    const usages: IidUsage[] = ['merge_requests', 'milestones', 'ci_pipelines', 'issues', 'deployments'];
     await this.db.transaction().execute(async (trx) => {
-      for (const [usage, table] of usages) {
+      for (const usage of usages) {
+        const table = usage;
         const row = await trx
           .selectFrom(table)
           .select((eb) => eb.fn.max('iid').as('m'))

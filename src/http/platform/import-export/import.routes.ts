@@ -187,14 +187,7 @@ export function importRoutes(fastify: FastifyInstance, c: Container): void {
     { config: user, schema: { tags: TAGS, body: RemoteBody, response: { 201: ProjectImportSchema } } },
     async (req, reply) => {
       const b = req.body;
-      const state = await svc().importRemote(req.actor, {
-        url: b.url,
-        path: b.path,
-        name: b.name,
-        namespace: b.namespace === undefined ? undefined : String(b.namespace),
-        overwrite: b.overwrite ?? false,
-        override_params: jsonOverride(b.override_params),
-      });
+      const state = await svc().importRemote(req.actor, { url: b.url, ...jsonImportInput(b) });
       return reply.code(201).send(toProjectImport(state));
     },
   );
@@ -210,15 +203,22 @@ export function importRoutes(fastify: FastifyInstance, c: Container): void {
         file_key: b.file_key,
         access_key_id: b.access_key_id,
         secret_access_key: b.secret_access_key,
-        path: b.path,
-        name: b.name,
-        namespace: b.namespace === undefined ? undefined : String(b.namespace),
-        overwrite: b.overwrite ?? false,
-        override_params: jsonOverride(b.override_params),
+        ...jsonImportInput(b),
       });
       return reply.code(201).send(toProjectImport(state));
     },
   );
+
+  /** What the JSON imports share: the new project's place and the archive's overrides. */
+  function jsonImportInput(b: { path: string; name?: string; namespace?: string | number; overwrite?: boolean; override_params?: unknown }) {
+    return {
+      path: b.path,
+      name: b.name,
+      namespace: b.namespace === undefined ? undefined : String(b.namespace),
+      overwrite: b.overwrite ?? false,
+      override_params: jsonOverride(b.override_params),
+    };
+  }
 
   app.get('/api/v4/projects/:id/import', { config: user, schema: { tags: TAGS, params: IdParams, response: { 200: ProjectImportSchema } } }, async (req) =>
     toProjectImport(await svc().status(req.actor, req.params.id)),

@@ -7,9 +7,9 @@ import { execFile, spawnSync } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
-import { startTestServer } from '../../helpers/server.ts';
-import { assertTool, skipWithout } from '../../helpers/tools.ts';
-import { ROOT_TOKEN } from '../../helpers/build-app.ts';
+import { startTestServer } from '../helpers/server.ts';
+import { assertTool, skipWithout } from '../helpers/tools.ts';
+import { ROOT_TOKEN } from '../helpers/build-app.ts';
 
 const PYTHON = '/usr/bin/python3';
 const available = spawnSync(PYTHON, ['-c', 'import gitlab'], { stdio: 'ignore' }).status === 0;
