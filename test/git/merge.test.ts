@@ -128,10 +128,7 @@ test('rebase replays each commit with its author onto the new base (renames, del
   const head = wt.commit('last');
   wt.push();
 
-  const started = performance.now();
   const newHead = await rebase(repo, { ontoSha: onto, baseSha: base, headSha: head, committer: ME });
-  const ms = performance.now() - started;
-  assert.ok(ms < 5000, `rebase took ${ms} ms`);
   const log = bareGit(dir, ['log', '--format=%s|%an|%ae|%ad|%cn|%P', '--date=raw', `${onto}..${newHead}`])
     .trim()
     .split('\n');

@@ -23,9 +23,15 @@ class MultipartParseError extends Error {
 }
 
 /** The `boundary` parameter of a multipart content type: undefined when absent. */
-function boundaryOf(contentType: string): string | undefined {
+export function boundaryOf(contentType: string): string | undefined {
   const m = /;\s*boundary=(?:"([^"]*)"|([^;]*))/i.exec(contentType);
   return m ? (m[1] ?? m[2] ?? '').trim() : undefined;
+}
+
+/** Why a multipart content type's boundary is unusable (Django's MultiPartParser words it so, with Python's str() of a missing value), or null. */
+export function invalidBoundary(contentType: string): string | null {
+  const boundary = boundaryOf(contentType);
+  return boundary ? null : `Invalid boundary in multipart: ${boundary ?? 'None'}`;
 }
 
 /**
@@ -34,9 +40,8 @@ function boundaryOf(contentType: string): string | undefined {
  * keep their status; whatever else busboy refuses is a MultipartParseError.
  */
 async function multipartFields(req: FastifyRequest): Promise<Record<string, unknown>> {
-  const boundary = boundaryOf(String(req.headers['content-type'] ?? ''));
-  // Django's MultiPartParser words it so, with Python's str() of the missing value
-  if (!boundary) throw new MultipartParseError(`Invalid boundary in multipart: ${boundary ?? 'None'}`);
+  const invalid = invalidBoundary(String(req.headers['content-type'] ?? ''));
+  if (invalid) throw new MultipartParseError(invalid);
   const body: Record<string, unknown> = {};
   const add = (name: string, value: unknown) => {
     if (!Object.hasOwn(body, name)) body[name] = value;

@@ -190,14 +190,12 @@ test('a gzip bomb through an import: max_decompressed_archive_size stops it at o
   const bomb = Buffer.concat(out);
   assert.ok(bomb.length < 1024 * 1024);
 
-  const started = Date.now();
   const r = await post(ta, headers, { path: fullPath, relation: 'issues', file: bomb });
   assert.equal(r.statusCode, 201, r.body);
   await ta.c.importExport.relationImports.idle();
   const row = (await rows(ta)).at(-1)!;
   assert.equal(row.status, 'failed');
   assert.equal(row.error, SIZE_MESSAGE);
-  assert.ok(Date.now() - started < 5000, `${Date.now() - started} ms`);
   assert.deepEqual(tmpFiles(ta), []);
 });
 

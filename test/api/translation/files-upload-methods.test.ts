@@ -233,18 +233,15 @@ test('method=source: pending edits are committed first and kept; the new_base be
   ]);
 });
 
-test('method=add: 5,000 new strings in one upload, one commit, in well under 5 s', async (t) => {
+test('method=add: 5,000 new strings in one upload, one commit (its speed: bench/translation-writes.ts)', async (t) => {
   const ctx = await buildTestApp(t);
   await poComponent(t, ctx);
   const commits = await commitCount(ctx);
   let po = 'msgid ""\nmsgstr ""\n"Language: cs\\n"\n\n';
   for (let i = 0; i < 5000; i++) po += `msgid "New string number ${i}"\nmsgstr "Nový řetězec ${i}"\n\n`;
-  const t0 = Date.now();
   const res = await upload(ctx, '/api/translations/hello/po/cs/file/', { file: Buffer.from(po), method: 'add' });
-  const ms = Date.now() - t0;
   assert.equal(res.statusCode, 200, res.body);
   assert.deepEqual(res.json(), { not_found: 0, skipped: 0, accepted: 5000, total: 5000, result: true, count: 5000 });
-  assert.ok(ms < 5000, `${ms} ms`);
   assert.equal(await commitCount(ctx), commits + 1);
   const cs = await fileOf(ctx, 'po/cs.po');
   assert.ok(cs.startsWith(`${CS_PO}\nmsgid "New string number 0"\nmsgstr "Nový řetězec 0"\n\nmsgid "New string number 1"\n`));

@@ -26,6 +26,7 @@ import { Busboy, type BusboyInstance } from '@fastify/busboy';
 import type { FastifyRequest } from 'fastify';
 import qs from 'qs';
 import { Errors } from '../../../lib/errors.ts';
+import { invalidBoundary } from '../../plugins/malformed.ts';
 
 export interface SpooledUpload {
   /** text fields by name as sent (`override_params[name]` kept as is; several values → array) */
@@ -60,6 +61,11 @@ export async function readUpload(
   if (!/^multipart\/form-data/i.test(ctype)) {
     if (requireFile) throw Errors.param(`${fileField} is missing`);
     return { fields: plainFields(req.body), file: null };
+  }
+  const badBoundary = invalidBoundary(ctype);
+  if (badBoundary) {
+    dropBody(req.raw);
+    throw Errors.param(`Multipart form parse error - ${badBoundary}`);
   }
   const maxBytes = Math.max(opts.maxBytes, 0);
   const declared = Number(req.headers['content-length']);
