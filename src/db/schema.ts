@@ -811,7 +811,7 @@ export interface ProjectExportsTable {
   id: Generated<number>;
   project_id: number;
   user_id: number;
-  status: string; // queued | started | finished | failed (the current run)
+  status: string; // queued | started | finished | failed (the current run); none once its archive expired
   description: string | null;
   /** sealed (SecretBox); cleared once the archive was sent */
   upload_url: string | null;

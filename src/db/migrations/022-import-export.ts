@@ -13,7 +13,7 @@ export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promis
   const bigint = dialect === 'postgres' ? 'bigint' : 'integer';
 
   // One export per project and user (GitLab: export_status(current_user)). status: the current run —
-  // queued | started | finished | failed; `store_key` is the last finished archive, kept (and still
+  // queued | started | finished | failed, or none once its archive expired; `store_key` is the last finished archive, kept (and still
   // downloadable) while a new run regenerates it (regeneration_in_progress) until `expires_at`.
   // upload_url / upload_method: where the finished archive is sent (upload[url]); the URL is a secret
   // (presigned URLs carry credentials): stored sealed (SecretBox) and cleared once sent.
