@@ -1,5 +1,6 @@
-// The tree at size: 5,000 merge requests with 20,000 notes (and labels, award emoji, approvals) are written
-// and imported in seconds, in pages and batches (bounded memory), with nothing lost.
+// The tree across its pages and batches: 1,200 merge requests with 4,800 notes (and labels, award emoji,
+// approvals) — more than two pages of 500 and twelve import batches — are written and imported with nothing
+// lost. The speed at full size (5,000 merge requests, 20,000 notes) is measured by npm run bench:import-export.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -7,10 +8,10 @@ import path from 'node:path';
 import { buildTestApp } from '../../helpers/build-app.ts';
 import { importTree, writeTree } from '../../../src/domain/import-export/tree/index.ts';
 
-const MRS = 5_000;
+const MRS = 1_200;
 const NOTES_PER_MR = 4;
 
-test('writeTree and importTree: 5,000 merge requests with 20,000 notes in seconds', async (t) => {
+test('writeTree and importTree: 1,200 merge requests with 4,800 notes across pages and batches, nothing lost', async (t) => {
   const ta = await buildTestApp(t);
   const { c, seed } = ta;
   const db = c.db.kysely;
@@ -85,16 +86,12 @@ test('writeTree and importTree: 5,000 merge requests with 20,000 notes in second
   }
   const dir = fs.mkdtempSync(path.join(ta.dataDir, 'tree-'));
   const deps = c.notes.deps;
-  let t0 = performance.now();
   const counts = await writeTree(deps, source, dir);
-  const writeMs = performance.now() - t0;
   assert.equal(counts.merge_requests, MRS);
   const size = fs.statSync(path.join(dir, 'tree/project/merge_requests.ndjson')).size;
 
   const target = await seed.project({ path: 'big-copy' });
-  t0 = performance.now();
   const result = await importTree(deps, dir, { project: target, importer: (await c.users.byId(1))! });
-  const importMs = performance.now() - t0;
   assert.deepEqual(result.failed, []);
   assert.equal(result.counts.merge_requests, MRS);
   const count = async (table: 'merge_requests' | 'notes') =>
@@ -113,9 +110,5 @@ test('writeTree and importTree: 5,000 merge requests with 20,000 notes in second
   assert.equal(last.title, `Merge request ${MRS}`);
   assert.equal(last.user_notes_count, NOTES_PER_MR);
   assert.equal(last.upvotes, 1);
-  t.diagnostic(
-    `write ${Math.round(writeMs)} ms (${(size / 1e6).toFixed(1)} MB of merge_requests.ndjson), import ${Math.round(importMs)} ms, rss ${Math.round(process.memoryUsage().rss / 1e6)} MB`,
-  );
-  assert.ok(writeMs < 15_000, `write took ${writeMs} ms`);
-  assert.ok(importMs < 30_000, `import took ${importMs} ms`);
+  t.diagnostic(`${(size / 1e6).toFixed(1)} MB of merge_requests.ndjson`);
 });
