@@ -26,7 +26,7 @@ test('writeTree and importTree: 1,200 merge requests with 4,800 notes across pag
     .executeTakeFirstOrThrow();
   for (let from = 1; from <= MRS; from += 500) {
     const rows = [];
-    for (let iid = from; iid < from + 500; iid++) {
+    for (let iid = from; iid < Math.min(from + 500, MRS + 1); iid++) {
       rows.push({
         iid,
         project_id: source.id,
