@@ -11,10 +11,21 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
-import pg from 'pg';
 import yazl from 'yazl';
 import { tokenDigest } from '../src/lib/secrets.ts';
-import { benchContainer, CONNECTIONS, DURATION, listTableHeader, median, publicProject, Report, ROOT_TOKEN, ROUNDS, serve } from './harness.ts';
+import {
+  benchContainer,
+  CONNECTIONS,
+  DURATION,
+  freshBenchDatabase,
+  listTableHeader,
+  median,
+  publicProject,
+  Report,
+  ROOT_TOKEN,
+  ROUNDS,
+  serve,
+} from './harness.ts';
 
 const RUNNERS = Number(process.env.BENCH_RUNNERS ?? 1_000);
 const JOBS = Number(process.env.BENCH_JOBS ?? 100_000);
@@ -26,17 +37,7 @@ const ARTIFACT_MB = Number(process.env.BENCH_ARTIFACT_MB ?? 100);
 const BAR = { ratio: 0.5, p99: 20, pickupMs: 1000, mbps: 200 };
 
 // PostgreSQL: a database of its own, made afresh (the seed assumes empty tables).
-if (process.env.DATABASE_URL) {
-  const url = new URL(process.env.DATABASE_URL);
-  const name = 'hearth_bench_ci';
-  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-  await admin.connect();
-  await admin.query(`drop database if exists ${name}`);
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  url.pathname = `/${name}`;
-  process.env.DATABASE_URL = url.toString();
-}
+await freshBenchDatabase('hearth_bench_ci');
 
 // long polls end after 30 s without work: longer than any wait measured here
 const { c, dataDir } = await benchContainer('hearth-bench-ci-', { HEARTH_JOB_REQUEST_TIMEOUT_MS: '30000' });

@@ -2,6 +2,7 @@
 // listening with its *floor* (a static payload of the same size as the endpoint's, served by the same
 // Fastify process), autocannon rounds that alternate the endpoint and its floor, and the report.
 import fs from 'node:fs';
+import pg from 'pg';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -26,6 +27,19 @@ export async function benchContainer(prefix: string, env: Record<string, string>
     { databaseUrl: process.env.DATABASE_URL || null },
   );
   return { c: await createContainer(config, { log: pino({ level: 'silent' }) }), dataDir };
+}
+
+/** With DATABASE_URL (PostgreSQL): the bench gets a database of its own, `name`, dropped and made anew. */
+export async function freshBenchDatabase(name: string): Promise<void> {
+  if (!process.env.DATABASE_URL) return;
+  const url = new URL(process.env.DATABASE_URL);
+  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await admin.connect();
+  await admin.query(`drop database if exists ${name}`);
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  url.pathname = `/${name}`;
+  process.env.DATABASE_URL = url.toString();
 }
 
 /** A public project of root's namespace with an empty bare repository (`main`). */

@@ -14,10 +14,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
-import pg from 'pg';
 import type { Container } from '../src/container.ts';
 import { repositoryRefs, seedLargeProject } from '../test/helpers/import-export-bulk.ts';
-import { apiClient, benchContainer, Report, ROOT_TOKEN, serve } from './harness.ts';
+import { apiClient, benchContainer, freshBenchDatabase, Report, ROOT_TOKEN, serve } from './harness.ts';
 
 const COMMITS = Number(process.env.BENCH_IE_COMMITS ?? 10_000);
 const MRS = Number(process.env.BENCH_IE_MRS ?? 5_000);
@@ -26,17 +25,7 @@ const BAR = { seconds: 30, rssMb: 512 };
 const WAIT_LIMIT_MS = 10 * 60_000;
 
 // PostgreSQL: a database of its own, made afresh (the seed assumes empty tables).
-if (process.env.DATABASE_URL) {
-  const url = new URL(process.env.DATABASE_URL);
-  const name = 'hearth_bench_ie';
-  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-  await admin.connect();
-  await admin.query(`drop database if exists ${name}`);
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  url.pathname = `/${name}`;
-  process.env.DATABASE_URL = url.toString();
-}
+await freshBenchDatabase('hearth_bench_ie');
 
 const { c, dataDir } = await benchContainer('hearth-bench-ie-');
 // removed however the run ends (a failed step throws)

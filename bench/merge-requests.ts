@@ -6,10 +6,9 @@
 import { userRow } from '../test/helpers/rows.ts';
 import fs from 'node:fs';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { userActor } from '../src/domain/access/actor.ts';
 import type { MergeRequestFilters, MergeRequestListScope } from '../src/domain/merge-requests/merge-requests-query.ts';
-import { benchContainer, CONNECTIONS, DURATION, listTableHeader, median, Report, ROUNDS, serve } from './harness.ts';
+import { benchContainer, CONNECTIONS, DURATION, freshBenchDatabase, listTableHeader, median, Report, ROUNDS, serve } from './harness.ts';
 
 const MRS = Number(process.env.BENCH_MRS ?? 100_000);
 const PROJECTS = Number(process.env.BENCH_MR_PROJECTS ?? 1_000);
@@ -20,17 +19,7 @@ const SUBGROUPS = 20;
 const BAR = { ratio: 0.5, p99: 20 };
 
 // PostgreSQL: a database of its own, made afresh (the seed assumes empty tables).
-if (process.env.DATABASE_URL) {
-  const url = new URL(process.env.DATABASE_URL);
-  const name = 'hearth_bench_mr';
-  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-  await admin.connect();
-  await admin.query(`drop database if exists ${name}`);
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  url.pathname = `/${name}`;
-  process.env.DATABASE_URL = url.toString();
-}
+await freshBenchDatabase('hearth_bench_mr');
 
 const { c, dataDir } = await benchContainer('hearth-bench-mr-');
 const k = c.db.kysely;
