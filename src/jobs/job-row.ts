@@ -1,5 +1,5 @@
 // The jobs table (the outbox): a new row, queued now and not claimed by any worker; and claiming due rows.
-import type { ExpressionBuilder, Insertable } from 'kysely';
+import type { ExpressionBuilder, Insertable, Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Db } from '../db/connect.ts';
 import type { Database, JobsTable } from '../db/schema.ts';
@@ -89,4 +89,25 @@ export async function runClaimed(
   await held(
     k.updateTable('jobs').set({ state: error === null ? 'done' : 'failed', last_error: error, locked_by: null, locked_until: null, updated_at: nowIso() }),
   ).execute();
+}
+
+/**
+ * In the caller's transaction: queues a job of `kind` with `payload`, unless one with that payload is
+ * still waiting — then that one is made due now (it reads its work from the rows when it runs).
+ */
+export async function queueOnce(trx: Kysely<Database>, kind: string, payload: unknown, now = nowIso()): Promise<void> {
+  const text = JSON.stringify(payload);
+  const waiting = await trx
+    .selectFrom('jobs')
+    .select('id')
+    .where('kind', '=', kind)
+    .where('state', '=', 'queued')
+    .where('payload', '=', text)
+    .executeTakeFirst();
+  if (waiting) await trx.updateTable('jobs').set({ run_at: now, updated_at: now }).where('id', '=', waiting.id).execute();
+  else
+    await trx
+      .insertInto('jobs')
+      .values(queuedJob(kind, payload, now))
+      .execute();
 }

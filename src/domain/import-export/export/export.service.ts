@@ -25,7 +25,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { NamespaceRow, ProjectExportRow, ProjectRow } from '../../../db/schema.ts';
 import { Background } from '../../../jobs/background.ts';
-import { claimJobs, queuedJob, runClaimed } from '../../../jobs/job-row.ts';
+import { claimJobs, queueOnce, runClaimed } from '../../../jobs/job-row.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { maskUrl, OutboundError, type OutboundRules } from '../../../lib/outbound.ts';
 import { nowIso } from '../../../lib/time.ts';
@@ -166,21 +166,8 @@ export class ExportsService {
         .onConflict((oc) => oc.columns(['project_id', 'user_id']).doUpdateSet(fields))
         .returning('id')
         .executeTakeFirstOrThrow();
-      const payload = JSON.stringify({ export_id: row.id });
       // a job still waiting takes the new parameters from the row; a running one gives way to a new job
-      const waiting = await trx
-        .selectFrom('jobs')
-        .select('id')
-        .where('kind', '=', EXPORT_JOB)
-        .where('state', '=', 'queued')
-        .where('payload', '=', payload)
-        .executeTakeFirst();
-      if (waiting) await trx.updateTable('jobs').set({ run_at: now, updated_at: now }).where('id', '=', waiting.id).execute();
-      else
-        await trx
-          .insertInto('jobs')
-          .values(queuedJob(EXPORT_JOB, { export_id: row.id }, now))
-          .execute();
+      await queueOnce(trx, EXPORT_JOB, { export_id: row.id }, now);
     });
     this.background.kick();
   }

@@ -9,6 +9,7 @@ import type { FeatureDeps } from '../../deps.ts';
 import { PROJECT_JSON, RELATIONS_DIR } from '../archive/layout.ts';
 import { NdjsonWriter } from './ndjson.ts';
 import { ciCdSettingsJson, projectFeatureJson, projectJson } from './project-json.ts';
+import { labelHookAttrs } from '../../merge-requests/mr-events.ts';
 
 export const PAGE = 500;
 /** `in (…)` lists are cut to this many values (SQLite's and PostgreSQL's bind limits are far above) */
@@ -51,18 +52,10 @@ async function* pages<T extends { id: number }>(load: (afterId: number, limit: n
   }
 }
 
+/** A label as GitLab's export writes it: its hook attributes and the project's priority. */
 export function labelJson(l: LabelRow) {
   return {
-    id: l.id,
-    title: l.title,
-    color: l.color,
-    project_id: l.project_id,
-    created_at: l.created_at,
-    updated_at: l.updated_at,
-    template: false,
-    description: l.description,
-    group_id: l.group_id,
-    type: l.group_id !== null ? 'GroupLabel' : 'ProjectLabel',
+    ...labelHookAttrs(l),
     priorities:
       l.priority !== null && l.project_id !== null
         ? [{ project_id: l.project_id, priority: l.priority, created_at: l.created_at, updated_at: l.updated_at }]

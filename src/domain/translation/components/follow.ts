@@ -17,7 +17,7 @@ import os from 'node:os';
 import type { ComponentRow } from '../../../db/schema.ts';
 import { BRANCH_PREFIX, ZERO_SHA } from '../../../git/refs.ts';
 import { Background } from '../../../jobs/background.ts';
-import { claimJobs, queuedJob } from '../../../jobs/job-row.ts';
+import { claimJobs, queueOnce } from '../../../jobs/job-row.ts';
 import { nowIso } from '../../../lib/time.ts';
 import { ANONYMOUS, type Actor } from '../../access/actor.ts';
 import { onRefsChanged, type RefChange } from '../../repository/push-events.ts';
@@ -80,23 +80,8 @@ export class ForgeFollow {
   /** A queued rescan of one component (none added when one is already waiting). */
   async queue(componentId: number): Promise<void> {
     const k = this.deps.db.kysely;
-    const payload = JSON.stringify({ component_id: componentId });
-    await k.transaction().execute(async (trx) => {
-      const waiting = await trx
-        .selectFrom('jobs')
-        .select('id')
-        .where('kind', '=', FOLLOW_JOB)
-        .where('state', '=', 'queued')
-        .where('payload', '=', payload)
-        .executeTakeFirst();
-      // a retry waiting for its time is due now: there is something new to read
-      if (waiting) await trx.updateTable('jobs').set({ run_at: nowIso(), updated_at: nowIso() }).where('id', '=', waiting.id).execute();
-      else
-        await trx
-          .insertInto('jobs')
-          .values(queuedJob(FOLLOW_JOB, { component_id: componentId }))
-          .execute();
-    });
+    // a retry waiting for its time is due now: there is something new to read
+    await k.transaction().execute((trx) => queueOnce(trx, FOLLOW_JOB, { component_id: componentId }));
   }
 
   /**
