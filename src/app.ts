@@ -163,6 +163,12 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   changesRoutes(app, c);
   ciRoutes(app, c);
   importExportRoutes(app, c);
+  // issue 18: web hooks (A)
+  // issue 18: protected branches and tags (B)
+  // issue 18: namespaces, custom attributes, transfers, bans, avatars (C)
+  // issue 18: repository extras (D)
+  // issue 18: events and stars (E)
+  // issue 18: uploads and markdown (F)
   smartHttpRoutes(app, c);
   extend?.(app);
 

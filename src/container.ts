@@ -113,6 +113,12 @@ export interface Container {
   ci: Ci;
   /** project export and import: exports, imports (file, URL, S3), single-relation imports */
   importExport: ImportExport;
+  // issue 18: web hooks (A)
+  // issue 18: protected branches and tags (B)
+  // issue 18: namespaces, custom attributes, transfers, bans, avatars (C)
+  // issue 18: repository extras (D)
+  // issue 18: events and stars (E)
+  // issue 18: uploads and markdown (F)
   translation: {
     vcs: ComponentVcs;
     projects: TranslationProjectsService;
@@ -233,6 +239,12 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   worker.also('project imports', () => importExport.imports.runQueued());
   worker.also('relation imports', () => importExport.relationImports.runQueued());
   worker.also('export expiry', () => importExport.exports.removeExpired(), 60_000);
+  // issue 18: web hooks (A)
+  // issue 18: protected branches and tags (B)
+  // issue 18: namespaces, custom attributes, transfers, bans, avatars (C)
+  // issue 18: repository extras (D)
+  // issue 18: events and stars (E)
+  // issue 18: uploads and markdown (F)
   const translation = {
     vcs,
     components,
@@ -289,6 +301,12 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     store,
     ci,
     importExport,
+    // issue 18: web hooks (A)
+    // issue 18: protected branches and tags (B)
+    // issue 18: namespaces, custom attributes, transfers, bans, avatars (C)
+    // issue 18: repository extras (D)
+    // issue 18: events and stars (E)
+    // issue 18: uploads and markdown (F)
     translation,
     close,
   };

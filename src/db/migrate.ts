@@ -20,6 +20,12 @@ import * as m019 from './migrations/019-component-repository.ts';
 import * as m020 from './migrations/020-follow.ts';
 import * as m021 from './migrations/021-ci.ts';
 import * as m022 from './migrations/022-import-export.ts';
+import * as m023 from './migrations/023-web-hooks.ts';
+import * as m024 from './migrations/024-protected-refs.ts';
+import * as m025 from './migrations/025-namespace-extras.ts';
+import * as m026 from './migrations/026-repository-extras.ts';
+import * as m027 from './migrations/027-events-stars.ts';
+import * as m028 from './migrations/028-uploads.ts';
 
 export interface MigrationContext {
   dialect: DialectName;
@@ -50,6 +56,12 @@ export const MIGRATIONS: Migration[] = [
   { name: '020-follow', up: m020.up },
   { name: '021-ci', up: m021.up },
   { name: '022-import-export', up: m022.up },
+  { name: '023-web-hooks', up: m023.up },
+  { name: '024-protected-refs', up: m024.up },
+  { name: '025-namespace-extras', up: m025.up },
+  { name: '026-repository-extras', up: m026.up },
+  { name: '027-events-stars', up: m027.up },
+  { name: '028-uploads', up: m028.up },
 ];
 
 export async function migrate(db: Db): Promise<string[]> {

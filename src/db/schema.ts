@@ -942,6 +942,12 @@ export interface Database {
   project_imports: ProjectImportsTable;
   relation_imports: RelationImportsTable;
   issues: IssuesTable;
+  // migration 023 (web hooks, helper A)
+  // migration 024 (protected refs, helper B)
+  // migration 025 (namespace extras, helper C)
+  // migration 026 (repository extras, helper D)
+  // migration 027 (events and stars, helper E)
+  // migration 028 (uploads, helper F)
 }
 
 export type CiRunnerRow = Selectable<CiRunnersTable>;
@@ -983,3 +989,15 @@ export type NoteRow = Selectable<NotesTable>;
 export type AwardEmojiRow = Selectable<AwardEmojiTable>;
 export type EnvironmentRow = Selectable<EnvironmentsTable>;
 export type DeploymentRow = Selectable<DeploymentsTable>;
+
+// ---- migration 023 (web hooks, helper A)
+
+// ---- migration 024 (protected refs, helper B)
+
+// ---- migration 025 (namespace extras, helper C)
+
+// ---- migration 026 (repository extras, helper D)
+
+// ---- migration 027 (events and stars, helper E)
+
+// ---- migration 028 (uploads, helper F)

@@ -4,6 +4,7 @@ import { queuedJob } from '../../jobs/job-row.ts';
 import type { Kysely } from 'kysely';
 import type { Database, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
 import { ACCESS_LEVEL_NAMES } from '../access/roles.ts';
+import { type ActivityMeta, recordActivity } from './activity.ts';
 
 export const SYSTEM_EVENT_JOB = 'system_event';
 
@@ -35,8 +36,10 @@ export type SystemObjectKind = 'merge_request';
 export async function recordSystemEvent(
   trx: Kysely<Database>,
   payload: ({ event_name: SystemEventName } | { object_kind: SystemObjectKind; event_name?: undefined }) & Record<string, unknown>,
+  meta: ActivityMeta = {},
 ): Promise<void> {
   await trx.insertInto('jobs').values(queuedJob(SYSTEM_EVENT_JOB, payload)).execute();
+  await recordActivity(trx, payload, meta);
 }
 
 type Owner = Pick<UserRow, 'name' | 'email'>;
