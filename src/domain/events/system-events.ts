@@ -30,8 +30,11 @@ export type SystemEventName =
   | 'tag_push'
   | 'repository_update';
 
-/** Payloads that GitLab names by object_kind rather than event_name (the merge request hook). */
-export type SystemObjectKind = 'merge_request';
+/**
+ * Payloads that GitLab names by object_kind rather than event_name (the merge request hook; notes,
+ * pipelines and jobs go to project and group hooks only, never to system hooks).
+ */
+export type SystemObjectKind = 'merge_request' | 'note' | 'pipeline' | 'build';
 
 export async function recordSystemEvent(
   trx: Kysely<Database>,

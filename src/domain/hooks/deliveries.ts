@@ -55,6 +55,10 @@ export function hookWants(hook: SystemHookRow, payload: Record<string, unknown>)
       return hook.merge_requests_events === 1;
     case 'repository_update':
       return hook.repository_update_events === 1;
+    case 'note':
+    case 'pipeline':
+    case 'build':
+      return false; // project and group hooks only
     default:
       return true;
   }
