@@ -29,6 +29,8 @@ export interface ProjectView {
   isFork: boolean;
   /** a fork's source when the viewer may see it (forked_from_project); views of sources leave it out */
   forkedFrom?: ProjectView;
+  /** how many users starred it (star_count); issue 18 (E) */
+  starCount?: number;
   /** the project's import (import_status, import_type, import_error); null when it was not imported */
   importState?: { status: string; import_type: string; import_error: string | null } | null;
 }
@@ -70,7 +72,9 @@ export type ProjectScope =
   | { kind: 'group'; group: NamespaceRow; includeSubgroups: boolean; includeAncestors: boolean }
   | { kind: 'namespace'; namespaceId: number }
   /** the direct forks of a project (ForkProjectsFinder) */
-  | { kind: 'forks'; projectId: number };
+  | { kind: 'forks'; projectId: number }
+  /** the projects a user starred (StarredProjectsFinder; issue 18, E) */
+  | { kind: 'starred'; userId: number };
 
 type ProjectsQB = SelectQueryBuilder<Database, 'projects', ProjectRow>;
 type EB = ExpressionBuilder<Database, 'projects'>;
@@ -191,8 +195,12 @@ export class ProjectsQuery {
     if (f.archived !== undefined) q = q.where('projects.archived', '=', f.archived ? 1 : 0);
     if (f.visibility) q = q.where('projects.visibility', '=', f.visibility);
     if (f.search && f.search.trim()) q = q.where(this.searchCondition(f.search, !!f.search_namespaces));
-    // Stars, imports, repository languages and topic ids do not exist here yet: those filters match nothing.
-    if ((f.starred && user) || (f.imported && user) || f.with_programming_language || f.topic_id !== undefined) q = q.where(NEVER);
+    // Stars (issue 18, E): the caller's own with starred=true, a user's with starredBy.
+    for (const starrer of [f.starred && user ? user.id : undefined, scope.kind === 'starred' ? scope.userId : undefined])
+      if (starrer !== undefined)
+        q = q.where('projects.id', 'in', k.selectFrom('users_star_projects').select('users_star_projects.project_id').where('users_star_projects.user_id', '=', starrer));
+    // Imports, repository languages and topic ids do not exist here yet: those filters match nothing.
+    if ((f.imported && user) || f.with_programming_language || f.topic_id !== undefined) q = q.where(NEVER);
     if (f.with_issues_enabled) {
       q = q.where(sql<SqlBool>`projects.settings not like '%"issues_access_level":"disabled"%'`);
       // Private issues are for members (and administrators).
@@ -241,8 +249,11 @@ export class ProjectsQuery {
       }
       by = 'created_at';
     }
-    // Stars are not kept: every project has 0, so the order falls to the id.
-    if (by === 'id' || by === 'star_count') return q.orderBy('projects.id', dir);
+    if (by === 'id') return q.orderBy('projects.id', dir);
+    if (by === 'star_count') {
+      const stars = sql<number>`(select count(*) from users_star_projects s where s.project_id = projects.id)`;
+      return q.orderBy(stars, dir).orderBy('projects.id', dir);
+    }
     return q.orderBy(`projects.${by}`, dir).orderBy('projects.id', dir);
   }
 
@@ -266,6 +277,16 @@ export class ProjectsQuery {
         .execute(),
     ]);
     const forksCount = new Map(counts.map((c) => [c.forked_from_project_id!, Number(c.n)]));
+    const stars = new Map(
+      (
+        await k
+          .selectFrom('users_star_projects')
+          .select(['project_id', (eb) => eb.fn.countAll<number>().as('n')])
+          .where('project_id', 'in', ids)
+          .groupBy('project_id')
+          .execute()
+      ).map((r) => [r.project_id, Number(r.n)]),
+    );
     const imports = new Map(
       (await k.selectFrom('project_imports').select(['project_id', 'status', 'import_type', 'import_error']).where('project_id', 'in', ids).execute()).map(
         ({ project_id, ...state }) => [project_id, state],
@@ -341,6 +362,7 @@ export class ProjectsQuery {
         projectMemberLevel: projectMember?.level ?? null,
         groupMemberLevel: groupLevel,
         forksCount: forksCount.get(project.id) ?? 0,
+        starCount: stars.get(project.id) ?? 0,
         isFork: sourceOf.has(project.id),
         importState: imports.get(project.id) ?? null,
         ...(withSources && sources.has(sourceOf.get(project.id) ?? -1) ? { forkedFrom: sources.get(sourceOf.get(project.id)!)! } : {}),

@@ -1,0 +1,220 @@
+// Reading user activity: GitLab's EventsFinder (source, by_current_user_access, action, target_type,
+// before/after, sort) as one SQL query, then Event#visible_to_user? on the page and the rows a page
+// shows (authors, push payloads, merge requests, notes) loaded with one query per kind.
+// Issue 18, helper E.
+import { sql, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import type { Db } from '../../db/connect.ts';
+import type { Database, EventRow, MergeRequestRow, NamespaceRow, NoteRow, ProjectRow, PushEventPayloadRow, UserRow } from '../../db/schema.ts';
+import { addDays } from '../../lib/time.ts';
+import type { Actor } from '../access/actor.ts';
+import type { Policy, ProjectAccess } from '../access/policy.ts';
+import { canReadMergeRequests } from '../merge-requests/merge-requests-query.ts';
+import { privateFeatureMinLevel, settingsOf } from '../projects/project-settings.ts';
+import { ProjectsQuery } from '../projects/projects-query.ts';
+import { BASIC_COLUMNS, type UserBasicRow } from '../users/users-query.ts';
+import { EVENT_ACTIONS, type EventActionName } from './activity.ts';
+
+/** Event.target_types and the class names they filter on (EventsFinder#by_target_type). */
+export const EVENT_TARGET_TYPES = {
+  issue: 'Issue',
+  milestone: 'Milestone',
+  merge_request: 'MergeRequest',
+  note: 'Note',
+  project: 'Project',
+  snippet: 'Snippet',
+  user: 'User',
+  wiki: 'WikiPage::Meta',
+  design: 'DesignManagement::Design',
+} as const;
+export type EventTargetTypeParam = keyof typeof EVENT_TARGET_TYPES;
+export const EVENT_ACTION_NAMES = Object.keys(EVENT_ACTIONS) as EventActionName[];
+
+/** Whose events: a user's (their contributions), a project's, or those of the projects a user is a member of (scope=all). */
+export type EventSource = { kind: 'user'; user: UserRow } | { kind: 'project'; project: ProjectRow } | { kind: 'authorized'; userId: number };
+
+export interface EventFilters {
+  action?: EventActionName;
+  targetType?: EventTargetTypeParam;
+  /** YYYY-MM-DD: events created before that day began */
+  before?: string;
+  /** YYYY-MM-DD: events created after that day ended */
+  after?: string;
+  sort: 'asc' | 'desc';
+}
+
+const NOTE_TYPES = new Set(['Note', 'DiffNote', 'DiscussionNote', 'LegacyDiffNote']);
+
+/** One event as a page shows it. */
+export interface EventView {
+  event: EventRow;
+  author: UserBasicRow | null;
+  push: PushEventPayloadRow | null;
+  mergeRequest: Pick<MergeRequestRow, 'id' | 'iid' | 'title'> | null;
+  note: NoteRow | null;
+  /** the note's merge request (its title is the event's target_title) */
+  noteMergeRequest: Pick<MergeRequestRow, 'id' | 'iid' | 'title'> | null;
+}
+
+type EventsQB = SelectQueryBuilder<Database, 'events', EventRow>;
+
+export class EventsQuery {
+  private readonly projectsQuery: ProjectsQuery;
+
+  constructor(
+    private readonly db: Db,
+    private readonly policy: Policy,
+  ) {
+    this.projectsQuery = new ProjectsQuery(db, policy);
+  }
+
+  /** EventsFinder#cannot_access_private_profile?: a private profile's events are for its owner and administrators. */
+  static hidesProfile(actor: Actor, user: UserRow): boolean {
+    return user.private_profile === 1 && !actor.isAdmin && actor.user?.id !== user.id;
+  }
+
+  /** The events of `source` in projects `actor` may see, filtered and ordered by id as GitLab does. */
+  async list(actor: Actor, source: EventSource, f: EventFilters): Promise<EventsQB> {
+    const k = this.db.kysely;
+    let q: EventsQB = k.selectFrom('events').selectAll('events');
+    if (source.kind === 'user') {
+      if (EventsQuery.hidesProfile(actor, source.user)) return q.where(sql<SqlBool>`1 = 0`);
+      q = q.where('events.author_id', '=', source.user.id);
+    } else if (source.kind === 'project') {
+      q = q.where('events.project_id', '=', source.project.id);
+    } else {
+      const authorized = await this.projectsQuery.memberProjects(source.userId);
+      q = q.where('events.project_id', 'in', k.selectFrom('projects').select('projects.id').where(authorized));
+    }
+    // by_current_user_access: events of projects the viewer may see (none without a project)
+    if (source.kind !== 'project') {
+      if (actor.isAdmin) q = q.where('events.project_id', 'is not', null);
+      else {
+        const visible = await this.projectsQuery.visible(actor);
+        q = q.where('events.project_id', 'in', k.selectFrom('projects').select('projects.id').where(visible));
+      }
+    }
+    if (f.action) q = q.where('events.action', '=', EVENT_ACTIONS[f.action]);
+    if (f.targetType) q = q.where('events.target_type', '=', EVENT_TARGET_TYPES[f.targetType]);
+    if (f.before) q = q.where('events.created_at', '<', `${f.before}T00:00:00.000Z`);
+    if (f.after) q = q.where('events.created_at', '>=', `${addDays(f.after, 1)}T00:00:00.000Z`);
+    return q.orderBy('events.id', f.sort);
+  }
+
+  /**
+   * Event#visible_to_user? for each event of a page, and what the visible ones show. The page's
+   * projects are read once and the policy asked once per project.
+   */
+  async present(actor: Actor, rows: EventRow[]): Promise<{ views: EventView[]; users: Map<number, UserBasicRow> }> {
+    if (!rows.length) return { views: [], users: new Map() };
+    const k = this.db.kysely;
+    const ids = rows.map((r) => r.id);
+    const projectIds = [...new Set(rows.flatMap((r) => (r.project_id === null ? [] : [r.project_id])))];
+    const mrIds = rows.filter((r) => r.target_type === 'MergeRequest' && r.target_id !== null).map((r) => r.target_id!);
+    const noteIds = rows.filter((r) => r.target_type !== null && NOTE_TYPES.has(r.target_type) && r.target_id !== null).map((r) => r.target_id!);
+    const [projects, pushes, notes] = await Promise.all([
+      projectIds.length ? k.selectFrom('projects').selectAll().where('id', 'in', projectIds).execute() : [],
+      rows.some((r) => r.action === EVENT_ACTIONS.pushed) ? k.selectFrom('push_event_payloads').selectAll().where('event_id', 'in', ids).execute() : [],
+      noteIds.length ? k.selectFrom('notes').selectAll().where('id', 'in', noteIds).execute() : [],
+    ]);
+    for (const n of notes) if (n.noteable_type === 'MergeRequest') mrIds.push(n.noteable_id);
+    const [namespaces, mrs] = await Promise.all([
+      projects.length
+        ? k
+            .selectFrom('namespaces')
+            .selectAll()
+            .where('id', 'in', [...new Set(projects.map((p) => p.namespace_id))])
+            .execute()
+        : [],
+      mrIds.length
+        ? k
+            .selectFrom('merge_requests')
+            .select(['id', 'iid', 'title'])
+            .where('id', 'in', [...new Set(mrIds)])
+            .execute()
+        : [],
+    ]);
+    const nsById = new Map<number, NamespaceRow>(namespaces.map((n) => [n.id, n]));
+    const access = new Map<number, { project: ProjectRow; access: ProjectAccess }>();
+    await Promise.all(
+      projects.map(async (p) => {
+        const ns = nsById.get(p.namespace_id);
+        if (ns) access.set(p.id, { project: p, access: await this.policy.project(actor, p, ns) });
+      }),
+    );
+    const pushById = new Map(pushes.map((p) => [p.event_id, p]));
+    const noteById = new Map(notes.map((n) => [n.id, n]));
+    const mrById = new Map(mrs.map((m) => [m.id, m]));
+
+    const visible: EventView[] = [];
+    for (const event of rows) {
+      const target = event.project_id === null ? undefined : access.get(event.project_id);
+      if (!target) continue;
+      const note = event.target_type !== null && NOTE_TYPES.has(event.target_type) && event.target_id !== null ? (noteById.get(event.target_id) ?? null) : null;
+      const mergeRequest = event.target_type === 'MergeRequest' && event.target_id !== null ? (mrById.get(event.target_id) ?? null) : null;
+      if (!this.visibleTo(actor, event, target.project, target.access, { note, mergeRequest })) continue;
+      visible.push({
+        event,
+        author: null,
+        push: pushById.get(event.id) ?? null,
+        mergeRequest,
+        note,
+        noteMergeRequest: note && note.noteable_type === 'MergeRequest' ? (mrById.get(note.noteable_id) ?? null) : null,
+      });
+    }
+    const authorIds = new Set<number>();
+    for (const v of visible) {
+      authorIds.add(v.event.author_id);
+      if (v.note?.author_id != null) authorIds.add(v.note.author_id);
+      if (v.note?.resolved_by_id != null) authorIds.add(v.note.resolved_by_id);
+    }
+    const users = authorIds.size
+      ? await k
+          .selectFrom('users')
+          .select([...BASIC_COLUMNS])
+          .where('users.id', 'in', [...authorIds])
+          .execute()
+      : [];
+    const usersById = new Map(users.map((u) => [u.id, u]));
+    for (const v of visible) v.author = usersById.get(v.event.author_id) ?? null;
+    return { views: visible, users: usersById };
+  }
+
+  /** Event#visible_to_user?: the capability its kind needs, on its target or its project. */
+  private visibleTo(
+    actor: Actor,
+    e: EventRow,
+    project: ProjectRow,
+    access: ProjectAccess,
+    t: { note: NoteRow | null; mergeRequest: Pick<MergeRequestRow, 'id'> | null },
+  ): boolean {
+    const readProject = actor.isAdmin || access.abilities.has('read_project');
+    if (!readProject) return false;
+    if (e.action === EVENT_ACTIONS.pushed) return canDownloadCode(actor, project, access);
+    if (e.target_type === null) {
+      // membership changes and created projects: read_project; other target-less events: none
+      const a = e.action;
+      return a === EVENT_ACTIONS.joined || a === EVENT_ACTIONS.left || a === EVENT_ACTIONS.expired || a === EVENT_ACTIONS.created;
+    }
+    if (e.target_type === 'MergeRequest') return t.mergeRequest !== null && canReadMergeRequests(actor, project, access);
+    if (NOTE_TYPES.has(e.target_type)) {
+      const n = t.note;
+      if (!n) return false;
+      // internal notes: read_internal_note (Reporter and up)
+      if (n.internal === 1 && !actor.isAdmin && access.level < 20) return false;
+      if (n.noteable_type === 'MergeRequest') return canReadMergeRequests(actor, project, access);
+      if (n.noteable_type === 'Commit') return canDownloadCode(actor, project, access);
+      return true;
+    }
+    return false;
+  }
+}
+
+/** download_code: the repository feature open to the viewer (private: members of its minimum level). */
+export function canDownloadCode(actor: Actor, project: ProjectRow, access: ProjectAccess): boolean {
+  const level = settingsOf(project).repository_access_level;
+  if (level === 'disabled') return false;
+  if (actor.isAdmin) return true;
+  if (!access.abilities.has('read_code')) return false;
+  if (level === 'private') return access.level >= privateFeatureMinLevel('repository', project.visibility);
+  return true;
+}

@@ -1,0 +1,122 @@
+// GET /events, /users/:id/events, /projects/:id/events (GitLab lib/api/events.rb, project_events.rb,
+// helpers/events_helpers.rb): EventsFinder's filters, offset pagination counted before the per-event
+// visibility check (as GitLab's pages may come out shorter than per_page), the Event entity, served
+// from the response cache. Issue 18, helper E.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type, type Static } from 'typebox';
+import type { Container } from '../../container.ts';
+import { actorKey } from '../../domain/access/actor.ts';
+import { EVENT_ACTION_NAMES, EVENT_TARGET_TYPES, EventsQuery, type EventFilters, type EventSource } from '../../domain/events/events-query.ts';
+import type { EventRow } from '../../db/schema.ts';
+import { isInt32 } from '../../db/sql.ts';
+import { Errors } from '../../lib/errors.ts';
+import { offsetPaginate } from '../../lib/pagination.ts';
+import { isDate } from '../../lib/time.ts';
+import { EventSchema, toEvent } from './entities/event.entity.ts';
+import { userViewContext } from './entities/user.entity.ts';
+import { linkParams, PaginationProps } from './schemas/common.ts';
+
+const TAGS = ['events'];
+/** What an events page is made of (the response cache keys on their versions). */
+export const EVENT_LIST_TABLES = [
+  'events',
+  'push_event_payloads',
+  'projects',
+  'namespaces',
+  'members',
+  'member_roles',
+  'users',
+  'redirect_routes',
+  'merge_requests',
+  'notes',
+] as const;
+
+const Enum = <T extends string>(values: readonly T[], def?: T) =>
+  Type.Optional(Type.Unsafe<T>(def === undefined ? { type: 'string', enum: [...values] } : { type: 'string', enum: [...values], default: def }));
+
+/** event_filter_params + sort_params + pagination, in Grape's order. */
+const FilterProps = {
+  ...PaginationProps,
+  action: Enum(EVENT_ACTION_NAMES),
+  target_type: Enum(Object.keys(EVENT_TARGET_TYPES) as (keyof typeof EVENT_TARGET_TYPES)[]),
+  before: Type.Optional(Type.String()),
+  after: Type.Optional(Type.String()),
+  sort: Enum(['asc', 'desc'] as const, 'desc'),
+};
+const MineQuery = Type.Object({ scope: Type.Optional(Type.String()), ...FilterProps });
+const ListQuery = Type.Object(FilterProps);
+type ListQueryT = Static<typeof MineQuery>;
+const IdParams = Type.Object({ id: Type.String() });
+const Page = { 200: Type.Array(EventSchema) };
+
+/** Grape's Date coercion (Date.parse): a calendar date, possibly followed by a time; else "<name> is invalid". */
+function dateParam(value: string | undefined, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  const v = value.trim();
+  const m = /^(\d{4})-?(\d{2})-?(\d{2})(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$/.exec(v);
+  const date = m ? `${m[1]}-${m[2]}-${m[3]}` : '';
+  if (!m || !isDate(date)) throw Errors.param(`${name} is invalid`);
+  return date;
+}
+
+function filtersOf(q: ListQueryT): EventFilters {
+  return { action: q.action, targetType: q.target_type, before: dateParam(q.before, 'before'), after: dateParam(q.after, 'after'), sort: q.sort ?? 'desc' };
+}
+
+export function eventsRoutes(fastify: FastifyInstance, c: Container): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  // GET requests of /events and /users/:id/events also take read_user tokens (allow_access_with_scope)
+  const readUser = { api: 'platform' as const, auth: 'optional' as const, scopes: ['read_user'] };
+  const read = { api: 'platform' as const, auth: 'optional' as const };
+  const query = new EventsQuery(c.db, c.policy);
+
+  async function listPage(req: FastifyRequest, reply: FastifyReply, source: EventSource, q: ListQueryT, route: Record<string, unknown>) {
+    const filters = filtersOf(q);
+    const page = await offsetPaginate(
+      c.db.kysely,
+      c.config.externalUrl,
+      { path: req.url.split('?')[0], params: linkParams(q as Record<string, unknown>, route), page: q.page, per_page: q.per_page },
+      await query.list(req.actor, source, filters),
+    );
+    reply.headers(page.headers);
+    const { views, users } = await query.present(req.actor, page.items as EventRow[]);
+    const ctx = userViewContext(c.config.externalUrl, await c.settings.get());
+    return views.map((v) => toEvent(v, users, ctx));
+  }
+
+  const cacheOpts = (req: FastifyRequest, extra: string) => ({ tables: EVENT_LIST_TABLES, viewer: `${actorKey(req.actor)}|${extra}` });
+
+  app.get('/api/v4/events', { config: readUser, schema: { tags: TAGS, querystring: MineQuery, response: Page } }, async (req, reply) => {
+    const me = req.actor.user;
+    if (!me) throw Errors.unauthorized();
+    return app.cachedResponse(req, reply, cacheOpts(req, 'events'), () => {
+      // scope=all: the events of every project the caller is a member of; otherwise their own
+      const source: EventSource = req.query.scope === 'all' ? { kind: 'authorized', userId: me.id } : { kind: 'user', user: me };
+      return listPage(req, reply, source, req.query, {});
+    });
+  });
+
+  app.get(
+    '/api/v4/users/:id/events',
+    { config: readUser, schema: { tags: TAGS, params: IdParams, querystring: ListQuery, response: Page } },
+    async (req, reply) =>
+      app.cachedResponse(req, reply, cacheOpts(req, `user:${req.params.id}`), async () => {
+        const key = req.params.id;
+        const numeric = /^\d+$/.test(key);
+        const user = numeric ? (isInt32(Number(key)) ? await c.users.byId(Number(key)) : undefined) : await c.users.byUsername(key);
+        if (!user) throw Errors.notFound('User');
+        return listPage(req, reply, { kind: 'user', user }, req.query, { id: key });
+      }),
+  );
+
+  app.get(
+    '/api/v4/projects/:id/events',
+    { config: read, schema: { tags: TAGS, params: IdParams, querystring: ListQuery, response: Page } },
+    async (req, reply) =>
+      app.cachedResponse(req, reply, cacheOpts(req, `project:${req.params.id}`), async () => {
+        const { project } = await c.resolve.project(req.actor, req.params.id);
+        return listPage(req, reply, { kind: 'project', project }, req.query, { id: req.params.id });
+      }),
+  );
+}
