@@ -50,6 +50,7 @@ import { browsableApi } from './http/translation/browsable.ts';
 import { memberRolesRoutes } from './http/platform/member-roles.routes.ts';
 import { oauthRoutes } from './http/web/oauth.routes.ts';
 import { signInRoutes } from './http/web/sign-in.routes.ts';
+import { housekeepingRoutes } from './http/platform/housekeeping.routes.ts';
 
 export const QS_OPTIONS = { arrayLimit: 1000, depth: 5, parameterLimit: 2000, allowDots: false } as const;
 
@@ -167,6 +168,7 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   // issue 18: protected branches and tags (B)
   // issue 18: namespaces, custom attributes, transfers, bans, avatars (C)
   // issue 18: repository extras (D)
+  housekeepingRoutes(app, c);
   // issue 18: events and stars (E)
   // issue 18: uploads and markdown (F)
   smartHttpRoutes(app, c);

@@ -66,6 +66,8 @@ import type { ImportExport, ImportExportDeps } from './domain/import-export/deps
 import { ExportsService } from './domain/import-export/export/export.service.ts';
 import { ImportsService } from './domain/import-export/import/import.service.ts';
 import { RelationImportsService } from './domain/import-export/import/relation-import.service.ts';
+import { CommitNotesService } from './domain/repository/commit-notes.ts';
+import { HousekeepingService } from './domain/repository/housekeeping.ts';
 
 export interface Container {
   config: Config;
@@ -117,6 +119,10 @@ export interface Container {
   // issue 18: protected branches and tags (B)
   // issue 18: namespaces, custom attributes, transfers, bans, avatars (C)
   // issue 18: repository extras (D)
+  /** comments on commits */
+  commitNotes: CommitNotesService;
+  /** POST /projects/:id/housekeeping: git gc / repack / prune as outbox jobs */
+  housekeeping: HousekeepingService;
   // issue 18: events and stars (E)
   // issue 18: uploads and markdown (F)
   translation: {
@@ -243,6 +249,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   // issue 18: protected branches and tags (B)
   // issue 18: namespaces, custom attributes, transfers, bans, avatars (C)
   // issue 18: repository extras (D)
+  const commitNotes = new CommitNotesService(deps);
+  const housekeeping = new HousekeepingService(deps);
+  worker.also('repository housekeeping', () => housekeeping.runQueued());
   // issue 18: events and stars (E)
   // issue 18: uploads and markdown (F)
   const translation = {
@@ -258,6 +267,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const close = async () => {
     await worker.stop();
     await merges.idle();
+    await housekeeping.idle();
     await writes.follow.idle();
     await Promise.all([importExport.exports.idle(), importExport.imports.idle(), importExport.relationImports.idle()]);
     await pushes.stop();
@@ -305,6 +315,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     // issue 18: protected branches and tags (B)
     // issue 18: namespaces, custom attributes, transfers, bans, avatars (C)
     // issue 18: repository extras (D)
+    commitNotes,
+    housekeeping,
     // issue 18: events and stars (E)
     // issue 18: uploads and markdown (F)
     translation,

@@ -946,6 +946,7 @@ export interface Database {
   // migration 024 (protected refs, helper B)
   // migration 025 (namespace extras, helper C)
   // migration 026 (repository extras, helper D)
+  commit_notes: CommitNotesTable;
   // migration 027 (events and stars, helper E)
   // migration 028 (uploads, helper F)
 }
@@ -997,6 +998,23 @@ export type DeploymentRow = Selectable<DeploymentsTable>;
 // ---- migration 025 (namespace extras, helper C)
 
 // ---- migration 026 (repository extras, helper D)
+
+/** A comment on a commit (GitLab's notes with noteable_type 'Commit'); path/line/line_type/line_code only when its diff line was found. */
+export interface CommitNotesTable {
+  id: Generated<number>;
+  project_id: number;
+  commit_id: string;
+  author_id: number | null;
+  note: string;
+  path: string | null;
+  line: number | null;
+  line_type: string | null; // new | old
+  line_code: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type CommitNoteRow = Selectable<CommitNotesTable>;
 
 // ---- migration 027 (events and stars, helper E)
 

@@ -268,6 +268,36 @@ export class RepositoryService {
     await this.refsChanged(ctx, actor, [{ before: result.before, after: result.sha, ref: BRANCH_PREFIX + input.branch }]);
   }
 
+  /**
+   * A commit made from a branch's head (revert, cherry-pick: see commit-change.ts): under the lock, the
+   * caller's push permission checked (400), `make(head)` builds the commit (null: a dry run, nothing
+   * moves), the branch moved with compare-and-swap; then the push events. Returns the new SHA or null.
+   */
+  async commitOnBranch(ctx: RepoContext, actor: Actor, branch: string, make: (head: string) => Promise<string | null>): Promise<string | null> {
+    const result = await this.exclusive(ctx, async () => {
+      await this.validatePermissions(ctx, actor, branch, false);
+      const ref = await ctx.repo.branch(branch);
+      if (!ref) throw Errors.notFound('Branch');
+      const sha = await make(ref.commit);
+      if (!sha) return null;
+      try {
+        await ctx.repo.updateRef(ref.name, sha, ref.commit);
+      } catch (e) {
+        if (e instanceof GitError) throw failure(`Could not update ${ref.name}. Please refresh and try again.`);
+        throw e;
+      }
+      return { before: ref.commit, after: sha, ref: ref.name };
+    });
+    if (!result) return null;
+    await this.refsChanged(ctx, actor, [result]);
+    return result.after;
+  }
+
+  /** Runs `fn` alone among this process's writes to `repo` (housekeeping). */
+  withRepositoryLock<T>(repo: Repository, fn: () => Promise<T>): Promise<T> {
+    return this.locks.run(repo.gitDir, fn);
+  }
+
   /** The start_project of a commit: this project only (no forks), else 403 with GitLab's message. */
   async checkStartProject(ctx: RepoContext, actor: Actor, startProject: string | number): Promise<void> {
     const start = await this.deps.resolve.project(actor, String(startProject));

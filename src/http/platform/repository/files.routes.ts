@@ -10,6 +10,8 @@ import type { FileWriteInput, FileWriteKind } from '../../../domain/repository/c
 import { contentSha256, lastCommitFor, type FileEntry } from '../../../domain/repository/files.ts';
 import { isSafePath } from '../../../git/command.ts';
 import type { Repository } from '../../../git/repository.ts';
+import { blame, BlameRangeOutOfFile, type BlameGroup } from '../../../git/blame.ts';
+import { isoTime, type Commit } from '../../../git/objects.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { grapeMessage } from '../../plugins/errors.ts';
 
@@ -21,6 +23,10 @@ const WRITE = { api: 'platform' as const, auth: 'user' as const };
 const FileParams = Type.Object({ id: Type.String(), file_path: Type.String() });
 const ShowQuery = Type.Object({ ref: Type.String({ minLength: 1 }) });
 const RawQuery = Type.Object({ ref: Type.Optional(Type.String({ minLength: 1 })), lfs: Type.Optional(Type.Boolean()) });
+const BlameQuery = Type.Object({
+  ref: Type.String({ minLength: 1 }),
+  range: Type.Optional(Type.Object({ start: Type.Integer(), end: Type.Integer() })),
+});
 
 // Grape's declaration order (simple_file_params, then extended_file_params).
 const SimpleProps = {
@@ -139,6 +145,36 @@ export function inlineDisposition(fileName: string): string {
   return `inline; filename="${percentEscape(transliterate(name), TRADITIONAL_ESCAPED)}"; filename*=UTF-8''${percentEscape(name, RFC_5987_ESCAPED)}`;
 }
 
+/** Entities::BlameRange of each run of lines (Entities::BlameRangeCommit). */
+async function blameRanges(repo: Repository, commit: string, filePath: string, range?: { start: number; end: number }) {
+  let groups: BlameGroup[];
+  try {
+    groups = await blame(repo, commit, filePath, range);
+  } catch (e) {
+    if (e instanceof BlameRangeOutOfFile) return [];
+    throw e;
+  }
+  const commits = new Map<string, Commit | null>();
+  for (const g of groups) if (!commits.has(g.commit)) commits.set(g.commit, await repo.commit(g.commit));
+  return groups.map((g) => {
+    const c = commits.get(g.commit)!;
+    return {
+      commit: {
+        id: g.commit,
+        parent_ids: c?.parents ?? [],
+        message: c?.message ?? '',
+        authored_date: c ? isoTime(c.author.time, c.author.tz) : null,
+        author_name: c?.author.name ?? null,
+        author_email: c?.author.email ?? null,
+        committed_date: c ? isoTime(c.committer.time, c.committer.tz) : null,
+        committer_name: c?.committer.name ?? null,
+        committer_email: c?.committer.email ?? null,
+      },
+      lines: g.lines,
+    };
+  });
+}
+
 /** Gitlab::NoCacheHeaders::DEFAULT_GITLAB_NO_CACHE_HEADERS */
 const NO_CACHE_HEADERS = {
   'cache-control': 'max-age=0, private, must-revalidate, no-store, no-cache',
@@ -179,6 +215,35 @@ export function filesRoutes(fastify: FastifyInstance, c: Container): void {
       reply.header('content-disposition', inlineDisposition(entry.name));
       reply.type('text/plain; charset=utf-8');
       return reply.send(data);
+    },
+  );
+
+  // GET (and HEAD) …/blame: the file's X-Gitlab-* headers and Entities::BlameRange, optionally for
+  // range[start]…range[end] (1-based, inclusive; a range past the last line stops there, one that
+  // starts after it is empty).
+  app.get(
+    `${FILE_URL}/blame`,
+    {
+      config: READ,
+      attachValidation: true,
+      schema: { tags: TAGS, summary: 'Get blame file from the repository', params: FileParams, querystring: BlameQuery },
+    },
+    async (req, reply) => {
+      const q = req.query;
+      checkParams(req, isValidFilePath(req.params.file_path), [['ref', q?.ref]]);
+      const range = q.range;
+      if (range) {
+        const bad: string[] = [];
+        if (range.start < 1) bad.push('range[start] does not have a valid value');
+        if (range.end < 1) bad.push('range[end] does not have a valid value');
+        if (!bad.length && range.end < range.start) bad.push('range[end] must be greater than or equal to range[start]');
+        if (bad.length) throw Errors.param(bad.join(', '));
+      }
+      const ctx = await c.repository.context(req.actor, req.params.id);
+      const { commit, entry } = await c.repository.fileAt(ctx, q.ref, req.params.file_path);
+      const data = await c.repository.fileContent(ctx, entry);
+      setGitlabHeaders(reply, await blobData(ctx.repo, q.ref, commit, entry, data));
+      return blameRanges(ctx.repo, commit, entry.path, range);
     },
   );
 

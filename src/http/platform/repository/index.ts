@@ -8,6 +8,7 @@ import { filesRoutes } from './files.routes.ts';
 import { treeRoutes } from './tree.routes.ts';
 import { compareRoutes } from './compare.routes.ts';
 import { changelogRoutes } from './changelog.routes.ts';
+import { commitActionsRoutes } from './commit-actions.routes.ts';
 
 export function repositoryRoutes(app: FastifyInstance, c: Container): void {
   branchesRoutes(app, c);
@@ -17,4 +18,5 @@ export function repositoryRoutes(app: FastifyInstance, c: Container): void {
   treeRoutes(app, c);
   compareRoutes(app, c);
   changelogRoutes(app, c);
+  commitActionsRoutes(app, c);
 }
