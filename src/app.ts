@@ -23,6 +23,8 @@ import { usersRoutes } from './http/platform/users.routes.ts';
 import { tokensRoutes } from './http/platform/personal-access-tokens.routes.ts';
 import { impersonationTokensRoutes } from './http/platform/impersonation-tokens.routes.ts';
 import { settingsRoutes } from './http/platform/application-settings.routes.ts';
+import { uploadsRoutes } from './http/platform/uploads.routes.ts';
+import { markdownRoutes } from './http/platform/markdown.routes.ts';
 import { groupsRoutes } from './http/platform/groups.routes.ts';
 import { projectsRoutes } from './http/platform/projects.routes.ts';
 import { membersRoutes } from './http/platform/members.routes.ts';
@@ -34,6 +36,7 @@ import { mergeRequestRoutes } from './http/platform/merge-requests/index.ts';
 import { repositoryRoutes } from './http/platform/repository/index.ts';
 import { smartHttpRoutes } from './http/git/smart-http.routes.ts';
 import { systemHooksRoutes } from './http/platform/system-hooks.routes.ts';
+import { webHooksRoutes } from './http/platform/web-hooks.routes.ts';
 import { translationRootRoutes } from './http/translation/root.routes.ts';
 import { languagesRoutes } from './http/translation/languages.routes.ts';
 import { translationUsersRoutes } from './http/translation/users.routes.ts';
@@ -51,6 +54,11 @@ import { memberRolesRoutes } from './http/platform/member-roles.routes.ts';
 import { oauthRoutes } from './http/web/oauth.routes.ts';
 import { signInRoutes } from './http/web/sign-in.routes.ts';
 import { housekeepingRoutes } from './http/platform/housekeeping.routes.ts';
+import { customAttributesRoutes } from './http/platform/custom-attributes.routes.ts';
+import { namespacesRoutes } from './http/platform/namespaces.routes.ts';
+import { avatarsRoutes } from './http/platform/avatars.routes.ts';
+import { eventsRoutes } from './http/platform/events.routes.ts';
+import { starsRoutes } from './http/platform/stars.routes.ts';
 
 export const QS_OPTIONS = { arrayLimit: 1000, depth: 5, parameterLimit: 2000, allowDots: false } as const;
 
@@ -165,12 +173,20 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   ciRoutes(app, c);
   importExportRoutes(app, c);
   // issue 18: web hooks (A)
+  webHooksRoutes(app, c);
   // issue 18: protected branches and tags (B)
   // issue 18: namespaces, custom attributes, transfers, bans, avatars (C)
+  customAttributesRoutes(app, c);
+  namespacesRoutes(app, c);
+  avatarsRoutes(app, c);
   // issue 18: repository extras (D)
   housekeepingRoutes(app, c);
   // issue 18: events and stars (E)
+  eventsRoutes(app, c);
+  starsRoutes(app, c);
   // issue 18: uploads and markdown (F)
+  uploadsRoutes(app, c);
+  markdownRoutes(app, c);
   smartHttpRoutes(app, c);
   extend?.(app);
 

@@ -16,6 +16,7 @@ import { Authenticator } from './domain/auth/authenticator.ts';
 import { UsersService } from './domain/users/users.service.ts';
 import { Policy } from './domain/access/policy.ts';
 import { Resolver } from './domain/access/resolve.ts';
+import { UploadsService } from './domain/uploads/uploads.service.ts';
 import { GroupsService } from './domain/groups/groups.service.ts';
 import type { FeatureDeps } from './domain/deps.ts';
 import { LabelsService } from './domain/labels/labels.service.ts';
@@ -36,6 +37,7 @@ import { SystemHooksService } from './domain/hooks/system-hooks.service.ts';
 import { PushJournal } from './domain/repository/push-journal.ts';
 import { RepositoryService } from './domain/repository/repository.service.ts';
 import { HookDeliveries } from './domain/hooks/deliveries.ts';
+import { WebHooksService } from './domain/hooks/web-hooks.service.ts';
 import { Worker } from './jobs/worker.ts';
 import { seedLanguages } from './domain/translation/languages/seed.ts';
 import { ComponentVcs } from './domain/translation/components/vcs.ts';
@@ -68,6 +70,9 @@ import { ImportsService } from './domain/import-export/import/import.service.ts'
 import { RelationImportsService } from './domain/import-export/import/relation-import.service.ts';
 import { CommitNotesService } from './domain/repository/commit-notes.ts';
 import { HousekeepingService } from './domain/repository/housekeeping.ts';
+import { CustomAttributesService } from './domain/custom-attributes/custom-attributes.service.ts';
+import { NamespacesService } from './domain/groups/namespaces.service.ts';
+import { AvatarsService } from './domain/avatars/avatars.service.ts';
 
 export interface Container {
   config: Config;
@@ -116,8 +121,15 @@ export interface Container {
   /** project export and import: exports, imports (file, URL, S3), single-relation imports */
   importExport: ImportExport;
   // issue 18: web hooks (A)
+  /** project and group webhooks (delivered by `deliveries`) */
+  webHooks: WebHooksService;
   // issue 18: protected branches and tags (B)
   // issue 18: namespaces, custom attributes, transfers, bans, avatars (C)
+  /** custom attributes of users, projects and groups */
+  customAttributes: CustomAttributesService;
+  namespaces: NamespacesService;
+  /** uploaded avatars of users, groups and projects */
+  avatars: AvatarsService;
   // issue 18: repository extras (D)
   /** comments on commits */
   commitNotes: CommitNotesService;
@@ -125,6 +137,8 @@ export interface Container {
   housekeeping: HousekeepingService;
   // issue 18: events and stars (E)
   // issue 18: uploads and markdown (F)
+  /** project uploads (markdown attachments) in the blob store */
+  uploads: UploadsService;
   translation: {
     vcs: ComponentVcs;
     projects: TranslationProjectsService;
@@ -246,14 +260,19 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   worker.also('relation imports', () => importExport.relationImports.runQueued());
   worker.also('export expiry', () => importExport.exports.removeExpired(), 60_000);
   // issue 18: web hooks (A)
+  const webHooks = new WebHooksService(db, settings, box, outbound, resolve);
   // issue 18: protected branches and tags (B)
   // issue 18: namespaces, custom attributes, transfers, bans, avatars (C)
+  const customAttributes = new CustomAttributesService(db);
+  const namespaces = new NamespacesService(db, policy);
+  const avatars = new AvatarsService(db, store, config.externalUrl);
   // issue 18: repository extras (D)
   const commitNotes = new CommitNotesService(deps);
   const housekeeping = new HousekeepingService(deps);
   worker.also('repository housekeeping', () => housekeeping.runQueued());
   // issue 18: events and stars (E)
   // issue 18: uploads and markdown (F)
+  const uploads = new UploadsService({ db, store, resolve, settings });
   const translation = {
     vcs,
     components,
@@ -312,13 +331,18 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     ci,
     importExport,
     // issue 18: web hooks (A)
+    webHooks,
     // issue 18: protected branches and tags (B)
     // issue 18: namespaces, custom attributes, transfers, bans, avatars (C)
+    customAttributes,
+    namespaces,
+    avatars,
     // issue 18: repository extras (D)
     commitNotes,
     housekeeping,
     // issue 18: events and stars (E)
     // issue 18: uploads and markdown (F)
+    uploads,
     translation,
     close,
   };

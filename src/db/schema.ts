@@ -1,5 +1,5 @@
 // The one source of row types. Booleans are 0/1 integers, times ISO-8601 UTC text, JSON as text.
-import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 export interface UsersTable {
   id: Generated<number>;
@@ -943,12 +943,22 @@ export interface Database {
   relation_imports: RelationImportsTable;
   issues: IssuesTable;
   // migration 023 (web hooks, helper A)
+  web_hooks: WebHooksTable;
   // migration 024 (protected refs, helper B)
+  protected_branches: ProtectedBranchesTable;
+  protected_tags: ProtectedTagsTable;
+  protected_ref_access_levels: ProtectedRefAccessLevelsTable;
   // migration 025 (namespace extras, helper C)
+  project_custom_attributes: ProjectCustomAttributesTable;
+  group_custom_attributes: GroupCustomAttributesTable;
   // migration 026 (repository extras, helper D)
   commit_notes: CommitNotesTable;
   // migration 027 (events and stars, helper E)
+  events: EventsTable;
+  push_event_payloads: PushEventPayloadsTable;
+  users_star_projects: UsersStarProjectsTable;
   // migration 028 (uploads, helper F)
+  uploads: UploadsTable;
 }
 
 export type CiRunnerRow = Selectable<CiRunnersTable>;
@@ -993,9 +1003,119 @@ export type DeploymentRow = Selectable<DeploymentsTable>;
 
 // ---- migration 023 (web hooks, helper A)
 
+/** Project and group hooks (GitLab's web_hooks: a project_id or a group_id). Flags 0/1. */
+export interface WebHooksTable {
+  id: Generated<number>;
+  project_id: number | null;
+  group_id: number | null;
+  url: string;
+  name: string | null;
+  description: string | null;
+  token_encrypted: string | null;
+  url_variables_encrypted: string | null; // sealed JSON object
+  custom_headers_encrypted: string | null; // sealed JSON object
+  custom_webhook_template: string | null;
+  push_events: number;
+  tag_push_events: number;
+  merge_requests_events: number;
+  repository_update_events: number;
+  issues_events: number;
+  confidential_issues_events: number;
+  note_events: number;
+  confidential_note_events: number;
+  job_events: number;
+  pipeline_events: number;
+  wiki_page_events: number;
+  deployment_events: number;
+  feature_flag_events: number;
+  releases_events: number;
+  milestone_events: number;
+  emoji_events: number;
+  resource_access_token_events: number;
+  resource_deploy_token_events: number;
+  vulnerability_events: number;
+  subgroup_events: number;
+  member_events: number;
+  project_events: number;
+  enable_ssl_verification: number;
+  push_events_branch_filter: string | null;
+  branch_filter_strategy: string;
+  recent_failures: number;
+  disabled_until: string | null;
+  created_at: string;
+  updated_at: string;
+}
+export type WebHookRow = Selectable<WebHooksTable>;
+
+/** Migration 023 adds the kind of hook a delivery goes to (merged into HookDeliveriesTable above). */
+export interface HookDeliveriesTable {
+  /** 'system' (system_hooks.id) or 'web' (web_hooks.id) */
+  hook_type: Generated<string>;
+}
+
 // ---- migration 024 (protected refs, helper B)
 
+export interface ProtectedBranchesTable {
+  id: Generated<number>;
+  project_id: number;
+  /** a branch name or a wildcard (`*`) */
+  name: string;
+  allow_force_push: number;
+  code_owner_approval_required: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ProtectedTagsTable {
+  id: Generated<number>;
+  project_id: number;
+  name: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** An access level of a protected branch (push | merge | unprotect) or tag (create): a role, a user or a group. */
+export interface ProtectedRefAccessLevelsTable {
+  id: Generated<number>;
+  protected_branch_id: number | null;
+  protected_tag_id: number | null;
+  action: 'push' | 'merge' | 'unprotect' | 'create';
+  access_level: number | null;
+  user_id: number | null;
+  group_id: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type ProtectedBranchRow = Selectable<ProtectedBranchesTable>;
+export type ProtectedTagRow = Selectable<ProtectedTagsTable>;
+export type ProtectedRefAccessLevelRow = Selectable<ProtectedRefAccessLevelsTable>;
+
 // ---- migration 025 (namespace extras, helper C)
+
+export interface ProjectCustomAttributesTable {
+  id: Generated<number>;
+  project_id: number;
+  key: string;
+  value: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface GroupCustomAttributesTable {
+  id: Generated<number>;
+  group_id: number;
+  key: string;
+  value: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Migration 025 adds the project's uploaded avatar to `projects` (declaration merging with ProjectsTable above). */
+export interface ProjectsTable {
+  /** absolute URL of the uploaded avatar (GitLab's avatar_url); the blob is avatars/project/<id>/<file name> */
+  avatar_url: ColumnType<string | null, string | null | undefined, string | null>;
+}
 
 // ---- migration 026 (repository extras, helper D)
 
@@ -1017,5 +1137,52 @@ export interface CommitNotesTable {
 export type CommitNoteRow = Selectable<CommitNotesTable>;
 
 // ---- migration 027 (events and stars, helper E)
+export interface EventsTable {
+  id: Generated<number>;
+  project_id: number | null;
+  author_id: number;
+  action: number; // GitLab's Event.actions: created 1 … approved 12
+  target_type: string | null; // MergeRequest | Note | DiffNote | DiscussionNote | null
+  target_id: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PushEventPayloadsTable {
+  event_id: number;
+  commit_count: number;
+  action: string; // created | removed | pushed
+  ref_type: string; // branch | tag
+  commit_from: string | null;
+  commit_to: string | null;
+  ref: string | null;
+  commit_title: string | null;
+  ref_count: number | null;
+}
+
+export interface UsersStarProjectsTable {
+  id: Generated<number>;
+  project_id: number;
+  user_id: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export type EventRow = Selectable<EventsTable>;
+export type PushEventPayloadRow = Selectable<PushEventPayloadsTable>;
 
 // ---- migration 028 (uploads, helper F)
+export interface UploadsTable {
+  id: Generated<number>;
+  project_id: number;
+  /** 32 hex characters, the path segment of /uploads/<secret>/<filename> */
+  secret: string;
+  /** sanitised as CarrierWave does ([^\w.+-] → _) */
+  filename: string;
+  size: number;
+  store_key: string;
+  uploaded_by_user_id: number | null;
+  created_at: string;
+}
+
+export type UploadRow = Selectable<UploadsTable>;

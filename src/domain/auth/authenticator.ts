@@ -67,6 +67,7 @@ export interface JobTokenResolver {
 export function deniedReason(user: UserRow): string | null {
   switch (user.state) {
     case 'blocked':
+    case 'banned': // a banned user is blocked (User::BLOCKED_STATES)
       return 'Your account has been blocked.';
     case 'blocked_pending_approval':
       return 'Your account is pending approval from your administrator and hence blocked.';

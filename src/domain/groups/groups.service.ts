@@ -12,6 +12,7 @@ import type { Actor } from '../access/actor.ts';
 import { Policy, type GroupAccess } from '../access/policy.ts';
 import type { Resolver } from '../access/resolve.ts';
 import { groupPayload, groupMemberPayload, projectPayload, recordSystemEvent } from '../events/system-events.ts';
+import { deleteWebHooksOf } from '../hooks/web-hooks.service.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import type { Settings } from '../settings/definitions.ts';
 import { rubyInspect, validateDescription, validateName, validatePath, visibilityLevel, type FieldErrors } from './group-rules.ts';
@@ -308,6 +309,112 @@ export class GroupsService {
     }
   }
 
+  // ---- transfer ----------------------------------------------------------------------------
+
+  /**
+   * POST /groups/:id/transfer (Groups::TransferService): under `parentIdOrPath`, or to the top level
+   * without one. Paths of the group, its subgroups and their projects change and the old ones keep
+   * redirecting; repositories are addressed by id, so nothing moves on disk. Refusals are 400
+   * "Transfer failed: …" with GitLab's messages, checked in GitLab's order. GitLab sends no system
+   * hook for a transfer (the group's own `path` does not change).
+   */
+  async transfer(actor: Actor, idOrPath: string | number, parentIdOrPath: number | undefined): Promise<{ group: NamespaceRow; access: GroupAccess }> {
+    const { group, access } = await this.resolve.group(actor, idOrPath);
+    Policy.require(access, 'admin_group', 'Group', 'read_group');
+    const found = parentIdOrPath === undefined ? null : await this.resolve.group(actor, parentIdOrPath);
+    const parent = found?.group ?? null;
+    const fail = (message: string) => Errors.raw(400, { message: `Transfer failed: ${message}` });
+
+    if (!parent && group.parent_id === null) throw fail('Group is already a root group.');
+    if (parent && parent.id === group.parent_id) throw fail('Group is already associated to the parent group.');
+    const settings = await this.settings.get();
+    const allowed = parent
+      ? found!.access.abilities.has('create_subgroup')
+      : actor.isAdmin || (settings.can_create_group && actor.user!.can_create_group === 1);
+    if (!allowed) throw fail("You don't have enough permissions.");
+    if (await this.pathTakenIn(parent, group)) throw fail('The parent group already has a subgroup or a project with the same path.');
+    if (parent && parent.traversal_ids.startsWith(group.traversal_ids)) throw fail('Cannot transfer group to one of its subgroup.');
+    if (parent && (await this.siblingNameTaken(parent.id, group.name))) throw fail('Validation failed: Name has already been taken');
+
+    const now = nowIso();
+    const newFullPath = parent ? `${parent.full_path}/${group.path}` : group.path;
+    const newTraversal = `${parent ? parent.traversal_ids : '/'}${group.id}/`;
+    const lower = parent && visibilityLevel(parent.visibility) < visibilityLevel(group.visibility) ? parent.visibility : null;
+    try {
+      const moved = await this.db.kysely.transaction().execute(async (trx) => {
+        const below = `${group.traversal_ids}%`;
+        if (lower) {
+          // update_children_and_projects_visibility: nothing below stays more open than the new parent
+          const more = (['internal', 'public'] as const).filter((v) => visibilityLevel(v) > visibilityLevel(lower));
+          await trx
+            .updateTable('namespaces')
+            .set({ visibility: lower, updated_at: now })
+            .where('traversal_ids', 'like', below)
+            .where('visibility', 'in', more)
+            .execute();
+          await trx
+            .updateTable('projects')
+            .set({ visibility: lower, updated_at: now })
+            .where('namespace_id', 'in', (eb) => eb.selectFrom('namespaces').select('id').where('traversal_ids', 'like', below))
+            .where('visibility', 'in', more)
+            .execute();
+        }
+        await movePaths(trx, group, newFullPath, now);
+        await trx
+          .updateTable('namespaces')
+          .set({ traversal_ids: sql<string>`${newTraversal} || substr(traversal_ids, ${group.traversal_ids.length + 1})` })
+          .where('traversal_ids', 'like', below)
+          .execute();
+        const row = await trx
+          .updateTable('namespaces')
+          .set({ parent_id: parent?.id ?? null, full_path: newFullPath, updated_at: now })
+          .where('id', '=', group.id)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        // ensure_ownership: a group made top level without an Owner gets the one who moved it
+        if (!parent) {
+          const owner = await trx
+            .selectFrom('members')
+            .select('id')
+            .where('source_type', '=', 'Namespace')
+            .where('source_id', '=', group.id)
+            .where('access_level', '=', OWNER)
+            .executeTakeFirst();
+          if (!owner)
+            await trx
+              .insertInto('members')
+              .values({
+                source_type: 'Namespace',
+                source_id: group.id,
+                user_id: actor.user!.id,
+                access_level: OWNER,
+                expires_at: null,
+                member_role_id: null,
+                created_by_id: actor.user!.id,
+                created_at: now,
+                updated_at: now,
+              })
+              .execute();
+        }
+        return row;
+      });
+      return { group: moved, access: await this.policy.group(actor, moved) };
+    } catch (err) {
+      if (isUniqueViolation(err)) throw fail('The parent group already has a subgroup or a project with the same path.');
+      throw err;
+    }
+  }
+
+  /** namespace_with_same_path?: a namespace (or, below a group, a project) with the group's path where it goes. */
+  private async pathTakenIn(parent: NamespaceRow | null, group: NamespaceRow): Promise<boolean> {
+    const k = this.db.kysely;
+    let q = k.selectFrom('namespaces').select('id').where(ciEquals('path', group.path)).where('id', '!=', group.id);
+    q = parent ? q.where('parent_id', '=', parent.id) : q.where('parent_id', 'is', null);
+    if (await q.executeTakeFirst()) return true;
+    if (!parent) return false;
+    return !!(await k.selectFrom('projects').select('id').where('namespace_id', '=', parent.id).where(ciEquals('path', group.path)).executeTakeFirst());
+  }
+
   // ---- delete ------------------------------------------------------------------------------
 
   /** Groups::DestroyService: the projects, the subgroups (depth first), then the group; events for each. */
@@ -337,6 +444,7 @@ export class GroupsService {
       await trx.deleteFrom('members').where('source_type', '=', 'Namespace').where('source_id', 'in', groupIds).execute();
       await trx.deleteFrom('redirect_routes').where('source_type', '=', 'Namespace').where('source_id', 'in', groupIds).execute();
       await trx.deleteFrom('member_roles').where('namespace_id', 'in', groupIds).execute();
+      await deleteWebHooksOf(trx, { groupIds });
       await trx.deleteFrom('namespaces').where('id', 'in', groupIds).execute();
     });
     removeRepositories(this.repos, deleted);
@@ -407,7 +515,7 @@ export function ancestorIds(g: Pick<NamespaceRow, 'traversal_ids' | 'id'>): numb
 const restricted = (settings: Settings, visibility: string): boolean => (settings.restricted_visibility_levels as string[]).includes(visibility);
 
 /** POST /groups renders the model's errors inside a string (lib/api/groups.rb). */
-function failedToSave(errors: FieldErrors) {
+export function failedToSave(errors: FieldErrors) {
   return Errors.raw(400, { message: `Failed to save group ${rubyInspect(errors)}` });
 }
 

@@ -1,6 +1,7 @@
 // The user list as GitLab's UsersFinder builds it (app/finders/users_finder.rb, app/models/user.rb):
 // filters, orderings and the cursor keyset over them.
-import { sql, type Expression, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { todayDate } from '../../lib/time.ts';
 import type { Database, UserRow } from '../../db/schema.ts';
 import { ciEquals } from '../../db/sql.ts';
 import { decodeCursor, encodeCursor } from '../../lib/pagination.ts';
@@ -126,7 +127,7 @@ export const VIEW_COLUMNS = [
 ] as const;
 
 /** Words of three characters or more match anywhere; a shorter query must match the whole value (Gitlab::SQL::Pattern). */
-function fuzzy(column: 'name' | 'username', query: string): Expression<SqlBool> {
+export function fuzzy(column: string, query: string): Expression<SqlBool> {
   const words = (query.match(/"[^"]+"|\S+/g) ?? []).map((w) => w.replace(/^"|"$/g, '')).filter((w) => w.length >= 3);
   if (!words.length) return ciEquals(column, query);
   const like = (w: string) => '%' + w.toLowerCase().replace(/[\\%_]/g, (ch) => '\\' + ch) + '%';
@@ -173,8 +174,7 @@ export function filterUsers(db: Kysely<Database>, f: UserFilters, admin: boolean
   else if (f.two_factor === 'disabled') q = q.where('users.two_factor_enabled', '=', 0);
   if (f.created_after) q = q.where('users.created_at', '>=', f.created_after);
   if (f.created_before) q = q.where('users.created_at', '<=', f.created_before);
-  // TODO(projects issue): without_projects must exclude users with a project authorization. There are
-  // no projects yet, so every user matches.
+  if (f.without_projects) q = q.where(withoutProjects);
   if (f.custom_attributes) {
     for (const [key, value] of Object.entries(f.custom_attributes)) {
       q = q.where((eb) =>
@@ -234,4 +234,24 @@ export function afterCursor<O>(
   const op = sql.raw(o.direction === 'desc' ? '<' : '>');
   if (o.column === 'id') return q.where(sql<SqlBool>`users.id ${op} ${at.id}`);
   return q.where(sql<SqlBool>`(${sql.ref(`users.${o.column}`)}, users.id) ${op} (${at.value}, ${at.id})`);
+}
+
+/**
+ * User.without_projects: no project authorization at all — not the owner of a personal project, not a
+ * direct member of a project, not a member of a group that holds a project (itself or below it).
+ * Unexpired memberships of Guest and above count, as project_authorizations hold them.
+ */
+function withoutProjects(eb: ExpressionBuilder<Database, 'users'>): Expression<SqlBool> {
+  const today = todayDate();
+  const live = sql<SqlBool>`m.user_id = users.id and m.access_level >= 10 and (m.expires_at is null or m.expires_at > ${today})`;
+  return eb.and([
+    eb.not(eb.exists(sql`(select 1 from namespaces n inner join projects p on p.namespace_id = n.id where n.type = 'User' and n.owner_id = users.id)`)),
+    eb.not(eb.exists(sql`(select 1 from members m inner join projects p on p.id = m.source_id where m.source_type = 'Project' and ${live})`)),
+    eb.not(
+      eb.exists(
+        sql`(select 1 from members m inner join namespaces g on g.id = m.source_id where m.source_type = 'Namespace' and ${live}
+          and exists (select 1 from projects p inner join namespaces pn on pn.id = p.namespace_id where pn.traversal_ids like g.traversal_ids || '%'))`,
+      ),
+    ),
+  ]);
 }

@@ -118,7 +118,8 @@ export function isDormant(user: UserRow, now = Date.now()): boolean {
 }
 
 /** The parameters GitLab removes from GET /users for non-administrators. */
-export const ADMIN_ONLY_LIST_PARAMS = ['created_after', 'created_before', 'order_by', 'sort', 'two_factor', 'without_projects'] as const;
+/** created_after and created_before are filters for everyone (spec "Filters for everyone"). */
+export const ADMIN_ONLY_LIST_PARAMS = ['order_by', 'sort', 'two_factor', 'without_projects'] as const;
 
 export interface ListUsersInput extends UserFilters {
   order_by?: UserOrderColumn;
@@ -463,24 +464,6 @@ export class UsersService {
     return new Map(rows.map((r) => [r.id, r]));
   }
 
-  /** Custom attributes of these users, one query. */
-  async customAttributesOf(userIds: number[]): Promise<Map<number, { key: string; value: string }[]>> {
-    const out = new Map<number, { key: string; value: string }[]>();
-    if (!userIds.length) return out;
-    const rows = await this.db.kysely
-      .selectFrom('user_custom_attributes')
-      .select(['user_id', 'key', 'value'])
-      .where('user_id', 'in', userIds)
-      .orderBy('id')
-      .execute();
-    for (const r of rows) {
-      const list = out.get(r.user_id) ?? [];
-      list.push({ key: r.key, value: r.value });
-      out.set(r.user_id, list);
-    }
-    return out;
-  }
-
   // ---- administrator writes ----------------------------------------------------------------
 
   /** POST /users by an administrator (Users::AuthorizedCreateService). */
@@ -644,51 +627,26 @@ export class UsersService {
     return true;
   }
 
-  // ---- custom attributes (administrators) --------------------------------------------------
-
-  /** The user behind /users/:id/custom_attributes; GitLab answers a bare 404 here. */
-  private async attributeOwner(id: number): Promise<UserRow> {
-    const user = id >= 1 && id <= INT_MAX ? await this.byId(id) : undefined;
-    if (!user) throw Errors.notFound();
-    return user;
+  /**
+   * POST /users/:id/ban and /unban (Users::BanService, Users::UnbanService): only an active user can be
+   * banned and only a banned one unbanned — otherwise 403 "You cannot ban blocked users." with the
+   * user's state. A banned user is blocked: their credentials are refused as a blocked user's are.
+   */
+  async ban(actor: Actor, id: number, action: 'ban' | 'unban'): Promise<true> {
+    void actor;
+    const user = await this.mustFind(id);
+    const from = action === 'ban' ? 'active' : 'banned';
+    if (user.state !== from) throw Errors.raw(403, { message: `You cannot ${action} ${user.state} users.` });
+    await this.setState(user, action === 'ban' ? 'banned' : 'active');
+    return true;
   }
 
-  async listCustomAttributes(id: number): Promise<{ key: string; value: string }[]> {
-    const user = await this.attributeOwner(id);
-    return this.db.kysely.selectFrom('user_custom_attributes').select(['key', 'value']).where('user_id', '=', user.id).orderBy('id').execute();
-  }
-
-  /** A missing key is ActiveRecord's RecordNotFound: 404 "404 Not found". */
-  async getCustomAttribute(id: number, key: string): Promise<{ key: string; value: string }> {
-    const user = await this.attributeOwner(id);
-    const row = await this.db.kysely
-      .selectFrom('user_custom_attributes')
-      .select(['key', 'value'])
-      .where('user_id', '=', user.id)
-      .where('key', '=', key)
-      .executeTakeFirst();
-    if (!row) throw Errors.recordNotFound();
-    return row;
-  }
-
-  /** Creates or updates (CustomAttributes::UpsertService). */
-  async setCustomAttribute(id: number, key: string, value: string): Promise<{ key: string; value: string }> {
-    const user = await this.attributeOwner(id);
-    if (!value.trim()) throw Errors.raw(400, { message: "Value can't be blank" });
-    const now = nowIso();
-    return this.db.kysely
-      .insertInto('user_custom_attributes')
-      .values({ user_id: user.id, key, value, created_at: now, updated_at: now })
-      .onConflict((oc) => oc.columns(['user_id', 'key']).doUpdateSet({ value, updated_at: now }))
-      .returning(['key', 'value'])
-      .executeTakeFirstOrThrow();
-  }
-
-  /** A missing key → 404 "Custom attribute Not Found" (CustomAttributes::DestroyService error). */
-  async deleteCustomAttribute(id: number, key: string): Promise<void> {
-    const user = await this.attributeOwner(id);
-    const res = await this.db.kysely.deleteFrom('user_custom_attributes').where('user_id', '=', user.id).where('key', '=', key).executeTakeFirst();
-    if (!Number(res.numDeletedRows)) throw Errors.notFound('Custom attribute');
+  /** DELETE /users/:id/identities/:provider: 404 User or Identity Not Found. */
+  async removeIdentity(actor: Actor, id: number, provider: string): Promise<void> {
+    void actor;
+    const user = await this.mustFind(id);
+    const res = await this.db.kysely.deleteFrom('identities').where('user_id', '=', user.id).where('provider', '=', provider).executeTakeFirst();
+    if (!Number(res.numDeletedRows)) throw Errors.notFound('Identity');
   }
 }
 

@@ -14,7 +14,7 @@ import {
   SHARED_RUNNERS_SETTINGS,
   SUBGROUP_CREATION_LEVELS,
 } from '../../domain/groups/group-rules.ts';
-import { GROUP_ORDER_COLUMNS, afterGroupCursor, groupCursor, type GroupListParams } from '../../domain/groups/groups.service.ts';
+import { GROUP_ORDER_COLUMNS, afterGroupCursor, failedToSave, groupCursor, type GroupListParams } from '../../domain/groups/groups.service.ts';
 import type { NamespaceRow } from '../../db/schema.ts';
 import { BRANCH_ACCESS_LEVELS } from '../../domain/settings/definitions.ts';
 import { Errors } from '../../lib/errors.ts';
@@ -22,6 +22,8 @@ import { keysetHeaders, offsetPaginate, pageParams, type PageRequest } from '../
 import { send } from '../plugins/errors.ts';
 import { GroupDetailSchema, GroupSchema, groupViewContext, toGroup, toGroupDetail, type GroupViewContext } from './entities/group.entity.ts';
 import { PaginationProps } from './schemas/common.ts';
+import { avatarFile } from './avatars.routes.ts';
+import { avatarErrors } from '../../domain/avatars/avatars.service.ts';
 
 const TAGS = ['groups'];
 const GROUP = '/api/v4/groups/:id';
@@ -92,6 +94,7 @@ const optionalProps = {
   ),
   shared_runners_setting: Enum(SHARED_RUNNERS_SETTINGS),
   enabled_git_access_protocol: Enum(GIT_ACCESS_PROTOCOLS),
+  avatar: Type.Optional(Type.Unknown()),
 };
 
 const CreateBody = Type.Object({
@@ -227,9 +230,16 @@ export function groupsRoutes(fastify: FastifyInstance, c: Container): void {
   childrenRoute('descendant_groups');
 
   app.post('/api/v4/groups', { config: cfg('user'), schema: { tags: TAGS, body: CreateBody, response: { 201: GroupDetailSchema } } }, async (req, reply) => {
-    const { organization_id: _organization, ...input } = req.body;
+    const { organization_id: _organization, avatar: avatarParam, ...input } = req.body;
     checkValues(input.default_branch_protection, BRANCH_PROTECTION_VALUES, 'default_branch_protection');
-    const group = await groups.create(req.actor, input);
+    const avatar = avatarFile(avatarParam);
+    // Groups::CreateService renders the model's errors inside a string
+    if (avatar) {
+      const errors = avatarErrors(avatar);
+      if (errors.length) throw failedToSave({ avatar: errors });
+    }
+    let group = await groups.create(req.actor, input);
+    if (avatar) group = { ...group, avatar_url: await c.avatars.save('group', group.id, avatar) };
     // Created groups are presented without their projects and without the admin-only fields.
     return reply.code(201).send(toGroupDetail(group, await viewContext([group]), { canAdmin: false }));
   });
@@ -244,10 +254,32 @@ export function groupsRoutes(fastify: FastifyInstance, c: Container): void {
   );
 
   app.put(GROUP, { config: cfg('user'), schema: { tags: TAGS, params: IdParams, body: UpdateBody, response: { 200: GroupDetailSchema } } }, async (req) => {
-    checkValues(req.body.default_branch_protection, BRANCH_PROTECTION_VALUES, 'default_branch_protection');
-    const { group, access } = await groups.update(req.actor, req.params.id, req.body);
+    const { avatar: avatarParam, ...input } = req.body;
+    checkValues(input.default_branch_protection, BRANCH_PROTECTION_VALUES, 'default_branch_protection');
+    const avatar = avatarFile(avatarParam);
+    c.avatars.check(avatar);
+    let { group, access } = await groups.update(req.actor, req.params.id, input);
+    if (avatar) group = { ...group, avatar_url: await c.avatars.save('group', group.id, avatar) };
     return detail(group, { canAdmin: access.abilities.has('admin_group'), withProjects: true });
   });
+
+  // POST /groups/:id/transfer (Groups::TransferService): under group_id, or to the top level without it
+  app.post(
+    `${GROUP}/transfer`,
+    {
+      config: cfg('user'),
+      schema: {
+        tags: TAGS,
+        params: IdParams,
+        body: Type.Optional(Type.Object({ group_id: Type.Optional(Type.Integer({ 'x-int32': false })) })),
+        response: { 201: GroupDetailSchema },
+      },
+    },
+    async (req, reply) => {
+      const { group, access } = await groups.transfer(req.actor, req.params.id, req.body?.group_id);
+      return reply.code(201).send(await detail(group, { canAdmin: access.abilities.has('admin_group'), withProjects: true }));
+    },
+  );
 
   app.delete(GROUP, { config: cfg('user'), schema: { tags: TAGS, params: IdParams } }, async (req, reply) => {
     await groups.remove(req.actor, req.params.id);

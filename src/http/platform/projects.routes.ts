@@ -15,6 +15,8 @@ import { offsetPaginate, pageParams, toQuery, type PageRequest } from '../../lib
 import { parseDateTime } from '../../lib/time.ts';
 import { ProjectSchema, projectViewContext, toProject, type ProjectEntity, type ProjectShape, type ProjectViewContext } from './entities/project.entity.ts';
 import { userViewContext } from './entities/user.entity.ts';
+import { avatarFile } from './avatars.routes.ts';
+import type { AvatarFile } from '../../domain/avatars/avatars.service.ts';
 import { PaginationProps } from './schemas/common.ts';
 
 const TAGS = ['projects'];
@@ -24,7 +26,7 @@ const OFFSET_LIMIT = { limit: 50_000, type: 'Project' };
 /** Never echoed into Link headers. */
 const CREDENTIAL_PARAMS = new Set(['private_token', 'access_token', 'job_token']);
 /** What a project list is made of (the response cache keys on their versions; project_imports: the import fields). */
-const LIST_TABLES = ['projects', 'namespaces', 'members', 'member_roles', 'users', 'redirect_routes', 'project_imports'] as const;
+const LIST_TABLES = ['projects', 'namespaces', 'members', 'member_roles', 'users', 'redirect_routes', 'project_imports', 'users_star_projects'] as const;
 
 const VISIBILITIES = ['private', 'internal', 'public'] as const;
 
@@ -271,6 +273,11 @@ export function projectsRoutes(fastify: FastifyInstance, c: Container): void {
   const viewContext = async (actor: Actor): Promise<ProjectViewContext> =>
     projectViewContext(userViewContext(c.config.externalUrl, await c.settings.get()), actor.isAdmin, (p) => c.repos.repository(p).isEmptySync());
 
+  /** The project with its uploaded avatar stored (issue 18, C). */
+  async function withAvatar(project: ProjectRow, avatar: AvatarFile): Promise<ProjectRow> {
+    return { ...project, avatar_url: await c.avatars.save('project', project.id, avatar) };
+  }
+
   /** One project in `shape` as `actor` sees it. */
   async function present(actor: Actor, project: ProjectRow, shape: ProjectShape, extra: Record<string, unknown> = {}) {
     const [view] = await query.views(actor, [project]);
@@ -353,6 +360,20 @@ export function projectsRoutes(fastify: FastifyInstance, c: Container): void {
       }),
   );
 
+  // issue 18 (E): StarredProjectsFinder — a user's starred projects, hidden with a private profile.
+  app.get(
+    '/api/v4/users/:user_id/starred_projects',
+    { config: read, schema: { tags: TAGS, params: UserParams, querystring: ListQuery, response: { 200: Type.Array(ProjectSchema) } } },
+    async (req, reply) =>
+      app.cachedResponse(req, reply, { tables: LIST_TABLES, viewer: `${actorKey(req.actor)}|starred:${req.params.user_id}` }, async () => {
+        const key = req.params.user_id;
+        const user = /^\d+$/.test(key) ? await c.users.byId(Number(key)) : await c.users.byUsername(key);
+        if (!user) throw Errors.notFound('User');
+        const hidden = user.private_profile === 1 && !req.actor.isAdmin && req.actor.user?.id !== user.id;
+        return listPage(req, reply, { kind: 'starred', userId: hidden ? 0 : user.id }, req.query, { user_id: key }, listShape(req.actor, req.query.simple));
+      }),
+  );
+
   app.get(
     '/api/v4/groups/:id/projects',
     { config: read, schema: { tags: ['groups'], params: IdParams, querystring: GroupListQuery, response: { 200: Type.Array(ProjectSchema) } } },
@@ -377,7 +398,10 @@ export function projectsRoutes(fastify: FastifyInstance, c: Container): void {
   app.post('/api/v4/projects', { config: write, schema: { tags: TAGS, body: CreateBody, response: { 201: ProjectSchema } } }, async (req, reply) => {
     const b = req.body;
     if (!given(b, 'name') && !given(b, 'path')) throw Errors.param('name, path are missing, at least one parameter must be provided');
-    const project = await projects.create(req.actor, b);
+    const avatar = avatarFile((b as Record<string, unknown>).avatar);
+    c.avatars.check(avatar);
+    let project = await projects.create(req.actor, b);
+    if (avatar) project = await withAvatar(project, avatar);
     return reply.code(201).send(await present(req.actor, project, 'full'));
   });
 
@@ -401,7 +425,10 @@ export function projectsRoutes(fastify: FastifyInstance, c: Container): void {
     const b = (req.body ?? {}) as Record<string, unknown>;
     if (!UPDATE_AT_LEAST_ONE_OF.some((k) => given(b, k)))
       throw Errors.param(`${UPDATE_AT_LEAST_ONE_OF.join(', ')} are missing, at least one parameter must be provided`);
-    const project = await projects.update(req.actor, req.params.id, req.body);
+    const avatar = avatarFile(b.avatar);
+    c.avatars.check(avatar);
+    let project = await projects.update(req.actor, req.params.id, req.body);
+    if (avatar) project = await withAvatar(project, avatar);
     return present(req.actor, project, 'full');
   });
 

@@ -24,7 +24,6 @@ import { Errors } from '../../lib/errors.ts';
 import { keysetHeaders, offsetPaginate, pageParams, type PageRequest } from '../../lib/pagination.ts';
 import { parseDateTime } from '../../lib/time.ts';
 import {
-  CustomAttributeSchema,
   UserAdminSchema,
   UserAnySchema,
   toUser,
@@ -36,6 +35,7 @@ import {
   type UserViewContext,
 } from './entities/user.entity.ts';
 import { NullableBoolean, PaginationProps } from './schemas/common.ts';
+import { avatarFile } from './avatars.routes.ts';
 
 const TAGS = ['users'];
 /** GitLab's `requirements: { id: /[0-9]*\/ }`: any other id is an unknown route (404 {"error":"404 Not Found"}). */
@@ -74,7 +74,6 @@ const ListQuery = Type.Object({
 });
 
 const IdParams = Type.Object({ id: Type.Integer() });
-const AttributeParams = Type.Object({ id: Type.Integer(), key: Type.String() });
 const WithCustomAttributes = Type.Object({ with_custom_attributes: Bool(false) });
 
 /** `optional_attributes` of POST and PUT /users. */
@@ -103,6 +102,7 @@ const attributeProps = {
   chat_a: Type.Optional(Type.String()),
   extern_uid: Type.Optional(Type.String()),
   provider: Type.Optional(Type.String()),
+  avatar: Type.Optional(Type.Unknown()),
 };
 
 // Declaration order is Grape's, so several missing fields are reported in GitLab's order.
@@ -126,9 +126,9 @@ const UpdateBody = Type.Object({
 
 /** What a user list is made of (the response cache keys on their versions). */
 const LIST_TABLES = ['users', 'identities', 'user_custom_attributes', 'application_settings'] as const;
+const PROJECT_TABLES = ['projects', 'namespaces', 'members'] as const;
 
 const DeleteQuery = Type.Object({ hard_delete: Type.Optional(Type.Boolean()) });
-const SetAttributeBody = Type.Object({ value: Type.String() });
 /** The state-change endpoints answer true, false or null (GitLab's `break`). */
 const StateChangeResult = Type.Unsafe<boolean | null>({ type: ['boolean', 'null'] });
 
@@ -186,7 +186,7 @@ export function usersRoutes(fastify: FastifyInstance, c: Container): void {
     const [identities, creators, attributes, namespaceIds] = await Promise.all([
       c.users.identitiesOf(ids),
       c.users.refsOf(creatorIds),
-      withCustomAttributes ? c.users.customAttributesOf(ids) : null,
+      withCustomAttributes ? c.customAttributes.listMany('user', ids) : null,
       personalNamespaceIds(c.db.kysely, ids),
     ]);
     return rows.map((r) =>
@@ -212,7 +212,9 @@ export function usersRoutes(fastify: FastifyInstance, c: Container): void {
       allOrNone(q);
       // Non-administrators all see the same list; administrators their own shape of it.
       const viewer = req.actor.isAdmin ? 'admin' : req.actor.user ? 'user' : 'anonymous';
-      return app.cachedResponse(req, reply, { tables: LIST_TABLES, viewer }, () => listUsers(req.actor, q, reply));
+      // without_projects reads memberships and projects too.
+      const tables = q.without_projects && req.actor.isAdmin ? [...LIST_TABLES, ...PROJECT_TABLES] : LIST_TABLES;
+      return app.cachedResponse(req, reply, { tables, viewer }, () => listUsers(req.actor, q, reply));
     },
   );
 
@@ -268,7 +270,10 @@ export function usersRoutes(fastify: FastifyInstance, c: Container): void {
         throw Errors.param('password, reset_password, force_random_password are missing, at least one parameter must be provided');
       }
       allOrNone(b);
-      const user = await c.users.createByAdmin(req.actor, b);
+      const avatar = avatarFile(b.avatar);
+      c.avatars.check(avatar);
+      let user = await c.users.createByAdmin(req.actor, b);
+      if (avatar) user = { ...user, avatar_url: await c.avatars.save('user', user.id, avatar) };
       return reply.code(201).send(await adminEntity(user));
     },
   );
@@ -279,7 +284,11 @@ export function usersRoutes(fastify: FastifyInstance, c: Container): void {
     async (req) => {
       const b = req.body;
       allOrNone(b);
-      return adminEntity(await c.users.update(req.actor, req.params.id, b));
+      const avatar = avatarFile(b.avatar);
+      c.avatars.check(avatar);
+      let user = await c.users.update(req.actor, req.params.id, b);
+      if (avatar) user = { ...user, avatar_url: await c.avatars.save('user', user.id, avatar) };
+      return adminEntity(user);
     },
   );
 
@@ -298,29 +307,18 @@ export function usersRoutes(fastify: FastifyInstance, c: Container): void {
   stateChange('unblock', (actor, id) => c.users.unblock(actor, id));
   stateChange('deactivate', (actor, id) => c.users.deactivate(actor, id));
   stateChange('activate', (actor, id) => c.users.activate(actor, id));
+  stateChange('ban', (actor, id) => c.users.ban(actor, id, 'ban'));
+  stateChange('unban', (actor, id) => c.users.ban(actor, id, 'unban'));
 
-  // ---- custom attributes -------------------------------------------------------------------
-
-  const readAdmin = read('admin');
-  app.get(
-    `${USER}/custom_attributes`,
-    { config: readAdmin, schema: { tags: TAGS, params: IdParams, response: { 200: Type.Array(CustomAttributeSchema) } } },
-    async (req) => c.users.listCustomAttributes(req.params.id),
+  app.delete(
+    `${USER}/identities/:provider`,
+    { config: admin, schema: { tags: TAGS, params: Type.Object({ id: Type.Integer(), provider: Type.String() }) } },
+    async (req, reply) => {
+      await c.users.removeIdentity(req.actor, req.params.id, req.params.provider);
+      return reply.code(204).send();
+    },
   );
-  app.get(
-    `${USER}/custom_attributes/:key`,
-    { config: readAdmin, schema: { tags: TAGS, params: AttributeParams, response: { 200: CustomAttributeSchema } } },
-    async (req) => c.users.getCustomAttribute(req.params.id, req.params.key),
-  );
-  app.put(
-    `${USER}/custom_attributes/:key`,
-    { config: admin, schema: { tags: TAGS, params: AttributeParams, body: SetAttributeBody, response: { 200: CustomAttributeSchema } } },
-    async (req) => c.users.setCustomAttribute(req.params.id, req.params.key, req.body.value),
-  );
-  app.delete(`${USER}/custom_attributes/:key`, { config: admin, schema: { tags: TAGS, params: AttributeParams } }, async (req, reply) => {
-    await c.users.deleteCustomAttribute(req.params.id, req.params.key);
-    return reply.code(204).send();
-  });
+  // Custom attributes: custom-attributes.routes.ts (shared with projects and groups).
 }
 
 /** One page by cursor (pagination=keyset: Link rel="next" only) or by offset (X-* headers, 405 past 50,000). */

@@ -50,8 +50,11 @@ async function multipartFields(req: FastifyRequest): Promise<Record<string, unkn
   };
   try {
     for await (const part of req.parts()) {
-      if (part.type === 'file') add(part.fieldname, await part.toBuffer());
-      else add(part.fieldname, part.value);
+      if (part.type === 'file') {
+        const data = await part.toBuffer();
+        uploadedFileNames.set(data, part.filename);
+        add(part.fieldname, data);
+      } else add(part.fieldname, part.value);
     }
   } catch (err) {
     if (typeof (err as { statusCode?: unknown }).statusCode === 'number') throw err;
@@ -59,6 +62,9 @@ async function multipartFields(req: FastifyRequest): Promise<Record<string, unkn
   }
   return body;
 }
+
+/** The file name each multipart file part was sent with, by the Buffer it became in the body (avatars keep it). */
+export const uploadedFileNames = new WeakMap<Buffer, string>();
 
 /** The name of the first parameter holding a NUL byte (Rack style when nested: `a[b]`), or null. */
 function nulIn(value: unknown, name: string, depth = 0): string | null {

@@ -243,8 +243,8 @@ export function toProject(view: ProjectView, shape: ProjectShape, ctx: ProjectVi
     out.readme_url = null;
     out.forks_count = view.forksCount;
   }
-  out.avatar_url = null;
-  out.star_count = 0;
+  out.avatar_url = p.avatar_url ?? null;
+  out.star_count = view.starCount ?? 0;
   out.last_activity_at = p.last_activity_at;
   out.namespace = namespaceEntity(view, ctx);
   if (ctx.isAdmin) out.repository_storage = p.repository_storage;
