@@ -1,30 +1,39 @@
 // Server-side hooks for pushes over smart HTTP. receive-pack runs them with the environment the server
-// gives it: the pre-receive hook enforces the protection of the default branch (git itself checks
-// fast-forwards against the quarantined objects); the reference-transaction hook reports every ref
-// update to the server through a socket the server gives receive-pack (fd 3) and, while git holds the
-// ref locks and before the refs move, waits for the server to answer that it recorded the update
-// durably: a ref never moves unless the server that runs the push has it in its journal (and is alive).
+// gives it: the pre-receive hook sends the push's ref updates to the server through a socket the server
+// gives receive-pack (fd 3) and prints the server's refusals (protected branches and tags; git itself
+// checks fast-forwards against the quarantined objects, so the hook tells a force push apart); the
+// reference-transaction hook reports every ref update to the server through the same socket and, while
+// git holds the ref locks and before the refs move, waits for the server to answer that it recorded the
+// update durably: a ref never moves unless the server that runs the push has it in its journal (and is
+// alive).
 import fs from 'node:fs';
 import path from 'node:path';
 
+// The server answers one line per update: "<message unless a fast-forward>|<message>", "-" for none.
 const PRE_RECEIVE = `#!/bin/sh
-# Hearth: protection of the default branch (values come from the server through the environment).
-z=0000000000000000000000000000000000000000
+# Hearth: the server's checks of a push (protected branches and tags), asked over fd 3.
 status=0
+updates=
 while read old new ref; do
   case "$ref" in
     refs/heads/*|refs/tags/*) ;;
     *) echo "$HEARTH_MSG_REF $ref"; status=1; continue ;;
   esac
-  [ "$ref" = "$HEARTH_PROTECTED_REF" ] || continue
-  if [ "$new" = "$z" ]; then echo "$HEARTH_MSG_DELETE"; status=1; continue; fi
-  if [ "$old" = "$z" ]; then
-    if [ "$HEARTH_CAN_PUSH" != 1 ] && [ "$HEARTH_CAN_INITIAL_PUSH" != 1 ]; then echo "$HEARTH_MSG_PUSH"; status=1; fi
-    continue
-  fi
-  if [ "$HEARTH_CAN_PUSH" != 1 ]; then echo "$HEARTH_MSG_PUSH"; status=1; continue; fi
-  if [ "$HEARTH_CAN_FORCE" != 1 ] && ! git merge-base --is-ancestor "$old" "$new"; then echo "$HEARTH_MSG_FORCE"; status=1; fi
+  updates="$updates$old $new $ref
+"
 done
+[ -n "$HEARTH_PUSH_PID" ] && [ "$PPID" = "$HEARTH_PUSH_PID" ] && [ -n "$updates" ] || exit $status
+printf 'check\\n%s.\\n' "$updates" >&3 || exit 1
+while read old new ref; do
+  [ -n "$ref" ] || continue
+  read -r answer <&3 || exit 1
+  force=\${answer%%|*}
+  msg=\${answer#*|}
+  if [ "$force" != - ] && ! git merge-base --is-ancestor "$old" "$new" 2>/dev/null; then echo "$force"; status=1; continue; fi
+  if [ "$msg" != - ]; then echo "$msg"; status=1; fi
+done <<EOF
+$updates
+EOF
 exit $status
 `;
 
@@ -78,7 +87,13 @@ export interface RefUpdate {
  */
 export function serveRefTransactions(
   socket: NodeJS.ReadWriteStream & { destroyed?: boolean },
-  handlers: { onPrepared(updates: RefUpdate[]): Promise<boolean>; onCommitted(updates: RefUpdate[]): void; onAborted?(updates: RefUpdate[]): void },
+  handlers: {
+    /** the pre-receive hook's question: one answer line per update ("<unless fast-forward>|<message>", "-" for none) */
+    onCheck?(updates: RefUpdate[]): Promise<string[]>;
+    onPrepared(updates: RefUpdate[]): Promise<boolean>;
+    onCommitted(updates: RefUpdate[]): void;
+    onAborted?(updates: RefUpdate[]): void;
+  },
 ): void {
   let text = '';
   let chain: Promise<void> = Promise.resolve();
@@ -92,6 +107,18 @@ export function serveRefTransactions(
         const [before, after, ref] = l.split(' ');
         return { before, after, ref };
       });
+      if (state === 'check') {
+        chain = chain.then(async () => {
+          let answers: string[];
+          try {
+            answers = handlers.onCheck ? await handlers.onCheck(updates) : updates.map(() => '-|-');
+          } catch {
+            answers = updates.map(() => '-|The push could not be checked.');
+          }
+          if (!socket.destroyed) socket.write(updates.map((_, i) => (answers[i] ?? '-|-').replace(/\n/g, ' ')).join('\n') + '\n');
+        });
+        continue;
+      }
       chain = chain.then(async () => {
         let ok = false;
         try {

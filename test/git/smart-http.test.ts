@@ -237,7 +237,7 @@ test('pushes: Developer on the protected default branch, force pushes, Reporter 
   // Maintainers may not force-push or delete the default branch
   mw.git(['commit', '-q', '--amend', '-m', 'rewritten']);
   await assert.rejects(git(mw.dir, ['push', '--force', 'origin', 'main']), /You are not allowed to force push code to a protected branch on this project\./);
-  await assert.rejects(git(mw.dir, ['push', 'origin', ':main']), /You can only delete protected branches using the web interface\./);
+  await assert.rejects(git(mw.dir, ['push', 'origin', ':main']), /The default branch of a project cannot be deleted\./);
   assert.equal(bareGit(bare, ['rev-parse', 'main']).trim(), one);
   // but may force-push an unprotected branch
   await git(mw.dir, ['push', '-q', '--force', 'origin', 'main:topic']);

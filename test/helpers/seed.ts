@@ -3,6 +3,8 @@ import type { Container } from '../../src/container.ts';
 import type { MemberRoleRow, NamespaceRow, ProjectRow, UserRow } from '../../src/db/schema.ts';
 import { nowIso } from '../../src/lib/time.ts';
 import type { CreateTokenInput } from '../../src/domain/tokens/tokens.service.ts';
+import { protectionDefaultsOf } from '../../src/domain/repository/branch-protection.ts';
+import { protectDefaultBranch } from '../../src/domain/repository/default-branch.ts';
 
 let counter = 0;
 
@@ -103,7 +105,7 @@ export function makeSeed(c: Container): Seed {
       const path = attrs.path ?? `project${n}-${Math.random().toString(36).slice(2, 6)}`;
       const namespace = attrs.namespace ?? (attrs.owner ? await this.namespaceOf(attrs.owner) : await this.group());
       const now = nowIso();
-      return c.db.kysely
+      const project = await c.db.kysely
         .insertInto('projects')
         .values({
           namespace_id: namespace.id,
@@ -123,6 +125,10 @@ export function makeSeed(c: Container): Seed {
         })
         .returningAll()
         .executeTakeFirstOrThrow();
+      // as after its first push: the default branch protected as the defaults say (ProtectDefaultBranchService)
+      const defaults = (await c.settings.get()).default_branch_protection_defaults as never;
+      await protectDefaultBranch(c.db.kysely, project, protectionDefaultsOf(namespace, defaults));
+      return project;
     },
     async member(source, user, accessLevel, attrs = {}) {
       const now = nowIso();

@@ -31,7 +31,7 @@ import type { FeatureDeps } from '../deps.ts';
 import { LabelsService } from '../labels/labels.service.ts';
 import { MilestonesService } from '../milestones/milestones.service.ts';
 import { privateFeatureMinLevel, settingsOf } from '../projects/project-settings.ts';
-import { branchProtection, canMergeBranch } from '../repository/branch-protection.ts';
+import { canMergeBranch, loadRefRules } from '../repository/branch-protection.ts';
 import { isValidNewRefName } from '../repository/refs.ts';
 import type { BranchProtectionDefaults } from '../groups/group-settings.ts';
 import { type HookChanges, labelHookAttrs, type MergeRequestAction, recordMergeRequestEvent, STATE_IDS } from './mr-events.ts';
@@ -190,7 +190,7 @@ export class MergeRequestsService {
       this.isParticipant(actor, view),
       opts.includeDivergedCommitsCount ? this.divergedCommitsCount(git, mr) : Promise.resolve(undefined),
     ]);
-    const protection = branchProtection(project, namespace, defaults, mr.target_branch);
+    const protection = (await loadRefRules(this.db, project, namespace, defaults, actor)).branch(mr.target_branch);
     return toMergeRequest(view, ctx, {
       subscribed,
       changesCount,

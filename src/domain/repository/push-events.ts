@@ -9,9 +9,8 @@ import { BRANCH_PREFIX, TAG_PREFIX, ZERO_SHA } from '../../git/refs.ts';
 import { nowIso } from '../../lib/time.ts';
 import { projectHookAttrs } from '../events/hook-attrs.ts';
 import { recordSystemEvent } from '../events/system-events.ts';
-import type { BranchProtectionDefaults } from '../groups/group-settings.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
-import { branchProtection } from './branch-protection.ts';
+import { isProtectedRef } from './branch-protection.ts';
 import { adoptDefaultBranch } from './default-branch.ts';
 
 export interface RefChange {
@@ -91,13 +90,7 @@ export async function recordPushEvents(
         before: c.before,
         after: c.after,
         ref: c.ref,
-        ref_protected:
-          branchProtection(
-            ctx.project,
-            ctx.namespace,
-            ((ctx.settings as Record<string, unknown>).default_branch_protection_defaults ?? {}) as BranchProtectionDefaults,
-            branch,
-          ) !== null,
+        ref_protected: await isProtectedRef(ctx, 'branch', branch),
         checkout_sha: c.after === ZERO_SHA ? null : c.after,
         message: null,
         ...user,
@@ -118,7 +111,7 @@ export async function recordPushEvents(
       before: c.before,
       after: c.after,
       ref: c.ref,
-      ref_protected: false,
+      ref_protected: await isProtectedRef(ctx, 'tag', c.ref.slice(TAG_PREFIX.length)),
       checkout_sha: peeled,
       message: null,
       ...user,
@@ -185,9 +178,8 @@ export async function afterRefChanges(
   changes: RefChange[],
   opts: { claim?(trx: Kysely<Database>): Promise<boolean> } = {},
 ): Promise<{ project: ProjectRow; recorded: boolean }> {
-  const moved = changes.find((x) => x.ref.startsWith(BRANCH_PREFIX) && x.after !== ZERO_SHA);
-  const project = await adoptDefaultBranch(deps.db, target.project, target.repo, moved ? moved.ref.slice(BRANCH_PREFIX.length) : null);
   const settings = await deps.settings.get();
+  const project = await adoptDefaultBranch(deps.db, target, changes, settings);
   const ctx = { db: deps.db, externalUrl: deps.externalUrl, settings, project, namespace: target.namespace, user: target.user, repo: target.repo };
   const recorded = await recordPushEvents(ctx, changes, opts);
   // the listeners report their own failures: a refresh never undoes an accepted push

@@ -27,7 +27,19 @@ import type { Actor } from '../access/actor.ts';
 import type { Resolver } from '../access/resolve.ts';
 import type { BranchProtectionDefaults } from '../groups/group-settings.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
-import { branchProtection, canForcePushBranch, canMergeBranch, canPushBranch, PUSH_MESSAGES, type BranchProtection } from './branch-protection.ts';
+import {
+  canCreateTag,
+  canForcePushBranch,
+  canMergeBranch,
+  canPushBranch,
+  checkPushUpdate,
+  hookAnswer,
+  loadRefRules,
+  MAINTAINER,
+  PUSH_MESSAGES,
+  type BranchProtection,
+  type RefRules,
+} from './branch-protection.ts';
 import { buildRelease, commitRelease, type ChangelogRequest, type CommitTarget } from './changelog/service.ts';
 import type { Release } from './changelog/release.ts';
 import {
@@ -174,9 +186,14 @@ export class RepositoryService {
     return ((await this.deps.settings.get()).default_branch_protection_defaults ?? {}) as BranchProtectionDefaults;
   }
 
-  /** The protection of `branch` (the project's group's defaults, else the instance's), or null. */
-  async protection(ctx: Pick<RepoContext, 'project' | 'namespace'>, branch: string, defaults?: BranchProtectionDefaults): Promise<BranchProtection | null> {
-    return branchProtection(ctx.project, ctx.namespace, defaults ?? (await this.protectionDefaults()), branch);
+  /** The project's protected branches and tags (one query; `actor`: for access levels of groups). */
+  async refRules(ctx: Pick<RepoContext, 'project' | 'namespace'>, actor?: Actor | null): Promise<RefRules> {
+    return loadRefRules(this.deps.db.kysely, ctx.project, ctx.namespace, await this.protectionDefaults(), actor);
+  }
+
+  /** The protection of `branch` (its protected branches), or null. `initial`: the repository is empty. */
+  async protection(ctx: Pick<RepoContext, 'project' | 'namespace'>, branch: string, actor?: Actor | null, initial = false): Promise<BranchProtection | null> {
+    return (await this.refRules(ctx, actor)).branch(branch, initial);
   }
 
   /**
@@ -185,12 +202,12 @@ export class RepositoryService {
    */
   async canPushTo(ctx: RepoContext, actor: Actor, branch: string, initial = false): Promise<boolean> {
     if (ctx.project.archived) return false;
-    return canPushBranch(actor, ctx.access, await this.protection(ctx, branch), initial);
+    return canPushBranch(actor, ctx.access, await this.protection(ctx, branch, actor, initial), initial);
   }
 
   /** Commits::CreateService#validate_permissions!: a 400 when the caller may not push to the branch. */
   private async validatePermissions(ctx: RepoContext, actor: Actor, branch: string, initial: boolean): Promise<BranchProtection | null> {
-    const protection = await this.protection(ctx, branch);
+    const protection = await this.protection(ctx, branch, actor, initial);
     if (ctx.project.archived || !canPushBranch(actor, ctx.access, protection, initial)) throw failure('You are not allowed to push into this branch');
     return protection;
   }
@@ -346,7 +363,7 @@ export class RepositoryService {
       if (!sha) throw failure(`Failed to create branch '${name}': invalid reference name '${ref}'`);
       const hierarchyError = failure(`Failed to create branch '${name}': Branch name conflicts with existing branch hierarchy.`);
       if (conflictsWithHierarchy(await repo.branches(), name)) throw hierarchyError;
-      const protection = await this.protection(ctx, name);
+      const protection = await this.protection(ctx, name, actor);
       // Gitlab::Checks::BranchCheck#protected_branch_creation_checks (the API counts as the web)
       if (protection && !canPushBranch(actor, ctx.access, protection) && !canMergeBranch(actor, ctx.access, protection)) {
         throw failure('You are not allowed to create protected branches on this project.');
@@ -390,10 +407,8 @@ export class RepositoryService {
   async deleteBranch(ctx: RepoContext, actor: Actor, ref: Ref): Promise<void> {
     await this.exclusive(ctx, async () => {
       if (ref.short === defaultBranchName(ctx)) throw failure(PUSH_MESSAGES.deleteDefault);
-      const protection = await this.protection(ctx, ref.short);
-      if (protection && !actor.isAdmin && ctx.access.level < 40) {
-        throw failure('You are not allowed to delete protected branches from this project. Only a project maintainer or owner can delete a protected branch.');
-      }
+      const protection = await this.protection(ctx, ref.short, actor);
+      if (protection && !actor.isAdmin && ctx.access.level < MAINTAINER) throw failure(PUSH_MESSAGES.deleteProtectedNonMaintainer);
       if (!(await this.deleteRef(ctx, actor, ref))) throw failure('Failed to remove branch');
     });
   }
@@ -401,11 +416,11 @@ export class RepositoryService {
   /** Branches::DeleteMergedService, run at once: merged branches that are neither the default nor protected. */
   async deleteMergedBranches(ctx: RepoContext, actor: Actor): Promise<void> {
     await this.exclusive(ctx, async () => {
-      const defaults = await this.protectionDefaults();
+      const rules = await this.refRules(ctx, actor);
       const merged = await mergedBranchNames(ctx);
       for (const ref of await ctx.repo.branches()) {
         if (!merged.has(ref.short) || ref.short === defaultBranchName(ctx)) continue;
-        if (await this.protection(ctx, ref.short, defaults)) continue;
+        if (rules.isProtectedBranch(ref.short)) continue;
         // one push per branch, as GitLab deletes them one by one
         await this.deleteRef(ctx, actor, ref);
       }
@@ -441,6 +456,8 @@ export class RepositoryService {
       if (!target) throw failure(`Target ${ref} is invalid`);
       const exists = failure(`Tag ${name} already exists`);
       if (await repo.tag(name)) throw exists;
+      // Gitlab::Checks::TagCheck#protected_tag_checks (run by the hooks in GitLab)
+      if (!canCreateTag(actor, ctx.access, (await this.refRules(ctx, actor)).tag(name))) throw failure(PUSH_MESSAGES.createProtectedTag);
       const fullName = TAG_PREFIX + name;
       try {
         if (message) {
@@ -467,6 +484,8 @@ export class RepositoryService {
   /** Tags::DestroyService */
   async deleteTag(ctx: RepoContext, actor: Actor, tag: Ref): Promise<void> {
     await this.exclusive(ctx, async () => {
+      // Gitlab::Checks::TagCheck: a protected tag is deleted by a Maintainer only
+      if (!actor.isAdmin && ctx.access.level < MAINTAINER && (await this.refRules(ctx, actor)).tag(tag.short)) throw failure(PUSH_MESSAGES.deleteProtectedTag);
       try {
         await ctx.repo.deleteRef(tag.name, tag.sha);
       } catch (e) {
@@ -485,7 +504,7 @@ export class RepositoryService {
    */
   async canMergeInto(ctx: RepoContext, actor: Actor, branch: string): Promise<boolean> {
     if (ctx.project.archived || !actor.user) return false;
-    const protection = await this.protection(ctx, branch);
+    const protection = await this.protection(ctx, branch, actor);
     return canPushBranch(actor, ctx.access, protection) || canMergeBranch(actor, ctx.access, protection);
   }
 
@@ -605,7 +624,7 @@ export class RepositoryService {
   async rebaseRefusal(ctx: RepoContext, actor: Actor, sourceBranch: string): Promise<string | null> {
     if (!(await ctx.repo.branch(sourceBranch))) return 'Source branch does not exist';
     if (!(await this.canPushTo(ctx, actor, sourceBranch))) return 'Cannot push to source branch';
-    const protection = await this.protection(ctx, sourceBranch);
+    const protection = await this.protection(ctx, sourceBranch, actor);
     if (protection && !canForcePushBranch(actor, ctx.access, protection)) return 'Source branch is protected from force push';
     return null;
   }
@@ -662,24 +681,21 @@ export class RepositoryService {
 
   /**
    * A push (pushRefusal having answered null): journaled before git starts; receive-pack runs the
-   * shared hooks, which enforce the default branch's protection (the environment below) and report
-   * every ref update over fd 3 to the journal before the ref moves; when git is done, the journal's
-   * completion writes the events. Returns git's output, which ends once the events are in the outbox.
+   * shared hooks: the pre-receive hook asks the server about the push's ref updates (protected
+   * branches and tags, checkPushUpdate, with the rules read once for the push) and the
+   * reference-transaction hook reports every ref update over fd 3 to the journal before the ref moves;
+   * when git is done, the journal's completion writes the events. Returns git's output, which ends
+   * once the events are in the outbox.
    */
   async receivePack(t: PushTarget, body: Readable, opts: { env: Record<string, string>; log: { error: LogFn } }): Promise<Readable> {
-    const branch = t.project.default_branch ?? 'main';
-    const protection = await this.protection(t, branch);
+    const defaultBranch = t.project.default_branch ?? 'main';
     const initial = await t.repo.isEmpty();
-    const env: Record<string, string> = {
-      ...opts.env,
-      HEARTH_PROTECTED_REF: protection ? BRANCH_PREFIX + branch : '',
-      HEARTH_CAN_PUSH: canPushBranch(t.actor, t.access, protection) ? '1' : '0',
-      HEARTH_CAN_INITIAL_PUSH: initial && canPushBranch(t.actor, t.access, protection, true) ? '1' : '0',
-      HEARTH_CAN_FORCE: canForcePushBranch(t.actor, t.access, protection) ? '1' : '0',
-      HEARTH_MSG_PUSH: PUSH_MESSAGES.protectedBranch,
-      HEARTH_MSG_FORCE: PUSH_MESSAGES.forcePush,
-      HEARTH_MSG_DELETE: PUSH_MESSAGES.deleteProtected,
-      HEARTH_MSG_REF: 'You are not allowed to push to',
+    const env: Record<string, string> = { ...opts.env, HEARTH_MSG_REF: 'You are not allowed to push to' };
+    let rules: Promise<RefRules> | null = null;
+    const onCheck = async (updates: { before: string; after: string; ref: string }[]): Promise<string[]> => {
+      rules ??= this.refRules(t, t.actor);
+      const r = await rules;
+      return updates.map((u) => hookAnswer(checkPushUpdate(r, t.actor, t.access, u, { defaultBranch, initial })));
     };
     // journaled before git starts; the reference-transaction hook reports each ref update on fd 3
     const push = await this.deps.pushes.begin(t.project, t.actor.user!);
@@ -689,7 +705,7 @@ export class RepositoryService {
       pidEnv: 'HEARTH_PUSH_PID',
     });
     const hookSocket = child.stdio[3] as Duplex | null;
-    if (hookSocket) serveRefTransactions(hookSocket, { onPrepared: (u) => push.prepare(u), onCommitted: (u) => push.committedUpdates(u) });
+    if (hookSocket) serveRefTransactions(hookSocket, { onCheck, onPrepared: (u) => push.prepare(u), onCommitted: (u) => push.committedUpdates(u) });
     body.on('error', () => child.kill());
     body.pipe(child.stdin!);
     child.stdin!.on('error', () => {});

@@ -298,7 +298,18 @@ test('push into a project of this server: the branch moves as a push (events), n
   assert.deepEqual(commit.json(), { result: true });
   // a Maintainer may push — unless the branch's protection lets no one push: then the push is refused (28)
   await ctx.c.db.kysely.updateTable('members').set({ access_level: 40 }).where('user_id', '=', dev.id).execute();
-  await ctx.c.settings.save({ default_branch_protection_defaults: { allowed_to_push: [{ access_level: 0 }], allowed_to_merge: [{ access_level: 40 }] } });
+  const pushLevels = (level: number) =>
+    ctx.c.db.kysely
+      .updateTable('protected_ref_access_levels')
+      .set({ access_level: level })
+      .where('action', '=', 'push')
+      .where(
+        'protected_branch_id',
+        'in',
+        ctx.c.db.kysely.selectFrom('protected_branches').select('id').where('project_id', '=', source.id).where('name', '=', 'main'),
+      )
+      .execute();
+  await pushLevels(0);
   const before = bareGit(bare, ['rev-parse', 'main']).trim();
   const refused = await op(ctx, 'push', REPO, asDev);
   assert.equal(refused.statusCode, 200);
@@ -313,7 +324,7 @@ test('push into a project of this server: the branch moves as a push (events), n
     [[refused.json().detail, dev.id]],
   );
   assert.equal((await getJson(ctx, REPO)).merge_failure, refused.json().detail);
-  await ctx.c.settings.save({ default_branch_protection_defaults: null });
+  await pushLevels(40);
   const pushed = await op(ctx, 'push', REPO, asDev);
   assert.deepEqual(pushed.json(), { result: true });
   assert.equal(bareGit(bare, ['rev-parse', 'main']).trim(), mirrorGit(ctx, component.id, ['rev-parse', 'refs/heads/main']));

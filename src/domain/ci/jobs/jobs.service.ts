@@ -11,7 +11,7 @@ import { nowIso } from '../../../lib/time.ts';
 import type { Actor } from '../../access/actor.ts';
 import type { ResolvedProject } from '../../access/resolve.ts';
 import { privateFeatureMinLevel, settingsOf } from '../../projects/project-settings.ts';
-import { branchProtection } from '../../repository/branch-protection.ts';
+import { loadRefRules, type RefRules } from '../../repository/branch-protection.ts';
 import type { BranchProtectionDefaults } from '../../groups/group-settings.ts';
 import type { RunnerInfo } from '../runners/runners.service.ts';
 import type { CiDeps } from '../deps.ts';
@@ -139,7 +139,7 @@ export class JobsService {
     const runnerTags = new Set(JSON.parse(runner.tag_list) as string[]);
     const scope = await this.runnerScope(runner);
     if (scope === null) return null;
-    const settingsCache = new Map<number, { project: ProjectRow; namespace: NamespaceRow } | null>();
+    const settingsCache = new Map<number, { project: ProjectRow; namespace: NamespaceRow; rules: RefRules } | null>();
     const instanceDefaults = ((await this.deps.settings.get()) as Record<string, unknown>).default_branch_protection_defaults as BranchProtectionDefaults;
     let after = 0;
     for (let round = 0; round < 20; round++) {
@@ -172,7 +172,7 @@ export class JobsService {
         if (p === undefined) {
           const project = await this.k.selectFrom('projects').selectAll().where('id', '=', job.project_id).executeTakeFirst();
           const namespace = project ? await this.k.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).executeTakeFirst() : undefined;
-          p = project && namespace ? { project, namespace } : null;
+          p = project && namespace ? { project, namespace, rules: await loadRefRules(this.k, project, namespace, instanceDefaults) } : null;
           settingsCache.set(job.project_id, p);
         }
         if (!p || p.project.archived === 1) continue;
@@ -180,7 +180,7 @@ export class JobsService {
         if (s.builds_access_level === 'disabled') continue;
         if (runner.runner_type === 'instance_type' && s.shared_runners_enabled === false) continue;
         if (runner.runner_type === 'group_type' && s.group_runners_enabled === false) continue;
-        const protectedRef = job.tag !== 1 && branchProtection(p.project, p.namespace, instanceDefaults ?? {}, job.ref) !== null;
+        const protectedRef = job.tag === 1 ? p.rules.tag(job.ref) !== null : p.rules.isProtectedBranch(job.ref);
         if (runner.access_level === 'ref_protected' && !protectedRef) continue;
         const claimed = await this.take(runner, job, p, input, protectedRef);
         if (claimed) return claimed;

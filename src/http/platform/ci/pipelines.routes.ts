@@ -13,7 +13,7 @@ import type { ProjectAccess } from '../../../domain/access/policy.ts';
 import { mergedYaml, parseCiConfig } from '../../../domain/ci/config/parse.ts';
 import { evaluateJob } from '../../../domain/ci/config/evaluate.ts';
 import { CREATE_MESSAGES, DEFAULT_CI_CONFIG_PATH } from '../../../domain/ci/pipelines/pipelines.service.ts';
-import { branchProtection, canPushBranch } from '../../../domain/repository/branch-protection.ts';
+import { canPushBranch, loadRefRules } from '../../../domain/repository/branch-protection.ts';
 import { settingsOf } from '../../../domain/projects/project-settings.ts';
 import { BASIC_COLUMNS, type UserBasicRow } from '../../../domain/users/users-query.ts';
 import { Errors } from '../../../lib/errors.ts';
@@ -169,12 +169,8 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
   async function mayRunOn(actor: Actor, ctx: { project: ProjectRow; namespace: NamespaceRow; access: ProjectAccess }, ref: string): Promise<boolean> {
     if (actor.isAdmin) return true;
     const settings = await c.settings.get();
-    const protection = branchProtection(
-      ctx.project,
-      ctx.namespace,
-      ((settings as Record<string, unknown>).default_branch_protection_defaults ?? {}) as never,
-      ref,
-    );
+    const defaults = ((settings as Record<string, unknown>).default_branch_protection_defaults ?? {}) as never;
+    const protection = (await loadRefRules(c.db.kysely, ctx.project, ctx.namespace, defaults, actor)).branch(ref);
     return canPushBranch(actor, ctx.access, protection);
   }
 

@@ -7,8 +7,7 @@ import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
 import { actorKey, type Actor } from '../../../domain/access/actor.ts';
 import { RESOLVE_TABLES } from '../../../domain/access/resolve.ts';
-import type { BranchProtectionDefaults } from '../../../domain/groups/group-settings.ts';
-import { branchProtection, canPushBranch } from '../../../domain/repository/branch-protection.ts';
+import { canPushBranch, developersCan, type RefRules } from '../../../domain/repository/branch-protection.ts';
 import type { RepoContext } from '../../../domain/repository/context.ts';
 import { isValidNewRefName, mergedBranchNames, mergedToDefault, regexRefs, searchRefs, sortBranches } from '../../../domain/repository/refs.ts';
 import { BRANCH_PREFIX } from '../../../git/refs.ts';
@@ -35,23 +34,23 @@ const CreateBody = Type.Object({
 });
 
 /** API::Entities::Branch */
-async function branchEntity(ctx: RepoContext, actor: Actor, defaults: BranchProtectionDefaults, ref: Ref, merged: boolean | null) {
+async function branchEntity(ctx: RepoContext, actor: Actor, rules: RefRules, ref: Ref, merged: boolean | null) {
   const commit = await ctx.repo.commit(ref.commit);
-  const protection = branchProtection(ctx.project, ctx.namespace, defaults, ref.short);
+  const protection = rules.branch(ref.short);
   return {
     name: ref.short,
     commit: commit ? commitBasic(commit, ctx.webUrl) : null,
     merged,
     protected: protection !== null,
-    developers_can_push: protection !== null && protection.pushLevels.includes(30),
-    developers_can_merge: protection !== null && protection.mergeLevels.includes(30),
+    developers_can_push: developersCan(protection, 'push'),
+    developers_can_merge: developersCan(protection, 'merge'),
     can_push: !!actor.user && ctx.access.abilities.has('push_code') && canPushBranch(actor, ctx.access, protection),
     default: (ctx.project.default_branch ?? 'main') === ref.short,
     web_url: `${ctx.webUrl}/-/tree/${escapePath(ref.short)}`,
   };
 }
 
-const BRANCH_LIST_TABLES = [...RESOLVE_TABLES, 'application_settings'] as const;
+const BRANCH_LIST_TABLES = [...RESOLVE_TABLES, 'application_settings', 'protected_branches', 'protected_ref_access_levels'] as const;
 
 export function branchesRoutes(fastify: FastifyInstance, c: Container): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -66,15 +65,15 @@ export function branchesRoutes(fastify: FastifyInstance, c: Container): void {
     async (req, reply) => {
       const ctx = contextOf(req);
       const q = req.query;
-      // Made of the refs, the project, the caller's access and the protection defaults only.
+      // Made of the refs, the project, the caller's access and the protected branches only.
       const viewer = `${actorKey(req.actor)}|${req.params.id}|${ctx.repo.refsVersion()}`;
       return app.cachedResponse(req, reply, { tables: BRANCH_LIST_TABLES, viewer }, async () => {
         let refs = await sortBranches(ctx, await ctx.repo.branches(), q.sort);
         refs = regexRefs(searchRefs(refs, q.search), q.regex);
         const page = pageOfRefs(c, req, reply, refs, (r) => r.short, BRANCH_PREFIX, branchesPath(req.params.id));
-        const [defaults, merged] = await Promise.all([c.repository.protectionDefaults(), page.length ? mergedBranchNames(ctx) : new Set<string>()]);
+        const [rules, merged] = await Promise.all([c.repository.refRules(ctx, req.actor), page.length ? mergedBranchNames(ctx) : new Set<string>()]);
         const body = [];
-        for (const r of page) body.push(await branchEntity(ctx, req.actor, defaults, r, merged.has(r.short)));
+        for (const r of page) body.push(await branchEntity(ctx, req.actor, rules, r, merged.has(r.short)));
         return body;
       });
     },
@@ -97,7 +96,7 @@ export function branchesRoutes(fastify: FastifyInstance, c: Container): void {
     if (!isValidNewRefName(name)) throw Errors.raw(400, { message: 'The branch refname is invalid' });
     const ref = await ctx.repo.branch(name);
     if (!ref) throw Errors.notFound('Branch');
-    return branchEntity(ctx, req.actor, await c.repository.protectionDefaults(), ref, await mergedToDefault(ctx, ref));
+    return branchEntity(ctx, req.actor, await c.repository.refRules(ctx, req.actor), ref, await mergedToDefault(ctx, ref));
   });
 
   app.post(
@@ -110,7 +109,7 @@ export function branchesRoutes(fastify: FastifyInstance, c: Container): void {
       const { branch, ref } = req.body;
       const created = await c.repository.createBranch(ctx, actor, branch, ref);
       reply.code(201);
-      return branchEntity(ctx, actor, await c.repository.protectionDefaults(), created, await mergedToDefault(ctx, created));
+      return branchEntity(ctx, actor, await c.repository.refRules(ctx, actor), created, await mergedToDefault(ctx, created));
     },
   );
 
