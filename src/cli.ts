@@ -6,6 +6,7 @@ import { buildApp } from './app.ts';
 import { createDb } from './db/connect.ts';
 import { migrate } from './db/migrate.ts';
 import { DomainError } from './lib/errors.ts';
+import { pastExpiryErrors } from './domain/tokens/tokens.service.ts';
 import { availableScopes } from './domain/tokens/scopes.ts';
 
 const USAGE = `usage: hearth <command>
@@ -181,7 +182,7 @@ async function admin(sub: string | undefined, args: string[]): Promise<number> {
         const bad = scopes.filter((s) => !availableScopes(user.is_admin === 1).includes(s));
         if (bad.length) throw new Error(`unknown or unavailable scopes: ${bad.join(', ')}`);
         const input = { name: need('name'), scopes, expires_at: v['expires-at'] ?? null };
-        const errors = c.tokens.validateInput(user, input, false);
+        const errors = { ...c.tokens.validateInput(user, input, false), ...pastExpiryErrors(input.expires_at) };
         if (Object.keys(errors).length) throw new DomainError('invalid', 400, errors);
         const t = await c.tokens.create(user, input);
         process.stdout.write(`${t.token}\n`);

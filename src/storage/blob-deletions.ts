@@ -19,6 +19,9 @@ export async function queueProjectBlobs(trx: Kysely<Database>, projectIds: numbe
   const keys: string[] = [];
   const artifacts = await trx.selectFrom('ci_job_artifacts').select('store_key').where('project_id', 'in', projectIds).execute();
   keys.push(...artifacts.map((r) => r.store_key));
+  // project uploads (markdown attachments, issue 18)
+  const uploads = await trx.selectFrom('uploads').select('store_key').where('project_id', 'in', projectIds).execute();
+  keys.push(...uploads.map((r) => r.store_key));
   // export archives, and import archives not yet consumed
   for (const table of ['project_exports', 'project_imports', 'relation_imports'] as const) {
     const rows = await trx.selectFrom(table).select('store_key').where('project_id', 'in', projectIds).where('store_key', 'is not', null).execute();

@@ -67,6 +67,10 @@ test('migrate, create-user, create-token, reset-password; errors are one line an
   assert.equal(badScope.code, 1);
   assert.equal(badScope.stderr, 'hearth: unknown or unavailable scopes: sudo\n');
 
+  const past = await hearth(dir, ['admin', 'create-token', '--username', 'alice', '--name', 'old', '--expires-at', '2001-02-03']);
+  assert.equal(past.code, 1);
+  assert.equal(past.stderr, 'hearth: expires_at must be in the future\n');
+
   const nobody = await hearth(dir, ['admin', 'reset-password', '--username', 'nobody']);
   assert.equal(nobody.code, 1);
   assert.equal(nobody.stderr, 'hearth: no user named "nobody"\n');

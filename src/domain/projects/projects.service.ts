@@ -144,7 +144,7 @@ export class ProjectsService {
     if (Object.keys(errors).length) throw Errors.invalid(errors);
 
     const now = nowIso();
-    const defaultBranch = input.default_branch || 'main';
+    const defaultBranch = input.default_branch || s.default_branch_name || 'main'; // Gitlab::DefaultBranch.value
     const storage =
       actor.isAdmin && input.repository_storage ? input.repository_storage : this.repos.pickStorage(s.repository_storages_weighted as Record<string, number>);
     let created: ProjectRow | null = null;

@@ -22,7 +22,7 @@ export interface SettingDef {
   /** model inclusion: "is not included in the list" */
   inclusion?: readonly (string | number)[];
   /** extra model check, see settings-update.ts */
-  check?: 'url' | 'email' | 'regex' | 'token_prefix' | 'ci_config_path' | 'domains' | 'duration';
+  check?: 'url' | 'email' | 'regex' | 'token_prefix' | 'ci_config_path' | 'domains' | 'duration' | 'ref';
   /** accepted on PUT but never returned (credentials of third-party services) */
   writeOnly?: boolean;
 }
@@ -150,6 +150,28 @@ export const SETTINGS: Record<string, SettingDef> = {
   throttle_authenticated_api_enabled: bool(false),
   throttle_authenticated_api_requests_per_period: int(7200, { gt: 0 }),
   throttle_authenticated_api_period_in_seconds: int(3600, { gt: 0 }),
+  // web throttles (issue 18): HTML pages and upload downloads; throttle_unauthenticated_* are their legacy names
+  throttle_unauthenticated_web_enabled: bool(false),
+  throttle_unauthenticated_web_requests_per_period: int(3600, { gt: 0 }),
+  throttle_unauthenticated_web_period_in_seconds: int(3600, { gt: 0 }),
+  throttle_authenticated_web_enabled: bool(false),
+  throttle_authenticated_web_requests_per_period: int(7200, { gt: 0 }),
+  throttle_authenticated_web_period_in_seconds: int(3600, { gt: 0 }),
+  // documented settings that answered 400 before issue 18 (stored and returned; README says which act)
+  default_project_creation: int(2, { values: [0, 1, 2, 3, 4] }),
+  gitaly_timeout_default: int(55, { gte: 0 }),
+  gitaly_timeout_fast: int(10, { gte: 0 }),
+  gitaly_timeout_medium: int(30, { gte: 0 }),
+  max_pages_size: int(100, { gte: 0 }),
+  // PersonalAccessToken lifetime cap in days (GitLab: 1..365); tokens without expires_at get it
+  max_personal_access_token_lifetime: int(null, { gt: 0, lte: 365 }),
+  push_event_activities_limit: int(3, { gte: 0 }),
+  unique_ips_limit_per_user: int(10, { gte: 1 }),
+  unique_ips_limit_time_window: int(3600, { gte: 0 }),
+  minimum_password_length: int(8, { gte: 8, lte: 128 }),
+  deactivate_dormant_users_period: int(90, { gte: 90 }),
+  receive_max_input_size: int(null, { gt: 0 }),
+  asciidoc_max_includes: int(32, { gte: 0, lte: 64 }),
   // numbers
   polling_interval_multiplier: num(1, { gte: 0 }),
   external_authorization_service_timeout: num(0.5),
@@ -193,6 +215,30 @@ export const SETTINGS: Record<string, SettingDef> = {
   floc_enabled: bool(false),
   require_two_factor_authentication: bool(false),
   housekeeping_enabled: bool(true),
+  user_default_external: bool(false),
+  help_page_hide_commercial_content: bool(false),
+  html_emails_enabled: bool(true),
+  email_author_in_body: bool(false),
+  mirror_available: bool(true),
+  shared_runners_enabled: bool(true),
+  auto_devops_enabled: bool(true),
+  dns_rebinding_protection_enabled: bool(true),
+  version_check_enabled: bool(true),
+  usage_ping_enabled: bool(true),
+  repository_checks_enabled: bool(true),
+  protected_ci_variables: bool(true),
+  time_tracking_limit_to_hours: bool(false),
+  unique_ips_limit_enabled: bool(false),
+  suggest_pipeline_enabled: bool(true),
+  deactivate_dormant_users: bool(false),
+  authorized_keys_enabled: bool(true),
+  hide_third_party_offers: bool(false),
+  allow_project_creation_for_guest_and_below: bool(true),
+  invisible_captcha_enabled: bool(false),
+  math_rendering_limits_enabled: bool(true),
+  allow_runner_registration_token: bool(true),
+  bulk_import_enabled: bool(false),
+  user_deactivation_emails_enabled: bool(true),
   // the vendor-named enable flags of the spec: spam check, avatar service, diagram renderers, AI features
   akismet_enabled: bool(false),
   recaptcha_enabled: bool(false),
@@ -233,6 +279,16 @@ export const SETTINGS: Record<string, SettingDef> = {
   plantuml_url: str(null),
   kroki_url: str(null),
   diagramsnet_url: str('https://embed.diagrams.net'),
+  // the branch of new repositories (and the default of projects created without default_branch)
+  default_branch_name: str(null, { check: 'ref', maxLength: 255 }),
+  email_confirmation_setting: str('off', { values: ['off', 'soft', 'hard'], nullable: false }),
+  user_default_internal_regex: str(null, { check: 'regex' }),
+  help_page_text: str(null),
+  help_page_support_url: str(null, { check: 'url', maxLength: 255 }),
+  help_page_documentation_base_url: str(null, { check: 'url', maxLength: 255 }),
+  shared_runners_text: str(null),
+  auto_devops_domain: str(null),
+  commit_email_hostname: str(null),
   // arrays
   restricted_visibility_levels: { type: 'array', default: [] },
   /** Gitlab::ImportSources: where projects may be imported from (gitlab_project: export archives) */
@@ -245,6 +301,7 @@ export const SETTINGS: Record<string, SettingDef> = {
   domain_denylist: domains(),
   outbound_local_requests_whitelist: domains(),
   asset_proxy_allowlist: domains(),
+  disabled_oauth_sign_in_sources: { type: 'array', default: [] },
   // hashes
   default_branch_protection_defaults: {
     type: 'hash',
@@ -268,6 +325,9 @@ export const ALIASES: Record<string, string> = {
   outbound_local_requests_allowlist: 'outbound_local_requests_whitelist',
   housekeeping_incremental_repack_period: 'housekeeping_optimize_repository_period',
   performance_bar_allowed_group_path: 'performance_bar_allowed_group_id',
+  throttle_unauthenticated_enabled: 'throttle_unauthenticated_web_enabled',
+  throttle_unauthenticated_requests_per_period: 'throttle_unauthenticated_web_requests_per_period',
+  throttle_unauthenticated_period_in_seconds: 'throttle_unauthenticated_web_period_in_seconds',
 };
 
 /** Deprecated parameters that are still accepted (and type-checked) but have no effect. */
@@ -287,6 +347,9 @@ export const RESPONSE_ALIASES: Record<string, string> = {
   housekeeping_full_repack_period: 'housekeeping_optimize_repository_period',
   housekeeping_gc_period: 'housekeeping_optimize_repository_period',
   housekeeping_incremental_repack_period: 'housekeeping_optimize_repository_period',
+  throttle_unauthenticated_enabled: 'throttle_unauthenticated_web_enabled',
+  throttle_unauthenticated_requests_per_period: 'throttle_unauthenticated_web_requests_per_period',
+  throttle_unauthenticated_period_in_seconds: 'throttle_unauthenticated_web_period_in_seconds',
 };
 
 /** Deprecated response fields with a fixed value. */
@@ -337,6 +400,12 @@ export type Settings = Record<string, any> & {
   throttle_unauthenticated_api_enabled: boolean;
   throttle_unauthenticated_api_requests_per_period: number;
   throttle_unauthenticated_api_period_in_seconds: number;
+  throttle_authenticated_web_enabled: boolean;
+  throttle_unauthenticated_web_enabled: boolean;
+  rate_limiting_response_text: string | null;
+  default_branch_name: string | null;
+  max_personal_access_token_lifetime: number | null;
+  max_attachment_size: number;
   restricted_visibility_levels: VisibilityName[];
 };
 

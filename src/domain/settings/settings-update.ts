@@ -6,6 +6,7 @@
 // Nothing is written unless both pass.
 import { isInt32 } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
+import { isValidRefName } from '../../git/refs.ts';
 import { chronicSeconds } from '../ci/duration.ts';
 import {
   ALIASES,
@@ -297,6 +298,9 @@ function fieldErrors(name: string, def: SettingDef, v: unknown): string[] {
       case 'duration':
         if (chronicSeconds(v) === null) out.push('is not a correct duration');
         break;
+      case 'ref':
+        if (!isValidRefName(v)) out.push('is invalid');
+        break;
     }
   }
   if (def.check === 'domains') {
@@ -357,7 +361,13 @@ function recordErrors(s: Settings, changed: Set<string>, storages: readonly stri
  */
 export async function prepareSettingsUpdate(params: Record<string, unknown>, current: Settings, opts: UpdateOptions = {}): Promise<Record<string, unknown>> {
   const given = Object.keys(params).filter(accepted);
-  if (!given.length) throw Errors.param(`${SETTABLE.join(', ')} are missing, at least one parameter must be provided`);
+  if (!given.length) {
+    // Only parameters that are no settings: name them rather than list every setting (issue 18).
+    const unknown = Object.keys(params);
+    if (unknown.length)
+      throw Errors.param(`${unknown.join(', ')} ${unknown.length === 1 ? 'is not a setting' : 'are not settings'}, at least one setting must be provided`);
+    throw Errors.param(`${SETTABLE.join(', ')} are missing, at least one parameter must be provided`);
+  }
   const has = (name: string): boolean => given.includes(name);
 
   // 1. Grape: types and values, then the rules between parameters

@@ -8,6 +8,7 @@ import { Errors } from '../../lib/errors.ts';
 import { randomToken, routableToken, tokenDigest } from '../../lib/secrets.ts';
 import { addDays, currentDate, isDate, nowIso, todayDate } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
+import type { Settings } from '../settings/definitions.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import { ALL_SCOPES, availableScopes } from './scopes.ts';
 
@@ -53,6 +54,25 @@ const ROTATED_LIFETIME_DAYS = 7;
 const MAX_ID = 2 ** 31 - 1;
 
 export const NOT_PAT = 'This endpoint requires token type to be a personal access token';
+
+/**
+ * The longest lifetime a new token may have, in days: PersonalAccessToken::MAX_PERSONAL_ACCESS_TOKEN_
+ * LIFETIME_IN_DAYS, or less when max_personal_access_token_lifetime says so.
+ */
+export function maxLifetimeDays(s: Pick<Settings, 'max_personal_access_token_lifetime'>): number {
+  const cap = s.max_personal_access_token_lifetime;
+  return typeof cap === 'number' && cap > 0 && cap < MAX_LIFETIME_DAYS ? cap : MAX_LIFETIME_DAYS;
+}
+
+/** GitLab's default expiry of a token created without one: the maximum allowed lifetime from today. */
+export function defaultExpiry(s: Pick<Settings, 'max_personal_access_token_lifetime'>): string {
+  return addDays(todayDate(), maxLifetimeDays(s));
+}
+
+/** A token that would be expired on creation (a date before tomorrow): 400 {"message":{"expires_at":["must be in the future"]}}. */
+export function pastExpiryErrors(expiresAt: string | null | undefined): Record<string, string[]> | null {
+  return expiresAt && isDate(expiresAt) && expiresAt <= todayDate() ? { expires_at: ['must be in the future'] } : null;
+}
 
 export function isExpired(row: Pick<PatRow, 'expires_at'>, today = currentDate()): boolean {
   return row.expires_at !== null && row.expires_at <= today;
@@ -152,7 +172,7 @@ export class TokensService {
     return write;
   }
 
-  validateInput(user: UserRow, input: CreateTokenInput, requireExpiry: boolean): Record<string, string[]> {
+  validateInput(user: UserRow, input: CreateTokenInput, requireExpiry: boolean, maxDays = MAX_LIFETIME_DAYS): Record<string, string[]> {
     const errors: Record<string, string[]> = {};
     const push = (k: string, m: string) => (errors[k] ??= []).push(m);
     if (!input.name || !input.name.trim()) push('name', "can't be blank");
@@ -163,7 +183,7 @@ export class TokensService {
     if (input.expires_at) {
       if (!isDate(input.expires_at)) push('expires_at', 'is invalid');
       else {
-        const max = addDays(todayDate(), MAX_LIFETIME_DAYS);
+        const max = addDays(todayDate(), maxDays);
         if (input.expires_at > max) push('expires_at', `must be before ${max}`);
       }
     } else if (requireExpiry) push('expires_at', "can't be blank");
@@ -252,7 +272,8 @@ export class TokensService {
     let expires: string | null;
     if (expiresAt !== undefined) {
       if (!isDate(expiresAt)) throw Errors.param('expires_at is invalid');
-      const max = addDays(todayDate(), MAX_LIFETIME_DAYS);
+      if (pastExpiryErrors(expiresAt)) throw Errors.badRequest('Expires at must be in the future');
+      const max = addDays(todayDate(), maxLifetimeDays(s));
       if (expiresAt > max) throw Errors.badRequest(`Expires at must be before ${max}`);
       expires = expiresAt;
     } else expires = s.require_personal_access_token_expiry ? addDays(todayDate(), ROTATED_LIFETIME_DAYS) : null;
@@ -392,13 +413,14 @@ export class TokensService {
   /**
    * POST /users/:user_id/personal_access_tokens (administrators). Scopes must be known scopes (400);
    * model problems are GitLab's CreateService error: 422 {"message":"<full messages as a sentence>"}.
-   * Without expires_at, the maximum lifetime when expiry is required.
+   * Without expires_at, the maximum lifetime when expiry is required (CreateService#pat_expiration); a
+   * date that is not in the future is 400 {"message":{"expires_at":["must be in the future"]}}.
    */
   async createForUser(target: UserRow, input: CreateTokenInput): Promise<TokenView> {
     if (input.scopes.some((s) => !ALL_SCOPES.includes(s))) throw Errors.param('scopes does not have a valid value');
     const s = await this.settings.get();
-    const expires_at = input.expires_at || (s.require_personal_access_token_expiry ? addDays(todayDate(), MAX_LIFETIME_DAYS) : null);
-    return this.createChecked(target, { ...input, expires_at, impersonation: false }, s.require_personal_access_token_expiry);
+    const expires_at = input.expires_at || (s.require_personal_access_token_expiry ? defaultExpiry(s) : null);
+    return this.createChecked(target, { ...input, expires_at, impersonation: false }, s);
   }
 
   /**
@@ -411,12 +433,14 @@ export class TokensService {
     if (input.scopes.some((s) => !allowed.includes(s))) throw Errors.param('scopes does not have a valid value');
     const s = await this.settings.get();
     const expires_at = input.expires_at || addDays(todayDate(), 1);
-    return this.createChecked(actor.user!, { ...input, expires_at, impersonation: false }, s.require_personal_access_token_expiry);
+    return this.createChecked(actor.user!, { ...input, expires_at, impersonation: false }, s);
   }
 
-  private async createChecked(target: UserRow, input: CreateTokenInput, requireExpiry: boolean): Promise<TokenView> {
+  private async createChecked(target: UserRow, input: CreateTokenInput, s: Settings): Promise<TokenView> {
     await this.assertCreationAllowed();
-    const errors = this.validateInput(target, input, requireExpiry);
+    const past = pastExpiryErrors(input.expires_at);
+    if (past) throw Errors.invalid(past);
+    const errors = this.validateInput(target, input, s.require_personal_access_token_expiry, maxLifetimeDays(s));
     if (Object.keys(errors).length) throw Errors.unprocessable(fullMessages(errors));
     return this.create(target, input);
   }
@@ -434,12 +458,16 @@ export class TokensService {
     return row;
   }
 
-  /** Model validation as GitLab's `finder.build(...).save`: 400 {"message":{"field":[…]}}; no default expiry. */
+  /**
+   * Model validation as GitLab's `finder.build(...).save`: 400 {"message":{"field":[…]}}. Without expires_at
+   * the maximum lifetime, as for personal access tokens (issue 18; GitLab itself answers "can't be blank").
+   */
   async createImpersonation(target: UserRow, input: Omit<CreateTokenInput, 'impersonation'>): Promise<TokenView> {
     await this.assertCreationAllowed();
     const s = await this.settings.get();
-    const full = { ...input, expires_at: input.expires_at || null, impersonation: true };
-    const errors = this.validateInput(target, full, s.require_personal_access_token_expiry);
+    const expires_at = input.expires_at || (s.require_personal_access_token_expiry ? defaultExpiry(s) : null);
+    const full = { ...input, expires_at, impersonation: true };
+    const errors = { ...this.validateInput(target, full, s.require_personal_access_token_expiry, maxLifetimeDays(s)), ...pastExpiryErrors(expires_at) };
     if (Object.keys(errors).length) throw Errors.invalid(errors);
     return this.create(target, full);
   }

@@ -164,6 +164,63 @@ const DEFAULTS: Record<string, unknown> = {
   user_oauth_applications: true,
   user_show_add_ssh_key_message: true,
   wiki_page_max_content_bytes: 52428800,
+  // added in issue 18 (helper F)
+  allow_project_creation_for_guest_and_below: true,
+  allow_runner_registration_token: true,
+  asciidoc_max_includes: 32,
+  authorized_keys_enabled: true,
+  auto_devops_domain: null,
+  auto_devops_enabled: true,
+  bulk_import_enabled: false,
+  commit_email_hostname: null,
+  deactivate_dormant_users: false,
+  deactivate_dormant_users_period: 90,
+  default_branch_name: null,
+  default_project_creation: 2,
+  disabled_oauth_sign_in_sources: [],
+  dns_rebinding_protection_enabled: true,
+  email_author_in_body: false,
+  email_confirmation_setting: 'off',
+  gitaly_timeout_default: 55,
+  gitaly_timeout_fast: 10,
+  gitaly_timeout_medium: 30,
+  help_page_documentation_base_url: null,
+  help_page_hide_commercial_content: false,
+  help_page_support_url: null,
+  help_page_text: null,
+  hide_third_party_offers: false,
+  html_emails_enabled: true,
+  invisible_captcha_enabled: false,
+  math_rendering_limits_enabled: true,
+  max_pages_size: 100,
+  max_personal_access_token_lifetime: null,
+  minimum_password_length: 8,
+  mirror_available: true,
+  protected_ci_variables: true,
+  push_event_activities_limit: 3,
+  receive_max_input_size: null,
+  repository_checks_enabled: true,
+  shared_runners_enabled: true,
+  shared_runners_text: null,
+  suggest_pipeline_enabled: true,
+  throttle_authenticated_web_enabled: false,
+  throttle_authenticated_web_period_in_seconds: 3600,
+  throttle_authenticated_web_requests_per_period: 7200,
+  throttle_unauthenticated_enabled: false,
+  throttle_unauthenticated_period_in_seconds: 3600,
+  throttle_unauthenticated_requests_per_period: 3600,
+  throttle_unauthenticated_web_enabled: false,
+  throttle_unauthenticated_web_period_in_seconds: 3600,
+  throttle_unauthenticated_web_requests_per_period: 3600,
+  time_tracking_limit_to_hours: false,
+  unique_ips_limit_enabled: false,
+  unique_ips_limit_per_user: 10,
+  unique_ips_limit_time_window: 3600,
+  usage_ping_enabled: true,
+  user_deactivation_emails_enabled: true,
+  user_default_external: false,
+  user_default_internal_regex: null,
+  version_check_enabled: true,
 };
 
 type Inject = InjectOptions;
@@ -322,7 +379,7 @@ test('PUT with a JSON body, a form body and a multipart body; body wins over que
 
 test('no settable parameter: 400 listing every settable attribute', async (t) => {
   const { app, c, root } = await buildTestApp(t);
-  for (const opts of [{}, { payload: {} }, { url: `${URL}?foo=1&delayed_project_deletion=true&domain_whitelist=a.com` }] as Partial<Inject>[]) {
+  for (const opts of [{}, { payload: {} }] as Partial<Inject>[]) {
     const res = await put(app, root, opts);
     assert.equal(res.statusCode, 400);
     const error: string = res.json().error;
@@ -335,6 +392,76 @@ test('no settable parameter: 400 listing every settable attribute', async (t) =>
     assert.ok(!error.includes('delayed_project_deletion'));
   }
   assert.deepEqual(await storedRow(c), {});
+});
+
+test('only parameters that are no settings: 400 naming them, not every setting (issue 18)', async (t) => {
+  const { app, c, root } = await buildTestApp(t);
+  const cases: [Partial<Inject>, string][] = [
+    [{ url: `${URL}?foo=1&delayed_project_deletion=true&domain_whitelist=a.com` }, 'foo, delayed_project_deletion, domain_whitelist are not settings'],
+    [{ payload: { default_branch: 'trunk' } }, 'default_branch is not a setting'],
+    [form(root, 'bogus=1'), 'bogus is not a setting'],
+  ];
+  for (const [opts, names] of cases) {
+    const res = await put(app, root, opts);
+    assert.equal(res.statusCode, 400);
+    assert.deepEqual(res.json(), { error: `${names}, at least one setting must be provided` });
+  }
+  assert.deepEqual(await storedRow(c), {});
+});
+
+test('default_branch_name and the other settings added in issue 18: accepted, validated, used for new projects', async (t) => {
+  const { app, c, seed, root } = await buildTestApp(t);
+  const res = await put(app, root, {
+    payload: {
+      default_branch_name: 'trunk',
+      default_project_creation: 1,
+      gitaly_timeout_default: 30,
+      html_emails_enabled: false,
+      email_confirmation_setting: 'hard',
+      disabled_oauth_sign_in_sources: 'github, gitlab',
+      help_page_support_url: 'https://help.example.com',
+    },
+  });
+  assert.equal(res.statusCode, 200, res.body);
+  const b = res.json();
+  assert.deepEqual(
+    [
+      b.default_branch_name,
+      b.default_project_creation,
+      b.gitaly_timeout_default,
+      b.html_emails_enabled,
+      b.email_confirmation_setting,
+      b.disabled_oauth_sign_in_sources,
+      b.help_page_support_url,
+    ],
+    ['trunk', 1, 30, false, 'hard', ['github', 'gitlab'], 'https://help.example.com'],
+  );
+  assert.equal((await storedRow(c)).default_branch_name, 'trunk');
+  // a project created without default_branch gets the instance's default branch name
+  const u = await seed.user();
+  const tok = await seed.token(u);
+  const created = await app.inject({ method: 'POST', url: '/api/v4/projects', headers: tok.headers, payload: { name: 'p1' } });
+  assert.equal(created.statusCode, 201, created.body);
+  assert.equal(created.json().default_branch, 'trunk');
+  const explicit = await app.inject({ method: 'POST', url: '/api/v4/projects', headers: tok.headers, payload: { name: 'p2', default_branch: 'dev' } });
+  assert.equal(explicit.json().default_branch, 'dev');
+
+  const bad: [Record<string, unknown>, unknown][] = [
+    [{ default_branch_name: 'a..b' }, { message: { default_branch_name: ['is invalid'] } }],
+    [{ default_branch_name: '-x' }, { message: { default_branch_name: ['is invalid'] } }],
+    [{ default_project_creation: 9 }, { error: 'default_project_creation does not have a valid value' }],
+    [{ email_confirmation_setting: 'maybe' }, { error: 'email_confirmation_setting does not have a valid value' }],
+    [{ minimum_password_length: 4 }, { message: { minimum_password_length: ['must be greater than or equal to 8'] } }],
+    [{ help_page_support_url: 'not a url' }, { message: { help_page_support_url: ['must be a valid URL'] } }],
+    [{ throttle_authenticated_web_period_in_seconds: 0 }, { message: { throttle_authenticated_web_period_in_seconds: ['must be greater than 0'] } }],
+    [{ gitaly_timeout_fast: 'soon' }, { error: 'gitaly_timeout_fast is invalid' }],
+  ];
+  for (const [payload, body] of bad) {
+    const r = await put(app, root, { payload });
+    assert.equal(r.statusCode, 400, JSON.stringify(payload));
+    assert.deepEqual(r.json(), body, JSON.stringify(payload));
+  }
+  assert.equal((await storedRow(c)).default_branch_name, 'trunk');
 });
 
 test('type coercion like Grape; wrong types and values are 400 {"error"} and nothing is written', async (t) => {

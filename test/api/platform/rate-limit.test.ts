@@ -11,10 +11,18 @@ async function configure(app: FastifyInstance, root: Record<string, string>, pay
   assert.equal(res.statusCode, 200, res.body);
 }
 
-function assertThrottled(res: Awaited<ReturnType<FastifyInstance['inject']>>, name: string, period: number, limitPerMinute: number, observed: number): void {
+/** Gitlab::RackAttack's throttled response: text/plain `Retry later`, Retry-After and RateLimit-* headers. */
+function assertThrottled(
+  res: Awaited<ReturnType<FastifyInstance['inject']>>,
+  name: string,
+  period: number,
+  limitPerMinute: number,
+  observed: number,
+  text = 'Retry later\n',
+): void {
   assert.equal(res.statusCode, 429);
-  assert.equal(res.headers['content-type'], 'application/json');
-  assert.deepEqual(res.json(), { message: '429 Too Many Requests' });
+  assert.equal(res.headers['content-type'], 'text/plain');
+  assert.equal(res.body, text);
   const retry = Number(res.headers['retry-after']);
   assert.ok(Number.isInteger(retry) && retry >= 1 && retry <= period, `retry-after ${res.headers['retry-after']}`);
   assert.equal(res.headers['ratelimit-name'], name);
@@ -22,7 +30,10 @@ function assertThrottled(res: Awaited<ReturnType<FastifyInstance['inject']>>, na
   assert.equal(res.headers['ratelimit-observed'], String(observed));
   assert.equal(res.headers['ratelimit-remaining'], '0');
   const reset = Number(res.headers['ratelimit-reset']);
+  // windows are aligned on the epoch, as Rack::Attack's are: the reset is a multiple of the period
+  assert.equal(reset % period, 0, `ratelimit-reset ${reset}`);
   assert.ok(Math.abs(reset - (Math.floor(Date.now() / 1000) + retry)) <= 2, `ratelimit-reset ${reset}`);
+  assert.equal(res.headers['ratelimit-resettime'], new Date(reset * 1000).toUTCString());
 }
 
 test('no throttling by default', async (t) => {
@@ -107,4 +118,53 @@ test('fixed window: the key table stays bounded', () => {
   limiter.hit('a', 1, 10, t0 + 20_000);
   assert.equal(limiter.hit('d', 1, 10, t0 + 20_000).allowed, true);
   assert.equal(limiter.hit('a', 1, 10, t0 + 20_001).allowed, false);
+});
+
+test('rate_limiting_response_text replaces "Retry later"; the translation API answers DRF; endpoint limiters keep JSON', async (t) => {
+  const { app, root } = await buildTestApp(t);
+  await configure(app, root, {
+    throttle_unauthenticated_api_enabled: true,
+    throttle_unauthenticated_api_requests_per_period: 1,
+    throttle_unauthenticated_api_period_in_seconds: 60,
+    rate_limiting_response_text: 'Slow down, please',
+  });
+  const req = { method: 'GET' as const, url: '/api/v4/version', remoteAddress: '192.0.2.50' };
+  assert.equal((await app.inject(req)).statusCode, 401);
+  assertThrottled(await app.inject(req), 'throttle_unauthenticated_api', 60, 1, 2, 'Slow down, please\n');
+  // the translation API shares the window, with Django REST framework's body
+  const drf = await app.inject({ ...req, url: '/api/' });
+  assert.equal(drf.statusCode, 429);
+  assert.equal(drf.headers['content-type'], 'application/json');
+  assert.deepEqual(drf.json(), { detail: 'Request was throttled.' });
+  assert.equal(drf.headers['ratelimit-name'], 'throttle_unauthenticated_api');
+});
+
+test('web throttles: unauthenticated per IP on web routes (sign-in page), API unaffected; legacy names accepted', async (t) => {
+  const { app, root } = await buildTestApp(t);
+  // throttle_unauthenticated_* are the legacy names of the unauthenticated web throttle
+  await configure(app, root, {
+    throttle_unauthenticated_enabled: true,
+    throttle_unauthenticated_requests_per_period: 2,
+    throttle_unauthenticated_period_in_seconds: 120,
+  });
+  const settings = await app.inject({ method: 'GET', url: SETTINGS, headers: root });
+  assert.equal(settings.json().throttle_unauthenticated_web_enabled, true);
+  assert.equal(settings.json().throttle_unauthenticated_enabled, true);
+  assert.equal(settings.json().throttle_unauthenticated_web_requests_per_period, 2);
+  assert.equal(settings.json().throttle_unauthenticated_period_in_seconds, 120);
+  const page = { method: 'GET' as const, url: '/users/sign_in', remoteAddress: '192.0.2.60' };
+  assert.equal((await app.inject(page)).statusCode, 200);
+  assert.equal((await app.inject(page)).statusCode, 200);
+  assertThrottled(await app.inject(page), 'throttle_unauthenticated_web', 120, 1, 3);
+  // the API is not a web request
+  assert.equal((await app.inject({ ...page, url: '/api/v4/version' })).statusCode, 401);
+  assert.equal((await app.inject({ ...page, remoteAddress: '192.0.2.61' })).statusCode, 200);
+});
+
+test('fixed window: windows start on multiples of the period (Rack::Attack: epoch / period)', () => {
+  const limiter = new FixedWindowLimiter();
+  const t0 = 1_700_000_005_000; // 5 s into a 10 s window
+  assert.deepEqual(limiter.hit('k', 1, 10, t0), { allowed: true, count: 1, resetAt: 1_700_000_010_000 });
+  assert.equal(limiter.hit('k', 1, 10, t0 + 4_999).allowed, false);
+  assert.equal(limiter.hit('k', 1, 10, t0 + 5_000).allowed, true);
 });
