@@ -7,7 +7,7 @@
 // that hangs until its deadline holds up no other delivery, nor the fan-out of new events.
 import type { Logger } from 'pino';
 import type { HookDeliveryRow } from '../db/schema.ts';
-import type { HookDeliveries } from '../domain/hooks/deliveries.ts';
+import { type HookDeliveries, hookKey } from '../domain/hooks/deliveries.ts';
 
 export class Worker {
   private running = false;
@@ -103,7 +103,7 @@ export class Worker {
         this.inFlight.delete(d.id);
         this.wake();
       });
-    this.inFlight.set(d.id, { hookId: d.hook_id, done });
+    this.inFlight.set(d.id, { hookId: hookKey(d), done });
   }
 
   private async settled(): Promise<void> {

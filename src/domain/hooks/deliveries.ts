@@ -1,5 +1,7 @@
-// Deliveries of events to system hooks. System events wait in the outbox (`jobs`, kind system_event),
-// written with their cause; `dispatch` turns each into one delivery per hook that wants it (in one
+// Deliveries of events to system hooks and to project and group webhooks (hook_deliveries.hook_type
+// 'system' or 'web'). Events wait in the outbox (`jobs`, kind system_event), written with their cause;
+// `dispatch` turns each into one delivery per hook that wants it — the system hooks, the project's hooks
+// and the hooks of every group above it (in one
 // transaction with marking the event done, so an event fans out exactly once), and `deliverDue`
 // sends what is due through the guarded client. Beyond GitLab, which drops a failed system-hook
 // delivery: connection errors, timeouts and 5xx are retried on a schedule under the same
@@ -10,7 +12,7 @@
 // itself, and no hook takes more than HOOK_CONCURRENCY of a worker's deliveries at once.
 import crypto from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
-import type { HookAttemptRow, HookDeliveryRow, SystemHookRow } from '../../db/schema.ts';
+import type { HookAttemptRow, HookDeliveryRow, SystemHookRow, WebHookRow } from '../../db/schema.ts';
 import { skipLocked } from '../../db/sql.ts';
 import { maskUrl, OutboundError, type Outbound, type OutboundResponse } from '../../lib/outbound.ts';
 import { nowIso } from '../../lib/time.ts';
@@ -18,6 +20,7 @@ import { SYSTEM_EVENT_JOB } from '../events/system-events.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import { pushMatches } from './branch-filter.ts';
 import { systemHookRules, type SystemHooksService } from './system-hooks.service.ts';
+import { backoff, executable, interpolatedUrl, webHookRules } from './web-hooks.service.ts';
 
 /** What `POST /hooks/:id` sends (lib/api/system_hooks.rb). */
 export const MOCK_SYSTEM_EVENT = {
@@ -62,6 +65,86 @@ export function hookWants(hook: SystemHookRow, payload: Record<string, unknown>)
     default:
       return true;
   }
+}
+
+/** The event's kind as webhooks name it (object_kind; the system events' event_name otherwise). */
+const kindOf = (payload: Record<string, unknown>) => String(payload.object_kind ?? payload.event_name ?? 'unknown');
+
+/** A note hidden from guests goes to the confidential note hooks (NoteHookData: internal or confidential). */
+function confidentialNote(payload: Record<string, unknown>): boolean {
+  const a = payload.object_attributes as Record<string, unknown> | undefined;
+  return Boolean(a?.internal || a?.confidential);
+}
+
+/** Which project and group hooks an event goes to (ProjectHook/GroupHook scopes and ActiveHookFilter). */
+export function webHookWants(hook: WebHookRow, payload: Record<string, unknown>): boolean {
+  switch (kindOf(payload)) {
+    case 'push':
+      return hook.push_events === 1 && pushMatches(hook, String(payload.ref ?? ''));
+    case 'tag_push':
+      return hook.tag_push_events === 1;
+    case 'merge_request':
+      return hook.merge_requests_events === 1;
+    case 'note':
+      return confidentialNote(payload) ? hook.confidential_note_events === 1 : hook.note_events === 1;
+    case 'pipeline':
+      return hook.pipeline_events === 1;
+    case 'build':
+      return hook.job_events === 1;
+    default:
+      return false;
+  }
+}
+
+/** X-Gitlab-Event of a webhook delivery (WebHookService.hook_to_event), named X-Service-Event. */
+export function webHookEvent(kind: string, payload: Record<string, unknown>): string {
+  switch (kind) {
+    case 'push':
+      return 'Push Hook';
+    case 'tag_push':
+      return 'Tag Push Hook';
+    case 'merge_request':
+      return 'Merge Request Hook';
+    case 'note':
+      return confidentialNote(payload) ? 'Confidential Note Hook' : 'Note Hook';
+    case 'pipeline':
+      return 'Pipeline Hook';
+    case 'build':
+      return 'Job Hook';
+    default:
+      return 'System Hook';
+  }
+}
+
+/** The project an event is about (push, note and job payloads: project_id; merge request and pipeline: project.id). */
+function projectIdOf(payload: Record<string, unknown>): number | null {
+  const id = payload.project_id ?? (payload.project as { id?: unknown } | undefined)?.id;
+  return typeof id === 'number' ? id : null;
+}
+
+/** One number per hook, for the per-hook concurrency of the worker: system hooks positive, web hooks negative. */
+export function hookKey(d: Pick<HookDeliveryRow, 'hook_type' | 'hook_id'>): number {
+  return d.hook_type === 'web' ? -d.hook_id : d.hook_id;
+}
+
+/** A hook a delivery goes to: a system hook or a project/group webhook. */
+export type AnyHook = SystemHookRow | WebHookRow;
+const isWeb = (h: AnyHook): h is WebHookRow => 'recent_failures' in h;
+
+/**
+ * custom_webhook_template: every `{{path.to.value}}` replaced by that value of the payload, as JSON (a
+ * string without its quotes, so it may sit inside a JSON string); the result must be JSON.
+ */
+export function renderTemplate(template: string, payload: Record<string, unknown>): string {
+  const out = template.replace(/\{\{(.+?)\}\}/g, (_m, path: string) => {
+    let v: unknown = payload;
+    for (const k of path.trim().split('.')) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
+    if (v === undefined || v === null) return '';
+    const json = JSON.stringify(v);
+    return typeof v === 'string' ? json.slice(1, -1) : json;
+  });
+  JSON.parse(out); // throws: "Error while parsing rendered custom webhook template"
+  return out;
 }
 
 interface Outcome {
@@ -116,14 +199,20 @@ export class HookDeliveries {
     if (!jobs.length) return 0;
     jobs.sort((a, b) => a.id - b.id);
     const hooks = await k.selectFrom('system_hooks').selectAll().orderBy('id').execute();
+    const events = jobs.map((job) => ({ json: job.payload, payload: JSON.parse(job.payload) as Record<string, unknown> }));
+    const webHooksOf = await this.webHooksFor(events.map((e) => e.payload));
     await k.transaction().execute(async (trx) => {
       const rows = [];
-      for (const job of jobs) {
-        const payload = JSON.parse(job.payload) as Record<string, unknown>;
+      for (const { json, payload } of events) {
         const eventUuid = crypto.randomUUID();
         for (const hook of hooks) {
           if (!hookWants(hook, payload)) continue;
-          rows.push(this.newDelivery(hook.id, payload, job.payload, eventUuid, now));
+          rows.push(this.newDelivery(hook, payload, json, eventUuid, now));
+        }
+        const pid = projectIdOf(payload);
+        for (const hook of pid === null ? [] : (webHooksOf.get(pid) ?? [])) {
+          if (!webHookWants(hook, payload)) continue;
+          rows.push(this.newDelivery(hook, payload, json, eventUuid, now));
         }
       }
       for (let i = 0; i < rows.length; i += 500)
@@ -145,9 +234,43 @@ export class HookDeliveries {
     return jobs.length;
   }
 
-  private newDelivery(hookId: number, payload: Record<string, unknown>, json: string, eventUuid: string, now: string) {
+  /**
+   * The executable webhooks of the projects these events are about: each project's own and those of
+   * every group above it (GitLab's project.execute_hooks and the group hooks of its ancestors).
+   */
+  private async webHooksFor(payloads: Record<string, unknown>[]): Promise<Map<number, WebHookRow[]>> {
+    const out = new Map<number, WebHookRow[]>();
+    const ids = [...new Set(payloads.filter((p) => WEB_KINDS.has(kindOf(p))).map(projectIdOf))].filter((id): id is number => id !== null);
+    if (!ids.length) return out;
+    const k = this.db.kysely;
+    const projects = await k
+      .selectFrom('projects')
+      .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
+      .select(['projects.id', 'namespaces.type', 'namespaces.traversal_ids'])
+      .where('projects.id', 'in', ids)
+      .execute();
+    const groupsOf = new Map(projects.map((p) => [p.id, p.type === 'Group' ? p.traversal_ids.split('/').filter(Boolean).map(Number) : []]));
+    const groupIds = [...new Set([...groupsOf.values()].flat())];
+    const hooks = await k
+      .selectFrom('web_hooks')
+      .selectAll()
+      .where((eb) => eb.or([eb('project_id', 'in', ids), ...(groupIds.length ? [eb('group_id', 'in', groupIds)] : [])]))
+      .orderBy('id')
+      .execute();
+    const now = new Date();
+    for (const [pid, groups] of groupsOf) {
+      out.set(
+        pid,
+        hooks.filter((h) => (h.project_id === pid || (h.group_id !== null && groups.includes(h.group_id))) && executable(h, now)),
+      );
+    }
+    return out;
+  }
+
+  private newDelivery(hook: AnyHook, payload: Record<string, unknown>, json: string, eventUuid: string, now: string) {
     return {
-      hook_id: hookId,
+      hook_id: hook.id,
+      hook_type: isWeb(hook) ? 'web' : 'system',
       event_name: String(payload.event_name ?? payload.object_kind ?? 'unknown'),
       payload: json,
       idempotency_key: crypto.randomUUID(),
@@ -173,23 +296,27 @@ export class HookDeliveries {
     if (limit <= 0) return [];
     const now = nowIso();
     const k = this.db.kysely;
-    const full = [...busy].filter(([, n]) => n >= HOOK_CONCURRENCY).map(([hookId]) => hookId);
+    const full = [...busy].filter(([, n]) => n >= HOOK_CONCURRENCY).map(([key]) => key);
+    const fullSystem = full.filter((key) => key > 0);
+    const fullWeb = full.filter((key) => key < 0).map((key) => -key);
     let due = k
       .selectFrom('hook_deliveries')
-      .select(['id', 'hook_id'])
+      .select(['id', 'hook_id', 'hook_type'])
       .where('state', '=', 'pending')
       .where('run_at', '<=', now)
       .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
       .orderBy('run_at')
       .orderBy('id')
       .limit(limit * HOOK_CONCURRENCY);
-    if (full.length) due = due.where('hook_id', 'not in', full);
+    if (fullSystem.length) due = due.where((eb) => eb.or([eb('hook_type', '!=', 'system'), eb('hook_id', 'not in', fullSystem)]));
+    if (fullWeb.length) due = due.where((eb) => eb.or([eb('hook_type', '!=', 'web'), eb('hook_id', 'not in', fullWeb)]));
     const taken = new Map(busy);
     const ids: number[] = [];
     for (const row of await due.execute()) {
-      const n = taken.get(row.hook_id) ?? 0;
+      const key = hookKey(row);
+      const n = taken.get(key) ?? 0;
       if (n >= HOOK_CONCURRENCY) continue;
-      taken.set(row.hook_id, n + 1);
+      taken.set(key, n + 1);
       ids.push(row.id);
       if (ids.length >= limit) break;
     }
@@ -208,13 +335,25 @@ export class HookDeliveries {
   /** Sends one claimed delivery and records the attempt (its own transaction); a delivery whose hook is gone is dropped. */
   async deliver(d: HookDeliveryRow): Promise<void> {
     const k = this.db.kysely;
-    const hook = await k.selectFrom('system_hooks').selectAll().where('id', '=', d.hook_id).executeTakeFirst();
+    const hook: AnyHook | undefined =
+      d.hook_type === 'web'
+        ? await k.selectFrom('web_hooks').selectAll().where('id', '=', d.hook_id).executeTakeFirst()
+        : await k.selectFrom('system_hooks').selectAll().where('id', '=', d.hook_id).executeTakeFirst();
     if (!hook) {
       await k.deleteFrom('hook_deliveries').where('id', '=', d.id).execute();
       return;
     }
+    if (isWeb(hook) && !executable(hook)) {
+      // auto-disabled meanwhile: not sent (WebHookService#execute answers "Hook disabled")
+      await k
+        .updateTable('hook_deliveries')
+        .set({ state: 'failed', locked_by: null, locked_until: null, updated_at: nowIso() })
+        .where('id', '=', d.id)
+        .execute();
+      return;
+    }
     const o = await this.send(hook, d);
-    await k.transaction().execute((trx) => this.record(trx, d, o, true));
+    await k.transaction().execute((trx) => this.record(trx, d, o, true, hook));
   }
 
   /** Claims and sends up to `limit` due deliveries, each on its own; the number claimed. */
@@ -230,25 +369,25 @@ export class HookDeliveries {
    * One attempt now, recorded (the test endpoint and resends). With `retry`, a retryable failure is
    * scheduled as any other; the test endpoint does not retry (GitLab runs it once, inline).
    */
-  async deliverNow(hook: SystemHookRow, payload: Record<string, unknown>, retry = false): Promise<Outcome> {
+  async deliverNow(hook: AnyHook, payload: Record<string, unknown>, retry = false): Promise<Outcome> {
     const now = nowIso();
     const json = JSON.stringify(payload);
     const row = await this.db.kysely
       .insertInto('hook_deliveries')
       .values({
-        ...this.newDelivery(hook.id, payload, json, crypto.randomUUID(), now),
+        ...this.newDelivery(hook, payload, json, crypto.randomUUID(), now),
         locked_by: this.workerId,
         locked_until: new Date(Date.now() + this.leaseMs).toISOString(),
       })
       .returningAll()
       .executeTakeFirstOrThrow();
     const o = await this.send(hook, row);
-    await this.db.kysely.transaction().execute((trx) => this.record(trx, row, o, retry));
+    await this.db.kysely.transaction().execute((trx) => this.record(trx, row, o, retry, hook));
     return o;
   }
 
   /** Sends a recorded delivery again (same Idempotency-Key), now; later retries as for any delivery. */
-  async resend(hook: SystemHookRow, deliveryId: number): Promise<Outcome> {
+  async resend(hook: AnyHook, deliveryId: number): Promise<Outcome> {
     const until = new Date(Date.now() + this.leaseMs).toISOString();
     const now = nowIso();
     const row = await this.db.kysely
@@ -256,17 +395,18 @@ export class HookDeliveries {
       .set({ state: 'pending', locked_by: this.workerId, locked_until: until, updated_at: now })
       .where('id', '=', deliveryId)
       .where('hook_id', '=', hook.id)
+      .where('hook_type', '=', isWeb(hook) ? 'web' : 'system')
       .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
       .returningAll()
       .executeTakeFirst();
     if (!row) throw new DeliveryBusy();
     const o = await this.send(hook, row);
-    await this.db.kysely.transaction().execute((trx) => this.record(trx, row, o, true));
+    await this.db.kysely.transaction().execute((trx) => this.record(trx, row, o, true, hook));
     return o;
   }
 
   /** Every attempt of the hook's deliveries, newest first, with its delivery's state. */
-  attemptsQuery(hookId: number) {
+  attemptsQuery(hookId: number, hookType: 'system' | 'web' = 'system') {
     return this.db.kysely
       .selectFrom('hook_attempts')
       .innerJoin('hook_deliveries', 'hook_deliveries.id', 'hook_attempts.delivery_id')
@@ -279,21 +419,24 @@ export class HookDeliveries {
         'hook_deliveries.run_at as delivery_run_at',
       ])
       .where('hook_deliveries.hook_id', '=', hookId)
+      .where('hook_deliveries.hook_type', '=', hookType)
       .orderBy('hook_attempts.id', 'desc');
   }
 
-  async attemptOf(hookId: number, attemptId: number): Promise<HookAttemptRow | undefined> {
+  async attemptOf(hookId: number, attemptId: number, hookType: 'system' | 'web' = 'system'): Promise<HookAttemptRow | undefined> {
     return this.db.kysely
       .selectFrom('hook_attempts')
       .innerJoin('hook_deliveries', 'hook_deliveries.id', 'hook_attempts.delivery_id')
       .selectAll('hook_attempts')
       .where('hook_deliveries.hook_id', '=', hookId)
+      .where('hook_deliveries.hook_type', '=', hookType)
       .where('hook_attempts.id', '=', attemptId)
       .executeTakeFirst();
   }
 
-  private async record(trx: Db['kysely'], d: HookDeliveryRow, o: Outcome, retry: boolean): Promise<void> {
+  private async record(trx: Db['kysely'], d: HookDeliveryRow, o: Outcome, retry: boolean, hook: AnyHook): Promise<void> {
     const now = nowIso();
+    if (isWeb(hook)) await this.updateFailureState(trx, hook.id, o.result === 'delivered');
     const attempt = d.attempts + 1;
     await trx
       .insertInto('hook_attempts')
@@ -328,17 +471,40 @@ export class HookDeliveries {
   }
 
   /**
+   * WebHookService#update_hook_failure_state: a success re-enables the hook (enable!), a failure backs
+   * it off (backoff!): after 3 failures it is disabled for 1 minute, doubling to a day; after 40, for good.
+   */
+  private async updateFailureState(trx: Db['kysely'], hookId: number, ok: boolean): Promise<void> {
+    const h = await trx.selectFrom('web_hooks').select(['recent_failures', 'disabled_until']).where('id', '=', hookId).executeTakeFirst();
+    if (!h) return;
+    if (ok) {
+      if (h.recent_failures === 0 && h.disabled_until === null) return;
+      await trx.updateTable('web_hooks').set({ recent_failures: 0, disabled_until: null }).where('id', '=', hookId).execute();
+      return;
+    }
+    const next = backoff(h);
+    if (!next || (next.recent_failures === h.recent_failures && next.disabled_until === h.disabled_until)) return;
+    await trx
+      .updateTable('web_hooks')
+      .set(next)
+      .where('id', '=', hookId)
+      .where('recent_failures', '=', h.recent_failures) // a concurrent attempt counted first: its count stands
+      .execute();
+  }
+
+  /**
    * One POST with GitLab's headers (X-Gitlab-* named X-Service-*), under the guarded client's total
    * deadline. Never throws. The token goes as its UTF-8 bytes, line breaks removed (as GitLab does);
    * one with another control character (refused on input, but older rows may hold one) is not sent and
    * not retried.
    */
-  private async send(hook: SystemHookRow, d: HookDeliveryRow): Promise<Outcome> {
+  private async send(hook: AnyHook, d: HookDeliveryRow): Promise<Outcome> {
+    const web = isWeb(hook);
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': `Hearth/${this.opts.version}`,
       'idempotency-key': d.idempotency_key,
-      'x-service-event': 'System Hook',
+      'x-service-event': web ? webHookEvent(d.event_name, d.event_name === 'note' ? JSON.parse(d.payload) : {}) : 'System Hook',
       'x-service-webhook-uuid': crypto.randomUUID(),
       'x-service-instance': this.opts.externalUrl,
       'x-service-event-uuid': d.event_uuid,
@@ -355,24 +521,50 @@ export class HookDeliveries {
       result,
     });
     let token: string | null;
+    let url = hook.url;
+    let body = d.payload;
+    let custom: Record<string, string> = {};
     try {
       token = this.hooks.tokenOf(hook);
+      if (web) {
+        // custom headers first: the product's own headers win over a custom header of the same name
+        if (hook.custom_headers_encrypted) custom = JSON.parse(this.hooks.openSealed(hook.custom_headers_encrypted)) as Record<string, string>;
+        const vars = hook.url_variables_encrypted ? (JSON.parse(this.hooks.openSealed(hook.url_variables_encrypted)) as Record<string, string>) : {};
+        const target = interpolatedUrl(hook.url, vars);
+        if (target === null) throw new Error('Invalid URL template');
+        url = target;
+      }
     } catch (e) {
-      return fail(e, 'failed'); // a token that does not open now never will
+      return fail(e, 'failed'); // a secret that does not open now never will
     }
-    if (token) headers['x-service-token'] = Buffer.from(token.replace(/[\r\n]/g, ''), 'utf8').toString('latin1');
-    const shown = { url: maskUrl(hook.url), requestHeaders: token ? { ...headers, 'x-service-token': '[REDACTED]' } : headers };
+    if (web && hook.custom_webhook_template) {
+      try {
+        body = renderTemplate(hook.custom_webhook_template, JSON.parse(d.payload) as Record<string, unknown>);
+      } catch {
+        return fail(new Error('Error while parsing rendered custom webhook template'), 'failed');
+      }
+    }
+    const own = headers;
+    const sent: Record<string, string> = {};
+    for (const [name, value] of Object.entries(custom)) if (!Object.hasOwn(own, name.toLowerCase())) sent[name.toLowerCase()] = value;
+    Object.assign(sent, own);
+    if (token) sent['x-service-token'] = Buffer.from(token.replace(/[\r\n]/g, ''), 'utf8').toString('latin1');
+    const logged: Record<string, string> = { ...sent };
+    for (const name of Object.keys(custom))
+      if (Object.hasOwn(logged, name.toLowerCase()) && !Object.hasOwn(own, name.toLowerCase())) logged[name.toLowerCase()] = '[REDACTED]';
+    if (token) logged['x-service-token'] = '[REDACTED]';
+    const shown = { url: maskUrl(hook.url), requestHeaders: logged };
     let res: OutboundResponse;
     try {
       res = await this.outbound.request({
-        url: hook.url,
+        url,
         method: 'POST',
-        headers,
-        body: d.payload,
+        headers: sent,
+        body,
         verifyTls: hook.enable_ssl_verification === 1,
         timeoutMs: this.opts.timeoutMs,
         maxResponseBytes: RESPONSE_EXCERPT,
-        rules: await systemHookRules(this.settings),
+        rules: web ? await webHookRules(this.settings) : await systemHookRules(this.settings),
       });
     } catch (e) {
       const kind = e instanceof OutboundError ? e.kind : 'connection';
@@ -396,6 +588,9 @@ export class HookDeliveries {
 function storable(text: string): string {
   return text.includes('\0') ? text.replaceAll('\0', '\ufffd') : text;
 }
+
+/** The kinds of events project and group hooks hear. */
+const WEB_KINDS = new Set(['push', 'tag_push', 'merge_request', 'note', 'pipeline', 'build']);
 
 /** A resend while the delivery is being sent by a worker. */
 export class DeliveryBusy extends Error {}

@@ -65,6 +65,11 @@ export class SystemHooksService {
     return hook.token_encrypted ? this.box.open(hook.token_encrypted) : null;
   }
 
+  /** A sealed secret of any hook (web hooks' custom headers and URL variables), opened for a delivery. */
+  openSealed(sealed: string): string {
+    return this.box.open(sealed);
+  }
+
   async create(input: HookInput): Promise<SystemHookRow> {
     checkParams(input);
     const strategy = input.branch_filter_strategy ?? 'wildcard';

@@ -4,12 +4,14 @@ import type { Kysely } from 'kysely';
 import type { Database, ProjectRow } from '../../db/schema.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
 import { queueProjectBlobs } from '../../storage/blob-deletions.ts';
+import { deleteWebHooksOf } from '../hooks/web-hooks.service.ts';
 
 /** Deletes the projects' rows and what hangs on them (memberships, old paths); their blobs are queued for removal. */
 export async function deleteProjectRows(trx: Kysely<Database>, projects: Pick<ProjectRow, 'id'>[]): Promise<void> {
   const ids = projects.map((p) => p.id);
   if (!ids.length) return;
   await queueProjectBlobs(trx, ids);
+  await deleteWebHooksOf(trx, { projectIds: ids });
   await trx.deleteFrom('members').where('source_type', '=', 'Project').where('source_id', 'in', ids).execute();
   await trx.deleteFrom('redirect_routes').where('source_type', '=', 'Project').where('source_id', 'in', ids).execute();
   await trx.deleteFrom('projects').where('id', 'in', ids).execute();

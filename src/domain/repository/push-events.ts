@@ -53,14 +53,98 @@ function userAttrs(u: UserRow) {
  * Commits a push brings (GitLab's BranchHooksService): every commit of a new default branch, the
  * commits of a new branch that the default branch lacks, old..new for an update.
  */
+async function pushRange(repo: Repository, c: RefChange, defaultBranch: string): Promise<string[]> {
+  if (c.before !== ZERO_SHA) return [`${c.before}..${c.after}`];
+  if (c.ref === BRANCH_PREFIX + defaultBranch || !(await repo.branch(defaultBranch))) return [c.after];
+  return [c.after, '--not', BRANCH_PREFIX + defaultBranch];
+}
+
 async function commitsCount(repo: Repository, c: RefChange, defaultBranch: string): Promise<number> {
   if (c.after === ZERO_SHA) return 0;
-  let args: string[];
-  if (c.before !== ZERO_SHA) args = ['rev-list', '--count', `${c.before}..${c.after}`];
-  else if (c.ref === BRANCH_PREFIX + defaultBranch || !(await repo.branch(defaultBranch))) args = ['rev-list', '--count', c.after];
-  else args = ['rev-list', '--count', c.after, '--not', BRANCH_PREFIX + defaultBranch];
-  const { stdout } = await repo.run(args, { okCodes: [0, 128] });
+  const { stdout } = await repo.run(['rev-list', '--count', ...(await pushRange(repo, c, defaultBranch))], { okCodes: [0, 128] });
   return Number(stdout.toString().trim()) || 0;
+}
+
+/** The most commits a push event lists (Gitlab::DataBuilder::Push: the latest 20). */
+export const PUSH_COMMITS_LIMIT = 20;
+
+/** Commit#hook_attrs(with_changed_files: true). */
+export interface HookCommit {
+  id: string;
+  message: string;
+  title: string;
+  timestamp: string;
+  url: string;
+  author: { name: string; email: string };
+  added: string[];
+  modified: string[];
+  removed: string[];
+}
+
+/** Commit#title: the first line, cut at a word near 80 characters when 100 or longer (with "…"). */
+export function commitTitle(message: string): string {
+  const full = message.split('\n', 1)[0].replace(/\r$/, '');
+  if (full.length < 100) return full;
+  const cut = full.slice(0, 80);
+  const at = cut.lastIndexOf(' ');
+  return `${at > 0 ? cut.slice(0, at) : cut}…`;
+}
+
+/**
+ * The commits of `rev` (git log arguments: a range, or a tip and its exclusions), newest `limit` of
+ * them, oldest first (newest last), with the paths each changed against its first parent (a rename is
+ * an addition and a removal, as GitLab's Commit#repo_changes).
+ */
+export async function hookCommits(repo: Repository, rev: string[], webUrl: string, limit = PUSH_COMMITS_LIMIT): Promise<HookCommit[]> {
+  const { stdout } = await repo.run(
+    ['log', '-z', '--root', '--format=%x1e%H%x00%an%x00%ae%x00%cI%x00%B%x00', '--name-status', '-M', '--diff-merges=first-parent', '-n', String(limit), ...rev],
+    { okCodes: [0, 128] },
+  );
+  const out: HookCommit[] = [];
+  for (const record of stdout.toString('utf8').split('\x1e')) {
+    if (!record) continue;
+    const f = record.split('\0');
+    if (f.length < 5) continue;
+    const [id, name, email, timestamp, message] = f;
+    const c: HookCommit = {
+      id,
+      message,
+      title: commitTitle(message),
+      timestamp,
+      url: `${webUrl}/-/commit/${id}`,
+      author: { name, email },
+      added: [],
+      modified: [],
+      removed: [],
+    };
+    const rest = f.slice(5);
+    for (let i = 0; i < rest.length; ) {
+      const status = rest[i].trim();
+      if (!status) {
+        i++;
+        continue;
+      }
+      if (status[0] === 'R' || status[0] === 'C') {
+        if (status[0] === 'R') c.removed.push(rest[i + 1]);
+        c.added.push(rest[i + 2]);
+        i += 3;
+        continue;
+      }
+      const path = rest[i + 1];
+      if (status[0] === 'A') c.added.push(path);
+      else if (status[0] === 'D') c.removed.push(path);
+      else c.modified.push(path);
+      i += 2;
+    }
+    out.push(c);
+  }
+  return out.reverse();
+}
+
+/** The commits a branch push lists: the latest 20 of what it brings (none for a deletion). */
+async function pushCommits(ctx: PushContext, c: RefChange, webUrl: string): Promise<HookCommit[]> {
+  if (c.after === ZERO_SHA) return [];
+  return hookCommits(ctx.repo, await pushRange(ctx.repo, c, ctx.project.default_branch ?? 'main'), webUrl);
 }
 
 /**
@@ -96,7 +180,7 @@ export async function recordPushEvents(
         ...user,
         project_id: ctx.project.id,
         project,
-        commits: [],
+        commits: await pushCommits(ctx, c, project.web_url),
         total_commits_count: await commitsCount(ctx.repo, c, ctx.project.default_branch ?? 'main'),
         push_options: {},
         repository,
@@ -117,8 +201,9 @@ export async function recordPushEvents(
       ...user,
       project_id: ctx.project.id,
       project,
-      commits: [],
-      total_commits_count: 0,
+      // Git::TagHooksService: the tagged commit (none for a deletion)
+      commits: peeled ? await hookCommits(ctx.repo, ['--no-walk', peeled], project.web_url, 1) : [],
+      total_commits_count: peeled ? 1 : 0,
       push_options: {},
       repository,
     });
@@ -185,4 +270,44 @@ export async function afterRefChanges(
   // the listeners report their own failures: a refresh never undoes an accepted push
   if (recorded) for (const fn of listeners.get(deps.db) ?? []) await fn({ ...target, project }, changes);
   return { project, recorded };
+}
+
+/**
+ * Gitlab::DataBuilder::Push.build_sample (the test of a webhook): the latest 3 commits of the default
+ * branch, newest first, as a push (or tag push) of the default branch's name; null when the repository
+ * has no commit. ref_protected is left false: the sample is no push.
+ */
+export async function samplePushData(ctx: Omit<PushContext, 'settings' | 'db'>, isTag: boolean): Promise<Record<string, unknown> | null> {
+  const branch = ctx.project.default_branch ?? 'main';
+  const tip = await ctx.repo.branch(branch);
+  if (!tip) return null;
+  const project = projectHookAttrs(ctx.externalUrl, ctx.project, ctx.namespace);
+  const commits = (await hookCommits(ctx.repo, [tip.sha], project.web_url, 3)).reverse();
+  if (!commits.length) return null;
+  const a = project;
+  return {
+    object_kind: isTag ? 'tag_push' : 'push',
+    event_name: isTag ? 'tag_push' : 'push',
+    before: commits[commits.length - 1].id,
+    after: commits[0].id,
+    ref: (isTag ? TAG_PREFIX : BRANCH_PREFIX) + branch,
+    ref_protected: false,
+    checkout_sha: commits[0].id,
+    message: null,
+    ...userAttrs(ctx.user),
+    project_id: ctx.project.id,
+    project,
+    commits,
+    total_commits_count: commits.length,
+    push_options: {},
+    repository: {
+      name: a.name,
+      url: a.url,
+      description: a.description,
+      homepage: a.homepage,
+      git_http_url: a.git_http_url,
+      git_ssh_url: a.git_ssh_url,
+      visibility_level: a.visibility_level,
+    },
+  };
 }

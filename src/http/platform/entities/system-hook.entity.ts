@@ -75,6 +75,9 @@ const TRIGGERS: Record<string, string> = {
   tag_push: 'tag_push_hooks',
   merge_request: 'merge_request_hooks',
   repository_update: 'repository_update_hooks',
+  note: 'note_hooks',
+  pipeline: 'pipeline_hooks',
+  build: 'job_hooks',
 };
 
 export type AttemptListRow = HookAttemptRow & { event_name: string; payload: string; idempotency_key: string; delivery_state: string; delivery_run_at: string };

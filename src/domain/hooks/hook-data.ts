@@ -1,0 +1,264 @@
+// Payloads of the events only project and group hooks hear: notes (Gitlab::DataBuilder::Note),
+// pipelines (Gitlab::DataBuilder::Pipeline) and jobs (Gitlab::DataBuilder::Build).
+import type { Kysely } from 'kysely';
+import type { CiBuildRow, CiPipelineRow, Database, NamespaceRow, NoteRow, ProjectRow, UserRow } from '../../db/schema.ts';
+import type { RepositoryStore } from '../../git/storage.ts';
+import { projectHookAttrs, userHookAttrs } from '../events/hook-attrs.ts';
+import { mergeRequestHookPayload } from '../merge-requests/mr-events.ts';
+
+export interface HookDataDeps {
+  repos: RepositoryStore;
+  externalUrl: string;
+}
+
+async function projectOf(trx: Kysely<Database>, id: number): Promise<{ project: ProjectRow; namespace: NamespaceRow } | null> {
+  const project = await trx.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!project) return null;
+  const namespace = await trx.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).executeTakeFirstOrThrow();
+  return { project, namespace };
+}
+
+const userById = (trx: Kysely<Database>, id: number | null) =>
+  id === null ? Promise.resolve(undefined) : trx.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+
+/** The note hook payload (object_kind "note") of a note on a merge request. */
+export async function noteHookData(
+  trx: Kysely<Database>,
+  deps: HookDataDeps,
+  user: UserRow,
+  note: NoteRow,
+  action: 'create' | 'update' = 'create',
+): Promise<({ object_kind: 'note' } & Record<string, unknown>) | null> {
+  const target = await projectOf(trx, note.project_id);
+  if (!target) return null;
+  const project = projectHookAttrs(deps.externalUrl, target.project, target.namespace);
+  const mr =
+    note.noteable_type === 'MergeRequest'
+      ? await trx.selectFrom('merge_requests').selectAll().where('id', '=', note.noteable_id).executeTakeFirst()
+      : undefined;
+  const url = mr ? `${project.web_url}/-/merge_requests/${mr.iid}#note_${note.id}` : `${project.web_url}#note_${note.id}`;
+  const data: { object_kind: 'note' } & Record<string, unknown> = {
+    object_kind: 'note',
+    event_type: note.internal ? 'confidential_note' : 'note',
+    user: userHookAttrs(user),
+    project_id: target.project.id,
+    project,
+    object_attributes: {
+      attachment: null,
+      author_id: note.author_id,
+      change_position: null,
+      commit_id: null,
+      created_at: note.created_at,
+      discussion_id: note.discussion_id,
+      id: note.id,
+      line_code: null,
+      note: note.body,
+      noteable_id: note.noteable_id,
+      noteable_type: note.noteable_type,
+      original_position: null,
+      position: note.position ? (JSON.parse(note.position) as unknown) : null,
+      project_id: note.project_id,
+      resolved_at: note.resolved_at,
+      resolved_by_id: note.resolved_by_id,
+      resolved_by_push: null,
+      st_diff: null,
+      system: note.system === 1,
+      type: note.type,
+      updated_at: note.updated_at,
+      updated_by_id: null,
+      description: note.body,
+      internal: note.internal === 1,
+      url,
+      action,
+    },
+    repository: { name: project.name, url: project.url, description: project.description, homepage: project.homepage },
+  };
+  if (mr) {
+    const mrData = await mergeRequestHookPayload(trx, deps, user, mr, 'update');
+    data.merge_request = mrData.object_attributes;
+  }
+  return data;
+}
+
+function runnerAttrs(r: { id: number; description: string | null; runner_type: string; active: number; tag_list?: string } | undefined) {
+  if (!r) return null;
+  return {
+    id: r.id,
+    description: r.description,
+    runner_type: r.runner_type,
+    active: r.active === 1,
+    is_shared: r.runner_type === 'instance_type',
+    tags: r.tag_list ? (JSON.parse(r.tag_list) as string[]) : [],
+  };
+}
+
+async function runnerOf(trx: Kysely<Database>, id: number | null) {
+  if (id === null) return undefined;
+  return (await trx.selectFrom('ci_runners').selectAll().where('id', '=', id).executeTakeFirst()) as any;
+}
+
+/** "2017-06-19T14:39:53-07:00" from git's seconds and "+hhmm" (Commit#timestamp, xmlschema). */
+export function isoWithZone(time: number, tz: string): string {
+  const m = /^([+-])(\d\d)(\d\d)$/.exec(tz);
+  const offset = m ? (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
+  const local = new Date((time + offset * 60) * 1000).toISOString().slice(0, 19);
+  return `${local}${m ? `${m[1]}${m[2]}:${m[3]}` : '+00:00'}`;
+}
+
+const seconds = (from: string | null, to: string | null) => (from && to ? Math.max(0, (Date.parse(to) - Date.parse(from)) / 1000) : null);
+
+async function commitAttrs(deps: HookDataDeps, target: { project: ProjectRow }, webUrl: string, sha: string) {
+  const commit = await deps.repos.repository(target.project).commit(sha);
+  if (!commit) return null;
+  return {
+    id: commit.sha,
+    message: commit.message,
+    title: commit.message.split('\n', 1)[0],
+    timestamp: isoWithZone(commit.committer.time, commit.committer.tz),
+    url: `${webUrl}/-/commit/${commit.sha}`,
+    author: { name: commit.author.name, email: commit.author.email },
+  };
+}
+
+/** The pipeline hook payload (object_kind "pipeline"). */
+export async function pipelineHookData(
+  trx: Kysely<Database>,
+  deps: HookDataDeps,
+  pipeline: CiPipelineRow,
+): Promise<({ object_kind: 'pipeline' } & Record<string, unknown>) | null> {
+  const target = await projectOf(trx, pipeline.project_id);
+  if (!target) return null;
+  const project = projectHookAttrs(deps.externalUrl, target.project, target.namespace);
+  const builds = await trx
+    .selectFrom('ci_builds')
+    .selectAll()
+    .where('pipeline_id', '=', pipeline.id)
+    .where('retried', '=', 0)
+    .orderBy('stage_idx')
+    .orderBy('id')
+    .execute();
+  const stages = [...new Set(builds.map((b) => b.stage))];
+  const user = await userById(trx, pipeline.user_id);
+  const vars = JSON.parse(pipeline.variables) as { key: string; value: string }[];
+  const buildAttrs = [];
+  for (const b of builds) {
+    const u = await userById(trx, b.user_id);
+    buildAttrs.push({
+      id: b.id,
+      stage: b.stage,
+      name: b.name,
+      status: b.status,
+      created_at: b.created_at,
+      started_at: b.started_at,
+      finished_at: b.finished_at,
+      duration: seconds(b.started_at, b.finished_at),
+      queued_duration: seconds(b.queued_at, b.started_at),
+      failure_reason: b.failure_reason,
+      when: b.when,
+      manual: b.when === 'manual',
+      allow_failure: b.allow_failure === 1,
+      user: u ? userHookAttrs(u) : null,
+      runner: runnerAttrs(await runnerOf(trx, b.runner_id)),
+      artifacts_file: { filename: null, size: null },
+      environment: b.environment ? { name: b.environment, action: 'start', deployment_tier: null } : null,
+    });
+  }
+  return {
+    object_kind: 'pipeline',
+    object_attributes: {
+      id: pipeline.id,
+      iid: pipeline.iid,
+      name: null,
+      ref: pipeline.ref,
+      tag: pipeline.tag === 1,
+      sha: pipeline.sha,
+      before_sha: pipeline.before_sha ?? '0000000000000000000000000000000000000000',
+      source: pipeline.source,
+      status: pipeline.status,
+      detailed_status: pipeline.status,
+      stages,
+      created_at: pipeline.created_at,
+      finished_at: pipeline.finished_at,
+      duration: pipeline.duration,
+      queued_duration: pipeline.queued_duration,
+      variables: vars.map((v) => ({ key: v.key, value: v.value })),
+      url: `${project.web_url}/-/pipelines/${pipeline.id}`,
+    },
+    merge_request: null,
+    user: user ? userHookAttrs(user) : null,
+    project,
+    commit: await commitAttrs(deps, target, project.web_url, pipeline.sha),
+    builds: buildAttrs,
+    source_pipeline: null,
+  };
+}
+
+/** The job hook payload (object_kind "build"). */
+export async function buildHookData(
+  trx: Kysely<Database>,
+  deps: HookDataDeps,
+  build: CiBuildRow,
+): Promise<({ object_kind: 'build' } & Record<string, unknown>) | null> {
+  const target = await projectOf(trx, build.project_id);
+  if (!target) return null;
+  const pipeline = await trx.selectFrom('ci_pipelines').selectAll().where('id', '=', build.pipeline_id).executeTakeFirst();
+  if (!pipeline) return null;
+  const project = projectHookAttrs(deps.externalUrl, target.project, target.namespace);
+  const user = await userById(trx, build.user_id);
+  const retries = await trx
+    .selectFrom('ci_builds')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('pipeline_id', '=', build.pipeline_id)
+    .where('name', '=', build.name)
+    .where('retried', '=', 1)
+    .executeTakeFirst();
+  const commit = await deps.repos.repository(target.project).commit(build.sha);
+  return {
+    object_kind: 'build',
+    ref: build.ref,
+    tag: build.tag === 1,
+    before_sha: pipeline.before_sha ?? '0000000000000000000000000000000000000000',
+    sha: build.sha,
+    retries_count: Number(retries?.n ?? 0),
+    build_id: build.id,
+    build_name: build.name,
+    build_stage: build.stage,
+    build_status: build.status,
+    build_created_at: build.created_at,
+    build_started_at: build.started_at,
+    build_finished_at: build.finished_at,
+    build_duration: seconds(build.started_at, build.finished_at),
+    build_queued_duration: seconds(build.queued_at, build.started_at),
+    build_allow_failure: build.allow_failure === 1,
+    build_failure_reason: build.failure_reason ?? 'unknown_failure',
+    pipeline_id: build.pipeline_id,
+    runner: runnerAttrs(await runnerOf(trx, build.runner_id)),
+    project_id: target.project.id,
+    project_name: `${target.namespace.name} / ${target.project.name}`,
+    user: user ? userHookAttrs(user) : null,
+    commit: {
+      id: pipeline.id,
+      name: null,
+      sha: build.sha,
+      message: commit?.message ?? null,
+      author_name: commit?.author.name ?? null,
+      author_email: commit?.author.email ?? null,
+      author_url: null,
+      status: pipeline.status,
+      duration: pipeline.duration,
+      started_at: pipeline.started_at,
+      finished_at: pipeline.finished_at,
+    },
+    repository: {
+      name: project.name,
+      url: project.url,
+      description: project.description,
+      homepage: project.homepage,
+      git_http_url: project.git_http_url,
+      git_ssh_url: project.git_ssh_url,
+      visibility_level: project.visibility_level,
+    },
+    project,
+    environment: build.environment ? { name: build.environment, action: 'start', deployment_tier: null } : null,
+  };
+}
