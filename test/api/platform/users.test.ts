@@ -344,7 +344,7 @@ test('administrator filters: created_after/before, two_factor, extern_uid with p
   assert.deepEqual(await get(''), [mid.id, old.id, rootUser.id]);
 });
 
-test('non-administrators: created_*, order_by, sort, two_factor, without_projects, custom_attributes are ignored', async (t) => {
+test('non-administrators: order_by, sort, two_factor, without_projects, custom_attributes are ignored (created_* filter for everyone)', async (t) => {
   const { app, c, seed } = await buildTestApp(t);
   const me = await seed.user({ username: 'me' });
   const tok = await seed.token(me);
@@ -353,9 +353,10 @@ test('non-administrators: created_*, order_by, sort, two_factor, without_project
   const now = nowIso();
   await c.db.kysely.insertInto('user_custom_attributes').values({ user_id: old.id, key: 'k', value: 'v', created_at: now, updated_at: now }).execute();
   const all = [old.id, me.id, rootUser.id];
+  // created_after / created_before are "Filters for everyone" (issue 18)
+  assert.deepEqual(ids(await app.inject({ method: 'GET', url: '/api/v4/users?created_before=2021-01-01', headers: tok.headers })), [old.id]);
+  assert.deepEqual(ids(await app.inject({ method: 'GET', url: '/api/v4/users?created_after=2030-01-01', headers: tok.headers })), []);
   for (const qs of [
-    'created_before=2021-01-01',
-    'created_after=2030-01-01',
     'order_by=username&sort=asc',
     'two_factor=enabled',
     'without_projects=true',
