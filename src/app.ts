@@ -1,5 +1,6 @@
 // buildApp(container) → the Fastify instance serving both APIs. What tests import.
 import { ciRoutes } from './http/platform/ci/index.ts';
+import { protectedRefsRoutes } from './http/platform/protected-refs.routes.ts';
 import { importExportRoutes } from './http/platform/import-export/index.ts';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
@@ -175,6 +176,7 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   // issue 18: web hooks (A)
   webHooksRoutes(app, c);
   // issue 18: protected branches and tags (B)
+  protectedRefsRoutes(app, c);
   // issue 18: namespaces, custom attributes, transfers, bans, avatars (C)
   customAttributesRoutes(app, c);
   namespacesRoutes(app, c);

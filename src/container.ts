@@ -19,6 +19,7 @@ import { Resolver } from './domain/access/resolve.ts';
 import { UploadsService } from './domain/uploads/uploads.service.ts';
 import { GroupsService } from './domain/groups/groups.service.ts';
 import type { FeatureDeps } from './domain/deps.ts';
+import { ProtectedRefsService } from './domain/repository/protected-refs.service.ts';
 import { LabelsService } from './domain/labels/labels.service.ts';
 import { MilestonesService } from './domain/milestones/milestones.service.ts';
 import { ForksService } from './domain/projects/forks.service.ts';
@@ -124,6 +125,8 @@ export interface Container {
   /** project and group webhooks (delivered by `deliveries`) */
   webHooks: WebHooksService;
   // issue 18: protected branches and tags (B)
+  /** protected branches and protected tags of projects */
+  protectedRefs: ProtectedRefsService;
   // issue 18: namespaces, custom attributes, transfers, bans, avatars (C)
   /** custom attributes of users, projects and groups */
   customAttributes: CustomAttributesService;
@@ -262,6 +265,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   // issue 18: web hooks (A)
   const webHooks = new WebHooksService(db, settings, box, outbound, resolve);
   // issue 18: protected branches and tags (B)
+  const protectedRefs = new ProtectedRefsService(deps);
   // issue 18: namespaces, custom attributes, transfers, bans, avatars (C)
   const customAttributes = new CustomAttributesService(db);
   const namespaces = new NamespacesService(db, policy);
@@ -333,6 +337,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     // issue 18: web hooks (A)
     webHooks,
     // issue 18: protected branches and tags (B)
+    protectedRefs,
     // issue 18: namespaces, custom attributes, transfers, bans, avatars (C)
     customAttributes,
     namespaces,
