@@ -9,22 +9,24 @@ const MR_HEAD = /^refs\/merge-requests\/(\d+)\/head$/;
 
 export async function commitMergeRequests(deps: Pick<FeatureDeps, 'db'>, ctx: RepoContext, sha: string, state?: string): Promise<MergeRequestRow[]> {
   const repo = ctx.repo;
-  const { stdout } = await repo.run(['for-each-ref', `--contains=${sha}`, '--format=%(refname)', 'refs/merge-requests/'], { okCodes: [0, 129] });
-  const iids = stdout
-    .toString('utf8')
-    .split('\n')
-    .map((r) => MR_HEAD.exec(r)?.[1])
-    .filter((x): x is string => !!x)
-    .map(Number);
-  let q = deps.db.kysely
-    .selectFrom('merge_requests')
-    .selectAll()
-    .where('project_id', '=', ctx.project.id)
-    .where((eb) => {
-      const ors = [eb('merge_commit_sha', '=', sha), eb('squash_commit_sha', '=', sha)];
-      if (iids.length) ors.push(eb('iid', 'in', iids));
-      return eb.or(ors);
-    });
+  const iidsOf = (out: Buffer) =>
+    new Set(
+      out
+        .toString('utf8')
+        .split('\n')
+        .map((r) => MR_HEAD.exec(r)?.[1])
+        .filter((x): x is string => !!x)
+        .map(Number),
+    );
+  // the head refs that contain the commit, and every head ref (a merge request whose head ref is not
+  // written yet, before its first mergeability check, is looked at through its row's sha)
+  const [containing, all] = await Promise.all([
+    repo.run(['for-each-ref', `--contains=${sha}`, '--format=%(refname)', 'refs/merge-requests/'], { okCodes: [0, 129] }),
+    repo.run(['for-each-ref', '--format=%(refname)', 'refs/merge-requests/']),
+  ]);
+  const contains = iidsOf(containing.stdout);
+  const withRef = iidsOf(all.stdout);
+  let q = deps.db.kysely.selectFrom('merge_requests').selectAll().where('project_id', '=', ctx.project.id);
   if (state && state !== 'all') q = q.where('state', '=', state);
   const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
   const out: MergeRequestRow[] = [];
@@ -35,7 +37,8 @@ export async function commitMergeRequests(deps: Pick<FeatureDeps, 'db'>, ctx: Re
     }
     // a commit of the merge request's latest diff: in its head, not in its base
     if (!row.sha) continue;
-    if (!(await repo.isAncestor(sha, row.sha))) continue;
+    if (withRef.has(row.iid) && !contains.has(row.iid)) continue;
+    if (row.sha !== sha && !(await repo.isAncestor(sha, row.sha))) continue;
     if (row.diff_base_sha && (await repo.isAncestor(sha, row.diff_base_sha))) continue;
     out.push(row);
   }
