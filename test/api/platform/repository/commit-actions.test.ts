@@ -359,3 +359,29 @@ test('POST /commits/:sha/cherry_pick: conflicts and dry runs', async (t) => {
   assert.equal(res.statusCode, 400);
   assert.equal(res.json().error_code, 'conflict');
 });
+
+test('POST /commits/:sha/cherry_pick and /revert: a wildcard protected branch that no one may push to refuses them', async (t) => {
+  const f = await fixture(t);
+  const protect = await f.app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${f.project.id}/protected_branches`,
+    headers: f.headers,
+    payload: { name: 'feat*', push_access_level: 0, merge_access_level: 40 },
+  });
+  assert.equal(protect.statusCode, 201, protect.body);
+  const refused = { message: '403 Forbidden - You are not allowed to push into this branch' };
+  for (const [path, payload] of [
+    [`${f.c3}/cherry_pick`, { branch: 'feature' }],
+    [`${f.cf}/revert`, { branch: 'feature', dry_run: true }],
+  ] as const) {
+    const res = await f.app.inject({ method: 'POST', url: `${f.base}/commits/${path}`, headers: f.headers, payload });
+    assert.deepEqual([res.statusCode, res.json()], [403, refused], path);
+  }
+  assert.equal(head(f.dir, 'feature'), f.cf);
+  // unprotected again: the pick goes through
+  const del = await f.app.inject({ method: 'DELETE', url: `/api/v4/projects/${f.project.id}/protected_branches/feat*`, headers: f.headers });
+  assert.equal(del.statusCode, 204);
+  const res = await f.app.inject({ method: 'POST', url: `${f.base}/commits/${f.c3}/cherry_pick`, headers: f.headers, payload: { branch: 'feature' } });
+  assert.equal(res.statusCode, 201);
+  assert.deepEqual(files(f.dir, 'feature'), ['README.md', 'f.txt', 'g.txt', 'h.txt']);
+});
