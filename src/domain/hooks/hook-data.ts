@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import type { CiBuildRow, CiPipelineRow, Database, NamespaceRow, NoteRow, ProjectRow, UserRow } from '../../db/schema.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
 import { projectHookAttrs, userHookAttrs } from '../events/hook-attrs.ts';
+import { recordSystemEvent } from '../events/system-events.ts';
 import { mergeRequestHookPayload } from '../merge-requests/mr-events.ts';
 
 export interface HookDataDeps {
@@ -105,10 +106,20 @@ export function isoWithZone(time: number, tz: string): string {
   return `${local}${m ? `${m[1]}${m[2]}:${m[3]}` : '+00:00'}`;
 }
 
+/** The commit, or null (no repository, or the commit is gone). */
+async function readCommit(deps: HookDataDeps, project: ProjectRow, sha: string) {
+  try {
+    const repo = deps.repos.repository(project);
+    return repo.exists() ? await repo.commit(sha) : null;
+  } catch {
+    return null;
+  }
+}
+
 const seconds = (from: string | null, to: string | null) => (from && to ? Math.max(0, (Date.parse(to) - Date.parse(from)) / 1000) : null);
 
 async function commitAttrs(deps: HookDataDeps, target: { project: ProjectRow }, webUrl: string, sha: string) {
-  const commit = await deps.repos.repository(target.project).commit(sha);
+  const commit = await readCommit(deps, target.project, sha);
   if (!commit) return null;
   return {
     id: commit.sha,
@@ -212,7 +223,7 @@ export async function buildHookData(
     .where('name', '=', build.name)
     .where('retried', '=', 1)
     .executeTakeFirst();
-  const commit = await deps.repos.repository(target.project).commit(build.sha);
+  const commit = await readCommit(deps, target.project, build.sha);
   return {
     object_kind: 'build',
     ref: build.ref,
@@ -261,4 +272,20 @@ export async function buildHookData(
     project,
     environment: build.environment ? { name: build.environment, action: 'start', deployment_tier: null } : null,
   };
+}
+
+/** A job changed status: its job hook event, in `trx` (a transaction of the caller, or its own). */
+export async function recordBuildEvent(k: Kysely<Database>, deps: HookDataDeps, buildId: number): Promise<void> {
+  const build = await k.selectFrom('ci_builds').selectAll().where('id', '=', buildId).executeTakeFirst();
+  if (!build || build.type === 'generic') return; // commit statuses are no jobs to hooks
+  const data = await buildHookData(k, deps, build);
+  if (data) await recordSystemEvent(k, data);
+}
+
+/** A pipeline changed status: its pipeline hook event, in the caller's transaction. */
+export async function recordPipelineEvent(trx: Kysely<Database>, deps: HookDataDeps, pipelineId: number): Promise<void> {
+  const pipeline = await trx.selectFrom('ci_pipelines').selectAll().where('id', '=', pipelineId).executeTakeFirst();
+  if (!pipeline) return;
+  const data = await pipelineHookData(trx, deps, pipeline);
+  if (data) await recordSystemEvent(trx, data);
 }

@@ -12,6 +12,8 @@ import { nowIso, parseDateTime } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import type { FeatureDeps } from '../deps.ts';
 import { AwardEmojiService } from './award-emoji.ts';
+import { recordSystemEvent } from '../events/system-events.ts';
+import { noteHookData } from '../hooks/hook-data.ts';
 import { ApprovalsService } from './approvals.ts';
 import { canAdminNote, canReadInternal, canReadNote, canResolve, canSetCreatedAt, createNoteRefusal, type FoundMergeRequest } from './notes-access.ts';
 
@@ -176,6 +178,10 @@ export class NotesService {
       .set((eb) => ({ user_notes_count: eb('user_notes_count', '+', 1), updated_at: nowIso() }))
       .where('id', '=', mr.id)
       .execute();
+    // the note hook (project and group webhooks; user activity), in the note's transaction
+    const author = await trx.selectFrom('users').selectAll().where('id', '=', n.author_id).executeTakeFirstOrThrow();
+    const hookData = await noteHookData(trx, this.deps, author, note, 'create');
+    if (hookData) await recordSystemEvent(trx, hookData);
     return note;
   }
 

@@ -19,6 +19,7 @@ import { jobOptions } from '../job-options.ts';
 import { JobWaiters } from './job-waiters.ts';
 import { CANCELABLE_STATUSES, COMPLETED_STATUSES, FAILURE_REASONS } from './job-statuses.ts';
 import { runnerPayload } from './runner-payload.ts';
+import { recordBuildEvent } from '../../hooks/hook-data.ts';
 
 export const JOB_TOKEN_PREFIX = 'glcbt-';
 /** Gitlab::Ci::Trace::UPDATE_FREQUENCY_DEFAULT (seconds) */
@@ -260,6 +261,7 @@ export class JobsService {
       .where('lock_version', '=', job.lock_version)
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) !== 1) return null;
+    await recordBuildEvent(this.k, this.deps, job.id); // the job hook: running
     const taken = await this.k.selectFrom('ci_builds').selectAll().where('id', '=', job.id).executeTakeFirstOrThrow();
     await this.process(job.pipeline_id);
     const [pipeline, user, running] = await Promise.all([
@@ -373,6 +375,7 @@ export class JobsService {
       .where('lock_version', '=', job.lock_version)
       .executeTakeFirst();
     const changed = Number(res.numUpdatedRows) === 1;
+    if (changed) await recordBuildEvent(this.k, this.deps, job.id); // the job hook
     if (changed) await this.process(job.pipeline_id);
     return changed;
   }

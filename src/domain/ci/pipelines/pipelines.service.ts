@@ -16,6 +16,7 @@ import { parseDuration } from '../duration.ts';
 import type { CiDeps } from '../deps.ts';
 import type { JobOptions, JobVariable } from '../job-options.ts';
 import { CANCELABLE, COMPLETED, compositeStatus } from './status.ts';
+import { recordBuildEvent, recordPipelineEvent } from '../../hooks/hook-data.ts';
 
 export const DEFAULT_CI_CONFIG_PATH = '.service-ci.yml';
 
@@ -424,6 +425,7 @@ export class PipelinesService {
         .where('id', '=', j.id)
         .execute();
       Object.assign(j, { status, ...extra });
+      await recordBuildEvent(trx, this.deps, j.id); // the job hook
     };
     for (let changed = true; changed; ) {
       changed = false;
@@ -491,6 +493,7 @@ export class PipelinesService {
     if (Object.keys(patch).length) {
       patch.updated_at = now;
       await trx.updateTable('ci_pipelines').set(patch).where('id', '=', pipeline.id).execute();
+      if (patch.status !== undefined) await recordPipelineEvent(trx, this.deps, pipeline.id); // the pipeline hook
     }
     return { pipeline: { ...pipeline, ...patch }, queued, bridges, delays, finished: finished && patch.status !== undefined };
   }
