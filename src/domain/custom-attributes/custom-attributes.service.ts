@@ -1,9 +1,8 @@
 // Custom attributes of users, projects and groups (GitLab's CustomAttributesEndpoints and
 // CustomAttributes::UpsertService / DestroyService): one key → one value per owner, administrators
 // only. The three owners differ only in their table and owner column.
-import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../../db/connect.ts';
-import type { Database } from '../../db/schema.ts';
 import { Errors } from '../../lib/errors.ts';
 import { nowIso } from '../../lib/time.ts';
 
@@ -19,9 +18,6 @@ const TABLES = {
   project: { table: 'project_custom_attributes', column: 'project_id' },
   group: { table: 'group_custom_attributes', column: 'group_id' },
 } as const;
-
-/** The tables behind each kind (list caches key on their versions). */
-export const CUSTOM_ATTRIBUTE_TABLES = { user: 'user_custom_attributes', project: 'project_custom_attributes', group: 'group_custom_attributes' } as const;
 
 export class CustomAttributesService {
   constructor(private readonly db: Db) {}
@@ -79,22 +75,4 @@ export class CustomAttributesService {
     const res = await this.db.kysely.deleteFrom(table).where(sql.ref(column), '=', ownerId).where('key', '=', key).executeTakeFirst();
     if (!Number(res.numDeletedRows)) throw Errors.notFound('Custom attribute');
   }
-}
-
-/**
- * SQL: the owner row (`ownerRef`, e.g. `projects.id`) has every `key = value` of `filter` (GitLab's
- * `custom_attributes[key]=value` list filter, administrators only).
- */
-export function hasCustomAttributes<DB extends Database, TB extends keyof DB>(
-  kind: AttributeOwnerKind,
-  ownerRef: string,
-  filter: Record<string, string>,
-): (eb: ExpressionBuilder<DB, TB>) => Expression<SqlBool> {
-  const { table, column } = TABLES[kind];
-  return (eb) =>
-    eb.and(
-      Object.entries(filter).map(([key, value]) =>
-        eb.exists(sql`(select 1 from ${sql.table(table)} a where a.${sql.ref(column)} = ${sql.ref(ownerRef)} and a.key = ${key} and a.value = ${value})`),
-      ),
-    );
 }
