@@ -28,6 +28,9 @@ export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promis
   // A user's events and a project's events, newest first (the lists read these in id order).
   await db.schema.createIndex('events_author_id').on('events').columns(['author_id', 'id']).execute();
   await db.schema.createIndex('events_project_id').on('events').columns(['project_id', 'id']).execute();
+  // Counts (X-Total, up to 10,001) read these alone: a user's events by project and action, a project's by action.
+  await db.schema.createIndex('events_author_project').on('events').columns(['author_id', 'project_id', 'action']).execute();
+  await db.schema.createIndex('events_project_action').on('events').columns(['project_id', 'action', 'id']).execute();
   await db.schema.createIndex('events_target').on('events').columns(['target_type', 'target_id']).execute();
 
   await db.schema

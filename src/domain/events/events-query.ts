@@ -7,7 +7,8 @@ import type { Db } from '../../db/connect.ts';
 import type { Database, EventRow, MergeRequestRow, NamespaceRow, NoteRow, ProjectRow, PushEventPayloadRow, UserRow } from '../../db/schema.ts';
 import { addDays } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
-import type { Policy, ProjectAccess } from '../access/policy.ts';
+import { traversalIds, type Membership, type Policy, type ProjectAccess } from '../access/policy.ts';
+import type { CustomPermission } from '../access/roles.ts';
 import { canReadMergeRequests } from '../merge-requests/merge-requests-query.ts';
 import { privateFeatureMinLevel, settingsOf } from '../projects/project-settings.ts';
 import { ProjectsQuery } from '../projects/projects-query.ts';
@@ -76,6 +77,10 @@ export class EventsQuery {
   async list(actor: Actor, source: EventSource, f: EventFilters): Promise<EventsQB> {
     const k = this.db.kysely;
     let q: EventsQB = k.selectFrom('events').selectAll('events');
+    // SQLite: the project filters test `+project_id`, so that a page walks the (author_id, id) index or
+    // the ids in the list's order rather than collecting every event of the projects and sorting them
+    // all; its count (at most 10,001) reads events_author_project or events_project_action alone.
+    const projectColumn = this.db.dialect === 'sqlite' ? sql<number>`+events.project_id` : sql.ref<number>('events.project_id');
     if (source.kind === 'user') {
       if (EventsQuery.hidesProfile(actor, source.user)) return q.where(sql<SqlBool>`1 = 0`);
       q = q.where('events.author_id', '=', source.user.id);
@@ -83,14 +88,14 @@ export class EventsQuery {
       q = q.where('events.project_id', '=', source.project.id);
     } else {
       const authorized = await this.projectsQuery.memberProjects(source.userId);
-      q = q.where('events.project_id', 'in', k.selectFrom('projects').select('projects.id').where(authorized));
+      q = q.where((eb) => eb(projectColumn, 'in', k.selectFrom('projects').select('projects.id').where(authorized)));
     }
     // by_current_user_access: events of projects the viewer may see (none without a project)
     if (source.kind !== 'project') {
-      if (actor.isAdmin) q = q.where('events.project_id', 'is not', null);
+      if (actor.isAdmin) q = q.where((eb) => eb(projectColumn, 'is not', null));
       else {
         const visible = await this.projectsQuery.visible(actor);
-        q = q.where('events.project_id', 'in', k.selectFrom('projects').select('projects.id').where(visible));
+        q = q.where((eb) => eb(projectColumn, 'in', k.selectFrom('projects').select('projects.id').where(visible)));
       }
     }
     if (f.action) q = q.where('events.action', '=', EVENT_ACTIONS[f.action]);
@@ -134,13 +139,37 @@ export class EventsQuery {
         : [],
     ]);
     const nsById = new Map<number, NamespaceRow>(namespaces.map((n) => [n.id, n]));
+    // The viewer's memberships in the page's projects and their groups: one query; then the policy's
+    // answer per project from that membership (memoised per level, visibility and archived state).
+    const userId = actor.user?.id;
+    const groupIds = new Set<number>();
+    for (const ns of namespaces) if (ns.type === 'Group') for (const id of traversalIds(ns)) groupIds.add(id);
+    const rowsOf = userId === undefined ? [] : await this.policy.memberships(userId, { projectIds: projects.map((p) => p.id), groupIds: [...groupIds] });
+    const answers = new Map<string, Promise<ProjectAccess>>();
     const access = new Map<number, { project: ProjectRow; access: ProjectAccess }>();
-    await Promise.all(
-      projects.map(async (p) => {
-        const ns = nsById.get(p.namespace_id);
-        if (ns) access.set(p.id, { project: p, access: await this.policy.project(actor, p, ns) });
-      }),
-    );
+    for (const p of projects) {
+      const ns = nsById.get(p.namespace_id);
+      if (!ns) continue;
+      const m: Membership = { level: 0, directLevel: 0, permissions: new Set() };
+      if (userId !== undefined && ns.type === 'User' && ns.owner_id === userId) m.level = 50;
+      for (const r of rowsOf) {
+        const mine =
+          (r.source_type === 'Project' && r.source_id === p.id) ||
+          (r.source_type === 'Namespace' && ns.type === 'Group' && traversalIds(ns).includes(r.source_id));
+        if (!mine) continue;
+        m.level = Math.max(m.level, r.access_level);
+        if (r.source_type === 'Project') m.directLevel = Math.max(m.directLevel, r.access_level);
+        if (r.permissions) for (const [perm, on] of Object.entries(JSON.parse(r.permissions))) if (on) m.permissions.add(perm as CustomPermission);
+      }
+      const key = `${m.level}:${m.directLevel}:${[...m.permissions].sort().join(',')}:${p.visibility}:${p.archived}`;
+      let answer = answers.get(key);
+      if (!answer) {
+        // the policy asked through a view of itself that knows this membership already
+        const known: Policy = Object.create(this.policy, { membership: { value: async () => m } });
+        answers.set(key, (answer = known.project(actor, p, ns)));
+      }
+      access.set(p.id, { project: p, access: await answer });
+    }
     const pushById = new Map(pushes.map((p) => [p.event_id, p]));
     const noteById = new Map(notes.map((n) => [n.id, n]));
     const mrById = new Map(mrs.map((m) => [m.id, m]));

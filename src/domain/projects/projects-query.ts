@@ -195,10 +195,14 @@ export class ProjectsQuery {
     if (f.archived !== undefined) q = q.where('projects.archived', '=', f.archived ? 1 : 0);
     if (f.visibility) q = q.where('projects.visibility', '=', f.visibility);
     if (f.search && f.search.trim()) q = q.where(this.searchCondition(f.search, !!f.search_namespaces));
-    // Stars (issue 18, E): the caller's own with starred=true, a user's with starredBy.
+    // Stars (issue 18, E): the caller's own with starred=true, a user's with the 'starred' scope.
     for (const starrer of [f.starred && user ? user.id : undefined, scope.kind === 'starred' ? scope.userId : undefined])
       if (starrer !== undefined)
-        q = q.where('projects.id', 'in', k.selectFrom('users_star_projects').select('users_star_projects.project_id').where('users_star_projects.user_id', '=', starrer));
+        q = q.where(
+          'projects.id',
+          'in',
+          k.selectFrom('users_star_projects').select('users_star_projects.project_id').where('users_star_projects.user_id', '=', starrer),
+        );
     // Imports, repository languages and topic ids do not exist here yet: those filters match nothing.
     if ((f.imported && user) || f.with_programming_language || f.topic_id !== undefined) q = q.where(NEVER);
     if (f.with_issues_enabled) {

@@ -19,7 +19,17 @@ const TAGS = ['projects'];
 const PROJECT = '/api/v4/projects/:id';
 const VISIBILITIES = ['private', 'internal', 'public'] as const;
 /** What a list of forks is made of (the response cache keys on their versions). */
-const LIST_TABLES = ['projects', 'project_forks', 'namespaces', 'members', 'member_roles', 'users', 'redirect_routes', 'project_imports', 'users_star_projects'] as const;
+const LIST_TABLES = [
+  'projects',
+  'project_forks',
+  'namespaces',
+  'members',
+  'member_roles',
+  'users',
+  'redirect_routes',
+  'project_imports',
+  'users_star_projects',
+] as const;
 
 const Enum = <T extends string>(values: readonly T[], def?: T) =>
   Type.Optional(Type.Unsafe<T>(def === undefined ? { type: 'string', enum: [...values] } : { type: 'string', enum: [...values], default: def }));
