@@ -13,6 +13,8 @@ import type { Resolver } from '../access/resolve.ts';
 import type { ProjectAbility } from '../access/roles.ts';
 import { projectPayload, recordSystemEvent } from '../events/system-events.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
+import { protectionDefaultsOf } from '../repository/branch-protection.ts';
+import { protectDefaultBranch } from '../repository/default-branch.ts';
 import { VISIBILITY_LEVELS, type VisibilityName } from '../settings/definitions.ts';
 import { PROJECT_WILDCARD_ROUTES } from '../groups/group-rules.ts';
 import { projectOwners } from './project-owners.ts';
@@ -192,14 +194,12 @@ export class ProjectsService {
         if (extras.inTransaction) await extras.inTransaction(trx, project);
         // The repository is made inside the transaction: a failure leaves neither row nor repository.
         created = project;
-        if (extras.repository) {
-          await extras.repository(project);
-          return project;
-        }
-        await this.repos.create(project, {
-          defaultBranch,
-          readme: (stored as Record<string, unknown>).initialize_with_readme ? { title: name, author: { name: me.name, email: me.email } } : undefined,
-        });
+        const readme = (stored as Record<string, unknown>).initialize_with_readme === true;
+        if (extras.repository) await extras.repository(project);
+        else await this.repos.create(project, { defaultBranch, readme: readme ? { title: name, author: { name: me.name, email: me.email } } : undefined });
+        // a default branch made with the project (a README, a fork) is protected: ProtectDefaultBranchService
+        if (readme || extras.repository)
+          await protectDefaultBranch(trx, project, protectionDefaultsOf(namespace, s.default_branch_protection_defaults as never));
         return project;
       });
     } catch (e) {

@@ -44,7 +44,8 @@ export async function protectDefaultBranch(
   if (!rule) return;
   const name = project.default_branch ?? 'main';
   const now = nowIso();
-  await db.transaction().execute(async (trx) => {
+  const run = <T>(fn: (trx: Kysely<Database>) => Promise<T>) => (db.isTransaction ? fn(db) : db.transaction().execute(fn));
+  await run(async (trx) => {
     const row = await trx
       .insertInto('protected_branches')
       .values({
