@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { startTestServer, cloneUrl } from '../helpers/server.ts';
-import { bareGit, WorkTree, pushEvents, runGit as git, tmpDir as tmp } from '../helpers/git.ts';
+import { AUTHOR, bareGit, WorkTree, pushEvents, runGit as git, tmpDir as tmp } from '../helpers/git.ts';
 import { ZERO_SHA } from '../../src/git/refs.ts';
 
 test('clone an empty repository, push branches and tags with a password, and the events are in the outbox', async (t) => {
@@ -81,7 +81,19 @@ test('clone an empty repository, push branches and tags with a password, and the
       ssh_url: ssh,
       http_url: `${web}.git`,
     },
-    commits: [],
+    commits: [
+      {
+        id: first,
+        message: 'First\n',
+        title: 'First',
+        timestamp: w.git(['show', '-s', '--format=%cI', first]),
+        url: `${web}/-/commit/${first}`,
+        author: { name: AUTHOR.name, email: AUTHOR.email },
+        added: ['README.md'],
+        modified: [],
+        removed: [],
+      },
+    ],
     total_commits_count: 1,
     push_options: {},
     repository: { name: project.name, url: ssh, description: null, homepage: web, git_http_url: `${web}.git`, git_ssh_url: ssh, visibility_level: 0 },

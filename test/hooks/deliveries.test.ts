@@ -70,7 +70,7 @@ test('a real git push: push, tag_push and repository_update deliveries with head
       ref: push.json.ref,
       user_id: push.json.user_id,
       project_id: push.json.project_id,
-      commits: push.json.commits,
+      commits: push.json.commits.map((x: { id: string }) => x.id),
       total_commits_count: push.json.total_commits_count,
     },
     {
@@ -80,7 +80,7 @@ test('a real git push: push, tag_push and repository_update deliveries with head
       ref: 'refs/heads/main',
       user_id: owner.id,
       project_id: project.id,
-      commits: [],
+      commits: [first],
       total_commits_count: 1,
     },
   );

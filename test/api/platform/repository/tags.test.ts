@@ -209,7 +209,7 @@ test('POST /tags: lightweight and annotated tags by the caller, 201 entities, gi
     checkout_sha: s.shas.c3,
     user_username: s.maintainer.username,
     project_id: s.project.id,
-    total_commits_count: 0,
+    total_commits_count: 1, // Git::TagHooksService: the tagged commit
   });
   assert.deepEqual(pick(evs[2], keys), {
     object_kind: 'tag_push',
@@ -219,7 +219,7 @@ test('POST /tags: lightweight and annotated tags by the caller, 201 entities, gi
     checkout_sha: s.shas.c2,
     user_username: s.maintainer.username,
     project_id: s.project.id,
-    total_commits_count: 0,
+    total_commits_count: 1, // Git::TagHooksService: the tagged commit
   });
   assert.deepEqual(evs[3].changes, [{ before: ZERO, after: tagSha, ref: 'refs/tags/release/2.1' }]);
   const v22 = s.sha('refs/tags/v2.2');
