@@ -428,6 +428,19 @@ test('GET /projects/:id/storage: administrators only', async (t) => {
     const r = await f.app.inject({ method: 'GET', url, headers });
     assert.deepEqual([r.statusCode, r.json()], [status, body]);
   }
-  const missing = await f.app.inject({ method: 'GET', url: '/api/v4/projects/999999/storage', headers: f.root });
-  assert.deepEqual([missing.statusCode, missing.json()], [404, { message: '404 Project Not Found' }]);
+  for (const id of ['999999', '3000000000']) {
+    const missing = await f.app.inject({ method: 'GET', url: `/api/v4/projects/${id}/storage`, headers: f.root });
+    assert.deepEqual([missing.statusCode, missing.json()], [404, { message: '404 Project Not Found' }]);
+    const hk = await f.app.inject({ method: 'POST', url: `/api/v4/projects/${id}/housekeeping`, headers: f.root });
+    assert.deepEqual([hk.statusCode, hk.json()], [404, { message: '404 Project Not Found' }]);
+    const blame = await f.app.inject({ method: 'GET', url: `/api/v4/projects/${id}/repository/files/f.txt/blame?ref=main`, headers: f.root });
+    assert.deepEqual([blame.statusCode, blame.json()], [404, { message: '404 Project Not Found' }]);
+    const rev = await f.app.inject({
+      method: 'POST',
+      url: `/api/v4/projects/${id}/repository/commits/main/revert`,
+      headers: f.root,
+      payload: { branch: 'main' },
+    });
+    assert.deepEqual([rev.statusCode, rev.json()], [404, { message: '404 Project Not Found' }]);
+  }
 });
