@@ -13,6 +13,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import type { Settings } from '../../domain/settings/definitions.ts';
+import { routeScopes } from '../../domain/tokens/scopes.ts';
 import { DomainError } from '../../lib/errors.ts';
 import { credentialsOf } from './auth.ts';
 
@@ -190,7 +191,7 @@ export function rateLimitPlugin(app: FastifyInstance, c: Container): void {
     if (kind === 'web' && !user && s.throttle_authenticated_web_enabled) {
       // web routes resolve their session themselves: the throttle resolves it only when it is on
       try {
-        user = (await c.auth.authenticate(credentialsOf(req), [])).user ?? null;
+        user = (await c.auth.authenticate(credentialsOf(req), routeScopes(req.method))).user ?? null;
       } catch {
         user = null;
       }

@@ -161,6 +161,21 @@ test('web throttles: unauthenticated per IP on web routes (sign-in page), API un
   assert.equal((await app.inject({ ...page, remoteAddress: '192.0.2.61' })).statusCode, 200);
 });
 
+test('authenticated web throttle: per user on web paths (a token on an upload path), anonymous callers unaffected', async (t) => {
+  const { app, seed, root } = await buildTestApp(t);
+  await configure(app, root, {
+    throttle_authenticated_web_enabled: true,
+    throttle_authenticated_web_requests_per_period: 1,
+    throttle_authenticated_web_period_in_seconds: 60,
+  });
+  const tok = await seed.token(await seed.user());
+  const url = `/-/project/1/uploads/${'0'.repeat(32)}/a.png`;
+  assert.equal((await app.inject({ method: 'GET', url, headers: tok.headers })).statusCode, 404);
+  assertThrottled(await app.inject({ method: 'GET', url, headers: tok.headers }), 'throttle_authenticated_web', 60, 1, 2);
+  assert.equal((await app.inject({ method: 'GET', url })).statusCode, 404);
+  assert.equal((await app.inject({ method: 'GET', url: '/api/v4/version', headers: tok.headers })).statusCode, 200);
+});
+
 test('fixed window: windows start on multiples of the period (Rack::Attack: epoch / period)', () => {
   const limiter = new FixedWindowLimiter();
   const t0 = 1_700_000_005_000; // 5 s into a 10 s window
