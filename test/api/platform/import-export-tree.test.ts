@@ -86,6 +86,20 @@ async function freshProject(ta: TestApp, owner?: UserRow): Promise<ProjectRow> {
 
 const ids = (rows: { id: number }[]) => rows.map((r) => r.id);
 
+/** A wildcard protected branch (a user may merge) and a protected tag on the source project. */
+async function protectRefs(ta: TestApp, rich: RichProject): Promise<void> {
+  const post = (url: string, payload: object) => ta.app.inject({ method: 'POST', url: `/api/v4/projects/${rich.project.id}${url}`, headers: ta.root, payload });
+  const b = await post('/protected_branches', {
+    name: 'release/*',
+    push_access_level: 30,
+    allow_force_push: true,
+    allowed_to_merge: [{ user_id: rich.developer.id }],
+  });
+  assert.equal(b.statusCode, 201, b.body);
+  const tg = await post('/protected_tags', { name: 'v*', create_access_level: 0 });
+  assert.equal(tg.statusCode, 201, tg.body);
+}
+
 test('writeTree: project.json, the single-object relations and every relation file in GitLab’s names', async (t) => {
   const ta = await buildTestApp(t);
   const rich = await seedRichProject(ta);
@@ -98,9 +112,20 @@ test('writeTree: project.json, the single-object relations and every relation fi
     .where('id', '=', rich.project.id)
     .execute();
   const project = await c.db.kysely.selectFrom('projects').selectAll().where('id', '=', rich.project.id).executeTakeFirstOrThrow();
+  await protectRefs(ta, rich);
   const dir = treeDir(ta);
   const counts = await writeTree(deps(ta), project, dir, { description: 'Exported copy' });
-  assert.deepEqual(counts, { labels: 3, milestones: 2, issues: 1, project_members: 3, merge_requests: 3, ci_pipelines: 1, environments: 0 });
+  assert.deepEqual(counts, {
+    labels: 3,
+    milestones: 2,
+    issues: 1,
+    project_members: 3,
+    merge_requests: 3,
+    ci_pipelines: 1,
+    environments: 0,
+    protected_branches: 2,
+    protected_tags: 1,
+  });
   assert.deepEqual(fs.readdirSync(path.join(dir, 'tree/project')).sort(), [
     'ci_cd_settings.ndjson',
     'ci_pipelines.ndjson',
@@ -111,6 +136,63 @@ test('writeTree: project.json, the single-object relations and every relation fi
     'milestones.ndjson',
     'project_feature.ndjson',
     'project_members.ndjson',
+    'protected_branches.ndjson',
+    'protected_tags.ndjson',
+  ]);
+  // protected branches and tags as GitLab's import_export.yml writes them, with their access levels
+  const rules = await c.db.kysely.selectFrom('protected_branches').selectAll().where('project_id', '=', project.id).orderBy('id').execute();
+  const tagRule = await c.db.kysely.selectFrom('protected_tags').selectAll().where('project_id', '=', project.id).executeTakeFirstOrThrow();
+  const access = await c.db.kysely.selectFrom('protected_ref_access_levels').selectAll().orderBy('id').execute();
+  const accessLine = (a: (typeof access)[number], owner: 'protected_branch_id' | 'protected_tag_id', deployKey: boolean) => ({
+    id: a.id,
+    [owner]: a[owner],
+    access_level: a.access_level,
+    created_at: a.created_at,
+    updated_at: a.updated_at,
+    user_id: a.user_id,
+    group_id: a.group_id,
+    ...(deployKey ? { deploy_key_id: null } : {}),
+  });
+  assert.deepEqual(
+    rel(dir, 'protected_branches'),
+    rules.map((r) => {
+      const mine = access.filter((a) => a.protected_branch_id === r.id);
+      const of = (action: string) => mine.filter((a) => a.action === action).map((a) => accessLine(a, 'protected_branch_id', action === 'push'));
+      return {
+        id: r.id,
+        project_id: project.id,
+        name: r.name,
+        created_at: r.created_at,
+        updated_at: r.updated_at,
+        code_owner_approval_required: false,
+        allow_force_push: r.name === 'release/*',
+        namespace_id: null,
+        merge_access_levels: of('merge'),
+        push_access_levels: of('push'),
+        unprotect_access_levels: of('unprotect'),
+      };
+    }),
+  );
+  assert.deepEqual(
+    rel(dir, 'protected_branches').map((r: any) => [
+      r.name,
+      r.push_access_levels.map((a: any) => a.access_level),
+      r.merge_access_levels.map((a: any) => [a.access_level, a.user_id]),
+    ]),
+    [
+      ['main', [40], [[40, null]]],
+      ['release/*', [30], [[null, rich.developer.id]]],
+    ],
+  );
+  assert.deepEqual(rel(dir, 'protected_tags'), [
+    {
+      id: tagRule.id,
+      name: 'v*',
+      project_id: project.id,
+      created_at: tagRule.created_at,
+      updated_at: tagRule.updated_at,
+      create_access_levels: access.filter((a) => a.protected_tag_id === tagRule.id).map((a) => accessLine(a, 'protected_tag_id', true)),
+    },
   ]);
 
   const pj = JSON.parse(fs.readFileSync(path.join(dir, 'tree/project.json'), 'utf8'));
@@ -686,15 +768,47 @@ function dropVolatile(snap: any) {
 test('importTree: a fresh project gets equal merge requests, notes, discussions, approvals, award emoji, labels, milestones, issues, pipelines; members mapped', async (t) => {
   const ta = await buildTestApp(t);
   const rich = await seedRichProject(ta);
+  await protectRefs(ta, rich);
   const dir = treeDir(ta);
   await writeTree(deps(ta), rich.project, dir);
   const target = await freshProject(ta);
   const root = await rootUser(ta);
   const result = await importTree(deps(ta), dir, { project: target, importer: root });
   assert.deepEqual(result, {
-    counts: { project_members: 3, labels: 3, milestones: 2, issues: 1, merge_requests: 3, ci_pipelines: 1, environments: 0 },
+    // main is protected in the new project already: only release/* comes
+    counts: {
+      project_members: 3,
+      labels: 3,
+      milestones: 2,
+      issues: 1,
+      merge_requests: 3,
+      ci_pipelines: 1,
+      environments: 0,
+      protected_branches: 1,
+      protected_tags: 1,
+    },
     failed: [],
   });
+  // the rules, their access levels (the merging user mapped by email) through the API
+  const branches = await get(ta, `/projects/${target.id}/protected_branches`);
+  const developerHere = (await ta.c.db.kysely.selectFrom('users').select('id').where('email', '=', rich.developer.email).executeTakeFirstOrThrow()).id;
+  assert.deepEqual(
+    branches.map((b: any) => [
+      b.name,
+      b.push_access_levels.map((a: any) => a.access_level),
+      b.merge_access_levels.map((a: any) => [a.access_level, a.user_id]),
+      b.unprotect_access_levels.map((a: any) => a.access_level),
+      b.allow_force_push,
+    ]),
+    [
+      ['main', [40], [[40, null]], [], false],
+      ['release/*', [30], [[null, developerHere]], [40], true],
+    ],
+  );
+  assert.deepEqual(
+    (await get(ta, `/projects/${target.id}/protected_tags`)).map((x: any) => [x.name, x.create_access_levels.map((a: any) => a.access_level)]),
+    [['v*', [0]]],
+  );
   const statuses = await ta.c.db.kysely.selectFrom('merge_requests').select('merge_status').where('project_id', '=', target.id).execute();
   assert.deepEqual(
     statuses.map((s) => s.merge_status),

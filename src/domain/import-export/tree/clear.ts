@@ -28,6 +28,8 @@ export async function clearTree(trx: Kysely<Database>, projectId: number): Promi
   const labels = trx.selectFrom('labels').select('id').where('project_id', '=', projectId);
   await trx.deleteFrom('subscriptions').where('subscribable_type', '=', 'Label').where('subscribable_id', 'in', labels).execute();
   await trx.deleteFrom('labels').where('project_id', '=', projectId).execute();
+  await trx.deleteFrom('protected_branches').where('project_id', '=', projectId).execute();
+  await trx.deleteFrom('protected_tags').where('project_id', '=', projectId).execute();
   await trx.deleteFrom('internal_ids').where('scope_type', '=', 'Project').where('scope_id', '=', projectId).execute();
   // members the import added: every direct member below Owner except the project's creator (the importer)
   const project = await trx.selectFrom('projects').select('creator_id').where('id', '=', projectId).executeTakeFirst();

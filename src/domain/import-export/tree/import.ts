@@ -16,6 +16,7 @@ import { TreeError } from './errors.ts';
 import { type NdjsonLine, readNdjson } from './ndjson.ts';
 import type { TreeCounts } from './write.ts';
 import type { ImportTreeOptions, ImportTreeResult } from './index.ts';
+import { importProtectedRefs, protectImportedDefaultBranch } from './protected-refs.ts';
 
 type Json = Record<string, unknown>;
 type Item = { lineNumber: number; value: Json };
@@ -930,6 +931,10 @@ export async function importTree(deps: FeatureDeps, dir: string, opts: ImportTre
   for (const relation of ORDER) {
     if (only && !only.has(relation)) continue;
     await steps[relation]();
+  }
+  if (!only) {
+    await importProtectedRefs(deps.db.kysely, run);
+    await protectImportedDefaultBranch(deps, opts.project);
   }
   await run.advanceIids();
   return { counts: run.counts, failed: run.failed };

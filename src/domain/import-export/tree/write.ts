@@ -10,6 +10,7 @@ import { PROJECT_JSON, RELATIONS_DIR } from '../archive/layout.ts';
 import { NdjsonWriter } from './ndjson.ts';
 import { ciCdSettingsJson, projectFeatureJson, projectJson } from './project-json.ts';
 import { labelHookAttrs } from '../../merge-requests/mr-events.ts';
+import { writeProtectedBranches, writeProtectedTags } from './protected-refs.ts';
 
 export const PAGE = 500;
 /** `in (…)` lists are cut to this many values (SQLite's and PostgreSQL's bind limits are far above) */
@@ -563,6 +564,8 @@ const RELATIONS: [string, (db: Kysely<Database>, project: ProjectRow, out: Ndjso
   ['merge_requests', writeMergeRequests],
   ['ci_pipelines', writePipelines],
   ['environments', writeEnvironments],
+  ['protected_branches', writeProtectedBranches],
+  ['protected_tags', writeProtectedTags],
 ];
 
 export async function writeTree(deps: FeatureDeps, project: ProjectRow, dir: string, opts: { description?: string } = {}): Promise<TreeCounts> {
