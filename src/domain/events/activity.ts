@@ -43,6 +43,14 @@ export type EventActionName = keyof typeof EVENT_ACTIONS;
 /** Gitlab::CurrentSettings.push_event_activities_limit: more refs of one kind and action make one bulk event. */
 export const PUSH_EVENT_ACTIVITIES_LIMIT = 3;
 
+/**
+ * The target type of a comment on a commit: those live in `commit_notes` (their ids overlap the
+ * `notes` table's), so their events name them apart; the API shows them as GitLab's `Note`.
+ */
+export const COMMIT_NOTE_TARGET = 'CommitNote';
+/** Every target type of a comment (the API's `note` of an event). */
+export const NOTE_TARGET_TYPES: ReadonlySet<string> = new Set(['Note', 'DiffNote', 'DiscussionNote', 'LegacyDiffNote', COMMIT_NOTE_TARGET]);
+
 const ZERO_SHA = '0000000000000000000000000000000000000000';
 const BRANCH_PREFIX = 'refs/heads/';
 const TAG_PREFIX = 'refs/tags/';
@@ -215,7 +223,7 @@ export async function recordActivity(trx: Kysely<Database>, payload: Record<stri
       const projectId = num(attrs.project_id) ?? num(payload.project_id) ?? num(obj(payload.project).id);
       const id = num(attrs.id);
       if (authorId === null || projectId === null || id === null) return;
-      const type = typeof attrs.type === 'string' && attrs.type ? attrs.type : 'Note';
+      const type = attrs.noteable_type === 'Commit' ? COMMIT_NOTE_TARGET : typeof attrs.type === 'string' && attrs.type ? attrs.type : 'Note';
       await insertEvent(trx, { projectId, authorId, action: 'commented', targetType: type, targetId: id });
       return;
     }

@@ -4,7 +4,7 @@
 // Issue 18, helper E.
 import { sql, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../db/connect.ts';
-import type { Database, EventRow, MergeRequestRow, NamespaceRow, NoteRow, ProjectRow, PushEventPayloadRow, UserRow } from '../../db/schema.ts';
+import type { CommitNoteRow, Database, EventRow, MergeRequestRow, NamespaceRow, NoteRow, ProjectRow, PushEventPayloadRow, UserRow } from '../../db/schema.ts';
 import { addDays } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import { traversalIds, type Membership, type Policy, type ProjectAccess } from '../access/policy.ts';
@@ -13,7 +13,7 @@ import { canReadMergeRequests } from '../merge-requests/merge-requests-query.ts'
 import { privateFeatureMinLevel, settingsOf } from '../projects/project-settings.ts';
 import { ProjectsQuery } from '../projects/projects-query.ts';
 import { BASIC_COLUMNS, type UserBasicRow } from '../users/users-query.ts';
-import { EVENT_ACTIONS, type EventActionName } from './activity.ts';
+import { COMMIT_NOTE_TARGET, EVENT_ACTIONS, type EventActionName, NOTE_TARGET_TYPES } from './activity.ts';
 
 /** Event.target_types and the class names they filter on (EventsFinder#by_target_type). */
 export const EVENT_TARGET_TYPES = {
@@ -42,8 +42,6 @@ export interface EventFilters {
   after?: string;
   sort: 'asc' | 'desc';
 }
-
-const NOTE_TYPES = new Set(['Note', 'DiffNote', 'DiscussionNote', 'LegacyDiffNote']);
 
 /** One event as a page shows it. */
 export interface EventView {
@@ -99,7 +97,8 @@ export class EventsQuery {
       }
     }
     if (f.action) q = q.where('events.action', '=', EVENT_ACTIONS[f.action]);
-    if (f.targetType) q = q.where('events.target_type', '=', EVENT_TARGET_TYPES[f.targetType]);
+    if (f.targetType === 'note') q = q.where('events.target_type', 'in', ['Note', COMMIT_NOTE_TARGET]);
+    else if (f.targetType) q = q.where('events.target_type', '=', EVENT_TARGET_TYPES[f.targetType]);
     if (f.before) q = q.where('events.created_at', '<', `${f.before}T00:00:00.000Z`);
     if (f.after) q = q.where('events.created_at', '>=', `${addDays(f.after, 1)}T00:00:00.000Z`);
     return q.orderBy('events.id', f.sort);
@@ -115,11 +114,15 @@ export class EventsQuery {
     const ids = rows.map((r) => r.id);
     const projectIds = [...new Set(rows.flatMap((r) => (r.project_id === null ? [] : [r.project_id])))];
     const mrIds = rows.filter((r) => r.target_type === 'MergeRequest' && r.target_id !== null).map((r) => r.target_id!);
-    const noteIds = rows.filter((r) => r.target_type !== null && NOTE_TYPES.has(r.target_type) && r.target_id !== null).map((r) => r.target_id!);
-    const [projects, pushes, notes] = await Promise.all([
+    const isNote = (r: EventRow) =>
+      r.target_type !== null && r.target_type !== COMMIT_NOTE_TARGET && NOTE_TARGET_TYPES.has(r.target_type) && r.target_id !== null;
+    const noteIds = rows.filter(isNote).map((r) => r.target_id!);
+    const commitNoteIds = rows.filter((r) => r.target_type === COMMIT_NOTE_TARGET && r.target_id !== null).map((r) => r.target_id!);
+    const [projects, pushes, notes, commitNotes] = await Promise.all([
       projectIds.length ? k.selectFrom('projects').selectAll().where('id', 'in', projectIds).execute() : [],
       rows.some((r) => r.action === EVENT_ACTIONS.pushed) ? k.selectFrom('push_event_payloads').selectAll().where('event_id', 'in', ids).execute() : [],
       noteIds.length ? k.selectFrom('notes').selectAll().where('id', 'in', noteIds).execute() : [],
+      commitNoteIds.length ? k.selectFrom('commit_notes').selectAll().where('id', 'in', commitNoteIds).execute() : [],
     ]);
     for (const n of notes) if (n.noteable_type === 'MergeRequest') mrIds.push(n.noteable_id);
     const [namespaces, mrs] = await Promise.all([
@@ -172,13 +175,21 @@ export class EventsQuery {
     }
     const pushById = new Map(pushes.map((p) => [p.event_id, p]));
     const noteById = new Map(notes.map((n) => [n.id, n]));
+    const commitNoteById = new Map(commitNotes.map((n) => [n.id, asNote(n)]));
     const mrById = new Map(mrs.map((m) => [m.id, m]));
 
     const visible: EventView[] = [];
     for (const event of rows) {
       const target = event.project_id === null ? undefined : access.get(event.project_id);
       if (!target) continue;
-      const note = event.target_type !== null && NOTE_TYPES.has(event.target_type) && event.target_id !== null ? (noteById.get(event.target_id) ?? null) : null;
+      const note =
+        event.target_id === null
+          ? null
+          : event.target_type === COMMIT_NOTE_TARGET
+            ? (commitNoteById.get(event.target_id) ?? null)
+            : isNote(event)
+              ? (noteById.get(event.target_id) ?? null)
+              : null;
       const mergeRequest = event.target_type === 'MergeRequest' && event.target_id !== null ? (mrById.get(event.target_id) ?? null) : null;
       if (!this.visibleTo(actor, event, target.project, target.access, { note, mergeRequest })) continue;
       visible.push({
@@ -225,7 +236,7 @@ export class EventsQuery {
       return a === EVENT_ACTIONS.joined || a === EVENT_ACTIONS.left || a === EVENT_ACTIONS.expired || a === EVENT_ACTIONS.created;
     }
     if (e.target_type === 'MergeRequest') return t.mergeRequest !== null && canReadMergeRequests(actor, project, access);
-    if (NOTE_TYPES.has(e.target_type)) {
+    if (NOTE_TARGET_TYPES.has(e.target_type)) {
       const n = t.note;
       if (!n) return false;
       // internal notes: read_internal_note (Reporter and up)
@@ -246,4 +257,26 @@ export function canDownloadCode(actor: Actor, project: ProjectRow, access: Proje
   if (!access.abilities.has('read_code')) return false;
   if (level === 'private') return access.level >= privateFeatureMinLevel('repository', project.visibility);
   return true;
+}
+
+/** A comment on a commit as the note a page of events shows (noteable_type Commit, no noteable id). */
+function asNote(n: CommitNoteRow): NoteRow {
+  return {
+    id: n.id,
+    project_id: n.project_id,
+    noteable_type: 'Commit',
+    noteable_id: null as unknown as number,
+    discussion_id: '',
+    type: null,
+    author_id: n.author_id,
+    body: n.note,
+    system: 0,
+    internal: 0,
+    resolvable: 0,
+    resolved_at: null,
+    resolved_by_id: null,
+    position: null,
+    created_at: n.created_at,
+    updated_at: n.updated_at,
+  };
 }

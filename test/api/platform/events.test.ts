@@ -472,6 +472,40 @@ test('comments: a note payload becomes a "commented on" event with the note; int
   void bob;
 });
 
+test('a comment on a commit is a "commented on" event whose note is the commit note (its own table, ids apart from notes)', async (t) => {
+  const s = await setup(t);
+  const { app, c, alice, project, as } = s;
+  const res0 = await commitFile(s, 'README.md');
+  assert.equal(res0.statusCode, 201, res0.body);
+  const sha = (await app.inject({ method: 'GET', url: `/api/v4/projects/${project.id}/repository/branches/main`, headers: as.alice })).json().commit.id;
+  let res = await app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${project.id}/repository/commits/${sha}/comments`,
+    headers: as.alice,
+    payload: { note: 'Nice commit' },
+  });
+  assert.equal(res.statusCode, 201, res.body);
+  const row = await c.db.kysely.selectFrom('commit_notes').selectAll().executeTakeFirstOrThrow();
+  const ev = await c.db.kysely.selectFrom('events').selectAll().where('action', '=', 6).executeTakeFirstOrThrow();
+  assert.deepEqual([ev.target_type, ev.target_id, ev.author_id], ['CommitNote', row.id, alice.id]);
+  res = await app.inject({ method: 'GET', url: `/api/v4/projects/${project.id}/events?target_type=note`, headers: as.bob });
+  assert.equal(res.statusCode, 200);
+  const [body] = res.json();
+  assert.equal(res.json().length, 1);
+  assert.deepEqual(
+    { action_name: body.action_name, target_id: body.target_id, target_type: body.target_type, target_title: body.target_title },
+    { action_name: 'commented on', target_id: row.id, target_type: 'Note', target_title: null },
+  );
+  assert.deepEqual(
+    { id: body.note.id, body: body.note.body, noteable_type: body.note.noteable_type, noteable_id: body.note.noteable_id, author: body.note.author.id },
+    { id: row.id, body: 'Nice commit', noteable_type: 'Commit', noteable_id: null, author: alice.id },
+  );
+  // the repository closed to non-members: the comment is hidden with it
+  await c.db.kysely.updateTable('projects').set({ visibility: 'private' }).where('id', '=', project.id).execute();
+  res = await app.inject({ method: 'GET', url: `/api/v4/projects/${project.id}/events?target_type=note`, headers: as.alice });
+  assert.equal(res.json().length, 1);
+});
+
 test('a push of more than three new branches is one bulk event; deleting a project or a user deletes their events', async (t) => {
   const s = await setup(t);
   const { app, c, alice, bob, project, as, root } = s;

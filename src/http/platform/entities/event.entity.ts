@@ -1,7 +1,7 @@
 // API::Entities::Event (and PushEventPayload): GitLab's field order; `note` only on comments, `push_data`
 // only on pushes. Issue 18, helper E.
 import { Type, type Static } from 'typebox';
-import { EVENT_ACTIONS } from '../../../domain/events/activity.ts';
+import { COMMIT_NOTE_TARGET, EVENT_ACTIONS, NOTE_TARGET_TYPES } from '../../../domain/events/activity.ts';
 import type { EventView } from '../../../domain/events/events-query.ts';
 import type { UserBasicRow } from '../../../domain/users/users-query.ts';
 import { NullableInteger, NullableString } from '../schemas/common.ts';
@@ -38,8 +38,6 @@ export const EventSchema = Type.Object({
 });
 export type EventEntity = Static<typeof EventSchema>;
 
-const NOTE_TYPES = new Set(['Note', 'DiffNote', 'DiscussionNote', 'LegacyDiffNote']);
-
 /** Event#action_name */
 export function actionName(v: Pick<EventView, 'event' | 'push'>): string {
   const a = v.event.action;
@@ -61,14 +59,14 @@ export function actionName(v: Pick<EventView, 'event' | 'push'>): string {
 
 export function toEvent(v: EventView, users: Map<number, UserBasicRow>, ctx: UserViewContext): EventEntity {
   const e = v.event;
-  const isNote = e.target_type !== null && NOTE_TYPES.has(e.target_type) && v.note !== null;
+  const isNote = e.target_type !== null && NOTE_TARGET_TYPES.has(e.target_type) && v.note !== null;
   const out: Record<string, unknown> = {
     id: e.id,
     project_id: e.project_id,
     action_name: actionName(v),
     target_id: e.target_id,
     target_iid: v.mergeRequest ? v.mergeRequest.iid : e.target_id,
-    target_type: e.target_type,
+    target_type: e.target_type === COMMIT_NOTE_TARGET ? 'Note' : e.target_type,
     author_id: e.author_id,
     target_title: v.mergeRequest?.title ?? (isNote ? (v.noteMergeRequest?.title ?? null) : null),
     created_at: e.created_at,

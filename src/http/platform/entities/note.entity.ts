@@ -18,7 +18,7 @@ export const NoteSchema = Type.Object({
   created_at: Type.String(),
   updated_at: Type.String(),
   system: Type.Boolean(),
-  noteable_id: Type.Integer(),
+  noteable_id: NullableInteger, // null on a commit
   noteable_type: Type.String(),
   project_id: Type.Integer(),
   commit_id: Type.Optional(NullableString),
