@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp } from '../../helpers/build-app.ts';
 import { bareGit, workTree } from '../../helpers/git.ts';
+import { migrate } from '../../../src/db/migrate.ts';
 
 const role = (id: number, level: number) => ({
   id,
@@ -350,5 +351,54 @@ test('the default branch of a new project is protected when it is first created 
   assert.deepEqual(
     (await s.req('GET', url, s.root)).json().map((b: any) => [b.name, b.push_access_levels.map((a: any) => a.access_level), b.allow_force_push]),
     [['main', [30], false]],
+  );
+});
+
+test('migration 024: every existing project gets its default branch rule from its group’s or the instance’s defaults', async (t) => {
+  const { c, seed } = await buildTestApp(t);
+  const settings = (d: object) => JSON.stringify({ default_branch_protection_defaults: d });
+  const devs = await seed.group();
+  const open = await seed.group();
+  const plain = await seed.group();
+  const k = c.db.kysely;
+  await k
+    .updateTable('namespaces')
+    .set({ settings: settings({ allowed_to_push: [{ access_level: 30 }], allowed_to_merge: [{ access_level: 30 }, { access_level: 40 }] }) })
+    .where('id', '=', devs.id)
+    .execute();
+  await k
+    .updateTable('namespaces')
+    .set({ settings: settings({ allowed_to_push: [{ access_level: 30 }], allow_force_push: true }) })
+    .where('id', '=', open.id)
+    .execute();
+  const p1 = await seed.project({ namespace: devs });
+  await k.updateTable('projects').set({ default_branch: 'develop' }).where('id', '=', p1.id).execute();
+  const p2 = await seed.project({ namespace: open });
+  const p3 = await seed.project({ namespace: plain });
+  // the state before the migration: no tables, the migration not applied
+  for (const table of ['protected_ref_access_levels', 'protected_tags', 'protected_branches']) await k.schema.dropTable(table).execute();
+  await (k as any).deleteFrom('schema_migrations').where('name', '=', '024-protected-refs').execute();
+  assert.deepEqual(await migrate(c.db), ['024-protected-refs']);
+
+  const rules = await k
+    .selectFrom('protected_branches as b')
+    .leftJoin('protected_ref_access_levels as a', 'a.protected_branch_id', 'b.id')
+    .select(['b.project_id', 'b.name', 'b.allow_force_push', 'a.action', 'a.access_level'])
+    .orderBy('b.project_id')
+    .orderBy('a.id')
+    .execute();
+  assert.deepEqual(
+    rules.map((r) => [r.project_id, r.name, r.allow_force_push, r.action, r.access_level]),
+    [
+      [p1.id, 'develop', 0, 'push', 30],
+      [p1.id, 'develop', 0, 'merge', 30],
+      [p1.id, 'develop', 0, 'merge', 40],
+      [p3.id, 'main', 0, 'push', 40],
+      [p3.id, 'main', 0, 'merge', 40],
+    ],
+  );
+  assert.equal(
+    rules.some((r) => r.project_id === p2.id),
+    false,
   );
 });
