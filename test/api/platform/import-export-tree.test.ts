@@ -892,6 +892,7 @@ test('importTree: a fresh project gets equal merge requests, notes, discussions,
 test('importTree by a non-administrator: no member is mapped, every author is the importer, notes keep their authors’ names', async (t) => {
   const ta = await buildTestApp(t);
   const rich = await seedRichProject(ta);
+  await protectRefs(ta, rich);
   const dir = treeDir(ta);
   await writeTree(deps(ta), rich.project, dir);
   const importer = await ta.seed.user({ username: 'importer', name: 'Ivy Importer' });
@@ -899,6 +900,17 @@ test('importTree by a non-administrator: no member is mapped, every author is th
   const result = await importTree(deps(ta), dir, { project: target, importer });
   assert.deepEqual(result.failed, []);
   assert.equal(result.counts.project_members, undefined);
+  // protected refs: the owner keeps the roles; the user entry is dropped (no member is mapped)
+  const levels = async (projectId: number) =>
+    (await get(ta, `/projects/${projectId}/protected_branches`)).map((b: any) => [
+      b.name,
+      b.push_access_levels.map((x: any) => x.access_level),
+      b.merge_access_levels.map((x: any) => x.access_level),
+    ]);
+  assert.deepEqual(await levels(target.id), [
+    ['main', [40], [40]],
+    ['release/*', [30], []],
+  ]);
   const members = await get(ta, `/projects/${target.id}/members`);
   assert.deepEqual(
     members.map((m: any) => [m.username, m.access_level]),
@@ -944,6 +956,18 @@ test('importTree by a non-administrator: no member is mapped, every author is th
     .where('merge_requests.project_id', '=', target.id)
     .execute();
   assert.deepEqual(approvals, [{ user_id: importer.id }]);
+  // a Maintainer importing into a group's project: every role but "No one" becomes Maintainers
+  const { project: inGroup } = await ta.seed.repoProject({ path: 'copy-in-group' });
+  await ta.seed.member({ project: inGroup }, importer, 40);
+  assert.deepEqual((await importTree(deps(ta), dir, { project: inGroup, importer })).failed, []);
+  assert.deepEqual(await levels(inGroup.id), [
+    ['main', [40], [40]],
+    ['release/*', [40], []],
+  ]);
+  assert.deepEqual(
+    (await get(ta, `/projects/${inGroup.id}/protected_tags`)).map((x: any) => [x.name, x.create_access_levels.map((a: any) => a.access_level)]),
+    [['v*', [0]]],
+  );
 });
 
 test('importTree only + skipExisting: relation re-imports skip what is there; a missing relation file is a TreeError', async (t) => {
