@@ -9,6 +9,7 @@ import { buildTestApp } from '../helpers/build-app.ts';
 import { startTestServer, cloneUrl } from '../helpers/server.ts';
 import { AUTHOR, runGit, tmpDir, WorkTree, workTree } from '../helpers/git.ts';
 import { startSink } from '../helpers/sink.ts';
+import { seedPipeline } from '../helpers/ci.ts';
 import { recordSystemEvent } from '../../src/domain/events/system-events.ts';
 import { ZERO_SHA } from '../../src/git/refs.ts';
 
@@ -285,4 +286,70 @@ test('note events: a comment on a merge request reaches hooks with note_events a
   // the test endpoint now has a note to send
   const res = await app.inject({ method: 'POST', url: `${base}/${hook.id}/test/note_events`, headers: root });
   assert.deepEqual([res.statusCode, res.json()], [201, { message: '201 Created' }]);
+});
+
+test('pipeline and job hooks: the test endpoint sends Pipeline Hook and Job Hook payloads', async (t) => {
+  const { app, c, seed, root } = await buildTestApp(t);
+  await c.settings.update({ allow_local_requests_from_web_hooks_and_services: true });
+  const sink = await startSink(t);
+  const { project, dir } = await seed.repoProject();
+  const w = workTree(t, dir);
+  const sha = w.write('r.md', 'x').commit('One');
+  w.push('main');
+  const { pipeline, jobs } = await seedPipeline(c, project, { ref: 'main', sha, status: 'success', user_id: 1 }, [
+    { name: 'build', status: 'success' },
+    { name: 'test', status: 'failed' },
+  ]);
+  const base = `/api/v4/projects/${project.id}/hooks`;
+  const hook = (await app.inject({ method: 'POST', url: base, headers: root, payload: { url: sink.url, pipeline_events: true, job_events: true } })).json();
+  for (const trigger of ['pipeline_events', 'job_events']) {
+    const res = await app.inject({ method: 'POST', url: `${base}/${hook.id}/test/${trigger}`, headers: root });
+    assert.deepEqual([res.statusCode, res.json()], [201, { message: '201 Created' }], trigger);
+  }
+  const [p, j] = sink.received;
+  assert.equal(p.headers['x-service-event'], 'Pipeline Hook');
+  assert.deepEqual(
+    [
+      p.json.object_kind,
+      p.json.object_attributes.id,
+      p.json.object_attributes.ref,
+      p.json.object_attributes.sha,
+      p.json.object_attributes.status,
+      p.json.commit.id,
+      p.json.user.id,
+    ],
+    ['pipeline', pipeline.id, 'main', sha, 'success', sha, 1],
+  );
+  assert.deepEqual(p.json.builds.map((b: any) => [b.id, b.name, b.status]).sort(), jobs.map((b) => [b.id, b.name, b.status]).sort());
+  assert.equal(j.headers['x-service-event'], 'Job Hook');
+  const newest = jobs.reduce((a, b) => (a.id > b.id ? a : b));
+  assert.deepEqual(
+    [j.json.object_kind, j.json.build_id, j.json.build_name, j.json.build_status, j.json.pipeline_id, j.json.project_id, j.json.sha],
+    ['build', newest.id, newest.name, newest.status, pipeline.id, project.id, sha],
+  );
+});
+
+test('pipeline and job hooks: a new pipeline sends Pipeline Hook and Job Hook as its statuses change', async (t) => {
+  const { app, c, seed, root } = await buildTestApp(t);
+  await c.settings.update({ allow_local_requests_from_web_hooks_and_services: true });
+  const sink = await startSink(t);
+  const quiet = await startSink(t);
+  const { project, dir } = await seed.repoProject();
+  const w = workTree(t, dir);
+  w.write('.service-ci.yml', 'build:\n  script: echo hi\n').commit('CI');
+  w.push('main');
+  const base = `/api/v4/projects/${project.id}/hooks`;
+  await app.inject({ method: 'POST', url: base, headers: root, payload: { url: sink.url, push_events: false, pipeline_events: true, job_events: true } });
+  await app.inject({ method: 'POST', url: base, headers: root, payload: { url: quiet.url, push_events: false } });
+  const created = await app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/pipeline?ref=main`, headers: root });
+  assert.equal(created.statusCode, 201, created.body);
+  await c.worker.drain();
+  const seen = sink.received.map(
+    (r) => `${r.headers['x-service-event']} ${r.json.object_kind === 'pipeline' ? r.json.object_attributes.status : r.json.build_status}`,
+  );
+  assert.ok(seen.includes('Pipeline Hook pending'), seen.join(', '));
+  assert.ok(seen.includes('Job Hook pending'), seen.join(', '));
+  const job = sink.received.find((r) => r.json.object_kind === 'build')!.json;
+  assert.deepEqual([job.build_name, job.pipeline_id, job.project_id], ['build', created.json().id, project.id]);
+  assert.deepEqual(quiet.received, []);
 });
