@@ -356,12 +356,7 @@ test('non-administrators: order_by, sort, two_factor, without_projects, custom_a
   // created_after / created_before are "Filters for everyone" (issue 18)
   assert.deepEqual(ids(await app.inject({ method: 'GET', url: '/api/v4/users?created_before=2021-01-01', headers: tok.headers })), [old.id]);
   assert.deepEqual(ids(await app.inject({ method: 'GET', url: '/api/v4/users?created_after=2030-01-01', headers: tok.headers })), []);
-  for (const qs of [
-    'order_by=username&sort=asc',
-    'two_factor=enabled',
-    'without_projects=true',
-    'custom_attributes[k]=v',
-  ]) {
+  for (const qs of ['order_by=username&sort=asc', 'two_factor=enabled', 'without_projects=true', 'custom_attributes[k]=v']) {
     const res = await app.inject({ method: 'GET', url: `/api/v4/users?${qs}`, headers: tok.headers });
     assert.equal(res.statusCode, 200, qs);
     assert.deepEqual(ids(res), all, qs);
