@@ -78,8 +78,8 @@ test('a malformed multipart body is a 400 with the parse error on every route th
   // The runner's uploads (a job log, an artifacts archive) check the job token before reading a byte of
   // the body, as Workhorse authorizes an upload before accepting it: a stranger's body is never parsed.
   const streamed = new Set(['PATCH /api/v4/jobs/{id}/trace', 'POST /api/v4/jobs/{id}/artifacts']);
-  // So do the archive uploads of imports, for a caller who is not signed in (401).
-  const archives = new Set(['POST /api/v4/projects/import', 'POST /api/v4/projects/import-relation']);
+  // So do the archive uploads of imports and project uploads, for a caller who is not signed in (401).
+  const archives = new Set(['POST /api/v4/projects/import', 'POST /api/v4/projects/import-relation', 'POST /api/v4/projects/{id}/uploads']);
   const writes = ops.filter((o) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(o.method) && !streamed.has(`${o.method} ${o.path}`));
   assert.ok(writes.length >= 55, `${writes.length} operations take a body`);
   for (const op of ops.filter((o) => streamed.has(`${o.method} ${o.path}`))) {

@@ -21,7 +21,7 @@ import { Errors } from '../../lib/errors.ts';
 import { keysetHeaders, offsetPaginate, pageParams, type PageRequest } from '../../lib/pagination.ts';
 import { send } from '../plugins/errors.ts';
 import { GroupDetailSchema, GroupSchema, groupViewContext, toGroup, toGroupDetail, type GroupViewContext } from './entities/group.entity.ts';
-import { PaginationProps } from './schemas/common.ts';
+import { linkParams, PaginationProps } from './schemas/common.ts';
 import { avatarFile } from './avatars.routes.ts';
 import { avatarErrors } from '../../domain/avatars/avatars.service.ts';
 
@@ -30,7 +30,6 @@ const GROUP = '/api/v4/groups/:id';
 /** Offset pagination of groups stops here for the paginate-with-strategies path (reference §1.1). */
 const OFFSET_LIMIT = { limit: 50_000, type: 'Group' };
 /** Never echoed into Link headers. */
-const CREDENTIAL_PARAMS = new Set(['private_token', 'access_token', 'job_token']);
 /** What a group list is made of (the response cache keys on their versions). */
 const LIST_TABLES = ['namespaces', 'members', 'projects', 'users', 'application_settings'] as const;
 
@@ -118,15 +117,8 @@ const UpdateBody = Type.Object({
 const IdParams = Type.Object({ id: Type.String() });
 const ShowQuery = Type.Object({ with_custom_attributes: Bool(false), with_projects: Bool(true) });
 
-/** Every parameter of the request except credentials, as GitLab rebuilds Link URLs from `params`. */
-function linkParams(query: Record<string, unknown>, route: Record<string, unknown> = {}): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...route };
-  for (const [k, v] of Object.entries(query)) if (v !== undefined && !CREDENTIAL_PARAMS.has(k)) out[k] = v;
-  return out;
-}
-
 /** skip_groups also comes comma-separated (CommaSeparatedToIntegerArray); Grape names the whole array when an item is bad. */
-async function splitSkipGroups(req: FastifyRequest): Promise<void> {
+export async function splitSkipGroups(req: FastifyRequest): Promise<void> {
   const q = req.query as Record<string, unknown>;
   if (typeof q.skip_groups === 'string') q.skip_groups = q.skip_groups.split(',').filter((s) => s !== '');
   if (Array.isArray(q.skip_groups) && q.skip_groups.some((v) => !/^-?\d+$/.test(String(v)))) throw Errors.param('skip_groups is invalid');

@@ -1,5 +1,5 @@
 // Namespaces API (GitLab lib/api/namespaces.rb) and GET /projects/:id/groups (lib/api/projects.rb).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../container.ts';
@@ -7,11 +7,11 @@ import { MEMBER_ACCESS_LEVELS } from '../../domain/access/roles.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
 import { NamespaceSchema, PublicGroupDetailsSchema, toNamespace, toPublicGroupDetails } from './entities/namespace.entity.ts';
-import { PaginationProps } from './schemas/common.ts';
+import { linkParams, PaginationProps } from './schemas/common.ts';
+import { splitSkipGroups } from './groups.routes.ts';
 
 const TAGS = ['namespaces'];
 /** Never echoed into Link headers. */
-const CREDENTIAL_PARAMS = new Set(['private_token', 'access_token', 'job_token']);
 
 const ListQuery = Type.Object({
   search: Type.Optional(Type.String()),
@@ -33,19 +33,6 @@ const ProjectGroupsQuery = Type.Object({
   shared_min_access_level: Type.Optional(Type.Integer()),
   ...PaginationProps,
 });
-
-function linkParams(query: Record<string, unknown>, route: Record<string, unknown> = {}): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...route };
-  for (const [k, v] of Object.entries(query)) if (v !== undefined && !CREDENTIAL_PARAMS.has(k)) out[k] = v;
-  return out;
-}
-
-/** skip_groups also comes comma-separated (CommaSeparatedToIntegerArray); Grape names the whole array when an item is bad. */
-async function splitSkipGroups(req: FastifyRequest): Promise<void> {
-  const q = req.query as Record<string, unknown>;
-  if (typeof q.skip_groups === 'string') q.skip_groups = q.skip_groups.split(',').filter((s) => s !== '');
-  if (Array.isArray(q.skip_groups) && q.skip_groups.some((v) => !/^-?\d+$/.test(String(v)))) throw Errors.param('skip_groups is invalid');
-}
 
 export function namespacesRoutes(fastify: FastifyInstance, c: Container): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
