@@ -25,8 +25,8 @@ export const SystemHookSchema = Type.Object({
   custom_headers: Type.Array(KeyValue),
 });
 
-/** The token is never shown, nor a password in the URL's userinfo. System hooks are never auto-disabled. */
-export function toSystemHookEntity(h: SystemHookRow) {
+/** The fields every hook entity begins with (API::Entities::Hook), system and web hooks alike. */
+export function hookBase(h: Omit<SystemHookRow, 'token_encrypted' | 'updated_at' | 'push_events_branch_filter' | 'branch_filter_strategy'>) {
   return {
     id: h.id,
     url: maskUrl(h.url),
@@ -38,6 +38,13 @@ export function toSystemHookEntity(h: SystemHookRow) {
     merge_requests_events: h.merge_requests_events === 1,
     repository_update_events: h.repository_update_events === 1,
     enable_ssl_verification: h.enable_ssl_verification === 1,
+  };
+}
+
+/** The token is never shown, nor a password in the URL's userinfo. System hooks are never auto-disabled. */
+export function toSystemHookEntity(h: SystemHookRow) {
+  return {
+    ...hookBase(h),
     alert_status: 'executable',
     disabled_until: null,
     url_variables: [],

@@ -3,8 +3,8 @@
 import { Type } from 'typebox';
 import type { WebHookRow } from '../../../db/schema.ts';
 import { alertStatus } from '../../../domain/hooks/web-hooks.service.ts';
-import { maskUrl } from '../../../lib/outbound.ts';
 import { NullableString } from '../schemas/common.ts';
+import { hookBase } from './system-hook.entity.ts';
 
 const KeyOnly = Type.Array(Type.Object({ key: Type.String() }));
 
@@ -82,16 +82,7 @@ export interface HookSecrets {
 
 function base(h: WebHookRow, s: HookSecrets) {
   return {
-    id: h.id,
-    url: maskUrl(h.url),
-    name: h.name,
-    description: h.description,
-    created_at: h.created_at,
-    push_events: h.push_events === 1,
-    tag_push_events: h.tag_push_events === 1,
-    merge_requests_events: h.merge_requests_events === 1,
-    repository_update_events: h.repository_update_events === 1,
-    enable_ssl_verification: h.enable_ssl_verification === 1,
+    ...hookBase(h),
     alert_status: alertStatus(h),
     disabled_until: h.disabled_until,
     url_variables: s.urlVariables.map((key) => ({ key })),
