@@ -20,7 +20,8 @@ import { PROJECT_WILDCARD_ROUTES } from '../groups/group-rules.ts';
 import { projectOwners } from './project-owners.ts';
 import { deleteProjectRows, removeRepositories } from './project-destroy.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
-import { isValidRefName } from '../../git/refs.ts';
+import { BRANCH_PREFIX, isValidRefName, ZERO_SHA } from '../../git/refs.ts';
+import { afterRefChanges, type RefChangeDeps } from '../repository/push-events.ts';
 import { defaultSettings, settingsChanges, settingsOf, validateSettings } from './project-settings.ts';
 
 export interface ProjectAttributes {
@@ -106,6 +107,8 @@ export class ProjectsService {
     private readonly policy: Policy,
     private readonly resolve: Resolver,
     private readonly repos: RepositoryStore,
+    /** where the README's push goes (events, hooks); absent, a README makes no push event */
+    private readonly refChanges?: RefChangeDeps,
   ) {}
 
   // ---- create --------------------------------------------------------------------------------
@@ -150,8 +153,10 @@ export class ProjectsService {
     const storage =
       actor.isAdmin && input.repository_storage ? input.repository_storage : this.repos.pickStorage(s.repository_storages_weighted as Record<string, number>);
     let created: ProjectRow | null = null;
+    const readme = (stored as Record<string, unknown>).initialize_with_readme === true;
+    let project: ProjectRow;
     try {
-      return await k.transaction().execute(async (trx) => {
+      project = await k.transaction().execute(async (trx) => {
         const project = await trx
           .insertInto('projects')
           .values({
@@ -194,7 +199,6 @@ export class ProjectsService {
         if (extras.inTransaction) await extras.inTransaction(trx, project);
         // The repository is made inside the transaction: a failure leaves neither row nor repository.
         created = project;
-        const readme = (stored as Record<string, unknown>).initialize_with_readme === true;
         if (extras.repository) await extras.repository(project);
         else await this.repos.create(project, { defaultBranch, readme: readme ? { title: name, author: { name: me.name, email: me.email } } : undefined });
         // a default branch made with the project (a README, a fork) is protected: ProtectDefaultBranchService
@@ -207,6 +211,16 @@ export class ProjectsService {
       if (isUniqueViolation(e)) throw Errors.invalid(await this.takenErrors(namespace, { name, path }, null));
       throw e;
     }
+    // GitLab commits the README through Files::CreateService: a push like any other (activity, hooks).
+    if (readme && !extras.repository && this.refChanges) {
+      const repo = this.repos.repository(project);
+      const head = await repo.branch(defaultBranch);
+      if (head) {
+        const changes = [{ before: ZERO_SHA, after: head.sha, ref: BRANCH_PREFIX + defaultBranch }];
+        project = (await afterRefChanges(this.refChanges, { project, namespace, user: me, repo }, changes)).project;
+      }
+    }
+    return project;
   }
 
   /** Project#check_personal_projects_limit: the creator's own projects against their projects_limit. */

@@ -506,6 +506,26 @@ test('a comment on a commit is a "commented on" event whose note is the commit n
   assert.equal(res.json().length, 1);
 });
 
+test('a project created with a README: "created" then "pushed new" of its default branch, as GitLab commits the README through a push', async (t) => {
+  const ctx = await buildTestApp(t);
+  const alice = await ctx.seed.user({ name: 'Alice' });
+  const headers = (await ctx.seed.token(alice)).headers;
+  const res = await ctx.app.inject({ method: 'POST', url: '/api/v4/projects', headers, payload: { name: 'Readme', initialize_with_readme: true } });
+  assert.equal(res.statusCode, 201, res.body);
+  const list = await ctx.app.inject({ method: 'GET', url: `/api/v4/projects/${res.json().id}/events?sort=asc`, headers });
+  assert.deepEqual(
+    list.json().map((e: any) => [e.action_name, e.push_data?.ref ?? null, e.push_data?.commit_count ?? null, e.push_data?.commit_title ?? null]),
+    [
+      ['created', null, null, null],
+      ['pushed new', 'main', 1, 'Initial commit'],
+    ],
+  );
+  const kinds = (await ctx.c.db.kysely.selectFrom('jobs').select('payload').where('kind', '=', 'system_event').orderBy('id').execute()).map(
+    (j) => JSON.parse(j.payload).event_name,
+  );
+  assert.deepEqual(kinds.slice(-3), ['project_create', 'push', 'repository_update']);
+});
+
 test('a push of more than three new branches is one bulk event; deleting a project or a user deletes their events', async (t) => {
   const s = await setup(t);
   const { app, c, alice, bob, project, as, root } = s;
