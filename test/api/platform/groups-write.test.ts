@@ -3,25 +3,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../helpers/build-app.ts';
+import { eventsAfter, lastJobId } from '../../helpers/outbox.ts';
 import type { NamespaceRow } from '../../../src/db/schema.ts';
 import { userActor } from '../../../src/domain/access/actor.ts';
 import { MovedError } from '../../../src/domain/access/resolve.ts';
 
 async function row(c: TestApp['c'], id: number): Promise<NamespaceRow | undefined> {
   return c.db.kysely.selectFrom('namespaces').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
-async function eventsAfter(c: TestApp['c'], jobId: number): Promise<Record<string, unknown>[]> {
-  const rows = await c.db.kysely.selectFrom('jobs').select('payload').where('kind', '=', 'system_event').where('id', '>', jobId).orderBy('id').execute();
-  return rows.map((r) => JSON.parse(r.payload));
-}
-
-async function lastJobId(c: TestApp['c']): Promise<number> {
-  const r = await c.db.kysely
-    .selectFrom('jobs')
-    .select((eb) => eb.fn.max('id').as('id'))
-    .executeTakeFirst();
-  return Number(r?.id ?? 0);
 }
 
 test('PUT /groups/:id: the owner changes attributes and gets the detail entity back', async (t) => {

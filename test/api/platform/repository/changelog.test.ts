@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { buildTestApp, type TestApp } from '../../../helpers/build-app.ts';
+import { eventsAfter } from '../../../helpers/outbox.ts';
 import { bareGit, fixtureEnv, workTree, type WorkTree } from '../../../helpers/git.ts';
 import { todayDate } from '../../../../src/lib/time.ts';
 
@@ -89,11 +90,6 @@ async function maxJobId(c: TestApp['c']): Promise<number> {
     .select((eb) => eb.fn.max('id').as('id'))
     .executeTakeFirst();
   return Number(r?.id ?? 0);
-}
-
-async function eventsAfter(c: TestApp['c'], id: number): Promise<Record<string, unknown>[]> {
-  const rows = await c.db.kysely.selectFrom('jobs').select('payload').where('kind', '=', 'system_event').where('id', '>', id).orderBy('id').execute();
-  return rows.map((r) => JSON.parse(r.payload));
 }
 
 const head = (dir: string, ref = 'main') => bareGit(dir, ['rev-parse', `refs/heads/${ref}`]).trim();

@@ -2,7 +2,8 @@
 // the push events, conflicts, empty changes, dry runs, protected branches and permissions.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../../helpers/build-app.ts';
+import { buildTestApp, EXTERNAL_URL } from '../../../helpers/build-app.ts';
+import { eventsAfter, lastJobId } from '../../../helpers/outbox.ts';
 import { AUTHOR, bareGit, commitJson, workTree } from '../../../helpers/git.ts';
 
 const BOB = { name: 'Bob Builder', email: 'bob@example.com' };
@@ -14,19 +15,6 @@ const gitlabTime = (t: number, tz = '+00:00') => {
   const offset = (tz.startsWith('-') ? -1 : 1) * (h * 60 + m);
   return new Date((t + offset * 60) * 1000).toISOString().slice(0, 23) + tz;
 };
-
-async function lastJobId(c: TestApp['c']): Promise<number> {
-  const r = await c.db.kysely
-    .selectFrom('jobs')
-    .select((eb) => eb.fn.max('id').as('id'))
-    .executeTakeFirst();
-  return Number(r?.id ?? 0);
-}
-
-async function eventsAfter(c: TestApp['c'], jobId: number): Promise<Record<string, any>[]> {
-  const rows = await c.db.kysely.selectFrom('jobs').select('payload').where('kind', '=', 'system_event').where('id', '>', jobId).orderBy('id').execute();
-  return rows.map((r) => JSON.parse(r.payload));
-}
 
 /**
  * main: c1 (f.txt 1..5, README) → c2 (f.txt line 2 "two", Bob, +0200) → c3 (g.txt)

@@ -4,7 +4,8 @@
 // the state of git and the outbox afterwards.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../../helpers/build-app.ts';
+import { buildTestApp, EXTERNAL_URL } from '../../../helpers/build-app.ts';
+import { eventsAfter, lastJobId } from '../../../helpers/outbox.ts';
 import { bareGit, workTree, AUTHOR } from '../../../helpers/git.ts';
 import { ZERO_SHA } from '../../../../src/git/refs.ts';
 
@@ -66,19 +67,6 @@ const log = (dir: string, args: string[]) =>
   bareGit(dir, ['log', '--format=%H', ...args])
     .split('\n')
     .filter(Boolean);
-
-async function lastJobId(c: TestApp['c']): Promise<number> {
-  const r = await c.db.kysely
-    .selectFrom('jobs')
-    .select((eb) => eb.fn.max('id').as('id'))
-    .executeTakeFirst();
-  return Number(r?.id ?? 0);
-}
-
-async function eventsAfter(c: TestApp['c'], jobId: number): Promise<Record<string, any>[]> {
-  const rows = await c.db.kysely.selectFrom('jobs').select('payload').where('kind', '=', 'system_event').where('id', '>', jobId).orderBy('id').execute();
-  return rows.map((r) => JSON.parse(r.payload));
-}
 
 /**
  * main: c1 (README, +0200) → c2 (docs, Bob) → c4 (README again, trailers) → c5 merge of feature/x
