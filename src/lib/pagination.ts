@@ -46,6 +46,22 @@ export async function offsetPaginate<DB, TB extends keyof DB, O>(
   query: SelectQueryBuilder<DB, TB, O>,
   opts: { offsetLimit?: { limit: number; type: string } } = {},
 ): Promise<PageResult<O>> {
+  const { result, headers } = await offsetPaginateWith(db, externalUrl, req, query, async (items) => items, opts);
+  return { items: result, headers };
+}
+
+/**
+ * offsetPaginate, with `present` turning the page's rows into what the response needs while the count
+ * behind X-Total still runs (a page whose rows need more queries does not wait for the count first).
+ */
+export async function offsetPaginateWith<DB, TB extends keyof DB, O, R>(
+  db: Kysely<any>,
+  externalUrl: string,
+  req: PageRequest,
+  query: SelectQueryBuilder<DB, TB, O>,
+  present: (items: O[]) => Promise<R>,
+  opts: { offsetLimit?: { limit: number; type: string } } = {},
+): Promise<{ result: R; headers: Record<string, string> }> {
   const { page, perPage } = pageParams(req);
   // GitLab multiplies the requested values (Grape defaults 1 and 20), before per_page is capped:
   // per_page=1000&page=51 is refused although it would read only rows 5,001-5,100.
@@ -54,16 +70,19 @@ export async function offsetPaginate<DB, TB extends keyof DB, O>(
       error: `Offset pagination has a maximum allowed offset of ${opts.offsetLimit.limit} for requests that return objects of type ${opts.offsetLimit.type}. Remaining records can be retrieved using keyset pagination.`,
     });
   }
-  const [rows, total] = await Promise.all([
+  let hasNext = false;
+  const [result, total] = await Promise.all([
     query
       .limit(perPage + 1)
       .offset((page - 1) * perPage)
-      .execute(),
+      .execute()
+      .then((rows) => {
+        hasNext = rows.length > perPage;
+        return present(hasNext ? rows.slice(0, perPage) : rows);
+      }),
     countWithLimit(db, query),
   ]);
-  const hasNext = rows.length > perPage;
-  const items = hasNext ? rows.slice(0, perPage) : rows;
-  return { items, headers: offsetHeaders(externalUrl, req, page, perPage, total, hasNext) };
+  return { result, headers: offsetHeaders(externalUrl, req, page, perPage, total, hasNext) };
 }
 
 /** count(*) of the query, stopping at MAX_COUNT + 1; null when above MAX_COUNT. */

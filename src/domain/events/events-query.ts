@@ -118,21 +118,40 @@ export class EventsQuery {
       r.target_type !== null && r.target_type !== COMMIT_NOTE_TARGET && NOTE_TARGET_TYPES.has(r.target_type) && r.target_id !== null;
     const noteIds = rows.filter(isNote).map((r) => r.target_id!);
     const commitNoteIds = rows.filter((r) => r.target_type === COMMIT_NOTE_TARGET && r.target_id !== null).map((r) => r.target_id!);
-    const [projects, pushes, notes, commitNotes] = await Promise.all([
+    // Two rounds of queries run side by side: what the rows name (projects and their namespaces, push
+    // payloads, notes, event authors), then what those name (merge requests of notes, the viewer's
+    // memberships in the projects' groups, note authors not loaded yet).
+    const users = (ids: number[]) =>
+      ids.length
+        ? k
+            .selectFrom('users')
+            .select([...BASIC_COLUMNS])
+            .where('users.id', 'in', ids)
+            .execute()
+        : Promise.resolve([] as UserBasicRow[]);
+    const [projects, namespaces, pushes, notes, commitNotes, eventAuthors] = await Promise.all([
       projectIds.length ? k.selectFrom('projects').selectAll().where('id', 'in', projectIds).execute() : [],
-      rows.some((r) => r.action === EVENT_ACTIONS.pushed) ? k.selectFrom('push_event_payloads').selectAll().where('event_id', 'in', ids).execute() : [],
-      noteIds.length ? k.selectFrom('notes').selectAll().where('id', 'in', noteIds).execute() : [],
-      commitNoteIds.length ? k.selectFrom('commit_notes').selectAll().where('id', 'in', commitNoteIds).execute() : [],
-    ]);
-    for (const n of notes) if (n.noteable_type === 'MergeRequest') mrIds.push(n.noteable_id);
-    const [namespaces, mrs] = await Promise.all([
-      projects.length
+      projectIds.length
         ? k
             .selectFrom('namespaces')
             .selectAll()
-            .where('id', 'in', [...new Set(projects.map((p) => p.namespace_id))])
+            .where('id', 'in', k.selectFrom('projects').select('namespace_id').where('id', 'in', projectIds))
             .execute()
         : [],
+      rows.some((r) => r.action === EVENT_ACTIONS.pushed) ? k.selectFrom('push_event_payloads').selectAll().where('event_id', 'in', ids).execute() : [],
+      noteIds.length ? k.selectFrom('notes').selectAll().where('id', 'in', noteIds).execute() : [],
+      commitNoteIds.length ? k.selectFrom('commit_notes').selectAll().where('id', 'in', commitNoteIds).execute() : [],
+      users([...new Set(rows.map((r) => r.author_id))]),
+    ]);
+    for (const n of notes) if (n.noteable_type === 'MergeRequest') mrIds.push(n.noteable_id);
+    const loaded = new Set(eventAuthors.map((u) => u.id));
+    const noteUsers = new Set<number>();
+    for (const n of [...notes, ...commitNotes])
+      for (const id of [n.author_id, 'resolved_by_id' in n ? n.resolved_by_id : null]) if (id != null && !loaded.has(id)) noteUsers.add(id);
+    const userId = actor.user?.id;
+    const groupIds = new Set<number>();
+    for (const ns of namespaces) if (ns.type === 'Group') for (const id of traversalIds(ns)) groupIds.add(id);
+    const [mrs, rowsOf, noteAuthors] = await Promise.all([
       mrIds.length
         ? k
             .selectFrom('merge_requests')
@@ -140,14 +159,11 @@ export class EventsQuery {
             .where('id', 'in', [...new Set(mrIds)])
             .execute()
         : [],
+      userId === undefined ? [] : this.policy.memberships(userId, { projectIds: projects.map((p) => p.id), groupIds: [...groupIds] }),
+      users([...noteUsers]),
     ]);
     const nsById = new Map<number, NamespaceRow>(namespaces.map((n) => [n.id, n]));
-    // The viewer's memberships in the page's projects and their groups: one query; then the policy's
-    // answer per project from that membership (memoised per level, visibility and archived state).
-    const userId = actor.user?.id;
-    const groupIds = new Set<number>();
-    for (const ns of namespaces) if (ns.type === 'Group') for (const id of traversalIds(ns)) groupIds.add(id);
-    const rowsOf = userId === undefined ? [] : await this.policy.memberships(userId, { projectIds: projects.map((p) => p.id), groupIds: [...groupIds] });
+    // The policy's answer per project from the viewer's memberships (memoised per level, visibility and archived state).
     const answers = new Map<string, Promise<ProjectAccess>>();
     const access = new Map<number, { project: ProjectRow; access: ProjectAccess }>();
     for (const p of projects) {
@@ -201,20 +217,7 @@ export class EventsQuery {
         noteMergeRequest: note && note.noteable_type === 'MergeRequest' ? (mrById.get(note.noteable_id) ?? null) : null,
       });
     }
-    const authorIds = new Set<number>();
-    for (const v of visible) {
-      authorIds.add(v.event.author_id);
-      if (v.note?.author_id != null) authorIds.add(v.note.author_id);
-      if (v.note?.resolved_by_id != null) authorIds.add(v.note.resolved_by_id);
-    }
-    const users = authorIds.size
-      ? await k
-          .selectFrom('users')
-          .select([...BASIC_COLUMNS])
-          .where('users.id', 'in', [...authorIds])
-          .execute()
-      : [];
-    const usersById = new Map(users.map((u) => [u.id, u]));
+    const usersById = new Map([...eventAuthors, ...noteAuthors].map((u) => [u.id, u]));
     for (const v of visible) v.author = usersById.get(v.event.author_id) ?? null;
     return { views: visible, users: usersById };
   }

@@ -11,7 +11,7 @@ import { EVENT_ACTION_NAMES, EVENT_TARGET_TYPES, EventsQuery, type EventFilters,
 import type { EventRow } from '../../db/schema.ts';
 import { isInt32 } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
-import { offsetPaginate } from '../../lib/pagination.ts';
+import { offsetPaginateWith } from '../../lib/pagination.ts';
 import { isDate } from '../../lib/time.ts';
 import { EventSchema, toEvent } from './entities/event.entity.ts';
 import { userViewContext } from './entities/user.entity.ts';
@@ -73,16 +73,17 @@ export function eventsRoutes(fastify: FastifyInstance, c: Container): void {
 
   async function listPage(req: FastifyRequest, reply: FastifyReply, source: EventSource, q: ListQueryT, route: Record<string, unknown>) {
     const filters = filtersOf(q);
-    const page = await offsetPaginate(
+    // the page's events are presented (their projects, authors, payloads, visibility) while the count runs
+    const { result, headers } = await offsetPaginateWith(
       c.db.kysely,
       c.config.externalUrl,
       { path: req.url.split('?')[0], params: linkParams(q as Record<string, unknown>, route), page: q.page, per_page: q.per_page },
       await query.list(req.actor, source, filters),
+      (items) => query.present(req.actor, items as EventRow[]),
     );
-    reply.headers(page.headers);
-    const { views, users } = await query.present(req.actor, page.items as EventRow[]);
+    reply.headers(headers);
     const ctx = userViewContext(c.config.externalUrl, await c.settings.get());
-    return views.map((v) => toEvent(v, users, ctx));
+    return result.views.map((v) => toEvent(v, result.users, ctx));
   }
 
   const cacheOpts = (req: FastifyRequest, extra: string) => ({ tables: EVENT_LIST_TABLES, viewer: `${actorKey(req.actor)}|${extra}` });
