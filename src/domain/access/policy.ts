@@ -81,9 +81,11 @@ export class Policy {
   /**
    * The unexpired memberships of `userId` in these projects and groups, with their custom roles'
    * permissions: one query, for one resource (membership) or for a page of projects (ProjectsQuery.views).
+   * `groupIds: 'all'`: every group membership of the user (when the groups are not known yet).
    */
-  async memberships(userId: number, on: { projectIds: readonly number[]; groupIds: readonly number[] }): Promise<MembershipRow[]> {
+  async memberships(userId: number, on: { projectIds: readonly number[]; groupIds: readonly number[] | 'all' }): Promise<MembershipRow[]> {
     if (!on.projectIds.length && !on.groupIds.length) return [];
+    const groupIds = on.groupIds;
     const today = todayDate();
     return this.db.kysely
       .selectFrom('members')
@@ -94,7 +96,8 @@ export class Policy {
       .where((eb) => {
         const ors: Expression<SqlBool>[] = [];
         if (on.projectIds.length) ors.push(eb.and([eb('members.source_type', '=', 'Project'), eb('members.source_id', 'in', on.projectIds)]));
-        if (on.groupIds.length) ors.push(eb.and([eb('members.source_type', '=', 'Namespace'), eb('members.source_id', 'in', on.groupIds)]));
+        if (groupIds === 'all') ors.push(eb('members.source_type', '=', 'Namespace'));
+        else if (groupIds.length) ors.push(eb.and([eb('members.source_type', '=', 'Namespace'), eb('members.source_id', 'in', groupIds)]));
         return eb.or(ors);
       })
       .execute();

@@ -119,8 +119,8 @@ export class EventsQuery {
     const noteIds = rows.filter(isNote).map((r) => r.target_id!);
     const commitNoteIds = rows.filter((r) => r.target_type === COMMIT_NOTE_TARGET && r.target_id !== null).map((r) => r.target_id!);
     // Two rounds of queries run side by side: what the rows name (projects and their namespaces, push
-    // payloads, notes, event authors), then what those name (merge requests of notes, the viewer's
-    // memberships in the projects' groups, note authors not loaded yet).
+    // payloads, notes, event authors, the viewer's memberships), then what those name (merge requests of
+    // notes, note authors not loaded yet; a page of pushes needs no second round).
     const users = (ids: number[]) =>
       ids.length
         ? k
@@ -129,7 +129,9 @@ export class EventsQuery {
             .where('users.id', 'in', ids)
             .execute()
         : Promise.resolve([] as UserBasicRow[]);
-    const [projects, namespaces, pushes, notes, commitNotes, eventAuthors] = await Promise.all([
+    const userId = actor.user?.id;
+    // the viewer's memberships: in the page's projects and in every group (the groups above them are not known yet)
+    const [projects, namespaces, pushes, notes, commitNotes, eventAuthors, rowsOf] = await Promise.all([
       projectIds.length ? k.selectFrom('projects').selectAll().where('id', 'in', projectIds).execute() : [],
       projectIds.length
         ? k
@@ -142,16 +144,14 @@ export class EventsQuery {
       noteIds.length ? k.selectFrom('notes').selectAll().where('id', 'in', noteIds).execute() : [],
       commitNoteIds.length ? k.selectFrom('commit_notes').selectAll().where('id', 'in', commitNoteIds).execute() : [],
       users([...new Set(rows.map((r) => r.author_id))]),
+      userId === undefined ? [] : this.policy.memberships(userId, { projectIds, groupIds: 'all' }),
     ]);
     for (const n of notes) if (n.noteable_type === 'MergeRequest') mrIds.push(n.noteable_id);
     const loaded = new Set(eventAuthors.map((u) => u.id));
     const noteUsers = new Set<number>();
     for (const n of [...notes, ...commitNotes])
       for (const id of [n.author_id, 'resolved_by_id' in n ? n.resolved_by_id : null]) if (id != null && !loaded.has(id)) noteUsers.add(id);
-    const userId = actor.user?.id;
-    const groupIds = new Set<number>();
-    for (const ns of namespaces) if (ns.type === 'Group') for (const id of traversalIds(ns)) groupIds.add(id);
-    const [mrs, rowsOf, noteAuthors] = await Promise.all([
+    const [mrs, noteAuthors] = await Promise.all([
       mrIds.length
         ? k
             .selectFrom('merge_requests')
@@ -159,7 +159,6 @@ export class EventsQuery {
             .where('id', 'in', [...new Set(mrIds)])
             .execute()
         : [],
-      userId === undefined ? [] : this.policy.memberships(userId, { projectIds: projects.map((p) => p.id), groupIds: [...groupIds] }),
       users([...noteUsers]),
     ]);
     const nsById = new Map<number, NamespaceRow>(namespaces.map((n) => [n.id, n]));
