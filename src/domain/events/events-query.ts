@@ -66,6 +66,20 @@ export class EventsQuery {
     this.projectsQuery = new ProjectsQuery(db, policy);
   }
 
+  /** the projects `actor` may see (one query), once per request: `prepare` may start it before the list is built */
+  private readonly visibleOf = new WeakMap<Actor, ReturnType<ProjectsQuery['visible']>>();
+
+  private visibleProjects(actor: Actor): ReturnType<ProjectsQuery['visible']> {
+    let v = this.visibleOf.get(actor);
+    if (!v) this.visibleOf.set(actor, (v = this.projectsQuery.visible(actor)));
+    return v;
+  }
+
+  /** Starts what `list` will need of the viewer (their projects), so that it overlaps another lookup. */
+  prepare(actor: Actor): void {
+    this.visibleProjects(actor).catch(() => {}); // a failure surfaces when `list` awaits it
+  }
+
   /** EventsFinder#cannot_access_private_profile?: a private profile's events are for its owner and administrators. */
   static hidesProfile(actor: Actor, user: UserRow): boolean {
     return user.private_profile === 1 && !actor.isAdmin && actor.user?.id !== user.id;
@@ -92,7 +106,7 @@ export class EventsQuery {
     if (source.kind !== 'project') {
       if (actor.isAdmin) q = q.where((eb) => eb(projectColumn, 'is not', null));
       else {
-        const visible = await this.projectsQuery.visible(actor);
+        const visible = await this.visibleProjects(actor);
         q = q.where((eb) => eb(projectColumn, 'in', k.selectFrom('projects').select('projects.id').where(visible)));
       }
     }

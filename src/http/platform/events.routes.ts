@@ -104,6 +104,7 @@ export function eventsRoutes(fastify: FastifyInstance, c: Container): void {
     async (req, reply) =>
       app.cachedResponse(req, reply, cacheOpts(req, `user:${req.params.id}`), async () => {
         const key = req.params.id;
+        query.prepare(req.actor); // the viewer's projects, read while the user is looked up
         const numeric = /^\d+$/.test(key);
         const user = numeric ? (isInt32(Number(key)) ? await c.users.byId(Number(key)) : undefined) : await c.users.byUsername(key);
         if (!user) throw Errors.notFound('User');
