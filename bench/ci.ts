@@ -13,6 +13,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import yazl from 'yazl';
 import { tokenDigest } from '../src/lib/secrets.ts';
+import { insertAll } from '../test/helpers/rows.ts';
 import {
   benchContainer,
   CONNECTIONS,
@@ -54,13 +55,6 @@ const rand = () => {
   seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff;
   return seed / 0x7fffffff;
 };
-async function insertAll(table: string, rows: any[], size = 500): Promise<void> {
-  for (let i = 0; i < rows.length; i += size)
-    await k
-      .insertInto(table as any)
-      .values(rows.slice(i, i + size))
-      .execute();
-}
 
 // --- 100 projects with one real commit each (the jobs' sha) ---
 const first = await publicProject(c, 'CI bench 0', 'ci-bench-0');
@@ -102,13 +96,15 @@ const runnerRows = Array.from({ length: RUNNERS }, (_, i) => {
     updated_at: iso(created),
   };
 });
-await insertAll('ci_runners', runnerRows);
+await insertAll(k, 'ci_runners', runnerRows);
 const runners = await k.selectFrom('ci_runners').select(['id', 'runner_type']).orderBy('id').execute();
 await insertAll(
+  k,
   'ci_runner_namespaces',
   runners.filter((r) => r.runner_type === 'group_type').map((r) => ({ runner_id: r.id, namespace_id: group.id })),
 );
 await insertAll(
+  k,
   'ci_runner_projects',
   runners.filter((r) => r.runner_type === 'project_type').map((r, i) => ({ runner_id: r.id, project_id: projects[i % PROJECTS].id, created_at: iso(now) })),
 );
@@ -124,7 +120,7 @@ const pipelineRows = Array.from({ length: PIPELINES }, (_, i) => ({
   created_at: iso(now - (PIPELINES - i) * 60_000),
   updated_at: iso(now - (PIPELINES - i) * 60_000),
 }));
-await insertAll('ci_pipelines', pipelineRows);
+await insertAll(k, 'ci_pipelines', pipelineRows);
 const pipelines = await k.selectFrom('ci_pipelines').select(['id', 'project_id']).orderBy('id').execute();
 const STAGES = ['build', 'test', 'deploy'];
 const jobRows: any[] = [];
@@ -151,7 +147,7 @@ for (let n = 0; n < JOBS; n++) {
     finished_at: iso(t + 60_000),
   });
 }
-await insertAll('ci_builds', jobRows, 1000);
+await insertAll(k, 'ci_builds', jobRows, 1000);
 if (c.db.dialect === 'postgres') await sql`analyze`.execute(k);
 const seeded = (performance.now() - t0) / 1000;
 
@@ -195,6 +191,7 @@ for (const [i, s] of scenarios.entries()) {
 // again as soon as it is answered, as gitlab-runner does.
 const pollTokens = Array.from({ length: POLLERS }, (_, i) => `glrt-poller-${i}-${crypto.randomBytes(6).toString('hex')}`);
 await insertAll(
+  k,
   'ci_runners',
   pollTokens.map((t, i) => ({
     runner_type: 'instance_type',

@@ -3,7 +3,7 @@
 // measures the events lists with autocannon next to a static payload of the same size.
 // Bar (issue 18): a page of 20 at ratio ≥ 0.5 (p99 < 20 ms), and the uncached path — a query no cache
 // has seen, and the first read after a write — at most 5 ms (median of 21 in-process requests each).
-import { userRow } from '../test/helpers/rows.ts';
+import { groupRow, insertAll, projectRow, userRow } from '../test/helpers/rows.ts';
 import fs from 'node:fs';
 import { sql } from 'kysely';
 import { benchContainer, CONNECTIONS, DURATION, freshBenchDatabase, listTableHeader, Report, ROUNDS, serve } from './harness.ts';
@@ -20,16 +20,9 @@ const k = c.db.kysely;
 const t0 = performance.now();
 const base = Date.UTC(2025, 0, 1);
 const iso = (ms: number) => new Date(ms).toISOString();
-async function insertAll(table: string, rows: any[], size = 500): Promise<void> {
-  for (let i = 0; i < rows.length; i += size)
-    await k
-      .insertInto(table as any)
-      .values(rows.slice(i, i + size))
-      .execute();
-}
 
 const now = iso(base);
-await insertAll('users', [userRow('busy', { name: 'Busy Bee' }, now), userRow('watcher', { name: 'Watcher' }, now)]);
+await insertAll(k, 'users', [userRow('busy', { name: 'Busy Bee' }, now), userRow('watcher', { name: 'Watcher' }, now)]);
 const busy = (await c.users.byUsername('busy'))!;
 const watcher = (await c.users.byUsername('watcher'))!;
 const busyToken = (await c.tokens.create(busy, { name: 'bench', scopes: ['api'] })).token!;
@@ -38,26 +31,7 @@ const watcherToken = (await c.tokens.create(watcher, { name: 'bench', scopes: ['
 // --- one group with 60 projects (a third each public, internal, private); busy is a Developer of the group ---
 const group = await k
   .insertInto('namespaces')
-  .values({
-    type: 'Group',
-    name: 'events-bench',
-    path: 'events-bench',
-    full_path: 'events-bench',
-    parent_id: null,
-    traversal_ids: '',
-    owner_id: null,
-    visibility: 'public',
-    description: '',
-    avatar_url: null,
-    request_access_enabled: 1,
-    project_creation_level: 'developer',
-    subgroup_creation_level: 'maintainer',
-    share_with_group_lock: 0,
-    settings: '{}',
-    created_by_id: null,
-    created_at: now,
-    updated_at: now,
-  })
+  .values(groupRow('events-bench', null, { visibility: 'public' }, now))
   .returningAll()
   .executeTakeFirstOrThrow();
 await k
@@ -67,26 +41,14 @@ await k
   .execute();
 const visibilities = ['public', 'internal', 'private'];
 await insertAll(
+  k,
   'projects',
-  Array.from({ length: PROJECTS }, (_, i) => ({
-    namespace_id: group.id,
-    creator_id: busy.id,
-    name: `Service ${i}`,
-    path: `service-${i}`,
-    description: null,
-    visibility: visibilities[i % 3],
-    default_branch: 'main',
-    archived: 0,
-    repository_storage: 'default',
-    topics: '[]',
-    settings: '{}',
-    created_at: now,
-    updated_at: now,
-    last_activity_at: now,
-  })),
+  Array.from({ length: PROJECTS }, (_, i) =>
+    projectRow(group.id, `service-${i}`, { creator_id: busy.id, name: `Service ${i}`, visibility: visibilities[i % 3] }, now),
+  ),
 );
 const projects = await k.selectFrom('projects').select(['id', 'visibility']).where('namespace_id', '=', group.id).orderBy('id').execute();
-await insertAll('members', [
+await insertAll(k, 'members', [
   {
     source_type: 'Namespace',
     source_id: group.id,
@@ -123,7 +85,7 @@ for (let i = 0; i < EVENTS; i++) {
       ref_count: null,
     });
 }
-await insertAll('events', events);
+await insertAll(k, 'events', events);
 const maxId = (
   await k
     .selectFrom('events')
@@ -131,7 +93,7 @@ const maxId = (
     .executeTakeFirstOrThrow()
 ).m as number;
 if (maxId !== EVENTS) throw new Error(`event ids start at ${maxId - EVENTS + 1}, not 1`);
-await insertAll('push_event_payloads', payloads);
+await insertAll(k, 'push_event_payloads', payloads);
 // A live PostgreSQL database is vacuumed and analysed by autovacuum (since PostgreSQL 13 also after inserts: the
 // visibility map lets the count behind X-Total read the index alone); a freshly loaded one gets both now.
 if (c.db.dialect === 'postgres') await sql`vacuum analyze`.execute(k);

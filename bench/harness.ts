@@ -12,6 +12,7 @@ import { loadConfig } from '../src/config.ts';
 import { createContainer, type Container } from '../src/container.ts';
 import { buildApp } from '../src/app.ts';
 import type { ProjectRow } from '../src/db/schema.ts';
+import { projectRow } from '../test/helpers/rows.ts';
 import { nowIso } from '../src/lib/time.ts';
 
 export const ROOT_TOKEN = 'glpat-bench-root-token';
@@ -48,22 +49,7 @@ export async function publicProject(c: Container, name: string, projectPath: str
   const ns = await c.db.kysely.selectFrom('namespaces').selectAll().where('owner_id', '=', 1).executeTakeFirstOrThrow();
   const project = await c.db.kysely
     .insertInto('projects')
-    .values({
-      namespace_id: ns.id,
-      creator_id: 1,
-      name,
-      path: projectPath,
-      description: null,
-      visibility: 'public',
-      default_branch: 'main',
-      archived: 0,
-      repository_storage: 'default',
-      topics: '[]',
-      settings: '{}',
-      created_at: now,
-      updated_at: now,
-      last_activity_at: now,
-    })
+    .values(projectRow(ns.id, projectPath, { creator_id: 1, name, visibility: 'public' }, now))
     .returningAll()
     .executeTakeFirstOrThrow();
   await c.repos.create(project, { defaultBranch: 'main' });

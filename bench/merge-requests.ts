@@ -3,7 +3,7 @@
 // then measures the merge request lists with autocannon next to a static payload of the same size.
 // Bar: ratio ≥ 0.5 and p99 < 20 ms at 10 connections. Also the uncached path: a query no cache has seen,
 // and the first read after a write (median of 21 in-process requests each).
-import { userRow } from '../test/helpers/rows.ts';
+import { groupRow, insertAll, projectRow, userRow } from '../test/helpers/rows.ts';
 import fs from 'node:fs';
 import { sql } from 'kysely';
 import { userActor } from '../src/domain/access/actor.ts';
@@ -33,17 +33,11 @@ const rand = () => {
   return seed / 0x7fffffff;
 };
 const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)];
-async function insertAll(table: string, rows: any[], size = 500): Promise<void> {
-  for (let i = 0; i < rows.length; i += size)
-    await k
-      .insertInto(table as any)
-      .values(rows.slice(i, i + size))
-      .execute();
-}
 
 // --- users ---
 const now = iso(base);
 await insertAll(
+  k,
   'users',
   Array.from({ length: USERS }, (_, j) => userRow(`mr${j}`, { name: `MR User ${j}` }, now)),
 );
@@ -52,26 +46,7 @@ const viewer = (await c.users.byUsername('mr1'))!;
 const viewerToken = (await c.tokens.create(viewer, { name: 'bench', scopes: ['api'] })).token!;
 
 // --- one top-level group, 20 subgroups, 1,000 projects (a third each public, internal, private) ---
-const group = (path: string, parent: { id: number; full_path: string; traversal_ids: string } | null) => ({
-  type: 'Group' as const,
-  name: path,
-  path,
-  full_path: parent ? `${parent.full_path}/${path}` : path,
-  parent_id: parent?.id ?? null,
-  traversal_ids: '',
-  owner_id: null,
-  visibility: 'internal',
-  description: '',
-  avatar_url: null,
-  request_access_enabled: 1,
-  project_creation_level: 'developer',
-  subgroup_creation_level: 'maintainer',
-  share_with_group_lock: 0,
-  settings: '{}',
-  created_by_id: null,
-  created_at: now,
-  updated_at: now,
-});
+const group = (path: string, parent: { id: number; full_path: string } | null) => groupRow(path, parent, { visibility: 'internal' }, now);
 const top = await k.insertInto('namespaces').values(group('mr-bench', null)).returningAll().executeTakeFirstOrThrow();
 await k
   .updateTable('namespaces')
@@ -80,6 +55,7 @@ await k
   .execute();
 const topRow = { ...top, traversal_ids: `/${top.id}/` };
 await insertAll(
+  k,
   'namespaces',
   Array.from({ length: SUBGROUPS }, (_, i) => group(`team-${i}`, topRow)),
 );
@@ -87,23 +63,11 @@ await sql`update namespaces set traversal_ids = ${topRow.traversal_ids} || id ||
 const subgroups = await k.selectFrom('namespaces').select(['id', 'full_path']).where('parent_id', '=', top.id).orderBy('id').execute();
 const visibilities = ['public', 'internal', 'private'];
 await insertAll(
+  k,
   'projects',
-  Array.from({ length: PROJECTS }, (_, i) => ({
-    namespace_id: subgroups[i % SUBGROUPS].id,
-    creator_id: 1,
-    name: `Service ${i}`,
-    path: `service-${i}`,
-    description: null,
-    visibility: visibilities[i % 3],
-    default_branch: 'main',
-    archived: 0,
-    repository_storage: 'default',
-    topics: '[]',
-    settings: '{}',
-    created_at: now,
-    updated_at: now,
-    last_activity_at: now,
-  })),
+  Array.from({ length: PROJECTS }, (_, i) =>
+    projectRow(subgroups[i % SUBGROUPS].id, `service-${i}`, { creator_id: 1, name: `Service ${i}`, visibility: visibilities[i % 3] }, now),
+  ),
 );
 const projects = await k.selectFrom('projects').select(['id', 'namespace_id', 'visibility']).where('name', 'like', 'Service %').orderBy('id').execute();
 // The viewer: a Developer of two subgroups (100 projects) and a Reporter of 50 private projects elsewhere.
@@ -119,7 +83,7 @@ const member = (type: string, id: number, level: number) => ({
   updated_at: now,
 });
 const privates = projects.filter((p) => p.visibility === 'private' && p.namespace_id !== subgroups[0].id && p.namespace_id !== subgroups[1].id);
-await insertAll('members', [
+await insertAll(k, 'members', [
   member('Namespace', subgroups[0].id, 30),
   member('Namespace', subgroups[1].id, 30),
   ...privates.slice(0, 50).map((p) => member('Project', p.id, 20)),
@@ -127,6 +91,7 @@ await insertAll('members', [
 
 // --- 50 labels and 20 milestones of the top-level group (every project inherits them) ---
 await insertAll(
+  k,
   'labels',
   Array.from({ length: LABELS }, (_, i) => ({
     project_id: null,
@@ -141,6 +106,7 @@ await insertAll(
 );
 const labelIds = (await k.selectFrom('labels').select('id').where('group_id', '=', top.id).orderBy('id').execute()).map((l) => l.id);
 await insertAll(
+  k,
   'milestones',
   Array.from({ length: MILESTONES }, (_, i) => ({
     iid: i + 1,
@@ -187,7 +153,7 @@ for (let n = 0; n < MRS; n++) {
   });
 }
 for (const m of mrs) m.draft = m.title.startsWith('Draft:') ? 1 : 0;
-await insertAll('merge_requests', mrs, 1000);
+await insertAll(k, 'merge_requests', mrs, 1000);
 const mrIds = (await k.selectFrom('merge_requests').select('id').orderBy('id').execute()).map((m) => m.id);
 const assignees: any[] = [];
 const reviewers: any[] = [];
@@ -200,9 +166,9 @@ for (const id of mrIds) {
   for (let j = 0; j < n; j++) chosen.add(pick(labelIds));
   for (const l of chosen) mrLabels.push({ merge_request_id: id, label_id: l, created_at: now });
 }
-await insertAll('merge_request_assignees', assignees, 5000);
-await insertAll('merge_request_reviewers', reviewers, 5000);
-await insertAll('merge_request_labels', mrLabels, 5000);
+await insertAll(k, 'merge_request_assignees', assignees, 5000);
+await insertAll(k, 'merge_request_reviewers', reviewers, 5000);
+await insertAll(k, 'merge_request_labels', mrLabels, 5000);
 if (c.db.dialect === 'postgres') await sql`analyze`.execute(k);
 const seeded = (performance.now() - t0) / 1000;
 

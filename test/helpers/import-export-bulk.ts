@@ -4,10 +4,9 @@
 // comes back counted, so that an imported copy can be compared with it.
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
-import type { Kysely } from 'kysely';
 import type { Container } from '../../src/container.ts';
-import type { Database, ProjectRow } from '../../src/db/schema.ts';
-import { userRow } from './rows.ts';
+import type { ProjectRow } from '../../src/db/schema.ts';
+import { insertAll, projectRow, userRow } from './rows.ts';
 
 export interface LargeProjectOptions {
   /** commits on the default branch (main), besides the feature branches' own (default 10,000) */
@@ -50,7 +49,6 @@ export interface LargeProject {
   seconds: { repository: number; rows: number };
 }
 
-const CHUNK = 500;
 const BASE = Date.UTC(2024, 0, 1);
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -62,14 +60,6 @@ function randomSequence(seed: number) {
     return s / 0x7fffffff;
   };
   return { rand, pick: <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] };
-}
-
-async function insertAll(k: Kysely<Database>, table: keyof Database, rows: any[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += CHUNK)
-    await k
-      .insertInto(table)
-      .values(rows.slice(i, i + CHUNK))
-      .execute();
 }
 
 /**
@@ -189,22 +179,20 @@ export async function seedLargeProject(c: Container, opts: LargeProjectOptions =
   const ns = await k.selectFrom('namespaces').selectAll().where('owner_id', '=', 1).where('type', '=', 'User').executeTakeFirstOrThrow();
   const project = await k
     .insertInto('projects')
-    .values({
-      namespace_id: ns.id,
-      creator_id: 1,
-      name: o.path.replace(/-/g, ' ').replace(/^./, (x) => x.toUpperCase()),
-      path: o.path,
-      description: `A large project: ${o.commits} commits, ${o.mergeRequests} merge requests, ${o.notes} notes`,
-      visibility: o.visibility,
-      default_branch: 'main',
-      archived: 0,
-      repository_storage: 'default',
-      topics: '["bench","import-export"]',
-      settings: '{}',
-      created_at: now,
-      updated_at: now,
-      last_activity_at: now,
-    })
+    .values(
+      projectRow(
+        ns.id,
+        o.path,
+        {
+          creator_id: 1,
+          name: o.path.replace(/-/g, ' ').replace(/^./, (x) => x.toUpperCase()),
+          description: `A large project: ${o.commits} commits, ${o.mergeRequests} merge requests, ${o.notes} notes`,
+          visibility: o.visibility,
+          topics: '["bench","import-export"]',
+        },
+        now,
+      ),
+    )
     .returningAll()
     .executeTakeFirstOrThrow();
 

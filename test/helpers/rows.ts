@@ -1,7 +1,8 @@
 // Whole rows for bulk inserts where the services would be too slow or would refuse the state a test
 // needs (pagination over thousands of users, the benchmarks' seeds). Every column is written, so a new
 // column without a default shows up here once.
-import type { NewUser } from '../../src/db/schema.ts';
+import type { Insertable, Kysely } from 'kysely';
+import type { Database, NamespacesTable, NewUser, ProjectsTable } from '../../src/db/schema.ts';
 import { nowIso } from '../../src/lib/time.ts';
 
 /** A confirmed, active human user named `username` (name and e-mail derived), with `attrs` on top. */
@@ -52,4 +53,65 @@ export function userRow(username: string, attrs: Partial<NewUser> = {}, now = no
     locked_at: null,
     ...attrs,
   };
+}
+
+type NewNamespace = Insertable<NamespacesTable>;
+type NewProject = Insertable<ProjectsTable>;
+
+/**
+ * A group named `path` under `parent` (top level without), private unless `attrs` say otherwise.
+ * `traversal_ids` is left empty: it holds the row's own id, set once the row exists.
+ */
+export function groupRow(path: string, parent: { id: number; full_path: string } | null, attrs: Partial<NewNamespace> = {}, now = nowIso()): NewNamespace {
+  return {
+    type: 'Group',
+    name: path,
+    path,
+    full_path: parent ? `${parent.full_path}/${path}` : path,
+    parent_id: parent?.id ?? null,
+    traversal_ids: '',
+    owner_id: null,
+    visibility: 'private',
+    description: '',
+    avatar_url: null,
+    request_access_enabled: 1,
+    project_creation_level: 'developer',
+    subgroup_creation_level: 'maintainer',
+    share_with_group_lock: 0,
+    settings: '{}',
+    created_by_id: null,
+    created_at: now,
+    updated_at: now,
+    ...attrs,
+  };
+}
+
+/** A private project named `path` in namespace `namespaceId` (default branch main), with `attrs` on top. */
+export function projectRow(namespaceId: number, path: string, attrs: Partial<NewProject> = {}, now = nowIso()): NewProject {
+  return {
+    namespace_id: namespaceId,
+    creator_id: null,
+    name: path,
+    path,
+    description: null,
+    visibility: 'private',
+    default_branch: 'main',
+    archived: 0,
+    repository_storage: 'default',
+    topics: '[]',
+    settings: '{}',
+    created_at: now,
+    updated_at: now,
+    last_activity_at: now,
+    ...attrs,
+  };
+}
+
+/** Inserts `rows` into `table` in batches of `size` (one statement each). */
+export async function insertAll(k: Kysely<Database>, table: keyof Database, rows: readonly unknown[], size = 500): Promise<void> {
+  for (let i = 0; i < rows.length; i += size)
+    await k
+      .insertInto(table)
+      .values(rows.slice(i, i + size) as never)
+      .execute();
 }

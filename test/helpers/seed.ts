@@ -1,6 +1,7 @@
 // Seed factories: each test shows its preconditions.
 import type { Container } from '../../src/container.ts';
 import type { MemberRoleRow, NamespaceRow, ProjectRow, UserRow } from '../../src/db/schema.ts';
+import { groupRow, projectRow } from './rows.ts';
 import { nowIso } from '../../src/lib/time.ts';
 import type { CreateTokenInput } from '../../src/domain/tokens/tokens.service.ts';
 import { protectionDefaultsOf } from '../../src/domain/repository/branch-protection.ts';
@@ -71,26 +72,7 @@ export function makeSeed(c: Container): Seed {
       const parent = attrs.parent;
       const row = await c.db.kysely
         .insertInto('namespaces')
-        .values({
-          type: 'Group',
-          name: attrs.name ?? path,
-          path,
-          full_path: parent ? `${parent.full_path}/${path}` : path,
-          parent_id: parent?.id ?? null,
-          traversal_ids: '',
-          owner_id: null,
-          visibility: attrs.visibility ?? 'private',
-          description: '',
-          avatar_url: null,
-          request_access_enabled: 1,
-          project_creation_level: 'developer',
-          subgroup_creation_level: 'maintainer',
-          share_with_group_lock: 0,
-          settings: '{}',
-          created_by_id: null,
-          created_at: now,
-          updated_at: now,
-        })
+        .values(groupRow(path, parent ?? null, { name: attrs.name ?? path, visibility: attrs.visibility ?? 'private' }, now))
         .returningAll()
         .executeTakeFirstOrThrow();
       return c.db.kysely
@@ -107,22 +89,14 @@ export function makeSeed(c: Container): Seed {
       const now = nowIso();
       const project = await c.db.kysely
         .insertInto('projects')
-        .values({
-          namespace_id: namespace.id,
-          creator_id: attrs.owner?.id ?? null,
-          name: attrs.name ?? path,
-          path,
-          description: null,
-          visibility: attrs.visibility ?? 'private',
-          default_branch: 'main',
-          archived: attrs.archived ? 1 : 0,
-          repository_storage: 'default',
-          topics: '[]',
-          settings: '{}',
-          created_at: now,
-          updated_at: now,
-          last_activity_at: now,
-        })
+        .values(
+          projectRow(
+            namespace.id,
+            path,
+            { creator_id: attrs.owner?.id ?? null, name: attrs.name ?? path, visibility: attrs.visibility ?? 'private', archived: attrs.archived ? 1 : 0 },
+            now,
+          ),
+        )
         .returningAll()
         .executeTakeFirstOrThrow();
       // as after its first push: the default branch protected as the defaults say (ProtectDefaultBranchService)
