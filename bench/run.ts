@@ -2,7 +2,7 @@
 // memberships of 2,000 users, then measures the hot lists with autocannon on a local port (in this
 // process, as the floor is), next to a static payload of the same size served by the same Fastify
 // process (the framework's floor). Bar: ratio ≥ 0.5 and p99 < 10 ms at 10 connections.
-import { userRow } from '../test/helpers/rows.ts';
+import { groupRow, userRow } from '../test/helpers/rows.ts';
 import fs from 'node:fs';
 import { sql } from 'kysely';
 import { nowIso } from '../src/lib/time.ts';
@@ -61,26 +61,7 @@ const insertAll = async (table: 'namespaces' | 'projects' | 'members', rows: any
       .values(rows.slice(i, i + batch))
       .execute();
 };
-const group = (path: string, parent: { id: number; full_path: string } | null) => ({
-  type: 'Group' as const,
-  name: path.toUpperCase(),
-  path,
-  full_path: parent ? `${parent.full_path}/${path}` : path,
-  parent_id: parent?.id ?? null,
-  traversal_ids: '',
-  owner_id: null,
-  visibility: 'private',
-  description: '',
-  avatar_url: null,
-  request_access_enabled: 1,
-  project_creation_level: 'developer',
-  subgroup_creation_level: 'maintainer',
-  share_with_group_lock: 0,
-  settings: '{}',
-  created_by_id: null,
-  created_at: now,
-  updated_at: now,
-});
+const group = (path: string, parent: { id: number; full_path: string } | null) => groupRow(path, parent, { name: path.toUpperCase() }, now);
 const tops = Math.max(1, Math.floor(GROUPS / 5));
 await insertAll(
   'namespaces',
