@@ -54,6 +54,7 @@ import { browsableApi } from './http/translation/browsable.ts';
 import { memberRolesRoutes } from './http/platform/member-roles.routes.ts';
 import { oauthRoutes } from './http/web/oauth.routes.ts';
 import { signInRoutes } from './http/web/sign-in.routes.ts';
+import { Web, webPlumbing, webRoutes } from './http/web/web.routes.ts';
 import { housekeepingRoutes } from './http/platform/housekeeping.routes.ts';
 import { customAttributesRoutes } from './http/platform/custom-attributes.routes.ts';
 import { namespacesRoutes } from './http/platform/namespaces.routes.ts';
@@ -114,7 +115,8 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
     }
     done();
   });
-  errorHandling(app, c.config.externalUrl);
+  const web = new Web(c);
+  errorHandling(app, c.config.externalUrl, web);
   await app.register(cookie);
   await app.register(formbody, { parser: (s: string) => qs.parse(s, QS_OPTIONS) });
   await requestBodies(app); // multipart fields as the body; unreadable requests are 400s
@@ -137,6 +139,7 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
     },
   });
   authPlugin(app, c);
+  webPlumbing(app, web);
   responseCache(app);
   rateLimitPlugin(app, c);
   browsableApi(app, c.config.externalUrl); // before the translation routes: it hooks onRoute
@@ -173,23 +176,18 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   changesRoutes(app, c);
   ciRoutes(app, c);
   importExportRoutes(app, c);
-  // issue 18: web hooks (A)
   webHooksRoutes(app, c);
-  // issue 18: protected branches and tags (B)
   protectedRefsRoutes(app, c);
-  // issue 18: namespaces, custom attributes, transfers, bans, avatars (C)
   customAttributesRoutes(app, c);
   namespacesRoutes(app, c);
   avatarsRoutes(app, c);
-  // issue 18: repository extras (D)
   housekeepingRoutes(app, c);
-  // issue 18: events and stars (E)
   eventsRoutes(app, c);
   starsRoutes(app, c);
-  // issue 18: uploads and markdown (F)
   uploadsRoutes(app, c);
   markdownRoutes(app, c);
   smartHttpRoutes(app, c);
+  webRoutes(app, c, web);
   extend?.(app);
 
   await app.ready();

@@ -23,8 +23,9 @@ const NO_SUFFIX = /\.(git|atom)$/i;
 export const NAMESPACE_FORMAT_MESSAGE = "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'.";
 
 /**
- * Gitlab::PathRegex::TOP_LEVEL_ROUTES: a top-level group would be masked by these routes. Ours adds `git`:
- * the translation API's repository exports are served at `/git/<project>/<component>/`.
+ * Gitlab::PathRegex::TOP_LEVEL_ROUTES: a top-level group would be masked by these routes. Ours adds `git`
+ * (the translation API's repository exports at `/git/<project>/<component>/`) and the translation pages'
+ * `engage`, `languages` and `translate` (`projects` is GitLab's own).
  */
 const TOP_LEVEL_ROUTES = new Set([
   '-',
@@ -42,6 +43,7 @@ const TOP_LEVEL_ROUTES = new Set([
   'assets',
   'dashboard',
   'deploy.html',
+  'engage',
   'explore',
   'favicon.ico',
   'favicon.png',
@@ -51,6 +53,7 @@ const TOP_LEVEL_ROUTES = new Set([
   'help',
   'import',
   'jwt',
+  'languages',
   'login',
   'oauth',
   'profile',
@@ -64,6 +67,7 @@ const TOP_LEVEL_ROUTES = new Set([
   'sitemap.xml.gz',
   'slash-command-logo.png',
   'snippets',
+  'translate',
   'unsubscribes',
   'uploads',
   'users',

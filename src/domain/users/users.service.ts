@@ -67,6 +67,10 @@ const RESERVED = new Set([
   'health_check',
   'favicon.ico',
   'robots.txt',
+  // the translation pages (Weblate's URLs)
+  'translate',
+  'languages',
+  'engage',
 ]);
 
 export function validateUsername(username: string, errors: Record<string, string[]>): void {

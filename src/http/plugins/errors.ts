@@ -5,6 +5,7 @@ import FindMyWay from 'find-my-way';
 import { DomainError, platformBody } from '../../lib/errors.ts';
 import { MovedError } from '../../domain/access/resolve.ts';
 import type { ApiKind } from '../types.ts';
+import type { Web } from '../web/web.ts';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
@@ -139,7 +140,7 @@ function moved(err: MovedError, req: FastifyRequest, reply: FastifyReply, extern
   return send(reply, 301, { message: '301 Moved Permanently' });
 }
 
-export function errorHandling(app: FastifyInstance, externalUrl: string): void {
+export function errorHandling(app: FastifyInstance, externalUrl: string, web?: Web): void {
   const router = FindMyWay();
   app.addHook('onRoute', (route: RouteOptions) => {
     // git's catch-all routes answer only git URLs; they must not make every path look routable
@@ -156,6 +157,7 @@ export function errorHandling(app: FastifyInstance, externalUrl: string): void {
 
   app.setErrorHandler((err: FastifyError | DomainError, req, reply) => {
     const api = apiOf(req);
+    if (api === 'web' && web) return web.error(err, req, reply);
     if (err instanceof MovedError) return moved(err, req, reply, externalUrl);
     if (err instanceof DomainError) {
       if (api === 'translation') {
@@ -205,6 +207,8 @@ export function errorHandling(app: FastifyInstance, externalUrl: string): void {
     }
     if (api === 'translation') return send(reply, 404, { detail: 'Not found.' });
     if (api === 'platform') return send(reply, 404, { error: '404 Not Found' });
+    // the web interface: namespace paths (users, groups, projects and their pages) or its 404 page
+    if (web && !path.startsWith('/api/')) return req.method === 'GET' || req.method === 'HEAD' ? web.dispatch(req, reply) : web.notFound(req, reply);
     return reply.code(404).type('text/plain').send('Not Found');
   });
 }

@@ -1,0 +1,34 @@
+// The web interface: every HTML page is registered from here, one module per area. Routes live in
+// `src/http/web/`, views in `src/web/views/`; both use the domain services with the viewer's actor.
+import type { FastifyInstance } from 'fastify';
+import type { Container } from '../../container.ts';
+import { assets } from '../../web/assets.ts';
+import { HIDDEN, type Web } from './web.ts';
+
+export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
+  app.get('/-/assets/:name', { config: { api: 'web' }, schema: HIDDEN }, async (req, reply) => {
+    const asset = assets().byName.get((req.params as { name: string }).name);
+    if (!asset) return web.notFound(req, reply);
+    const accept = String(req.headers['accept-encoding'] ?? '');
+    reply
+      .header('cache-control', 'public, max-age=31536000, immutable')
+      .header('etag', asset.etag)
+      .header('vary', 'Accept-Encoding')
+      .header('x-content-type-options', 'nosniff')
+      .type(asset.type);
+    if (req.headers['if-none-match'] === asset.etag) return reply.code(304).send();
+    if (/\bbr\b/.test(accept)) return reply.header('content-encoding', 'br').send(asset.br);
+    if (/\bgzip\b/.test(accept)) return reply.header('content-encoding', 'gzip').send(asset.gzip);
+    return reply.send(asset.body);
+  });
+
+  // ---- forge: dashboard, explore, groups, users, new project (helper A) ----
+  // ---- forge: repository pages — project home, tree, blob, raw, blame, history, commit, compare, branches, tags (helper B) ----
+  // ---- forge: merge requests, pipelines, jobs (helper C) ----
+  // ---- forge: settings — profile, tokens, project settings; admin area (helper D) ----
+  // ---- translation: projects, components, languages, translations, repository, files (helper E) ----
+  // ---- translation: the editor (helper F) ----
+  void c;
+}
+
+export { Web, webPlumbing } from './web.ts';
