@@ -110,7 +110,9 @@ export function Layout(p: LayoutProps): SafeHtml {
           </main>
         </div>
         <footer class="container-lg px-3 py-4 color-fg-muted f6">
-          Hearth · <a href="/help">Help</a> · <a href="/api/v4/version">API</a>
+          <p>
+            Hearth · <a href="/api/v4/version">API version</a>
+          </p>
         </footer>
       </body>
     </html>
