@@ -8,6 +8,10 @@ import type { UserRow } from '../../db/schema.ts';
 import { PasswordSignIn, type SignInRefusal } from '../../domain/auth/password-sign-in.ts';
 import { CSRF_COOKIE, SESSION_COOKIE } from '../../domain/auth/sessions.service.ts';
 import { randomToken, safeEqual } from '../../lib/secrets.ts';
+import { ANONYMOUS } from '../../domain/access/actor.ts';
+import { render } from '../../web/jsx/jsx-runtime.ts';
+import { SignInPage } from '../../web/views/sign-in.tsx';
+import type { WebCtx } from './web.ts';
 
 /** Devise's failure texts as GitLab shows them (authentication key "login"). */
 export const SIGN_IN_MESSAGES: Record<SignInRefusal | 'disabled' | 'csrf', string> = {
@@ -53,21 +57,28 @@ ${body}
 `;
 }
 
-function signInForm(csrf: string, opts: { alert?: string; login?: string; disabled?: boolean } = {}): string {
-  const alert = opts.alert ? `<p class="alert" role="alert">${esc(opts.alert)}</p>\n` : '';
-  if (opts.disabled) return page('Sign in', `<h1>Sign in</h1>\n${alert}`);
-  return page(
-    'Sign in',
-    `<h1>Sign in</h1>
-${alert}<form method="post" action="/users/sign_in" accept-charset="UTF-8">
-<input type="hidden" name="authenticity_token" value="${esc(csrf)}">
-<label for="user_login">Username or primary email</label>
-<input id="user_login" name="user[login]" autocomplete="username" autocapitalize="off" required autofocus value="${esc(opts.login ?? '')}">
-<label for="user_password">Password</label>
-<input id="user_password" type="password" name="user[password]" autocomplete="current-password" required>
-<button type="submit">Sign in</button>
-</form>`,
-  );
+/** The sign-in page in the layout (anonymous: no session token, the form carries its own). */
+function signInForm(
+  req: FastifyRequest,
+  externalUrl: string,
+  csrf: string,
+  opts: { alert?: string; login?: string; disabled?: boolean; redirectTo?: string } = {},
+): string {
+  const ctx: WebCtx = { actor: ANONYMOUS, user: null, csrf: null, url: req.url, flash: null, externalUrl };
+  return `<!DOCTYPE html>\n${render(SignInPage({ ctx, csrf, ...opts }))}`;
+}
+
+/** `redirect_to` when it is a path on this site (one leading slash, no scheme, no backslash); else null. */
+export function localRedirect(v: unknown): string | null {
+  if (typeof v !== 'string' || v.length > 2000 || !v.startsWith('/') || v.startsWith('//') || /[\\\x00-\x1f\x7f]/.test(v)) return null;
+  try {
+    const u = new URL(v, 'http://hearth.invalid');
+    if (u.origin !== 'http://hearth.invalid') return null;
+  } catch {
+    return null;
+  }
+  // never back to the sign-in form itself
+  return v.startsWith('/users/sign_in') ? null : v;
 }
 
 function html(reply: FastifyReply, status: number, body: string): FastifyReply {
@@ -75,6 +86,19 @@ function html(reply: FastifyReply, status: number, body: string): FastifyReply {
     .code(status)
     .header('cache-control', 'no-store')
     .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'self'; base-uri 'none'")
+    .type('text/html; charset=utf-8')
+    .send(body);
+}
+
+/** A page of the layout: its stylesheet and script are served from here, so the CSP allows 'self'. */
+function layoutHtml(reply: FastifyReply, status: number, body: string): FastifyReply {
+  return reply
+    .code(status)
+    .header('cache-control', 'no-store')
+    .header(
+      'content-security-policy',
+      "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; object-src 'none'; form-action 'self'; frame-ancestors 'self'; base-uri 'self'",
+    )
     .type('text/html; charset=utf-8')
     .send(body);
 }
@@ -110,16 +134,22 @@ export function signInRoutes(app: FastifyInstance, c: Container): void {
   }
 
   app.get('/users/sign_in', { config: web, schema: hidden }, async (req, reply) => {
-    if (await current(req)) return reply.redirect('/', 302);
+    const redirectTo = localRedirect((req.query as Record<string, unknown> | undefined)?.redirect_to) ?? undefined;
+    if (await current(req)) return reply.redirect(redirectTo ?? '/', 302);
     const s = await c.settings.get();
-    if (!s.password_authentication_enabled_for_web) return html(reply, 200, signInForm('', { alert: SIGN_IN_MESSAGES.disabled, disabled: true }));
-    return html(reply, 200, signInForm(formToken(req, reply)));
+    const ext = c.config.externalUrl;
+    if (!s.password_authentication_enabled_for_web)
+      return layoutHtml(reply, 200, signInForm(req, ext, '', { alert: SIGN_IN_MESSAGES.disabled, disabled: true }));
+    return layoutHtml(reply, 200, signInForm(req, ext, formToken(req, reply), { redirectTo }));
   });
 
   app.post('/users/sign_in', { config: web, schema: hidden }, async (req, reply) => {
     const s = await c.settings.get();
-    if (!s.password_authentication_enabled_for_web) return html(reply, 403, signInForm('', { alert: SIGN_IN_MESSAGES.disabled, disabled: true }));
+    const ext = c.config.externalUrl;
+    if (!s.password_authentication_enabled_for_web)
+      return layoutHtml(reply, 403, signInForm(req, ext, '', { alert: SIGN_IN_MESSAGES.disabled, disabled: true }));
     const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
+    const redirectTo = localRedirect(body.redirect_to) ?? undefined;
     const userParams = (body.user && typeof body.user === 'object' ? body.user : {}) as Record<string, unknown>;
     const login = str(userParams.login);
     const password = str(userParams.password);
@@ -130,14 +160,14 @@ export function signInRoutes(app: FastifyInstance, c: Container): void {
       // A fresh token, so that the re-rendered form works.
       const token = randomToken(32);
       reply.setCookie(CSRF_COOKIE, token, cookieBase);
-      return html(reply, 403, signInForm(token, { alert: SIGN_IN_MESSAGES.csrf, login }));
+      return layoutHtml(reply, 403, signInForm(req, ext, token, { alert: SIGN_IN_MESSAGES.csrf, login, redirectTo }));
     }
 
     const outcome = login && password ? await passwords.attempt(login, password, { reactivate: true }) : null;
     if (!outcome || !outcome.ok) {
       const reason: SignInRefusal = outcome && !outcome.ok ? outcome.reason : 'invalid';
       req.log.info({ userId: outcome?.user?.id ?? null, reason }, 'web sign-in refused');
-      return html(reply, 401, signInForm(cookieToken, { alert: SIGN_IN_MESSAGES[reason], login }));
+      return layoutHtml(reply, 401, signInForm(req, ext, cookieToken, { alert: SIGN_IN_MESSAGES[reason], login, redirectTo }));
     }
 
     // A new session id on every sign-in (no fixation); an earlier session of this browser ends.
@@ -147,7 +177,7 @@ export function signInRoutes(app: FastifyInstance, c: Container): void {
     const session = await c.sessions.create(outcome.user, s.session_expire_delay, req.ip ?? null);
     reply.setCookie(SESSION_COOKIE, session.id, { ...cookieBase, expires: new Date(session.expiresAt) });
     reply.clearCookie(CSRF_COOKIE, cookieBase);
-    return reply.redirect('/', 302);
+    return reply.redirect(redirectTo ?? '/', 302);
   });
 
   app.post('/users/sign_out', { config: web, schema: hidden }, async (req, reply) => {
@@ -166,25 +196,5 @@ export function signInRoutes(app: FastifyInstance, c: Container): void {
     reply.clearCookie(SESSION_COOKIE, cookieBase);
     const s = await c.settings.get();
     return reply.redirect(s.after_sign_out_path || '/users/sign_in', 302);
-  });
-
-  app.get('/', { config: web, schema: hidden }, async (req, reply) => {
-    const session = await current(req);
-    if (!session) return reply.redirect('/users/sign_in', 302);
-    const name = esc(session.user.username);
-    return html(
-      reply,
-      200,
-      page(
-        'Home',
-        `<h1>Hearth</h1>
-<p>Signed in as <strong id="username">${name}</strong>.</p>
-<form method="post" action="/users/sign_out">
-<input type="hidden" name="authenticity_token" value="${esc(session.csrf)}">
-<button type="submit">Sign out</button>
-</form>`,
-        `<meta name="csrf-param" content="authenticity_token">\n<meta name="csrf-token" content="${esc(session.csrf)}">\n`,
-      ),
-    );
   });
 }

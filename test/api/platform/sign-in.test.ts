@@ -53,7 +53,7 @@ async function signIn(app: App, login: string, password: string): Promise<Res> {
 }
 
 function alertOf(html: string): string | undefined {
-  return /<p class="alert" role="alert">([^<]*)<\/p>/.exec(html)?.[1];
+  return /<p class="alert[^"]*" role="alert">([^<]*)<\/p>/.exec(html)?.[1];
 }
 
 test('full flow: form, CSRF cookie, sign-in, session cookie, home page, API by cookie', async (t) => {
