@@ -514,9 +514,12 @@ export function ancestorIds(g: Pick<NamespaceRow, 'traversal_ids' | 'id'>): numb
 /** Gitlab::VisibilityLevel.allowed_for? for a non-administrator. */
 const restricted = (settings: Settings, visibility: string): boolean => (settings.restricted_visibility_levels as string[]).includes(visibility);
 
-/** POST /groups renders the model's errors inside a string (lib/api/groups.rb). */
+/**
+ * POST /groups renders the model's errors inside a string (lib/api/groups.rb); the field errors stay
+ * on the error (`fields`, not rendered by the API) for the web form to list them.
+ */
 export function failedToSave(errors: FieldErrors) {
-  return Errors.raw(400, { message: `Failed to save group ${rubyInspect(errors)}` });
+  return Object.assign(Errors.raw(400, { message: `Failed to save group ${rubyInspect(errors)}` }), { fields: errors });
 }
 
 /** order_by (similarity orders by name, as without a search) with `id asc` as the tie-breaker. */

@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
 import { assets } from '../../web/assets.ts';
+import { dashboardPages } from './dashboard.routes.ts';
 import { HIDDEN, type Web } from './web.ts';
 
 export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
@@ -23,6 +24,7 @@ export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
   });
 
   // ---- forge: dashboard, explore, groups, users, new project (helper A) ----
+  dashboardPages(app, c, web);
   // ---- forge: repository pages — project home, tree, blob, raw, blame, history, commit, compare, branches, tags (helper B) ----
   // ---- forge: merge requests, pipelines, jobs (helper C) ----
   // ---- forge: settings — profile, tokens, project settings; admin area (helper D) ----

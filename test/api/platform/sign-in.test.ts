@@ -109,7 +109,8 @@ test('full flow: form, CSRF cookie, sign-in, session cookie, home page, API by c
   const home = await app.inject({ method: 'GET', url: '/', cookies: { _service_session: session } });
   assert.equal(home.statusCode, 200);
   assert.equal(home.headers['content-type'], 'text/html; charset=utf-8');
-  assert.match(home.body, /Signed in as <strong id="username">alice<\/strong>/);
+  assert.match(home.body, /<h1 class="Subhead-heading">Projects<\/h1>/); // the dashboard
+  assert.match(home.body, /<a class="Header-link mr-3" href="\/alice">alice<\/a>/);
   assert.match(home.body, new RegExp(`<meta name="csrf-token" content="${rows[0].csrf_token}">`));
 
   const api = await app.inject({ method: 'GET', url: '/api/v4/version', cookies: { _service_session: session } });

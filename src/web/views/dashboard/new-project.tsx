@@ -1,0 +1,176 @@
+// The "New project" and "New group" forms (GitLab's /projects/new and /groups/new, blank project).
+// A refused form comes back with its errors above it and what the user typed kept.
+import type { NamespaceRow } from '../../../db/schema.ts';
+import type { WebCtx } from '../../../http/web/web.ts';
+import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
+import { FormErrors, PostForm } from '../components.tsx';
+import { Layout } from '../layout.tsx';
+
+export interface NewProjectValues {
+  name: string;
+  path: string;
+  namespace_id: string;
+  visibility: string;
+  initialize_with_readme: boolean;
+}
+
+export interface NewGroupValues {
+  name: string;
+  path: string;
+  visibility: string;
+}
+
+const VISIBILITIES: { value: string; text: string; hint: string; group: string }[] = [
+  {
+    value: 'private',
+    text: 'Private',
+    hint: 'Project access must be granted explicitly to each user.',
+    group: 'The group and its projects can only be viewed by members.',
+  },
+  {
+    value: 'internal',
+    text: 'Internal',
+    hint: 'The project can be accessed by any signed-in user.',
+    group: 'The group and any internal projects can be viewed by any signed-in user.',
+  },
+  {
+    value: 'public',
+    text: 'Public',
+    hint: 'The project can be accessed without any authentication.',
+    group: 'The group and any public projects can be viewed without any authentication.',
+  },
+];
+
+function VisibilityRadios(p: { name: string; value: string; kind: 'project' | 'group' }): SafeHtml {
+  return (
+    <fieldset class="FormControl mb-3">
+      <legend class="FormControl-label mb-2">Visibility level</legend>
+      {VISIBILITIES.map((v) => (
+        <div class="form-checkbox my-1">
+          <label for={`${p.kind}_visibility_${v.value}`}>
+            <input type="radio" id={`${p.kind}_visibility_${v.value}`} name={p.name} value={v.value} checked={p.value === v.value} />
+            {v.text}
+          </label>
+          <p class="note">{p.kind === 'group' ? v.group : v.hint}</p>
+        </div>
+      ))}
+    </fieldset>
+  );
+}
+
+export function NewProjectPage(p: { ctx: WebCtx; namespaces: NamespaceRow[]; values: NewProjectValues; errors?: string[] | null }): SafeHtml {
+  const v = p.values;
+  return (
+    <Layout ctx={p.ctx} title="New project" crumbs={[{ text: 'Your work', href: '/dashboard/projects' }, { text: 'New project' }]}>
+      <div class="Subhead">
+        <h1 class="Subhead-heading">Create blank project</h1>
+      </div>
+      <FormErrors errors={p.errors} />
+      <PostForm ctx={p.ctx} action="/projects" id="new_project" class="new-form">
+        <div class="FormControl mb-3">
+          <label class="FormControl-label" for="project_name">
+            Project name
+          </label>
+          <input class="form-control input-block" id="project_name" name="name" value={v.name} required maxlength="255" autocomplete="off" />
+        </div>
+        <div class="d-flex flex-wrap">
+          <div class="FormControl mb-3 mr-2">
+            <label class="FormControl-label" for="project_namespace_id">
+              Project namespace
+            </label>
+            <select class="form-select" id="project_namespace_id" name="namespace_id">
+              {p.namespaces.map((ns) => (
+                <option value={String(ns.id)} selected={String(ns.id) === v.namespace_id}>
+                  {ns.full_path}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div class="FormControl mb-3">
+            <label class="FormControl-label" for="project_path">
+              Project slug
+            </label>
+            <input
+              class="form-control"
+              id="project_path"
+              name="path"
+              value={v.path}
+              maxlength="255"
+              autocomplete="off"
+              aria-describedby="project_path_hint"
+              data-slug-from="project_name"
+            />
+            <p class="note" id="project_path_hint">
+              Part of the project’s URL; made from the name when left empty.
+            </p>
+          </div>
+        </div>
+        <VisibilityRadios name="visibility" value={v.visibility} kind="project" />
+        <div class="form-checkbox mb-3">
+          <label for="project_initialize_with_readme">
+            <input type="checkbox" id="project_initialize_with_readme" name="initialize_with_readme" value="1" checked={v.initialize_with_readme} />
+            Initialize repository with a README
+          </label>
+          <p class="note">Allows you to clone the repository immediately.</p>
+        </div>
+        <button type="submit" class="btn btn-primary">
+          Create project
+        </button>{' '}
+        <a class="btn" href="/dashboard/projects">
+          Cancel
+        </a>
+      </PostForm>
+    </Layout>
+  );
+}
+
+export function NewGroupPage(p: { ctx: WebCtx; values: NewGroupValues; errors?: string[] | null; parentId?: string }): SafeHtml {
+  const v = p.values;
+  return (
+    <Layout ctx={p.ctx} title="New group" crumbs={[{ text: 'Groups', href: '/dashboard/groups' }, { text: 'New group' }]}>
+      <div class="Subhead">
+        <h1 class="Subhead-heading">{p.parentId ? 'Create subgroup' : 'Create group'}</h1>
+      </div>
+      <FormErrors errors={p.errors} />
+      <PostForm ctx={p.ctx} action="/groups" id="new_group" class="new-form">
+        {p.parentId ? <input type="hidden" name="parent_id" value={p.parentId} /> : null}
+        <div class="FormControl mb-3">
+          <label class="FormControl-label" for="group_name">
+            Group name
+          </label>
+          <input class="form-control input-block" id="group_name" name="name" value={v.name} required maxlength="255" autocomplete="off" />
+        </div>
+        <div class="FormControl mb-3">
+          <label class="FormControl-label" for="group_path">
+            Group URL
+          </label>
+          <div class="d-flex flex-items-center">
+            <span class="color-fg-muted mr-1" aria-hidden="true">
+              {`${p.ctx.externalUrl}/`}
+            </span>
+            <input
+              class="form-control"
+              id="group_path"
+              name="path"
+              value={v.path}
+              maxlength="255"
+              autocomplete="off"
+              aria-describedby="group_path_hint"
+              data-slug-from="group_name"
+            />
+          </div>
+          <p class="note" id="group_path_hint">
+            Made from the name when left empty.
+          </p>
+        </div>
+        <VisibilityRadios name="visibility" value={v.visibility} kind="group" />
+        <button type="submit" class="btn btn-primary">
+          Create group
+        </button>{' '}
+        <a class="btn" href="/dashboard/groups">
+          Cancel
+        </a>
+      </PostForm>
+    </Layout>
+  );
+}
