@@ -391,6 +391,21 @@ export class MergeRequestsService {
 
   // ---- who may --------------------------------------------------------------------------------------
 
+  /** can?(:create_merge_request_from, source): a Developer of the source project with its feature on. */
+  canCreateFrom(actor: Actor, source: { project: ProjectRow; access: ProjectAccess }): boolean {
+    return (actor.isAdmin || source.access.abilities.has('create_merge_request')) && canReadMergeRequests(actor, source.project, source.access);
+  }
+
+  /** Whether the actor may update (close, reopen, edit) the merge request: requireUpdate without the throw. */
+  async canUpdate(actor: Actor, found: FoundMergeRequest): Promise<boolean> {
+    try {
+      await this.requireUpdate(actor, found);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** update_merge_request: the author, an assignee, or a Developer of the target project. */
   private async requireUpdate(actor: Actor, found: FoundMergeRequest): Promise<void> {
     const user = actor.user;
@@ -460,9 +475,7 @@ export class MergeRequestsService {
       target = { ...row, access };
     }
     // can?(:create_merge_request_from, source): a Developer of the source project with its feature on
-    if (!(actor.isAdmin || source.access.abilities.has('create_merge_request')) || !canReadMergeRequests(actor, source.project, source.access)) {
-      throw Errors.forbidden();
-    }
+    if (!this.canCreateFrom(actor, source)) throw Errors.forbidden();
     const title = input.title!.trim();
     const sourceBranch = input.source_branch!;
     const targetBranch = input.target_branch!;

@@ -4,6 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
 import { assets } from '../../web/assets.ts';
 import { dashboardPages } from './dashboard.routes.ts';
+import { mergeRequestPages } from './merge-requests.pages.ts';
+import { pipelinePages } from './pipelines.pages.ts';
 import { HIDDEN, type Web } from './web.ts';
 
 export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
@@ -27,6 +29,8 @@ export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
   dashboardPages(app, c, web);
   // ---- forge: repository pages — project home, tree, blob, raw, blame, history, commit, compare, branches, tags (helper B) ----
   // ---- forge: merge requests, pipelines, jobs (helper C) ----
+  mergeRequestPages(app, c, web);
+  pipelinePages(app, c, web);
   // ---- forge: settings — profile, tokens, project settings; admin area (helper D) ----
   // ---- translation: projects, components, languages, translations, repository, files (helper E) ----
   // ---- translation: the editor (helper F) ----

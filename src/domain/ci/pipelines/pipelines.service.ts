@@ -6,8 +6,12 @@ import type { CiBuildRow, CiPipelineRow, Database, NamespaceRow, ProjectRow } fr
 import { nextIid } from '../../../db/internal-ids.ts';
 import { BRANCH_PREFIX, TAG_PREFIX, ZERO_SHA } from '../../../git/refs.ts';
 import type { Repository } from '../../../git/repository.ts';
+import { isInt32 } from '../../../db/sql.ts';
+import { Errors } from '../../../lib/errors.ts';
 import { nowIso } from '../../../lib/time.ts';
 import { type Actor, userActor } from '../../access/actor.ts';
+import type { ProjectAccess } from '../../access/policy.ts';
+import type { ResolvedProject } from '../../access/resolve.ts';
 import { settingsOf } from '../../projects/project-settings.ts';
 import { onRefsChanged } from '../../repository/push-events.ts';
 import { type EvalContext, evaluateJob, evaluateWorkflow } from '../config/evaluate.ts';
@@ -80,6 +84,9 @@ function slug(ref: string): string {
     .replace(/^-+|-+$/g, '');
 }
 
+/** What a caller may do with a project's pipelines. */
+export type PipelineAbility = 'read' | 'create' | 'update' | 'destroy';
+
 export class PipelinesService {
   constructor(protected readonly deps: CiDeps) {
     onRefsChanged(deps.db, async (target, changes) => {
@@ -112,6 +119,62 @@ export class PipelinesService {
 
   private get k() {
     return this.deps.db.kysely;
+  }
+
+  // ---- access (the API and the web pages ask the same questions) ---------------------------------
+
+  /**
+   * The project and the caller's right to its pipelines (read_pipeline honours builds_access_level):
+   * 404 for a project the caller may not see, 403 without the ability.
+   */
+  async project(actor: Actor, idOrPath: string | number, ability: PipelineAbility): Promise<ResolvedProject> {
+    const ctx = await this.deps.resolve.project(actor, idOrPath);
+    const { project, access } = ctx;
+    const level = actor.isAdmin ? 50 : access.level;
+    const feature = settingsOf(project).builds_access_level;
+    const open = feature === 'enabled' && project.visibility !== 'private' && access.abilities.has('read_project');
+    if (feature === 'disabled' && !actor.isAdmin) throw Errors.forbidden();
+    const allowed: Record<PipelineAbility, boolean> = {
+      read: level >= 20 || open,
+      create: level >= 30 && project.archived === 0,
+      update: level >= 30 && project.archived === 0,
+      destroy: level >= 50,
+    };
+    if (!allowed[ability]) throw Errors.forbidden();
+    return ctx;
+  }
+
+  /** all_pipelines.find: ActiveRecord's RecordNotFound (404 Not found) for another project's or none. */
+  async find(project: ProjectRow, id: number): Promise<CiPipelineRow> {
+    if (!isInt32(id)) throw Errors.recordNotFound();
+    const row = await this.k.selectFrom('ci_pipelines').selectAll().where('project_id', '=', project.id).where('id', '=', id).executeTakeFirst();
+    if (!row) throw Errors.recordNotFound();
+    return row;
+  }
+
+  /** A project's pipelines for its list page, newest first (child pipelines show under their parents). */
+  list(project: ProjectRow, f: { status?: string; ref?: string } = {}) {
+    let q = this.k.selectFrom('ci_pipelines').selectAll().where('project_id', '=', project.id).where('source', '!=', 'parent_pipeline');
+    if (f.status) q = q.where('status', '=', f.status);
+    if (f.ref) q = q.where('ref', '=', f.ref);
+    return q.orderBy('id', 'desc');
+  }
+
+  /** The current jobs (builds and bridges, not the retried) of a pipeline, by stage. */
+  jobsOf(pipeline: Pick<CiPipelineRow, 'id'>): Promise<CiBuildRow[]> {
+    return this.k
+      .selectFrom('ci_builds')
+      .selectAll()
+      .where('pipeline_id', '=', pipeline.id)
+      .where('retried', '=', 0)
+      .orderBy('stage_idx')
+      .orderBy('id')
+      .execute();
+  }
+
+  /** read_build on a pipeline's jobs: non-members see them only when the project's jobs are public. */
+  mayReadJobs(actor: Actor, project: ProjectRow, access: ProjectAccess): boolean {
+    return actor.isAdmin || access.level >= 20 || settingsOf(project).public_jobs !== false;
   }
 
   /**

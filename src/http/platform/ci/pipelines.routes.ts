@@ -7,12 +7,11 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
 import type { CiBuildRow, CiPipelineRow, NamespaceRow, ProjectRow } from '../../../db/schema.ts';
-import { isInt32 } from '../../../db/sql.ts';
 import type { Actor } from '../../../domain/access/actor.ts';
 import type { ProjectAccess } from '../../../domain/access/policy.ts';
 import { mergedYaml, parseCiConfig } from '../../../domain/ci/config/parse.ts';
 import { evaluateJob } from '../../../domain/ci/config/evaluate.ts';
-import { CREATE_MESSAGES, DEFAULT_CI_CONFIG_PATH } from '../../../domain/ci/pipelines/pipelines.service.ts';
+import { CREATE_MESSAGES, DEFAULT_CI_CONFIG_PATH, type PipelineAbility } from '../../../domain/ci/pipelines/pipelines.service.ts';
 import { canPushBranch, loadRefRules } from '../../../domain/repository/branch-protection.ts';
 import { settingsOf } from '../../../domain/projects/project-settings.ts';
 import { BASIC_COLUMNS, type UserBasicRow } from '../../../domain/users/users-query.ts';
@@ -105,8 +104,6 @@ const LintQuery = Type.Object({
   ref: Type.Optional(Type.String()),
 });
 
-type Ability = 'read' | 'create' | 'update' | 'destroy';
-
 function dateParam(value: string | undefined, name: string): string | undefined {
   if (value === undefined) return undefined;
   const iso = parseDateTime(value);
@@ -120,35 +117,17 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
   const write = { api: 'platform' as const, auth: 'user' as const };
   const k = c.db.kysely;
 
-  /** The project and the caller's right to its pipelines (read_pipeline honours builds_access_level). */
+  /** The project and the caller's right to its pipelines (PipelinesService.project), with its web URL. */
   async function project(
     actor: Actor,
     id: string,
-    ability: Ability,
+    ability: PipelineAbility,
   ): Promise<{ project: ProjectRow; namespace: NamespaceRow; access: ProjectAccess; webUrl: string }> {
-    const ctx = await c.resolve.project(actor, id);
-    const { project, access } = ctx;
-    const level = actor.isAdmin ? 50 : access.level;
-    const feature = settingsOf(project).builds_access_level;
-    const open = feature === 'enabled' && project.visibility !== 'private' && access.abilities.has('read_project');
-    if (feature === 'disabled' && !actor.isAdmin) throw Errors.forbidden();
-    const allowed: Record<Ability, boolean> = {
-      read: level >= 20 || open,
-      create: level >= 30 && project.archived === 0,
-      update: level >= 30 && project.archived === 0,
-      destroy: level >= 50,
-    };
-    if (!allowed[ability]) throw Errors.forbidden();
-    return { ...ctx, webUrl: `${c.config.externalUrl}/${ctx.namespace.full_path}/${project.path}` };
+    const ctx = await c.ci.pipelines.project(actor, id, ability);
+    return { ...ctx, webUrl: `${c.config.externalUrl}/${ctx.namespace.full_path}/${ctx.project.path}` };
   }
 
-  async function pipeline(p: ProjectRow, id: number): Promise<CiPipelineRow> {
-    // all_pipelines.find: ActiveRecord's RecordNotFound
-    if (!isInt32(id)) throw Errors.recordNotFound();
-    const row = await k.selectFrom('ci_pipelines').selectAll().where('project_id', '=', p.id).where('id', '=', id).executeTakeFirst();
-    if (!row) throw Errors.recordNotFound();
-    return row;
-  }
+  const pipeline = (p: ProjectRow, id: number): Promise<CiPipelineRow> => c.ci.pipelines.find(p, id);
 
   /** Entities::Ci::PipelineWithMetadata (GETs), or Entities::Ci::Pipeline without the name (writes). */
   async function detail(row: CiPipelineRow, webUrl: string, withName = true) {
@@ -282,7 +261,7 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
   ) {
     const { project: p, access } = await project(req.actor, req.params.id, 'read');
     // read_build: non-members see jobs only when the project's jobs are public
-    if (!req.actor.isAdmin && access.level < 20 && settingsOf(p).public_jobs === false) throw Errors.forbidden();
+    if (!c.ci.pipelines.mayReadJobs(req.actor, p, access)) throw Errors.forbidden();
     const pl = await pipeline(p, req.params.pipeline_id);
     const raw = req.query.scope ?? req.query['scope[]'];
     const scopes = raw === undefined ? [] : Array.isArray(raw) ? (raw as string[]) : [String(raw)];

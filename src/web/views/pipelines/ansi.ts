@@ -1,0 +1,98 @@
+// A job's log as HTML: ANSI colours (SGR) mapped to classes, every other escape sequence and the
+// runner's section markers dropped, carriage-return overwrites resolved as a terminal shows them, and
+// every character of the text escaped. The output is built here from escaped text only, so it may go
+// into a page through raw().
+import { escapeHtml, raw, type SafeHtml } from '../../jsx/jsx-runtime.ts';
+
+const SECTION = /section_(?:start|end):\d+:[A-Za-z0-9_.-]+(?:\[[^\]\r\n]*\])?\r?\x1b\[0K/g;
+const ESCAPE = /\x1b\[([0-9;]*)([A-Za-z])|\x1b[()][A-Za-z0-9]|\x1b[=>]/g;
+const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]/g;
+
+interface Style {
+  fg: number | null;
+  bg: number | null;
+  bold: boolean;
+  italic: boolean;
+  underline: boolean;
+}
+
+const PLAIN: Style = { fg: null, bg: null, bold: false, italic: false, underline: false };
+
+function applySgr(s: Style, params: string): Style {
+  const codes = params === '' ? [0] : params.split(';').map((x) => Number(x) || 0);
+  let out = { ...s };
+  for (let i = 0; i < codes.length; i++) {
+    const n = codes[i]!;
+    if (n === 0) out = { ...PLAIN };
+    else if (n === 1) out.bold = true;
+    else if (n === 3) out.italic = true;
+    else if (n === 4) out.underline = true;
+    else if (n === 22) out.bold = false;
+    else if (n === 23) out.italic = false;
+    else if (n === 24) out.underline = false;
+    else if (n >= 30 && n <= 37) out.fg = n - 30;
+    else if (n >= 90 && n <= 97) out.fg = n - 90 + 8;
+    else if (n === 39) out.fg = null;
+    else if (n >= 40 && n <= 47) out.bg = n - 40;
+    else if (n >= 100 && n <= 107) out.bg = n - 100 + 8;
+    else if (n === 49) out.bg = null;
+    else if ((n === 38 || n === 48) && codes[i + 1] === 5)
+      i += 2; // 256 colours: not mapped
+    else if ((n === 38 || n === 48) && codes[i + 1] === 2) i += 4; // true colour: not mapped
+  }
+  return out;
+}
+
+function classOf(s: Style): string {
+  const c: string[] = [];
+  if (s.fg !== null) c.push(`term-fg-${s.fg}`);
+  if (s.bg !== null) c.push(`term-bg-${s.bg}`);
+  if (s.bold) c.push('term-bold');
+  if (s.italic) c.push('term-italic');
+  if (s.underline) c.push('term-underline');
+  return c.join(' ');
+}
+
+/** One line's HTML, carrying the style over from the previous line. */
+function lineHtml(line: string, style: Style): { html: string; style: Style } {
+  let html = '';
+  let at = 0;
+  let open = classOf(style);
+  let text = '';
+  const flush = () => {
+    if (!text) return;
+    const t = escapeHtml(text.replace(CONTROL, ''));
+    html += open ? `<span class="${open}">${t}</span>` : t;
+    text = '';
+  };
+  ESCAPE.lastIndex = 0;
+  for (let m = ESCAPE.exec(line); m; m = ESCAPE.exec(line)) {
+    text += line.slice(at, m.index);
+    at = m.index + m[0].length;
+    if (m[2] === 'm') {
+      flush();
+      style = applySgr(style, m[1] ?? '');
+      open = classOf(style);
+    }
+  }
+  text += line.slice(at);
+  flush();
+  return { html, style };
+}
+
+/** The log as lines of HTML, each with its anchor (`#L12`). */
+export function ansiToHtml(log: string): SafeHtml {
+  const lines = log.replace(SECTION, '').replace(/\r\n/g, '\n').split('\n');
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  let style: Style = { ...PLAIN };
+  const out: string[] = [];
+  lines.forEach((raw0, i) => {
+    // a carriage return overwrites the line: what a terminal shows is what follows the last one
+    const cr = raw0.lastIndexOf('\r');
+    const line = cr >= 0 ? raw0.slice(cr + 1) : raw0;
+    const r = lineHtml(line, style);
+    style = r.style;
+    out.push(`<span class="job-log-line" id="L${i + 1}"><span class="job-log-number" aria-hidden="true">${i + 1}</span>${r.html}</span>`);
+  });
+  return raw(out.join('\n'));
+}
