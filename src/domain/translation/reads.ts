@@ -165,6 +165,46 @@ export class TranslationReads {
     return rows.map((r) => ({ ...sumCounts([r]), code: r.code, name: r.name }));
   }
 
+  /** The statistics of components already found, by component id (one grouped query; the web overviews). */
+  async componentsStatistics(componentIds: number[]): Promise<Map<number, Counts>> {
+    const out = new Map<number, Counts>();
+    if (!componentIds.length) return out;
+    const rows = await this.db.kysely
+      .selectFrom('translations')
+      .select([...sumSelect(), 'translations.component_id'])
+      .where('translations.component_id', 'in', componentIds)
+      .groupBy('translations.component_id')
+      .execute();
+    for (const r of rows) out.set(r.component_id, sumCounts([r]));
+    return out;
+  }
+
+  /** The statistics of projects already found, over the components the actor may see, by project id. */
+  async projectsStatistics(actor: Actor, projectIds: number[]): Promise<Map<number, Counts>> {
+    const out = new Map<number, Counts>();
+    if (!projectIds.length) return out;
+    const rows = await this.visible
+      .translations(actor)
+      .innerJoin('components', 'components.id', 'translations.component_id')
+      .select([...sumSelect(), 'components.project_id'])
+      .where('components.project_id', 'in', projectIds)
+      .groupBy('components.project_id')
+      .execute();
+    for (const r of rows) out.set(r.project_id, sumCounts([r]));
+    return out;
+  }
+
+  /**
+   * The translations into a language the actor may see (of one project when given), with their components
+   * and projects: the language page and the project-language page.
+   */
+  async languageTranslations(actor: Actor, language: LanguageRow, project?: TranslationProjectRow): Promise<{ rows: TranslationRow[]; related: Related }> {
+    let s = this.visible.translations(actor).where('translations.language_id', '=', language.id);
+    if (project) s = s.where('translations.component_id', 'in', this.visible.components(actor, project).select('components.id'));
+    const rows = (await s.selectAll('translations').orderBy('translations.component_id').execute()) as TranslationRow[];
+    return { rows, related: await this.related.load({ components: rows.map((r) => r.component_id) }) };
+  }
+
   async languages<P extends Slice>(actor: Actor, pager: Pager<P>): Promise<Paged<P, LanguageRow> & { related: Related }> {
     const { n } = await this.visible
       .languages(actor)

@@ -7,29 +7,15 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import type { ComponentRow, TranslationProjectRow, TranslationRow } from '../../db/schema.ts';
 import { MERGE_FAILURE_ACTIONS, REPOSITORY_ACTIONS } from '../../domain/translation/changes/actions.ts';
-import type { TranslationPerm } from '../../domain/translation/permissions.ts';
 import { OPERATIONS, type RepositoryOperation } from '../../domain/translation/repository/component-repository.ts';
+import { OPERATION_DENIED, runOperation } from '../../domain/translation/repository/operations.ts';
 import { Errors } from '../../lib/errors.ts';
 import { body, view, wireFor } from './common.ts';
 import { sendJson } from './serializers.ts';
 
 const ALLOW_ACTION = 'GET, POST, HEAD, OPTIONS';
 
-/** REPO_OPERATIONS (views.py): the permission each operation needs */
-const PERMISSION: Record<RepositoryOperation, TranslationPerm> = {
-  commit: 'vcs.commit',
-  pull: 'vcs.update',
-  'pull-rebase': 'vcs.update',
-  'pull-merge': 'vcs.update',
-  'pull-merge-noff': 'vcs.update',
-  push: 'vcs.push',
-  reset: 'vcs.reset',
-  'reset-keep': 'vcs.reset',
-  cleanup: 'vcs.reset',
-  'file-sync': 'vcs.reset',
-  'file-scan': 'vcs.reset',
-};
-const DENIED = 'You do not have permission to perform this action.';
+const DENIED = OPERATION_DENIED;
 
 type Level = 'project' | 'component' | 'translation';
 type Params = { project: string; component?: string; language?: string };
@@ -58,12 +44,6 @@ export function repositoryRoutesFor(app: FastifyInstance, c: Container, level: L
     }
     const { project, component, translation } = await q.translation(req.actor, p.project, p.component!, p.language!);
     return { project, components: [component], translation };
-  };
-
-  /** the permission on every component in scope (the project alone when it has none) */
-  const requireOn = async (req: FastifyRequest, perm: TranslationPerm, project: TranslationProjectRow, components: ComponentRow[]) => {
-    if (!components.length) return permissions.require(req.actor, perm, { project }, DENIED);
-    for (const component of components) await permissions.require(req.actor, perm, { project, component }, DENIED);
   };
 
   /** DRF's IsAuthenticatedOrReadOnly runs before the view looks anything up: an anonymous write is 401 */
@@ -123,15 +103,8 @@ export function repositoryRoutesFor(app: FastifyInstance, c: Container, level: L
     if (typeof op !== 'string' || !(OPERATIONS as readonly string[]).includes(op))
       throw Errors.invalid({ operation: [`"${typeof op === 'string' ? op : JSON.stringify(op)}" is not a valid choice.`] });
     const operation = op as RepositoryOperation;
-    await requireOn(req, PERMISSION[operation], project, components);
-    let result = true;
-    const details: string[] = [];
-    for (const component of components) {
-      const done = await repository.operate(req.actor, component, operation, { translationId: translation?.id });
-      if (!done.result) result = false;
-      if (done.detail) details.push(done.detail);
-    }
-    return sendJson(reply, details.length ? { result, detail: details.join('\n') } : { result });
+    const done = await runOperation(permissions, repository, req.actor, operation, { project, components, translationId: translation?.id });
+    return sendJson(reply, done);
   });
 
   if (level === 'translation') return;

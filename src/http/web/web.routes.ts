@@ -6,6 +6,7 @@ import { assets } from '../../web/assets.ts';
 import { dashboardPages } from './dashboard.routes.ts';
 import { mergeRequestPages } from './merge-requests.pages.ts';
 import { pipelinePages } from './pipelines.pages.ts';
+import { translationPages } from './translation.pages.ts';
 import { HIDDEN, type Web } from './web.ts';
 
 export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
@@ -33,6 +34,7 @@ export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
   pipelinePages(app, c, web);
   // ---- forge: settings — profile, tokens, project settings; admin area (helper D) ----
   // ---- translation: projects, components, languages, translations, repository, files (helper E) ----
+  translationPages(app, c, web);
   // ---- translation: the editor (helper F) ----
   void c;
 }
