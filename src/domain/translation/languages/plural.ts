@@ -242,3 +242,14 @@ function classify(f: string, number: number): number {
   if (key === 'one/few/other' && counts[2].includes(0) && counts[1].every((n) => n >= 2 && n <= 4)) key = 'one/few/many';
   return TYPES[key] ?? PLURAL_UNKNOWN;
 }
+
+/**
+ * The names of a plural type's forms in form order (`one`, `few`, `other` …), the inverse of the
+ * classification above; Arabic's six forms; null for an unknown type.
+ */
+export function pluralFormNames(type: number): string[] | null {
+  if (type === 0) return [''];
+  if (type === PLURAL_ARABIC) return ['zero', 'one', 'two', 'few', 'many', 'other'];
+  for (const [key, t] of Object.entries(TYPES)) if (t === type && key) return key.split('/');
+  return null;
+}

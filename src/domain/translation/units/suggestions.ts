@@ -12,13 +12,15 @@
 // - Accepting a suggestion is a unit edit (writes.edits.apply, action 7 "Suggestion accepted", the
 //   suggestion's author as the author), then the suggestion goes; removing one records 26.
 //
-// No permission checks here: the routes (and the upload) check them.
+// The row-level methods check no permissions (the upload checks its own); `suggest`, `deleteAs`, `acceptAs`
+// and `commentAs` are the API's and the editor's writes with their permission checks, in DRF's order.
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { CommentRow, Database, SuggestionRow, TranslationRow, UnitRow } from '../../../db/schema.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { nowIso } from '../../../lib/time.ts';
 import type { Actor } from '../../access/actor.ts';
 import type { TranslationDeps } from '../deps.ts';
+import { READONLY_MESSAGE } from '../permissions.ts';
 import type { Paged, Pager, Slice } from '../reads.ts';
 import { TranslationVisibility } from '../visibility.ts';
 
@@ -39,6 +41,18 @@ export type CommentScope = (typeof COMMENT_SCOPES)[number];
 
 const SEP = '\u001e';
 type Trx = Transaction<Database>;
+const COMMENT_MAX = 1000;
+
+/** The plural forms of a `target`: a U+001E-joined string or a list of strings (form fields repeat). */
+export function targetForms(raw: unknown): string[] {
+  if (raw === undefined || raw === null) throw Errors.invalid({ target: ['This field is required.'] });
+  const forms = typeof raw === 'string' ? raw.split(SEP) : Array.isArray(raw) ? raw : null;
+  if (!forms) throw Errors.invalid({ target: [`Expected a list of items but got type "${typeof raw === 'object' ? 'dict' : typeof raw}".`] });
+  if (!forms.length) throw Errors.invalid({ target: ['This list may not be empty.'] });
+  if (forms.some((f) => typeof f !== 'string')) throw Errors.invalid({ target: ['Not a valid string.'] });
+  if (forms.every((f) => f === '')) throw Errors.invalid({ target: ['This field may not be blank.'] });
+  return forms as string[];
+}
 
 export class SuggestionsService {
   private readonly visible: TranslationVisibility;
@@ -266,6 +280,81 @@ export class SuggestionsService {
       await this.remove(actor, suggestion, { trx, record: false });
       return (await trx.selectFrom('units').selectAll().where('id', '=', unit.id).executeTakeFirst()) ?? now ?? unit;
     });
+  }
+
+  // ---- the writes of the API and the editor, with their permission checks ------------------------
+
+  /**
+   * POST /api/units/:id/suggestions/ (and the editor's Suggest): suggestion.add, not on a read-only
+   * string, the right number of plural forms, not a duplicate (400 {"target": …}). Returns the row.
+   */
+  async suggest(actor: Actor, unitId: number, rawTarget: unknown): Promise<SuggestionRow> {
+    if (!actor.user) throw Errors.unauthorized();
+    const { unit, project, component } = await this.deps.queries.unit(actor, unitId);
+    await this.deps.writes.permissions.require(actor, 'suggestion.add', { project, component });
+    if (unit.state === 100) throw Errors.forbidden(READONLY_MESSAGE);
+    const forms = targetForms(rawTarget);
+    const count = unit.source.includes(SEP) ? await this.pluralNumber(unit) : 1;
+    if (forms.length !== count) throw Errors.invalid({ target: ['Number of plurals does not match'] });
+    const row = await this.add(actor, unit, forms);
+    if (!row) throw Errors.invalid({ target: ['This translation is already suggested or is the current translation.'] });
+    return row;
+  }
+
+  /** DELETE /api/suggestions/:id/: the suggestion's author, or suggestion.delete (Weblate's check_suggestion_delete). */
+  async deleteAs(actor: Actor, id: number): Promise<void> {
+    if (!actor.user) throw Errors.unauthorized();
+    const { suggestion, project, component } = await this.find(actor, id);
+    if (suggestion.user_id !== actor.user.id)
+      await this.deps.writes.permissions.require(actor, 'suggestion.delete', { project, component }, 'Can not delete suggestion');
+    await this.remove(actor, suggestion);
+  }
+
+  /**
+   * POST /api/suggestions/:id/accept/: suggestion.accept, and unit.edit since accepting is an edit
+   * (Weblate's check_can_edit: locks, read-only and approved strings refuse it). Returns the unit now, with its path.
+   */
+  async acceptAs(actor: Actor, id: number) {
+    if (!actor.user) throw Errors.unauthorized();
+    const { suggestion, unit, project, component, languageCode } = await this.find(actor, id);
+    const perms = this.deps.writes.permissions;
+    await perms.require(actor, 'suggestion.accept', { project, component, unit });
+    await perms.require(actor, 'unit.edit', { project, component, unit });
+    const translation = await this.translationOf(unit);
+    const now = await this.accept(actor, translation, unit, suggestion);
+    return { unit: now, project, component, languageCode };
+  }
+
+  /**
+   * POST /api/units/:id/comments/: comment.add, then the fields as Weblate's CommentForm checks them
+   * (400 with field errors); a `timestamp` of its own needs project.edit. Returns the row.
+   */
+  async commentAs(actor: Actor, unitId: number, b: Record<string, unknown>): Promise<CommentRow> {
+    if (!actor.user) throw Errors.unauthorized();
+    const { unit, project, component } = await this.deps.queries.unit(actor, unitId);
+    const perms = this.deps.writes.permissions;
+    await perms.require(actor, 'comment.add', { project, component }, 'You do not have permission to perform this action.');
+    const errors: Record<string, string[]> = {};
+    const text = b.comment;
+    if (text === undefined || text === null) errors.comment = ['This field is required.'];
+    else if (typeof text !== 'string') errors.comment = ['Not a valid string.'];
+    else if (text.trim() === '') errors.comment = ['This field may not be blank.'];
+    else if (text.length > COMMENT_MAX) errors.comment = [`Ensure this field has no more than ${COMMENT_MAX} characters.`];
+    // "report" needs source reviews, which Hearth does not have: it is not a choice here (Weblate's CommentForm)
+    const scope = b.scope === undefined || b.scope === null || b.scope === '' ? 'global' : b.scope;
+    if (typeof scope !== 'string' || scope === 'report' || !(COMMENT_SCOPES as readonly string[]).includes(scope))
+      errors.scope = [`"${String(scope)}" is not a valid choice.`];
+    let timestamp: string | undefined;
+    if (b.timestamp !== undefined && b.timestamp !== null && b.timestamp !== '') {
+      const t =
+        typeof b.timestamp === 'string' && /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}/.test(b.timestamp) ? Date.parse(b.timestamp.replace(' ', 'T')) : Number.NaN;
+      if (Number.isNaN(t)) errors.timestamp = ['Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].'];
+      else timestamp = new Date(t).toISOString();
+    }
+    if (Object.keys(errors).length) throw Errors.invalid(errors);
+    // importing comments with their own time is for those who manage the project (Weblate: project.edit)
+    if (timestamp !== undefined) await perms.require(actor, 'project.edit', { project, component }, 'You do not have permission to perform this action.');
+    return this.comment(actor, unit, text as string, scope as CommentScope, { timestamp });
   }
 
   // ---- comments ---------------------------------------------------------------------------------
