@@ -6,6 +6,7 @@ import { assets } from '../../web/assets.ts';
 import { dashboardPages } from './dashboard.routes.ts';
 import { mergeRequestPages } from './merge-requests.pages.ts';
 import { pipelinePages } from './pipelines.pages.ts';
+import { translationEditorPages } from './translation-editor.pages.ts';
 import { translationPages } from './translation.pages.ts';
 import { HIDDEN, type Web } from './web.ts';
 
@@ -36,6 +37,7 @@ export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
   // ---- translation: projects, components, languages, translations, repository, files (helper E) ----
   translationPages(app, c, web);
   // ---- translation: the editor (helper F) ----
+  translationEditorPages(app, c, web);
   void c;
 }
 
