@@ -6,12 +6,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
 import { diffBetween, diffEntity, diffLimits, emptyTree, type DiffCollection } from '../../../git/diff.ts';
-import type { Commit } from '../../../git/objects.ts';
 import type { Repository } from '../../../git/repository.ts';
 import { CommitSchema, DiffSchema } from '../entities/commit.entity.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { paginateArray } from '../../../lib/pagination.ts';
 import { linkParams, PaginationProps } from '../schemas/common.ts';
+import { commitsBetween, mergeBase } from '../../../domain/repository/compare.ts';
 import { resolveRef } from '../../../domain/repository/context.ts';
 import { commitBasic, type CommitEntity } from './context.ts';
 
@@ -58,24 +58,6 @@ const ContributorsQuery = Type.Object({
   sort: Type.Optional(Type.Unsafe<'asc' | 'desc'>({ type: 'string', enum: ['asc', 'desc'], default: 'asc' })),
   ...PaginationProps,
 });
-
-/** `git merge-base a b …`: the first best common ancestor, or null. Arguments are SHAs. */
-async function mergeBase(repo: Repository, shas: string[]): Promise<string | null> {
-  const r = await repo.run(['merge-base', ...shas], { okCodes: [0, 1] });
-  const sha = r.stdout.toString('latin1').split('\n', 1)[0].trim();
-  return r.code === 0 && /^[0-9a-f]{40,64}$/.test(sha) ? sha : null;
-}
-
-/** Commits of `to` not reachable from `from`, oldest first (`git log --reverse from..to`). */
-async function commitsBetween(repo: Repository, from: string, to: string): Promise<Commit[]> {
-  const r = await repo.run(['rev-list', '--reverse', to, `^${from}`, '--'], { maxBytes: 1 << 30 });
-  const shas = r.stdout
-    .toString('latin1')
-    .split('\n')
-    .filter((s) => s.length >= 40);
-  const commits = await Promise.all(shas.map((s) => repo.commit(s)));
-  return commits.filter((x): x is Commit => x !== null);
-}
 
 interface Contributor {
   name: string;
