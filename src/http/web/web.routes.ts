@@ -8,6 +8,7 @@ import { mergeRequestPages } from './merge-requests.pages.ts';
 import { pipelinePages } from './pipelines.pages.ts';
 import { translationEditorPages } from './translation-editor.pages.ts';
 import { translationPages } from './translation.pages.ts';
+import { repositoryPages } from './repository.pages.ts';
 import { HIDDEN, type Web } from './web.ts';
 
 export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
@@ -30,6 +31,7 @@ export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
   // ---- forge: dashboard, explore, groups, users, new project (helper A) ----
   dashboardPages(app, c, web);
   // ---- forge: repository pages — project home, tree, blob, raw, blame, history, commit, compare, branches, tags (helper B) ----
+  repositoryPages(app, c, web);
   // ---- forge: merge requests, pipelines, jobs (helper C) ----
   mergeRequestPages(app, c, web);
   pipelinePages(app, c, web);
