@@ -75,7 +75,8 @@ export async function migrate(db: Db): Promise<string[]> {
   const applied: string[] = [];
   for (const m of MIGRATIONS) {
     const done = await k.transaction().execute(async (trx) => {
-      if (db.dialect === 'postgres') await sql`select pg_advisory_xact_lock(7411)`.execute(trx);
+      // processes migrating the same schema take turns; other schemas (the tests' own) do not wait
+      if (db.dialect === 'postgres') await sql`select pg_advisory_xact_lock(7411, hashtext(current_schema()))`.execute(trx);
       const row = await trx.selectFrom('schema_migrations').select('name').where('name', '=', m.name).executeTakeFirst();
       if (row) return false;
       await m.up(trx, { dialect: db.dialect });
