@@ -2,7 +2,10 @@
 // project form: the lists show exactly what the API's queries give the viewer.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { assertAccessible, chromiumAvailable, launchBrowser, newContext, screenshot, signInWithForm } from '../helpers/browser.ts';
 import { buildTestApp } from '../helpers/build-app.ts';
+import { startTestServer } from '../helpers/server.ts';
+import { assertTool, skipWithout } from '../helpers/tools.ts';
 import { webGet, webPost, webSignIn } from '../helpers/web.ts';
 
 /** The project links of a list page, in order ("ns/path"). */
@@ -232,4 +235,47 @@ test('new project form: bad input re-renders with errors (422) and creates nothi
   assert.equal(anon.statusCode, 303);
   assert.equal(anon.headers.location, '/users/sign_in');
   assert.equal(await count(), before);
+});
+
+test('in a browser: dashboard → new project through its form (the slug follows the name) → the pages are accessible', {
+  skip: skipWithout(chromiumAvailable, 'chromium'),
+}, async (t) => {
+  assertTool(chromiumAvailable, 'chromium');
+  const { base, seed } = await startTestServer(t);
+  const user = await seed.user({ username: 'walker', name: 'Walker', password: 'walker-password-1' });
+  const team = await seed.group({ path: 'team', name: 'Team', visibility: 'public' });
+  await seed.member({ group: team }, user, 50);
+  const browser = await launchBrowser(t);
+  const page = await (await newContext(browser, base)).newPage();
+  await signInWithForm(page, user.username, 'walker-password-1');
+  await page.goto('/');
+  assert.equal(await page.locator('h1').innerText(), 'Projects');
+  await screenshot(page, 'dashboard-empty');
+  await assertAccessible(page, 'the empty dashboard');
+
+  await page.getByRole('link', { name: 'New project' }).click();
+  await page.getByLabel('Project name', { exact: true }).fill('Walk Way');
+  assert.equal(await page.getByLabel('Project slug', { exact: true }).inputValue(), 'walk-way');
+  await page.getByLabel('Project namespace', { exact: true }).selectOption({ label: 'team' });
+  await page.getByLabel('Public', { exact: true }).check();
+  await screenshot(page, 'new-project');
+  await assertAccessible(page, 'the new project form');
+  await page.getByRole('button', { name: 'Create project' }).click();
+  await page.waitForURL(/\/team\/walk-way$/);
+
+  for (const [url, name] of [
+    ['/dashboard/projects', 'dashboard'],
+    ['/dashboard/groups', 'dashboard-groups'],
+    ['/dashboard/activity', 'activity'],
+    ['/explore/projects', 'explore'],
+    ['/groups/team', 'group'],
+    ['/walker', 'user'],
+  ]) {
+    const res = await page.goto(url);
+    assert.equal(res?.status(), 200, url);
+    await screenshot(page, name);
+    await assertAccessible(page, url);
+  }
+  await page.goto('/dashboard/projects');
+  assert.equal(await page.getByRole('link', { name: 'Team / Walk Way' }).count(), 1);
 });
