@@ -56,6 +56,8 @@ test('group page: name, markdown description, projects and subgroups, members co
     assert.equal((await webGet(app, url)).statusCode, 404, url);
   }
   assert.equal((await webGet(app, '/groups/team/-/settings', s)).statusCode, 404); // group sub-pages are not here
+  assert.equal((await webGet(app, '/groups', s)).headers.location, '/dashboard/groups');
+  assert.equal((await webGet(app, '/groups')).headers.location, '/explore/groups');
 });
 
 test('public group for the anonymous: no members count or create buttons; a renamed group redirects', async (t) => {

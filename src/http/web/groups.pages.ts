@@ -69,6 +69,11 @@ export function groupPages(app: FastifyInstance, c: Container, web: Web): void {
     return web.page(reply, NewGroupPage({ ctx, values, errors, parentId: values.parent_id || undefined }), status);
   }
 
+  // GitLab: /groups is your groups (the signed in) or the public ones (everybody else)
+  app.get('/groups', { config: PAGE, schema: HIDDEN }, async (req, reply) =>
+    reply.redirect((await web.context(req)).user ? '/dashboard/groups' : '/explore/groups', 302),
+  );
+
   app.get('/groups/new', { config: PAGE, schema: HIDDEN }, async (req, reply) => {
     const ctx = await web.requireUser(req);
     const s = await c.settings.get();
