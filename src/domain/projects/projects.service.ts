@@ -89,7 +89,8 @@ export function topicList(input: { topics?: string[]; tag_list?: string[] }): st
 }
 
 const levelOf = (v: string) => VISIBILITY_LEVELS[v as VisibilityName] ?? 0;
-const isOwner = (actor: Actor, access: ProjectAccess) => actor.isAdmin || access.level >= OWNER;
+/** rename_project, change_visibility_level, change_namespace: Owners and administrators (the settings page hides those fields from others). */
+export const isOwner = (actor: Actor, access: ProjectAccess) => actor.isAdmin || access.level >= OWNER;
 
 function requireAbility(access: ProjectAccess, ability: ProjectAbility): void {
   Policy.require(access, ability, 'Project', 'read_project');

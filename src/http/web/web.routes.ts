@@ -6,9 +6,10 @@ import { assets } from '../../web/assets.ts';
 import { dashboardPages } from './dashboard.routes.ts';
 import { mergeRequestPages } from './merge-requests.pages.ts';
 import { pipelinePages } from './pipelines.pages.ts';
+import { forgeSettingsPages } from './profile.pages.ts';
+import { repositoryPages } from './repository.pages.ts';
 import { translationEditorPages } from './translation-editor.pages.ts';
 import { translationPages } from './translation.pages.ts';
-import { repositoryPages } from './repository.pages.ts';
 import { HIDDEN, type Web } from './web.ts';
 
 export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
@@ -36,6 +37,7 @@ export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
   mergeRequestPages(app, c, web);
   pipelinePages(app, c, web);
   // ---- forge: settings — profile, tokens, project settings; admin area (helper D) ----
+  forgeSettingsPages(app, c, web);
   // ---- translation: projects, components, languages, translations, repository, files (helper E) ----
   translationPages(app, c, web);
   // ---- translation: the editor (helper F) ----

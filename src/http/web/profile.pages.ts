@@ -1,0 +1,134 @@
+// User settings pages: /-/profile (the profile form), /-/profile/personal_access_tokens (list, create —
+// the secret shown once, on the answer to the form —, revoke) and /-/profile/keys. Writes go through
+// c.users.update and c.tokens exactly as PUT /users/:id and the personal access tokens API do.
+// `forgeSettingsPages` registers this module, the project settings and the admin area (helper D).
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Container } from '../../container.ts';
+import type { UserRow } from '../../db/schema.ts';
+import { availableScopes } from '../../domain/tokens/scopes.ts';
+import { defaultExpiry, maxLifetimeDays, toView } from '../../domain/tokens/tokens.service.ts';
+import type { UpdateUserInput } from '../../domain/users/users.service.ts';
+import { addDays, todayDate } from '../../lib/time.ts';
+import { KeysPage, type ProfileValues, ProfilePage, profileValues, type TokenFormValues, TokensPage } from '../../web/views/settings/profile.tsx';
+import { adminPages } from './admin.pages.ts';
+import { projectSettingsPages } from './project-settings.pages.ts';
+import { bodyOf, errorsOf, flag, list, str } from '../../web/views/settings/form-input.ts';
+import { HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
+
+/** Every page of helper D's area: user settings, project settings, the admin area. */
+export function forgeSettingsPages(app: FastifyInstance, c: Container, web: Web): void {
+  profilePages(app, c, web);
+  projectSettingsPages(app, c, web);
+  adminPages(app, c, web);
+}
+
+const TOKEN_LIST_LIMIT = 200;
+
+export function profilePages(app: FastifyInstance, c: Container, web: Web): void {
+  // ---- profile ----
+
+  app.get('/-/profile', { config: PAGE, schema: HIDDEN }, async (req, reply) => {
+    const ctx = await web.requireUser(req);
+    return web.page(reply, ProfilePage({ ctx, values: profileValues(ctx.user) }));
+  });
+
+  app.post('/-/profile', { config: PAGE, schema: HIDDEN }, async (req, reply) => {
+    const ctx = await web.requireUser(req);
+    const u = bodyOf(bodyOf(req.body).user);
+    const values: ProfileValues = {
+      name: str(u.name),
+      public_email: str(u.public_email),
+      bio: str(u.bio),
+      location: str(u.location),
+      website_url: str(u.website_url),
+      job_title: str(u.job_title),
+      pronouns: str(u.pronouns),
+      organization: str(u.organization),
+      private_profile: flag(u.private_profile),
+    };
+    const input: UpdateUserInput = { ...values };
+    try {
+      await c.users.update(ctx.actor, ctx.user.id, input);
+    } catch (e) {
+      const errors = errorsOf(e);
+      if (!errors) throw e;
+      return web.page(reply, ProfilePage({ ctx, values, errors }), 422);
+    }
+    return web.redirect(reply, '/-/profile', { kind: 'notice', text: 'Profile was successfully updated' });
+  });
+
+  // ---- personal access tokens ----
+
+  const tokensPage = async (
+    reply: FastifyReply,
+    ctx: WebCtx & { user: UserRow },
+    opts: { values?: TokenFormValues; errors?: string[] | null; created?: { name: string; token: string }; status?: number } = {},
+  ) => {
+    const s = await c.settings.get();
+    // administrators list every user's tokens: only one's own (not impersonation tokens) here
+    const query = await c.tokens.listQuery(ctx.actor, { state: 'active', user_id: String(ctx.user.id) });
+    const rows = await query.limit(TOKEN_LIST_LIMIT).execute();
+    const today = todayDate();
+    return web.page(
+      reply,
+      TokensPage({
+        ctx,
+        tokens: rows.filter((r) => r.impersonation === 0).map((r) => toView(r)),
+        available: availableScopes(ctx.actor.isAdmin),
+        values: opts.values ?? { name: '', description: '', expires_at: defaultExpiry(s), scopes: [] },
+        minDate: addDays(today, 1),
+        maxDate: addDays(today, maxLifetimeDays(s)),
+        expiryRequired: s.require_personal_access_token_expiry,
+        disabled: s.disable_personal_access_tokens,
+        errors: opts.errors,
+        created: opts.created,
+      }),
+      opts.status,
+    );
+  };
+
+  app.get('/-/profile/personal_access_tokens', { config: PAGE, schema: HIDDEN }, async (req, reply) => {
+    const ctx = await web.requireUser(req);
+    return tokensPage(reply, ctx);
+  });
+
+  app.post('/-/profile/personal_access_tokens', { config: PAGE, schema: HIDDEN }, async (req, reply) => {
+    const ctx = await web.requireUser(req);
+    const b = bodyOf(req.body);
+    const values: TokenFormValues = { name: str(b.name), description: str(b.description), expires_at: str(b.expires_at).trim(), scopes: list(b.scopes) };
+    try {
+      const view = await c.tokens.createForSelf(ctx.actor, {
+        name: values.name,
+        scopes: values.scopes,
+        description: values.description || undefined,
+        expires_at: values.expires_at || undefined,
+      });
+      // The secret is on this answer only: nothing keeps it, the next view of the list cannot show it.
+      return tokensPage(reply, ctx, { created: { name: view.row.name, token: view.token! } });
+    } catch (e) {
+      const errors = errorsOf(e);
+      if (!errors) throw e;
+      return tokensPage(reply, ctx, { values, errors, status: 422 });
+    }
+  });
+
+  app.post('/-/profile/personal_access_tokens/:id/revoke', { config: PAGE, schema: HIDDEN }, async (req, reply) => {
+    const ctx = await web.requireUser(req);
+    const id = (req.params as { id: string }).id;
+    try {
+      await c.tokens.revokeById(ctx.actor, id);
+    } catch (e) {
+      const errors = errorsOf(e);
+      if (!errors) throw e;
+      return web.redirect(reply, '/-/profile/personal_access_tokens', { kind: 'alert', text: errors.join(' ') });
+    }
+    return web.redirect(reply, '/-/profile/personal_access_tokens', { kind: 'notice', text: 'Revoked personal access token' });
+  });
+
+  // ---- SSH keys (issue 20) ----
+
+  app.get('/-/profile/keys', { config: PAGE, schema: HIDDEN }, async (req, reply) => {
+    const ctx = await web.requireUser(req);
+    return web.page(reply, KeysPage({ ctx }));
+  });
+}

@@ -1,0 +1,97 @@
+// Labelled form fields of the settings and admin forms (every control has a visible <label for>).
+import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
+
+export interface FieldProps {
+  id: string;
+  name: string;
+  label: string;
+  value?: string | number | null;
+  type?: string;
+  required?: boolean;
+  hint?: string;
+  placeholder?: string;
+  autocomplete?: string;
+  min?: string | number;
+  max?: string | number;
+  maxlength?: number;
+}
+
+export function Field(p: FieldProps): SafeHtml {
+  const hintId = p.hint ? `${p.id}_hint` : undefined;
+  return (
+    <div class="FormControl mb-3">
+      <label class="FormControl-label" for={p.id}>
+        {p.label}
+      </label>
+      <input
+        class="form-control width-full"
+        id={p.id}
+        name={p.name}
+        type={p.type ?? 'text'}
+        value={p.value ?? ''}
+        required={p.required}
+        placeholder={p.placeholder}
+        autocomplete={p.autocomplete}
+        min={p.min}
+        max={p.max}
+        maxlength={p.maxlength}
+        aria-describedby={hintId}
+      />
+      {p.hint ? (
+        <p class="note" id={hintId}>
+          {p.hint}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+export function TextArea(p: { id: string; name: string; label: string; value?: string | null; hint?: string; rows?: number }): SafeHtml {
+  const hintId = p.hint ? `${p.id}_hint` : undefined;
+  return (
+    <div class="FormControl mb-3">
+      <label class="FormControl-label" for={p.id}>
+        {p.label}
+      </label>
+      <textarea class="form-control width-full" id={p.id} name={p.name} rows={p.rows ?? 4} aria-describedby={hintId}>
+        {p.value ?? ''}
+      </textarea>
+      {p.hint ? (
+        <p class="note" id={hintId}>
+          {p.hint}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+export function Select(p: { id: string; name: string; label: string; value: string; options: { value: string; text: string }[]; hint?: string }): SafeHtml {
+  return (
+    <div class="FormControl mb-3">
+      <label class="FormControl-label" for={p.id}>
+        {p.label}
+      </label>
+      <select class="form-select" id={p.id} name={p.name}>
+        {p.options.map((o) => (
+          <option value={o.value} selected={o.value === p.value}>
+            {o.text}
+          </option>
+        ))}
+      </select>
+      {p.hint ? <p class="note">{p.hint}</p> : null}
+    </div>
+  );
+}
+
+export function Checkbox(p: { id: string; name: string; label: string; checked: boolean; hint?: string }): SafeHtml {
+  return (
+    <div class="form-checkbox my-2">
+      {/* unchecked boxes send nothing: the hidden 0 comes first, a checked box's 1 wins (qs keeps the last) */}
+      <input type="hidden" name={p.name} value="0" />
+      <label for={p.id}>
+        <input type="checkbox" id={p.id} name={p.name} value="1" checked={p.checked} /> {p.label}
+      </label>
+      {p.hint ? <p class="note">{p.hint}</p> : null}
+    </div>
+  );
+}

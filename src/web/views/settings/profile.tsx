@@ -1,0 +1,238 @@
+// User settings: the profile form, personal access tokens (the new one shown once) and the SSH keys page.
+import type { PatRow, UserRow } from '../../../db/schema.ts';
+import type { WebCtx } from '../../../http/web/web.ts';
+import type { Child, SafeHtml } from '../../jsx/jsx-runtime.ts';
+import { FormErrors, PostForm, Tabs, TimeAgo } from '../components.tsx';
+import { Layout } from '../layout.tsx';
+import { Field, TextArea } from './fields.tsx';
+
+export type SettingsTab = 'profile' | 'tokens' | 'keys';
+
+function SettingsFrame(p: { ctx: WebCtx; title: string; tab: SettingsTab; children?: Child }): SafeHtml {
+  return (
+    <Layout ctx={p.ctx} title={p.title} crumbs={[{ text: 'User settings', href: '/-/profile' }, { text: p.title }]}>
+      <Tabs
+        label="User settings"
+        tabs={[
+          { href: '/-/profile', text: 'Profile', current: p.tab === 'profile' },
+          { href: '/-/profile/personal_access_tokens', text: 'Access tokens', current: p.tab === 'tokens' },
+          { href: '/-/profile/keys', text: 'SSH keys', current: p.tab === 'keys' },
+        ]}
+      />
+      {p.children}
+    </Layout>
+  );
+}
+
+/** What the profile form shows: the stored row, or what the user typed when it was refused. */
+export interface ProfileValues {
+  name: string;
+  public_email: string;
+  bio: string;
+  location: string;
+  website_url: string;
+  job_title: string;
+  pronouns: string;
+  organization: string;
+  private_profile: boolean;
+}
+
+export function profileValues(u: UserRow): ProfileValues {
+  return {
+    name: u.name,
+    public_email: u.public_email ?? '',
+    bio: u.bio ?? '',
+    location: u.location ?? '',
+    website_url: u.website_url ?? '',
+    job_title: u.job_title ?? '',
+    pronouns: u.pronouns ?? '',
+    organization: u.organization ?? '',
+    private_profile: u.private_profile === 1,
+  };
+}
+
+export function ProfilePage(p: { ctx: WebCtx & { user: UserRow }; values: ProfileValues; errors?: string[] | null }): SafeHtml {
+  const v = p.values;
+  const email = p.ctx.user.email;
+  return (
+    <SettingsFrame ctx={p.ctx} title="Edit profile" tab="profile">
+      <h1 class="h2 mb-3">Edit profile</h1>
+      <FormErrors errors={p.errors} />
+      <PostForm ctx={p.ctx} action="/-/profile" class="settings-form">
+        <Field id="user_name" name="user[name]" label="Full name" value={v.name} required autocomplete="name" />
+        <div class="FormControl mb-3">
+          <label class="FormControl-label" for="user_public_email">
+            Public email
+          </label>
+          <select class="form-select" id="user_public_email" name="user[public_email]">
+            <option value="" selected={v.public_email === ''}>
+              Do not show on profile
+            </option>
+            <option value={email} selected={v.public_email === email}>
+              {email}
+            </option>
+            {v.public_email && v.public_email !== email ? (
+              <option value={v.public_email} selected>
+                {v.public_email}
+              </option>
+            ) : null}
+          </select>
+        </div>
+        <Field id="user_pronouns" name="user[pronouns]" label="Pronouns" value={v.pronouns} />
+        <Field id="user_job_title" name="user[job_title]" label="Job title" value={v.job_title} />
+        <Field id="user_organization" name="user[organization]" label="Organization" value={v.organization} />
+        <Field id="user_location" name="user[location]" label="Location" value={v.location} />
+        <Field id="user_website_url" name="user[website_url]" label="Website URL" value={v.website_url} type="url" placeholder="https://example.com" />
+        <TextArea id="user_bio" name="user[bio]" label="Bio" value={v.bio} hint="Tell us about yourself in fewer than 250 characters." />
+        <div class="form-checkbox">
+          <label for="user_private_profile">
+            <input type="checkbox" id="user_private_profile" name="user[private_profile]" value="1" checked={v.private_profile} /> Private profile
+          </label>
+          <p class="note">Don't display activity-related personal information on your profile.</p>
+        </div>
+        <button type="submit" class="btn btn-primary">
+          Update profile settings
+        </button>
+      </PostForm>
+    </SettingsFrame>
+  );
+}
+
+export interface TokenFormValues {
+  name: string;
+  description: string;
+  expires_at: string;
+  scopes: string[];
+}
+
+export interface TokensPageProps {
+  ctx: WebCtx & { user: UserRow };
+  tokens: { row: PatRow; scopes: string[] }[];
+  /** the scopes this user may give a token */
+  available: string[];
+  values: TokenFormValues;
+  /** the date input's bounds */
+  minDate: string;
+  maxDate: string;
+  expiryRequired: boolean;
+  /** personal access tokens are disabled by the administrator */
+  disabled: boolean;
+  errors?: string[] | null;
+  /** the secret of the token just created: shown on this page only */
+  created?: { name: string; token: string } | null;
+}
+
+export function TokensPage(p: TokensPageProps): SafeHtml {
+  const v = p.values;
+  return (
+    <SettingsFrame ctx={p.ctx} title="Personal access tokens" tab="tokens">
+      <h1 class="h2 mb-3">Personal access tokens</h1>
+      {p.created ? (
+        <div class="flash flash-success mb-3" role="status">
+          <p class="text-bold">{`Your new personal access token "${p.created.name}" has been created.`}</p>
+          <div class="d-flex flex-items-end mt-2">
+            <div class="FormControl flex-1">
+              <label class="FormControl-label" for="created_token">
+                Your new personal access token
+              </label>
+              <input class="form-control width-full text-mono" id="created_token" type="text" readonly value={p.created.token} />
+            </div>
+            <button type="button" class="btn ml-2" data-copy-target="created_token">
+              Copy token
+            </button>
+          </div>
+          <p class="note">Make sure you save it — you won't be able to access it again.</p>
+        </div>
+      ) : null}
+      <h2 class="h3 mb-2">{`Active personal access tokens (${p.tokens.length})`}</h2>
+      {p.tokens.length ? (
+        <table class="settings-table mb-4">
+          <thead>
+            <tr>
+              <th scope="col">Token name</th>
+              <th scope="col">Scopes</th>
+              <th scope="col">Created</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Expires</th>
+              <th scope="col">Action</th>
+            </tr>
+          </thead>
+          <tbody>
+            {p.tokens.map((t) => (
+              <tr>
+                <th scope="row">{t.row.name}</th>
+                <td>{t.scopes.join(', ')}</td>
+                <td>
+                  <TimeAgo at={t.row.created_at} />
+                </td>
+                <td>
+                  <TimeAgo at={t.row.last_used_at} />
+                </td>
+                <td>{t.row.expires_at ?? 'Never'}</td>
+                <td>
+                  <PostForm ctx={p.ctx} action={`/-/profile/personal_access_tokens/${t.row.id}/revoke`}>
+                    <button type="submit" class="btn btn-sm btn-danger" aria-label={`Revoke ${t.row.name}`}>
+                      Revoke
+                    </button>
+                  </PostForm>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p class="color-fg-muted mb-4">This user has no active personal access tokens.</p>
+      )}
+      <h2 class="h3 mb-2">Add a personal access token</h2>
+      {p.disabled ? (
+        <p class="flash flash-warn">Personal access tokens have been disabled by your administrator.</p>
+      ) : (
+        <>
+          <FormErrors errors={p.errors} />
+          <PostForm ctx={p.ctx} action="/-/profile/personal_access_tokens" class="settings-form">
+            <Field id="token_name" name="name" label="Token name" value={v.name} required maxlength={255} />
+            <Field id="token_description" name="description" label="Token description" value={v.description} />
+            <Field
+              id="token_expires_at"
+              name="expires_at"
+              label="Expiration date"
+              type="date"
+              value={v.expires_at}
+              min={p.minDate}
+              max={p.maxDate}
+              required={p.expiryRequired}
+              hint={p.expiryRequired ? `A token must expire; at the latest on ${p.maxDate}.` : 'Leave empty for a token that expires tomorrow.'}
+            />
+            <fieldset class="mb-3">
+              <legend class="text-bold mb-1">Select scopes</legend>
+              {p.available.map((s) => (
+                <div class="form-checkbox my-1">
+                  <label for={`scope_${s}`}>
+                    <input type="checkbox" id={`scope_${s}`} name="scopes[]" value={s} checked={v.scopes.includes(s)} /> {s}
+                  </label>
+                </div>
+              ))}
+            </fieldset>
+            <button type="submit" class="btn btn-primary">
+              Create personal access token
+            </button>
+          </PostForm>
+        </>
+      )}
+    </SettingsFrame>
+  );
+}
+
+export function KeysPage(p: { ctx: WebCtx }): SafeHtml {
+  return (
+    <SettingsFrame ctx={p.ctx} title="SSH keys" tab="keys">
+      <h1 class="h2 mb-3">SSH keys</h1>
+      <div class="blankslate">
+        <p>SSH keys are not supported yet: clone and push over HTTPS with a personal access token as the password.</p>
+        <p>
+          <a href="/-/profile/personal_access_tokens">Create a personal access token</a>
+        </p>
+      </div>
+    </SettingsFrame>
+  );
+}
