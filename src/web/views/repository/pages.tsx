@@ -795,7 +795,7 @@ export function BranchesPage(p: { n: ProjectNav; rows: BranchRow[] }): SafeHtml 
               {b.canDelete ? (
                 <PostForm ctx={n.ctx} action={`/-/p/${b.projectId}/branches/delete`}>
                   <input type="hidden" name="branch" value={b.name} />
-                  <button type="submit" class="btn btn-sm btn-danger" aria-label={`Delete branch ${b.name}`} data-confirm={`Delete the branch ${b.name}?`}>
+                  <button type="submit" class="btn btn-sm btn-danger" aria-label={`Delete branch ${b.name}`} data-repo-confirm={`Delete the branch ${b.name}?`}>
                     Delete
                   </button>
                 </PostForm>
