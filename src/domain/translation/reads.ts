@@ -165,6 +165,19 @@ export class TranslationReads {
     return rows.map((r) => ({ ...sumCounts([r]), code: r.code, name: r.name }));
   }
 
+  /** Every translation of a component with its language's name, by name (one query: the component's web overview). */
+  async componentLanguages(component: ComponentRow): Promise<(TranslationRow & { language_name: string })[]> {
+    return (await this.db.kysely
+      .selectFrom('translations')
+      .innerJoin('languages', 'languages.id', 'translations.language_id')
+      .selectAll('translations')
+      .select('languages.name as language_name')
+      .where('translations.component_id', '=', component.id)
+      .orderBy('translations.is_source', 'desc')
+      .orderBy('languages.name')
+      .execute()) as (TranslationRow & { language_name: string })[];
+  }
+
   /** The statistics of components already found, by component id (one grouped query; the web overviews). */
   async componentsStatistics(componentIds: number[]): Promise<Map<number, Counts>> {
     const out = new Map<number, Counts>();

@@ -6,7 +6,8 @@
 // domain code as the API (permissions, repository operations, files).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
-import type { TranslationRow } from '../../db/schema.ts';
+import type { ComponentRow, TranslationProjectRow, TranslationRow } from '../../db/schema.ts';
+import { stamp } from '../../db/versions.ts';
 import { MERGE_FAILURE_ACTIONS, REPOSITORY_ACTIONS } from '../../domain/translation/changes/actions.ts';
 import { translationDownload, uploadMethodAllowed, uploadTranslationFile } from '../../domain/translation/files/file-requests.ts';
 import { UPLOAD_CONFLICTS, UPLOAD_FUZZY } from '../../domain/translation/files/files.service.ts';
@@ -16,17 +17,26 @@ import { type Counts, sumCounts } from '../../domain/translation/stats/stats.ts'
 import { checksum } from '../../domain/translation/units/hash.ts';
 import { EXPORTERS } from '../../formats/exporters.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
+import { VersionedCache } from '../../lib/versioned-cache.ts';
+import { raw, render, type SafeHtml } from '../../web/jsx/jsx-runtime.ts';
 import { searching } from '../translation/common.ts';
-import { ComponentPage, LanguagesPage, LanguageTranslationsPage, ProjectPage, ProjectsPage } from '../../web/views/translation/overviews.tsx';
-import { statsOf, urls } from '../../web/views/translation/parts.tsx';
+import {
+  ComponentLanguages,
+  ComponentPage,
+  LanguagesPage,
+  LanguageTranslationsPage,
+  ProjectPage,
+  ProjectsPage,
+} from '../../web/views/translation/overviews.tsx';
+import { type Stats, statsOf, urls } from '../../web/views/translation/parts.tsx';
 import { RepositoryPage, type SearchHit, SearchPage, TranslationPage, type UploadForm } from '../../web/views/translation/translation.tsx';
 import { HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
 
 const OPTS = { config: PAGE, schema: HIDDEN };
 const PER_PAGE = 50;
-/** a component's languages on one page: every language a component realistically has */
-const LANGUAGES_PER_PAGE = 500;
 const SEARCH_PER_PAGE = 25;
+/** what a component's languages table is made of */
+const LANGUAGE_TABLES = ['translation_projects', 'components', 'translations', 'languages'] as const;
 const OFFERED_METHODS = ['translate', 'suggest', 'approve', 'fuzzy', 'replace'] as const;
 
 type Query = Record<string, string | string[] | undefined>;
@@ -126,33 +136,32 @@ export function translationPages(app: FastifyInstance, c: Container, web: Web): 
 
   // ---- components --------------------------------------------------------------------------------
 
+  // A component's languages table is the same for every viewer: kept, rendered, while the translation
+  // tables are unchanged (any write misses it), so the overview of 100 languages costs two lookups.
+  const languagesCache = new VersionedCache<{ table: SafeHtml; stats: Stats }>(1000, 60_000);
+  const componentLanguages = async (req: FastifyRequest, project: TranslationProjectRow, component: ComponentRow) => {
+    const key = `${component.id}|${project.slug}|${component.slug}`;
+    const st = stamp(await req.versions(), LANGUAGE_TABLES);
+    const hit = languagesCache.get(key, st);
+    if (hit) return hit;
+    const rows = await reads.componentLanguages(component);
+    const translations = rows.map((row) => ({ row, name: row.language_name, stats: statsOf(countsOf(row)) }));
+    const value = { table: raw(render(ComponentLanguages({ project, component, translations }))), stats: statsOf(sumCounts(rows)) };
+    languagesCache.set(key, st, value);
+    return value;
+  };
+
   app.get<{ Params: { project: string; component: string } }>('/projects/:project/:component/', OPTS, async (req, reply) => {
     const ctx = await web.context(req);
-    const page = pageOf(req);
-    const path = await q.component(ctx.actor, req.params.project, req.params.component);
-    const { project, component } = path;
-    const [{ total, rows, related }, counts, vcs] = await Promise.all([
-      reads.componentTranslations(path, () => slice(page, LANGUAGES_PER_PAGE)),
-      reads.componentsStatistics([component.id]),
+    const { project, component } = await q.component(ctx.actor, req.params.project, req.params.component);
+    const [languages, vcs] = await Promise.all([
+      componentLanguages(req, project, component),
       ctx.user ? perms.can(ctx.actor, 'vcs.view', { project, component }) : false,
     ]);
     const pending = vcs ? ((await repository.pendingCounts([component.id])).get(component.id) ?? 0) : 0;
     return web.page(
       reply,
-      ComponentPage({
-        ctx,
-        project,
-        component,
-        stats: statsOf(counts.get(component.id) ?? ZERO),
-        translations: rows.map((row) => ({
-          row,
-          name: related.languages.get(row.language_id)?.language.name ?? row.language_code,
-          stats: statsOf(countsOf(row)),
-        })),
-        page,
-        hasNext: page * LANGUAGES_PER_PAGE < total,
-        repository: vcs ? { pending } : null,
-      }),
+      ComponentPage({ ctx, project, component, stats: languages.stats, languages: languages.table, repository: vcs ? { pending } : null }),
     );
   });
 

@@ -154,9 +154,8 @@ export function ComponentPage(p: {
   project: TranslationProjectRow;
   component: ComponentRow;
   stats: Stats;
-  translations: { row: TranslationRow; name: string; stats: Stats }[];
-  page: number;
-  hasNext: boolean;
+  /** the languages table (ComponentLanguages) */
+  languages: SafeHtml;
   /** pending changes not yet committed, when the viewer may see the repository (else null) */
   repository: { pending: number } | null;
 }): SafeHtml {
@@ -202,24 +201,36 @@ export function ComponentPage(p: {
         </div>
       </section>
       <h2 class="f3 mb-2">Languages</h2>
-      {p.translations.length ? (
-        <StatsTable
-          caption={`Translations of ${component.name}`}
-          first="Language"
-          rows={p.translations.map((t) => ({
-            key: t.row.language_code,
-            name: <a href={urls.translation(project.slug, component.slug, t.row.language_code)}>{t.name}</a>,
-            stats: t.stats,
-            translate: translateLinks(project.slug, component.slug, t.row.language_code),
-          }))}
-        />
-      ) : (
-        <Blankslate title="No translations">
-          <p>No translation files were found for this component.</p>
-        </Blankslate>
-      )}
-      <Pagination url={p.ctx.url} page={p.page} hasNext={p.hasNext} />
+      {p.languages}
     </Layout>
+  );
+}
+
+/** The languages table of a component: one row per translation (cached by the route while the tables are unchanged). */
+export function ComponentLanguages(p: {
+  project: TranslationProjectRow;
+  component: ComponentRow;
+  translations: { row: TranslationRow; name: string; stats: Stats }[];
+}): SafeHtml {
+  const { project, component } = p;
+  if (!p.translations.length) {
+    return (
+      <Blankslate title="No translations">
+        <p>No translation files were found for this component.</p>
+      </Blankslate>
+    );
+  }
+  return (
+    <StatsTable
+      caption={`Translations of ${component.name}`}
+      first="Language"
+      rows={p.translations.map((t) => ({
+        key: t.row.language_code,
+        name: <a href={urls.translation(project.slug, component.slug, t.row.language_code)}>{t.name}</a>,
+        stats: t.stats,
+        translate: translateLinks(project.slug, component.slug, t.row.language_code),
+      }))}
+    />
   );
 }
 
