@@ -106,6 +106,10 @@ test('new group form: creates the group with the user as Owner, re-renders bad i
   assert.equal((await webGet(app, '/groups/my-team', s)).statusCode, 200);
 
   // a subgroup through the same form
+  const subForm = await webGet(app, `/groups/new?parent_id=${g.id}`, s);
+  assert.match(subForm.body, /<h1 class="Subhead-heading">Create subgroup<\/h1>/);
+  assert.match(subForm.body, /<input type="hidden" name="parent_id" value="\d+">/);
+  assert.match(subForm.body, /\/my-team\/<\/span>/);
   const subRes = await webPost(app, '/groups', s, { name: 'Child', path: 'child', visibility: 'private', parent_id: String(g.id) });
   assert.equal(subRes.statusCode, 303);
   assert.equal(subRes.headers.location, '/groups/my-team/child');

@@ -65,8 +65,11 @@ export function groupPages(app: FastifyInstance, c: Container, web: Web): void {
     return parts.slice(0, -1).map((_, i) => ({ ...group, name: names[i], full_path: parts.slice(0, i + 1).join('/') }));
   }
 
-  function renderNew(reply: FastifyReply, ctx: WebCtx, values: NewGroupValues & { parent_id: string }, errors: string[] | null, status = 200) {
-    return web.page(reply, NewGroupPage({ ctx, values, errors, parentId: values.parent_id || undefined }), status);
+  /** The form; a subgroup's URL prefix is its parent's path (when the viewer may see the parent). */
+  async function renderNew(reply: FastifyReply, ctx: WebCtx, values: NewGroupValues & { parent_id: string }, errors: string[] | null, status = 200) {
+    const found = /^\d{1,10}$/.test(values.parent_id) ? await findGroup(c, ctx, values.parent_id) : null;
+    const parentPath = found && 'group' in found ? found.group.full_path : undefined;
+    return web.page(reply, NewGroupPage({ ctx, values, errors, parentId: values.parent_id || undefined, parentPath }), status);
   }
 
   // GitLab: /groups is your groups (the signed in) or the public ones (everybody else)

@@ -124,7 +124,7 @@ export function NewProjectPage(p: { ctx: WebCtx; namespaces: NamespaceRow[]; val
   );
 }
 
-export function NewGroupPage(p: { ctx: WebCtx; values: NewGroupValues; errors?: string[] | null; parentId?: string }): SafeHtml {
+export function NewGroupPage(p: { ctx: WebCtx; values: NewGroupValues; errors?: string[] | null; parentId?: string; parentPath?: string }): SafeHtml {
   const v = p.values;
   return (
     <Layout ctx={p.ctx} title="New group" crumbs={[{ text: 'Groups', href: '/dashboard/groups' }, { text: 'New group' }]}>
@@ -146,7 +146,7 @@ export function NewGroupPage(p: { ctx: WebCtx; values: NewGroupValues; errors?: 
           </label>
           <div class="d-flex flex-items-center">
             <span class="color-fg-muted mr-1" aria-hidden="true">
-              {`${p.ctx.externalUrl}/`}
+              {`${p.ctx.externalUrl}/${p.parentPath ? `${p.parentPath}/` : ''}`}
             </span>
             <input
               class="form-control"
