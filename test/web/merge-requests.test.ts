@@ -7,6 +7,9 @@ import { test } from 'node:test';
 import { buildTestApp } from '../helpers/build-app.ts';
 import { bareGit, workTree } from '../helpers/git.ts';
 import { webGet, webPost, webSignIn } from '../helpers/web.ts';
+import { assertAccessible, chromiumAvailable, launchBrowser, newContext, screenshot, signInWithForm } from '../helpers/browser.ts';
+import { startTestServer } from '../helpers/server.ts';
+import { assertTool, skipWithout } from '../helpers/tools.ts';
 
 async function setup(t: Parameters<typeof buildTestApp>[0]) {
   const ta = await buildTestApp(t);
@@ -311,4 +314,59 @@ test('approve and revoke through the forms; comments create notes and come back 
   assert.equal((await webPost(s.app, `${one}/notes`, stranger, { body: 'hi' })).statusCode, 404);
   assert.equal((await webPost(s.app, `${one}/close`, stranger)).statusCode, 404);
   assert.equal((await s.mrRow(mr.iid)).state, 'opened');
+});
+
+test('in a browser: create a merge request through the form (with a preview), read its tabs, merge it — each page accessible', {
+  skip: skipWithout(chromiumAvailable, 'chromium'),
+}, async (t) => {
+  assertTool(chromiumAvailable, 'chromium');
+  const srv = await startTestServer(t);
+  const { seed, c } = srv;
+  const mae = await seed.user({ username: `mae${Math.random().toString(36).slice(2, 6)}`, name: 'Mae Maintainer', password: 'walker-password-1' });
+  const group = await seed.group({ visibility: 'private' });
+  const { project, dir } = await seed.repoProject({ namespace: group, visibility: 'private', path: 'app' });
+  await seed.member({ project }, mae, 40);
+  const wt = workTree(t, dir);
+  wt.write('README.md', 'one\n').commit('Initial');
+  wt.checkout('feature', true);
+  wt.write('f.txt', 'feature line\n').commit('Feature work');
+  wt.checkout('main');
+  wt.push();
+  const full = `${group.full_path}/app`;
+  const browser = await launchBrowser(t);
+  const page = await (await newContext(browser, srv.base)).newPage();
+  await signInWithForm(page, mae.username, 'walker-password-1');
+
+  await page.goto(`/${full}/-/merge_requests/new`);
+  await page.getByLabel('Source branch').selectOption('feature');
+  await page.getByLabel('Target branch').selectOption('main');
+  await page.getByLabel('Title', { exact: true }).fill('Add the feature');
+  await page.getByLabel('Description', { exact: true }).fill('Adds **f.txt**.');
+  await page.getByRole('button', { name: 'Preview' }).click();
+  await page.locator('#merge_request_preview strong').waitFor();
+  assert.equal(await page.locator('#merge_request_preview strong').innerText(), 'f.txt');
+  await screenshot(page, 'merge-request-new');
+  await assertAccessible(page, 'the new merge request form');
+  await page.getByRole('button', { name: 'Create merge request' }).click();
+  await page.waitForURL(`**/${full}/-/merge_requests/1`);
+  assert.equal(await page.locator('h1').count(), 1);
+  await screenshot(page, 'merge-request-overview');
+  await assertAccessible(page, 'the merge request page');
+
+  await page.getByRole('link', { name: 'Changes' }).click();
+  await page.locator('.d2h-file-wrapper').first().waitFor();
+  await screenshot(page, 'merge-request-changes');
+  await assertAccessible(page, 'the Changes tab');
+  await page.getByRole('link', { name: 'Commits' }).click();
+  await assertAccessible(page, 'the Commits tab');
+  await page.goto(`/${full}/-/merge_requests`);
+  await assertAccessible(page, 'the merge request list');
+
+  await page.goto(`/${full}/-/merge_requests/1`);
+  await page.getByLabel('Squash commits').check();
+  await page.getByRole('button', { name: 'Merge', exact: true }).click();
+  await page.getByText('The merge request was merged.').waitFor();
+  const row = await c.db.kysely.selectFrom('merge_requests').select('state').where('project_id', '=', project.id).executeTakeFirstOrThrow();
+  assert.equal(row.state, 'merged');
+  await screenshot(page, 'merge-request-merged');
 });

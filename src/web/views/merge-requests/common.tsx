@@ -49,7 +49,7 @@ export function MergeRequestRow(p: { view: MergeRequestView; ctx: WebCtx; showPr
             {l.title}
           </span>
         ))}
-        <div class="f6 color-fg-muted mt-1">
+        <div class="f6 color-fg-muted mt-1 mr-inline-links">
           {p.showProject ? `${p.view.project.fullPath}!${r.iid}` : `!${r.iid}`} · opened <TimeAgo at={r.created_at} /> by{' '}
           {p.view.author ? <a href={`/${encodeURIComponent(p.view.author.username)}`}>{p.view.author.name}</a> : 'a deleted user'} ·{' '}
           <span class="text-mono">{r.source_branch}</span> → <span class="text-mono">{r.target_branch}</span>

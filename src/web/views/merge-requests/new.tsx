@@ -82,7 +82,7 @@ export function NewMergeRequestPage(p: {
           >
             Preview
           </button>
-          <section class="mt-2 mr-preview" id="merge_request_preview" aria-live="polite" aria-label="Description preview" />
+          <section class="mt-2 mr-preview" id="merge_request_preview" aria-live="polite" aria-label="Preview of the description" />
         </div>
         <button type="submit" class="btn btn-primary">
           Create merge request

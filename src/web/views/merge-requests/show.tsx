@@ -92,7 +92,7 @@ function MergeBox(p: MergeRequestPageProps): SafeHtml {
         </p>
         {p.approvals ? (
           <div class="mb-2" id="approvals">
-            <p class="mb-1">
+            <p class="mb-1 mr-inline-links">
               {p.approvals.required > 0
                 ? `Approvals: ${p.approvals.approvedBy.length} of ${p.approvals.required} required.`
                 : p.approvals.approvedBy.length
@@ -159,7 +159,7 @@ function Discussion(p: MergeRequestPageProps): SafeHtml {
           {notes.map((n) => {
             const author = n.author_id === null ? null : (p.users?.get(n.author_id) ?? null);
             return n.system ? (
-              <li id={`note_${n.id}`} class="note note-system py-2 pl-3 f6 color-fg-muted">
+              <li id={`note_${n.id}`} class="note note-system py-2 pl-3 f6 color-fg-muted mr-inline-links">
                 <span class="text-bold">{author?.name ?? 'Someone'}</span> <Markdown text={n.body} ctx={p.ctx} project={mdProject(p.project)} />{' '}
                 <a class="Link--muted" href={`#note_${n.id}`}>
                   <TimeAgo at={n.created_at} />
@@ -168,7 +168,7 @@ function Discussion(p: MergeRequestPageProps): SafeHtml {
             ) : (
               <li id={`note_${n.id}`} class="note Box mb-2">
                 <div class="Box-header py-2 d-flex flex-items-center">
-                  <span class="flex-auto">
+                  <span class="flex-auto mr-inline-links">
                     {userLink(author)} commented{' '}
                     <a class="Link--muted" href={`#note_${n.id}`}>
                       <TimeAgo at={n.created_at} />
@@ -251,7 +251,7 @@ function Commits(p: MergeRequestPageProps): SafeHtml {
               {c.author.name} authored <TimeAgo at={new Date(c.author.time * 1000).toISOString()} />
             </div>
           </div>
-          <a class="text-mono f6" href={`${projectHref(p.project)}/-/commit/${c.sha}`} aria-label={`Commit ${c.sha}`}>
+          <a class="text-mono f6" href={`${projectHref(p.project)}/-/commit/${c.sha}`} title={c.sha}>
             {c.sha.slice(0, 8)}
           </a>
         </li>
@@ -274,7 +274,7 @@ export function MergeRequestPage(p: MergeRequestPageProps): SafeHtml {
         <h1 class="h2">
           {mr.title} <span class="color-fg-muted text-normal">!{mr.iid}</span>
         </h1>
-        <p class="mt-1">
+        <p class="mt-1 mr-inline-links">
           <StateBadge state={mr.state} large />
           {mr.draft ? <span class="Label Label--secondary mr-2">Draft</span> : null}
           {userLink(mr.author)} requested to merge <span class="text-mono branch-name">{mr.source_branch}</span> into{' '}

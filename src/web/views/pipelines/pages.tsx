@@ -64,7 +64,7 @@ export function PipelinesPage(p: { ctx: WebCtx; project: ProjectRef; pipelines: 
                   </a>
                 </td>
                 <td>
-                  <a class="text-mono" href={commitHref(p.project, pl.sha)} aria-label={`Commit ${pl.sha}`}>
+                  <a class="text-mono" href={commitHref(p.project, pl.sha)} title={pl.sha}>
                     {pl.sha.slice(0, 8)}
                   </a>
                 </td>
@@ -100,13 +100,13 @@ export function PipelinePage(p: { ctx: WebCtx; project: ProjectRef; pipeline: Ci
       crumbs={projectCrumbs(p.project, { text: 'Pipelines', href: pipelinesHref(p.project) }, { text: `#${pl.id}` })}
     >
       <h1 class="h2 mb-2">Pipeline #{pl.id}</h1>
-      <p class="mb-3">
+      <p class="mb-3 mr-inline-links">
         <CiStatus status={pl.status} /> for{' '}
         <a class="text-mono" href={refHref(p.project, pl.ref)}>
           {pl.ref}
         </a>{' '}
         at{' '}
-        <a class="text-mono" href={commitHref(p.project, pl.sha)} aria-label={`Commit ${pl.sha}`}>
+        <a class="text-mono" href={commitHref(p.project, pl.sha)} title={pl.sha}>
           {pl.sha.slice(0, 8)}
         </a>
         , created <TimeAgo at={pl.created_at} />
@@ -167,7 +167,7 @@ export function JobPage(p: { ctx: WebCtx; project: ProjectRef; job: CiBuildRow; 
       <h1 class="h2 mb-2">
         Job {j.name} <span class="color-fg-muted text-normal">#{j.id}</span>
       </h1>
-      <p class="mb-3">
+      <p class="mb-3 mr-inline-links">
         <CiStatus status={j.status} /> in stage <span class="text-bold">{j.stage}</span> of{' '}
         <a href={pipelineHref(p.project, j.pipeline_id)}>pipeline #{j.pipeline_id}</a> for <span class="text-mono">{j.ref}</span>
         {j.finished_at ? (
