@@ -5,6 +5,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildTestApp, type TestApp } from '../helpers/build-app.ts';
+import { assertAccessible, chromiumAvailable, launchBrowser, newContext, screenshot, signInWithForm } from '../helpers/browser.ts';
+import { startTestServer } from '../helpers/server.ts';
+import { assertTool, skipWithout } from '../helpers/tools.ts';
 import { componentRow, multipart, translationRow, unitsOf } from '../helpers/files.ts';
 import { bareGit } from '../helpers/git.ts';
 import { AS_ROOT, createComponent, createProject, getJson, poComponent } from '../helpers/translation.ts';
@@ -240,14 +243,19 @@ test('repository page: commit creates a git commit, lock locks; buttons hidden a
   const component = await componentRow(ctx);
   const mirror = (args: string[]) => bareGit(ctx.c.translation.vcs.mirrorDir(component.id), args).trim();
 
+  const before = await webGet(app, '/projects/hello/po/', root);
+  assert.equal(before.statusCode, 200);
   // a pending edit through the API
   const [apple] = (await getJson(ctx, `/api/translations/hello/po/cs/units/?q=${encodeURIComponent('source:Apple')}`)).results;
   const patched = await app.inject({ method: 'PATCH', url: `/api/units/${apple.id}/`, headers: AS_ROOT, payload: { target: ['Jablko'], state: 20 } });
   assert.equal(patched.statusCode, 200, patched.body);
 
   const overview = await webGet(app, '/projects/hello/po/', root);
+  const csNow = await getJson(ctx, '/api/translations/hello/po/cs/statistics/');
+  assert.equal(stat(overview.body, 'translated_percent', 'cs'), `${csNow.translated_percent}%`, 'the cached languages table follows the edit');
   assert.match(overview.body, /href="\/projects\/hello\/po\/-\/repository\/"/);
   assert.match(stat(overview.body, 'pending'), /^1 pending change/);
+  assert.ok(before, 'the table was cached before the edit');
   const repo = await webGet(app, '/projects/hello/po/-/repository/', root);
   assert.equal(repo.statusCode, 200);
   assert.equal(stat(repo.body, 'pending'), '1');
@@ -309,4 +317,42 @@ test('search: exactly the units the API finds, each linking to the editor by che
   const blank = await webGet(ctx.app, '/search/');
   assert.equal(blank.statusCode, 200);
   assert.match(blank.body, /<label for="site-search" class="sr-only">Search strings<\/label>/);
+});
+
+test('in a browser: the translation pages have no serious accessibility violation; lock from the repository page', {
+  skip: skipWithout(chromiumAvailable, 'chromium'),
+}, async (t) => {
+  assertTool(chromiumAvailable, 'chromium');
+  const server = await startTestServer(t);
+  await poComponent(t, server);
+  const browser = await launchBrowser(t);
+  const page = await (await newContext(browser, server.base)).newPage();
+  await signInWithForm(page, 'root', ROOT_PASSWORD);
+  const pages: [string, string][] = [
+    ['/projects/', 'translation-projects'],
+    ['/projects/hello/', 'translation-project'],
+    ['/projects/hello/po/', 'translation-component'],
+    ['/projects/hello/po/cs/', 'translation-translation'],
+    ['/projects/hello/-/cs/', 'translation-project-language'],
+    ['/languages/', 'translation-languages'],
+    ['/languages/cs/', 'translation-language'],
+    ['/search/?q=Apple', 'translation-search'],
+    ['/projects/hello/po/-/repository/', 'translation-repository'],
+  ];
+  for (const [url, name] of pages) {
+    const res = await page.goto(url);
+    assert.equal(res?.status(), 200, url);
+    assert.equal(await page.locator('h1').count(), 1, url);
+    await screenshot(page, name);
+    await assertAccessible(page, url);
+  }
+  await page.getByRole('button', { name: 'Lock', exact: true }).click();
+  await page.waitForURL('**/projects/hello/po/-/repository/');
+  assert.equal(await page.getByRole('status').innerText(), 'The component is now locked.');
+  assert.equal(await page.getByRole('button', { name: 'Unlock' }).count(), 1);
+  // the translation page's search box opens the editor with ?q=
+  await page.goto('/projects/hello/po/cs/');
+  await page.getByLabel('Search strings in this translation').fill('source:Apple');
+  await page.getByRole('button', { name: 'Search in the editor' }).click();
+  assert.match(page.url(), /\/translate\/hello\/po\/cs\/\?q=source%3AApple$/);
 });

@@ -11,29 +11,31 @@ import { SearchBox, type Stats, StatsSummary, StatsTable, translateLinks, urls }
 export function ProjectsPage(p: { ctx: WebCtx; projects: { row: TranslationProjectRow; stats: Stats }[]; page: number; hasNext: boolean }): SafeHtml {
   return (
     <Layout ctx={p.ctx} title="Projects" crumbs={[{ text: 'Projects' }]}>
-      <div class="Subhead">
-        <h1 class="Subhead-heading">Projects</h1>
-        <div class="Subhead-actions">
-          <a class="btn btn-sm mr-2" href={urls.languages()}>
-            Languages
-          </a>
-          <a class="btn btn-sm" href={urls.search()}>
-            Search strings
-          </a>
+      <div class="tr">
+        <div class="Subhead">
+          <h1 class="Subhead-heading">Projects</h1>
+          <div class="Subhead-actions">
+            <a class="btn btn-sm mr-2" href={urls.languages()}>
+              Languages
+            </a>
+            <a class="btn btn-sm" href={urls.search()}>
+              Search strings
+            </a>
+          </div>
         </div>
+        {p.projects.length ? (
+          <StatsTable
+            caption="Translation projects"
+            first="Project"
+            rows={p.projects.map(({ row, stats }) => ({ key: row.slug, name: <a href={urls.project(row.slug)}>{row.name}</a>, stats, translate: null }))}
+          />
+        ) : (
+          <Blankslate title="No projects">
+            <p>There are no translation projects you can see yet.</p>
+          </Blankslate>
+        )}
+        <Pagination url={p.ctx.url} page={p.page} hasNext={p.hasNext} />
       </div>
-      {p.projects.length ? (
-        <StatsTable
-          caption="Translation projects"
-          first="Project"
-          rows={p.projects.map(({ row, stats }) => ({ key: row.slug, name: <a href={urls.project(row.slug)}>{row.name}</a>, stats, translate: null }))}
-        />
-      ) : (
-        <Blankslate title="No projects">
-          <p>There are no translation projects you can see yet.</p>
-        </Blankslate>
-      )}
-      <Pagination url={p.ctx.url} page={p.page} hasNext={p.hasNext} />
     </Layout>
   );
 }
@@ -50,50 +52,52 @@ export function ProjectPage(p: {
   const slug = p.project.slug;
   return (
     <Layout ctx={p.ctx} title={p.project.name} crumbs={[{ text: 'Projects', href: urls.projects() }, { text: p.project.name }]}>
-      <div class="Subhead">
-        <h1 class="Subhead-heading">{p.project.name}</h1>
-        {p.project.web ? (
-          <div class="Subhead-description">
-            <a href={p.project.web} rel="nofollow noopener">
-              {p.project.web}
-            </a>
-          </div>
-        ) : null}
+      <div class="tr">
+        <div class="Subhead">
+          <h1 class="Subhead-heading">{p.project.name}</h1>
+          {p.project.web ? (
+            <div class="Subhead-description">
+              <a href={p.project.web} rel="nofollow noopener">
+                {p.project.web}
+              </a>
+            </div>
+          ) : null}
+        </div>
+        <StatsSummary stats={p.stats} />
+        <h2 class="f3 mb-2">Components</h2>
+        {p.components.length ? (
+          <StatsTable
+            caption={`Components of ${p.project.name}`}
+            first="Component"
+            rows={p.components.map(({ row, stats }) => ({
+              key: row.slug,
+              name: (
+                <>
+                  <a href={urls.component(slug, row.slug)}>{row.name}</a>
+                  {row.locked ? <span class="Label ml-1">Locked</span> : null}
+                </>
+              ),
+              stats,
+              translate: null,
+            }))}
+          />
+        ) : (
+          <Blankslate title="No components">
+            <p>This project has no components you can see.</p>
+          </Blankslate>
+        )}
+        <Pagination url={p.ctx.url} page={p.page} hasNext={p.hasNext} />
+        <h2 class="f3 mb-2">Languages</h2>
+        {p.languages.length ? (
+          <StatsTable
+            caption={`Languages of ${p.project.name}`}
+            first="Language"
+            rows={p.languages.map((l) => ({ key: l.code, name: <a href={urls.projectLanguage(slug, l.code)}>{l.name}</a>, stats: l.stats, translate: null }))}
+          />
+        ) : (
+          <p class="color-fg-muted">No translations yet.</p>
+        )}
       </div>
-      <StatsSummary stats={p.stats} />
-      <h2 class="f3 mb-2">Components</h2>
-      {p.components.length ? (
-        <StatsTable
-          caption={`Components of ${p.project.name}`}
-          first="Component"
-          rows={p.components.map(({ row, stats }) => ({
-            key: row.slug,
-            name: (
-              <>
-                <a href={urls.component(slug, row.slug)}>{row.name}</a>
-                {row.locked ? <span class="Label ml-1">Locked</span> : null}
-              </>
-            ),
-            stats,
-            translate: null,
-          }))}
-        />
-      ) : (
-        <Blankslate title="No components">
-          <p>This project has no components you can see.</p>
-        </Blankslate>
-      )}
-      <Pagination url={p.ctx.url} page={p.page} hasNext={p.hasNext} />
-      <h2 class="f3 mb-2">Languages</h2>
-      {p.languages.length ? (
-        <StatsTable
-          caption={`Languages of ${p.project.name}`}
-          first="Language"
-          rows={p.languages.map((l) => ({ key: l.code, name: <a href={urls.projectLanguage(slug, l.code)}>{l.name}</a>, stats: l.stats, translate: null }))}
-        />
-      ) : (
-        <p class="color-fg-muted">No translations yet.</p>
-      )}
     </Layout>
   );
 }
@@ -112,39 +116,41 @@ export function LanguageTranslationsPage(p: {
     : [{ text: 'Languages', href: urls.languages() }, { text: p.language.name }];
   return (
     <Layout ctx={p.ctx} title={title} crumbs={crumbs}>
-      <div class="Subhead">
-        <h1 class="Subhead-heading">{title}</h1>
-        <div class="Subhead-description">
-          <span class="color-fg-muted">Code</span> <code>{p.language.code}</code>
-          {p.project ? (
-            <>
-              {' · '}
-              <a href={urls.language(p.language.code)}>{`${p.language.name} in all projects`}</a>
-            </>
-          ) : null}
+      <div class="tr">
+        <div class="Subhead">
+          <h1 class="Subhead-heading">{title}</h1>
+          <div class="Subhead-description">
+            <span class="color-fg-muted">Code</span> <code>{p.language.code}</code>
+            {p.project ? (
+              <>
+                {' · '}
+                <a href={urls.language(p.language.code)}>{`${p.language.name} in all projects`}</a>
+              </>
+            ) : null}
+          </div>
         </div>
+        <StatsSummary stats={p.stats} />
+        {p.rows.length ? (
+          <StatsTable
+            caption={`Translations into ${p.language.name}`}
+            first="Component"
+            rows={p.rows.map((r) => ({
+              key: `${r.project.slug}/${r.component.slug}`,
+              name: (
+                <a href={urls.translation(r.project.slug, r.component.slug, r.translation.language_code)}>
+                  {p.project ? r.component.name : `${r.project.name} / ${r.component.name}`}
+                </a>
+              ),
+              stats: r.stats,
+              translate: translateLinks(r.project.slug, r.component.slug, r.translation.language_code),
+            }))}
+          />
+        ) : (
+          <Blankslate title="No translations">
+            <p>Nothing is translated into this language where you can see it.</p>
+          </Blankslate>
+        )}
       </div>
-      <StatsSummary stats={p.stats} />
-      {p.rows.length ? (
-        <StatsTable
-          caption={`Translations into ${p.language.name}`}
-          first="Component"
-          rows={p.rows.map((r) => ({
-            key: `${r.project.slug}/${r.component.slug}`,
-            name: (
-              <a href={urls.translation(r.project.slug, r.component.slug, r.translation.language_code)}>
-                {p.project ? r.component.name : `${r.project.name} / ${r.component.name}`}
-              </a>
-            ),
-            stats: r.stats,
-            translate: translateLinks(r.project.slug, r.component.slug, r.translation.language_code),
-          }))}
-        />
-      ) : (
-        <Blankslate title="No translations">
-          <p>Nothing is translated into this language where you can see it.</p>
-        </Blankslate>
-      )}
     </Layout>
   );
 }
@@ -166,42 +172,47 @@ export function ComponentPage(p: {
       title={`${project.name} / ${component.name}`}
       crumbs={[{ text: 'Projects', href: urls.projects() }, { text: project.name, href: urls.project(project.slug) }, { text: component.name }]}
     >
-      <div class="Subhead">
-        <h1 class="Subhead-heading">
-          {component.name}
-          {component.locked ? <span class="Label Label--attention ml-2 v-align-middle">Locked</span> : null}
-        </h1>
-      </div>
-      <StatsSummary stats={p.stats} />
-      <section aria-labelledby="repository-heading" id="repository" class="Box mb-4">
-        <div class="Box-header d-flex flex-items-center">
-          <h2 id="repository-heading" class="Box-title flex-auto">
-            Repository
-          </h2>
-          {p.repository ? (
-            <a class="btn btn-sm" href={urls.repository(project.slug, component.slug)}>
-              Manage repository
-            </a>
-          ) : null}
+      <div class="tr">
+        <div class="Subhead">
+          <h1 class="Subhead-heading">
+            {component.name}
+            {component.locked ? <span class="Label Label--attention ml-2 v-align-middle">Locked</span> : null}
+          </h1>
         </div>
-        <div class="Box-body f6">
-          <p class="mb-1">
-            <span class="color-fg-muted">Branch</span> <code>{component.branch}</code>
-            {' · '}
-            <span class="color-fg-muted">Format</span> <code>{component.file_format}</code>
-            {' · '}
-            <span class="color-fg-muted">Files</span> <code>{component.filemask}</code>
-          </p>
-          <p class="mb-0">
-            {component.locked ? 'The component is locked: translating is paused.' : 'The component is open for translation.'}
+        <StatsSummary stats={p.stats} />
+        <section aria-labelledby="repository-heading" id="repository" class="Box mb-4">
+          <div class="Box-header d-flex flex-items-center">
+            <h2 id="repository-heading" class="Box-title flex-auto">
+              Repository
+            </h2>
             {p.repository ? (
-              <span data-stat="pending"> {p.repository.pending === 1 ? '1 pending change' : `${p.repository.pending} pending changes`} not yet committed.</span>
+              <a class="btn btn-sm" href={urls.repository(project.slug, component.slug)}>
+                Manage repository
+              </a>
             ) : null}
-          </p>
-        </div>
-      </section>
-      <h2 class="f3 mb-2">Languages</h2>
-      {p.languages}
+          </div>
+          <div class="Box-body f6">
+            <p class="mb-1">
+              <span class="color-fg-muted">Branch</span> <code>{component.branch}</code>
+              {' · '}
+              <span class="color-fg-muted">Format</span> <code>{component.file_format}</code>
+              {' · '}
+              <span class="color-fg-muted">Files</span> <code>{component.filemask}</code>
+            </p>
+            <p class="mb-0">
+              {component.locked ? 'The component is locked: translating is paused.' : 'The component is open for translation.'}
+              {p.repository ? (
+                <span data-stat="pending">
+                  {' '}
+                  {p.repository.pending === 1 ? '1 pending change' : `${p.repository.pending} pending changes`} not yet committed.
+                </span>
+              ) : null}
+            </p>
+          </div>
+        </section>
+        <h2 class="f3 mb-2">Languages</h2>
+        {p.languages}
+      </div>
     </Layout>
   );
 }
@@ -237,29 +248,31 @@ export function ComponentLanguages(p: {
 export function LanguagesPage(p: { ctx: WebCtx; languages: { row: LanguageRow; stats: Stats | null }[]; page: number; hasNext: boolean }): SafeHtml {
   return (
     <Layout ctx={p.ctx} title="Languages" crumbs={[{ text: 'Languages' }]}>
-      <div class="Subhead">
-        <h1 class="Subhead-heading">Languages</h1>
-      </div>
-      <SearchBox action={urls.search()} label="Search strings" id="languages-search" />
-      {p.languages.length ? (
-        <div class="Box mb-3">
-          <ul>
-            {p.languages.map((l) => (
-              <li class="Box-row d-flex flex-items-center">
-                <a class="flex-auto" href={urls.language(l.row.code)}>
-                  {l.row.name}
-                </a>
-                <code class="color-fg-muted f6">{l.row.code}</code>
-              </li>
-            ))}
-          </ul>
+      <div class="tr">
+        <div class="Subhead">
+          <h1 class="Subhead-heading">Languages</h1>
         </div>
-      ) : (
-        <Blankslate title="No languages">
-          <p>No language has a translation you can see yet.</p>
-        </Blankslate>
-      )}
-      <Pagination url={p.ctx.url} page={p.page} hasNext={p.hasNext} />
+        <SearchBox action={urls.search()} label="Search strings" id="languages-search" />
+        {p.languages.length ? (
+          <div class="Box mb-3">
+            <ul>
+              {p.languages.map((l) => (
+                <li class="Box-row d-flex flex-items-center">
+                  <a class="flex-auto" href={urls.language(l.row.code)}>
+                    {l.row.name}
+                  </a>
+                  <code class="color-fg-muted f6">{l.row.code}</code>
+                </li>
+              ))}
+            </ul>
+          </div>
+        ) : (
+          <Blankslate title="No languages">
+            <p>No language has a translation you can see yet.</p>
+          </Blankslate>
+        )}
+        <Pagination url={p.ctx.url} page={p.page} hasNext={p.hasNext} />
+      </div>
     </Layout>
   );
 }

@@ -67,71 +67,73 @@ export function TranslationPage(p: {
         { text: p.languageName },
       ]}
     >
-      <div class="Subhead">
-        <h1 class="Subhead-heading">{title}</h1>
-        <div class="Subhead-actions">
-          <a class="btn btn-primary btn-sm" href={editor()}>
-            Translate
-          </a>
-        </div>
-      </div>
-      <StatsSummary stats={s} />
-      <p class="f6 color-fg-muted mb-3">
-        Last change <TimeAgo at={translation.last_change} />
-        {translation.filename ? (
-          <>
-            {' · '}File <code>{translation.filename}</code>
-          </>
-        ) : null}
-      </p>
-      <section aria-labelledby="strings-heading" class="mb-4">
-        <h2 id="strings-heading" class="f3 mb-2">
-          Strings
-        </h2>
-        <div class="Box mb-3">
-          <ul>
-            {filters.map((f) => (
-              <li class="Box-row d-flex flex-items-center">
-                <a class="flex-auto" href={editor(f.q)}>
-                  {f.text}
-                </a>
-                <span class="Counter" data-filter={f.q ?? 'all'}>
-                  {f.count}
-                </span>
-              </li>
-            ))}
-          </ul>
-        </div>
-        <form method="get" action={editor()} class="d-flex">
-          <label for="translation-q" class="sr-only">
-            Search strings in this translation
-          </label>
-          <input id="translation-q" class="form-control flex-1 mr-2" type="search" name="q" placeholder="source:hello state:<translated" />
-          <button type="submit" class="btn">
-            Search in the editor
-          </button>
-        </form>
-      </section>
-      <section aria-labelledby="files-heading" class="mb-4">
-        <h2 id="files-heading" class="f3 mb-2">
-          Files
-        </h2>
-        <div class="Box mb-3">
-          <div class="Box-header">
-            <h3 class="Box-title">Download</h3>
+      <div class="tr">
+        <div class="Subhead">
+          <h1 class="Subhead-heading">{title}</h1>
+          <div class="Subhead-actions">
+            <a class="btn btn-primary btn-sm" href={editor()}>
+              Translate
+            </a>
           </div>
-          <ul>
-            {p.downloads.map((d) => (
-              <li class="Box-row">
-                <a href={urls.download(project.slug, component.slug, lang, d.format || undefined)} download>
-                  {d.label}
-                </a>
-              </li>
-            ))}
-          </ul>
         </div>
-        {p.upload.methods.length ? <UploadBox {...p} /> : null}
-      </section>
+        <StatsSummary stats={s} />
+        <p class="f6 color-fg-muted mb-3">
+          Last change <TimeAgo at={translation.last_change} />
+          {translation.filename ? (
+            <>
+              {' · '}File <code>{translation.filename}</code>
+            </>
+          ) : null}
+        </p>
+        <section aria-labelledby="strings-heading" class="mb-4">
+          <h2 id="strings-heading" class="f3 mb-2">
+            Strings
+          </h2>
+          <div class="Box mb-3">
+            <ul>
+              {filters.map((f) => (
+                <li class="Box-row d-flex flex-items-center">
+                  <a class="flex-auto" href={editor(f.q)}>
+                    {f.text}
+                  </a>
+                  <span class="Counter" data-filter={f.q ?? 'all'}>
+                    {f.count}
+                  </span>
+                </li>
+              ))}
+            </ul>
+          </div>
+          <form method="get" action={editor()} class="d-flex">
+            <label for="translation-q" class="sr-only">
+              Search strings in this translation
+            </label>
+            <input id="translation-q" class="form-control flex-1 mr-2" type="search" name="q" placeholder="source:hello state:<translated" />
+            <button type="submit" class="btn">
+              Search in the editor
+            </button>
+          </form>
+        </section>
+        <section aria-labelledby="files-heading" class="mb-4">
+          <h2 id="files-heading" class="f3 mb-2">
+            Files
+          </h2>
+          <div class="Box mb-3">
+            <div class="Box-header">
+              <h3 class="Box-title">Download</h3>
+            </div>
+            <ul>
+              {p.downloads.map((d) => (
+                <li class="Box-row">
+                  <a href={urls.download(project.slug, component.slug, lang, d.format || undefined)} download>
+                    {d.label}
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </div>
+          {p.upload.methods.length ? <UploadBox {...p} /> : null}
+        </section>
+      </div>
     </Layout>
   );
 }
@@ -234,54 +236,56 @@ export function RepositoryPage(p: {
         { text: 'Repository' },
       ]}
     >
-      <div class="Subhead">
-        <h1 class="Subhead-heading">Repository of {component.name}</h1>
+      <div class="tr">
+        <div class="Subhead">
+          <h1 class="Subhead-heading">Repository of {component.name}</h1>
+        </div>
+        <dl class="tr-summary d-flex flex-wrap mb-3">
+          <div class="mr-4 mb-2">
+            <dt class="f6 color-fg-muted">Pending changes</dt>
+            <dd class="f3" data-stat="pending">
+              {s.pending_units.total}
+            </dd>
+          </div>
+          <div class="mr-4 mb-2">
+            <dt class="f6 color-fg-muted">Outgoing commits</dt>
+            <dd class="f3" data-stat="outgoing">
+              {s.outgoing_commits}
+            </dd>
+          </div>
+          <div class="mr-4 mb-2">
+            <dt class="f6 color-fg-muted">Missing commits</dt>
+            <dd class="f3" data-stat="missing">
+              {s.missing_commits}
+            </dd>
+          </div>
+          <div class="mr-4 mb-2">
+            <dt class="f6 color-fg-muted">State</dt>
+            <dd class="f3" data-stat="locked">
+              {component.locked ? 'Locked' : 'Open'}
+            </dd>
+          </div>
+        </dl>
+        {p.mergeFailure ? (
+          <div class="flash flash-error mb-3" role="alert">
+            The last merge failed: {p.mergeFailure}
+          </div>
+        ) : null}
+        <div class="mb-3">
+          {p.can.commit ? button('commit', 'Commit', s.needs_commit) : null}
+          {p.can.push ? button('push', 'Push', s.needs_push) : null}
+          {p.can.pull ? button('pull', 'Pull', s.needs_merge) : null}
+          {p.can.lock ? (component.locked ? button('unlock', 'Unlock') : button('lock', 'Lock')) : null}
+        </div>
+        <div class="Box mb-3">
+          <Commit title="Last commit" c={s.weblate_commit} />
+          <Commit title="Last remote commit" c={s.remote_commit} />
+        </div>
+        <details class="mb-3">
+          <summary>Repository status</summary>
+          <pre class="f6 p-2 color-bg-subtle">{s.status}</pre>
+        </details>
       </div>
-      <dl class="tr-summary d-flex flex-wrap mb-3">
-        <div class="mr-4 mb-2">
-          <dt class="f6 color-fg-muted">Pending changes</dt>
-          <dd class="f3" data-stat="pending">
-            {s.pending_units.total}
-          </dd>
-        </div>
-        <div class="mr-4 mb-2">
-          <dt class="f6 color-fg-muted">Outgoing commits</dt>
-          <dd class="f3" data-stat="outgoing">
-            {s.outgoing_commits}
-          </dd>
-        </div>
-        <div class="mr-4 mb-2">
-          <dt class="f6 color-fg-muted">Missing commits</dt>
-          <dd class="f3" data-stat="missing">
-            {s.missing_commits}
-          </dd>
-        </div>
-        <div class="mr-4 mb-2">
-          <dt class="f6 color-fg-muted">State</dt>
-          <dd class="f3" data-stat="locked">
-            {component.locked ? 'Locked' : 'Open'}
-          </dd>
-        </div>
-      </dl>
-      {p.mergeFailure ? (
-        <div class="flash flash-error mb-3" role="alert">
-          The last merge failed: {p.mergeFailure}
-        </div>
-      ) : null}
-      <div class="mb-3">
-        {p.can.commit ? button('commit', 'Commit', s.needs_commit) : null}
-        {p.can.push ? button('push', 'Push', s.needs_push) : null}
-        {p.can.pull ? button('pull', 'Pull', s.needs_merge) : null}
-        {p.can.lock ? (component.locked ? button('unlock', 'Unlock') : button('lock', 'Lock')) : null}
-      </div>
-      <div class="Box mb-3">
-        <Commit title="Last commit" c={s.weblate_commit} />
-        <Commit title="Last remote commit" c={s.remote_commit} />
-      </div>
-      <details class="mb-3">
-        <summary>Repository status</summary>
-        <pre class="f6 p-2 color-bg-subtle">{s.status}</pre>
-      </details>
     </Layout>
   );
 }
@@ -310,47 +314,49 @@ export function SearchPage(p: {
   const plural = (s: string) => s.split('\x1e').join(' / ');
   return (
     <Layout ctx={p.ctx} title={p.q ? `Search: ${p.q}` : 'Search'} crumbs={[{ text: 'Projects', href: urls.projects() }, { text: 'Search' }]}>
-      <div class="Subhead">
-        <h1 class="Subhead-heading">Search strings</h1>
-      </div>
-      <FormErrors errors={p.errors} />
-      <SearchBox action={urls.search()} q={p.q} label="Search strings" id="site-search" />
-      {p.total !== null ? (
-        <p class="f6 color-fg-muted" data-stat="total">
-          {p.total === 1 ? '1 string found' : `${p.total} strings found`}
-        </p>
-      ) : null}
-      {p.total !== null && !p.hits.length ? <Blankslate title="No strings found" /> : null}
-      {p.hits.length ? (
-        <div class="Box mb-3 overflow-auto">
-          <table class="tr-stats width-full">
-            <caption class="sr-only">Matching strings</caption>
-            <thead>
-              <tr>
-                <th scope="col">Source</th>
-                <th scope="col">Translation</th>
-                <th scope="col">Where</th>
-              </tr>
-            </thead>
-            <tbody>
-              {p.hits.map((h) => (
-                <tr data-unit={h.id}>
-                  <td>
-                    <a href={h.href}>{plural(h.source) || '(empty)'}</a>
-                    {h.context ? <div class="f6 color-fg-muted">{h.context}</div> : null}
-                  </td>
-                  <td>{plural(h.target)}</td>
-                  <td class="f6">
-                    {`${h.project} / ${h.componentName} `}
-                    <code>{h.language}</code>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+      <div class="tr">
+        <div class="Subhead">
+          <h1 class="Subhead-heading">Search strings</h1>
         </div>
-      ) : null}
-      <Pagination url={p.ctx.url} page={p.page} hasNext={p.hasNext} />
+        <FormErrors errors={p.errors} />
+        <SearchBox action={urls.search()} q={p.q} label="Search strings" id="site-search" />
+        {p.total !== null ? (
+          <p class="f6 color-fg-muted" data-stat="total">
+            {p.total === 1 ? '1 string found' : `${p.total} strings found`}
+          </p>
+        ) : null}
+        {p.total !== null && !p.hits.length ? <Blankslate title="No strings found" /> : null}
+        {p.hits.length ? (
+          <div class="Box mb-3 overflow-auto">
+            <table class="tr-stats width-full">
+              <caption class="sr-only">Matching strings</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Source</th>
+                  <th scope="col">Translation</th>
+                  <th scope="col">Where</th>
+                </tr>
+              </thead>
+              <tbody>
+                {p.hits.map((h) => (
+                  <tr data-unit={h.id}>
+                    <td>
+                      <a href={h.href}>{plural(h.source) || '(empty)'}</a>
+                      {h.context ? <div class="f6 color-fg-muted">{h.context}</div> : null}
+                    </td>
+                    <td>{plural(h.target)}</td>
+                    <td class="f6">
+                      {`${h.project} / ${h.componentName} `}
+                      <code>{h.language}</code>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ) : null}
+        <Pagination url={p.ctx.url} page={p.page} hasNext={p.hasNext} />
+      </div>
     </Layout>
   );
 }
