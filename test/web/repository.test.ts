@@ -33,8 +33,12 @@ async function fixture(t: Parameters<typeof buildTestApp>[0], visibility = 'priv
 test('project home: name, clone URLs, tree with last commits, README, stats', async (t) => {
   const f = await fixture(t);
   const s = await webSignIn(f.app, 'dev');
+  // a file's page first: its last commit is cached without hiding its neighbours'
+  assert.equal((await webGet(f.app, `${f.base}/-/blob/main/img.bin`, s)).statusCode, 200);
   const res = await webGet(f.app, f.base, s);
   assert.equal(res.statusCode, 200, res.body.slice(0, 500));
+  assert.match(res.body, /README\.md<\/a><\/td><td[^>]*><a href="\/owner\/proj\/-\/commit\/[0-9a-f]{40}">First commit</);
+  assert.match(res.body, /src<span class="sr-only"> \(directory\)<\/span><\/a><\/td><td[^>]*><a href="[^"]+">Change the answer</);
   assert.match(res.body, /<h1[^>]*>proj<\/h1>/);
   assert.match(res.body, /Clone with HTTP/);
   assert.match(res.body, /value="http:\/\/hearth\.test\/owner\/proj\.git"/);

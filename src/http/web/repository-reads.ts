@@ -61,24 +61,41 @@ export interface LastCommit {
   authorName: string;
 }
 
-const lastCommits = new BoundedMap<Map<string, string>>(5_000);
+/** (repository, commit, directory, entry) → the last commit that changed the entry ('' when none found) */
+const lastCommits = new BoundedMap<string>(200_000);
 /** the walk stops after this many commits: entries older than that show no last commit */
 const WALK_MAX = 5_000;
 
 /**
  * For each entry name of the directory `dir` at `commit`, the last commit that changed it: one
- * `git log --name-only` walk of the directory, stopped once every entry is found.
+ * `git log --name-only` walk of the directory for the entries not cached yet, stopped once every one
+ * is found. Cached per entry: a commit's history never changes.
  */
 export async function lastCommitsOf(repo: Repository, commit: string, dir: string, names: string[]): Promise<Map<string, string>> {
-  const key = `${repo.gitDir}\0${commit}\0${dir}`;
-  const hit = lastCommits.get(key);
-  if (hit) return hit;
-  const wanted = new Set(names);
+  const keyOf = (name: string) => `${repo.gitDir}\0${commit}\0${dir}\0${name}`;
+  const found = new Map<string, string>();
+  const wanted = new Set<string>();
+  for (const name of names) {
+    const hit = lastCommits.get(keyOf(name));
+    if (hit === undefined) wanted.add(name);
+    else if (hit) found.set(name, hit);
+  }
+  if (!wanted.size) return found;
+  const fresh = await walk(repo, commit, dir, wanted);
+  for (const name of wanted) {
+    const sha = fresh.get(name) ?? '';
+    lastCommits.set(keyOf(name), sha);
+    if (sha) found.set(name, sha);
+  }
+  return found;
+}
+
+function walk(repo: Repository, commit: string, dir: string, wanted: Set<string>): Promise<Map<string, string>> {
   const found = new Map<string, string>();
   const args = ['log', '--format=%x01%H', '--name-only', '--no-renames', '-z', `--max-count=${WALK_MAX}`, commit, '--'];
   if (dir) args.push(dir);
   const prefix = dir ? `${dir}/` : '';
-  await new Promise<void>((resolve, reject) => {
+  return new Promise<Map<string, string>>((resolve, reject) => {
     const child = repo.spawn(args, { env: { GIT_LITERAL_PATHSPECS: '1' } });
     let carry = '';
     let done = false;
@@ -87,10 +104,9 @@ export async function lastCommitsOf(repo: Repository, commit: string, dir: strin
       const records = text.split('\x01');
       carry = final ? '' : records.pop()!;
       for (const rec of records) {
-        if (!rec) continue;
         const nul = rec.indexOf('\0');
-        const sha = nul < 0 ? rec.trim() : rec.slice(0, nul);
         if (nul < 0) continue;
+        const sha = rec.slice(0, nul);
         for (const file of rec
           .slice(nul + 1)
           .replace(/^\n/, '')
@@ -106,7 +122,7 @@ export async function lastCommitsOf(repo: Repository, commit: string, dir: strin
         done = true;
         child.stdout!.destroy();
         child.kill('SIGKILL');
-        resolve();
+        resolve(found);
       }
     };
     child.stdout!.setEncoding('utf8');
@@ -116,17 +132,17 @@ export async function lastCommitsOf(repo: Repository, commit: string, dir: strin
     child.stderr!.resume();
     child.stdin!.end();
     child.on('error', (e) => {
-      if (!done) reject(e);
+      if (done) return;
+      done = true;
+      reject(e);
     });
     child.on('close', () => {
       if (done) return;
       consume('', true);
       done = true;
-      resolve();
+      resolve(found);
     });
   });
-  lastCommits.set(key, found);
-  return found;
 }
 
 /** One page of the history of `path` (all files when '') from `commit`: `git log` with skip and count. */

@@ -468,17 +468,22 @@ export function BlobPage(p: BlobView): SafeHtml {
   );
 }
 
-/** Code with line numbers: each number is an anchor `#L<n>` (markup built as a string: 2,000-line files). */
+/** The rendered code of a highlighted blob, kept as long as its highlighted lines are cached. */
+const codeHtml = new WeakMap<string[], string>();
+
+/**
+ * Code with line numbers: a column of anchors `#L<n>` beside one `<pre>` of the lines (markup built
+ * as a string and kept per highlighted blob: 2,000-line files).
+ */
 function CodeLines(p: { lines: string[] }): SafeHtml {
-  const out: string[] = ['<div class="repo-code"><table class="repo-code-table hljs"><tbody>'];
-  for (let i = 0; i < p.lines.length; i++) {
-    const n = i + 1;
-    out.push(
-      `<tr id="LC${n}"><td class="repo-ln"><a id="L${n}" href="#L${n}" aria-label="Line ${n}">${n}</a></td><td class="repo-lc"><pre>${p.lines[i] || ' '}</pre></td></tr>`,
-    );
+  let html = codeHtml.get(p.lines);
+  if (html === undefined) {
+    const numbers: string[] = [];
+    for (let i = 1; i <= p.lines.length; i++) numbers.push(`<a id="L${i}" href="#L${i}">${i}</a>`);
+    html = `<div class="repo-code d-flex"><div class="repo-ln">${numbers.join('')}</div><pre class="repo-lc hljs flex-auto"><code>${p.lines.join('\n')}</code></pre></div>`;
+    codeHtml.set(p.lines, html);
   }
-  out.push('</tbody></table></div>');
-  return raw(out.join(''));
+  return raw(html);
 }
 
 export function BlamePage(p: { n: ProjectNav; ref: string; commit: string; path: string; groups: BlameGroup[]; commits: Map<string, Commit> }): SafeHtml {
