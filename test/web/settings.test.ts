@@ -3,8 +3,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildTestApp } from '../helpers/build-app.ts';
+import { assertAccessible, chromiumAvailable, launchBrowser, newContext, screenshot } from '../helpers/browser.ts';
 import { workTree } from '../helpers/git.ts';
+import { startTestServer } from '../helpers/server.ts';
 import { startSink } from '../helpers/sink.ts';
+import { assertTool, skipWithout } from '../helpers/tools.ts';
 import { webGet, webPost, webSignIn } from '../helpers/web.ts';
 
 const signInForm = async (app: Parameters<typeof webGet>[0], url: string) => {
@@ -387,4 +390,60 @@ test('project webhooks: add, edit, test, recent deliveries with resend, delete',
 
   assert.equal((await webPost(app, `/-/p/${project.id}/hooks/${hook.id}/delete`, s)).statusCode, 303);
   assert.equal((await hooks()).length, 0);
+});
+
+test('browser: sign in with redirect_to, create a token (shown once), walk the settings and admin pages with axe-core', {
+  skip: skipWithout(chromiumAvailable, 'chromium'),
+}, async (t) => {
+  assertTool(chromiumAvailable, 'chromium');
+  const { base, seed } = await startTestServer(t);
+  const root = (await seed.user({ username: 'rooty', is_admin: true, password: 'rooty-password-1' }))!;
+  const { project, dir } = await seed.repoProject({ owner: root, path: 'site', visibility: 'private' });
+  const wt = workTree(t, dir);
+  wt.write('README.md', 'hi\n').commit('first');
+  wt.push();
+  await seed.member({ project }, await seed.user({ username: 'helper' }), 30);
+  const browser = await launchBrowser(t);
+  const page = await (await newContext(browser, base)).newPage();
+
+  await page.goto('/-/profile/personal_access_tokens');
+  assert.match(page.url(), /\/users\/sign_in\?redirect_to=%2F-%2Fprofile%2Fpersonal_access_tokens$/);
+  await assertAccessible(page, 'the sign-in page');
+  await screenshot(page, 'settings-sign-in');
+  await page.getByLabel('Username or primary email').fill('rooty');
+  await page.getByLabel('Password').fill('rooty-password-1');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(/\/-\/profile\/personal_access_tokens$/);
+
+  await page.getByLabel('Token name').fill('browser token');
+  await page.getByLabel('read_api').check();
+  await page.getByRole('button', { name: 'Create personal access token' }).click();
+  await page.waitForLoadState('domcontentloaded');
+  const secret = await page.getByLabel('Your new personal access token').inputValue();
+  assert.ok(secret.length > 20);
+  await assertAccessible(page, 'the tokens page with the new token');
+  await screenshot(page, 'settings-token-created');
+  await page.goto('/-/profile/personal_access_tokens');
+  assert.equal(await page.getByLabel('Your new personal access token').count(), 0);
+  assert.ok(!(await page.content()).includes(secret));
+
+  for (const [url, name] of [
+    ['/-/profile', 'settings-profile'],
+    ['/-/profile/keys', 'settings-keys'],
+    ['/rooty/site/-/edit', 'project-settings-general'],
+    ['/rooty/site/-/project_members', 'project-settings-members'],
+    ['/rooty/site/-/settings/repository', 'project-settings-repository'],
+    ['/rooty/site/-/hooks', 'project-settings-hooks'],
+    ['/admin', 'admin-overview'],
+    ['/admin/users', 'admin-users'],
+    ['/admin/users/helper', 'admin-user'],
+    ['/admin/hooks', 'admin-hooks'],
+    ['/admin/application_settings/general', 'admin-settings'],
+  ]) {
+    const res = await page.goto(url);
+    assert.equal(res?.status(), 200, url);
+    assert.equal(await page.locator('h1').count(), 1, url);
+    await assertAccessible(page, url);
+    await screenshot(page, name);
+  }
 });
