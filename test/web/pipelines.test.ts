@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildTestApp } from '../helpers/build-app.ts';
 import { seedPipeline } from '../helpers/ci.ts';
+import { makeZip } from '../helpers/zip.ts';
+import { jobWithArchive } from '../api/platform/ci-artifacts-helpers.ts';
 import { webGet, webSignIn } from '../helpers/web.ts';
 import { ansiToHtml } from '../../src/web/views/pipelines/ansi.ts';
 
@@ -106,4 +108,33 @@ test('ansiToHtml: colours as classes carried across lines, resets, unknown escap
       '<span class="job-log-line" id="L2"><span class="job-log-number" aria-hidden="true">2</span><span class="term-fg-1">still red</span> plain <span class="term-bold term-underline">bold</span><span class="term-underline"> &amp; &lt;u&gt;</span></span>',
     ].join('\n'),
   );
+});
+
+test("a job's artifacts download_url and a bridge's web_url resolve: the archive for a member, 404 for an outsider", async (t) => {
+  const s = await setup(t);
+  const zip = makeZip([{ name: 'out.txt', data: Buffer.from('built\n') }]);
+  await jobWithArchive(s.app, s.c, s.jobs[0]!, zip);
+  const token = (await s.seed.token(s.dev)).headers;
+  const entity = (await s.app.inject({ method: 'GET', url: `/api/v4/projects/${s.project.id}/jobs/${s.jobs[0]!.id}`, headers: token })).json() as {
+    artifacts_file: { filename: string } | null;
+    web_url: string;
+  };
+  assert.equal(new URL(entity.web_url).pathname, `/${s.full}/-/jobs/${s.jobs[0]!.id}`);
+  const download = `/${s.full}/-/jobs/${s.jobs[0]!.id}/artifacts/download`;
+  assert.ok(entity.artifacts_file);
+  const member = await webSignIn(s.app, s.dev.username);
+  const got = await webGet(s.app, download, member);
+  assert.equal(got.statusCode, 200);
+  assert.equal(got.headers['content-type'], 'application/octet-stream');
+  assert.deepEqual(got.rawPayload, zip);
+  const outsider = await webSignIn(s.app, s.stranger.username);
+  assert.equal((await webGet(s.app, download, outsider)).statusCode, 404);
+  // no archive: the 404 page
+  assert.equal((await webGet(s.app, `/${s.full}/-/jobs/${s.jobs[1]!.id}/artifacts/download`, member)).statusCode, 404);
+
+  // a bridge's page is its pipeline's
+  const { jobs: bridges } = await seedPipeline(s.c, s.project, { ref: 'main' }, [{ name: 'trigger-it', type: 'bridge' }]);
+  const bridge = await webGet(s.app, `/${s.full}/-/jobs/${bridges[0]!.id}`, member);
+  assert.equal(bridge.statusCode, 302);
+  assert.equal(bridge.headers.location, `/${s.full}/-/pipelines/${bridges[0]!.pipeline_id}`);
 });

@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
 import { Errors } from '../../lib/errors.ts';
 import { ansiToHtml } from '../../web/views/pipelines/ansi.ts';
-import { JobPage, PipelinePage, PipelinesPage } from '../../web/views/pipelines/pages.tsx';
+import { attachmentDisposition } from '../../storage/s3-store.ts';
+import { JobPage, PipelinePage, PipelinesPage, pipelineHref } from '../../web/views/pipelines/pages.tsx';
 import { idOf, pageOf, projectRef } from './merge-requests.pages.ts';
 import type { Web } from './web.ts';
 
@@ -35,16 +36,18 @@ export function pipelinePages(_app: FastifyInstance, c: Container, web: Web): vo
     return web.page(reply, PipelinePage({ ctx, project: projectRef(resolved), pipeline, jobs }));
   });
 
-  /** The job of a job page, with the API's read_build check (JobsService.project). */
-  async function jobOf(actor: Parameters<typeof c.ci.jobs.project>[0], projectId: number, raw: string | undefined) {
+  /** The job of a job page, with the API's read_build check (JobsService.project); bridges too when asked. */
+  async function jobOf(actor: Parameters<typeof c.ci.jobs.project>[0], projectId: number, raw: string | undefined, types?: string[]) {
     const id = idOf(raw);
     if (id === null) throw Errors.recordNotFound();
     const { project } = await c.ci.jobs.project(actor, String(projectId), 'read');
-    return c.ci.jobs.find(project, id);
+    return c.ci.jobs.find(project, id, types);
   }
 
   web.projectPage('/-/jobs/:id', async (_req, reply, { ctx, resolved, params }) => {
-    const job = await jobOf(ctx.actor, resolved.project.id, params.id);
+    const job = await jobOf(ctx.actor, resolved.project.id, params.id, ['build', 'bridge']);
+    // a bridge (trigger job) has no log: its web_url shows the pipeline it belongs to
+    if (job.type === 'bridge') return reply.redirect(`${pipelineHref(projectRef(resolved), job.pipeline_id)}`, 302);
     const trace = await c.ci.jobs.trace(job.id);
     const truncated = trace.length > LOG_PAGE_LIMIT;
     let text = (truncated ? trace.subarray(trace.length - LOG_PAGE_LIMIT) : trace).toString('utf8');
@@ -64,5 +67,22 @@ export function pipelinePages(_app: FastifyInstance, c: Container, web: Web): vo
       .header('content-disposition', `inline; filename="${job.id}.log"`)
       .type('text/plain; charset=utf-8')
       .send(trace);
+  });
+
+  // the artifacts archive (the download_url of the API's job entity), as GET …/jobs/:job_id/artifacts
+  web.projectPage('/-/jobs/:id/artifacts/download', async (_req, reply, { ctx, resolved, params }) => {
+    const id = idOf(params.id);
+    if (id === null) throw Errors.recordNotFound();
+    const r = await c.ci.artifacts.project(ctx.actor, String(resolved.project.id));
+    const job = await c.ci.artifacts.findBuild(r.project, id);
+    const d = await c.ci.artifacts.download(job, true);
+    if (d.redirect) return reply.redirect(d.redirect, 302);
+    const stream = await c.ci.artifacts.open(d.artifact);
+    return reply
+      .header('content-disposition', attachmentDisposition(d.artifact.file_name))
+      .header('content-type', 'application/octet-stream')
+      .header('content-length', String(d.artifact.size))
+      .header('x-content-type-options', 'nosniff')
+      .send(stream);
   });
 }

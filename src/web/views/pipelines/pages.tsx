@@ -130,7 +130,7 @@ export function PipelinePage(p: { ctx: WebCtx; project: ProjectRef; pipeline: Ci
                   <li class="Box-row d-flex flex-items-center" id={`job_${j.id}`}>
                     <CiStatus status={j.status} />
                     {j.type === 'bridge' ? (
-                      <span class="ml-2">{j.name}</span>
+                      <span class="ml-2">{j.name} (trigger)</span>
                     ) : (
                       <a class="ml-2" href={jobHref(p.project, j.id)}>
                         {j.name}
