@@ -8,6 +8,9 @@ import { seedPipeline } from '../helpers/ci.ts';
 import { makeZip } from '../helpers/zip.ts';
 import { jobWithArchive } from '../api/platform/ci-artifacts-helpers.ts';
 import { webGet, webSignIn } from '../helpers/web.ts';
+import { assertAccessible, chromiumAvailable, launchBrowser, newContext, screenshot, signInWithForm } from '../helpers/browser.ts';
+import { startTestServer } from '../helpers/server.ts';
+import { assertTool, skipWithout } from '../helpers/tools.ts';
 import { ansiToHtml } from '../../src/web/views/pipelines/ansi.ts';
 
 async function setup(t: Parameters<typeof buildTestApp>[0], visibility = 'private') {
@@ -106,7 +109,7 @@ test('ansiToHtml: colours as classes carried across lines, resets, unknown escap
     [
       '<span class="job-log-line" id="L1"><span class="job-log-number" aria-hidden="true">1</span><span class="term-fg-1">red</span></span>',
       '<span class="job-log-line" id="L2"><span class="job-log-number" aria-hidden="true">2</span><span class="term-fg-1">still red</span> plain <span class="term-bold term-underline">bold</span><span class="term-underline"> &amp; &lt;u&gt;</span></span>',
-    ].join('\n'),
+    ].join(''),
   );
 });
 
@@ -137,4 +140,34 @@ test("a job's artifacts download_url and a bridge's web_url resolve: the archive
   const bridge = await webGet(s.app, `/${s.full}/-/jobs/${bridges[0]!.id}`, member);
   assert.equal(bridge.statusCode, 302);
   assert.equal(bridge.headers.location, `/${s.full}/-/pipelines/${bridges[0]!.pipeline_id}`);
+});
+
+test('in a browser: the pipelines list, a pipeline and a job log are accessible', { skip: skipWithout(chromiumAvailable, 'chromium') }, async (t) => {
+  assertTool(chromiumAvailable, 'chromium');
+  const srv = await startTestServer(t);
+  const { seed, c } = srv;
+  const dev = await seed.user({ password: 'walker-password-1' });
+  const group = await seed.group({ visibility: 'private' });
+  const project = await seed.project({ namespace: group, visibility: 'private', path: 'ci-app' });
+  await seed.member({ project }, dev, 30);
+  const { pipeline, jobs } = await seedPipeline(c, project, { ref: 'main', status: 'failed' }, [
+    { name: 'build-it', stage: 'build', status: 'success' },
+    { name: 'test-it', stage: 'test', stage_idx: 1, status: 'failed' },
+  ]);
+  await c.ci.jobs.appendTrace(jobs[1]!, 0, Buffer.from('\x1b[31;1mFAILED\x1b[0m one test\n\x1b[32mok\x1b[0m the rest\n'));
+  const browser = await launchBrowser(t);
+  const page = await (await newContext(browser, srv.base)).newPage();
+  await signInWithForm(page, dev.username, 'walker-password-1');
+  const full = `${group.full_path}/ci-app`;
+  for (const [url, name] of [
+    [`/${full}/-/pipelines`, 'pipelines'],
+    [`/${full}/-/pipelines/${pipeline.id}`, 'pipeline'],
+    [`/${full}/-/jobs/${jobs[1]!.id}`, 'job-log'],
+  ] as const) {
+    await page.goto(url);
+    assert.equal(await page.locator('h1').count(), 1, url);
+    await screenshot(page, name);
+    await assertAccessible(page, url);
+  }
+  assert.equal(await page.locator('#L1 .term-fg-1').innerText(), 'FAILED');
 });

@@ -94,5 +94,5 @@ export function ansiToHtml(log: string): SafeHtml {
     style = r.style;
     out.push(`<span class="job-log-line" id="L${i + 1}"><span class="job-log-number" aria-hidden="true">${i + 1}</span>${r.html}</span>`);
   });
-  return raw(out.join('\n'));
+  return raw(out.join(''));
 }
