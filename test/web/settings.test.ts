@@ -218,6 +218,12 @@ test('project general settings: update, bad input 422, archive, delete with the 
   assert.equal(row.project.name, 'App');
   assert.equal(row.project.description, 'The app');
 
+  const badVisibility = await webPost(app, `/-/p/${project.id}/edit`, s, { name: 'App', description: 'x', visibility: 'secret' });
+  assert.equal(badVisibility.statusCode, 422);
+  assert.match(badVisibility.body, /visibility does not have a valid value/);
+  row = (await c.resolve.findProjectRow(project.id)) as { project: typeof project };
+  assert.equal(row.project.visibility, 'internal');
+
   assert.equal((await webPost(app, `/-/p/${project.id}/archive`, s)).statusCode, 303);
   assert.equal(((await c.resolve.findProjectRow(project.id)) as { project: typeof project }).project.archived, 1);
   assert.match((await webGet(app, `${base}/-/edit`, s)).body, /Unarchive project<\/button>/);

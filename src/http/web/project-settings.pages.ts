@@ -33,6 +33,7 @@ import { HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
 const MEMBER_LIST_LIMIT = 500;
 const RECENT_ATTEMPTS = 20;
 const ID_RE = /^\d{1,10}$/;
+const VISIBILITIES = ['private', 'internal', 'public'];
 
 /** 403 for a visible project the viewer may not administer (invisible ones were 404 already). */
 function require(resolved: ResolvedProject, ability: ProjectAbility): void {
@@ -122,6 +123,8 @@ export function projectSettingsPages(app: FastifyInstance, c: Container, web: We
     if (values.visibility !== p.visibility) input.visibility = values.visibility;
     if (values.default_branch && values.default_branch !== p.default_branch) input.default_branch = values.default_branch;
     try {
+      // the API's schema allows these three only (the service trusts its callers)
+      if (input.visibility !== undefined && !VISIBILITIES.includes(input.visibility)) throw Errors.param('visibility does not have a valid value');
       const updated = await c.projects.update(ctx.actor, String(p.id), input);
       return web.redirect(reply, back({ project: updated, namespace: resolved.namespace } as ResolvedProject, 'edit'), {
         kind: 'notice',
