@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildTestApp } from '../helpers/build-app.ts';
+import { seedPipeline } from '../helpers/ci.ts';
 import { bareGit, workTree } from '../helpers/git.ts';
 import { webGet, webPost, webSignIn } from '../helpers/web.ts';
 import { assertAccessible, chromiumAvailable, launchBrowser, newContext, screenshot, signInWithForm } from '../helpers/browser.ts';
@@ -201,6 +202,12 @@ test('the merge request page: description, notes with anchors, commits and the C
   assert.match(page.body, /<span class="Label Label--success Label--large mr-2">Open<\/span>/);
   assert.match(page.body, /data-merge-status="/);
   assert.match(page.body, /for="note_body">Comment</);
+
+  // no pipeline yet; then the source head's newest pipeline, linked
+  assert.doesNotMatch(page.body, /id="head-pipeline"/);
+  const { pipeline } = await seedPipeline(s.c, s.project, { ref: 'feature', sha: s.head('feature'), status: 'success' });
+  const withPipeline = await webGet(s.app, `/${s.full}/-/merge_requests/${mr.iid}`, sess);
+  assert.match(withPipeline.body, new RegExp(`>passed</span> <a href="/${s.full}/-/pipelines/${pipeline.id}">Pipeline #${pipeline.id}</a>`));
 
   const commits = await webGet(s.app, `/${s.full}/-/merge_requests/${mr.iid}/commits`, sess);
   assert.equal(commits.statusCode, 200);

@@ -153,10 +153,11 @@ export class PipelinesService {
   }
 
   /** A project's pipelines for its list page, newest first (child pipelines show under their parents). */
-  list(project: ProjectRow, f: { status?: string; ref?: string } = {}) {
+  list(project: ProjectRow, f: { status?: string; ref?: string; sha?: string } = {}) {
     let q = this.k.selectFrom('ci_pipelines').selectAll().where('project_id', '=', project.id).where('source', '!=', 'parent_pipeline');
     if (f.status) q = q.where('status', '=', f.status);
     if (f.ref) q = q.where('ref', '=', f.ref);
+    if (f.sha) q = q.where('sha', '=', f.sha);
     return q.orderBy('id', 'desc');
   }
 

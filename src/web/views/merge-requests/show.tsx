@@ -1,7 +1,7 @@
 // One merge request: the header (title, state, author, source → target) and three tabs — Overview
 // (description, merge status, approvals, the merge form, close/reopen, the discussion and a comment
 // form), Commits and Changes (the diff rendered by diff2html).
-import type { NoteRow } from '../../../db/schema.ts';
+import type { CiPipelineRow, NoteRow } from '../../../db/schema.ts';
 import type { MergeRequestEntity } from '../../../http/platform/entities/merge-request.entity.ts';
 import type { UserBasicRow } from '../../../domain/users/users-query.ts';
 import type { Commit } from '../../../git/objects.ts';
@@ -9,6 +9,7 @@ import type { WebCtx } from '../../../http/web/web.ts';
 import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { Avatar, Blankslate, Markdown, PostForm, Tabs, TimeAgo } from '../components.tsx';
 import { Layout } from '../layout.tsx';
+import { CiStatus } from '../pipelines/pages.tsx';
 import { mrHref, type ProjectRef, projectCrumbs, projectHref, StateBadge } from './common.tsx';
 
 export type MergeRequestTab = 'overview' | 'commits' | 'diffs';
@@ -35,6 +36,8 @@ export interface MergeRequestPageProps {
   commits?: Commit[];
   /** the rendered diff of the Changes tab */
   diff?: SafeHtml;
+  /** the newest pipeline of the source head, when the viewer may see pipelines */
+  pipeline?: CiPipelineRow | null;
   commentError?: string | null;
   commentBody?: string;
 }
@@ -90,6 +93,12 @@ function MergeBox(p: MergeRequestPageProps): SafeHtml {
         <p class="mb-2" data-merge-status={status}>
           {text}
         </p>
+        {p.pipeline ? (
+          <p class="mb-2 mr-inline-links" id="head-pipeline">
+            <CiStatus status={p.pipeline.status} /> <a href={`${projectHref(p.project)}/-/pipelines/${p.pipeline.id}`}>Pipeline #{p.pipeline.id}</a> for the
+            source branch's head.
+          </p>
+        ) : null}
         {p.approvals ? (
           <div class="mb-2" id="approvals">
             <p class="mb-1 mr-inline-links">
