@@ -8,7 +8,7 @@ import { buildTestApp, type TestApp } from '../helpers/build-app.ts';
 import { assertAccessible, chromiumAvailable, launchBrowser, newContext, screenshot, signInWithForm } from '../helpers/browser.ts';
 import { startTestServer } from '../helpers/server.ts';
 import { assertTool, skipWithout } from '../helpers/tools.ts';
-import { componentRow, multipart, translationRow, unitsOf } from '../helpers/files.ts';
+import { componentRow, multipart, translationRow, unitsOf, unzip } from '../helpers/files.ts';
 import { bareGit } from '../helpers/git.ts';
 import { AS_ROOT, createComponent, createProject, getJson, poComponent } from '../helpers/translation.ts';
 import { type WebSession, webGet, webPost, webSignIn } from '../helpers/web.ts';
@@ -94,6 +94,7 @@ test('overviews: projects, project, component, translation, languages show the A
   const langs = await webGet(app, '/languages/');
   assert.equal(langs.statusCode, 200);
   assert.match(langs.body, /href="\/languages\/cs\/">Czech<\/a>/);
+  assert.equal(stat(langs.body, 'translated_percent', 'cs'), `${(await getJson(ctx, '/api/languages/cs/statistics/')).translated_percent}%`);
   const czech = await webGet(app, '/languages/cs/');
   assert.equal(czech.statusCode, 200);
   const csLang = await getJson(ctx, '/api/languages/cs/statistics/');
@@ -231,6 +232,15 @@ test('download: the bytes of the API file endpoint, as stored and converted', as
     assert.equal(web.headers['content-type'], api.headers['content-type']);
     assert.equal(web.headers['content-disposition'], api.headers['content-disposition']);
   }
+  // the component's zip: the same entries (zips carry times, so compared by content)
+  const page = await webGet(ctx.app, '/projects/hello/po/');
+  assert.match(page.body, /href="\/download\/hello\/po\/" download>Download all files \(zip\)<\/a>/);
+  const zipWeb = await webGet(ctx.app, '/download/hello/po/');
+  const zipApi = await ctx.app.inject({ method: 'GET', url: '/api/components/hello/po/file/', headers: AS_ROOT });
+  assert.equal(zipWeb.statusCode, 200);
+  assert.equal(zipWeb.headers['content-disposition'], zipApi.headers['content-disposition']);
+  assert.deepEqual([...unzip(zipWeb.rawPayload)], [...unzip(zipApi.rawPayload)]);
+  assert.equal((await webGet(ctx.app, '/download/hello/po/?format=tar')).statusCode, 400);
 });
 
 test('repository page: commit creates a git commit, lock locks; buttons hidden and forged posts refused for others', async (t) => {

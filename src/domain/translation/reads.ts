@@ -207,6 +207,20 @@ export class TranslationReads {
     return out;
   }
 
+  /** The statistics of languages already found, over the translations the actor may see, by language id. */
+  async languagesStatistics(actor: Actor, languageIds: number[]): Promise<Map<number, Counts>> {
+    const out = new Map<number, Counts>();
+    if (!languageIds.length) return out;
+    const rows = await this.visible
+      .translations(actor)
+      .select([...sumSelect(), 'translations.language_id'])
+      .where('translations.language_id', 'in', languageIds)
+      .groupBy('translations.language_id')
+      .execute();
+    for (const r of rows) out.set(r.language_id, sumCounts([r]));
+    return out;
+  }
+
   /**
    * The translations into a language the actor may see (of one project when given), with their components
    * and projects: the language page and the project-language page.

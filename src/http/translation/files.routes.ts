@@ -3,7 +3,7 @@
 // component's `file/`, a zip of every translation file. The files service does the work.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
-import { translationDownload, uploadTranslationFile } from '../../domain/translation/files/file-requests.ts';
+import { componentDownload, translationDownload, uploadTranslationFile } from '../../domain/translation/files/file-requests.ts';
 import { parseQuery } from '../../domain/translation/search/query.ts';
 import { Errors } from '../../lib/errors.ts';
 import { body, searching, view } from './common.ts';
@@ -63,15 +63,10 @@ export function filesRoutes(app: FastifyInstance, c: Container): void {
   // every translation file of a component, zipped (`?format=zip`, the default, or `zip:<exporter>`)
   const zipView = view('GET, HEAD, OPTIONS', 'File', 'Translation components API.');
   app.get<C>(COMPONENT_FILE, { ...zipView, config: { ...zipView.config, raw: true } }, async (req, reply) => {
-    const { project, component } = await q.component(req.actor, req.params.project, req.params.component);
-    const format = one((req.query as Query).format) || 'zip';
-    let exporter;
-    if (format.startsWith('zip:')) exporter = files.exporterFor(component, format.slice(4));
-    else if (format !== 'zip') throw Errors.raw(400, { format: `Conversion to ${format} is not supported` });
-    const translations = await files.translationsOf(component);
-    const modified = await files.lastModified(component, translations);
-    if (notModified(req, modified)) return reply.code(304).send();
-    const bytes = await files.zip(project, component, translations, exporter);
-    return attachment(reply, 'application/zip', `attachment; filename="${project.slug}-${component.slug}.zip"`, modified, bytes);
+    const path = await q.component(req.actor, req.params.project, req.params.component);
+    const download = await componentDownload(files, path, one((req.query as Query).format) || 'zip');
+    if (notModified(req, download.modified)) return reply.code(304).send();
+    const { contentType, disposition, bytes } = await download.produce();
+    return attachment(reply, contentType, disposition, download.modified, bytes);
   });
 }

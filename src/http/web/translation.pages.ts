@@ -9,7 +9,7 @@ import type { Container } from '../../container.ts';
 import type { ComponentRow, TranslationProjectRow, TranslationRow } from '../../db/schema.ts';
 import { stamp } from '../../db/versions.ts';
 import { MERGE_FAILURE_ACTIONS, REPOSITORY_ACTIONS } from '../../domain/translation/changes/actions.ts';
-import { translationDownload, uploadMethodAllowed, uploadTranslationFile } from '../../domain/translation/files/file-requests.ts';
+import { componentDownload, translationDownload, uploadMethodAllowed, uploadTranslationFile } from '../../domain/translation/files/file-requests.ts';
 import { UPLOAD_CONFLICTS, UPLOAD_FUZZY } from '../../domain/translation/files/files.service.ts';
 import type { TranslationPath } from '../../domain/translation/queries.ts';
 import { OPERATION_DENIED, runOperation } from '../../domain/translation/repository/operations.ts';
@@ -285,14 +285,36 @@ export function translationPages(app: FastifyInstance, c: Container, web: Web): 
       .send(bytes);
   });
 
+  // every file of the component, zipped, as the API's component file/ (`?format=zip:<exporter>` converts each)
+  app.get<{ Params: { project: string; component: string } }>('/download/:project/:component/', OPTS, async (req, reply) => {
+    const ctx = await web.context(req);
+    const path = await q.component(ctx.actor, req.params.project, req.params.component);
+    const download = await componentDownload(files, path, one((req.query as Query).format) || 'zip');
+    const { contentType, disposition, bytes } = await download.produce();
+    return reply
+      .header('content-type', contentType)
+      .header('content-disposition', disposition)
+      .header('last-modified', download.modified.toUTCString())
+      .header('cache-control', 'private, no-cache')
+      .header('x-content-type-options', 'nosniff')
+      .send(bytes);
+  });
+
   // ---- languages, shortcuts, search ----------------------------------------------------------------
 
   app.get('/languages/', OPTS, async (req, reply) => {
     const ctx = await web.context(req);
     const page = pageOf(req);
     const { total, rows } = await reads.languages(ctx.actor, () => slice(page, PER_PAGE));
+    const stats = await reads.languagesStatistics(
+      ctx.actor,
+      rows.map((r) => r.id),
+    );
     const sorted = [...rows].sort((a, b) => a.name.localeCompare(b.name));
-    return web.page(reply, LanguagesPage({ ctx, languages: sorted.map((row) => ({ row, stats: null })), page, hasNext: page * PER_PAGE < total }));
+    return web.page(
+      reply,
+      LanguagesPage({ ctx, languages: sorted.map((row) => ({ row, stats: statsOf(stats.get(row.id) ?? ZERO) })), page, hasNext: page * PER_PAGE < total }),
+    );
   });
 
   app.get<{ Params: { language: string } }>('/languages/:language/', OPTS, async (req, reply) => languagePage(req, reply, null, req.params.language));

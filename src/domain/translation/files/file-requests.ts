@@ -6,7 +6,7 @@ import type { Exporter } from '../../../formats/exporters.ts';
 import { Errors } from '../../../lib/errors.ts';
 import type { Actor } from '../../access/actor.ts';
 import type { TranslationPermissions, TranslationPerm } from '../permissions.ts';
-import type { TranslationPath } from '../queries.ts';
+import type { ComponentPath, TranslationPath } from '../queries.ts';
 import {
   type TranslationFiles,
   UPLOAD_CONFLICTS,
@@ -173,6 +173,28 @@ export async function translationDownload(
       const name = translation.filename.slice(translation.filename.lastIndexOf('/') + 1);
       const ext = name.includes('.') ? name.slice(name.lastIndexOf('.')) : `.${files.format(component).extension}`;
       return { contentType: files.format(component).mimetype, disposition: `attachment; filename=${base}${ext}`, bytes };
+    },
+  };
+}
+
+/**
+ * Every translation file of a component in one zip (`format` `zip`, the default, or `zip:<exporter>`):
+ * 400 {"format": …} for another format or an unfit exporter.
+ */
+export async function componentDownload(files: TranslationFiles, { project, component }: ComponentPath, format = 'zip'): Promise<TranslationDownload> {
+  let exporter: Exporter | undefined;
+  if (format.startsWith('zip:')) exporter = files.exporterFor(component, format.slice(4));
+  else if (format !== 'zip') throw Errors.raw(400, { format: `Conversion to ${format} is not supported` });
+  const translations = await files.translationsOf(component);
+  const modified = await files.lastModified(component, translations);
+  return {
+    modified,
+    async produce() {
+      return {
+        contentType: 'application/zip',
+        disposition: `attachment; filename="${project.slug}-${component.slug}.zip"`,
+        bytes: await files.zip(project, component, translations, exporter),
+      };
     },
   };
 }

@@ -198,6 +198,10 @@ export function ComponentPage(p: {
               <span class="color-fg-muted">Format</span> <code>{component.file_format}</code>
               {' · '}
               <span class="color-fg-muted">Files</span> <code>{component.filemask}</code>
+              {' · '}
+              <a href={urls.componentZip(project.slug, component.slug)} download>
+                Download all files (zip)
+              </a>
             </p>
             <p class="mb-0">
               {component.locked ? 'The component is locked: translating is paused.' : 'The component is open for translation.'}
@@ -245,7 +249,7 @@ export function ComponentLanguages(p: {
   );
 }
 
-export function LanguagesPage(p: { ctx: WebCtx; languages: { row: LanguageRow; stats: Stats | null }[]; page: number; hasNext: boolean }): SafeHtml {
+export function LanguagesPage(p: { ctx: WebCtx; languages: { row: LanguageRow; stats: Stats }[]; page: number; hasNext: boolean }): SafeHtml {
   return (
     <Layout ctx={p.ctx} title="Languages" crumbs={[{ text: 'Languages' }]}>
       <div class="tr">
@@ -254,18 +258,11 @@ export function LanguagesPage(p: { ctx: WebCtx; languages: { row: LanguageRow; s
         </div>
         <SearchBox action={urls.search()} label="Search strings" id="languages-search" />
         {p.languages.length ? (
-          <div class="Box mb-3">
-            <ul>
-              {p.languages.map((l) => (
-                <li class="Box-row d-flex flex-items-center">
-                  <a class="flex-auto" href={urls.language(l.row.code)}>
-                    {l.row.name}
-                  </a>
-                  <code class="color-fg-muted f6">{l.row.code}</code>
-                </li>
-              ))}
-            </ul>
-          </div>
+          <StatsTable
+            caption="Languages"
+            first="Language"
+            rows={p.languages.map((l) => ({ key: l.row.code, name: <a href={urls.language(l.row.code)}>{l.row.name}</a>, stats: l.stats, translate: null }))}
+          />
         ) : (
           <Blankslate title="No languages">
             <p>No language has a translation you can see yet.</p>

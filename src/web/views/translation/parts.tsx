@@ -17,6 +17,7 @@ export const urls = {
   /** the editor (helper F's pages), filtered with `q` when given */
   translate: (p: string, c: string, lang: string, q?: string) => `/translate/${enc(p)}/${enc(c)}/${enc(lang)}/${q ? `?q=${enc(q)}` : ''}`,
   download: (p: string, c: string, lang: string, format?: string) => `/download/${enc(p)}/${enc(c)}/${enc(lang)}/${format ? `?format=${enc(format)}` : ''}`,
+  componentZip: (p: string, c: string) => `/download/${enc(p)}/${enc(c)}/`,
   upload: (p: string, c: string, lang: string) => `/-/translation/${enc(p)}/${enc(c)}/${enc(lang)}/upload`,
   operation: (p: string, c: string, op: string) => `/-/translation/${enc(p)}/${enc(c)}/${op}`,
   languages: () => '/languages/',
