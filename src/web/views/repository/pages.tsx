@@ -147,6 +147,12 @@ export interface TreeRow {
   last: Commit | null;
 }
 
+// small inline icons (decorative: the link text and "(directory)" say what an entry is)
+const DIR_ICON =
+  '<svg class="repo-icon repo-icon-dir mr-1" aria-hidden="true" width="16" height="16" viewBox="0 0 16 16"><path d="M1.75 1A1.75 1.75 0 0 0 0 2.75v10.5C0 14.216.784 15 1.75 15h12.5A1.75 1.75 0 0 0 16 13.25v-8.5A1.75 1.75 0 0 0 14.25 3H7.5a.25.25 0 0 1-.2-.1l-.9-1.2C6.07 1.26 5.55 1 5 1H1.75Z"/></svg>';
+const FILE_ICON =
+  '<svg class="repo-icon mr-1" aria-hidden="true" width="16" height="16" viewBox="0 0 16 16"><path d="M2 1.75C2 .784 2.784 0 3.75 0h6.586c.464 0 .909.184 1.237.513l2.914 2.914c.329.328.513.773.513 1.237v9.586A1.75 1.75 0 0 1 13.25 16h-9.5A1.75 1.75 0 0 1 2 14.25Zm1.75-.25a.25.25 0 0 0-.25.25v12.5c0 .138.112.25.25.25h9.5a.25.25 0 0 0 .25-.25V6h-2.75A1.75 1.75 0 0 1 9 4.25V1.5Zm6.75.062V4.25c0 .138.112.25.25.25h2.688l-.011-.013-2.914-2.914-.013-.011Z"/></svg>';
+
 function TreeTable(p: { n: ProjectNav; ref: string; path: string; rows: TreeRow[] }): SafeHtml {
   const { n } = p;
   const parent = p.path.includes('/') ? p.path.slice(0, p.path.lastIndexOf('/')) : '';
@@ -178,9 +184,7 @@ function TreeTable(p: { n: ProjectNav; ref: string; path: string; rows: TreeRow[
         {p.rows.map((r) => (
           <tr class="Box-row">
             <td class="p-2">
-              <span class="repo-icon color-fg-muted mr-1" aria-hidden="true">
-                {r.type === 'tree' ? '📁' : r.type === 'commit' ? '📦' : '📄'}
-              </span>
+              {raw(r.type === 'tree' ? DIR_ICON : FILE_ICON)}
               {r.type === 'tree' ? (
                 <a href={urls.tree(n, p.ref, r.path)}>
                   {r.name}
@@ -284,7 +288,7 @@ export function ProjectHomePage(p: HomeProps): SafeHtml {
               <div class="d-flex flex-items-center flex-wrap mb-2">
                 <RefSwitcher n={n} current={p.ref} branches={p.refs.branches} tags={p.refs.tags} action={`${urls.base(n)}/-/refs/switch`} />
                 {p.lastCommit ? (
-                  <span class="f6 color-fg-muted">
+                  <span class="f6 color-fg-muted repo-meta">
                     Last commit: <a href={urls.commit(n, p.lastCommit.sha)}>{title(p.lastCommit.message)}</a> ·{' '}
                     <TimeAgo at={iso(p.lastCommit.committer.time)} />
                   </span>
@@ -435,7 +439,7 @@ export function BlobPage(p: BlobView): SafeHtml {
         <FileActions n={n} ref={p.ref} commit={p.commit} path={p.path} current="blob" />
       </div>
       {p.last ? (
-        <p class="f6 color-fg-muted">
+        <p class="f6 color-fg-muted repo-meta">
           <a href={urls.commit(n, p.last.sha)}>{title(p.last.message)}</a> · {p.last.author.name} · <TimeAgo at={iso(p.last.author.time)} />
         </p>
       ) : null}
@@ -517,7 +521,7 @@ export function BlamePage(p: { n: ProjectNav; ref: string; commit: string; path:
               line++;
               return (
                 <tr class={i === 0 ? 'repo-blame-start' : undefined}>
-                  <td class="p-1 f6 repo-blame-commit">
+                  <td class="p-1 f6 repo-blame-commit repo-meta">
                     {i === 0 ? (
                       <>
                         <a href={urls.commit(n, g.commit)}>{c ? title(c.message) : shortSha(g.commit)}</a>
@@ -556,7 +560,7 @@ function CommitRow(p: { n: ProjectNav; c: Commit }): SafeHtml {
         <a class="text-bold" href={urls.commit(n, c.sha)}>
           {title(c.message)}
         </a>
-        <div class="f6 color-fg-muted">
+        <div class="f6 color-fg-muted repo-meta">
           {c.author.name} authored <TimeAgo at={iso(c.author.time)} />
         </div>
       </div>
@@ -631,7 +635,7 @@ export function CommitPage(p: { n: ProjectNav; commit: Commit; diff: SafeHtml; o
         {c.committer.name !== c.author.name ? ` · committed by ${c.committer.name}` : ''}
       </p>
       {c.parents.length ? (
-        <p class="f6 mb-2">
+        <p class="f6 mb-2 repo-meta">
           {c.parents.length === 1 ? 'Parent' : 'Parents'}:{' '}
           {c.parents.map((s) => (
             <a class="text-mono mr-1" href={urls.commit(n, s)}>
@@ -786,7 +790,7 @@ export function BranchesPage(p: { n: ProjectNav; rows: BranchRow[] }): SafeHtml 
                 {b.isDefault ? <span class="Label Label--accent ml-1">default</span> : null}
                 {b.isProtected ? <span class="Label Label--attention ml-1">protected</span> : null}
                 {b.commit ? (
-                  <div class="f6 color-fg-muted">
+                  <div class="f6 color-fg-muted repo-meta">
                     <a class="text-mono" href={urls.commit(n, b.commit.sha)}>
                       {shortSha(b.commit.sha)}
                     </a>{' '}
@@ -837,7 +841,7 @@ export function TagsPage(p: { n: ProjectNav; rows: TagRow[] }): SafeHtml {
               </a>
               {t.message ? <span class="color-fg-muted ml-2">{title(t.message)}</span> : null}
               {t.commit ? (
-                <div class="f6 color-fg-muted">
+                <div class="f6 color-fg-muted repo-meta">
                   <a class="text-mono" href={urls.commit(n, t.commit.sha)}>
                     {shortSha(t.commit.sha)}
                   </a>{' '}
