@@ -32,14 +32,13 @@ const CSS_PARTS = [
   '@primer/primitives/dist/css/base/typography/typography.css',
   '@primer/primitives/dist/css/functional/size/size.css',
   '@primer/primitives/dist/css/functional/size/border.css',
-  '@primer/primitives/dist/css/functional/size/radius.css',
   '@primer/primitives/dist/css/functional/size/breakpoints.css',
-  '@primer/primitives/dist/css/functional/spacing/space.css',
   '@primer/primitives/dist/css/functional/typography/typography.css',
   '@primer/primitives/dist/css/functional/themes/light.css',
+  // Primer CSS 21: the last major with the components a forge needs (Box, UnderlineNav, flash, State,
+  // Progress, Subhead, FormControl …); 22 moved them to Primer's component libraries
   '@primer/css/dist/core.css',
   '@primer/css/dist/product.css',
-  '@primer/css/dist/markdown.css',
   'highlight.js/styles/github.css',
   'diff2html/bundles/css/diff2html.min.css',
 ];

@@ -66,7 +66,10 @@ export function Avatar(p: { url?: string | null; name: string; size?: number }):
 /** Markdown through the same renderer as `POST /markdown` (GitLab-flavoured, HTML off). */
 export function Markdown(p: { text: string | null | undefined; ctx: WebCtx; project?: MarkdownContext['project'] }): SafeHtml {
   if (!p.text) return raw('');
-  return <div class="markdown-body">{raw(renderMarkdown(p.text, { gfm: true, externalUrl: p.ctx.externalUrl, project: p.project ?? null }))}</div>;
+  const html = renderMarkdown(p.text, { gfm: true, externalUrl: p.ctx.externalUrl, project: p.project ?? null })
+    // GitLab's heading anchors are aria-hidden yet focusable; on a page they get a name instead
+    .replace(/ aria-hidden="true" class="anchor"/g, ' class="anchor" aria-label="Link to this heading"');
+  return <div class="markdown-body">{raw(html)}</div>;
 }
 
 /** Previous / next page links keeping the other query parameters. */
