@@ -87,13 +87,15 @@ export function Layout(p: LayoutProps): SafeHtml {
         <div class={p.wide ? 'px-3 px-md-4 py-3' : 'container-lg px-3 py-3'}>
           {p.crumbs?.length ? (
             <nav aria-label="Breadcrumb" class="mb-3">
-              <ol class="d-flex list-style-none">
-                {p.crumbs.map((c, i) => (
-                  <li class="breadcrumb-item">
-                    {c.href && i < p.crumbs!.length - 1 ? <a href={c.href}>{c.text}</a> : <span aria-current="page">{c.text}</span>}
-                    {i < p.crumbs!.length - 1 ? <span class="mx-1 color-fg-muted">/</span> : null}
-                  </li>
-                ))}
+              <ol>
+                {p.crumbs.map((c, i) => {
+                  const last = i === p.crumbs!.length - 1;
+                  return (
+                    <li class={last ? 'breadcrumb-item breadcrumb-item-selected' : 'breadcrumb-item'}>
+                      {c.href && !last ? <a href={c.href}>{c.text}</a> : <span aria-current={last ? 'page' : undefined}>{c.text}</span>}
+                    </li>
+                  );
+                })}
               </ol>
             </nav>
           ) : null}
