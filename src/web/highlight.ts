@@ -232,6 +232,47 @@ function remember(key: string, h: Highlighted): void {
   }
 }
 
+/** Up to this size a file is highlighted in the request that first shows it. */
+export const SYNC_HIGHLIGHT_MAX = 32 * 1024;
+const pending = new Set<string>();
+
+/**
+ * The lines of a file page. A big file not highlighted yet is shown as escaped plain text at once
+ * (a 2,000-line file costs highlight.js tens of milliseconds) and highlighted right after the
+ * response, for every later view; small files are highlighted at once.
+ */
+export function highlightForView(blobSha: string, filePath: string, data: Buffer): Highlighted {
+  const language = data.length <= HIGHLIGHT_MAX ? languageOf(filePath) : null;
+  if (!language || language === 'plaintext' || data.length <= SYNC_HIGHLIGHT_MAX) return highlightBlob(blobSha, filePath, data);
+  const key = `${blobSha}\0${language}`;
+  const hit = cache.get(key);
+  if (hit) return highlightBlob(blobSha, filePath, data);
+  if (!pending.has(key)) {
+    pending.add(key);
+    setImmediate(() => {
+      try {
+        highlightBlob(blobSha, filePath, data);
+      } finally {
+        pending.delete(key);
+      }
+    });
+  }
+  return plainBlob(blobSha, data);
+}
+
+/** The lines of a blob as escaped plain text (cached like highlighted ones). */
+function plainBlob(blobSha: string, data: Buffer): Highlighted {
+  const key = `${blobSha}\0`;
+  const hit = cache.get(key);
+  if (hit) return hit;
+  const lines = textLines(data.toString('utf8')).map(escapeHtml);
+  let bytes = 0;
+  for (const l of lines) bytes += l.length + 16;
+  const h: Highlighted = { language: null, lines, bytes };
+  remember(key, h);
+  return h;
+}
+
 /**
  * The lines of a text blob as HTML, highlighted when the file's language is known and the file is
  * not too big. `blobSha` names the content (the cache key); `data` is its bytes.

@@ -20,6 +20,7 @@ async function fixture(t: Parameters<typeof buildTestApp>[0], visibility = 'priv
   wt.write('README.md', '# Hello readme\n\nSome *text*.\n');
   wt.write('src/main.ts', 'export const answer: number = 42;\n// <script>alert(1)</script>\n');
   wt.write('img.bin', Buffer.from([0, 1, 2, 3, 0, 5]));
+  wt.write('big.ts', Array.from({ length: 2000 }, (_, i) => `export const v${i}: number = ${i}; // line ${i}`).join('\n'));
   const first = wt.commit('First commit');
   wt.write('src/main.ts', 'export const answer: number = 43;\n// <script>alert(1)</script>\n');
   const second = wt.commit('Change the answer\n\nA longer body.');
@@ -82,6 +83,14 @@ test('public project for the anonymous: tree, blob with highlighting and anchors
   assert.match(blob.body, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
   assert.doesNotMatch(blob.body, /<script>alert/);
   assert.match(blob.body, new RegExp(`/owner/proj/-/blob/${f.second}/src/main\\.ts`)); // permalink
+  // a big file: plain text at once, highlighted for the views after
+  const big1 = await webGet(f.app, `${f.base}/-/blob/main/big.ts`);
+  assert.equal(big1.statusCode, 200);
+  assert.match(big1.body, /<a id="L2000" href="#L2000">2000<\/a>/);
+  assert.doesNotMatch(big1.body, /hljs-keyword/);
+  await new Promise((r) => setImmediate(r));
+  const big2 = await webGet(f.app, `${f.base}/-/blob/main/big.ts`);
+  assert.match(big2.body, /hljs-keyword/);
   const fb = await webGet(f.app, `${f.base}/-/blob/feature/x/feature.txt`);
   assert.equal(fb.statusCode, 200);
   const raw = await webGet(f.app, `${f.base}/-/raw/main/src/main.ts`);

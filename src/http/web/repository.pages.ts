@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import type { ResolvedProject } from '../../domain/access/resolve.ts';
 import { blobInfo, rawBlob } from '../../domain/repository/blobs.ts';
-import { MAINTAINER } from '../../domain/repository/branch-protection.ts';
+import { MAINTAINER, type RefRules } from '../../domain/repository/branch-protection.ts';
 import { commitsBetween, mergeBase } from '../../domain/repository/compare.ts';
 import type { RepoContext } from '../../domain/repository/context.ts';
 import { canReadCode } from '../../domain/repository/read-access.ts';
@@ -19,7 +19,7 @@ import { diffBetween, diffLimits, emptyTree } from '../../git/diff.ts';
 import type { Commit } from '../../git/objects.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
 import { renderDiff } from '../../web/diff.ts';
-import { BLOB_VIEW_MAX, highlightBlob, isBinary } from '../../web/highlight.ts';
+import { BLOB_VIEW_MAX, highlightForView, isBinary } from '../../web/highlight.ts';
 import {
   BlamePage,
   BlobPage,
@@ -211,7 +211,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
     if (/\.(md|markdown)$/i.test(f.path) && (req.query as { plain?: string }).plain !== '1') {
       return web.page(reply, BlobPage({ ...base, reason: null, markdown: data.toString('utf8'), last: lastCommit }));
     }
-    const h = highlightBlob(f.blob.sha, f.path, data);
+    const h = highlightForView(f.blob.sha, f.path, data);
     return web.page(reply, BlobPage({ ...base, reason: null, lines: h.lines, language: h.language, last: lastCommit }));
   });
 
@@ -344,11 +344,10 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
 
   // ---- branches ----
   /** Whether the viewer may delete a branch: Branches::DeleteService's rules (push, not default, protected only by a Maintainer). */
-  async function canDelete(rc: RepoContext, ctx: WebCtx, name: string): Promise<boolean> {
+  function canDelete(rc: RepoContext, ctx: WebCtx, rules: RefRules, name: string): boolean {
     if (!ctx.user || !rc.access.abilities.has('push_code')) return false;
     if (name === (rc.project.default_branch || 'main')) return false;
-    const protection = await c.repository.protection(rc, name, ctx.actor);
-    return !protection || ctx.actor.isAdmin || rc.access.level >= MAINTAINER;
+    return !rules.branch(name) || ctx.actor.isAdmin || rc.access.level >= MAINTAINER;
   }
 
   web.projectPage('/-/branches', async (req, reply, { ctx, resolved }) => {
@@ -362,7 +361,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
         commit: await rc.repo.commit(b.commit),
         isDefault: b.short === n.defaultBranch,
         isProtected: rules.branch(b.short) !== null,
-        canDelete: await canDelete(rc, ctx, b.short),
+        canDelete: canDelete(rc, ctx, rules, b.short),
         projectId: rc.project.id,
       })),
     );
@@ -385,7 +384,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
     if (!isValidNewRefName(name)) return web.notFound(req, reply);
     const ref = rc.repo.exists() ? await rc.repo.branch(name) : undefined;
     if (!ref) return web.notFound(req, reply);
-    if (!(await canDelete(rc, ctx, name))) throw Errors.forbidden();
+    if (!canDelete(rc, ctx, await c.repository.refRules(rc, ctx.actor), name)) throw Errors.forbidden();
     try {
       await c.repository.deleteBranch(rc, ctx.actor, ref);
     } catch (e) {
