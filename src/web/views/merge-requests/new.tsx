@@ -56,13 +56,13 @@ export function NewMergeRequestPage(p: {
             <BranchSelect id="merge_request_target_branch" name="target_branch" label="Target branch" branches={p.branches} value={v.target_branch} />
           </div>
         </div>
-        <div class="FormControl mb-3">
+        <div class="FormControl FormControl--fullWidth mb-3">
           <label class="FormControl-label" for="merge_request_title">
             Title
           </label>
           <input class="form-control FormControl-input width-full" type="text" id="merge_request_title" name="title" value={v.title} required maxlength="255" />
         </div>
-        <div class="FormControl mb-3">
+        <div class="FormControl FormControl--fullWidth mb-3">
           <label class="FormControl-label" for="merge_request_description">
             Description
           </label>
@@ -71,7 +71,7 @@ export function NewMergeRequestPage(p: {
           </textarea>
           <button
             type="button"
-            class="btn btn-sm mt-2"
+            class="btn btn-sm mt-2 flex-self-start"
             hidden
             data-mr-needs-js
             hx-post="/-/markdown_preview"

@@ -202,7 +202,7 @@ function Discussion(p: MergeRequestPageProps): SafeHtml {
               {p.commentError}
             </div>
           ) : null}
-          <div class="FormControl mb-2">
+          <div class="FormControl FormControl--fullWidth mb-2">
             <label class="FormControl-label" for="note_body">
               Comment
             </label>
