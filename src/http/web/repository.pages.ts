@@ -19,12 +19,15 @@ import { diffBetween, diffLimits, emptyTree } from '../../git/diff.ts';
 import type { Commit } from '../../git/objects.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
 import { renderDiff } from '../../web/diff.ts';
+import { render } from '../../web/jsx/jsx-runtime.ts';
 import { BLOB_VIEW_MAX, highlightForView, isBinary } from '../../web/highlight.ts';
 import {
   BlamePage,
   BlobPage,
   BranchesPage,
   type BranchRow,
+  CODE_MARKER,
+  codeLinesHtml,
   CommitPage,
   CommitsPage,
   ComparePage,
@@ -212,7 +215,9 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
       return web.page(reply, BlobPage({ ...base, reason: null, markdown: data.toString('utf8'), last: lastCommit }));
     }
     const h = highlightForView(f.blob.sha, f.path, data);
-    return web.page(reply, BlobPage({ ...base, reason: null, lines: h.lines, language: h.language, last: lastCommit }));
+    const page = `<!DOCTYPE html>\n${render(BlobPage({ ...base, reason: null, lines: h.lines, language: h.language, last: lastCommit }))}`;
+    const at = page.indexOf(CODE_MARKER);
+    return web.page(reply, page.slice(0, at) + codeLinesHtml(h.lines) + page.slice(at + CODE_MARKER.length));
   });
 
   // ---- raw bytes ----

@@ -458,7 +458,7 @@ export function BlobPage(p: BlobView): SafeHtml {
             <Markdown text={p.markdown} ctx={n.ctx} project={{ fullPath: n.fullPath, defaultBranch: n.defaultBranch }} />
           </div>
         ) : p.lines ? (
-          <CodeLines lines={p.lines} />
+          raw(CODE_MARKER)
         ) : (
           <div class="Box-body">
             <p>
@@ -472,6 +472,12 @@ export function BlobPage(p: BlobView): SafeHtml {
   );
 }
 
+/**
+ * Where BlobPage leaves the code: the route puts the rendered code in the page's string there, so that
+ * a 1 MB file is not copied by every enclosing element (no user text can contain it: text is escaped).
+ */
+export const CODE_MARKER = '<!--hearth:code-->';
+
 /** The rendered code of a highlighted blob, kept as long as its highlighted lines are cached. */
 const codeHtml = new WeakMap<string[], string>();
 
@@ -479,15 +485,15 @@ const codeHtml = new WeakMap<string[], string>();
  * Code with line numbers: a column of anchors `#L<n>` beside one `<pre>` of the lines (markup built
  * as a string and kept per highlighted blob: 2,000-line files).
  */
-function CodeLines(p: { lines: string[] }): SafeHtml {
-  let html = codeHtml.get(p.lines);
+export function codeLinesHtml(lines: string[]): string {
+  let html = codeHtml.get(lines);
   if (html === undefined) {
     const numbers: string[] = [];
-    for (let i = 1; i <= p.lines.length; i++) numbers.push(`<a id="L${i}" href="#L${i}">${i}</a>`);
-    html = `<div class="repo-code d-flex"><div class="repo-ln">${numbers.join('')}</div><pre class="repo-lc hljs flex-auto"><code>${p.lines.join('\n')}</code></pre></div>`;
-    codeHtml.set(p.lines, html);
+    for (let i = 1; i <= lines.length; i++) numbers.push(`<a id="L${i}" href="#L${i}">${i}</a>`);
+    html = `<div class="repo-code d-flex"><div class="repo-ln">${numbers.join('')}</div><pre class="repo-lc hljs flex-auto"><code>${lines.join('\n')}</code></pre></div>`;
+    codeHtml.set(lines, html);
   }
-  return raw(html);
+  return html;
 }
 
 export function BlamePage(p: { n: ProjectNav; ref: string; commit: string; path: string; groups: BlameGroup[]; commits: Map<string, Commit> }): SafeHtml {
