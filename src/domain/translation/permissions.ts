@@ -160,7 +160,19 @@ export class TranslationPermissions {
   async check(actor: Actor, perm: TranslationPerm, scope: PermScope, reason?: string): Promise<string | null> {
     const locked = scope.project.locked === 1 || scope.component?.locked === 1;
     if (locked && LOCK_GATED.has(perm)) return LOCKED_MESSAGE;
+    return this.checkAs(await this.role(actor, scope), perm, scope, reason);
+  }
+
+  /** Several permissions on one scope with one role lookup (the editor's buttons): perm → null or the reason. */
+  async checkMany<P extends TranslationPerm>(actor: Actor, perms: readonly P[], scope: PermScope): Promise<Record<P, string | null>> {
+    const locked = scope.project.locked === 1 || scope.component?.locked === 1;
     const role = await this.role(actor, scope);
+    const out = {} as Record<P, string | null>;
+    for (const perm of perms) out[perm] = locked && LOCK_GATED.has(perm) ? LOCKED_MESSAGE : this.checkAs(role, perm, scope);
+    return out;
+  }
+
+  private checkAs(role: Role, perm: TranslationPerm, scope: PermScope, reason?: string): string | null {
     const perms = ROLE_PERMS[role];
     if (perm === 'unit.review' && !scope.project.translation_review) return REVIEWS_OFF_MESSAGE;
     if (perm === 'unit.edit' && scope.translation?.is_template === 1 && !perms.has('source.edit') && perms.has('unit.edit'))

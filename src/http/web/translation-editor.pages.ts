@@ -10,13 +10,15 @@
 // permission the viewer lacks is the 403 page, an object they may not see the 404 page.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
-import type { ComponentRow, TranslationProjectRow, TranslationRow, UnitRow } from '../../db/schema.ts';
+import type { CommentRow, ComponentRow, SuggestionRow, TranslationChangeRow, TranslationProjectRow, TranslationRow, UnitRow } from '../../db/schema.ts';
+import { stamp } from '../../db/versions.ts';
+import type { LanguagePlural, Related } from '../../domain/translation/related.ts';
+import { VersionedCache } from '../../lib/versioned-cache.ts';
 import { InvalidPattern, ReadsBusy, ReadTimeout } from '../../db/limited-reads.ts';
 import { ACTION_NAMES } from '../../domain/translation/changes/actions.ts';
 import { CHECK_NAMES } from '../../domain/translation/checks/index.ts';
-import type { TranslationPerm } from '../../domain/translation/permissions.ts';
 import { QueryParseError } from '../../domain/translation/search/query.ts';
-import { EditorReads, type UnitFilter } from '../../domain/translation/units/editor.ts';
+import { EditorReads, type OtherTranslation } from '../../domain/translation/units/editor.ts';
 import { checksum } from '../../domain/translation/units/hash.ts';
 import { DomainError } from '../../lib/errors.ts';
 import { EditorEmpty, EditorPage, type EditorView, type PersonView } from '../../web/views/translation/editor/editor.tsx';
@@ -26,6 +28,30 @@ const SEP = '\u001e';
 const enc = encodeURIComponent;
 
 type Path = { project: TranslationProjectRow; component: ComponentRow; translation: TranslationRow; languageCode: string };
+
+/** What the editor shows of a unit, whoever looks (read once per version of the tables below). */
+interface UnitData {
+  path: Path;
+  unit: UnitRow;
+  q: string;
+  place: { total: number; offset: number };
+  next: UnitRow | null;
+  suggestions: SuggestionRow[];
+  comments: CommentRow[];
+  history: TranslationChangeRow[];
+  others: OtherTranslation[];
+  related: Related;
+  own: LanguagePlural | null;
+  sourcePlural: LanguagePlural | null;
+}
+
+/**
+ * The editor's data is cached per URL (and administrator or not) for the versions of these tables, at
+ * most a few seconds: every unit edit writes its translation's row (stats), and so do suggestions and
+ * comments (suggestions.ts), so a write anywhere in translations makes the entry miss. Who may do what
+ * is not cached: it is checked on every request.
+ */
+const CACHE_TABLES = ['translation_projects', 'components', 'translations', 'languages', 'language_plurals', 'users'] as const;
 
 /** Where the editor of a translation lives, with an optional filter and unit (checksum) or place (offset). */
 export function editorUrl(p: { project: string; component: string; language: string }, opts: { q?: string; checksum?: string; offset?: number } = {}): string {
@@ -79,6 +105,7 @@ function searchError(e: unknown): string | null {
 export function translationEditorPages(app: FastifyInstance, c: Container, web: Web): void {
   const t = c.translation;
   const ed = new EditorReads(c.db, t.reads, c.config.searchTimeoutMs);
+  const cache = new VersionedCache<UnitData>(2000, 5000);
 
   const overviewUrls = (path: Path) => {
     const n = pathNames(path);
@@ -90,52 +117,55 @@ export function translationEditorPages(app: FastifyInstance, c: Container, web: 
     };
   };
 
-  /** Renders the editor for `unit` (its place in the filter found here unless given). */
-  async function renderUnit(
-    req: FastifyRequest,
-    reply: FastifyReply,
-    ctx: WebCtx,
-    path: Path,
-    unit: UnitRow,
-    q: string,
-    place: { total: number; offset: number },
-    typed?: { targets: string[]; fuzzy: boolean; approved: boolean; errors: string[] },
-  ) {
-    const { project, component, translation } = path;
-    const n = pathNames(path);
-    const filter: UnitFilter = { translation, q };
-    const scope = { project, component, translation, unit };
-    const perm = (p: TranslationPerm, s: typeof scope | { project: TranslationProjectRow; component: ComponentRow } = { project, component }) =>
-      ctx.user ? t.writes.permissions.check(ctx.actor, p, s) : Promise.resolve('Sign in to translate.');
+  /** Everything the editor shows about a unit that does not depend on who is looking (beyond being an administrator). */
+  async function loadUnit(path: Path, unit: UnitRow, q: string, place: { total: number; offset: number }): Promise<UnitData> {
+    const { component, translation } = path;
     const s = t.writes.suggestions;
-    const [editDenied, review, suggest, accept, deleteAny, comment, next, suggestions, comments, history, others, plurals, sourcePlural] = await Promise.all([
-      perm('unit.edit', scope),
-      project.translation_review ? perm('unit.review', { project, component }) : Promise.resolve('off'),
-      unit.state === 100 ? Promise.resolve('read-only') : perm('suggestion.add'),
-      perm('suggestion.accept', scope),
-      perm('suggestion.delete'),
-      perm('comment.add'),
-      ed.after(filter, unit),
+    const [next, suggestions, comments, history, others] = await Promise.all([
+      ed.after({ translation, q }, unit),
       s.forUnit(unit.id),
       s.commentsFor(unit),
       ed.history(unit),
       ed.otherLanguages(unit),
-      ed.plurals([translation.plural_id]),
-      ed.defaultPlural(component.source_language_id),
     ]);
     const related = await t.related.load({
-      users: [...suggestions.map((x) => x.user_id), ...comments.map((x) => x.user_id), ...history.map((x) => x.user_id ?? x.author_id)],
+      users: [...suggestions.map((x) => x.user_id), ...comments.map((x) => x.user_id), ...history.map((x) => x.author_id ?? x.user_id)],
       languages: [translation.language_id, component.source_language_id],
     });
+    // the languages' default plurals came with them; a translation with another plural of its language reads its own
+    const langView = related.languages.get(translation.language_id);
+    const own =
+      langView?.plural?.id === translation.plural_id ? langView.plural : ((await ed.plurals([translation.plural_id])).get(translation.plural_id) ?? null);
+    const sourcePlural = related.languages.get(component.source_language_id)?.plural ?? null;
+    return { path, unit, q, place, next, suggestions, comments, history, others, related, own, sourcePlural };
+  }
+
+  /** Renders the editor for a unit: the viewer's permissions decide the forms and buttons. */
+  async function renderUnit(
+    reply: FastifyReply,
+    ctx: WebCtx,
+    data: UnitData,
+    typed?: { targets: string[]; fuzzy: boolean; approved: boolean; errors: string[] },
+  ) {
+    const { path, unit, q, place, next, suggestions, comments, history, others, related, own, sourcePlural } = data;
+    const { project, component, translation } = path;
+    const n = pathNames(path);
+    const perms = await t.writes.permissions.checkMany(
+      ctx.actor,
+      ['unit.edit', 'unit.review', 'suggestion.add', 'suggestion.accept', 'suggestion.delete', 'comment.add'] as const,
+      { project, component, translation, unit },
+    );
+    const langView = related.languages.get(translation.language_id);
+    const editDenied = ctx.user ? perms['unit.edit'] : 'Sign in to translate.';
+    const allowed = (p: keyof typeof perms) => ctx.user !== null && perms[p] === null;
     const person = (id: number | null, fallback = 'Anonymous'): PersonView => {
       const u = id !== null ? related.users.get(id) : undefined;
       return u ? { name: u.name || u.username, href: `/${enc(u.username)}` } : { name: fallback, href: null };
     };
-    const lang = related.languages.get(translation.language_id)?.language;
+    const lang = langView?.language;
     const srcLang = related.languages.get(component.source_language_id)?.language;
     const sources = unit.source.split(SEP);
     const targets = typed?.targets ?? unit.target.split(SEP);
-    const own = plurals.get(translation.plural_id) ?? null;
     const formCount = sources.length > 1 ? Math.max(1, own?.number ?? 2) : 1;
     while (targets.length < formCount) targets.push('');
     const nav = {
@@ -180,12 +210,13 @@ export function translationEditorPages(app: FastifyInstance, c: Container, web: 
       sourceLabels: sources.length > 1 ? ed.formLabels(sourcePlural, sources.length) : null,
       targetLabels: formCount > 1 ? ed.formLabels(own, formCount) : null,
       can: {
-        edit: editDenied === null,
-        review: review === null,
-        suggest: suggest === null,
-        accept: accept === null && editDenied === null,
-        deleteAny: deleteAny === null,
-        comment: comment === null,
+        edit: allowed('unit.edit'),
+        review: project.translation_review === 1 && allowed('unit.review'),
+        suggest: unit.state !== 100 && allowed('suggestion.add'),
+        // accepting is an edit too (the API checks both)
+        accept: allowed('suggestion.accept') && allowed('unit.edit'),
+        deleteAny: allowed('suggestion.delete'),
+        comment: allowed('comment.add'),
       },
       editDenied: ctx.user ? editDenied : null,
       errors: typed?.errors ?? null,
@@ -212,7 +243,6 @@ export function translationEditorPages(app: FastifyInstance, c: Container, web: 
         href: editorUrl({ project: n.project, component: n.component, language: o.languageCode }, { checksum: checksum(BigInt(unit.id_hash)) }),
       })),
     };
-    void req;
     return web.page(reply, EditorPage(view), typed ? 422 : 200);
   }
 
@@ -230,17 +260,25 @@ export function translationEditorPages(app: FastifyInstance, c: Container, web: 
   type EP = { Params: { project: string; component: string; lang: string }; Querystring: Record<string, unknown> };
   app.get<EP>('/translate/:project/:component/:lang/', { config: PAGE, schema: HIDDEN }, async (req, reply) => {
     const ctx = await web.context(req);
-    const path = await t.queries.translation(ctx.actor, req.params.project, req.params.component, req.params.lang);
     const q = param(req.query.q).trim();
     const cs = param(req.query.checksum);
-    const base = { ctx, project: path.project, component: path.component, urls: overviewUrls(path), q };
-    const langName = (await t.related.load({ languages: [path.translation.language_id] })).languages.get(path.translation.language_id)?.language.name;
-    const empty = (message: string, error = false) =>
-      web.page(
-        reply,
-        EditorEmpty({ ...base, language: { code: path.languageCode, name: langName ?? path.languageCode, rtl: false }, message, error }),
-        error ? 400 : 200,
-      );
+    const rawOffset = cs ? '' : param(req.query.offset) || '1';
+    if (!cs && (!/^\d{1,9}$/.test(rawOffset) || Number(rawOffset) < 1)) return web.notFound(req, reply);
+    // what a viewer may see of translations depends only on being an administrator (visibility.ts)
+    const { project: p, component: c2, lang } = req.params;
+    const key = `${ctx.actor.isAdmin ? 'admin' : 'all'}|${p}|${c2}|${lang}|${cs}|${rawOffset}|${q}`;
+    const version = stamp(await req.versions(), CACHE_TABLES);
+    const hit = cache.get(key, version);
+    if (hit) return renderUnit(reply, ctx, hit);
+
+    const path = await t.queries.translation(ctx.actor, p, c2, lang);
+    const empty = async (message: string, error = false) => {
+      const l = (await t.related.load({ languages: [path.translation.language_id] })).languages.get(path.translation.language_id)?.language;
+      const language = { code: path.languageCode, name: l?.name ?? path.languageCode, rtl: l?.direction === 'rtl' };
+      const base = { ctx, project: path.project, component: path.component, urls: overviewUrls(path), q };
+      return web.page(reply, EditorEmpty({ ...base, language, message, error }), error ? 400 : 200);
+    };
+    let data: UnitData;
     try {
       if (cs) {
         const unit = await ed.byChecksum(path.translation, cs);
@@ -251,18 +289,19 @@ export function translationEditorPages(app: FastifyInstance, c: Container, web: 
             kind: 'notice',
             text: 'The string does not match the search: showing all strings.',
           });
-        return await renderUnit(req, reply, ctx, path, unit, q, { total: place.total, offset: place.offset });
+        data = await loadUnit(path, unit, q, { total: place.total, offset: place.offset });
+      } else {
+        const found = await ed.at({ translation: path.translation, q }, Number(rawOffset));
+        if (!found.unit) return empty(q ? 'No strings match the search.' : 'This translation has no strings.');
+        data = await loadUnit(path, found.unit, q, found);
       }
-      const rawOffset = param(req.query.offset) || '1';
-      if (!/^\d{1,9}$/.test(rawOffset) || Number(rawOffset) < 1) return web.notFound(req, reply);
-      const found = await ed.at({ translation: path.translation, q }, Number(rawOffset));
-      if (!found.unit) return empty(q ? 'No strings match the search.' : 'This translation has no strings.');
-      return await renderUnit(req, reply, ctx, path, found.unit, q, found);
     } catch (e) {
       const message = searchError(e);
       if (message) return empty(message, true);
       throw e;
     }
+    cache.set(key, version, data);
+    return renderUnit(reply, ctx, data);
   });
 
   type UP = { Params: { id: string }; Body: Record<string, unknown> };
@@ -279,7 +318,7 @@ export function translationEditorPages(app: FastifyInstance, c: Container, web: 
       q = '';
       place = await ed.placeOf({ translation: path.translation, q }, path.unit);
     }
-    return renderUnit(req, reply, ctx, path, path.unit, q, { total: place.total, offset: place.offset ?? 1 }, typed);
+    return renderUnit(reply, ctx, await loadUnit(path, path.unit, q, { total: place.total, offset: place.offset ?? 1 }), typed);
   }
 
   /** After a save: the next unit of the same filter, or the translation page at its end. */

@@ -1,7 +1,15 @@
 // The translation editor's keyboard shortcuts (helper F): Ctrl+Enter (or Cmd+Enter) saves — or
 // suggests, for those who may only suggest — and Alt+ArrowRight / Alt+PageDown and Alt+ArrowLeft /
-// Alt+PageUp follow the next / previous links. The page works without this script.
+// Alt+PageUp follow the next / previous links; typing in a translation clears "Needs editing" (as
+// Weblate's editor does). The page works without this script.
 (() => {
+  document.addEventListener('input', (e) => {
+    const target = e.target;
+    if (!(target instanceof HTMLTextAreaElement) || !target.classList.contains('editor-target') || target.dataset.edited) return;
+    target.dataset.edited = '1';
+    const fuzzy = target.form?.querySelector('input[name="fuzzy"]');
+    if (fuzzy) fuzzy.checked = false;
+  });
   document.addEventListener('keydown', (e) => {
     const form = document.getElementById('editor-form');
     const nav = document.querySelector('.editor-nav');

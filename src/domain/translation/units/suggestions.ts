@@ -207,6 +207,14 @@ export class SuggestionsService {
         )
         .execute();
     }
+    // the translations' rows are written (unchanged) so their version moves: the editor's cached pages are keyed on it
+    const translationIds = [...new Set(rows.map((r) => r.unit.translation_id))];
+    for (let i = 0; i < translationIds.length; i += 500)
+      await trx
+        .updateTable('translations')
+        .set({ total: sql`total` })
+        .where('id', 'in', translationIds.slice(i, i + 500))
+        .execute();
   }
 
   /** The number of plural forms the unit's translation takes (its language's plural). */

@@ -107,13 +107,19 @@ function Person(p: { who: PersonView }): SafeHtml {
 }
 
 /** A string with its plural forms, each under its label. */
-function Forms(p: { forms: string[]; labels: FormLabelView[] | null; lang: string; rtl: boolean; fallback: string }): SafeHtml {
+function Forms(p: {
+  forms: string[] /** undefined: the forms without labels */;
+  labels?: FormLabelView[] | null;
+  lang: string;
+  rtl: boolean;
+  fallback: string;
+}): SafeHtml {
   const plural = p.forms.length > 1;
   return (
     <div>
       {p.forms.map((f, i) => (
         <div class="mb-2">
-          {plural ? <div class="f6 color-fg-muted">{formLabel(p.labels?.[i], i, true, p.fallback)}</div> : null}
+          {plural && p.labels !== undefined ? <div class="f6 color-fg-muted">{formLabel(p.labels?.[i], i, true, p.fallback)}</div> : null}
           <div class="editor-string" lang={p.lang} dir={p.rtl ? 'rtl' : 'ltr'}>
             {f === '' ? <span class="color-fg-muted">(empty)</span> : f}
           </div>
@@ -460,7 +466,7 @@ export function EditorPage(v: EditorView): SafeHtml {
                       <div class="f6">
                         <a href={o.href}>{o.name}</a> <StateLabel state={o.state} />
                       </div>
-                      <Forms forms={o.target} labels={null} lang={o.code} rtl={o.rtl} fallback="" />
+                      <Forms forms={o.target} lang={o.code} rtl={o.rtl} fallback="" />
                     </li>
                   ))}
                 </ul>
