@@ -377,3 +377,27 @@ test('in a browser: create a merge request through the form (with a preview), re
   assert.equal(row.state, 'merged');
   await screenshot(page, 'merge-request-merged');
 });
+
+test("the dashboard's assigned and review tabs; a project whose merge requests are off is a 403 page, as the API's list", async (t) => {
+  const s = await setup(t);
+  const assigned = await s.api(s.tokens.maintainer, 'feature', { assignee_ids: [s.dev.id] });
+  const review = await s.api(s.tokens.maintainer, 'other', { reviewer_ids: [s.dev.id] });
+  await s.api(s.tokens.maintainer, 'third');
+  const sess = await webSignIn(s.app, s.dev.username);
+  assert.deepEqual(listedIds((await webGet(s.app, '/dashboard/merge_requests', sess)).body), [assigned.id]);
+  assert.deepEqual(listedIds((await webGet(s.app, '/dashboard/merge_requests?scope=review_requested', sess)).body), [review.id]);
+  assert.deepEqual(listedIds((await webGet(s.app, '/dashboard/merge_requests?scope=authored', sess)).body), []);
+
+  const row = await s.c.db.kysely.selectFrom('projects').select('settings').where('id', '=', s.project.id).executeTakeFirstOrThrow();
+  await s.c.db.kysely
+    .updateTable('projects')
+    .set({ settings: JSON.stringify({ ...JSON.parse(row.settings || '{}'), merge_requests_access_level: 'disabled' }) })
+    .where('id', '=', s.project.id)
+    .execute();
+  const apiList = await s.app.inject({ method: 'GET', url: `/api/v4/projects/${s.project.id}/merge_requests`, headers: s.tokens.dev });
+  assert.equal(apiList.statusCode, 403);
+  assert.equal((await webGet(s.app, `/${s.full}/-/merge_requests`, sess)).statusCode, 403);
+  assert.equal((await webGet(s.app, `/${s.full}/-/merge_requests/${assigned.iid}`, sess)).statusCode, 403);
+  assert.equal((await webGet(s.app, `/${s.full}/-/merge_requests/new`, sess)).statusCode, 403);
+  assert.deepEqual(listedIds((await webGet(s.app, '/dashboard/merge_requests', sess)).body), []);
+});
