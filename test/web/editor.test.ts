@@ -3,6 +3,8 @@
 // comments, plural forms with their labels, read-only viewers, and bad input that changes nothing.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import zlib from 'node:zlib';
+import { assets } from '../../src/web/assets.ts';
 import { buildTestApp, type TestApp } from '../helpers/build-app.ts';
 import { AS_ROOT, getJson, poComponent, SITE } from '../helpers/translation.ts';
 import { type WebSession, webGet, webPost, webSignIn } from '../helpers/web.ts';
@@ -198,6 +200,9 @@ test('a contributor suggests (no Save); a forged save is 403 and changes nothing
   for (const text of ['Jablíčko', 'Jabko']) {
     const res = await webPost(ctx.app, `/-/translate/unit/${apple.id}/suggest`, carol, { target: text });
     assert.equal(res.statusCode, 303);
+    // the page (its data cached for the tables' versions) shows each suggestion at once
+    const seen = await webGet(ctx.app, pathOf(apple.web_url), root);
+    assert.match(seen.body, new RegExp(`>${text}<`));
   }
   const dup = await webPost(ctx.app, `/-/translate/unit/${apple.id}/suggest`, carol, { target: 'Jabko' });
   assert.equal(dup.statusCode, 422);
@@ -272,4 +277,15 @@ test('bad input changes nothing: missing CSRF 422, bad ids 404, the anonymous to
   assert.equal((await webPost(ctx.app, `/-/translate/unit/${apple.id}/save`, stranger, { target: 'X' })).statusCode, 404);
   assert.equal((await webPost(ctx.app, `/-/translate/unit/${apple.id}/suggest`, stranger, { target: 'X' })).statusCode, 404);
   assert.equal((await webGet(ctx.app, pathOf(apple.web_url), root)).statusCode, 200);
+});
+
+test('the editor page is light: HTML + CSS + JS under 150 KB compressed', async (t) => {
+  const { ctx, root } = await setup(t);
+  const page = await webGet(ctx.app, `${EDITOR}?offset=4`, root);
+  assert.equal(page.statusCode, 200);
+  const a = assets();
+  const total = zlib.gzipSync(page.body).length + a.css.br.length + a.js.br.length;
+  assert.ok(total < 150 * 1024, `${total} bytes`);
+  assert.match(page.body, new RegExp(`src="/-/assets/${a.js.name}"`));
+  assert.match(a.js.body.toString(), /data-editor-next/);
 });
