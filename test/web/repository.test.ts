@@ -182,6 +182,10 @@ test('compare: the form, and from...to with commits and diff', async (t) => {
   assert.equal(res.statusCode, 200);
   assert.match(res.body, /Feature work/);
   assert.match(res.body, /feature\.txt/);
+  const bad = await webGet(f.app, `${f.base}/-/compare/go?from=main&to=nope%3Cb%3E`);
+  assert.equal(bad.statusCode, 422);
+  assert.match(bad.body, /No branch, tag or commit named “nope&lt;b&gt;” exists\./);
+  assert.match(bad.body, /id="compare-to" name="to" value="nope&lt;b&gt;"/);
   const same = await webGet(f.app, `${f.base}/-/compare/main...main`);
   assert.match(same.body, /These are the same/);
 });
@@ -229,7 +233,9 @@ test('branches and tags: list, badges, delete for those allowed, refused on a pr
   assert.equal((await webGet(f.app, new URL(api.json().web_url).pathname, dev)).statusCode, 200);
 });
 
-test('in a browser: the main repository pages are accessible, line anchors and the ref switcher work', { skip: skipWithout(chromiumAvailable, 'chromium') }, async (t) => {
+test('in a browser: the main repository pages are accessible, line anchors and the ref switcher work', {
+  skip: skipWithout(chromiumAvailable, 'chromium'),
+}, async (t) => {
   assertTool(chromiumAvailable, 'chromium');
   const ta = await startTestServer(t);
   const owner = await ta.seed.user({ username: 'owner', password: 'owner-password-1' });

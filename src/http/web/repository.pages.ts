@@ -338,6 +338,14 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
     const from = typeof q.from === 'string' ? q.from.trim() : '';
     const to = typeof q.to === 'string' ? q.to.trim() : '';
     if (!from || !to) return compare(req, reply, ctx, resolved, from, to);
+    const rc = codeContext(c, ctx, resolved);
+    const [fromSha, toSha] = await Promise.all([rc.repo.resolveCommit(from), rc.repo.resolveCommit(to)]);
+    if (!fromSha || !toSha) {
+      // what was typed stays in the form, with what is wrong with it
+      const missing = [!fromSha ? from : null, !toSha ? to : null].filter((x): x is string => x !== null);
+      const error = `No branch, tag or commit named ${missing.map((m) => `“${m}”`).join(' or ')} exists.`;
+      return web.page(reply, ComparePage({ n, refs: await refLists(rc), from, to, result: null, error, view: 'inline' }), 422);
+    }
     return reply.redirect(urls.compare(n, from, to), 302);
   });
   web.projectPage('/-/compare/*', (req, reply, { ctx, resolved, params }) => {

@@ -727,7 +727,11 @@ export function ComparePage(p: {
           Compare
         </button>
       </form>
-      {p.error ? <div class="flash flash-error mb-2">{p.error}</div> : null}
+      {p.error ? (
+        <div class="flash flash-error mb-2" role="alert">
+          {p.error}
+        </div>
+      ) : null}
       {p.result ? (
         p.result.same ? (
           <Blankslate title="These are the same">
