@@ -99,6 +99,9 @@ export interface UpdateInput {
 
 /** Merge request diffs count their files up to this (MergeRequestDiff#real_size shows "1000+" beyond). */
 const CHANGES_COUNT_LIMIT = 1000;
+/** changes_count by repository, base and head sha (content-addressed: never stale), oldest dropped first */
+const changesCounts = new Map<string, string>();
+const CHANGES_COUNT_CACHE = 5000;
 
 const unique = <T>(xs: Iterable<T>): T[] => [...new Set(xs)];
 const sameSet = (a: number[], b: number[]) => a.length === b.length && a.every((x) => b.includes(x));
@@ -313,10 +316,17 @@ export class MergeRequestsService {
     const repo = this.diffRepo(git);
     if (!repo || !mr.sha) return null;
     const base = mr.diff_base_sha ?? emptyTree(mr.sha);
+    // the count of two commits never changes: kept by (repository, base, head), so a page view spawns no git
+    const key = `${repo.gitDir}\0${base}\0${mr.sha}`;
+    const known = changesCounts.get(key);
+    if (known !== undefined) return known;
     const r = await repo.run(['diff', '--name-only', '-z', '--no-renames', base, mr.sha, '--'], { okCodes: [0, 128], maxBytes: 64 << 20 });
     if (r.code !== 0) return null;
     const n = r.stdout.toString('utf8').split('\0').filter(Boolean).length;
-    return n > CHANGES_COUNT_LIMIT ? `${CHANGES_COUNT_LIMIT}+` : String(n);
+    const count = n > CHANGES_COUNT_LIMIT ? `${CHANGES_COUNT_LIMIT}+` : String(n);
+    if (changesCounts.size >= CHANGES_COUNT_CACHE) changesCounts.delete(changesCounts.keys().next().value as string);
+    changesCounts.set(key, count);
+    return count;
   }
 
   /** MergeRequest#diverged_commits_count: commits of the target branch the source lacks. */
