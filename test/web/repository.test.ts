@@ -280,3 +280,25 @@ test('in a browser: the main repository pages are accessible, line anchors and t
   await Promise.all([page.waitForURL('**/-/tree/feature/y'), page.selectOption('#ref-switcher', 'feature/y')]);
   assert.match(await page.content(), /y\.txt/);
 });
+
+test('code the viewer may not read: the home without files, code pages 403 (as the API answers)', async (t) => {
+  const f = await fixture(t, 'public');
+  const put = await f.app.inject({ method: 'PUT', url: `/api/v4/projects/${f.project.id}`, headers: f.root, payload: { repository_access_level: 'private' } });
+  assert.equal(put.statusCode, 200, put.body);
+  const api = await f.app.inject({ url: `/api/v4/projects/${f.project.id}/repository/tree` });
+  assert.equal(api.statusCode, 403);
+  const home = await webGet(f.app, f.base);
+  assert.equal(home.statusCode, 200);
+  assert.match(home.body, /You do not have access to this project&#39;s code\./);
+  assert.doesNotMatch(home.body, /Clone with HTTP/);
+  for (const url of ['/-/tree/main', '/-/blob/main/README.md', '/-/raw/main/README.md', '/-/commits/main', `/-/commit/${f.second}`]) {
+    assert.equal((await webGet(f.app, f.base + url)).statusCode, api.statusCode, url);
+  }
+  // the branches and tags APIs answer 404 for a repository feature the caller cannot use
+  const branchesApi = await f.app.inject({ url: `/api/v4/projects/${f.project.id}/repository/branches` });
+  assert.equal(branchesApi.statusCode, 404);
+  for (const url of ['/-/branches', '/-/tags', '/-/tags/v1.0']) assert.equal((await webGet(f.app, f.base + url)).statusCode, 404, url);
+  // a member still reads it all
+  const dev = await webSignIn(f.app, 'dev');
+  assert.equal((await webGet(f.app, `${f.base}/-/tree/main`, dev)).statusCode, 200);
+});

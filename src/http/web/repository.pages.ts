@@ -356,6 +356,9 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
   });
 
   // ---- branches ----
+  /** The branches and tags APIs' context: a repository feature the viewer cannot use is 404 there. */
+  const refsContextOf = (ctx: WebCtx, r: ResolvedProject) => c.repository.refsContext(ctx.actor, String(r.project.id), true);
+
   /** Whether the viewer may delete a branch: Branches::DeleteService's rules (push, not default, protected only by a Maintainer). */
   function canDelete(rc: RepoContext, ctx: WebCtx, rules: RefRules, name: string): boolean {
     if (!ctx.user || !rc.access.abilities.has('push_code')) return false;
@@ -364,7 +367,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
   }
 
   web.projectPage('/-/branches', async (req, reply, { ctx, resolved }) => {
-    const rc = codeContext(c, ctx, resolved);
+    const rc = await refsContextOf(ctx, resolved);
     const n = navOf(ctx, resolved, true);
     const branches = rc.repo.exists() ? await rc.repo.branches() : [];
     const rules = await c.repository.refRules(rc, ctx.actor);
@@ -391,7 +394,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
     const id = (req.params as { project_id: string }).project_id;
     if (!/^\d+$/.test(id)) return web.notFound(req, reply);
     const resolved = await c.resolve.project(ctx.actor, Number(id));
-    const rc = codeContext(c, ctx, resolved);
+    const rc = await refsContextOf(ctx, resolved);
     const n = navOf(ctx, resolved, true);
     const name = String((req.body as { branch?: unknown } | null)?.branch ?? '');
     if (!isValidNewRefName(name)) return web.notFound(req, reply);
@@ -413,7 +416,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
 
   // ---- tags ----
   web.projectPage('/-/tags', async (_req, reply, { ctx, resolved }) => {
-    const rc = codeContext(c, ctx, resolved);
+    const rc = await refsContextOf(ctx, resolved);
     const tags = rc.repo.exists() ? await rc.repo.tags() : [];
     const rows = await Promise.all(tags.map(async (t) => ({ name: t.short, commit: await rc.repo.commit(t.commit), message: t.tag?.message ?? null })));
     rows.sort((a, b) => (b.commit?.committer.time ?? 0) - (a.commit?.committer.time ?? 0) || a.name.localeCompare(b.name));
@@ -421,7 +424,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
   });
 
   web.projectPage('/-/tags/*', async (req, reply, { ctx, resolved, params }) => {
-    const rc = codeContext(c, ctx, resolved);
+    const rc = await refsContextOf(ctx, resolved);
     const name = params['*'] ?? '';
     const t = rc.repo.exists() && name ? await rc.repo.tag(name) : undefined;
     if (!t) return web.notFound(req, reply);
