@@ -109,6 +109,9 @@ test('public project for the anonymous: tree, blob with highlighting and anchors
   assert.equal(blame.statusCode, 200);
   assert.match(blame.body, /Change the answer/);
   assert.match(blame.body, /First commit/);
+  const binBlame = await webGet(f.app, `${f.base}/-/blame/main/img.bin`);
+  assert.equal(binBlame.statusCode, 302);
+  assert.equal(binBlame.headers.location, '/owner/proj/-/blob/main/img.bin');
   const hist = await webGet(f.app, `${f.base}/-/commits/main/src/main.ts`);
   assert.equal(hist.statusCode, 200);
   assert.match(hist.body, /Change the answer/);

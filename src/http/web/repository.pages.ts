@@ -14,7 +14,8 @@ import { isValidNewRefName } from '../../domain/repository/refs.ts';
 import { listing } from '../../domain/repository/tree.ts';
 import { StarsService } from '../../domain/projects/stars.service.ts';
 import { usersById } from '../../domain/merge-requests/present.ts';
-import { blame } from '../../git/blame.ts';
+import { type BlameGroup, blame } from '../../git/blame.ts';
+import { BoundedMap } from '../../lib/bounded-map.ts';
 import { diffBetween, diffLimits, emptyTree } from '../../git/diff.ts';
 import type { Commit } from '../../git/objects.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
@@ -46,6 +47,8 @@ import { HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
 const README = /^readme(\.(md|markdown|txt|rst))?$/i;
 const IMAGE = /\.(png|jpe?g|gif|webp|bmp|ico)$/i;
 const PER_PAGE = 40;
+/** blame of (repository, commit, path): immutable */
+const blames = new BoundedMap<BlameGroup[]>(500);
 
 function navOf(ctx: WebCtx, r: ResolvedProject, readCode: boolean): ProjectNav {
   return {
@@ -243,7 +246,13 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
     const f = await fileOf(rc, params['*']);
     if (!f) return web.notFound(req, reply);
     const n = navOf(ctx, resolved, true);
-    const groups = await blame(rc.repo, f.commit, f.path);
+    // big or binary files have no blame view: the file page says why and links to raw
+    if (f.blob.size > BLOB_VIEW_MAX || isBinary((await rc.repo.read(f.blob.sha))?.content ?? Buffer.alloc(0))) {
+      return reply.redirect(urls.blob(n, f.ref, f.path), 302);
+    }
+    const key = `${rc.repo.gitDir}\0${f.commit}\0${f.path}`;
+    let groups = blames.get(key);
+    if (!groups) blames.set(key, (groups = await blame(rc.repo, f.commit, f.path)));
     const commits = new Map<string, Commit>();
     await Promise.all(
       [...new Set(groups.map((g) => g.commit))].map(async (s) => {
