@@ -20,7 +20,7 @@ import { diffBetween, diffLimits, emptyTree } from '../../git/diff.ts';
 import type { Commit } from '../../git/objects.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
 import { renderDiff } from '../../web/diff.ts';
-import { render } from '../../web/jsx/jsx-runtime.ts';
+import { render, type SafeHtml } from '../../web/jsx/jsx-runtime.ts';
 import { BLOB_VIEW_MAX, highlightForView, isBinary } from '../../web/highlight.ts';
 import {
   BlamePage,
@@ -110,6 +110,20 @@ function viewOf(q: unknown): 'inline' | 'parallel' {
 }
 
 export function repositoryPages(app: FastifyInstance, c: Container, web: Web): void {
+  /** The diff between two commits as HTML, cached: the objects are immutable (the key has the limits). */
+  const diffs = new BoundedMap<Promise<{ html: SafeHtml; overflow: boolean }>>(200);
+  async function renderedDiff(rc: RepoContext, from: string, to: string, expanded: boolean, view: 'inline' | 'parallel') {
+    const limits = diffLimits(await c.settings.get(), expanded);
+    const key = `${rc.repo.gitDir}\0${from}\0${to}\0${view}\0${JSON.stringify(limits)}`;
+    let p = diffs.get(key);
+    if (!p) {
+      p = diffBetween(rc.repo, from, to, limits).then((d) => ({ html: renderDiff(d.files, { viewType: view }), overflow: d.overflow }));
+      diffs.set(key, p);
+      p.catch(() => diffs.set(key, undefined as never));
+    }
+    return p;
+  }
+
   const stars = new StarsService({ db: c.db, resolve: c.resolve });
 
   // ---- project home ----
@@ -286,7 +300,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
     if (!commit) return web.notFound(req, reply);
     const view = viewOf(req.query);
     const [diff, rows] = await Promise.all([
-      diffBetween(rc.repo, commit.parents[0] ?? emptyTree(commit.sha), commit.sha, diffLimits(await c.settings.get(), true)),
+      renderedDiff(rc, commit.parents[0] ?? emptyTree(commit.sha), commit.sha, true, view),
       c.commitNotes.list(rc, commit.sha).execute(),
     ]);
     const users = await usersById(
@@ -301,10 +315,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
       path: r.path,
       line: r.line,
     }));
-    return web.page(
-      reply,
-      CommitPage({ n: navOf(ctx, resolved, true), commit, diff: renderDiff(diff.files, { viewType: view }), overflow: diff.overflow, view, notes }),
-    );
+    return web.page(reply, CommitPage({ n: navOf(ctx, resolved, true), commit, diff: diff.html, overflow: diff.overflow, view, notes }));
   });
 
   // ---- compare ----
@@ -319,11 +330,10 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
     if (fromSha === toSha) {
       return web.page(reply, ComparePage({ n, refs, from, to, result: { commits: [], diff: renderDiff([]), overflow: false, same: true }, error: null, view }));
     }
-    const limits = diffLimits(await c.settings.get(), false);
     const [diff, commits] = await Promise.all([
       (async () => {
         const base = await mergeBase(rc.repo, [fromSha, toSha]);
-        return diffBetween(rc.repo, base ?? emptyTree(toSha), toSha, limits);
+        return renderedDiff(rc, base ?? emptyTree(toSha), toSha, false, view);
       })(),
       commitsBetween(rc.repo, fromSha, toSha),
     ]);
@@ -334,7 +344,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
         refs,
         from,
         to,
-        result: { commits: commits.reverse(), diff: renderDiff(diff.files, { viewType: view }), overflow: diff.overflow, same: false },
+        result: { commits: commits.reverse(), diff: diff.html, overflow: diff.overflow, same: false },
         error: null,
         view,
       }),
