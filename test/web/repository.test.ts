@@ -305,3 +305,26 @@ test('code the viewer may not read: the home without files, code pages 403 (as t
   const dev = await webSignIn(f.app, 'dev');
   assert.equal((await webGet(f.app, `${f.base}/-/tree/main`, dev)).statusCode, 200);
 });
+
+test('history is paginated', async (t) => {
+  const ta = await buildTestApp(t);
+  const owner = await ta.seed.user({ username: 'owner' });
+  const { dir } = await ta.seed.repoProject({ owner, visibility: 'public', path: 'long' });
+  const wt = workTree(t, dir);
+  for (let i = 1; i <= 42; i++) {
+    wt.write('n.txt', `${i}\n`);
+    wt.commit(`Commit number ${i}`);
+  }
+  wt.push();
+  const p1 = await webGet(ta.app, '/owner/long/-/commits/main');
+  assert.equal(p1.statusCode, 200);
+  assert.match(p1.body, /Commit number 42</);
+  assert.doesNotMatch(p1.body, /Commit number 2</);
+  assert.match(p1.body, /href="\/owner\/long\/-\/commits\/main\?page=2"/);
+  const p2 = await webGet(ta.app, '/owner/long/-/commits/main?page=2');
+  assert.match(p2.body, /Commit number 2</);
+  assert.match(p2.body, /Commit number 1</);
+  assert.doesNotMatch(p2.body, /Commit number 3</);
+  // a bad page number is the first page, not an error
+  assert.equal((await webGet(ta.app, '/owner/long/-/commits/main?page=-4')).statusCode, 200);
+});
