@@ -460,16 +460,28 @@ export function EditorPage(v: EditorView): SafeHtml {
 
             <Panel id="others-heading" title="Other languages" count={v.others.length}>
               {v.others.length ? (
-                <ul>
-                  {v.others.map((o) => (
-                    <li class="Box-row">
-                      <div class="f6">
-                        <a href={o.href}>{o.name}</a> <StateLabel state={o.state} />
-                      </div>
-                      <Forms forms={o.target} lang={o.code} rtl={o.rtl} fallback="" />
-                    </li>
-                  ))}
-                </ul>
+                <table class="width-full f6 editor-others">
+                  <thead class="sr-only">
+                    <tr>
+                      <th scope="col">Language</th>
+                      <th scope="col">Translation</th>
+                      <th scope="col">State</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {v.others.map((o) => (
+                      <tr>
+                        <th scope="row">
+                          <a href={o.href}>{o.name}</a>
+                        </th>
+                        <td class="editor-pre" lang={o.code} dir={o.rtl ? 'rtl' : 'ltr'}>
+                          {o.target.join('\n')}
+                        </td>
+                        <td>{stateName(o.state)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
               ) : (
                 <p class="Box-row color-fg-muted">No other languages.</p>
               )}
