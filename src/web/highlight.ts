@@ -35,6 +35,7 @@ import swift from 'highlight.js/lib/languages/swift';
 import typescript from 'highlight.js/lib/languages/typescript';
 import xml from 'highlight.js/lib/languages/xml';
 import yaml from 'highlight.js/lib/languages/yaml';
+import { Worker } from 'node:worker_threads';
 import { escapeHtml } from './jsx/jsx-runtime.ts';
 
 const LANGUAGES = {
@@ -238,8 +239,8 @@ const pending = new Set<string>();
 
 /**
  * The lines of a file page. A big file not highlighted yet is shown as escaped plain text at once
- * (a 2,000-line file costs highlight.js tens of milliseconds) and highlighted right after the
- * response, for every later view; small files are highlighted at once.
+ * (a 2,000-line file costs highlight.js some 40 ms) and highlighted by a worker thread, off the
+ * event loop, for every later view; small files are highlighted at once.
  */
 export function highlightForView(blobSha: string, filePath: string, data: Buffer): Highlighted {
   const language = data.length <= HIGHLIGHT_MAX ? languageOf(filePath) : null;
@@ -249,13 +250,10 @@ export function highlightForView(blobSha: string, filePath: string, data: Buffer
   if (hit) return highlightBlob(blobSha, filePath, data);
   if (!pending.has(key)) {
     pending.add(key);
-    setImmediate(() => {
-      try {
-        highlightBlob(blobSha, filePath, data);
-      } finally {
-        pending.delete(key);
-      }
-    });
+    highlightInWorker(data.toString('utf8'), language)
+      .then((lines) => store(key, language, lines))
+      .catch(() => {})
+      .finally(() => pending.delete(key));
   }
   return plainBlob(blobSha, data);
 }
@@ -286,17 +284,53 @@ export function highlightBlob(blobSha: string, filePath: string, data: Buffer): 
     cache.set(key, hit);
     return hit;
   }
-  const text = data.toString('utf8');
-  let lines: string[];
+  const lines = highlightLines(data.toString('utf8'), language);
+  return store(key, language, lines);
+}
+
+/** The lines of a text as HTML: highlighted in `language`, or escaped (the worker runs this too). */
+export function highlightLines(text: string, language: string | null): string[] {
   if (language && language !== 'plaintext') {
-    const out = hljs.highlight(text.endsWith('\n') ? text.slice(0, -1) : text, { language, ignoreIllegals: true }).value;
-    lines = splitHighlighted(out);
-  } else {
-    lines = textLines(text).map(escapeHtml);
+    return splitHighlighted(hljs.highlight(text.endsWith('\n') ? text.slice(0, -1) : text, { language, ignoreIllegals: true }).value);
   }
+  return textLines(text).map(escapeHtml);
+}
+
+function store(key: string, language: string | null, lines: string[]): Highlighted {
   let bytes = 0;
   for (const l of lines) bytes += l.length + 16;
   const h: Highlighted = { language: language === 'plaintext' ? null : language, lines, bytes };
   remember(key, h);
   return h;
+}
+
+// ---- the worker thread for big files --------------------------------------------------------------
+
+let worker: Worker | null = null;
+let nextJob = 0;
+const jobs = new Map<number, { resolve: (lines: string[]) => void; reject: (e: Error) => void }>();
+
+/** highlight.js on a worker thread (started at the first big file, then kept; it does not hold the process open). */
+function highlightInWorker(text: string, language: string): Promise<string[]> {
+  if (!worker) {
+    const w = new Worker(new URL('./highlight-worker.mjs', import.meta.url));
+    w.on('message', (m: { id: number; lines?: string[]; error?: string }) => {
+      const job = jobs.get(m.id);
+      jobs.delete(m.id);
+      if (m.lines) job?.resolve(m.lines);
+      else job?.reject(new Error(m.error ?? 'highlight failed'));
+    });
+    w.on('error', (e) => {
+      for (const j of jobs.values()) j.reject(e);
+      jobs.clear();
+      worker = null;
+    });
+    w.unref(); // after the listeners: adding a 'message' listener refs the worker again
+    worker = w;
+  }
+  const id = ++nextJob;
+  return new Promise<string[]>((resolve, reject) => {
+    jobs.set(id, { resolve, reject });
+    worker!.postMessage({ id, text, language });
+  });
 }

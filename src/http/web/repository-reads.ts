@@ -81,13 +81,40 @@ export async function lastCommitsOf(repo: Repository, commit: string, dir: strin
     else if (hit) found.set(name, hit);
   }
   if (!wanted.size) return found;
-  const fresh = await walk(repo, commit, dir, wanted);
+  const fresh = (await fromParent(repo, commit, dir, wanted)) ?? (await walk(repo, commit, dir, wanted));
   for (const name of wanted) {
     const sha = fresh.get(name) ?? '';
     lastCommits.set(keyOf(name), sha);
     if (sha) found.set(name, sha);
   }
   return found;
+}
+
+/**
+ * The answers of a commit with one parent whose answers are known (the usual case after a push: the page
+ * was seen before it): an entry whose object changed was last changed by this commit, the others keep
+ * the parent's answer. Two tree reads from the long-lived cat-file process instead of a `git log` walk.
+ */
+async function fromParent(repo: Repository, commit: string, dir: string, wanted: Set<string>): Promise<Map<string, string> | null> {
+  const parsed = await repo.commit(commit);
+  if (!parsed || parsed.parents.length !== 1) return null;
+  const parent = parsed.parents[0]!;
+  const inherited = new Map<string, string>();
+  for (const name of wanted) {
+    const hit = lastCommits.get(`${repo.gitDir}\0${parent}\0${dir}\0${name}`);
+    if (hit === undefined) return null;
+    inherited.set(name, hit);
+  }
+  const [mine, theirs] = await Promise.all([repo.tree(commit, dir), repo.tree(parent, dir)]);
+  if (!mine) return null;
+  const before = new Map((theirs ?? []).map((e) => [e.name, e.sha]));
+  const now = new Map(mine.map((e) => [e.name, e.sha]));
+  const out = new Map<string, string>();
+  for (const name of wanted) {
+    const sha = now.get(name);
+    out.set(name, sha !== undefined && before.get(name) === sha ? inherited.get(name)! : commit);
+  }
+  return out;
 }
 
 function walk(repo: Repository, commit: string, dir: string, wanted: Set<string>): Promise<Map<string, string>> {
@@ -169,14 +196,38 @@ export async function commitCount(repo: Repository, commit: string): Promise<num
   const key = `${repo.gitDir}\0${commit}`;
   const hit = commitCounts.get(key);
   if (hit !== undefined) return hit;
+  // one more than its only parent's, when that is known (a push of one commit onto a branch seen before)
+  const parsed = await repo.commit(commit);
+  const parentCount = parsed?.parents.length === 1 ? commitCounts.get(`${repo.gitDir}\0${parsed.parents[0]}`) : undefined;
+  if (parentCount !== undefined) {
+    commitCounts.set(key, parentCount + 1);
+    return parentCount + 1;
+  }
   const { stdout } = await repo.run(['rev-list', '--count', commit, '--']);
   const n = Number(stdout.toString('latin1').trim()) || 0;
   commitCounts.set(key, n);
   return n;
 }
 
-/** The repository's size on disk in bytes (objects), once per state of the refs. */
-export function storageSize(repo: Repository): Promise<number> {
+/** The last size measured per repository: shown while a new measurement runs (GitLab's statistics lag too). */
+const lastSizes = new BoundedMap<number>(10_000);
+
+/**
+ * The repository's size on disk in bytes (objects), measured once per state of the refs; after a push
+ * the previous figure is answered at once while the new one is measured in the background.
+ */
+export async function storageSize(repo: Repository): Promise<number> {
+  const fresh = measureStorage(repo).then((n) => {
+    lastSizes.set(repo.gitDir, n);
+    return n;
+  });
+  const stale = lastSizes.get(repo.gitDir);
+  if (stale === undefined) return fresh;
+  fresh.catch(() => {});
+  return stale;
+}
+
+function measureStorage(repo: Repository): Promise<number> {
   return repo.whileRefs('web:storage-size', async () => {
     const { stdout } = await repo.run(['count-objects', '-v']);
     let kib = 0;
