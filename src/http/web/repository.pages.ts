@@ -218,14 +218,15 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
     if (!f) return web.notFound(req, reply);
     const n = navOf(ctx, resolved, true);
     const base = { n, ref: f.ref, commit: f.commit, path: f.path, size: f.blob.size, lines: null, language: null, markdown: null, image: false };
-    const last = await lastCommitsOf(rc.repo, f.commit, f.path.includes('/') ? f.path.slice(0, f.path.lastIndexOf('/')) : '', [
-      f.path.slice(f.path.lastIndexOf('/') + 1),
+    // the file's last commit (a git walk when not cached) and its bytes, read side by side
+    const [last, o] = await Promise.all([
+      lastCommitsOf(rc.repo, f.commit, f.path.includes('/') ? f.path.slice(0, f.path.lastIndexOf('/')) : '', [f.path.slice(f.path.lastIndexOf('/') + 1)]),
+      f.blob.size > BLOB_VIEW_MAX || IMAGE.test(f.path) ? null : rc.repo.read(f.blob.sha),
     ]);
     const lastSha = [...last.values()][0];
     const lastCommit = lastSha ? await rc.repo.commit(lastSha) : null;
     if (IMAGE.test(f.path)) return web.page(reply, BlobPage({ ...base, reason: null, image: true, last: lastCommit }));
     if (f.blob.size > BLOB_VIEW_MAX) return web.page(reply, BlobPage({ ...base, reason: 'too-large', last: lastCommit }));
-    const o = await rc.repo.read(f.blob.sha);
     const data = o?.content ?? Buffer.alloc(0);
     if (isBinary(data)) return web.page(reply, BlobPage({ ...base, reason: 'binary', last: lastCommit }));
     if (/\.(md|markdown)$/i.test(f.path) && (req.query as { plain?: string }).plain !== '1') {
