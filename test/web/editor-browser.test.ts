@@ -1,7 +1,14 @@
-// The translation editor in a real browser: a translator signs in, opens the editor and translates three
-// units with the keyboard only (type, Ctrl+Enter saves and moves to the next unit); the API's statistics
-// and units show them; Alt+ArrowLeft goes back; a screenshot; no serious accessibility violation.
+// The translation walk in a real browser: a translator signs in, goes to the component's page and from
+// its Czech row into the editor, translates three units with the keyboard only (type, Ctrl+Enter saves
+// and moves to the next unit); the page's statistics and the API show them; Alt+ArrowLeft goes back; then
+// the repository page's Commit button writes them to git, and a `git clone` of the component's repository
+// shows them. Screenshots of each page; no serious accessibility violation.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { test } from 'node:test';
 import { assertAccessible, chromiumAvailable, launchBrowser, newContext, screenshot, signInWithForm } from '../helpers/browser.ts';
 import { startTestServer } from '../helpers/server.ts';
@@ -21,7 +28,11 @@ test('translate three units with the keyboard in the editor, then the API shows 
   const browser = await launchBrowser(t);
   const page = await (await newContext(browser, ctx.base)).newPage();
   await signInWithForm(page, user.username, 'translator-pass-1');
-  await page.goto('/translate/hello/po/cs/');
+  await page.goto('/projects/hello/po/');
+  await screenshot(page, 'translation-component');
+  await assertAccessible(page, 'the component page');
+  await page.getByRole('link', { name: 'Translate cs' }).click();
+  await page.waitForURL((u) => u.pathname === '/translate/hello/po/cs/');
   assert.equal(await page.locator('h1').innerText(), 'Translate Po into Czech');
   await assertAccessible(page, 'the editor');
   await screenshot(page, 'editor-first-unit');
@@ -56,4 +67,25 @@ test('translate three units with the keyboard in the editor, then the API shows 
   const stats = (await ctx.app.inject({ method: 'GET', url: '/api/translations/hello/po/cs/statistics/', headers: AS_ROOT })).json();
   assert.equal(stats.translated, 4);
   assert.equal(stats.fuzzy, 0);
+
+  // the translation's page shows the new figures
+  await page.goto('/projects/hello/po/cs/');
+  assert.match(await page.locator('main').innerText(), /100%/);
+  await screenshot(page, 'translation-overview');
+
+  // commit from the repository page, then a clone of the component's repository has the translations
+  await page.goto('/projects/hello/po/-/repository/');
+  await screenshot(page, 'translation-repository-before');
+  await assertAccessible(page, 'the repository page');
+  await page.getByRole('button', { name: 'Commit' }).click();
+  await page.waitForLoadState('domcontentloaded');
+  await screenshot(page, 'translation-repository-after');
+  const repo = (await ctx.app.inject({ method: 'GET', url: '/api/components/hello/po/repository/', headers: AS_ROOT })).json();
+  assert.equal(repo.needs_commit, false);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'walk-clone-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  // asynchronously: the server answering the clone runs in this process
+  await promisify(execFile)('git', ['clone', '-q', `${ctx.base}/git/hello/po/`, dir], { env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
+  const po = fs.readFileSync(path.join(dir, 'po/cs.po'), 'utf8');
+  for (const text of typed) assert.ok(po.includes(`msgstr "${text}"`), `${text} in the cloned po/cs.po`);
 });
