@@ -1,6 +1,7 @@
 // What the benchmarks share: a container on a fresh data directory, a public platform project, the app
 // listening with its *floor* (a static payload of the same size as the endpoint's, served by the same
 // Fastify process), autocannon rounds that alternate the endpoint and its floor, and the report.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import pg from 'pg';
 import os from 'node:os';
@@ -14,6 +15,7 @@ import { buildApp } from '../src/app.ts';
 import type { ProjectRow } from '../src/db/schema.ts';
 import { projectRow } from '../test/helpers/rows.ts';
 import { nowIso } from '../src/lib/time.ts';
+import { gitEnv } from '../src/git/command.ts';
 
 export const ROOT_TOKEN = 'glpat-bench-root-token';
 export const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
@@ -195,3 +197,14 @@ export function apiClient(address: string, auth: Record<string, string>) {
     return { status: res.status, json, ms };
   };
 }
+
+/** `git fast-import` of a stream into a bare repository (the benches build their repositories this way). */
+export async function fastImport(gitDir: string, stream: string): Promise<void> {
+  const child = spawn('git', ['--git-dir', gitDir, 'fast-import', '--quiet'], { env: gitEnv(), stdio: ['pipe', 'inherit', 'inherit'] });
+  const done = new Promise<void>((resolve, reject) => child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`fast-import exited ${code}`)))));
+  child.stdin.end(stream);
+  await done;
+}
+
+/** A fast-import `data` command. */
+export const data = (s: string) => `data ${Buffer.byteLength(s)}\n${s}\n`;

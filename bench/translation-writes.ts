@@ -12,14 +12,14 @@
 // Writes have no cache: every figure is the miss path.
 // Bars (issue 15): PATCH ≥ 500 edits/s on SQLite, ≥ 300/s on PostgreSQL, statistics exact; commit of
 // 10,000 pending edits < 10 s; upload of 5,000 units < 3 s; push → rescanned p99 < 5 s.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import fs from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { gitEnv } from '../src/git/command.ts';
-import { apiClient, benchContainer, CONNECTIONS, DURATION, median, publicProject, Report, ROOT_TOKEN, ROUNDS, serve } from './harness.ts';
+import { apiClient, benchContainer, CONNECTIONS, DURATION, data, fastImport, median, publicProject, Report, ROOT_TOKEN, ROUNDS, serve } from './harness.ts';
 
 const LANGUAGES = 100;
 const UNITS = 100;
@@ -51,7 +51,6 @@ const poFile = (code: string, n: number, target: (i: number) => string) => {
   for (let i = 0; i < n; i++) s += `\n#: src/file${i % 7}.c:${i + 1}\nmsgid "String number ${i} of the bench"\nmsgstr "${target(i)}"\n`;
   return s;
 };
-const data = (s: string) => `data ${Buffer.byteLength(s)}\n${s}\n`;
 
 const platform = await publicProject(c, 'Strings', 'strings');
 const bare = c.repos.pathOf(platform);
@@ -60,10 +59,7 @@ const bare = c.repos.pathOf(platform);
   for (const code of codes) parts.push(`M 100644 inline po/${code}.po\n${data(poFile(code, UNITS, (i) => (i % 2 ? '' : `${code} ${i}`)))}`);
   parts.push(`M 100644 inline big/de.po\n${data(poFile('de', BIG, () => ''))}`);
   parts.push('\n');
-  const child = spawn('git', ['--git-dir', bare, 'fast-import', '--quiet'], { env: gitEnv(), stdio: ['pipe', 'inherit', 'inherit'] });
-  const done = new Promise<void>((resolve, reject) => child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`fast-import exited ${code}`)))));
-  child.stdin.end(parts.join(''));
-  await done;
+  await fastImport(bare, parts.join(''));
 }
 c.repos.repository(platform).touchRefs();
 c.worker.start();

@@ -7,12 +7,12 @@
 // Then the hot reads with autocannon at 10 connections next to the framework's floor (a static payload
 // of the same size served by the same process), alternating rounds, medians.
 // Bar: ratio ≥ 0.5 of the floor and p99 < 20 ms; initial scan < 60 s; rescan after a one-file change < 2 s.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { sql } from 'kysely';
 import { gitEnv } from '../src/git/command.ts';
 import { ACTION } from '../src/domain/translation/changes/actions.ts';
-import { apiClient, benchContainer, CONNECTIONS, DURATION, median, publicProject, Report, ROOT_TOKEN, ROUNDS, serve } from './harness.ts';
+import { apiClient, benchContainer, CONNECTIONS, DURATION, data, fastImport, median, publicProject, Report, ROOT_TOKEN, ROUNDS, serve } from './harness.ts';
 
 const LANGUAGES = Number(process.env.BENCH_LANGUAGES ?? 100);
 const UNITS = Number(process.env.BENCH_UNITS ?? 5_000);
@@ -86,14 +86,6 @@ function poFile(langIndex: number, override: Map<number, State> = new Map()): { 
   }
   return { text: out.join('\n'), ...n };
 }
-
-async function fastImport(gitDir: string, stream: string): Promise<void> {
-  const child = spawn('git', ['--git-dir', gitDir, 'fast-import', '--quiet'], { env: gitEnv(), stdio: ['pipe', 'inherit', 'inherit'] });
-  const done = new Promise<void>((resolve, reject) => child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`fast-import exited ${code}`)))));
-  child.stdin.end(stream);
-  await done;
-}
-const data = (s: string) => `data ${Buffer.byteLength(s)}\n${s}\n`;
 
 // --- the platform project and its repository ---
 const platform = await publicProject(c, 'Strings', 'strings');

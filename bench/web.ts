@@ -11,13 +11,11 @@
 // translation was saved (statistics and the unit change).
 // Bar (issue 19): ≥ 1,000 req/s and p99 < 30 ms each; cache-miss ≤ 20 ms; the editor page's HTML + CSS + JS
 // under 150 KB compressed.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import zlib from 'node:zlib';
-import { gitEnv } from '../src/git/command.ts';
 import { assets } from '../src/web/assets.ts';
-import { apiClient, benchContainer, freshBenchDatabase, publicProject, Report, ROOT_TOKEN, serve } from './harness.ts';
+import { apiClient, benchContainer, data, fastImport, freshBenchDatabase, publicProject, Report, ROOT_TOKEN, serve } from './harness.ts';
 
 const LANGUAGES = Number(process.env.BENCH_LANGUAGES ?? 100);
 const UNITS = Number(process.env.BENCH_UNITS ?? 200);
@@ -30,14 +28,6 @@ const { c, dataDir } = await benchContainer('hearth-bench-web-');
 const k = c.db.kysely;
 const report = new Report();
 const line = (x: string) => report.line(x);
-
-async function fastImport(gitDir: string, stream: string): Promise<void> {
-  const child = spawn('git', ['--git-dir', gitDir, 'fast-import', '--quiet'], { env: gitEnv(), stdio: ['pipe', 'inherit', 'inherit'] });
-  const done = new Promise<void>((resolve, reject) => child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`fast-import exited ${code}`)))));
-  child.stdin.end(stream);
-  await done;
-}
-const data = (s: string) => `data ${Buffer.byteLength(s)}\n${s}\n`;
 
 /**
  * A 2,000-line TypeScript file of real code: the first lines of TypeScript's own `lib.es5.d.ts` (comments,

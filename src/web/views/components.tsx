@@ -20,6 +20,28 @@ export function PostForm(p: { ctx: WebCtx; action: string; class?: string; child
   );
 }
 
+/** A form that is one button (delete, revoke, unprotect …): POST with its CSRF field and hidden fields. */
+export function ButtonForm(p: {
+  ctx: WebCtx;
+  action: string;
+  label: string;
+  /** the accessible name when the label alone is ambiguous in a list ("Delete" → "Delete hook x") */
+  aria?: string;
+  fields?: Record<string, string | number>;
+  danger?: boolean;
+}): SafeHtml {
+  return (
+    <PostForm ctx={p.ctx} action={p.action}>
+      {Object.entries(p.fields ?? {}).map(([name, value]) => (
+        <input type="hidden" name={name} value={value} />
+      ))}
+      <button type="submit" class={p.danger ? 'btn btn-sm btn-danger' : 'btn btn-sm'} aria-label={p.aria}>
+        {p.label}
+      </button>
+    </PostForm>
+  );
+}
+
 const UNITS: [number, string][] = [
   [60, 'second'],
   [60, 'minute'],

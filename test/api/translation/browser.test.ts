@@ -3,24 +3,12 @@
 // <h1> and breadcrumbs, then comes back with the browser's back button.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { startTestServer } from '../../helpers/server.ts';
 import { poComponent } from '../../helpers/translation.ts';
 import { ROOT_TOKEN } from '../../helpers/build-app.ts';
 import { assertTool, skipWithout } from '../../helpers/tools.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+import { CHROMIUM, chromiumAvailable, launchBrowser } from '../../helpers/browser.ts';
 
 interface Step {
   /** follow the link at this key path of the JSON shown on the current page, e.g. "results.0.url" … */
@@ -75,22 +63,11 @@ async function expectView(page: Page, view: string): Promise<void> {
   }
 }
 
-let chromium: typeof import('playwright-core').chromium | undefined;
-try {
-  ({ chromium } = await import('playwright-core'));
-} catch {
-  chromium = undefined;
-}
-
-const hasChromium = fs.existsSync(CHROMIUM);
-
-test('a browser walks the browsable API by its links and back', { timeout: 120_000, skip: skipWithout(hasChromium, CHROMIUM) }, async (t) => {
-  assertTool(hasChromium, CHROMIUM);
-  assert.ok(chromium, 'playwright-core is a devDependency');
+test('a browser walks the browsable API by its links and back', { timeout: 120_000, skip: skipWithout(chromiumAvailable, CHROMIUM) }, async (t) => {
+  assertTool(chromiumAvailable, CHROMIUM);
   const server = await startTestServer(t);
   await poComponent(t, server); // a project, a component, its translations and units to walk to
-  const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-  t.after(() => browser.close());
+  const browser = await launchBrowser(t);
   // administrators see every language (others only languages with translations)
   const context = await browser.newContext({ extraHTTPHeaders: { authorization: `Token ${ROOT_TOKEN}` } });
   const page = await context.newPage();

@@ -4,7 +4,7 @@ import type { HookAttemptRow, SystemHookRow } from '../../../db/schema.ts';
 import type { UserViewRow } from '../../../domain/users/users-query.ts';
 import type { WebCtx } from '../../../http/web/web.ts';
 import type { Child, SafeHtml } from '../../jsx/jsx-runtime.ts';
-import { Avatar, FormErrors, Pagination, PostForm, Tabs, TimeAgo } from '../components.tsx';
+import { Avatar, ButtonForm, FormErrors, Pagination, PostForm, Tabs, TimeAgo } from '../components.tsx';
 import { Layout } from '../layout.tsx';
 import { Checkbox, Field, Select } from '../settings/fields.tsx';
 import { DeliveriesTable } from '../settings/project.tsx';
@@ -253,11 +253,7 @@ export function AdminHooks(p: { ctx: WebCtx; hooks: SystemHookRow[]; values: Sys
                 <a class="btn btn-sm mr-2" href={`/admin/hooks/${h.id}`} aria-label={`Recent deliveries of ${h.name || h.url}`}>
                   Deliveries
                 </a>
-                <PostForm ctx={p.ctx} action={`/admin/hooks/${h.id}/delete`}>
-                  <button type="submit" class="btn btn-sm btn-danger" aria-label={`Delete ${h.name || h.url}`}>
-                    Delete
-                  </button>
-                </PostForm>
+                <ButtonForm ctx={p.ctx} action={`/admin/hooks/${h.id}/delete`} label="Delete" aria={`Delete ${h.name || h.url}`} danger />
               </li>
             ))}
           </ul>

@@ -2,7 +2,7 @@
 import type { PatRow, UserRow } from '../../../db/schema.ts';
 import type { WebCtx } from '../../../http/web/web.ts';
 import type { Child, SafeHtml } from '../../jsx/jsx-runtime.ts';
-import { FormErrors, PostForm, Tabs, TimeAgo } from '../components.tsx';
+import { ButtonForm, FormErrors, PostForm, Tabs, TimeAgo } from '../components.tsx';
 import { Layout } from '../layout.tsx';
 import { Field, TextArea } from './fields.tsx';
 
@@ -170,11 +170,7 @@ export function TokensPage(p: TokensPageProps): SafeHtml {
                 </td>
                 <td>{t.row.expires_at ?? 'Never'}</td>
                 <td>
-                  <PostForm ctx={p.ctx} action={`/-/profile/personal_access_tokens/${t.row.id}/revoke`}>
-                    <button type="submit" class="btn btn-sm btn-danger" aria-label={`Revoke ${t.row.name}`}>
-                      Revoke
-                    </button>
-                  </PostForm>
+                  <ButtonForm ctx={p.ctx} action={`/-/profile/personal_access_tokens/${t.row.id}/revoke`} label="Revoke" aria={`Revoke ${t.row.name}`} danger />
                 </td>
               </tr>
             ))}

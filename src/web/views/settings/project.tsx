@@ -5,7 +5,7 @@ import type { MemberView } from '../../../domain/members/members.service.ts';
 import type { ProtectedBranchView, ProtectedTagView } from '../../../domain/repository/protected-refs.service.ts';
 import { encodePath, type WebCtx } from '../../../http/web/web.ts';
 import type { Child, SafeHtml } from '../../jsx/jsx-runtime.ts';
-import { Avatar, FormErrors, PostForm, Tabs, TimeAgo } from '../components.tsx';
+import { Avatar, ButtonForm, FormErrors, PostForm, Tabs, TimeAgo } from '../components.tsx';
 import { Layout } from '../layout.tsx';
 import { Checkbox, Field, Select, TextArea } from './fields.tsx';
 
@@ -240,11 +240,7 @@ export function MembersPage(p: MembersPageProps): SafeHtml {
                           Change role
                         </button>
                       </PostForm>
-                      <PostForm ctx={p.ctx} action={actionUrl(p.ref, `members/${u.id}/delete`)}>
-                        <button type="submit" class="btn btn-sm btn-danger" aria-label={`Remove ${u.username}`}>
-                          Remove
-                        </button>
-                      </PostForm>
+                      <ButtonForm ctx={p.ctx} action={actionUrl(p.ref, `members/${u.id}/delete`)} label="Remove" aria={`Remove ${u.username}`} danger />
                     </div>
                   </td>
                 ) : null}
@@ -326,12 +322,14 @@ export function RepositoryPage(p: RepositoryPageProps): SafeHtml {
                 <td>{accessText(v, 'merge', p.describe)}</td>
                 <td>{v.row.allow_force_push ? 'Allowed' : 'Not allowed'}</td>
                 <td>
-                  <PostForm ctx={p.ctx} action={actionUrl(p.ref, 'protected_branches/delete')}>
-                    <input type="hidden" name="name" value={v.row.name} />
-                    <button type="submit" class="btn btn-sm btn-danger" aria-label={`Unprotect branch ${v.row.name}`}>
-                      Unprotect
-                    </button>
-                  </PostForm>
+                  <ButtonForm
+                    ctx={p.ctx}
+                    action={actionUrl(p.ref, 'protected_branches/delete')}
+                    fields={{ name: v.row.name }}
+                    label="Unprotect"
+                    aria={`Unprotect branch ${v.row.name}`}
+                    danger
+                  />
                 </td>
               </tr>
             ))}
@@ -367,12 +365,14 @@ export function RepositoryPage(p: RepositoryPageProps): SafeHtml {
                 </th>
                 <td>{accessText(v, 'create', p.describe)}</td>
                 <td>
-                  <PostForm ctx={p.ctx} action={actionUrl(p.ref, 'protected_tags/delete')}>
-                    <input type="hidden" name="name" value={v.row.name} />
-                    <button type="submit" class="btn btn-sm btn-danger" aria-label={`Unprotect tag ${v.row.name}`}>
-                      Unprotect
-                    </button>
-                  </PostForm>
+                  <ButtonForm
+                    ctx={p.ctx}
+                    action={actionUrl(p.ref, 'protected_tags/delete')}
+                    fields={{ name: v.row.name }}
+                    label="Unprotect"
+                    aria={`Unprotect tag ${v.row.name}`}
+                    danger
+                  />
                 </td>
               </tr>
             ))}
@@ -488,11 +488,7 @@ export function HooksPage(p: {
                 <a class="btn btn-sm mr-2" href={`${projectUrl(p.ref)}/-/hooks/${h.id}/edit`} aria-label={`Edit ${h.name || h.url}`}>
                   Edit
                 </a>
-                <PostForm ctx={p.ctx} action={actionUrl(p.ref, `hooks/${h.id}/delete`)}>
-                  <button type="submit" class="btn btn-sm btn-danger" aria-label={`Delete ${h.name || h.url}`}>
-                    Delete
-                  </button>
-                </PostForm>
+                <ButtonForm ctx={p.ctx} action={actionUrl(p.ref, `hooks/${h.id}/delete`)} label="Delete" aria={`Delete ${h.name || h.url}`} danger />
               </li>
             ))}
           </ul>
