@@ -65,7 +65,11 @@ test('forge web_urls: private objects are pages for members and 404 pages for ou
   const row = await ctx.c.db.kysely.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   const { pipeline } = await seedPipeline(ctx.c, row, { sha: commit.id, ref: 'feature' }, [{ name: 'test', stage: 'test', status: 'success' }]);
 
+  const milestone = await api(ctx, 'POST', `/api/v4/projects/${id}/milestones`, { title: 'v1', description: 'The **first**' });
+  const groupMilestone = await api(ctx, 'POST', `/api/v4/groups/${group.id}/milestones`, { title: 'Q1' });
   const bodies = [
+    milestone,
+    groupMilestone,
     await api(ctx, 'GET', `/api/v4/groups/${group.id}`),
     await api(ctx, 'GET', `/api/v4/projects/${id}`),
     await api(ctx, 'GET', `/api/v4/projects/${id}/repository/commits?ref_name=feature`),
@@ -87,6 +91,8 @@ test('forge web_urls: private objects are pages for members and 404 pages for ou
     '/secret/vault/-/tree/feature',
     `/secret/vault/-/merge_requests/${mr.iid}`,
     `/secret/vault/-/pipelines/${pipeline.id}`,
+    `/secret/vault/-/milestones/${milestone.iid}`,
+    `/groups/secret/-/milestones/${groupMilestone.iid}`,
   ])
     assert.ok(urls.has(want), `the sample has ${want}: ${[...urls].join(', ')}`);
   assert.ok(
@@ -104,6 +110,14 @@ test('forge web_urls: private objects are pages for members and 404 pages for ou
   await expectPages(app, objectUrls, member, stranger, 'private objects');
   // anonymous: the same 404 (no sign-in redirect that would tell the project exists)
   for (const u of objectUrls) assert.equal((await webGet(app, u)).statusCode, 404, `anonymous ${u}`);
+  // the export's `_links.web_url` leads to the API's download, which decides (a session cookie is a credential there)
+  const exportLink = await webGet(app, '/secret/vault/download_export', member);
+  assert.equal(exportLink.statusCode, 302);
+  assert.equal(exportLink.headers.location, `/api/v4/projects/${id}/export/download`);
+  assert.equal((await webGet(app, '/secret/vault/download_export', stranger)).statusCode, 404);
+  // a milestone that does not exist, and one of another project
+  assert.equal((await webGet(app, '/secret/vault/-/milestones/99', member)).statusCode, 404);
+  assert.equal((await webGet(app, '/secret/vault/-/milestones/abc', member)).statusCode, 404);
   // users are public pages
   const users = pageUrls([await api(ctx, 'GET', `/api/v4/users/${owner.id}`), await api(ctx, 'GET', `/api/v4/users/${outsider.id}`)], EXTERNAL_URL);
   assert.deepEqual([...users].sort(), ['/outsider', '/owner']);

@@ -228,6 +228,16 @@ export class MilestonesService {
     return row;
   }
 
+  /** The parent's milestone with this iid (the number in its web_url), or 404. */
+  async byIid(parent: MilestoneParent, iid: number): Promise<MilestoneWithUrl> {
+    if (!isInt32(iid)) throw Errors.recordNotFound();
+    let q = this.k.selectFrom('milestones').selectAll().where('iid', '=', iid);
+    q = parent.type === 'Project' ? q.where('project_id', '=', parent.project.id) : q.where('group_id', '=', parent.group.id);
+    const row = await q.executeTakeFirst();
+    if (!row) throw Errors.recordNotFound();
+    return (await this.withUrls([row]))[0]!;
+  }
+
   // ---- writes --------------------------------------------------------------------------------
 
   /**

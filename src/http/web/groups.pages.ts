@@ -155,11 +155,13 @@ export function groupPages(app: FastifyInstance, c: Container, web: Web): void {
     );
   }
 
-  // `/groups/<full path>`; `/groups/new` above wins (a static segment). Group sub-pages (`/-/…`) are not here.
+  // `/groups/<full path>`; `/groups/new` above wins (a static segment). Group sub-pages (`/-/…`) go to web.groupPage's.
   app.get('/groups/*', { config: PAGE, schema: HIDDEN }, async (req, reply) => {
     // find-my-way has decoded the wildcard already
     const path = ((req.params as Record<string, string>)['*'] ?? '').replace(/\/+$/, '');
-    if (!path || path.includes('/-/') || path.split('/').some((s) => s === '' || s === '.' || s === '..')) return web.notFound(req, reply);
+    if (!path || path.split('/').some((s) => s === '' || s === '.' || s === '..')) return web.notFound(req, reply);
+    const cut = path.indexOf('/-/');
+    if (cut >= 0) return web.dispatchGroup(req, reply, path.slice(0, cut), path.slice(cut));
     return show(req, reply, path);
   });
 

@@ -5,6 +5,7 @@ import type { Container } from '../../container.ts';
 import { assets } from '../../web/assets.ts';
 import { dashboardPages } from './dashboard.routes.ts';
 import { mergeRequestPages } from './merge-requests.pages.ts';
+import { milestonePages } from './milestones.pages.ts';
 import { pipelinePages } from './pipelines.pages.ts';
 import { forgeSettingsPages } from './profile.pages.ts';
 import { repositoryPages } from './repository.pages.ts';
@@ -29,20 +30,18 @@ export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
     return reply.send(asset.body);
   });
 
-  // ---- forge: dashboard, explore, groups, users, new project (helper A) ----
+  // the forge: dashboard, explore, groups, users, new project and group
   dashboardPages(app, c, web);
-  // ---- forge: repository pages — project home, tree, blob, raw, blame, history, commit, compare, branches, tags (helper B) ----
+  // project home, tree, blob, raw, blame, history, commit, compare, branches, tags
   repositoryPages(app, c, web);
-  // ---- forge: merge requests, pipelines, jobs (helper C) ----
   mergeRequestPages(app, c, web);
   pipelinePages(app, c, web);
-  // ---- forge: settings — profile, tokens, project settings; admin area (helper D) ----
+  milestonePages(app, c, web);
+  // profile, tokens, project settings, the admin area
   forgeSettingsPages(app, c, web);
-  // ---- translation: projects, components, languages, translations, repository, files (helper E) ----
+  // translation: projects, components, languages, translations, repository, files; the editor
   translationPages(app, c, web);
-  // ---- translation: the editor (helper F) ----
   translationEditorPages(app, c, web);
-  void c;
 }
 
 export { Web, webPlumbing } from './web.ts';

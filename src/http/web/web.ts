@@ -9,7 +9,7 @@ import FindMyWay from 'find-my-way';
 import type { Container } from '../../container.ts';
 import type { UserRow } from '../../db/schema.ts';
 import { ANONYMOUS, type Actor } from '../../domain/access/actor.ts';
-import { MovedError, type ResolvedProject } from '../../domain/access/resolve.ts';
+import { MovedError, type ResolvedGroup, type ResolvedProject } from '../../domain/access/resolve.ts';
 import { SESSION_COOKIE } from '../../domain/auth/sessions.service.ts';
 import { DomainError } from '../../lib/errors.ts';
 import { safeEqual } from '../../lib/secrets.ts';
@@ -57,11 +57,18 @@ export interface ProjectPageArgs {
   params: Record<string, string | undefined>;
 }
 type ProjectPageHandler = (req: FastifyRequest, reply: FastifyReply, args: ProjectPageArgs) => Promise<unknown>;
+export interface GroupPageArgs {
+  ctx: WebCtx;
+  resolved: ResolvedGroup;
+  params: Record<string, string | undefined>;
+}
+type GroupPageHandler = (req: FastifyRequest, reply: FastifyReply, args: GroupPageArgs) => Promise<unknown>;
 type NamespaceHandler = (req: FastifyRequest, reply: FastifyReply, ctx: WebCtx, path: string) => Promise<unknown | null>;
 
 export class Web {
   private readonly contexts = new WeakMap<FastifyRequest, Promise<WebCtx>>();
   private readonly projectRouter = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 2000 });
+  private readonly groupRouter = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 2000 });
   private namespaceHandlers: NamespaceHandler[] = [];
   readonly cookieBase: { path: string; httpOnly: boolean; sameSite: 'lax'; secure: boolean };
 
@@ -141,6 +148,27 @@ export class Web {
     this.projectRouter.on('GET', path, handler as any);
   }
 
+  /** A page below a group, by the path after `/groups/<full path>` (`/-/milestones/:iid` …); GET only. */
+  groupPage(path: string, handler: GroupPageHandler): void {
+    this.groupRouter.on('GET', path, handler as any);
+  }
+
+  /** `/groups/<full path>/-/…`: the group resolved with the viewer's access (invisible: 404; renamed: 301), then its sub-page. */
+  async dispatchGroup(req: FastifyRequest, reply: FastifyReply, fullPath: string, rest: string): Promise<unknown> {
+    const ctx = await this.context(req);
+    let resolved: ResolvedGroup;
+    try {
+      resolved = await this.c.resolve.group(ctx.actor, fullPath);
+    } catch (e) {
+      if (e instanceof MovedError) return reply.redirect(`/groups/${encodePath(e.fullPath)}${rest}`, 301);
+      if (e instanceof DomainError && e.status === 404) return this.notFound(req, reply);
+      throw e;
+    }
+    const found = this.groupRouter.find('GET', rest);
+    if (!found) return this.notFound(req, reply);
+    return (found.handler as unknown as GroupPageHandler)(req, reply, { ctx, resolved, params: found.params });
+  }
+
   /** Pages at `/<namespace path>` without a project (user profiles, group shortcuts): null = not mine. */
   namespacePage(handler: NamespaceHandler): void {
     this.namespaceHandlers.push(handler);
@@ -156,9 +184,10 @@ export class Web {
     } catch {
       return this.notFound(req, reply);
     }
+    const legacy = LEGACY_PROJECT_PAGE.exec(path);
     const cut = path.indexOf('/-/');
-    const base = (cut >= 0 ? path.slice(0, cut) : path).replace(/^\//, '');
-    const rest = cut >= 0 ? path.slice(cut) : '';
+    const base = legacy ? legacy[1]! : (cut >= 0 ? path.slice(0, cut) : path).replace(/^\//, '');
+    const rest = legacy ? `/-/${legacy[2]}` : cut >= 0 ? path.slice(cut) : '';
     if (!base || base.split('/').some((s) => s === '' || s === '.' || s === '..')) return this.notFound(req, reply);
     try {
       if (base.includes('/')) {
@@ -223,6 +252,9 @@ function compressed(reply: FastifyReply, body: string): string | Buffer {
   reply.header('content-encoding', 'gzip').header('vary', 'Accept-Encoding');
   return zlib.gzipSync(body, { level: 4 });
 }
+
+/** Project pages GitLab still serves without `/-/` (the export's `_links.web_url`): served as `/-/<name>`. */
+const LEGACY_PROJECT_PAGE = /^\/([^-/][^?#]*\/[^/]+)\/(download_export)$/;
 
 function splitUrl(url: string): [string, string | undefined] {
   const i = url.indexOf('?');
