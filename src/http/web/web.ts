@@ -188,7 +188,8 @@ export class Web {
     const cut = path.indexOf('/-/');
     const base = legacy ? legacy[1]! : (cut >= 0 ? path.slice(0, cut) : path).replace(/^\//, '');
     const rest = legacy ? `/-/${legacy[2]}` : cut >= 0 ? path.slice(cut) : '';
-    if (!base || base.split('/').some((s) => s === '' || s === '.' || s === '..')) return this.notFound(req, reply);
+    // control characters name nothing (and PostgreSQL refuses a NUL in text)
+    if (!base || CONTROL.test(path) || base.split('/').some((s) => s === '' || s === '.' || s === '..')) return this.notFound(req, reply);
     try {
       if (base.includes('/')) {
         const resolved = await this.c.resolve.project(ctx.actor, base);
@@ -252,6 +253,8 @@ function compressed(reply: FastifyReply, body: string): string | Buffer {
   reply.header('content-encoding', 'gzip').header('vary', 'Accept-Encoding');
   return zlib.gzipSync(body, { level: 4 });
 }
+
+const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** Project pages GitLab still serves without `/-/` (the export's `_links.web_url`): served as `/-/<name>`. */
 const LEGACY_PROJECT_PAGE = /^\/([^-/][^?#]*\/[^/]+)\/(download_export)$/;
