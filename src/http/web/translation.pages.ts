@@ -269,12 +269,8 @@ export function translationPages(app: FastifyInstance, c: Container, web: Web): 
     },
   );
 
-  // the file as the API's file/ serves it (Weblate's /download/<project>/<component>/<language>/)
-  app.get<{ Params: { project: string; component: string; language: string } }>('/download/:project/:component/:language/', OPTS, async (req, reply) => {
-    const ctx = await web.context(req);
-    const path = await q.translation(ctx.actor, req.params.project, req.params.component, req.params.language);
-    const format = one((req.query as Query).format) || undefined;
-    const download = await translationDownload(files, path, { format });
+  /** A produced file with the headers of the API's file/ endpoints. */
+  async function sendDownload(reply: FastifyReply, download: Awaited<ReturnType<typeof translationDownload>>) {
     const { contentType, disposition, bytes } = await download.produce();
     return reply
       .header('content-type', contentType)
@@ -283,6 +279,15 @@ export function translationPages(app: FastifyInstance, c: Container, web: Web): 
       .header('cache-control', 'private, no-cache')
       .header('x-content-type-options', 'nosniff')
       .send(bytes);
+  }
+
+  // the file as the API's file/ serves it (Weblate's /download/<project>/<component>/<language>/)
+  app.get<{ Params: { project: string; component: string; language: string } }>('/download/:project/:component/:language/', OPTS, async (req, reply) => {
+    const ctx = await web.context(req);
+    const path = await q.translation(ctx.actor, req.params.project, req.params.component, req.params.language);
+    const format = one((req.query as Query).format) || undefined;
+    const download = await translationDownload(files, path, { format });
+    return sendDownload(reply, download);
   });
 
   // every file of the component, zipped, as the API's component file/ (`?format=zip:<exporter>` converts each)
@@ -290,14 +295,7 @@ export function translationPages(app: FastifyInstance, c: Container, web: Web): 
     const ctx = await web.context(req);
     const path = await q.component(ctx.actor, req.params.project, req.params.component);
     const download = await componentDownload(files, path, one((req.query as Query).format) || 'zip');
-    const { contentType, disposition, bytes } = await download.produce();
-    return reply
-      .header('content-type', contentType)
-      .header('content-disposition', disposition)
-      .header('last-modified', download.modified.toUTCString())
-      .header('cache-control', 'private, no-cache')
-      .header('x-content-type-options', 'nosniff')
-      .send(bytes);
+    return sendDownload(reply, download);
   });
 
   // ---- languages, shortcuts, search ----------------------------------------------------------------
