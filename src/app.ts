@@ -25,6 +25,8 @@ import { tokensRoutes } from './http/platform/personal-access-tokens.routes.ts';
 import { impersonationTokensRoutes } from './http/platform/impersonation-tokens.routes.ts';
 import { settingsRoutes } from './http/platform/application-settings.routes.ts';
 import { uploadsRoutes } from './http/platform/uploads.routes.ts';
+import { keysRoutes } from './http/platform/keys.routes.ts';
+import { deployKeysRoutes } from './http/platform/deploy-keys.routes.ts';
 import { markdownRoutes } from './http/platform/markdown.routes.ts';
 import { groupsRoutes } from './http/platform/groups.routes.ts';
 import { projectsRoutes } from './http/platform/projects.routes.ts';
@@ -186,6 +188,9 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   starsRoutes(app, c);
   uploadsRoutes(app, c);
   markdownRoutes(app, c);
+  // issue 20: SSH keys (K), deploy keys (D)
+  keysRoutes(app, c);
+  deployKeysRoutes(app, c);
   smartHttpRoutes(app, c);
   webRoutes(app, c, web);
   extend?.(app);

@@ -17,6 +17,8 @@ import { UsersService } from './domain/users/users.service.ts';
 import { Policy } from './domain/access/policy.ts';
 import { Resolver } from './domain/access/resolve.ts';
 import { UploadsService } from './domain/uploads/uploads.service.ts';
+import { KeysService } from './domain/keys/keys.service.ts';
+import { DeployKeysService } from './domain/keys/deploy-keys.service.ts';
 import { GroupsService } from './domain/groups/groups.service.ts';
 import type { FeatureDeps } from './domain/deps.ts';
 import { ProtectedRefsService } from './domain/repository/protected-refs.service.ts';
@@ -142,6 +144,12 @@ export interface Container {
   // issue 18: uploads and markdown (F)
   /** project uploads (markdown attachments) in the blob store */
   uploads: UploadsService;
+  // issue 20: SSH keys (K)
+  /** users' SSH keys */
+  keys: KeysService;
+  // issue 20: deploy keys (D)
+  /** deploy keys and the projects they are enabled on */
+  deployKeys: DeployKeysService;
   translation: {
     vcs: ComponentVcs;
     projects: TranslationProjectsService;
@@ -277,6 +285,10 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   // issue 18: events and stars (E)
   // issue 18: uploads and markdown (F)
   const uploads = new UploadsService({ db, store, resolve, settings });
+  // issue 20: SSH keys (K)
+  const keys = new KeysService(deps);
+  // issue 20: deploy keys (D)
+  const deployKeys = new DeployKeysService(deps);
   const translation = {
     vcs,
     components,
@@ -348,6 +360,10 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     // issue 18: events and stars (E)
     // issue 18: uploads and markdown (F)
     uploads,
+    // issue 20: SSH keys (K)
+    keys,
+    // issue 20: deploy keys (D)
+    deployKeys,
     translation,
     close,
   };

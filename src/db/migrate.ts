@@ -26,6 +26,7 @@ import * as m025 from './migrations/025-namespace-extras.ts';
 import * as m026 from './migrations/026-repository-extras.ts';
 import * as m027 from './migrations/027-events-stars.ts';
 import * as m028 from './migrations/028-uploads.ts';
+import * as m029 from './migrations/029-keys.ts';
 
 export interface MigrationContext {
   dialect: DialectName;
@@ -62,6 +63,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '026-repository-extras', up: m026.up },
   { name: '027-events-stars', up: m027.up },
   { name: '028-uploads', up: m028.up },
+  { name: '029-keys', up: m029.up },
 ];
 
 export async function migrate(db: Db): Promise<string[]> {

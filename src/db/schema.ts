@@ -959,6 +959,9 @@ export interface Database {
   users_star_projects: UsersStarProjectsTable;
   // migration 028 (uploads, helper F)
   uploads: UploadsTable;
+  // migration 029 (SSH keys and deploy keys, issue 20)
+  keys: KeysTable;
+  deploy_keys_projects: DeployKeysProjectsTable;
 }
 
 export type CiRunnerRow = Selectable<CiRunnersTable>;
@@ -1186,3 +1189,38 @@ export interface UploadsTable {
 }
 
 export type UploadRow = Selectable<UploadsTable>;
+
+// ---- migration 029 (SSH keys and deploy keys, issue 20)
+export interface KeysTable {
+  id: Generated<number>;
+  type: 'user' | 'deploy';
+  /** the owner of a user key; the creator of a deploy key */
+  user_id: number | null;
+  title: string;
+  /** "<type> <base64>[ <comment>]" */
+  key: string;
+  key_type: string;
+  bits: number;
+  /** MD5, colon-separated hex */
+  fingerprint: string;
+  /** "SHA256:<base64 without padding>" */
+  fingerprint_sha256: string;
+  usage_type: 'auth' | 'signing' | 'auth_and_signing';
+  public: Generated<number>;
+  expires_at: string | null;
+  last_used_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DeployKeysProjectsTable {
+  id: Generated<number>;
+  deploy_key_id: number;
+  project_id: number;
+  can_push: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export type KeyRow = Selectable<KeysTable>;
+export type DeployKeyProjectRow = Selectable<DeployKeysProjectsTable>;
