@@ -28,7 +28,9 @@ export type SystemEventName =
   | 'user_rename'
   | 'push'
   | 'tag_push'
-  | 'repository_update';
+  | 'repository_update'
+  | 'key_create'
+  | 'key_destroy';
 
 /**
  * Payloads that GitLab names by object_kind rather than event_name (the merge request hook; notes,
