@@ -43,6 +43,8 @@ export interface Config {
   jobRequestTimeoutMs: number;
   version: string;
   revision: string;
+  /** git over SSH (see src/ssh/): the embedded server and what ssh_url_to_repo advertises */
+  ssh: SshConfig;
   /** test only (HEARTH_TEST_FAULT): a push stops for good at that point, so a test can kill -9 there */
   testFault: 'pause-before-ref-update' | 'pause-before-push-events' | null;
 }
@@ -61,6 +63,25 @@ export type BlobStoreConfig =
       /** downloads answer 302 to a presigned URL instead of streaming through Hearth */
       directDownload: boolean;
     };
+
+export interface SshConfig {
+  /** HEARTH_SSH_PORT: where the embedded SSH server listens (default 2222); 0 = no SSH server */
+  port: number;
+  /** HEARTH_SSH_LISTEN: the address it binds (default HOST) */
+  listen: string;
+  /** HEARTH_SSH_HOST: the host of ssh_url_to_repo (GitLab's gitlab_ssh_host; default EXTERNAL_URL's host) */
+  externalHost: string;
+  /** HEARTH_SSH_EXTERNAL_PORT: the port of ssh_url_to_repo (GitLab's gitlab_shell_ssh_port; default the port, 22 when it is 0) */
+  externalPort: number;
+  /** HEARTH_SSH_MAX_SESSIONS: git sessions at once, all users together (more are refused) */
+  maxSessions: number;
+  /** HEARTH_SSH_MAX_SESSIONS_PER_USER: git sessions at once per user or deploy key */
+  maxSessionsPerUser: number;
+  /** HEARTH_SSH_IDLE_TIMEOUT: seconds a connection may send and receive nothing before it is closed */
+  idleTimeoutMs: number;
+  /** HEARTH_SSH_LOGIN_GRACE_TIME: seconds a client has to authenticate (OpenSSH's LoginGraceTime) */
+  authTimeoutMs: number;
+}
 
 export class ConfigError extends Error {}
 
@@ -131,6 +152,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
         directDownload: boolVar(env, 'HEARTH_S3_DIRECT_DOWNLOAD', false),
       }
     : { kind: 'local', dir: path.resolve(env.HEARTH_BLOB_DIR || path.join(dataDir, 'blobs')) };
+  const sshPort = intVar(env, 'HEARTH_SSH_PORT', 2222);
+  const sshHost = env.HEARTH_SSH_HOST || new URL(externalUrl).hostname;
+  if (!/^[A-Za-z0-9.:[\]-]+$/.test(sshHost)) throw new ConfigError(`HEARTH_SSH_HOST must be a host name, got "${sshHost}"`);
+  const ssh: SshConfig = {
+    port: sshPort,
+    listen: env.HEARTH_SSH_LISTEN || host,
+    externalHost: sshHost,
+    externalPort: intVar(env, 'HEARTH_SSH_EXTERNAL_PORT', sshPort || 22, 1),
+    maxSessions: intVar(env, 'HEARTH_SSH_MAX_SESSIONS', 128, 1, 100_000),
+    maxSessionsPerUser: intVar(env, 'HEARTH_SSH_MAX_SESSIONS_PER_USER', 32, 1, 100_000),
+    idleTimeoutMs: intVar(env, 'HEARTH_SSH_IDLE_TIMEOUT', 300, 1, 86_400) * 1000,
+    authTimeoutMs: intVar(env, 'HEARTH_SSH_LOGIN_GRACE_TIME', 60, 1, 3600) * 1000,
+  };
   const logLevel = (env.LOG_LEVEL || 'info').toLowerCase();
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   return {
@@ -159,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     jobRequestTimeoutMs: intVar(env, 'HEARTH_JOB_REQUEST_TIMEOUT_MS', 50_000, 0, 600_000),
     version: VERSION,
     revision: REVISION,
+    ssh,
     testFault,
     ...overrides,
   };

@@ -39,6 +39,7 @@ import { RepositoryStore } from './git/storage.ts';
 import { SystemHooksService } from './domain/hooks/system-hooks.service.ts';
 import { PushJournal } from './domain/repository/push-journal.ts';
 import { RepositoryService } from './domain/repository/repository.service.ts';
+import { advertiseSsh } from './domain/repository/ssh-url.ts';
 import { HookDeliveries } from './domain/hooks/deliveries.ts';
 import { WebHooksService } from './domain/hooks/web-hooks.service.ts';
 import { Worker } from './jobs/worker.ts';
@@ -187,6 +188,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   await seedLanguages(db);
   configureGit(path.join(config.dataDir, 'git-home'));
   const repos = new RepositoryStore(config.dataDir, config.repositoryStorages);
+  advertiseSsh(config.externalUrl, { host: config.ssh.externalHost, port: config.ssh.externalPort });
   const users = new UsersService(db, settings, repos);
   const tokens = new TokensService(db, settings, getSalt);
   const oauth = new OauthService(db, getSalt);

@@ -47,7 +47,7 @@ test('clone an empty repository, push branches and tags with a password, and the
   );
   const push = evs[1];
   const web = `http://hearth.test/${ns.full_path}/${project.path}`;
-  const ssh = `git@hearth.test:${ns.full_path}/${project.path}.git`;
+  const ssh = `ssh://git@hearth.test:2222/${ns.full_path}/${project.path}.git`;
   assert.deepEqual(push, {
     object_kind: 'push',
     event_name: 'push',

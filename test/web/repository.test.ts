@@ -46,7 +46,7 @@ test('project home: name, clone URLs, tree with last commits, README, stats', as
   assert.match(res.body, /<h1[^>]*>proj<\/h1>/);
   assert.match(res.body, /Clone with HTTP/);
   assert.match(res.body, /value="http:\/\/hearth\.test\/owner\/proj\.git"/);
-  assert.match(res.body, /value="git@hearth\.test:owner\/proj\.git"/);
+  assert.match(res.body, /value="ssh:\/\/git@hearth\.test:2222\/owner\/proj\.git"/);
   assert.match(res.body, /href="\/owner\/proj\/-\/tree\/main\/src"/);
   assert.match(res.body, /Change the answer/);
   assert.match(res.body, /<h1>Hello readme<\/h1>|Hello readme/);

@@ -1,6 +1,7 @@
 // The hook_attrs of users and projects that every hook payload embeds (User#hook_attrs, Project#hook_attrs).
 import type { NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
 import { visibilityLevel } from '../groups/group-rules.ts';
+import { sshUrlToRepo } from '../repository/ssh-url.ts';
 
 export function userHookAttrs(u: Pick<UserRow, 'id' | 'name' | 'username' | 'avatar_url' | 'public_email'>) {
   // User#hook_attrs: the public email, or "[REDACTED]"
@@ -10,7 +11,7 @@ export function userHookAttrs(u: Pick<UserRow, 'id' | 'name' | 'username' | 'ava
 export function projectHookAttrs(externalUrl: string, p: ProjectRow, ns: NamespaceRow) {
   const full = `${ns.full_path}/${p.path}`;
   const web = `${externalUrl}/${full}`;
-  const ssh = `git@${new URL(externalUrl).hostname}:${full}.git`;
+  const ssh = sshUrlToRepo(externalUrl, full);
   const http = `${web}.git`;
   return {
     id: p.id,

@@ -364,19 +364,23 @@ const ZERO = /^0+$/;
 
 /**
  * Gitlab::Checks::BranchCheck and TagCheck for one ref update of a push (not from the web):
- * `initial`: the repository had no branch before the push.
+ * `initial`: the repository had no branch before the push. `deployKey`: a deploy key pushes
+ * (Gitlab::DeployKeyAccess): it passes a protected branch or tag only through an access level of
+ * that deploy key, and Hearth's protected refs have none, so every protected ref refuses it.
  */
 export function checkPushUpdate(
   rules: RefRules,
   actor: Actor,
   access: ProjectAccess,
   u: PushCheckUpdate,
-  opts: { defaultBranch: string; initial: boolean },
+  opts: { defaultBranch: string; initial: boolean; deployKey?: boolean },
 ): PushCheck {
   const creation = ZERO.test(u.before);
   const deletion = ZERO.test(u.after);
   const ok: PushCheck = { unlessFastForward: null, refusal: null };
-  const maintainer = actor.isAdmin || access.level >= MAINTAINER;
+  const dk = opts.deployKey === true;
+  const maintainer = !dk && (actor.isAdmin || access.level >= MAINTAINER);
+  const canPush = (p: BranchProtection, initial = false) => !dk && canPushBranch(actor, access, p, initial);
   if (u.ref.startsWith('refs/heads/')) {
     const name = u.ref.slice('refs/heads/'.length);
     if (deletion && name === opts.defaultBranch) return { ...ok, refusal: PUSH_MESSAGES.deleteDefault };
@@ -384,20 +388,20 @@ export function checkPushUpdate(
     if (!protection) return ok;
     const force = !creation && !deletion && !protection.allowForcePush ? PUSH_MESSAGES.forcePush : null;
     if (deletion) return { unlessFastForward: null, refusal: maintainer ? PUSH_MESSAGES.deleteProtected : PUSH_MESSAGES.deleteProtectedNonMaintainer };
-    if (creation && opts.initial) return { ...ok, refusal: canPushBranch(actor, access, protection, true) ? null : PUSH_MESSAGES.protectedBranch };
+    if (creation && opts.initial) return { ...ok, refusal: canPush(protection, true) ? null : PUSH_MESSAGES.protectedBranch };
     if (creation) {
-      if (canPushBranch(actor, access, protection, opts.initial)) return ok;
-      if (!canMergeBranch(actor, access, protection)) return { ...ok, refusal: PUSH_MESSAGES.createProtectedBranch };
+      if (canPush(protection, opts.initial)) return ok;
+      if (dk || !canMergeBranch(actor, access, protection)) return { ...ok, refusal: PUSH_MESSAGES.createProtectedBranch };
       return { ...ok, refusal: PUSH_MESSAGES.createProtectedBranchNonWeb };
     }
-    return { unlessFastForward: force, refusal: canPushBranch(actor, access, protection) ? null : PUSH_MESSAGES.protectedBranch };
+    return { unlessFastForward: force, refusal: canPush(protection) ? null : PUSH_MESSAGES.protectedBranch };
   }
   if (u.ref.startsWith('refs/tags/')) {
     const protection = rules.tag(u.ref.slice('refs/tags/'.length));
     if (!protection) return ok;
     if (deletion) return { ...ok, refusal: maintainer ? PUSH_MESSAGES.deleteProtectedTagNonWeb : PUSH_MESSAGES.deleteProtectedTag };
     if (!creation) return { ...ok, refusal: PUSH_MESSAGES.updateProtectedTag };
-    return { ...ok, refusal: canCreateTag(actor, access, protection) ? null : PUSH_MESSAGES.createProtectedTag };
+    return { ...ok, refusal: !dk && canCreateTag(actor, access, protection) ? null : PUSH_MESSAGES.createProtectedTag };
   }
   return ok;
 }

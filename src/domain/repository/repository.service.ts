@@ -8,7 +8,7 @@
 // changes), the commit builder (commitFiles) or the ref update, then `refsChanged`: the default branch
 // adopted when it is missing, and the push events. Routes keep parsing, guards, status codes and
 // entities; they never repeat one of these steps.
-import type { Duplex, Readable } from 'node:stream';
+import type { Duplex, Readable, Writable } from 'node:stream';
 import { PassThrough } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { LogFn } from 'pino';
@@ -56,6 +56,7 @@ import {
   type FileWriteKind,
 } from './commit-checks.ts';
 import { archive, type ArchiveRequest } from './archive.ts';
+import { gitTarget, type GitCaller, type GitCommand, type GitTarget } from './git-access.ts';
 import { blobContent, blobInfo, rawBlob, type RawBlob } from './blobs.ts';
 import { refsContext, repositoryContext, type RepoContext } from './context.ts';
 import { contentOf, fileAt, type FileEntry } from './files.ts';
@@ -77,13 +78,15 @@ export interface RepositoryDeps {
   externalUrl: string;
 }
 
-/** What a push over smart HTTP is made for: the pusher, the project as the pusher sees it, its repository. */
+/** What a push over smart HTTP or SSH is made for: the pusher, the project as the pusher sees it, its repository. */
 export interface PushTarget {
   actor: Actor;
   project: ProjectRow;
   namespace: NamespaceRow;
   access: ProjectAccess;
   repo: Repository;
+  /** a deploy key pushes (as `actor`, its user): protected refs refuse it (see checkPushUpdate) */
+  deployKey?: unknown;
 }
 
 /** What MergeRequests::MergeService asks of the repository. */
@@ -670,7 +673,15 @@ export class RepositoryService {
     return result.after;
   }
 
-  // ---- pushes over smart HTTP --------------------------------------------------------------------
+  // ---- git over smart HTTP and SSH ---------------------------------------------------------------
+
+  /**
+   * The one authorisation of git transports (see git-access.ts): the project `fullPath` names for the
+   * caller (a user or a deploy key), or GitAccessDenied with GitLab's reason.
+   */
+  gitTarget(caller: GitCaller, fullPath: string, command: GitCommand): Promise<GitTarget> {
+    return gitTarget(this.deps, (a, p, acc) => this.pushRefusal(a, p, acc), caller, fullPath, command);
+  }
 
   /** Gitlab::GitAccess#check_push_access! before git runs: GitLab's refusal, or null when the push may start. */
   pushRefusal(actor: Actor, project: ProjectRow, access: ProjectAccess): string | null {
@@ -685,9 +696,16 @@ export class RepositoryService {
    * branches and tags, checkPushUpdate, with the rules read once for the push) and the
    * reference-transaction hook reports every ref update over fd 3 to the journal before the ref moves;
    * when git is done, the journal's completion writes the events. Returns git's output, which ends
-   * once the events are in the outbox.
+   * once the events are in the outbox. `statelessRpc: false`: one full-duplex conversation (SSH)
+   * instead of smart HTTP's request and response; `stderr`: where git's own messages go (else dropped).
+   * A body that ends early (a client gone mid-push) ends git's input: git refuses the incomplete pack
+   * and moves no ref.
    */
-  async receivePack(t: PushTarget, body: Readable, opts: { env: Record<string, string>; log: { error: LogFn } }): Promise<Readable> {
+  async receivePack(
+    t: PushTarget,
+    body: Readable,
+    opts: { env: Record<string, string>; log: { error: LogFn }; statelessRpc?: boolean; stderr?: Writable },
+  ): Promise<Readable> {
     const defaultBranch = t.project.default_branch ?? 'main';
     const initial = await t.repo.isEmpty();
     const env: Record<string, string> = { ...opts.env, HEARTH_MSG_REF: 'You are not allowed to push to' };
@@ -695,11 +713,12 @@ export class RepositoryService {
     const onCheck = async (updates: { before: string; after: string; ref: string }[]): Promise<string[]> => {
       rules ??= this.refRules(t, t.actor);
       const r = await rules;
-      return updates.map((u) => hookAnswer(checkPushUpdate(r, t.actor, t.access, u, { defaultBranch, initial })));
+      return updates.map((u) => hookAnswer(checkPushUpdate(r, t.actor, t.access, u, { defaultBranch, initial, deployKey: !!t.deployKey })));
     };
     // journaled before git starts; the reference-transaction hook reports each ref update on fd 3
     const push = await this.deps.pushes.begin(t.project, t.actor.user!);
-    const child = t.repo.spawn(['-c', `core.hooksPath=${this.deps.repos.hooksDir}`, 'receive-pack', '--stateless-rpc', t.repo.gitDir], {
+    const stateless = opts.statelessRpc === false ? [] : ['--stateless-rpc'];
+    const child = t.repo.spawn(['-c', `core.hooksPath=${this.deps.repos.hooksDir}`, 'receive-pack', ...stateless, t.repo.gitDir], {
       env,
       extraPipes: 1,
       pidEnv: 'HEARTH_PUSH_PID',
@@ -709,7 +728,12 @@ export class RepositoryService {
     body.on('error', () => child.kill());
     body.pipe(child.stdin!);
     child.stdin!.on('error', () => {});
-    child.stderr!.resume();
+    if (opts.stderr) {
+      const stderr = opts.stderr;
+      child.stderr!.on('data', (chunk: Buffer) => {
+        if (!stderr.destroyed && stderr.writable) stderr.write(chunk);
+      });
+    } else child.stderr!.resume();
     // The response ends once the push's events are in the outbox.
     const out = new PassThrough();
     child.stdout!.pipe(out, { end: false });

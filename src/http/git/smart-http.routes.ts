@@ -5,17 +5,15 @@ import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import type { Actor } from '../../domain/access/actor.ts';
-import { MovedError } from '../../domain/access/resolve.ts';
 import { PUSH_MESSAGES } from '../../domain/repository/branch-protection.ts';
 import { DomainError } from '../../lib/errors.ts';
-import { canReadCode } from '../../domain/repository/read-access.ts';
+import { GitAccessDenied, type GitTarget } from '../../domain/repository/git-access.ts';
 import { GitAuthenticator, GitAuthFailed, GitScopeRefused } from './git-auth.ts';
 import { mayCloneExport } from '../../domain/translation/components/export-access.ts';
 
 const SERVICES = new Set(['git-upload-pack', 'git-receive-pack']);
 const INFO_REFS = /^\/(.+?)(?:\.git)?\/info\/refs$/;
 const RPC = /^\/(.+?)(?:\.git)?\/(git-upload-pack|git-receive-pack)$/;
-const FULL_PATH = /^[A-Za-z0-9_.][A-Za-z0-9_.\-/]*$/;
 /** git/<translation project>/<component>: a component's mirror (shadows a platform path of that shape) */
 const EXPORT_PATH = /^git\/([-a-zA-Z0-9_]+)\/([-a-zA-Z0-9_]+)$/;
 
@@ -75,28 +73,15 @@ export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
       if (e instanceof DomainError && e.status === 403) throw new GitHttpError(403, typeof e.detail === 'string' ? e.detail : 'Forbidden');
       throw e;
     }
-    if (!FULL_PATH.test(fullPath) || fullPath.includes('..')) throw new GitHttpError(actor.user ? 404 : 401, actor.user ? NOT_FOUND : DENIED);
-    let resolved;
     try {
-      resolved = await c.resolve.project(actor, fullPath);
+      return await c.repository.gitTarget({ actor }, fullPath, write ? 'git-receive-pack' : 'git-upload-pack');
     } catch (e) {
-      if (e instanceof MovedError) resolved = await c.resolve.project(actor, e.fullPath);
-      else if (e instanceof DomainError && e.status === 404) throw new GitHttpError(actor.user ? 404 : 401, actor.user ? NOT_FOUND : DENIED);
-      else throw e;
+      if (!(e instanceof GitAccessDenied)) throw e;
+      const r = e.refusal;
+      if (r.kind === 'unauthenticated') throw new GitHttpError(401, DENIED);
+      // git shows the text of a 404 or 403 as it is
+      throw new GitHttpError(r.kind === 'not_found' ? 404 : 403, r.kind === 'not_found' ? NOT_FOUND : r.message);
     }
-    const { project, namespace, access } = resolved;
-    if (!canReadCode(actor, project, access)) {
-      if (!actor.user) throw new GitHttpError(401, DENIED);
-      throw new GitHttpError(403, PUSH_MESSAGES.download);
-    }
-    if (write) {
-      if (!actor.user) throw new GitHttpError(401, DENIED);
-      const refusal = c.repository.pushRefusal(actor, project, access);
-      if (refusal) throw new GitHttpError(403, refusal);
-    }
-    const repo = c.repos.repository(project);
-    if (!repo.exists()) throw new GitHttpError(404, NOT_FOUND);
-    return { actor, project, namespace, access, repo };
   }
 
   /**
@@ -177,7 +162,7 @@ export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
         return reply.send(child.stdout);
       }
       // the push itself (journal, protection through the hooks, events) is the repository service's
-      return reply.send(await c.repository.receivePack(t as Awaited<ReturnType<typeof target>>, body, { env: protocolEnv(req), log: req.log }));
+      return reply.send(await c.repository.receivePack(t as GitTarget, body, { env: protocolEnv(req), log: req.log }));
     });
   });
 }

@@ -43,6 +43,7 @@ import {
 } from '../../web/views/repository/pages.tsx';
 import { commitCount, extractRef, historyPage, lastCommitsOf, storageSize } from './repository-reads.ts';
 import { HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
+import { sshUrlToRepo } from '../../domain/repository/ssh-url.ts';
 
 const README = /^readme(\.(md|markdown|txt|rst))?$/i;
 const IMAGE = /\.(png|jpe?g|gif|webp|bmp|ico)$/i;
@@ -132,7 +133,6 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
     const n = navOf(ctx, resolved, readCode);
     const rc = repoContext(c, resolved);
     const p = resolved.project;
-    const host = new URL(c.config.externalUrl).hostname;
     const starCount = (await stars.counts([p.id])).get(p.id) ?? 0;
     const base = {
       n,
@@ -140,7 +140,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
       visibility: p.visibility,
       starCount,
       httpUrl: `${c.config.externalUrl}/${n.fullPath}.git`,
-      sshUrl: `git@${host}:${n.fullPath}.git`,
+      sshUrl: sshUrlToRepo(c.config.externalUrl, n.fullPath),
     };
     const empty = !rc.repo.exists() || (await rc.repo.isEmpty());
     const refs = readCode && !empty ? await refLists(rc) : { branches: [], tags: [] };

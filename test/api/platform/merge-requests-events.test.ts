@@ -77,7 +77,7 @@ test('merge_request events reach the hooks that want them, with GitLab payloads'
     description: null,
     web_url: webUrl,
     avatar_url: null,
-    git_ssh_url: `git@${host}:${group.full_path}/svc.git`,
+    git_ssh_url: `ssh://git@${host}:2222/${group.full_path}/svc.git`,
     git_http_url: `${webUrl}.git`,
     namespace: group.name,
     visibility_level: 10,
@@ -85,8 +85,8 @@ test('merge_request events reach the hooks that want them, with GitLab payloads'
     default_branch: 'main',
     ci_config_path: null,
     homepage: webUrl,
-    url: `git@${host}:${group.full_path}/svc.git`,
-    ssh_url: `git@${host}:${group.full_path}/svc.git`,
+    url: `ssh://git@${host}:2222/${group.full_path}/svc.git`,
+    ssh_url: `ssh://git@${host}:2222/${group.full_path}/svc.git`,
     http_url: `${webUrl}.git`,
   };
   const open = got[0].json;

@@ -6,6 +6,7 @@ import type { ProjectView } from '../../../domain/projects/projects-query.ts';
 import type { ProjectRow } from '../../../db/schema.ts';
 import { FEATURES, privateFeatureMinLevel, settingsOf, type Feature, type ProjectSettings } from '../../../domain/projects/project-settings.ts';
 import { toUserRef, UserRefSchema, type UserViewContext } from './user.entity.ts';
+import { sshUrlToRepo } from '../../../domain/repository/ssh-url.ts';
 import { NullableBoolean, NullableInteger, NullableString, optionalAll } from '../schemas/common.ts';
 
 /** basic: BasicProjectDetails (lists for anonymous callers, simple=true); details: ProjectDetails
@@ -236,7 +237,7 @@ export function toProject(view: ProjectView, shape: ProjectShape, ctx: ProjectVi
   if (readCode) out.default_branch = p.default_branch ?? 'main';
   out.tag_list = topics;
   out.topics = topics;
-  out.ssh_url_to_repo = `git@${ctx.sshHost}:${fullPath}.git`;
+  out.ssh_url_to_repo = sshUrlToRepo(ctx.externalUrl, fullPath);
   out.http_url_to_repo = `${ctx.externalUrl}/${fullPath}.git`;
   out.web_url = `${ctx.externalUrl}/${fullPath}`;
   if (readCode) {
