@@ -1,4 +1,5 @@
 // The command line: one clear line on error, non-zero exit.
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config.ts';
 import { createContainer, type Container } from './container.ts';
@@ -8,6 +9,8 @@ import { migrate } from './db/migrate.ts';
 import { DomainError } from './lib/errors.ts';
 import { pastExpiryErrors } from './domain/tokens/tokens.service.ts';
 import { availableScopes } from './domain/tokens/scopes.ts';
+import { loadHostKeys } from './ssh/host-keys.ts';
+import { startSshServer } from './ssh/server.ts';
 
 const USAGE = `usage: hearth <command>
   serve                         start the server (default; with the job worker unless HEARTH_IN_PROCESS_WORKER=false)
@@ -54,9 +57,13 @@ export async function runCli(argv: string[]): Promise<number | null> {
         await c.pushes.recover({ scanAll: true });
         const app = await buildApp(c);
         await app.listen({ port: config.port, host: config.host });
+        // git over SSH from the same process (HEARTH_SSH_PORT=0: none); host keys made once in DATA_DIR/ssh
+        const sshServer =
+          config.ssh.port > 0 ? await startSshServer(c, loadHostKeys(path.join(config.dataDir, 'ssh')), config.ssh.port, config.ssh.listen) : null;
         c.pushes.startSweeping();
         if (config.inProcessWorker) c.worker.start();
         const stop = async () => {
+          await sshServer?.close();
           await app.close();
           await c.close();
           process.exit(0);
