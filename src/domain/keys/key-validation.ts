@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { Settings } from '../settings/definitions.ts';
-import { parseDateTime } from '../../lib/time.ts';
+import { isDate, parseDateTime } from '../../lib/time.ts';
 import { parseSshPublicKey, type SshPublicKey } from './ssh-public-key.ts';
 
 /** Key.usage_types, in GitLab's enum order. */
@@ -93,7 +93,7 @@ export function sanitizeKey(text: string): { parsed: SshPublicKey; text: string;
 /** Grape's DateTime coercion of `expires_at`: ISO text, null when absent, undefined when not a time. */
 export function parseKeyExpiry(v: unknown): string | null | undefined {
   if (v === undefined || v === null || v === '') return null;
-  if (typeof v !== 'string') return undefined;
+  if (typeof v !== 'string' || !isDate(v.trim().slice(0, 10))) return undefined; // 2999-02-31 is no day
   return parseDateTime(v) ?? undefined;
 }
 
@@ -129,7 +129,7 @@ export async function checkNewKey(
   const keyText = sanitized ? sanitized.text : raw.trim();
   // several keys in one value: GitLab would keep the first silently; here the value is refused
   const several = sanitized !== null && sanitized.rest.some((w) => ALGORITHMS.has(w));
-  const parsed = sanitized && !several ? sanitized.parsed : null;
+  const parsed = sanitized ? sanitized.parsed : null;
 
   if (keyText === '') errors.add('key', "can't be blank");
   // SshKeyValidator: a key of no known type is "forbidden"; else the settings' restriction for its type
