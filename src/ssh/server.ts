@@ -45,7 +45,8 @@ interface Connection {
   client: ssh2.Connection;
   identity: Identity | null;
   lastActivity: number;
-  sessions: number;
+  /** what to undo when the connection goes: the counts of its sessions, their git input */
+  cleanups: Set<() => void>;
 }
 
 /** gitlab-shell's console.DisplayWarningMessage: the message between two rulers, each line "remote: …". */
@@ -116,7 +117,7 @@ export class GitSshServer {
   }
 
   private onConnection(client: ssh2.Connection, info: ssh2.ClientInfo): void {
-    const conn: Connection = { client, identity: null, lastActivity: Date.now(), sessions: 0 };
+    const conn: Connection = { client, identity: null, lastActivity: Date.now(), cleanups: new Set() };
     this.connections.add(conn);
     const authTimer = setTimeout(() => client.end(), this.opts.authTimeoutMs);
     authTimer.unref();
@@ -124,6 +125,9 @@ export class GitSshServer {
     client.on('close', () => {
       clearTimeout(authTimer);
       this.connections.delete(conn);
+      // a client gone without closing its channels (killed, network lost)
+      for (const fn of conn.cleanups) fn();
+      conn.cleanups.clear();
     });
     client.on('authentication', (ctx) => {
       conn.lastActivity = Date.now();
@@ -200,7 +204,9 @@ export class GitSshServer {
       const n = (this.perIdentity.get(name) ?? 1) - 1;
       if (n > 0) this.perIdentity.set(name, n);
       else this.perIdentity.delete(name);
+      conn.cleanups.delete(release);
     };
+    conn.cleanups.add(release);
     const session = accept();
     const env: Record<string, string> = {};
     let started = false;
@@ -288,9 +294,14 @@ export class GitSshServer {
     const input = new PassThrough();
     ch.on('data', touch);
     ch.pipe(input);
-    ch.on('close', () => {
+    const endInput = () => {
       if (!input.writableEnded) input.end();
+    };
+    ch.on('close', () => {
+      endInput();
+      conn.cleanups.delete(endInput);
     });
+    conn.cleanups.add(endInput);
     if (cmd.command === 'git-receive-pack') {
       const out = await this.c.repository.receivePack(target, input, { env: gitEnv, log: this.opts.log, statelessRpc: false, stderr: ch.stderr });
       return this.forward(out, ch, touch, () => this.finish(ch, 0));

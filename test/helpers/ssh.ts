@@ -4,7 +4,6 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { TestContext } from 'node:test';
 import ssh2 from 'ssh2';
 import type { Container } from '../../src/container.ts';
 import type { KeyRow, UserRow } from '../../src/db/schema.ts';
