@@ -17,7 +17,7 @@ import { clientKey, sshGit, sshUrl, startSsh } from '../helpers/ssh.ts';
 const PYTHON = '/usr/bin/python3';
 const available = spawnSync(PYTHON, ['-c', 'import gitlab'], { stdio: 'ignore' }).status === 0;
 
-const SCRIPT = String.raw`
+const SCRIPT = `
 import sys, json, gitlab
 base, token, admin_token, p1, p2, stage, arg = sys.argv[1:8]
 gl = gitlab.Gitlab(base, private_token=token)
