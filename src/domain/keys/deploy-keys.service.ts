@@ -53,6 +53,14 @@ function fingerprintOf(text: string): string | null {
   return sanitizeKey(text)?.parsed.sha256 ?? null;
 }
 
+/**
+ * Before a user is deleted: the deploy keys they created stay, with no creator (GitLab's DeployKey#user
+ * falls back to the ghost user); their own keys go with the user row.
+ */
+export async function keepDeployKeysOf(trx: Kysely<Database>, userId: number): Promise<void> {
+  await trx.updateTable('keys').set({ user_id: null }).where('type', '=', 'deploy').where('user_id', '=', userId).execute();
+}
+
 export class DeployKeysService {
   constructor(readonly deps: FeatureDeps) {}
 

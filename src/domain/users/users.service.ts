@@ -7,6 +7,7 @@ import { ciEquals, isInt32, isUniqueViolation } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
 import { recordSystemEvent, userPayload } from '../events/system-events.ts';
 import { removeRepositories } from '../projects/project-destroy.ts';
+import { keepDeployKeysOf } from '../keys/deploy-keys.service.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
 import { createPersonalNamespace, deletePersonalProjects, personalNamespaceIds, renamePersonalNamespace } from './personal-namespace.ts';
 import { hashPassword, randomToken } from '../../lib/secrets.ts';
@@ -573,6 +574,7 @@ export class UsersService {
     void actor;
     const projects = await this.db.kysely.transaction().execute(async (trx) => {
       await trx.updateTable('users').set({ created_by_id: null }).where('created_by_id', '=', user.id).execute();
+      await keepDeployKeysOf(trx, user.id);
       const deleted = await deletePersonalProjects(trx, user.id);
       await trx.deleteFrom('users').where('id', '=', user.id).execute();
       await recordSystemEvent(trx, userPayload('user_destroy', user));

@@ -561,3 +561,21 @@ test('a deleted project takes its links along; what the git transports read', as
   assert.deepEqual(await linkRows(c), [{ deploy_key_id: key.id, project_id: other.id, can_push: 0 }]);
   assert.equal(await c.deployKeys.accessOn(key.id, project.id), null);
 });
+
+test('a deleted user leaves the deploy keys they created in place, with no creator', async (t) => {
+  const { app, c, seed, project, maintainer, as } = await setup(t);
+  const key = (
+    await app.inject({ method: 'POST', url: keysUrl(project), headers: as.maintainer, payload: { title: 'CI', key: ed25519().text, can_push: true } })
+  ).json();
+  const admin = (await seed.token(await seed.user({ is_admin: true }))).headers;
+  const res = await app.inject({ method: 'DELETE', url: `/api/v4/users/${maintainer.id}`, headers: admin });
+  assert.equal(res.statusCode, 204);
+  const rows = await keyRows(c);
+  assert.deepEqual(
+    rows.map((r) => [r.id, r.type, r.user_id]),
+    [[key.id, 'deploy', null]],
+  );
+  assert.deepEqual(await linkRows(c), [{ deploy_key_id: key.id, project_id: project.id, can_push: 1 }]);
+  const list = await app.inject({ method: 'GET', url: keysUrl(project), headers: admin });
+  assert.deepEqual(list.json(), [key]);
+});
