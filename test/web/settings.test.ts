@@ -154,7 +154,7 @@ test('personal access tokens: created and shown exactly once, only the digest st
 
   const keys = await webGet(app, '/-/profile/keys', s);
   assert.equal(keys.statusCode, 200);
-  assert.match(keys.body, /SSH keys are not supported yet/);
+  assert.match(keys.body, /There are no SSH keys with access to your account\./); // the page itself: test/web/ssh-keys.test.ts
 });
 
 async function projectSetup(t: Parameters<typeof buildTestApp>[0]) {

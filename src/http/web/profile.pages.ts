@@ -1,6 +1,6 @@
 // User settings pages: /-/profile (the profile form), /-/profile/personal_access_tokens (list, create —
-// the secret shown once, on the answer to the form —, revoke) and /-/profile/keys. Writes go through
-// c.users.update and c.tokens exactly as PUT /users/:id and the personal access tokens API do.
+// the secret shown once, on the answer to the form —, revoke) and /-/profile/keys (list, add, delete). Writes go through
+// c.users.update and c.tokens exactly as PUT /users/:id and the personal access tokens API do, and c.keys as /user/keys does.
 // `forgeSettingsPages` registers this module, the project settings and the admin area (helper D).
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Container } from '../../container.ts';
@@ -8,8 +8,18 @@ import type { UserRow } from '../../db/schema.ts';
 import { availableScopes } from '../../domain/tokens/scopes.ts';
 import { defaultExpiry, maxLifetimeDays, toView } from '../../domain/tokens/tokens.service.ts';
 import type { UpdateUserInput } from '../../domain/users/users.service.ts';
+import { parseKeyExpiry } from '../../domain/keys/key-validation.ts';
+import { Errors } from '../../lib/errors.ts';
 import { addDays, todayDate } from '../../lib/time.ts';
-import { KeysPage, type ProfileValues, ProfilePage, profileValues, type TokenFormValues, TokensPage } from '../../web/views/settings/profile.tsx';
+import {
+  type KeyFormValues,
+  KeysPage,
+  type ProfileValues,
+  ProfilePage,
+  profileValues,
+  type TokenFormValues,
+  TokensPage,
+} from '../../web/views/settings/profile.tsx';
 import { adminPages } from './admin.pages.ts';
 import { projectSettingsPages } from './project-settings.pages.ts';
 import { bodyOf, errorsOf, flag, list, str } from '../../web/views/settings/form-input.ts';
@@ -23,6 +33,7 @@ export function forgeSettingsPages(app: FastifyInstance, c: Container, web: Web)
 }
 
 const TOKEN_LIST_LIMIT = 200;
+const KEY_LIST_LIMIT = 200;
 
 export function profilePages(app: FastifyInstance, c: Container, web: Web): void {
   // ---- profile ----
@@ -127,8 +138,44 @@ export function profilePages(app: FastifyInstance, c: Container, web: Web): void
 
   // ---- SSH keys (issue 20) ----
 
+  // The list, add and delete go through c.keys as /user/keys does (validation, key_create/key_destroy).
+  const keysPage = async (reply: FastifyReply, ctx: WebCtx & { user: UserRow }, opts: { values?: KeyFormValues; errors?: string[]; status?: number } = {}) => {
+    const keys = await c.keys.listQuery(ctx.user.id).limit(KEY_LIST_LIMIT).execute();
+    const values = opts.values ?? { title: '', key: '', usage_type: 'auth_and_signing', expires_at: '' };
+    return web.page(reply, KeysPage({ ctx, keys, values, errors: opts.errors, minDate: addDays(todayDate(), 1) }), opts.status);
+  };
+
   app.get('/-/profile/keys', { config: PAGE, schema: HIDDEN }, async (req, reply) => {
     const ctx = await web.requireUser(req);
-    return web.page(reply, KeysPage({ ctx }));
+    return keysPage(reply, ctx);
+  });
+
+  app.post('/-/profile/keys', { config: PAGE, schema: HIDDEN }, async (req, reply) => {
+    const ctx = await web.requireUser(req);
+    const b = bodyOf(req.body);
+    const values: KeyFormValues = {
+      title: str(b.title),
+      key: str(b.key),
+      usage_type: str(b.usage_type) || 'auth_and_signing',
+      expires_at: str(b.expires_at).trim(),
+    };
+    try {
+      if (parseKeyExpiry(values.expires_at) === undefined) throw Errors.invalid({ expires_at: ['is invalid'] });
+      await c.keys.create(ctx.actor, ctx.user, { ...values, expires_at: values.expires_at || undefined });
+    } catch (e) {
+      const errors = errorsOf(e);
+      if (!errors) throw e;
+      return keysPage(reply, ctx, { values, errors, status: 422 });
+    }
+    return web.redirect(reply, '/-/profile/keys', { kind: 'notice', text: 'SSH key was successfully added' });
+  });
+
+  app.post('/-/profile/keys/:id/delete', { config: PAGE, schema: HIDDEN }, async (req, reply) => {
+    const ctx = await web.requireUser(req);
+    const id = Number((req.params as { id: string }).id);
+    const key = Number.isInteger(id) ? await c.keys.mustFindOf(ctx.user.id, id).catch(() => null) : null;
+    if (!key) return web.redirect(reply, '/-/profile/keys', { kind: 'alert', text: 'SSH key not found' });
+    await c.keys.remove(ctx.actor, key);
+    return web.redirect(reply, '/-/profile/keys', { kind: 'notice', text: 'SSH key was deleted' });
   });
 }

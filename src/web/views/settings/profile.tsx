@@ -1,10 +1,10 @@
 // User settings: the profile form, personal access tokens (the new one shown once) and the SSH keys page.
-import type { PatRow, UserRow } from '../../../db/schema.ts';
+import type { KeyRow, PatRow, UserRow } from '../../../db/schema.ts';
 import type { WebCtx } from '../../../http/web/web.ts';
 import type { Child, SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { ButtonForm, FormErrors, PostForm, Tabs, TimeAgo } from '../components.tsx';
 import { Layout } from '../layout.tsx';
-import { Field, TextArea } from './fields.tsx';
+import { Field, Select, TextArea } from './fields.tsx';
 
 export type SettingsTab = 'profile' | 'tokens' | 'keys';
 
@@ -219,16 +219,99 @@ export function TokensPage(p: TokensPageProps): SafeHtml {
   );
 }
 
-export function KeysPage(p: { ctx: WebCtx }): SafeHtml {
+/** What the SSH key form shows: empty, or what the user typed when the key was refused. */
+export interface KeyFormValues {
+  title: string;
+  key: string;
+  usage_type: string;
+  expires_at: string;
+}
+
+export interface KeysPageProps {
+  ctx: WebCtx & { user: UserRow };
+  keys: KeyRow[];
+  values: KeyFormValues;
+  errors?: string[] | null;
+  /** the form's least expiry date (tomorrow) */
+  minDate: string;
+}
+
+const USAGE_TYPES = [
+  { value: 'auth_and_signing', text: 'Authentication & Signing' },
+  { value: 'auth', text: 'Authentication' },
+  { value: 'signing', text: 'Signing' },
+];
+const usageText = (v: string) => USAGE_TYPES.find((u) => u.value === v)?.text ?? v;
+
+export function KeysPage(p: KeysPageProps): SafeHtml {
+  const v = p.values;
   return (
     <SettingsFrame ctx={p.ctx} title="SSH keys" tab="keys">
       <h1 class="h2 mb-3">SSH keys</h1>
-      <div class="blankslate">
-        <p>SSH keys are not supported yet: clone and push over HTTPS with a personal access token as the password.</p>
-        <p>
-          <a href="/-/profile/personal_access_tokens">Create a personal access token</a>
-        </p>
-      </div>
+      <p class="color-fg-muted mb-3">SSH keys allow you to establish a secure connection between your computer and Hearth: clone and push over SSH.</p>
+      <h2 class="h3 mb-2">Add an SSH key</h2>
+      <FormErrors errors={p.errors} />
+      <PostForm ctx={p.ctx} action="/-/profile/keys" class="settings-form">
+        <TextArea
+          id="key_key"
+          name="key"
+          label="Key"
+          value={v.key}
+          rows={5}
+          hint="Paste your public SSH key, which is usually contained in the file '~/.ssh/id_ed25519.pub' or '~/.ssh/id_rsa.pub' and begins with 'ssh-ed25519' or 'ssh-rsa'. Do not paste your private SSH key."
+        />
+        <Field id="key_title" name="title" label="Title" value={v.title} required maxlength={255} hint="Example: MacBook key" />
+        <Select id="key_usage_type" name="usage_type" label="Usage type" value={v.usage_type} options={USAGE_TYPES} />
+        <Field
+          id="key_expires_at"
+          name="expires_at"
+          label="Expiration date"
+          type="date"
+          value={v.expires_at}
+          min={p.minDate}
+          hint="Optional. The key can no longer be used after this date."
+        />
+        <button type="submit" class="btn btn-primary">
+          Add key
+        </button>
+      </PostForm>
+      <h2 class="h3 mt-4 mb-2">{`Your SSH keys (${p.keys.length})`}</h2>
+      {p.keys.length ? (
+        <table class="settings-table mb-4">
+          <thead>
+            <tr>
+              <th scope="col">Title</th>
+              <th scope="col">Fingerprint</th>
+              <th scope="col">Usage type</th>
+              <th scope="col">Created</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Expires</th>
+              <th scope="col">Action</th>
+            </tr>
+          </thead>
+          <tbody>
+            {p.keys.map((k) => (
+              <tr>
+                <th scope="row">{k.title}</th>
+                <td class="text-mono">{k.fingerprint_sha256}</td>
+                <td>{usageText(k.usage_type)}</td>
+                <td>
+                  <TimeAgo at={k.created_at} />
+                </td>
+                <td>
+                  <TimeAgo at={k.last_used_at} />
+                </td>
+                <td>{k.expires_at ? k.expires_at.slice(0, 10) : 'Never'}</td>
+                <td>
+                  <ButtonForm ctx={p.ctx} action={`/-/profile/keys/${k.id}/delete`} label="Delete" aria={`Delete ${k.title}`} danger />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p class="color-fg-muted mb-4">There are no SSH keys with access to your account.</p>
+      )}
     </SettingsFrame>
   );
 }
