@@ -21,3 +21,14 @@ export async function recordKeyEvent(trx: Kysely<Database>, event_name: 'key_cre
   const owner = key.user_id === null ? undefined : await trx.selectFrom('users').select('username').where('id', '=', key.user_id).executeTakeFirst();
   await recordSystemEvent(trx, keyPayload(event_name, key, owner?.username ?? null));
 }
+
+/**
+ * A user is being deleted: their keys go with the row (the foreign key), and GitLab's `dependent: :destroy`
+ * runs each key's post_destroy_hook, so every one of them is a key_destroy event. Call before the delete.
+ */
+export async function recordKeyDestroyEventsOf(trx: Kysely<Database>, userId: number): Promise<void> {
+  const keys = await trx.selectFrom('keys').selectAll().where('user_id', '=', userId).where('type', '=', 'user').orderBy('id').execute();
+  if (keys.length === 0) return;
+  const owner = await trx.selectFrom('users').select('username').where('id', '=', userId).executeTakeFirst();
+  for (const key of keys) await recordSystemEvent(trx, keyPayload('key_destroy', key, owner?.username ?? null));
+}

@@ -8,6 +8,7 @@ import { Errors } from '../../lib/errors.ts';
 import { recordSystemEvent, userPayload } from '../events/system-events.ts';
 import { removeRepositories } from '../projects/project-destroy.ts';
 import { keepDeployKeysOf } from '../keys/deploy-keys.service.ts';
+import { recordKeyDestroyEventsOf } from '../keys/key-events.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
 import { createPersonalNamespace, deletePersonalProjects, personalNamespaceIds, renamePersonalNamespace } from './personal-namespace.ts';
 import { hashPassword, randomToken } from '../../lib/secrets.ts';
@@ -575,6 +576,7 @@ export class UsersService {
     const projects = await this.db.kysely.transaction().execute(async (trx) => {
       await trx.updateTable('users').set({ created_by_id: null }).where('created_by_id', '=', user.id).execute();
       await keepDeployKeysOf(trx, user.id);
+      await recordKeyDestroyEventsOf(trx, user.id);
       const deleted = await deletePersonalProjects(trx, user.id);
       await trx.deleteFrom('users').where('id', '=', user.id).execute();
       await recordSystemEvent(trx, userPayload('user_destroy', user));

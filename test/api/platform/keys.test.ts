@@ -547,3 +547,31 @@ test('a system hook receives key_create and key_destroy', async (t) => {
     assert.equal(r.headers['x-service-token'], 'hook-secret');
   }
 });
+
+test('deleting a user deletes their keys with a key_destroy event each, before user_destroy', async (t) => {
+  const { app, c, seed, root } = await buildTestApp(t);
+  const { user, headers } = await userWithToken(seed);
+  const other = await userWithToken(seed);
+  for (const title of ['one', 'two']) {
+    const res = await app.inject({ method: 'POST', url: '/api/v4/user/keys', headers, payload: { title, key: (await sshKey()).pub } });
+    assert.equal(res.statusCode, 201, res.body);
+  }
+  const kept = await app.inject({ method: 'POST', url: '/api/v4/user/keys', headers: other.headers, payload: { title: 'kept', key: (await sshKey()).pub } });
+  const rows = await keyRows(c);
+  const before = await lastJobId(c);
+  const del = await app.inject({ method: 'DELETE', url: `/api/v4/users/${user.id}`, headers: root });
+  assert.equal(del.statusCode, 204, del.body);
+  assert.deepEqual(
+    (await keyRows(c)).map((k) => k.id),
+    [kept.json().id],
+  );
+  const events = await eventsAfter(c, before);
+  assert.deepEqual(
+    events.filter((e) => e.event_name === 'key_destroy' || e.event_name === 'user_destroy').map((e) => [e.event_name, e.id ?? e.user_id, e.username]),
+    [
+      ['key_destroy', rows[0].id, user.username],
+      ['key_destroy', rows[1].id, user.username],
+      ['user_destroy', user.id, user.username],
+    ],
+  );
+});
