@@ -227,6 +227,24 @@ export class DeployKeysService {
     });
   }
 
+  /**
+   * The deploy keys the actor could enable on the project (the settings page's lists): public ones and
+   * those of projects they belong to (User#accessible_deploy_keys, administrators included), not
+   * enabled here yet, by id.
+   */
+  availableQuery(actor: Actor, projectId: number) {
+    const links = this.db.selectFrom('deploy_keys_projects').select('deploy_keys_projects.deploy_key_id');
+    const mine = links.where('deploy_keys_projects.project_id', 'in', this.deps.policy.memberProjectIds(actor.user!.id));
+    const here = links.where('deploy_keys_projects.project_id', '=', projectId);
+    return this.db
+      .selectFrom('keys')
+      .selectAll()
+      .where('type', '=', 'deploy')
+      .where((eb) => eb.or([eb('public', '=', 1), eb('id', 'in', mine)]))
+      .where('id', 'not in', here)
+      .orderBy('id');
+  }
+
   // ---- instance-wide (administrators) -----------------------------------------------------
 
   /** GET /deploy_keys: every deploy key (or the public ones), by id. */

@@ -9,7 +9,7 @@ import { Avatar, ButtonForm, FormErrors, PostForm, Tabs, TimeAgo } from '../comp
 import { Layout } from '../layout.tsx';
 import { Checkbox, Field, Select, TextArea } from './fields.tsx';
 
-export type ProjectSettingsTab = 'general' | 'members' | 'repository' | 'hooks';
+export type ProjectSettingsTab = 'general' | 'members' | 'repository' | 'deploy_keys' | 'hooks';
 
 export interface ProjectRef {
   project: ProjectRow;
@@ -19,7 +19,7 @@ export interface ProjectRef {
 export const projectUrl = (p: ProjectRef): string => `/${encodePath(`${p.namespace.full_path}/${p.project.path}`)}`;
 export const actionUrl = (p: ProjectRef, rest: string): string => `/-/p/${p.project.id}/${rest}`;
 
-function Frame(p: { ctx: WebCtx; ref: ProjectRef; title: string; tab: ProjectSettingsTab; children?: Child }): SafeHtml {
+export function Frame(p: { ctx: WebCtx; ref: ProjectRef; title: string; tab: ProjectSettingsTab; children?: Child }): SafeHtml {
   const base = projectUrl(p.ref);
   return (
     <Layout
@@ -37,6 +37,7 @@ function Frame(p: { ctx: WebCtx; ref: ProjectRef; title: string; tab: ProjectSet
           { href: `${base}/-/edit`, text: 'General', current: p.tab === 'general' },
           { href: `${base}/-/project_members`, text: 'Members', current: p.tab === 'members' },
           { href: `${base}/-/settings/repository`, text: 'Repository', current: p.tab === 'repository' },
+          { href: `${base}/-/deploy_keys`, text: 'Deploy keys', current: p.tab === 'deploy_keys' },
           { href: `${base}/-/hooks`, text: 'Webhooks', current: p.tab === 'hooks' },
         ]}
       />
