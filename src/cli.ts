@@ -9,7 +9,7 @@ import { migrate } from './db/migrate.ts';
 import { DomainError } from './lib/errors.ts';
 import { pastExpiryErrors } from './domain/tokens/tokens.service.ts';
 import { availableScopes } from './domain/tokens/scopes.ts';
-import { loadHostKeys } from './ssh/host-keys.ts';
+import { hostKeyFingerprint, loadHostKeys } from './ssh/host-keys.ts';
 import { startSshServer } from './ssh/server.ts';
 
 const USAGE = `usage: hearth <command>
@@ -58,8 +58,12 @@ export async function runCli(argv: string[]): Promise<number | null> {
         const app = await buildApp(c);
         await app.listen({ port: config.port, host: config.host });
         // git over SSH from the same process (HEARTH_SSH_PORT=0: none); host keys made once in DATA_DIR/ssh
-        const sshServer =
-          config.ssh.port > 0 ? await startSshServer(c, loadHostKeys(path.join(config.dataDir, 'ssh')), config.ssh.port, config.ssh.listen) : null;
+        let sshServer: Awaited<ReturnType<typeof startSshServer>> | null = null;
+        if (config.ssh.port > 0) {
+          const hostKeys = loadHostKeys(path.join(config.dataDir, 'ssh'));
+          sshServer = await startSshServer(c, hostKeys, config.ssh.port, config.ssh.listen);
+          c.log.info({ port: sshServer.port, host: config.ssh.listen, hostKeys: hostKeys.map(hostKeyFingerprint) }, 'git over SSH listening');
+        }
         c.pushes.startSweeping();
         if (config.inProcessWorker) c.worker.start();
         const stop = async () => {

@@ -6,7 +6,7 @@
 // is refused (ssh2 refuses what has no listener). Access is decided by the one path both transports
 // share (RepositoryService#gitTarget); pushes go through RepositoryService#receivePack, so protected
 // branches, the push journal, events and hooks are those of smart HTTP.
-import type net from 'node:net';
+import net from 'node:net';
 import { PassThrough, type Readable } from 'node:stream';
 import type { ChildProcess } from 'node:child_process';
 import ssh2 from 'ssh2';
@@ -56,8 +56,19 @@ export function warningMessage(message: string): string {
   return divider + line(message) + divider;
 }
 
+/** The login grace timer of each socket not yet authenticated. */
+const graceTimers = new WeakMap<net.Socket, NodeJS.Timeout>();
+
+/** The socket under an ssh2 connection (ssh2 keeps it as `_sock`). */
+function socketOf(client: ssh2.Connection): net.Socket | undefined {
+  return (client as unknown as { _sock?: net.Socket })._sock;
+}
+
 export class GitSshServer {
   private readonly server: ssh2.Server;
+  /** the listening socket: connections are handed to ssh2 after the login grace timer is set */
+  private readonly tcp: net.Server;
+  private readonly sockets = new Set<net.Socket>();
   private readonly connections = new Set<Connection>();
   private readonly perIdentity = new Map<string, number>();
   private sessions = 0;
@@ -70,19 +81,35 @@ export class GitSshServer {
   ) {
     this.server = new Server({ hostKeys: opts.hostKeys.map((k) => k.private), ident: IDENT }, (client, info) => this.onConnection(client, info));
     this.server.on('error', (err: Error) => opts.log.warn({ err }, 'ssh server error'));
+    this.tcp = net.createServer((socket) => this.onSocket(socket));
+  }
+
+  /**
+   * A new TCP connection: it has the login grace time to authenticate (ssh2 only reports a connection
+   * once the client has said hello, so the timer is set on the socket itself), then goes to ssh2.
+   */
+  private onSocket(socket: net.Socket): void {
+    this.sockets.add(socket);
+    socket.once('close', () => this.sockets.delete(socket));
+    socket.setNoDelay(true);
+    const timer = setTimeout(() => socket.destroy(), this.opts.authTimeoutMs);
+    timer.unref();
+    graceTimers.set(socket, timer);
+    this.server.injectSocket(socket);
   }
 
   /** Starts listening; resolves to the port (useful with port 0). */
   async listen(port: number, host: string): Promise<number> {
     await new Promise<void>((resolve, reject) => {
       const onError = (e: Error) => reject(e);
-      this.server.once('error', onError);
-      this.server.listen(port, host, () => {
-        this.server.off('error', onError);
+      this.tcp.once('error', onError);
+      this.tcp.listen(port, host, () => {
+        this.tcp.off('error', onError);
         resolve();
       });
     });
-    this.listening = this.server.address() as net.AddressInfo;
+    this.tcp.on('error', (err: Error) => this.opts.log.warn({ err }, 'ssh server error'));
+    this.listening = this.tcp.address() as net.AddressInfo;
     const every = Math.max(250, Math.min(5000, Math.floor(this.opts.idleTimeoutMs / 4)));
     this.sweeper = setInterval(() => this.sweepIdle(), every);
     this.sweeper.unref();
@@ -101,9 +128,17 @@ export class GitSshServer {
   /** Stops accepting connections and closes the open ones. */
   async close(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    const closed = new Promise<void>((resolve) => this.tcp.close(() => resolve()));
     for (const conn of this.connections) conn.client.end();
+    // what has not authenticated yet, or does not go away when asked
+    const stragglers = setTimeout(() => {
+      for (const socket of this.sockets) socket.destroy();
+    }, 1000);
+    stragglers.unref();
+    const owned = new Set([...this.connections].map((conn) => socketOf(conn.client)));
+    for (const socket of this.sockets) if (!owned.has(socket)) socket.destroy();
     await closed;
+    clearTimeout(stragglers);
   }
 
   private sweepIdle(): void {
@@ -119,11 +154,8 @@ export class GitSshServer {
   private onConnection(client: ssh2.Connection, info: ssh2.ClientInfo): void {
     const conn: Connection = { client, identity: null, lastActivity: Date.now(), cleanups: new Set() };
     this.connections.add(conn);
-    const authTimer = setTimeout(() => client.end(), this.opts.authTimeoutMs);
-    authTimer.unref();
     client.on('error', (err: Error) => this.opts.log.debug({ err, ip: info.ip }, 'ssh client error'));
     client.on('close', () => {
-      clearTimeout(authTimer);
       this.connections.delete(conn);
       // a client gone without closing its channels (killed, network lost)
       for (const fn of conn.cleanups) fn();
@@ -137,7 +169,8 @@ export class GitSshServer {
       });
     });
     client.on('ready', () => {
-      clearTimeout(authTimer);
+      const socket = socketOf(client);
+      if (socket) clearTimeout(graceTimers.get(socket));
       conn.lastActivity = Date.now();
       client.on('session', (accept, reject) => this.onSession(conn, accept, reject));
     });
