@@ -4,7 +4,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
+import { assertAccessible, chromiumAvailable, launchBrowser, newContext, screenshot, signInWithForm } from '../helpers/browser.ts';
 import { buildTestApp } from '../helpers/build-app.ts';
+import { startTestServer } from '../helpers/server.ts';
+import { assertTool, skipWithout } from '../helpers/tools.ts';
 import { webGet, webPost, webSignIn } from '../helpers/web.ts';
 
 function sshString(b: Buffer | string): Buffer {
@@ -151,4 +154,51 @@ test('enable a key of another project of the viewer, or a public one', async (t)
     (await c.db.kysely.selectFrom('keys').select('id').where('id', '=', pubKey.id).execute()).map((r) => r.id),
     [pubKey.id],
   );
+});
+
+test('in a real browser: add a key with write access through the form, enable another; the page passes axe', {
+  skip: skipWithout(chromiumAvailable, 'chromium'),
+}, async (t) => {
+  assertTool(chromiumAvailable, 'chromium');
+  const { base, seed, c, app } = await startTestServer(t);
+  const owner = await seed.user({ username: 'bria', password: 'bria-password-1' });
+  const project = await seed.project({ owner, path: 'site', name: 'Site' });
+  const lib = await seed.project({ owner, path: 'lib', name: 'Lib' });
+  const headers = (await seed.token(owner)).headers;
+  const other = await app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${lib.id}/deploy_keys`,
+    headers,
+    payload: { title: 'Lib key', key: ed25519('lib').text },
+  });
+  assert.equal(other.statusCode, 201);
+  const browser = await launchBrowser(t);
+  const page = await (await newContext(browser, base)).newPage();
+  await signInWithForm(page, 'bria', 'bria-password-1');
+
+  await page.goto('/bria/site/-/deploy_keys');
+  await assertAccessible(page, 'the deploy keys page');
+  const k = ed25519('ci@browser');
+  await page.getByLabel('Title').fill('Browser key');
+  await page.getByLabel('Key', { exact: true }).fill(k.text);
+  await page.getByLabel('Grant write permissions to this key').check();
+  await page.getByRole('button', { name: 'Add key' }).click();
+  await page.waitForURL(/\/bria\/site\/-\/deploy_keys$/);
+  await page.getByRole('button', { name: 'Enable Lib key' }).click();
+  await page.waitForURL(/\/bria\/site\/-\/deploy_keys$/);
+  assert.equal(await page.getByRole('button', { name: /^Remove / }).count(), 2);
+  await assertAccessible(page, 'the deploy keys page with keys');
+  await screenshot(page, 'project-settings-deploy-keys');
+
+  const links = await c.db.kysely
+    .selectFrom('deploy_keys_projects')
+    .innerJoin('keys', 'keys.id', 'deploy_keys_projects.deploy_key_id')
+    .select(['keys.title', 'deploy_keys_projects.can_push'])
+    .where('deploy_keys_projects.project_id', '=', project.id)
+    .orderBy('deploy_keys_projects.id')
+    .execute();
+  assert.deepEqual(links, [
+    { title: 'Browser key', can_push: 1 },
+    { title: 'Lib key', can_push: 0 },
+  ]);
 });

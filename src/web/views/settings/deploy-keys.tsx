@@ -82,7 +82,7 @@ export function DeployKeysPage(p: {
           Add new deploy key
         </h2>
         <FormErrors errors={p.errors} />
-        <PostForm ctx={p.ctx} action={actionUrl(p.ref, 'deploy_keys')}>
+        <PostForm ctx={p.ctx} action={actionUrl(p.ref, 'deploy_keys')} class="settings-form">
           <Field id="deploy_key_title" name="title" label="Title" value={p.values.title} required maxlength={255} />
           <TextArea
             id="deploy_key_key"
