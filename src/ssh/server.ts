@@ -47,6 +47,8 @@ interface Connection {
   lastActivity: number;
   /** what to undo when the connection goes: the counts of its sessions, their git input */
   cleanups: Set<() => void>;
+  /** the key found when the client asked whether its key would do (it signs next: one lookup for both) */
+  offered: { fingerprint: string; key: KeyRow } | null;
 }
 
 /** gitlab-shell's console.DisplayWarningMessage: the message between two rulers, each line "remote: …". */
@@ -152,7 +154,7 @@ export class GitSshServer {
   }
 
   private onConnection(client: ssh2.Connection, info: ssh2.ClientInfo): void {
-    const conn: Connection = { client, identity: null, lastActivity: Date.now(), cleanups: new Set() };
+    const conn: Connection = { client, identity: null, lastActivity: Date.now(), cleanups: new Set(), offered: null };
     this.connections.add(conn);
     client.on('error', (err: Error) => this.opts.log.debug({ err, ip: info.ip }, 'ssh client error'));
     client.on('close', () => {
@@ -179,7 +181,9 @@ export class GitSshServer {
   /** Public key only, as `git`; the key's SHA256 fingerprint finds the user key or deploy key. */
   private async authenticate(conn: Connection, ctx: ssh2.AuthContext): Promise<void> {
     if (ctx.method !== 'publickey' || ctx.username !== SSH_USER) return ctx.reject(['publickey']);
-    const key = await this.usableKey(ctx.key.data);
+    const fingerprint = fingerprints(ctx.key.data).sha256;
+    const key = conn.offered?.fingerprint === fingerprint ? conn.offered.key : await this.usableKey(fingerprint);
+    conn.offered = key ? { fingerprint, key } : null;
     if (!key) return ctx.reject(['publickey']);
     // without a signature the client only asks whether the key would do (OpenSSH sends it, then signs)
     if (!ctx.signature) return ctx.accept();
@@ -187,6 +191,7 @@ export class GitSshServer {
     if (parsed instanceof Error || Array.isArray(parsed) || !ctx.blob || parsed.verify(ctx.blob, ctx.signature, ctx.hashAlgo) !== true) {
       return ctx.reject(['publickey']);
     }
+    conn.offered = null;
     conn.identity = key.type === 'deploy' ? { kind: 'deploy', key } : { kind: 'user', key, userId: key.user_id! };
     // Keys::LastUsedService (at most once a day)
     void this.c.keys.markUsed(key).catch((err) => this.opts.log.warn({ err }, 'recording the use of an SSH key failed'));
@@ -194,11 +199,11 @@ export class GitSshServer {
   }
 
   /**
-   * The key row of a wire-format public key, if it may log in: known, usable for authentication
+   * The key row with this SHA256 fingerprint, if it may log in: known, usable for authentication
    * (not a signing-only key), not expired, and of a type and size today's key restrictions allow.
    */
-  private async usableKey(blob: Buffer): Promise<KeyRow | null> {
-    const key = await this.c.db.kysely.selectFrom('keys').selectAll().where('fingerprint_sha256', '=', fingerprints(blob).sha256).executeTakeFirst();
+  private async usableKey(fingerprint: string): Promise<KeyRow | null> {
+    const key = await this.c.db.kysely.selectFrom('keys').selectAll().where('fingerprint_sha256', '=', fingerprint).executeTakeFirst();
     if (!key || key.usage_type === 'signing' || keyExpired(key)) return null;
     if (key.type === 'user' && key.user_id === null) return null;
     return (await this.restrictionRefusal(key)) ? null : key;
