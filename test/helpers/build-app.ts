@@ -1,17 +1,17 @@
-// buildTestApp(t): the real container and app on a fresh database (a temporary SQLite file, or a
-// fresh PostgreSQL schema when DATABASE_URL_TEST is set), closed after the test.
+// buildTestApp(t): the real container and app on a database in its first-start state (a temporary SQLite file, or a
+// PostgreSQL schema of its own when DATABASE_URL_TEST is set; see test-db.ts for how they are prepared quickly),
+// closed after the test.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import crypto from 'node:crypto';
 import type { TestContext } from 'node:test';
-import pg from 'pg';
 import pino from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createContainer, type Container, type ContainerOptions } from '../../src/container.ts';
 import { buildApp } from '../../src/app.ts';
 import { makeSeed, type Seed } from './seed.ts';
+import { acquirePgSchema, prepareSqlite, releasePgSchema, rememberPg, rememberSqlite } from './test-db.ts';
 
 export const ROOT_TOKEN = 'glpat-test-root-token-0000000000';
 export const EXTERNAL_URL = 'http://hearth.test';
@@ -35,14 +35,6 @@ export async function buildTestApp(
 ): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-test-'));
   const testUrl = process.env.DATABASE_URL_TEST || null;
-  let pgSchema: string | undefined;
-  if (testUrl) {
-    pgSchema = 't_' + crypto.randomBytes(6).toString('hex');
-    const client = new pg.Client({ connectionString: testUrl });
-    await client.connect();
-    await client.query(`create schema ${pgSchema}`);
-    await client.end();
-  }
   const config = loadConfig(
     {
       DATA_DIR: dataDir,
@@ -53,17 +45,16 @@ export async function buildTestApp(
     },
     { databaseUrl: testUrl, ...overrides },
   );
+  const pgSchema = testUrl ? await acquirePgSchema(testUrl, config) : undefined;
+  if (!testUrl) prepareSqlite(config);
   const c = await createContainer(config, { db: { pgSchema }, log: pino({ level: config.logLevel }), ...opts });
+  if (pgSchema) await rememberPg(testUrl!, config, pgSchema);
+  else rememberSqlite(config, c);
   const app = await buildApp(c);
   t.after(async () => {
     await app.close();
     await c.close();
-    if (pgSchema) {
-      const client = new pg.Client({ connectionString: testUrl! });
-      await client.connect();
-      await client.query(`drop schema ${pgSchema} cascade`);
-      await client.end();
-    }
+    if (pgSchema) await releasePgSchema(testUrl!, config, pgSchema);
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
   return { app, c, seed: makeSeed(c), config, root: { 'private-token': ROOT_TOKEN }, dataDir, pgSchema };
