@@ -245,6 +245,26 @@ export class DeployKeysService {
       .orderBy('id');
   }
 
+  /**
+   * GET /users/:id/project_deploy_keys: the deploy keys of the projects both the actor and `userId` (the
+   * actor alone when it is them) maintain, by id; "403 Forbidden - No common authorized projects found"
+   * when there are none.
+   */
+  async commonQuery(actor: Actor, userId: number) {
+    const MAINTAINER = 40;
+    let projects = this.db
+      .selectFrom('projects')
+      .select('projects.id')
+      .where('projects.id', 'in', this.deps.policy.memberProjectIds(actor.user!.id, MAINTAINER));
+    if (userId !== actor.user!.id) projects = projects.where('projects.id', 'in', this.deps.policy.memberProjectIds(userId, MAINTAINER));
+    if (!(await projects.limit(1).executeTakeFirst())) throw Errors.forbidden('No common authorized projects found');
+    const keyIds = this.db
+      .selectFrom('deploy_keys_projects')
+      .select('deploy_keys_projects.deploy_key_id')
+      .where('deploy_keys_projects.project_id', 'in', projects);
+    return this.db.selectFrom('keys').selectAll().where('type', '=', 'deploy').where('id', 'in', keyIds).orderBy('id');
+  }
+
   // ---- instance-wide (administrators) -----------------------------------------------------
 
   /** GET /deploy_keys: every deploy key (or the public ones), by id. */

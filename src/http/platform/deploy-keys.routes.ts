@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../container.ts';
 import type { NamespaceRow } from '../../db/schema.ts';
+import { isInt32 } from '../../db/sql.ts';
 import { parseKeyExpiry } from '../../domain/keys/key-validation.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
@@ -25,6 +26,7 @@ const config = { api: 'platform' as const, auth: 'user' as const };
 const adminConfig = { api: 'platform' as const, auth: 'admin' as const };
 
 const IdParams = Type.Object({ id: Type.String() });
+const UserParams = Type.Object({ user_id: Type.String() });
 const KeyParams = Type.Object({ id: Type.String(), key_id: Type.Integer() });
 const CreateBody = Type.Object({
   key: Type.String(),
@@ -99,6 +101,25 @@ export function deployKeysRoutes(fastify: FastifyInstance, c: Container): void {
     async (req, reply) => {
       const key = await svc.createPublic(req.actor, { title: req.body.title, key: req.body.key, expires_at: expiry(req.body.expires_at) });
       return reply.code(201).send(toDeployKeyEntity(key));
+    },
+  );
+
+  // GitLab 15.1's list of the deploy keys of the projects the caller and that user both maintain.
+  app.get(
+    '/api/v4/users/:user_id/project_deploy_keys',
+    { config, schema: { tags: TAGS, params: UserParams, querystring: Type.Object(PaginationProps), response: { 200: Type.Array(DeployKeySchema) } } },
+    async (req, reply) => {
+      const idOrName = req.params.user_id;
+      const user = /^\d+$/.test(idOrName) ? (isInt32(Number(idOrName)) ? await c.users.byId(Number(idOrName)) : undefined) : await c.users.byUsername(idOrName);
+      if (!user) throw Errors.notFound('User');
+      const page = await offsetPaginate(
+        c.db.kysely,
+        c.config.externalUrl,
+        { path: req.url.split('?')[0], params: linkParams(req.query, {}), page: req.query.page, per_page: req.query.per_page },
+        await svc.commonQuery(req.actor, user.id),
+      );
+      reply.headers(page.headers);
+      return page.items.map(toDeployKeyEntity);
     },
   );
 

@@ -579,3 +579,34 @@ test('a deleted user leaves the deploy keys they created in place, with no creat
   const list = await app.inject({ method: 'GET', url: keysUrl(project), headers: admin });
   assert.deepEqual(list.json(), [key]);
 });
+
+test('GET /users/:id/project_deploy_keys: the keys of the projects both maintain; none in common is 403', async (t) => {
+  const { app, seed, project, other, maintainer, as } = await setup(t);
+  const colleague = await seed.user({ username: 'colleague' });
+  await seed.member({ project: other }, colleague, 40);
+  await seed.member({ project }, colleague, 30);
+  const a = (await app.inject({ method: 'POST', url: keysUrl(project), headers: as.maintainer, payload: { title: 'A', key: ed25519().text } })).json();
+  const b = (
+    await app.inject({ method: 'POST', url: keysUrl(other), headers: as.maintainer, payload: { title: 'B', key: ed25519().text, can_push: true } })
+  ).json();
+  await app.inject({ method: 'POST', url: `${keysUrl(other)}/${a.id}/enable`, headers: as.maintainer });
+  const { can_push: _a, ...aKey } = a;
+  const { can_push: _b, ...bKey } = b;
+
+  // their own: every project they maintain
+  let res = await app.inject({ method: 'GET', url: `/api/v4/users/${maintainer.id}/project_deploy_keys`, headers: as.maintainer });
+  assert.deepEqual([res.statusCode, res.json()], [200, [aKey, bKey]]);
+  assert.equal(res.headers['x-total'], '2');
+  // with the colleague (a Maintainer of `other` only): the keys of `other`, each once
+  res = await app.inject({ method: 'GET', url: '/api/v4/users/colleague/project_deploy_keys', headers: as.maintainer });
+  assert.deepEqual([res.statusCode, res.json()], [200, [aKey, bKey]]);
+  res = await app.inject({ method: 'GET', url: `/api/v4/users/${maintainer.id}/project_deploy_keys`, headers: (await seed.token(colleague)).headers });
+  assert.deepEqual([res.statusCode, res.json()], [200, [aKey, bKey]]);
+  // nothing in common
+  res = await app.inject({ method: 'GET', url: `/api/v4/users/${maintainer.id}/project_deploy_keys`, headers: as.stranger });
+  assert.deepEqual([res.statusCode, res.json()], [403, { message: '403 Forbidden - No common authorized projects found' }]);
+  res = await app.inject({ method: 'GET', url: '/api/v4/users/nobody-here/project_deploy_keys', headers: as.maintainer });
+  assert.deepEqual([res.statusCode, res.json()], [404, { message: '404 User Not Found' }]);
+  res = await app.inject({ method: 'GET', url: `/api/v4/users/${maintainer.id}/project_deploy_keys` });
+  assert.equal(res.statusCode, 401);
+});
