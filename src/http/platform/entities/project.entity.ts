@@ -15,8 +15,6 @@ export type ProjectShape = 'basic' | 'details' | 'full' | 'with_access';
 
 export interface ProjectViewContext {
   externalUrl: string;
-  /** host for ssh_url_to_repo */
-  sshHost: string;
   isAdmin: boolean;
   users: UserViewContext;
   /** whether a project's repository has no branches and no tags (true when there is no repository) */
@@ -24,7 +22,7 @@ export interface ProjectViewContext {
 }
 
 export function projectViewContext(users: UserViewContext, isAdmin: boolean, isEmptyRepo: (p: ProjectRow) => boolean): ProjectViewContext {
-  return { externalUrl: users.externalUrl, sshHost: new URL(users.externalUrl).hostname, isAdmin, users, isEmptyRepo };
+  return { externalUrl: users.externalUrl, isAdmin, users, isEmptyRepo };
 }
 
 // ---- schemas ---------------------------------------------------------------------------------
