@@ -24,6 +24,8 @@ import { linkParams, PaginationProps } from './schemas/common.ts';
 const TAGS = ['deploy_keys'];
 const config = { api: 'platform' as const, auth: 'user' as const };
 const adminConfig = { api: 'platform' as const, auth: 'admin' as const };
+/** lib/api/users.rb lets read_user tokens read too */
+const usersConfig = { api: 'platform' as const, auth: 'user' as const, scopes: ['read_user'] };
 
 const IdParams = Type.Object({ id: Type.String() });
 const UserParams = Type.Object({ user_id: Type.String() });
@@ -107,7 +109,10 @@ export function deployKeysRoutes(fastify: FastifyInstance, c: Container): void {
   // GitLab 15.1's list of the deploy keys of the projects the caller and that user both maintain.
   app.get(
     '/api/v4/users/:user_id/project_deploy_keys',
-    { config, schema: { tags: TAGS, params: UserParams, querystring: Type.Object(PaginationProps), response: { 200: Type.Array(DeployKeySchema) } } },
+    {
+      config: usersConfig,
+      schema: { tags: TAGS, params: UserParams, querystring: Type.Object(PaginationProps), response: { 200: Type.Array(DeployKeySchema) } },
+    },
     async (req, reply) => {
       const idOrName = req.params.user_id;
       const user = /^\d+$/.test(idOrName) ? (isInt32(Number(idOrName)) ? await c.users.byId(Number(idOrName)) : undefined) : await c.users.byUsername(idOrName);

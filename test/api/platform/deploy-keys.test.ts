@@ -609,4 +609,8 @@ test('GET /users/:id/project_deploy_keys: the keys of the projects both maintain
   assert.deepEqual([res.statusCode, res.json()], [404, { message: '404 User Not Found' }]);
   res = await app.inject({ method: 'GET', url: `/api/v4/users/${maintainer.id}/project_deploy_keys` });
   assert.equal(res.statusCode, 401);
+  // a read_user token reads it too (lib/api/users.rb)
+  const readUser = (await seed.token(maintainer, { scopes: ['read_user'] })).headers;
+  res = await app.inject({ method: 'GET', url: `/api/v4/users/${maintainer.id}/project_deploy_keys`, headers: readUser });
+  assert.deepEqual([res.statusCode, res.json()], [200, [aKey, bKey]]);
 });
