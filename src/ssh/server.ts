@@ -84,6 +84,8 @@ export class GitSshServer {
     this.server = new Server({ hostKeys: opts.hostKeys.map((k) => k.private), ident: IDENT }, (client, info) => this.onConnection(client, info));
     this.server.on('error', (err: Error) => opts.log.warn({ err }, 'ssh server error'));
     this.tcp = net.createServer((socket) => this.onSocket(socket));
+    // connections, authenticated or not, beyond twice the sessions allowed are dropped at once
+    this.tcp.maxConnections = Math.max(64, 2 * opts.maxSessions);
   }
 
   /**
@@ -272,7 +274,7 @@ export class GitSshServer {
 
   /** Writes `stderr`, then exit-status `code`, then closes the channel, after what was written before. */
   private finish(ch: ServerChannel, code: number, stderr?: string): void {
-    if (ch.destroyed || (ch as unknown as { closed?: boolean }).closed) return;
+    if (ch.destroyed || ch.writableEnded || (ch as unknown as { closed?: boolean }).closed) return;
     if (stderr) ch.stderr.write(stderr);
     const done = () => {
       try {
@@ -282,8 +284,10 @@ export class GitSshServer {
         // the client went away meanwhile
       }
     };
-    if (ch.writableLength > 0) ch.once('drain', done);
-    else done();
+    // an empty write's callback comes once everything written before has gone out (the client's window
+    // permitting): the exit status and the close follow the data ('drain' would not come when the
+    // buffer never went over its mark)
+    ch.write(Buffer.alloc(0), done);
   }
 
   private async run(conn: Connection, ch: ServerChannel, line: string, env: Record<string, string>): Promise<void> {
