@@ -202,6 +202,10 @@ test('unknown, expired, signing-only keys are refused at login; a blocked user i
   await insertKey(s.c, signing, { user: owner, usage_type: 'signing' });
   assert.match((await ssh(port, signing.file)).stderr, /Permission denied \(publickey\)/);
 
+  // ECDSA and RSA keys log in too (RSA with rsa-sha2 signatures)
+  const ecdsa = clientKey(scope, 'ecdsa', 256);
+  await insertKey(s.c, ecdsa, { user: owner });
+  assert.deepEqual(await ssh(port, ecdsa.file), { code: 0, stdout: `Welcome to Hearth, @${owner.username}!\n`, stderr: '' });
   // key restrictions of today apply to keys added before: RSA forbidden
   const rsa = clientKey(scope, 'rsa', 2048);
   await insertKey(s.c, rsa, { user: owner });
