@@ -102,7 +102,7 @@ export async function acquirePgSchema(url: string, config: Config): Promise<stri
   const key = templateKey(config);
   const snapshot = key ? pgSnapshots.get(key) : undefined;
   if (snapshot && pgReuse) {
-    while (pgPool.length > 0) {
+    while (pgReuse && pgPool.length > 0) {
       const schema = pgPool.pop()!;
       try {
         await withClient(url, (client) => client.query(resetSql(schema, snapshot)));
