@@ -116,6 +116,8 @@ test('serve: first start creates root, HEARTH_ROOT_TOKEN works, the log never ho
       LOG_LEVEL: 'info',
       DATABASE_URL: '',
       HEARTH_ROOT_TOKEN: 'glpat-cli-serve-token',
+      // the SSH server of serve too, on a port of its own
+      HEARTH_SSH_PORT: String(port + 1),
     },
   });
   let log = '';
@@ -138,4 +140,13 @@ test('serve: first start creates root, HEARTH_ROOT_TOKEN works, the log never ho
   assert.ok(log.includes('initial_root_password'));
   assert.ok(!log.includes(password));
   assert.ok(!log.includes('glpat-cli-serve-token'));
+  // git over SSH from the same process, its host keys made in DATA_DIR/ssh
+  for (let i = 0; i < 300 && !log.includes('git over SSH listening') && exited === null; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.ok(log.includes('git over SSH listening'), log);
+  assert.deepEqual(fs.readdirSync(path.join(dir, 'ssh')).sort(), [
+    'ssh_host_ed25519_key',
+    'ssh_host_ed25519_key.pub',
+    'ssh_host_rsa_key',
+    'ssh_host_rsa_key.pub',
+  ]);
 });

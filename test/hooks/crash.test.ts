@@ -36,6 +36,7 @@ async function startServer(dataDir: string, port: number, worker: boolean, comma
       HEARTH_ROOT_TOKEN: TOKEN,
       HEARTH_IN_PROCESS_WORKER: String(worker),
       HEARTH_WORKER_POLL_MS: '20',
+      HEARTH_SSH_PORT: '0',
       LOG_LEVEL: 'warn',
     },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -47,6 +47,7 @@ async function startServer(t: TestContext, dataDir: string, port: number, databa
       HEARTH_IN_PROCESS_WORKER: 'true',
       HEARTH_WORKER_POLL_MS: '20',
       HEARTH_TEST_FAULT: fault,
+      HEARTH_SSH_PORT: '0',
       LOG_LEVEL: 'warn',
     },
     stdio: ['ignore', 'ignore', 'pipe'],
