@@ -13,10 +13,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import ssh2 from 'ssh2';
 import { gitEnv } from '../src/git/command.ts';
-import { parseSshPublicKey } from '../src/domain/keys/ssh-public-key.ts';
 import { loadHostKeys } from '../src/ssh/host-keys.ts';
 import { startSshServer } from '../src/ssh/server.ts';
 import { buildBigRepo } from './big-repo.ts';
+import { insertKey, sshArgs } from '../test/helpers/ssh.ts';
 import { benchContainer, freshBenchDatabase, publicProject, Report } from './harness.ts';
 
 const run = promisify(execFile);
@@ -39,53 +39,18 @@ try {
 
   const server = await startSshServer(c, loadHostKeys(path.join(dataDir, 'ssh')), 0, '127.0.0.1');
   const port = server.port;
+  const root = await c.db.kysely.selectFrom('users').selectAll().where('id', '=', 1).executeTakeFirstOrThrow();
 
   /** a client key for root, stored as the keys API stores it */
   const keyFor = async (name: string) => {
     const pair = ssh2.utils.generateKeyPairSync('ed25519');
     const file = path.join(work, name);
     fs.writeFileSync(file, pair.private, { mode: 0o600 });
-    const parsed = parseSshPublicKey(pair.public)!;
-    const now = new Date().toISOString();
-    await c.db.kysely
-      .insertInto('keys')
-      .values({
-        type: 'user',
-        user_id: 1,
-        title: name,
-        key: parsed.normalized,
-        key_type: parsed.type,
-        bits: parsed.bits,
-        fingerprint: parsed.md5,
-        fingerprint_sha256: parsed.sha256,
-        usage_type: 'auth_and_signing',
-        created_at: now,
-        updated_at: now,
-      })
-      .execute();
+    await insertKey(c, { file, publicKey: pair.public }, { user: root, title: name });
     return file;
   };
   const keyFile = await keyFor('bench');
-  const sshOpts = (file: string) => [
-    '-F',
-    '/dev/null',
-    '-i',
-    file,
-    '-p',
-    String(port),
-    '-o',
-    'StrictHostKeyChecking=no',
-    '-o',
-    'UserKnownHostsFile=/dev/null',
-    '-o',
-    'IdentitiesOnly=yes',
-    '-o',
-    'BatchMode=yes',
-    '-o',
-    'LogLevel=ERROR',
-    '-o',
-    'IdentityAgent=none',
-  ];
+  const sshOpts = (file: string) => sshArgs(port, file);
   const gitSshEnv = { ...gitEnv(), GIT_SSH_COMMAND: ['ssh', ...sshOpts(keyFile)].join(' ') };
   let n = 0;
   const sshClone = () =>

@@ -7,7 +7,7 @@ import path from 'node:path';
 import ssh2 from 'ssh2';
 import type { Container } from '../../src/container.ts';
 import type { KeyRow, UserRow } from '../../src/db/schema.ts';
-import { parseSshPublicKey } from '../../src/domain/keys/ssh-public-key.ts';
+import { keyColumns, parseSshPublicKey } from '../../src/domain/keys/ssh-public-key.ts';
 import { loadHostKeys, type HostKey } from '../../src/ssh/host-keys.ts';
 import { GitSshServer } from '../../src/ssh/server.ts';
 import type { SshConfig } from '../../src/config.ts';
@@ -67,11 +67,7 @@ export async function insertKey(
       type: attrs.type ?? 'user',
       user_id: attrs.user === undefined ? null : (attrs.user?.id ?? null),
       title: attrs.title ?? 'test key',
-      key: parsed.normalized,
-      key_type: parsed.type,
-      bits: parsed.bits,
-      fingerprint: parsed.md5,
-      fingerprint_sha256: parsed.sha256,
+      ...keyColumns(parsed),
       usage_type: attrs.usage_type ?? 'auth_and_signing',
       expires_at: attrs.expires_at ?? null,
       created_at: now,

@@ -4,6 +4,7 @@
 // admin_project (Maintainer+); a key the caller may enable elsewhere is a public one or one enabled on a
 // project they belong to (User#accessible_deploy_keys). Disabling a private key on its last project
 // deletes it (DeployKeysProject#destroy_orphaned_deploy_key); public keys stay.
+import { keyColumns } from './ssh-public-key.ts';
 import type { Kysely } from 'kysely';
 import type { Database, DeployKeyProjectRow, KeyRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
 import { isInt32, isUniqueViolation } from '../../db/sql.ts';
@@ -363,11 +364,7 @@ export class DeployKeysService {
         type: 'deploy',
         user_id: actor.user?.id ?? null,
         title: check.title,
-        key: p.normalized,
-        key_type: p.type,
-        bits: p.bits,
-        fingerprint: p.md5,
-        fingerprint_sha256: p.sha256,
+        ...keyColumns(p),
         usage_type: 'auth_and_signing',
         public: isPublic ? 1 : 0,
         expires_at: check.expiresAt,

@@ -1,6 +1,7 @@
 // Users' SSH keys (issue 20, helper K): GitLab's Key model — create with validation (a parseable OpenSSH
 // public key, the application settings' key restrictions, a fingerprint nobody uses yet), list, find by
 // id or fingerprint, delete; key_create/key_destroy system hook events.
+import { keyColumns } from './ssh-public-key.ts';
 import type { Kysely, SelectQueryBuilder } from 'kysely';
 import type { Database, DeployKeyProjectRow, KeyRow, UserRow } from '../../db/schema.ts';
 import { isUniqueViolation } from '../../db/sql.ts';
@@ -118,11 +119,7 @@ export class KeysService {
             type: 'user',
             user_id: owner.id,
             title: check.title,
-            key: check.parsed.normalized,
-            key_type: check.parsed.type,
-            bits: check.parsed.bits,
-            fingerprint: check.parsed.md5,
-            fingerprint_sha256: check.parsed.sha256,
+            ...keyColumns(check.parsed),
             usage_type: check.usageType,
             expires_at: check.expiresAt,
             last_used_at: null,

@@ -93,3 +93,8 @@ export function parseSshPublicKey(text: string): SshPublicKey | null {
   const comment = rest.join(' ');
   return { type, technology, bits, blob, comment, normalized: comment ? `${type} ${b64} ${comment}` : `${type} ${b64}`, ...fingerprints(blob) };
 }
+
+/** The columns of a `keys` row that the public key decides. */
+export function keyColumns(p: SshPublicKey): { key: string; key_type: string; bits: number; fingerprint: string; fingerprint_sha256: string } {
+  return { key: p.normalized, key_type: p.type, bits: p.bits, fingerprint: p.md5, fingerprint_sha256: p.sha256 };
+}
