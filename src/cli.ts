@@ -1,4 +1,5 @@
 // The command line: one clear line on error, non-zero exit.
+import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config.ts';
@@ -11,17 +12,7 @@ import { pastExpiryErrors } from './domain/tokens/tokens.service.ts';
 import { availableScopes } from './domain/tokens/scopes.ts';
 import { hostKeyFingerprint, loadHostKeys } from './ssh/host-keys.ts';
 import { startSshServer } from './ssh/server.ts';
-
-const USAGE = `usage: hearth <command>
-  serve                         start the server (default; with the job worker unless HEARTH_IN_PROCESS_WORKER=false)
-  worker                        run the job worker alone (hook deliveries); several may run at once
-  migrate                       apply database migrations
-  runner --url URL --token glrt-… [--once] [--concurrent N] [--builds-dir DIR]
-                                run CI jobs of that server with the shell executor (HEARTH_RUNNER_URL,
-                                HEARTH_RUNNER_TOKEN); --once takes one job, or none, and exits
-  admin create-user --username U --email E --name N [--password P] [--admin]
-  admin create-token --username U --name N [--scopes api,read_api] [--expires-at YYYY-MM-DD]
-  admin reset-password --username U [--password P]`;
+import { BACKUP_USAGE, runBackupCommand } from './backup/cli.ts';
 
 function explain(err: unknown): string {
   if (err instanceof DomainError) {
@@ -34,7 +25,6 @@ function explain(err: unknown): string {
   }
   return err instanceof Error ? err.message : String(err);
 }
-
 async function withContainer<T>(fn: (c: Container) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const c = await createContainer({ ...config, logLevel: config.logLevel === 'info' ? 'warn' : config.logLevel });
@@ -45,70 +35,212 @@ async function withContainer<T>(fn: (c: Container) => Promise<T>): Promise<T> {
   }
 }
 
-/** Returns an exit code, or null when the process should keep running (serve). */
-export async function runCli(argv: string[]): Promise<number | null> {
-  const [cmd = 'serve', sub, ...rest] = argv;
+/** One command of the table: `hearth <name> …`. `run` gets the arguments after the name and returns an
+ * exit code, or null when the process keeps running (serve, worker). Options are parsed by `options()`
+ * (node:util parseArgs, strict): an unknown flag or a stray argument is a usage error (exit 2). */
+export interface Command {
+  name: string;
+  /** Usage lines, `usage: hearth <name> …` first; printed by `hearth <name> --help` and on a usage error. */
+  usage: string;
+  /** One line for `hearth --help`. */
+  summary: string;
+  run(args: string[]): Promise<number | null>;
+}
+
+/** A wrong command line: printed as one line plus the command's usage, exit 2. */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly usage: string,
+  ) {
+    super(message);
+  }
+}
+
+type Options = NonNullable<NonNullable<Parameters<typeof parseArgs>[0]>['options']>;
+
+/** parseArgs in strict mode; its errors become UsageErrors naming the command. */
+export function options<O extends Options>(usage: string, args: string[], opts: O, positionals = 0) {
+  let r: ReturnType<typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: true }>>;
   try {
-    switch (cmd) {
-      case 'serve': {
-        const config = loadConfig();
-        const c = await createContainer(config);
-        // pushes an earlier life of this process (or a node that died) left half done: their events
-        await c.pushes.recover({ scanAll: true });
-        const app = await buildApp(c);
-        await app.listen({ port: config.port, host: config.host });
-        // git over SSH from the same process (HEARTH_SSH_PORT=0: none); host keys made once in DATA_DIR/ssh
-        let sshServer: Awaited<ReturnType<typeof startSshServer>> | null = null;
-        if (config.ssh.port > 0) {
-          const hostKeys = loadHostKeys(path.join(config.dataDir, 'ssh'));
-          sshServer = await startSshServer(c, hostKeys, config.ssh.port, config.ssh.listen);
-          c.log.info({ port: sshServer.port, host: config.ssh.listen, hostKeys: hostKeys.map(hostKeyFingerprint) }, 'git over SSH listening');
-        }
-        c.pushes.startSweeping();
-        if (config.inProcessWorker) c.worker.start();
-        const stop = async () => {
-          await sshServer?.close();
-          await app.close();
-          await c.close();
-          process.exit(0);
-        };
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-        return null;
-      }
-      case 'worker': {
-        const c = await createContainer(loadConfig());
-        c.worker.start();
-        const stop = async () => {
-          await c.close();
-          process.exit(0);
-        };
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-        return null;
-      }
-      case 'migrate': {
-        const config = loadConfig();
-        const db = createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-        const applied = await migrate(db);
-        await db.close();
-        process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
-        return 0;
-      }
-      case 'admin':
-        return await admin(sub, rest);
-      case 'runner':
-        return await runner(argv.slice(1));
-      case 'help':
-      case '--help':
-      case '-h':
-        process.stdout.write(USAGE + '\n');
-        return 0;
-      default:
-        process.stderr.write(`hearth: unknown command "${cmd}"\n${USAGE}\n`);
-        return 2;
+    r = parseArgs({ args, options: opts, strict: true, allowPositionals: true });
+  } catch (e) {
+    const code = (e as { code?: string }).code ?? '';
+    if (!code.startsWith('ERR_PARSE_ARGS')) throw e;
+    const msg = (e as Error).message;
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new UsageError(`unknown option ${/'([^']+)'/.exec(msg)?.[1] ?? msg}`, usage);
+    throw new UsageError(msg.split('\n')[0], usage);
+  }
+  if (r.positionals.length > positionals) throw new UsageError(`unexpected argument "${r.positionals[positionals]}"`, usage);
+  return r;
+}
+
+/** The package's version (package.json, one directory above src/ and dist/). */
+export function version(): string {
+  return (JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
+const serve: Command = {
+  name: 'serve',
+  usage: `usage: hearth serve
+  configured by the environment (PORT, HOST, DATA_DIR, DATABASE_URL, HEARTH_SSH_PORT … see the README)`,
+  summary: 'start the server: APIs, web pages, git over HTTP and SSH, the job worker (unless HEARTH_IN_PROCESS_WORKER=false)',
+  async run(args) {
+    options(serve.usage, args, {});
+    const config = loadConfig();
+    const c = await createContainer(config);
+    // pushes an earlier life of this process (or a node that died) left half done: their events
+    await c.pushes.recover({ scanAll: true });
+    const app = await buildApp(c);
+    await app.listen({ port: config.port, host: config.host });
+    // git over SSH from the same process (HEARTH_SSH_PORT=0: none); host keys made once in DATA_DIR/ssh
+    let sshServer: Awaited<ReturnType<typeof startSshServer>> | null = null;
+    if (config.ssh.port > 0) {
+      const hostKeys = loadHostKeys(path.join(config.dataDir, 'ssh'));
+      sshServer = await startSshServer(c, hostKeys, config.ssh.port, config.ssh.listen);
+      c.log.info({ port: sshServer.port, host: config.ssh.listen, hostKeys: hostKeys.map(hostKeyFingerprint) }, 'git over SSH listening');
     }
+    c.pushes.startSweeping();
+    if (config.inProcessWorker) c.worker.start();
+    onStopSignal(c.log, 'serve', async () => {
+      await Promise.all([sshServer?.close(), app.close()]);
+      await c.close();
+    });
+    return null;
+  },
+};
+
+const worker: Command = {
+  name: 'worker',
+  usage: 'usage: hearth worker',
+  summary: 'run the job worker alone (hook deliveries); several may run at once',
+  async run(args) {
+    options(worker.usage, args, {});
+    const c = await createContainer(loadConfig());
+    c.worker.start();
+    onStopSignal(c.log, 'worker', () => c.close());
+    return null;
+  },
+};
+
+const migrateCmd: Command = {
+  name: 'migrate',
+  usage: 'usage: hearth migrate',
+  summary: 'apply database migrations',
+  async run(args) {
+    options(migrateCmd.usage, args, {});
+    const config = loadConfig();
+    const db = createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    const applied = await migrate(db);
+    await db.close();
+    process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
+    return 0;
+  },
+};
+
+const runnerCmd: Command = {
+  name: 'runner',
+  usage: `usage: hearth runner --url URL --token glrt-… [--once] [--concurrent N] [--builds-dir DIR]
+  runs CI jobs of that server with the shell executor (or HEARTH_RUNNER_URL, HEARTH_RUNNER_TOKEN);
+  --once takes one job, or none, and exits; --concurrent 1 to 64 (default 1)`,
+  summary: 'run CI jobs of a Hearth server with the shell executor',
+  run: (args) => runner(args),
+};
+
+const adminCmd: Command = {
+  name: 'admin',
+  usage: `usage: hearth admin create-user --username U --email E [--name N] [--password P] [--admin]
+       hearth admin create-token --username U --name N [--scopes api,read_api] [--expires-at YYYY-MM-DD]
+       hearth admin reset-password --username U [--password P]`,
+  summary: 'create users and personal access tokens, reset passwords',
+  run: (args) => admin(args[0], args.slice(1)),
+};
+
+const backupCmd: Command = {
+  name: 'backup',
+  usage: BACKUP_USAGE,
+  summary: 'write everything to one archive, or restore one (DATA_DIR, DATABASE_URL name the target)',
+  // src/backup/cli.ts parses its own options (options() above, with BACKUP_USAGE)
+  run: (args) => runBackupCommand(args[0], args.slice(1)),
+};
+
+/** The command table: `hearth <name> …`. */
+export const COMMANDS: Command[] = [serve, worker, migrateCmd, runnerCmd, adminCmd, backupCmd];
+
+function usage(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length), 'help <command>'.length) + 2;
+  return [
+    'usage: hearth <command> [options]',
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
+    `  ${'help <command>'.padEnd(width)}the command's options (or: hearth <command> --help)`,
+    `  ${'--version'.padEnd(width)}print the version`,
+  ].join('\n');
+}
+
+/** SIGTERM/SIGINT: stop taking work, let running requests, git processes and deliveries finish, exit 0;
+ * a second signal exits at once (1). */
+function onStopSignal(log: Container['log'], what: string, stop: () => Promise<unknown>): void {
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      process.stderr.write(`hearth ${what}: ${signal} again, exiting now\n`);
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, `stopping ${what}: draining requests, git processes and the worker`);
+    stop().then(
+      () => process.exit(0),
+      (err) => {
+        log.error({ err }, `stopping ${what} failed`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+}
+
+function isHelp(args: string[]): boolean {
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).some((a) => a === '--help' || a === '-h');
+}
+
+/** Returns an exit code, or null when the process should keep running (serve, worker). */
+export async function runCli(argv: string[]): Promise<number | null> {
+  const [name, ...args] = argv;
+  if (name === undefined) {
+    process.stderr.write(`hearth: a command is required (npm start runs "hearth serve")\n${usage()}\n`);
+    return 2;
+  }
+  if (name === '--version' || name === '-v' || name === 'version') {
+    process.stdout.write(`hearth ${version()}\n`);
+    return 0;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
+    const cmd = COMMANDS.find((c) => c.name === args[0]);
+    if (args[0] !== undefined && !cmd) {
+      process.stderr.write(`hearth: unknown command "${args[0]}"\n${usage()}\n`);
+      return 2;
+    }
+    process.stdout.write(`${cmd ? cmd.usage : usage()}\n`);
+    return 0;
+  }
+  const cmd = COMMANDS.find((c) => c.name === name);
+  if (!cmd) {
+    process.stderr.write(`hearth: unknown ${name.startsWith('-') ? 'option' : 'command'} "${name}"\n${usage()}\n`);
+    return 2;
+  }
+  if (isHelp(args)) {
+    process.stdout.write(`${cmd.usage}\n`);
+    return 0;
+  }
+  try {
+    return await cmd.run(args);
   } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`hearth ${cmd.name}: ${err.message}\n${err.usage}\n`);
+      return 2;
+    }
     process.stderr.write(`hearth: ${explain(err)}\n`);
     return 1;
   }
@@ -116,17 +248,12 @@ export async function runCli(argv: string[]): Promise<number | null> {
 
 /** `hearth runner`: no database, no container; only the server's runner protocol. */
 async function runner(args: string[]): Promise<number> {
-  const { values: v } = parseArgs({
-    args,
-    options: {
-      url: { type: 'string' },
-      token: { type: 'string' },
-      once: { type: 'boolean' },
-      concurrent: { type: 'string' },
-      'builds-dir': { type: 'string' },
-    },
-    strict: true,
-    allowPositionals: false,
+  const { values: v } = options(runnerCmd.usage, args, {
+    url: { type: 'string' },
+    token: { type: 'string' },
+    once: { type: 'boolean' },
+    concurrent: { type: 'string' },
+    'builds-dir': { type: 'string' },
   });
   const url = v.url ?? process.env.HEARTH_RUNNER_URL;
   const token = v.token ?? process.env.HEARTH_RUNNER_TOKEN;
@@ -163,7 +290,10 @@ async function admin(sub: string | undefined, args: string[]): Promise<number> {
     scopes: { type: 'string' },
     'expires-at': { type: 'string' },
   } as const;
-  const { values: v } = parseArgs({ args, options: opts, strict: true, allowPositionals: false });
+  if (sub === undefined || !['create-user', 'create-token', 'reset-password'].includes(sub)) {
+    throw new UsageError(sub === undefined ? 'a subcommand is required' : `unknown subcommand "${sub}"`, adminCmd.usage);
+  }
+  const { values: v } = options(adminCmd.usage, args, opts);
   const need = (k: keyof typeof v) => {
     const val = v[k];
     if (typeof val !== 'string' || !val) throw new Error(`--${k} is required`);

@@ -1,4 +1,4 @@
-// argv → cli: serve | worker | migrate | runner | admin create-user | admin create-token | admin reset-password
+// argv → cli.ts's command table: serve | worker | migrate | runner | admin … | backup … | --version | help
 import { runCli } from './cli.ts';
 
 runCli(process.argv.slice(2)).then(
