@@ -19,6 +19,7 @@ import { requestBodies } from './http/plugins/malformed.ts';
 import { authPlugin } from './http/plugins/auth.ts';
 import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
 import { responseCache } from './http/plugins/response-cache.ts';
+import { metricsPlugin } from './http/plugins/metrics.ts';
 import { metaRoutes } from './http/platform/meta.routes.ts';
 import { usersRoutes } from './http/platform/users.routes.ts';
 import { tokensRoutes } from './http/platform/personal-access-tokens.routes.ts';
@@ -110,6 +111,7 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   });
 
   conventions(app);
+  metricsPlugin(app, c); // GET /-/metrics, request figures, request ids in log lines, slow requests
   app.addHook('onRequest', (req, _reply, done) => {
     if ((req.routeOptions.config as { api?: string } | undefined)?.api === 'translation') {
       const i = req.url.indexOf('?');

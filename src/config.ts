@@ -1,4 +1,5 @@
 // The only reader of process.env. Everything else receives a Config.
+import net from 'node:net';
 import path from 'node:path';
 
 export interface Config {
@@ -45,6 +46,10 @@ export interface Config {
   revision: string;
   /** git over SSH (see src/ssh/): the embedded server and what ssh_url_to_repo advertises */
   ssh: SshConfig;
+  /** HEARTH_METRICS_ALLOW: addresses or CIDR ranges, besides loopback, that may read GET /-/metrics (GitLab's monitoring_whitelist) */
+  metricsAllow: string[];
+  /** HEARTH_SLOW_REQUEST_MS: a request slower than this is logged (warn); 0 = never */
+  slowRequestMs: number;
   /** test only (HEARTH_TEST_FAULT): a push stops for good at that point, so a test can kill -9 there */
   testFault: 'pause-before-ref-update' | 'pause-before-push-events' | null;
 }
@@ -165,6 +170,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     idleTimeoutMs: intVar(env, 'HEARTH_SSH_IDLE_TIMEOUT', 300, 1, 86_400) * 1000,
     authTimeoutMs: intVar(env, 'HEARTH_SSH_LOGIN_GRACE_TIME', 60, 1, 3600) * 1000,
   };
+  const metricsAllow = (env.HEARTH_METRICS_ALLOW || '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+  for (const a of metricsAllow) {
+    const [ip, prefix, more] = a.split('/');
+    const family = net.isIP(ip);
+    if (!family || more !== undefined || (prefix !== undefined && (!/^\d{1,3}$/.test(prefix) || Number(prefix) > (family === 4 ? 32 : 128)))) {
+      throw new ConfigError(`HEARTH_METRICS_ALLOW must be IP addresses or CIDR ranges separated by commas, got "${a}"`);
+    }
+  }
   const logLevel = (env.LOG_LEVEL || 'info').toLowerCase();
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   return {
@@ -194,6 +210,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     version: VERSION,
     revision: REVISION,
     ssh,
+    metricsAllow,
+    slowRequestMs: intVar(env, 'HEARTH_SLOW_REQUEST_MS', 1000, 0, 3_600_000),
     testFault,
     ...overrides,
   };

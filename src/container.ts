@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
+import { BOUND_REQUEST_ID, requestContext } from './lib/request-context.ts';
 import type { Config } from './config.ts';
 import { createDb, type Db, type DbOptions } from './db/connect.ts';
 import { migrate } from './db/migrate.ts';
@@ -375,10 +376,17 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
 
 const SECRET_PARAMS = /([?&](?:private_token|access_token|job_token|token|refresh_token|password)=)[^&]*/gi;
 
-/** The product's logger: secrets in headers and query strings never reach it. */
-export function createLogger(level: string): Logger {
-  return pino({
+/**
+ * The product's logger: secrets in headers and query strings never reach it. A line written while a request is
+ * served carries its id (`reqId`) even when a service writes it through this logger rather than the request's.
+ */
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     level,
+    mixin: (_obj, _level, logger) => {
+      const id = (logger as unknown as Record<symbol, unknown>)[BOUND_REQUEST_ID] ? undefined : requestContext.getStore();
+      return id === undefined ? {} : { reqId: id };
+    },
     redact: ['req.headers.authorization', 'req.headers["private-token"]', 'req.headers["job-token"]', 'req.headers.cookie', 'req.headers.sudo'],
     serializers: {
       req: (req: { method: string; url: string; headers: Record<string, unknown>; ip?: string; id?: string }) => ({
@@ -389,7 +397,8 @@ export function createLogger(level: string): Logger {
         remoteAddress: req.ip,
       }),
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** A secret kept in the database so every node of a cluster shares it. */

@@ -8,6 +8,7 @@ import type { Database } from './schema.ts';
 import { VersionFeed } from './versions.ts';
 import { registerRegexp } from './regexp.ts';
 import { limitedReads, type LimitedReads } from './limited-reads.ts';
+import { observeQuery } from '../metrics/registry.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -22,6 +23,8 @@ export interface Db {
   versionFeed: VersionFeed | null;
   /** reads whose cost a user controls (a search with their regular expression), under a time limit */
   limited: LimitedReads;
+  /** PostgreSQL: the connection pool, for its figures in /-/metrics (null on SQLite) */
+  pool: pg.Pool | null;
   close(): Promise<void>;
 }
 
@@ -49,7 +52,7 @@ export function createDb(opts: DbOptions): Db {
     pool.on('connect', (client) => countWrites(client, localWrites));
     const versionFeed = new VersionFeed(() => new pg.Client(settings));
     void versionFeed.start();
-    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: observeQuery });
     const limited = limitedReads({ dialect: 'postgres', kysely });
     return {
       kysely,
@@ -58,6 +61,7 @@ export function createDb(opts: DbOptions): Db {
       localWrites,
       versionFeed,
       limited,
+      pool,
       close: async () => {
         await limited.close();
         await versionFeed.close();
@@ -74,13 +78,13 @@ export function createDb(opts: DbOptions): Db {
   sqlite.pragma('synchronous = NORMAL');
   registerRegexp(sqlite);
   const localWrites = { count: 0 };
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, localWrites) }) });
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, localWrites) }), log: observeQuery });
   const limited = limitedReads({ dialect: 'sqlite', file });
   const close = async () => {
     await limited.close();
     await kysely.destroy();
   };
-  return { kysely, dialect: 'sqlite', sqlite, localWrites, versionFeed: null, limited, close };
+  return { kysely, dialect: 'sqlite', sqlite, localWrites, versionFeed: null, limited, pool: null, close };
 }
 
 const READ_ONLY = /^\s*select\b/i;

@@ -2,6 +2,7 @@
 // pool, so hot reads (trees, blobs, refs) cost a pipe round trip instead of a process spawn.
 import type { ChildProcess } from 'node:child_process';
 import { spawnGit } from './command.ts';
+import { catFileProcesses } from '../metrics/registry.ts';
 
 export interface GitObject {
   sha: string;
@@ -31,6 +32,7 @@ class CatFileProcess {
     private readonly withContent: boolean,
   ) {
     this.child = spawnGit(['cat-file', withContent ? '--batch' : '--batch-check'], { gitDir, timeoutMs: 24 * 3600_000 });
+    catFileProcesses.inc({ mode: withContent ? 'batch' : 'check' });
     this.child.stdout!.on('data', (b: Buffer) => this.onData(b));
     this.child.stdin!.on('error', () => this.fail(new Error('cat-file stdin closed')));
     this.child.on('close', () => this.fail(new Error('cat-file exited')));
@@ -46,13 +48,19 @@ class CatFileProcess {
   }
 
   close(): void {
-    this.dead = true;
+    this.ended();
     this.child.stdin!.end();
     this.child.kill();
   }
 
-  private fail(e: Error): void {
+  /** dead from now on (counted once) */
+  private ended(): void {
+    if (!this.dead) catFileProcesses.dec({ mode: this.withContent ? 'batch' : 'check' });
     this.dead = true;
+  }
+
+  private fail(e: Error): void {
+    this.ended();
     for (const p of this.queue.splice(0)) p.reject(e);
   }
 

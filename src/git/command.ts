@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { trackGitProcess } from '../metrics/registry.ts';
 
 export class GitError extends Error {
   constructor(
@@ -94,6 +95,7 @@ export function spawnGit(args: string[], opts: SpawnOptions = {}): ChildProcess 
     // the shell names its own pid, then becomes git (exec keeps the pid)
     child = spawn('/bin/sh', ['-c', `${opts.pidEnv}=$$; export ${opts.pidEnv}; exec git "$@"`, 'git', ...argv(args, opts.gitDir)], options);
   } else child = spawn('git', argv(args, opts.gitDir), options);
+  trackGitProcess(args, child);
   const timeout = opts.timeoutMs ?? 600_000;
   const timer = setTimeout(() => child.kill('SIGKILL'), timeout);
   timer.unref();

@@ -21,6 +21,7 @@ import type { SettingsService } from '../settings/settings.service.ts';
 import { pushMatches } from './branch-filter.ts';
 import { systemHookRules, type SystemHooksService } from './system-hooks.service.ts';
 import { backoff, executable, interpolatedUrl, webHookRules } from './web-hooks.service.ts';
+import { hookDeliveries } from '../../metrics/registry.ts';
 
 /** What `POST /hooks/:id` sends (lib/api/system_hooks.rb). */
 export const MOCK_SYSTEM_EVENT = {
@@ -436,6 +437,7 @@ export class HookDeliveries {
 
   private async record(trx: Db['kysely'], d: HookDeliveryRow, o: Outcome, retry: boolean, hook: AnyHook): Promise<void> {
     const now = nowIso();
+    hookDeliveries.inc({ hook_type: isWeb(hook) ? 'web' : 'system', outcome: o.result });
     if (isWeb(hook)) await this.updateFailureState(trx, hook.id, o.result === 'delivered');
     const attempt = d.attempts + 1;
     await trx

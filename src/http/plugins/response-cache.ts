@@ -4,6 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { stamp } from '../../db/versions.ts';
 import { VersionedCache } from '../../lib/versioned-cache.ts';
+import { responseCacheRequests } from '../../metrics/registry.ts';
 
 const CACHED_HEADERS = ['x-per-page', 'x-page', 'x-next-page', 'x-prev-page', 'link', 'x-total', 'x-total-pages'];
 const CREDENTIAL_PARAM = /^(private_token|access_token|job_token|sudo|authenticity_token)=/;
@@ -44,6 +45,7 @@ export function responseCache(app: FastifyInstance): void {
     const key = `${req.routeOptions.url}|${opts.viewer}|${cacheableQuery(req.url)}`;
     const st = stamp(await req.versions(), opts.tables);
     const hit = cache.get(key, st);
+    responseCacheRequests.inc({ route: req.routeOptions.url ?? '', result: hit ? 'hit' : 'miss' });
     if (hit) {
       for (const [k, v] of hit.headers) reply.header(k, v);
       return reply.type('application/json').send(hit.body);

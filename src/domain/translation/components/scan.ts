@@ -15,6 +15,7 @@ import { contentHash, idHash } from '../units/hash.ts';
 import { countWords } from '../units/words.ts';
 import { discover, LanguageLookup, type LanguageRef } from './discovery.ts';
 import type { ComponentVcs, TreeFile } from './vcs.ts';
+import { timedScan } from '../../../metrics/registry.ts';
 
 export const PLURAL_SEPARATOR = '\u001e';
 
@@ -68,7 +69,17 @@ class HashCache {
   }
 }
 
-export async function scanComponent(
+export function scanComponent(
+  db: Kysely<Database>,
+  vcs: ComponentVcs,
+  component: ComponentRow,
+  head: string,
+  opts: { userId: number | null; full?: boolean; trx?: Trx; dir?: string },
+): Promise<ScanResult> {
+  return timedScan(() => scan(db, vcs, component, head, opts));
+}
+
+async function scan(
   db: Kysely<Database>,
   vcs: ComponentVcs,
   component: ComponentRow,
