@@ -230,6 +230,23 @@ async function gitVersion(): Promise<string> {
   }
 }
 
+/** Staging directories of earlier runs whose process is gone (killed): removed. */
+function removeStaleStaging(dir: string): void {
+  for (const name of fs.readdirSync(dir)) {
+    const m = /^\..+\.staging-(\d+)$/.exec(name);
+    if (!m || Number(m[1]) === process.pid) continue;
+    try {
+      process.kill(Number(m[1]), 0);
+      continue; // another backup is running
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EPERM') continue;
+    }
+    fs.rmSync(path.join(dir, name), { recursive: true, force: true });
+    const partial = path.join(dir, name.replace(/^\.(.+)\.staging-\d+$/, '$1.partial'));
+    fs.rmSync(partial, { force: true });
+  }
+}
+
 export async function createBackup(config: Config, opts: CreateOptions = {}): Promise<{ file: string; manifest: Manifest }> {
   const now = new Date();
   const file = path.resolve(opts.output ?? path.join(config.dataDir, 'backups', `${stamp(now)}_${VERSION}_hearth_backup.tar`));
@@ -237,6 +254,7 @@ export async function createBackup(config: Config, opts: CreateOptions = {}): Pr
   fs.mkdirSync(path.dirname(file), { recursive: true });
   if (fs.existsSync(file)) throw new BackupError(`${file} exists; choose another --output`);
   const staging = path.join(path.dirname(file), `.${path.basename(file)}.staging-${process.pid}`);
+  removeStaleStaging(path.dirname(file));
   fs.rmSync(staging, { recursive: true, force: true });
   fs.mkdirSync(staging, { recursive: true });
   ensureGit(config.dataDir);

@@ -15,6 +15,7 @@ import pino from 'pino';
 import * as tar from 'tar';
 import { loadConfig } from '../../src/config.ts';
 import { createContainer } from '../../src/container.ts';
+import { createDb } from '../../src/db/connect.ts';
 import { buildApp } from '../../src/app.ts';
 import { BackupError } from '../../src/backup/create.ts';
 import { restoreBackup } from '../../src/backup/restore.ts';
@@ -261,7 +262,21 @@ test('backup create while a writer pushes, restore into a fresh target, compare 
   );
   assert.equal(fs.existsSync(target3), false);
 
+  // ---- --force: a target with something in it is refused without, restored with it
+  fs.mkdirSync(target3);
+  fs.writeFileSync(path.join(target3, 'stale.txt'), 'x');
+  await assert.rejects(restoreBackup(targetConfig(target3), archive, { db: { pgSchema: schema3 }, out: quiet }), {
+    message: `${target3} is not empty (stale.txt); use --force to replace its contents`,
+  });
+  if (schema3) assert.equal(await tablesIn(schema3), 0);
+  await restoreBackup(targetConfig(target3), archive, { force: true, db: { pgSchema: schema3 }, out: quiet });
+  const db3 = createDb({ databaseUrl: PG_URL, dataDir: target3, pgSchema: schema3 });
+  const users3 = await db3.kysely.selectFrom('users').select('id').orderBy('id').execute();
+  await db3.close();
+  assert.equal(users3.length, manifest.counts.users);
+
   // ---- kill -9 during create: no archive under the final name (once early, once while the archive is written)
+  const killedDirs: string[] = [];
   for (const when of ['first progress line', 'archive being written'] as const) {
     const out = path.join(tmpDir(t), 'killed.tar');
     const child = spawn(process.execPath, [BIN, 'backup', 'create', '--output', out], { env: cliEnv(src), stdio: ['ignore', 'ignore', 'pipe'] });
@@ -274,7 +289,12 @@ test('backup create while a writer pushes, restore into a fresh target, compare 
     child.kill('SIGKILL');
     assert.equal(await exited, 'SIGKILL', `killed at ${when}`);
     assert.equal(fs.existsSync(out), false, `no archive under the final name (${when})`);
+    killedDirs.push(path.dirname(out));
   }
+  // the next create removes what the killed ones left (their staging directories and partial files)
+  const again = await cli(['backup', 'create', '--output', path.join(killedDirs[1], 'killed.tar')], cliEnv(src));
+  assert.equal(again.code, 0, again.stderr);
+  assert.deepEqual(fs.readdirSync(killedDirs[1]), ['killed.tar']);
 });
 
 test('backup command line: usage and refusals', async () => {
