@@ -82,6 +82,11 @@ async function lsRemote(url: string): Promise<string> {
 }
 
 test('backup create while a writer pushes, restore into a fresh target, compare through the API and git', async (t) => {
+  let mark = Date.now();
+  const phase = (name: string) => {
+    t.diagnostic(`${name}: ${Date.now() - mark} ms`);
+    mark = Date.now();
+  };
   const src = await startTestServer(t);
   const root = src.root;
   const post = async (url: string, payload: unknown, status = 201) => {
@@ -120,6 +125,7 @@ test('backup create while a writer pushes, restore into a fresh target, compare 
   fs.mkdirSync(path.dirname(blob), { recursive: true });
   fs.writeFileSync(blob, crypto.randomBytes(24 * 1024 * 1024));
 
+  phase('populate');
   // ---- backup create (the CLI) while a writer pushes to `writer` in a loop
   await runGit(work, ['clone', '-q', cloneUrl(src.base, writer.path_with_namespace, 'root', ROOT_TOKEN), 'writer']);
   const writerDir = path.join(work, 'writer');
@@ -154,6 +160,7 @@ test('backup create while a writer pushes, restore into a fresh target, compare 
   );
   t.diagnostic(`pushes while the backup ran: ${pushesDuring}`);
 
+  phase('backup create');
   // ---- restore into a fresh data directory and database
   const target = path.join(tmpDir(t), 'data');
   const schema = await freshSchema(t);
@@ -174,6 +181,7 @@ test('backup create while a writer pushes, restore into a fresh target, compare 
   const addr = app2.server.address();
   const base2 = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
 
+  phase('restore and start');
   // users (root's token is a restored hash: it still authenticates), the user's token, hooks, settings
   const strip = (list: { username: string; last_activity_on?: unknown }[]) => list.filter((u) => u.username !== 'root');
   assert.deepEqual(strip(await json(app2, '/api/v4/users?per_page=100', root)), strip(await json(src.app, '/api/v4/users?per_page=100', root)));
@@ -222,6 +230,7 @@ test('backup create while a writer pushes, restore into a fresh target, compare 
   await runGit(clone2, ['commit', '-q', '-m', 'After restore']);
   await runGit(clone2, ['push', '-q', 'origin', 'main']);
 
+  phase('compare');
   // ---- a non-empty target is refused without --force, and nothing changes
   const usersBefore = await c2.db.kysely.selectFrom('users').select('id').execute();
   await assert.rejects(restoreBackup(cfg, archive, { db: { pgSchema: schema }, out: quiet }), (e: Error) => {
@@ -275,26 +284,30 @@ test('backup create while a writer pushes, restore into a fresh target, compare 
   await db3.close();
   assert.equal(users3.length, manifest.counts.users);
 
+  phase('refusals and --force');
   // ---- kill -9 during create: no archive under the final name (once early, once while the archive is written)
-  const killedDirs: string[] = [];
-  for (const when of ['first progress line', 'archive being written'] as const) {
-    const out = path.join(tmpDir(t), 'killed.tar');
-    const child = spawn(process.execPath, [BIN, 'backup', 'create', '--output', out], { env: cliEnv(src), stdio: ['ignore', 'ignore', 'pipe'] });
-    const exited = new Promise<string | null>((r) => child.once('exit', (_code, signal) => r(signal)));
-    if (when === 'first progress line') await new Promise((r) => child.stderr.once('data', r));
-    else {
-      child.stderr.resume();
-      while (!fs.existsSync(`${out}.partial`) && child.exitCode === null) await new Promise((r) => setTimeout(r, 1));
-    }
-    child.kill('SIGKILL');
-    assert.equal(await exited, 'SIGKILL', `killed at ${when}`);
-    assert.equal(fs.existsSync(out), false, `no archive under the final name (${when})`);
-    killedDirs.push(path.dirname(out));
-  }
+  // both at once (each waits for the other's fence): the CLI's start is most of the time
+  const killedDirs = await Promise.all(
+    (['first progress line', 'archive being written'] as const).map(async (when) => {
+      const out = path.join(tmpDir(t), 'killed.tar');
+      const child = spawn(process.execPath, [BIN, 'backup', 'create', '--output', out], { env: cliEnv(src), stdio: ['ignore', 'ignore', 'pipe'] });
+      const exited = new Promise<string | null>((r) => child.once('exit', (_code, signal) => r(signal)));
+      if (when === 'first progress line') await new Promise((r) => child.stderr.once('data', r));
+      else {
+        child.stderr.resume();
+        while (!fs.existsSync(`${out}.partial`) && child.exitCode === null) await new Promise((r) => setTimeout(r, 1));
+      }
+      child.kill('SIGKILL');
+      assert.equal(await exited, 'SIGKILL', `killed at ${when}`);
+      assert.equal(fs.existsSync(out), false, `no archive under the final name (${when})`);
+      return path.dirname(out);
+    }),
+  );
   // the next create removes what the killed ones left (their staging directories and partial files)
   const again = await cli(['backup', 'create', '--output', path.join(killedDirs[1], 'killed.tar')], cliEnv(src));
   assert.equal(again.code, 0, again.stderr);
   assert.deepEqual(fs.readdirSync(killedDirs[1]), ['killed.tar']);
+  phase('kill -9 and create again');
 });
 
 test('backup command line: usage and refusals', async () => {
