@@ -59,6 +59,12 @@ before(async () => {
       req.log.info('request line');
       return { ok: true };
     });
+    a.get('/test/fails', async () => {
+      throw new Error('broken on purpose');
+    });
+    a.get('/api/v4/test-fails', { config: { api: 'platform' } }, async () => {
+      throw new Error('broken on purpose');
+    });
     a.get('/test/slow/:n', async (req) => {
       await new Promise((r) => setTimeout(r, Number((req.params as { n: string }).n)));
       return { ok: true };
@@ -259,6 +265,23 @@ describe('logs', () => {
     c.log.info('idle line');
     assert.equal(lines.at(-1)!.msg, 'idle line');
     assert.equal(lines.at(-1)!.reqId, undefined);
+  });
+
+  test('an unhandled error is logged once with its request id; the client sees none of it', async () => {
+    const from = lines.length;
+    const res = await app.inject({ method: 'GET', url: '/test/fails', headers: { 'x-request-id': 'req-metrics-500' } });
+    assert.equal(res.statusCode, 500);
+    assert.match(res.body, /Something went wrong/);
+    assert.doesNotMatch(res.body, /broken on purpose/);
+    const api = await app.inject({ method: 'GET', url: '/api/v4/test-fails', headers: { 'x-request-id': 'req-metrics-500-api' } });
+    assert.equal(api.statusCode, 500);
+    assert.equal(api.body, '{"message":"500 Internal Server Error"}');
+    const logged = raw.slice(from).filter((l) => l.includes('unhandled error'));
+    assert.equal(logged.length, 2);
+    assert.equal(logged[0].split('"reqId":"req-metrics-500"').length, 2, logged[0]);
+    assert.equal(logged[1].split('"reqId":"req-metrics-500-api"').length, 2, logged[1]);
+
+    for (const l of logged) assert.match(l, /broken on purpose/);
   });
 
   test('a request slower than HEARTH_SLOW_REQUEST_MS is logged (warn) without its query string', async () => {

@@ -188,7 +188,7 @@ export function errorHandling(app: FastifyInstance, externalUrl: string, web?: W
       if (status === 415) return send(reply, 415, { message: '415 Unsupported Media Type' });
       return send(reply, status, { error: fe.message });
     }
-    req.log.error({ err, reqId: req.id }, 'unhandled error');
+    req.log.error({ err }, 'unhandled error'); // the request logger carries reqId
     if (api === 'translation') return send(reply, 500, { detail: 'Internal Server Error' });
     return send(reply, 500, { message: '500 Internal Server Error' });
   });

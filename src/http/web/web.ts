@@ -234,7 +234,7 @@ export class Web {
     }
     const status = (err as { statusCode?: number }).statusCode;
     if (status && status >= 400 && status < 500) return this.page(reply, ErrorPage({ ctx: fallback, status, message: (err as Error).message }), status);
-    req.log.error({ err, reqId: req.id }, 'unhandled error');
+    req.log.error({ err }, 'unhandled error'); // the request logger carries reqId
     return this.page(reply, ErrorPage({ ctx: fallback, status: 500 }), 500);
   }
 }
