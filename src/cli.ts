@@ -103,7 +103,8 @@ const serve: Command = {
     c.pushes.startSweeping();
     if (config.inProcessWorker) c.worker.start();
     onStopSignal(c.log, 'serve', async () => {
-      await Promise.all([sshServer?.close(), app.close()]);
+      // running clones and pushes finish (HTTP: Fastify waits for requests in flight; SSH: up to 10 minutes)
+      await Promise.all([sshServer?.close(10 * 60_000), app.close()]);
       await c.close();
     });
     return null;

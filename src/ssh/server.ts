@@ -129,10 +129,12 @@ export class GitSshServer {
     return this.sessions;
   }
 
-  /** Stops accepting connections and closes the open ones. */
-  async close(): Promise<void> {
+  /** Stops accepting connections and closes the open ones; with `graceMs` (serve's SIGTERM), running git
+   * sessions first get that long to finish. */
+  async close(graceMs = 0): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
     const closed = new Promise<void>((resolve) => this.tcp.close(() => resolve()));
+    for (const end = Date.now() + graceMs; this.sessions > 0 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));
     for (const conn of this.connections) conn.client.end();
     // what has not authenticated yet, or does not go away when asked
     const stragglers = setTimeout(() => {

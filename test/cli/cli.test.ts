@@ -150,3 +150,57 @@ test('serve: first start creates root, HEARTH_ROOT_TOKEN works, the log never ho
     'ssh_host_rsa_key.pub',
   ]);
 });
+
+test('the command line: --version, help per command, and usage errors (one line, then the usage, exit 2)', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-cli-usage-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { version: string };
+  const [version, v, help, serveHelp, helpBackup, bare, port, unknown, unknownOpt, stray, adminNone, adminBad, runnerBad] = await Promise.all([
+    hearth(dir, ['--version']),
+    hearth(dir, ['-v']),
+    hearth(dir, ['--help']),
+    hearth(dir, ['serve', '--help']),
+    hearth(dir, ['help', 'backup']),
+    hearth(dir, []),
+    hearth(dir, ['serve', '--port', '1']),
+    hearth(dir, ['frobnicate']),
+    hearth(dir, ['--frob']),
+    hearth(dir, ['migrate', 'now']),
+    hearth(dir, ['admin']),
+    hearth(dir, ['admin', 'delete-everything']),
+    hearth(dir, ['runner', '--url', 'http://x', '--token', 't', '--concurrent']),
+  ]);
+  assert.deepEqual(version, { code: 0, stdout: `hearth ${pkg.version}\n`, stderr: '' });
+  assert.deepEqual(v, version);
+  assert.equal(help.code, 0);
+  assert.equal(help.stderr, '');
+  const listed = help.stdout
+    .split('\n')
+    .slice(1)
+    .map((l) => l.trim().split(/\s+/)[0])
+    .filter(Boolean);
+  assert.deepEqual(listed, ['serve', 'worker', 'migrate', 'runner', 'admin', 'backup', 'help', '--version']);
+  assert.match(serveHelp.stdout, /^usage: hearth serve\n/);
+  assert.equal(serveHelp.code, 0);
+  assert.match(helpBackup.stdout, /^usage: hearth backup create \[--output FILE\]\n\s+hearth backup restore FILE \[--force\]\n/);
+  // a bare `hearth` does not serve: it says what is missing
+  assert.equal(bare.code, 2);
+  assert.equal(bare.stdout, '');
+  assert.equal(bare.stderr, `hearth: a command is required (npm start runs "hearth serve")\n${help.stdout}`);
+  assert.equal(port.code, 2);
+  assert.equal(port.stderr, `hearth serve: unknown option --port\n${serveHelp.stdout}`);
+  assert.equal(unknown.code, 2);
+  assert.equal(unknown.stderr, `hearth: unknown command "frobnicate"\n${help.stdout}`);
+  assert.equal(unknownOpt.code, 2);
+  assert.equal(unknownOpt.stderr, `hearth: unknown option "--frob"\n${help.stdout}`);
+  assert.equal(stray.code, 2);
+  assert.equal(stray.stderr, 'hearth migrate: unexpected argument "now"\nusage: hearth migrate\n');
+  assert.equal(adminNone.code, 2);
+  assert.match(adminNone.stderr, /^hearth admin: a subcommand is required\nusage: hearth admin create-user /);
+  assert.equal(adminBad.code, 2);
+  assert.match(adminBad.stderr, /^hearth admin: unknown subcommand "delete-everything"\nusage: hearth admin create-user /);
+  assert.equal(runnerBad.code, 2);
+  assert.match(runnerBad.stderr, /^hearth runner: Option '--concurrent <value>' argument missing\nusage: hearth runner --url URL /);
+  // nothing was made: no database, no root
+  assert.deepEqual(fs.readdirSync(dir), []);
+});
