@@ -70,6 +70,12 @@ before(async () => {
       return { ok: true };
     });
   });
+  // a job waiting in the outbox for 90 s, there before the first scrape (the outbox figures are reused for 2 s)
+  const old = new Date(Date.now() - 90_000).toISOString();
+  await c.db.kysely
+    .insertInto('jobs')
+    .values({ kind: 'metrics_probe', payload: '{}', state: 'queued', attempts: 0, run_at: old, created_at: old, updated_at: old })
+    .execute();
   cleanup = async () => {
     await app.close();
     await c.close();
@@ -153,12 +159,6 @@ describe('GET /-/metrics', () => {
   });
 
   test('outbox depth and oldest age, hook deliveries by outcome', async () => {
-    const old = new Date(Date.now() - 90_000).toISOString();
-    await c.db.kysely
-      .insertInto('jobs')
-      .values({ kind: 'metrics_probe', payload: '{}', state: 'queued', attempts: 0, run_at: old, created_at: old, updated_at: old })
-      .execute();
-    await new Promise((r) => setTimeout(r, 2100)); // past the scrape cache of the outbox figures
     const sink = await startSink(null);
     try {
       const before = await scrape();
