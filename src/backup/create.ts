@@ -249,6 +249,11 @@ function removeStaleStaging(dir: string): void {
 
 export async function createBackup(config: Config, opts: CreateOptions = {}): Promise<{ file: string; manifest: Manifest }> {
   const now = new Date();
+  const dbOpts: DbOptions = { databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...opts.db };
+  const sqliteFile = dbOpts.sqliteFile ?? path.join(dbOpts.dataDir, 'hearth.sqlite3');
+  if (!dbOpts.databaseUrl && !fs.existsSync(sqliteFile)) {
+    throw new BackupError(`no database at ${sqliteFile}: DATA_DIR is not a Hearth data directory (set DATABASE_URL for PostgreSQL)`);
+  }
   const file = path.resolve(opts.output ?? path.join(config.dataDir, 'backups', `${stamp(now)}_${VERSION}_hearth_backup.tar`));
   const partial = `${file}.partial`;
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -258,10 +263,18 @@ export async function createBackup(config: Config, opts: CreateOptions = {}): Pr
   fs.rmSync(staging, { recursive: true, force: true });
   fs.mkdirSync(staging, { recursive: true });
   ensureGit(config.dataDir);
-  const dbOpts: DbOptions = { databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...opts.db };
   const db = createDb(dbOpts);
   const out = opts.out ?? process.stderr;
   try {
+    const k = db.kysely as Kysely<any>;
+    const migrated = await k
+      .selectFrom('schema_migrations')
+      .select('name')
+      .limit(1)
+      .execute()
+      .then((r) => r.length > 0)
+      .catch(() => false);
+    if (!migrated) throw new BackupError('the database has no Hearth schema (start the server or run hearth migrate once)');
     const repos = findRepositories(config);
     const progress = new Progress('backup create', repos.length + 1, out);
     const started = Date.now();

@@ -17,7 +17,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createContainer } from '../../src/container.ts';
 import { createDb } from '../../src/db/connect.ts';
 import { buildApp } from '../../src/app.ts';
-import { BackupError } from '../../src/backup/create.ts';
+import { BackupError, createBackup } from '../../src/backup/create.ts';
 import { restoreBackup } from '../../src/backup/restore.ts';
 import { runBackupCommand } from '../../src/backup/cli.ts';
 import { EXTERNAL_URL, ROOT_TOKEN, type TestApp } from '../helpers/build-app.ts';
@@ -308,6 +308,14 @@ test('backup create while a writer pushes, restore into a fresh target, compare 
   assert.equal(again.code, 0, again.stderr);
   assert.deepEqual(fs.readdirSync(killedDirs[1]), ['killed.tar']);
   phase('kill -9 and create again');
+});
+
+test('backup create refuses a data directory without a database, and creates nothing', async (t) => {
+  const dir = path.join(tmpDir(t), 'none');
+  await assert.rejects(createBackup(loadConfig({ DATA_DIR: dir }, { databaseUrl: null }), { out: quiet }), {
+    message: `no database at ${dir}/hearth.sqlite3: DATA_DIR is not a Hearth data directory (set DATABASE_URL for PostgreSQL)`,
+  });
+  assert.equal(fs.existsSync(dir), false);
 });
 
 test('backup command line: usage and refusals', async () => {
