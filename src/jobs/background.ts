@@ -1,6 +1,8 @@
 // Background work a service starts in its own process and waits for when it closes: `track` a promise;
 // `kick` drains a round (a function that does what is due and answers how much it did) until it finds
 // nothing, one drain at a time — a kick during a drain makes it go round again.
+import { requestContext } from '../lib/request-context.ts';
+
 export class Background {
   private readonly running = new Set<Promise<unknown>>();
   private draining: Promise<void> | null = null;
@@ -27,7 +29,9 @@ export class Background {
         while ((await this.round()) > 0);
       } while (this.redrain);
     };
-    this.draining = run()
+    // outside the request that kicked it: its log lines do not carry that request's id
+    this.draining = requestContext
+      .exit(run)
       .catch(this.onError)
       .finally(() => {
         this.draining = null;
