@@ -24,10 +24,10 @@ anything changes. Stop the server first.`,
 
 function fail(message: string): number {
   process.stderr.write(`hearth backup: ${message}\n${BACKUP_USAGE}\n`);
-  return 1;
+  return 2;
 }
 
-/** Returns the exit code. */
+/** Returns the exit code: 0, 1 when the backup or restore failed, 2 for a usage error (as src/cli.ts). */
 export async function runBackupCommand(sub: string | undefined, args: string[]): Promise<number> {
   if (sub === undefined) return fail('missing command (create or restore)');
   if (sub === '--help' || sub === '-h' || sub === 'help') {

@@ -1,15 +1,16 @@
 // `hearth backup create`: one tar archive with a consistent snapshot of the database, every repository
 // as a git bundle, the translation mirrors, the local blobs, the SSH host keys and a manifest.
 //
-// Consistency with a running server (any number of processes): while the snapshot and the bundles are
-// taken, a *fence* holds off the database writes of pushes — on SQLite a second connection holds the
+// Consistency with a running server (any number of processes): while the database snapshot is taken
+// and every repository's refs are recorded (one for-each-ref each; the bundles are made afterwards, as
+// of those refs), a *fence* holds off the database writes of pushes — on SQLite a second connection holds the
 // write lock (BEGIN IMMEDIATE; the server's writers wait up to their busy timeout), on PostgreSQL a
 // transaction holds `LOCK TABLE pending_pushes IN SHARE MODE`. A push writes its journal row
 // (pending_pushes, the updates git prepared) before any ref moves and its events in the transaction
 // that deletes that row, after the refs moved (see push-journal.ts). So, for a fence taken at t0:
 // - a push whose events committed before t0 moved its refs before t0: both are in the archive;
 // - a push prepared before t0 whose events were not committed by then is in the snapshot as its journal
-//   row; its refs may or may not be in the bundle — restore hands the row over, and the journal's
+//   row; its refs may or may not be in the recorded refs — restore hands the row over, and the journal's
 //   replay writes the events of exactly the updates visible in the restored repository (wholly in or
 //   wholly out);
 // - a push not prepared at t0 waits at its journal write until the fence goes: nothing of it is in.
@@ -188,22 +189,41 @@ async function snapshotPostgres(db: Db, into: string): Promise<{ migrations: str
     });
 }
 
-async function bundle(repo: RepositoryLocation, into: string): Promise<RepositoryEntry> {
-  const base = `repositories/${repo.storage}/${repo.path}`;
-  const refs = (await git(['for-each-ref', '--format=%(refname)'], { gitDir: repo.dir })).stdout.toString().split('\n').filter(Boolean);
+/** A repository's refs and HEAD as they are now (under the fence: fast, one for-each-ref). */
+interface RefState {
+  repo: RepositoryLocation;
+  refs: string; // "<sha> <ref>\n" lines
+  head: string | null;
+}
+
+async function refState(repo: RepositoryLocation): Promise<RefState> {
+  const refs = (await git(['for-each-ref', '--format=%(objectname) %(refname)'], { gitDir: repo.dir })).stdout.toString();
   const head = await git(['symbolic-ref', '-q', 'HEAD'], { gitDir: repo.dir, okCodes: [0, 1] });
-  const entry: RepositoryEntry = {
-    storage: repo.storage,
-    path: repo.path,
-    head: head.code === 0 ? head.stdout.toString().trim() : null,
-    refs: refs.length,
-    bundle: null,
-    config: null,
-  };
+  return { repo, refs, head: head.code === 0 ? head.stdout.toString().trim() : null };
+}
+
+/**
+ * The bundle of a repository as of its recorded refs (after the fence: pushes may have moved refs since).
+ * It holds every ref now and every recorded tip's objects (a tip a force push left behind is still
+ * there: housekeeping prunes only what was unreachable for 30 minutes); the recorded refs go beside it
+ * (`.refs`), and restore sets exactly those.
+ */
+async function bundle(state: RefState, into: string): Promise<RepositoryEntry> {
+  const { repo } = state;
+  if (!fs.existsSync(repo.dir)) throw new BackupError(`${repo.storage}/${repo.path} disappeared during the backup; run it again`);
+  const base = `repositories/${repo.storage}/${repo.path}`;
+  const lines = state.refs.split('\n').filter(Boolean);
+  const entry: RepositoryEntry = { storage: repo.storage, path: repo.path, head: state.head, refs: lines.length, bundle: null, config: null };
   fs.mkdirSync(path.join(into, path.dirname(base)), { recursive: true });
-  if (refs.length) {
+  if (lines.length) {
     entry.bundle = `${base}.bundle`;
-    await git(['bundle', 'create', '--quiet', path.join(into, entry.bundle), '--all'], { gitDir: repo.dir, timeoutMs: 3_600_000 });
+    const tips = [...new Set(lines.map((l) => l.slice(0, l.indexOf(' '))))].join('\n');
+    await git(['bundle', 'create', '--quiet', path.join(into, entry.bundle), '--all', '--stdin'], {
+      gitDir: repo.dir,
+      input: `${tips}\n`,
+      timeoutMs: 3_600_000,
+    });
+    fs.writeFileSync(path.join(into, `${base}.refs`), state.refs);
   }
   if (fs.existsSync(path.join(repo.dir, 'config'))) {
     entry.config = `${base}.config`;
@@ -278,20 +298,21 @@ export async function createBackup(config: Config, opts: CreateOptions = {}): Pr
     const repos = findRepositories(config);
     const progress = new Progress('backup create', repos.length + 1, out);
     const started = Date.now();
-    const { snap, entries } = await fenced(db, dbOpts, async () => {
+    const { snap, states } = await fenced(db, dbOpts, async () => {
       const snap = db.dialect === 'sqlite' ? await snapshotSqlite(db, staging) : await snapshotPostgres(db, staging);
       progress.tick('database');
       await opts.duringFence?.();
-      const entries: RepositoryEntry[] = [];
-      for (const repo of repos) {
-        if (!fs.existsSync(repo.dir)) continue; // removed since it was listed (its project's row went before the fence)
-        entries.push(await bundle(repo, staging));
-        progress.tick(`${repo.storage}/${repo.path}`);
-      }
-      return { snap, entries };
+      // repositories gone since they were listed belonged to projects whose rows went before the fence
+      const states = await Promise.all(repos.filter((r) => fs.existsSync(r.dir)).map((r) => refState(r)));
+      return { snap, states };
     });
     const fenceSeconds = (Date.now() - started) / 1000;
-    progress.finish(`${entries.length} repositories, writes held off ${fenceSeconds.toFixed(1)} s`);
+    const entries: RepositoryEntry[] = [];
+    for (const state of states) {
+      entries.push(await bundle(state, staging));
+      progress.tick(`${state.repo.storage}/${state.repo.path}`);
+    }
+    progress.finish(`${entries.length} repositories, writes held off ${fenceSeconds.toFixed(2)} s`);
     // blobs and host keys: files written once and never changed in place
     if (config.blobStore.kind === 'local') copyTree(config.blobStore.dir, path.join(staging, 'blobs'));
     else out.write('backup create: blobs are in the S3 bucket; back the bucket up with its own tools\n');

@@ -14,7 +14,7 @@ export interface RepositoryEntry {
   path: string;
   /** HEAD's target ("refs/heads/main") */
   head: string | null;
-  /** number of refs (0: an empty repository, no bundle) */
+  /** number of refs recorded under the fence (0: an empty repository, no bundle); the list is `<bundle without .bundle>.refs` */
   refs: number;
   /** archive member of the bundle, null for an empty repository */
   bundle: string | null;

@@ -174,6 +174,19 @@ async function restoreRepository(dir: string, staging: string, r: Manifest['repo
   if (r.bundle) {
     await git(['fetch', '--quiet', '--no-write-fetch-head', path.join(staging, r.bundle), 'refs/*:refs/*'], { gitDir: dir, timeoutMs: 3_600_000 });
   }
+  if (r.bundle) {
+    // exactly the refs recorded under the fence (the bundle may also hold newer ones)
+    const recorded = new Map(
+      fs
+        .readFileSync(path.join(staging, `${r.bundle.slice(0, -'.bundle'.length)}.refs`), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => [l.slice(l.indexOf(' ') + 1), l.slice(0, l.indexOf(' '))] as const),
+    );
+    const now = (await git(['for-each-ref', '--format=%(refname)'], { gitDir: dir })).stdout.toString().split('\n').filter(Boolean);
+    const script = [...now.filter((ref) => !recorded.has(ref)).map((ref) => `delete ${ref}`), ...[...recorded].map(([ref, sha]) => `update ${ref} ${sha}`)];
+    await git(['update-ref', '--stdin'], { gitDir: dir, input: `${script.join('\n')}\n` });
+  }
   if (r.config) fs.copyFileSync(path.join(staging, r.config), path.join(dir, 'config'));
   if (r.head) await git(['symbolic-ref', 'HEAD', r.head], { gitDir: dir });
 }

@@ -323,11 +323,11 @@ test('backup command line: usage and refusals', async () => {
   const write = process.stderr.write.bind(process.stderr);
   process.stderr.write = ((s: string) => err.push(String(s)) > 0) as typeof process.stderr.write;
   try {
-    assert.equal(await runBackupCommand(undefined, []), 1);
-    assert.equal(await runBackupCommand('dump', []), 1);
-    assert.equal(await runBackupCommand('create', ['--out', 'x']), 1);
-    assert.equal(await runBackupCommand('restore', []), 1);
-    assert.equal(await runBackupCommand('restore', ['a.tar', 'b.tar']), 1);
+    assert.equal(await runBackupCommand(undefined, []), 2);
+    assert.equal(await runBackupCommand('dump', []), 2);
+    assert.equal(await runBackupCommand('create', ['--out', 'x']), 2);
+    assert.equal(await runBackupCommand('restore', []), 2);
+    assert.equal(await runBackupCommand('restore', ['a.tar', 'b.tar']), 2);
   } finally {
     process.stderr.write = write;
   }
