@@ -124,8 +124,10 @@ async function snapshotSqlite(db: Db, into: string): Promise<{ migrations: strin
   const file = path.join(into, 'db', 'hearth.sqlite3');
   fs.mkdirSync(path.dirname(file), { recursive: true });
   await db.sqlite!.backup(file);
-  const snap = new SQLite(file, { readonly: true });
+  // a plain file (the copy keeps the source's WAL mode, whose -wal and -shm files would join the archive)
+  const snap = new SQLite(file);
   try {
+    snap.pragma('journal_mode = DELETE');
     const tables = snap.prepare(`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name`).all() as { name: string }[];
     const counts: Record<string, number> = {};
     for (const { name } of tables) counts[name] = (snap.prepare(`select count(*) as n from "${name}"`).get() as { n: number }).n;

@@ -169,6 +169,10 @@ test('backup create while a writer pushes, restore into a fresh target, compare 
   const manifest = await restoreBackup(cfg, archive, { db: { pgSchema: schema }, out: { write: (s: string) => lines.push(s), isTTY: false } });
   assert.match(lines.join(''), /backup verify: done, \d+\/\d+, every checksum matches/);
   assert.equal(manifest.dialect, PG_URL ? 'postgres' : 'sqlite');
+  assert.deepEqual(
+    Object.keys(manifest.files).filter((m) => m.startsWith('db/') && !m.endsWith('.jsonl')),
+    PG_URL ? ['db/sequences.json'] : ['db/hearth.sqlite3'],
+  );
   assert.ok(manifest.counts.users >= 2 && manifest.counts.projects >= 4, JSON.stringify(manifest.counts));
   const c2 = await createContainer(cfg, { db: { pgSchema: schema }, log: pino({ level: 'silent' }) });
   await c2.pushes.recover({ scanAll: true });
