@@ -40,7 +40,10 @@ async function packageWithoutLoader(dir: string): Promise<void> {
     if (!skip.has(name)) fs.symlinkSync(path.join(ROOT, 'node_modules', name), path.join(nm, name));
   }
   if (distIsCurrent()) {
-    fs.cpSync(path.join(ROOT, 'dist'), path.join(dir, 'dist'), { recursive: true, preserveTimestamps: true });
+    fs.cpSync(path.join(ROOT, 'dist'), path.join(dir, 'dist'), { recursive: true });
+    // the copies' times are not the originals' to the sub-millisecond: dist/ is current for the copy of src/ as it is for src/
+    const built = JSON.parse(fs.readFileSync(path.join(dir, 'dist', 'build.json'), 'utf8'));
+    fs.writeFileSync(path.join(dir, 'dist', 'build.json'), JSON.stringify({ ...built, ...sourceState(path.join(dir, 'src')) }));
   } else {
     await run(process.execPath, [path.join(dir, 'bin', 'build.js')], { cwd: dir });
   }
