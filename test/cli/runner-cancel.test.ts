@@ -114,6 +114,7 @@ test('hearth runner: stops on SIGTERM; refuses a missing token; a wrong token is
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /Checking for jobs\.\.\. forbidden \(check the runner token\)/);
   const usage = await run(['--bogus']).done;
-  assert.equal(usage.code, 1);
-  assert.match(usage.stderr, /Unknown option '--bogus'/);
+  // a usage error: one line naming the option, the command's usage, exit status 2
+  assert.equal(usage.code, 2);
+  assert.match(usage.stderr, /^hearth runner: unknown option --bogus\nusage: hearth runner --url URL/);
 });
