@@ -66,9 +66,11 @@ async function setProjectSettings(p: ProjectRow, changes: Record<string, unknown
 
 test('GET /projects/:id/jobs/:job_id: the whole job record (commit, user, pipeline, runner, runner manager, artifacts)', async () => {
   const { runner } = await seedRunner(ctx.c, { description: 'the runner', contacted_at: new Date().toISOString() });
-  const started = new Date(Date.now() - 90_000).toISOString();
-  const finished = new Date(Date.now() - 30_000).toISOString();
-  const created = new Date(Date.now() - 120_000).toISOString();
+  // one "now" for the three times: the durations between them are whole seconds
+  const now = Date.now();
+  const started = new Date(now - 90_000).toISOString();
+  const finished = new Date(now - 30_000).toISOString();
+  const created = new Date(now - 120_000).toISOString();
   const { pipeline, jobs } = await seedPipeline(ctx.c, project, { sha, user_id: users.developer.id, created_at: created }, [
     {
       name: 'build',
