@@ -8,6 +8,8 @@ import path from 'node:path';
 
 const LONGEST_FIRST = [
   'test/api/fuzz.test.ts',
+  'test/backup/backup.test.ts',
+  'test/ssh/git-ssh.test.ts',
   'test/api/platform/import-export-tree.test.ts',
   'test/cli/cli.test.ts',
   'test/api/platform/merge-requests-merge.test.ts',
@@ -25,6 +27,8 @@ const LONGEST_FIRST = [
   'test/api/platform/merge-requests-list.test.ts',
   'test/web/settings.test.ts',
   'test/cli/runner-cancel.test.ts',
+  'test/cli/compiled.test.ts',
+  'test/clients/prometheus.test.ts',
   'test/web/translation-pages.test.ts',
   'test/git/smart-http.test.ts',
   'test/hooks/push-crash.test.ts',
