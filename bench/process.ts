@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { groupRow, userRow } from '../test/helpers/rows.ts';
+import { groupRow, projectRow, userRow } from '../test/helpers/rows.ts';
 import { nowIso } from '../src/lib/time.ts';
 import { benchContainer, freshBenchDatabase, ROOT_TOKEN } from './harness.ts';
 import { sourceState } from '../bin/source-state.js';
@@ -47,22 +47,14 @@ for (let i = 0; i < PROJECTS; i += 500) {
   await k
     .insertInto('projects')
     .values(
-      Array.from({ length: Math.min(500, PROJECTS - i) }, (_, j) => ({
-        namespace_id: ns.id,
-        creator_id: 1,
-        name: `Project ${i + j}`,
-        path: `project-${i + j}`,
-        description: `Bench project number ${i + j}`,
-        visibility: 'public',
-        default_branch: 'main',
-        archived: 0,
-        repository_storage: 'default',
-        topics: '[]',
-        settings: '{}',
-        created_at: now,
-        updated_at: now,
-        last_activity_at: now,
-      })),
+      Array.from({ length: Math.min(500, PROJECTS - i) }, (_, j) =>
+        projectRow(
+          ns.id,
+          `project-${i + j}`,
+          { creator_id: 1, name: `Project ${i + j}`, description: `Bench project number ${i + j}`, visibility: 'public' },
+          now,
+        ),
+      ),
     )
     .execute();
 }
