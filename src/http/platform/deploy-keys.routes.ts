@@ -17,8 +17,8 @@ import {
   DeployKeyWithProjectsSchema,
   toDeployKeyEntity,
   toDeployKeysProjectEntity,
-  toProjectIdentity,
 } from './entities/deploy-key.entity.ts';
+import { toProjectIdentity } from './entities/job.entity.ts';
 import { linkParams, PaginationProps } from './schemas/common.ts';
 
 const TAGS = ['deploy_keys'];

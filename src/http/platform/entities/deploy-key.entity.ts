@@ -2,7 +2,7 @@
 // administrators' list adds the projects it may write to and those it may only read) and
 // API::Entities::DeployKeysProject (the key merged with the link's can_push).
 import { Type, type Static } from 'typebox';
-import type { KeyRow, NamespaceRow, ProjectRow } from '../../../db/schema.ts';
+import type { KeyRow } from '../../../db/schema.ts';
 import { NullableString } from '../schemas/common.ts';
 import { ProjectIdentitySchema } from './job.entity.ts';
 
@@ -32,8 +32,6 @@ export type DeployKeyWithProjectsEntity = Static<typeof DeployKeyWithProjectsSch
 export const DeployKeysProjectSchema = Type.Object({ ...DeployKeyProps, can_push: Type.Boolean() });
 export type DeployKeysProjectEntity = Static<typeof DeployKeysProjectSchema>;
 
-export type ProjectIdentity = Static<typeof ProjectIdentitySchema>;
-
 export function toDeployKeyEntity(k: KeyRow): DeployKeyEntity {
   return {
     id: k.id,
@@ -50,17 +48,4 @@ export function toDeployKeyEntity(k: KeyRow): DeployKeyEntity {
 
 export function toDeployKeysProjectEntity(k: KeyRow, canPush: number | boolean): DeployKeysProjectEntity {
   return { ...toDeployKeyEntity(k), can_push: Boolean(canPush) };
-}
-
-/** API::Entities::ProjectIdentity; `namespaceFullName` is the namespace's full name ("Group / Sub", or the owner's name). */
-export function toProjectIdentity(project: ProjectRow, namespace: NamespaceRow, namespaceFullName: string): ProjectIdentity {
-  return {
-    id: project.id,
-    description: project.description,
-    name: project.name,
-    name_with_namespace: `${namespaceFullName} / ${project.name}`,
-    path: project.path,
-    path_with_namespace: `${namespace.full_path}/${project.path}`,
-    created_at: project.created_at,
-  };
 }

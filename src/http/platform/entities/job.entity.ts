@@ -53,6 +53,20 @@ export const ProjectIdentitySchema = Type.Object({
   path_with_namespace: Type.String(),
   created_at: Type.String(),
 });
+export type ProjectIdentity = Static<typeof ProjectIdentitySchema>;
+
+/** API::Entities::ProjectIdentity; `namespaceFullName` is the namespace's full name ("Group / Sub", or the owner's name). */
+export function toProjectIdentity(project: ProjectRow, namespace: NamespaceRow, namespaceFullName: string): ProjectIdentity {
+  return {
+    id: project.id,
+    description: project.description,
+    name: project.name,
+    name_with_namespace: `${namespaceFullName} / ${project.name}`,
+    path: project.path,
+    path_with_namespace: `${namespace.full_path}/${project.path}`,
+    created_at: project.created_at,
+  };
+}
 
 // The job's user: Entities::User (the profile fields only when the profile is readable).
 const JobUserSchema = Type.Unsafe<Record<string, unknown> | null>({
@@ -272,15 +286,7 @@ export function toJobBasicWithProject(job: CiBuildRow, views: JobViews): JobBasi
   const p = views.projects.get(job.project_id)!;
   return {
     ...basic(job, views),
-    project: {
-      id: p.project.id,
-      description: p.project.description,
-      name: p.project.name,
-      name_with_namespace: `${views.namespaceNames.get(p.namespace.id) ?? p.namespace.name} / ${p.project.name}`,
-      path: p.project.path,
-      path_with_namespace: `${p.namespace.full_path}/${p.project.path}`,
-      created_at: p.project.created_at,
-    },
+    project: toProjectIdentity(p.project, p.namespace, views.namespaceNames.get(p.namespace.id) ?? p.namespace.name),
   };
 }
 

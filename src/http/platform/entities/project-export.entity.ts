@@ -3,27 +3,15 @@
 import { Type } from 'typebox';
 import type { NamespaceRow, ProjectRow } from '../../../db/schema.ts';
 import type { ExportStatus } from '../../../domain/import-export/export/export.service.ts';
+import { ProjectIdentitySchema, toProjectIdentity, type ProjectIdentity } from './job.entity.ts';
 
 export const ProjectExportStatusSchema = Type.Object({
-  id: Type.Integer(),
-  description: Type.Unsafe<string | null>({ type: ['string', 'null'] }),
-  name: Type.String(),
-  name_with_namespace: Type.String(),
-  path: Type.String(),
-  path_with_namespace: Type.String(),
-  created_at: Type.String(),
+  ...ProjectIdentitySchema.properties,
   export_status: Type.String(),
   _links: Type.Optional(Type.Object({ api_url: Type.String(), web_url: Type.String() })),
 });
 
-export interface ProjectExportStatusEntity {
-  id: number;
-  description: string | null;
-  name: string;
-  name_with_namespace: string;
-  path: string;
-  path_with_namespace: string;
-  created_at: string;
+export interface ProjectExportStatusEntity extends ProjectIdentity {
   export_status: ExportStatus;
   _links?: { api_url: string; web_url: string };
 }
@@ -38,13 +26,7 @@ export function toProjectExportStatus(
 ): ProjectExportStatusEntity {
   const fullPath = `${namespace.full_path}/${project.path}`;
   return {
-    id: project.id,
-    description: project.description,
-    name: project.name,
-    name_with_namespace: `${namespaceFullName} / ${project.name}`,
-    path: project.path,
-    path_with_namespace: fullPath,
-    created_at: project.created_at,
+    ...toProjectIdentity(project, namespace, namespaceFullName),
     export_status: status,
     ...(status === 'finished'
       ? { _links: { api_url: `${externalUrl}/api/v4/projects/${project.id}/export/download`, web_url: `${externalUrl}/${fullPath}/download_export` } }

@@ -13,6 +13,7 @@ import type { FailedRelation } from '../../../domain/import-export/archive/layou
 import { Errors } from '../../../lib/errors.ts';
 import { NullableString } from '../schemas/common.ts';
 import { readUpload, type SpooledUpload } from './upload.ts';
+import { ProjectIdentitySchema, toProjectIdentity } from '../entities/job.entity.ts';
 
 const TAGS = ['project_import'];
 
@@ -28,13 +29,7 @@ const FailedRelationSchema = Type.Object({
 
 /** Entities::ProjectImportStatus (ProjectIdentity + the import state). */
 export const ProjectImportSchema = Type.Object({
-  id: Type.Integer(),
-  description: NullableString,
-  name: Type.String(),
-  name_with_namespace: Type.String(),
-  path: Type.String(),
-  path_with_namespace: Type.String(),
-  created_at: Type.String(),
+  ...ProjectIdentitySchema.properties,
   import_status: Type.String(),
   import_type: NullableString,
   correlation_id: NullableString,
@@ -53,13 +48,7 @@ export function toProjectImport(st: ImportState) {
   const failed = st.state ? (JSON.parse(st.state.failed_relations) as FailedRelation[]) : [];
   const error = st.state?.import_error ?? null;
   return {
-    id: p.id,
-    description: p.description,
-    name: p.name,
-    name_with_namespace: `${st.namespaceFullName ?? st.namespace.name} / ${p.name}`,
-    path: p.path,
-    path_with_namespace: `${st.namespace.full_path}/${p.path}`,
-    created_at: p.created_at,
+    ...toProjectIdentity(p, st.namespace, st.namespaceFullName ?? st.namespace.name),
     import_status: st.state?.status ?? 'none',
     import_type: st.state?.import_type ?? null,
     correlation_id: st.state?.correlation_id ?? null,
