@@ -67,6 +67,8 @@ async function cachedRead(key: string, rev: string, load: () => Promise<GitObjec
 }
 
 const REFS_STAMP = 'hearth-refs-stamp';
+/** how long isEmptySync() trusts its last look at the disk */
+const EMPTY_ANSWER_MS = 1000;
 
 export class Repository {
   private refsCache: { stamp: string; refs: Ref[]; byShort: Map<string, Ref> } | null = null;
@@ -74,6 +76,7 @@ export class Repository {
   private seen = false;
   private stampCheckedAt = -Infinity;
   private memo: { stamp: string; values: Map<string, Promise<unknown>> } = { stamp: '', values: new Map() };
+  private emptyCache: { at: number; empty: boolean } | null = null;
 
   constructor(
     readonly gitDir: string,
@@ -143,14 +146,16 @@ export class Repository {
 
   // ---- refs ----------------------------------------------------------------------------------
 
+  private stampFile = '';
   private stampPath(): string {
-    return path.join(this.gitDir, REFS_STAMP);
+    return (this.stampFile ||= path.join(this.gitDir, REFS_STAMP));
   }
 
   /** Marks the refs as changed (after a push or any ref update), for every process sharing the disk. */
   touchRefs(): void {
     fs.writeFileSync(this.stampPath(), String(process.hrtime.bigint()));
     this.stampCheckedAt = -Infinity;
+    this.emptyCache = null;
   }
 
   /** A token that changes whenever the refs change (for caches of responses made from refs). */
@@ -168,12 +173,8 @@ export class Repository {
   }
 
   private readRefsStamp(): string {
-    try {
-      const st = fs.statSync(this.stampPath(), { bigint: true });
-      return `${st.mtimeNs}:${st.size}:${st.ino}`;
-    } catch {
-      return 'none';
-    }
+    const st = fs.statSync(this.stampPath(), { bigint: true, throwIfNoEntry: false });
+    return st ? `${st.mtimeNs}:${st.size}:${st.ino}` : 'none';
   }
 
   /** Branches and tags, sorted by name; cached until touchRefs(). */
@@ -245,8 +246,20 @@ export class Repository {
     return r?.kind === 'tag' ? r : undefined;
   }
 
-  /** No branch and no tag, read from disk without git (for project lists); true without a repository. */
+  /**
+   * No branch and no tag, read from disk without git (for project lists); true without a repository.
+   * The answer is kept for a second (touchRefs() drops it at once), as GitLab caches `empty_repo?`: a
+   * page of projects costs no system call, and a change no process here made shows within a second.
+   */
   isEmptySync(): boolean {
+    const now = performance.now();
+    if (this.emptyCache && now - this.emptyCache.at < EMPTY_ANSWER_MS) return this.emptyCache.empty;
+    const empty = this.scanEmpty();
+    this.emptyCache = { at: now, empty };
+    return empty;
+  }
+
+  private scanEmpty(): boolean {
     const hasLoose = (dir: string): boolean => {
       let names: string[];
       try {
