@@ -162,20 +162,26 @@ const scenarios = [
 
 // autocannon in this thread, as the floor's: the figures of the Foundation and Projects sections
 const { app, listScenario } = await serve(c);
-// BENCH_PROFILE=<n>: only scenario n's cache-miss path, 300 times, its CPU profile in BENCH_PROFILE_OUT
+// BENCH_PROFILE=<n>: only scenario n's cache-miss path, 300 times in-process (with BENCH_PROFILE_OUT, its CPU
+// profile there; BENCH_EXPLAIN: a statement to time and explain afterwards)
 if (process.env.BENCH_PROFILE) {
   const s = scenarios[Number(process.env.BENCH_PROFILE)];
   const session = new inspector.Session();
   session.connect();
   const post = (method: string) => new Promise<any>((resolve, reject) => session.post(method, (err, res) => (err ? reject(err) : resolve(res))));
   for (let r = 0; r < 50; r++) await app.inject({ method: 'GET', url: `${s.url}&warm=${r}`, headers: { 'private-token': s.token } });
-  await post('Profiler.enable');
-  await post('Profiler.start');
+  const profiling = !!process.env.BENCH_PROFILE_OUT;
+  if (profiling) {
+    await post('Profiler.enable');
+    await post('Profiler.start');
+  }
   const sqlTime = async () => (await dbQueryDuration.get()).values.filter((v) => v.metricName?.endsWith('_sum') || v.metricName?.endsWith('_count'));
   const before = await sqlTime();
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   for (let r = 0; r < 300; r++) await app.inject({ method: 'GET', url: `${s.url}&profile=${r}`, headers: { 'private-token': s.token } });
-  console.log(`${s.name}: ${((performance.now() - t0) / 300).toFixed(2)} ms per request`);
+  const cpu = process.cpuUsage(cpu0);
+  console.log(`${s.name}: ${((performance.now() - t0) / 300).toFixed(2)} ms per request, CPU ${((cpu.user + cpu.system) / 300 / 1000).toFixed(2)} ms`);
   for (const v of await sqlTime()) {
     const b = before.find((x) => x.metricName === v.metricName && JSON.stringify(x.labels) === JSON.stringify(v.labels));
     console.log(v.metricName, JSON.stringify(v.labels), ((v.value - (b?.value ?? 0)) / 300).toFixed(4), 'per request');

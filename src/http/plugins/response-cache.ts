@@ -6,6 +6,8 @@ import { stamp } from '../../db/versions.ts';
 import { VersionedCache } from '../../lib/versioned-cache.ts';
 import { responseCacheRequests } from '../../metrics/registry.ts';
 
+/** the response cache's bodies together (an entry of more than an eighth of it is not kept) */
+const RESPONSE_CACHE_BYTES = 64 * 1024 * 1024;
 const CACHED_HEADERS = ['x-per-page', 'x-page', 'x-next-page', 'x-prev-page', 'link', 'x-total', 'x-total-pages'];
 const CREDENTIAL_PARAM = /^(private_token|access_token|job_token|sudo|authenticity_token)=/;
 
@@ -39,7 +41,8 @@ declare module 'fastify' {
 
 export function responseCache(app: FastifyInstance): void {
   // Bodies are kept as Buffers: Node would otherwise encode the same string to UTF-8 on every response.
-  const cache = new VersionedCache<{ body: Buffer; headers: [string, string][] }>(2000, 5000);
+  // At most RESPONSE_CACHE_BYTES of them: requests with ever new query strings only evict older entries.
+  const cache = new VersionedCache<{ body: Buffer; headers: [string, string][] }>(2000, 5000, { size: (e) => e.body.length, maxSize: RESPONSE_CACHE_BYTES });
   app.decorate('cachedResponse', async (req: FastifyRequest, reply: FastifyReply, opts: CacheOptions, compute: () => Promise<unknown>) => {
     // Sudo changes who the viewer is; the viewer string already says who it is.
     const key = `${req.routeOptions.url}|${opts.viewer}|${cacheableQuery(req.url)}`;

@@ -217,6 +217,50 @@ function descriptionHtml(description: string | null): string {
   return `<p dir="auto">${escapeHtml(description).replace(/\r?\n/g, '<br>')}</p>`;
 }
 
+// The settings a project entity copies as they are, in the entity's order.
+const CI_SETTINGS_1 = [
+  'ci_default_git_depth',
+  'ci_delete_pipelines_in_seconds',
+  'ci_forward_deployment_enabled',
+  'ci_forward_deployment_rollback_allowed',
+] as const;
+const CI_SETTINGS_2 = [
+  'ci_separated_caches',
+  'ci_allow_fork_pipelines_to_run_in_parent_project',
+  'ci_id_token_sub_claim_components',
+  'build_git_strategy',
+  'keep_latest_artifact',
+  'restrict_user_defined_variables',
+  'ci_pipeline_variables_minimum_override_role',
+] as const;
+const CI_SETTINGS_3 = [
+  'group_runners_enabled',
+  'auto_cancel_pending_pipelines',
+  'build_timeout',
+  'auto_devops_enabled',
+  'auto_devops_deploy_strategy',
+  'ci_push_repository_for_job_token_allowed',
+] as const;
+const MERGE_SETTINGS = [
+  'only_allow_merge_if_pipeline_succeeds',
+  'allow_merge_on_skipped_pipeline',
+  'request_access_enabled',
+  'only_allow_merge_if_all_discussions_are_resolved',
+  'remove_source_branch_after_merge',
+  'printing_merge_request_link_enabled',
+  'merge_method',
+  'squash_option',
+  'enforce_auth_checks_on_uploads',
+  'suggestion_commit_message',
+  'merge_commit_template',
+  'squash_commit_template',
+  'issue_branch_template',
+  'warn_about_potentially_unwanted_characters',
+  'autoclose_referenced_issues',
+  'max_artifacts_size',
+] as const;
+const FEATURE_ACCESS_LEVELS = (Object.keys(FEATURES) as Feature[]).filter((f) => f !== 'package_registry').map((f) => `${f}_access_level` as const);
+
 export function toProject(view: ProjectView, shape: ProjectShape, ctx: ProjectViewContext): ProjectEntity {
   const { project: p, access } = view;
   const fullPath = `${view.namespace.full_path}/${p.path}`;
@@ -283,9 +327,7 @@ export function toProject(view: ProjectView, shape: ProjectShape, ctx: ProjectVi
   if (ctx.isAdmin || access.level >= 20) out.service_desk_address = null;
   // create_merge_request_in: members who may read merge requests, while the project takes them.
   out.can_create_merge_request_in = (ctx.isAdmin || access.level >= 10) && access.abilities.has('read_merge_request') && p.archived === 0 && mergeRequests;
-  for (const f of Object.keys(FEATURES) as Feature[]) {
-    if (f !== 'package_registry') out[`${f}_access_level`] = s[`${f}_access_level`];
-  }
+  for (const k of FEATURE_ACCESS_LEVELS) out[k] = s[k];
   out.emails_disabled = !s.emails_enabled;
   out.emails_enabled = s.emails_enabled;
   out.shared_runners_enabled = s.shared_runners_enabled;
@@ -302,52 +344,16 @@ export function toProject(view: ProjectView, shape: ProjectShape, ctx: ProjectVi
   out.description_html = descriptionHtml(p.description);
   out.updated_at = p.updated_at;
   if (adminProject) {
-    for (const k of ['ci_default_git_depth', 'ci_delete_pipelines_in_seconds', 'ci_forward_deployment_enabled', 'ci_forward_deployment_rollback_allowed'])
-      out[k] = s[k];
+    for (const k of CI_SETTINGS_1) out[k] = s[k];
     out.ci_job_token_scope_enabled = false;
-    for (const k of [
-      'ci_separated_caches',
-      'ci_allow_fork_pipelines_to_run_in_parent_project',
-      'ci_id_token_sub_claim_components',
-      'build_git_strategy',
-      'keep_latest_artifact',
-      'restrict_user_defined_variables',
-      'ci_pipeline_variables_minimum_override_role',
-    ])
-      out[k] = s[k];
+    for (const k of CI_SETTINGS_2) out[k] = s[k];
     out.runner_token_expiration_interval = null;
-    for (const k of [
-      'group_runners_enabled',
-      'auto_cancel_pending_pipelines',
-      'build_timeout',
-      'auto_devops_enabled',
-      'auto_devops_deploy_strategy',
-      'ci_push_repository_for_job_token_allowed',
-    ])
-      out[k] = s[k];
+    for (const k of CI_SETTINGS_3) out[k] = s[k];
   }
   if (readCode) out.ci_config_path = s.ci_config_path;
   out.public_jobs = s.public_jobs;
   out.shared_with_groups = [];
-  for (const k of [
-    'only_allow_merge_if_pipeline_succeeds',
-    'allow_merge_on_skipped_pipeline',
-    'request_access_enabled',
-    'only_allow_merge_if_all_discussions_are_resolved',
-    'remove_source_branch_after_merge',
-    'printing_merge_request_link_enabled',
-    'merge_method',
-    'squash_option',
-    'enforce_auth_checks_on_uploads',
-    'suggestion_commit_message',
-    'merge_commit_template',
-    'squash_commit_template',
-    'issue_branch_template',
-    'warn_about_potentially_unwanted_characters',
-    'autoclose_referenced_issues',
-    'max_artifacts_size',
-  ])
-    out[k] = s[k];
+  for (const k of MERGE_SETTINGS) out[k] = s[k];
   if (shape === 'with_access') {
     const memberAccess = (level: number | null) => (level === null ? null : { access_level: level, notification_level: NOTIFICATION_GLOBAL });
     out.permissions = {
