@@ -186,15 +186,32 @@ if (process.env.BENCH_PROFILE) {
     const b = before.find((x) => x.metricName === v.metricName && JSON.stringify(x.labels) === JSON.stringify(v.labels));
     console.log(v.metricName, JSON.stringify(v.labels), ((v.value - (b?.value ?? 0)) / 300).toFixed(4), 'per request');
   }
-  const { profile } = await post('Profiler.stop');
+  if (profiling) fs.writeFileSync(process.env.BENCH_PROFILE_OUT!, JSON.stringify((await post('Profiler.stop')).profile));
   if (process.env.BENCH_EXPLAIN) {
     const q = process.env.BENCH_EXPLAIN;
     const t = performance.now();
     for (let r = 0; r < 100; r++) await sql.raw(q).execute(k);
     console.log(`${((performance.now() - t) / 100).toFixed(3)} ms`);
     for (const r of (await sql.raw(`explain query plan ${q}`).execute(k)).rows as any[]) console.log(r.detail);
+    if (c.db.sqlite) {
+      const stmt = c.db.sqlite.prepare(q);
+      const t1 = performance.now();
+      for (let r = 0; r < 100; r++) stmt.all();
+      console.log(`better-sqlite3 alone: ${((performance.now() - t1) / 100).toFixed(3)} ms`);
+      const t2 = performance.now();
+      for (let r = 0; r < 100; r++) stmt.raw(true).all();
+      console.log(`raw arrays: ${((performance.now() - t2) / 100).toFixed(3)} ms`);
+      const cols = stmt.columns().map((x) => x.name);
+      const make = new Function('r', `return {${cols.map((name, i) => `${JSON.stringify(name)}: r[${i}]`).join(', ')}};`) as any;
+      const t3 = performance.now();
+      for (let r = 0; r < 100; r++) stmt.raw(true).all().map(make);
+      console.log(`raw arrays made objects: ${((performance.now() - t3) / 100).toFixed(3)} ms`);
+      stmt.raw(false);
+      const t4 = performance.now();
+      for (let r = 0; r < 100; r++) stmt.all();
+      console.log(`objects again: ${((performance.now() - t4) / 100).toFixed(3)} ms`);
+    }
   }
-  fs.writeFileSync(process.env.BENCH_PROFILE_OUT ?? 'bench.cpuprofile', JSON.stringify(profile));
   process.exit(0);
 }
 const report = new Report();
