@@ -160,68 +160,6 @@ const scenarios = [
   },
 ];
 
-// autocannon in this thread, as the floor's: the figures of the Foundation and Projects sections
-const { app, listScenario } = await serve(c);
-// BENCH_PROFILE=<n>: only scenario n's cache-miss path, 300 times in-process (with BENCH_PROFILE_OUT, its CPU
-// profile there; BENCH_EXPLAIN: a statement to time and explain afterwards)
-if (process.env.BENCH_PROFILE) {
-  const s = scenarios[Number(process.env.BENCH_PROFILE)];
-  const session = new inspector.Session();
-  session.connect();
-  const post = (method: string) => new Promise<any>((resolve, reject) => session.post(method, (err, res) => (err ? reject(err) : resolve(res))));
-  for (let r = 0; r < 50; r++) await app.inject({ method: 'GET', url: `${s.url}&warm=${r}`, headers: { 'private-token': s.token } });
-  const profiling = !!process.env.BENCH_PROFILE_OUT;
-  if (profiling) {
-    await post('Profiler.enable');
-    await post('Profiler.start');
-  }
-  const sqlTime = async () => (await dbQueryDuration.get()).values.filter((v) => v.metricName?.endsWith('_sum') || v.metricName?.endsWith('_count'));
-  const before = await sqlTime();
-  const t0 = performance.now();
-  const cpu0 = process.cpuUsage();
-  for (let r = 0; r < 300; r++) await app.inject({ method: 'GET', url: `${s.url}&profile=${r}`, headers: { 'private-token': s.token } });
-  const cpu = process.cpuUsage(cpu0);
-  console.log(`${s.name}: ${((performance.now() - t0) / 300).toFixed(2)} ms per request, CPU ${((cpu.user + cpu.system) / 300 / 1000).toFixed(2)} ms`);
-  for (const v of await sqlTime()) {
-    const b = before.find((x) => x.metricName === v.metricName && JSON.stringify(x.labels) === JSON.stringify(v.labels));
-    console.log(v.metricName, JSON.stringify(v.labels), ((v.value - (b?.value ?? 0)) / 300).toFixed(4), 'per request');
-  }
-  if (profiling) fs.writeFileSync(process.env.BENCH_PROFILE_OUT!, JSON.stringify((await post('Profiler.stop')).profile));
-  if (process.env.BENCH_EXPLAIN) {
-    const q = process.env.BENCH_EXPLAIN;
-    const t = performance.now();
-    for (let r = 0; r < 100; r++) await sql.raw(q).execute(k);
-    console.log(`${((performance.now() - t) / 100).toFixed(3)} ms`);
-    for (const r of (await sql.raw(`explain query plan ${q}`).execute(k)).rows as any[]) console.log(r.detail);
-    if (c.db.sqlite) {
-      const stmt = c.db.sqlite.prepare(q);
-      const t1 = performance.now();
-      for (let r = 0; r < 100; r++) stmt.all();
-      console.log(`better-sqlite3 alone: ${((performance.now() - t1) / 100).toFixed(3)} ms`);
-      const t2 = performance.now();
-      for (let r = 0; r < 100; r++) stmt.raw(true).all();
-      console.log(`raw arrays: ${((performance.now() - t2) / 100).toFixed(3)} ms`);
-      const cols = stmt.columns().map((x) => x.name);
-      const make = new Function('r', `return {${cols.map((name, i) => `${JSON.stringify(name)}: r[${i}]`).join(', ')}};`) as any;
-      const t3 = performance.now();
-      for (let r = 0; r < 100; r++) stmt.raw(true).all().map(make);
-      console.log(`raw arrays made objects: ${((performance.now() - t3) / 100).toFixed(3)} ms`);
-      stmt.raw(false);
-      const t4 = performance.now();
-      for (let r = 0; r < 100; r++) stmt.all();
-      console.log(`objects again: ${((performance.now() - t4) / 100).toFixed(3)} ms`);
-    }
-  }
-  process.exit(0);
-}
-const report = new Report();
-const line = (x: string) => report.line(x);
-line(
-  `Hearth bench — ${USERS} users, ${TOKENS} tokens, ${PROJECTS} projects in ${GROUPS} groups (memberships of ${PROJECT_USERS} users), ${CONNECTIONS} connections, median of ${ROUNDS} alternating ${DURATION}s rounds, ${c.db.dialect}, node ${process.version}`,
-);
-line('');
-for (const l of listTableHeader(BAR)) line(l);
-let failed = false;
 // The writers change a row of each page: the newest users and tokens come first, and the first top-level
 // group's 100 projects are on both project pages.
 const lastUser = USERS + 1;
@@ -266,6 +204,73 @@ const writers: ((r: number) => Promise<unknown>)[] = [
       .where('id', '=', groupProjects[r % 100])
       .execute(),
 ];
+// autocannon in this thread, as the floor's: the figures of the Foundation and Projects sections
+const { app, listScenario } = await serve(c);
+// BENCH_PROFILE=<n>: only scenario n's cache-miss path, 300 times in-process (with BENCH_PROFILE_OUT, its CPU
+// profile there; BENCH_EXPLAIN: a statement to time and explain afterwards)
+if (process.env.BENCH_PROFILE) {
+  const s = scenarios[Number(process.env.BENCH_PROFILE)];
+  const session = new inspector.Session();
+  session.connect();
+  const post = (method: string) => new Promise<any>((resolve, reject) => session.post(method, (err, res) => (err ? reject(err) : resolve(res))));
+  for (let r = 0; r < 50; r++) await app.inject({ method: 'GET', url: `${s.url}&warm=${r}`, headers: { 'private-token': s.token } });
+  const profiling = !!process.env.BENCH_PROFILE_OUT;
+  if (profiling) {
+    await post('Profiler.enable');
+    await post('Profiler.start');
+  }
+  const sqlTime = async () => (await dbQueryDuration.get()).values.filter((v) => v.metricName?.endsWith('_sum') || v.metricName?.endsWith('_count'));
+  const before = await sqlTime();
+  const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  // BENCH_PROFILE_WRITE: the first read after a write instead (the scenario's writer before each request)
+  const afterWrite = !!process.env.BENCH_PROFILE_WRITE;
+  for (let r = 0; r < 300; r++) {
+    if (afterWrite) await writers[Number(process.env.BENCH_PROFILE)](r);
+    await app.inject({ method: 'GET', url: afterWrite ? s.url : `${s.url}&profile=${r}`, headers: { 'private-token': s.token } });
+  }
+  const cpu = process.cpuUsage(cpu0);
+  console.log(`${s.name}: ${((performance.now() - t0) / 300).toFixed(2)} ms per request, CPU ${((cpu.user + cpu.system) / 300 / 1000).toFixed(2)} ms`);
+  for (const v of await sqlTime()) {
+    const b = before.find((x) => x.metricName === v.metricName && JSON.stringify(x.labels) === JSON.stringify(v.labels));
+    console.log(v.metricName, JSON.stringify(v.labels), ((v.value - (b?.value ?? 0)) / 300).toFixed(4), 'per request');
+  }
+  if (profiling) fs.writeFileSync(process.env.BENCH_PROFILE_OUT!, JSON.stringify((await post('Profiler.stop')).profile));
+  if (process.env.BENCH_EXPLAIN) {
+    const q = process.env.BENCH_EXPLAIN;
+    const t = performance.now();
+    for (let r = 0; r < 100; r++) await sql.raw(q).execute(k);
+    console.log(`${((performance.now() - t) / 100).toFixed(3)} ms`);
+    for (const r of (await sql.raw(`explain query plan ${q}`).execute(k)).rows as any[]) console.log(r.detail);
+    if (c.db.sqlite) {
+      const stmt = c.db.sqlite.prepare(q);
+      const t1 = performance.now();
+      for (let r = 0; r < 100; r++) stmt.all();
+      console.log(`better-sqlite3 alone: ${((performance.now() - t1) / 100).toFixed(3)} ms`);
+      const t2 = performance.now();
+      for (let r = 0; r < 100; r++) stmt.raw(true).all();
+      console.log(`raw arrays: ${((performance.now() - t2) / 100).toFixed(3)} ms`);
+      const cols = stmt.columns().map((x) => x.name);
+      const make = new Function('r', `return {${cols.map((name, i) => `${JSON.stringify(name)}: r[${i}]`).join(', ')}};`) as any;
+      const t3 = performance.now();
+      for (let r = 0; r < 100; r++) stmt.raw(true).all().map(make);
+      console.log(`raw arrays made objects: ${((performance.now() - t3) / 100).toFixed(3)} ms`);
+      stmt.raw(false);
+      const t4 = performance.now();
+      for (let r = 0; r < 100; r++) stmt.all();
+      console.log(`objects again: ${((performance.now() - t4) / 100).toFixed(3)} ms`);
+    }
+  }
+  process.exit(0);
+}
+const report = new Report();
+const line = (x: string) => report.line(x);
+line(
+  `Hearth bench — ${USERS} users, ${TOKENS} tokens, ${PROJECTS} projects in ${GROUPS} groups (memberships of ${PROJECT_USERS} users), ${CONNECTIONS} connections, median of ${ROUNDS} alternating ${DURATION}s rounds, ${c.db.dialect}, node ${process.version}`,
+);
+line('');
+for (const l of listTableHeader(BAR)) line(l);
+let failed = false;
 for (const [i, s] of scenarios.entries()) {
   if (process.env.BENCH_PICK && !s.name.includes(process.env.BENCH_PICK)) continue;
   // the cache-miss bars hold on SQLite; PostgreSQL's figures are reported beside them
