@@ -174,12 +174,12 @@ for (const [i, s] of scenarios.entries()) {
           .updateTable('ci_builds')
           .set({ coverage: r })
           .where('runner_id', '=', busy)
-          .where('id', '=', 1 + r * 100) // a job of the busy runner (jobs go round the first 100 runners)
+          .where('id', '=', 1 + (r % 100) * 100) // a job of the busy runner (jobs go round the first 100 runners)
           .execute()
       : k
           .updateTable('ci_runners')
           .set({ description: `runner ${r} (renamed)` })
-          .where('id', '=', runners[r].id)
+          .where('id', '=', runners[r % 100].id)
           .execute();
   const { row, ok } = await listScenario(i, s, headers, BAR, write);
   failed ||= !ok;

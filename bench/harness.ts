@@ -153,7 +153,8 @@ export async function serve(c: Container, opts: { workers?: number } = {}) {
       const timer = setInterval(() => {
         if (busy) return;
         busy = true;
-        write(r++)
+        Promise.resolve(r++)
+          .then(write)
           .then(
             () => writes++,
             (e) => (failure ??= e),

@@ -54,8 +54,9 @@ line(
 line('|---|---|---|---|---|---|---|---|---|---|---|---|');
 // The mixed variant's writer: a new branch from main, as POST /repository/branches makes it (the refs change).
 const rest = apiClient(address, { 'private-token': ROOT_TOKEN });
-const newBranch = async (r: number) => {
-  const res = await rest('POST', `${api}/branches?branch=mixed-${r}&ref=main`);
+let branches = 0;
+const newBranch = async () => {
+  const res = await rest('POST', `${api}/branches?branch=mixed-${++branches}&ref=main`);
   if (res.status !== 201) throw new Error(`POST branches → ${res.status} ${JSON.stringify(res.json).slice(0, 200)}`);
 };
 const hot: { name: string; url: string; reference?: boolean; list?: boolean }[] = [

@@ -251,9 +251,9 @@ line(
 line('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 // The mixed variant's writer: a translated unit of ${lang} gets a new translation (still translated, so
 // the counts the rows check stay true), through the API as a translator saves it.
-const editable = (await getOk(`/api/translations/${P}/${C}/${lang}/units/?q=${encodeURIComponent('state:translated')}`)).results.map(
-  (u: { id: number }) => u.id,
-);
+const editable = (await getOk(`/api/translations/${P}/${C}/${lang}/units/?q=${encodeURIComponent('state:translated')}`)).results
+  .filter((u: { source: string[] }) => u.source.length === 1) // one form: a plural needs as many as the language has
+  .map((u: { id: number }) => u.id);
 check(editable.length > 0, `translated units of ${lang} to edit`);
 const saveTranslation = async (r: number) => {
   const id = editable[r % editable.length];
