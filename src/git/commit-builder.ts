@@ -140,3 +140,17 @@ export async function commitFiles(repo: Repository, req: CommitRequest): Promise
     }
   });
 }
+
+/**
+ * An annotated tag object of `target` by `tagger`, as `git tag -a --cleanup=verbatim -F -` writes it
+ * (the tagger line through `git var`, which cleans the name and e-mail as git does), without moving a
+ * ref. Returns the tag object's SHA.
+ */
+export async function annotatedTag(
+  repo: Repository,
+  input: { name: string; target: { sha: string; type: string }; tagger: Person; message: string },
+): Promise<string> {
+  const ident = (await repo.run(['var', 'GIT_COMMITTER_IDENT'], { env: personEnv('COMMITTER', input.tagger) })).stdout.toString().trim();
+  const content = `object ${input.target.sha}\ntype ${input.target.type}\ntag ${input.name}\ntagger ${ident}\n\n${input.message}`;
+  return (await repo.run(['hash-object', '-t', 'tag', '-w', '--stdin'], { input: content })).stdout.toString().trim();
+}

@@ -1,10 +1,34 @@
 // One bare repository: reads through the cat-file pool, everything else through the command wrapper.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CatFilePool, GitObject } from './cat-file.ts';
 import { git, spawnGit, type GitResult, type GitRunOptions, type SpawnOptions } from './command.ts';
 import { parseCommit, parseTag, parseTree, type AnnotatedTag, type Commit, type TreeEntry } from './objects.ts';
-import { BRANCH_PREFIX, isValidRevision, TAG_PREFIX } from './refs.ts';
+import { BRANCH_PREFIX, isValidRevision, TAG_PREFIX, ZERO_SHA } from './refs.ts';
+
+/** One ref's move: full name, value before and after (ZERO_SHA: none). */
+export interface RefMove {
+  ref: string;
+  before: string;
+  after: string;
+}
+
+/**
+ * What a write wants told around each ref move it makes (the push journal of an API write: see
+ * RepositoryService.journaled): `moving` before git moves the ref (a throw stops the move), `moved`
+ * once it did. Set for the write's async scope, so no code path that moves a ref can forget it.
+ */
+export interface RefMoveGuard {
+  moving(m: RefMove): Promise<void>;
+  moved(m: RefMove): void;
+}
+const refMoveGuard = new AsyncLocalStorage<RefMoveGuard>();
+
+/** Runs `fn` with `guard` told of every updateRef/deleteRef it makes. */
+export function withRefMoveGuard<T>(guard: RefMoveGuard, fn: () => Promise<T>): Promise<T> {
+  return refMoveGuard.run(guard, fn);
+}
 
 export interface Ref {
   /** full name, "refs/heads/main" */
@@ -286,13 +310,27 @@ export class Repository {
 
   /** Compare-and-swap of one ref (`old` = ZERO_SHA to create, `sha` = ZERO_SHA... use deleteRef). */
   async updateRef(ref: string, sha: string, old?: string): Promise<void> {
+    const guard = refMoveGuard.getStore();
+    const move = guard && { ref, before: old ?? (await this.refValue(ref)), after: sha };
+    if (move) await guard.moving(move);
     await this.run(old === undefined ? ['update-ref', ref, sha] : ['update-ref', ref, sha, old]);
     this.touchRefs();
+    if (move) guard.moved(move);
   }
 
   async deleteRef(ref: string, old?: string): Promise<void> {
+    const guard = refMoveGuard.getStore();
+    const move = guard && { ref, before: old ?? (await this.refValue(ref)), after: ZERO_SHA };
+    if (move) await guard.moving(move);
     await this.run(old === undefined ? ['update-ref', '-d', ref] : ['update-ref', '-d', ref, old]);
     this.touchRefs();
+    if (move) guard.moved(move);
+  }
+
+  /** A ref's value now (exact name), or ZERO_SHA. */
+  private async refValue(ref: string): Promise<string> {
+    const r = await this.run(['rev-parse', '--verify', '--quiet', ref], { okCodes: [0, 1] });
+    return r.stdout.toString().trim() || ZERO_SHA;
   }
 
   async setHead(branch: string): Promise<void> {

@@ -54,7 +54,7 @@ export const dbPoolWaiting = new client.Gauge({
 // response cache
 export const responseCacheRequests = new client.Counter({
   name: 'hearth_response_cache_requests_total',
-  help: 'Lookups of the response cache of hot lists, by route pattern and result (hit, miss)',
+  help: 'Lookups of the response cache of hot lists, by route pattern and result (hit, miss, shared: a miss that waited for the same computation)',
   labelNames: ['route', 'result'] as const,
   registers: [registry],
 });

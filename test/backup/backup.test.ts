@@ -142,13 +142,29 @@ test('backup create while a writer pushes, restore into a fresh target, compare 
       pushes++;
     }
   })();
-  while (pushes < 2) await new Promise((r) => setTimeout(r, 20));
+  // and commits through the API to its branch `api` (journaled as pushes are: held off by the fence too)
+  let apiCommits = 0;
+  const apiLoop = (async () => {
+    for (let i = 0; writing; i++) {
+      await post(`/api/v4/projects/${writer.id}/repository/commits`, {
+        branch: 'api',
+        ...(i === 0 ? { start_branch: 'main' } : {}),
+        commit_message: `API write ${i}`,
+        actions: [{ action: i === 0 ? 'create' : 'update', file_path: 'api.txt', content: `${i}\n` }],
+      });
+      apiCommits++;
+    }
+  })();
+  while (pushes < 2 || apiCommits < 2) await new Promise((r) => setTimeout(r, 20));
   const archive = path.join(tmpDir(t), 'hearth.tar');
   const pushesBefore = pushes;
+  const apiCommitsBefore = apiCommits;
   const created = await cli(['backup', 'create', '--output', archive], cliEnv(src));
   const pushesDuring = pushes - pushesBefore;
+  const apiCommitsDuring = apiCommits - apiCommitsBefore;
   writing = false;
   await loop;
+  await apiLoop;
   assert.equal(created.code, 0, created.stderr);
   assert.match(created.stderr, /backup create: done, \d+\/\d+, \d+ repositories, writes held off/);
   assert.match(created.stderr, new RegExp(`backup create: ${archive.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(\\d+ bytes\\)`));
@@ -158,7 +174,7 @@ test('backup create while a writer pushes, restore into a fresh target, compare 
     [],
     'no staging directory left',
   );
-  t.diagnostic(`pushes while the backup ran: ${pushesDuring}`);
+  t.diagnostic(`pushes while the backup ran: ${pushesDuring}, API commits: ${apiCommitsDuring}`);
 
   phase('backup create');
   // ---- restore into a fresh data directory and database
@@ -226,8 +242,13 @@ test('backup create while a writer pushes, restore into a fresh target, compare 
   await runGit(clone2, ['fsck', '--strict']);
   const head2 = (await runGit(clone2, ['rev-parse', 'HEAD'])).stdout.trim();
   await runGit(writerDir, ['merge-base', '--is-ancestor', head2, 'HEAD']);
-  const events = (await json(app2, `/api/v4/projects/${writer.id}/events?action=pushed&per_page=1`, root)) as { push_data: { commit_to: string } }[];
-  assert.equal(events[0].push_data.commit_to, head2);
+  const events = (await json(app2, `/api/v4/projects/${writer.id}/events?action=pushed&per_page=100`, root)) as {
+    push_data: { commit_to: string; ref: string };
+  }[];
+  assert.equal(events.find((e) => e.push_data.ref === 'main')?.push_data.commit_to, head2);
+  // the API commits likewise: the restored `api` branch is the one the newest `api` push event names
+  const apiHead = (await lsRemote(cloneUrl(base2, writer.path_with_namespace, 'root', ROOT_TOKEN))).match(/^([0-9a-f]{40})\trefs\/heads\/api$/m)?.[1];
+  assert.equal(events.find((e) => e.push_data.ref === 'api')?.push_data.commit_to, apiHead);
   // the restored server takes pushes
   fs.writeFileSync(path.join(clone2, 'after.txt'), 'after\n');
   await runGit(clone2, ['add', '.']);

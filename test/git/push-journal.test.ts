@@ -166,7 +166,7 @@ test('a push whose journal row was taken over can neither move a ref nor write e
   assert.equal(await push.prepare([{ before: ZERO_SHA, after: 'a'.repeat(40), ref: 'refs/heads/x' }]), false);
   push.committedUpdates([{ before: ZERO_SHA, after: 'a'.repeat(40), ref: 'refs/heads/x' }]);
   const ns = await c.db.kysely.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).executeTakeFirstOrThrow();
-  assert.equal(await push.complete({ namespace: ns, repo: c.repos.repository(project) }), false);
+  assert.equal((await push.complete({ namespace: ns, repo: c.repos.repository(project) })).recorded, false);
   assert.deepEqual(await pushEvents(c), []);
 });
 

@@ -99,7 +99,10 @@ export class PushJournal {
     return new JournaledPush(this, this.db, row.id, owner, project, user, this.fault);
   }
 
-  /** Events of visible changes, written with the row's deletion (false: the row was taken over). */
+  /**
+   * Events of visible changes, written with the row's deletion (`recorded` false: the row was taken
+   * over), and the project as the changes left it (a default branch adopted).
+   */
   async record(args: {
     id: number;
     owner: string;
@@ -108,15 +111,15 @@ export class PushJournal {
     user: UserRow;
     repo: Repository;
     changes: RefChange[];
-  }): Promise<boolean> {
+  }): Promise<{ recorded: boolean; project: ProjectRow }> {
     const claim = async (trx: Kysely<Database>) => {
       const r = await trx.deleteFrom('pending_pushes').where('id', '=', args.id).where('owner', '=', args.owner).executeTakeFirst();
       return Number(r.numDeletedRows) === 1;
     };
-    if (!args.changes.length) return this.db.kysely.transaction().execute(claim);
+    if (!args.changes.length) return { recorded: await this.db.kysely.transaction().execute(claim), project: args.project };
     args.repo.touchRefs();
     const deps = { db: this.db, settings: this.settings, externalUrl: this.externalUrl };
-    return (await afterRefChanges(deps, args, args.changes, { claim })).recorded;
+    return afterRefChanges(deps, args, args.changes, { claim });
   }
 
   /** A row's process is gone: it ran on this host and its pid is not alive (or is ours, from an earlier life). */
@@ -231,7 +234,7 @@ export class PushJournal {
       return drop();
     }
     const done = await this.record({ id: row.id, owner, project, namespace, user, repo, changes: visible });
-    return done ? 'recorded' : 'skipped';
+    return done.recorded ? 'recorded' : 'skipped';
   }
 
   /** Removes quarantine folders older than `before` and old push logs; the count removed. */
@@ -328,10 +331,10 @@ export class JournaledPush {
   }
 
   /**
-   * receive-pack is done: the events of the committed updates, with the row's deletion. False when
-   * the row was taken over by a replay (which writes the events instead).
+   * receive-pack (or an API write) is done: the events of the committed updates, with the row's
+   * deletion. `recorded` false when the row was taken over by a replay (which writes the events instead).
    */
-  async complete(ctx: { namespace: NamespaceRow; repo: Repository }): Promise<boolean> {
+  async complete(ctx: { namespace: NamespaceRow; repo: Repository }): Promise<{ recorded: boolean; project: ProjectRow }> {
     this.ended = true;
     clearInterval(this.renewer);
     if (this.fault === 'pause-before-push-events' && this.committed.size) await pauseForever('pause-before-push-events');

@@ -5,20 +5,21 @@
 //
 // The write path, in this order: the archived check and branch protection (canPushTo, pushRefusal,
 // the hooks' environment), the per-repository lock (`exclusive`: the checks see the refs the write
-// changes), the commit builder (commitFiles) or the ref update, then `refsChanged`: the default branch
-// adopted when it is missing, and the push events. Routes keep parsing, guards, status codes and
-// entities; they never repeat one of these steps.
+// changes), the push journal (`journaled`: every ref move is journaled before git makes it, as a
+// push's are), the commit builder (commitFiles) or the ref update, then the journal's completion: the
+// default branch adopted when it is missing, and the push events. Routes keep parsing, guards, status
+// codes and entities; they never repeat one of these steps.
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { PassThrough } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { LogFn } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import type { ProjectRow, NamespaceRow } from '../../db/schema.ts';
-import { commitFiles } from '../../git/commit-builder.ts';
+import { annotatedTag, commitFiles } from '../../git/commit-builder.ts';
 import { GitError } from '../../git/command.ts';
 import { serveRefTransactions } from '../../git/hooks.ts';
 import { BRANCH_PREFIX, isValidRevision, TAG_PREFIX, ZERO_SHA } from '../../git/refs.ts';
-import type { Ref, Repository } from '../../git/repository.ts';
+import { type Ref, type Repository, withRefMoveGuard } from '../../git/repository.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
 import { Errors } from '../../lib/errors.ts';
 import { KeyedLock } from '../../lib/keyed-lock.ts';
@@ -61,7 +62,6 @@ import { blobContent, blobInfo, rawBlob, type RawBlob } from './blobs.ts';
 import { refsContext, repositoryContext, type RepoContext } from './context.ts';
 import { contentOf, fileAt, type FileEntry } from './files.ts';
 import type { PushJournal } from './push-journal.ts';
-import { afterRefChanges, type RefChange } from './push-events.ts';
 import { conflictsWithHierarchy, defaultBranchName, isValidNewRefName, mergedBranchNames } from './refs.ts';
 import { entriesOf, treeAt, type Listing } from './tree.ts';
 import type { GitObject } from '../../git/cat-file.ts';
@@ -232,10 +232,33 @@ export class RepositoryService {
     }
   }
 
-  /** After refs moved: the default branch adopted when it is missing (ctx.project follows), then the push events. */
-  private async refsChanged(ctx: RepoContext, actor: Actor, changes: RefChange[]): Promise<void> {
-    const { project } = await afterRefChanges(this.deps, { project: ctx.project, namespace: ctx.namespace, user: actor.user!, repo: ctx.repo }, changes);
-    ctx.project = project;
+  /**
+   * The ref moves of an API write, journaled as a push's are (push-journal.ts): the journal row exists
+   * before `fn` starts, each move is written to it before git makes it (so a backup's fence holds the
+   * move off, and a process killed after the move is replayed), and when `fn` ends, however it ends,
+   * the moves made get their events (the default branch adopted when it is missing: ctx.project
+   * follows) with the row's deletion.
+   */
+  private async journaled<T>(ctx: RepoContext, actor: Actor, fn: () => Promise<T>): Promise<T> {
+    const push = await this.deps.pushes.begin(ctx.project, actor.user!);
+    try {
+      return await withRefMoveGuard(
+        {
+          moving: async (m) => {
+            if (!(await push.prepare([m]))) throw new Error('the journal row of this write was taken over');
+          },
+          moved: (m) => push.committedUpdates([m]),
+        },
+        fn,
+      );
+    } finally {
+      ctx.project = (await push.complete({ namespace: ctx.namespace, repo: ctx.repo })).project;
+    }
+  }
+
+  /** exclusive() and journaled() together: the usual API write to a repository. */
+  private write<T>(ctx: RepoContext, actor: Actor, fn: () => Promise<T>): Promise<T> {
+    return this.exclusive(ctx, () => this.journaled(ctx, actor, fn));
   }
 
   // ---- commits and files -------------------------------------------------------------------------
@@ -246,19 +269,17 @@ export class RepositoryService {
    * Returns the new commit's SHA.
    */
   async commit(ctx: RepoContext, actor: Actor, input: CommitInput): Promise<string> {
-    const { sha, before } = await this.exclusive(ctx, async () => {
+    return this.write(ctx, actor, async () => {
       const empty = await ctx.repo.isEmpty();
       const protection = await this.validatePermissions(ctx, actor, input.branch, empty);
       const plan = await planCommit(ctx, actor, input, empty, protection);
       try {
-        return { sha: await this.commitPlan(ctx, plan), before: plan.before };
+        return await this.commitPlan(ctx, plan);
       } catch (e) {
         if (isStaleBranch(e)) throw failure(`Could not update ${BRANCH_PREFIX}${input.branch}. Please refresh and try again.`);
         throw e;
       }
     });
-    await this.refsChanged(ctx, actor, [{ before, after: sha, ref: BRANCH_PREFIX + input.branch }]);
-    return sha;
   }
 
   /**
@@ -267,14 +288,14 @@ export class RepositoryService {
    * lock it could not get).
    */
   async writeFile(ctx: RepoContext, actor: Actor, kind: FileWriteKind, filePath: string, input: FileWriteInput): Promise<void> {
-    const result = await this.exclusive(ctx, async () => {
+    await this.write(ctx, actor, async () => {
       for (let attempt = 1; ; attempt++) {
         try {
           const empty = await ctx.repo.isEmpty();
           await this.validatePermissions(ctx, actor, input.branch, empty);
           const plan = await planFileWrite(ctx, actor, kind, filePath, input, empty);
           try {
-            return { sha: await this.commitPlan(ctx, plan), before: plan.before };
+            return await this.commitPlan(ctx, plan);
           } catch (e) {
             if (isStaleBranch(e)) throw new RetryCommit();
             throw e;
@@ -285,7 +306,6 @@ export class RepositoryService {
         }
       }
     });
-    await this.refsChanged(ctx, actor, [{ before: result.before, after: result.sha, ref: BRANCH_PREFIX + input.branch }]);
   }
 
   /**
@@ -294,7 +314,7 @@ export class RepositoryService {
    * moves), the branch moved with compare-and-swap; then the push events. Returns the new SHA or null.
    */
   async commitOnBranch(ctx: RepoContext, actor: Actor, branch: string, make: (head: string) => Promise<string | null>): Promise<string | null> {
-    const result = await this.exclusive(ctx, async () => {
+    return this.write(ctx, actor, async () => {
       await this.validatePermissions(ctx, actor, branch, false);
       const ref = await ctx.repo.branch(branch);
       if (!ref) throw Errors.notFound('Branch');
@@ -306,11 +326,8 @@ export class RepositoryService {
         if (e instanceof GitError) throw failure(`Could not update ${ref.name}. Please refresh and try again.`);
         throw e;
       }
-      return { before: ref.commit, after: sha, ref: ref.name };
+      return sha;
     });
-    if (!result) return null;
-    await this.refsChanged(ctx, actor, [result]);
-    return result.after;
   }
 
   /** Runs `fn` alone among this process's writes to `repo` (housekeeping). */
@@ -343,11 +360,10 @@ export class RepositoryService {
 
   /** Gitlab::Changelog::Committer: the release section committed into the changelog file on a branch. */
   async commitChangelog(ctx: RepoContext, actor: Actor, release: Release, target: CommitTarget): Promise<void> {
-    const change = await this.exclusive(ctx, async () => {
+    await this.write(ctx, actor, async () => {
       await this.validatePermissions(ctx, actor, target.branch, false);
-      return commitRelease(ctx, actor, release, target);
+      await commitRelease(ctx, actor, release, target);
     });
-    if (change) await this.refsChanged(ctx, actor, [change]);
   }
 
   // ---- branches ----------------------------------------------------------------------------------
@@ -357,38 +373,43 @@ export class RepositoryService {
    * README.md on its default branch (create_default_branch). Returns the new branch.
    */
   async createBranch(ctx: RepoContext, actor: Actor, name: string, ref: string): Promise<Ref> {
+    const repo = ctx.repo;
+    // two pushes, as GitLab makes them: the default branch's README.md, then the new branch
     return this.exclusive(ctx, async () => {
-      const repo = ctx.repo;
-      if (await repo.isEmpty()) await this.createDefaultBranch(ctx, actor);
-      if (!isValidNewRefName(name)) throw failure('Branch name is invalid');
-      if (await repo.branch(name)) throw failure('Branch already exists');
-      const sha = await repo.resolveCommit(ref);
-      if (!sha) throw failure(`Failed to create branch '${name}': invalid reference name '${ref}'`);
-      const hierarchyError = failure(`Failed to create branch '${name}': Branch name conflicts with existing branch hierarchy.`);
-      if (conflictsWithHierarchy(await repo.branches(), name)) throw hierarchyError;
-      const protection = await this.protection(ctx, name, actor);
-      // Gitlab::Checks::BranchCheck#protected_branch_creation_checks (the API counts as the web)
-      if (protection && !canPushBranch(actor, ctx.access, protection) && !canMergeBranch(actor, ctx.access, protection)) {
-        throw failure('You are not allowed to create protected branches on this project.');
-      }
-      try {
-        await repo.updateRef(BRANCH_PREFIX + name, sha, ZERO_SHA);
-      } catch (e) {
-        if (!(e instanceof GitError)) throw e;
-        if (await repo.branch(name)) throw failure('Branch already exists');
-        throw hierarchyError;
-      }
-      await this.refsChanged(ctx, actor, [{ before: ZERO_SHA, after: sha, ref: BRANCH_PREFIX + name }]);
-      return (await repo.branch(name))!;
+      if (await repo.isEmpty()) await this.journaled(ctx, actor, () => this.createDefaultBranch(ctx, actor));
+      return this.journaled(ctx, actor, () => this.newBranch(ctx, actor, name, ref));
     });
+  }
+
+  /** Branches::CreateService's checks and the ref, in an exclusive and journaled write. */
+  private async newBranch(ctx: RepoContext, actor: Actor, name: string, ref: string): Promise<Ref> {
+    const repo = ctx.repo;
+    if (!isValidNewRefName(name)) throw failure('Branch name is invalid');
+    if (await repo.branch(name)) throw failure('Branch already exists');
+    const sha = await repo.resolveCommit(ref);
+    if (!sha) throw failure(`Failed to create branch '${name}': invalid reference name '${ref}'`);
+    const hierarchyError = failure(`Failed to create branch '${name}': Branch name conflicts with existing branch hierarchy.`);
+    if (conflictsWithHierarchy(await repo.branches(), name)) throw hierarchyError;
+    const protection = await this.protection(ctx, name, actor);
+    // Gitlab::Checks::BranchCheck#protected_branch_creation_checks (the API counts as the web)
+    if (protection && !canPushBranch(actor, ctx.access, protection) && !canMergeBranch(actor, ctx.access, protection)) {
+      throw failure('You are not allowed to create protected branches on this project.');
+    }
+    try {
+      await repo.updateRef(BRANCH_PREFIX + name, sha, ZERO_SHA);
+    } catch (e) {
+      if (!(e instanceof GitError)) throw e;
+      if (await repo.branch(name)) throw failure('Branch already exists');
+      throw hierarchyError;
+    }
+    return (await repo.branch(name))!;
   }
 
   /** Branches::CreateService#create_default_branch: an empty README.md on the default branch of an empty repository. */
   private async createDefaultBranch(ctx: RepoContext, actor: Actor): Promise<void> {
     const branch = defaultBranchName(ctx);
-    let sha: string;
     try {
-      sha = await commitFiles(ctx.repo, {
+      await commitFiles(ctx.repo, {
         branch,
         parent: null,
         expectedOld: ZERO_SHA,
@@ -400,7 +421,6 @@ export class RepositoryService {
       if (e instanceof GitError) return; // someone else created it meanwhile
       throw e;
     }
-    await this.refsChanged(ctx, actor, [{ before: ZERO_SHA, after: sha, ref: BRANCH_PREFIX + branch }]);
   }
 
   /**
@@ -408,11 +428,11 @@ export class RepositoryService {
    * its refusals are 400s here): never the default branch, a protected one only by a Maintainer.
    */
   async deleteBranch(ctx: RepoContext, actor: Actor, ref: Ref): Promise<void> {
-    await this.exclusive(ctx, async () => {
+    await this.write(ctx, actor, async () => {
       if (ref.short === defaultBranchName(ctx)) throw failure(PUSH_MESSAGES.deleteDefault);
       const protection = await this.protection(ctx, ref.short, actor);
       if (protection && !actor.isAdmin && ctx.access.level < MAINTAINER) throw failure(PUSH_MESSAGES.deleteProtectedNonMaintainer);
-      if (!(await this.deleteRef(ctx, actor, ref))) throw failure('Failed to remove branch');
+      if (!(await this.deleteRef(ctx, ref))) throw failure('Failed to remove branch');
     });
   }
 
@@ -425,20 +445,19 @@ export class RepositoryService {
         if (!merged.has(ref.short) || ref.short === defaultBranchName(ctx)) continue;
         if (rules.isProtectedBranch(ref.short)) continue;
         // one push per branch, as GitLab deletes them one by one
-        await this.deleteRef(ctx, actor, ref);
+        await this.journaled(ctx, actor, () => this.deleteRef(ctx, ref));
       }
     });
   }
 
   /** Deletes a ref if it still has the value read; false when it does not (nothing happened). */
-  private async deleteRef(ctx: RepoContext, actor: Actor, ref: Ref): Promise<boolean> {
+  private async deleteRef(ctx: RepoContext, ref: Ref): Promise<boolean> {
     try {
       await ctx.repo.deleteRef(ref.name, ref.sha);
     } catch (e) {
       if (e instanceof GitError) return false;
       throw e;
     }
-    await this.refsChanged(ctx, actor, [{ before: ref.sha, after: ZERO_SHA, ref: ref.name }]);
     return true;
   }
 
@@ -449,7 +468,7 @@ export class RepositoryService {
    * (Gitaly keeps no trailing newlines of it). Returns the new tag.
    */
   async createTag(ctx: RepoContext, actor: Actor, input: { name: string; ref: string; message?: string }): Promise<Ref> {
-    return this.exclusive(ctx, async () => {
+    return this.write(ctx, actor, async () => {
       const { name, ref } = input;
       const repo = ctx.repo;
       if (ref.trim() === '') throw failure('Target is empty');
@@ -463,30 +482,23 @@ export class RepositoryService {
       if (!canCreateTag(actor, ctx.access, (await this.refRules(ctx, actor)).tag(name))) throw failure(PUSH_MESSAGES.createProtectedTag);
       const fullName = TAG_PREFIX + name;
       try {
-        if (message) {
-          // an annotated tag by the caller; git refuses to replace an existing tag
-          const tagger = committerOf(actor);
-          const env = { GIT_COMMITTER_NAME: tagger.name, GIT_COMMITTER_EMAIL: tagger.email, GIT_COMMITTER_DATE: `@${Math.floor(Date.now() / 1000)} +0000` };
-          await repo.run(['tag', '-a', '--cleanup=verbatim', '-F', '-', name, target.sha], { input: message, env });
-          repo.touchRefs();
-        } else {
-          await repo.updateRef(fullName, target.sha, ZERO_SHA);
-        }
+        // an annotated tag by the caller (the tag object first, as `git tag -a --cleanup=verbatim` writes
+        // it), or a lightweight one; the compare-and-swap refuses to replace an existing tag
+        const sha = message ? await annotatedTag(repo, { name, target, tagger: committerOf(actor), message }) : target.sha;
+        await repo.updateRef(fullName, sha, ZERO_SHA);
       } catch (e) {
         if (!(e instanceof GitError)) throw e;
         repo.touchRefs();
         if (await repo.tag(name)) throw exists;
         throw failure(`Failed to create a tag: ${name}`);
       }
-      const created = (await repo.tag(name))!;
-      await this.refsChanged(ctx, actor, [{ before: ZERO_SHA, after: created.sha, ref: fullName }]);
-      return created;
+      return (await repo.tag(name))!;
     });
   }
 
   /** Tags::DestroyService */
   async deleteTag(ctx: RepoContext, actor: Actor, tag: Ref): Promise<void> {
-    await this.exclusive(ctx, async () => {
+    await this.write(ctx, actor, async () => {
       // Gitlab::Checks::TagCheck: a protected tag is deleted by a Maintainer only
       if (!actor.isAdmin && ctx.access.level < MAINTAINER && (await this.refRules(ctx, actor)).tag(tag.short)) throw failure(PUSH_MESSAGES.deleteProtectedTag);
       try {
@@ -495,7 +507,6 @@ export class RepositoryService {
         if (!(e instanceof GitError)) throw e;
         throw failure('Failed to remove tag');
       }
-      await this.refsChanged(ctx, actor, [{ before: tag.sha, after: ZERO_SHA, ref: tag.name }]);
     });
   }
 
@@ -573,7 +584,7 @@ export class RepositoryService {
    */
   async mergeRequestMerge(ctx: RepoContext, actor: Actor, input: MergeRequestMergeInput): Promise<MergeRequestMergeResult> {
     const cannot = () => Errors.unprocessable('Branch cannot be merged');
-    const result = await this.exclusive(ctx, async () => {
+    const result = await this.write(ctx, actor, async () => {
       if (!(await this.canMergeInto(ctx, actor, input.targetBranch))) throw Errors.unauthorized();
       const repo = ctx.repo;
       const target = await repo.branch(input.targetBranch);
@@ -616,7 +627,6 @@ export class RepositoryService {
       }
       return { before: target.commit, after, mergeCommitSha, squashCommitSha, ref: target.name };
     });
-    await this.refsChanged(ctx, actor, [{ before: result.before, after: result.after, ref: result.ref }]);
     return { mergeCommitSha: result.mergeCommitSha, squashCommitSha: result.squashCommitSha, targetBefore: result.before, targetAfter: result.after };
   }
 
@@ -644,7 +654,7 @@ export class RepositoryService {
     actor: Actor,
     input: { sourceBranch: string; expectedSha: string; ontoSha: string; ontoRepo?: Repository; ontoBranch?: string },
   ): Promise<string> {
-    const result = await this.exclusive(ctx, async () => {
+    const result = await this.write(ctx, actor, async () => {
       const refusal = await this.rebaseRefusal(ctx, actor, input.sourceBranch);
       if (refusal) throw Errors.forbidden(refusal);
       const repo = ctx.repo;
@@ -668,9 +678,7 @@ export class RepositoryService {
       }
       return { before: branch.commit, after: head, ref: branch.name };
     });
-    if (!result) return input.expectedSha;
-    await this.refsChanged(ctx, actor, [result]);
-    return result.after;
+    return result ? result.after : input.expectedSha;
   }
 
   // ---- git over smart HTTP and SSH ---------------------------------------------------------------

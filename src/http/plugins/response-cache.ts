@@ -39,28 +39,56 @@ declare module 'fastify' {
   }
 }
 
+type Entry = { body: Buffer; headers: [string, string][] };
+
 export function responseCache(app: FastifyInstance): void {
   // Bodies are kept as Buffers: Node would otherwise encode the same string to UTF-8 on every response.
   // At most RESPONSE_CACHE_BYTES of them: requests with ever new query strings only evict older entries.
-  const cache = new VersionedCache<{ body: Buffer; headers: [string, string][] }>(2000, 5000, { size: (e) => e.body.length, maxSize: RESPONSE_CACHE_BYTES });
+  const cache = new VersionedCache<Entry>(2000, 5000, { size: (e) => e.body.length, maxSize: RESPONSE_CACHE_BYTES });
+  // Misses of the same key and versions while one is being computed wait for it rather than compute it
+  // again: after a write, every connection reading the list would otherwise compute it at once, and
+  // with writes every 100 ms a slow list (PostgreSQL) was never served from the cache at all.
+  const computing = new Map<string, Promise<Entry>>();
+  const send = (reply: FastifyReply, e: Entry) => {
+    for (const [k, v] of e.headers) reply.header(k, v);
+    return reply.type('application/json').send(e.body);
+  };
   app.decorate('cachedResponse', async (req: FastifyRequest, reply: FastifyReply, opts: CacheOptions, compute: () => Promise<unknown>) => {
     // Sudo changes who the viewer is; the viewer string already says who it is.
     const key = `${req.routeOptions.url}|${opts.viewer}|${cacheableQuery(req.url)}`;
     const st = stamp(await req.versions(), opts.tables);
+    const route = req.routeOptions.url ?? '';
     const hit = cache.get(key, st);
-    responseCacheRequests.inc({ route: req.routeOptions.url ?? '', result: hit ? 'hit' : 'miss' });
     if (hit) {
-      for (const [k, v] of hit.headers) reply.header(k, v);
-      return reply.type('application/json').send(hit.body);
+      responseCacheRequests.inc({ route, result: 'hit' });
+      return send(reply, hit);
     }
-    const value = await compute();
-    const body = Buffer.from(opts.serialize ? opts.serialize(value) : String(reply.serialize(value)));
-    const headers: [string, string][] = [];
-    for (const h of CACHED_HEADERS) {
-      const v = reply.getHeader(h);
-      if (v !== undefined) headers.push([h, String(v)]);
+    const flight = `${key}\0${st}`;
+    const running = computing.get(flight);
+    if (running) {
+      const shared = await running.catch(() => null);
+      if (shared) {
+        responseCacheRequests.inc({ route, result: 'shared' });
+        return send(reply, shared);
+      }
     }
-    cache.set(key, st, { body, headers });
-    return reply.type('application/json').send(body);
+    responseCacheRequests.inc({ route, result: 'miss' });
+    const entry = (async (): Promise<Entry> => {
+      const value = await compute();
+      const body = Buffer.from(opts.serialize ? opts.serialize(value) : String(reply.serialize(value)));
+      const headers: [string, string][] = [];
+      for (const h of CACHED_HEADERS) {
+        const v = reply.getHeader(h);
+        if (v !== undefined) headers.push([h, String(v)]);
+      }
+      cache.set(key, st, { body, headers });
+      return { body, headers };
+    })();
+    if (!running) computing.set(flight, entry);
+    try {
+      return reply.type('application/json').send((await entry).body);
+    } finally {
+      if (computing.get(flight) === entry) computing.delete(flight);
+    }
   });
 }

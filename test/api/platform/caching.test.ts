@@ -93,6 +93,40 @@ test('the user list reflects writes made through the API and behind it', async (
   assert.equal(b.body, a.body);
 });
 
+test('concurrent misses of one list share one computation, and each gets the whole answer', async (t) => {
+  const { app, c, seed, root } = await buildTestApp(t);
+  for (let i = 0; i < 5; i++) await seed.user({ username: `crowd${i}` });
+  const { responseCacheRequests } = await import('../../../src/metrics/registry.ts');
+  const count = async (result: string) =>
+    (await responseCacheRequests.get()).values.find((v) => v.labels.route === '/api/v4/users' && v.labels.result === result)?.value ?? 0;
+  const [misses, shared] = [await count('miss'), await count('shared')];
+  const url = '/api/v4/users?per_page=2&order_by=id&sort=asc&crowd=1';
+  const answers = await Promise.all(Array.from({ length: 10 }, () => app.inject({ method: 'GET', url, headers: root })));
+  assert.deepEqual(
+    answers.map((r) => r.statusCode),
+    Array(10).fill(200),
+  );
+  for (const r of answers) {
+    assert.equal(r.body, answers[0].body);
+    for (const h of ['x-page', 'x-per-page', 'x-total', 'x-total-pages', 'x-next-page', 'link']) assert.equal(r.headers[h], answers[0].headers[h], h);
+  }
+  assert.deepEqual(
+    answers[0].json().map((u: { username: string }) => u.username),
+    ['root', 'crowd0'],
+  );
+  assert.equal(answers[0].headers['x-total'], '6');
+  assert.equal((await count('miss')) - misses, 1, 'one computation');
+  assert.equal((await count('shared')) - shared, 9, 'nine waited for it');
+  // after a write, the next misses compute the new answer (not the shared old one)
+  await c.db.kysely.updateTable('users').set({ username: 'crowd-renamed' }).where('username', '=', 'crowd0').execute();
+  const again = await Promise.all(Array.from({ length: 3 }, () => app.inject({ method: 'GET', url, headers: root })));
+  for (const r of again)
+    assert.deepEqual(
+      r.json().map((u: { username: string }) => u.username),
+      ['root', 'crowd-renamed'],
+    );
+});
+
 test('each viewer gets their own list: administrators, users and their own tokens', async (t) => {
   const { app, seed, root } = await buildTestApp(t);
   const alice = await seed.user({ username: 'alice' });
