@@ -10,13 +10,14 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { gitEnv } from '../src/git/command.ts';
 import { buildBigRepo } from './big-repo.ts';
-import { apiClient, benchContainer, CONNECTIONS, DURATION, median, publicProject, Report, ROOT_TOKEN, ROUNDS, serve } from './harness.ts';
+import { apiClient, benchContainer, freshBenchDatabase, CONNECTIONS, DURATION, median, publicProject, Report, ROOT_TOKEN, ROUNDS, serve } from './harness.ts';
 
 const run = promisify(execFile);
 const TIMED_RUNS = Number(process.env.BENCH_TIMED_RUNS ?? 5);
 /** `hot` or `work`: run only that table; BENCH_PICK: only the hot rows whose name contains it */
 const ONLY = process.env.BENCH_ONLY ?? '';
 
+await freshBenchDatabase('hearth_bench_repository');
 const { c, dataDir } = await benchContainer('hearth-bench-repo-', { HEARTH_ARCHIVE_RATE_LIMIT: '0' });
 const project = await publicProject(c, 'Big', 'big');
 const { full_path: owner } = await c.db.kysely.selectFrom('namespaces').select('full_path').where('id', '=', project.namespace_id).executeTakeFirstOrThrow();

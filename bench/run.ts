@@ -10,7 +10,7 @@ import inspector from 'node:inspector';
 import { sql } from 'kysely';
 import { dbQueryDuration } from '../src/metrics/registry.ts';
 import { nowIso } from '../src/lib/time.ts';
-import { benchContainer, CONNECTIONS, DURATION, listTableHeader, Report, ROOT_TOKEN, ROUNDS, serve } from './harness.ts';
+import { benchContainer, CONNECTIONS, DURATION, freshBenchDatabase, listTableHeader, Report, ROOT_TOKEN, ROUNDS, serve } from './harness.ts';
 
 const USERS = Number(process.env.BENCH_USERS ?? 10_000);
 const TOKENS = Number(process.env.BENCH_TOKENS ?? 5_000);
@@ -19,6 +19,7 @@ const GROUPS = Number(process.env.BENCH_GROUPS ?? 500);
 const BAR = { ratio: 0.5, p99: 10 };
 const PROJECT_USERS = Math.min(USERS, Number(process.env.BENCH_PROJECT_USERS ?? 2_000));
 
+await freshBenchDatabase('hearth_bench_platform');
 const { c, dataDir } = await benchContainer('hearth-bench-');
 
 // --- seed (bulk inserts; no password hashing) ---

@@ -14,7 +14,21 @@ import fs from 'node:fs';
 import { sql } from 'kysely';
 import { gitEnv } from '../src/git/command.ts';
 import { ACTION } from '../src/domain/translation/changes/actions.ts';
-import { apiClient, benchContainer, CONNECTIONS, DURATION, data, fastImport, median, publicProject, Report, ROOT_TOKEN, ROUNDS, serve } from './harness.ts';
+import {
+  apiClient,
+  benchContainer,
+  freshBenchDatabase,
+  CONNECTIONS,
+  DURATION,
+  data,
+  fastImport,
+  median,
+  publicProject,
+  Report,
+  ROOT_TOKEN,
+  ROUNDS,
+  serve,
+} from './harness.ts';
 
 const LANGUAGES = Number(process.env.BENCH_LANGUAGES ?? 100);
 const UNITS = Number(process.env.BENCH_UNITS ?? 5_000);
@@ -27,6 +41,7 @@ const CHANGED = 10;
 /** a route slower than this for one request is reported, not load-tested */
 const SLOW_MS = 1000;
 
+await freshBenchDatabase('hearth_bench_translation');
 const { c, dataDir } = await benchContainer('hearth-bench-tr-');
 const k = c.db.kysely;
 const AUTH = { authorization: `Token ${ROOT_TOKEN}` };
@@ -251,13 +266,14 @@ line(
 line('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 // The mixed variant's writer: a translated unit of ${lang} gets a new translation (still translated, so
 // the counts the rows check stay true), through the API as a translator saves it.
-const editable = (await getOk(`/api/translations/${P}/${C}/${lang}/units/?q=${encodeURIComponent('state:translated')}`)).results
-  .filter((u: { source: string[] }) => u.source.length === 1) // one form: a plural needs as many as the language has
-  .map((u: { id: number }) => u.id);
+const editable = ((await getOk(`/api/translations/${P}/${C}/${lang}/units/?page_size=200`)).results as { id: number; translated: boolean; target: string[] }[])
+  .filter((u) => u.translated)
+  .map((u) => ({ id: u.id, forms: u.target.length }));
 check(editable.length > 0, `translated units of ${lang} to edit`);
 const saveTranslation = async (r: number) => {
-  const id = editable[r % editable.length];
-  const res = await api('PATCH', `/api/units/${id}/`, { target: `edited ${r}`, state: 20 });
+  const { id, forms } = editable[r % editable.length];
+  // as many forms as the unit has (a plural needs one per form of the language)
+  const res = await api('PATCH', `/api/units/${id}/`, { target: Array.from({ length: forms }, (_, f) => `edited ${r} (${f})`), state: 20 });
   if (res.status !== 200) throw new Error(`PATCH /api/units/${id}/ → ${res.status} ${JSON.stringify(res.json).slice(0, 300)}`);
 };
 for (const [i, s] of hot.entries()) {

@@ -91,16 +91,15 @@ async function cachedRead(key: string, rev: string, load: () => Promise<GitObjec
 }
 
 const REFS_STAMP = 'hearth-refs-stamp';
-/** how long isEmptySync() trusts its last look at the disk */
-const EMPTY_ANSWER_MS = 1000;
 
 export class Repository {
   private refsCache: { stamp: string; refs: Ref[]; byShort: Map<string, Ref> } | null = null;
+  private refsLoading: { stamp: string; loading: Promise<{ refs: Ref[]; byShort: Map<string, Ref> }> } | null = null;
   private stampSeen = '';
   private seen = false;
   private stampCheckedAt = -Infinity;
   private memo: { stamp: string; values: Map<string, Promise<unknown>> } = { stamp: '', values: new Map() };
-  private emptyCache: { at: number; empty: boolean } | null = null;
+  private emptyCache: { stamp: string; empty: boolean } | null = null;
 
   constructor(
     readonly gitDir: string,
@@ -179,7 +178,6 @@ export class Repository {
   touchRefs(): void {
     fs.writeFileSync(this.stampPath(), String(process.hrtime.bigint()));
     this.stampCheckedAt = -Infinity;
-    this.emptyCache = null;
   }
 
   /** A token that changes whenever the refs change (for caches of responses made from refs). */
@@ -206,9 +204,19 @@ export class Repository {
     return (await this.refsState()).refs;
   }
 
-  private async refsState(): Promise<{ refs: Ref[]; byShort: Map<string, Ref> }> {
+  /** The refs for the current stamp; concurrent readers after a change share one `for-each-ref`. */
+  private refsState(): Promise<{ refs: Ref[]; byShort: Map<string, Ref> }> | { refs: Ref[]; byShort: Map<string, Ref> } {
     const stamp = this.refsStamp();
     if (this.refsCache && this.refsCache.stamp === stamp) return this.refsCache;
+    if (this.refsLoading?.stamp === stamp) return this.refsLoading.loading;
+    const loading = this.loadRefs(stamp).finally(() => {
+      if (this.refsLoading?.loading === loading) this.refsLoading = null;
+    });
+    this.refsLoading = { stamp, loading };
+    return loading;
+  }
+
+  private async loadRefs(stamp: string): Promise<{ stamp: string; refs: Ref[]; byShort: Map<string, Ref> }> {
     const { stdout } = await this.run(['for-each-ref', '--format=%(objectname) %(objecttype) %(*objectname) %(refname)', 'refs/heads/', 'refs/tags/']);
     const refs: Ref[] = [];
     for (const line of stdout.toString('utf8').split('\n')) {
@@ -272,14 +280,14 @@ export class Repository {
 
   /**
    * No branch and no tag, read from disk without git (for project lists); true without a repository.
-   * The answer is kept for a second (touchRefs() drops it at once), as GitLab caches `empty_repo?`: a
-   * page of projects costs no system call, and a change no process here made shows within a second.
+   * Kept per state of the refs (the stamp every ref change touches, on any node), so a page of projects
+   * costs one stat per project rather than two directory reads and a file.
    */
   isEmptySync(): boolean {
-    const now = performance.now();
-    if (this.emptyCache && now - this.emptyCache.at < EMPTY_ANSWER_MS) return this.emptyCache.empty;
+    const stamp = this.refsStamp();
+    if (this.emptyCache?.stamp === stamp) return this.emptyCache.empty;
     const empty = this.scanEmpty();
-    this.emptyCache = { at: now, empty };
+    this.emptyCache = { stamp, empty };
     return empty;
   }
 
