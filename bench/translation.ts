@@ -266,13 +266,14 @@ line(
 line('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 // The mixed variant's writer: a translated unit of ${lang} gets a new translation (still translated, so
 // the counts the rows check stay true), through the API as a translator saves it.
-const editable = ((await getOk(`/api/translations/${P}/${C}/${lang}/units/?page_size=200`)).results as { id: number; translated: boolean; source: string[] }[])
-  .filter((u) => u.translated && u.source.length === 1) // one form (a plural takes as many as the language has)
+// one form: a plural (its source a list) takes as many as the language has
+const editable = ((await getOk(`/api/translations/${P}/${C}/${lang}/units/`)).results as { id: number; translated: boolean; source: string | string[] }[])
+  .filter((u) => u.translated && !Array.isArray(u.source))
   .map((u) => u.id);
 check(editable.length > 0, `translated units of ${lang} to edit`);
 const saveTranslation = async (r: number) => {
   const id = editable[r % editable.length];
-  const res = await api('PATCH', `/api/units/${id}/`, { target: [`edited ${r}`], state: 20 });
+  const res = await api('PATCH', `/api/units/${id}/`, { target: `edited ${r}`, state: 20 });
   if (res.status !== 200) throw new Error(`PATCH /api/units/${id}/ → ${res.status} ${JSON.stringify(res.json).slice(0, 300)}`);
 };
 for (const [i, s] of hot.entries()) {
