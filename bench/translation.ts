@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import { sql } from 'kysely';
 import { gitEnv } from '../src/git/command.ts';
 import { ACTION } from '../src/domain/translation/changes/actions.ts';
+import { PLURAL_SEPARATOR } from '../src/domain/translation/units/hash.ts';
 import {
   apiClient,
   benchContainer,
@@ -266,9 +267,9 @@ line(
 line('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 // The mixed variant's writer: a translated unit of ${lang} gets a new translation (still translated, so
 // the counts the rows check stay true), through the API as a translator saves it.
-// one form: a plural (its source a list) takes as many as the language has
-const editable = ((await getOk(`/api/translations/${P}/${C}/${lang}/units/`)).results as { id: number; translated: boolean; source: string | string[] }[])
-  .filter((u) => u.translated && !Array.isArray(u.source))
+// one form: a plural (its forms joined by the separator) takes as many as the language has
+const editable = ((await getOk(`/api/translations/${P}/${C}/${lang}/units/`)).results as { id: number; translated: boolean; source: string }[])
+  .filter((u) => u.translated && !u.source.includes(PLURAL_SEPARATOR))
   .map((u) => u.id);
 check(editable.length > 0, `translated units of ${lang} to edit`);
 const saveTranslation = async (r: number) => {
