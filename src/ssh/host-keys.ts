@@ -21,13 +21,24 @@ const KINDS = [
   { type: 'ssh-rsa', file: 'ssh_host_rsa_key', make: () => utils.generateKeyPairSync('rsa', { bits: 3072 }) },
 ] as const;
 
+/** Both halves read back, and the public half is the one the private key holds. */
+function wellFormed(pair: { private: string; public: string }): boolean {
+  const priv = utils.parseKey(pair.private);
+  const pub = utils.parseKey(pair.public);
+  if (priv instanceof Error || pub instanceof Error || Array.isArray(priv) || Array.isArray(pub)) return false;
+  return priv.getPublicSSH().equals(pub.getPublicSSH());
+}
+
 /** The host keys in `dir` (DATA_DIR/ssh), generating the missing ones. */
 export function loadHostKeys(dir: string): HostKey[] {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   return KINDS.map((k) => {
     const file = path.join(dir, k.file);
     if (!fs.existsSync(file)) {
-      const pair = k.make();
+      // ssh2 writes about one ed25519 key in 250 with the public half's leading zero byte dropped, which no
+      // client accepts: such a pair is made again
+      let pair = k.make();
+      while (!wellFormed(pair)) pair = k.make();
       // written under another name first: a crash never leaves half a key behind
       const tmp = `${file}.${process.pid}.tmp`;
       fs.writeFileSync(tmp, pair.private, { mode: 0o600 });
