@@ -3,16 +3,13 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CatFilePool, GitObject } from './cat-file.ts';
+import type { RefUpdate } from './hooks.ts';
 import { git, spawnGit, type GitResult, type GitRunOptions, type SpawnOptions } from './command.ts';
 import { parseCommit, parseTag, parseTree, type AnnotatedTag, type Commit, type TreeEntry } from './objects.ts';
 import { BRANCH_PREFIX, isValidRevision, TAG_PREFIX, ZERO_SHA } from './refs.ts';
 
-/** One ref's move: full name, value before and after (ZERO_SHA: none). */
-export interface RefMove {
-  ref: string;
-  before: string;
-  after: string;
-}
+/** One ref's move: full name, value before and after (ZERO_SHA: none), as git's hooks report them. */
+export type RefMove = RefUpdate;
 
 /**
  * What a write wants told around each ref move it makes (the push journal of an API write: see
