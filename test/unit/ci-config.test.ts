@@ -406,10 +406,10 @@ test('every error message', async () => {
     ['job:\n  script: x\n  variables: { A: { value: [1] } }\n', ['jobs:job:variables config should be a hash of key value pairs, value can be a hash']],
   ];
   for (const [yaml, expected] of more) assert.deepEqual(await errorsOf(yaml), expected, yaml);
-  // nested includes beyond 100 levels
+  // includes nested beyond ci_max_includes (150): counted before the 151st is read
   const chain: Record<string, string> = {};
-  for (let i = 0; i < 102; i++) chain[`c${i}.yml`] = `include: c${i + 1}.yml\n`;
-  assert.deepEqual(await errorsOf('include: c0.yml\njob:\n  script: x\n', chain), ['Maximum of 100 nested includes are allowed!']);
+  for (let i = 0; i < 152; i++) chain[`c${i}.yml`] = `include: c${i + 1}.yml\n`;
+  assert.deepEqual(await errorsOf('include: c0.yml\njob:\n  script: x\n', chain), ['Maximum of 150 nested includes are allowed!']);
   for (const [yaml, expected, files] of cases) {
     assert.deepEqual(await errorsOf(yaml, files ?? {}), expected, yaml);
   }

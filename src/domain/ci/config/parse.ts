@@ -3,16 +3,28 @@
 // `extends`, then every keyword validated with GitLab's messages and each visible job normalised to
 // the JobOptions contract. Only local includes exist here: remote, project, template and component
 // includes are refused with an error.
-import { parseDocument, type ScalarTag, stringify, type Tags, type YAMLError } from 'yaml';
+import { Lexer, parseDocument, type ScalarTag, stringify, type Tags, type YAMLError } from 'yaml';
 import type { JobOptions } from '../job-options.ts';
 import { parseDuration } from '../duration.ts';
 import { validExpression } from './expressions.ts';
 
 export const DEFAULT_STAGES = ['build', 'test', 'deploy'];
 const MAX_NESTING = 10;
-const MAX_INCLUDES = 150;
-const MAX_INCLUDE_DEPTH = 100;
 const MAX_EXTENDS_DEPTH = 11;
+// Limits checked before anything is expanded, so that no file can make the parser use unbounded
+// time or memory (GitLab's max_yaml_size_bytes, max_yaml_depth, ci_max_includes,
+// ci_max_total_yaml_size_bytes, ci_needs_size_limit, Parallel::PARALLEL_LIMIT). Sizes count what a
+// file holds once aliases are resolved (deepSize), so an alias bomb is as big as what it expands to.
+export const MAX_YAML_SIZE = 2 * 1024 * 1024;
+const MAX_YAML_DEPTH = 100;
+const MAX_INCLUDES = 150;
+const MAX_TOTAL_YAML_SIZE = 10 * 1024 * 1024;
+const MAX_NEEDS = 50;
+const MAX_PARALLEL = 200;
+/** jobs one pipeline may have after `parallel` (GitLab's ci_pipeline_size plan limit) */
+const MAX_PIPELINE_JOBS = 2000;
+const TOO_BIG = 'The parsed YAML is too big';
+const TOTAL_TOO_BIG = 'Total size of combined CI/CD configuration is too big';
 
 const ROOT_KEYS = ['default', 'include', 'before_script', 'image', 'services', 'after_script', 'variables', 'stages', 'cache', 'workflow'];
 const DEFAULT_KEYS = [
@@ -159,6 +171,26 @@ export type ReadLocal = (path: string) => Promise<string | null>;
 
 export class ConfigError extends Error {}
 
+interface BlobSource {
+  info(rev: string): Promise<{ type: string; size: number } | null>;
+  read(rev: string): Promise<{ type: string; content?: Buffer } | null>;
+}
+
+/**
+ * The files of one commit as a ReadLocal: a blob over max_yaml_size_bytes is refused from its
+ * header (a ConfigError), never read into memory.
+ */
+export function commitReader(repo: BlobSource, sha: string | null): ReadLocal {
+  return async (path) => {
+    if (!sha) return null;
+    const head = await repo.info(`${sha}:${path}`);
+    if (!head || head.type !== 'blob') return null;
+    if (head.size > MAX_YAML_SIZE) throw new ConfigError(TOO_BIG);
+    const o = await repo.read(`${sha}:${path}`);
+    return o && o.type === 'blob' ? (o.content?.toString('utf8') ?? '') : null;
+  };
+}
+
 const isDict = (v: unknown): v is Dict => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
 
@@ -198,21 +230,106 @@ const PSYCH_BOOLS: ScalarTag[] = [
 ];
 const psychTags = (tags: Tags): Tags => [...PSYCH_BOOLS, ...tags.filter((t) => (t as { tag?: string }).tag !== BOOL)];
 
-/** One YAML document as data (Psych: YAML 1.1, duplicate keys keep the last). */
-export function loadYaml(content: string): unknown {
-  const doc = parseDocument(content, { version: '1.1', merge: true, uniqueKeys: false, prettyErrors: true, customTags: psychTags });
-  if (doc.errors.length) throw new ConfigError(yamlErrorMessage(doc.errors[0]));
-  try {
-    return doc.toJS({ maxAliasCount: 1000 });
-  } catch (e) {
-    throw new ConfigError(`(<unknown>): ${e instanceof Error ? e.message.toLowerCase() : 'invalid document'}`);
+/**
+ * An upper bound of the document's nesting, from its tokens (the lexer is a loop; the parser
+ * recurses once per level and would overflow the stack on a deep document): open flow
+ * collections, plus the indentation and the block indicators (`- `, `? `, `: `) of each line.
+ */
+function nestingBound(content: string): number {
+  // cheap bound first: no line longer, and no more brackets, than a deep document needs
+  let brackets = 0;
+  let longest = 0;
+  let start = 0;
+  for (let i = 0; i < content.length; i++) {
+    const c = content.charCodeAt(i);
+    if (c === 0x5b || c === 0x7b) brackets++;
+    else if (c === 0x0a) {
+      longest = Math.max(longest, i - start);
+      start = i + 1;
+    }
   }
+  longest = Math.max(longest, content.length - start);
+  if (brackets + longest <= NESTING_SCAN_LIMIT) return brackets + longest;
+  let flow = 0;
+  let line = 0;
+  let max = 0;
+  let lineStart = true;
+  for (const token of new Lexer().lex(content)) {
+    if (token.endsWith('\n')) {
+      // a newline, or a block scalar's lines
+      line = 0;
+      lineStart = true;
+      continue;
+    }
+    if (lineStart && /^ +$/.test(token)) line += token.length;
+    else if (token === '-' || token === '?' || token === ':') line++;
+    else if (token === '[' || token === '{') flow++;
+    else if (token === ']' || token === '}') flow = Math.max(0, flow - 1);
+    lineStart = false;
+    max = Math.max(max, flow + line);
+    if (max > NESTING_SCAN_LIMIT) return max;
+  }
+  return max;
+}
+/** well below the nesting at which the parser overflows the stack (about 800 flow levels) */
+const NESTING_SCAN_LIMIT = 4 * MAX_YAML_DEPTH;
+
+/**
+ * The size of data as GitLab's Gitlab::Utils::DeepSize bounds it: every string by its length plus
+ * one per node, an alias counted wherever it is used; more than `limit`, or deeper than
+ * max_yaml_depth, is an error (`message`). The walk stops as soon as the limit is passed.
+ */
+function deepSize(data: unknown, limit: number, message: string): number {
+  let size = 0;
+  const walk = (v: unknown, depth: number): void => {
+    if (depth > MAX_YAML_DEPTH || size > limit) throw new ConfigError(message);
+    size += 1;
+    if (typeof v === 'string') size += v.length;
+    else if (Array.isArray(v)) for (const x of v) walk(x, depth + 1);
+    else if (isDict(v)) {
+      for (const k in v) {
+        size += k.length;
+        walk(v[k], depth + 1);
+      }
+    }
+  };
+  walk(data, 1);
+  if (size > limit) throw new ConfigError(message);
+  return size;
 }
 
-function deepMerge(base: Dict, over: Dict): Dict {
+/**
+ * One YAML document as data (Psych: YAML 1.1, duplicate keys keep the last), within GitLab's
+ * max_yaml_size_bytes and max_yaml_depth: a bigger or deeper file is refused before it is parsed
+ * or expanded. Returns the data and its size.
+ */
+export function loadYaml(content: string): unknown {
+  return loadSized(content).data;
+}
+
+function loadSized(content: string): { data: unknown; size: number } {
+  if (content.length > MAX_YAML_SIZE || Buffer.byteLength(content) > MAX_YAML_SIZE) throw new ConfigError(TOO_BIG);
+  if (nestingBound(content) > NESTING_SCAN_LIMIT) throw new ConfigError(TOO_BIG);
+  let data: unknown;
+  try {
+    const doc = parseDocument(content, { version: '1.1', merge: true, uniqueKeys: false, prettyErrors: true, customTags: psychTags });
+    if (doc.errors.length) throw new ConfigError(yamlErrorMessage(doc.errors[0]));
+    data = doc.toJS({ maxAliasCount: 1000 });
+  } catch (e) {
+    if (e instanceof ConfigError) throw e;
+    throw new ConfigError(`(<unknown>): ${e instanceof Error ? e.message.toLowerCase() : 'invalid document'}`);
+  }
+  return { data, size: deepSize(data, MAX_YAML_SIZE, TOO_BIG) };
+}
+
+/** `over` deep-merged onto `base` (new objects; values shared); a budget counts the entries copied. */
+function deepMerge(base: Dict, over: Dict, budget?: Budget): Dict {
   const out: Dict = { ...base };
-  for (const [k, v] of Object.entries(over)) {
-    out[k] = isDict(out[k]) && isDict(v) ? deepMerge(out[k] as Dict, v) : v;
+  const keys = Object.keys(over);
+  if (budget) spend(budget, Object.keys(out).length + keys.length);
+  for (const k of keys) {
+    const v = over[k];
+    out[k] = isDict(out[k]) && isDict(v) ? deepMerge(out[k] as Dict, v, budget) : v;
   }
   return out;
 }
@@ -248,34 +365,55 @@ export function localPath(location: string): string {
   return path;
 }
 
-async function expandIncludes(config: Dict, read: ReadLocal | null, seen: Set<string>, depth: number, includes: CiInclude[]): Promise<Dict> {
+/** What the files read so far add up to (ci_max_total_yaml_size_bytes). */
+interface Budget {
+  size: number;
+}
+
+function spend(budget: Budget, size: number): void {
+  budget.size += size;
+  if (budget.size > MAX_TOTAL_YAML_SIZE) throw new ConfigError(TOTAL_TOO_BIG);
+}
+
+async function expandIncludes(config: Dict, read: ReadLocal | null, seen: Set<string>, budget: Budget, includes: CiInclude[]): Promise<Dict> {
   if (!('include' in config)) return config;
   const { include, ...rest } = config;
   if (include === null || include === undefined) return rest;
-  if (depth > MAX_INCLUDE_DEPTH) throw new ConfigError(`Maximum of ${MAX_INCLUDE_DEPTH} nested includes are allowed!`);
   let merged: Dict = {};
   for (const location of includeLocations(include)) {
     const path = localPath(location);
     if (seen.has(path)) continue; // GitLab includes a file once
+    // counted before the file is read, so that nesting is bounded by the count too
+    if (seen.size >= MAX_INCLUDES) throw new ConfigError(`Maximum of ${MAX_INCLUDES} nested includes are allowed!`);
     seen.add(path);
-    if (seen.size > MAX_INCLUDES) throw new ConfigError(`Maximum of ${MAX_INCLUDES} includes are allowed!`);
-    const content = read ? await read(path) : null;
+    let content: string | null = null;
+    try {
+      content = read ? await read(path) : null;
+    } catch (e) {
+      throw e instanceof ConfigError && e.message === TOO_BIG ? new ConfigError(`\`${location}\`: ${TOO_BIG}`) : e;
+    }
     if (content === null) throw new ConfigError(`Local file \`${location}\` does not exist!`);
     includes.push({ type: 'local', location, blob: null, raw: null, extra: {}, context_project: null, context_sha: null });
-    let data: unknown;
-    try {
-      data = content.trim() ? loadYaml(content) : {};
-    } catch {
-      throw new ConfigError(`Local file \`${location}\` does not have valid YAML syntax!`);
+    let data: unknown = {};
+    if (content.trim()) {
+      try {
+        const loaded = loadSized(content);
+        spend(budget, loaded.size);
+        data = loaded.data;
+      } catch (e) {
+        if (e instanceof ConfigError && e.message === TOO_BIG) throw new ConfigError(`\`${location}\`: ${TOO_BIG}`);
+        if (e instanceof ConfigError && e.message === TOTAL_TOO_BIG) throw e;
+        throw new ConfigError(`Local file \`${location}\` does not have valid YAML syntax!`);
+      }
     }
     if (!isDict(data)) throw new ConfigError(`Local file \`${location}\` does not have valid YAML syntax!`);
-    merged = deepMerge(merged, await expandIncludes(data, read, seen, depth + 1, includes));
+    merged = deepMerge(merged, await expandIncludes(data, read, seen, budget, includes));
   }
   return deepMerge(merged, rest);
 }
 
 /** `extends`: each entry's bases deep-merged under it, in order (Gitlab::Ci::Config::Extendable). */
-function resolveExtends(config: Dict): Dict {
+function resolveExtends(config: Dict, budget: Budget): Dict {
   const out: Dict = { ...config };
   const resolving = new Set<string>();
   const done = new Set<string>();
@@ -293,11 +431,11 @@ function resolveExtends(config: Dict): Dict {
     let base: Dict = {};
     for (const b of bases) {
       if (!isDict(out[b])) throw new ConfigError(`${key}: invalid base hash in \`extends\``);
-      base = deepMerge(base, resolve(b, depth + 1));
+      base = deepMerge(base, resolve(b, depth + 1), budget);
     }
     resolving.delete(key);
     const { extends: _drop, ...own } = entry;
-    const merged = deepMerge(base, own);
+    const merged = deepMerge(base, own, budget);
     delete merged.extends;
     out[key] = merged;
     done.add(key);
@@ -506,7 +644,7 @@ function needsEntry(ck: Checker, where: string, v: unknown): NonNullable<JobOpti
       out.push({ job: n.job, artifacts: n.artifacts !== false, ...(n.optional === true ? { optional: true } : {}) });
     } else ck.add(`${where}:need has an unsupported type`);
   }
-  if (out.length > 50) ck.add(`${where} config must be less than or equal to 50`);
+  if (out.length > MAX_NEEDS) ck.add(`${where} config must be less than or equal to ${MAX_NEEDS}`);
   return out;
 }
 
@@ -734,8 +872,6 @@ function coverageEntry(ck: Checker, where: string, v: unknown): string | undefin
   return v;
 }
 
-const MAX_PARALLEL = 200;
-
 /** Entry::Product::Parallel: an integer (2..200) or `matrix:` (every combination, at most 200). */
 function parallelEntry(ck: Checker, where: string, v: unknown): CiJobSpec['parallel'] {
   if (v === undefined || v === null) return null;
@@ -755,26 +891,38 @@ function parallelEntry(ck: Checker, where: string, v: unknown): CiJobSpec['paral
     ck.add(`${where}:matrix config should be an array of hashes`);
     return null;
   }
-  const combos: Record<string, string>[] = [];
+  // Entry::Product::Matrix: the number of jobs (the sum over entries of the product of their
+  // value counts) is checked before a single combination is built
+  const entries: [string, string[]][][] = [];
+  let total = 0;
   for (const entry of v.matrix) {
     if (!isDict(entry)) {
       ck.add(`${where}:matrix config should be an array of hashes`);
       return null;
     }
-    let partial: Record<string, string>[] = [{}];
+    const vars: [string, string[]][] = [];
+    let product = 1;
     for (const [key, raw] of Object.entries(entry)) {
       const values = Array.isArray(raw) ? raw.map(scalarString) : [scalarString(raw)];
       if (values.some((x) => x === null) || !values.length) {
         ck.add(`${where}:matrix:variables config should be a hash of key value pairs`);
         return null;
       }
-      partial = partial.flatMap((c) => values.map((x) => ({ ...c, [key]: x as string })));
+      vars.push([key, values as string[]]);
+      product *= values.length;
     }
-    combos.push(...partial);
+    entries.push(vars);
+    total += product;
   }
-  if (combos.length > MAX_PARALLEL) {
+  if (total > MAX_PARALLEL) {
     ck.add(`${where}:matrix config generates too many jobs (maximum is ${MAX_PARALLEL})`);
     return null;
+  }
+  const combos: Record<string, string>[] = [];
+  for (const vars of entries) {
+    let partial: Record<string, string>[] = [{}];
+    for (const [key, values] of vars) partial = partial.flatMap((c) => values.map((x) => ({ ...c, [key]: x })));
+    combos.push(...partial);
   }
   return { total: combos.length, matrix: combos };
 }
@@ -885,7 +1033,7 @@ function jobEntry(ck: Checker, name: string, job: Dict, d: Defaults, hasWorkflow
     const artifacts = 'artifacts' in job ? artifactsEntry(ck, `${where}:artifacts`, job.artifacts) : def('artifacts');
     if (artifacts) options.artifacts = artifacts as JobOptions['artifacts'];
     if (job.dependencies !== undefined && job.dependencies !== null) {
-      if (isStringArray(job.dependencies)) options.dependencies = job.dependencies;
+      if (isStringArray(job.dependencies)) options.dependencies = [...new Set(job.dependencies)];
       else ck.add(`${where} dependencies should be an array of strings`);
     }
     const coverage = coverageEntry(ck, `${where}:coverage`, job.coverage);
@@ -992,6 +1140,22 @@ function compose(ck: Checker, root: Dict): Omit<CiConfig, 'merged' | 'includes'>
     }
   }
   if (ck.errors.length) return null;
+  // what `parallel` makes of the jobs, counted before it is built
+  const instances = (name: string) => byName.get(name)?.parallel?.total ?? 1;
+  const size = jobs.reduce((n, j) => n + instances(j.name), 0);
+  if (size > MAX_PIPELINE_JOBS) {
+    ck.add(
+      `The number of jobs has exceeded the limit of ${MAX_PIPELINE_JOBS}. Try splitting the configuration with parent-child-pipelines https://docs.gitlab.com/ee/ci/troubleshooting.html#pipeline-with-many-jobs-fails-to-start`,
+    );
+    return null;
+  }
+  for (const j of jobs) {
+    const needs = (j.options.needs ?? []).reduce((n, need) => n + instances(need.job), 0);
+    if (needs > MAX_NEEDS) {
+      ck.add(`${j.name}: one job can only need ${MAX_NEEDS} others, but you have listed ${needs}. See needs keyword documentation for more details`);
+    }
+  }
+  if (ck.errors.length) return null;
   const expanded = expandParallel(jobs).jobs;
   // GitLab's order: by stage, then as written
   expanded.sort((a, b) => a.stageIdx - b.stageIdx);
@@ -1007,10 +1171,15 @@ export async function parseCiConfig(content: string, read: ReadLocal | null): Pr
   const includes: CiInclude[] = [];
   let merged: Dict | null = null;
   try {
-    const data = loadYaml(content);
+    const { data, size } = loadSized(content);
     if (!isDict(data)) throw new ConfigError('Invalid configuration format');
-    const expanded = await expandIncludes(data, read, new Set(), 1, includes);
-    merged = resolveExtends(expanded);
+    const budget: Budget = { size: 0 };
+    spend(budget, size);
+    const expanded = await expandIncludes(data, read, new Set(), budget, includes);
+    const extended = resolveExtends(expanded, budget);
+    // what lint shows and what jobs carry: bounded with every shared value counted where it is used
+    deepSize(extended, MAX_TOTAL_YAML_SIZE, TOTAL_TOO_BIG);
+    merged = extended;
     const composed = compose(ck, merged);
     if (!composed) return { config: null, errors: ck.errors, warnings: ck.warnings, merged, includes };
     return { config: { ...composed, merged, includes }, errors: [], warnings: ck.warnings, merged, includes };
@@ -1018,6 +1187,18 @@ export async function parseCiConfig(content: string, read: ReadLocal | null): Pr
     if (e instanceof ConfigError) return { config: null, errors: [e.message], warnings: [], merged, includes };
     throw e;
   }
+}
+
+/** The project's CI file read with `read` and parsed; null when there is no such file. */
+export async function parseCiFile(path: string, read: ReadLocal): Promise<ParseResult | null> {
+  let content: string | null;
+  try {
+    content = await read(path);
+  } catch (e) {
+    if (e instanceof ConfigError) return { config: null, errors: [e.message], warnings: [], merged: null, includes: [] };
+    throw e;
+  }
+  return content === null ? null : parseCiConfig(content, read);
 }
 
 /** The merged configuration as lint's merged_yaml shows it. */

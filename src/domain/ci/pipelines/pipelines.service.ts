@@ -15,7 +15,7 @@ import type { ResolvedProject } from '../../access/resolve.ts';
 import { settingsOf } from '../../projects/project-settings.ts';
 import { onRefsChanged } from '../../repository/push-events.ts';
 import { type EvalContext, evaluateJob, evaluateWorkflow } from '../config/evaluate.ts';
-import { type ParseResult, parseCiConfig } from '../config/parse.ts';
+import { commitReader, type ParseResult, parseCiConfig, parseCiFile } from '../config/parse.ts';
 import { parseDuration } from '../duration.ts';
 import type { CiDeps } from '../deps.ts';
 import type { JobOptions, JobVariable } from '../job-options.ts';
@@ -210,10 +210,7 @@ export class PipelinesService {
     const commit = await repo.commit(sha);
     if (!commit) return { failure: 'reference_not_found' };
 
-    const readAt = async (path: string): Promise<string | null> => {
-      const o = await repo.read(`${sha}:${path}`);
-      return o && o.type === 'blob' && o.content ? o.content.toString('utf8') : o && o.type === 'blob' ? '' : null;
-    };
+    const readAt = commitReader(repo, sha);
     let parsed: ParseResult;
     if (input.parent) {
       const content = input.parent.include.map((p) => `  - local: ${JSON.stringify(p)}`).join('\n');
@@ -223,9 +220,9 @@ export class PipelinesService {
       const clean = path.replace(/^\/+/, '');
       // the project setting is checked when saved; a path git would misread is no file here
       const safe = clean && !clean.startsWith('-') && !clean.split('/').some((seg) => seg === '..' || seg === '.' || seg === '');
-      const content = safe ? await readAt(clean) : null;
-      if (content === null) return { failure: 'missing_config' };
-      parsed = await parseCiConfig(content, readAt);
+      const fromFile = safe ? await parseCiFile(clean, readAt) : null;
+      if (!fromFile) return { failure: 'missing_config' };
+      parsed = fromFile;
     }
 
     const ns = await this.k.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).executeTakeFirstOrThrow();

@@ -9,7 +9,7 @@ import type { Container } from '../../../container.ts';
 import type { CiBuildRow, CiPipelineRow, NamespaceRow, ProjectRow } from '../../../db/schema.ts';
 import type { Actor } from '../../../domain/access/actor.ts';
 import type { ProjectAccess } from '../../../domain/access/policy.ts';
-import { mergedYaml, parseCiConfig } from '../../../domain/ci/config/parse.ts';
+import { commitReader, mergedYaml, parseCiConfig } from '../../../domain/ci/config/parse.ts';
 import { evaluateJob } from '../../../domain/ci/config/evaluate.ts';
 import { CREATE_MESSAGES, DEFAULT_CI_CONFIG_PATH, type PipelineAbility } from '../../../domain/ci/pipelines/pipelines.service.ts';
 import { canPushBranch, loadRefRules } from '../../../domain/repository/branch-protection.ts';
@@ -393,12 +393,7 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
         ...(opts.includeJobs ? { jobs: [] } : {}),
       };
     const repo = c.repos.repository(ctx.project);
-    const read = async (path: string) => {
-      if (!sha) return null;
-      const o = await repo.read(`${sha}:${path}`);
-      return o && o.type === 'blob' ? (o.content?.toString('utf8') ?? '') : null;
-    };
-    const r = await parseCiConfig(content, read);
+    const r = await parseCiConfig(content, commitReader(repo, sha));
     const fullPath = `${ctx.namespace.full_path}/${ctx.project.path}`;
     const web = `${c.config.externalUrl}/${fullPath}`;
     const out: Record<string, unknown> = {
