@@ -1,0 +1,128 @@
+// A CI file that would expand to 100 million jobs (`parallel: matrix` of 5 keys × 40 values, under
+// 700 bytes) against a real server started as the README starts it (`node bin/hearth.js serve`, a fresh
+// DATA_DIR): lint answers GitLab's error at once, a commit of the file makes a failed pipeline with
+// the error, and the process lives on (/-/health answers after each).
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const TOKEN = 'glpat-ci-limits-root-token-0001';
+
+const values = Array.from({ length: 40 }, (_, i) => i).join(',');
+const MATRIX = `test:\n  script: echo\n  parallel:\n    matrix:\n${['A', 'B', 'C', 'D', 'E'].map((k, i) => `${i ? '        ' : '      - '}${k}: [${values}]\n`).join('')}`;
+/** lint's merged_yaml of it: the same data, in block style */
+const MERGED = `---\ntest:\n  script: echo\n  parallel:\n    matrix:\n${['A', 'B', 'C', 'D', 'E']
+  .map((k, i) => `${i ? '        ' : '      - '}${k}:\n${Array.from({ length: 40 }, (_, n) => `          - ${n}\n`).join('')}`)
+  .join('')}`;
+const MATRIX_ERROR = 'jobs:test:parallel:matrix config generates too many jobs (maximum is 200)';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function startServer(t: TestContext, dataDir: string, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['bin/hearth.js', 'serve'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: '',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      HEARTH_ROOT_PASSWORD: 'ci-limits-password-1',
+      HEARTH_ROOT_TOKEN: TOKEN,
+      HEARTH_SSH_PORT: '0',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  t.after(() => child.kill('SIGKILL'));
+  let stderr = '';
+  child.stderr!.on('data', (b) => (stderr += b));
+  const deadline = Date.now() + 90_000; // a first start compiles the sources (tsx)
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited: ${stderr}`);
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/-/readiness`)).ok) return child;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`server did not start: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+test('a matrix of 40^5 jobs in under 700 bytes: lint answers the error in under a second, a commit fails its pipeline, the server lives', { timeout: 180_000 }, async (t) => {
+  assert.ok(Buffer.byteLength(MATRIX) < 700);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-ci-limits-'));
+  t.after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const port = await freePort();
+  const server = await startServer(t, dataDir, port);
+  const base = `http://127.0.0.1:${port}`;
+  // a server that expands the matrix does not answer for a minute, then dies: 10 s is far beyond
+  // what the answer takes, and the elapsed time is checked below
+  const api = (method: string, url: string, body?: unknown) =>
+    fetch(`${base}/api/v4${url}`, {
+      method,
+      headers: { 'private-token': TOKEN, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(10_000),
+    });
+  const health = async () => {
+    const r = await fetch(`${base}/-/health`, { signal: AbortSignal.timeout(10_000) });
+    assert.equal(r.status, 200);
+    assert.equal(await r.text(), 'Hearth OK');
+  };
+
+  const created = await api('POST', '/projects', { name: 'Matrix', path: 'matrix' });
+  assert.equal(created.status, 201);
+  const project = (await created.json()) as { id: number };
+  const readme = await api('POST', `/projects/${project.id}/repository/commits`, {
+    branch: 'main',
+    commit_message: 'readme',
+    actions: [{ action: 'create', file_path: 'README.md', content: 'hi\n' }],
+  });
+  assert.equal(readme.status, 201);
+
+  // lint: GitLab's shape, valid false and the error
+  const started = performance.now();
+  const lint = await api('POST', `/projects/${project.id}/ci/lint`, { content: MATRIX });
+  const body = await lint.json();
+  const elapsed = performance.now() - started;
+  assert.equal(lint.status, 200);
+  assert.deepEqual(body, { valid: false, errors: [MATRIX_ERROR], warnings: [], merged_yaml: MERGED, includes: [] });
+  assert.ok(elapsed < 1000, `lint answered after ${Math.round(elapsed)} ms`);
+  await health();
+
+  // the commit path: the pushed file makes a failed pipeline whose yaml_errors is the error
+  const commit = await api('POST', `/projects/${project.id}/repository/commits`, {
+    branch: 'main',
+    commit_message: 'ci',
+    actions: [{ action: 'create', file_path: '.service-ci.yml', content: MATRIX }],
+  });
+  assert.equal(commit.status, 201);
+  const sha = ((await commit.json()) as { id: string }).id;
+  let pipelines: { id: number; sha: string; status: string }[] = [];
+  for (let i = 0; i < 200 && !pipelines.length; i++) {
+    pipelines = (await (await api('GET', `/projects/${project.id}/pipelines`)).json()) as typeof pipelines;
+    if (!pipelines.length) await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(pipelines.length, 1);
+  assert.equal(pipelines[0].sha, sha);
+  assert.equal(pipelines[0].status, 'failed');
+  const detail = (await (await api('GET', `/projects/${project.id}/pipelines/${pipelines[0].id}`)).json()) as Record<string, unknown>;
+  assert.equal(detail.status, 'failed');
+  assert.equal(detail.yaml_errors, MATRIX_ERROR);
+  const jobs = await api('GET', `/projects/${project.id}/pipelines/${pipelines[0].id}/jobs`);
+  assert.deepEqual(await jobs.json(), []);
+  await health();
+  assert.equal(server.exitCode, null);
+});
