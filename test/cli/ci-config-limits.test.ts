@@ -60,7 +60,9 @@ async function startServer(t: TestContext, dataDir: string, port: number): Promi
   }
 }
 
-test('a matrix of 40^5 jobs in under 700 bytes: lint answers the error in under a second, a commit fails its pipeline, the server lives', { timeout: 180_000 }, async (t) => {
+test('a matrix of 40^5 jobs in under 700 bytes: lint answers the error in under a second, a commit fails its pipeline, the server lives', {
+  timeout: 180_000,
+}, async (t) => {
   assert.ok(Buffer.byteLength(MATRIX) < 700);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-ci-limits-'));
   t.after(() => fs.rmSync(dataDir, { recursive: true, force: true }));

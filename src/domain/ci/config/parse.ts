@@ -416,10 +416,13 @@ async function expandIncludes(config: Dict, read: ReadLocal | null, seen: Set<st
 function resolveExtends(config: Dict, budget: Budget): Dict {
   const out: Dict = { ...config };
   const resolving = new Set<string>();
-  const done = new Set<string>();
-  const resolve = (key: string, depth: number): Dict => {
+  /** per resolved entry, the entries with `extends` on its longest chain (itself included) */
+  const levels = new Map<string, number>();
+  const resolve = (key: string, depth: number): { entry: Dict; level: number } => {
     const entry = out[key] as Dict;
-    if (done.has(key) || !isDict(entry) || entry.extends === undefined) return entry;
+    const known = levels.get(key);
+    if (known !== undefined) return { entry, level: known };
+    if (!isDict(entry) || entry.extends === undefined) return { entry, level: 0 };
     if (depth > MAX_EXTENDS_DEPTH) throw new ConfigError(`${key}: nesting too deep in \`extends\``);
     if (resolving.has(key)) throw new ConfigError(`${key}: circular dependency detected in \`extends\``);
     const ext = entry.extends;
@@ -429,17 +432,22 @@ function resolveExtends(config: Dict, budget: Budget): Dict {
     if (unknown.length) throw new ConfigError(`${key}: unknown keys in \`extends\` (${unknown.join(', ')})`);
     resolving.add(key);
     let base: Dict = {};
+    let level = 1;
     for (const b of bases) {
       if (!isDict(out[b])) throw new ConfigError(`${key}: invalid base hash in \`extends\``);
-      base = deepMerge(base, resolve(b, depth + 1), budget);
+      const resolved = resolve(b, depth + 1);
+      level = Math.max(level, resolved.level + 1);
+      // the depth of the chain, wherever it was first resolved from (the order of the file does not matter)
+      if (level > MAX_EXTENDS_DEPTH) throw new ConfigError(`${key}: nesting too deep in \`extends\``);
+      base = deepMerge(base, resolved.entry, budget);
     }
     resolving.delete(key);
     const { extends: _drop, ...own } = entry;
     const merged = deepMerge(base, own, budget);
     delete merged.extends;
     out[key] = merged;
-    done.add(key);
-    return merged;
+    levels.set(key, level);
+    return { entry: merged, level };
   };
   for (const key of Object.keys(out)) if (!ROOT_KEYS.includes(key) || key === 'default') resolve(key, 1);
   return out;
