@@ -83,6 +83,7 @@ export function pipelinePages(_app: FastifyInstance, c: Container, web: Web): vo
       .header('content-type', 'application/octet-stream')
       .header('content-length', String(d.artifact.size))
       .header('x-content-type-options', 'nosniff')
+      .header('content-security-policy', "default-src 'none'; sandbox")
       .send(stream);
   });
 }

@@ -9,6 +9,7 @@ import { seedPipeline } from '../../helpers/ci.ts';
 import type { CiBuildRow, ProjectRow } from '../../../src/db/schema.ts';
 import { nowIso } from '../../../src/lib/time.ts';
 import { finishJob, jobWithArchive, makeZip, runJob } from './ci-artifacts-helpers.ts';
+import { webGet, webSignIn } from '../../helpers/web.ts';
 
 let ctx: TestApp;
 const cleanups: (() => unknown)[] = [];
@@ -181,7 +182,8 @@ test('one file of the archive: content type by extension as Workhorse sends it, 
     ['out/report.json', 'application/json', 'report.json', '{"ok":true}'],
     ['out/notes.txt', 'text/plain; charset=utf-8', 'notes.txt', 'plain notes\n'],
     ['out/data.bin', 'application/octet-stream', 'data.bin', '\u0000\u0001\u0002\u0003'],
-    ['out/page.html', 'text/html; charset=utf-8', 'page.html', '<p>hi</p>'],
+    // a page is never a document of this origin
+    ['out/page.html', 'text/plain; charset=utf-8', 'page.html', '<p>hi</p>'],
     [encodeURIComponent('weird name "q".txt'), 'text/plain; charset=utf-8', 'weird name \\"q\\".txt', 'q'],
   ];
   for (const [p, type, name, body] of cases) {
@@ -210,6 +212,56 @@ test('one file of the archive: content type by extension as Workhorse sends it, 
   // without artifacts: 404 before the path is looked at
   const { jobs } = await seedPipeline(ctx.c, project, {}, [{ name: 'bare' }]);
   assert.deepEqual((await get(`/projects/${project.id}/jobs/${jobs[0]!.id}/artifacts/out/notes.txt`)).json(), { message: '404 Not Found' });
+});
+
+test('an artifact is never a script, a style or a page of this origin: active types as text/plain, nosniff and a sandbox on every artifact response (API and web)', async () => {
+  const files: [string, string][] = [
+    ['app.js', 'alert(document.cookie)'],
+    ['mod.mjs', 'export default 1'],
+    ['page.htm', '<script>alert(1)</script>'],
+    ['page.xhtml', '<html xmlns="http://www.w3.org/1999/xhtml"><script>alert(1)</script></html>'],
+    ['logo.svg', '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>'],
+    ['feed.xml', '<x/>'],
+    ['site.css', 'body{}'],
+    ['m.wasm', 'wasm'],
+    ['pic.png', 'png'],
+  ];
+  const { job } = await built(project, 'main', 'active', { zip: makeZip(files.map(([name, data]) => ({ name: `dist/${name}`, data }))) });
+  const inert = { 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; sandbox" };
+  const names = ['content-type', 'content-disposition', 'x-content-type-options', 'content-security-policy'];
+  for (const [name, data] of files) {
+    const type = name === 'pic.png' ? 'image/png' : 'text/plain; charset=utf-8';
+    const file = await get(`/projects/${project.id}/jobs/${job.id}/artifacts/dist/${name}`);
+    assert.equal(file.statusCode, 200, name);
+    assert.equal(file.body, data);
+    assert.deepEqual(headersOf(file, names), { 'content-type': type, 'content-disposition': `attachment; filename="${name}"`, ...inert }, name);
+    // raw (by ref): plain text, inline
+    const raw = await get(`/projects/${project.id}/jobs/artifacts/main/raw/dist/${name}?job=active`);
+    assert.equal(raw.statusCode, 200, name);
+    assert.equal(raw.body, data);
+    assert.deepEqual(
+      headersOf(raw, names),
+      { 'content-type': 'text/plain; charset=utf-8', 'content-disposition': `inline; filename="${name}"`, ...inert },
+      name,
+    );
+  }
+  // the archive: by job, by ref, and the web page's download link
+  for (const url of [`/projects/${project.id}/jobs/${job.id}/artifacts`, `/projects/${project.id}/jobs/artifacts/main/download?job=active`]) {
+    const res = await get(url);
+    assert.equal(res.statusCode, 200, url);
+    assert.deepEqual(
+      headersOf(res, ['content-type', 'x-content-type-options', 'content-security-policy']),
+      { 'content-type': 'application/octet-stream', ...inert },
+      url,
+    );
+  }
+  const web = await webGet(ctx.app, `/grp/app/-/jobs/${job.id}/artifacts/download`, await webSignIn(ctx.app, 'developer'));
+  assert.equal(web.statusCode, 200);
+  assert.deepEqual(headersOf(web, ['content-type', 'content-disposition', 'x-content-type-options', 'content-security-policy']), {
+    'content-type': 'application/octet-stream',
+    'content-disposition': ARCHIVE_HEADERS['content-disposition'],
+    ...inert,
+  });
 });
 
 test("by ref: the latest successful pipeline by creation time, the parent's job before a child's, branches with slashes and tags; job missing 400; none 404", async () => {

@@ -142,27 +142,28 @@ export async function validateArchive(file: string): Promise<void> {
   }
 }
 
-/** Go's mime.TypeByExtension built-in table (what Workhorse answers for an artifact entry), plus .txt. */
+/**
+ * Go's mime.TypeByExtension built-in table (what Workhorse answers for an artifact entry), plus .txt,
+ * less the types a browser runs or renders as a page (.html, .js, .mjs, .svg, .xml, .css, .wasm): an
+ * artifact is written by any job, so it must never become a script, a style or a document of this
+ * origin (`<script src>` to an artifact would pass a `script-src 'self'` policy). Those are served as
+ * text/plain, with nosniff, like the rest.
+ */
 const MIME: Record<string, string> = {
   '.avif': 'image/avif',
-  '.css': 'text/css; charset=utf-8',
   '.gif': 'image/gif',
-  '.htm': 'text/html; charset=utf-8',
-  '.html': 'text/html; charset=utf-8',
   '.jpeg': 'image/jpeg',
   '.jpg': 'image/jpeg',
-  '.js': 'text/javascript; charset=utf-8',
   '.json': 'application/json',
-  '.mjs': 'text/javascript; charset=utf-8',
   '.pdf': 'application/pdf',
   '.png': 'image/png',
-  '.svg': 'image/svg+xml',
   '.txt': 'text/plain; charset=utf-8',
-  '.wasm': 'application/wasm',
   '.webp': 'image/webp',
-  '.xml': 'text/xml; charset=utf-8',
 };
+const ACTIVE = new Set(['.css', '.htm', '.html', '.js', '.mjs', '.svg', '.wasm', '.xhtml', '.xml', '.xsl', '.xslt']);
 
 export function entryContentType(name: string): string {
-  return MIME[path.posix.extname(name).toLowerCase()] ?? 'application/octet-stream';
+  const ext = path.posix.extname(name).toLowerCase();
+  if (ACTIVE.has(ext)) return 'text/plain; charset=utf-8';
+  return MIME[ext] ?? 'application/octet-stream';
 }

@@ -92,9 +92,12 @@ export function artifactsRoutes(fastify: FastifyInstance, c: Container): void {
     return sendBlob(reply, d.artifact);
   }
 
+  /** Whatever an artifact holds is never sniffed, run or rendered as a page of this origin. */
+  const inert = (reply: FastifyReply) => reply.header('x-content-type-options', 'nosniff').header('content-security-policy', "default-src 'none'; sandbox");
+
   async function sendBlob(reply: FastifyReply, a: CiJobArtifactRow) {
     const stream = await svc().open(a);
-    return reply
+    return inert(reply)
       .header('content-disposition', attachmentDisposition(a.file_name))
       .header('content-type', 'application/octet-stream')
       .header('content-transfer-encoding', 'binary')
@@ -129,7 +132,7 @@ export function artifactsRoutes(fastify: FastifyInstance, c: Container): void {
     stream.on('close', () => zip.close());
     const base = entryPath.split('/').pop()!;
     const disposition = (kind: string) => entryDisposition(kind, base);
-    reply.header('content-length', String(size));
+    inert(reply).header('content-length', String(size));
     if (raw) {
       // send_artifacts_entry with detect_content_type: text is shown inline as plain text
       reply.header('content-type', 'text/plain; charset=utf-8').header('content-disposition', disposition('inline'));
