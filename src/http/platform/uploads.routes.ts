@@ -190,8 +190,10 @@ export function uploadsRoutes(app: FastifyInstance, c: Container): void {
 
   const serveWeb = async (req: FastifyRequest, reply: FastifyReply, project: string, secret: string, filename: string) => {
     let actor = req.actor;
+    // a job token opens only GitLab's job-token endpoints and git over HTTP: here it is no credential
+    const { jobToken: _ignored, ...creds } = credentialsOf(req);
     try {
-      actor = await c.auth.authenticate(credentialsOf(req), routeScopes('GET'));
+      actor = await c.auth.authenticate(creds, routeScopes('GET'));
     } catch {
       return notFound(reply); // a bad credential finds nothing, as for anyone without access
     }

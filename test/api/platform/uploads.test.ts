@@ -4,6 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
 import { multipart } from '../../helpers/files.ts';
+import { seedPipeline } from '../../helpers/ci.ts';
+import { runJob } from './ci-artifacts-helpers.ts';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
 
@@ -221,4 +223,52 @@ test('list, get by id and delete: Maintainers only; GitLab bodies for missing up
   const jobs = await c.db.kysely.selectFrom('jobs').select(['kind', 'payload']).where('kind', '=', 'blob_delete').execute();
   assert.deepEqual(jobs.flatMap((j) => JSON.parse(j.payload).keys).sort(), rows.map((r) => r.store_key).sort());
   assert.equal((await app.inject({ method: 'GET', url: `/api/v4/projects/${project.id}${a.url}` })).statusCode, 404);
+});
+
+test("a job token opens no upload path: the web paths take it for no credential (404 on a private project), the API's upload routes answer 401", async (t) => {
+  const { app, c, seed } = await buildTestApp(t);
+  const owner = await seed.user();
+  const tok = await seed.token(owner);
+  const project = await seed.project({ owner, visibility: 'private' });
+  const ns = await c.db.kysely.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).executeTakeFirstOrThrow();
+  const up = await upload(app, tok.headers, project.id, PNG, 'shot.png');
+  assert.equal(up.statusCode, 201);
+  const { id, url } = up.json() as { id: number; url: string };
+  const secret = url.split('/')[2];
+  // a running job of this project, started by its owner
+  const { jobs } = await seedPipeline(c, project, { user_id: owner.id }, [{ name: 'build' }]);
+  const jobToken = await runJob(c, jobs[0]!);
+  const job = await app.inject({ method: 'GET', url: '/api/v4/job', headers: { 'job-token': jobToken } });
+  assert.equal(job.statusCode, 200); // the token is good where GitLab takes it
+
+  const webPaths = [`/-/project/${project.id}/uploads/${secret}/shot.png`, `/${ns.full_path}/${project.path}/uploads/${secret}/shot.png`];
+  for (const path of webPaths) {
+    for (const [target, headers] of [
+      [path, { 'job-token': jobToken }],
+      [`${path}?job_token=${jobToken}`, {}],
+    ] as const) {
+      const res = await app.inject({ method: 'GET', url: target, headers });
+      assert.deepEqual([res.statusCode, res.body, res.headers['content-type']], [404, 'Not Found', 'text/plain'], target);
+    }
+    // the owner's own token still opens it
+    assert.equal((await app.inject({ method: 'GET', url: path, headers: tok.headers })).statusCode, 200);
+  }
+  const unauthorized = { message: '401 Unauthorized' };
+  const api = `/api/v4/projects/${project.id}/uploads`;
+  for (const [method, target] of [
+    ['GET', `${api}/${secret}/shot.png`],
+    ['GET', api],
+    ['GET', `${api}/${id}`],
+    ['DELETE', `${api}/${id}`],
+  ] as const) {
+    const res = await app.inject({ method, url: target, headers: { 'job-token': jobToken } });
+    assert.deepEqual([res.statusCode, res.json()], [401, unauthorized], `${method} ${target}`);
+  }
+  const post = await upload(app, { 'job-token': jobToken }, project.id, PNG, 'more.png');
+  assert.deepEqual([post.statusCode, post.json()], [401, unauthorized]);
+  // nothing changed
+  assert.deepEqual(
+    (await c.db.kysely.selectFrom('uploads').select('filename').where('project_id', '=', project.id).execute()).map((r) => r.filename),
+    ['shot.png'],
+  );
 });
