@@ -11,7 +11,7 @@ import type { ProjectAccess } from '../access/policy.ts';
 import type { FeatureDeps } from '../deps.ts';
 import { VISIBILITY_LEVELS, type VisibilityName } from '../settings/definitions.ts';
 import { FEATURES, privateFeatureMinLevel, settingsOf } from './project-settings.ts';
-import { ProjectsService } from './projects.service.ts';
+import { notAllowedInGroup, ProjectsService } from './projects.service.ts';
 
 export interface ForkInput {
   namespace_id?: number;
@@ -197,11 +197,22 @@ export class ForksService {
     return (await this.deps.policy.group(actor, ns)).abilities.has('create_projects');
   }
 
-  /** The least open of the source, the target group and the asked one, then the closest level allowed. */
+  /**
+   * Nothing asked: the least open of the source and the target group, then the closest level allowed.
+   * An asked visibility above the source's or the target group's is refused with the model's messages
+   * (Project#visibility_level_allowed_as_fork, #visibility_level_allowed_by_group), not lowered.
+   */
   private async visibility(actor: Actor, source: ProjectRow, target: NamespaceRow, asked?: VisibilityName): Promise<VisibilityName> {
     let level: number = levelOf(source.visibility);
     if (target.type === 'Group') level = Math.min(level, levelOf(target.visibility));
-    if (asked) level = Math.min(level, levelOf(asked));
+    if (asked) {
+      const errors: string[] = [];
+      if (levelOf(asked) > levelOf(source.visibility)) errors.push(`${asked} is not allowed since the fork source project has lower visibility.`);
+      if (target.type === 'Group' && levelOf(asked) > levelOf(target.visibility)) errors.push(notAllowedInGroup(asked, target.visibility));
+      if (errors.length) throw Errors.raw(409, { message: fullMessages({ visibility_level: errors }) });
+      // a restricted level is refused by the creation (409 "… has been restricted by your GitLab administrator")
+      return asked;
+    }
     const restricted = actor.isAdmin ? [] : ((await this.deps.settings.get()).restricted_visibility_levels as string[]);
     // Gitlab::VisibilityLevel.closest_allowed_level: the highest allowed level not above it.
     const allowed = VISIBILITIES.filter((v) => levelOf(v) <= level && !restricted.includes(v)).sort((a, b) => levelOf(b) - levelOf(a));

@@ -92,6 +92,11 @@ const levelOf = (v: string) => VISIBILITY_LEVELS[v as VisibilityName] ?? 0;
 /** rename_project, change_visibility_level, change_namespace: Owners and administrators (the settings page hides those fields from others). */
 export const isOwner = (actor: Actor, access: ProjectAccess) => actor.isAdmin || access.level >= OWNER;
 
+/** Project#visibility_level_allowed_by_group's message. */
+export const notAllowedInGroup = (visibility: string, group: string) => `${visibility} is not allowed in a ${group} group.`;
+/** BaseService#deny_visibility_level's message (restricted_visibility_levels). */
+export const restrictedMessage = (visibility: string) => `${visibility} has been restricted by your GitLab administrator`;
+
 function requireAbility(access: ProjectAccess, ability: ProjectAbility): void {
   Policy.require(access, ability, 'Project', 'read_project');
 }
@@ -124,10 +129,12 @@ export class ProjectsService {
         : await k.selectFrom('namespaces').selectAll().where('owner_id', '=', me.id).where('type', '=', 'User').executeTakeFirst();
 
     let visibility = input.visibility ?? s.default_project_visibility;
-    // A project is never more visible than its group: GitLab lowers it silently on create.
-    if (namespace?.type === 'Group' && levelOf(visibility) > levelOf(namespace.visibility)) visibility = namespace.visibility;
+    // A project is never more visible than its group. The default visibility follows the group; a
+    // visibility asked for is refused (GitLab's model validation) rather than lowered behind the user's back.
+    const aboveGroup = namespace?.type === 'Group' && levelOf(visibility) > levelOf(namespace.visibility);
+    if (aboveGroup && input.visibility === undefined) visibility = namespace.visibility;
     if (!actor.isAdmin && (s.restricted_visibility_levels as string[]).includes(visibility)) {
-      throw Errors.invalid({ visibility_level: [`${visibility} has been restricted by your administrator`] });
+      throw Errors.invalid({ visibility_level: [restrictedMessage(visibility)] });
     }
 
     let name = input.name ?? '';
@@ -144,6 +151,7 @@ export class ProjectsService {
     // Stored: what was given, and the one default that depends on the visibility at creation.
     const stored = { pages_access_level: defaultSettings(visibility).pages_access_level, ...settingsChanges(input, 'create') };
     const errors = this.validate({ name, path, description: input.description ?? null }, { ...defaultSettings(visibility), ...stored });
+    if (aboveGroup && input.visibility !== undefined) (errors.visibility_level ??= []).push(notAllowedInGroup(visibility, namespace.visibility));
     this.checkStorage(actor, input.repository_storage, s, errors);
     if (input.default_branch && !isValidRefName(input.default_branch)) (errors.default_branch ??= []).push('is invalid');
     await this.checkTaken(k, namespace, { name, path }, null, errors);
@@ -338,13 +346,13 @@ export class ProjectsService {
     const s = await this.settings.get();
 
     if (visibility !== project.visibility && !actor.isAdmin && (s.restricted_visibility_levels as string[]).includes(visibility)) {
-      throw Errors.invalid({ visibility_level: [`${visibility} has been restricted by your administrator`] });
+      throw Errors.invalid({ visibility_level: [restrictedMessage(visibility)] });
     }
     const errors = this.validate({ name, path, description }, { ...settingsOf(project), ...changes });
     this.checkStorage(actor, input.repository_storage, s, errors);
     await this.checkTaken(this.db.kysely, namespace, { name: name !== project.name ? name : '', path: path !== project.path ? path : '' }, project.id, errors);
     if (namespace.type === 'Group' && levelOf(visibility) > levelOf(namespace.visibility)) {
-      (errors.visibility_level ??= []).push(`${visibility} is not allowed in a ${namespace.visibility} group.`);
+      (errors.visibility_level ??= []).push(notAllowedInGroup(visibility, namespace.visibility));
     }
     if (Object.keys(errors).length) throw Errors.invalid(errors);
     const repo = this.repos.repository(project);

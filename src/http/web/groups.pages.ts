@@ -10,7 +10,7 @@ import { MovedError, type ResolvedGroup } from '../../domain/access/resolve.ts';
 import type { FieldErrors } from '../../domain/groups/group-rules.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
 import { formErrorsOf } from '../../web/views/components.tsx';
-import { NewGroupPage, type NewGroupValues } from '../../web/views/dashboard/new-project.tsx';
+import { allowedValue, NewGroupPage, type NewGroupValues, visibilityLimits } from '../../web/views/dashboard/new-project.tsx';
 import { GroupPage } from '../../web/views/groups/group-page.tsx';
 import { groupPage, listQuery, projectPage } from './dashboard.routes.ts';
 import { encodePath, HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
@@ -68,8 +68,26 @@ export function groupPages(app: FastifyInstance, c: Container, web: Web): void {
   /** The form; a subgroup's URL prefix is its parent's path (when the viewer may see the parent). */
   async function renderNew(reply: FastifyReply, ctx: WebCtx, values: NewGroupValues & { parent_id: string }, errors: string[] | null, status = 200) {
     const found = /^\d{1,10}$/.test(values.parent_id) ? await findGroup(c, ctx, values.parent_id) : null;
-    const parentPath = found && 'group' in found ? found.group.full_path : undefined;
-    return web.page(reply, NewGroupPage({ ctx, values, errors, parentId: values.parent_id || undefined, parentPath }), status);
+    const parent = found && 'group' in found ? found.group : undefined;
+    const restricted = await restrictedFor(ctx);
+    return web.page(
+      reply,
+      NewGroupPage({
+        ctx,
+        values,
+        errors,
+        parentId: values.parent_id || undefined,
+        parentPath: parent?.full_path,
+        parentVisibility: parent?.visibility,
+        restricted,
+      }),
+      status,
+    );
+  }
+
+  /** restricted_visibility_levels, which administrators may use all the same. */
+  async function restrictedFor(ctx: WebCtx): Promise<string[]> {
+    return ctx.actor.isAdmin ? [] : ((await c.settings.get()).restricted_visibility_levels as string[]);
   }
 
   // GitLab: /groups is your groups (the signed in) or the public ones (everybody else)
@@ -80,8 +98,16 @@ export function groupPages(app: FastifyInstance, c: Container, web: Web): void {
   app.get('/groups/new', { config: PAGE, schema: HIDDEN }, async (req, reply) => {
     const ctx = await web.requireUser(req);
     const s = await c.settings.get();
-    const parent = String((req.query as Record<string, unknown>).parent_id ?? '');
-    return renderNew(reply, ctx, { name: '', path: '', visibility: s.default_group_visibility, parent_id: /^\d{1,10}$/.test(parent) ? parent : '' }, null);
+    const wanted = String((req.query as Record<string, unknown>).parent_id ?? '');
+    const parentId = /^\d{1,10}$/.test(wanted) ? wanted : '';
+    // the default, or the most open level the parent and the restrictions allow below it
+    const found = parentId ? await findGroup(c, ctx, parentId) : null;
+    const parentVisibility = found && 'group' in found ? found.group.visibility : undefined;
+    const limits = visibilityLimits({
+      group: parentVisibility ? { visibility: parentVisibility, kind: 'group' } : undefined,
+      restricted: await restrictedFor(ctx),
+    });
+    return renderNew(reply, ctx, { name: '', path: '', visibility: allowedValue(s.default_group_visibility, limits), parent_id: parentId }, null);
   });
 
   app.post('/groups', { config: PAGE, schema: HIDDEN }, async (req, reply) => {

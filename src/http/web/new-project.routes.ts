@@ -7,7 +7,7 @@ import type { Container } from '../../container.ts';
 import type { NamespaceRow } from '../../db/schema.ts';
 import { DomainError } from '../../lib/errors.ts';
 import { formErrorsOf } from '../../web/views/components.tsx';
-import { NewProjectPage, type NewProjectValues } from '../../web/views/dashboard/new-project.tsx';
+import { allowedValue, NewProjectPage, type NewProjectValues, visibilityLimits } from '../../web/views/dashboard/new-project.tsx';
 import { encodePath, HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
 
 const VISIBILITIES = ['private', 'internal', 'public'];
@@ -51,7 +51,8 @@ export function newProjectPages(app: FastifyInstance, c: Container, web: Web): v
     errors: string[] | null,
     status = 200,
   ) {
-    return web.page(reply, NewProjectPage({ ctx, namespaces: await namespacesFor(ctx), values, errors }), status);
+    const restricted = ctx.actor.isAdmin ? [] : ((await c.settings.get()).restricted_visibility_levels as string[]);
+    return web.page(reply, NewProjectPage({ ctx, namespaces: await namespacesFor(ctx), values, errors, restricted }), status);
   }
 
   app.get('/projects/new', { config: PAGE, schema: HIDDEN }, async (req, reply) => {
@@ -59,14 +60,19 @@ export function newProjectPages(app: FastifyInstance, c: Container, web: Web): v
     const s = await c.settings.get();
     const wanted = String((req.query as Record<string, unknown>).namespace_id ?? '');
     const own = await c.users.personalNamespaceId(ctx.user.id);
+    const namespaceId = /^\d{1,10}$/.test(wanted) ? wanted : String(own ?? '');
+    // the default, or the most open level the namespace and the restrictions allow below it
+    const ns = namespaceId === String(own ?? '') ? undefined : await c.resolve.namespaceById(Number(namespaceId));
+    const restricted = ctx.actor.isAdmin ? [] : (s.restricted_visibility_levels as string[]);
+    const limits = visibilityLimits({ group: ns?.type === 'Group' ? { visibility: ns.visibility, kind: 'project' } : undefined, restricted });
     return render(
       reply,
       ctx,
       {
         name: '',
         path: '',
-        namespace_id: /^\d{1,10}$/.test(wanted) ? wanted : String(own ?? ''),
-        visibility: s.default_project_visibility,
+        namespace_id: namespaceId,
+        visibility: allowedValue(s.default_project_visibility, limits),
         initialize_with_readme: true,
       },
       null,

@@ -15,6 +15,7 @@ import type { MemberSource } from '../../domain/members/members.service.ts';
 import { isOwner } from '../../domain/projects/projects.service.ts';
 import { ALLOWED_ACCESS_LEVELS, humanAccessLevel } from '../../domain/repository/branch-protection.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
+import { visibilityLimits } from '../../web/views/dashboard/new-project.tsx';
 import { bodyOf, errorsOf, flag, str } from '../../web/views/settings/form-input.ts';
 import {
   GeneralPage,
@@ -94,6 +95,7 @@ export function projectSettingsPages(app: FastifyInstance, c: Container, web: We
         values: opts.values ?? { name: p.name, description: p.description ?? '', visibility: p.visibility, default_branch: p.default_branch ?? '' },
         branches,
         owner: isOwner(ctx.actor, r.access),
+        visibilityDisabled: await visibilityDisabled(ctx, r),
         canArchive: r.access.abilities.has('archive_project'),
         canRemove: r.access.abilities.has('remove_project'),
         errors: opts.errors,
@@ -101,6 +103,16 @@ export function projectSettingsPages(app: FastifyInstance, c: Container, web: We
       }),
       opts.status,
     );
+  };
+
+  /** What ProjectsService.update refuses: levels above the group's, restricted ones (the current level stays allowed). */
+  const visibilityDisabled = async (ctx: WebCtx, r: ResolvedProject): Promise<Record<string, string>> => {
+    const restricted = ctx.actor.isAdmin ? [] : ((await c.settings.get()).restricted_visibility_levels as string[]);
+    const limits = visibilityLimits({
+      group: r.namespace.type === 'Group' ? { visibility: r.namespace.visibility, kind: 'project' } : undefined,
+      restricted: restricted.filter((v) => v !== r.project.visibility),
+    });
+    return limits;
   };
 
   web.projectPage('/-/edit', async (_req, reply, { ctx, resolved }) => {

@@ -244,7 +244,7 @@ test('PUT /projects/:id: validations and visibility rules', async (t) => {
   await c.db.kysely.updateTable('namespaces').set({ visibility: 'public' }).where('id', '=', g.id).execute();
   await c.settings.save({ restricted_visibility_levels: ['internal'] });
   let res = await put(app, url, as.owner, { visibility: 'internal' });
-  assert.deepEqual(res.json(), { message: { visibility_level: ['internal has been restricted by your administrator'] } });
+  assert.deepEqual(res.json(), { message: { visibility_level: ['internal has been restricted by your GitLab administrator'] } });
   res = await put(app, url, as.owner, { visibility: 'public' });
   assert.equal(res.json().visibility, 'public');
   // repository_storage is for administrators; others' value is ignored

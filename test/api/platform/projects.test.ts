@@ -227,19 +227,19 @@ test('create: the namespace must be one the caller may create projects in', asyn
   assert.equal((await post(app, headers, { name: 'mine', namespace_id: (await seed.namespaceOf(u)).id })).statusCode, 201);
 });
 
-test('create: visibility is capped by the group and by restricted_visibility_levels (administrators excepted)', async (t) => {
+test('create: visibility is bounded by the group and by restricted_visibility_levels (administrators excepted)', async (t) => {
   const { app, c, seed, root } = await buildTestApp(t);
   const u = await seed.user();
   const { headers } = await seed.token(u);
   const g = await seed.group({ visibility: 'internal' });
   await seed.member({ group: g }, u, 40);
   let res = await post(app, headers, { name: 'p', namespace_id: g.id, visibility: 'public' });
-  assert.equal(res.statusCode, 201);
-  assert.equal(res.json().visibility, 'internal', 'lowered silently to the group');
+  assert.equal(res.statusCode, 400);
+  assert.deepEqual(res.json(), { message: { visibility_level: ['public is not allowed in a internal group.'] } }, 'refused, not lowered');
   await c.settings.save({ restricted_visibility_levels: ['public'] });
   res = await post(app, headers, { name: 'q', visibility: 'public' });
   assert.equal(res.statusCode, 400);
-  assert.deepEqual(res.json(), { message: { visibility_level: ['public has been restricted by your administrator'] } });
+  assert.deepEqual(res.json(), { message: { visibility_level: ['public has been restricted by your GitLab administrator'] } });
   res = await post(app, root, { name: 'q', visibility: 'public' });
   assert.equal(res.statusCode, 201);
   assert.equal(res.json().visibility, 'public');

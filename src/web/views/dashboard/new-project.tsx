@@ -41,25 +41,80 @@ const VISIBILITIES: { value: string; text: string; hint: string; group: string }
   },
 ];
 
-function VisibilityRadios(p: { name: string; value: string; kind: 'project' | 'group' }): SafeHtml {
+const LEVEL: Record<string, number> = { private: 0, internal: 10, public: 20 };
+
+/**
+ * Why each level cannot be chosen (GitLab greys these out): above the containing group's visibility,
+ * or restricted by the administrator (restricted_visibility_levels; administrators may use them all).
+ */
+export function visibilityLimits(limit: { group?: { visibility: string; kind: 'project' | 'group' }; restricted: string[] }): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const v of VISIBILITIES) {
+    if (limit.group && LEVEL[v.value] > LEVEL[limit.group.visibility]) {
+      out[v.value] =
+        limit.group.kind === 'project'
+          ? `${v.value} is not allowed in a ${limit.group.visibility} group.`
+          : `${v.value} is not allowed since the parent group has a ${limit.group.visibility} visibility.`;
+    } else if (limit.restricted.includes(v.value)) out[v.value] = `${v.value} has been restricted by your GitLab administrator`;
+  }
+  return out;
+}
+
+/** The most open level the limits leave, for a value that is not allowed (private when none is). */
+export function allowedValue(value: string, disabled: Record<string, string>): string {
+  if (!disabled[value]) return value;
+  const open = VISIBILITIES.filter((v) => !disabled[v.value] && LEVEL[v.value] <= LEVEL[value]).pop();
+  return open?.value ?? VISIBILITIES.find((v) => !disabled[v.value])?.value ?? value;
+}
+
+export function VisibilityRadios(p: {
+  name: string;
+  value: string;
+  kind: 'project' | 'group';
+  disabled?: Record<string, string>;
+  restricted?: string[];
+}): SafeHtml {
+  const disabled = p.disabled ?? {};
   return (
-    <fieldset class="FormControl mb-3">
+    <fieldset class="FormControl mb-3" data-visibility-levels={p.kind} data-restricted={(p.restricted ?? []).join(' ')}>
       <legend class="FormControl-label mb-2">Visibility level</legend>
       {VISIBILITIES.map((v) => (
         <div class="form-checkbox my-1">
           <label for={`${p.kind}_visibility_${v.value}`}>
-            <input type="radio" id={`${p.kind}_visibility_${v.value}`} name={p.name} value={v.value} checked={p.value === v.value} />
+            <input
+              type="radio"
+              id={`${p.kind}_visibility_${v.value}`}
+              name={p.name}
+              value={v.value}
+              checked={p.value === v.value}
+              disabled={Boolean(disabled[v.value])}
+              aria-describedby={`${p.kind}_visibility_${v.value}_note`}
+            />
             {v.text}
           </label>
-          <p class="note">{p.kind === 'group' ? v.group : v.hint}</p>
+          <p class="note" id={`${p.kind}_visibility_${v.value}_note`} data-hint={p.kind === 'group' ? v.group : v.hint}>
+            {disabled[v.value] ? `${p.kind === 'group' ? v.group : v.hint} Not available: ${disabled[v.value]}` : p.kind === 'group' ? v.group : v.hint}
+          </p>
         </div>
       ))}
     </fieldset>
   );
 }
 
-export function NewProjectPage(p: { ctx: WebCtx; namespaces: NamespaceRow[]; values: NewProjectValues; errors?: string[] | null }): SafeHtml {
+export function NewProjectPage(p: {
+  ctx: WebCtx;
+  namespaces: NamespaceRow[];
+  values: NewProjectValues;
+  errors?: string[] | null;
+  /** restricted_visibility_levels, for a user who is not an administrator */
+  restricted: string[];
+}): SafeHtml {
   const v = p.values;
+  const selected = p.namespaces.find((ns) => String(ns.id) === v.namespace_id) ?? p.namespaces[0];
+  const disabled = visibilityLimits({
+    group: selected?.type === 'Group' ? { visibility: selected.visibility, kind: 'project' } : undefined,
+    restricted: p.restricted,
+  });
   return (
     <Layout ctx={p.ctx} title="New project" crumbs={[{ text: 'Your work', href: '/dashboard/projects' }, { text: 'New project' }]}>
       <div class="Subhead">
@@ -80,7 +135,7 @@ export function NewProjectPage(p: { ctx: WebCtx; namespaces: NamespaceRow[]; val
             </label>
             <select class="form-select" id="project_namespace_id" name="namespace_id">
               {p.namespaces.map((ns) => (
-                <option value={String(ns.id)} selected={String(ns.id) === v.namespace_id}>
+                <option value={String(ns.id)} selected={String(ns.id) === v.namespace_id} data-max-visibility={ns.type === 'Group' ? ns.visibility : 'public'}>
                   {ns.full_path}
                 </option>
               ))}
@@ -105,7 +160,7 @@ export function NewProjectPage(p: { ctx: WebCtx; namespaces: NamespaceRow[]; val
             </p>
           </div>
         </div>
-        <VisibilityRadios name="visibility" value={v.visibility} kind="project" />
+        <VisibilityRadios name="visibility" value={v.visibility} kind="project" disabled={disabled} restricted={p.restricted} />
         <div class="form-checkbox mb-3">
           <label for="project_initialize_with_readme">
             <input type="checkbox" id="project_initialize_with_readme" name="initialize_with_readme" value="1" checked={v.initialize_with_readme} />
@@ -124,8 +179,19 @@ export function NewProjectPage(p: { ctx: WebCtx; namespaces: NamespaceRow[]; val
   );
 }
 
-export function NewGroupPage(p: { ctx: WebCtx; values: NewGroupValues; errors?: string[] | null; parentId?: string; parentPath?: string }): SafeHtml {
+export function NewGroupPage(p: {
+  ctx: WebCtx;
+  values: NewGroupValues;
+  errors?: string[] | null;
+  parentId?: string;
+  parentPath?: string;
+  /** the parent group's visibility (a subgroup is never more open) */
+  parentVisibility?: string;
+  /** restricted_visibility_levels, for a user who is not an administrator */
+  restricted: string[];
+}): SafeHtml {
   const v = p.values;
+  const disabled = visibilityLimits({ group: p.parentVisibility ? { visibility: p.parentVisibility, kind: 'group' } : undefined, restricted: p.restricted });
   return (
     <Layout ctx={p.ctx} title="New group" crumbs={[{ text: 'Groups', href: '/dashboard/groups' }, { text: 'New group' }]}>
       <div class="Subhead">
@@ -163,7 +229,7 @@ export function NewGroupPage(p: { ctx: WebCtx; values: NewGroupValues; errors?: 
             Made from the name when left empty.
           </p>
         </div>
-        <VisibilityRadios name="visibility" value={v.visibility} kind="group" />
+        <VisibilityRadios name="visibility" value={v.visibility} kind="group" disabled={disabled} restricted={p.restricted} />
         <button type="submit" class="btn btn-primary">
           Create group
         </button>{' '}

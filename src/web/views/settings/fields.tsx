@@ -65,7 +65,15 @@ export function TextArea(p: { id: string; name: string; label: string; value?: s
   );
 }
 
-export function Select(p: { id: string; name: string; label: string; value: string; options: { value: string; text: string }[]; hint?: string }): SafeHtml {
+export function Select(p: {
+  id: string;
+  name: string;
+  label: string;
+  value: string;
+  /** a disabled option is shown greyed out and cannot be chosen */
+  options: { value: string; text: string; disabled?: boolean }[];
+  hint?: string;
+}): SafeHtml {
   return (
     <div class="FormControl mb-3">
       <label class="FormControl-label" for={p.id}>
@@ -73,7 +81,7 @@ export function Select(p: { id: string; name: string; label: string; value: stri
       </label>
       <select class="form-select" id={p.id} name={p.name}>
         {p.options.map((o) => (
-          <option value={o.value} selected={o.value === p.value}>
+          <option value={o.value} selected={o.value === p.value} disabled={o.disabled === true}>
             {o.text}
           </option>
         ))}

@@ -62,6 +62,8 @@ export interface GeneralPageProps {
   branches: string[];
   /** rename and visibility: Owners and administrators */
   owner: boolean;
+  /** the levels that cannot be chosen, with the reason (above the group, restricted by the administrator) */
+  visibilityDisabled?: Record<string, string>;
   canArchive: boolean;
   canRemove: boolean;
   errors?: string[] | null;
@@ -98,7 +100,14 @@ export function GeneralPage(p: GeneralPageProps): SafeHtml {
           )}
           <TextArea id="project_description" name="description" label="Project description (optional)" value={v.description} />
           {p.owner ? (
-            <Select id="project_visibility" name="visibility" label="Project visibility" value={v.visibility} options={VISIBILITIES} />
+            <Select
+              id="project_visibility"
+              name="visibility"
+              label="Project visibility"
+              value={v.visibility}
+              options={VISIBILITIES.map((o) => ({ ...o, disabled: Boolean(p.visibilityDisabled?.[o.value]) }))}
+              hint={Object.values(p.visibilityDisabled ?? {}).join(' ') || undefined}
+            />
           ) : (
             <p>
               <span class="text-bold">Visibility: </span>
