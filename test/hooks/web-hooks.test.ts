@@ -183,8 +183,33 @@ test('project hooks: bad inputs answer GitLab errors, never a 500', async (t) =>
 test('project hooks: local addresses follow allow_local_requests_from_web_hooks_and_services', async (t) => {
   const { app, c, project, m } = await setup(t);
   await c.settings.update({ allow_local_requests_from_web_hooks_and_services: false, allow_local_requests_from_system_hooks: true });
-  const res = await app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/hooks`, headers: m.headers, payload: { url: 'http://127.0.0.1:9/x' } });
-  assert.deepEqual([res.statusCode, res.json()], [422, { error: 'Invalid url given' }]);
+  const count = async () => (await c.db.kysely.selectFrom('web_hooks').select('id').execute()).length;
+  const before = await count();
+  let res = await app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/hooks`, headers: m.headers, payload: { url: 'http://127.0.0.1:9/x' } });
+  // GitLab's "Invalid url given", followed by the cause and the setting that allows it
+  assert.deepEqual(
+    [res.statusCode, res.json()],
+    [
+      422,
+      {
+        error:
+          'Invalid url given: Url is blocked: Requests to localhost are not allowed (an administrator can allow them with the setting allow_local_requests_from_web_hooks_and_services)',
+      },
+    ],
+  );
+  res = await app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/hooks`, headers: m.headers, payload: { url: 'http://10.1.2.3/x' } });
+  assert.equal(
+    res.json().error,
+    'Invalid url given: Url is blocked: Requests to the local network are not allowed (an administrator can allow them with the setting allow_local_requests_from_web_hooks_and_services)',
+  );
+  // multicast is never allowed: the cause, no setting to name
+  res = await app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/hooks`, headers: m.headers, payload: { url: 'http://224.0.0.1/x' } });
+  assert.deepEqual([res.statusCode, res.json()], [422, { error: 'Invalid url given: Url is blocked: Requests to multicast addresses are not allowed' }]);
+  assert.equal(await count(), before, 'nothing stored');
+  // turned on, the same URL is saved
+  await c.settings.update({ allow_local_requests_from_web_hooks_and_services: true });
+  res = await app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/hooks`, headers: m.headers, payload: { url: 'http://127.0.0.1:9/x' } });
+  assert.equal(res.statusCode, 201, res.body);
 });
 
 test('project hooks: permissions — Maintainer manages, Developer 403, stranger 404, anonymous 401', async (t) => {

@@ -8,6 +8,7 @@ import type { SecretBox } from '../../lib/secrets.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import { branchFilterError, BRANCH_FILTER_STRATEGIES } from './branch-filter.ts';
+import { blockedUrlMessage } from './web-hooks.service.ts';
 
 export interface HookInput {
   url?: string;
@@ -32,8 +33,6 @@ const URL_MAX = 2048;
 const TOKEN_FORBIDDEN = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/;
 /** Ruby's URI parser refuses control characters: GitLab answers "Invalid url given". */
 const URL_FORBIDDEN = /[\x00-\x1f\x7f]/;
-/** GitLab saves a hook whose host does not resolve (yet); only addresses it does resolve to are judged. */
-const UNRESOLVED = 'Host cannot be resolved or invalid';
 
 /** The network rules for system-hook requests, from application settings. */
 export async function systemHookRules(settings: SettingsService): Promise<OutboundRules> {
@@ -136,16 +135,17 @@ export class SystemHooksService {
 
   /** GitLab's save errors: the URL first, then the branch filter (422 `{"error": …}`). */
   private async validate(row: Pick<SystemHookRow, 'url' | 'branch_filter_strategy' | 'push_events_branch_filter'>): Promise<void> {
-    if (!(await this.urlAllowed(row.url))) throw Errors.raw(422, { error: 'Invalid url given' });
+    const problem = await this.urlProblem(row.url);
+    if (problem) throw Errors.raw(422, { error: problem });
     if (!(BRANCH_FILTER_STRATEGIES as readonly string[]).includes(row.branch_filter_strategy))
       throw Errors.param('branch_filter_strategy does not have a valid value');
     if (branchFilterError(row.branch_filter_strategy, row.push_events_branch_filter)) throw Errors.raw(422, { error: 'Invalid branch filter given' });
   }
 
-  private async urlAllowed(url: string): Promise<boolean> {
-    if (!url || url.length > URL_MAX || URL_FORBIDDEN.test(url)) return false;
-    const problem = await this.outbound.check(url, await systemHookRules(this.settings));
-    return problem === null || problem === UNRESOLVED;
+  /** Why the URL cannot be saved ("Invalid url given", naming what blocks it), or null. */
+  private async urlProblem(url: string): Promise<string | null> {
+    if (!url || url.length > URL_MAX || URL_FORBIDDEN.test(url)) return 'Invalid url given';
+    return blockedUrlMessage(this.outbound, url, await systemHookRules(this.settings), 'allow_local_requests_from_system_hooks');
   }
 }
 

@@ -90,6 +90,24 @@ const TEMPLATE_MAX = 4096;
 /** WebHooks::Hook::VARIABLE_REFERENCE_RE */
 const VARIABLE_REFERENCE = /\{([A-Za-z]+[0-9]*(?:[._-][A-Za-z0-9]+)*)\}/g;
 
+const INVALID_URL = 'Invalid url given';
+
+/**
+ * The API's "Invalid url given"; for an address the network rules refuse, followed by the reason (the
+ * UrlBlocker message GitLab's form shows as "Url is blocked: …") and, when local requests are what is
+ * refused, the setting that allows them. Null when the URL may be saved: a host that does not resolve
+ * (yet) is saved, as GitLab does.
+ */
+export async function blockedUrlMessage(outbound: Outbound, target: string, rules: OutboundRules, setting: string): Promise<string | null> {
+  const problem = await outbound.check(target, rules);
+  if (problem === null || problem === UNRESOLVED) return null;
+  // a malformed URL or another scheme: GitLab's words only
+  if (!problem.startsWith('Requests to')) return INVALID_URL;
+  const local = !rules.allowLocal && (await outbound.check(target, { ...rules, allowLocal: true })) === null;
+  const hint = local ? ` (an administrator can allow them with the setting ${setting})` : '';
+  return `${INVALID_URL}: Url is blocked: ${problem}${hint}`;
+}
+
 /** The network rules for webhook requests (allow_local_requests_from_web_hooks_and_services). */
 export async function webHookRules(settings: SettingsService): Promise<OutboundRules> {
   const s = await settings.get();
@@ -302,7 +320,7 @@ export class WebHooksService {
     if (!entriesValid(map) || (kind === 'custom_headers' && !headerValueOk(map))) throw Errors.raw(422, { error: 'Illegal key or value' });
     if (kind === 'url_variables') {
       const target = interpolatedUrl(hook.url, map);
-      if (target === null || !(await this.urlAllowed(target))) throw Errors.raw(422, { error: 'Illegal key or value' });
+      if (target === null || (await this.urlProblem(target))) throw Errors.raw(422, { error: 'Illegal key or value' });
     }
     const column = kind === 'custom_headers' ? 'custom_headers_encrypted' : 'url_variables_encrypted';
     await this.db.kysely
@@ -335,7 +353,8 @@ export class WebHooksService {
     if (!(BRANCH_FILTER_STRATEGIES as readonly string[]).includes(h.strategy)) throw Errors.param('branch_filter_strategy does not have a valid value');
     if (!entriesValid(h.vars)) throw Errors.raw(422, { message: { url_variables: ['must be a valid json schema'] } });
     const target = interpolatedUrl(h.url, h.vars);
-    if (target === null || !(await this.urlAllowed(h.url, target))) throw Errors.raw(422, { error: 'Invalid url given' });
+    const problem = target === null ? INVALID_URL : await this.urlProblem(h.url, target);
+    if (problem) throw Errors.raw(422, { error: problem });
     if (branchFilterError(h.strategy, h.filter)) throw Errors.raw(422, { error: 'Invalid branch filter given' });
     if (!entriesValid(h.headers) || !headerValueOk(h.headers))
       throw Errors.raw(422, { error: mode === 'create' ? 'Custom headers must be a valid json schema' : 'Custom headers validation failed' });
@@ -343,10 +362,10 @@ export class WebHooksService {
       throw Errors.raw(422, { error: 'Custom webhook template is too long (maximum is 4096 characters)' });
   }
 
-  private async urlAllowed(url: string, target = url): Promise<boolean> {
-    if (!url || url.length > URL_MAX || URL_FORBIDDEN.test(url) || URL_FORBIDDEN.test(target)) return false;
-    const problem = await this.outbound.check(target, await webHookRules(this.settings));
-    return problem === null || problem === UNRESOLVED;
+  /** Why the URL cannot be saved (GitLab's "Invalid url given", naming what blocks it), or null. */
+  private async urlProblem(url: string, target = url): Promise<string | null> {
+    if (!url || url.length > URL_MAX || URL_FORBIDDEN.test(url) || URL_FORBIDDEN.test(target)) return INVALID_URL;
+    return blockedUrlMessage(this.outbound, target, await webHookRules(this.settings), 'allow_local_requests_from_web_hooks_and_services');
   }
 }
 

@@ -20,6 +20,7 @@ import {
   AdminUser,
   AdminUsers,
   GENERAL_SETTINGS,
+  type SettingField,
   SYSTEM_HOOK_FLAGS,
   type SystemHookValues,
 } from '../../web/views/admin/admin.tsx';
@@ -29,6 +30,13 @@ import { HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
 const PER_PAGE = 20;
 const RECENT_ATTEMPTS = 20;
 const ID_RE = /^\d{1,10}$/;
+
+/** A stored setting as its form field shows it (lists one entry per line). */
+function shown(f: SettingField, v: unknown): string | boolean {
+  if (f.kind === 'bool') return v === true;
+  if (f.kind === 'list') return Array.isArray(v) ? v.join('\n') : '';
+  return v === null || v === undefined ? '' : String(v);
+}
 
 /** Settings errors name the key as the API does: `default_projects_limit must be …`. */
 function settingsErrors(e: unknown): string[] | null {
@@ -207,9 +215,7 @@ export function adminPages(app: FastifyInstance, c: Container, web: Web): void {
     let values = opts.values;
     if (!values) {
       const s = (await c.settings.fresh()).values as unknown as Record<string, unknown>;
-      values = Object.fromEntries(
-        fields.map((f) => [f.key, f.kind === 'bool' ? s[f.key] === true : s[f.key] === null || s[f.key] === undefined ? '' : String(s[f.key])]),
-      );
+      values = Object.fromEntries(fields.map((f) => [f.key, shown(f, s[f.key])]));
     }
     return web.page(reply, AdminSettings({ ctx, values, errors: opts.errors }), opts.status);
   };
@@ -224,7 +230,14 @@ export function adminPages(app: FastifyInstance, c: Container, web: Web): void {
     for (const f of fields) {
       if (!(f.key in posted)) continue;
       if (f.kind === 'bool') values[f.key] = params[f.key] = flag(posted[f.key]);
-      else {
+      else if (f.kind === 'list') {
+        values[f.key] = str(posted[f.key]);
+        // one entry per line or separated by commas, as the API's CommaSeparatedToArray
+        params[f.key] = str(posted[f.key])
+          .split(/[\r\n,]+/)
+          .map((x) => x.trim())
+          .filter(Boolean);
+      } else {
         const v = str(posted[f.key]).trim();
         values[f.key] = v;
         // an empty number is "no value" (null) as PUT /application/settings takes it
@@ -238,7 +251,7 @@ export function adminPages(app: FastifyInstance, c: Container, web: Web): void {
       if (!errors) throw e;
       // what was not posted shows its stored value
       const s = (await c.settings.fresh()).values as unknown as Record<string, unknown>;
-      for (const f of fields) if (!(f.key in values)) values[f.key] = f.kind === 'bool' ? s[f.key] === true : String(s[f.key] ?? '');
+      for (const f of fields) if (!(f.key in values)) values[f.key] = shown(f, s[f.key]);
       return settingsPage(reply, ctx, { values, errors, status: 422 });
     }
     return web.redirect(reply, '/admin/application_settings/general', { kind: 'notice', text: 'Application settings saved successfully' });

@@ -162,10 +162,21 @@ test('local addresses: allowed by default for system hooks, refused when the set
   });
   assert.equal(off.statusCode, 200);
   const before = (await hookRows(c)).length;
+  const why: Record<string, string> = {
+    'http://127.0.0.1:9/': 'Requests to localhost are not allowed',
+    'http://localhost/': 'Requests to localhost are not allowed',
+    'http://[::1]/': 'Requests to localhost are not allowed',
+    'http://10.0.0.1/': 'Requests to the local network are not allowed',
+    'http://192.168.0.10/': 'Requests to the local network are not allowed',
+    'http://169.254.169.254/': 'Requests to the link local network are not allowed',
+  };
   for (const url of local) {
     const res = await app.inject({ method: 'POST', url: URL, headers: root, payload: { url } });
     assert.equal(res.statusCode, 422, url);
-    assert.deepEqual(res.json(), { error: 'Invalid url given' });
+    // the cause and the setting that allows it are named
+    assert.deepEqual(res.json(), {
+      error: `Invalid url given: Url is blocked: ${why[url]} (an administrator can allow them with the setting allow_local_requests_from_system_hooks)`,
+    });
   }
   assert.equal((await hookRows(c)).length, before);
   // a public name that does not resolve (yet) is saved, as GitLab does

@@ -6,7 +6,7 @@ import type { WebCtx } from '../../../http/web/web.ts';
 import type { Child, SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { Avatar, ButtonForm, FormErrors, Pagination, PostForm, Tabs, TimeAgo } from '../components.tsx';
 import { Layout } from '../layout.tsx';
-import { Checkbox, Field, Select } from '../settings/fields.tsx';
+import { Checkbox, Field, Select, TextArea } from '../settings/fields.tsx';
 import { DeliveriesTable } from '../settings/project.tsx';
 
 export type AdminTab = 'overview' | 'users' | 'hooks' | 'settings';
@@ -312,7 +312,7 @@ export function AdminHook(p: { ctx: WebCtx; hook: SystemHookRow; attempts: (Hook
 
 // ---- application settings ----
 
-export type SettingKind = 'bool' | 'int' | 'text' | 'url' | 'visibility';
+export type SettingKind = 'bool' | 'int' | 'text' | 'url' | 'visibility' | 'list';
 export interface SettingField {
   key: string;
   label: string;
@@ -352,6 +352,29 @@ export const GENERAL_SETTINGS: { section: string; fields: SettingField[] }[] = [
       { key: 'gravatar_enabled', label: 'Gravatar enabled', kind: 'bool' },
     ],
   },
+  {
+    // GitLab's Admin → Settings → Network → Outbound requests
+    section: 'Outbound requests',
+    fields: [
+      {
+        key: 'allow_local_requests_from_web_hooks_and_services',
+        label: 'Allow requests to the local network from webhooks and integrations',
+        kind: 'bool',
+        hint: 'Project and group webhooks may point at localhost and private addresses (10.0.0.0/8, 192.168.0.0/16, …).',
+      },
+      {
+        key: 'allow_local_requests_from_system_hooks',
+        label: 'Allow requests to the local network from system hooks',
+        kind: 'bool',
+      },
+      {
+        key: 'outbound_local_requests_whitelist',
+        label: 'Local IP addresses and domain names that hooks and integrations can access',
+        kind: 'list',
+        hint: 'One per line or separated by commas: host names (*.example.com), addresses or CIDR ranges, each optionally with :port. Allowed even when local requests are off.',
+      },
+    ],
+  },
 ];
 
 const VISIBILITY_OPTIONS = [
@@ -375,6 +398,7 @@ export function AdminSettings(p: { ctx: WebCtx; values: Record<string, string | 
               const v = p.values[f.key];
               if (f.kind === 'bool') return <Checkbox id={id} name={name} label={f.label} checked={v === true} hint={f.hint} />;
               if (f.kind === 'visibility') return <Select id={id} name={name} label={f.label} value={String(v)} options={VISIBILITY_OPTIONS} hint={f.hint} />;
+              if (f.kind === 'list') return <TextArea id={id} name={name} label={f.label} value={String(v)} hint={f.hint} />;
               return <Field id={id} name={name} label={f.label} type={f.kind === 'int' ? 'number' : 'text'} value={String(v)} hint={f.hint} />;
             })}
           </fieldset>

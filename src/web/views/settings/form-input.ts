@@ -34,6 +34,12 @@ export function errorsOf(e: unknown): string[] | null {
       if (typeof m === 'string') return [m];
       if (m && typeof m === 'object') return formErrorsOf(new DomainError('invalid', 400, m));
     }
+    // the API's `{"error": "…"}` bodies (a refused hook URL, an invalid header): their text
+    if (e.detail && typeof e.detail === 'object' && 'error' in e.detail) {
+      const m = (e.detail as { error: unknown }).error;
+      if (typeof m === 'string') return [m];
+      if (Array.isArray(m)) return m.map(String);
+    }
   }
   return formErrorsOf(e);
 }
