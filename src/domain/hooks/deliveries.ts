@@ -20,7 +20,7 @@ import { SYSTEM_EVENT_JOB } from '../events/system-events.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import { pushMatches } from './branch-filter.ts';
 import { systemHookRules, type SystemHooksService } from './system-hooks.service.ts';
-import { backoff, executable, interpolatedUrl, webHookRules } from './web-hooks.service.ts';
+import { backoff, executable, hasUserinfo, interpolatedUrl, reservedHeader, webHookRules } from './web-hooks.service.ts';
 import { hookDeliveries } from '../../metrics/registry.ts';
 
 /** What `POST /hooks/:id` sends (lib/api/system_hooks.rb). */
@@ -548,7 +548,11 @@ export class HookDeliveries {
     }
     const own = headers;
     const sent: Record<string, string> = {};
-    for (const [name, value] of Object.entries(custom)) if (!Object.hasOwn(own, name.toLowerCase())) sent[name.toLowerCase()] = value;
+    // never a reserved name (Host, Cookie, Content-Length, X-Service-*, … — refused on input, older rows
+    // may hold one); values go as their UTF-8 bytes, as the token does
+    for (const [name, value] of Object.entries(custom))
+      if (!Object.hasOwn(own, name.toLowerCase()) && !reservedHeader(name) && !(name.toLowerCase() === 'authorization' && hasUserinfo(url)))
+        sent[name.toLowerCase()] = Buffer.from(value, 'utf8').toString('latin1');
     Object.assign(sent, own);
     if (token) sent['x-service-token'] = Buffer.from(token.replace(/[\r\n]/g, ''), 'utf8').toString('latin1');
     const logged: Record<string, string> = { ...sent };

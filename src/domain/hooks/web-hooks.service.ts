@@ -138,6 +138,67 @@ const entriesValid = (map: Record<string, string>) =>
 const headerValueOk = (map: Record<string, string>) => Object.values(map).every((v) => !/[\x00-\x08\x0a-\x1f\x7f]/.test(v));
 
 /**
+ * Headers a custom header may not set: the ones every delivery sets itself (Content-Type, User-Agent,
+ * Idempotency-Key, X-Gitlab-*, and X-Service-* as this product names them), and the request headers
+ * the Fetch standard forbids a client to set (Host, Cookie, Content-Length, Connection, …): overriding
+ * them would send the request elsewhere, break its framing, or make every delivery fail. GitLab lets
+ * its own headers win at send time; these are refused when saved, and never sent.
+ */
+const RESERVED_HEADERS = new Set([
+  'content-type',
+  'user-agent',
+  'idempotency-key',
+  'accept-charset',
+  'accept-encoding',
+  'access-control-request-headers',
+  'access-control-request-method',
+  'connection',
+  'content-length',
+  'cookie',
+  'cookie2',
+  'date',
+  'dnt',
+  'expect',
+  'host',
+  'keep-alive',
+  'origin',
+  'referer',
+  'set-cookie',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'via',
+]);
+const RESERVED_PREFIXES = ['x-gitlab-', 'x-service-', 'proxy-', 'sec-'];
+
+/** Whether a custom header of this name may never be sent. */
+export function reservedHeader(name: string): boolean {
+  const n = name.toLowerCase();
+  return RESERVED_HEADERS.has(n) || RESERVED_PREFIXES.some((p) => n.startsWith(p));
+}
+
+/** A URL with a user or a password: the guarded client sends them as the Authorization header. */
+export function hasUserinfo(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return u.username !== '' || u.password !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** Why these custom headers cannot be kept for this URL, or null. */
+function headerProblem(headers: Record<string, string>, url: string): string | null {
+  for (const name of Object.keys(headers)) {
+    if (reservedHeader(name)) return `${name} is set by every delivery and cannot be a custom header`;
+    // the URL's user and password become the Authorization header (basic auth)
+    if (name.toLowerCase() === 'authorization' && hasUserinfo(url)) return `${name} is set from the user and password of the URL and cannot be a custom header`;
+  }
+  return null;
+}
+
+/**
  * WebHooks::AutoDisabling: executable unless failing past the grace of 3 failures while the backoff
  * lasts, or past 39 failures (permanently, until a test succeeds or the hook is updated).
  */
@@ -318,6 +379,8 @@ export class WebHooksService {
     const hook = await this.get(parent, id);
     const map = { ...(kind === 'custom_headers' ? this.customHeadersOf(hook) : this.urlVariablesOf(hook)), [key]: value };
     if (!entriesValid(map) || (kind === 'custom_headers' && !headerValueOk(map))) throw Errors.raw(422, { error: 'Illegal key or value' });
+    const reserved = kind === 'custom_headers' ? headerProblem({ [key]: value }, hook.url) : null;
+    if (reserved) throw Errors.raw(422, { error: `Illegal key or value: ${reserved}` });
     if (kind === 'url_variables') {
       const target = interpolatedUrl(hook.url, map);
       if (target === null || (await this.urlProblem(target))) throw Errors.raw(422, { error: 'Illegal key or value' });
@@ -358,6 +421,8 @@ export class WebHooksService {
     if (branchFilterError(h.strategy, h.filter)) throw Errors.raw(422, { error: 'Invalid branch filter given' });
     if (!entriesValid(h.headers) || !headerValueOk(h.headers))
       throw Errors.raw(422, { error: mode === 'create' ? 'Custom headers must be a valid json schema' : 'Custom headers validation failed' });
+    const reserved = headerProblem(h.headers, h.url);
+    if (reserved) throw Errors.raw(422, { error: `Custom headers validation failed: ${reserved}` });
     if (h.template !== undefined && h.template.length > TEMPLATE_MAX)
       throw Errors.raw(422, { error: 'Custom webhook template is too long (maximum is 4096 characters)' });
   }
