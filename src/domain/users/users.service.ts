@@ -210,6 +210,14 @@ export function validateName(name: string | undefined, errors: Record<string, st
   else if (name.length > 255) (errors.name ??= []).push('is too long (maximum is 255 characters)');
 }
 
+/**
+ * A password change signs the user out everywhere: their web sessions end (Devise's session is bound to
+ * the password, so GitLab's do too). Access tokens stay: they are credentials of their own.
+ */
+async function endSessions(trx: Kysely<Database>, userId: number): Promise<void> {
+  await trx.deleteFrom('web_sessions').where('user_id', '=', userId).execute();
+}
+
 export function validatePassword(password: string, errors: Record<string, string[]>): void {
   if (password.length < 8) (errors.password ??= []).push('is too short (minimum is 8 characters)');
   if (password.length > 128) (errors.password ??= []).push('is too long (maximum is 128 characters)');
@@ -376,14 +384,19 @@ export class UsersService {
     }
   }
 
+  /** `hearth admin reset-password`: the new password, and the user's web sessions end (as any password change). */
   async setPassword(user: UserRow, password: string): Promise<void> {
     if (password.length < 8) throw Errors.invalid({ password: ['is too short (minimum is 8 characters)'] });
     const now = nowIso();
-    await this.db.kysely
-      .updateTable('users')
-      .set({ password_hash: await hashPassword(password), password_set_at: now, updated_at: now, failed_attempts: 0, locked_at: null })
-      .where('id', '=', user.id)
-      .execute();
+    const hash = await hashPassword(password);
+    await this.db.kysely.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('users')
+        .set({ password_hash: hash, password_set_at: now, updated_at: now, failed_attempts: 0, locked_at: null })
+        .where('id', '=', user.id)
+        .execute();
+      await endSessions(trx, user.id);
+    });
   }
 
   async emailTaken(email: string, exceptId?: number): Promise<boolean> {
@@ -538,6 +551,7 @@ export class UsersService {
     try {
       return await this.db.kysely.transaction().execute(async (trx) => {
         const updated = await trx.updateTable('users').set(changes).where('id', '=', user.id).returningAll().executeTakeFirstOrThrow();
+        if (changes.password_hash !== undefined) await endSessions(trx, user.id);
         if (changes.username !== undefined && changes.username !== user.username) {
           await renamePersonalNamespace(trx, updated, user.username, now);
           await recordSystemEvent(trx, userPayload('user_rename', updated, user.username));
