@@ -1,5 +1,5 @@
-// Commits without a working copy: a temporary index → write-tree → commit-tree → update-ref (new, old),
-// under a per-repository lock. Used by the files API, changelog commits, README initialisation and
+// Commits without a working copy: a temporary index → write-tree → commit-tree → the checks a push
+// gets (object-checks.ts) → update-ref (new, old), under a per-repository lock. Used by the files API, changelog commits, README initialisation and
 // translation commits.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { Repository } from './repository.ts';
 import { BRANCH_PREFIX, ZERO_SHA } from './refs.ts';
 import { KeyedLock } from '../lib/keyed-lock.ts';
+import { checkNewObjects, isWritablePath } from './object-checks.ts';
 
 export type FileAction =
   | { action: 'create' | 'update'; file_path: string; content: Buffer; executable?: boolean; last_commit_id?: string }
@@ -79,6 +80,10 @@ export async function commitFiles(repo: Repository, req: CommitRequest): Promise
         return false;
       };
       const lines: string[] = [];
+      // git's rules for the paths a commit adds (object-checks.ts); removing a path is always allowed
+      for (const a of req.actions) {
+        if (a.action !== 'delete' && !isWritablePath(a.file_path)) throw new CommitActionError(`invalid path: '${a.file_path}'`);
+      }
       const write = async (content: Buffer) => (await repo.run(['hash-object', '-w', '--stdin'], { input: content })).stdout.toString().trim();
       for (const a of req.actions) {
         const existing = files.get(a.file_path);
@@ -132,6 +137,9 @@ export async function commitFiles(repo: Repository, req: CommitRequest): Promise
       const commitEnv = { ...personEnv('AUTHOR', req.author), ...personEnv('COMMITTER', req.committer ?? req.author) };
       const message = req.message.endsWith('\n') ? req.message : req.message + '\n';
       const sha = (await repo.run(args, { env: commitEnv, input: message })).stdout.toString().trim();
+      // what a push of this commit would be checked for, before the branch moves
+      const refusal = await checkNewObjects(repo, sha, req.parent);
+      if (refusal) throw new CommitActionError(refusal);
       await repo.updateRef(BRANCH_PREFIX + req.branch, sha, req.expectedOld ?? req.parent ?? ZERO_SHA);
       return sha;
     } finally {

@@ -11,7 +11,8 @@ import path from 'node:path';
 
 // The server answers one line per update: "<message unless a fast-forward>|<message>", "-" for none.
 const PRE_RECEIVE = `#!/bin/sh
-# Hearth: the server's checks of a push (protected branches and tags), asked over fd 3.
+# Hearth: the server's checks of a push (protected branches and tags, the pushed objects in the
+# quarantine directory), asked over fd 3.
 status=0
 updates=
 while read old new ref; do
@@ -23,7 +24,7 @@ while read old new ref; do
 "
 done
 [ -n "$HEARTH_PUSH_PID" ] && [ "$PPID" = "$HEARTH_PUSH_PID" ] && [ -n "$updates" ] || exit $status
-printf 'check\\n%s.\\n' "$updates" >&3 || exit 1
+printf 'check %s\\n%s.\\n' "$GIT_QUARANTINE_PATH" "$updates" >&3 || exit 1
 while read old new ref; do
   [ -n "$ref" ] || continue
   read -r answer <&3 || exit 1
@@ -88,8 +89,11 @@ export interface RefUpdate {
 export function serveRefTransactions(
   socket: NodeJS.ReadWriteStream & { destroyed?: boolean },
   handlers: {
-    /** the pre-receive hook's question: one answer line per update ("<unless fast-forward>|<message>", "-" for none) */
-    onCheck?(updates: RefUpdate[]): Promise<string[]>;
+    /**
+     * the pre-receive hook's question: one answer line per update ("<unless fast-forward>|<message>", "-"
+     * for none); `quarantine`: the directory of the objects the push brings (null: none)
+     */
+    onCheck?(updates: RefUpdate[], quarantine: string | null): Promise<string[]>;
     onPrepared(updates: RefUpdate[]): Promise<boolean>;
     onCommitted(updates: RefUpdate[]): void;
     onAborted?(updates: RefUpdate[]): void;
@@ -101,7 +105,10 @@ export function serveRefTransactions(
   socket.on('data', (chunk: Buffer | string) => {
     text += chunk.toString();
     for (let end = text.indexOf('\n.\n'); end >= 0; end = text.indexOf('\n.\n')) {
-      const [state, ...lines] = text.slice(0, end).split('\n');
+      const [head, ...lines] = text.slice(0, end).split('\n');
+      const space = head.indexOf(' ');
+      const state = space < 0 ? head : head.slice(0, space);
+      const argument = space < 0 ? '' : head.slice(space + 1);
       text = text.slice(end + 3);
       const updates = lines.filter(Boolean).map((l) => {
         const [before, after, ref] = l.split(' ');
@@ -111,7 +118,7 @@ export function serveRefTransactions(
         chain = chain.then(async () => {
           let answers: string[];
           try {
-            answers = handlers.onCheck ? await handlers.onCheck(updates) : updates.map(() => '-|-');
+            answers = handlers.onCheck ? await handlers.onCheck(updates, argument || null) : updates.map(() => '-|-');
           } catch {
             answers = updates.map(() => '-|The push could not be checked.');
           }

@@ -351,3 +351,33 @@ test('a renamed project answers at its old path; a client gone mid-push moves no
   await new Promise((r) => setTimeout(r, 50));
   assert.equal(server.activeSessions, 0);
 });
+
+test("pushes over SSH get git's object checks and the path component limit as over HTTP; nothing moves", async () => {
+  const work = tmp();
+  assert.equal((await sshGit(work, port, ownerKey.file, ['clone', '-q', sshUrl(full), 'o'])).code, 0);
+  const w = new WorkTree(path.join(work, 'o'));
+  const base = w.write('base.txt', 'base\n').commit('Base');
+  const file = w.git(['hash-object', '-w', '--stdin'], {}, 'x\n');
+  const bad = (entry: string) => {
+    const tree = w.git(['mktree'], {}, `${entry}\n`);
+    return w.git(['commit-tree', tree, '-p', base, '-m', 'bad'], {
+      GIT_AUTHOR_NAME: 'A',
+      GIT_AUTHOR_EMAIL: 'a@x',
+      GIT_COMMITTER_NAME: 'A',
+      GIT_COMMITTER_EMAIL: 'a@x',
+    });
+  };
+  const dotGit = w.git(['mktree'], {}, `100644 blob ${file}\tconfig\n`);
+  const before = bareGit(bare, ['for-each-ref']);
+  for (const [commit, said] of [
+    [bad(`040000 tree ${dotGit}\t.GIT`), /remote: error: object [0-9a-f]+: hasDotgit: contains '\.git'/],
+    [bad(`100644 blob ${file}\t${'b'.repeat(256)}`), /remote: path component longer than 255 bytes: 'b{40}…' \(256 bytes\)/],
+  ] as const) {
+    const r = await sshGit(w.dir, port, ownerKey.file, ['push', 'origin', `${commit}:refs/heads/ssh-checked`]);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, said);
+    assert.match(r.stderr, /\[remote rejected\] [0-9a-f]+ -> ssh-checked/);
+  }
+  assert.equal(bareGit(bare, ['for-each-ref']), before);
+  assert.deepEqual(await s.c.db.kysely.selectFrom('pending_pushes').selectAll().execute(), []);
+});

@@ -4,6 +4,7 @@
 // messages; the write path (repository.service.ts) runs them and commits what they return.
 import { CommitActionError, type CommitRequest, type FileAction, type Person } from '../../git/commit-builder.ts';
 import { GitError, isSafePath } from '../../git/command.ts';
+import { isWritablePath } from '../../git/object-checks.ts';
 import { isValidRefName, isValidRevision, ZERO_SHA } from '../../git/refs.ts';
 import type { Repository } from '../../git/repository.ts';
 import { type DomainError, Errors } from '../../lib/errors.ts';
@@ -76,11 +77,14 @@ export interface CommitInput {
   force?: boolean;
 }
 
-/** Gitaly's index errors for a path of a file action (GitLab renders them with status 400). */
-function pathError(p: string): string | null {
+/**
+ * Gitaly's index errors for a path of a file action (GitLab renders them with status 400). A path the
+ * commit adds follows git's rules for index paths (isWritablePath); one it only removes needs to be safe.
+ */
+function pathError(p: string, added: boolean): string | null {
   if (p === '') return 'You must provide a file path';
   if (p.split('/').includes('..')) return 'Path cannot include directory traversal';
-  if (!isSafePath(p) || /[\n\r]/.test(p)) return `invalid path: '${p}'`;
+  if (!isSafePath(p) || /[\n\r]/.test(p) || (added && !isWritablePath(p))) return `invalid path: '${p}'`;
   return null;
 }
 
@@ -114,7 +118,7 @@ export async function planCommit(ctx: RepoContext, actor: Actor, input: CommitIn
   // the actions: paths (Gitaly's index errors), contents, last_commit_id (Files::MultiService)
   const actions: FileAction[] = [];
   for (const a of input.actions) {
-    const error = pathError(a.file_path) ?? (a.action === 'move' ? pathError(a.previous_path!) : null);
+    const error = pathError(a.file_path, a.action !== 'delete') ?? (a.action === 'move' ? pathError(a.previous_path!, false) : null);
     if (error) throw failure(error);
     const content = a.content === undefined || a.content === null ? undefined : Buffer.from(a.content, a.encoding === 'base64' ? 'base64' : 'utf8');
     const last = a.action === 'chmod' || a.action === 'create' ? undefined : a.last_commit_id || undefined;

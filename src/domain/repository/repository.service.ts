@@ -18,6 +18,7 @@ import type { ProjectRow, NamespaceRow } from '../../db/schema.ts';
 import { annotatedTag, commitFiles } from '../../git/commit-builder.ts';
 import { GitError } from '../../git/command.ts';
 import { serveRefTransactions } from '../../git/hooks.ts';
+import { isQuarantineOf, longPathComponent, receiveFsckArgs } from '../../git/object-checks.ts';
 import { BRANCH_PREFIX, isValidRevision, TAG_PREFIX, ZERO_SHA } from '../../git/refs.ts';
 import { type Ref, type Repository, withRefMoveGuard } from '../../git/repository.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
@@ -718,15 +719,19 @@ export class RepositoryService {
     const initial = await t.repo.isEmpty();
     const env: Record<string, string> = { ...opts.env, HEARTH_MSG_REF: 'You are not allowed to push to' };
     let rules: Promise<RefRules> | null = null;
-    const onCheck = async (updates: { before: string; after: string; ref: string }[]): Promise<string[]> => {
+    const onCheck = async (updates: { before: string; after: string; ref: string }[], quarantine: string | null): Promise<string[]> => {
       rules ??= this.refRules(t, t.actor);
       const r = await rules;
-      return updates.map((u) => hookAnswer(checkPushUpdate(r, t.actor, t.access, u, { defaultBranch, initial, deployKey: !!t.deployKey })));
+      // git checked the objects (receive.fsckObjects); the length of path components is ours
+      const tooLong = quarantine && isQuarantineOf(t.repo, quarantine) ? await longPathComponent(t.repo, quarantine) : null;
+      return updates.map((u) =>
+        hookAnswer(tooLong ? { refusal: tooLong } : checkPushUpdate(r, t.actor, t.access, u, { defaultBranch, initial, deployKey: !!t.deployKey })),
+      );
     };
     // journaled before git starts; the reference-transaction hook reports each ref update on fd 3
     const push = await this.deps.pushes.begin(t.project, t.actor.user!);
     const stateless = opts.statelessRpc === false ? [] : ['--stateless-rpc'];
-    const child = t.repo.spawn(['-c', `core.hooksPath=${this.deps.repos.hooksDir}`, 'receive-pack', ...stateless, t.repo.gitDir], {
+    const child = t.repo.spawn(['-c', `core.hooksPath=${this.deps.repos.hooksDir}`, ...receiveFsckArgs(), 'receive-pack', ...stateless, t.repo.gitDir], {
       env,
       extraPipes: 1,
       pidEnv: 'HEARTH_PUSH_PID',
