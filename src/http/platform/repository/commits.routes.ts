@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
-import { isSafePath } from '../../../git/command.ts';
+import { GitError, isSafePath } from '../../../git/command.ts';
 import type { Commit } from '../../../git/objects.ts';
 import { BRANCH_PREFIX, isValidRevision } from '../../../git/refs.ts';
 import type { Repository } from '../../../git/repository.ts';
@@ -223,7 +223,11 @@ export function commitsRoutes(fastify: FastifyInstance, c: Container): void {
         if (q.order === 'topo') args.push('--topo-order');
         args.push(...revs, '--');
         if (path) args.push(path);
-        const { stdout } = await ctx.repo.run(args, { env: { GIT_LITERAL_PATHSPECS: '1' } });
+        const { stdout } = await ctx.repo.run(args, { env: { GIT_LITERAL_PATHSPECS: '1' } }).catch((e: unknown) => {
+          // author is a regular expression (git's basic one, as Gitaly passes it): one git cannot compile is the caller's
+          if (q.author && e instanceof GitError && e.stderr.startsWith("fatal: header, '")) throw Errors.param('author is invalid');
+          throw e;
+        });
         shas = stdout.toString('utf8').split('\n').filter(Boolean);
       }
       const hasNext = shas.length > perPage;

@@ -262,6 +262,13 @@ test('GET /commits: bad inputs answer GitLab’s errors, never reach git as opti
   // an author that looks like an option is a pattern, not an option
   res = await get('author=--all');
   assert.deepEqual([res.statusCode, res.json()], [200, []]);
+  // an author git cannot compile as a regular expression is the caller's error, not the server's
+  for (const bad of ['[', 'Bob\\(', 'a\\{1', '[[:nope:]]']) {
+    res = await get(`author=${encodeURIComponent(bad)}`);
+    assert.deepEqual([res.statusCode, res.json()], [400, { error: 'author is invalid' }], bad);
+  }
+  res = await get(`author=${encodeURIComponent('B.b')}`);
+  assert.deepEqual([res.statusCode, res.json().map((x: any) => x.id)], [200, [f.c2]]);
 
   // private project: anonymous and non-members do not see it
   res = await get('', {});
