@@ -18,6 +18,7 @@ import { errorHandling } from './http/plugins/errors.ts';
 import { requestBodies } from './http/plugins/malformed.ts';
 import { authPlugin } from './http/plugins/auth.ts';
 import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
+import { readsClientPlugin } from './http/plugins/reads-client.ts';
 import { responseCache } from './http/plugins/response-cache.ts';
 import { metricsPlugin } from './http/plugins/metrics.ts';
 import { metaRoutes } from './http/platform/meta.routes.ts';
@@ -146,6 +147,7 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   webPlumbing(app, web);
   responseCache(app);
   rateLimitPlugin(app, c);
+  readsClientPlugin(app); // whose searches with regular expressions a request's are (fair slots)
   browsableApi(app, c.config.externalUrl); // before the translation routes: it hooks onRoute
 
   metaRoutes(app, c);

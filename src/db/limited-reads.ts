@@ -5,7 +5,11 @@
 //   PostgreSQL: in a transaction with `set local statement_timeout`; query_canceled (57014) is the
 //     deadline, invalid_regular_expression (2201B) a pattern PostgreSQL refuses.
 // At most SLOTS such reads run at once in a process; up to QUEUE more wait for a slot, each at most
-// its own time limit. Beyond that, or after that wait, ReadsBusy.
+// its own time limit. Beyond that, or after that wait, ReadsBusy. Per client (the caller names it with
+// `asReadsClient`: a user, or an address for anonymous callers) at most CLIENT_SLOTS run and CLIENT_QUEUE
+// wait, and a freed slot goes to the first waiter whose client runs nothing: one client cannot hold
+// every slot while another waits.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Worker } from 'node:worker_threads';
 import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
@@ -36,29 +40,50 @@ export interface LimitedReads {
    * `timeoutMs` from when the slot is ready. Throws ReadTimeout, ReadsBusy or InvalidPattern.
    */
   run<T>(timeoutMs: number, work: (read: Read) => Promise<T>): Promise<T>;
+  /** reads holding a slot and reads waiting for one, now */
+  load(): { running: number; waiting: number };
   close(): Promise<void>;
 }
 
 export const SLOTS = 2;
 export const QUEUE = 16;
+/** reads one client may run at once, and may have waiting */
+export const CLIENT_SLOTS = 1;
+export const CLIENT_QUEUE = 4;
+
+const clients = new AsyncLocalStorage<string>();
+
+/** Runs `fn` with the limited reads it starts counted for `client` (reads outside any share the client ""). */
+export function asReadsClient<T>(client: string, fn: () => T): T {
+  return clients.run(client, fn);
+}
 
 export function limitedReads(opts: { dialect: 'sqlite'; file: string } | { dialect: 'postgres'; kysely: Kysely<Database> }): LimitedReads {
   return opts.dialect === 'sqlite' ? new SqliteReads(opts.file) : new PostgresReads(opts.kysely);
 }
 
-/** A counting semaphore whose waiters give up (ReadsBusy) after a while or when too many wait. */
+/**
+ * A counting semaphore, fair between clients: a client holds at most CLIENT_SLOTS slots and has at most
+ * CLIENT_QUEUE waiters; a freed slot goes to the first waiter whose client may take one. Waiters give up
+ * (ReadsBusy) after a while; too many waiting, in all or of one client, are refused at once.
+ */
 class Gate {
   private active = 0;
-  private readonly waiting: { go: () => void }[] = [];
+  /** slots held, per client */
+  private readonly held = new Map<string, number>();
+  private readonly waiting: { client: string; go: () => void }[] = [];
 
-  async enter(maxWaitMs: number): Promise<void> {
-    if (this.active < SLOTS) {
-      this.active++;
-      return;
+  /** enters for the current client (asReadsClient); returns the client, to hand to leave() */
+  async enter(maxWaitMs: number): Promise<string> {
+    const client = clients.getStore() ?? '';
+    if (this.active < SLOTS && this.mayTake(client)) {
+      this.take(client);
+      return client;
     }
-    if (this.waiting.length >= QUEUE) throw new ReadsBusy();
+    if (this.waiting.length >= QUEUE || this.waiting.filter((w) => w.client === client).length >= CLIENT_QUEUE) throw new ReadsBusy();
     await new Promise<void>((resolve, reject) => {
       const waiter = {
+        client,
         go: () => {
           clearTimeout(timer);
           resolve();
@@ -70,13 +95,35 @@ class Gate {
       }, maxWaitMs);
       this.waiting.push(waiter);
     });
+    return client;
   }
 
-  /** hands the slot to the first waiter, if any */
-  leave(): void {
-    const next = this.waiting.shift();
-    if (next) next.go();
-    else this.active--;
+  /** frees the client's slot and hands free slots to the first waiters whose clients may take one */
+  leave(client: string): void {
+    this.active--;
+    const n = (this.held.get(client) ?? 1) - 1;
+    if (n > 0) this.held.set(client, n);
+    else this.held.delete(client);
+    while (this.active < SLOTS) {
+      const i = this.waiting.findIndex((w) => this.mayTake(w.client));
+      if (i < 0) break;
+      const [next] = this.waiting.splice(i, 1);
+      this.take(next.client);
+      next.go();
+    }
+  }
+
+  load(): { running: number; waiting: number } {
+    return { running: this.active, waiting: this.waiting.length };
+  }
+
+  private mayTake(client: string): boolean {
+    return (this.held.get(client) ?? 0) < CLIENT_SLOTS;
+  }
+
+  private take(client: string): void {
+    this.active++;
+    this.held.set(client, (this.held.get(client) ?? 0) + 1);
   }
 }
 
@@ -98,7 +145,7 @@ class PostgresReads implements LimitedReads {
   constructor(private readonly kysely: Kysely<Database>) {}
 
   async run<T>(timeoutMs: number, work: (read: Read) => Promise<T>): Promise<T> {
-    await this.gate.enter(timeoutMs);
+    const client = await this.gate.enter(timeoutMs);
     try {
       const deadline = new Deadline(timeoutMs);
       return await work(async <R>(query: CompiledQuery<R>) => {
@@ -116,8 +163,12 @@ class PostgresReads implements LimitedReads {
         }
       });
     } finally {
-      this.gate.leave();
+      this.gate.leave(client);
     }
+  }
+
+  load() {
+    return this.gate.load();
   }
 
   async close(): Promise<void> {}
@@ -205,7 +256,7 @@ class SqliteReads implements LimitedReads {
 
   async run<T>(timeoutMs: number, work: (read: Read) => Promise<T>): Promise<T> {
     if (this.closed) throw new Error('the database is closed');
-    await this.gate.enter(timeoutMs);
+    const client = await this.gate.enter(timeoutMs);
     let thread: QueryThread | undefined;
     try {
       thread = this.idle.pop() ?? this.spawn();
@@ -216,8 +267,12 @@ class SqliteReads implements LimitedReads {
     } finally {
       if (thread && !thread.dead && !this.closed) this.idle.push(thread);
       else if (thread) this.all.delete(thread);
-      this.gate.leave();
+      this.gate.leave(client);
     }
+  }
+
+  load() {
+    return this.gate.load();
   }
 
   private spawn(): QueryThread {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
 import { HOST, poComponent } from '../../helpers/translation.ts';
-import { QUEUE, SLOTS } from '../../../src/db/limited-reads.ts';
+import { CLIENT_QUEUE, QUEUE, SLOTS } from '../../../src/db/limited-reads.ts';
 
 // long enough that on a loaded machine the searches holding the slots are still running when the checks that
 // must not wait for them (health, the refused search) are answered: those checks assert that order, not a time
@@ -44,7 +44,17 @@ async function seedLongUnits(ctx: TestApp): Promise<void> {
       .execute();
 }
 
-const get = (ctx: TestApp, q: string, path = '/api/units/') => ctx.app.inject({ method: 'GET', url: `${path}?q=${encodeURIComponent(q)}`, headers: HOST });
+const get = (ctx: TestApp, q: string, path = '/api/units/', remoteAddress?: string) =>
+  ctx.app.inject({ method: 'GET', url: `${path}?q=${encodeURIComponent(q)}`, headers: HOST, remoteAddress });
+/** Resolves once `n` searches hold or wait for a slot (the gate's state, looked at every few ms). */
+async function loadReaches(ctx: TestApp, n: number): Promise<void> {
+  for (;;) {
+    const { running, waiting } = ctx.c.db.limited.load();
+    if (running + waiting >= n) return;
+    await sleep(5);
+  }
+}
+
 const sources = (res: { json(): any }) => res.json().results.map((u: any) => `${u.language_code}:${u.source.split('\u001e')[0]}`);
 
 test('units search with a regular expression: refused patterns, the time limit, health checks meanwhile, the queue', async (t) => {
@@ -131,15 +141,16 @@ test('units search with a regular expression: refused patterns, the time limit, 
   );
 
   // SLOTS searches run, QUEUE wait (each at most the limit), one more is refused at once: 503 with Retry-After
-  // (the first is the search above again: not answered from the response cache, it runs or waits again)
+  // (the first is the search above again: not answered from the response cache, it runs or waits again).
+  // Each from its own address: one client runs one search at a time (the next test).
   const t1 = performance.now();
   let first = 0;
   let settled = 0;
-  const burst = [get(ctx, SLOW).finally(() => (first = performance.now() - t1))];
-  for (let i = 1; i < SLOTS + QUEUE; i++) burst.push(get(ctx, `${SLOW} AND NOT id:${i}`));
+  const burst = [get(ctx, SLOW, undefined, '10.1.0.0').finally(() => (first = performance.now() - t1))];
+  for (let i = 1; i < SLOTS + QUEUE; i++) burst.push(get(ctx, `${SLOW} AND NOT id:${i}`, undefined, `10.1.0.${i}`));
   for (const b of burst) b.finally(() => settled++);
-  await sleep(400); // all of them are running or waiting by then
-  const busy = await get(ctx, `${SLOW} AND NOT id:-1`);
+  await loadReaches(ctx, SLOTS + QUEUE); // all of them are running or waiting
+  const busy = await get(ctx, `${SLOW} AND NOT id:-1`, undefined, '10.1.1.1');
   assert.equal(settled, 0, 'refused at once: before any of the searches holding or waiting for a slot ended');
   assert.equal(busy.statusCode, 503);
   assert.deepEqual(busy.json(), { detail: 'Too many searches with regular expressions are running, try again later.' });
@@ -155,4 +166,45 @@ test('units search with a regular expression: refused patterns, the time limit, 
   assert.ok(statuses.filter((s) => s === 400).length >= SLOTS, String(statuses));
   assert.ok(first >= LIMIT_MS, `the repeated search answered after ${first} ms`);
   assert.equal((await get(ctx, 'source:r" 1234$"')).statusCode, 200);
+});
+
+test('searches with a regular expression are fair between clients: one runs one at a time, another always gets the free slot', async (t) => {
+  const ctx = await buildTestApp(t, { searchTimeoutMs: 6000 });
+  await poComponent(t, ctx);
+  await seedLongUnits(ctx);
+  const settled: string[] = [];
+  const send = (name: string, q: string, address: string) =>
+    get(ctx, q, undefined, address).then((r) => {
+      settled.push(name);
+      return r;
+    });
+  // client A: two slow searches at once; the second waits for the first, even with a slot free
+  const a1 = send('a1', SLOW, '10.2.0.1');
+  const a2 = send('a2', `${SLOW} AND NOT id:1`, '10.2.0.1');
+  await loadReaches(ctx, 2);
+  assert.deepEqual(ctx.c.db.limited.load(), { running: 1, waiting: 1 });
+  // client B gets the free slot at once: answered while both of A's are still running or waiting
+  const b = await send('b', 'source:r" 1234$"', '10.2.0.2');
+  assert.equal(b.statusCode, 200);
+  assert.deepEqual(
+    b.json().results.map((u: any) => u.source.slice(1081)),
+    ['1234'],
+  );
+  assert.deepEqual(settled, ['b']);
+  // A may have CLIENT_QUEUE searches waiting; one more is refused at once, while the others still run or wait
+  const waiting = [];
+  for (let i = 2; i <= CLIENT_QUEUE; i++) waiting.push(send(`a${i + 1}`, `${SLOW} AND NOT id:${i}`, '10.2.0.1'));
+  await loadReaches(ctx, 1 + CLIENT_QUEUE);
+  const refused = await send('refused', `${SLOW} AND NOT id:-2`, '10.2.0.1');
+  assert.equal(refused.statusCode, 503);
+  assert.deepEqual(refused.json(), { detail: 'Too many searches with regular expressions are running, try again later.' });
+  assert.deepEqual(settled, ['b', 'refused']);
+  // the first of A's runs to the limit; its waiters then run or give up, one at a time
+  assert.equal((await a1).statusCode, 400);
+  const rest = await Promise.all([a2, ...waiting]);
+  assert.ok(
+    rest.every((r) => r.statusCode === 400 || r.statusCode === 503),
+    rest.map((r) => r.statusCode).join(),
+  );
+  assert.deepEqual(ctx.c.db.limited.load(), { running: 0, waiting: 0 });
 });
