@@ -725,7 +725,11 @@ export class RepositoryService {
       // git checked the objects (receive.fsckObjects); the length of path components is ours
       const tooLong = quarantine && isQuarantineOf(t.repo, quarantine) ? await longPathComponent(t.repo, quarantine) : null;
       return updates.map((u) =>
-        hookAnswer(tooLong ? { refusal: tooLong } : checkPushUpdate(r, t.actor, t.access, u, { defaultBranch, initial, deployKey: !!t.deployKey })),
+        hookAnswer(
+          tooLong
+            ? { unlessFastForward: null, refusal: tooLong }
+            : checkPushUpdate(r, t.actor, t.access, u, { defaultBranch, initial, deployKey: !!t.deployKey }),
+        ),
       );
     };
     // journaled before git starts; the reference-transaction hook reports each ref update on fd 3
