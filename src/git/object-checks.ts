@@ -78,17 +78,28 @@ export function isQuarantineOf(repo: Repository, dir: string): boolean {
 
 /**
  * The trees stored in `objectDir` alone (a push's quarantine, the pack of an API commit), checked for
- * names longer than MAX_PATH_COMPONENT_BYTES: the first offence as a message, or null.
+ * names longer than MAX_PATH_COMPONENT_BYTES: the first offence as a message, or null. `onlyNew`: trees
+ * the repository has already are not looked at (a thin pack's bases: a push that removes such a name
+ * sends the tree that has it as a base).
  */
-export async function longPathComponent(repo: Repository, objectDir: string): Promise<string | null> {
+export async function longPathComponent(repo: Repository, objectDir: string, opts: { onlyNew?: boolean } = {}): Promise<string | null> {
   // only the objects of objectDir: no alternates (not even the repository's own objects)
   const env = { GIT_OBJECT_DIRECTORY: objectDir, GIT_ALTERNATE_OBJECT_DIRECTORIES: '' };
   const listed = await repo.run(['cat-file', '--batch-all-objects', '--unordered', '--batch-check=%(objecttype) %(objectname)'], { env });
-  const trees = listed.stdout
+  let trees = listed.stdout
     .toString('latin1')
     .split('\n')
     .filter((l) => l.startsWith('tree '))
     .map((l) => l.slice(5));
+  if (trees.length && opts.onlyNew) {
+    const known = await repo.run(['cat-file', '--batch-check=%(objectname)'], { input: trees.join('\n') + '\n' });
+    const missing = / missing$/;
+    trees = known.stdout
+      .toString('latin1')
+      .split('\n')
+      .filter((l) => missing.test(l))
+      .map((l) => l.replace(missing, ''));
+  }
   if (!trees.length) return null;
   return new Promise((resolve, reject) => {
     const child = repo.spawn(['cat-file', '--batch'], { env });
@@ -100,7 +111,12 @@ export async function longPathComponent(repo: Repository, objectDir: string): Pr
       for (;;) {
         const eol = buffer.indexOf(0x0a);
         if (eol < 0) return;
-        const [id, , size] = buffer.subarray(0, eol).toString('latin1').split(' ');
+        const [id, type, size] = buffer.subarray(0, eol).toString('latin1').split(' ');
+        if (type !== 'tree' || !/^\d+$/.test(size ?? '')) {
+          // "<id> missing": nothing follows the line
+          buffer = buffer.subarray(eol + 1);
+          continue;
+        }
         const end = eol + 1 + Number(size);
         if (buffer.length < end + 1) return;
         const tree = buffer.subarray(eol + 1, end);

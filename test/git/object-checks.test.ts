@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startTestServer, cloneUrl, type TestServer } from '../helpers/server.ts';
-import { bareGit, WorkTree, runGit as git, tmpDir as tmp } from '../helpers/git.ts';
+import { bareGit, WorkTree, runGit as git, tmpDir as tmp, workTree } from '../helpers/git.ts';
 import { ROOT_TOKEN } from '../helpers/build-app.ts';
 
 const root = { 'private-token': ROOT_TOKEN };
@@ -177,4 +177,29 @@ test('the commits API and the files API refuse the same paths and contents with 
     fs.readdirSync(path.join(bare, 'objects')).filter((n) => n.startsWith('incoming-')),
     [],
   );
+});
+
+test('a repository with a long name from before: a push that removes it is accepted (the thin pack may carry the old tree)', async (t) => {
+  const { s, project, bare } = await setup(t);
+  // written straight to the disk, as before the checks (the index takes the name, no file system does)
+  const direct = workTree(t, bare);
+  for (let i = 0; i < 60; i++) direct.write(`file-${i}.txt`, `line ${i}\n`.repeat(20));
+  direct.git(['add', '-A']);
+  direct.git(['update-index', '--add', '--cacheinfo', `100644,${blob(direct, 'long\n')},${LONG}`]);
+  direct.git(['commit', '-q', '-m', 'Many files and a long name']);
+  direct.push('main');
+  const ns = await s.c.db.kysely.selectFrom('namespaces').select('full_path').where('id', '=', project.namespace_id).executeTakeFirstOrThrow();
+  const work = tmp(t);
+  await git(work, ['clone', '-q', '--no-checkout', cloneUrl(s.base, `${ns.full_path}/${project.path}`, 'root', ROOT_TOKEN), 'c']);
+  const w = new WorkTree(path.join(work, 'c'));
+  w.git(['reset', '-q']);
+  w.git(['rm', '-q', '--cached', '--', LONG]);
+  w.git(['update-index', '--cacheinfo', `100644,${blob(w, 'changed\n')},file-1.txt`]);
+  // over receive.unpackLimit (100 objects): index-pack keeps the pack, and completes a thin one with its bases
+  for (let i = 0; i < 110; i++) w.git(['update-index', '--add', '--cacheinfo', `100644,${blob(w, `more ${i}\n`)},more/${i}.txt`]);
+  w.git(['commit', '-q', '-m', 'Remove the long name'], { GIT_AUTHOR_NAME: 'A', GIT_AUTHOR_EMAIL: 'a@x', GIT_COMMITTER_NAME: 'A', GIT_COMMITTER_EMAIL: 'a@x' });
+  const fixed = w.git(['rev-parse', 'HEAD']);
+  const pushed = await git(w.dir, ['push', '--thin', 'origin', 'main']);
+  assert.match(pushed.stderr, /main -> main/);
+  assert.equal(bareGit(bare, ['rev-parse', 'refs/heads/main']).trim(), fixed);
 });

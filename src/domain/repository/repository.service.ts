@@ -723,7 +723,7 @@ export class RepositoryService {
       rules ??= this.refRules(t, t.actor);
       const r = await rules;
       // git checked the objects (receive.fsckObjects); the length of path components is ours
-      const tooLong = quarantine && isQuarantineOf(t.repo, quarantine) ? await longPathComponent(t.repo, quarantine) : null;
+      const tooLong = quarantine && isQuarantineOf(t.repo, quarantine) ? await longPathComponent(t.repo, quarantine, { onlyNew: true }) : null;
       return updates.map((u) =>
         hookAnswer(
           tooLong
