@@ -13,6 +13,8 @@ import { availableScopes } from './domain/tokens/scopes.ts';
 import { hostKeyFingerprint, loadHostKeys } from './ssh/host-keys.ts';
 import { startSshServer } from './ssh/server.ts';
 import { BACKUP_USAGE, runBackupCommand } from './backup/cli.ts';
+import { trackConnections } from './http/drain.ts';
+import { dataDirHolders, describeHolder, holdDataDir } from './lib/data-dir-lock.ts';
 
 function explain(err: unknown): string {
   if (err instanceof DomainError) {
@@ -88,10 +90,12 @@ const serve: Command = {
   async run(args) {
     options(serve.usage, args, {});
     const config = loadConfig();
+    holdForServing(config.dataDir, 'serve');
     const c = await createContainer(config);
     // pushes an earlier life of this process (or a node that died) left half done: their events
     await c.pushes.recover({ scanAll: true });
     const app = await buildApp(c);
+    const connections = trackConnections(app.server);
     await app.listen({ port: config.port, host: config.host });
     // git over SSH from the same process (HEARTH_SSH_PORT=0: none); host keys made once in DATA_DIR/ssh
     let sshServer: Awaited<ReturnType<typeof startSshServer>> | null = null;
@@ -102,9 +106,12 @@ const serve: Command = {
     }
     c.pushes.startSweeping();
     if (config.inProcessWorker) c.worker.start();
-    onStopSignal(c.log, 'serve', async () => {
-      // running clones and pushes finish (HTTP: Fastify waits for requests in flight; SSH: up to 10 minutes)
-      await Promise.all([sshServer?.close(10 * 60_000), app.close()]);
+    onStopSignal(c.log, 'serve', config.shutdownTimeoutMs, async () => {
+      // connections without a request close now, the others after their response; running SSH git
+      // sessions get the time left but a second (then they are ended before the process is)
+      const closing = app.close();
+      connections.closeIdle();
+      await Promise.all([sshServer?.close(Math.max(0, config.shutdownTimeoutMs - 1000)), closing]);
       await c.close();
     });
     return null;
@@ -117,12 +124,25 @@ const worker: Command = {
   summary: 'run the job worker alone (hook deliveries); several may run at once',
   async run(args) {
     options(worker.usage, args, {});
-    const c = await createContainer(loadConfig());
+    const config = loadConfig();
+    holdForServing(config.dataDir, 'worker');
+    const c = await createContainer(config);
     c.worker.start();
-    onStopSignal(c.log, 'worker', () => c.close());
+    onStopSignal(c.log, 'worker', config.shutdownTimeoutMs, () => c.close());
     return null;
   },
 };
+
+/** serve and worker hold DATA_DIR while they run (DATA_DIR/locks, see lib/data-dir-lock.ts): `backup restore`
+ * refuses meanwhile, and neither starts while a restore runs. */
+function holdForServing(dataDir: string, command: string): void {
+  const lock = holdDataDir(dataDir, command);
+  const restore = dataDirHolders(dataDir).live.find((h) => h.command === 'backup restore');
+  if (restore) {
+    lock.release();
+    throw new Error(`${dataDir} is being restored by ${describeHolder(restore)}; start ${command} when it has finished`);
+  }
+}
 
 const migrateCmd: Command = {
   name: 'migrate',
@@ -178,21 +198,36 @@ function usage(): string {
   ].join('\n');
 }
 
-/** SIGTERM/SIGINT: stop taking work, let running requests, git processes and deliveries finish, exit 0;
- * a second signal exits at once (1). */
-function onStopSignal(log: Container['log'], what: string, stop: () => Promise<unknown>): void {
-  let stopping = false;
+/** A second signal this soon after the first is the same stop: `npm start` forwards the terminal's Ctrl-C
+ * to the server, which got it from the terminal already. */
+const SAME_SIGNAL_MS = 1000;
+
+/** SIGTERM/SIGINT: stop taking work, let running requests, git processes and deliveries finish — for at most
+ * `timeoutMs` (HEARTH_SHUTDOWN_TIMEOUT_MS) —, log "<what> stopped" and exit 0, or 1 when the time ran out
+ * first. A second signal within a second of the first changes nothing; a later one exits at once (1). */
+function onStopSignal(log: Container['log'], what: string, timeoutMs: number, stop: () => Promise<unknown>): void {
+  let first = 0;
   const handler = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      process.stderr.write(`hearth ${what}: ${signal} again, exiting now\n`);
+    if (first) {
+      if (performance.now() - first < SAME_SIGNAL_MS) return;
+      log.warn({ signal }, `${signal} again: ${what} exits now, without draining`);
       process.exit(1);
     }
-    stopping = true;
-    log.info({ signal }, `stopping ${what}: draining requests, git processes and the worker`);
+    first = performance.now();
+    log.info({ signal, timeoutMs }, `stopping ${what}: draining requests, git processes and the worker`);
+    const timer = setTimeout(() => {
+      log.warn({ timeoutMs }, `${what} stopped: the drain took longer than ${timeoutMs} ms, work still in flight was cut short`);
+      process.exit(1);
+    }, timeoutMs);
     stop().then(
-      () => process.exit(0),
+      () => {
+        clearTimeout(timer);
+        log.info({ durationMs: Math.round(performance.now() - first) }, `${what} stopped`);
+        process.exit(0);
+      },
       (err) => {
-        log.error({ err }, `stopping ${what} failed`);
+        clearTimeout(timer);
+        log.error({ err }, `${what} stopped: stopping failed`);
         process.exit(1);
       },
     );

@@ -50,6 +50,8 @@ export interface Config {
   metricsAllow: string[];
   /** HEARTH_SLOW_REQUEST_MS: a request slower than this is logged (warn); 0 = never */
   slowRequestMs: number;
+  /** HEARTH_SHUTDOWN_TIMEOUT_MS: the longest serve and worker drain on SIGTERM/SIGINT before they exit anyway */
+  shutdownTimeoutMs: number;
   /** test only (HEARTH_TEST_FAULT): a push stops for good at that point, so a test can kill -9 there */
   testFault: 'pause-before-ref-update' | 'pause-before-push-events' | null;
 }
@@ -212,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ssh,
     metricsAllow,
     slowRequestMs: intVar(env, 'HEARTH_SLOW_REQUEST_MS', 1000, 0, 3_600_000),
+    shutdownTimeoutMs: intVar(env, 'HEARTH_SHUTDOWN_TIMEOUT_MS', 8000, 0, 3_600_000),
     testFault,
     ...overrides,
   };

@@ -17,6 +17,7 @@ import { git } from '../git/command.ts';
 import { BackupError, ensureGit, storageDirs } from './create.ts';
 import { FORMAT, listFiles, MANIFEST, type Manifest, safeMember, sha256File } from './manifest.ts';
 import { Progress } from './progress.ts';
+import { dataDirHolders, describeHolder, holdDataDir, locksDir } from '../lib/data-dir-lock.ts';
 
 export interface RestoreOptions {
   force?: boolean;
@@ -26,7 +27,7 @@ export interface RestoreOptions {
 }
 
 /** data directory entries an empty target may already have */
-const ALLOWED = new Set(['backups', 'lost+found']);
+const ALLOWED = new Set(['backups', 'lost+found', 'locks']);
 
 async function extract(file: string, staging: string): Promise<Manifest> {
   if (!fs.existsSync(file)) throw new BackupError(`${file}: no such file`);
@@ -191,8 +192,48 @@ async function restoreRepository(dir: string, staging: string, r: Manifest['repo
   if (r.head) await git(['symbolic-ref', 'HEAD', r.head], { gitDir: dir });
 }
 
+/**
+ * Holds the data directory for the restore (a server starting meanwhile refuses to), after refusing when a
+ * server or worker holds it: the running process would go on writing into the files the restore replaces,
+ * and what it acknowledged then would be gone after its restart. Stale locks (their process gone) are removed.
+ */
+function holdForRestore(dataDir: string, out: NonNullable<RestoreOptions['out']>): () => void {
+  const existed = { dataDir: fs.existsSync(dataDir), locks: fs.existsSync(locksDir(dataDir)) };
+  const lock = holdDataDir(dataDir, 'backup restore');
+  const release = () => {
+    lock.release();
+    // what holding made, and nothing else: a refused restore leaves the target as it was
+    for (const [made, dir] of [
+      [!existed.locks, locksDir(dataDir)],
+      [!existed.dataDir, dataDir],
+    ] as const) {
+      try {
+        if (made) fs.rmdirSync(dir); // only when empty
+      } catch {}
+    }
+  };
+  const { live, stale } = dataDirHolders(dataDir);
+  for (const h of stale) out.write(`backup restore: removed the stale lock of ${describeHolder(h)}: that process is gone\n`);
+  if (live.length) {
+    release();
+    throw new BackupError(
+      `${dataDir} is in use by ${live.map(describeHolder).join(', ')}; stop ${live.length > 1 ? 'them' : 'it'} first (nothing was changed)`,
+    );
+  }
+  return release;
+}
+
 export async function restoreBackup(config: Config, file: string, opts: RestoreOptions = {}): Promise<Manifest> {
   const out = opts.out ?? process.stderr;
+  const release = holdForRestore(path.resolve(config.dataDir), out);
+  try {
+    return await restoreInto(config, file, opts, out);
+  } finally {
+    release();
+  }
+}
+
+async function restoreInto(config: Config, file: string, opts: RestoreOptions, out: NonNullable<RestoreOptions['out']>): Promise<Manifest> {
   const archive = path.resolve(file);
   const parent = path.dirname(path.resolve(config.dataDir));
   fs.mkdirSync(parent, { recursive: true });
