@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// `npm run build`, and `prepare` (run by `npm ci` and `npm install`): compiles src/ to dist/ with tsc
+// `npm run build`, and `prepare` (run by `npm ci`, `npm install` and npx): compiles src/ to dist/ with tsc
 // (tsconfig.build.json), copies what is not TypeScript (web assets, the language data, the highlighting
 // worker) and writes dist/build.json, which bin/hearth.js compares with src/ to know dist/ is current.
+// `--if-stale` (prepare) builds nothing when dist/ is current already: a reinstall, or npx, does not spend a
+// minute rebuilding — nor remove dist/ under a server running from it.
 // Without TypeScript (`npm ci --omit=dev`) it builds nothing and says so: bin/hearth.js then runs the
 // sources through tsx, a dependency.
 import { spawn } from 'node:child_process';
@@ -9,11 +11,19 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sourceState } from './source-state.js';
+import { currentBuild, sourceState } from './source-state.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SRC = path.join(ROOT, 'src');
 const DIST = path.join(ROOT, 'dist');
+
+if (process.argv.includes('--if-stale')) {
+  const built = currentBuild(ROOT);
+  if (built) {
+    process.stderr.write(`hearth build: dist/ is current (built ${built.builtAt ?? 'earlier'} from ${built.files} files under src/): nothing to do\n`);
+    process.exit(0);
+  }
+}
 
 let tsc;
 try {

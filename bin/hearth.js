@@ -3,19 +3,12 @@
 // dist/ is current — built after the last change under src/ (dist/build.json) —; otherwise, and always
 // with HEARTH_DEV=1, runs the TypeScript sources through tsx's loader. One process either way (no child),
 // so the signals `npm start` or a supervisor sends reach the server itself.
-import fs from 'node:fs';
-import { sourceState } from './source-state.js';
+import { fileURLToPath } from 'node:url';
+import { currentBuild } from './source-state.js';
 
 function compiledIsCurrent() {
   if (process.env.HEARTH_DEV === '1') return false;
-  let built;
-  try {
-    built = JSON.parse(fs.readFileSync(new URL('../dist/build.json', import.meta.url), 'utf8'));
-  } catch {
-    return false;
-  }
-  const now = sourceState(new URL('../src', import.meta.url).pathname);
-  return now.files === built.files && now.newest <= built.newest;
+  return currentBuild(fileURLToPath(new URL('..', import.meta.url))) !== null;
 }
 
 if (compiledIsCurrent()) {

@@ -21,3 +21,19 @@ export function sourceState(dir) {
   walk(dir);
   return { files, newest };
 }
+
+/**
+ * dist/ is current: `root`/dist/build.json records the state of `root`/src/ it was built from, and src/ has
+ * neither more nor fewer files nor a newer one since. Returns what build.json holds, or null.
+ * @returns {{ files: number, newest: number, builtAt?: string } | null}
+ */
+export function currentBuild(root) {
+  let built;
+  try {
+    built = JSON.parse(fs.readFileSync(path.join(root, 'dist', 'build.json'), 'utf8'));
+  } catch {
+    return null;
+  }
+  const now = sourceState(path.join(root, 'src'));
+  return now.files === built.files && now.newest <= built.newest ? built : null;
+}

@@ -12,7 +12,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { sourceState } from '../../bin/source-state.js';
+import { currentBuild, sourceState } from '../../bin/source-state.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve('.');
@@ -51,13 +51,7 @@ async function packageWithoutLoader(dir: string): Promise<void> {
 
 /** dist/ built after the last change under src/ (as `npm ci` leaves it). */
 function distIsCurrent(): boolean {
-  try {
-    const built = JSON.parse(fs.readFileSync(path.join(ROOT, 'dist', 'build.json'), 'utf8'));
-    const now = sourceState(path.join(ROOT, 'src'));
-    return built.files === now.files && now.newest <= built.newest;
-  } catch {
-    return false;
-  }
+  return currentBuild(ROOT) !== null;
 }
 
 /** Processes (of this user) whose environment names `dataDir`: the server and anything it started. */
