@@ -1,8 +1,7 @@
 // The command line: one clear line on error, non-zero exit.
-import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from './config.ts';
+import { loadConfig, VERSION } from './config.ts';
 import { createContainer, type Container } from './container.ts';
 import { buildApp } from './app.ts';
 import { createDb } from './db/connect.ts';
@@ -75,11 +74,6 @@ export function options<O extends Options>(usage: string, args: string[], opts: 
   }
   if (r.positionals.length > positionals) throw new UsageError(`unexpected argument "${r.positionals[positionals]}"`, usage);
   return r;
-}
-
-/** The package's version (package.json, one directory above src/ and dist/). */
-export function version(): string {
-  return (JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
 const serve: Command = {
@@ -249,7 +243,7 @@ export async function runCli(argv: string[]): Promise<number | null> {
     return 2;
   }
   if (name === '--version' || name === '-v' || name === 'version') {
-    process.stdout.write(`hearth ${version()}\n`);
+    process.stdout.write(`hearth ${VERSION}\n`);
     return 0;
   }
   if (name === '--help' || name === '-h' || name === 'help') {

@@ -1,4 +1,5 @@
 // The only reader of process.env. Everything else receives a Config.
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -42,7 +43,10 @@ export interface Config {
   importS3: { endpoint: string | null; forcePathStyle: boolean };
   /** longest wait of a runner's POST /jobs/request when no job is waiting (ms; GitLab Workhorse: 50 s) */
   jobRequestTimeoutMs: number;
+  /** Hearth's (package.json) */
   version: string;
+  /** the GitLab version the API answers (see GITLAB_VERSION) */
+  gitlabVersion: string;
   revision: string;
   /** git over SSH (see src/ssh/): the embedded server and what ssh_url_to_repo advertises */
   ssh: SshConfig;
@@ -111,7 +115,10 @@ function boolVar(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-export const VERSION = '17.0.0';
+/** Hearth's version (package.json, one directory above src/ and dist/): `hearth --version`, User-Agent, backups. */
+export const VERSION = (JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+/** The GitLab version the API answers (GET /api/v4/version, /metadata; GITLAB_VERSION of exports): clients choose features by it. */
+export const GITLAB_VERSION = '17.0.0';
 export const REVISION = 'hearth';
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
@@ -210,6 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     },
     jobRequestTimeoutMs: intVar(env, 'HEARTH_JOB_REQUEST_TIMEOUT_MS', 50_000, 0, 600_000),
     version: VERSION,
+    gitlabVersion: GITLAB_VERSION,
     revision: REVISION,
     ssh,
     metricsAllow,

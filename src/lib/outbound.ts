@@ -237,8 +237,23 @@ export class Outbound {
   /** one keep-alive pool per TLS mode, port and rule set (the rules live in the pool's DNS lookup) */
   private readonly agents = new Map<string, Agent>();
 
-  constructor(opts: { resolve?: Resolve } = {}) {
+  /** sent as User-Agent unless a request names its own ("Hearth/<version>") */
+  private readonly userAgent: string | null;
+
+  constructor(opts: { resolve?: Resolve; userAgent?: string } = {}) {
     this.resolve = opts.resolve ?? systemResolve;
+    this.userAgent = opts.userAgent ?? null;
+  }
+
+  /** The request's headers, checked (`invalid_request` for one that cannot be sent), with our User-Agent unless it has one. */
+  private headersOf(given: Record<string, string> | undefined): Record<string, string> {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(given ?? {})) {
+      if (!HEADER_NAME.test(name) || !HEADER_VALUE.test(value)) throw new OutboundError('invalid_request', `invalid ${name} header`);
+      headers[name] = value;
+    }
+    if (this.userAgent && !Object.keys(headers).some((n) => n.toLowerCase() === 'user-agent')) headers['user-agent'] = this.userAgent;
+    return headers;
   }
 
   /** Null when the URL may be requested under the rules, else GitLab's message. */
@@ -280,11 +295,7 @@ export class Outbound {
     const started = performance.now();
     const target = this.parse(req.url);
     if (typeof target === 'string') throw new OutboundError('invalid_url', target);
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers ?? {})) {
-      if (!HEADER_NAME.test(name) || !HEADER_VALUE.test(value)) throw new OutboundError('invalid_request', `invalid ${name} header`);
-      headers[name] = value;
-    }
+    const headers = this.headersOf(req.headers);
     const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body);
     if (body && body.length > MAX_REQUEST_BYTES) throw new OutboundError('too_large', 'Request body is too large');
     // Checked here for a clear answer before connecting; checked again by the pool's lookup.
@@ -402,11 +413,7 @@ export class Outbound {
   private async prepare(raw: string, given: Record<string, string> | undefined, rules: OutboundRules, signal: AbortSignal) {
     const target = this.parse(raw);
     if (typeof target === 'string') throw new OutboundError('invalid_url', target);
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(given ?? {})) {
-      if (!HEADER_NAME.test(name) || !HEADER_VALUE.test(value)) throw new OutboundError('invalid_request', `invalid ${name} header`);
-      headers[name] = value;
-    }
+    const headers = this.headersOf(given);
     await this.addresses(target.host, target.port, rules);
     if (signal.aborted) throw signal.reason;
     const url = new URL(target.url);

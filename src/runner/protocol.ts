@@ -133,10 +133,20 @@ export class RunnerClient {
     return `${this.url.replace(/\/+$/, '')}/api/v4/${p}`;
   }
 
+  /** fetch with our User-Agent; a server that cannot be reached is named, with the reason (not "fetch failed"). */
+  private async fetch(url: string, init: RequestInit = {}): Promise<Response> {
+    try {
+      return await fetch(url, { ...init, headers: { 'user-agent': `Hearth/${this.info.version}`, ...(init.headers as Record<string, string>) } });
+    } catch (err) {
+      if ((err as Error).name === 'AbortError') throw err;
+      throw new ProtocolError(`${init.method ?? 'GET'} ${url}: ${networkReason(err)}`, 0);
+    }
+  }
+
   /** POST /jobs/request: a job (201), or null (204: nothing for now); anything else throws. */
   async requestJob(signal?: AbortSignal): Promise<JobResponse | null> {
     const body = { info: this.info, token: this.token, system_id: this.systemId, ...(this.lastUpdate ? { last_update: this.lastUpdate } : {}) };
-    const res = await fetch(this.api('jobs/request'), {
+    const res = await this.fetch(this.api('jobs/request'), {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify(body),
@@ -152,7 +162,7 @@ export class RunnerClient {
 
   /** PUT /jobs/:id: the status code, the Job-Status and the update interval the server answered. */
   async updateJob(id: number, req: Omit<UpdateJobRequest, 'info'>): Promise<{ status: number; jobStatus: string | null }> {
-    const res = await fetch(this.api(`jobs/${id}`), {
+    const res = await this.fetch(this.api(`jobs/${id}`), {
       method: 'PUT',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify({ info: this.info, ...req }),
@@ -163,7 +173,7 @@ export class RunnerClient {
 
   /** PATCH /jobs/:id/trace with Content-Range "<start>-<end inclusive>". */
   async patchTrace(id: number, jobToken: string, content: Buffer, start: number): Promise<PatchResult> {
-    const res = await fetch(this.api(`jobs/${id}/trace?debug_trace=false`), {
+    const res = await this.fetch(this.api(`jobs/${id}/trace?debug_trace=false`), {
       method: 'PATCH',
       headers: { 'content-type': 'text/plain', 'content-range': `${start}-${start + content.length - 1}`, 'job-token': jobToken },
       body: new Uint8Array(content),
@@ -191,7 +201,13 @@ export class RunnerClient {
     if (opts.expireIn) q.set('expire_in', opts.expireIn);
     q.set('artifact_format', opts.format);
     q.set('artifact_type', opts.type);
-    const { status, text } = await postMultipart(this.api(`jobs/${id}/artifacts?${q}`), { 'job-token': jobToken }, 'file', opts.baseName, file);
+    const { status, text } = await postMultipart(
+      this.api(`jobs/${id}/artifacts?${q}`),
+      { 'job-token': jobToken, 'user-agent': `Hearth/${this.info.version}` },
+      'file',
+      opts.baseName,
+      file,
+    );
     let message = text;
     try {
       const parsed = JSON.parse(text) as { message?: unknown; error?: unknown };
@@ -204,7 +220,7 @@ export class RunnerClient {
 
   /** GET /jobs/:id/artifacts (a dependency's archive) into `dest`; the status code. */
   async downloadArtifacts(id: number, jobToken: string, dest: string): Promise<number> {
-    const res = await fetch(this.api(`jobs/${id}/artifacts`), { headers: { 'job-token': jobToken } });
+    const res = await this.fetch(this.api(`jobs/${id}/artifacts`), { headers: { 'job-token': jobToken } });
     if (res.status !== 200 || !res.body) {
       await res.arrayBuffer().catch(() => undefined);
       return res.status;
@@ -213,6 +229,15 @@ export class RunnerClient {
     await pipeline(Readable.fromWeb(res.body as never), fs.createWriteStream(dest));
     return 200;
   }
+}
+
+/** Why a request did not reach the server: undici's "fetch failed" carries it in its cause
+ * ("connect ECONNREFUSED 127.0.0.1:8080", "getaddrinfo ENOTFOUND ci.example", one per address tried). */
+export function networkReason(err: unknown): string {
+  const cause = (err as { cause?: unknown }).cause ?? err;
+  const c = cause as { message?: string; code?: string; errors?: { message?: string }[] };
+  if (c.errors?.length) return c.errors.map((e) => e.message).join('; ');
+  return c.message || c.code || String(cause);
 }
 
 /**

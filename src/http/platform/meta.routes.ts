@@ -42,11 +42,11 @@ export function metaRoutes(app: FastifyInstance, c: Container): void {
 
   const authed = { api: 'platform' as const, auth: 'user' as const, scopes: ['read_user', 'ai_features'] };
   app.get('/api/v4/version', { config: authed, schema: { tags: ['meta'], response: { 200: VersionSchema } } }, async () => ({
-    version: c.config.version,
+    version: c.config.gitlabVersion,
     revision: c.config.revision,
   }));
   app.get('/api/v4/metadata', { config: authed, schema: { tags: ['meta'], response: { 200: MetadataSchema } } }, async () => ({
-    version: c.config.version,
+    version: c.config.gitlabVersion,
     revision: c.config.revision,
     kas: { enabled: false, externalUrl: null, externalK8sProxyUrl: null, version: null },
     enterprise: false,

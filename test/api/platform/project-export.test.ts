@@ -172,7 +172,7 @@ test('none → queued → finished: 202, the status record with _links only when
   assert.equal(dl.rawPayload[1], 0x8b);
   const entries = await entriesOf(dl.rawPayload);
   assert.equal(entries.get('VERSION'), '0.2.4');
-  assert.equal(entries.get('GITLAB_VERSION'), w.ta.config.version);
+  assert.equal(entries.get('GITLAB_VERSION'), '17.0.0');
   assert.equal(entries.get('GITLAB_REVISION'), w.ta.config.revision);
   assert.ok(entries.has('project.bundle'));
   assert.ok(entries.get('project.bundle')!.startsWith('# v2 git bundle') || entries.get('project.bundle')!.startsWith('# v3 git bundle'));

@@ -35,7 +35,7 @@ export interface BuildOptions {
 export async function buildArchive(deps: ImportExportDeps, project: ProjectRow, dir: string, file: string, opts: BuildOptions): Promise<number> {
   await fs.promises.mkdir(dir, { recursive: true });
   await fs.promises.writeFile(path.join(dir, VERSION_FILE), EXPORT_VERSION);
-  await fs.promises.writeFile(path.join(dir, GITLAB_VERSION_FILE), deps.config.version);
+  await fs.promises.writeFile(path.join(dir, GITLAB_VERSION_FILE), deps.config.gitlabVersion);
   await fs.promises.writeFile(path.join(dir, GITLAB_REVISION_FILE), deps.config.revision);
   await writeTree(deps, project, dir, { description: opts.description });
   const repo = deps.repos.repository(project);
