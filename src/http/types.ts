@@ -19,6 +19,8 @@ declare module 'fastify' {
      * a job token is refused with 401 (GitLab's `allow_access_with_scope` / job-token-enabled endpoints).
      */
     jobToken?: boolean;
+    /** a long poll (a runner's POST /jobs/request): it waits on purpose, so its time is never a `slow request` */
+    longPoll?: boolean;
   }
   interface FastifyRequest {
     actor: Actor;

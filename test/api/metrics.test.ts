@@ -37,6 +37,7 @@ before(async () => {
       HEARTH_ROOT_TOKEN: ROOT_TOKEN,
       HEARTH_METRICS_ALLOW: '203.0.113.0/24, 2001:db8::7',
       HEARTH_SLOW_REQUEST_MS: '150',
+      HEARTH_JOB_REQUEST_TIMEOUT_MS: '300',
     },
     { databaseUrl: testUrl },
   );
@@ -304,5 +305,23 @@ describe('logs', () => {
       msg: 'slow request',
     });
     assert.ok(!raw.slice(from).some((l) => l.includes('glpat-secret-value')));
+  });
+
+  test('a runner long poll (POST /jobs/request waiting HEARTH_JOB_REQUEST_TIMEOUT_MS for a job) is not a slow request', async () => {
+    const created = await app.inject({ method: 'POST', url: '/api/v4/user/runners', headers: root, payload: { runner_type: 'instance_type' } });
+    assert.equal(created.statusCode, 201, created.body);
+    const from = lines.length;
+    const poll = await app.inject({ method: 'POST', url: '/api/v4/jobs/request', payload: { token: created.json().token } });
+    assert.equal(poll.statusCode, 204, poll.body);
+    const slow = await app.inject({ method: 'GET', url: '/test/slow/200' });
+    assert.equal(slow.statusCode, 200);
+    // the poll waited its 300 ms, over the 150 ms threshold; only the slow handler is logged
+    assert.deepEqual(
+      lines
+        .slice(from)
+        .filter((l) => l.msg === 'slow request')
+        .map((l) => l.route),
+      ['/test/slow/:n'],
+    );
   });
 });

@@ -71,7 +71,7 @@ export function metricsPlugin(app: FastifyInstance, c: Container): void {
     const ms = reply.elapsedTime;
     s.count.inc();
     s.duration.observe(ms / 1000);
-    if (slowMs > 0 && ms >= slowMs) {
+    if (slowMs > 0 && ms >= slowMs && !req.routeOptions.config.longPoll) {
       req.log.warn({ method: req.method, route, statusCode: reply.statusCode, durationMs: Math.round(ms) }, 'slow request');
     }
     done();

@@ -70,7 +70,7 @@ export function runnerProtocolRoutes(fastify: FastifyInstance, c: Container): vo
     }
   }
 
-  app.post('/api/v4/jobs/request', { config, schema: { tags: TAGS, body: RequestBody } }, async (req, reply) => {
+  app.post('/api/v4/jobs/request', { config: { ...config, longPoll: true }, schema: { tags: TAGS, body: RequestBody } }, async (req, reply) => {
     const b = req.body ?? {};
     if (b.token === undefined) throw Errors.param('token is missing');
     const info = (b.info ?? {}) as RunnerInfo & Record<string, unknown>;
