@@ -90,16 +90,8 @@ const serve: Command = {
     await c.pushes.recover({ scanAll: true });
     const app = await buildApp(c);
     const connections = trackConnections(app.server);
-    await app.listen({ port: config.port, host: config.host });
-    // git over SSH from the same process (HEARTH_SSH_PORT=0: none); host keys made once in DATA_DIR/ssh
     let sshServer: Awaited<ReturnType<typeof startSshServer>> | null = null;
-    if (config.ssh.port > 0) {
-      const hostKeys = loadHostKeys(path.join(config.dataDir, 'ssh'));
-      sshServer = await startSshServer(c, hostKeys, config.ssh.port, config.ssh.listen);
-      c.log.info({ port: sshServer.port, host: config.ssh.listen, hostKeys: hostKeys.map(hostKeyFingerprint) }, 'git over SSH listening');
-    }
-    c.pushes.startSweeping();
-    if (config.inProcessWorker) c.worker.start();
+    // registered before the server listens: a signal as soon as it does stops it as any other
     onStopSignal(c.log, 'serve', config.shutdownTimeoutMs, async () => {
       // connections without a request close now, the others after their response; running SSH git
       // sessions get the time left but a second (then they are ended before the process is)
@@ -108,6 +100,16 @@ const serve: Command = {
       await Promise.all([sshServer?.close(Math.max(0, config.shutdownTimeoutMs - 1000)), closing]);
       await c.close();
     });
+    await app.listen({ port: config.port, host: config.host });
+    if (!app.server.listening) return null; // stopped already
+    // git over SSH from the same process (HEARTH_SSH_PORT=0: none); host keys made once in DATA_DIR/ssh
+    if (config.ssh.port > 0) {
+      const hostKeys = loadHostKeys(path.join(config.dataDir, 'ssh'));
+      sshServer = await startSshServer(c, hostKeys, config.ssh.port, config.ssh.listen);
+      c.log.info({ port: sshServer.port, host: config.ssh.listen, hostKeys: hostKeys.map(hostKeyFingerprint) }, 'git over SSH listening');
+    }
+    c.pushes.startSweeping();
+    if (config.inProcessWorker) c.worker.start();
     return null;
   },
 };

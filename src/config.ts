@@ -10,6 +10,8 @@ export interface Config {
   externalUrl: string; // no trailing slash
   databaseUrl: string | null; // null = embedded SQLite under dataDir
   logLevel: string;
+  /** LOG_FORMAT: JSON lines, or one readable line per entry for a terminal (default: pretty when stdout is one) */
+  logFormat: 'json' | 'pretty';
   rootPassword: string | null;
   rootToken: string | null;
   /** Impersonation tokens may be used (GitLab: gitlab_rails['impersonation_enabled']). */
@@ -192,6 +194,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   const logLevel = (env.LOG_LEVEL || 'info').toLowerCase();
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  const logFormat = (env.LOG_FORMAT || (process.stdout.isTTY ? 'pretty' : 'json')).toLowerCase();
+  if (logFormat !== 'json' && logFormat !== 'pretty') throw new ConfigError(`LOG_FORMAT must be json or pretty, got "${env.LOG_FORMAT}"`);
   return {
     port,
     host,
@@ -199,6 +203,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     externalUrl,
     databaseUrl,
     logLevel,
+    logFormat,
     rootPassword: env.HEARTH_ROOT_PASSWORD || null,
     rootToken: env.HEARTH_ROOT_TOKEN || null,
     impersonationEnabled: boolVar(env, 'HEARTH_IMPERSONATION_ENABLED', true),

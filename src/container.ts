@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
+import { prettyDestination } from './lib/log-format.ts';
 import { BOUND_REQUEST_ID, requestContext } from './lib/request-context.ts';
 import type { Config } from './config.ts';
 import { createDb, type Db, type DbOptions } from './db/connect.ts';
@@ -179,7 +180,7 @@ export interface ContainerOptions {
 export const ROOT_TOKEN_SCOPES = ['api', 'read_api', 'read_user', 'read_repository', 'write_repository', 'sudo', 'admin_mode'];
 
 export async function createContainer(config: Config, opts: ContainerOptions = {}): Promise<Container> {
-  const log = opts.log ?? createLogger(config.logLevel);
+  const log = opts.log ?? createLogger(config.logLevel, config.logFormat === 'pretty' ? prettyDestination() : undefined);
   const db = createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...opts.db });
   await migrate(db);
   const salt = await instanceSecret(db, 'token_salt');
