@@ -5,6 +5,7 @@
 // migrations must fit, and the target must be empty (no data directory entries but `backups/`, no users
 // or projects in the database) unless --force.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { sql, type Kysely } from 'kysely';
@@ -216,8 +217,10 @@ function holdForRestore(dataDir: string, out: NonNullable<RestoreOptions['out']>
   for (const h of stale) out.write(`backup restore: removed the stale lock of ${describeHolder(h)}: that process is gone\n`);
   if (live.length) {
     release();
+    const elsewhere = live.filter((h) => h.host !== os.hostname()).map((h) => h.file);
     throw new BackupError(
-      `${dataDir} is in use by ${live.map(describeHolder).join(', ')}; stop ${live.length > 1 ? 'them' : 'it'} first (nothing was changed)`,
+      `${dataDir} is in use by ${live.map(describeHolder).join(', ')}; stop ${live.length > 1 ? 'them' : 'it'} first (nothing was changed)` +
+        (elsewhere.length ? `; a lock of another host cannot be checked from here: if that process is gone, delete ${elsewhere.join(', ')}` : ''),
     );
   }
   return release;

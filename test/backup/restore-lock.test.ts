@@ -115,4 +115,18 @@ test('serve does not start while a restore holds the data directory; worker neit
   }
   assert.deepEqual(fs.readdirSync(dataDir), ['locks']);
   assert.deepEqual(locks(dataDir), [holder]);
+
+  // a lock of another host (a shared volume) cannot be checked: it holds, and the message says which file to delete
+  fs.rmSync(path.join(dataDir, 'locks', holder));
+  const other = path.join(dataDir, 'locks', 'other-host-77.json');
+  fs.writeFileSync(other, JSON.stringify({ pid: 77, host: 'other-host', command: 'worker', since }));
+  const refused = await hearth(dataDir, ['backup', 'restore', path.join(dataDir, 'no-such.tar'), '--force']);
+  assert.deepEqual(refused, {
+    code: 1,
+    stdout: '',
+    stderr:
+      `hearth backup restore: ${dataDir} is in use by hearth worker (pid 77 on other-host, since ${since}); stop it first (nothing was changed); ` +
+      `a lock of another host cannot be checked from here: if that process is gone, delete ${other}\n`,
+  });
+  assert.deepEqual(locks(dataDir), ['other-host-77.json']);
 });
