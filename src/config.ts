@@ -3,6 +3,9 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
+/** HEARTH_TEST_FAULT's values (see PushFault in domain/repository/push-journal.ts) */
+const TEST_FAULTS = ['pause-before-ref-update', 'pause-before-push-events', 'pause-before-merge-ref-update', 'pause-after-merge-ref-update'] as const;
+
 export interface Config {
   port: number;
   host: string;
@@ -58,8 +61,8 @@ export interface Config {
   slowRequestMs: number;
   /** HEARTH_SHUTDOWN_TIMEOUT_MS: the longest serve and worker drain on SIGTERM/SIGINT before they exit anyway */
   shutdownTimeoutMs: number;
-  /** test only (HEARTH_TEST_FAULT): a push stops for good at that point, so a test can kill -9 there */
-  testFault: 'pause-before-ref-update' | 'pause-before-push-events' | null;
+  /** test only (HEARTH_TEST_FAULT): a push (or a merge) stops for good at that point, so a test can kill -9 there */
+  testFault: (typeof TEST_FAULTS)[number] | null;
 }
 
 export type BlobStoreConfig =
@@ -152,9 +155,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (hookRetrySchedule.some((n) => !Number.isFinite(n) || n < 0)) {
     throw new ConfigError(`HEARTH_HOOK_RETRY_SCHEDULE must be seconds separated by commas, got "${env.HEARTH_HOOK_RETRY_SCHEDULE}"`);
   }
-  const testFault = env.HEARTH_TEST_FAULT || null;
-  if (testFault !== null && testFault !== 'pause-before-ref-update' && testFault !== 'pause-before-push-events') {
-    throw new ConfigError(`HEARTH_TEST_FAULT must be pause-before-ref-update or pause-before-push-events, got "${testFault}"`);
+  const testFault = (env.HEARTH_TEST_FAULT || null) as Config['testFault'];
+  if (testFault !== null && !TEST_FAULTS.includes(testFault)) {
+    throw new ConfigError(`HEARTH_TEST_FAULT must be one of ${TEST_FAULTS.join(', ')}, got "${testFault}"`);
   }
   const blobStore: BlobStoreConfig = env.HEARTH_S3_BUCKET
     ? {

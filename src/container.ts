@@ -223,6 +223,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const mergeRequests = new MergeRequestsService(deps);
   const mergeRequestsQuery = new MergeRequestsQuery(deps);
   const merges = new MergeService(deps);
+  merges.attach(mergeRequests);
+  // a journaled merge's merge request is settled with its journal row (by this process or a replay)
+  pushes.settleMergesWith((trx, outcome) => merges.settleMerge(trx, outcome));
   worker.also('mergeability checks', () => merges.runQueuedChecks());
   const notes = new NotesService(deps);
   const vcs = new ComponentVcs(config.dataDir, config.externalUrl, repos, resolve, settings, outbound);

@@ -27,6 +27,7 @@ import * as m026 from './migrations/026-repository-extras.ts';
 import * as m027 from './migrations/027-events-stars.ts';
 import * as m028 from './migrations/028-uploads.ts';
 import * as m029 from './migrations/029-keys.ts';
+import * as m030 from './migrations/030-merge-journal.ts';
 
 export interface MigrationContext {
   dialect: DialectName;
@@ -64,6 +65,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '027-events-stars', up: m027.up },
   { name: '028-uploads', up: m028.up },
   { name: '029-keys', up: m029.up },
+  { name: '030-merge-journal', up: m030.up },
 ];
 
 export async function migrate(db: Db): Promise<string[]> {

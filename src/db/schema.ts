@@ -266,6 +266,9 @@ export interface PendingPushesTable {
   lease_until: string;
   changes: string; // "<before> <after> <ref>\n" lines, as git prepared them
   created_at: string;
+  // migration 030: a merge's row names the merge request it locked and what to write when it ends
+  merge_request_id: number | null;
+  merge: string | null; // JSON JournaledMerge
 }
 
 export interface LanguagesTable {

@@ -22,6 +22,8 @@ import type { FeatureDeps } from '../deps.ts';
 import { settingsOf } from '../projects/project-settings.ts';
 import type { RepoContext } from '../repository/context.ts';
 import { onRefsChanged, type RefChange } from '../repository/push-events.ts';
+import type { MergeOutcome } from '../repository/push-journal.ts';
+import { STATE_IDS } from './mr-events.ts';
 import { hasConflicts, type MergeFacts, stateCheckFailure } from './merge-status.ts';
 
 export const MERGEABILITY_JOB = 'merge_request_mergeability';
@@ -36,7 +38,7 @@ export interface FoundMergeRequest {
   access: ProjectAccess;
 }
 
-/** Core's event writer (c.mergeRequests.recordEvent), attached when the routes are registered. */
+/** Core's event writer (c.mergeRequests.recordEvent), attached by the container. */
 export interface MergeRequestEvents {
   recordEvent(
     trx: Kysely<Database>,
@@ -93,7 +95,7 @@ export class MergeService {
     );
   }
 
-  /** Core's recordEvent for the 'merge' event (called where the routes are registered). */
+  /** Core's recordEvent for the 'merge' event (wired by the container). */
   attach(mergeRequests: object): void {
     if (typeof (mergeRequests as Partial<MergeRequestEvents>).recordEvent === 'function') this.events = mergeRequests as MergeRequestEvents;
   }
@@ -269,74 +271,39 @@ export class MergeService {
     if (params.merge_commit_message !== undefined) mergeParams.commit_message = params.merge_commit_message;
     if (params.squash_commit_message !== undefined) mergeParams.squash_commit_message = params.squash_commit_message;
 
-    // locked while merging: only one merge of an open merge request gets past this
+    // locked while merging (only one merge of an open merge request gets past this), in the transaction
+    // that writes the merge's journal row; the journal settles it in the transaction that deletes the
+    // row: merged with its events when the target moved, open again (with the error) when not
     const now = nowIso();
-    const locked = await k
-      .updateTable('merge_requests')
-      .set({
-        state: 'locked',
-        squash: squash ? 1 : 0,
-        merge_params: JSON.stringify(mergeParams),
-        sha: sourceSha,
-        merge_user_id: actor.user!.id,
-        merge_error: null,
-        updated_at: now,
-      })
-      .where('id', '=', mr.id)
-      .where('state', '=', 'opened')
-      .executeTakeFirst();
-    if (Number(locked.numUpdatedRows) !== 1) throw Errors.notAllowed();
-    let result: Awaited<ReturnType<FeatureDeps['repository']['mergeRequestMerge']>>;
-    try {
-      result = await this.deps.repository.mergeRequestMerge(ctx, actor, {
-        targetBranch: mr.target_branch,
-        sourceSha,
-        expectedTargetSha: target.commit,
-        method,
-        squash,
-        mergeMessage,
-        squashMessage,
-        squashAuthor: author ? MergeService.person(author) : undefined,
-      });
-    } catch (e) {
-      const message = e instanceof DomainError && typeof e.detail === 'string' ? e.detail : 'Something went wrong during merge';
-      await k
-        .updateTable('merge_requests')
-        .set({ state: 'opened', merge_user_id: mr.merge_user_id, merge_error: message, updated_at: nowIso() })
-        .where('id', '=', mr.id)
-        .where('state', '=', 'locked')
-        .execute();
-      throw e;
-    }
-
-    const mergedAt = nowIso();
-    mr = await k.transaction().execute(async (trx) => {
-      const before = await trx.selectFrom('merge_requests').selectAll().where('id', '=', mr.id).executeTakeFirstOrThrow();
-      await trx
+    const lock = async (trx: Kysely<Database>) => {
+      const locked = await trx
         .updateTable('merge_requests')
         .set({
-          state: 'merged',
-          merge_commit_sha: result.mergeCommitSha,
-          squash_commit_sha: result.squashCommitSha,
+          state: 'locked',
+          squash: squash ? 1 : 0,
+          merge_params: JSON.stringify(mergeParams),
+          sha: sourceSha,
           merge_user_id: actor.user!.id,
-          merged_at: mergedAt,
-          merge_when_pipeline_succeeds: 0,
           merge_error: null,
-          updated_at: mergedAt,
+          updated_at: now,
         })
         .where('id', '=', mr.id)
-        .execute();
-      await trx
-        .insertInto('resource_state_events')
-        .values({ merge_request_id: mr.id, user_id: actor.user!.id, state: 'merged', source_commit: null, created_at: mergedAt })
-        .execute();
-      const after = await trx.selectFrom('merge_requests').selectAll().where('id', '=', mr.id).executeTakeFirstOrThrow();
-      await this.events?.recordEvent(trx, actor, after, 'merge', {
-        state_id: { previous: 4, current: 3 },
-        updated_at: { previous: before.updated_at, current: after.updated_at },
-      });
-      return after;
+        .where('state', '=', 'opened')
+        .executeTakeFirst();
+      return Number(locked.numUpdatedRows) === 1;
+    };
+    await this.deps.repository.mergeRequestMerge(ctx, actor, {
+      targetBranch: mr.target_branch,
+      sourceSha,
+      expectedTargetSha: target.commit,
+      method,
+      squash,
+      mergeMessage,
+      squashMessage,
+      squashAuthor: author ? MergeService.person(author) : undefined,
+      journal: { merge: { mergeRequestId: mr.id, previousMergeUserId: mr.merge_user_id }, lock },
     });
+    mr = await k.selectFrom('merge_requests').selectAll().where('id', '=', mr.id).executeTakeFirstOrThrow();
 
     // the source branch, when asked (MergeRequests::PostMergeService → DeleteSourceBranchWorker)
     if (
@@ -362,6 +329,57 @@ export class MergeService {
       if (!(e instanceof DomainError)) throw e;
       this.deps.log.info({ mergeRequest: found.mr.id, reason: e.message }, 'source branch kept after merge');
     }
+  }
+
+  /**
+   * How a journaled merge ended (push-journal.ts), in the transaction that deletes its journal row, so
+   * it is written once whether the merging process or a replay ends it: merged (MergeRequest#mark_as_merged)
+   * with the merge and squash commits, its state event and the `merge` hook and activity event when the
+   * target branch moved; else open again (unlock_mr) with the merge error of what the merge threw.
+   */
+  async settleMerge(trx: Kysely<Database>, o: MergeOutcome): Promise<void> {
+    const before = await trx.selectFrom('merge_requests').selectAll().where('id', '=', o.merge.mergeRequestId).executeTakeFirst();
+    if (!before || before.state !== 'locked') return;
+    const now = nowIso();
+    if (!o.merged) {
+      const message =
+        o.error === undefined
+          ? before.merge_error
+          : o.error instanceof DomainError && typeof o.error.detail === 'string'
+            ? o.error.detail
+            : 'Something went wrong during merge';
+      await trx
+        .updateTable('merge_requests')
+        .set({ state: 'opened', merge_user_id: o.merge.previousMergeUserId, merge_error: message, updated_at: now })
+        .where('id', '=', before.id)
+        .execute();
+      return;
+    }
+    await trx
+      .updateTable('merge_requests')
+      .set({
+        state: 'merged',
+        merge_commit_sha: o.merge.mergeCommitSha ?? null,
+        squash_commit_sha: o.merge.squashCommitSha ?? null,
+        merge_user_id: o.userId,
+        merged_at: now,
+        merge_when_pipeline_succeeds: 0,
+        merge_error: null,
+        updated_at: now,
+      })
+      .where('id', '=', before.id)
+      .execute();
+    await trx
+      .insertInto('resource_state_events')
+      .values({ merge_request_id: before.id, user_id: o.userId, state: 'merged', source_commit: null, created_at: now })
+      .execute();
+    const after = await trx.selectFrom('merge_requests').selectAll().where('id', '=', before.id).executeTakeFirstOrThrow();
+    const user = await trx.selectFrom('users').selectAll().where('id', '=', o.userId).executeTakeFirst();
+    if (!user) return;
+    await this.events?.recordEvent(trx, userActor(user), after, 'merge', {
+      state_id: { previous: STATE_IDS.locked, current: STATE_IDS.merged },
+      updated_at: { previous: before.updated_at, current: after.updated_at },
+    });
   }
 
   /** AutoMergeService#execute: merge_when_pipeline_succeeds stored with the strategy, the caller as merge user. */
@@ -506,7 +524,7 @@ export class MergeService {
     const k = this.deps.db.kysely;
     if (Date.now() - this.lastStuckSweep > 60_000) {
       this.lastStuckSweep = Date.now();
-      await this.unlockStuck().catch((e) => this.deps.log.error({ err: e }, 'unlocking stuck merges failed'));
+      await this.clearStuckRebases().catch((e) => this.deps.log.error({ err: e }, 'clearing stuck rebases failed'));
     }
     const jobs = await claimJobs(this.deps.db, MERGEABILITY_JOB, this.workerId, { leaseMs: LEASE_MS, limit });
     for (const job of jobs) {
@@ -628,48 +646,19 @@ export class MergeService {
   }
 
   /**
-   * StuckMergeJobsWorker: merge requests left `locked` by a process that died while merging. One whose
-   * source head the target branch now contains was merged (the ref moved, the row did not follow):
-   * merged, with the merge commit when the target's first-parent history has one with that head as
-   * parent; any other is open again (and a rebase flagged for as long is no longer in progress).
-   * Returns how many locked merge requests were settled.
+   * A rebase flagged in progress by a process that died would answer 409 forever: the flag is cleared
+   * after 10 minutes. (Merges left locked are the push journal's: see push-journal.ts.) Returns how
+   * many were cleared.
    */
-  async unlockStuck(olderThanMs = 10 * 60_000): Promise<number> {
-    const k = this.deps.db.kysely;
+  async clearStuckRebases(olderThanMs = 10 * 60_000): Promise<number> {
     const cutoff = new Date(Date.now() - olderThanMs).toISOString();
-    // a rebase whose process died would answer 409 forever
-    await k.updateTable('merge_requests').set({ rebase_in_progress: 0 }).where('rebase_in_progress', '=', 1).where('updated_at', '<', cutoff).execute();
-    const stuck = await k.selectFrom('merge_requests').selectAll().where('state', '=', 'locked').where('updated_at', '<', cutoff).limit(50).execute();
-    for (const mr of stuck) {
-      const rows = await this.projectRows(mr.project_id);
-      const repo = rows ? this.deps.repos.repository(rows.project) : null;
-      const target = repo?.exists() ? await repo.branch(mr.target_branch) : undefined;
-      const merged = !!(repo && target && mr.sha && (await repo.info(mr.sha)) && (await repo.isAncestor(mr.sha, target.commit)));
-      const now = nowIso();
-      if (!merged) {
-        await k.updateTable('merge_requests').set({ state: 'opened', updated_at: now }).where('id', '=', mr.id).where('state', '=', 'locked').execute();
-        continue;
-      }
-      const log = await repo!.run(['rev-list', '--first-parent', '--parents', '--max-count=1000', target!.commit]);
-      const line = log.stdout
-        .toString()
-        .split('\n')
-        .find((l) => l.split(' ').slice(1).includes(mr.sha!));
-      await k.transaction().execute(async (trx) => {
-        const r = await trx
-          .updateTable('merge_requests')
-          .set({ state: 'merged', merge_commit_sha: line ? line.split(' ')[0] : null, merged_at: now, updated_at: now })
-          .where('id', '=', mr.id)
-          .where('state', '=', 'locked')
-          .executeTakeFirst();
-        if (Number(r.numUpdatedRows) !== 1) return;
-        await trx
-          .insertInto('resource_state_events')
-          .values({ merge_request_id: mr.id, user_id: mr.merge_user_id, state: 'merged', source_commit: null, created_at: now })
-          .execute();
-      });
-    }
-    return stuck.length;
+    const r = await this.deps.db.kysely
+      .updateTable('merge_requests')
+      .set({ rebase_in_progress: 0 })
+      .where('rebase_in_progress', '=', 1)
+      .where('updated_at', '<', cutoff)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
   }
 
   // ---- after pushes ------------------------------------------------------------------------------

@@ -147,16 +147,20 @@ async function pushCommits(ctx: PushContext, c: RefChange, webUrl: string): Prom
   return hookCommits(ctx.repo, await pushRange(ctx.repo, c, ctx.project.default_branch ?? 'main'), webUrl);
 }
 
+/** What the journal adds to the transaction of the events: its record's deletion first, a merge's settlement after. */
+export interface EventsTransaction {
+  /** runs first: when it answers false, nothing is written */
+  claim?(trx: Kysely<Database>): Promise<boolean>;
+  /** runs after the events */
+  then?(trx: Kysely<Database>): Promise<void>;
+}
+
 /**
  * Builds the payloads (git reads first) and writes them with the activity time in one transaction.
  * `claim` runs first in that transaction (a push journal deleting its record): when it answers false,
- * nothing is written and the result is false.
+ * nothing is written and the result is false; `then` runs last in it.
  */
-export async function recordPushEvents(
-  ctx: PushContext,
-  changes: RefChange[],
-  opts: { claim?(trx: Kysely<Database>): Promise<boolean> } = {},
-): Promise<boolean> {
+export async function recordPushEvents(ctx: PushContext, changes: RefChange[], opts: EventsTransaction = {}): Promise<boolean> {
   if (!changes.length) return false;
   const project = projectAttrs(ctx);
   const repository = repositoryHookAttrs(ctx);
@@ -221,6 +225,7 @@ export async function recordPushEvents(
     if (opts.claim && !(await opts.claim(trx))) return false;
     for (const p of payloads) await recordSystemEvent(trx, p);
     await trx.updateTable('projects').set({ last_activity_at: now }).where('id', '=', ctx.project.id).execute();
+    await opts.then?.(trx);
     return true;
   });
 }
@@ -261,7 +266,7 @@ export async function afterRefChanges(
   deps: RefChangeDeps,
   target: { project: ProjectRow; namespace: NamespaceRow; user: UserRow; repo: Repository },
   changes: RefChange[],
-  opts: { claim?(trx: Kysely<Database>): Promise<boolean> } = {},
+  opts: EventsTransaction = {},
 ): Promise<{ project: ProjectRow; recorded: boolean }> {
   const settings = await deps.settings.get();
   const project = await adoptDefaultBranch(deps.db, target, changes, settings);

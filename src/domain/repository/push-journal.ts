@@ -14,6 +14,12 @@
 //    journaled updates that are visible in the repository now are written, once, with its deletion.
 //    Quarantine folders (`objects/incoming-*`, `objects/tmp_objdir-incoming-*`) left by killed pushes are
 //    removed from repositories that have no running push.
+// 5. Merges are journaled the same way (`beginMerge`): the row is written in the transaction that locks
+//    the merge request, and carries what to write when the merge ends (the merge and squash commits,
+//    set before the target branch moves). Whoever deletes the row settles the merge request in that
+//    transaction (the settler MergeService registers): merged, with its state event and its merge hook
+//    and activity event, when the target moved; open again when it did not. A merge request left locked
+//    without a row (imported so, or by an earlier version) is opened again by the replay.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -39,8 +45,37 @@ const QUARANTINE = /^(?:tmp_objdir-)?incoming-[A-Za-z0-9_]+$/;
 /** push logs of earlier versions (a post-receive hook wrote them), never read after a crash */
 const OLD_PUSH_LOG = /^hearth-push-[0-9a-f]+$/;
 
-/** Test-only faults (HEARTH_TEST_FAULT): the push stops for good at that point, for a kill -9 there. */
-export type PushFault = 'pause-before-ref-update' | 'pause-before-push-events';
+/**
+ * Test-only faults (HEARTH_TEST_FAULT): the push (the `merge` ones: a merge) stops for good at that
+ * point, for a kill -9 there.
+ */
+export type PushFault = 'pause-before-ref-update' | 'pause-before-push-events' | 'pause-before-merge-ref-update' | 'pause-after-merge-ref-update';
+
+/** What a merge's journal row carries (the `merge` column, JSON). */
+export interface JournaledMerge {
+  mergeRequestId: number;
+  /** merge_user_id before the lock, restored when the merge does not happen */
+  previousMergeUserId: number | null;
+  /** set before the target branch moves */
+  mergeCommitSha?: string | null;
+  squashCommitSha?: string | null;
+}
+
+/** How a journaled merge ended, settled in the transaction that deletes its row. */
+export interface MergeOutcome {
+  merge: JournaledMerge;
+  /** the merging user (the row's user) */
+  userId: number;
+  /** the target branch moved to the merge */
+  merged: boolean;
+  /** what the merge threw in this process (none on a replay) */
+  error?: unknown;
+}
+
+export type MergeSettler = (trx: Kysely<Database>, outcome: MergeOutcome) => Promise<void>;
+
+/** a locked merge request without a journal row this long is no merge in flight (rows are written with the lock) */
+const ORPHAN_LOCK_MS = LEASE_MS;
 
 export interface RecoveryReport {
   /** journal rows taken over */
@@ -51,6 +86,8 @@ export interface RecoveryReport {
   deferred: number;
   /** quarantine folders and old push logs removed */
   cleaned: number;
+  /** merge requests locked without a journal row, opened again */
+  unlocked: number;
   ms: number;
 }
 
@@ -72,6 +109,7 @@ export class PushJournal {
   private seq = 0;
   private sweeper: NodeJS.Timeout | null = null;
   private sweeping: Promise<unknown> | null = null;
+  private settleMerge: MergeSettler | null = null;
 
   constructor(
     private readonly db: Db,
@@ -81,6 +119,18 @@ export class PushJournal {
     private readonly log: Logger,
     private readonly fault: PushFault | null = null,
   ) {}
+
+  /** Who settles the merge request of a journaled merge (MergeService, wired by the container). */
+  settleMergesWith(fn: MergeSettler): void {
+    this.settleMerge = fn;
+  }
+
+  /** The settlement of a merge row (none for a push), in the transaction that deletes the row. */
+  private async settle(trx: Kysely<Database>, row: { merge: string | null; user_id: number }, merged: boolean, error?: unknown): Promise<void> {
+    if (!row.merge) return;
+    if (!this.settleMerge) throw new Error('a journaled merge ended with no one to settle it');
+    await this.settleMerge(trx, { merge: JSON.parse(row.merge) as JournaledMerge, userId: row.user_id, merged, error });
+  }
 
   /** "<host>:<pid>:<process nonce>:<tag>" */
   private ownerName(tag: string): string {
@@ -96,7 +146,40 @@ export class PushJournal {
       .values({ project_id: project.id, user_id: user.id, owner, lease_until: iso(now + LEASE_MS), changes: '', created_at: iso(now) })
       .returning('id')
       .executeTakeFirstOrThrow();
-    return new JournaledPush(this, this.db, row.id, owner, project, user, this.fault);
+    return new JournaledPush(this, this.db, row.id, owner, project, user, this.fault, null);
+  }
+
+  /**
+   * Journals a merge: the row is written in the transaction where `lock` locks the merge request, so a
+   * merge request is locked exactly while a row names it. Null (nothing written) when `lock` answers false.
+   */
+  async beginMerge(
+    project: ProjectRow,
+    user: UserRow,
+    merge: JournaledMerge,
+    lock: (trx: Kysely<Database>) => Promise<boolean>,
+  ): Promise<JournaledPush | null> {
+    const owner = this.ownerName(`m${++this.seq}`);
+    const now = Date.now();
+    const id = await this.db.kysely.transaction().execute(async (trx) => {
+      if (!(await lock(trx))) return null;
+      const row = await trx
+        .insertInto('pending_pushes')
+        .values({
+          project_id: project.id,
+          user_id: user.id,
+          owner,
+          lease_until: iso(now + LEASE_MS),
+          changes: '',
+          created_at: iso(now),
+          merge_request_id: merge.mergeRequestId,
+          merge: JSON.stringify(merge),
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return row.id;
+    });
+    return id === null ? null : new JournaledPush(this, this.db, id, owner, project, user, this.fault, merge);
   }
 
   /**
@@ -111,15 +194,26 @@ export class PushJournal {
     user: UserRow;
     repo: Repository;
     changes: RefChange[];
+    /** a merge's row (its `merge` column as written) and, in this process, what the merge threw */
+    merge?: { merge: string; error?: unknown };
   }): Promise<{ recorded: boolean; project: ProjectRow }> {
     const claim = async (trx: Kysely<Database>) => {
       const r = await trx.deleteFrom('pending_pushes').where('id', '=', args.id).where('owner', '=', args.owner).executeTakeFirst();
       return Number(r.numDeletedRows) === 1;
     };
-    if (!args.changes.length) return { recorded: await this.db.kysely.transaction().execute(claim), project: args.project };
+    const settle = (trx: Kysely<Database>) =>
+      args.merge ? this.settle(trx, { merge: args.merge.merge, user_id: args.user.id }, args.changes.length > 0, args.merge.error) : Promise.resolve();
+    if (!args.changes.length) {
+      const recorded = await this.db.kysely.transaction().execute(async (trx) => {
+        if (!(await claim(trx))) return false;
+        await settle(trx);
+        return true;
+      });
+      return { recorded, project: args.project };
+    }
     args.repo.touchRefs();
     const deps = { db: this.db, settings: this.settings, externalUrl: this.externalUrl };
-    return afterRefChanges(deps, args, args.changes, { claim });
+    return afterRefChanges(deps, args, args.changes, { claim, then: settle });
   }
 
   /** A row's process is gone: it ran on this host and its pid is not alive (or is ours, from an earlier life). */
@@ -145,7 +239,7 @@ export class PushJournal {
   async recover(opts: { scanAll?: boolean } = {}): Promise<RecoveryReport> {
     const t0 = performance.now();
     const startedAt = Date.now();
-    const report: RecoveryReport = { replayed: 0, recorded: 0, deferred: 0, cleaned: 0, ms: 0 };
+    const report: RecoveryReport = { replayed: 0, recorded: 0, deferred: 0, cleaned: 0, unlocked: 0, ms: 0 };
     const rows = await this.db.kysely.selectFrom('pending_pushes').selectAll().orderBy('id').execute();
     const now = iso(startedAt);
     const running = new Set<number>();
@@ -186,8 +280,13 @@ export class PushJournal {
         this.log.warn({ err: e, projectId: p.id }, 'removing what a killed push left failed');
       }
     }
+    try {
+      report.unlocked = await this.unlockOrphans();
+    } catch (e) {
+      this.log.error({ err: e }, 'opening merge requests locked without a merge failed');
+    }
     report.ms = Math.round(performance.now() - t0);
-    if (report.replayed || report.cleaned) this.log.warn({ ...report }, 'replayed the journal of interrupted pushes');
+    if (report.replayed || report.cleaned || report.unlocked) this.log.warn({ ...report }, 'replayed the journal of interrupted pushes');
     return report;
   }
 
@@ -201,8 +300,12 @@ export class PushJournal {
       .returningAll()
       .executeTakeFirst();
     if (!taken) return 'skipped';
+    // nothing visible happened: the row goes, and a merge's merge request is open again
     const drop = async () => {
-      await this.db.kysely.deleteFrom('pending_pushes').where('id', '=', row.id).where('owner', '=', owner).execute();
+      await this.db.kysely.transaction().execute(async (trx) => {
+        const r = await trx.deleteFrom('pending_pushes').where('id', '=', row.id).where('owner', '=', owner).executeTakeFirst();
+        if (Number(r.numDeletedRows) === 1) await this.settle(trx, taken, false);
+      });
       return 'nothing' as const;
     };
     const project = await this.db.kysely.selectFrom('projects').selectAll().where('id', '=', taken.project_id).executeTakeFirst();
@@ -233,8 +336,36 @@ export class PushJournal {
       this.log.warn({ pendingPush: row.id, projectId: project.id, userId: taken.user_id }, 'the pusher of an interrupted push is gone; no events');
       return drop();
     }
-    const done = await this.record({ id: row.id, owner, project, namespace, user, repo, changes: visible });
+    const done = await this.record({
+      id: row.id,
+      owner,
+      project,
+      namespace,
+      user,
+      repo,
+      changes: visible,
+      merge: taken.merge ? { merge: taken.merge } : undefined,
+    });
     return done.recorded ? 'recorded' : 'skipped';
+  }
+
+  /**
+   * Merge requests locked with no journal row naming them for longer than a lease (a merge writes its
+   * row with the lock, so none is being merged): imported locked, or left by an earlier version. Open
+   * again, as GitLab's unlock_mr. Returns how many.
+   */
+  private async unlockOrphans(): Promise<number> {
+    const cutoff = iso(Date.now() - ORPHAN_LOCK_MS);
+    const r = await this.db.kysely
+      .updateTable('merge_requests')
+      .set({ state: 'opened', updated_at: iso(Date.now()) })
+      .where('state', '=', 'locked')
+      .where('updated_at', '<', cutoff)
+      .where((eb) =>
+        eb.not(eb.exists(eb.selectFrom('pending_pushes').select('pending_pushes.id').whereRef('pending_pushes.merge_request_id', '=', 'merge_requests.id'))),
+      )
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
   }
 
   /** Removes quarantine folders older than `before` and old push logs; the count removed. */
@@ -295,6 +426,8 @@ export class JournaledPush {
     private readonly project: ProjectRow,
     private readonly user: UserRow,
     private readonly fault: PushFault | null,
+    /** a merge's row (beginMerge) */
+    private readonly merge: JournaledMerge | null,
   ) {
     this.renewer = setInterval(() => {
       void this.db.kysely
@@ -318,12 +451,24 @@ export class JournaledPush {
     // appended: a push of many refs (one transaction per ref) writes each update once
     const r = await this.db.kysely
       .updateTable('pending_pushes')
-      .set({ changes: sql<string>`changes || ${lines}`, lease_until: iso(Date.now() + LEASE_MS) })
+      .set({
+        changes: sql<string>`changes || ${lines}`,
+        lease_until: iso(Date.now() + LEASE_MS),
+        ...(this.merge ? { merge: JSON.stringify(this.merge) } : {}),
+      })
       .where('id', '=', this.id)
       .where('owner', '=', this.owner)
       .executeTakeFirst();
     if (this.fault === 'pause-before-ref-update') await pauseForever('pause-before-ref-update');
+    if (this.fault === 'pause-before-merge-ref-update' && this.merge) await pauseForever('pause-before-merge-ref-update');
     return Number(r.numUpdatedRows) === 1;
+  }
+
+  /** A merge's commits, journaled with the target's update (prepare) before the branch moves. */
+  mergeCommits(shas: { mergeCommitSha: string | null; squashCommitSha: string | null }): void {
+    if (!this.merge) throw new Error('not a journaled merge');
+    this.merge.mergeCommitSha = shas.mergeCommitSha;
+    this.merge.squashCommitSha = shas.squashCommitSha;
   }
 
   committedUpdates(updates: RefUpdate[]): void {
@@ -332,14 +477,25 @@ export class JournaledPush {
 
   /**
    * receive-pack (or an API write) is done: the events of the committed updates, with the row's
-   * deletion. `recorded` false when the row was taken over by a replay (which writes the events instead).
+   * deletion (and a merge's merge request settled). `recorded` false when the row was taken over by a
+   * replay (which writes the events instead). `error`: what the write threw.
    */
-  async complete(ctx: { namespace: NamespaceRow; repo: Repository }): Promise<{ recorded: boolean; project: ProjectRow }> {
+  async complete(ctx: { namespace: NamespaceRow; repo: Repository }, error?: unknown): Promise<{ recorded: boolean; project: ProjectRow }> {
     this.ended = true;
     clearInterval(this.renewer);
     if (this.fault === 'pause-before-push-events' && this.committed.size) await pauseForever('pause-before-push-events');
+    if (this.fault === 'pause-after-merge-ref-update' && this.merge && this.committed.size) await pauseForever('pause-after-merge-ref-update');
     const changes = [...this.committed.values()].filter((c) => c.before !== c.after);
-    return this.journal.record({ id: this.id, owner: this.owner, project: this.project, namespace: ctx.namespace, user: this.user, repo: ctx.repo, changes });
+    return this.journal.record({
+      id: this.id,
+      owner: this.owner,
+      project: this.project,
+      namespace: ctx.namespace,
+      user: this.user,
+      repo: ctx.repo,
+      changes,
+      merge: this.merge ? { merge: JSON.stringify(this.merge), error } : undefined,
+    });
   }
 }
 

@@ -14,7 +14,8 @@ import { PassThrough } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { LogFn } from 'pino';
 import type { Db } from '../../db/connect.ts';
-import type { ProjectRow, NamespaceRow } from '../../db/schema.ts';
+import type { Kysely } from 'kysely';
+import type { Database, ProjectRow, NamespaceRow } from '../../db/schema.ts';
 import { annotatedTag, commitFiles } from '../../git/commit-builder.ts';
 import { GitError } from '../../git/command.ts';
 import { serveRefTransactions } from '../../git/hooks.ts';
@@ -62,7 +63,7 @@ import { gitTarget, type GitCaller, type GitCommand, type GitTarget } from './gi
 import { blobContent, blobInfo, rawBlob, type RawBlob } from './blobs.ts';
 import { refsContext, repositoryContext, type RepoContext } from './context.ts';
 import { contentOf, fileAt, type FileEntry } from './files.ts';
-import type { PushJournal } from './push-journal.ts';
+import type { JournaledMerge, JournaledPush, PushJournal } from './push-journal.ts';
 import { conflictsWithHierarchy, defaultBranchName, isValidNewRefName, mergedBranchNames } from './refs.ts';
 import { entriesOf, treeAt, type Listing } from './tree.ts';
 import type { GitObject } from '../../git/cat-file.ts';
@@ -104,6 +105,17 @@ export interface MergeRequestMergeInput {
   squashMessage: string;
   /** the squash commit's author (GitLab: the merge request's author); default the caller */
   squashAuthor?: Person;
+  /** the merge request's lock and journal row */
+  journal: MergeJournal;
+}
+
+/**
+ * A merge's journal row (push-journal.ts beginMerge): written in the transaction where `lock` locks the
+ * merge request (405 when it answers false); the settler writes the outcome with the row's deletion.
+ */
+export interface MergeJournal {
+  merge: JournaledMerge;
+  lock(trx: Kysely<Database>): Promise<boolean>;
 }
 
 export interface MergeRequestMergeResult {
@@ -240,8 +252,12 @@ export class RepositoryService {
    * the moves made get their events (the default branch adopted when it is missing: ctx.project
    * follows) with the row's deletion.
    */
-  private async journaled<T>(ctx: RepoContext, actor: Actor, fn: () => Promise<T>): Promise<T> {
-    const push = await this.deps.pushes.begin(ctx.project, actor.user!);
+  private async journaled<T>(ctx: RepoContext, actor: Actor, fn: (push: JournaledPush) => Promise<T>, merge?: MergeJournal): Promise<T> {
+    const push = merge
+      ? await this.deps.pushes.beginMerge(ctx.project, actor.user!, merge.merge, merge.lock)
+      : await this.deps.pushes.begin(ctx.project, actor.user!);
+    if (!push) throw Errors.notAllowed();
+    let error: unknown;
     try {
       return await withRefMoveGuard(
         {
@@ -250,16 +266,19 @@ export class RepositoryService {
           },
           moved: (m) => push.committedUpdates([m]),
         },
-        fn,
+        () => fn(push),
       );
+    } catch (e) {
+      error = e;
+      throw e;
     } finally {
-      ctx.project = (await push.complete({ namespace: ctx.namespace, repo: ctx.repo })).project;
+      ctx.project = (await push.complete({ namespace: ctx.namespace, repo: ctx.repo }, error)).project;
     }
   }
 
   /** exclusive() and journaled() together: the usual API write to a repository. */
-  private write<T>(ctx: RepoContext, actor: Actor, fn: () => Promise<T>): Promise<T> {
-    return this.exclusive(ctx, () => this.journaled(ctx, actor, fn));
+  private write<T>(ctx: RepoContext, actor: Actor, fn: (push: JournaledPush) => Promise<T>, merge?: MergeJournal): Promise<T> {
+    return this.exclusive(ctx, () => this.journaled(ctx, actor, fn, merge));
   }
 
   // ---- commits and files -------------------------------------------------------------------------
@@ -585,49 +604,55 @@ export class RepositoryService {
    */
   async mergeRequestMerge(ctx: RepoContext, actor: Actor, input: MergeRequestMergeInput): Promise<MergeRequestMergeResult> {
     const cannot = () => Errors.unprocessable('Branch cannot be merged');
-    const result = await this.write(ctx, actor, async () => {
-      if (!(await this.canMergeInto(ctx, actor, input.targetBranch))) throw Errors.unauthorized();
-      const repo = ctx.repo;
-      const target = await repo.branch(input.targetBranch);
-      if (!target || !(await repo.info(input.sourceSha))) throw cannot();
-      if (input.expectedTargetSha && target.commit !== input.expectedTargetSha) throw cannot();
-      const me = { ...committerOf(actor), time: Math.floor(Date.now() / 1000) };
-      const ffOnly = input.method !== 'merge';
-      if (ffOnly && !(await repo.isAncestor(target.commit, input.sourceSha))) throw cannot();
-      let after: string;
-      let mergeCommitSha: string | null = null;
-      let squashCommitSha: string | null = null;
-      try {
-        if (input.squash) {
-          const s = await squashCommit(repo, {
-            targetSha: target.commit,
-            sourceSha: input.sourceSha,
-            message: input.squashMessage,
-            author: input.squashAuthor ?? me,
-            committer: me,
-            merge: input.method === 'ff' ? undefined : { message: input.mergeMessage, author: me },
-          });
-          squashCommitSha = s.squash;
-          mergeCommitSha = s.merge;
-          after = s.merge ?? s.squash;
-        } else if (input.method === 'ff') {
-          after = input.sourceSha;
-        } else {
-          mergeCommitSha = await mergeCommit(repo, { targetSha: target.commit, sourceSha: input.sourceSha, message: input.mergeMessage, author: me });
-          after = mergeCommitSha;
+    const result = await this.write(
+      ctx,
+      actor,
+      async (push) => {
+        if (!(await this.canMergeInto(ctx, actor, input.targetBranch))) throw Errors.unauthorized();
+        const repo = ctx.repo;
+        const target = await repo.branch(input.targetBranch);
+        if (!target || !(await repo.info(input.sourceSha))) throw cannot();
+        if (input.expectedTargetSha && target.commit !== input.expectedTargetSha) throw cannot();
+        const me = { ...committerOf(actor), time: Math.floor(Date.now() / 1000) };
+        const ffOnly = input.method !== 'merge';
+        if (ffOnly && !(await repo.isAncestor(target.commit, input.sourceSha))) throw cannot();
+        let after: string;
+        let mergeCommitSha: string | null = null;
+        let squashCommitSha: string | null = null;
+        try {
+          if (input.squash) {
+            const s = await squashCommit(repo, {
+              targetSha: target.commit,
+              sourceSha: input.sourceSha,
+              message: input.squashMessage,
+              author: input.squashAuthor ?? me,
+              committer: me,
+              merge: input.method === 'ff' ? undefined : { message: input.mergeMessage, author: me },
+            });
+            squashCommitSha = s.squash;
+            mergeCommitSha = s.merge;
+            after = s.merge ?? s.squash;
+          } else if (input.method === 'ff') {
+            after = input.sourceSha;
+          } else {
+            mergeCommitSha = await mergeCommit(repo, { targetSha: target.commit, sourceSha: input.sourceSha, message: input.mergeMessage, author: me });
+            after = mergeCommitSha;
+          }
+        } catch (e) {
+          if (e instanceof MergeConflict) throw cannot();
+          throw e;
         }
-      } catch (e) {
-        if (e instanceof MergeConflict) throw cannot();
-        throw e;
-      }
-      try {
-        await repo.updateRef(target.name, after, target.commit);
-      } catch (e) {
-        if (e instanceof GitError) throw cannot();
-        throw e;
-      }
-      return { before: target.commit, after, mergeCommitSha, squashCommitSha, ref: target.name };
-    });
+        push.mergeCommits({ mergeCommitSha, squashCommitSha });
+        try {
+          await repo.updateRef(target.name, after, target.commit);
+        } catch (e) {
+          if (e instanceof GitError) throw cannot();
+          throw e;
+        }
+        return { before: target.commit, after, mergeCommitSha, squashCommitSha, ref: target.name };
+      },
+      input.journal,
+    );
     return { mergeCommitSha: result.mergeCommitSha, squashCommitSha: result.squashCommitSha, targetBefore: result.before, targetAfter: result.after };
   }
 

@@ -450,31 +450,20 @@ test('from a fork: the source branch is fetched into the target as refs/merge-re
   await s.c.merges.idle();
 });
 
-test('merges left locked by a process that died: merged when the target contains the source head (with its merge commit), else open again', async (t) => {
+test('a merge request locked without a merge in flight (imported so, or by an earlier version) is opened by the journal replay; a rebase flagged for long is cleared', async (t) => {
   const s = await setup(t);
-  const done = await s.create('feature', 'Died after the ref moved');
-  const lost = await s.create('behind', 'Died before');
+  const stale = await s.create('feature', 'Locked long ago');
+  const recent = await s.create('behind', 'Locked just now');
   const old = new Date(Date.now() - 3_600_000).toISOString();
-  for (const mr of [done, lost]) {
-    await s.c.db.kysely
-      .updateTable('merge_requests')
-      .set({ state: 'locked', merge_user_id: s.maintainer.id, rebase_in_progress: 1, updated_at: old })
-      .where('id', '=', mr.id)
-      .execute();
-  }
-  s.wt.git(['fetch', '-q', 'origin']);
-  s.wt.checkout('main').git(['reset', '-q', '--hard', 'origin/main']);
-  s.wt.git(['merge', '-q', '--no-ff', '--no-edit', 'origin/feature']);
-  s.wt.push('main');
-  const mergeCommit = s.head('refs/heads/main');
-  assert.equal(await s.c.merges.unlockStuck(), 2);
-  const a = await row(s, done.id);
-  assert.equal(a.state, 'merged');
-  assert.equal(a.merge_commit_sha, mergeCommit);
-  const b = await row(s, lost.id);
-  assert.equal(b.state, 'opened');
-  assert.equal(b.rebase_in_progress, 0);
-  assert.equal(await s.c.merges.unlockStuck(), 0);
+  await s.c.db.kysely.updateTable('merge_requests').set({ state: 'locked', rebase_in_progress: 1, updated_at: old }).where('id', '=', stale.id).execute();
+  await s.c.db.kysely.updateTable('merge_requests').set({ state: 'locked', updated_at: new Date().toISOString() }).where('id', '=', recent.id).execute();
+  assert.equal(await s.c.merges.clearStuckRebases(), 1);
+  assert.equal((await row(s, stale.id)).rebase_in_progress, 0);
+  const report = await s.c.pushes.recover();
+  assert.equal(report.unlocked, 1);
+  assert.equal((await row(s, stale.id)).state, 'opened');
+  assert.equal((await row(s, recent.id)).state, 'locked');
+  assert.equal((await s.c.pushes.recover()).unlocked, 0);
   await s.c.merges.idle();
 });
 

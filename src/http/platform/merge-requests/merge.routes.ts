@@ -23,7 +23,6 @@ const RebaseBody = Type.Object({ skip_ci: Type.Optional(Type.Boolean()) });
 
 export function mergeRoutes(fastify: FastifyInstance, c: Container): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  c.merges.attach(c.mergeRequests);
   const read = { api: 'platform' as const, auth: 'optional' as const };
   const write = { api: 'platform' as const, auth: 'user' as const };
   const one = '/api/v4/projects/:id/merge_requests/:merge_request_iid';
