@@ -265,6 +265,49 @@ test('merging through the form moves the target; a Developer without merge right
   assert.match(String(again.headers['set-cookie']), /alert/);
 });
 
+test('a failed head pipeline: the page shows the pipeline the API names; required to succeed, the merge is blocked and not offered; not required, the failure stands next to the merge state', async (t) => {
+  const s = await setup(t);
+  const mr = await s.api(s.tokens.dev, 'feature');
+  const { pipeline } = await seedPipeline(s.c, s.project, { ref: 'feature', sha: s.head('feature'), status: 'failed' });
+  s.c.merges.queueRecheck([mr.id]);
+  await s.c.merges.idle();
+  const path = `/${s.full}/-/merge_requests/${mr.iid}`;
+  const action = `/-/p/${s.project.id}/merge_requests/${mr.iid}/merge`;
+  const mae = await webSignIn(s.app, s.maintainer.username);
+  const status = (html: string) => [...html.matchAll(/<p class="mb-2" data-merge-status="([^"]+)">([^<]*)<\/p>/g)].map((m) => [m[1], m[2]]);
+  const api = await s.app.inject({ method: 'GET', url: `/api/v4/projects/${s.project.id}/merge_requests/${mr.iid}`, headers: s.tokens.maintainer });
+  assert.equal(api.json().head_pipeline.id, pipeline.id);
+
+  // pipelines need not succeed: mergeable, but not "Ready to merge." alone; the merge button is marked
+  const page = await webGet(s.app, path, mae);
+  assert.equal(page.statusCode, 200);
+  assert.deepEqual(status(page.body), [['mergeable', 'Ready to merge, but the pipeline failed.']]);
+  assert.match(
+    page.body,
+    new RegExp(`>failed</span> <a href="/${s.full}/-/pipelines/${pipeline.id}">Pipeline #${pipeline.id}</a> for the source branch&#39;s head.`),
+  );
+  assert.match(page.body, /<button type="submit" class="btn btn-danger">Merge<\/button>/);
+
+  // required: blocked, said so, no merge button; a forged POST merges nothing
+  const row = await s.c.db.kysely.selectFrom('projects').select('settings').where('id', '=', s.project.id).executeTakeFirstOrThrow();
+  await s.c.db.kysely
+    .updateTable('projects')
+    .set({ settings: JSON.stringify({ ...JSON.parse(row.settings || '{}'), only_allow_merge_if_pipeline_succeeds: true }) })
+    .where('id', '=', s.project.id)
+    .execute();
+  const blocked = await webGet(s.app, path, mae);
+  assert.deepEqual(status(blocked.body), [['ci_must_pass', 'Merge blocked: pipeline must succeed. Push a commit that fixes the failure.']]);
+  assert.doesNotMatch(blocked.body, /Ready to merge/);
+  assert.doesNotMatch(blocked.body, />\s*Merge\s*<\/button>/);
+  assert.match(blocked.body, new RegExp(`>failed</span> <a href="/${s.full}/-/pipelines/${pipeline.id}">Pipeline #${pipeline.id}</a>`));
+  const before = s.head('main');
+  const forged = await webPost(s.app, action, mae, { sha: s.head('feature') });
+  assert.equal(forged.statusCode, 303);
+  assert.match(String(forged.headers['set-cookie']), /alert/);
+  assert.equal((await s.mrRow(mr.iid)).state, 'opened');
+  assert.equal(s.head('main'), before);
+});
+
 test('approve and revoke through the forms; comments create notes and come back to their anchor; close and reopen', async (t) => {
   const s = await setup(t);
   const mr = await s.api(s.tokens.dev, 'feature');

@@ -37,6 +37,8 @@ import type { BranchProtectionDefaults } from '../groups/group-settings.ts';
 import { type HookChanges, labelHookAttrs, type MergeRequestAction, recordMergeRequestEvent, STATE_IDS } from './mr-events.ts';
 import { userHookAttrs } from '../events/hook-attrs.ts';
 import { loadViews, usersById } from './present.ts';
+import { pipelineAllowed } from '../ci/pipelines/pipelines.service.ts';
+import { toPipeline, toPipelineBasic } from '../../http/platform/entities/pipeline.entity.ts';
 
 /** A merge request as the caller found it, with its target project. */
 export interface FoundMergeRequest {
@@ -195,6 +197,7 @@ export class MergeRequestsService {
     ]);
     const protection = (await loadRefRules(this.db, project, namespace, defaults, actor)).branch(mr.target_branch);
     return toMergeRequest(view, ctx, {
+      headPipeline: pipelineAllowed(actor, project, access, 'read') ? await this.headPipelineEntities(view, ctx) : null,
       subscribed,
       changesCount,
       diffRefs: mr.sha
@@ -204,6 +207,22 @@ export class MergeRequestsService {
       ...(opts.includeRebaseInProgress ? { rebaseInProgress: mr.rebase_in_progress === 1 } : {}),
       ...(diverged !== undefined ? { divergedCommitsCount: diverged } : {}),
     });
+  }
+
+  /** The head pipeline (loadViews found it) as head_pipeline and pipeline show it, with URLs of the source project. */
+  private async headPipelineEntities(view: MergeRequestView, ctx: MergeRequestEntityContext) {
+    const p = view.headPipeline;
+    if (!p) return null;
+    const source = await this.db
+      .selectFrom('projects')
+      .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
+      .select(['projects.path', 'namespaces.full_path'])
+      .where('projects.id', '=', p.project_id)
+      .executeTakeFirst();
+    if (!source) return null;
+    const webUrl = `${this.deps.externalUrl}/${source.full_path}/${source.path}`;
+    const user = (await usersById(this.db, [p.user_id])).get(p.user_id ?? 0);
+    return { detail: toPipeline(p, webUrl, user, ctx.users), basic: toPipelineBasic(p, webUrl) };
   }
 
   private async protectionDefaults(): Promise<BranchProtectionDefaults> {

@@ -5,7 +5,10 @@
 // GitLab's order: preparing, checking, unchecked (the stored state machine), then the first failing
 // check of MergeRequest.all_mergeability_checks — open, draft, commits (source branch missing),
 // discussions (only when the project requires them resolved), approvals (EE's check, after the state
-// checks), conflict, rebase (fast-forward and semi-linear merge methods) — else mergeable. One
+// checks), conflict, rebase (fast-forward and semi-linear merge methods), and when all of those pass
+// the CI check (only_allow_merge_if_pipeline_succeeds: ci_still_running while the head pipeline is
+// active, else ci_must_pass unless it succeeded or was skipped where skipped pipelines are allowed) —
+// else mergeable. One
 // deliberate difference: a merge request that is not open answers not_open before the stored state
 // (GitLab's would show the status of its last check, which is never rechecked once closed).
 import type { MergeRequestRow } from '../../db/schema.ts';
@@ -26,6 +29,23 @@ export interface MergeFacts {
   fastForwardOnly?: boolean;
   /** the source branch is gone (commits_status) */
   sourceBranchMissing?: boolean;
+  /** the project's only_allow_merge_if_pipeline_succeeds */
+  pipelineMustSucceed?: boolean;
+  /** the project's allow_merge_on_skipped_pipeline */
+  skippedPipelineAllowed?: boolean;
+  /** the head pipeline's status (head-pipeline.ts), null without one */
+  headPipelineStatus?: string | null;
+}
+
+/** HasStatus::ACTIVE_STATUSES: a pipeline that may still succeed */
+const ACTIVE_PIPELINE = new Set(['waiting_for_resource', 'preparing', 'waiting_for_callback', 'pending', 'running', 'canceling']);
+
+/** CheckCiStatusService (with DetailedMergeStatusService's running case): the CI check's failure, or null. */
+export function ciCheckFailure(facts: MergeFacts): 'ci_must_pass' | 'ci_still_running' | null {
+  if (!facts.pipelineMustSucceed) return null;
+  const status = facts.headPipelineStatus ?? null;
+  if (status === 'success' || (status === 'skipped' && facts.skippedPipelineAllowed)) return null;
+  return status !== null && ACTIVE_PIPELINE.has(status) ? 'ci_still_running' : 'ci_must_pass';
 }
 
 export const NO_FACTS: MergeFacts = { unresolvedDiscussions: 0, approvalsRequired: 0, approvalsGiven: 0 };
@@ -56,7 +76,7 @@ export function detailedMergeStatus(mr: StatusRow, facts: MergeFacts = NO_FACTS)
   if (failed) return failed;
   if (hasConflicts(mr.merge_status)) return 'conflict';
   if (facts.fastForwardOnly !== false && mr.fast_forward_possible === 0) return 'need_rebase';
-  return 'mergeable';
+  return ciCheckFailure(facts) ?? 'mergeable';
 }
 
 /** The deprecated merge_status field: GitLab's stored value, with the transitional ones shown as checking. */

@@ -2,7 +2,7 @@
 // service (the one write path: protection, lock, compare-and-swap, push events).
 //
 // GitLab's MergeRequests::MergeService, RebaseService, MergeabilityCheckService, MergeToRefService,
-// AutoMergeService and RefreshService, cut to what Hearth has (no CI: no pipeline ever runs).
+// AutoMergeService and RefreshService, cut to what Hearth has.
 // Mergeability is computed in the background (jobs of kind merge_request_mergeability, run at once in
 // this process and by the worker for what a dead process left): queueRecheck never waits for git.
 import { Background } from '../../jobs/background.ts';
@@ -24,7 +24,8 @@ import type { RepoContext } from '../repository/context.ts';
 import { onRefsChanged, type RefChange } from '../repository/push-events.ts';
 import type { MergeOutcome } from '../repository/push-journal.ts';
 import { STATE_IDS } from './mr-events.ts';
-import { hasConflicts, type MergeFacts, stateCheckFailure } from './merge-status.ts';
+import { headPipeline } from './head-pipeline.ts';
+import { ciCheckFailure, hasConflicts, type MergeFacts, stateCheckFailure } from './merge-status.ts';
 
 export const MERGEABILITY_JOB = 'merge_request_mergeability';
 const LEASE_MS = 120_000;
@@ -186,11 +187,11 @@ export class MergeService {
 
   // ---- checks ------------------------------------------------------------------------------------
 
-  /** The facts of one merge request (unresolved discussions, approvals, project settings). */
+  /** The facts of one merge request (unresolved discussions, approvals, the head pipeline, project settings). */
   async facts(mr: MergeRequestRow, project: ProjectRow): Promise<MergeFacts> {
     const k = this.deps.db.kysely;
     const s = settingsOf(project) as Json;
-    const [unresolved, approvals] = await Promise.all([
+    const [unresolved, approvals, pipeline] = await Promise.all([
       k
         .selectFrom('notes')
         .select((eb) => eb.fn.count<number | string>('discussion_id').distinct().as('n'))
@@ -204,6 +205,7 @@ export class MergeService {
         .select((eb) => eb.fn.countAll<number | string>().as('n'))
         .where('merge_request_id', '=', mr.id)
         .executeTakeFirst(),
+      headPipeline(k, mr),
     ]);
     return {
       unresolvedDiscussions: Number(unresolved?.n ?? 0),
@@ -211,6 +213,9 @@ export class MergeService {
       approvalsGiven: Number(approvals?.n ?? 0),
       discussionsMustBeResolved: s.only_allow_merge_if_all_discussions_are_resolved === true,
       fastForwardOnly: s.merge_method === 'ff' || s.merge_method === 'rebase_merge',
+      pipelineMustSucceed: s.only_allow_merge_if_pipeline_succeeds === true,
+      skippedPipelineAllowed: s.allow_merge_on_skipped_pipeline === true,
+      headPipelineStatus: pipeline?.status ?? null,
     };
   }
 
@@ -219,10 +224,11 @@ export class MergeService {
   /**
    * PUT …/merge (API::MergeRequests + MergeRequests::MergeService): 401 when the caller may not merge
    * into the target branch, 405 when the merge request is not in a mergeable state (not open, draft,
-   * source branch gone, discussions, approvals), 422 "Branch cannot be merged" for conflicts or a
-   * needed rebase, 409 when `sha` is not the source head. merge_when_pipeline_succeeds / auto_merge:
-   * with no CI, a merge request that can be merged now is merged now (GitLab's merge_when_checks_pass);
-   * one waiting on its checks keeps auto-merge set. Returns the merge request afterwards.
+   * source branch gone, discussions, approvals, a head pipeline that must succeed and did not), 422
+   * "Branch cannot be merged" for conflicts or a needed rebase, 409 when `sha` is not the source head.
+   * merge_when_pipeline_succeeds / auto_merge: a merge request that can be merged now is merged now
+   * (GitLab's merge_when_checks_pass); one waiting on its checks or a running pipeline that must
+   * succeed keeps auto-merge set. Returns the merge request afterwards.
    */
   async merge(actor: Actor, found: FoundMergeRequest, params: MergeParams): Promise<MergeRequestRow> {
     const { project, namespace, access } = found;
@@ -237,6 +243,12 @@ export class MergeService {
     if (failing) {
       // auto-merge waits for checks that can still pass; the others are refused
       if (auto && mr.state === 'opened' && head && failing !== 'commits_status') return this.setAutoMerge(actor, mr, params);
+      throw Errors.notAllowed();
+    }
+    // CheckCiStatusService: a pipeline that must succeed and is running waits (auto-merge); one that failed refuses
+    const ci = ciCheckFailure(facts);
+    if (ci) {
+      if (auto && ci === 'ci_still_running') return this.setAutoMerge(actor, mr, params);
       throw Errors.notAllowed();
     }
     // the source head in the target repository (fetched from a fork), and a fresh git check

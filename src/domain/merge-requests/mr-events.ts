@@ -11,6 +11,7 @@ import { humanTime, mergeParamsOf, mergeRequestWebUrl } from '../../http/platfor
 import { projectHookAttrs, userHookAttrs } from '../events/hook-attrs.ts';
 import { recordSystemEvent } from '../events/system-events.ts';
 import { settingsOf } from '../projects/project-settings.ts';
+import { headPipeline } from './head-pipeline.ts';
 import { detailedMergeStatus, NO_FACTS, publicMergeStatus } from './merge-status.ts';
 
 export type MergeRequestAction = 'open' | 'update' | 'close' | 'reopen' | 'merge' | 'approved' | 'unapproved' | 'approval' | 'unapproval';
@@ -161,6 +162,7 @@ export async function mergeRequestHookPayload(
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
     .where('merge_request_id', '=', mr.id)
     .executeTakeFirst();
+  const pipeline = await headPipeline(trx, mr);
   const labelAttrs = labels.map(labelHookAttrs);
   const draft = mr.draft === 1;
   const params = mergeParamsOf(mr);
@@ -170,7 +172,7 @@ export async function mergeRequestHookPayload(
     created_at: mr.created_at,
     description: mr.description,
     draft,
-    head_pipeline_id: null,
+    head_pipeline_id: pipeline?.id ?? null,
     id: mr.id,
     iid: mr.iid,
     last_edited_at: null,
@@ -215,6 +217,9 @@ export async function mergeRequestHookPayload(
       approvalsRequired: Number(settings.approvals_before_merge ?? 0) || 0,
       approvalsGiven: Number(approvals?.n ?? 0),
       fastForwardOnly: settings.merge_method === 'ff' || settings.merge_method === 'rebase_merge',
+      pipelineMustSucceed: settings.only_allow_merge_if_pipeline_succeeds === true,
+      skippedPipelineAllowed: settings.allow_merge_on_skipped_pipeline === true,
+      headPipelineStatus: pipeline?.status ?? null,
     }),
     action,
     ...extra,

@@ -1,11 +1,13 @@
 // What a page of merge requests shows besides its rows, loaded with one query per relation (never one
 // per row): projects and namespaces (references, URLs), users (author, assignees, reviewers, merge
-// user, closed by), labels, milestones, unresolved discussions and approvals (merge status facts).
+// user, closed by), labels, milestones, unresolved discussions, approvals and head pipelines (merge
+// status facts).
 import type { Kysely } from 'kysely';
 import type { Database, LabelRow, MergeRequestRow, MilestoneRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
 import { type MergeRequestView, type MilestoneRef, type ProjectRef, toMilestoneRef } from '../../http/platform/entities/merge-request.entity.ts';
 import { BASIC_COLUMNS, type UserBasicRow } from '../users/users-query.ts';
 import { settingsOf } from '../projects/project-settings.ts';
+import { headPipelines } from './head-pipeline.ts';
 import { NO_FACTS } from './merge-status.ts';
 
 const unique = <T>(xs: Iterable<T>): T[] => [...new Set(xs)];
@@ -21,6 +23,8 @@ export function projectRef(project: ProjectRow, namespace: Pick<NamespaceRow, 'f
     onlyIfDiscussionsResolved: s.only_allow_merge_if_all_discussions_are_resolved === true,
     approvalsRequired: Number(s.approvals_before_merge ?? 0) || 0,
     fastForwardOnly: s.merge_method === 'ff' || s.merge_method === 'rebase_merge',
+    pipelineMustSucceed: s.only_allow_merge_if_pipeline_succeeds === true,
+    skippedPipelineAllowed: s.allow_merge_on_skipped_pipeline === true,
   };
 }
 
@@ -77,7 +81,7 @@ export async function loadViews(
   for (const k of known) projects.set(k.project.id, projectRef(k.project, k.namespace));
   const projectIds = unique(rows.map((r) => r.project_id)).filter((id) => !projects.has(id));
 
-  const [projectRows, assigneeLinks, reviewerLinks, labelLinks, unresolved, approvals] = await Promise.all([
+  const [projectRows, assigneeLinks, reviewerLinks, labelLinks, unresolved, approvals, pipelines] = await Promise.all([
     projectIds.length
       ? db
           .selectFrom('projects')
@@ -125,6 +129,7 @@ export async function loadViews(
       .where('merge_request_id', 'in', ids)
       .groupBy('merge_request_id')
       .execute(),
+    headPipelines(db, rows),
   ]);
   for (const p of projectRows) projects.set(p.id, projectRef(p, { full_path: p.ns_full_path }));
 
@@ -166,6 +171,7 @@ export async function loadViews(
       closedBy: userOf(row.closed_by_id),
       labels: labelRows,
       milestone: row.milestone_id === null ? null : (milestones.get(row.milestone_id) ?? null),
+      headPipeline: pipelines.get(row.id) ?? null,
       facts: {
         ...NO_FACTS,
         unresolvedDiscussions: unresolvedBy.get(row.id) ?? 0,
@@ -173,6 +179,9 @@ export async function loadViews(
         approvalsRequired: project.approvalsRequired,
         discussionsMustBeResolved: project.onlyIfDiscussionsResolved,
         fastForwardOnly: project.fastForwardOnly,
+        pipelineMustSucceed: project.pipelineMustSucceed,
+        skippedPipelineAllowed: project.skippedPipelineAllowed,
+        headPipelineStatus: pipelines.get(row.id)?.status ?? null,
       },
     };
   });

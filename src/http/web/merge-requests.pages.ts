@@ -5,7 +5,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SelectQueryBuilder } from 'kysely';
 import type { Container } from '../../container.ts';
-import type { CiPipelineRow } from '../../db/schema.ts';
 import type { ResolvedProject } from '../../domain/access/resolve.ts';
 import type { RecordEvent } from '../../domain/merge-requests/approvals.ts';
 import {
@@ -252,11 +251,10 @@ export function mergeRequestPages(app: FastifyInstance, c: Container, web: Web):
   // ---- one merge request ---------------------------------------------------------------------------
 
   async function overviewProps(ctx: WebCtx, found: FoundMergeRequest): Promise<Omit<MergeRequestPageProps, 'mr' | 'tab'>> {
-    const [canUpdate, approvalState, notes, pipeline] = await Promise.all([
+    const [canUpdate, approvalState, notes] = await Promise.all([
       c.mergeRequests.canUpdate(ctx.actor, found),
       c.notes.approvals.state(ctx.actor, found),
       c.notes.list(ctx.actor, found, { orderBy: 'created_at', sort: 'asc' }).limit(NOTES_LIMIT).execute(),
-      headPipeline(ctx, found),
     ]);
     const users = await c.notes.usersByIds([...notes.map((n) => n.author_id), ...approvalState.approvals.map((a) => a.user_id)]);
     const required = Number((settingsOf(found.project) as Record<string, unknown>).approvals_before_merge ?? 0) || 0;
@@ -273,19 +271,7 @@ export function mergeRequestPages(app: FastifyInstance, c: Container, web: Web):
       },
       notes,
       users,
-      pipeline,
     };
-  }
-
-  /** The newest pipeline of the source branch at its head, for a viewer who may read the project's pipelines. */
-  async function headPipeline(ctx: WebCtx, found: FoundMergeRequest): Promise<CiPipelineRow | null> {
-    if (!found.mr.sha || found.mr.source_project_id !== found.project.id) return null;
-    const readable = await c.ci.pipelines.project(ctx.actor, found.project.id, 'read').then(
-      () => true,
-      () => false,
-    );
-    if (!readable) return null;
-    return (await c.ci.pipelines.list(found.project, { ref: found.mr.source_branch, sha: found.mr.sha }).limit(1).executeTakeFirst()) ?? null;
   }
 
   /** The cached, rendered diff of a merge request's source against its base (keyed by the two shas). */

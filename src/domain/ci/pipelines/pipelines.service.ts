@@ -87,6 +87,21 @@ function slug(ref: string): string {
 /** What a caller may do with a project's pipelines. */
 export type PipelineAbility = 'read' | 'create' | 'update' | 'destroy';
 
+/** The caller's right to a project's pipelines (read_pipeline honours builds_access_level), for a project it sees. */
+export function pipelineAllowed(actor: Actor, project: ProjectRow, access: ProjectAccess, ability: PipelineAbility): boolean {
+  const level = actor.isAdmin ? 50 : access.level;
+  const feature = settingsOf(project).builds_access_level;
+  const open = feature === 'enabled' && project.visibility !== 'private' && access.abilities.has('read_project');
+  if (feature === 'disabled' && !actor.isAdmin) return false;
+  const allowed: Record<PipelineAbility, boolean> = {
+    read: level >= 20 || open,
+    create: level >= 30 && project.archived === 0,
+    update: level >= 30 && project.archived === 0,
+    destroy: level >= 50,
+  };
+  return allowed[ability];
+}
+
 export class PipelinesService {
   constructor(protected readonly deps: CiDeps) {
     onRefsChanged(deps.db, async (target, changes) => {
@@ -129,18 +144,7 @@ export class PipelinesService {
    */
   async project(actor: Actor, idOrPath: string | number, ability: PipelineAbility): Promise<ResolvedProject> {
     const ctx = await this.deps.resolve.project(actor, idOrPath);
-    const { project, access } = ctx;
-    const level = actor.isAdmin ? 50 : access.level;
-    const feature = settingsOf(project).builds_access_level;
-    const open = feature === 'enabled' && project.visibility !== 'private' && access.abilities.has('read_project');
-    if (feature === 'disabled' && !actor.isAdmin) throw Errors.forbidden();
-    const allowed: Record<PipelineAbility, boolean> = {
-      read: level >= 20 || open,
-      create: level >= 30 && project.archived === 0,
-      update: level >= 30 && project.archived === 0,
-      destroy: level >= 50,
-    };
-    if (!allowed[ability]) throw Errors.forbidden();
+    if (!pipelineAllowed(actor, ctx.project, ctx.access, ability)) throw Errors.forbidden();
     return ctx;
   }
 

@@ -3,12 +3,13 @@
 // MergeRequestsService#present loads for a whole page (one query per relation); the schemas are the
 // allow-list of what leaves.
 import { Type, type Static } from 'typebox';
-import type { LabelRow, MergeRequestRow, MilestoneRow } from '../../../db/schema.ts';
+import type { CiPipelineRow, LabelRow, MergeRequestRow, MilestoneRow } from '../../../db/schema.ts';
 import { detailedMergeStatus, hasConflicts, publicMergeStatus, type MergeFacts } from '../../../domain/merge-requests/merge-status.ts';
 import type { UserBasicRow } from '../../../domain/users/users-query.ts';
 import { NullableBoolean, NullableInteger, NullableString } from '../schemas/common.ts';
 import { LabelBasicSchema, toLabelDetails } from './label.entity.ts';
 import { MilestoneSchema, toMilestoneBasic, type MilestoneEntity } from './milestone.entity.ts';
+import { PipelineBasicSchema, PipelineSchema, type PipelineBasicEntity, type PipelineEntity } from './pipeline.entity.ts';
 import { toUserRef, UserRefSchema, type UserRef, type UserViewContext } from './user.entity.ts';
 
 // ---- pure rules ---------------------------------------------------------------------------------
@@ -188,8 +189,8 @@ const detailProps = {
   latest_build_started_at: NullableString,
   latest_build_finished_at: NullableString,
   first_deployed_to_production_at: NullableString,
-  pipeline: Type.Null(),
-  head_pipeline: Type.Null(),
+  pipeline: Type.Unsafe<PipelineBasicEntity | null>({ ...PipelineBasicSchema, type: ['object', 'null'] }),
+  head_pipeline: Type.Unsafe<PipelineEntity | null>({ ...PipelineSchema, type: ['object', 'null'] }),
   diff_refs: Type.Unsafe<Static<typeof DiffRefsSchema> | null>({
     type: ['object', 'null'],
     properties: DiffRefsSchema.properties,
@@ -236,6 +237,9 @@ export interface ProjectRef {
   approvalsRequired: number;
   /** merge_method ff or rebase_merge */
   fastForwardOnly: boolean;
+  /** only_allow_merge_if_pipeline_succeeds, allow_merge_on_skipped_pipeline */
+  pipelineMustSucceed: boolean;
+  skippedPipelineAllowed: boolean;
 }
 
 /** One merge request with everything its entity shows, loaded for a page at once. */
@@ -250,6 +254,8 @@ export interface MergeRequestView {
   /** sorted by title */
   labels: LabelRow[];
   milestone: MilestoneRef | null;
+  /** the head pipeline (domain/merge-requests/head-pipeline.ts), whoever may see it */
+  headPipeline: CiPipelineRow | null;
   facts: MergeFacts;
 }
 
@@ -375,6 +381,8 @@ export interface MergeRequestDetail {
   canMerge: boolean;
   rebaseInProgress?: boolean;
   divergedCommitsCount?: number;
+  /** the head pipeline as Entities::Ci::Pipeline (head_pipeline) and PipelineBasic (pipeline), for a viewer with read_pipeline */
+  headPipeline: { detail: PipelineEntity; basic: PipelineBasicEntity } | null;
 }
 
 export function toMergeRequest(v: MergeRequestView, ctx: MergeRequestEntityContext, d: MergeRequestDetail): MergeRequestEntity {
@@ -385,8 +393,8 @@ export function toMergeRequest(v: MergeRequestView, ctx: MergeRequestEntityConte
     latest_build_started_at: null,
     latest_build_finished_at: null,
     first_deployed_to_production_at: null,
-    pipeline: null,
-    head_pipeline: null,
+    pipeline: d.headPipeline?.basic ?? null,
+    head_pipeline: d.headPipeline?.detail ?? null,
     diff_refs: d.diffRefs,
     merge_error: v.row.merge_error,
     ...(d.rebaseInProgress !== undefined ? { rebase_in_progress: d.rebaseInProgress } : {}),

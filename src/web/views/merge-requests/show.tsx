@@ -1,7 +1,7 @@
 // One merge request: the header (title, state, author, source → target) and three tabs — Overview
 // (description, merge status, approvals, the merge form, close/reopen, the discussion and a comment
 // form), Commits and Changes (the diff rendered by diff2html).
-import type { CiPipelineRow, NoteRow } from '../../../db/schema.ts';
+import type { NoteRow } from '../../../db/schema.ts';
 import type { MergeRequestEntity } from '../../../http/platform/entities/merge-request.entity.ts';
 import type { UserBasicRow } from '../../../domain/users/users-query.ts';
 import type { Commit } from '../../../git/objects.ts';
@@ -36,8 +36,6 @@ export interface MergeRequestPageProps {
   commits?: Commit[];
   /** the rendered diff of the Changes tab */
   diff?: SafeHtml;
-  /** the newest pipeline of the source head, when the viewer may see pipelines */
-  pipeline?: CiPipelineRow | null;
   commentError?: string | null;
   commentBody?: string;
 }
@@ -54,10 +52,12 @@ const STATUS_TEXT: Record<string, string> = {
   not_approved: 'Merge blocked: approvals are required before merging.',
   discussions_not_resolved: 'Merge blocked: all threads must be resolved.',
   commits_status: 'Merge blocked: the source branch does not exist.',
-  ci_must_pass: 'Merge blocked: the pipeline must succeed.',
+  ci_must_pass: 'Merge blocked: pipeline must succeed.',
   ci_still_running: 'Merge blocked: the pipeline is still running.',
   not_open: 'This merge request is not open.',
 };
+/** a head pipeline that ended without succeeding */
+const PIPELINE_FAILED = new Set(['failed', 'canceled']);
 /** the statuses where a Merge button makes sense (the merge itself checks again) */
 const MERGEABLE_NOW = new Set(['mergeable', 'unchecked', 'checking', 'preparing']);
 
@@ -75,12 +75,20 @@ function MergeBox(p: MergeRequestPageProps): SafeHtml {
   const { mr } = p;
   const status = mr.detailed_merge_status;
   const base = `/-/p/${p.project.id}/merge_requests/${mr.iid}`;
+  // the head pipeline as the API's head_pipeline shows it (null when the viewer may not see pipelines)
+  const pipeline = mr.head_pipeline;
+  const pipelineFailed = !!pipeline && PIPELINE_FAILED.has(pipeline.status);
+  // GitLab's widget: a failed pipeline that must succeed blocks the merge; one that need not is said next to it
   const text =
     mr.state === 'merged'
       ? `Merged${mr.merge_commit_sha ? ` as ${mr.merge_commit_sha.slice(0, 8)}` : ''}.`
       : mr.state === 'closed'
         ? 'Closed.'
-        : (STATUS_TEXT[status] ?? status.replace(/_/g, ' '));
+        : status === 'ci_must_pass' && pipelineFailed
+          ? 'Merge blocked: pipeline must succeed. Push a commit that fixes the failure.'
+          : status === 'mergeable' && pipelineFailed
+            ? `Ready to merge, but the pipeline ${pipeline.status === 'canceled' ? 'was canceled' : 'failed'}.`
+            : (STATUS_TEXT[status] ?? status.replace(/_/g, ' '));
   const canMergeNow = mr.state === 'opened' && mr.user.can_merge && MERGEABLE_NOW.has(status);
   return (
     <section class="Box mb-3" aria-labelledby="merge-status-heading">
@@ -93,10 +101,9 @@ function MergeBox(p: MergeRequestPageProps): SafeHtml {
         <p class="mb-2" data-merge-status={status}>
           {text}
         </p>
-        {p.pipeline ? (
+        {pipeline ? (
           <p class="mb-2 mr-inline-links" id="head-pipeline">
-            <CiStatus status={p.pipeline.status} /> <a href={`${projectHref(p.project)}/-/pipelines/${p.pipeline.id}`}>Pipeline #{p.pipeline.id}</a> for the
-            source branch's head.
+            <CiStatus status={pipeline.status} /> <a href={new URL(pipeline.web_url).pathname}>Pipeline #{pipeline.id}</a> for the source branch's head.
           </p>
         ) : null}
         {p.approvals ? (
@@ -145,7 +152,7 @@ function MergeBox(p: MergeRequestPageProps): SafeHtml {
               </label>
             </div>
             <input type="hidden" name="sha" value={mr.sha ?? ''} />
-            <button type="submit" class="btn btn-primary">
+            <button type="submit" class={pipelineFailed ? 'btn btn-danger' : 'btn btn-primary'}>
               Merge
             </button>
           </PostForm>
