@@ -14,6 +14,7 @@ import { startSshServer } from './ssh/server.ts';
 import { BACKUP_USAGE, runBackupCommand } from './backup/cli.ts';
 import { trackConnections } from './http/drain.ts';
 import { dataDirHolders, describeHolder, holdDataDir } from './lib/data-dir-lock.ts';
+import { assets } from './web/assets.ts';
 
 function explain(err: unknown): string {
   if (err instanceof DomainError) {
@@ -90,6 +91,9 @@ const serve: Command = {
     await c.pushes.recover({ scanAll: true });
     const app = await buildApp(c);
     const connections = trackConnections(app.server);
+    // the web assets (compressed at their best levels: seconds on a busy machine) before the first page,
+    // which would otherwise wait for them with every request behind it
+    assets();
     let sshServer: Awaited<ReturnType<typeof startSshServer>> | null = null;
     // registered before the server listens: a signal as soon as it does stops it as any other
     onStopSignal(c.log, 'serve', config.shutdownTimeoutMs, async () => {

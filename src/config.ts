@@ -33,6 +33,10 @@ export interface Config {
   archiveRateLimit: number;
   /** time limit of the queries of a units search with a regular expression (ms); also the longest wait for a free slot */
   searchTimeoutMs: number;
+  /** time limit of one markdown render on a worker thread (ms); also the longest it waits for a thread */
+  markdownTimeoutMs: number;
+  /** POST /markdown calls without a user per IP and minute; 0 = unlimited */
+  markdownRateLimit: number;
   /**
    * Where blobs (job artifacts, later export archives and uploads) live: a directory (HEARTH_BLOB_DIR,
    * default <dataDir>/blobs) or an S3-compatible bucket when HEARTH_S3_BUCKET is set.
@@ -217,6 +221,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     repositoryStorages,
     archiveRateLimit: intVar(env, 'HEARTH_ARCHIVE_RATE_LIMIT', 5, 0, 1_000_000),
     searchTimeoutMs: intVar(env, 'HEARTH_SEARCH_TIMEOUT_MS', 5000, 10, 600_000),
+    markdownTimeoutMs: intVar(env, 'HEARTH_MARKDOWN_TIMEOUT_MS', 2000, 10, 600_000),
+    markdownRateLimit: intVar(env, 'HEARTH_MARKDOWN_RATE_LIMIT', 30, 0, 1_000_000),
     blobStore,
     exportTtlHours: intVar(env, 'HEARTH_EXPORT_TTL_HOURS', 24, 1, 24 * 365),
     importS3: {

@@ -79,6 +79,7 @@ import { HousekeepingService } from './domain/repository/housekeeping.ts';
 import { CustomAttributesService } from './domain/custom-attributes/custom-attributes.service.ts';
 import { NamespacesService } from './domain/groups/namespaces.service.ts';
 import { AvatarsService } from './domain/avatars/avatars.service.ts';
+import { MarkdownRenderer } from './domain/markdown/renderer.ts';
 
 export interface Container {
   config: Config;
@@ -99,6 +100,8 @@ export interface Container {
   members: MembersService;
   memberRoles: MemberRolesService;
   repos: RepositoryStore;
+  /** markdown to HTML off the event loop, cached by content, within a time limit */
+  markdown: MarkdownRenderer;
   /** pushes over smart HTTP in flight, and the replay of those a crash interrupted */
   pushes: PushJournal;
   /** the one write path of repositories (API commits, files, branches, tags, changelogs, pushes) and their reads */
@@ -306,6 +309,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     related,
     writes,
   };
+  const markdown = new MarkdownRenderer(config.markdownTimeoutMs, log);
   const close = async () => {
     await worker.stop();
     await merges.idle();
@@ -314,6 +318,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     await Promise.all([importExport.exports.idle(), importExport.imports.idle(), importExport.relationImports.idle()]);
     await pushes.stop();
     repos.close();
+    await markdown.close();
     await outbound.close();
     await store.close();
     await db.close();
@@ -336,6 +341,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     members,
     memberRoles,
     repos,
+    markdown,
     pushes,
     repository,
     labels,

@@ -80,7 +80,7 @@ export interface AssetBundle {
 
 let bundle: AssetBundle | null = null;
 
-/** Built once per process (a few hundred milliseconds, at the first page). */
+/** Built once per process (a few hundred milliseconds; `hearth serve` builds them before it listens). */
 export function assets(): AssetBundle {
   if (bundle) return bundle;
   const css = build('app', 'css', [...CSS_PARTS.map(pkgFile), ...own('.css')]);

@@ -138,8 +138,18 @@ function links(md: MarkdownIt): void {
 
 // ---- the renderer ----------------------------------------------------------------------------------
 
-/** Text over this size is refused by the route (GitLab limits markdown input the same way). */
+/**
+ * Text over this size is refused by `POST /markdown` and cut by the renderer of pages (renderer.ts), as
+ * GitLab's TruncateSourceFilter cuts at 1 MB.
+ */
 export const MAX_MARKDOWN_BYTES = 1024 * 1024;
+
+const escaper = new MarkdownIt('zero');
+
+/** Text as HTML element content (markdown-it's own escaping). */
+export function escapeMarkdownText(text: string): string {
+  return escaper.utils.escapeHtml(text);
+}
 
 interface Env {
   ctx: MarkdownContext;

@@ -238,7 +238,7 @@ export function mergeRequestPages(app: FastifyInstance, c: Container, web: Web):
     // a project's context (relative links) only for a project the viewer sees
     const project = projectId === null ? null : projectRef(await c.resolve.project(ctx.actor, projectId));
     const html = text?.trim()
-      ? render(Markdown({ text, ctx, project: project ? { fullPath: project.fullPath, defaultBranch: project.defaultBranch } : null }))
+      ? await ctx.markdown.fill(render(Markdown({ text, ctx, project: project ? { fullPath: project.fullPath, defaultBranch: project.defaultBranch } : null })))
       : '<p class="color-fg-muted">Nothing to preview.</p>';
     return reply
       .header('cache-control', 'no-store')

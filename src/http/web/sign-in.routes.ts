@@ -11,6 +11,7 @@ import { randomToken, safeEqual } from '../../lib/secrets.ts';
 import { ANONYMOUS } from '../../domain/access/actor.ts';
 import { render } from '../../web/jsx/jsx-runtime.ts';
 import { SignInPage } from '../../web/views/sign-in.tsx';
+import { PageMarkdown } from '../../web/page-markdown.ts';
 import type { WebCtx } from './web.ts';
 
 /** Devise's failure texts as GitLab shows them (authentication key "login"). */
@@ -64,7 +65,7 @@ function signInForm(
   csrf: string,
   opts: { alert?: string; login?: string; disabled?: boolean; redirectTo?: string } = {},
 ): string {
-  const ctx: WebCtx = { actor: ANONYMOUS, user: null, csrf: null, url: req.url, flash: null, externalUrl };
+  const ctx: WebCtx = { actor: ANONYMOUS, user: null, csrf: null, url: req.url, flash: null, externalUrl, markdown: new PageMarkdown(null) };
   return `<!DOCTYPE html>\n${render(SignInPage({ ctx, csrf, ...opts }))}`;
 }
 

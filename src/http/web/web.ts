@@ -3,6 +3,7 @@
 // headers, flash messages, the HTML error pages, and the dispatcher of namespace paths
 // (`/:user`, `/:group/:project/-/tree/main/…`), whose project sub-pages register on `projectPages`.
 // Pages never query or check permissions on their own: they call the domain services with `ctx.actor`.
+import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
@@ -14,6 +15,7 @@ import { SESSION_COOKIE } from '../../domain/auth/sessions.service.ts';
 import { DomainError } from '../../lib/errors.ts';
 import { safeEqual } from '../../lib/secrets.ts';
 import { render, type SafeHtml } from '../../web/jsx/jsx-runtime.ts';
+import { PageMarkdown } from '../../web/page-markdown.ts';
 import { ErrorPage } from '../../web/views/error-page.tsx';
 
 /** Route config of every web page: `api: 'web'` for the error handler, `page` for the CSRF check. */
@@ -44,6 +46,8 @@ export interface WebCtx {
   /** a message left by the previous request (redirect after a form) */
   flash: Flash | null;
   externalUrl: string;
+  /** the markdown this page shows, rendered while the page is built and filled in when it is sent */
+  markdown: PageMarkdown;
 }
 
 /** Thrown by `requireUser`: the error handler sends the browser to the sign-in page. */
@@ -84,7 +88,7 @@ export class Web {
   }
 
   private async resolveContext(req: FastifyRequest): Promise<WebCtx> {
-    const base = { url: req.url, flash: readFlash(req), externalUrl: this.c.config.externalUrl };
+    const base = { url: req.url, flash: readFlash(req), externalUrl: this.c.config.externalUrl, markdown: new PageMarkdown(this.c.markdown) };
     const sessionId = req.cookies[SESSION_COOKIE];
     if (sessionId) {
       const session = await this.c.sessions.find(sessionId);
@@ -104,8 +108,9 @@ export class Web {
     return ctx as WebCtx & { user: UserRow };
   }
 
-  /** Sends a rendered page. */
-  page(reply: FastifyReply, html: SafeHtml | string, status = 200): FastifyReply {
+  /** Sends a rendered page, with its markdown filled in. */
+  async page(reply: FastifyReply, html: SafeHtml | string, status = 200): Promise<FastifyReply> {
+    const body = await this.fill(reply.request, typeof html === 'string' ? html : '<!DOCTYPE html>\n' + render(html));
     // a flash is shown once: the page that rendered it forgets it
     if (reply.request.cookies[FLASH_COOKIE]) reply.clearCookie(FLASH_COOKIE, this.cookieBase);
     return reply
@@ -119,7 +124,13 @@ export class Web {
         "default-src 'self'; img-src 'self' data: https: http:; style-src 'self' 'unsafe-inline'; script-src 'self'; object-src 'none'; form-action 'self'; frame-ancestors 'self'; base-uri 'self'",
       )
       .type('text/html; charset=utf-8')
-      .send(compressed(reply, typeof html === 'string' ? html : '<!DOCTYPE html>\n' + render(html)));
+      .send(await compressed(reply, body));
+  }
+
+  /** The markdown of the request's page filled into `html` (views leave placeholders: see PageMarkdown). */
+  async fill(req: FastifyRequest, html: string): Promise<string> {
+    const ctx = await this.contexts.get(req)?.catch(() => null);
+    return ctx ? ctx.markdown.fill(html) : html;
   }
 
   /** A redirect after a form (303, so the browser follows with GET), with an optional flash message. */
@@ -226,7 +237,15 @@ export class Web {
     }
     if (err instanceof MovedError) return reply.redirect(`/${encodePath(err.fullPath)}`, 301);
     const ctx = await this.context(req).catch(() => null);
-    const fallback: WebCtx = ctx ?? { actor: ANONYMOUS, user: null, csrf: null, url: req.url, flash: null, externalUrl: this.c.config.externalUrl };
+    const fallback: WebCtx = ctx ?? {
+      actor: ANONYMOUS,
+      user: null,
+      csrf: null,
+      url: req.url,
+      flash: null,
+      externalUrl: this.c.config.externalUrl,
+      markdown: new PageMarkdown(this.c.markdown),
+    };
     if (err instanceof InvalidAuthenticityToken) return this.page(reply, ErrorPage({ ctx: fallback, status: 422, message: err.message }), 422);
     if (err instanceof DomainError && err.status < 500) {
       const message = typeof err.detail === 'string' && err.status !== 404 ? err.detail : undefined;
@@ -245,14 +264,19 @@ export class InvalidAuthenticityToken extends Error {
   }
 }
 
-/** Pages go out compressed when the browser accepts it (gzip, fast level): a 100 KB page is ~10 KB. */
-function compressed(reply: FastifyReply, body: string): string | Buffer {
+/**
+ * Pages go out compressed when the browser accepts it (gzip, fast level): a 100 KB page is ~10 KB. On
+ * libuv's threads: a page of a megabyte (a README shown as plain text) costs deflate a second or more.
+ */
+async function compressed(reply: FastifyReply, body: string): Promise<string | Buffer> {
   if (body.length < 1024) return body;
   const accept = reply.request.headers['accept-encoding'];
   if (typeof accept !== 'string' || !/\bgzip\b/.test(accept)) return body;
   reply.header('content-encoding', 'gzip').header('vary', 'Accept-Encoding');
-  return zlib.gzipSync(body, { level: 4 });
+  return gzip(body, { level: 4 });
 }
+
+const gzip = promisify(zlib.gzip);
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
 

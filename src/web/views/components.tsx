@@ -1,6 +1,6 @@
 // Small pieces every area uses: the CSRF field of forms, times, avatars, markdown, pagination,
 // tabs, progress bars and empty states. Area-specific pieces live beside their pages.
-import { type MarkdownContext, renderMarkdown } from '../../domain/markdown/markdown.ts';
+import type { MarkdownContext } from '../../domain/markdown/markdown.ts';
 import { DomainError } from '../../lib/errors.ts';
 import type { WebCtx } from '../../http/web/web.ts';
 import { type Child, raw, type SafeHtml } from '../jsx/jsx-runtime.ts';
@@ -85,13 +85,17 @@ export function Avatar(p: { url?: string | null; name: string; size?: number }):
   );
 }
 
-/** Markdown through the same renderer as `POST /markdown` (GitLab-flavoured, HTML off). */
+/**
+ * Markdown through the same renderer as `POST /markdown` (GitLab-flavoured, HTML off). The HTML comes
+ * when the page is sent (`Web.page` fills the placeholder: the render may run on a worker thread).
+ */
 export function Markdown(p: { text: string | null | undefined; ctx: WebCtx; project?: MarkdownContext['project'] }): SafeHtml {
   if (!p.text) return raw('');
-  const html = renderMarkdown(p.text, { gfm: true, externalUrl: p.ctx.externalUrl, project: p.project ?? null })
+  const placeholder = p.ctx.markdown.add(p.text, { gfm: true, externalUrl: p.ctx.externalUrl, project: p.project ?? null }, (html) =>
     // GitLab's heading anchors are aria-hidden yet focusable; on a page they get a name instead
-    .replace(/ aria-hidden="true" class="anchor"/g, ' class="anchor" aria-label="Link to this heading"');
-  return <div class="markdown-body">{raw(html)}</div>;
+    html.replace(/ aria-hidden="true" class="anchor"/g, ' class="anchor" aria-label="Link to this heading"'),
+  );
+  return <div class="markdown-body">{raw(placeholder)}</div>;
 }
 
 /** Previous / next page links keeping the other query parameters. */

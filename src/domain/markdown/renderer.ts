@@ -1,0 +1,242 @@
+// Markdown rendering whose cost a user controls (a 1 MB note or README costs markdown-it seconds) kept
+// off the event loop, as db/limited-reads.ts keeps regular-expression searches:
+//   - texts over MAX_MARKDOWN_BYTES are cut there, as GitLab's TruncateSourceFilter does, with its notice;
+//   - rendered HTML is cached by a hash of the text and its context (GitLab caches `*_html` per content
+//     version): a page that shows the same README again costs a lookup; concurrent misses share one render;
+//   - short texts (up to SYNC_MAX characters, a few ms at worst) render at once on the main thread; longer
+//     ones on one of THREADS worker threads, each render within `timeoutMs`. Past it the thread is
+//     terminated (replaced on next use) and the text is shown escaped, as plain text — that answer is
+//     cached for 10 minutes, so the same text does not cost the time limit again at every view. At most
+//     QUEUE renders wait for a thread, each at most the time limit; beyond that the text is shown as plain
+//     text (not cached).
+// `render` never rejects: every failure has the plain-text answer.
+import { createHash } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import { VersionedCache } from '../../lib/versioned-cache.ts';
+import { escapeMarkdownText, MAX_MARKDOWN_BYTES, type MarkdownContext, renderMarkdown } from './markdown.ts';
+
+/** Texts up to this many characters render on the main thread (markdown-it's worst is some 2.5 µs a byte). */
+export const SYNC_MAX = 2048;
+/** one core is left to the event loop (and one thread on a machine of two) */
+export const THREADS = Math.max(1, Math.min(4, availableParallelism() - 1));
+export const QUEUE = 32;
+/** the rendered HTML held, in bytes (two per character) */
+const CACHE_BYTES = 64 * 1024 * 1024;
+/** how long a text stopped at the time limit is answered as plain text before it is tried again */
+const STOPPED_TTL_MS = 10 * 60 * 1000;
+
+/** What the worker answers: `ready` once, then one answer per text. */
+export type ThreadAnswer = { ready: true } | { html: string } | { error: string };
+
+class RenderTimeout extends Error {}
+
+/** GitLab's TruncateSourceFilter: the first MAX_MARKDOWN_BYTES bytes, `...`, and a notice above. */
+export function truncateMarkdown(text: string): string {
+  if (text.length * 3 <= MAX_MARKDOWN_BYTES || Buffer.byteLength(text) <= MAX_MARKDOWN_BYTES) return text;
+  const cut = Buffer.from(text)
+    .subarray(0, MAX_MARKDOWN_BYTES)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '');
+  return `_The text is longer than ${MAX_MARKDOWN_BYTES} characters and has been visually truncated._\n\n${cut}...`;
+}
+
+/** What a text shows when it could not be rendered: itself, escaped, with the reason. */
+export function plainMarkdown(text: string, reason: 'timeout' | 'busy'): string {
+  const why = reason === 'timeout' ? 'This text took too long to render' : 'The server is busy';
+  return `<p><em>${why}: it is shown as plain text.</em></p>\n<pre class="markdown-plain">${escapeMarkdownText(text)}</pre>`;
+}
+
+export class MarkdownRenderer {
+  private readonly cache = new VersionedCache<string>(10_000, Number.POSITIVE_INFINITY, { size: (html) => html.length * 2, maxSize: CACHE_BYTES });
+  /** texts stopped at the time limit, shown as plain text for a while (a busy machine may have been the cause) */
+  private readonly stopped = new VersionedCache<string>(1000, STOPPED_TTL_MS, { size: (html) => html.length * 2, maxSize: CACHE_BYTES / 2 });
+  private readonly inflight = new Map<string, Promise<string>>();
+  private readonly gate = new Gate();
+  private readonly idle: RenderThread[] = [];
+  private readonly all = new Set<RenderThread>();
+  private closed = false;
+  /** what the renders of this process came to: cache hits, rendered at once, on a thread, stopped, not run (busy) */
+  readonly counts = { hits: 0, sync: 0, threads: 0, timeouts: 0, busy: 0 };
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly log?: Logger,
+  ) {}
+
+  /** The HTML of `text` (cached, rendered at once, or on a worker thread within the time limit). */
+  render(text: string, ctx: MarkdownContext): Promise<string> {
+    const input = truncateMarkdown(text);
+    const key = createHash('sha256')
+      .update(JSON.stringify([ctx.gfm, ctx.externalUrl, ctx.project?.fullPath ?? null, ctx.project?.defaultBranch ?? null]))
+      .update('\0')
+      .update(input)
+      .digest('base64');
+    const hit = this.cache.get(key, '') ?? this.stopped.get(key, '');
+    if (hit !== undefined) {
+      this.counts.hits++;
+      return Promise.resolve(hit);
+    }
+    if (input.length <= SYNC_MAX) {
+      this.counts.sync++;
+      const html = renderMarkdown(input, ctx);
+      this.cache.set(key, '', html);
+      return Promise.resolve(html);
+    }
+    let p = this.inflight.get(key);
+    if (!p) {
+      p = this.inThread(key, input, ctx).finally(() => this.inflight.delete(key));
+      this.inflight.set(key, p);
+    }
+    return p;
+  }
+
+  private async inThread(key: string, text: string, ctx: MarkdownContext): Promise<string> {
+    if (this.closed || !(await this.gate.enter(this.timeoutMs))) {
+      this.counts.busy++;
+      return plainMarkdown(text, 'busy');
+    }
+    let thread: RenderThread | undefined;
+    try {
+      thread = this.idle.pop() ?? this.spawn();
+      await thread.ready;
+      this.counts.threads++;
+      const html = await thread.render(text, ctx, this.timeoutMs);
+      this.cache.set(key, '', html);
+      return html;
+    } catch (e) {
+      if (!(e instanceof RenderTimeout)) {
+        this.log?.error({ err: e }, 'markdown worker failed');
+        this.counts.busy++;
+        return plainMarkdown(text, 'busy');
+      }
+      this.counts.timeouts++;
+      this.log?.warn({ bytes: Buffer.byteLength(text), timeoutMs: this.timeoutMs }, 'markdown render stopped at its time limit');
+      const html = plainMarkdown(text, 'timeout');
+      this.stopped.set(key, '', html);
+      return html;
+    } finally {
+      if (thread && !thread.dead && !this.closed) this.idle.push(thread);
+      else if (thread) this.all.delete(thread);
+      this.gate.leave();
+    }
+  }
+
+  private spawn(): RenderThread {
+    const thread = new RenderThread();
+    this.all.add(thread);
+    return thread;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const threads = [...this.all];
+    this.all.clear();
+    this.idle.length = 0;
+    await Promise.all(threads.map((t) => t.stop()));
+  }
+}
+
+/** THREADS renders at once; up to QUEUE more wait, each at most `maxWaitMs` (false: no slot). */
+class Gate {
+  private active = 0;
+  private readonly waiting: { go: () => void }[] = [];
+
+  async enter(maxWaitMs: number): Promise<boolean> {
+    if (this.active < THREADS) {
+      this.active++;
+      return true;
+    }
+    if (this.waiting.length >= QUEUE) return false;
+    return new Promise<boolean>((resolve) => {
+      const waiter = {
+        go: () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiting.splice(this.waiting.indexOf(waiter), 1);
+        resolve(false);
+      }, maxWaitMs);
+      this.waiting.push(waiter);
+    });
+  }
+
+  /** hands the slot to the first waiter, if any */
+  leave(): void {
+    const next = this.waiting.shift();
+    if (next) next.go();
+    else this.active--;
+  }
+}
+
+// The worker's entry is TypeScript when the server runs its sources through tsx (bin/hearth.js, tsx
+// --test): the worker then registers tsx itself before loading it. A compiled build loads the .js.
+const ENTRY = new URL(`./markdown.worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
+const TSX = ENTRY.endsWith('.ts') ? import.meta.resolve('tsx/esm/api') : null;
+const BOOT = `const { workerData } = require('node:worker_threads');
+(async () => {
+  if (workerData.tsx) (await import(workerData.tsx)).register();
+  await import(workerData.entry);
+})();`;
+
+/** One worker thread; renders one text at a time. */
+class RenderThread {
+  readonly ready: Promise<void>;
+  dead = false;
+  private pending: { resolve: (html: string) => void; reject: (e: Error) => void; timer: NodeJS.Timeout } | null = null;
+  private readonly worker: Worker;
+
+  constructor() {
+    this.worker = new Worker(BOOT, { eval: true, workerData: { entry: ENTRY, tsx: TSX } });
+    this.worker.unref();
+    let started: () => void;
+    let failed: (e: Error) => void;
+    this.ready = new Promise<void>((resolve, reject) => {
+      started = resolve;
+      failed = reject;
+    });
+    this.ready.catch(() => undefined);
+    this.worker.on('message', (m: ThreadAnswer) => {
+      if ('ready' in m) return started();
+      const p = this.pending;
+      if (!p) return;
+      this.pending = null;
+      clearTimeout(p.timer);
+      if ('html' in m) p.resolve(m.html);
+      else p.reject(new Error(m.error));
+    });
+    const fail = (e: Error) => {
+      this.dead = true;
+      failed(e);
+      const p = this.pending;
+      this.pending = null;
+      if (p) {
+        clearTimeout(p.timer);
+        p.reject(e);
+      }
+    };
+    this.worker.on('error', fail);
+    this.worker.on('exit', (code) => fail(new Error(`the markdown worker stopped (exit code ${code})`)));
+  }
+
+  render(text: string, ctx: MarkdownContext, timeoutMs: number): Promise<string> {
+    if (this.dead) return Promise.reject(new Error('the markdown worker stopped'));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending = null;
+        void this.stop();
+        reject(new RenderTimeout());
+      }, timeoutMs);
+      this.pending = { resolve, reject, timer };
+      this.worker.postMessage({ text, ctx });
+    });
+  }
+
+  stop(): Promise<number> {
+    this.dead = true;
+    return this.worker.terminate();
+  }
+}

@@ -1,0 +1,118 @@
+// Markdown cannot stop the server: a real process (`node bin/hearth.js serve`, as the README starts it)
+// keeps answering /-/health within a second while eight anonymous clients have a megabyte of markdown
+// rendered through POST /markdown and eight more view a public project whose README is that megabyte.
+// markdown-it needs seconds for such a text; on the event loop they held /-/health for tens of seconds.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+const TOKEN = 'glpat-markdown-test-root-token-01';
+/** a megabyte that markdown-it needs seconds for: every `![` may open an image */
+const SLOW = (seed: number) => `${seed}${'!['.repeat(512 * 1024 - 1)}`;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function serve(dataDir: string, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['bin/hearth.js', 'serve'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: '',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      HEARTH_ROOT_PASSWORD: 'markdown-test-password-1',
+      HEARTH_ROOT_TOKEN: TOKEN,
+      HEARTH_SSH_PORT: '0',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (b) => (stderr += b));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited: ${stderr}`);
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/-/readiness`)).ok) return child;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`server did not start: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+test('/-/health answers within a second while eight anonymous 1 MB renders run through the API and eight through a README page', {
+  timeout: 240_000,
+}, async (t) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-markdown-'));
+  t.after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const port = await freePort();
+  const server = await serve(dataDir, port);
+  t.after(() => server.kill('SIGKILL'));
+  const base = `http://127.0.0.1:${port}`;
+  const asRoot = { 'private-token': TOKEN, 'content-type': 'application/json' };
+
+  // a public project whose README is such a megabyte
+  const created = await fetch(`${base}/api/v4/projects`, {
+    method: 'POST',
+    headers: asRoot,
+    body: JSON.stringify({ name: 'Big', path: 'big', visibility: 'public' }),
+  });
+  assert.equal(created.status, 201);
+  const project = (await created.json()) as { id: number; path_with_namespace: string };
+  const readme = SLOW(0);
+  assert.equal(Buffer.byteLength(readme), 1024 * 1024 - 1);
+  const file = await fetch(`${base}/api/v4/projects/${project.id}/repository/files/README.md`, {
+    method: 'POST',
+    headers: asRoot,
+    body: JSON.stringify({ branch: 'main', content: readme, commit_message: 'A big README' }),
+  });
+  assert.equal(file.status, 201);
+
+  // sixteen anonymous renders at once: eight different texts, eight views of the README
+  const api = Array.from({ length: 8 }, (_, i) =>
+    fetch(`${base}/api/v4/markdown`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: SLOW(i + 1), gfm: true }),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as { html: string } })),
+  );
+  const pages = Array.from({ length: 8 }, () =>
+    fetch(`${base}/${project.path_with_namespace}`).then(async (r) => ({ status: r.status, body: await r.text() })),
+  );
+  let finished = false;
+  const all = Promise.all([Promise.all(api), Promise.all(pages)]).finally(() => (finished = true));
+
+  const waits: number[] = [];
+  while (!finished) {
+    const started = performance.now();
+    const health = await fetch(`${base}/-/health`);
+    waits.push(Math.round(performance.now() - started));
+    assert.equal(health.status, 200);
+    assert.equal(await health.text(), 'Hearth OK');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const [apiAnswers, pageAnswers] = await all;
+  assert.ok(waits.length >= 3, `health was asked only ${waits.length} times while the renders ran`);
+  assert.ok(Math.max(...waits) < 1000, `/-/health waited ${Math.max(...waits)} ms (all waits: ${waits.join(', ')})`);
+  for (const a of apiAnswers) {
+    assert.equal(a.status, 201);
+    assert.equal(typeof a.body.html, 'string');
+  }
+  for (const p of pageAnswers) {
+    assert.equal(p.status, 200);
+    assert.match(p.body, /<div class="markdown-body"><p>/);
+  }
+});
