@@ -215,6 +215,33 @@ for (const [i, s] of scenarios.entries()) {
   );
 }
 
+// --- markdown: a 70 KB README rendered cold (a text never seen: on a worker thread) and again (the cache) ---
+{
+  const doc = (v: number) =>
+    `# Variant ${v}\n\n` +
+    Array.from(
+      { length: 700 },
+      (_, i) => `## Part ${i}\n\n- [ ] task *${i}* with [a link](docs/p${i}.md) and \`code\`\n\nSee https://example.com/${i}.\n\n`,
+    ).join('');
+  const ctx = { gfm: true, externalUrl: c.config.externalUrl, project: { fullPath: codePath, defaultBranch: 'main' } };
+  const cold: number[] = [];
+  const cached: number[] = [];
+  for (let r = 0; r < MISS_FILES; r++) {
+    const started = performance.now();
+    await c.markdown.render(doc(r + 1), ctx);
+    cold.push(performance.now() - started);
+  }
+  for (let r = 0; r < MISS_FILES; r++) {
+    const started = performance.now();
+    await c.markdown.render(doc(1), ctx);
+    cached.push(performance.now() - started);
+  }
+  line('');
+  line(
+    `Markdown (${(Buffer.byteLength(doc(1)) / 1024).toFixed(0)} KB, GitLab-flavoured, median of ${MISS_FILES}): cold render ${med(cold).toFixed(1)} ms on a worker thread (the event loop free meanwhile), cached ${med(cached).toFixed(2)} ms`,
+  );
+}
+
 report.save(process.env.BENCH_APPEND === '1');
 await app.close();
 await c.close();
