@@ -21,7 +21,8 @@ import { escapeMarkdownText, MAX_MARKDOWN_BYTES, type MarkdownContext, renderMar
 export const SYNC_MAX = 2048;
 /** one core is left to the event loop (and one thread on a machine of two) */
 export const THREADS = Math.max(1, Math.min(4, availableParallelism() - 1));
-export const QUEUE = 32;
+/** renders waiting for a thread (a page of long notes starts one per note; each waits at most the time limit) */
+export const QUEUE = 256;
 /** the rendered HTML held, in bytes (two per character) */
 const CACHE_BYTES = 64 * 1024 * 1024;
 /** how long a text stopped at the time limit is answered as plain text before it is tried again */
