@@ -37,6 +37,8 @@ export interface Config {
   markdownTimeoutMs: number;
   /** POST /markdown calls without a user per IP and minute; 0 = unlimited */
   markdownRateLimit: number;
+  /** time limit of parsing one CI configuration, in a worker thread (ms; lint, a new pipeline); also the longest wait for a thread */
+  ciConfigTimeoutMs: number;
   /**
    * Where blobs (job artifacts, later export archives and uploads) live: a directory (HEARTH_BLOB_DIR,
    * default <dataDir>/blobs) or an S3-compatible bucket when HEARTH_S3_BUCKET is set.
@@ -223,6 +225,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     searchTimeoutMs: intVar(env, 'HEARTH_SEARCH_TIMEOUT_MS', 5000, 10, 600_000),
     markdownTimeoutMs: intVar(env, 'HEARTH_MARKDOWN_TIMEOUT_MS', 2000, 10, 600_000),
     markdownRateLimit: intVar(env, 'HEARTH_MARKDOWN_RATE_LIMIT', 30, 0, 1_000_000),
+    ciConfigTimeoutMs: intVar(env, 'HEARTH_CI_CONFIG_TIMEOUT_MS', 10_000, 1, 60_000),
     blobStore,
     exportTtlHours: intVar(env, 'HEARTH_EXPORT_TTL_HOURS', 24, 1, 24 * 365),
     importS3: {

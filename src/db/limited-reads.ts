@@ -10,9 +10,11 @@
 // wait, and a freed slot goes to the first waiter whose client runs nothing: one client cannot hold
 // every slot while another waits.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
+import { Gate } from '../lib/gate.ts';
+import { startWorker, workerEntry } from '../lib/worker-boot.ts';
 
 /** the time limit passed before the reads were done */
 export class ReadTimeout extends Error {
@@ -53,6 +55,9 @@ export const CLIENT_QUEUE = 4;
 
 const clients = new AsyncLocalStorage<string>();
 
+/** the slots of one process's limited reads, fair between clients (asReadsClient) */
+const newGate = () => new Gate({ slots: SLOTS, queue: QUEUE, clientSlots: CLIENT_SLOTS, clientQueue: CLIENT_QUEUE, busy: () => new ReadsBusy() });
+
 /** Runs `fn` with the limited reads it starts counted for `client` (reads outside any share the client ""). */
 export function asReadsClient<T>(client: string, fn: () => T): T {
   return clients.run(client, fn);
@@ -62,70 +67,6 @@ export function limitedReads(opts: { dialect: 'sqlite'; file: string } | { diale
   return opts.dialect === 'sqlite' ? new SqliteReads(opts.file) : new PostgresReads(opts.kysely);
 }
 
-/**
- * A counting semaphore, fair between clients: a client holds at most CLIENT_SLOTS slots and has at most
- * CLIENT_QUEUE waiters; a freed slot goes to the first waiter whose client may take one. Waiters give up
- * (ReadsBusy) after a while; too many waiting, in all or of one client, are refused at once.
- */
-class Gate {
-  private active = 0;
-  /** slots held, per client */
-  private readonly held = new Map<string, number>();
-  private readonly waiting: { client: string; go: () => void }[] = [];
-
-  /** enters for the current client (asReadsClient); returns the client, to hand to leave() */
-  async enter(maxWaitMs: number): Promise<string> {
-    const client = clients.getStore() ?? '';
-    if (this.active < SLOTS && this.mayTake(client)) {
-      this.take(client);
-      return client;
-    }
-    if (this.waiting.length >= QUEUE || this.waiting.filter((w) => w.client === client).length >= CLIENT_QUEUE) throw new ReadsBusy();
-    await new Promise<void>((resolve, reject) => {
-      const waiter = {
-        client,
-        go: () => {
-          clearTimeout(timer);
-          resolve();
-        },
-      };
-      const timer = setTimeout(() => {
-        this.waiting.splice(this.waiting.indexOf(waiter), 1);
-        reject(new ReadsBusy());
-      }, maxWaitMs);
-      this.waiting.push(waiter);
-    });
-    return client;
-  }
-
-  /** frees the client's slot and hands free slots to the first waiters whose clients may take one */
-  leave(client: string): void {
-    this.active--;
-    const n = (this.held.get(client) ?? 1) - 1;
-    if (n > 0) this.held.set(client, n);
-    else this.held.delete(client);
-    while (this.active < SLOTS) {
-      const i = this.waiting.findIndex((w) => this.mayTake(w.client));
-      if (i < 0) break;
-      const [next] = this.waiting.splice(i, 1);
-      this.take(next.client);
-      next.go();
-    }
-  }
-
-  load(): { running: number; waiting: number } {
-    return { running: this.active, waiting: this.waiting.length };
-  }
-
-  private mayTake(client: string): boolean {
-    return (this.held.get(client) ?? 0) < CLIENT_SLOTS;
-  }
-
-  private take(client: string): void {
-    this.active++;
-    this.held.set(client, (this.held.get(client) ?? 0) + 1);
-  }
-}
 
 class Deadline {
   private readonly at: number;
@@ -141,11 +82,11 @@ class Deadline {
 }
 
 class PostgresReads implements LimitedReads {
-  private readonly gate = new Gate();
+  private readonly gate = newGate();
   constructor(private readonly kysely: Kysely<Database>) {}
 
   async run<T>(timeoutMs: number, work: (read: Read) => Promise<T>): Promise<T> {
-    const client = await this.gate.enter(timeoutMs);
+    const client = await this.gate.enter(timeoutMs, clients.getStore() ?? '');
     try {
       const deadline = new Deadline(timeoutMs);
       return await work(async <R>(query: CompiledQuery<R>) => {
@@ -176,13 +117,7 @@ class PostgresReads implements LimitedReads {
 
 // The worker's entry is TypeScript when the server runs its sources through tsx (bin/hearth.js, tsx
 // --test): the worker then registers tsx itself before loading it. A compiled build loads the .js.
-const ENTRY = new URL(`./limited-reads.worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
-const TSX = ENTRY.endsWith('.ts') ? import.meta.resolve('tsx/esm/api') : null;
-const BOOT = `const { workerData } = require('node:worker_threads');
-(async () => {
-  if (workerData.tsx) (await import(workerData.tsx)).register();
-  await import(workerData.entry);
-})();`;
+const ENTRY = workerEntry(import.meta.url, 'limited-reads.worker');
 
 /** What the worker answers: `ready` once, then one answer per query. */
 export type WorkerAnswer = { ready: true } | { rows: unknown[] } | { error: string };
@@ -195,7 +130,7 @@ class QueryThread {
   private readonly worker: Worker;
 
   constructor(file: string) {
-    this.worker = new Worker(BOOT, { eval: true, workerData: { entry: ENTRY, tsx: TSX, file } });
+    this.worker = startWorker(ENTRY, { file });
     this.worker.unref();
     let started: () => void;
     let failed: (e: Error) => void;
@@ -247,7 +182,7 @@ class QueryThread {
 }
 
 class SqliteReads implements LimitedReads {
-  private readonly gate = new Gate();
+  private readonly gate = newGate();
   private readonly idle: QueryThread[] = [];
   private readonly all = new Set<QueryThread>();
   private closed = false;
@@ -256,7 +191,7 @@ class SqliteReads implements LimitedReads {
 
   async run<T>(timeoutMs: number, work: (read: Read) => Promise<T>): Promise<T> {
     if (this.closed) throw new Error('the database is closed');
-    const client = await this.gate.enter(timeoutMs);
+    const client = await this.gate.enter(timeoutMs, clients.getStore() ?? '');
     let thread: QueryThread | undefined;
     try {
       thread = this.idle.pop() ?? this.spawn();

@@ -23,7 +23,7 @@ const MAX_NEEDS = 50;
 const MAX_PARALLEL = 200;
 /** jobs one pipeline may have after `parallel` (GitLab's ci_pipeline_size plan limit) */
 const MAX_PIPELINE_JOBS = 2000;
-const TOO_BIG = 'The parsed YAML is too big';
+export const TOO_BIG = 'The parsed YAML is too big';
 const TOTAL_TOO_BIG = 'Total size of combined CI/CD configuration is too big';
 
 const ROOT_KEYS = ['default', 'include', 'before_script', 'image', 'services', 'after_script', 'variables', 'stages', 'cache', 'workflow'];
@@ -152,8 +152,6 @@ export interface CiConfig {
   workflowRules: CiRule[] | null;
   workflowName: string | null;
   jobs: CiJobSpec[];
-  /** the configuration after includes and extends (lint's merged_yaml) */
-  merged: Dict;
   includes: CiInclude[];
 }
 
@@ -1190,7 +1188,7 @@ export async function parseCiConfig(content: string, read: ReadLocal | null): Pr
     merged = extended;
     const composed = compose(ck, merged);
     if (!composed) return { config: null, errors: ck.errors, warnings: ck.warnings, merged, includes };
-    return { config: { ...composed, merged, includes }, errors: [], warnings: ck.warnings, merged, includes };
+    return { config: { ...composed, includes }, errors: [], warnings: ck.warnings, merged, includes };
   } catch (e) {
     if (e instanceof ConfigError) return { config: null, errors: [e.message], warnings: [], merged, includes };
     throw e;

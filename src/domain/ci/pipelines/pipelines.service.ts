@@ -15,7 +15,8 @@ import type { ResolvedProject } from '../../access/resolve.ts';
 import { settingsOf } from '../../projects/project-settings.ts';
 import { onRefsChanged } from '../../repository/push-events.ts';
 import { type EvalContext, evaluateJob, evaluateWorkflow } from '../config/evaluate.ts';
-import { commitReader, type ParseResult, parseCiConfig, parseCiFile } from '../config/parse.ts';
+import { commitReader } from '../config/parse.ts';
+import { type ParsedCi, parseCiFileLimited, parseCiLimited } from '../config/parse-pool.ts';
 import { parseDuration } from '../duration.ts';
 import type { CiDeps } from '../deps.ts';
 import type { JobOptions, JobVariable } from '../job-options.ts';
@@ -215,16 +216,17 @@ export class PipelinesService {
     if (!commit) return { failure: 'reference_not_found' };
 
     const readAt = commitReader(repo, sha);
-    let parsed: ParseResult;
+    const limits = { timeoutMs: this.deps.config.ciConfigTimeoutMs };
+    let parsed: ParsedCi;
     if (input.parent) {
       const content = input.parent.include.map((p) => `  - local: ${JSON.stringify(p)}`).join('\n');
-      parsed = await parseCiConfig(`include:\n${content}\n`, readAt);
+      parsed = await parseCiLimited(`include:\n${content}\n`, readAt, limits);
     } else {
       const path = (settingsOf(project).ci_config_path as string | null) || DEFAULT_CI_CONFIG_PATH;
       const clean = path.replace(/^\/+/, '');
       // the project setting is checked when saved; a path git would misread is no file here
       const safe = clean && !clean.startsWith('-') && !clean.split('/').some((seg) => seg === '..' || seg === '.' || seg === '');
-      const fromFile = safe ? await parseCiFile(clean, readAt) : null;
+      const fromFile = safe ? await parseCiFileLimited(clean, readAt, limits) : null;
       if (!fromFile) return { failure: 'missing_config' };
       parsed = fromFile;
     }

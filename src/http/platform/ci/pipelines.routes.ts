@@ -9,7 +9,8 @@ import type { Container } from '../../../container.ts';
 import type { CiBuildRow, CiPipelineRow, NamespaceRow, ProjectRow } from '../../../db/schema.ts';
 import type { Actor } from '../../../domain/access/actor.ts';
 import type { ProjectAccess } from '../../../domain/access/policy.ts';
-import { commitReader, mergedYaml, parseCiConfig } from '../../../domain/ci/config/parse.ts';
+import { commitReader } from '../../../domain/ci/config/parse.ts';
+import { parseCiLimited } from '../../../domain/ci/config/parse-pool.ts';
 import { evaluateJob } from '../../../domain/ci/config/evaluate.ts';
 import { CREATE_MESSAGES, DEFAULT_CI_CONFIG_PATH, type PipelineAbility } from '../../../domain/ci/pipelines/pipelines.service.ts';
 import { canPushBranch, loadRefRules } from '../../../domain/repository/branch-protection.ts';
@@ -393,14 +394,14 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
         ...(opts.includeJobs ? { jobs: [] } : {}),
       };
     const repo = c.repos.repository(ctx.project);
-    const r = await parseCiConfig(content, commitReader(repo, sha));
+    const r = await parseCiLimited(content, commitReader(repo, sha), { timeoutMs: c.config.ciConfigTimeoutMs, mergedYaml: true });
     const fullPath = `${ctx.namespace.full_path}/${ctx.project.path}`;
     const web = `${c.config.externalUrl}/${fullPath}`;
     const out: Record<string, unknown> = {
       valid: r.errors.length === 0,
       errors: r.errors,
       warnings: r.warnings,
-      merged_yaml: r.merged ? mergedYaml(r.merged) : null,
+      merged_yaml: r.mergedYaml,
       includes: r.includes.map((i) => {
         const path = i.location.replace(/^\/+/, '');
         return {
