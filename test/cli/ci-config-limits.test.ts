@@ -1,7 +1,9 @@
 // A CI file that would expand to 100 million jobs (`parallel: matrix` of 5 keys × 40 values, under
 // 700 bytes) against a real server started as the README starts it (`node bin/hearth.js serve`, a fresh
 // DATA_DIR): lint answers GitLab's error at once, a commit of the file makes a failed pipeline with
-// the error, and the process lives on (/-/health answers after each).
+// the error, and the process lives on (/-/health answers after each); `POST /projects/:id/pipeline`
+// answers GitLab's 400 with it. And CI files of 2 MB, each seconds of YAML parsing, posted to lint
+// at once: the parsing runs on worker threads, /-/health keeps answering within a second.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -30,7 +32,7 @@ function freePort(): Promise<number> {
   });
 }
 
-async function startServer(t: TestContext, dataDir: string, port: number): Promise<ChildProcess> {
+async function startServer(t: TestContext, dataDir: string, port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['bin/hearth.js', 'serve'], {
     cwd: ROOT,
     env: {
@@ -43,6 +45,7 @@ async function startServer(t: TestContext, dataDir: string, port: number): Promi
       HEARTH_ROOT_TOKEN: TOKEN,
       HEARTH_SSH_PORT: '0',
       LOG_LEVEL: 'warn',
+      ...env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -126,5 +129,69 @@ test('a matrix of 40^5 jobs in under 700 bytes: lint answers the error in under 
   const jobs = await api('GET', `/projects/${project.id}/pipelines/${pipelines[0].id}/jobs`);
   assert.deepEqual(await jobs.json(), []);
   await health();
+
+  // the API: save_on_errors false, GitLab's render_validation_error! body, no pipeline
+  const apiStarted = performance.now();
+  const create = await api('POST', `/projects/${project.id}/pipeline`, { ref: 'main' });
+  const createBody = await create.json();
+  const apiElapsed = performance.now() - apiStarted;
+  assert.equal(create.status, 400);
+  assert.deepEqual(createBody, { message: { base: [MATRIX_ERROR] } });
+  assert.ok(apiElapsed < 1000, `the pipeline API answered after ${Math.round(apiElapsed)} ms`);
+  const after = (await (await api('GET', `/projects/${project.id}/pipelines`)).json()) as unknown[];
+  assert.equal(after.length, 1);
+  await health();
+  assert.equal(server.exitCode, null);
+});
+
+/** A valid CI file of nearly 2 MB (the limit is 2 MiB): 1,900 jobs of 38 script lines, written as merged_yaml writes it. */
+function bigConfig(seed: number): string {
+  let s = 'stages:\n  - build\n  - test\n';
+  for (let j = 0; j < 1900; j++) {
+    s += `job_${seed}_${j}:\n  stage: test\n  script:\n`;
+    for (let l = 0; l < 38; l++) s += `    - echo step ${l} of ${j}\n`;
+  }
+  return s;
+}
+
+test('four CI files of 2 MB posted to lint at once: each answered, /-/health answers within a second all along', { timeout: 600_000 }, async (t) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-ci-limits-'));
+  t.after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const port = await freePort();
+  // a time limit no parse reaches on a busy machine: every answer is the file's own
+  const server = await startServer(t, dataDir, port, { HEARTH_CI_CONFIG_TIMEOUT_MS: '60000' });
+  const base = `http://127.0.0.1:${port}`;
+  const headers = { 'private-token': TOKEN, 'content-type': 'application/json' };
+  const created = await fetch(`${base}/api/v4/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'Big', path: 'big' }) });
+  assert.equal(created.status, 201);
+  const project = (await created.json()) as { id: number };
+
+  const files = [0, 1, 2, 3].map(bigConfig);
+  for (const f of files) {
+    assert.ok(Buffer.byteLength(f) > 1_900_000 && Buffer.byteLength(f) < 2 * 1024 * 1024, `${Buffer.byteLength(f)} bytes`);
+  }
+  let done = 0;
+  const lints = files.map(async (content) => {
+    const r = await fetch(`${base}/api/v4/projects/${project.id}/ci/lint`, { method: 'POST', headers, body: JSON.stringify({ content }) });
+    done++;
+    return { status: r.status, body: await r.json() };
+  });
+  // health, one request after the other, until every lint has answered
+  let checks = 0;
+  while (done < files.length) {
+    const started = performance.now();
+    const r = await fetch(`${base}/-/health`);
+    const elapsed = performance.now() - started;
+    assert.equal(r.status, 200);
+    assert.equal(await r.text(), 'Hearth OK');
+    assert.ok(elapsed < 1000, `/-/health answered after ${Math.round(elapsed)} ms while CI files were parsed`);
+    checks++;
+  }
+  assert.ok(checks > 0);
+  const answers = await Promise.all(lints);
+  for (const [i, a] of answers.entries()) {
+    assert.equal(a.status, 200);
+    assert.deepEqual(a.body, { valid: true, errors: [], warnings: [], merged_yaml: `---\n${files[i]}`, includes: [] });
+  }
   assert.equal(server.exitCode, null);
 });
