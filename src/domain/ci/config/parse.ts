@@ -1195,18 +1195,6 @@ export async function parseCiConfig(content: string, read: ReadLocal | null): Pr
   }
 }
 
-/** The project's CI file read with `read` and parsed; null when there is no such file. */
-export async function parseCiFile(path: string, read: ReadLocal): Promise<ParseResult | null> {
-  let content: string | null;
-  try {
-    content = await read(path);
-  } catch (e) {
-    if (e instanceof ConfigError) return { config: null, errors: [e.message], warnings: [], merged: null, includes: [] };
-    throw e;
-  }
-  return content === null ? null : parseCiConfig(content, read);
-}
-
 /** The merged configuration as lint's merged_yaml shows it. */
 export function mergedYaml(merged: Dict | null): string {
   if (!merged) return '';
