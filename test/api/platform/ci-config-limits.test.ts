@@ -13,7 +13,8 @@ let ctx: TestApp;
 let hooks: (() => unknown)[] = [];
 
 before(async () => {
-  ctx = await buildTestApp({ after: (fn: () => unknown) => void hooks.push(fn) });
+  // files of megabytes take seconds to parse on a busy machine: a time limit none of them reaches
+  ctx = await buildTestApp({ after: (fn: () => unknown) => void hooks.push(fn) }, { ciConfigTimeoutMs: 60_000 });
 });
 after(async () => {
   for (const fn of hooks.reverse()) await fn();
