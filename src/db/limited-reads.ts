@@ -67,7 +67,6 @@ export function limitedReads(opts: { dialect: 'sqlite'; file: string } | { diale
   return opts.dialect === 'sqlite' ? new SqliteReads(opts.file) : new PostgresReads(opts.kysely);
 }
 
-
 class Deadline {
   private readonly at: number;
   constructor(readonly ms: number) {

@@ -20,6 +20,10 @@ export function workerEntry(callerUrl: string, name: string): { entry: string; t
 }
 
 /** A worker thread running `entry`; `data` joins workerData (the worker reads its own fields). */
-export function startWorker(entry: { entry: string; tsx: string | null }, data: Record<string, unknown> = {}, opts: Omit<WorkerOptions, 'eval' | 'workerData'> = {}): Worker {
+export function startWorker(
+  entry: { entry: string; tsx: string | null },
+  data: Record<string, unknown> = {},
+  opts: Omit<WorkerOptions, 'eval' | 'workerData'> = {},
+): Worker {
   return new Worker(BOOT, { ...opts, eval: true, workerData: { ...data, ...entry } });
 }

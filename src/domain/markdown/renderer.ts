@@ -12,9 +12,11 @@
 // `render` never rejects: every failure has the plain-text answer.
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import { Gate } from '../../lib/gate.ts';
 import { VersionedCache } from '../../lib/versioned-cache.ts';
+import { startWorker, workerEntry } from '../../lib/worker-boot.ts';
 import { escapeMarkdownText, MAX_MARKDOWN_BYTES, type MarkdownContext, renderMarkdown } from './markdown.ts';
 
 /** Texts up to this many characters render on the main thread (markdown-it's worst is some 2.5 µs a byte). */
@@ -54,7 +56,7 @@ export class MarkdownRenderer {
   /** texts stopped at the time limit, shown as plain text for a while (a busy machine may have been the cause) */
   private readonly stopped = new VersionedCache<string>(1000, STOPPED_TTL_MS, { size: (html) => html.length * 2, maxSize: CACHE_BYTES / 2 });
   private readonly inflight = new Map<string, Promise<string>>();
-  private readonly gate = new Gate();
+  private readonly gate = new Gate({ slots: THREADS, queue: QUEUE });
   private readonly idle: RenderThread[] = [];
   private readonly all = new Set<RenderThread>();
   private closed = false;
@@ -94,7 +96,13 @@ export class MarkdownRenderer {
   }
 
   private async inThread(key: string, text: string, ctx: MarkdownContext): Promise<string> {
-    if (this.closed || !(await this.gate.enter(this.timeoutMs))) {
+    const entered =
+      !this.closed &&
+      (await this.gate.enter(this.timeoutMs).then(
+        () => true,
+        () => false,
+      ));
+    if (!entered) {
       this.counts.busy++;
       return plainMarkdown(text, 'busy');
     }
@@ -139,49 +147,7 @@ export class MarkdownRenderer {
   }
 }
 
-/** THREADS renders at once; up to QUEUE more wait, each at most `maxWaitMs` (false: no slot). */
-class Gate {
-  private active = 0;
-  private readonly waiting: { go: () => void }[] = [];
-
-  async enter(maxWaitMs: number): Promise<boolean> {
-    if (this.active < THREADS) {
-      this.active++;
-      return true;
-    }
-    if (this.waiting.length >= QUEUE) return false;
-    return new Promise<boolean>((resolve) => {
-      const waiter = {
-        go: () => {
-          clearTimeout(timer);
-          resolve(true);
-        },
-      };
-      const timer = setTimeout(() => {
-        this.waiting.splice(this.waiting.indexOf(waiter), 1);
-        resolve(false);
-      }, maxWaitMs);
-      this.waiting.push(waiter);
-    });
-  }
-
-  /** hands the slot to the first waiter, if any */
-  leave(): void {
-    const next = this.waiting.shift();
-    if (next) next.go();
-    else this.active--;
-  }
-}
-
-// The worker's entry is TypeScript when the server runs its sources through tsx (bin/hearth.js, tsx
-// --test): the worker then registers tsx itself before loading it. A compiled build loads the .js.
-const ENTRY = new URL(`./markdown.worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
-const TSX = ENTRY.endsWith('.ts') ? import.meta.resolve('tsx/esm/api') : null;
-const BOOT = `const { workerData } = require('node:worker_threads');
-(async () => {
-  if (workerData.tsx) (await import(workerData.tsx)).register();
-  await import(workerData.entry);
-})();`;
+const ENTRY = workerEntry(import.meta.url, 'markdown.worker');
 
 /** One worker thread; renders one text at a time. */
 class RenderThread {
@@ -191,7 +157,7 @@ class RenderThread {
   private readonly worker: Worker;
 
   constructor() {
-    this.worker = new Worker(BOOT, { eval: true, workerData: { entry: ENTRY, tsx: TSX } });
+    this.worker = startWorker(ENTRY);
     this.worker.unref();
     let started: () => void;
     let failed: (e: Error) => void;
