@@ -10,7 +10,8 @@ import { startTestServer } from '../helpers/server.ts';
 import { assertTool, skipWithout } from '../helpers/tools.ts';
 import { componentRow, multipart, translationRow, unitsOf, unzip } from '../helpers/files.ts';
 import { bareGit } from '../helpers/git.ts';
-import { AS_ROOT, createComponent, createProject, getJson, poComponent } from '../helpers/translation.ts';
+import { percent } from '../../src/domain/translation/stats/stats.ts';
+import { AS_ROOT, createComponent, createProject, getJson, jsonComponent, poComponent } from '../helpers/translation.ts';
 import { type WebSession, webGet, webPost, webSignIn } from '../helpers/web.ts';
 
 const ROOT_PASSWORD = 'root-password-1';
@@ -42,14 +43,19 @@ test('overviews: projects, project, component, translation, languages show the A
   assert.equal(list.statusCode, 200);
   assert.match(list.body, /<h1 class="Subhead-heading">Projects<\/h1>/);
   assert.match(list.body, /href="\/projects\/hello\/">Hello<\/a>/);
-  const projectStats = await getJson(ctx, '/api/projects/hello/statistics/');
-  assert.equal(stat(list.body, 'translated_percent', 'hello'), `${projectStats.translated_percent}%`);
+  // the progress of a project or a component sums the API's figures of its target translations
+  const targets = (await getJson(ctx, '/api/components/hello/po/statistics/')).results.filter((s: { code: string }) => s.code !== 'en');
+  const targetTotal = targets.reduce((n: number, s: { total: number }) => n + s.total, 0);
+  const targetTranslated = targets.reduce((n: number, s: { translated: number }) => n + s.translated, 0);
+  const targetPercent = `${percent(targetTranslated, targetTotal, true)}%`;
+  assert.equal(stat(list.body, 'translated_percent', 'hello'), targetPercent);
 
   const project = await webGet(app, '/projects/hello/');
   assert.equal(project.statusCode, 200);
-  assert.equal(stat(project.body, 'total'), String(projectStats.total));
-  assert.equal(stat(project.body, 'translated'), String(projectStats.translated));
-  assert.equal(stat(project.body, 'translated_percent'), `${projectStats.translated_percent}%`);
+  assert.equal(stat(project.body, 'total'), String(targetTotal));
+  assert.equal(stat(project.body, 'translated'), String(targetTranslated));
+  assert.equal(stat(project.body, 'translated_percent'), targetPercent);
+  assert.equal(stat(project.body, 'translated_percent', 'po'), targetPercent);
   for (const l of await getJson(ctx, '/api/projects/hello/languages/')) {
     assert.equal(stat(project.body, 'translated_percent', l.code), `${l.translated_percent}%`);
   }
@@ -57,6 +63,7 @@ test('overviews: projects, project, component, translation, languages show the A
   // the component: one row per language with the API's figures and links into the editor
   const page = await webGet(app, '/projects/hello/po/');
   assert.equal(page.statusCode, 200);
+  assert.equal(stat(page.body, 'translated_percent'), targetPercent);
   const stats = await getJson(ctx, '/api/components/hello/po/statistics/');
   assert.ok(stats.results.length >= 3);
   for (const s of stats.results) {
@@ -151,9 +158,12 @@ test('a private project and a restricted component are the 404 page for others, 
   assert.doesNotMatch(list.body, /Secret/);
   const hello = await webGet(app, '/projects/hello/', s);
   assert.doesNotMatch(hello.body, /Hidden/);
-  // the restricted component's units are not counted for the user, as the API's statistics
-  const apiStats = await ctx.app.inject({ method: 'GET', url: '/api/projects/hello/statistics/', headers: { host: 'weblate.test' } });
-  assert.equal(stat(hello.body, 'total'), String(apiStats.json().total));
+  // the restricted component's units are not counted for the user, as the API's statistics (target languages)
+  const apiLanguages = await ctx.app.inject({ method: 'GET', url: '/api/projects/hello/languages/', headers: { host: 'weblate.test' } });
+  const targetTotal = apiLanguages.json().reduce((n: number, l: { code: string; total: number }) => (l.code === 'en' ? n : n + l.total), 0);
+  assert.equal(stat(hello.body, 'total'), String(targetTotal));
+  const rootHello = await webGet(app, '/projects/hello/', root);
+  assert.equal(stat(rootHello.body, 'total'), String(2 * targetTotal), 'administrators count the hidden component too');
   // the search does not find them either
   const found = await webGet(app, `/search/?q=${encodeURIComponent('source:Apple')}`, s);
   const apiFound = await ctx.app.inject({ method: 'GET', url: `/api/units/?q=${encodeURIComponent('source:Apple')}`, headers: { host: 'weblate.test' } });
@@ -365,4 +375,49 @@ test('in a browser: the translation pages have no serious accessibility violatio
   await page.getByLabel('Search strings in this translation').fill('source:Apple');
   await page.getByRole('button', { name: 'Search in the editor' }).click();
   assert.match(page.url(), /\/translate\/hello\/po\/cs\/\?q=source%3AApple$/);
+});
+
+test('progress in the pages counts target languages only; the API counts the source translation as Weblate does', async (t) => {
+  const ctx = await buildTestApp(t);
+  const { app } = ctx;
+  // 15 source strings, 1 of them translated into Czech
+  const keys = Array.from({ length: 15 }, (_, i) => `key${String(i + 1).padStart(2, '0')}`);
+  const en = `${JSON.stringify(Object.fromEntries(keys.map((k) => [k, `Source ${k}`])), null, 2)}\n`;
+  const cs = `${JSON.stringify({ key01: 'Překlad' }, null, 2)}\n`;
+  await jsonComponent(t, ctx, { 'locales/en.json': en, 'locales/cs.json': cs });
+
+  // the API: Weblate's ComponentStats and ProjectStats sum every translation, the source one included
+  // (15 read-only source strings + 1 of 15 Czech = 16 of 30)
+  const components = await getJson(ctx, '/api/components/hello/app/statistics/');
+  assert.deepEqual(
+    components.results.map((s: Record<string, unknown>) => [s.code, s.total, s.translated, s.translated_percent]),
+    [
+      ['en', 15, 15, 100.0],
+      ['cs', 15, 1, 6.6],
+    ],
+  );
+  const project = await getJson(ctx, '/api/projects/hello/statistics/');
+  assert.equal(project.total, 30);
+  assert.equal(project.translated, 16);
+  assert.equal(project.translated_percent, 53.3);
+  assert.equal(project.translated_words_percent, 53.3);
+
+  // the pages: progress over the target languages (1 of 15), the source row still in the languages table
+  const list = await webGet(app, '/projects/');
+  assert.equal(stat(list.body, 'translated_percent', 'hello'), '6.6%');
+  const page = await webGet(app, '/projects/hello/');
+  assert.equal(page.statusCode, 200);
+  assert.equal(stat(page.body, 'translated_percent'), '6.6%');
+  assert.equal(stat(page.body, 'total'), '15');
+  assert.equal(stat(page.body, 'translated'), '1');
+  assert.equal(stat(page.body, 'translated_percent', 'app'), '6.6%');
+  assert.equal(stat(page.body, 'translated_percent', 'cs'), '6.6%');
+  assert.equal(stat(page.body, 'translated_percent', 'en'), '100%');
+  const comp = await webGet(app, '/projects/hello/app/');
+  assert.equal(comp.statusCode, 200);
+  assert.equal(stat(comp.body, 'translated_percent'), '6.6%');
+  assert.equal(stat(comp.body, 'total'), '15');
+  assert.equal(stat(comp.body, 'translated'), '1');
+  assert.equal(stat(comp.body, 'translated_percent', 'cs'), '6.6%');
+  assert.equal(stat(comp.body, 'translated_percent', 'en'), '100%');
 });

@@ -37,6 +37,13 @@ export interface ChangesFilter {
 }
 export type ChangesScope = { all: true } | { project: TranslationProjectRow } | { component: ComponentRow } | { translation: TranslationRow };
 
+/**
+ * What an aggregate sums: every translation (`all`: Weblate's ComponentStats and ProjectStats, the API's
+ * figures, the source translation included) or the target languages only (`targets`: the progress the web
+ * pages show for a component or a project, where the source translation's strings would count as done).
+ */
+export type StatsSum = 'all' | 'targets';
+
 /** A parsed `q` of a units search. */
 export interface UnitsSearch {
   where: Expression<SqlBool>;
@@ -150,8 +157,14 @@ export class TranslationReads {
       .where('components.project_id', '=', project.id);
   }
 
-  async projectStatistics(actor: Actor, project: TranslationProjectRow): Promise<Counts> {
-    return sumCounts([await this.projectTranslations(actor, project).select(sumSelect()).executeTakeFirstOrThrow()]);
+  /**
+   * A project's statistics. The API's (Weblate's ProjectStats) sum every translation, the source
+   * translations included; the web pages' progress (`targets`) sums the target languages only.
+   */
+  async projectStatistics(actor: Actor, project: TranslationProjectRow, sum: StatsSum = 'all'): Promise<Counts> {
+    let s = this.projectTranslations(actor, project);
+    if (sum === 'targets') s = s.where('translations.is_source', '=', 0);
+    return sumCounts([await s.select(sumSelect()).executeTakeFirstOrThrow()]);
   }
 
   /** A project's statistics per language, by language name. */
@@ -179,13 +192,13 @@ export class TranslationReads {
   }
 
   /** The statistics of components already found, by component id (one grouped query; the web overviews). */
-  async componentsStatistics(componentIds: number[]): Promise<Map<number, Counts>> {
+  async componentsStatistics(componentIds: number[], sum: StatsSum = 'all'): Promise<Map<number, Counts>> {
     const out = new Map<number, Counts>();
     if (!componentIds.length) return out;
-    const rows = await this.db.kysely
-      .selectFrom('translations')
+    let s = this.db.kysely.selectFrom('translations').where('translations.component_id', 'in', componentIds);
+    if (sum === 'targets') s = s.where('translations.is_source', '=', 0);
+    const rows = await s
       .select([...sumSelect(), 'translations.component_id'])
-      .where('translations.component_id', 'in', componentIds)
       .groupBy('translations.component_id')
       .execute();
     for (const r of rows) out.set(r.component_id, sumCounts([r]));
@@ -193,14 +206,16 @@ export class TranslationReads {
   }
 
   /** The statistics of projects already found, over the components the actor may see, by project id. */
-  async projectsStatistics(actor: Actor, projectIds: number[]): Promise<Map<number, Counts>> {
+  async projectsStatistics(actor: Actor, projectIds: number[], sum: StatsSum = 'all'): Promise<Map<number, Counts>> {
     const out = new Map<number, Counts>();
     if (!projectIds.length) return out;
-    const rows = await this.visible
+    let s = this.visible
       .translations(actor)
       .innerJoin('components', 'components.id', 'translations.component_id')
+      .where('components.project_id', 'in', projectIds);
+    if (sum === 'targets') s = s.where('translations.is_source', '=', 0);
+    const rows = await s
       .select([...sumSelect(), 'components.project_id'])
-      .where('components.project_id', 'in', projectIds)
       .groupBy('components.project_id')
       .execute();
     for (const r of rows) out.set(r.project_id, sumCounts([r]));

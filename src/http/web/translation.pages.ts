@@ -80,6 +80,7 @@ export function translationPages(app: FastifyInstance, c: Container, web: Web): 
     const stats = await reads.projectsStatistics(
       ctx.actor,
       rows.map((r) => r.id),
+      'targets',
     );
     return web.page(
       reply,
@@ -98,10 +99,13 @@ export function translationPages(app: FastifyInstance, c: Container, web: Web): 
     const project = await q.project(ctx.actor, req.params.project);
     const [{ total, rows }, counts, languages] = await Promise.all([
       reads.projectComponents(ctx.actor, project, () => slice(page, PER_PAGE)),
-      reads.projectStatistics(ctx.actor, project),
+      reads.projectStatistics(ctx.actor, project, 'targets'),
       reads.projectLanguages(ctx.actor, project),
     ]);
-    const stats = await reads.componentsStatistics(rows.map((r) => r.id));
+    const stats = await reads.componentsStatistics(
+      rows.map((r) => r.id),
+      'targets',
+    );
     return web.page(
       reply,
       ProjectPage({
@@ -137,7 +141,8 @@ export function translationPages(app: FastifyInstance, c: Container, web: Web): 
   // ---- components --------------------------------------------------------------------------------
 
   // A component's languages table is the same for every viewer: kept, rendered, while the translation
-  // tables are unchanged (any write misses it), so the overview of 100 languages costs two lookups.
+  // tables are unchanged (any write misses it), so the overview of 100 languages costs two lookups. The
+  // summary above it is the progress of the target languages (the source translation is only a row).
   const languagesCache = new VersionedCache<{ table: SafeHtml; stats: Stats }>(1000, 60_000);
   const componentLanguages = async (req: FastifyRequest, project: TranslationProjectRow, component: ComponentRow) => {
     const key = `${component.id}|${project.slug}|${component.slug}`;
@@ -146,7 +151,7 @@ export function translationPages(app: FastifyInstance, c: Container, web: Web): 
     if (hit) return hit;
     const rows = await reads.componentLanguages(component);
     const translations = rows.map((row) => ({ row, name: row.language_name, stats: statsOf(countsOf(row)) }));
-    const value = { table: raw(render(ComponentLanguages({ project, component, translations }))), stats: statsOf(sumCounts(rows)) };
+    const value = { table: raw(render(ComponentLanguages({ project, component, translations }))), stats: statsOf(sumCounts(rows.filter((r) => !r.is_source))) };
     languagesCache.set(key, st, value);
     return value;
   };

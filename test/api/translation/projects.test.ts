@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp } from '../../helpers/build-app.ts';
-import { API, AS_ROOT, HOST, SITE, createProject } from '../../helpers/translation.ts';
+import { API, AS_ROOT, CS_PO, HOST, SITE, createProject, getJson, poComponent } from '../../helpers/translation.ts';
 
 const projectBody = (slug: string, name: string, extra: Record<string, unknown> = {}) => ({
   name,
@@ -157,4 +157,58 @@ test('PUT/PATCH/DELETE /api/projects/:slug/: rename records 41, delete answers 2
   assert.deepEqual(await ctx.c.db.kysely.selectFrom('translation_changes').select(['action', 'target', 'project_id']).execute(), [
     { action: 39, target: 'hi', project_id: null },
   ]);
+});
+
+test('GET /api/projects/:slug/statistics/ sums every translation, the source translation included (Weblate ProjectStats)', async (t) => {
+  const ctx = await buildTestApp(t);
+  // 4 source strings (read-only in the source translation), Czech: 2 translated, 1 needs editing, 1 empty
+  await poComponent(t, ctx, { 'po/cs.po': CS_PO });
+  const perTranslation = (await getJson(ctx, '/api/components/hello/po/statistics/')).results;
+  assert.deepEqual(
+    perTranslation.map((s: Record<string, unknown>) => [s.code, s.total, s.translated, s.fuzzy, s.readonly, s.translated_percent]),
+    [
+      ['en', 4, 4, 0, 4, 100.0],
+      ['cs', 4, 2, 1, 0, 50.0],
+    ],
+  );
+  const res = await ctx.app.inject({ method: 'GET', url: '/api/projects/hello/statistics/', headers: AS_ROOT });
+  assert.equal(res.statusCode, 200);
+  // 4 + 2 of 8 strings translated: 75 % (the targets alone would be 50 %); words and chars on the source text
+  assert.deepEqual(res.json(), {
+    total: 8,
+    total_words: 16,
+    total_chars: 80,
+    last_change: null,
+    recent_changes: 0,
+    translated: 6,
+    translated_words: 14,
+    translated_percent: 75.0,
+    translated_words_percent: 87.5,
+    translated_chars: 69,
+    translated_chars_percent: 86.2,
+    fuzzy: 1,
+    fuzzy_percent: 12.5,
+    fuzzy_words: 1,
+    fuzzy_words_percent: 6.2,
+    fuzzy_chars: 6,
+    fuzzy_chars_percent: 7.5,
+    failing: 0,
+    failing_percent: 0.0,
+    approved: 0,
+    approved_percent: 0.0,
+    approved_words: 0,
+    approved_words_percent: 0.0,
+    approved_chars: 0,
+    approved_chars_percent: 0.0,
+    readonly: 4,
+    readonly_percent: 50.0,
+    readonly_words: 8,
+    readonly_words_percent: 50.0,
+    readonly_chars: 40,
+    readonly_chars_percent: 50.0,
+    suggestions: 0,
+    comments: 0,
+    name: 'Hello',
+    url: 'http://hearth.test/projects/hello/',
+  });
 });
