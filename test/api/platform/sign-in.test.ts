@@ -174,14 +174,24 @@ test('session cookie on the API: writes need X-CSRF-Token, sudo is refused, expi
   assert.equal(home.headers.location, '/users/sign_in');
 });
 
+/** The token with its first character replaced by another one: always a different token. */
+function otherToken(token: string): string {
+  return (token[0] === 'x' ? 'y' : 'x') + token.slice(1);
+}
+
 test('CSRF on the sign-in form: missing, wrong or cookie-less tokens are refused with 403', async (t) => {
   const { app, c, seed } = await buildTestApp(t);
   const u = await seed.user({ username: 'carol', password: 'carol-password' });
   const { csrf, token } = await openForm(app);
+  // a form whose token starts with "x" (one random token in 64 does): a wrong token still differs from it
+  const xToken = `x${'A'.repeat(42)}`;
+  const xForm = await app.inject({ method: 'GET', url: '/users/sign_in', cookies: { _service_csrf: xToken } });
+  assert.equal(formToken(xForm.body), xToken);
   const creds = { 'user[login]': 'carol', 'user[password]': 'carol-password' };
   const cases: [string | null, Record<string, string>][] = [
     [csrf, creds],
-    [csrf, { ...creds, authenticity_token: 'x' + token.slice(1) }],
+    [csrf, { ...creds, authenticity_token: otherToken(token) }],
+    [xToken, { ...creds, authenticity_token: otherToken(xToken) }],
     [csrf, { ...creds, authenticity_token: '' }],
     [null, { ...creds, authenticity_token: token }],
   ];
