@@ -69,17 +69,23 @@ function signInForm(
   return `<!DOCTYPE html>\n${render(SignInPage({ ctx, csrf, ...opts }))}`;
 }
 
-/** `redirect_to` when it is a path on this site (one leading slash, no scheme, no backslash); else null. */
+/**
+ * `redirect_to` when it is a path on this site (one leading slash, no scheme, no backslash), as the URL
+ * parser writes it: characters outside ASCII percent-encoded as UTF-8 (a Location header carries only
+ * Latin-1, and browsers send such paths encoded anyway); else null.
+ */
 export function localRedirect(v: unknown): string | null {
   if (typeof v !== 'string' || v.length > 2000 || !v.startsWith('/') || v.startsWith('//') || /[\\\x00-\x1f\x7f]/.test(v)) return null;
+  let path: string;
   try {
     const u = new URL(v, 'http://hearth.invalid');
     if (u.origin !== 'http://hearth.invalid') return null;
+    path = u.pathname + u.search + u.hash;
   } catch {
     return null;
   }
   // never back to the sign-in form itself
-  return v.startsWith('/users/sign_in') ? null : v;
+  return path.startsWith('/users/sign_in') ? null : path;
 }
 
 function html(reply: FastifyReply, status: number, body: string): FastifyReply {

@@ -429,3 +429,33 @@ test('cookies are Secure when the external URL is https', async (t) => {
   assert.equal(res.statusCode, 302);
   assert.match(setCookies(res).find((h) => h.startsWith('_service_session='))!, /; HttpOnly; Secure; SameSite=Lax$/);
 });
+
+test('redirect_to with characters outside Latin-1: the Location is percent-encoded UTF-8, never a 500', async (t) => {
+  const { app, seed } = await buildTestApp(t);
+  await seed.user({ username: 'zoe', password: 'zoe-password' });
+  const cases: [string, string][] = [
+    ['/translate/hello/po/cs/?q=source:Čeština#日本', '/translate/hello/po/cs/?q=source:%C4%8Ce%C5%A1tina#%E6%97%A5%E6%9C%AC'],
+    ['/projects/příliš žluťoučký/', '/projects/p%C5%99%C3%ADli%C5%A1%20%C5%BElu%C5%A5ou%C4%8Dk%C3%BD/'],
+    ['/already%20encoded/ü?a=b', '/already%20encoded/%C3%BC?a=b'],
+    ['/-/profile', '/-/profile'],
+  ];
+  for (const [target, location] of cases) {
+    const { csrf, token } = await openForm(app);
+    const res = await submit(app, csrf, { 'user[login]': 'zoe', 'user[password]': 'zoe-password', authenticity_token: token, redirect_to: target });
+    assert.equal(res.statusCode, 302, target);
+    assert.equal(res.headers.location, location, target);
+    // signed in, the form itself sends the browser on
+    const session = cookieValue(res, '_service_session')!;
+    const form = await app.inject({ method: 'GET', url: `/users/sign_in?redirect_to=${encodeURIComponent(target)}`, cookies: { _service_session: session } });
+    assert.equal(form.statusCode, 302, target);
+    assert.equal(form.headers.location, location, target);
+  }
+  // the form carries the encoded target; a target that is not on this site is still dropped
+  const form = await app.inject({ method: 'GET', url: `/users/sign_in?redirect_to=${encodeURIComponent('/ü')}` });
+  assert.equal(form.statusCode, 200);
+  assert.match(form.body, /<input type="hidden" name="redirect_to" value="\/%C3%BC">/);
+  const { csrf, token } = await openForm(app);
+  const away = await submit(app, csrf, { 'user[login]': 'zoe', 'user[password]': 'zoe-password', authenticity_token: token, redirect_to: '//ü.example/' });
+  assert.equal(away.statusCode, 302);
+  assert.equal(away.headers.location, '/');
+});
