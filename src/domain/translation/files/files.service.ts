@@ -12,6 +12,7 @@ import type { ComponentRow, TranslationProjectRow, TranslationRow, UnitRow } fro
 import type { Actor } from '../../access/actor.ts';
 import { getExporter, type ExportMeta, type Exporter } from '../../../formats/exporters.ts';
 import { FORMATS, getFormat } from '../../../formats/registry.ts';
+import { allUnits, parseInBatches, parseOffThread, type UnitBatches } from '../../../formats/off-thread.ts';
 import {
   FormatError,
   STATE_APPROVED,
@@ -309,16 +310,17 @@ export class TranslationFiles {
   /**
    * The uploaded file's units: read as the component's format (a monolingual one without the template,
    * keyed by context), or, when that fails, as another format the content looks like. A file no format
-   * reads is 400 {"file": the component format's message}.
+   * reads is 400 {"file": the component format's message}. A big file is parsed off the event loop and
+   * its units come in batches (formats/off-thread.ts): iterate them once, or discard them.
    */
-  parseUpload(component: ComponentRow, translation: TranslationRow, bytes: Buffer): ParsedUnit[] {
+  async parseUpload(component: ComponentRow, translation: TranslationRow, bytes: Buffer): Promise<UnitBatches> {
     const own = this.format(component);
     const monolingual = this.monolingual(component);
     const read = (format: FileFormat) =>
-      format.parse(bytes, monolingual ? { isTemplate: true, language: translation.language_code } : { language: translation.language_code }).units;
+      parseInBatches(format, bytes, monolingual ? { isTemplate: true, language: translation.language_code } : { language: translation.language_code });
     let first: Error;
     try {
-      return read(own);
+      return await read(own);
     } catch (e) {
       if (!(e instanceof FormatError)) throw e;
       first = e;
@@ -337,8 +339,8 @@ export class TranslationFiles {
       const format = FORMATS.get(id);
       if (!format || format === own) continue;
       try {
-        const units = read(format);
-        if (units.length) return units;
+        const units = await read(format);
+        if (units.total) return units;
       } catch (e) {
         if (!(e instanceof FormatError)) throw e;
       }
@@ -354,10 +356,25 @@ export class TranslationFiles {
    * not parse or its plural forms do not match the language.
    */
   async upload(actor: Actor, project: TranslationProjectRow, component: ComponentRow, translation: TranslationRow, req: UploadRequest): Promise<UploadResult> {
+    const parsed = await this.parseUpload(component, translation, req.file);
+    try {
+      return await this.uploadParsed(actor, project, component, translation, req, parsed);
+    } finally {
+      parsed.discard();
+    }
+  }
+
+  private async uploadParsed(
+    actor: Actor,
+    project: TranslationProjectRow,
+    component: ComponentRow,
+    translation: TranslationRow,
+    req: UploadRequest,
+    parsed: UnitBatches,
+  ): Promise<UploadResult> {
     const perms = this.deps.writes.permissions;
     const scope = { project, component, translation };
-    const parsed = this.parseUpload(component, translation, req.file);
-    const total = parsed.length;
+    const total = parsed.total;
     const done = (not_found: number, skipped: number, accepted: number): UploadResult => ({
       not_found,
       skipped,
@@ -369,7 +386,7 @@ export class TranslationFiles {
     const author = req.author ? { userId: await this.userIdOf(req.author.email), ...req.author } : undefined;
 
     if (req.method === 'replace') return this.replace(actor, component, translation, req, author, done);
-    if (req.method === 'add') return this.addUpload(actor, component, translation, parsed, req, done);
+    if (req.method === 'add') return this.addUpload(actor, component, translation, await allUnits(parsed), req, done);
     if (req.method === 'source') return this.sourceUpload(actor, component, translation, req);
 
     // what matching and the edits need (the edits read each row again, locked, by its id)
@@ -382,25 +399,27 @@ export class TranslationFiles {
     const plural = await this.deps.db.kysely.selectFrom('language_plurals').select('number').where('id', '=', translation.plural_id).executeTakeFirst();
     const forms = plural?.number ?? 2;
 
-    // Weblate's iterate_merge: fuzzy strings only when asked for, untranslated ones never
+    // Weblate's iterate_merge: fuzzy strings only when asked for, untranslated ones never (a batch of
+    // the file at a time: only what matched is kept)
     const merge: { unit: UnitRow; target: string[]; state: UnitState }[] = [];
     let notFound = 0;
     let skipped = 0;
-    for (const p of parsed) {
-      const fuzzy = p.state === STATE_FUZZY;
-      if (fuzzy ? req.fuzzy === '' : p.state < STATE_TRANSLATED || p.target.every((t) => t === '')) continue;
-      const unit = find(p);
-      if (!unit) {
-        notFound++;
-        continue;
+    for await (const batch of parsed)
+      for (const p of batch) {
+        const fuzzy = p.state === STATE_FUZZY;
+        if (fuzzy ? req.fuzzy === '' : p.state < STATE_TRANSLATED || p.target.every((t) => t === '')) continue;
+        const unit = find(p);
+        if (!unit) {
+          notFound++;
+          continue;
+        }
+        const target = unit.source.includes(PLURAL_SEPARATOR) ? p.target : [p.target.join('')];
+        if (unit.source.includes(PLURAL_SEPARATOR) && target.length !== forms) throw Errors.raw(400, { file: 'Plural forms do not match the language.' });
+        let state: UnitState = STATE_TRANSLATED;
+        if (req.method === 'fuzzy' || (fuzzy && req.fuzzy === 'process')) state = STATE_FUZZY;
+        else if (req.method === 'approve') state = STATE_APPROVED;
+        merge.push({ unit, target, state });
       }
-      const target = unit.source.includes(PLURAL_SEPARATOR) ? p.target : [p.target.join('')];
-      if (unit.source.includes(PLURAL_SEPARATOR) && target.length !== forms) throw Errors.raw(400, { file: 'Plural forms do not match the language.' });
-      let state: UnitState = STATE_TRANSLATED;
-      if (req.method === 'fuzzy' || (fuzzy && req.fuzzy === 'process')) state = STATE_FUZZY;
-      else if (req.method === 'approve') state = STATE_APPROVED;
-      merge.push({ unit, target, state });
-    }
 
     if (req.method === 'suggest') {
       const wanted = merge.filter((m) => m.unit.state !== STATE_READONLY && m.unit.target !== m.target.join(PLURAL_SEPARATOR));
@@ -454,7 +473,9 @@ export class TranslationFiles {
   ): Promise<UploadResult> {
     // the file must be the component's own format: it is committed as it is
     try {
-      this.format(component).parse(req.file, this.monolingual(component) ? { isTemplate: true } : { language: translation.language_code });
+      (
+        await parseInBatches(this.format(component), req.file, this.monolingual(component) ? { isTemplate: true } : { language: translation.language_code })
+      ).discard();
     } catch (e) {
       if (e instanceof FormatError) throw Errors.raw(400, { file: e.message });
       throw e;
@@ -665,7 +686,7 @@ export class TranslationFiles {
     }
     let uploaded: ParsedUnit[];
     try {
-      uploaded = format.parse(req.file, { language: translation.language_code }).units;
+      uploaded = (await parseOffThread(format, req.file, { language: translation.language_code })).units;
     } catch (e) {
       if (e instanceof FormatError) throw Errors.raw(400, { file: e.message });
       throw e;
