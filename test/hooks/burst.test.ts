@@ -2,8 +2,11 @@
 // byte or that no longer open (rows written directly: the API refuses such tokens), TLS without
 // verification and plain HTTP to a listener that accepts and never speaks, a receiver answering NUL
 // bytes — take a burst of events beside one good hook. The test endpoint and resend answer within the
-// hook timeout; every event reaches the good hook on its first try, well before its first retry would
-// be due, while the bad deliveries time out and are retried on their schedule.
+// hook timeout; every event reaches the good hook on its first try, while the bad deliveries time out and
+// are retried on their schedule. The test waits on events (deliveries received, rows written), never on a
+// time budget; the hook timeout is the product's default, so that a delivery to the good hook (a local
+// listener) never meets it, however busy the machine: on a loaded one it took up to 8 s, and a 2 s
+// deadline turned it into a retry.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -15,9 +18,11 @@ import { MOCK_SYSTEM_EVENT } from '../../src/domain/hooks/deliveries.ts';
 import { recordSystemEvent } from '../../src/domain/events/system-events.ts';
 import type { SecretBox } from '../../src/lib/secrets.ts';
 
-// generous enough that the good hook's deliveries never meet the deadline on a loaded 2-core CI machine
-const TIMEOUT_MS = 2000;
+// the product's default (HEARTH_HOOK_TIMEOUT_MS): what a delivery may take before it counts as hanging
+const TIMEOUT_MS = 10_000;
 const RETRY_S = [4, 4];
+/** the test's own timeout bounds every wait: a wait never fails on a time budget of its own */
+const UNBOUNDED_MS = 600_000;
 
 async function createHook(app: TestApp['app'], root: Record<string, string>, payload: Record<string, unknown>): Promise<number> {
   const res = await app.inject({ method: 'POST', url: '/api/v4/hooks', headers: root, payload });
@@ -44,7 +49,7 @@ async function nulAnswering(t: { after(fn: () => unknown): void }): Promise<{ ur
 }
 
 test('a burst of hanging and broken deliveries: the test endpoint answers in time, later events reach the good hook on schedule', {
-  timeout: 120_000,
+  timeout: 300_000,
 }, async (t) => {
   const { app, c, root } = await buildTestApp(t, { hookTimeoutMs: TIMEOUT_MS, hookRetrySchedule: RETRY_S });
   await c.worker.drain(); // the bootstrap's own events, before any hook exists
@@ -75,7 +80,7 @@ test('a burst of hanging and broken deliveries: the test endpoint answers in tim
   await c.db.kysely.transaction().execute(async (trx) => {
     for (let i = 0; i < 30; i++) await recordSystemEvent(trx, { event_name: 'group_create', group_id: i, name: `burst-${i}` });
   });
-  await good.waitFor(30, 10_000);
+  await good.waitFor(30, UNBOUNDED_MS);
 
   // the test endpoint and resend, against a listener that never speaks, while the burst goes on
   let started = performance.now();
@@ -83,7 +88,8 @@ test('a burst of hanging and broken deliveries: the test endpoint answers in tim
   const testMs = performance.now() - started;
   assert.equal(tested.statusCode, 201);
   assert.deepEqual(tested.json(), MOCK_SYSTEM_EVENT);
-  assert.ok(testMs < TIMEOUT_MS + 3000, `the test endpoint took ${Math.round(testMs)} ms`);
+  // ended by the deadline (not at once, and not after a second try: that would take twice the timeout)
+  assert.ok(testMs >= TIMEOUT_MS && testMs < 2 * TIMEOUT_MS, `the test endpoint took ${Math.round(testMs)} ms`);
   const [attempt] = (await app.inject({ method: 'GET', url: `/api/v4/hooks/${tls[0]}/events?per_page=100`, headers: root }))
     .json()
     .filter((e: any) => e.event_name === 'project_create');
@@ -92,17 +98,17 @@ test('a burst of hanging and broken deliveries: the test endpoint answers in tim
   const resent = await app.inject({ method: 'POST', url: `/api/v4/hooks/${tls[0]}/events/${attempt.id}/resend`, headers: root });
   const resendMs = performance.now() - started;
   assert.deepEqual([resent.statusCode, resent.json()], [201, { response_status: 'internal error' }]);
-  assert.ok(resendMs < TIMEOUT_MS + 3000, `resend took ${Math.round(resendMs)} ms`);
+  assert.ok(resendMs >= TIMEOUT_MS && resendMs < 2 * TIMEOUT_MS, `resend took ${Math.round(resendMs)} ms`);
   const brokenTest = await app.inject({ method: 'POST', url: `/api/v4/hooks/${broken[0]}`, headers: root });
   assert.deepEqual([brokenTest.statusCode, brokenTest.json()], [201, MOCK_SYSTEM_EVENT]);
 
-  // later events, one at a time: each reaches the good hook on its first try, before a retry could be due
+  // later events, one at a time: each reaches the good hook on its first try (its row says so below)
   const latencies: number[] = [];
   for (let i = 0; i < 5; i++) {
     const before = good.received.length;
     const at = performance.now();
     await c.db.kysely.transaction().execute((trx) => recordSystemEvent(trx, { event_name: 'group_create', group_id: 100 + i, name: `later-${i}` }));
-    const got = await good.waitFor(before + 1, RETRY_S[0] * 1000);
+    const got = await good.waitFor(before + 1, UNBOUNDED_MS);
     latencies.push(Math.round(performance.now() - at));
     assert.equal(got.at(-1)!.json.name, `later-${i}`);
   }
@@ -153,8 +159,8 @@ test('a burst of hanging and broken deliveries: the test endpoint answers in tim
     .executeTakeFirstOrThrow();
   assert.equal(nulBody.response_body, 'ok\ufffd\ufffddone');
   // the hanging ones timed out at the deadline and were retried, never more than the schedule allows (a black
-  // hole never answers: without the deadline an attempt would last to the end of the test; the margin is
-  // what a loaded machine adds to a timer)
+  // hole never answers: without the deadline an attempt would last to the end of the test; below twice the
+  // deadline is what a loaded machine adds to a timer)
   const hanging = await c.db.kysely
     .selectFrom('hook_attempts')
     .innerJoin('hook_deliveries', 'hook_deliveries.id', 'hook_attempts.delivery_id')
@@ -163,7 +169,7 @@ test('a burst of hanging and broken deliveries: the test endpoint answers in tim
     .execute();
   assert.ok(hanging.length >= 6, `${hanging.length} attempts to the hanging hooks`);
   assert.ok(
-    hanging.every((a) => a.error === 'Request timed out' && a.duration_ms < TIMEOUT_MS + 3000 && a.attempts <= RETRY_S.length + 1),
-    JSON.stringify(hanging.find((a) => a.error !== 'Request timed out' || a.duration_ms >= TIMEOUT_MS + 3000)),
+    hanging.every((a) => a.error === 'Request timed out' && a.duration_ms < 2 * TIMEOUT_MS && a.attempts <= RETRY_S.length + 1),
+    JSON.stringify(hanging.find((a) => a.error !== 'Request timed out' || a.duration_ms >= 2 * TIMEOUT_MS)),
   );
 });
