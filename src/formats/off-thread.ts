@@ -5,7 +5,8 @@
 // asked for once the event loop went round. So no turn of the loop copies in more than a batch, and a
 // caller that keeps only what it needs of each batch never holds the whole file's units (a heap of
 // 300,000 units makes every garbage collection long). Smaller files are parsed at once.
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker, workerEntry } from '../lib/worker-boot.ts';
 import { FormatError, type FileFormat, type ParsedFile, type ParsedUnit, type ParseOptions } from './types.ts';
 
 /** Files up to this size are parsed in the calling thread. */
@@ -34,15 +35,7 @@ export interface UnitBatches extends AsyncIterable<ParsedUnit[]> {
   discard(): void;
 }
 
-// The worker's entry is TypeScript when the server runs its sources through tsx: the worker then
-// registers tsx itself before loading it (as db/limited-reads.ts does). A compiled build loads the .js.
-const ENTRY = new URL(`./parse.worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
-const TSX = ENTRY.endsWith('.ts') ? import.meta.resolve('tsx/esm/api') : null;
-const BOOT = `const { workerData } = require('node:worker_threads');
-(async () => {
-  if (workerData.tsx) (await import(workerData.tsx)).register();
-  await import(workerData.entry);
-})();`;
+const ENTRY = workerEntry(import.meta.url, 'parse.worker');
 
 let worker: Worker | null = null;
 let nextId = 0;
@@ -52,7 +45,7 @@ const waiting = new Map<number, { resolve: (m: ParseAnswer) => void; reject: (e:
 /** The worker thread (started by the first big file, then kept; it does not hold the process open). */
 function thread(): Worker {
   if (worker) return worker;
-  const w = new Worker(BOOT, { eval: true, workerData: { entry: ENTRY, tsx: TSX } });
+  const w = startWorker(ENTRY);
   const fail = (e: Error) => {
     if (worker === w) worker = null;
     for (const job of waiting.values()) job.reject(e);
