@@ -10,11 +10,10 @@
 // wait, and a freed slot goes to the first waiter whose client runs nothing: one client cannot hold
 // every slot while another waits.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Worker } from 'node:worker_threads';
 import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
 import { Gate } from '../lib/gate.ts';
-import { startWorker, workerEntry } from '../lib/worker-boot.ts';
+import { type JobAnswer, JobThread, workerEntry } from '../lib/worker-boot.ts';
 
 /** the time limit passed before the reads were done */
 export class ReadTimeout extends Error {
@@ -114,69 +113,20 @@ class PostgresReads implements LimitedReads {
   async close(): Promise<void> {}
 }
 
-// The worker's entry is TypeScript when the server runs its sources through tsx (bin/hearth.js, tsx
-// --test): the worker then registers tsx itself before loading it. A compiled build loads the .js.
 const ENTRY = workerEntry(import.meta.url, 'limited-reads.worker');
 
 /** What the worker answers: `ready` once, then one answer per query. */
-export type WorkerAnswer = { ready: true } | { rows: unknown[] } | { error: string };
+export type WorkerAnswer = JobAnswer<'rows', unknown[]>;
 
 /** One worker thread with its read-only connection; runs one query at a time. */
-class QueryThread {
-  readonly ready: Promise<void>;
-  dead = false;
-  private pending: { resolve: (rows: unknown[]) => void; reject: (e: Error) => void; timer: NodeJS.Timeout } | null = null;
-  private readonly worker: Worker;
-
+class QueryThread extends JobThread<{ sql: string; parameters: readonly unknown[] }, 'rows', unknown[]> {
   constructor(file: string) {
-    this.worker = startWorker(ENTRY, { file });
-    this.worker.unref();
-    let started: () => void;
-    let failed: (e: Error) => void;
-    this.ready = new Promise<void>((resolve, reject) => {
-      started = resolve;
-      failed = reject;
-    });
-    this.ready.catch(() => undefined);
-    this.worker.on('message', (m: WorkerAnswer) => {
-      if ('ready' in m) return started();
-      const p = this.pending;
-      if (!p) return;
-      this.pending = null;
-      clearTimeout(p.timer);
-      if ('rows' in m) p.resolve(m.rows);
-      else p.reject(new Error(m.error));
-    });
-    const fail = (e: Error) => {
-      this.dead = true;
-      failed(e);
-      const p = this.pending;
-      this.pending = null;
-      if (p) {
-        clearTimeout(p.timer);
-        p.reject(e);
-      }
-    };
-    this.worker.on('error', fail);
-    this.worker.on('exit', (code) => fail(new Error(`the limited reads worker stopped (exit code ${code})`)));
+    super(ENTRY, 'rows', 'limited reads', { file });
   }
 
   query(query: CompiledQuery<unknown>, leftMs: number, timeoutMs: number): Promise<unknown[]> {
     if (this.dead) return Promise.reject(new ReadTimeout(timeoutMs));
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending = null;
-        this.stop();
-        reject(new ReadTimeout(timeoutMs));
-      }, leftMs);
-      this.pending = { resolve, reject, timer };
-      this.worker.postMessage({ sql: query.sql, parameters: query.parameters });
-    });
-  }
-
-  stop(): Promise<number> {
-    this.dead = true;
-    return this.worker.terminate();
+    return this.run({ sql: query.sql, parameters: query.parameters }, leftMs, () => new ReadTimeout(timeoutMs));
   }
 }
 

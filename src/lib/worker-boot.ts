@@ -27,3 +27,74 @@ export function startWorker(
 ): Worker {
   return new Worker(BOOT, { ...opts, eval: true, workerData: { ...data, ...entry } });
 }
+
+/** What a JobThread's worker posts: `{ ready: true }` once, then one answer per job. */
+export type JobAnswer<K extends string, T> = { ready: true } | ({ [key in K]: T } & { error?: undefined }) | { error: string };
+
+/**
+ * One worker thread that does one job at a time within a time limit: past it the thread is terminated
+ * (`dead`; the owner starts another) and the job rejects with the owner's error. The worker answers
+ * `{ <key>: value }` or `{ error }`.
+ */
+export class JobThread<In, K extends string, Out> {
+  readonly ready: Promise<void>;
+  dead = false;
+  private pending: { resolve: (out: Out) => void; reject: (e: Error) => void; timer: NodeJS.Timeout } | null = null;
+  private readonly worker: Worker;
+
+  constructor(
+    entry: { entry: string; tsx: string | null },
+    private readonly key: K,
+    name: string,
+    data: Record<string, unknown> = {},
+  ) {
+    this.worker = startWorker(entry, data);
+    this.worker.unref();
+    let started: () => void;
+    let failed: (e: Error) => void;
+    this.ready = new Promise<void>((resolve, reject) => {
+      started = resolve;
+      failed = reject;
+    });
+    this.ready.catch(() => undefined);
+    this.worker.on('message', (m: JobAnswer<K, Out>) => {
+      if ('ready' in m) return started();
+      const p = this.pending;
+      if (!p) return;
+      this.pending = null;
+      clearTimeout(p.timer);
+      if (typeof m.error === 'string') p.reject(new Error(m.error));
+      else p.resolve((m as { [key in K]: Out })[this.key]);
+    });
+    const fail = (e: Error) => {
+      this.dead = true;
+      failed(e);
+      const p = this.pending;
+      this.pending = null;
+      if (p) {
+        clearTimeout(p.timer);
+        p.reject(e);
+      }
+    };
+    this.worker.on('error', fail);
+    this.worker.on('exit', (code) => fail(new Error(`the ${name} worker stopped (exit code ${code})`)));
+  }
+
+  /** posts `input`; past `leftMs` the thread is stopped and the job rejects with `timeout()` */
+  run(input: In, leftMs: number, timeout: () => Error): Promise<Out> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending = null;
+        void this.stop();
+        reject(timeout());
+      }, leftMs);
+      this.pending = { resolve, reject, timer };
+      this.worker.postMessage(input);
+    });
+  }
+
+  stop(): Promise<number> {
+    this.dead = true;
+    return this.worker.terminate();
+  }
+}

@@ -12,11 +12,10 @@
 // `render` never rejects: every failure has the plain-text answer.
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { Gate } from '../../lib/gate.ts';
 import { VersionedCache } from '../../lib/versioned-cache.ts';
-import { startWorker, workerEntry } from '../../lib/worker-boot.ts';
+import { type JobAnswer, JobThread, workerEntry } from '../../lib/worker-boot.ts';
 import { escapeMarkdownText, MAX_MARKDOWN_BYTES, type MarkdownContext, renderMarkdown } from './markdown.ts';
 
 /** Texts up to this many characters render on the main thread (markdown-it's worst is some 2.5 µs a byte). */
@@ -31,7 +30,7 @@ const CACHE_BYTES = 64 * 1024 * 1024;
 const STOPPED_TTL_MS = 10 * 60 * 1000;
 
 /** What the worker answers: `ready` once, then one answer per text. */
-export type ThreadAnswer = { ready: true } | { html: string } | { error: string };
+export type ThreadAnswer = JobAnswer<'html', string>;
 
 class RenderTimeout extends Error {}
 
@@ -150,60 +149,13 @@ export class MarkdownRenderer {
 const ENTRY = workerEntry(import.meta.url, 'markdown.worker');
 
 /** One worker thread; renders one text at a time. */
-class RenderThread {
-  readonly ready: Promise<void>;
-  dead = false;
-  private pending: { resolve: (html: string) => void; reject: (e: Error) => void; timer: NodeJS.Timeout } | null = null;
-  private readonly worker: Worker;
-
+class RenderThread extends JobThread<{ text: string; ctx: MarkdownContext }, 'html', string> {
   constructor() {
-    this.worker = startWorker(ENTRY);
-    this.worker.unref();
-    let started: () => void;
-    let failed: (e: Error) => void;
-    this.ready = new Promise<void>((resolve, reject) => {
-      started = resolve;
-      failed = reject;
-    });
-    this.ready.catch(() => undefined);
-    this.worker.on('message', (m: ThreadAnswer) => {
-      if ('ready' in m) return started();
-      const p = this.pending;
-      if (!p) return;
-      this.pending = null;
-      clearTimeout(p.timer);
-      if ('html' in m) p.resolve(m.html);
-      else p.reject(new Error(m.error));
-    });
-    const fail = (e: Error) => {
-      this.dead = true;
-      failed(e);
-      const p = this.pending;
-      this.pending = null;
-      if (p) {
-        clearTimeout(p.timer);
-        p.reject(e);
-      }
-    };
-    this.worker.on('error', fail);
-    this.worker.on('exit', (code) => fail(new Error(`the markdown worker stopped (exit code ${code})`)));
+    super(ENTRY, 'html', 'markdown');
   }
 
   render(text: string, ctx: MarkdownContext, timeoutMs: number): Promise<string> {
     if (this.dead) return Promise.reject(new Error('the markdown worker stopped'));
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending = null;
-        void this.stop();
-        reject(new RenderTimeout());
-      }, timeoutMs);
-      this.pending = { resolve, reject, timer };
-      this.worker.postMessage({ text, ctx });
-    });
-  }
-
-  stop(): Promise<number> {
-    this.dead = true;
-    return this.worker.terminate();
+    return this.run({ text, ctx }, timeoutMs, () => new RenderTimeout());
   }
 }
