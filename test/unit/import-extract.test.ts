@@ -326,4 +326,33 @@ describe('extractArchive', () => {
     assert.equal(names.length, 500);
     assert.equal(await fs.readFile(path.join(dest, 'uploads', 'f499'), 'utf8'), '499');
   });
+
+  test('a JSON document over 50 MB (a line of a relation file, project.json) is refused while extracting; at the limit it passes', async () => {
+    const MB50 = 50 * 1024 * 1024;
+    const line = (n: number) => Buffer.concat([Buffer.from('{"t":"'), Buffer.alloc(n - 8, 0x61), Buffer.from('"}')]);
+    // many short lines, then the long one (each line is counted on its own), CRLF endings
+    const longest = Buffer.concat([Buffer.from('{"a":1}\r\n'.repeat(1000)), line(MB50), Buffer.from('\r\n{"a":2}\n')]);
+    const ok = await writeArchive(
+      gzipSync(
+        rawTar([
+          { path: 'tree/project/labels.ndjson', body: longest },
+          { path: 'tree/project.json', body: line(MB50) },
+        ]),
+      ),
+    );
+    const dest = fresh();
+    await extractArchive(ok, dest, NO_LIMITS);
+    assert.equal((await fs.stat(path.join(dest, 'tree/project/labels.ndjson'))).size, longest.length);
+    const over = await writeArchive(
+      gzipSync(rawTar([{ path: 'tree/project/labels.ndjson', body: Buffer.concat([Buffer.from('{"a":1}\n'), line(MB50 + 2)]) }])),
+    );
+    await refused(over, NO_LIMITS, 'JSON exceeds 50 MB limit in labels.ndjson');
+    await refused(
+      await writeArchive(gzipSync(rawTar([{ path: 'tree/project.json', body: line(MB50 + 2) }]))),
+      NO_LIMITS,
+      'JSON exceeds 50 MB limit in project.json',
+    );
+    // other files (the bundle, uploads) have no lines to count
+    await extractArchive(await writeArchive(gzipSync(rawTar([{ path: 'project.bundle', body: Buffer.alloc(MB50 + 10, 0x61) }]))), fresh(), NO_LIMITS);
+  });
 });

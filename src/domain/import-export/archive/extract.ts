@@ -6,14 +6,17 @@
 // → each entry decided here before a byte of it is written: regular files and directories only, written
 // by this module (never through tar's Unpack), with paths checked segment by segment and resolved inside
 // `dest`. Nothing but directories and regular files is ever created, so no path can be redirected by
-// an earlier entry; files are opened O_NOFOLLOW all the same. Memory stays bounded: the parser is fed
+// an earlier entry; files are opened O_NOFOLLOW all the same. A JSON document of the tree (a line of a
+// relation file, project.json) longer than MAX_JSON_DOCUMENT_BYTES stops the extraction at the limit. Memory stays bounded: the parser is fed
 // one gunzip chunk at a time, with backpressure, and one file is written at a time.
 import { once } from 'node:events';
 import { constants, createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
-import { dirname, resolve, sep } from 'node:path';
+import { basename, dirname, resolve, sep } from 'node:path';
+import { Transform } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
+import { isJsonDocument, jsonTooLarge, MAX_JSON_DOCUMENT_BYTES } from './layout.ts';
 
 export interface ExtractLimits {
   /** max_decompressed_archive_size (MiB → bytes here); 0 = unlimited */
@@ -188,11 +191,36 @@ async function writeEntry(entry: ReadEntry, root: string, made: Set<string>, fai
     await new Promise<void>((resolve, reject) => {
       out.once('error', (err) => reject(fsError(err, entry.path)));
       out.once('close', () => resolve());
-      entry.pipe(out);
+      if (!isJsonDocument(target)) return void entry.pipe(out);
+      // a JSON document (a relation file's line, project.json) longer than the reader takes fails here,
+      // before gigabytes of it reach the disk
+      const lines = lineLimit(MAX_JSON_DOCUMENT_BYTES + 1, () => new ArchiveError(jsonTooLarge(basename(target)))); // +1: a \r before the \n
+      lines.once('error', (err) => {
+        out.destroy();
+        reject(err);
+      });
+      entry.pipe(lines).pipe(out);
     });
   } finally {
     writers.delete(out);
   }
+}
+
+/** Passes bytes through while no line (bytes between newlines) is longer than `max`; fails with `tooLong()` else. */
+function lineLimit(max: number, tooLong: () => Error): Transform {
+  let run = 0; // bytes since the last newline
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      let start = 0;
+      for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
+        if (run + nl - start > max) return done(tooLong());
+        run = 0;
+        start = nl + 1;
+      }
+      run += chunk.length - start;
+      done(run > max ? tooLong() : null, chunk);
+    },
+  });
 }
 
 /** The entry's place under `root`, null to skip (the root itself), or ArchiveError. */

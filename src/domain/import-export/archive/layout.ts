@@ -20,6 +20,17 @@ export type ImportableRelation = (typeof IMPORTABLE_RELATIONS)[number];
 
 export const relationFile = (relation: string) => `${RELATIONS_DIR}/${relation}.ndjson`;
 
+/**
+ * The longest JSON document of an archive: a line of a relation file, or project.json (GitLab's
+ * NdjsonReader::MAX_JSON_DOCUMENT_SIZE, 50 MB). Longer ones fail the import with jsonTooLarge's message,
+ * while extracting (archive/extract.ts) and again while reading (tree/ndjson.ts), so that neither the
+ * disk nor the memory of one string is spent on them.
+ */
+export const MAX_JSON_DOCUMENT_BYTES = 50 * 1024 * 1024;
+export const jsonTooLarge = (file: string) => `JSON exceeds 50 MB limit in ${file}`;
+/** The files of the tree held to that limit */
+export const isJsonDocument = (name: string) => name.endsWith('.ndjson') || name.endsWith('.json');
+
 /** One hard failure of an import, as GitLab's ImportFailure (failed_relations holds at most 100). */
 export interface FailedRelation {
   id: number;

@@ -363,19 +363,22 @@ export class ImportsService {
     const started = nowIso();
     await k.updateTable('project_imports').set({ status: 'started', started_at: started, updated_at: started }).where('project_id', '=', projectId).execute();
     const work = fs.mkdtempSync(path.join(this.tmpDir(), `import-${projectId}-`));
+    // the work directory goes before the outcome is written: a finished or failed import left nothing behind
+    const removeWork = () => fs.promises.rm(work, { recursive: true, force: true });
     try {
-      project = await this.perform(project, row, work);
+      project = await this.perform(project, row, work, removeWork);
     } catch (e) {
       const reason = e instanceof Error ? e.message : String(e);
       if (!(e instanceof ImportFailure)) this.deps.log.warn({ err: e, project: projectId }, 'project import failed');
+      await removeWork().catch(() => {});
       const current = (await k.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirst()) ?? project;
       await this.fail(current, row, reason || 'Import failed');
     } finally {
-      fs.rmSync(work, { recursive: true, force: true });
+      await removeWork().catch((e) => this.deps.log.error({ err: e, dir: work }, 'removing the work directory of an import failed'));
     }
   }
 
-  private async perform(project: ProjectRow, row: ProjectImportRow, work: string): Promise<ProjectRow> {
+  private async perform(project: ProjectRow, row: ProjectImportRow, work: string, removeWork: () => Promise<void>): Promise<ProjectRow> {
     const k = this.deps.db.kysely;
     const importer = row.user_id === null ? undefined : await k.selectFrom('users').selectAll().where('id', '=', row.user_id).executeTakeFirst();
     if (!importer) throw new ImportFailure('The user who started the import no longer exists');
@@ -418,6 +421,7 @@ export class ImportsService {
     const failed: FailedRelation[] = result.failed.slice(0, MAX_FAILED_RELATIONS);
 
     if (params.original_path) project = await this.overwrite(importer, project, params.original_path);
+    await removeWork();
     const now = nowIso();
     await k.transaction().execute(async (trx) => {
       await trx

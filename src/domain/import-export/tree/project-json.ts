@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ProjectRow } from '../../../db/schema.ts';
+import { jsonTooLarge, MAX_JSON_DOCUMENT_BYTES } from '../archive/layout.ts';
 import { FEATURES, PROJECT_SETTINGS, settingsOf, type Feature } from '../../projects/project-settings.ts';
 import type { ProjectAttributes } from '../../projects/projects.service.ts';
 import { VISIBILITY_LEVELS, type VisibilityName } from '../../settings/definitions.ts';
@@ -69,6 +70,7 @@ export function ciCdSettingsJson(project: ProjectRow): Record<string, unknown> {
 function readObject(file: string, required: boolean): Record<string, unknown> | null {
   let text: string;
   try {
+    if (fs.statSync(file).size > MAX_JSON_DOCUMENT_BYTES + 1) throw new TreeError(jsonTooLarge(path.basename(file)));
     text = fs.readFileSync(file, 'utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT' && !required) return null;

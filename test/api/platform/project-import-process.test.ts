@@ -1,0 +1,140 @@
+// A hostile import archive against a real server (`node bin/hearth.js serve`, as the README starts it): a
+// 1 MB .tar.gz whose relation file holds one line of over a gigabyte. The import fails with GitLab's
+// message, once (its job is not taken again), the process lives, and nothing of it stays in DATA_DIR/tmp.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import SQLite from 'better-sqlite3';
+import { Header } from 'tar';
+
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+const TOKEN = 'glpat-import-process-root-token-01';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function startServer(dataDir: string, port: number): Promise<{ child: ChildProcess; stderr: () => string }> {
+  const child = spawn(process.execPath, ['bin/hearth.js', 'serve'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: '',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      HEARTH_ROOT_PASSWORD: 'import-process-password-1',
+      HEARTH_ROOT_TOKEN: TOKEN,
+      HEARTH_IN_PROCESS_WORKER: 'true',
+      HEARTH_WORKER_POLL_MS: '20',
+      HEARTH_SSH_PORT: '0',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (b) => (stderr += b));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited: ${stderr}`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/-/readiness`);
+      if (res.ok) return { child, stderr: () => stderr };
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`server did not start: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** One tar entry's header block. */
+const header = (name: string, size: number) => {
+  const block = Buffer.alloc(512);
+  new Header({ path: name, size, mode: 0o644, type: 'File', mtime: new Date(0), uid: 0, gid: 0 }).encode(block, 0);
+  return block;
+};
+const padding = (size: number) => Buffer.alloc((512 - (size % 512)) % 512);
+
+/**
+ * export.tar.gz with VERSION, tree/project.json and tree/project/labels.ndjson whose one line is a label
+ * with a title of `mib` MiB. Built as a stream of gzip members (a valid gzip stream, as gunzip reads it): the
+ * line's body is one compressed MiB of `a` repeated, so the archive stays about a kilobyte per MiB.
+ */
+function hugeLineArchive(mib: number): Buffer {
+  const gz = (b: Buffer) => zlib.gzipSync(b, { level: 9 });
+  const version = Buffer.from('0.2.4');
+  const projectJson = Buffer.from(JSON.stringify({ description: 'huge line', visibility_level: 0 }));
+  const head = Buffer.from('{"title":"');
+  const tail = Buffer.from('","color":"#ff0000","type":"ProjectLabel"}\n');
+  const MIB = 1 << 20;
+  const lineBytes = head.length + mib * MIB + tail.length;
+  const parts: Buffer[] = [];
+  parts.push(gz(Buffer.concat([header('VERSION', version.length), version, padding(version.length)])));
+  parts.push(gz(Buffer.concat([header('tree/project.json', projectJson.length), projectJson, padding(projectJson.length)])));
+  parts.push(gz(Buffer.concat([header('tree/project/labels.ndjson', lineBytes), head])));
+  const chunk = gz(Buffer.alloc(MIB, 0x61));
+  for (let i = 0; i < mib; i++) parts.push(chunk);
+  parts.push(gz(Buffer.concat([tail, padding(lineBytes), Buffer.alloc(1024)])));
+  return Buffer.concat(parts);
+}
+
+test('an archive with a relation line over 1 GB: the import fails once with a message, the server lives, DATA_DIR/tmp is left empty', {
+  timeout: 300_000,
+}, async (t) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-import-process-'));
+  t.after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const port = await freePort();
+  const { child, stderr } = await startServer(dataDir, port);
+  t.after(() => child.kill('SIGKILL'));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+
+  const archive = hugeLineArchive(1024);
+  assert.ok(archive.length < 1.5 * 1024 * 1024, `archive of ${archive.length} bytes`);
+
+  const form = new FormData();
+  form.set('path', 'huge-line');
+  form.set('file', new Blob([archive], { type: 'application/gzip' }), 'export.tar.gz');
+  const res = await fetch(`http://127.0.0.1:${port}/api/v4/projects/import`, { method: 'POST', headers: { 'private-token': TOKEN }, body: form });
+  assert.equal(res.status, 201, await res.clone().text());
+  const { id } = (await res.json()) as { id: number };
+
+  // the import's end, or the process's
+  let status: { import_status: string; import_error: string | null } | null = null;
+  const poll = (async () => {
+    for (;;) {
+      const r = await fetch(`http://127.0.0.1:${port}/api/v4/projects/${id}/import`, { headers: { 'private-token': TOKEN } });
+      status = (await r.json()) as typeof status;
+      if (status!.import_status === 'failed' || status!.import_status === 'finished') return 'ended';
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })().catch((e) => `polling failed: ${e}`);
+  const ended = await Promise.race([poll, exited.then((code) => `the server exited (${code}): ${stderr().slice(-2000)}`)]);
+  assert.equal(ended, 'ended');
+  assert.deepEqual(
+    { import_status: status!.import_status, import_error: status!.import_error },
+    { import_status: 'failed', import_error: 'JSON exceeds 50 MB limit in labels.ndjson' },
+  );
+
+  // the process lives and answers
+  assert.equal(child.exitCode, null);
+  assert.equal((await fetch(`http://127.0.0.1:${port}/-/health`)).status, 200);
+  // nothing of the import is left in DATA_DIR/tmp
+  assert.deepEqual(fs.readdirSync(path.join(dataDir, 'tmp')), []);
+  // its job ran once and is over: nothing left for another round to take
+  const db = new SQLite(path.join(dataDir, 'hearth.sqlite3'), { readonly: true });
+  t.after(() => db.close());
+  const jobs = () => db.prepare("SELECT state, attempts FROM jobs WHERE kind = 'project_import'").all() as { state: string }[];
+  while (jobs()[0]?.state === 'running') await new Promise((r) => setTimeout(r, 50)); // the job is released after the import's end
+  assert.deepEqual(jobs(), [{ state: 'done', attempts: 1 }]);
+  const labels = db.prepare('SELECT COUNT(*) AS n FROM labels WHERE project_id = ?').get(id);
+  assert.deepEqual(labels, { n: 0 });
+});
