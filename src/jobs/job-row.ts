@@ -22,42 +22,87 @@ export function queuedJob(kind: string, payload: unknown, now = nowIso()): Inser
 }
 
 /**
+ * How many times a job may be claimed when its lease ran out: a job whose process died while running it
+ * (a crash, a kill, a deploy) is taken again until it was claimed this many times in all, then it fails
+ * for good — a job that kills the process that runs it cannot take the service down more than that.
+ * Jobs a service puts back in the queue itself (its own retries) are not counted against this.
+ */
+export const MAX_CLAIMS = 3;
+export const INTERRUPTED = 'The job was interrupted too many times';
+
+export interface ClaimedJob {
+  id: number;
+  payload: string;
+  /** how many times the job was claimed before this claim */
+  attempts: number;
+}
+
+/**
  * Claims up to `limit` jobs of `kind` that are due (queued, or running with a lease that ran out) for
- * `workerId` until `leaseMs` from now; several workers share a kind (SKIP LOCKED on PostgreSQL, and the
- * update checks the state again, so a job is never claimed twice). The claimed jobs, oldest first.
+ * `workerId` until `leaseMs` from now, counting the claim in `attempts`; several workers share a kind
+ * (SKIP LOCKED on PostgreSQL, and the update checks the state again, so a job is never claimed twice).
+ * A running job whose lease ran out after MAX_CLAIMS claims is not run again: `giveUp` settles what it
+ * was doing (its row marked failed…) and the job fails with INTERRUPTED. The claimed jobs, oldest first.
  */
 export async function claimJobs(
   db: Db,
   kind: string,
   workerId: string,
-  opts: { leaseMs: number; limit: number },
-): Promise<{ id: number; payload: string; attempts: number }[]> {
+  opts: { leaseMs: number; limit: number; giveUp?: (job: ClaimedJob) => Promise<void> },
+): Promise<ClaimedJob[]> {
   const k = db.kysely;
   const now = nowIso();
-  const claimable = (eb: ExpressionBuilder<Database, 'jobs'>) =>
-    eb.or([eb('state', '=', 'queued'), eb.and([eb('state', '=', 'running'), eb('locked_until', '<', now)])]);
-  const due = k
-    .selectFrom('jobs')
-    .select('id')
-    .where('kind', '=', kind)
-    .where(claimable)
-    .where('run_at', '<=', now)
-    .orderBy('id')
-    .limit(opts.limit)
-    .modifyEnd(skipLocked(db.dialect));
+  const until = new Date(Date.now() + opts.leaseMs).toISOString();
+  const expired = (eb: ExpressionBuilder<Database, 'jobs'>) => eb.and([eb('state', '=', 'running'), eb('locked_until', '<', now)]);
+  const exhausted = (eb: ExpressionBuilder<Database, 'jobs'>) => eb.and([expired(eb), eb('attempts', '>=', MAX_CLAIMS)]);
+  const claimable = (eb: ExpressionBuilder<Database, 'jobs'>) => eb.or([eb('state', '=', 'queued'), eb.and([expired(eb), eb('attempts', '<', MAX_CLAIMS)])]);
+  const due = (which: typeof claimable) =>
+    k
+      .selectFrom('jobs')
+      .select('id')
+      .where('kind', '=', kind)
+      .where(which)
+      .where('run_at', '<=', now)
+      .orderBy('id')
+      .limit(opts.limit)
+      .modifyEnd(skipLocked(db.dialect));
+
+  // given up: held by this worker while `giveUp` runs, then failed
+  const abandoned = await k
+    .updateTable('jobs')
+    .set({ locked_by: workerId, locked_until: until, updated_at: now })
+    .where('id', 'in', due(exhausted))
+    .where(exhausted)
+    .returning(['id', 'payload', 'attempts'])
+    .execute();
+  for (const job of abandoned) {
+    let error = INTERRUPTED;
+    try {
+      await opts.giveUp?.(job);
+    } catch (e) {
+      error = `${INTERRUPTED}; settling it failed: ${e instanceof Error ? e.message : String(e)}`;
+    }
+    await k
+      .updateTable('jobs')
+      .set({ state: 'failed', last_error: error, locked_by: null, locked_until: null, updated_at: nowIso() })
+      .where('id', '=', job.id)
+      .where('locked_by', '=', workerId)
+      .execute();
+  }
+
   const jobs = await k
     .updateTable('jobs')
-    .set({ state: 'running', locked_by: workerId, locked_until: new Date(Date.now() + opts.leaseMs).toISOString(), updated_at: now })
-    .where('id', 'in', due)
+    .set((eb) => ({ state: 'running', attempts: eb('attempts', '+', 1), locked_by: workerId, locked_until: until, updated_at: now }))
+    .where('id', 'in', due(claimable))
     .where(claimable)
     .returning(['id', 'payload', 'attempts'])
     .execute();
-  return jobs.sort((a, b) => a.id - b.id);
+  return jobs.map((j) => ({ ...j, attempts: j.attempts - 1 })).sort((a, b) => a.id - b.id);
 }
 
 /**
- * Runs one claimed job to its end: the attempt counted at once (so that a process dying in the middle
- * counts too), the lease renewed every `renewMs` while `work` runs (a long job is not taken by another
+ * Runs one claimed job to its end (its claim already counted the attempt, so that a process dying in the
+ * middle counts too): the lease renewed every `renewMs` while `work` runs (a long job is not taken by another
  * worker), then the job released — done, or failed with the error's message — while this worker still
  * holds it. `work` gets how many times the job was claimed before this one.
  */
@@ -70,7 +115,6 @@ export async function runClaimed(
 ): Promise<void> {
   const k = db.kysely;
   const held = <Q extends { where: (...args: any[]) => Q }>(q: Q) => q.where('id', '=', job.id).where('locked_by', '=', workerId);
-  await held(k.updateTable('jobs').set({ attempts: job.attempts + 1, updated_at: nowIso() })).execute();
   const renew = setInterval(() => {
     held(k.updateTable('jobs').set({ locked_until: new Date(Date.now() + opts.leaseMs).toISOString() }))
       .execute()

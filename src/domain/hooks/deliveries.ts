@@ -13,7 +13,7 @@
 import crypto from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
 import type { HookAttemptRow, HookDeliveryRow, SystemHookRow, WebHookRow } from '../../db/schema.ts';
-import { skipLocked } from '../../db/sql.ts';
+import { claimJobs } from '../../jobs/job-row.ts';
 import { maskUrl, OutboundError, type Outbound, type OutboundResponse } from '../../lib/outbound.ts';
 import { nowIso } from '../../lib/time.ts';
 import { SYSTEM_EVENT_JOB } from '../events/system-events.ts';
@@ -180,25 +180,10 @@ export class HookDeliveries {
   /** Turns up to `limit` queued system events into deliveries; the number of events taken. */
   async dispatch(limit = 200): Promise<number> {
     const now = nowIso();
-    const until = new Date(Date.now() + this.leaseMs).toISOString();
     const k = this.db.kysely;
-    const due = k
-      .selectFrom('jobs')
-      .select('id')
-      .where('kind', '=', SYSTEM_EVENT_JOB)
-      .where((eb) => eb.or([eb('state', '=', 'queued'), eb.and([eb('state', '=', 'running'), eb('locked_until', '<', now)])]))
-      .where('run_at', '<=', now)
-      .orderBy('id')
-      .limit(limit)
-      .modifyEnd(skipLocked(this.db.dialect));
-    const jobs = await k
-      .updateTable('jobs')
-      .set({ state: 'running', locked_by: this.workerId, locked_until: until, updated_at: now })
-      .where('id', 'in', due)
-      .returning(['id', 'payload'])
-      .execute();
+    // an event whose fan-out was interrupted MAX_CLAIMS times is given up (claimJobs)
+    const jobs = await claimJobs(this.db, SYSTEM_EVENT_JOB, this.workerId, { leaseMs: this.leaseMs, limit });
     if (!jobs.length) return 0;
-    jobs.sort((a, b) => a.id - b.id);
     const hooks = await k.selectFrom('system_hooks').selectAll().orderBy('id').execute();
     const events = jobs.map((job) => ({ json: job.payload, payload: JSON.parse(job.payload) as Record<string, unknown> }));
     const webHooksOf = await this.webHooksFor(events.map((e) => e.payload));

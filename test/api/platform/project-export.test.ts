@@ -549,10 +549,16 @@ test('the worker round: a queued job left by another process runs; a job whose l
   );
   assert.equal((await row(w))!.status, 'finished');
 
-  // a job taken too many times fails the export
+  // a job whose lease ran out after being taken too many times fails the export
   const h3 = holdJobs(w);
   assert.equal((await post(w)).statusCode, 202);
-  await k.updateTable('jobs').set({ attempts: 3 }).where('kind', '=', EXPORT_JOB).where('state', '=', 'queued').execute();
+  await k
+    .updateTable('jobs')
+    .set({ state: 'running', locked_by: 'dead:1', locked_until: past, attempts: 3 })
+    .where('kind', '=', EXPORT_JOB)
+    .where('state', '=', 'queued')
+    .execute();
+  await k.updateTable('project_exports').set({ status: 'started', started_at: past }).where('id', '=', exportRow.id).execute();
   await h3.release();
   const failed = (await row(w))!;
   assert.deepEqual([failed.status, failed.error], ['failed', 'The export was interrupted too many times.']);

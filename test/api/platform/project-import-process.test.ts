@@ -102,7 +102,7 @@ test('an archive with a relation line over 1 GB: the import fails once with a me
 
   const form = new FormData();
   form.set('path', 'huge-line');
-  form.set('file', new Blob([archive], { type: 'application/gzip' }), 'export.tar.gz');
+  form.set('file', new Blob([new Uint8Array(archive)], { type: 'application/gzip' }), 'export.tar.gz');
   const res = await fetch(`http://127.0.0.1:${port}/api/v4/projects/import`, { method: 'POST', headers: { 'private-token': TOKEN }, body: form });
   assert.equal(res.status, 201, await res.clone().text());
   const { id } = (await res.json()) as { id: number };

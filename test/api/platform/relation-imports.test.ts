@@ -478,9 +478,15 @@ test('relation imports: the worker round runs what another process left, and tak
       locked_until: new Date(Date.now() - 1000).toISOString(),
     })
     .execute();
-  assert.equal(await svc.runQueued(), 1);
+  assert.equal(await svc.runQueued(), 0); // not run again
   const row = await k.selectFrom('relation_imports').selectAll().where('id', '=', stuck.id).executeTakeFirstOrThrow();
   assert.equal(row.status, 'failed');
   assert.equal(row.error, 'The import was interrupted too many times');
+  const job = await k
+    .selectFrom('jobs')
+    .selectAll()
+    .where('payload', '=', JSON.stringify({ relation_import_id: stuck.id }))
+    .executeTakeFirstOrThrow();
+  assert.deepEqual([job.state, job.attempts, job.last_error, job.locked_by], ['failed', 3, 'The job was interrupted too many times', null]);
   assert.equal(await svc.runQueued(), 0);
 });

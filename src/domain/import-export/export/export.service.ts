@@ -16,7 +16,7 @@
 // `started_at` (set when it starts): its results are written only while the row is still `started`
 // with that value, so a POST during a run makes the running one discard its archive and the new job
 // start over with the new parameters. Claimed jobs hold a lease renewed while they run; a process that
-// dies leaves the lease to run out and another round takes the job again (at most MAX_ATTEMPTS times).
+// dies leaves the lease to run out and another round takes the job again (MAX_CLAIMS runs in all, then giveUp).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -25,7 +25,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { NamespaceRow, ProjectExportRow, ProjectRow } from '../../../db/schema.ts';
 import { Background } from '../../../jobs/background.ts';
-import { claimJobs, queueOnce, runClaimed } from '../../../jobs/job-row.ts';
+import { type ClaimedJob, claimJobs, queueOnce, runClaimed } from '../../../jobs/job-row.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { maskUrl, OutboundError, type OutboundRules } from '../../../lib/outbound.ts';
 import { nowIso } from '../../../lib/time.ts';
@@ -48,8 +48,6 @@ export const UPLOAD_METHODS = ['PUT', 'POST'] as const;
 /** how long a claimed export is this process's before another may take it; renewed while it runs */
 const LEASE_MS = 5 * 60_000;
 const HEARTBEAT_MS = 60_000;
-/** a job taken this many times (its processes died) fails the export */
-const MAX_ATTEMPTS = 3;
 /** the whole upload to upload[url], the transfer included */
 const UPLOAD_TIMEOUT_MS = 60 * 60_000;
 /** how long a store redirect stays valid */
@@ -200,26 +198,41 @@ export class ExportsService {
 
   /** The worker's round: runs queued exports (and those whose lease ran out); answers how many it took. */
   async runQueued(limit = 2): Promise<number> {
-    const jobs = await claimJobs(this.deps.db, EXPORT_JOB, this.workerId, { leaseMs: LEASE_MS, limit });
+    const jobs = await claimJobs(this.deps.db, EXPORT_JOB, this.workerId, { leaseMs: LEASE_MS, limit, giveUp: (job) => this.giveUp(job) });
     for (const job of jobs) {
       await runClaimed(
         this.deps.db,
         job,
         this.workerId,
         { leaseMs: LEASE_MS, renewMs: HEARTBEAT_MS, log: this.deps.log, what: 'a project export' },
-        async (before) => {
+        async () => {
           const id = (JSON.parse(job.payload) as { export_id?: unknown }).export_id;
-          if (typeof id === 'number') await this.runJob(job.id, id, before + 1);
+          if (typeof id === 'number') await this.runJob(job.id, id);
         },
       );
     }
     return jobs.length;
   }
 
-  /** One claimed job: starts the run unless a newer job has the export, builds, uploads, stores. */
-  private async runJob(jobId: number, exportId: number, attempts: number): Promise<void> {
+  /** An export whose process died MAX_CLAIMS times: failed, unless a newer job has it. */
+  private async giveUp(job: ClaimedJob): Promise<void> {
+    const id = (JSON.parse(job.payload) as { export_id?: unknown }).export_id;
+    if (typeof id !== 'number' || (await this.newerJob(job.id, id))) return;
     const k = this.deps.db.kysely;
-    const newer = await k
+    const row = await k.selectFrom('project_exports').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row || (row.status !== 'queued' && row.status !== 'started')) return;
+    const now = nowIso();
+    await k
+      .updateTable('project_exports')
+      .set({ status: 'failed', error: 'The export was interrupted too many times.', upload_url: null, finished_at: now, updated_at: now })
+      .where('id', '=', row.id)
+      .where('updated_at', '=', row.updated_at)
+      .execute();
+  }
+
+  /** A job of the same export queued after `jobId`, still to run or running. */
+  private async newerJob(jobId: number, exportId: number): Promise<boolean> {
+    const newer = await this.deps.db.kysely
       .selectFrom('jobs')
       .select('id')
       .where('kind', '=', EXPORT_JOB)
@@ -227,7 +240,13 @@ export class ExportsService {
       .where('id', '>', jobId)
       .where('state', 'in', ['queued', 'running'])
       .executeTakeFirst();
-    if (newer) return;
+    return !!newer;
+  }
+
+  /** One claimed job: starts the run unless a newer job has the export, builds, uploads, stores. */
+  private async runJob(jobId: number, exportId: number): Promise<void> {
+    const k = this.deps.db.kysely;
+    if (await this.newerJob(jobId, exportId)) return;
     const row = await k.selectFrom('project_exports').selectAll().where('id', '=', exportId).executeTakeFirst();
     if (!row || (row.status !== 'queued' && row.status !== 'started')) return;
     const run = nowIso();
@@ -240,10 +259,6 @@ export class ExportsService {
       .executeTakeFirst();
     if (Number(started.numUpdatedRows) === 0) return; // a POST came in between: its job runs it
     const log = this.deps.log.child({ project: row.project_id, export: row.id });
-    if (attempts > MAX_ATTEMPTS) {
-      await this.fail(row.id, run, 'The export was interrupted too many times.');
-      return;
-    }
     const project = await k.selectFrom('projects').selectAll().where('id', '=', row.project_id).executeTakeFirst();
     if (!project) return;
     const namespace = await k.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).executeTakeFirstOrThrow();

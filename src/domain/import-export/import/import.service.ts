@@ -18,7 +18,7 @@
 // (importTree; items that fail are failed_relations) → finished. A fatal error: failed with the reason
 // in import_error, the relations written so far removed (clearTree), the repository emptied. A claimed
 // job holds a lease it renews while it runs; a process that died mid-import leaves it to be claimed again:
-// the import then starts over from a clean project (at most MAX_ATTEMPTS times, then failed).
+// the import then starts over from a clean project (MAX_CLAIMS runs in all, then failed by giveUp).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -85,8 +85,6 @@ export const IMPORT_JOB = 'project_import';
 /** a claimed import is this worker's for so long; renewed every LEASE_RENEW_MS while it runs */
 const LEASE_MS = 5 * 60_000;
 const LEASE_RENEW_MS = 60_000;
-/** an import interrupted (its process died) is started over this many times, then failed */
-const MAX_ATTEMPTS = 3;
 /** the HEAD of a remote archive at request time (GitLab: 1 s) */
 const HEAD_TIMEOUT_MS = 10_000;
 /** the download of a remote archive: the whole transfer, and the longest silence */
@@ -329,37 +327,42 @@ export class ImportsService {
 
   /** The worker's round: runs queued imports; answers how many it ran. */
   async runQueued(limit = 2): Promise<number> {
-    const jobs = await claimJobs(this.deps.db, IMPORT_JOB, this.workerId, { leaseMs: LEASE_MS, limit });
+    const jobs = await claimJobs(this.deps.db, IMPORT_JOB, this.workerId, { leaseMs: LEASE_MS, limit, giveUp: (job) => this.giveUp(job.payload) });
     for (const job of jobs) {
       await runClaimed(
         this.deps.db,
         job,
         this.workerId,
         { leaseMs: LEASE_MS, renewMs: LEASE_RENEW_MS, log: this.deps.log, what: 'a project import' },
-        async (before) => {
+        async () => {
           const id = (JSON.parse(job.payload) as { project_id?: unknown }).project_id;
-          if (typeof id === 'number') await this.runOne(id, before);
+          if (typeof id === 'number') await this.runOne(id);
         },
       );
     }
     return jobs.length;
   }
 
-  /** One import from its row's state; `attempts`: how many times its job was claimed before. */
-  private async runOne(projectId: number, attempts: number): Promise<void> {
+  /** An import whose process died MAX_CLAIMS times: failed, nothing of it left. */
+  private async giveUp(payload: string): Promise<void> {
+    const id = (JSON.parse(payload) as { project_id?: unknown }).project_id;
+    if (typeof id !== 'number') return;
+    const k = this.deps.db.kysely;
+    const row = await k.selectFrom('project_imports').selectAll().where('project_id', '=', id).executeTakeFirst();
+    const project = await k.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row || !project || (row.status !== 'scheduled' && row.status !== 'started')) return;
+    await this.fail(project, row, 'The import was interrupted too many times');
+  }
+
+  /** One import from its row's state. */
+  private async runOne(projectId: number): Promise<void> {
     const k = this.deps.db.kysely;
     const row = await k.selectFrom('project_imports').selectAll().where('project_id', '=', projectId).executeTakeFirst();
     if (!row || (row.status !== 'scheduled' && row.status !== 'started')) return;
     let project = await k.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirst();
     if (!project) return;
-    if (row.status === 'started') {
-      // its process died mid-import: start over from a clean project, or give up
-      if (attempts >= MAX_ATTEMPTS) {
-        await this.fail(project, row, 'The import was interrupted too many times');
-        return;
-      }
-      await this.clean(project);
-    }
+    // its process died mid-import: start over from a clean project (claimJobs gives up after MAX_CLAIMS)
+    if (row.status === 'started') await this.clean(project);
     const started = nowIso();
     await k.updateTable('project_imports').set({ status: 'started', started_at: started, updated_at: started }).where('project_id', '=', projectId).execute();
     const work = fs.mkdtempSync(path.join(this.tmpDir(), `import-${projectId}-`));

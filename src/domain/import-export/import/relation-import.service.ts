@@ -35,8 +35,6 @@ export const RELATION_IMPORT_JOB = 'relation_import';
 const LEASE_MS = 5 * 60_000;
 /** the lease is renewed so often while an import runs */
 const LEASE_RENEW_MS = 60_000;
-/** an import claimed again after its lease ran out this many times is given up */
-const MAX_ATTEMPTS = 3;
 /** Projects::ImportExport::RelationImportTracker::STALE_TIMEOUT: an older unfinished one no longer blocks */
 const STALE_MS = 24 * 60 * 60_000;
 const MIB = 1024 * 1024;
@@ -125,7 +123,7 @@ export class RelationImportsService {
 
   /** The worker's round: runs the queued imports (or those whose worker died); how many it took. */
   async runQueued(limit = 2): Promise<number> {
-    const jobs = await claimJobs(this.deps.db, RELATION_IMPORT_JOB, this.workerId, { leaseMs: LEASE_MS, limit });
+    const jobs = await claimJobs(this.deps.db, RELATION_IMPORT_JOB, this.workerId, { leaseMs: LEASE_MS, limit, giveUp: (job) => this.giveUp(job.payload) });
     for (const job of jobs) {
       // the outcome is the row's; the job ends either way (a lease that runs out brings it back)
       await runClaimed(
@@ -142,6 +140,14 @@ export class RelationImportsService {
     return jobs.length;
   }
 
+  /** An import whose process died MAX_CLAIMS times: failed. */
+  private async giveUp(payload: string): Promise<void> {
+    const id = (JSON.parse(payload) as { relation_import_id?: unknown }).relation_import_id;
+    if (typeof id !== 'number') return;
+    const row = await this.deps.db.kysely.selectFrom('relation_imports').selectAll().where('id', '=', id).executeTakeFirst();
+    if (row && (row.status === 'created' || row.status === 'started')) await this.settle(row, 'failed', 'The import was interrupted too many times');
+  }
+
   /** Resolves when the imports this process started are done (tests, shutdown). */
   async idle(): Promise<void> {
     await this.background.idle();
@@ -151,15 +157,14 @@ export class RelationImportsService {
 
   /**
    * One import: created → started → finished | failed. `attempts` > 0: a worker took it before and
-   * did not finish (its lease ran out): it starts again (importTree skips what is already there), and
-   * after MAX_ATTEMPTS it is given up.
+   * did not finish (its lease ran out): it starts again (importTree skips what is already there); after
+   * MAX_CLAIMS runs claimJobs gives it up (giveUp).
    */
   private async perform(id: number, attempts: number): Promise<void> {
     const k = this.deps.db.kysely;
     const row = await k.selectFrom('relation_imports').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) return; // the project went, and its imports with it
     if (row.status !== 'created' && !(row.status === 'started' && attempts > 0)) return;
-    if (attempts >= MAX_ATTEMPTS) return this.settle(row, 'failed', 'The import was interrupted too many times');
     const started = await k
       .updateTable('relation_imports')
       .set({ status: 'started', updated_at: nowIso() })
