@@ -420,3 +420,22 @@ test('round trip: a seeded project exported and imported has the same refs, defa
       `${u.username} in ${JSON.stringify(members)}`,
     );
 });
+
+test('override_params[name] wins over the name parameter (override parameters always take precedence)', async (t) => {
+  const ta = await buildTestApp(t);
+  const archive = await makeArchive(ta);
+  const res = await postImport(ta, ta.root, { path: 'named', name: 'From The Parameter', 'override_params[name]': 'From The Override' }, archive);
+  assert.equal(res.statusCode, 201, res.body);
+  const { ns } = await rootNamespace(ta);
+  assert.deepEqual(
+    [res.json().name, res.json().name_with_namespace, res.json().path_with_namespace],
+    ['From The Override', 'Administrator / From The Override', `${ns.full_path}/named`],
+  );
+  const done = await importStatus(ta, res.json().id);
+  assert.deepEqual([done.body.import_status, done.body.name], ['finished', 'From The Override']);
+  const project = await ta.c.db.kysely.selectFrom('projects').selectAll().where('id', '=', res.json().id).executeTakeFirstOrThrow();
+  assert.deepEqual([project.name, project.path], ['From The Override', 'named']);
+  // without an override the parameter's name stays
+  const plain = await postImport(ta, ta.root, { path: 'plain', name: 'Plain Name', 'override_params[description]': 'd' }, archive);
+  assert.equal(plain.json().name, 'Plain Name');
+});

@@ -241,7 +241,8 @@ export class ImportsService {
     try {
       const project = await this.deps.projects.create(
         actor,
-        { ...attributes, name: input.name || undefined, path: projectPath, namespace_id: namespace.id },
+        // override_params win, the name too (the request's `name` only when the override has none)
+        { ...attributes, name: (typeof override.name === 'string' && override.name) || input.name || undefined, path: projectPath, namespace_id: namespace.id },
         {
           inTransaction: async (trx, created) => {
             const now = nowIso();

@@ -12,9 +12,13 @@ interface Param {
   values?: readonly string[];
 }
 
-/** optional_project_params: every attribute besides name, path and the create-only ones. */
+/**
+ * optional_project_params: every attribute besides path and the create-only ones, and the name (which
+ * wins over the request's `name`: override parameters always take precedence).
+ */
 const PARAMS: Record<string, Param> = (() => {
   const out: Record<string, Param> = {
+    name: { kind: 'string' },
     description: { kind: 'string' },
     visibility: { kind: 'string', values: Object.keys(VISIBILITY_LEVELS) },
     topics: { kind: 'string[]' },
