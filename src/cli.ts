@@ -113,6 +113,8 @@ const serve: Command = {
       c.log.info({ port: sshServer.port, host: config.ssh.listen, hostKeys: hostKeys.map(hostKeyFingerprint) }, 'git over SSH listening');
     }
     c.pushes.startSweeping();
+    // what imports and uploads killed with an earlier life of this process left in DATA_DIR/tmp
+    await c.importExport.imports.removeStaleWork();
     if (config.inProcessWorker) c.worker.start();
     return null;
   },
@@ -127,6 +129,7 @@ const worker: Command = {
     const config = loadConfig();
     holdForServing(config.dataDir, 'worker');
     const c = await createContainer(config);
+    await c.importExport.imports.removeStaleWork();
     c.worker.start();
     onStopSignal(c.log, 'worker', config.shutdownTimeoutMs, () => c.close());
     return null;

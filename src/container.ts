@@ -74,6 +74,7 @@ import type { ImportExport, ImportExportDeps } from './domain/import-export/deps
 import { ExportsService } from './domain/import-export/export/export.service.ts';
 import { ImportsService } from './domain/import-export/import/import.service.ts';
 import { RelationImportsService } from './domain/import-export/import/relation-import.service.ts';
+import { WORK_DIR_SWEEP_MS } from './domain/import-export/import/work-dirs.ts';
 import { CommitNotesService } from './domain/repository/commit-notes.ts';
 import { HousekeepingService } from './domain/repository/housekeeping.ts';
 import { CustomAttributesService } from './domain/custom-attributes/custom-attributes.service.ts';
@@ -279,6 +280,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   worker.also('project exports', () => importExport.exports.runQueued());
   worker.also('project imports', () => importExport.imports.runQueued());
   worker.also('relation imports', () => importExport.relationImports.runQueued());
+  worker.also('import work directories', () => importExport.imports.removeStaleWork(), WORK_DIR_SWEEP_MS);
   worker.also('export expiry', () => importExport.exports.removeExpired(), 60_000);
   // issue 18: web hooks (A)
   const webHooks = new WebHooksService(db, settings, box, outbound, resolve);

@@ -1,6 +1,7 @@
 // A hostile import archive against a real server (`node bin/hearth.js serve`, as the README starts it): a
 // 1 MB .tar.gz whose relation file holds one line of over a gigabyte. The import fails with GitLab's
-// message, once (its job is not taken again), the process lives, and nothing of it stays in DATA_DIR/tmp.
+// message, once (its job is not taken again), the process lives, and nothing of it stays in DATA_DIR/tmp
+// (nor of an import killed before the server started).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -93,7 +94,11 @@ test('an archive with a relation line over 1 GB: the import fails once with a me
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-import-process-'));
   t.after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   const port = await freePort();
+  // an import killed in an earlier life left its extracted archive
+  fs.mkdirSync(path.join(dataDir, 'tmp', 'import-1-killed', 'archive', 'tree'), { recursive: true });
+  fs.writeFileSync(path.join(dataDir, 'tmp', 'import-1-killed', 'archive', 'tree', 'project.json'), '{}');
   const { child, stderr } = await startServer(dataDir, port);
+  assert.deepEqual(fs.readdirSync(path.join(dataDir, 'tmp')), []); // removed as the server started
   t.after(() => child.kill('SIGKILL'));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
 

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
 import { seedRunner } from '../../helpers/ci.ts';
+import { IMPORT_JOB } from '../../../src/domain/import-export/import/import.service.ts';
+import { queuedJob } from '../../../src/jobs/job-row.ts';
 import { workTree } from '../../helpers/git.ts';
 import { HEX32, importStatus, makeArchive, postImport, refsOf, setSettings } from './project-import.helpers.ts';
 
@@ -527,4 +529,40 @@ test('imported CI: pipelines and jobs that had not completed are canceled (GitLa
   assert.equal(req.statusCode, 204, req.body);
   const after = await k.selectFrom('ci_builds').select('runner_id').where('project_id', '=', res.json().id).where('runner_id', '=', runner.id).execute();
   assert.deepEqual(after, []);
+});
+
+test('what killed imports left in DATA_DIR/tmp: removed by a worker round unless its import runs under a live lease; stale spooled uploads too', async (t) => {
+  const ta = await buildTestApp(t);
+  const k = ta.c.db.kysely;
+  const tmp = ta.c.importExport.imports.tmpDir();
+  const plant = (name: string) => {
+    fs.mkdirSync(`${tmp}/${name}/archive/tree`, { recursive: true });
+    fs.writeFileSync(`${tmp}/${name}/archive/tree/project.json`, '{}');
+  };
+  plant('import-101-dead01'); // its process was killed: no job runs it
+  plant('import-102-live01'); // running here or on another node
+  plant('import-103-gone01'); // its job's lease ran out
+  plant('relation-import-7-dead01');
+  fs.writeFileSync(`${tmp}/old.upload`, 'x');
+  fs.utimesSync(`${tmp}/old.upload`, new Date(Date.now() - 2 * 3600_000), new Date(Date.now() - 2 * 3600_000));
+  fs.writeFileSync(`${tmp}/fresh.upload`, 'x');
+  fs.writeFileSync(`${tmp}/other-file`, 'x');
+  const running = (payload: unknown, until: number) => ({
+    ...queuedJob(IMPORT_JOB, payload),
+    state: 'running',
+    attempts: 1,
+    locked_by: 'node:1',
+    locked_until: new Date(Date.now() + until).toISOString(),
+  });
+  await k
+    .insertInto('jobs')
+    .values(running({ project_id: 102 }, 60_000))
+    .execute();
+  await k
+    .insertInto('jobs')
+    .values(running({ project_id: 103 }, -60_000))
+    .execute();
+  // a worker round (the worker starts with one; `serve` and `worker` also sweep before they start)
+  await ta.c.worker.drain();
+  assert.deepEqual(fs.readdirSync(tmp).sort(), ['fresh.upload', 'import-102-live01', 'other-file']);
 });

@@ -47,6 +47,8 @@ import { extractArchive } from '../archive/extract.ts';
 import type { ImportExportDeps } from '../deps.ts';
 import { clearTree, importTree, readProjectAttributes } from '../tree/index.ts';
 import { lenientParams, overrideParams } from './override-params.ts';
+import { RELATION_IMPORT_JOB } from './relation-import.service.ts';
+import { removeStaleWork } from './work-dirs.ts';
 import { checkS3, contentLengthOf, fetchS3, humanSize, remoteFileErrors, remoteLimit, type S3Source } from './sources.ts';
 
 export interface ImportRequest {
@@ -618,6 +620,11 @@ export class ImportsService {
     if (refs.length) await repo.run(['update-ref', '--stdin'], { input: refs.map((r) => `delete ${r}\n`).join('') });
     await repo.run(['prune', '--expire=now'], { timeoutMs: 10 * 60_000 });
     repo.touchRefs();
+  }
+
+  /** What killed imports (project and relation imports) and upload requests left in `<dataDir>/tmp` removed (work-dirs.ts). */
+  async removeStaleWork(): Promise<number> {
+    return removeStaleWork(this.deps.db, this.tmpDir(), { project: IMPORT_JOB, relation: RELATION_IMPORT_JOB });
   }
 
   /** Resolves when the imports this process started are done (tests, shutdown). */
