@@ -45,7 +45,7 @@ async function startServer(dataDir: string, port: number): Promise<{ child: Chil
   });
   let stderr = '';
   child.stderr!.on('data', (b) => (stderr += b));
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + 180_000; // a busy machine starts tsx slowly
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited: ${stderr}`);
     try {
