@@ -17,12 +17,13 @@ export interface Sink {
   received: Received[];
   /** the status to answer next (a queue; 200 when empty), or a function of the request */
   respond: number[];
-  /** resolves when `n` requests have arrived (rejects after `timeoutMs`) */
+  /** resolves when `n` requests have arrived (rejects after `timeoutMs`, a bound on a hang, not on speed) */
   waitFor(n: number, timeoutMs?: number): Promise<Received[]>;
   close(): Promise<void>;
 }
 
-export async function startSink(t: TestContext | null, opts: { delayMs?: number } = {}): Promise<Sink> {
+/** `silent`: record each request and never answer it (a receiver that hangs; close() ends its connections) */
+export async function startSink(t: TestContext | null, opts: { silent?: boolean } = {}): Promise<Sink> {
   const received: Received[] = [];
   const respond: number[] = [];
   const waiters: { n: number; resolve: () => void }[] = [];
@@ -37,10 +38,9 @@ export async function startSink(t: TestContext | null, opts: { delayMs?: number 
       } catch {}
       received.push({ method: req.method!, url: req.url!, headers: req.headers, body, json });
       for (const w of waiters.splice(0)) (received.length >= w.n ? w.resolve : () => waiters.push(w))();
+      if (opts.silent) return;
       const status = respond.shift() ?? 200;
-      const answer = () => res.writeHead(status, { 'content-type': 'text/plain', 'x-sink': 'yes' }).end(`sink says ${status}`);
-      if (opts.delayMs) setTimeout(answer, opts.delayMs);
-      else answer();
+      res.writeHead(status, { 'content-type': 'text/plain', 'x-sink': 'yes' }).end(`sink says ${status}`);
     });
   });
   server.keepAliveTimeout = 60_000;
@@ -51,7 +51,7 @@ export async function startSink(t: TestContext | null, opts: { delayMs?: number 
     port,
     received,
     respond,
-    waitFor(n, timeoutMs = 5000) {
+    waitFor(n, timeoutMs = 60_000) {
       if (received.length >= n) return Promise.resolve(received);
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`sink: ${received.length} of ${n} requests after ${timeoutMs} ms`)), timeoutMs);
