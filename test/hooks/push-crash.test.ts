@@ -55,7 +55,7 @@ async function startServer(t: TestContext, dataDir: string, port: number, databa
   t.after(() => child.kill('SIGKILL'));
   let stderr = '';
   child.stderr!.on('data', (b) => (stderr += b));
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 90_000; // bounds a hang only: a loaded machine starts slowly
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited: ${stderr}`);
     try {
@@ -72,7 +72,7 @@ async function kill9(s: Server): Promise<void> {
   if (s.child.exitCode === null && s.child.signalCode === null) await new Promise((r) => s.child.once('exit', r));
 }
 
-async function until(what: string, fn: () => boolean, ms = 20_000): Promise<void> {
+async function until(what: string, fn: () => boolean, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!fn()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -181,7 +181,7 @@ async function scenario(t: TestContext, databaseUrl: string): Promise<void> {
   await kill9(second);
   assert.notEqual((await pushing2).code, 0);
   // receive-pack outlives the server for a moment: its hook finds the server gone and aborts
-  await until('receive-pack to give up', () => !fs.existsSync(path.join(bare, 'refs/heads/feature.lock')), 10_000);
+  await until('receive-pack to give up', () => !fs.existsSync(path.join(bare, 'refs/heads/feature.lock')));
   assert.equal(fs.existsSync(path.join(bare, 'refs/heads/feature')), false);
 
   // third life: no event for the update that never happened; the push goes through again
@@ -210,12 +210,12 @@ async function scenario(t: TestContext, databaseUrl: string): Promise<void> {
   await kill9(third);
 }
 
-test('push killed after the ref moved, before its events (SQLite): delivered once after a restart', { timeout: 120_000 }, async (t) => {
+test('push killed after the ref moved, before its events (SQLite): delivered once after a restart', { timeout: 300_000 }, async (t) => {
   await scenario(t, '');
 });
 
 test('push killed after the ref moved, before its events (PostgreSQL): delivered once after a restart', {
-  timeout: 120_000,
+  timeout: 300_000,
   skip: !process.env.DATABASE_URL_TEST && 'DATABASE_URL_TEST is not set',
 }, async (t) => {
   const base = process.env.DATABASE_URL_TEST!;
