@@ -71,9 +71,13 @@ test('matching time is linear: the patterns that backtrack for ever elsewhere ta
   const text = 'lorem ipsum dolor sit amet '.repeat(40);
   for (const pattern of ['(a+)+$', '(\\w+\\s?)*$', '(.*){1,300}[bc]', '((((((((a*)*)*)*)*)*)*)*)*b', '(x+x+)+y']) {
     const re = compileRegexp(pattern);
-    const t = performance.now();
-    for (let i = 0; i < 20; i++) re.test(text + i);
-    assert.ok(performance.now() - t < 500, `${pattern}: ${performance.now() - t} ms`);
+    // the best of five rounds: a round the machine spent on other work says nothing about the matcher
+    const rounds = Array.from({ length: 5 }, () => {
+      const t = performance.now();
+      for (let i = 0; i < 20; i++) re.test(text + i);
+      return performance.now() - t;
+    });
+    assert.ok(Math.min(...rounds) < 500, `${pattern}: ${rounds.join(', ')} ms`);
   }
 });
 
