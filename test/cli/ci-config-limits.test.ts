@@ -72,17 +72,17 @@ test('a matrix of 40^5 jobs in under 700 bytes: lint answers the error in under 
   const port = await freePort();
   const server = await startServer(t, dataDir, port);
   const base = `http://127.0.0.1:${port}`;
-  // a server that expands the matrix does not answer for a minute, then dies: 10 s is far beyond
-  // what the answer takes, and the elapsed time is checked below
+  // a server that expands the matrix does not answer for a minute, then dies: 30 s is far beyond
+  // what the answer takes even on a loaded machine, and the elapsed time is checked below
   const api = (method: string, url: string, body?: unknown) =>
     fetch(`${base}/api/v4${url}`, {
       method,
       headers: { 'private-token': TOKEN, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(10_000),
+      signal: AbortSignal.timeout(30_000),
     });
   const health = async () => {
-    const r = await fetch(`${base}/-/health`, { signal: AbortSignal.timeout(10_000) });
+    const r = await fetch(`${base}/-/health`, { signal: AbortSignal.timeout(30_000) });
     assert.equal(r.status, 200);
     assert.equal(await r.text(), 'Hearth OK');
   };
@@ -97,6 +97,15 @@ test('a matrix of 40^5 jobs in under 700 bytes: lint answers the error in under 
   });
   assert.equal(readme.status, 201);
 
+  // the reference: a small valid file through the same route, measured on this machine just before
+  const small = 'job:\n  script: echo hi\n';
+  const refStarted = performance.now();
+  const ref = await api('POST', `/projects/${project.id}/ci/lint`, { content: small });
+  const refBody = (await ref.json()) as { valid: boolean; errors: string[] };
+  const refMs = performance.now() - refStarted;
+  assert.equal(ref.status, 200);
+  assert.deepEqual([refBody.valid, refBody.errors], [true, []]);
+
   // lint: GitLab's shape, valid false and the error
   const started = performance.now();
   const lint = await api('POST', `/projects/${project.id}/ci/lint`, { content: MATRIX });
@@ -104,7 +113,9 @@ test('a matrix of 40^5 jobs in under 700 bytes: lint answers the error in under 
   const elapsed = performance.now() - started;
   assert.equal(lint.status, 200);
   assert.deepEqual(body, { valid: false, errors: [MATRIX_ERROR], warnings: [], merged_yaml: MERGED, includes: [] });
-  assert.ok(elapsed < 1000, `lint answered after ${Math.round(elapsed)} ms`);
+  // under a second on an idle machine; on a loaded one no more than ten small lints (expanding the matrix takes
+  // a minute, thousands of them)
+  assert.ok(elapsed < Math.max(1000, 10 * refMs), `lint answered after ${Math.round(elapsed)} ms (a small file: ${Math.round(refMs)} ms)`);
   await health();
 
   // the commit path: the pushed file makes a failed pipeline whose yaml_errors is the error
@@ -116,7 +127,7 @@ test('a matrix of 40^5 jobs in under 700 bytes: lint answers the error in under 
   assert.equal(commit.status, 201);
   const sha = ((await commit.json()) as { id: string }).id;
   let pipelines: { id: number; sha: string; status: string }[] = [];
-  for (let i = 0; i < 200 && !pipelines.length; i++) {
+  for (const deadline = Date.now() + 60_000; !pipelines.length && Date.now() < deadline; ) {
     pipelines = (await (await api('GET', `/projects/${project.id}/pipelines`)).json()) as typeof pipelines;
     if (!pipelines.length) await new Promise((r) => setTimeout(r, 50));
   }
