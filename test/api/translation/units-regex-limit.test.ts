@@ -99,7 +99,11 @@ test('units search with a regular expression: refused patterns, the time limit, 
   assert.equal(long.json().count, 0);
 
   await seedLongUnits(ctx);
+  // the first search with a regular expression starts a worker thread: the reference for what the time limit
+  // may be overrun by (that start and a quick scan), measured on this machine in this run
+  const fewStarted = performance.now();
   const few = await get(ctx, 'source:r" 299\\d$"');
+  const fewMs = performance.now() - fewStarted;
   assert.equal(few.statusCode, 200);
   assert.equal(few.json().count, 10);
   assert.deepEqual(
@@ -111,15 +115,17 @@ test('units search with a regular expression: refused patterns, the time limit, 
   const started = performance.now();
   let done = false;
   const search = get(ctx, SLOW).finally(() => (done = true));
-  await sleep(200);
-  for (let i = 0; i < 3; i++) {
+  await loadReaches(ctx, 1); // the search runs
+  // a search holding the server's own thread would let the health checks through only after it ended: up to three
+  // answer while it runs (on a slow machine the limit may come before all three did, but never before the first)
+  let answeredMeanwhile = 0;
+  while (answeredMeanwhile < 3 && !done) {
     const health = await ctx.app.inject({ method: 'GET', url: '/-/health' });
     assert.equal(health.statusCode, 200);
     assert.equal(health.body, 'Hearth OK');
-    // a search holding the server's own thread would let the health check through only after it ended
-    assert.equal(done, false, 'the health check answered while the search was running');
-    await sleep(200);
+    if (!done) answeredMeanwhile++;
   }
+  assert.ok(answeredMeanwhile >= 1, 'no health check answered while the search was running');
   const res = await search;
   const took = performance.now() - started;
   assert.equal(res.statusCode, 400);
@@ -129,8 +135,10 @@ test('units search with a regular expression: refused patterns, the time limit, 
   assert.equal(res.headers.vary, 'Accept');
   assert.equal(res.headers['retry-after'], undefined);
   // the limit, plus starting a worker thread the first time (run to its end, the search takes 6 s on PostgreSQL,
-  // minutes on SQLite; the message above already says the limit stopped it)
-  assert.ok(took >= LIMIT_MS && took < LIMIT_MS + 3500, `the search took ${took} ms`);
+  // minutes on SQLite; the message above already says the limit stopped it). What may come on top of the limit
+  // is judged against the first quick search of this run, which paid the same start, with a wide margin
+  const over = Math.max(3500, 3 * fewMs);
+  assert.ok(took >= LIMIT_MS && took < LIMIT_MS + over, `the search took ${took} ms (the first quick one ${fewMs} ms)`);
 
   // the worker stopped at the limit is replaced: searches go on
   const after = await get(ctx, 'source:r" 1234$"');
