@@ -667,7 +667,7 @@ test('with a real CI file: the runner takes the first stage, its success queues 
   const pipeline = await c.ci.pipelines.create(p, userActor(user), { ref: 'main', source: 'api', sha: head });
   assert.ok(pipeline);
   const { token } = await seedRunner(c);
-  await withWait(3000, async () => {
+  await withWait(60_000, async () => {
     let r = await request(token);
     assert.equal(r.statusCode, 201);
     const build = json(r);
@@ -676,7 +676,7 @@ test('with a real CI file: the runner takes the first stage, its success queues 
     // the test job waits for the build stage: a second runner waits, and gets it once build succeeded
     const other = await seedRunner(c);
     const waiting = request(other.token);
-    await sleep(150);
+    await untilWaiting(1);
     assert.equal((await put(build.id, { token: build.token, state: 'success' })).statusCode, 200);
     r = await waiting;
     assert.equal(r.statusCode, 201);
