@@ -156,7 +156,7 @@ test('PostgreSQL: versions come from notifications (no query while nothing wrote
   if (c.db.dialect !== 'postgres') return;
   const feed = c.db.versionFeed!;
   const until = async (what: string, ok: () => boolean | Promise<boolean>) => {
-    for (let i = 0; i < 300; i++) {
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
       if (await ok()) return;
       await new Promise((r) => setTimeout(r, 10));
     }

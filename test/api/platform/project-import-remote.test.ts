@@ -75,7 +75,7 @@ test('remote import: 201 scheduled, started while the download runs, then finish
   assert.equal(res.json().import_error, null);
   // the job has started and waits for the download
   let seen = '';
-  for (let i = 0; i < 100 && seen !== 'started'; i++) {
+  for (const deadline = Date.now() + 60_000; seen !== 'started' && Date.now() < deadline; ) {
     await new Promise((r) => setTimeout(r, 30));
     seen = (await ta.app.inject({ method: 'GET', url: `/api/v4/projects/${res.json().id}/import`, headers: ta.root })).json().import_status;
   }
