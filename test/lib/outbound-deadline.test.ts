@@ -9,6 +9,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import { Outbound, OutboundError, type OutboundRules } from '../../src/lib/outbound.ts';
 import { blackHole } from '../helpers/black-hole.ts';
+import { slack } from '../helpers/slack.ts';
 
 const OPEN: OutboundRules = { allowLocal: true, allowlist: [] };
 type After = { after(fn: () => unknown): void };
@@ -17,25 +18,6 @@ function client(t: After, resolve?: (host: string) => Promise<string[]>) {
   const o = new Outbound(resolve ? { resolve } : {});
   t.after(() => o.close());
   return o;
-}
-
-/**
- * What a request may take beyond its deadline on this machine now: ten times the slowest of three quick requests
- * to a local server through a fresh client, at least 700 ms. On an idle machine that is the 700 ms; on a loaded
- * one it grows with the machine's slowness, and stays far below what a missing or per-phase deadline costs.
- */
-async function slack(t: After): Promise<number> {
-  const s = http.createServer((_req, res) => res.end('ok'));
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  t.after(() => new Promise<void>((r) => s.close(() => r())));
-  const o = client(t);
-  let slowest = 0;
-  for (let i = 0; i < 3; i++) {
-    const started = performance.now();
-    await o.request({ url: `http://127.0.0.1:${(s.address() as net.AddressInfo).port}/`, timeoutMs: 60_000, rules: OPEN });
-    slowest = Math.max(slowest, performance.now() - started);
-  }
-  return Math.max(700, 10 * slowest);
 }
 
 /** The failure of a request, and how long it took to come (ms). */
