@@ -88,9 +88,9 @@ test('public project for the anonymous: tree, blob with highlighting and anchors
   assert.equal(big1.statusCode, 200);
   assert.match(big1.body, /<a id="L2000" href="#L2000">2000<\/a>/);
   assert.doesNotMatch(big1.body, /hljs-keyword/);
-  // the worker thread highlights it meanwhile (its first start loads the loader: allow a few seconds)
+  // the worker thread highlights it meanwhile (its first start loads the loader: the deadline bounds a hang only)
   let big2 = big1;
-  for (let i = 0; i < 100 && !/hljs-keyword/.test(big2.body); i++) {
+  for (const deadline = Date.now() + 60_000; !/hljs-keyword/.test(big2.body) && Date.now() < deadline; ) {
     await new Promise((r) => setTimeout(r, 100));
     big2 = await webGet(f.app, `${f.base}/-/blob/main/big.ts`);
   }
