@@ -93,7 +93,7 @@ test('python-gitlab on what hearth runner made: job artifacts, keep, delete; run
   assert.equal(res.status, 201, JSON.stringify(created));
 
   // wait for the pipeline's job, then run it
-  const end = Date.now() + 15_000;
+  const end = Date.now() + 60_000; // bounds a hang only
   let job: { id: number } | undefined;
   while (!job && Date.now() < end) {
     job = await c.db.kysely.selectFrom('ci_builds').select('id').where('project_id', '=', project.id).where('status', '=', 'pending').executeTakeFirst();

@@ -46,6 +46,7 @@ test('python-gitlab user.keys.create, then git over SSH: clone, push a branch an
   skip: skipWithout(available, 'python-gitlab'),
 }, async (t) => {
   assertTool(available, 'python-gitlab');
+  const startedAt = Date.now();
   const srv = await startTestServer(t, {}, { selfUrl: true });
   const { seed, c } = srv;
   const sshd = await startSsh(t, c);
@@ -144,5 +145,6 @@ test('python-gitlab user.keys.create, then git over SSH: clone, push a branch an
   // what python-gitlab reads back: the SSH URL, and the key's last use
   const back = await py(READ_BACK, [srv.base, tokens.owner.token, String(project.id), String(added.owner.id)]);
   assert.equal(back.ssh_url_to_repo, sshRepo);
-  assert.ok(back.last_used_at && Date.now() - Date.parse(back.last_used_at) < 120_000, String(back.last_used_at));
+  // used during this test, however long the machine took over it
+  assert.ok(back.last_used_at && Date.parse(back.last_used_at) >= startedAt - 1000 && Date.parse(back.last_used_at) <= Date.now(), String(back.last_used_at));
 });
