@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../helpers/build-app.ts';
 import { commitJson, workTree } from '../../helpers/git.ts';
 import { seedPipeline, seedRunner } from '../../helpers/ci.ts';
+import { inOneWindow } from '../../helpers/rate-window.ts';
 import type { NamespaceRow, ProjectRow, UserRow } from '../../../src/db/schema.ts';
 
 const json = (r: { body: string }) => JSON.parse(r.body);
@@ -480,18 +481,21 @@ test('GET /projects/:id/jobs is rate limited per user (project_jobs_api_rate_lim
   const set = await api('PUT', '/application/settings', ctx.root, { project_jobs_api_rate_limit: 2 });
   assert.equal(set.statusCode, 200);
   try {
-    const u = await ctx.seed.user({ username: 'limited' });
-    await ctx.seed.member({ group: g }, u, 20);
-    const h = (await ctx.seed.token(u)).headers;
-    assert.equal((await api('GET', `${P()}/jobs`, h)).statusCode, 200);
-    assert.equal((await api('GET', `${P()}/jobs`, h)).statusCode, 200);
-    const r = await api('GET', `${P()}/jobs`, h);
-    assert.equal(r.statusCode, 429);
-    assert.deepEqual(json(r), { message: { error: 'This endpoint has been requested too many times. Try again later.' } });
-    // another user has a window of their own
-    const v = await ctx.seed.user({ username: 'limited-too' });
-    await ctx.seed.member({ group: g }, v, 20);
-    assert.equal((await api('GET', `${P()}/jobs`, (await ctx.seed.token(v)).headers)).statusCode, 200);
+    // a minute's window aligned on the epoch: fresh users for each attempt
+    await inOneWindow(60, async (n) => {
+      const u = await ctx.seed.user({ username: n ? `limited-${n}` : 'limited' });
+      await ctx.seed.member({ group: g }, u, 20);
+      const h = (await ctx.seed.token(u)).headers;
+      assert.equal((await api('GET', `${P()}/jobs`, h)).statusCode, 200);
+      assert.equal((await api('GET', `${P()}/jobs`, h)).statusCode, 200);
+      const r = await api('GET', `${P()}/jobs`, h);
+      assert.equal(r.statusCode, 429);
+      assert.deepEqual(json(r), { message: { error: 'This endpoint has been requested too many times. Try again later.' } });
+      // another user has a window of their own
+      const v = await ctx.seed.user({ username: n ? `limited-too-${n}` : 'limited-too' });
+      await ctx.seed.member({ group: g }, v, 20);
+      assert.equal((await api('GET', `${P()}/jobs`, (await ctx.seed.token(v)).headers)).statusCode, 200);
+    });
   } finally {
     await api('PUT', '/application/settings', ctx.root, { project_jobs_api_rate_limit: 600 });
   }
