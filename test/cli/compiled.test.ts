@@ -106,7 +106,7 @@ test('npm start without tsx and esbuild: compiled code serves the API, highlight
     DATABASE_URL: '',
     HEARTH_SSH_PORT: '0',
     HEARTH_ROOT_TOKEN: TOKEN,
-    LOG_LEVEL: 'info',
+    LOG_LEVEL: 'debug', // each request is logged as it starts: the shutdown below waits for that
   });
   const started = Date.now();
   npm = spawn('npm', ['start', '--silent'], { cwd: dir, env });
@@ -162,7 +162,7 @@ test('npm start without tsx and esbuild: compiled code serves the API, highlight
   assert.match(smallHtml, /class="hljs-keyword"/);
   assert.match(smallHtml, /&quot;&lt;b&gt;&quot;|"&lt;b&gt;"/);
   let bigHtml = '';
-  for (let i = 0; i < 100 && !/hljs-keyword/.test(bigHtml); i++) {
+  for (let i = 0, deadline = Date.now() + 60_000; !/hljs-keyword/.test(bigHtml) && (i === 0 || Date.now() < deadline); i++) {
     if (i) await new Promise((r) => setTimeout(r, 100));
     const r = await fetch(`${base}/root/built/-/blob/main/big.ts`);
     assert.equal(r.status, 200);
@@ -180,6 +180,9 @@ test('npm start without tsx and esbuild: compiled code serves the API, highlight
 
   // SIGTERM while a request is in flight: its headers are in, its body comes after the signal
   const body = JSON.stringify({ name: 'during-shutdown' });
+  /** the server's "incoming request" lines for POST /api/v4/projects (written once its headers are read) */
+  const projectRequests = () => log.split('\n').filter((l) => l.includes('"msg":"incoming request"') && l.includes('"url":"/api/v4/projects"')).length;
+  const requestsBefore = projectRequests();
   const sock = net.connect(port, '127.0.0.1');
   await new Promise<void>((r) => sock.once('connect', () => r()));
   let answer = '';
@@ -188,10 +191,11 @@ test('npm start without tsx and esbuild: compiled code serves the API, highlight
   sock.write(
     `POST /api/v4/projects HTTP/1.1\r\nHost: 127.0.0.1\r\nPrivate-Token: ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
   );
-  await new Promise((r) => setTimeout(r, 300));
+  for (const deadline = Date.now() + 60_000; projectRequests() === requestsBefore && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(projectRequests(), requestsBefore + 1, `the server read the headers:\n${log}`);
   const npmExit = exited(npm);
   npm.kill('SIGTERM');
-  for (let i = 0; i < 50 && !log.includes('stopping serve'); i++) await new Promise((r) => setTimeout(r, 100));
+  for (const deadline = Date.now() + 60_000; !log.includes('stopping serve') && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 100));
   assert.ok(log.includes('stopping serve'), `npm forwarded SIGTERM to the server:\n${log}`);
   // new connections are refused now; the one in flight finishes
   await assert.rejects(new Promise((resolve, reject) => net.connect(port, '127.0.0.1').once('connect', resolve).once('error', reject)), /ECONNREFUSED/);
@@ -202,6 +206,6 @@ test('npm start without tsx and esbuild: compiled code serves the API, highlight
   assert.match(answer, /^HTTP\/1\.1 201 Created\r\n/);
   assert.match(answer, /"name":"during-shutdown"/);
   assert.deepEqual(await npmExit, { code: 0, signal: null });
-  for (let i = 0; i < 50 && processesOf(dataDir).length; i++) await new Promise((r) => setTimeout(r, 100));
+  for (const deadline = Date.now() + 30_000; processesOf(dataDir).length && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 100));
   assert.deepEqual(processesOf(dataDir), [], 'no process of the server is left');
 });
