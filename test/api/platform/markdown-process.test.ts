@@ -4,64 +4,15 @@
 // markdown-it needs seconds for such a text; on the event loop they held /-/health for tens of seconds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
+import { startHearth, tempDataDir, TOKEN } from '../../helpers/process.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '../../..');
-const TOKEN = 'glpat-markdown-test-root-token-01';
 /** a megabyte that markdown-it needs seconds for: every `![` may open an image */
 const SLOW = (seed: number) => `${seed}${'!['.repeat(512 * 1024 - 1)}`;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function serve(dataDir: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['bin/hearth.js', 'serve'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: '',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      HEARTH_ROOT_PASSWORD: 'markdown-test-password-1',
-      HEARTH_ROOT_TOKEN: TOKEN,
-      HEARTH_SSH_PORT: '0',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (b) => (stderr += b));
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited: ${stderr}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/-/readiness`)).ok) return child;
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`server did not start: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 test('/-/health answers within a second while eight anonymous 1 MB renders run through the API, and while eight views of a 1 MB README run', {
   timeout: 240_000,
 }, async (t) => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-markdown-'));
-  t.after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-  const port = await freePort();
-  const server = await serve(dataDir, port);
-  t.after(() => server.kill('SIGKILL'));
-  const base = `http://127.0.0.1:${port}`;
+  const { base } = await startHearth(t, { dataDir: tempDataDir(t, 'hearth-markdown-') });
   const asRoot = { 'private-token': TOKEN, 'content-type': 'application/json' };
 
   // a public project whose README is such a megabyte
