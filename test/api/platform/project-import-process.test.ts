@@ -4,58 +4,12 @@
 // (nor of an import killed before the server started).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import SQLite from 'better-sqlite3';
 import { Header } from 'tar';
-
-const ROOT = path.resolve(import.meta.dirname, '../../..');
-const TOKEN = 'glpat-import-process-root-token-01';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function startServer(dataDir: string, port: number): Promise<{ child: ChildProcess; stderr: () => string }> {
-  const child = spawn(process.execPath, ['bin/hearth.js', 'serve'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: '',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      HEARTH_ROOT_PASSWORD: 'import-process-password-1',
-      HEARTH_ROOT_TOKEN: TOKEN,
-      HEARTH_IN_PROCESS_WORKER: 'true',
-      HEARTH_WORKER_POLL_MS: '20',
-      HEARTH_SSH_PORT: '0',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (b) => (stderr += b));
-  const deadline = Date.now() + 180_000; // a busy machine starts tsx slowly
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited: ${stderr}`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/-/readiness`);
-      if (res.ok) return { child, stderr: () => stderr };
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`server did not start: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+import { startHearth, tempDataDir, TOKEN } from '../../helpers/process.ts';
 
 /** One tar entry's header block. */
 const header = (name: string, size: number) => {
@@ -91,16 +45,23 @@ function hugeLineArchive(mib: number): Buffer {
 test('an archive with a relation line over 1 GB: the import fails once with a message, the server lives, DATA_DIR/tmp is left empty', {
   timeout: 300_000,
 }, async (t) => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-import-process-'));
-  t.after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-  const port = await freePort();
+  const dataDir = tempDataDir(t, 'hearth-import-process-');
   // an import killed in an earlier life left its extracted archive
   fs.mkdirSync(path.join(dataDir, 'tmp', 'import-1-killed', 'archive', 'tree'), { recursive: true });
   fs.writeFileSync(path.join(dataDir, 'tmp', 'import-1-killed', 'archive', 'tree', 'project.json'), '{}');
-  const { child, stderr } = await startServer(dataDir, port);
-  assert.deepEqual(fs.readdirSync(path.join(dataDir, 'tmp')), []); // removed as the server started
-  t.after(() => child.kill('SIGKILL'));
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  // removed as the server starts, just after it listens: waited for as DATA_DIR/tmp changes
+  const tmp = path.join(dataDir, 'tmp');
+  const emptied = new Promise<void>((resolve) => {
+    const watcher = fs.watch(tmp, () => {
+      if (fs.readdirSync(tmp).length > 0) return;
+      watcher.close();
+      resolve();
+    });
+  });
+  const server = await startHearth(t, { dataDir, env: { HEARTH_IN_PROCESS_WORKER: 'true', HEARTH_WORKER_POLL_MS: '20' } });
+  const { child, port } = server;
+  await emptied;
+  assert.deepEqual(fs.readdirSync(tmp), []);
 
   const archive = hugeLineArchive(1024);
   assert.ok(archive.length < 1.5 * 1024 * 1024, `archive of ${archive.length} bytes`);
@@ -122,7 +83,7 @@ test('an archive with a relation line over 1 GB: the import fails once with a me
       await new Promise((r) => setTimeout(r, 100));
     }
   })().catch((e) => `polling failed: ${e}`);
-  const ended = await Promise.race([poll, exited.then((code) => `the server exited (${code}): ${stderr().slice(-2000)}`)]);
+  const ended = await Promise.race([poll, server.exited.then(({ code }) => `the server exited (${code}): ${server.output().slice(-2000)}`)]);
   assert.equal(ended, 'ended');
   assert.deepEqual(
     { import_status: status!.import_status, import_error: status!.import_error },
