@@ -4,16 +4,9 @@
 // the error, and the process lives on (/-/health answers after each); `POST /projects/:id/pipeline`
 // answers GitLab's 400 with it. And CI files of 2 MB, each seconds of YAML parsing, posted to lint
 // at once: the parsing runs on worker threads, /-/health keeps answering within a second.
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const TOKEN = 'glpat-ci-limits-root-token-0001';
+import { startHearth, tempDataDir, TOKEN } from '../helpers/process.ts';
 
 const values = Array.from({ length: 40 }, (_, i) => i).join(',');
 const MATRIX = `test:\n  script: echo\n  parallel:\n    matrix:\n${['A', 'B', 'C', 'D', 'E'].map((k, i) => `${i ? '        ' : '      - '}${k}: [${values}]\n`).join('')}`;
@@ -23,55 +16,11 @@ const MERGED = `---\ntest:\n  script: echo\n  parallel:\n    matrix:\n${['A', 'B
   .join('')}`;
 const MATRIX_ERROR = 'jobs:test:parallel:matrix config generates too many jobs (maximum is 200)';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function startServer(t: TestContext, dataDir: string, port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['bin/hearth.js', 'serve'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: '',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      HEARTH_ROOT_PASSWORD: 'ci-limits-password-1',
-      HEARTH_ROOT_TOKEN: TOKEN,
-      HEARTH_SSH_PORT: '0',
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  t.after(() => child.kill('SIGKILL'));
-  let stderr = '';
-  child.stderr!.on('data', (b) => (stderr += b));
-  const deadline = Date.now() + 90_000; // a first start compiles the sources (tsx)
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited: ${stderr}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/-/readiness`)).ok) return child;
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`server did not start: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 test('a matrix of 40^5 jobs in under 700 bytes: lint answers the error in under a second, a commit fails its pipeline, the server lives', {
   timeout: 180_000,
 }, async (t) => {
   assert.ok(Buffer.byteLength(MATRIX) < 700);
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-ci-limits-'));
-  t.after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-  const port = await freePort();
-  const server = await startServer(t, dataDir, port);
-  const base = `http://127.0.0.1:${port}`;
+  const { child: server, base } = await startHearth(t, { dataDir: tempDataDir(t, 'hearth-ci-limits-') });
   // a server that expands the matrix does not answer for a minute, then dies: 30 s is far beyond
   // what the answer takes even on a loaded machine, and the elapsed time is checked below
   const api = (method: string, url: string, body?: unknown) =>
@@ -166,12 +115,8 @@ function bigConfig(seed: number): string {
 }
 
 test('four CI files of 2 MB posted to lint at once: each answered, /-/health answers within a second all along', { timeout: 600_000 }, async (t) => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-ci-limits-'));
-  t.after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-  const port = await freePort();
   // a time limit no parse reaches on a busy machine: every answer is the file's own
-  const server = await startServer(t, dataDir, port, { HEARTH_CI_CONFIG_TIMEOUT_MS: '60000' });
-  const base = `http://127.0.0.1:${port}`;
+  const { child: server, base } = await startHearth(t, { dataDir: tempDataDir(t, 'hearth-ci-limits-'), env: { HEARTH_CI_CONFIG_TIMEOUT_MS: '60000' } });
   const headers = { 'private-token': TOKEN, 'content-type': 'application/json' };
   const created = await fetch(`${base}/api/v4/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'Big', path: 'big' }) });
   assert.equal(created.status, 201);
