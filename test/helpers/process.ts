@@ -48,12 +48,15 @@ export function tempDataDir(t: TestContext, prefix = 'hearth-process-'): string 
   return dir;
 }
 
-/** Starts `hearth <command>` (default serve) and resolves once it listens (serve) or logged `ready` (other commands). */
+/**
+ * Starts `hearth <command>` (default serve) and resolves once it listens (serve) or logged `ready` (other commands).
+ * `port`: the port of an earlier life on the same DATA_DIR (default: a free one).
+ */
 export async function startHearth(
   t: TestContext,
-  opts: { dataDir: string; command?: string; env?: Record<string, string>; ready?: (l: LogLine) => boolean },
+  opts: { dataDir: string; command?: string; env?: Record<string, string>; ready?: (l: LogLine) => boolean; port?: number },
 ): Promise<HearthProcess> {
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const command = opts.command ?? 'serve';
   const child = spawn(process.execPath, ['bin/hearth.js', command], {
     cwd: ROOT,

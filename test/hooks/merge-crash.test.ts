@@ -3,71 +3,19 @@
 // event, one `merge` hook event and one activity event, no lock left); a server killed while the merge
 // waited to move the branch leaves the branch where it was and the merge request open and mergeable.
 // Real processes (`node bin/hearth.js serve`, as the README starts it), a real port, SQLite.
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { startSink, type Sink } from '../helpers/sink.ts';
+import { freePort, startHearth, tempDataDir, TOKEN, type HearthProcess } from '../helpers/process.ts';
 import { RepositoryStore } from '../../src/git/storage.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const TOKEN = 'glpat-merge-crash-root-token-01';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-interface Server {
-  child: ChildProcess;
-  stderr: () => string;
-}
-
-async function startServer(t: TestContext, dataDir: string, port: number, fault = ''): Promise<Server> {
-  const child = spawn(process.execPath, ['bin/hearth.js', 'serve'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: '',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      HEARTH_ROOT_PASSWORD: 'merge-crash-password-1',
-      HEARTH_ROOT_TOKEN: TOKEN,
-      HEARTH_IN_PROCESS_WORKER: 'true',
-      HEARTH_WORKER_POLL_MS: '20',
-      HEARTH_TEST_FAULT: fault,
-      HEARTH_SSH_PORT: '0',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  t.after(() => child.kill('SIGKILL'));
-  let stderr = '';
-  child.stderr!.on('data', (b) => (stderr += b));
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited: ${stderr}`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/-/readiness`);
-      if (res.ok) return { child, stderr: () => stderr };
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`server did not start: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function kill9(s: Server): Promise<void> {
+async function kill9(s: HearthProcess): Promise<void> {
   s.child.kill('SIGKILL');
-  if (s.child.exitCode === null && s.child.signalCode === null) await new Promise((r) => s.child.once('exit', r));
+  await s.exited;
 }
 
 async function until(what: string, fn: () => boolean, ms = 20_000): Promise<void> {
@@ -82,10 +30,12 @@ const mergeHooks = (sink: Sink, iid: number) =>
   sink.received.filter((r) => r.json?.object_kind === 'merge_request' && r.json.object_attributes?.action === 'merge' && r.json.object_attributes.iid === iid);
 
 test('a merge killed after the target branch moved is finished after a restart; one killed before it moved is open again', { timeout: 600_000 }, async (t) => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-merge-crash-'));
-  t.after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const dataDir = tempDataDir(t, 'hearth-merge-crash-');
   const sink = await startSink(t);
   const port = await freePort();
+  /** a life of the server on this DATA_DIR and port, with a fault's pause (or none) */
+  const startServer = (fault?: string) =>
+    startHearth(t, { dataDir, port, env: { HEARTH_IN_PROCESS_WORKER: 'true', HEARTH_WORKER_POLL_MS: '20', ...(fault ? { HEARTH_TEST_FAULT: fault } : {}) } });
   const api = (method: string, url: string, body?: unknown) =>
     fetch(`http://127.0.0.1:${port}/api/v4${url}`, {
       method,
@@ -109,7 +59,7 @@ test('a merge killed after the target branch moved is finished after a restart; 
   };
 
   // first life: the merge stops after the target branch moved, before the merge request is marked merged
-  const first = await startServer(t, dataDir, port, 'pause-after-merge-ref-update');
+  const first = await startServer('pause-after-merge-ref-update');
   await ok('POST', '/hooks', { url: `${sink.url}/system`, merge_requests_events: true, push_events: true });
   const project = await ok('POST', '/projects', { name: 'Merges', path: 'merges', initialize_with_readme: true });
   const bare = path.join(dataDir, 'repositories/default', RepositoryStore.diskPath(project.id));
@@ -130,7 +80,7 @@ test('a merge killed after the target branch moved is finished after a restart; 
   const mainBefore = head('refs/heads/main');
 
   const merging = api('PUT', `/projects/${project.id}/merge_requests/${mr1.iid}/merge`).catch((e: Error) => e);
-  await until('the pause after the merge moved main', () => first.stderr().includes('pause-after-merge-ref-update: paused'));
+  await first.waitForLine((l) => l.msg === 'hearth test fault: pause-after-merge-ref-update: paused');
   await kill9(first);
   assert.ok((await merging) instanceof Error);
   // main has the merge commit; the merge request is still locked, without its merge events
@@ -142,7 +92,7 @@ test('a merge killed after the target branch moved is finished after a restart; 
   assert.equal(mergeHooks(sink, mr1.iid).length, 0);
 
   // second life: the journal's replay at start finishes the merge
-  const second = await startServer(t, dataDir, port, 'pause-before-merge-ref-update');
+  const second = await startServer('pause-before-merge-ref-update');
   const merged = await ok('GET', `/projects/${project.id}/merge_requests/${mr1.iid}`, undefined, 200);
   assert.equal(merged.state, 'merged');
   assert.equal(merged.merge_commit_sha, mergeCommit);
@@ -176,7 +126,7 @@ test('a merge killed after the target branch moved is finished after a restart; 
 
   // killed while the merge waits to move main (journaled, not yet moved): main stays
   const merging2 = api('PUT', `/projects/${project.id}/merge_requests/${mr2.iid}/merge`).catch((e: Error) => e);
-  await until('the pause before the merge moves main', () => second.stderr().includes('pause-before-merge-ref-update: paused'));
+  await second.waitForLine((l) => l.msg === 'hearth test fault: pause-before-merge-ref-update: paused');
   await kill9(second);
   assert.ok((await merging2) instanceof Error);
   await until('git to let go of main', () => !fs.existsSync(path.join(bare, 'refs/heads/main.lock')), 10_000);
@@ -184,7 +134,7 @@ test('a merge killed after the target branch moved is finished after a restart; 
   assert.deepEqual(rows('select state from merge_requests where id = ?', mr2.id), [{ state: 'locked' }]);
 
   // third life: open again, and mergeable
-  const third = await startServer(t, dataDir, port);
+  const third = await startServer();
   const reopened = await ok('GET', `/projects/${project.id}/merge_requests/${mr2.iid}`, undefined, 200);
   assert.equal(reopened.state, 'opened');
   assert.equal(reopened.merged_at, null);
