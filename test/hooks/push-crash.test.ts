@@ -5,71 +5,20 @@
 // PostgreSQL (a fresh database) when DATABASE_URL_TEST is set.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { startSink, type Sink } from '../helpers/sink.ts';
 import { fixtureEnv } from '../helpers/git.ts';
+import { freePort, startHearth, tempDataDir, TOKEN, type HearthProcess } from '../helpers/process.ts';
 import { RepositoryStore } from '../../src/git/storage.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const TOKEN = 'glpat-push-crash-root-token-0001';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-interface Server {
-  child: ChildProcess;
-  stderr: () => string;
-}
-
-async function startServer(t: TestContext, dataDir: string, port: number, databaseUrl: string, fault = ''): Promise<Server> {
-  const child = spawn(process.execPath, ['bin/hearth.js', 'serve'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      HEARTH_ROOT_PASSWORD: 'push-crash-password-1',
-      HEARTH_ROOT_TOKEN: TOKEN,
-      HEARTH_IN_PROCESS_WORKER: 'true',
-      HEARTH_WORKER_POLL_MS: '20',
-      HEARTH_TEST_FAULT: fault,
-      HEARTH_SSH_PORT: '0',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  t.after(() => child.kill('SIGKILL'));
-  let stderr = '';
-  child.stderr!.on('data', (b) => (stderr += b));
-  const deadline = Date.now() + 90_000; // bounds a hang only: a loaded machine starts slowly
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited: ${stderr}`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/-/readiness`);
-      if (res.ok) return { child, stderr: () => stderr };
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`server did not start: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function kill9(s: Server): Promise<void> {
+async function kill9(s: HearthProcess): Promise<void> {
   s.child.kill('SIGKILL');
-  if (s.child.exitCode === null && s.child.signalCode === null) await new Promise((r) => s.child.once('exit', r));
+  await s.exited;
 }
 
 async function until(what: string, fn: () => boolean, ms = 60_000): Promise<void> {
@@ -97,10 +46,16 @@ const pushesOf = (sink: Sink, ref?: string) =>
   );
 
 async function scenario(t: TestContext, databaseUrl: string): Promise<void> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-push-crash-'));
-  t.after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const dataDir = tempDataDir(t, 'hearth-push-crash-');
   const sink = await startSink(t);
   const port = await freePort();
+  /** a life of the server on this DATA_DIR, database and port, with a fault's pause (or none) */
+  const startServer = (fault?: string) =>
+    startHearth(t, {
+      dataDir,
+      port,
+      env: { DATABASE_URL: databaseUrl, HEARTH_IN_PROCESS_WORKER: 'true', HEARTH_WORKER_POLL_MS: '20', ...(fault ? { HEARTH_TEST_FAULT: fault } : {}) },
+    });
   const api = (method: string, url: string, body?: unknown) =>
     fetch(`http://127.0.0.1:${port}/api/v4${url}`, {
       method,
@@ -109,7 +64,7 @@ async function scenario(t: TestContext, databaseUrl: string): Promise<void> {
     });
 
   // first life: the push stops after receive-pack moved the ref, before its events are written
-  const first = await startServer(t, dataDir, port, databaseUrl, 'pause-before-push-events');
+  const first = await startServer('pause-before-push-events');
   assert.equal(
     (await api('POST', '/hooks', { url: `${sink.url}/push`, push_events: true, tag_push_events: true, repository_update_events: true })).status,
     201,
@@ -135,7 +90,7 @@ async function scenario(t: TestContext, databaseUrl: string): Promise<void> {
   const url = `http://root:${TOKEN}@127.0.0.1:${port}/${project.path_with_namespace}.git`;
 
   const pushing = gitPush(work, [url, 'main']);
-  await until('the pause before the push events', () => first.stderr().includes('pause-before-push-events: paused'));
+  await first.waitForLine((l) => l.msg === 'hearth test fault: pause-before-push-events: paused');
   await kill9(first);
   const killed = await pushing;
   assert.notEqual(killed.code, 0, killed.out);
@@ -147,7 +102,7 @@ async function scenario(t: TestContext, databaseUrl: string): Promise<void> {
   fs.writeFileSync(path.join(bare, 'objects/tmp_objdir-incoming-Kq3x9Z/pack/tmp_pack_aB3dE1'), 'PACK');
 
   // second life: the journal is replayed at start; the events of the visible ref change are delivered
-  const second = await startServer(t, dataDir, port, databaseUrl, 'pause-before-ref-update');
+  const second = await startServer('pause-before-ref-update');
   await until('the replayed events', () => pushesOf(sink).length >= 2);
   // deliveries of one hook may arrive in either order (each is sent on its own)
   const events = pushesOf(sink).map((r) => r.json);
@@ -177,7 +132,7 @@ async function scenario(t: TestContext, databaseUrl: string): Promise<void> {
   g(['commit', '-q', '-m', 'feature']);
   const feature = g(['rev-parse', 'HEAD']);
   const pushing2 = gitPush(work, [url, 'feature']);
-  await until('the pause before the ref update', () => second.stderr().includes('pause-before-ref-update: paused'));
+  await second.waitForLine((l) => l.msg === 'hearth test fault: pause-before-ref-update: paused');
   await kill9(second);
   assert.notEqual((await pushing2).code, 0);
   // receive-pack outlives the server for a moment: its hook finds the server gone and aborts
@@ -185,7 +140,7 @@ async function scenario(t: TestContext, databaseUrl: string): Promise<void> {
   assert.equal(fs.existsSync(path.join(bare, 'refs/heads/feature')), false);
 
   // third life: no event for the update that never happened; the push goes through again
-  const third = await startServer(t, dataDir, port, databaseUrl);
+  const third = await startServer();
   await new Promise((r) => setTimeout(r, 500));
   assert.equal(pushesOf(sink, 'refs/heads/feature').length, 0);
   const retried = await gitPush(work, [url, 'feature']);
