@@ -49,12 +49,19 @@ export function tempDataDir(t: TestContext, prefix = 'hearth-process-'): string 
 }
 
 /**
- * Starts `hearth <command>` (default serve) and resolves once it listens (serve) or logged `ready` (other commands).
+ * Starts `hearth <command>` (default serve) and resolves once it listens (serve) or logged `ready` (other commands);
+ * `ready` may also be an event outside the process (a promise), for a command that logs none, such as `worker`.
  * `port`: the port of an earlier life on the same DATA_DIR (default: a free one).
  */
 export async function startHearth(
   t: TestContext,
-  opts: { dataDir: string; command?: string; env?: Record<string, string>; ready?: (l: LogLine) => boolean; port?: number },
+  opts: {
+    dataDir: string;
+    command?: string;
+    env?: Record<string, string>;
+    ready?: ((l: LogLine) => boolean) | Promise<unknown>;
+    port?: number;
+  },
 ): Promise<HearthProcess> {
   const port = opts.port ?? (await freePort());
   const command = opts.command ?? 'serve';
@@ -116,7 +123,7 @@ export async function startHearth(
     return new Promise<LogLine>((resolve) => waiters.push({ match, resolve }));
   };
   const ready = opts.ready ?? ((l: LogLine) => l.msg.startsWith('Server listening at '));
-  const started = await Promise.race([waitForLine(ready), exited.then(() => null)]);
+  const started = await Promise.race([typeof ready === 'function' ? waitForLine(ready) : ready.then(() => true), exited.then(() => null)]);
   if (!started) throw new Error(`hearth ${command} exited before it was ready:\n${out}`);
   return { child, pid: child.pid!, port, dataDir: opts.dataDir, base: `http://127.0.0.1:${port}`, lines, output: () => out, waitForLine, exited };
 }
