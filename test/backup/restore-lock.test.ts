@@ -4,27 +4,10 @@
 // the server stopped, and over the stale lock of a server killed with -9. Real processes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import SQLite from 'better-sqlite3';
-import { ROOT, startHearth, tempDataDir, TOKEN } from '../helpers/process.ts';
-
-const run = promisify(execFile);
-
-async function hearth(dataDir: string, args: string[]) {
-  try {
-    const r = await run(process.execPath, ['bin/hearth.js', ...args], {
-      cwd: ROOT,
-      env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn', HEARTH_SSH_PORT: '0' },
-    });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (e: any) {
-    return { code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string };
-  }
-}
+import { groupsOf, runHearth as hearth, startHearth, tempDataDir, TOKEN } from '../helpers/process.ts';
 
 const createGroup = (base: string, name: string) =>
   fetch(`${base}/api/v4/groups`, {
@@ -32,15 +15,6 @@ const createGroup = (base: string, name: string) =>
     headers: { 'private-token': TOKEN, 'content-type': 'application/json' },
     body: JSON.stringify({ name, path: name.toLowerCase() }),
   });
-
-function groupsOf(dataDir: string): string[] {
-  const db = new SQLite(path.join(dataDir, 'hearth.sqlite3'), { readonly: true });
-  try {
-    return (db.prepare('select path from namespaces where type = ? order by id').all('Group') as { path: string }[]).map((r) => r.path);
-  } finally {
-    db.close();
-  }
-}
 
 const locks = (dataDir: string) => (fs.existsSync(path.join(dataDir, 'locks')) ? fs.readdirSync(path.join(dataDir, 'locks')).sort() : []);
 

@@ -6,9 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
-import path from 'node:path';
-import SQLite from 'better-sqlite3';
-import { startHearth, tempDataDir, TOKEN, type HearthProcess } from '../helpers/process.ts';
+import { groupsOf, startHearth, tempDataDir, TOKEN, type HearthProcess } from '../helpers/process.ts';
 
 interface RawResponse {
   status: number;
@@ -42,15 +40,6 @@ const stopping = (l: { msg: string }) => l.msg.startsWith('stopping serve');
 const groupRequestStarted = (l: { msg: string; req?: unknown }) =>
   l.msg === 'incoming request' && (l.req as { url?: string } | undefined)?.url === '/api/v4/groups';
 const DEBUG = { LOG_LEVEL: 'debug' };
-
-function groupsOf(dataDir: string): string[] {
-  const db = new SQLite(path.join(dataDir, 'hearth.sqlite3'), { readonly: true });
-  try {
-    return (db.prepare('select path from namespaces where type = ? order by id').all('Group') as { path: string }[]).map((r) => r.path);
-  } finally {
-    db.close();
-  }
-}
 
 async function stoppedCleanly(server: HearthProcess) {
   assert.deepEqual(await server.exited, { code: 0, signal: null }, server.output());

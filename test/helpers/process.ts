@@ -1,11 +1,13 @@
 // `node bin/hearth.js <command>` as the README starts it: a real process on a temporary data directory, its
 // JSON log read line by line, waited on by events (a log line, readiness, exit) rather than by the clock.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
+import { promisify } from 'node:util';
+import SQLite from 'better-sqlite3';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const TOKEN = 'glpat-process-test-root-token-01';
@@ -126,4 +128,27 @@ export async function startHearth(
   const started = await Promise.race([typeof ready === 'function' ? waitForLine(ready) : ready.then(() => true), exited.then(() => null)]);
   if (!started) throw new Error(`hearth ${command} exited before it was ready:\n${out}`);
   return { child, pid: child.pid!, port, dataDir: opts.dataDir, base: `http://127.0.0.1:${port}`, lines, output: () => out, waitForLine, exited };
+}
+
+/** `hearth <args>` run to its end (a one-shot command: backup, admin…) on `dataDir`: its exit code and output. */
+export async function runHearth(dataDir: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const r = await promisify(execFile)(process.execPath, ['bin/hearth.js', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn', HEARTH_SSH_PORT: '0' },
+    });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (e: any) {
+    return { code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string };
+  }
+}
+
+/** The paths of the groups in DATA_DIR's SQLite database, read beside a running server (WAL) or after it. */
+export function groupsOf(dataDir: string): string[] {
+  const db = new SQLite(path.join(dataDir, 'hearth.sqlite3'), { readonly: true });
+  try {
+    return (db.prepare('select path from namespaces where type = ? order by id').all('Group') as { path: string }[]).map((r) => r.path);
+  } finally {
+    db.close();
+  }
 }
