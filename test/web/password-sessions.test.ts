@@ -2,14 +2,10 @@
 // CLI's `admin reset-password`) ends the user's web sessions; other users' sessions and the user's
 // access tokens stay.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { test } from 'node:test';
-import { promisify } from 'node:util';
 import { buildTestApp } from '../helpers/build-app.ts';
+import { runHearth } from '../helpers/process.ts';
 import { type WebSession, webGet, webSignIn } from '../helpers/web.ts';
-
-const run = promisify(execFile);
 
 /** Whether the session still opens a signed-in page (a dead one is sent to sign in). */
 async function signedIn(app: Parameters<typeof webGet>[0], s: WebSession): Promise<boolean> {
@@ -56,9 +52,8 @@ test("hearth admin reset-password (a real process on the same data directory) en
   const [a, b] = [await webSignIn(app, 'alice'), await webSignIn(app, 'bob')];
   assert.deepEqual([await signedIn(app, a), await signedIn(app, b)], [true, true]);
 
-  const out = await run(process.execPath, [path.resolve('bin/hearth.js'), 'admin', 'reset-password', '--username', 'alice', '--password', 'reset-by-cli-1'], {
-    env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn' },
-  });
+  const out = await runHearth(dataDir, ['admin', 'reset-password', '--username', 'alice', '--password', 'reset-by-cli-1']);
+  assert.equal(out.code, 0, out.stderr);
   assert.equal(out.stdout, 'password of alice changed\n');
   assert.deepEqual([await signedIn(app, a), await signedIn(app, b)], [false, true]);
   assert.equal(await signedIn(app, await webSignIn(app, 'alice', 'reset-by-cli-1')), true);
