@@ -152,3 +152,18 @@ export function groupsOf(dataDir: string): string[] {
     db.close();
   }
 }
+
+/** kill -9: resolves once the process is gone (its DATA_DIR as a crash leaves it) */
+export async function kill9(p: HearthProcess): Promise<void> {
+  p.child.kill('SIGKILL');
+  await p.exited;
+}
+
+/** Checks `fn` every 50 ms until it holds, for a state that has no event to wait on (a lock file, a delivery); `ms` bounds a hang only. */
+export async function until(what: string, fn: () => boolean, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!fn()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -10,21 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { startSink, type Sink } from '../helpers/sink.ts';
-import { freePort, startHearth, tempDataDir, TOKEN, type HearthProcess } from '../helpers/process.ts';
+import { freePort, kill9, startHearth, tempDataDir, TOKEN, until } from '../helpers/process.ts';
 import { RepositoryStore } from '../../src/git/storage.ts';
-
-async function kill9(s: HearthProcess): Promise<void> {
-  s.child.kill('SIGKILL');
-  await s.exited;
-}
-
-async function until(what: string, fn: () => boolean, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!fn()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const mergeHooks = (sink: Sink, iid: number) =>
   sink.received.filter((r) => r.json?.object_kind === 'merge_request' && r.json.object_attributes?.action === 'merge' && r.json.object_attributes.iid === iid);

@@ -13,21 +13,8 @@ import path from 'node:path';
 import pg from 'pg';
 import { startSink, type Sink } from '../helpers/sink.ts';
 import { fixtureEnv } from '../helpers/git.ts';
-import { freePort, startHearth, tempDataDir, TOKEN, type HearthProcess } from '../helpers/process.ts';
+import { freePort, kill9, startHearth, tempDataDir, TOKEN, until } from '../helpers/process.ts';
 import { RepositoryStore } from '../../src/git/storage.ts';
-
-async function kill9(s: HearthProcess): Promise<void> {
-  s.child.kill('SIGKILL');
-  await s.exited;
-}
-
-async function until(what: string, fn: () => boolean, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!fn()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** `git push`, started in the background: resolves with its exit code and output. */
 function gitPush(cwd: string, args: string[]): Promise<{ code: number | null; out: string }> {
