@@ -12,6 +12,9 @@ const LONGEST_FIRST = [
   'test/ssh/git-ssh.test.ts',
   'test/api/platform/import-export-tree.test.ts',
   'test/cli/cli.test.ts',
+  'test/backup/restore-lock.test.ts',
+  'test/cli/shutdown.test.ts',
+  'test/cli/ci-config-limits.test.ts',
   'test/api/platform/merge-requests-merge.test.ts',
   'test/api/platform/repository/files.test.ts',
   'test/api/platform/repository/tree.test.ts',
@@ -36,6 +39,10 @@ const LONGEST_FIRST = [
   'test/api/platform/repository/compare.test.ts',
   'test/api/platform/relation-imports.test.ts',
   'test/hooks/crash.test.ts',
+  'test/api/translation/files-upload-big.test.ts',
+  'test/hooks/merge-crash.test.ts',
+  'test/api/platform/markdown-process.test.ts',
+  'test/hooks/burst.test.ts',
 ];
 
 /** @param {string} dir @returns {string[]} */
