@@ -13,7 +13,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
 import { Gate } from '../lib/gate.ts';
-import { type JobAnswer, JobThread, workerEntry } from '../lib/worker-boot.ts';
+import { type JobAnswer, JobThread, ThreadPool, workerEntry } from '../lib/worker-boot.ts';
 
 /** the time limit passed before the reads were done */
 export class ReadTimeout extends Error {
@@ -132,25 +132,22 @@ class QueryThread extends JobThread<{ sql: string; parameters: readonly unknown[
 
 class SqliteReads implements LimitedReads {
   private readonly gate = newGate();
-  private readonly idle: QueryThread[] = [];
-  private readonly all = new Set<QueryThread>();
-  private closed = false;
+  private readonly threads = new ThreadPool(() => new QueryThread(this.file));
 
   constructor(private readonly file: string) {}
 
   async run<T>(timeoutMs: number, work: (read: Read) => Promise<T>): Promise<T> {
-    if (this.closed) throw new Error('the database is closed');
+    if (this.threads.closed) throw new Error('the database is closed');
     const client = await this.gate.enter(timeoutMs, clients.getStore() ?? '');
     let thread: QueryThread | undefined;
     try {
-      thread = this.idle.pop() ?? this.spawn();
+      thread = this.threads.take();
       await thread.ready;
       const deadline = new Deadline(timeoutMs);
       const t = thread;
       return await work(async <R>(query: CompiledQuery<R>) => (await t.query(query, deadline.left(), timeoutMs)) as R[]);
     } finally {
-      if (thread && !thread.dead && !this.closed) this.idle.push(thread);
-      else if (thread) this.all.delete(thread);
+      if (thread) this.threads.give(thread);
       this.gate.leave(client);
     }
   }
@@ -159,17 +156,7 @@ class SqliteReads implements LimitedReads {
     return this.gate.load();
   }
 
-  private spawn(): QueryThread {
-    const thread = new QueryThread(this.file);
-    this.all.add(thread);
-    return thread;
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    const threads = [...this.all];
-    this.all.clear();
-    this.idle.length = 0;
-    await Promise.all(threads.map((t) => t.stop()));
+  close(): Promise<void> {
+    return this.threads.close();
   }
 }

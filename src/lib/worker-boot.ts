@@ -98,3 +98,35 @@ export class JobThread<In, K extends string, Out> {
     return this.worker.terminate();
   }
 }
+
+/** The threads of one pool: idle ones are reused, dead ones forgotten, all stopped on close. */
+export class ThreadPool<T extends { dead: boolean; stop(): Promise<number> }> {
+  private readonly idle: T[] = [];
+  private readonly all = new Set<T>();
+  closed = false;
+
+  constructor(private readonly make: () => T) {}
+
+  /** an idle thread, or a new one */
+  take(): T {
+    const reused = this.idle.pop();
+    if (reused) return reused;
+    const thread = this.make();
+    this.all.add(thread);
+    return thread;
+  }
+
+  /** back to the idle ones, unless it died or the pool closed */
+  give(thread: T): void {
+    if (!thread.dead && !this.closed) this.idle.push(thread);
+    else this.all.delete(thread);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const threads = [...this.all];
+    this.all.clear();
+    this.idle.length = 0;
+    await Promise.all(threads.map((t) => t.stop()));
+  }
+}

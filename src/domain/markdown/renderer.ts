@@ -15,7 +15,7 @@ import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { Gate } from '../../lib/gate.ts';
 import { VersionedCache } from '../../lib/versioned-cache.ts';
-import { type JobAnswer, JobThread, workerEntry } from '../../lib/worker-boot.ts';
+import { type JobAnswer, JobThread, ThreadPool, workerEntry } from '../../lib/worker-boot.ts';
 import { escapeMarkdownText, MAX_MARKDOWN_BYTES, type MarkdownContext, renderMarkdown } from './markdown.ts';
 
 /** Texts up to this many characters render on the main thread (markdown-it's worst is some 2.5 µs a byte). */
@@ -56,9 +56,7 @@ export class MarkdownRenderer {
   private readonly stopped = new VersionedCache<string>(1000, STOPPED_TTL_MS, { size: (html) => html.length * 2, maxSize: CACHE_BYTES / 2 });
   private readonly inflight = new Map<string, Promise<string>>();
   private readonly gate = new Gate({ slots: THREADS, queue: QUEUE });
-  private readonly idle: RenderThread[] = [];
-  private readonly all = new Set<RenderThread>();
-  private closed = false;
+  private readonly threads = new ThreadPool(() => new RenderThread());
   /** what the renders of this process came to: cache hits, rendered at once, on a thread, stopped, not run (busy) */
   readonly counts = { hits: 0, sync: 0, threads: 0, timeouts: 0, busy: 0 };
 
@@ -96,7 +94,7 @@ export class MarkdownRenderer {
 
   private async inThread(key: string, text: string, ctx: MarkdownContext): Promise<string> {
     const entered =
-      !this.closed &&
+      !this.threads.closed &&
       (await this.gate.enter(this.timeoutMs).then(
         () => true,
         () => false,
@@ -107,7 +105,7 @@ export class MarkdownRenderer {
     }
     let thread: RenderThread | undefined;
     try {
-      thread = this.idle.pop() ?? this.spawn();
+      thread = this.threads.take();
       await thread.ready;
       this.counts.threads++;
       const html = await thread.render(text, ctx, this.timeoutMs);
@@ -125,24 +123,13 @@ export class MarkdownRenderer {
       this.stopped.set(key, '', html);
       return html;
     } finally {
-      if (thread && !thread.dead && !this.closed) this.idle.push(thread);
-      else if (thread) this.all.delete(thread);
+      if (thread) this.threads.give(thread);
       this.gate.leave();
     }
   }
 
-  private spawn(): RenderThread {
-    const thread = new RenderThread();
-    this.all.add(thread);
-    return thread;
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    const threads = [...this.all];
-    this.all.clear();
-    this.idle.length = 0;
-    await Promise.all(threads.map((t) => t.stop()));
+  close(): Promise<void> {
+    return this.threads.close();
   }
 }
 
