@@ -28,6 +28,18 @@ export function startWorker(
   return new Worker(BOOT, { ...opts, eval: true, workerData: { ...data, ...entry } });
 }
 
+/** A worker's start: `ready` settles when it posts `{ ready: true }` (started) or dies first (failed); never unhandled. */
+export function readiness(): { ready: Promise<void>; started: () => void; failed: (e: Error) => void } {
+  let started!: () => void;
+  let failed!: (e: Error) => void;
+  const ready = new Promise<void>((resolve, reject) => {
+    started = resolve;
+    failed = reject;
+  });
+  ready.catch(() => undefined);
+  return { ready, started, failed };
+}
+
 /** What a JobThread's worker posts: `{ ready: true }` once, then one answer per job. */
 export type JobAnswer<K extends string, T> = { ready: true } | ({ [key in K]: T } & { error?: undefined }) | { error: string };
 
@@ -50,13 +62,8 @@ export class JobThread<In, K extends string, Out> {
   ) {
     this.worker = startWorker(entry, data);
     this.worker.unref();
-    let started: () => void;
-    let failed: (e: Error) => void;
-    this.ready = new Promise<void>((resolve, reject) => {
-      started = resolve;
-      failed = reject;
-    });
-    this.ready.catch(() => undefined);
+    const { ready, started, failed } = readiness();
+    this.ready = ready;
     this.worker.on('message', (m: JobAnswer<K, Out>) => {
       if ('ready' in m) return started();
       const p = this.pending;

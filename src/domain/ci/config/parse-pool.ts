@@ -7,7 +7,7 @@
 // Gitlab::Ci::Config::TIMEOUT_MESSAGE as a configuration error — as does a parse the queue refuses.
 import type { Worker } from 'node:worker_threads';
 import { Gate, GateBusy } from '../../../lib/gate.ts';
-import { startWorker, workerEntry } from '../../../lib/worker-boot.ts';
+import { readiness, startWorker, workerEntry } from '../../../lib/worker-boot.ts';
 import { type CiConfig, type CiInclude, ConfigError, type ReadLocal, TOO_BIG } from './parse.ts';
 
 export const TIMEOUT_MESSAGE = 'Request timed out when fetching configuration files.';
@@ -98,13 +98,8 @@ class ParseThread {
 
   constructor() {
     this.worker = startWorker(ENTRY, {}, { resourceLimits: { maxOldGenerationSizeMb: HEAP_MB } });
-    let started: () => void;
-    let failed: (e: Error) => void;
-    this.ready = new Promise<void>((resolve, reject) => {
-      started = resolve;
-      failed = reject;
-    });
-    this.ready.catch(() => undefined);
+    const { ready, started, failed } = readiness();
+    this.ready = ready;
     this.worker.on('message', (m: FromWorker) => {
       if ('ready' in m) return started();
       const job = this.job;
