@@ -1,0 +1,141 @@
+// bin/check-layers.js (run by `npm run lint`): on small fixture trees with one break each it fails and names the
+// file, line and rule; on a tree that keeps the layers it passes; and the project's own src/ passes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const CHECK = path.resolve('bin/check-layers.js');
+
+/** Writes a tree of modules under <tmp>/src and runs the check on it, as `npm run lint` does. */
+function check(files: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-layers-'));
+  try {
+    for (const [name, text] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(root, 'src', name)), { recursive: true });
+      fs.writeFileSync(path.join(root, 'src', name), text);
+    }
+    const run = spawnSync(process.execPath, [CHECK, '--root', root], { encoding: 'utf8' });
+    return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** A tree that keeps every rule: http → domain → db, a view, a type-only cycle (allowed), a registrar. */
+const CLEAN: Record<string, string> = {
+  'app.ts': "import { projectRoutes } from './http/projects.routes.ts';\nexport const routes = [projectRoutes];\n",
+  'http/projects.routes.ts':
+    "import { listProjects } from '../domain/projects.ts';\nimport { page } from '../web/page.tsx';\nexport const projectRoutes = () => page(listProjects());\n",
+  'domain/projects.ts':
+    "import { db } from '../db/db.ts';\nimport type { Deps } from './deps.ts';\nexport const listProjects = (d?: Deps) => db.selectFrom('projects');\n",
+  'domain/deps.ts': "import type { listProjects } from './projects.ts';\nexport type Deps = { list: typeof listProjects };\n",
+  'db/db.ts': 'export const db: any = {};\n',
+  'web/page.tsx': "import type { Row } from '../db/types.ts';\nexport const page = (rows: Row[]) => String(rows);\n",
+  'db/types.ts': 'export type Row = { id: number };\n',
+};
+
+test('a tree that keeps the layers passes', () => {
+  const run = check(CLEAN);
+  assert.equal(run.stderr, '');
+  assert.equal(run.stdout, 'check-layers: 7 modules, layers kept, no runtime cycles, 0 Errors.raw in src/domain (at most 98)\n');
+  assert.equal(run.status, 0);
+});
+
+test('a back-arrow fails, type-only imports included: the domain importing HTTP, a view importing a route', () => {
+  const run = check({
+    ...CLEAN,
+    'domain/projects.ts':
+      "import { db } from '../db/db.ts';\nimport type { Ctx } from '../http/ctx.ts';\nexport const listProjects = (c?: Ctx) => db.selectFrom('projects');\n",
+    'http/ctx.ts': 'export type Ctx = { user: string };\n',
+    'web/page.tsx': "import { projectRoutes } from '../http/projects.routes.ts';\nexport const page = (rows: unknown) => String(rows) + projectRoutes;\n",
+  });
+  assert.equal(
+    run.stderr,
+    [
+      'src/domain/projects.ts:2: domain imports http (../http/ctx.ts): the domain knows no HTTP, pages or wiring',
+      'src/web/page.tsx:1: web imports http (../http/projects.routes.ts): views get what they show from the routes, never import them',
+      // the view's runtime import also closes a loop: http → web → http
+      'src/: the top-level folders http, web import each other at runtime (a cycle)',
+      'src/: a runtime import cycle between src/http/projects.routes.ts, src/web/page.tsx',
+      'check-layers: 4 problem(s) in 8 modules',
+      '',
+    ].join('\n'),
+  );
+  assert.equal(run.status, 1);
+});
+
+test('plumbing importing the domain, a migration taking live defaults, and a job runner that knows its jobs fail', () => {
+  const run = check({
+    ...CLEAN,
+    'db/migrations/001.ts': "import { DEFAULT } from '../../domain/messages.ts';\nexport const up = () => DEFAULT;\n",
+    'domain/messages.ts': "export const DEFAULT = 'Translated using Hearth';\n",
+    'jobs/worker.ts': "import type { Deliveries } from '../domain/deliveries.ts';\nexport const run = (d: Deliveries) => d;\n",
+    'domain/deliveries.ts': 'export type Deliveries = { next(): void };\n',
+  });
+  assert.equal(
+    run.stderr,
+    [
+      'src/db/migrations/001.ts:1: db imports domain (../../domain/messages.ts): plumbing sits below the domain',
+      'src/jobs/worker.ts:1: jobs imports domain (../domain/deliveries.ts): the job runner is plumbing: the domain registers its jobs with it',
+      'src/: the top-level folders db, domain import each other at runtime (a cycle)',
+      'check-layers: 3 problem(s) in 11 modules',
+      '',
+    ].join('\n'),
+  );
+  assert.equal(run.status, 1);
+});
+
+test('SQL under http/ or web/ fails: a Kysely statement, an sql`` template; the same in the domain passes', () => {
+  const run = check({
+    ...CLEAN,
+    'http/stars.routes.ts': "import { db } from '../db/db.ts';\nexport const stars = () =>\n  db.selectFrom('stars').where('id', '=', 1);\n",
+    'web/count.tsx': "import { sql } from '../db/db.ts';\nexport const count = () => sql`select 1`;\n",
+  });
+  assert.equal(
+    run.stderr,
+    [
+      'src/http/stars.routes.ts:3: SQL under src/http (selectFrom(): put it in a domain finder or service',
+      'src/web/count.tsx:2: SQL under src/web (sql``): put it in a domain finder or service',
+      'check-layers: 2 problem(s) in 9 modules',
+      '',
+    ].join('\n'),
+  );
+  assert.equal(run.status, 1);
+});
+
+test('a route module importing another fails; a runtime cycle between top-level folders fails though no rule names them', () => {
+  const run = check({
+    ...CLEAN,
+    'http/groups.routes.ts': "import { projectRoutes } from './projects.routes.ts';\nexport const groupRoutes = projectRoutes;\n",
+    'git/refs.ts': "import { parse } from '../formats/po.ts';\nexport const refs = () => parse;\n",
+    'formats/po.ts': "import { refs } from '../git/refs.ts';\nexport const parse = () => refs;\n",
+  });
+  assert.equal(
+    run.stderr,
+    [
+      'src/http/groups.routes.ts:1: a route module imports another (./projects.routes.ts): move what they share into a module of its own',
+      'src/: the top-level folders formats, git import each other at runtime (a cycle)',
+      'src/: a runtime import cycle between src/formats/po.ts, src/git/refs.ts',
+      'check-layers: 3 problem(s) in 10 modules',
+      '',
+    ].join('\n'),
+  );
+  assert.equal(run.status, 1);
+});
+
+test('more Errors.raw calls in the domain than allowed fail', () => {
+  const raw = "import { Errors } from '../lib/errors.ts';\nexport const f = () => [" + 'Errors.raw(400, {}), '.repeat(99) + '];\n';
+  const run = check({ ...CLEAN, 'domain/wire.ts': raw, 'lib/errors.ts': 'export const Errors: any = {};\n' });
+  assert.equal(
+    run.stderr,
+    [
+      'src/domain: 99 Errors.raw( calls, more than the 98 allowed: raise a typed error and render it in the API',
+      'check-layers: 1 problem(s) in 9 modules',
+      '',
+    ].join('\n'),
+  );
+  assert.equal(run.status, 1);
+});
