@@ -1,5 +1,5 @@
-// The life of a merge request: create, find, update, close/reopen, delete; its entity's related rows
-// (present, one query per relation for a page); its events (system hook, resource events). GitLab's
+// The life of a merge request: create, find, update, close/reopen, delete; the views its shapes are
+// built from (present.ts, one query per relation for a page); its events (system hook, resource events). GitLab's
 // MergeRequests::CreateService / UpdateService / CloseService / ReopenService and the API helpers of
 // lib/api/merge_requests.rb.
 import { isInt32 } from '../../db/sql.ts';
@@ -9,20 +9,6 @@ import { nextIid } from '../../db/internal-ids.ts';
 import { emptyTree } from '../../git/diff.ts';
 import type { Commit } from '../../git/objects.ts';
 import type { Repository } from '../../git/repository.ts';
-import {
-  isDraftTitle,
-  type MergeRequestBasicEntity,
-  type MergeRequestEntity,
-  type MergeRequestEntityContext,
-  type MergeRequestSimpleEntity,
-  type MergeRequestView,
-  mergeParamsOf,
-  type ReferenceFrom,
-  toMergeRequest,
-  toMergeRequestBasic,
-  toMergeRequestSimple,
-} from '../../http/platform/entities/merge-request.entity.ts';
-import { userViewContext } from '../../http/platform/entities/user.entity.ts';
 import { Errors } from '../../lib/errors.ts';
 import { nowIso } from '../../lib/time.ts';
 import { type Actor, userActor } from '../access/actor.ts';
@@ -36,9 +22,17 @@ import { isValidNewRefName } from '../repository/refs.ts';
 import type { BranchProtectionDefaults } from '../groups/group-settings.ts';
 import { type HookChanges, labelHookAttrs, type MergeRequestAction, recordMergeRequestEvent, STATE_IDS } from './mr-events.ts';
 import { userHookAttrs } from '../events/hook-attrs.ts';
-import { loadViews, usersById } from './present.ts';
+import {
+  type HeadPipelineView,
+  loadSimpleViews,
+  loadViews,
+  type MergeRequestDetail,
+  type MergeRequestSimpleView,
+  type MergeRequestView,
+  usersById,
+} from './present.ts';
+import { isDraftTitle, mergeParamsOf } from './rules.ts';
 import { pipelineAllowed } from '../ci/pipelines/pipelines.service.ts';
-import { toPipeline, toPipelineBasic } from '../../http/platform/entities/pipeline.entity.ts';
 
 /** A merge request as the caller found it, with its target project. */
 export interface FoundMergeRequest {
@@ -48,16 +42,7 @@ export interface FoundMergeRequest {
   access: ProjectAccess;
 }
 
-export interface PresentOptions {
-  view?: 'simple';
-  withLabelsDetails?: boolean;
-  /** what `references.relative` is relative to (the project or group of a project/group list) */
-  from?: ReferenceFrom;
-  renderHtml?: boolean;
-}
-
 export interface DetailOptions {
-  renderHtml?: boolean;
   includeDivergedCommitsCount?: boolean;
   includeRebaseInProgress?: boolean;
 }
@@ -155,39 +140,20 @@ export class MergeRequestsService {
     return found;
   }
 
-  private async entityContext(opts: PresentOptions): Promise<MergeRequestEntityContext> {
-    return {
-      externalUrl: this.deps.externalUrl,
-      users: userViewContext(this.deps.externalUrl, await this.deps.settings.get()),
-      from: opts.from ?? null,
-      withLabelsDetails: opts.withLabelsDetails === true,
-      renderHtml: opts.renderHtml,
-    };
-  }
-
-  /** Entities of a page of merge requests (MergeRequestBasic, or MergeRequestSimple for view=simple). */
-  async present(_actor: Actor, rows: MergeRequestRow[], opts: PresentOptions = {}): Promise<(MergeRequestBasicEntity | MergeRequestSimpleEntity)[]> {
-    if (opts.view === 'simple') {
-      const views = await loadViewsSimple(this.db, rows);
-      return views.map((v) => toMergeRequestSimple(v, this.deps.externalUrl));
-    }
-    const [views, ctx] = await Promise.all([loadViews(this.db, this.deps.externalUrl, rows), this.entityContext(opts)]);
-    return views.map((v) => toMergeRequestBasic(v, ctx));
-  }
-
-  /** The views a page shows (for callers that map them themselves). */
+  /** The views a page of merge requests shows, in the order of `rows`. */
   views(rows: MergeRequestRow[]): Promise<MergeRequestView[]> {
     return loadViews(this.db, this.deps.externalUrl, rows);
   }
 
-  /** Entities::MergeRequest of one merge request the caller found. */
-  async presentOne(actor: Actor, found: FoundMergeRequest, opts: DetailOptions = {}): Promise<MergeRequestEntity> {
+  /** The views of view=simple: the rows and the paths of their projects. */
+  simpleViews(rows: MergeRequestRow[]): Promise<MergeRequestSimpleView[]> {
+    return loadSimpleViews(this.db, rows);
+  }
+
+  /** One merge request the caller found, with what only a single merge request shows (git, the viewer). */
+  async detail(actor: Actor, found: FoundMergeRequest, opts: DetailOptions = {}): Promise<{ view: MergeRequestView; detail: MergeRequestDetail }> {
     const { mr, project, namespace, access } = found;
-    const [[view], ctx, defaults] = await Promise.all([
-      loadViews(this.db, this.deps.externalUrl, [mr], [{ project, namespace }]),
-      this.entityContext({ from: { project }, renderHtml: opts.renderHtml }),
-      this.protectionDefaults(),
-    ]);
+    const [[view], defaults] = await Promise.all([loadViews(this.db, this.deps.externalUrl, [mr], [{ project, namespace }]), this.protectionDefaults()]);
     const git = await this.gitOf(found);
     const [changesCount, startSha, subscribed, diverged] = await Promise.all([
       this.changesCount(git, mr),
@@ -196,8 +162,8 @@ export class MergeRequestsService {
       opts.includeDivergedCommitsCount ? this.divergedCommitsCount(git, mr) : Promise.resolve(undefined),
     ]);
     const protection = (await loadRefRules(this.db, project, namespace, defaults, actor)).branch(mr.target_branch);
-    return toMergeRequest(view, ctx, {
-      headPipeline: pipelineAllowed(actor, project, access, 'read') ? await this.headPipelineEntities(view, ctx) : null,
+    const detail: MergeRequestDetail = {
+      headPipeline: pipelineAllowed(actor, project, access, 'read') ? await this.headPipelineView(view) : null,
       subscribed,
       changesCount,
       diffRefs: mr.sha
@@ -206,11 +172,12 @@ export class MergeRequestsService {
       canMerge: !!actor.user && canMergeBranch(actor, access, protection),
       ...(opts.includeRebaseInProgress ? { rebaseInProgress: mr.rebase_in_progress === 1 } : {}),
       ...(diverged !== undefined ? { divergedCommitsCount: diverged } : {}),
-    });
+    };
+    return { view, detail };
   }
 
-  /** The head pipeline (loadViews found it) as head_pipeline and pipeline show it, with URLs of the source project. */
-  private async headPipelineEntities(view: MergeRequestView, ctx: MergeRequestEntityContext) {
+  /** The head pipeline (loadViews found it) with the web URL of its source project and its user. */
+  private async headPipelineView(view: MergeRequestView): Promise<HeadPipelineView | null> {
     const p = view.headPipeline;
     if (!p) return null;
     const source = await this.db
@@ -220,9 +187,9 @@ export class MergeRequestsService {
       .where('projects.id', '=', p.project_id)
       .executeTakeFirst();
     if (!source) return null;
-    const webUrl = `${this.deps.externalUrl}/${source.full_path}/${source.path}`;
+    const projectWebUrl = `${this.deps.externalUrl}/${source.full_path}/${source.path}`;
     const user = (await usersById(this.db, [p.user_id])).get(p.user_id ?? 0);
-    return { detail: toPipeline(p, webUrl, user, ctx.users), basic: toPipelineBasic(p, webUrl) };
+    return { pipeline: p, projectWebUrl, user };
   }
 
   private async protectionDefaults(): Promise<BranchProtectionDefaults> {
@@ -1037,21 +1004,6 @@ async function usersHook(trx: Kysely<Database>, ids: number[]) {
   const rows = await trx.selectFrom('users').select(['id', 'name', 'username', 'avatar_url', 'public_email']).where('id', 'in', list).execute();
   for (const r of rows) out.set(r.id, userHookAttrs(r));
   return out;
-}
-
-/** The projects of a page for view=simple (its web_url only). */
-async function loadViewsSimple(db: Kysely<Database>, rows: MergeRequestRow[]) {
-  const ids = unique(rows.map((r) => r.project_id));
-  const projects = ids.length
-    ? await db
-        .selectFrom('projects')
-        .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
-        .select(['projects.id', 'projects.path', 'namespaces.full_path'])
-        .where('projects.id', 'in', ids)
-        .execute()
-    : [];
-  const paths = new Map(projects.map((p) => [p.id, `${p.full_path}/${p.path}`]));
-  return rows.map((row) => ({ row, project: { fullPath: paths.get(row.project_id) ?? '' } }));
 }
 
 const DURATION_UNITS: Record<string, number> = {

@@ -7,12 +7,12 @@ import type { Kysely } from 'kysely';
 import type { Database, LabelRow, MergeRequestRow, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
 import { commitTitle, isoTime } from '../../git/objects.ts';
-import { humanTime, mergeParamsOf, mergeRequestWebUrl } from '../../http/platform/entities/merge-request.entity.ts';
 import { projectHookAttrs, userHookAttrs } from '../events/hook-attrs.ts';
 import { recordSystemEvent } from '../events/system-events.ts';
 import { settingsOf } from '../projects/project-settings.ts';
 import { headPipeline } from './head-pipeline.ts';
 import { detailedMergeStatus, NO_FACTS, publicMergeStatus } from './merge-status.ts';
+import { humanTime, mergeParamsOf, mergeRequestWebUrl } from './rules.ts';
 
 export type MergeRequestAction = 'open' | 'update' | 'close' | 'reopen' | 'merge' | 'approved' | 'unapproved' | 'approval' | 'unapproval';
 

@@ -1,14 +1,75 @@
-// What a page of merge requests shows besides its rows, loaded with one query per relation (never one
-// per row): projects and namespaces (references, URLs), users (author, assignees, reviewers, merge
-// user, closed by), labels, milestones, unresolved discussions, approvals and head pipelines (merge
-// status facts).
+// The views of merge requests that the API entities and the web pages are built from: what a page of
+// merge requests shows besides its rows, loaded with one query per relation (never one per row):
+// projects and namespaces (references, URLs), users (author, assignees, reviewers, merge user, closed
+// by), labels, milestones, unresolved discussions, approvals and head pipelines (merge status facts).
 import type { Kysely } from 'kysely';
-import type { Database, LabelRow, MergeRequestRow, MilestoneRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
-import { type MergeRequestView, type MilestoneRef, type ProjectRef, toMilestoneRef } from '../../http/platform/entities/merge-request.entity.ts';
+import type { CiPipelineRow, Database, LabelRow, MergeRequestRow, MilestoneRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
+import type { MilestoneWithUrl } from '../milestones/milestones.service.ts';
 import { BASIC_COLUMNS, type UserBasicRow } from '../users/users-query.ts';
 import { settingsOf } from '../projects/project-settings.ts';
 import { headPipelines } from './head-pipeline.ts';
-import { NO_FACTS } from './merge-status.ts';
+import { type MergeFacts, NO_FACTS } from './merge-status.ts';
+
+/** The target project as references and URLs need it. */
+export interface ProjectRef {
+  id: number;
+  namespace_id: number;
+  path: string;
+  /** "group/project" */
+  fullPath: string;
+  /** projects.settings: squash_option, only_allow_merge_if_all_discussions_are_resolved */
+  squashOption: string;
+  onlyIfDiscussionsResolved: boolean;
+  /** approvals_before_merge */
+  approvalsRequired: number;
+  /** merge_method ff or rebase_merge */
+  fastForwardOnly: boolean;
+  /** only_allow_merge_if_pipeline_succeeds, allow_merge_on_skipped_pipeline */
+  pipelineMustSucceed: boolean;
+  skippedPipelineAllowed: boolean;
+}
+
+/** One merge request with everything its entity shows, loaded for a page at once. */
+export interface MergeRequestView {
+  row: MergeRequestRow;
+  project: ProjectRef;
+  author: UserBasicRow | null;
+  assignees: UserBasicRow[];
+  reviewers: UserBasicRow[];
+  mergeUser: UserBasicRow | null;
+  closedBy: UserBasicRow | null;
+  /** sorted by title */
+  labels: LabelRow[];
+  milestone: MilestoneWithUrl | null;
+  /** the head pipeline (head-pipeline.ts), whoever may see it */
+  headPipeline: CiPipelineRow | null;
+  facts: MergeFacts;
+}
+
+/** A merge request of view=simple: the row and what its web_url needs. */
+export interface MergeRequestSimpleView {
+  row: MergeRequestRow;
+  project: Pick<ProjectRef, 'fullPath'>;
+}
+
+/** The head pipeline as a viewer with read_pipeline sees it on one merge request. */
+export interface HeadPipelineView {
+  pipeline: CiPipelineRow;
+  /** the web URL of the pipeline's (source) project */
+  projectWebUrl: string;
+  user: UserBasicRow | undefined;
+}
+
+/** What one merge request shows besides its view, computed from git and the viewer. */
+export interface MergeRequestDetail {
+  subscribed: boolean;
+  changesCount: string | null;
+  diffRefs: { base_sha: string | null; head_sha: string | null; start_sha: string | null } | null;
+  canMerge: boolean;
+  rebaseInProgress?: boolean;
+  divergedCommitsCount?: number;
+  headPipeline: HeadPipelineView | null;
+}
 
 const unique = <T>(xs: Iterable<T>): T[] => [...new Set(xs)];
 
@@ -37,7 +98,12 @@ export async function usersById(db: Kysely<Database>, ids: Iterable<number | nul
 }
 
 /** Web URL of a project or group milestone (Gitlab::UrlBuilder). */
-async function milestoneRefs(db: Kysely<Database>, externalUrl: string, ids: number[], projects: Map<number, ProjectRef>): Promise<Map<number, MilestoneRef>> {
+async function milestoneRefs(
+  db: Kysely<Database>,
+  externalUrl: string,
+  ids: number[],
+  projects: Map<number, ProjectRef>,
+): Promise<Map<number, MilestoneWithUrl>> {
   if (!ids.length) return new Map();
   const rows: MilestoneRow[] = await db.selectFrom('milestones').selectAll().where('id', 'in', ids).execute();
   const missingProjects = unique(rows.map((m) => m.project_id).filter((p): p is number => p !== null && !projects.has(p)));
@@ -57,13 +123,13 @@ async function milestoneRefs(db: Kysely<Database>, externalUrl: string, ids: num
   if (groupIds.length) {
     for (const g of await db.selectFrom('namespaces').select(['id', 'full_path']).where('id', 'in', groupIds).execute()) groups.set(g.id, g.full_path);
   }
-  const out = new Map<number, MilestoneRef>();
+  const out = new Map<number, MilestoneWithUrl>();
   for (const m of rows) {
     const url =
       m.project_id !== null
         ? `${externalUrl}/${paths.get(m.project_id) ?? ''}/-/milestones/${m.iid}`
         : `${externalUrl}/groups/${groups.get(m.group_id ?? 0) ?? ''}/-/milestones/${m.iid}`;
-    out.set(m.id, toMilestoneRef(m, url));
+    out.set(m.id, { ...m, web_url: url });
   }
   return out;
 }
@@ -185,4 +251,19 @@ export async function loadViews(
       },
     };
   });
+}
+
+/** The views of view=simple (the rows and the paths their web_url needs), in the order of `rows`. */
+export async function loadSimpleViews(db: Kysely<Database>, rows: MergeRequestRow[]): Promise<MergeRequestSimpleView[]> {
+  const ids = unique(rows.map((r) => r.project_id));
+  const projects = ids.length
+    ? await db
+        .selectFrom('projects')
+        .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
+        .select(['projects.id', 'projects.path', 'namespaces.full_path'])
+        .where('projects.id', 'in', ids)
+        .execute()
+    : [];
+  const paths = new Map(projects.map((p) => [p.id, `${p.full_path}/${p.path}`]));
+  return rows.map((row) => ({ row, project: { fullPath: paths.get(row.project_id) ?? '' } }));
 }

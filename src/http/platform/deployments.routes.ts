@@ -21,6 +21,7 @@ import { parseDateTime } from '../../lib/time.ts';
 import { DeploymentSchema, toDeployment } from './entities/deployment.entity.ts';
 import { EnvironmentSchema, toEnvironment } from './entities/environment.entity.ts';
 import { MergeRequestBasicSchema, type MergeRequestBasicEntity } from './entities/merge-request.entity.ts';
+import { presentMergeRequests } from './merge-requests/present.ts';
 import { projectViewContext, toProject } from './entities/project.entity.ts';
 import { userViewContext } from './entities/user.entity.ts';
 import { linkParams, PaginationProps } from './schemas/common.ts';
@@ -310,7 +311,7 @@ export function deploymentsRoutes(fastify: FastifyInstance, c: Container): void 
         list,
       );
       reply.headers(page.headers);
-      return (await c.mergeRequests.present(req.actor, page.items)) as MergeRequestBasicEntity[];
+      return (await presentMergeRequests(c, page.items)) as MergeRequestBasicEntity[];
     },
   );
 }

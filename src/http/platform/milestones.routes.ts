@@ -16,6 +16,7 @@ import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate, paginateArray } from '../../lib/pagination.ts';
 import { isDate, parseDateTime } from '../../lib/time.ts';
 import { MergeRequestBasicSchema, type MergeRequestBasicEntity } from './entities/merge-request.entity.ts';
+import { presentMergeRequests } from './merge-requests/present.ts';
 import { MilestoneSchema, toMilestoneBasic } from './entities/milestone.entity.ts';
 import { linkParams, PaginationProps } from './schemas/common.ts';
 
@@ -195,7 +196,7 @@ export function milestonesRoutes(fastify: FastifyInstance, c: Container): void {
         );
         reply.headers(page.headers);
         const from = parent.type === 'Project' ? { project: parent.project } : { group: parent.group };
-        return (await c.mergeRequests.present(req.actor, page.items as MergeRequestRow[], { from })) as MergeRequestBasicEntity[];
+        return (await presentMergeRequests(c, page.items as MergeRequestRow[], { from })) as MergeRequestBasicEntity[];
       },
     );
 

@@ -19,6 +19,7 @@ import { settingsOf } from '../../domain/projects/project-settings.ts';
 import { diffBetween, diffLimits } from '../../git/diff.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
 import { diffCache } from './mr-diff-cache.ts';
+import { presentMergeRequest } from '../platform/merge-requests/present.ts';
 import { renderDiff } from '../../web/diff.ts';
 import { render } from '../../web/jsx/jsx-runtime.ts';
 import { formErrorsOf, Markdown } from '../../web/views/components.tsx';
@@ -293,7 +294,7 @@ export function mergeRequestPages(app: FastifyInstance, c: Container, web: Web):
       const found = await c.mergeRequests.find(ctx.actor, resolved.project.id, iid);
       // check_mergeability(async: true) for callers who may update it, as the API's GET
       if (ctx.actor.user && (ctx.actor.isAdmin || found.access.abilities.has('push_code'))) c.merges.checkIfUnchecked(found.mr);
-      const mr = await c.mergeRequests.presentOne(ctx.actor, found);
+      const mr = await presentMergeRequest(c, ctx.actor, found);
       const base = { ctx, project: projectRef(found), mr, tab, canUpdate: false, canComment: false };
       if (tab === 'commits') return web.page(reply, MergeRequestPage({ ...base, commits: await c.mergeRequests.commits(found) }));
       if (tab === 'diffs') return web.page(reply, MergeRequestPage({ ...base, diff: await renderedDiff(found) }));
@@ -420,7 +421,7 @@ export function mergeRequestPages(app: FastifyInstance, c: Container, web: Web):
     } catch (e) {
       const errors = errorsOf(e);
       if (!errors) return refused(e);
-      const mr = await c.mergeRequests.presentOne(t.ctx.actor, t.found);
+      const mr = await presentMergeRequest(c, t.ctx.actor, t.found);
       const props = await overviewProps(t.ctx, t.found);
       return web.page(reply, MergeRequestPage({ ...props, mr, tab: 'overview', commentError: errors.join(' '), commentBody: body }), 422);
     }

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { buildTestApp, EXTERNAL_URL } from '../../helpers/build-app.ts';
 import { bareGit, commitJson, workTree } from '../../helpers/git.ts';
 import { nowIso } from '../../../src/lib/time.ts';
+import { presentMergeRequests } from '../../../src/http/platform/merge-requests/present.ts';
 
 const T0 = 1_700_000_000;
 
@@ -407,17 +408,11 @@ test('public project: anonymous reads, the relative reference from another proje
   const b = res.json();
   assert.equal(b.subscribed, false);
   assert.deepEqual(b.user, { can_merge: false });
-  const list = await s.c.mergeRequests.present(
-    { kind: 'anonymous', user: null, isAdmin: false, scopes: null, credential: 'none', tokenId: null, sudoFrom: null, impersonated: false, jobId: null },
-    await s.c.db.kysely.selectFrom('merge_requests').selectAll().execute(),
-    { from: { group: { id: s.group.id + 1000 } } },
-  );
+  const list = await presentMergeRequests(s.c, await s.c.db.kysely.selectFrom('merge_requests').selectAll().execute(), {
+    from: { group: { id: s.group.id + 1000 } },
+  });
   assert.equal((list[0] as any).references.relative, `${s.group.full_path}/app!1`);
-  const simple = await s.c.mergeRequests.present(
-    { kind: 'anonymous', user: null, isAdmin: false, scopes: null, credential: 'none', tokenId: null, sudoFrom: null, impersonated: false, jobId: null },
-    await s.c.db.kysely.selectFrom('merge_requests').selectAll().execute(),
-    { view: 'simple' },
-  );
+  const simple = await presentMergeRequests(s.c, await s.c.db.kysely.selectFrom('merge_requests').selectAll().execute(), { view: 'simple' });
   assert.deepEqual(simple, [
     {
       id: b.id,

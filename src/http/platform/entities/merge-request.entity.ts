@@ -1,102 +1,18 @@
 // Wire shapes of merge requests: GitLab's Entities::MergeRequestBasic (lists), Entities::MergeRequest
-// (one merge request) and Entities::MergeRequestSimple (`view=simple`). Pure mappings from a view that
-// MergeRequestsService#present loads for a whole page (one query per relation); the schemas are the
+// (one merge request) and Entities::MergeRequestSimple (`view=simple`). Pure mappings from the views
+// that MergeRequestsService loads for a whole page (one query per relation); the schemas are the
 // allow-list of what leaves.
 import { Type, type Static } from 'typebox';
-import type { CiPipelineRow, LabelRow, MergeRequestRow, MilestoneRow } from '../../../db/schema.ts';
-import { detailedMergeStatus, hasConflicts, publicMergeStatus, type MergeFacts } from '../../../domain/merge-requests/merge-status.ts';
+import type { MilestoneRow } from '../../../db/schema.ts';
+import { detailedMergeStatus, hasConflicts, publicMergeStatus } from '../../../domain/merge-requests/merge-status.ts';
+import type { HeadPipelineView, MergeRequestDetail, MergeRequestSimpleView, MergeRequestView } from '../../../domain/merge-requests/present.ts';
+import { humanTime, mergeParamsOf, mergeRequestWebUrl, type ReferenceFrom, referenceTo, taskCompletionStatus } from '../../../domain/merge-requests/rules.ts';
 import type { UserBasicRow } from '../../../domain/users/users-query.ts';
 import { NullableBoolean, NullableInteger, NullableString } from '../schemas/common.ts';
 import { LabelBasicSchema, toLabelDetails } from './label.entity.ts';
 import { MilestoneSchema, toMilestoneBasic, type MilestoneEntity } from './milestone.entity.ts';
-import { PipelineBasicSchema, PipelineSchema, type PipelineBasicEntity, type PipelineEntity } from './pipeline.entity.ts';
+import { PipelineBasicSchema, PipelineSchema, toPipeline, toPipelineBasic, type PipelineBasicEntity, type PipelineEntity } from './pipeline.entity.ts';
 import { toUserRef, UserRefSchema, type UserRef, type UserViewContext } from './user.entity.ts';
-
-// ---- pure rules ---------------------------------------------------------------------------------
-
-/** Gitlab::Regex.merge_request_draft: a title starting with "[Draft]", "(Draft)" or "Draft:", any case. */
-export const DRAFT_REGEX = /^(\[draft\]|\(draft\)|draft:)/i;
-
-export function isDraftTitle(title: string): boolean {
-  return DRAFT_REGEX.test(title);
-}
-
-/**
- * Taskable::ITEM_PATTERN: list items (optionally quoted) with a checkbox followed by text;
- * "[x]"/"[X]" counts as completed.
- */
-const TASK_ITEM = /^(?:(?:>\s{0,4})*)((?:[ \t]*(?:[-+*]|(?:\d+\.)))+)\s+(\[\s\]|\[[xX]\])(\s.+)/gm;
-
-export function taskCompletionStatus(description: string | null): { count: number; completed_count: number } {
-  let count = 0;
-  let completed = 0;
-  if (description) {
-    for (const m of description.matchAll(TASK_ITEM)) {
-      count++;
-      if (/\[[xX]\]/.test(m[2])) completed++;
-    }
-  }
-  return { count, completed_count: completed };
-}
-
-/**
- * Gitlab::TimeTrackingFormatter.output: ChronicDuration's short format with GitLab's 8-hour days,
- * 5-day weeks and 20-day months ("1w 2d 3h 30m"); null for no time.
- */
-export function humanTime(seconds: number): string | null {
-  if (!seconds) return null;
-  const units: [string, number][] = [
-    ['mo', 20 * 8 * 3600],
-    ['w', 5 * 8 * 3600],
-    ['d', 8 * 3600],
-    ['h', 3600],
-    ['m', 60],
-    ['s', 1],
-  ];
-  let rest = Math.abs(seconds);
-  const parts: string[] = [];
-  for (const [name, size] of units) {
-    const n = Math.floor(rest / size);
-    if (n) parts.push(`${n}${name}`);
-    rest -= n * size;
-  }
-  return (seconds < 0 ? '-' : '') + parts.join(' ');
-}
-
-/** What a reference is written relative to (options[:project] / options[:group] of the request). */
-export type ReferenceFrom = { project: { id: number; namespace_id: number } } | { group: { id: number } } | null;
-
-/** Project#to_reference_base: the full path across namespaces, the path across projects of one namespace. */
-export function referenceTo(
-  iid: number,
-  target: { id: number; namespace_id: number; path: string; fullPath: string },
-  from: ReferenceFrom,
-  full = false,
-): string {
-  const ref = `!${iid}`;
-  if (full) return target.fullPath + ref;
-  if (!from) return ref;
-  if ('project' in from) {
-    if (from.project.namespace_id !== target.namespace_id) return target.fullPath + ref;
-    return from.project.id !== target.id ? target.path + ref : ref;
-  }
-  return from.group.id !== target.namespace_id ? target.fullPath + ref : ref;
-}
-
-export interface MergeParams {
-  force_remove_source_branch?: boolean | string | null;
-  should_remove_source_branch?: boolean | string | null;
-  [k: string]: unknown;
-}
-
-export function mergeParamsOf(row: Pick<MergeRequestRow, 'merge_params'>): MergeParams {
-  try {
-    const v = JSON.parse(row.merge_params || '{}');
-    return v && typeof v === 'object' ? v : {};
-  } catch {
-    return {};
-  }
-}
 
 /** Gitlab::Utils.to_boolean as the entity shows it (an unset flag shows false). */
 const flag = (v: unknown): boolean => v === true || v === 1 || v === '1' || v === 'true';
@@ -223,52 +139,12 @@ export type MergeRequestSimpleEntity = Static<typeof MergeRequestSimpleSchema>;
 
 // ---- views and mapping --------------------------------------------------------------------------
 
-/** The target project as references and URLs need it. */
-export interface ProjectRef {
-  id: number;
-  namespace_id: number;
-  path: string;
-  /** "group/project" */
-  fullPath: string;
-  /** projects.settings: squash_option, only_allow_merge_if_all_discussions_are_resolved */
-  squashOption: string;
-  onlyIfDiscussionsResolved: boolean;
-  /** approvals_before_merge */
-  approvalsRequired: number;
-  /** merge_method ff or rebase_merge */
-  fastForwardOnly: boolean;
-  /** only_allow_merge_if_pipeline_succeeds, allow_merge_on_skipped_pipeline */
-  pipelineMustSucceed: boolean;
-  skippedPipelineAllowed: boolean;
-}
-
-/** One merge request with everything its entity shows, loaded for a page at once. */
-export interface MergeRequestView {
-  row: MergeRequestRow;
-  project: ProjectRef;
-  author: UserBasicRow | null;
-  assignees: UserBasicRow[];
-  reviewers: UserBasicRow[];
-  mergeUser: UserBasicRow | null;
-  closedBy: UserBasicRow | null;
-  /** sorted by title */
-  labels: LabelRow[];
-  milestone: MilestoneRef | null;
-  /** the head pipeline (domain/merge-requests/head-pipeline.ts), whoever may see it */
-  headPipeline: CiPipelineRow | null;
-  facts: MergeFacts;
-}
-
 export interface MergeRequestEntityContext {
   externalUrl: string;
   users: UserViewContext;
   from: ReferenceFrom;
   withLabelsDetails: boolean;
   renderHtml?: boolean;
-}
-
-export function mergeRequestWebUrl(externalUrl: string, fullPath: string, iid: number): string {
-  return `${externalUrl}/${fullPath}/-/merge_requests/${iid}`;
 }
 
 /** Entities::Milestone of a project or group milestone with its web URL (the milestones module's mapping). */
@@ -284,7 +160,7 @@ export function renderParagraph(text: string | null): string {
   return `<p data-sourcepos="1:1-1:${text.length}" dir="auto">${escapeHtml(text)}</p>`;
 }
 
-export function toMergeRequestSimple(v: { row: MergeRequestRow; project: Pick<ProjectRef, 'fullPath'> }, externalUrl: string): MergeRequestSimpleEntity {
+export function toMergeRequestSimple(v: MergeRequestSimpleView, externalUrl: string): MergeRequestSimpleEntity {
   const r = v.row;
   return {
     id: r.id,
@@ -341,7 +217,7 @@ export function toMergeRequestBasic(v: MergeRequestView, ctx: MergeRequestEntity
     imported: r.imported_from !== 'none',
     imported_from: r.imported_from,
     work_in_progress: draft,
-    milestone: v.milestone,
+    milestone: v.milestone ? toMilestoneBasic(v.milestone) : null,
     merge_when_pipeline_succeeds: r.merge_when_pipeline_succeeds === 1,
     merge_status: publicMergeStatus(r),
     detailed_merge_status: detailedMergeStatus(r, v.facts),
@@ -373,19 +249,13 @@ export function toMergeRequestBasic(v: MergeRequestView, ctx: MergeRequestEntity
   };
 }
 
-/** What the single-merge-request entity adds, computed by the service from git and the viewer. */
-export interface MergeRequestDetail {
-  subscribed: boolean;
-  changesCount: string | null;
-  diffRefs: { base_sha: string | null; head_sha: string | null; start_sha: string | null } | null;
-  canMerge: boolean;
-  rebaseInProgress?: boolean;
-  divergedCommitsCount?: number;
-  /** the head pipeline as Entities::Ci::Pipeline (head_pipeline) and PipelineBasic (pipeline), for a viewer with read_pipeline */
-  headPipeline: { detail: PipelineEntity; basic: PipelineBasicEntity } | null;
+/** head_pipeline (Entities::Ci::Pipeline) and pipeline (PipelineBasic), with URLs of the pipeline's project. */
+function headPipelineEntities(h: HeadPipelineView, users: UserViewContext): { detail: PipelineEntity; basic: PipelineBasicEntity } {
+  return { detail: toPipeline(h.pipeline, h.projectWebUrl, h.user, users), basic: toPipelineBasic(h.pipeline, h.projectWebUrl) };
 }
 
 export function toMergeRequest(v: MergeRequestView, ctx: MergeRequestEntityContext, d: MergeRequestDetail): MergeRequestEntity {
+  const headPipeline = d.headPipeline ? headPipelineEntities(d.headPipeline, ctx.users) : null;
   return {
     ...toMergeRequestBasic(v, ctx),
     subscribed: d.subscribed,
@@ -393,8 +263,8 @@ export function toMergeRequest(v: MergeRequestView, ctx: MergeRequestEntityConte
     latest_build_started_at: null,
     latest_build_finished_at: null,
     first_deployed_to_production_at: null,
-    pipeline: d.headPipeline?.basic ?? null,
-    head_pipeline: d.headPipeline?.detail ?? null,
+    pipeline: headPipeline?.basic ?? null,
+    head_pipeline: headPipeline?.detail ?? null,
     diff_refs: d.diffRefs,
     merge_error: v.row.merge_error,
     ...(d.rebaseInProgress !== undefined ? { rebase_in_progress: d.rebaseInProgress } : {}),

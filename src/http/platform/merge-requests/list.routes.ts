@@ -11,6 +11,7 @@ import type { MergeRequestRow } from '../../../db/schema.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { offsetPaginate, type PageRequest } from '../../../lib/pagination.ts';
 import { MergeRequestBasicSchema } from '../entities/merge-request.entity.ts';
+import { presentMergeRequests } from './present.ts';
 import { linkParams } from '../schemas/common.ts';
 import { GlobalListQuery, GroupListQuery, ProjectListQuery, toFilters, type MergeRequestListQuery } from '../schemas/merge-request-list.ts';
 
@@ -70,7 +71,7 @@ export function mergeRequestListRoutes(fastify: FastifyInstance, c: Container): 
         : where.kind === 'group'
           ? { group: { id: where.group.id } }
           : null;
-    return c.mergeRequests.present(actor, rows, { view: q.view, withLabelsDetails: !!q.with_labels_details, from });
+    return presentMergeRequests(c, rows, { view: q.view, withLabelsDetails: !!q.with_labels_details, from });
   }
 
   /** with_merge_status_recheck: asks the merge service for an asynchronous recheck; never waits, never fails the list. */

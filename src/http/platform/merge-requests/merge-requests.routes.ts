@@ -13,9 +13,11 @@ import { Errors } from '../../../lib/errors.ts';
 import { paginateArray } from '../../../lib/pagination.ts';
 import { commitBasic } from '../repository/context.ts';
 import { toLabelDetails } from '../entities/label.entity.ts';
-import { humanTime, MergeRequestSchema, MilestoneRefSchema, TimeStatsSchema, toMilestoneRef } from '../entities/merge-request.entity.ts';
+import { humanTime } from '../../../domain/merge-requests/rules.ts';
+import { MergeRequestSchema, MilestoneRefSchema, TimeStatsSchema, toMilestoneRef } from '../entities/merge-request.entity.ts';
 import { toUserRef, UserRefSchema, userViewContext } from '../entities/user.entity.ts';
 import { linkParams, NullableString, PaginationProps } from '../schemas/common.ts';
+import { presentMergeRequest } from './present.ts';
 
 const TAGS = ['merge_requests'];
 
@@ -172,7 +174,7 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
   const pathOf = (req: FastifyRequest) => req.url.split('?')[0];
   const users = async () => userViewContext(c.config.externalUrl, await c.settings.get());
   const find = (req: { actor: Actor; params: { id: string; merge_request_iid: number } }) => mrs.find(req.actor, req.params.id, req.params.merge_request_iid);
-  const present = (actor: Actor, found: FoundMergeRequest, opts: Parameters<typeof mrs.presentOne>[2] = {}) => mrs.presentOne(actor, found, opts);
+  const present = (actor: Actor, found: FoundMergeRequest, opts: Parameters<typeof presentMergeRequest>[3] = {}) => presentMergeRequest(c, actor, found, opts);
 
   app.post(
     base,

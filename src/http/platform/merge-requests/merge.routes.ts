@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
 import type { Actor } from '../../../domain/access/actor.ts';
 import { MergeRequestSchema } from '../entities/merge-request.entity.ts';
+import { presentMergeRequest } from './present.ts';
 
 const TAGS = ['merge_requests'];
 const IidParams = Type.Object({ id: Type.String(), merge_request_iid: Type.Integer() });
@@ -35,7 +36,7 @@ export function mergeRoutes(fastify: FastifyInstance, c: Container): void {
     async (req) => {
       const found = await find(req);
       const mr = await c.merges.merge(req.actor, found, req.body ?? {});
-      return c.mergeRequests.presentOne(req.actor, { ...found, mr });
+      return presentMergeRequest(c, req.actor, { ...found, mr });
     },
   );
 
@@ -69,7 +70,7 @@ export function mergeRoutes(fastify: FastifyInstance, c: Container): void {
       const found = await find(req);
       const mr = await c.merges.cancelAutoMerge(req.actor, found);
       reply.code(201);
-      return c.mergeRequests.presentOne(req.actor, { ...found, mr });
+      return presentMergeRequest(c, req.actor, { ...found, mr });
     },
   );
 }

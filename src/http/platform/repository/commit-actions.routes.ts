@@ -17,6 +17,7 @@ import { commitSignature, verifyCommit } from '../../../git/signature.ts';
 import { DomainError, Errors } from '../../../lib/errors.ts';
 import { offsetPaginate, paginateArray } from '../../../lib/pagination.ts';
 import { MergeRequestBasicSchema, type MergeRequestBasicEntity } from '../entities/merge-request.entity.ts';
+import { presentMergeRequests } from '../merge-requests/present.ts';
 import { toUserBasic, UserBasicSchema, userViewContext } from '../entities/user.entity.ts';
 import { linkParams, NullableInteger, NullableString, PaginationProps } from '../schemas/common.ts';
 import { commitBasic } from './context.ts';
@@ -183,7 +184,7 @@ export function commitActionsRoutes(fastify: FastifyInstance, c: Container): voi
       );
       reply.headers(page.headers);
       const from = { project: { id: ctx.project.id, namespace_id: ctx.project.namespace_id } };
-      return (await c.mergeRequests.present(req.actor, page.items, { from })) as MergeRequestBasicEntity[];
+      return (await presentMergeRequests(c, page.items, { from })) as MergeRequestBasicEntity[];
     },
   );
 
