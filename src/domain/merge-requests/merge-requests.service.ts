@@ -1,7 +1,7 @@
-// The life of a merge request: create, find, update, close/reopen, delete; the views its shapes are
-// built from (present.ts, one query per relation for a page); its events (system hook, resource events). GitLab's
-// MergeRequests::CreateService / UpdateService / CloseService / ReopenService and the API helpers of
-// lib/api/merge_requests.rb.
+// The life of a merge request: create, find, update, close/reopen, delete; the views its entities and
+// pages are built from (present.ts, one query per relation for a page); its events (system hook,
+// resource events). GitLab's MergeRequests::CreateService / UpdateService / CloseService /
+// ReopenService and the API helpers of lib/api/merge_requests.rb.
 import { isInt32 } from '../../db/sql.ts';
 import type { Kysely } from 'kysely';
 import type { Database, LabelRow, MergeRequestRow, MilestoneRow, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
