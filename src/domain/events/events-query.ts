@@ -12,7 +12,7 @@ import type { CustomPermission } from '../access/roles.ts';
 import { canReadMergeRequests } from '../merge-requests/merge-requests-query.ts';
 import { privateFeatureMinLevel, settingsOf } from '../projects/project-settings.ts';
 import { ProjectsQuery } from '../projects/projects-query.ts';
-import { BASIC_COLUMNS, type UserBasicRow } from '../users/users-query.ts';
+import { basicByIds, type UserBasicRow } from '../users/users-query.ts';
 import { COMMIT_NOTE_TARGET, EVENT_ACTIONS, type EventActionName, NOTE_TARGET_TYPES } from './activity.ts';
 
 /** Event.target_types and the class names they filter on (EventsFinder#by_target_type). */
@@ -135,14 +135,7 @@ export class EventsQuery {
     // Two rounds of queries run side by side: what the rows name (projects and their namespaces, push
     // payloads, notes, event authors, the viewer's memberships), then what those name (merge requests of
     // notes, note authors not loaded yet; a page of pushes needs no second round).
-    const users = (ids: number[]) =>
-      ids.length
-        ? k
-            .selectFrom('users')
-            .select([...BASIC_COLUMNS])
-            .where('users.id', 'in', ids)
-            .execute()
-        : Promise.resolve([] as UserBasicRow[]);
+    const users = async (ids: number[]) => [...(await basicByIds(k, ids)).values()];
     const userId = actor.user?.id;
     // the viewer's memberships: in the page's projects and in every group (the groups above them are not known yet)
     const [projects, namespaces, pushes, notes, commitNotes, eventAuthors, rowsOf] = await Promise.all([

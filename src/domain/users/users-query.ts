@@ -80,6 +80,18 @@ export const BASIC_COLUMNS = [
 ] as const;
 export type UserBasicRow = Pick<UserRow, 'id' | 'username' | 'name' | 'state' | 'locked_at' | 'avatar_url' | 'created_at' | 'updated_at'>;
 
+/** Users by id with the basic columns (the UserBasic shape), one query; no id asked, no query. */
+export async function basicByIds(db: Kysely<Database>, ids: Iterable<number | null>): Promise<Map<number, UserBasicRow>> {
+  const wanted = [...new Set([...ids].filter((id): id is number => id !== null))];
+  if (!wanted.length) return new Map();
+  const rows = await db
+    .selectFrom('users')
+    .select([...BASIC_COLUMNS])
+    .where('users.id', 'in', wanted)
+    .execute();
+  return new Map(rows.map((u) => [u.id, u]));
+}
+
 /** What the profile and administrator shapes read: every column but the credentials and counters of sign-in. */
 export type UserViewRow = Omit<UserRow, 'password_hash' | 'password_set_at' | 'failed_attempts'>;
 export const VIEW_COLUMNS = [

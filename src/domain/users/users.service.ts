@@ -17,7 +17,7 @@ import type { Actor } from '../access/actor.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import type { Settings } from '../settings/definitions.ts';
 import {
-  BASIC_COLUMNS,
+  basicByIds,
   filterUsers,
   isBlocked,
   isInternal,
@@ -471,16 +471,9 @@ export class UsersService {
     return out;
   }
 
-  /** The rows behind `created_by` references, one query. */
-  async refsOf(userIds: number[]): Promise<Map<number, UserBasicRow>> {
-    const ids = [...new Set(userIds)];
-    if (!ids.length) return new Map();
-    const rows = await this.db.kysely
-      .selectFrom('users')
-      .select([...BASIC_COLUMNS])
-      .where('id', 'in', ids)
-      .execute();
-    return new Map(rows.map((r) => [r.id, r]));
+  /** Users by id with the basic columns (creators, authors, deployers …), one query. */
+  basicByIds(ids: Iterable<number | null>): Promise<Map<number, UserBasicRow>> {
+    return basicByIds(this.db.kysely, ids);
   }
 
   // ---- administrator writes ----------------------------------------------------------------

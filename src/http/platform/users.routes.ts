@@ -185,7 +185,7 @@ export function usersRoutes(fastify: FastifyInstance, c: Container): void {
     // The personal namespace is created with the user and never changes, so the list cache need not track it.
     const [identities, creators, attributes, namespaceIds] = await Promise.all([
       c.users.identitiesOf(ids),
-      c.users.refsOf(creatorIds),
+      c.users.basicByIds(creatorIds),
       withCustomAttributes ? c.customAttributes.listMany('user', ids) : null,
       personalNamespaceIds(c.db.kysely, ids),
     ]);
