@@ -66,6 +66,7 @@ import type { Ci, CiDeps } from './domain/ci/deps.ts';
 import { ArtifactsService } from './domain/ci/artifacts/artifacts.service.ts';
 import { JobsService } from './domain/ci/jobs/jobs.service.ts';
 import { PipelinesService } from './domain/ci/pipelines/pipelines.service.ts';
+import { PipelinesQuery } from './domain/ci/pipelines-query.ts';
 import { RunnersService } from './domain/ci/runners/runners.service.ts';
 import { CommitStatusesService } from './domain/ci/statuses.service.ts';
 import { BlobDeletions } from './storage/blob-deletions.ts';
@@ -258,6 +259,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const cdeps: CiDeps = { ...deps, config, store, hooks, ci, digest: (token) => tokenDigest(salt, token) };
   Object.assign(ci, {
     pipelines: new PipelinesService(cdeps),
+    pipelinesQuery: new PipelinesQuery(cdeps),
     jobs: new JobsService(cdeps),
     runners: new RunnersService(cdeps),
     artifacts: new ArtifactsService(cdeps),

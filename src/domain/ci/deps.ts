@@ -7,12 +7,15 @@ import type { SystemHooksService } from '../hooks/system-hooks.service.ts';
 import type { ArtifactsService } from './artifacts/artifacts.service.ts';
 import type { JobsService } from './jobs/jobs.service.ts';
 import type { PipelinesService } from './pipelines/pipelines.service.ts';
+import type { PipelinesQuery } from './pipelines-query.ts';
 import type { RunnersService } from './runners/runners.service.ts';
 import type { CommitStatusesService } from './statuses.service.ts';
 
 export interface Ci {
   /** the CI file, pipeline creation (push, API, child pipelines) and pipeline/stage progression */
   pipelines: PipelinesService;
+  /** the pipeline lists (Ci::PipelinesFinder), the latest pipeline of a ref, a pipeline's jobs and bridges */
+  pipelinesQuery: PipelinesQuery;
   /** jobs: the runner queue, job tokens, state changes, the log, cancel and retry */
   jobs: JobsService;
   /** runners: registration and tokens, the runner API, status */

@@ -216,7 +216,7 @@ export class RepositoryService {
    * Gitlab::UserAccess#can_push_to_branch?: not archived (not even for administrators), push_code,
    * and the branch's protection. `initial`: the repository has no branch yet.
    */
-  async canPushTo(ctx: RepoContext, actor: Actor, branch: string, initial = false): Promise<boolean> {
+  async canPushTo(ctx: Pick<RepoContext, 'project' | 'namespace' | 'access'>, actor: Actor, branch: string, initial = false): Promise<boolean> {
     if (ctx.project.archived) return false;
     return canPushBranch(actor, ctx.access, await this.protection(ctx, branch, actor, initial), initial);
   }

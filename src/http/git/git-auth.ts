@@ -68,9 +68,8 @@ export class GitAuthenticator {
    */
   private async checkJobProject(req: FastifyRequest, actor: Actor, write: boolean): Promise<void> {
     const m = TARGET.exec(req.url.split('?')[0]);
-    const job =
-      actor.jobId === null ? undefined : await this.c.db.kysely.selectFrom('ci_builds').select('project_id').where('id', '=', actor.jobId).executeTakeFirst();
-    if (!m || !job) throw new GitAuthFailed();
+    const jobProjectId = actor.jobId === null ? undefined : await this.c.ci.jobs.projectIdOf(actor.jobId);
+    if (!m || jobProjectId === undefined) throw new GitAuthFailed();
     let path: string;
     try {
       path = decodeURIComponent(m[1]);
@@ -79,7 +78,7 @@ export class GitAuthenticator {
     }
     let found = await this.c.resolve.findProjectRow(path);
     if (found && 'moved' in found) found = await this.c.resolve.findProjectRow(found.moved);
-    if (!found || 'moved' in found || found.project.id !== job.project_id) throw new GitAuthFailed();
+    if (!found || 'moved' in found || found.project.id !== jobProjectId) throw new GitAuthFailed();
     if (write && settingsOf(found.project).ci_push_repository_for_job_token_allowed !== true) throw new GitScopeRefused();
   }
 }

@@ -16,6 +16,7 @@ import type { BranchProtectionDefaults } from '../../groups/group-settings.ts';
 import type { RunnerInfo } from '../runners/runners.service.ts';
 import type { CiDeps } from '../deps.ts';
 import { jobOptions } from '../job-options.ts';
+import { type JobRelated, loadJobRelated } from '../job-views.ts';
 import { JobWaiters } from './job-waiters.ts';
 import { CANCELABLE_STATUSES, COMPLETED_STATUSES, FAILURE_REASONS } from './job-statuses.ts';
 import { runnerPayload } from './runner-payload.ts';
@@ -460,6 +461,16 @@ export class JobsService {
     // ActiveRecord::RecordNotFound: GitLab's "404 Not found"
     if (!job) throw Errors.recordNotFound();
     return job;
+  }
+
+  /** What a page of jobs links to (users, pipelines, runners, artifacts, projects, commits), read once. */
+  related(rows: CiBuildRow[]): Promise<JobRelated> {
+    return loadJobRelated(this.deps, rows);
+  }
+
+  /** The project of a job (a job token's only project), or undefined for none. */
+  async projectIdOf(jobId: number): Promise<number | undefined> {
+    return (await this.k.selectFrom('ci_builds').select('project_id').where('id', '=', jobId).executeTakeFirst())?.project_id;
   }
 
   async reload(id: number): Promise<CiBuildRow> {

@@ -184,6 +184,15 @@ export class PipelinesService {
   }
 
   /**
+   * Ci::CreatePipelineService's ref check: Developers may create a pipeline for a ref they may push to
+   * (a protected branch needs that right); administrators for any ref.
+   */
+  async mayRunOn(actor: Actor, ctx: Pick<ResolvedProject, 'project' | 'namespace' | 'access'>, ref: string): Promise<boolean> {
+    if (actor.isAdmin) return true;
+    return this.deps.repository.canPushTo(ctx, actor, ref);
+  }
+
+  /**
    * Creates a pipeline for `ref` from its `.service-ci.yml` (a failed pipeline with yaml_errors when the
    * file is invalid; null when the ref has no CI file or no job applies, as GitLab creates none).
    */

@@ -354,6 +354,24 @@ export class RunnersService {
     return rows.map((project) => ({ project: project as ProjectRow, namespace: byId.get(project.namespace_id)! }));
   }
 
+  /** The full human name of each namespace: a group's ancestors' names joined by " / ", a user's name. */
+  async namespaceNames(namespaces: NamespaceRow[]): Promise<Map<number, string>> {
+    const path = (n: NamespaceRow) => n.traversal_ids.split('/').filter(Boolean).map(Number);
+    const ids = [...new Set(namespaces.flatMap((n) => (n.type === 'Group' ? path(n) : [])))];
+    const rows = ids.length ? await this.k.selectFrom('namespaces').select(['id', 'name']).where('id', 'in', ids).execute() : [];
+    const nameOf = new Map(rows.map((r) => [r.id, r.name]));
+    return new Map(
+      namespaces.map((n) => [
+        n.id,
+        n.type === 'Group'
+          ? path(n)
+              .map((id) => nameOf.get(id) ?? '')
+              .join(' / ')
+          : n.name,
+      ]),
+    );
+  }
+
   async runnerGroups(runnerId: number): Promise<NamespaceRow[]> {
     return this.k
       .selectFrom('ci_runner_namespaces')

@@ -15,7 +15,7 @@ import { entryContentType, entryStream, eachEntry, openZipBlob } from '../../../
 import type { CiJobArtifactRow } from '../../../db/schema.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { attachmentDisposition } from '../../../storage/s3-store.ts';
-import { JobSchema, loadJobViews, toJob } from '../entities/job.entity.ts';
+import { JobSchema, toJobViews, toJob } from '../entities/job.entity.ts';
 
 const TAGS = ['job_artifacts'];
 const PROJECT = '/api/v4/projects/:id';
@@ -299,7 +299,7 @@ export function artifactsRoutes(fastify: FastifyInstance, c: Container): void {
       if (!req.actor.isAdmin && r.access.level < 30) throw Errors.forbidden();
       const job = await svc().findBuild(r.project, req.params.job_id);
       const kept = await svc().keep(job);
-      const views = await loadJobViews(c, [kept], viewer(req.actor));
+      const views = toJobViews(await c.ci.jobs.related([kept]), c.config.externalUrl, viewer(req.actor));
       return reply.code(200).send(toJob(kept, views));
     },
   );

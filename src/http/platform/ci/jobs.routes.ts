@@ -11,7 +11,7 @@ import type { CiBuildRow } from '../../../db/schema.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { offsetHeaders, pageParams } from '../../../lib/pagination.ts';
 import { FixedWindowLimiter } from '../../plugins/rate-limit.ts';
-import { JobSchema, loadJobViews, toJob } from '../entities/job.entity.ts';
+import { JobSchema, toJobViews, toJob } from '../entities/job.entity.ts';
 import { linkParams, PaginationProps } from '../schemas/common.ts';
 
 const TAGS = ['jobs'];
@@ -56,7 +56,7 @@ export function jobsRoutes(fastify: FastifyInstance, c: Container): void {
   const viewer = (actor: Actor) => ({ id: actor.user?.id ?? null, isAdmin: actor.isAdmin });
 
   async function entities(actor: Actor, rows: CiBuildRow[]) {
-    const views = await loadJobViews(c, rows, viewer(actor));
+    const views = toJobViews(await c.ci.jobs.related(rows), c.config.externalUrl, viewer(actor));
     return rows.map((r) => toJob(r, views));
   }
 

@@ -12,14 +12,13 @@ import type { ProjectAccess } from '../../../domain/access/policy.ts';
 import { commitReader } from '../../../domain/ci/config/parse.ts';
 import { parseCiLimited } from '../../../domain/ci/config/parse-pool.ts';
 import { evaluateJob } from '../../../domain/ci/config/evaluate.ts';
+import { PIPELINE_ORDERS, PIPELINE_SCOPES } from '../../../domain/ci/pipelines-query.ts';
 import { CREATE_MESSAGES, DEFAULT_CI_CONFIG_PATH, type PipelineAbility } from '../../../domain/ci/pipelines/pipelines.service.ts';
-import { canPushBranch, loadRefRules } from '../../../domain/repository/branch-protection.ts';
 import { settingsOf } from '../../../domain/projects/project-settings.ts';
-import { BASIC_COLUMNS, type UserBasicRow } from '../../../domain/users/users-query.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { offsetPaginate } from '../../../lib/pagination.ts';
 import { parseDateTime } from '../../../lib/time.ts';
-import { loadJobViews, toJob, toJobBasic } from '../entities/job.entity.ts';
+import { toJobViews, toJob, toJobBasic } from '../entities/job.entity.ts';
 import { toPipeline, toPipelineBasic, toPipelineListItem } from '../entities/pipeline.entity.ts';
 import { userViewContext } from '../entities/user.entity.ts';
 import { JOB_STATUSES } from '../../../domain/ci/jobs/job-statuses.ts';
@@ -27,7 +26,6 @@ import { linkParams, PaginationProps } from '../schemas/common.ts';
 
 const TAGS = ['pipelines'];
 const PROJECT = '/api/v4/projects/:id';
-const SCOPES = ['running', 'pending', 'finished', 'branches', 'tags'] as const;
 /** Ci::HasStatus::AVAILABLE_STATUSES: a pipeline's statuses are its jobs' */
 const STATUSES = JOB_STATUSES;
 const SOURCES = [
@@ -47,7 +45,6 @@ const SOURCES = [
   'ondemand_dast_validation',
   'security_orchestration_policy',
 ] as const;
-const ORDERS = ['id', 'status', 'ref', 'updated_at', 'user_id'] as const;
 /** the jobs list's scope[]: every status but waiting_for_callback (GitLab's Ci::HasStatus scopes) */
 const JOB_SCOPES: readonly string[] = JOB_STATUSES.filter((x) => x !== 'waiting_for_callback');
 
@@ -58,7 +55,7 @@ const IdParams = Type.Object({ id: Type.String() });
 const PipelineParams = Type.Object({ id: Type.String(), pipeline_id: Type.Integer() });
 const ListQuery = Type.Object({
   ...PaginationProps,
-  scope: Enum(SCOPES),
+  scope: Enum(PIPELINE_SCOPES),
   status: Enum(STATUSES),
   source: Enum(SOURCES),
   ref: Type.Optional(Type.String()),
@@ -70,7 +67,7 @@ const ListQuery = Type.Object({
   updated_before: Type.Optional(Type.String()),
   created_after: Type.Optional(Type.String()),
   created_before: Type.Optional(Type.String()),
-  order_by: Enum(ORDERS, 'id'),
+  order_by: Enum(PIPELINE_ORDERS, 'id'),
   sort: Enum(['asc', 'desc'] as const, 'desc'),
 });
 const JobsQuery = Type.Object({
@@ -116,7 +113,6 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const read = { api: 'platform' as const, auth: 'optional' as const };
   const write = { api: 'platform' as const, auth: 'user' as const };
-  const k = c.db.kysely;
 
   /** The project and the caller's right to its pipelines (PipelinesService.project), with its web URL. */
   async function project(
@@ -132,26 +128,11 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
 
   /** Entities::Ci::PipelineWithMetadata (GETs), or Entities::Ci::Pipeline without the name (writes). */
   async function detail(row: CiPipelineRow, webUrl: string, withName = true) {
-    const user = row.user_id
-      ? ((await k
-          .selectFrom('users')
-          .select([...BASIC_COLUMNS])
-          .where('id', '=', row.user_id)
-          .executeTakeFirst()) as UserBasicRow | undefined)
-      : undefined;
+    const user = row.user_id ? (await c.users.basicByIds([row.user_id])).get(row.user_id) : undefined;
     const entity = toPipeline(row, webUrl, user, userViewContext(c.config.externalUrl, await c.settings.get()));
     if (withName) return entity;
     const { name: _name, ...rest } = entity;
     return rest;
-  }
-
-  /** Developers may create a pipeline for a ref they may push to (a protected branch needs that right). */
-  async function mayRunOn(actor: Actor, ctx: { project: ProjectRow; namespace: NamespaceRow; access: ProjectAccess }, ref: string): Promise<boolean> {
-    if (actor.isAdmin) return true;
-    const settings = await c.settings.get();
-    const defaults = ((settings as Record<string, unknown>).default_branch_protection_defaults ?? {}) as never;
-    const protection = (await loadRefRules(c.db.kysely, ctx.project, ctx.namespace, defaults, actor)).branch(ref);
-    return canPushBranch(actor, ctx.access, protection);
   }
 
   // ---- lists -----------------------------------------------------------------------------------
@@ -163,60 +144,15 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
     const updatedBefore = dateParam(q.updated_before, 'updated_before');
     const createdAfter = dateParam(q.created_after, 'created_after');
     const createdBefore = dateParam(q.created_before, 'created_before');
-    let query = k.selectFrom('ci_pipelines').selectAll().where('project_id', '=', p.id);
-    switch (q.scope) {
-      case 'running':
-        query = query.where('status', '=', 'running');
-        break;
-      case 'pending':
-        query = query.where('status', '=', 'pending');
-        break;
-      case 'finished':
-        query = query.where('status', 'in', ['success', 'failed', 'canceled', 'skipped']);
-        break;
-      case 'branches':
-      case 'tags': {
-        // the latest pipeline of each branch (tag) that exists
-        const repo = c.repos.repository(p);
-        const refs = (q.scope === 'branches' ? await repo.branches() : await repo.tags()).map((r) => r.short);
-        const latest = refs.length
-          ? await k
-              .selectFrom('ci_pipelines')
-              .select((eb) => eb.fn.max('id').as('id'))
-              .where('project_id', '=', p.id)
-              .where('tag', '=', q.scope === 'tags' ? 1 : 0)
-              .where('source', '!=', 'parent_pipeline')
-              .where('ref', 'in', refs)
-              .groupBy('ref')
-              .execute()
-          : [];
-        const ids = latest.map((r) => Number(r.id));
-        query = ids.length ? query.where('id', 'in', ids) : query.where(({ lit }) => lit(false));
-        break;
-      }
-    }
-    if (q.status) query = query.where('status', '=', q.status);
-    if (q.source) query = query.where('source', '=', q.source);
-    else query = query.where('source', '!=', 'parent_pipeline');
-    if (q.ref !== undefined) query = query.where('ref', '=', q.ref);
-    if (q.sha !== undefined) query = query.where('sha', '=', q.sha);
-    if (q.yaml_errors === true) query = query.where('yaml_errors', 'is not', null);
-    if (q.yaml_errors === false) query = query.where('yaml_errors', 'is', null);
-    // workflow:name is not kept: no pipeline has a name to match
-    if (q.name !== undefined) query = query.where(({ lit }) => lit(false));
-    if (q.username !== undefined) {
-      const u = await k.selectFrom('users').select('id').where('username', '=', q.username).executeTakeFirst();
-      query = query.where('user_id', '=', u?.id ?? -1);
-    }
-    if (updatedAfter) query = query.where('updated_at', '>', updatedAfter);
-    if (updatedBefore) query = query.where('updated_at', '<', updatedBefore);
-    if (createdAfter) query = query.where('created_at', '>', createdAfter);
-    if (createdBefore) query = query.where('created_at', '<', createdBefore);
-    const dir = q.sort ?? 'desc';
-    query = query.orderBy(q.order_by ?? 'id', dir);
-    if ((q.order_by ?? 'id') !== 'id') query = query.orderBy('id', dir);
+    const query = await c.ci.pipelinesQuery.list(p, {
+      ...q,
+      updated_after: updatedAfter,
+      updated_before: updatedBefore,
+      created_after: createdAfter,
+      created_before: createdBefore,
+    });
     const page = await offsetPaginate(
-      k,
+      c.db.kysely,
       c.config.externalUrl,
       { path: req.url.split('?')[0], params: linkParams(q as Record<string, unknown>, { id: req.params.id }), page: q.page, per_page: q.per_page },
       query,
@@ -232,19 +168,7 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
       const { project: p, webUrl } = await project(req.actor, req.params.id, 'read');
       // Project#latest_pipeline: the newest pipeline of the ref at the ref's head commit
       const ref = req.query.ref || p.default_branch || 'main';
-      const sha = await c.repos.repository(p).resolveCommit(ref);
-      const row = sha
-        ? await k
-            .selectFrom('ci_pipelines')
-            .selectAll()
-            .where('project_id', '=', p.id)
-            .where('ref', '=', ref)
-            .where('sha', '=', sha)
-            .where('source', '!=', 'parent_pipeline')
-            .orderBy('id', 'desc')
-            .limit(1)
-            .executeTakeFirst()
-        : undefined;
+      const row = await c.ci.pipelinesQuery.latest(p, ref);
       // authorize! :read_pipeline on nil: GitLab answers 403 when there is none
       if (!row) throw Errors.forbidden();
       return detail(row, webUrl);
@@ -260,21 +184,15 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
     req: { actor: Actor; url: string; params: { id: string; pipeline_id: number }; query: Record<string, unknown> },
     bridges: boolean,
   ) {
-    const { project: p, access } = await project(req.actor, req.params.id, 'read');
+    const { project: p, access, webUrl } = await project(req.actor, req.params.id, 'read');
     // read_build: non-members see jobs only when the project's jobs are public
     if (!c.ci.pipelines.mayReadJobs(req.actor, p, access)) throw Errors.forbidden();
     const pl = await pipeline(p, req.params.pipeline_id);
     const raw = req.query.scope ?? req.query['scope[]'];
     const scopes = raw === undefined ? [] : Array.isArray(raw) ? (raw as string[]) : [String(raw)];
     if (scopes.some((s) => !JOB_SCOPES.includes(s))) throw Errors.param('scope does not have a valid value');
-    let q = k
-      .selectFrom('ci_builds')
-      .selectAll()
-      .where('pipeline_id', '=', pl.id)
-      .where('type', '=', bridges ? 'bridge' : 'build');
-    if (!req.query.include_retried) q = q.where('retried', '=', 0);
-    if (scopes.length) q = q.where('status', 'in', scopes);
-    return { query: q.orderBy('id', 'asc'), project: p };
+    const query = c.ci.pipelinesQuery.jobs(pl, { bridges, includeRetried: !!req.query.include_retried, scopes });
+    return { query, webUrl };
   }
 
   /** One page of a pipeline's jobs (or bridges) and what their entities need. */
@@ -283,12 +201,12 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
     query: Awaited<ReturnType<typeof pipelineJobs>>['query'],
   ) {
     const page = await offsetPaginate(
-      k,
+      c.db.kysely,
       c.config.externalUrl,
       { path: req.url.split('?')[0], params: linkParams(req.query, { id: req.params.id }), page: req.query.page, per_page: req.query.per_page },
       query,
     );
-    const views = await loadJobViews(c, page.items, { id: req.actor.user?.id ?? null, isAdmin: req.actor.isAdmin });
+    const views = toJobViews(await c.ci.jobs.related(page.items), c.config.externalUrl, { id: req.actor.user?.id ?? null, isAdmin: req.actor.isAdmin });
     return { page, views };
   }
 
@@ -307,14 +225,10 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
     `${PROJECT}/pipelines/:pipeline_id/bridges`,
     { config: read, schema: { tags: TAGS, params: PipelineParams, querystring: JobsQuery } },
     async (req, reply) => {
-      const { query, project: p } = await pipelineJobs(req as never, true);
+      const { query, webUrl } = await pipelineJobs(req as never, true);
       const { page, views } = await jobsPage(req as never, query);
       reply.headers(page.headers);
-      const ids = page.items.map((b) => b.id);
-      const children = ids.length ? await k.selectFrom('ci_pipelines').selectAll().where('parent_job_id', 'in', ids).execute() : [];
-      const byJob = new Map(children.map((ch) => [ch.parent_job_id, ch]));
-      const ns = await k.selectFrom('namespaces').select('full_path').where('id', '=', p.namespace_id).executeTakeFirstOrThrow();
-      const webUrl = `${c.config.externalUrl}/${ns.full_path}/${p.path}`;
+      const byJob = await c.ci.pipelinesQuery.downstreamOf(page.items);
       return page.items.map((b: CiBuildRow) => {
         const child = byJob.get(b.id);
         return { ...toJobBasic(b, views), downstream_pipeline: child ? toPipelineBasic(child, webUrl) : null };
@@ -339,7 +253,7 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
       const ref = body.ref ?? (req.query.ref as string | undefined);
       if (ref === undefined) throw Errors.param('ref is missing');
       const ctx = await project(req.actor, req.params.id, 'create');
-      if (!(await mayRunOn(req.actor, ctx, ref))) {
+      if (!(await c.ci.pipelines.mayRunOn(req.actor, ctx, ref))) {
         throw Errors.raw(400, { message: { base: ['Insufficient permissions to create a new pipeline'] } });
       }
       // save_on_errors: false — an invalid file is a 400 with its errors, no pipeline

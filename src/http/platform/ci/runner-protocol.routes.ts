@@ -10,7 +10,7 @@ import type { Container } from '../../../container.ts';
 import { JobNotRunning, TRACE_UPDATE_INTERVAL } from '../../../domain/ci/jobs/jobs.service.ts';
 import type { RunnerInfo } from '../../../domain/ci/runners/runners.service.ts';
 import { DomainError, Errors } from '../../../lib/errors.ts';
-import { JobSchema, loadJobViews, toJob } from '../entities/job.entity.ts';
+import { JobSchema, toJobViews, toJob } from '../entities/job.entity.ts';
 
 const TAGS = ['jobs'];
 const Hash = Type.Object({}, { additionalProperties: true });
@@ -158,7 +158,7 @@ export function runnerProtocolRoutes(fastify: FastifyInstance, c: Container): vo
     async (req) => {
       if (req.actor.jobId === null) throw Errors.notFound('Job');
       const job = await jobs().reload(req.actor.jobId);
-      const views = await loadJobViews(c, [job], { id: req.actor.user?.id ?? null, isAdmin: req.actor.isAdmin });
+      const views = toJobViews(await c.ci.jobs.related([job]), c.config.externalUrl, { id: req.actor.user?.id ?? null, isAdmin: req.actor.isAdmin });
       return toJob(job, views);
     },
   );

@@ -23,10 +23,9 @@ import {
   type RunnerQuery,
 } from '../../../domain/ci/runners/runners.service.ts';
 import type { CiRunnerRow, NamespaceRow, ProjectRow } from '../../../db/schema.ts';
-import { BASIC_COLUMNS, type UserBasicRow } from '../../../domain/users/users-query.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { offsetPaginate } from '../../../lib/pagination.ts';
-import { JobBasicWithProjectSchema, loadJobViews, toJobBasicWithProject } from '../entities/job.entity.ts';
+import { JobBasicWithProjectSchema, toJobViews, toJobBasicWithProject } from '../entities/job.entity.ts';
 import { RunnerDetailsSchema, RunnerSchema, toRunner, toRunnerDetails, type RunnerGroup, type RunnerProject } from '../entities/runner.entity.ts';
 import { toUserRef, userViewContext } from '../entities/user.entity.ts';
 import { linkParams, PaginationProps } from '../schemas/common.ts';
@@ -170,45 +169,19 @@ export function runnersRoutes(fastify: FastifyInstance, c: Container): void {
   /** A page of runners in the list view, with their creators (one query). */
   async function runnerEntities(rows: CiRunnerRow[]) {
     const now = Date.now();
-    const creatorIds = [...new Set(rows.map((r) => r.creator_id).filter((id): id is number => id !== null))];
-    const creators = creatorIds.length
-      ? await c.db.kysely
-          .selectFrom('users')
-          .select([...BASIC_COLUMNS])
-          .where('users.id', 'in', creatorIds)
-          .execute()
-      : [];
-    const byId = new Map(creators.map((u) => [u.id, u as UserBasicRow]));
-    const ctx = creators.length ? userViewContext(c.config.externalUrl, await c.settings.get()) : null;
+    const byId = await c.users.basicByIds(rows.map((r) => r.creator_id));
+    const ctx = byId.size ? userViewContext(c.config.externalUrl, await c.settings.get()) : null;
     return rows.map((r) => {
       const creator = r.creator_id !== null ? byId.get(r.creator_id) : undefined;
       return toRunner(r, { now, createdBy: creator && ctx ? toUserRef(creator, ctx) : null });
     });
   }
 
-  async function fullNames(namespaces: NamespaceRow[]): Promise<Map<number, string>> {
-    const ids = [...new Set(namespaces.flatMap((n) => (n.type === 'Group' ? n.traversal_ids.split('/').filter(Boolean).map(Number) : [])))];
-    const rows = ids.length ? await c.db.kysely.selectFrom('namespaces').select(['id', 'name']).where('id', 'in', ids).execute() : [];
-    const nameOf = new Map(rows.map((r) => [r.id, r.name]));
-    return new Map(
-      namespaces.map((n) => [
-        n.id,
-        n.type === 'Group'
-          ? n.traversal_ids
-              .split('/')
-              .filter(Boolean)
-              .map((id) => nameOf.get(Number(id)) ?? '')
-              .join(' / ')
-          : n.name,
-      ]),
-    );
-  }
-
   async function detailEntity(actor: Actor, runner: CiRunnerRow) {
     const access = await svc().access(actor, runner);
     const projects = access.projects.filter((p) => actor.isAdmin || p.level > 0);
     const groups = access.groups.filter((g) => actor.isAdmin || g.level > 0);
-    const names = await fullNames([...projects.map((p) => p.namespace), ...groups.map((g) => g.group)]);
+    const names = await svc().namespaceNames([...projects.map((p) => p.namespace), ...groups.map((g) => g.group)]);
     const projectEntities: RunnerProject[] = projects.map(({ project, namespace }) => ({
       id: project.id,
       name: project.name,
@@ -468,7 +441,7 @@ export function runnersRoutes(fastify: FastifyInstance, c: Container): void {
           svc().jobs(req.actor, runner, { status: q.status, system_id: q.system_id, sort: q.sort ?? 'desc' }),
         );
         reply.headers(page.headers);
-        const views = await loadJobViews(c, page.items, { id: req.actor.user?.id ?? null, isAdmin: req.actor.isAdmin });
+        const views = toJobViews(await c.ci.jobs.related(page.items), c.config.externalUrl, { id: req.actor.user?.id ?? null, isAdmin: req.actor.isAdmin });
         return page.items.map((j) => toJobBasicWithProject(j, views));
       });
     },

@@ -7,7 +7,7 @@ import { Type, type Static } from 'typebox';
 import type { Container } from '../../../container.ts';
 import type { CiBuildRow } from '../../../db/schema.ts';
 import { STATUS_ORDERS, STATUS_STATES, type StatusState } from '../../../domain/ci/statuses.service.ts';
-import { BASIC_COLUMNS, type UserBasicRow } from '../../../domain/users/users-query.ts';
+import type { UserBasicRow } from '../../../domain/users/users-query.ts';
 import { isInt32 } from '../../../db/sql.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { offsetPaginate } from '../../../lib/pagination.ts';
@@ -85,15 +85,7 @@ export function statusesRoutes(fastify: FastifyInstance, c: Container): void {
   const svc = c.ci.statuses;
 
   async function entities(rows: CiBuildRow[]): Promise<CommitStatusEntity[]> {
-    const ids = [...new Set(rows.map((r) => r.user_id).filter((id): id is number => id !== null))];
-    const users = ids.length
-      ? await c.db.kysely
-          .selectFrom('users')
-          .select([...BASIC_COLUMNS])
-          .where('users.id', 'in', ids)
-          .execute()
-      : [];
-    const byId = new Map(users.map((u) => [u.id, u as UserBasicRow]));
+    const byId = await c.users.basicByIds(rows.map((r) => r.user_id));
     const ctx = userViewContext(c.config.externalUrl, await c.settings.get());
     return rows.map((r) => toCommitStatus(r, byId.get(r.user_id ?? -1), ctx));
   }

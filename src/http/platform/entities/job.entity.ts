@@ -1,11 +1,10 @@
 // Wire shapes of CI jobs (GitLab's API::Entities::Ci::JobBasic, Job, JobBasicWithProject): the job
-// list and detail, keep-artifacts, GET /job (job token) and a runner's job list. One loader reads what
-// a page of jobs needs in a few queries (users, pipelines, runners, artifacts, projects, commits); the
-// builders are then pure.
+// list and detail, keep-artifacts, GET /job (job token) and a runner's job list. The domain reads what
+// a page of jobs links to (domain/ci/job-views.ts); the builders here only map.
 import { Type, type Static } from 'typebox';
-import type { Container } from '../../../container.ts';
 import type { CiBuildRow, CiJobArtifactRow, CiPipelineRow, CiRunnerRow, NamespaceRow, ProjectRow } from '../../../db/schema.ts';
-import { VIEW_COLUMNS, type UserViewRow } from '../../../domain/users/users-query.ts';
+import type { JobRelated } from '../../../domain/ci/job-views.ts';
+import type { UserViewRow } from '../../../domain/users/users-query.ts';
 import { commitBasic, type CommitEntity } from '../repository/context.ts';
 import { CommitSchema } from './commit.entity.ts';
 import { PipelineBasicSchema, toPipelineBasic } from './pipeline.entity.ts';
@@ -117,7 +116,7 @@ export type JobEntity = Static<typeof JobSchema>;
 
 // ---- loading ---------------------------------------------------------------------------------
 
-/** What the builders need for a page of jobs, read once (see loadJobViews). */
+/** What the builders need for a page of jobs, read once (see toJobViews). */
 export interface JobViews {
   externalUrl: string;
   users: UserViewContext;
@@ -135,83 +134,24 @@ export interface JobViews {
   commits: Map<string, CommitEntity | null>;
 }
 
-const uniq = <T>(xs: (T | null | undefined)[]): T[] => [...new Set(xs.filter((x): x is T => x !== null && x !== undefined))];
-
-/** Reads everything a page of jobs shows: one query per table, one commit read per distinct sha. */
-export async function loadJobViews(
-  c: Pick<Container, 'db' | 'repos' | 'config' | 'settings'>,
-  rows: CiBuildRow[],
-  viewer: { id: number | null; isAdmin: boolean } = { id: null, isAdmin: false },
-): Promise<JobViews> {
-  const k = c.db.kysely;
-  const jobIds = rows.map((r) => r.id);
-  const userIds = uniq(rows.map((r) => r.user_id));
-  const pipelineIds = uniq(rows.map((r) => r.pipeline_id));
-  const runnerIds = uniq(rows.map((r) => r.runner_id));
-  const projectIds = uniq(rows.map((r) => r.project_id));
-  const [users, pipelines, runners, artifacts, projects, settings] = await Promise.all([
-    userIds.length
-      ? k
-          .selectFrom('users')
-          .select([...VIEW_COLUMNS])
-          .where('users.id', 'in', userIds)
-          .execute()
-      : [],
-    pipelineIds.length ? k.selectFrom('ci_pipelines').selectAll().where('id', 'in', pipelineIds).execute() : [],
-    runnerIds.length ? k.selectFrom('ci_runners').selectAll().where('id', 'in', runnerIds).execute() : [],
-    jobIds.length ? k.selectFrom('ci_job_artifacts').selectAll().where('job_id', 'in', jobIds).orderBy('id').execute() : [],
-    projectIds.length ? k.selectFrom('projects').selectAll().where('id', 'in', projectIds).execute() : [],
-    c.settings.get(),
-  ]);
-  const nsIds = uniq(projects.map((p) => p.namespace_id));
-  const namespaces = nsIds.length ? await k.selectFrom('namespaces').selectAll().where('id', 'in', nsIds).execute() : [];
-  const nsById = new Map(namespaces.map((n) => [n.id, n]));
-  const traversal = (n: NamespaceRow) => n.traversal_ids.split('/').filter(Boolean).map(Number);
-  const ancestorIds = uniq(namespaces.flatMap((n) => (n.type === 'Group' ? traversal(n) : []))).filter((id) => !nsById.has(id));
-  const ancestors = ancestorIds.length ? await k.selectFrom('namespaces').select(['id', 'name']).where('id', 'in', ancestorIds).execute() : [];
-  const nameOf = new Map<number, string>([...namespaces.map((n) => [n.id, n.name] as const), ...ancestors.map((n) => [n.id, n.name] as const)]);
-  const namespaceNames = new Map(
-    namespaces.map((n) => [
-      n.id,
-      n.type === 'Group'
-        ? traversal(n)
-            .map((id) => nameOf.get(id) ?? '')
-            .join(' / ')
-        : n.name,
-    ]),
-  );
-  const projectMap = new Map(projects.map((p) => [p.id, { project: p, namespace: nsById.get(p.namespace_id)! }]));
-  const byJob = new Map<number, CiJobArtifactRow[]>();
-  for (const a of artifacts) {
-    const list = byJob.get(a.job_id);
-    if (list) list.push(a);
-    else byJob.set(a.job_id, [a]);
-  }
+/** The views of a page of jobs: what the domain read (JobsService.related), with the URLs and the viewer. */
+export function toJobViews(related: JobRelated, externalUrl: string, viewer: { id: number | null; isAdmin: boolean } = { id: null, isAdmin: false }): JobViews {
   const commits = new Map<string, CommitEntity | null>();
-  await Promise.all(
-    uniq(rows.map((r) => `${r.project_id}:${r.sha}`)).map(async (key) => {
-      const [pid, sha] = key.split(':') as [string, string];
-      const p = projectMap.get(Number(pid));
-      let entity: CommitEntity | null = null;
-      if (p) {
-        const repo = c.repos.repository(p.project);
-        const commit = /^[0-9a-f]{40,64}$/.test(sha) && repo.exists() ? await repo.commit(sha).catch(() => null) : null;
-        if (commit) entity = commitBasic(commit, `${c.config.externalUrl}/${p.namespace.full_path}/${p.project.path}`);
-      }
-      commits.set(key, entity);
-    }),
-  );
+  for (const [key, commit] of related.commits) {
+    const p = related.projects.get(Number(key.split(':')[0]));
+    commits.set(key, commit && p ? commitBasic(commit, `${externalUrl}/${p.namespace.full_path}/${p.project.path}`) : null);
+  }
   return {
-    externalUrl: c.config.externalUrl,
-    users: userViewContext(c.config.externalUrl, settings),
+    externalUrl,
+    users: userViewContext(externalUrl, related.settings),
     viewer,
     now: Date.now(),
-    usersById: new Map(users.map((u) => [u.id, u as UserViewRow])),
-    pipelines: new Map(pipelines.map((p) => [p.id, p])),
-    runners: new Map(runners.map((r) => [r.id, r])),
-    artifacts: byJob,
-    projects: projectMap,
-    namespaceNames,
+    usersById: related.usersById,
+    pipelines: related.pipelines,
+    runners: related.runners,
+    artifacts: related.artifacts,
+    projects: related.projects,
+    namespaceNames: related.namespaceNames,
     commits,
   };
 }
