@@ -267,6 +267,32 @@ export class DeploymentsService {
 
   // ---- deployments ----------------------------------------------------------------------------
 
+  /** The environments of these deployments, by id, one query. */
+  async environmentsOf(deployments: Pick<DeploymentRow, 'environment_id'>[]): Promise<Map<number, EnvironmentRow>> {
+    const ids = [...new Set(deployments.map((d) => d.environment_id))];
+    const rows = ids.length ? await this.k.selectFrom('environments').selectAll().where('id', 'in', ids).execute() : [];
+    return new Map(rows.map((e) => [e.id, e]));
+  }
+
+  /**
+   * Deployment#merge_requests, newest first: none when the caller may not read the project's merge
+   * requests. `access`: the caller's, as `project` returned it.
+   */
+  mergeRequests(actor: Actor, project: ProjectRow, access: ProjectAccess, deployment: Pick<DeploymentRow, 'id'>) {
+    return (
+      this.k
+        .selectFrom('merge_requests')
+        .selectAll('merge_requests')
+        .where('merge_requests.id', 'in', (eb) =>
+          eb.selectFrom('deployment_merge_requests').select('merge_request_id').where('deployment_id', '=', deployment.id),
+        )
+        // merge requests of a project whose merge requests the caller may not read: none
+        .where('merge_requests.project_id', '=', actor.isAdmin || access.abilities.has('read_merge_request') ? project.id : -1)
+        .orderBy('merge_requests.created_at', 'desc')
+        .orderBy('merge_requests.id', 'desc')
+    );
+  }
+
   /** DeploymentsFinder: its paired filters (400 otherwise), then the order (the id breaks ties). */
   listDeployments(project: ProjectRow, f: DeploymentFilters) {
     if ((f.updated_after || f.updated_before) && f.order_by !== 'updated_at')

@@ -13,7 +13,6 @@ import {
   WRITABLE_STATUSES,
   type DeploymentStatus,
 } from '../../domain/deployments/deployments.service.ts';
-import { BASIC_COLUMNS, type UserBasicRow } from '../../domain/users/users-query.ts';
 import type { DeploymentRow, EnvironmentRow, ProjectRow } from '../../db/schema.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
@@ -101,23 +100,10 @@ export function deploymentsRoutes(fastify: FastifyInstance, c: Container): void 
 
   const usersCtx = async () => userViewContext(c.config.externalUrl, await c.settings.get());
 
-  async function usersById(ids: (number | null)[]): Promise<Map<number, UserBasicRow>> {
-    const wanted = [...new Set(ids.filter((id): id is number => id !== null))];
-    if (!wanted.length) return new Map();
-    const rows = await c.db.kysely
-      .selectFrom('users')
-      .select([...BASIC_COLUMNS])
-      .where('users.id', 'in', wanted)
-      .execute();
-    return new Map(rows.map((u) => [u.id, u as UserBasicRow]));
-  }
-
   /** Deployments of a page with their environments and users: two queries. */
   async function deploymentEntities(rows: DeploymentRow[]) {
-    const envIds = [...new Set(rows.map((d) => d.environment_id))];
-    const envs = envIds.length ? await c.db.kysely.selectFrom('environments').selectAll().where('id', 'in', envIds).execute() : [];
-    const byId = new Map(envs.map((e) => [e.id, e]));
-    const users = await usersById(rows.map((d) => d.user_id));
+    const byId = await svc.environmentsOf(rows);
+    const users = await c.users.basicByIds(rows.map((d) => d.user_id));
     const ctx = await usersCtx();
     return rows.map((d) => toDeployment(d, byId.get(d.environment_id)!, users.get(d.user_id ?? -1), ctx));
   }
@@ -126,7 +112,7 @@ export function deploymentsRoutes(fastify: FastifyInstance, c: Container): void 
   async function environmentEntities(actor: Actor, project: ProjectRow, rows: EnvironmentRow[], single: boolean) {
     if (single) {
       const last = await svc.lastDeployments(rows.map((e) => e.id));
-      const users = await usersById([...last.values()].map((d) => d.user_id));
+      const users = await c.users.basicByIds([...last.values()].map((d) => d.user_id));
       const ctx = await usersCtx();
       return rows.map((e) => {
         const d = last.get(e.id);
@@ -296,14 +282,7 @@ export function deploymentsRoutes(fastify: FastifyInstance, c: Container): void 
       const q = req.query as { page?: number; per_page?: number };
       const { project, access } = await svc.project(req.actor, req.params.id, 'read');
       const d = await svc.deployment(project, req.params.deployment_id);
-      const list = c.db.kysely
-        .selectFrom('merge_requests')
-        .selectAll('merge_requests')
-        .where('merge_requests.id', 'in', (eb) => eb.selectFrom('deployment_merge_requests').select('merge_request_id').where('deployment_id', '=', d.id))
-        // merge requests of a project whose merge requests the caller may not read: none
-        .where('merge_requests.project_id', '=', req.actor.isAdmin || access.abilities.has('read_merge_request') ? project.id : -1)
-        .orderBy('merge_requests.created_at', 'desc')
-        .orderBy('merge_requests.id', 'desc');
+      const list = svc.mergeRequests(req.actor, project, access, d);
       const page = await offsetPaginate(
         c.db.kysely,
         c.config.externalUrl,
