@@ -3,7 +3,8 @@
 // iids per project or group, titles unique within a project and its group (or a group and its
 // projects), states active | closed, lists with GitLab's filters and order (due date first, undated last,
 // newest first among equals).
-import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import type { MergeRequestsQB } from '../merge-requests/merge-requests-query.ts';
 import type { Database, MergeRequestRow, MilestoneRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
 import { nextIid } from '../../db/internal-ids.ts';
 import { ciContains, isInt32, isUniqueViolation } from '../../db/sql.ts';
@@ -70,6 +71,15 @@ export class MilestonesService {
 
   private get k(): Kysely<Database> {
     return this.deps.db.kysely;
+  }
+
+  /**
+   * milestone_issuables_for(:merge_request): the merge requests of `list` (those the caller may read)
+   * that carry this milestone; none when the caller may not read the project's merge requests.
+   */
+  mergeRequests(list: MergeRequestsQB, milestone: Pick<MilestoneRow, 'id'>, readable: boolean): MergeRequestsQB {
+    const query = list.where('merge_requests.milestone_id', '=', milestone.id);
+    return readable ? query : query.where(sql<SqlBool>`1 = 0`);
   }
 
   // ---- URLs and batches (merge request entities) ---------------------------------------------

@@ -50,6 +50,11 @@ export class StarsService {
     return { project, changed: Number(deleted.numDeletedRows) > 0 };
   }
 
+  /** The project as it is now (its counts after a star or unstar); `project` itself when it is gone. */
+  async reread(project: ProjectRow): Promise<ProjectRow> {
+    return (await this.deps.db.kysely.selectFrom('projects').selectAll().where('id', '=', project.id).executeTakeFirst()) ?? project;
+  }
+
   /** How many users starred each of these projects (the star_count of a page). */
   async counts(projectIds: number[]): Promise<Map<number, number>> {
     if (!projectIds.length) return new Map();

@@ -5,7 +5,6 @@
 // (400 "due_date is invalid") where GitLab would silently drop it.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { sql, type SqlBool } from 'kysely';
 import { Type } from 'typebox';
 import type { Container } from '../../container.ts';
 import type { Actor } from '../../domain/access/actor.ts';
@@ -176,13 +175,12 @@ export function milestonesRoutes(fastify: FastifyInstance, c: Container): void {
         const parent = await parentOf(req.actor, req.params.id);
         const milestone = await milestones.get(parent, req.params.milestone_id);
         const readable = parent.type === 'Group' || canReadMergeRequests(req.actor, parent.project, parent.access);
-        let query = await c.mergeRequestsQuery.list(
+        const list = await c.mergeRequestsQuery.list(
           req.actor,
           parent.type === 'Project' ? { kind: 'project', project: parent.project } : { kind: 'group', group: parent.group, nonArchived: false },
           { scope: 'all', state: 'all', orderBy: 'label_priority', sort: 'desc' },
         );
-        query = query.where('merge_requests.milestone_id', '=', milestone.id);
-        if (!readable) query = query.where(sql<SqlBool>`1 = 0`);
+        const query = milestones.mergeRequests(list, milestone, readable);
         const page = await offsetPaginate(
           c.db.kysely,
           c.config.externalUrl,

@@ -27,7 +27,7 @@ export function starsRoutes(fastify: FastifyInstance, c: Container): void {
 
   /** Entities::Project of the project after the change. */
   async function present(actor: Actor, project: ProjectRow) {
-    const fresh = (await c.db.kysely.selectFrom('projects').selectAll().where('id', '=', project.id).executeTakeFirst()) ?? project;
+    const fresh = await stars.reread(project);
     const [view] = await c.projectsQuery.views(actor, [fresh]);
     const ctx = projectViewContext(userViewContext(c.config.externalUrl, await c.settings.get()), actor.isAdmin, (p) => c.repos.repository(p).isEmptySync());
     return toProject(view, 'full', ctx);

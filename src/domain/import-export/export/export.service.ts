@@ -31,7 +31,7 @@ import { maskUrl, OutboundError, type OutboundRules } from '../../../lib/outboun
 import { nowIso } from '../../../lib/time.ts';
 import { queueBlobDeletion } from '../../../storage/blob-deletions.ts';
 import type { Actor } from '../../access/actor.ts';
-import { Policy } from '../../access/policy.ts';
+import { Policy, traversalIds } from '../../access/policy.ts';
 import type { ResolvedProject } from '../../access/resolve.ts';
 import type { ImportExportDeps } from '../deps.ts';
 import { buildArchive, ExportTooLargeError } from './archive-builder.ts';
@@ -175,6 +175,20 @@ export class ExportsService {
     const { project, namespace } = await this.authorize(actor, idOrPath);
     const row = (actor.user ? await this.rowOf(project.id, actor.user.id) : null) ?? null;
     return { project, namespace, status: exportStatusOf(row), row };
+  }
+
+  /** Project#full_name's namespace part: "Group / Subgroup", or the owner's name for a personal namespace. */
+  async namespaceFullName(namespace: NamespaceRow): Promise<string> {
+    const k = this.deps.db.kysely;
+    if (namespace.type !== 'Group') {
+      const owner =
+        namespace.owner_id === null ? undefined : await k.selectFrom('users').select('name').where('id', '=', namespace.owner_id).executeTakeFirst();
+      return owner?.name ?? namespace.name;
+    }
+    const ids = traversalIds(namespace);
+    const rows = await k.selectFrom('namespaces').select(['id', 'name']).where('id', 'in', ids).execute();
+    const names = new Map(rows.map((r) => [Number(r.id), r.name]));
+    return ids.map((id) => names.get(id) ?? '').join(' / ');
   }
 
   /** GET /projects/:id/export/download: the finished archive (or a redirect URL from the store). */

@@ -7,8 +7,6 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
-import type { NamespaceRow } from '../../../db/schema.ts';
-import { traversalIds } from '../../../domain/access/policy.ts';
 import type { ExportRequest } from '../../../domain/import-export/export/export.service.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { ProjectExportStatusSchema, toProjectExportStatus } from '../entities/project-export.entity.ts';
@@ -66,23 +64,9 @@ export function exportRoutes(fastify: FastifyInstance, c: Container): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const svc = () => c.importExport.exports;
 
-  /** Project#full_name's namespace part: "Group / Subgroup", or the owner's name for a personal namespace. */
-  async function namespaceFullName(namespace: NamespaceRow): Promise<string> {
-    const k = c.db.kysely;
-    if (namespace.type !== 'Group') {
-      const owner =
-        namespace.owner_id === null ? undefined : await k.selectFrom('users').select('name').where('id', '=', namespace.owner_id).executeTakeFirst();
-      return owner?.name ?? namespace.name;
-    }
-    const ids = traversalIds(namespace);
-    const rows = await k.selectFrom('namespaces').select(['id', 'name']).where('id', 'in', ids).execute();
-    const names = new Map(rows.map((r) => [Number(r.id), r.name]));
-    return ids.map((id) => names.get(id) ?? '').join(' / ');
-  }
-
   app.get('/api/v4/projects/:id/export', { config, schema: { tags: TAGS, params: IdParams, response: { 200: ProjectExportStatusSchema } } }, async (req) => {
     const { project, namespace, status } = await svc().status(req.actor, req.params.id);
-    return toProjectExportStatus(project, namespace, await namespaceFullName(namespace), status, c.config.externalUrl);
+    return toProjectExportStatus(project, namespace, await svc().namespaceFullName(namespace), status, c.config.externalUrl);
   });
 
   app.get('/api/v4/projects/:id/export/download', { config, schema: { tags: TAGS, params: IdParams } }, async (req, reply) => {
