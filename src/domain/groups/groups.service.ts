@@ -55,6 +55,9 @@ export interface GroupInput extends Partial<GroupSettings> {
 
 type GroupQuery = SelectQueryBuilder<Database, 'namespaces', NamespaceRow>;
 
+/** A group list less the private groups (Explore leaves them out even for their members). */
+export const withoutPrivateGroups = (q: GroupQuery): GroupQuery => q.where('namespaces.visibility', '!=', 'private');
+
 const OWNER = 50;
 
 /** Columns of the namespaces table a write may set (the rest of GroupInput goes to settings). */

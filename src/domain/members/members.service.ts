@@ -174,6 +174,13 @@ export class MembersService {
     return this.listQuery(s, input);
   }
 
+  /** How many members `list` would give (the count a group page shows); the same read check. */
+  async count(s: MemberSource, input: ListMembersInput): Promise<number> {
+    const list = this.list(s, input);
+    const row = await this.db.kysely.selectFrom(list.clearOrderBy().as('m')).select(sql<number>`count(*)`.as('n')).executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
   /** GET …/members/:user_id and …/members/all/:user_id: 404 "Not found" like `find_by!`. */
   async get(s: MemberSource, userId: number, deep: boolean): Promise<MemberView> {
     this.authorizeRead(s);

@@ -77,6 +77,9 @@ export type ProjectScope =
   | { kind: 'starred'; userId: number };
 
 type ProjectsQB = SelectQueryBuilder<Database, 'projects', ProjectRow>;
+
+/** A project list less the private projects (Explore leaves them out even for their members). */
+export const withoutPrivateProjects = (q: ProjectsQB): ProjectsQB => q.where('projects.visibility', '!=', 'private');
 type EB = ExpressionBuilder<Database, 'projects'>;
 
 // Literal conditions (SQLite cannot bind booleans).

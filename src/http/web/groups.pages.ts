@@ -3,7 +3,6 @@
 // /groups). Groups are found through GroupsService.find (the Resolver and the policy, as the API):
 // a group the viewer may not see is the 404 page; an old path redirects to the new one.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { sql } from 'kysely';
 import type { Container } from '../../container.ts';
 import type { NamespaceRow } from '../../db/schema.ts';
 import { MovedError, type ResolvedGroup } from '../../domain/access/resolve.ts';
@@ -46,15 +45,12 @@ async function findGroup(c: Container, ctx: WebCtx, path: string): Promise<Resol
 export function groupPages(app: FastifyInstance, c: Container, web: Web): void {
   /** The members count the group's member list shows (null: the viewer may not list them). */
   async function membersCount(found: ResolvedGroup): Promise<number | null> {
-    let list: ReturnType<Container['members']['list']>;
     try {
-      list = c.members.list({ type: 'Group', group: found.group, access: found.access }, { deep: true });
+      return await c.members.count({ type: 'Group', group: found.group, access: found.access }, { deep: true });
     } catch (e) {
       if (e instanceof DomainError && e.status === 403) return null;
       throw e;
     }
-    const row = await c.db.kysely.selectFrom(list.clearOrderBy().as('m')).select(sql<number>`count(*)`.as('n')).executeTakeFirst();
-    return Number(row?.n ?? 0);
   }
 
   /** Breadcrumbs: the ancestors' paths and names (full_path and full name have one part per level). */
