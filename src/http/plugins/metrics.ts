@@ -6,6 +6,7 @@
 import net from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
+import { outboxBacklog } from '../../db/outbox-backlog.ts';
 import { BOUND_REQUEST_ID, requestContext } from '../../lib/request-context.ts';
 import {
   collectDefaultMetrics,
@@ -80,30 +81,17 @@ export function metricsPlugin(app: FastifyInstance, c: Container): void {
   let outboxAt = 0;
   const refreshOutbox = async () => {
     if (Date.now() - outboxAt < OUTBOX_CACHE_MS) return;
-    const k = c.db.kysely;
-    const [jobs, deliveries] = await Promise.all([
-      k
-        .selectFrom('jobs')
-        .select((eb) => ['kind', eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
-        .where('state', 'in', ['queued', 'running'])
-        .groupBy('kind')
-        .execute(),
-      k
-        .selectFrom('hook_deliveries')
-        .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
-        .where('state', '=', 'pending')
-        .executeTakeFirstOrThrow(),
-    ]);
+    const { jobs, deliveries } = await outboxBacklog(c.db);
     const now = Date.now();
     const age = (iso: string | null) => (iso ? Math.max(0, (now - Date.parse(iso)) / 1000) : 0);
     outboxJobs.reset();
     outboxOldest.reset();
     for (const j of jobs) {
-      outboxJobs.set({ kind: j.kind }, Number(j.n));
-      outboxOldest.set({ kind: j.kind }, age(j.oldest as string | null));
+      outboxJobs.set({ kind: j.kind }, j.n);
+      outboxOldest.set({ kind: j.kind }, age(j.oldest));
     }
-    hookDeliveriesPending.set(Number(deliveries.n));
-    hookDeliveriesOldest.set(age(deliveries.oldest as string | null));
+    hookDeliveriesPending.set(deliveries.n);
+    hookDeliveriesOldest.set(age(deliveries.oldest));
     outboxAt = now;
   };
 
