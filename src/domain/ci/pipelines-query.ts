@@ -37,6 +37,37 @@ export interface PipelineJobFilters {
 
 type PipelinesQB = SelectQueryBuilder<Database, 'ci_pipelines', CiPipelineRow>;
 
+/** by_status, by_source (no child pipelines unless asked for), by_ref, by_sha, by_yaml_errors, by_name. */
+function byAttributes(query: PipelinesQB, f: PipelineFilters): PipelinesQB {
+  if (f.status) query = query.where('status', '=', f.status);
+  if (f.source) query = query.where('source', '=', f.source);
+  else query = query.where('source', '!=', 'parent_pipeline');
+  if (f.ref !== undefined) query = query.where('ref', '=', f.ref);
+  if (f.sha !== undefined) query = query.where('sha', '=', f.sha);
+  if (f.yaml_errors === true) query = query.where('yaml_errors', 'is not', null);
+  if (f.yaml_errors === false) query = query.where('yaml_errors', 'is', null);
+  // workflow:name is not kept: no pipeline has a name to match
+  if (f.name !== undefined) query = query.where(({ lit }) => lit(false));
+  return query;
+}
+
+/** by_updated_at, by_created_at: strict bounds. */
+function byDates(query: PipelinesQB, f: PipelineFilters): PipelinesQB {
+  if (f.updated_after) query = query.where('updated_at', '>', f.updated_after);
+  if (f.updated_before) query = query.where('updated_at', '<', f.updated_before);
+  if (f.created_after) query = query.where('created_at', '>', f.created_after);
+  if (f.created_before) query = query.where('created_at', '<', f.created_before);
+  return query;
+}
+
+/** sort_items: by the column asked for (newest first by default), the id breaking ties. */
+function sorted(query: PipelinesQB, f: PipelineFilters): PipelinesQB {
+  const dir = f.sort ?? 'desc';
+  const column = f.order_by ?? 'id';
+  query = query.orderBy(column, dir);
+  return column === 'id' ? query : query.orderBy('id', dir);
+}
+
 export class PipelinesQuery {
   constructor(private readonly deps: { db: Db; repos: RepositoryStore }) {}
 
@@ -46,28 +77,17 @@ export class PipelinesQuery {
 
   /** Ci::PipelinesFinder#execute: the ordered query (child pipelines only when their source is asked for). */
   async list(project: ProjectRow, f: PipelineFilters): Promise<PipelinesQB> {
-    let query = await this.byScope(project, this.k.selectFrom('ci_pipelines').selectAll().where('project_id', '=', project.id), f.scope);
-    if (f.status) query = query.where('status', '=', f.status);
-    if (f.source) query = query.where('source', '=', f.source);
-    else query = query.where('source', '!=', 'parent_pipeline');
-    if (f.ref !== undefined) query = query.where('ref', '=', f.ref);
-    if (f.sha !== undefined) query = query.where('sha', '=', f.sha);
-    if (f.yaml_errors === true) query = query.where('yaml_errors', 'is not', null);
-    if (f.yaml_errors === false) query = query.where('yaml_errors', 'is', null);
-    // workflow:name is not kept: no pipeline has a name to match
-    if (f.name !== undefined) query = query.where(({ lit }) => lit(false));
-    if (f.username !== undefined) {
-      const u = await this.k.selectFrom('users').select('id').where('username', '=', f.username).executeTakeFirst();
-      query = query.where('user_id', '=', u?.id ?? -1);
-    }
-    if (f.updated_after) query = query.where('updated_at', '>', f.updated_after);
-    if (f.updated_before) query = query.where('updated_at', '<', f.updated_before);
-    if (f.created_after) query = query.where('created_at', '>', f.created_after);
-    if (f.created_before) query = query.where('created_at', '<', f.created_before);
-    const dir = f.sort ?? 'desc';
-    query = query.orderBy(f.order_by ?? 'id', dir);
-    if ((f.order_by ?? 'id') !== 'id') query = query.orderBy('id', dir);
-    return query;
+    let query = this.k.selectFrom('ci_pipelines').selectAll().where('project_id', '=', project.id);
+    query = await this.byScope(project, query, f.scope);
+    query = await this.byUsername(byAttributes(query, f), f.username);
+    return sorted(byDates(query, f), f);
+  }
+
+  /** by_username: an unknown user has no pipelines. */
+  private async byUsername(query: PipelinesQB, username: string | undefined): Promise<PipelinesQB> {
+    if (username === undefined) return query;
+    const u = await this.k.selectFrom('users').select('id').where('username', '=', username).executeTakeFirst();
+    return query.where('user_id', '=', u?.id ?? -1);
   }
 
   /** by_scope: running, pending, finished, or the latest pipeline of each branch (tag) that exists. */
