@@ -9,14 +9,18 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
 import type { Container } from '../../container.ts';
 import type { UserRow } from '../../db/schema.ts';
-import { ANONYMOUS, type Actor } from '../../domain/access/actor.ts';
+import { ANONYMOUS } from '../../domain/access/actor.ts';
 import { MovedError, type ResolvedGroup, type ResolvedProject } from '../../domain/access/resolve.ts';
 import { SESSION_COOKIE } from '../../domain/auth/sessions.service.ts';
 import { DomainError } from '../../lib/errors.ts';
 import { safeEqual } from '../../lib/secrets.ts';
+import { encodePath, type Flash, type WebCtx } from '../../web/context.ts';
 import { render, type SafeHtml } from '../../web/jsx/jsx-runtime.ts';
 import { PageMarkdown } from '../../web/page-markdown.ts';
 import { ErrorPage } from '../../web/views/error-page.tsx';
+
+// the page modules take the view context from here, with the rest of the plumbing
+export { encodePath, type WebCtx };
 
 /** Route config of every web page: `api: 'web'` for the error handler, `page` for the CSRF check. */
 export const PAGE = { api: 'web' as const, page: true };
@@ -28,26 +32,6 @@ declare module 'fastify' {
     /** a web page: the session is resolved and non-GET requests must carry the session's CSRF token */
     page?: boolean;
   }
-}
-
-export interface Flash {
-  kind: 'notice' | 'alert';
-  text: string;
-}
-
-/** What a page knows about its viewer. */
-export interface WebCtx {
-  actor: Actor;
-  user: UserRow | null;
-  /** the session's CSRF token (forms put it in `authenticity_token`), null when signed out */
-  csrf: string | null;
-  /** the request path and query, for sign-in redirects and active navigation */
-  url: string;
-  /** a message left by the previous request (redirect after a form) */
-  flash: Flash | null;
-  externalUrl: string;
-  /** the markdown this page shows, rendered while the page is built and filled in when it is sent */
-  markdown: PageMarkdown;
 }
 
 /** Thrown by `requireUser`: the error handler sends the browser to the sign-in page. */
@@ -286,11 +270,6 @@ const LEGACY_PROJECT_PAGE = /^\/([^-/][^?#]*\/[^/]+)\/(download_export)$/;
 function splitUrl(url: string): [string, string | undefined] {
   const i = url.indexOf('?');
   return i < 0 ? [url, undefined] : [url.slice(0, i), url.slice(i + 1)];
-}
-
-/** A full path for a URL: each segment encoded, the slashes kept. */
-export function encodePath(p: string): string {
-  return p.split('/').map(encodeURIComponent).join('/');
 }
 
 function readFlash(req: FastifyRequest): Flash | null {

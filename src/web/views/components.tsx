@@ -2,7 +2,7 @@
 // tabs, progress bars and empty states. Area-specific pieces live beside their pages.
 import type { MarkdownContext } from '../../domain/markdown/markdown.ts';
 import { DomainError } from '../../lib/errors.ts';
-import type { WebCtx } from '../../http/web/web.ts';
+import type { WebCtx } from '../context.ts';
 import { type Child, raw, type SafeHtml } from '../jsx/jsx-runtime.ts';
 
 /** The hidden `authenticity_token` field every form needs (the session's CSRF token). */

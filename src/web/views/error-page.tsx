@@ -1,5 +1,5 @@
 // The HTML error pages (404 for anything the viewer may not see, as the API answers 404).
-import type { WebCtx } from '../../http/web/web.ts';
+import type { WebCtx } from '../context.ts';
 import type { SafeHtml } from '../jsx/jsx-runtime.ts';
 import { Layout } from './layout.tsx';
 

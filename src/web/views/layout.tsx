@@ -1,7 +1,7 @@
 // The page frame every web page renders into: the header with the main navigation and the account
 // menu, breadcrumbs, the flash message, the main landmark and the footer. One stylesheet and one
 // script (content-hashed, see assets.ts); no inline script, so the CSP can forbid them.
-import type { WebCtx } from '../../http/web/web.ts';
+import type { WebCtx } from '../context.ts';
 import { assets } from '../assets.ts';
 import type { Child, SafeHtml } from '../jsx/jsx-runtime.ts';
 

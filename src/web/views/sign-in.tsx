@@ -1,6 +1,6 @@
 // The sign-in page inside the layout. The form keeps its field names (`user[login]`, `user[password]`)
 // and its own double-submit CSRF token (there is no session yet); `redirect_to` rides along hidden.
-import type { WebCtx } from '../../http/web/web.ts';
+import type { WebCtx } from '../context.ts';
 import type { SafeHtml } from '../jsx/jsx-runtime.ts';
 import { Layout } from './layout.tsx';
 

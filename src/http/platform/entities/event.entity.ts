@@ -1,6 +1,7 @@
 // API::Entities::Event (and PushEventPayload): GitLab's field order; `note` only on comments, `push_data`
 // only on pushes. Issue 18, helper E.
 import { Type, type Static } from 'typebox';
+import { actionName } from '../../../domain/events/action-name.ts';
 import { COMMIT_NOTE_TARGET, EVENT_ACTIONS, NOTE_TARGET_TYPES } from '../../../domain/events/activity.ts';
 import type { EventView } from '../../../domain/events/events-query.ts';
 import type { UserBasicRow } from '../../../domain/users/users-query.ts';
@@ -37,25 +38,6 @@ export const EventSchema = Type.Object({
   author_username: NullableString,
 });
 export type EventEntity = Static<typeof EventSchema>;
-
-/** Event#action_name */
-export function actionName(v: Pick<EventView, 'event' | 'push'>): string {
-  const a = v.event.action;
-  if (a === EVENT_ACTIONS.pushed) {
-    const action = v.push?.action;
-    return action === 'created' ? 'pushed new' : action === 'removed' ? 'deleted' : 'pushed to';
-  }
-  if (a === EVENT_ACTIONS.closed) return 'closed';
-  if (a === EVENT_ACTIONS.merged) return 'accepted';
-  if (a === EVENT_ACTIONS.joined) return 'joined';
-  if (a === EVENT_ACTIONS.left) return 'left';
-  if (a === EVENT_ACTIONS.expired) return 'removed due to membership expiration from';
-  if (a === EVENT_ACTIONS.destroyed) return 'destroyed';
-  if (a === EVENT_ACTIONS.commented) return 'commented on';
-  if (a === EVENT_ACTIONS.created && v.event.target_type === null) return 'created';
-  if (a === EVENT_ACTIONS.approved) return 'approved';
-  return 'opened';
-}
 
 export function toEvent(v: EventView, users: Map<number, UserBasicRow>, ctx: UserViewContext): EventEntity {
   const e = v.event;

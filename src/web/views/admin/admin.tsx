@@ -2,7 +2,7 @@
 // deliveries, and the common application settings.
 import type { HookAttemptRow, SystemHookRow } from '../../../db/schema.ts';
 import type { UserViewRow } from '../../../domain/users/users-query.ts';
-import type { WebCtx } from '../../../http/web/web.ts';
+import type { WebCtx } from '../../context.ts';
 import type { Child, SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { Avatar, ButtonForm, FormErrors, Pagination, PostForm, Tabs, TimeAgo } from '../components.tsx';
 import { Layout } from '../layout.tsx';

@@ -2,10 +2,10 @@
 // and sort bar above a list. Rows come from the domain's list queries and views (one query per kind
 // of row); these components only render them.
 import type { NamespaceRow } from '../../../db/schema.ts';
+import { actionName } from '../../../domain/events/action-name.ts';
 import type { EventView } from '../../../domain/events/events-query.ts';
 import type { ProjectView } from '../../../domain/projects/projects-query.ts';
-import { actionName } from '../../../http/platform/entities/event.entity.ts';
-import { encodePath } from '../../../http/web/web.ts';
+import { encodePath } from '../../context.ts';
 import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { Avatar, Blankslate, TimeAgo } from '../components.tsx';
 

@@ -1,7 +1,7 @@
 // The "New project" and "New group" forms (GitLab's /projects/new and /groups/new, blank project).
 // A refused form comes back with its errors above it and what the user typed kept.
 import type { NamespaceRow } from '../../../db/schema.ts';
-import type { WebCtx } from '../../../http/web/web.ts';
+import type { WebCtx } from '../../context.ts';
 import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { FormErrors, PostForm } from '../components.tsx';
 import { Layout } from '../layout.tsx';

@@ -3,7 +3,7 @@
 import type { NamespaceRow } from '../../../db/schema.ts';
 import type { EventView } from '../../../domain/events/events-query.ts';
 import type { ProjectView } from '../../../domain/projects/projects-query.ts';
-import type { WebCtx } from '../../../http/web/web.ts';
+import type { WebCtx } from '../../context.ts';
 import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { Pagination, Tabs } from '../components.tsx';
 import { Layout } from '../layout.tsx';

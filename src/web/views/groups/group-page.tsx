@@ -1,7 +1,7 @@
 // A group's page (GitLab's /groups/<full path>): its name, description, subgroups and projects.
 import type { NamespaceRow } from '../../../db/schema.ts';
 import type { ProjectView } from '../../../domain/projects/projects-query.ts';
-import type { WebCtx } from '../../../http/web/web.ts';
+import type { WebCtx } from '../../context.ts';
 import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { GroupList, groupHref, ProjectList, VisibilityLabel } from '../dashboard/lists.tsx';
 import { Avatar, Markdown, Pagination, Tabs } from '../components.tsx';

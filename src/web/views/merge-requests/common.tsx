@@ -1,6 +1,6 @@
 // Pieces the merge request pages share: the state badge, a row of a list, the project's crumbs.
 import type { MergeRequestView } from '../../../domain/merge-requests/present.ts';
-import type { WebCtx } from '../../../http/web/web.ts';
+import type { WebCtx } from '../../context.ts';
 import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { TimeAgo } from '../components.tsx';
 import type { Crumb } from '../layout.tsx';

@@ -1,7 +1,7 @@
 // The merge request lists: a project's (tabs by state with counts, the author/label filters, search)
 // and the viewer's own on the dashboard (authored, assigned, review requested).
 import type { MergeRequestView } from '../../../domain/merge-requests/present.ts';
-import type { WebCtx } from '../../../http/web/web.ts';
+import type { WebCtx } from '../../context.ts';
 import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { Blankslate, Pagination, Tabs } from '../components.tsx';
 import { Layout } from '../layout.tsx';

@@ -1,6 +1,6 @@
 // The new merge request form: branch pickers, title, description with a preview (htmx; without
 // JavaScript the form still submits), errors shown above the form with what the user typed kept.
-import type { WebCtx } from '../../../http/web/web.ts';
+import type { WebCtx } from '../../context.ts';
 import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { FormErrors, PostForm } from '../components.tsx';
 import { Layout } from '../layout.tsx';

@@ -5,7 +5,7 @@ import type { NoteRow } from '../../../db/schema.ts';
 import type { MergeRequestEntity } from '../../../http/platform/entities/merge-request.entity.ts';
 import type { UserBasicRow } from '../../../domain/users/users-query.ts';
 import type { Commit } from '../../../git/objects.ts';
-import type { WebCtx } from '../../../http/web/web.ts';
+import type { WebCtx } from '../../context.ts';
 import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { Avatar, Blankslate, Markdown, PostForm, Tabs, TimeAgo } from '../components.tsx';
 import { Layout } from '../layout.tsx';

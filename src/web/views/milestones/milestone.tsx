@@ -1,6 +1,6 @@
 // A milestone's page (the web_url of project and group milestones): title, state, dates, description.
 import type { MilestoneWithUrl } from '../../../domain/milestones/milestones.service.ts';
-import type { WebCtx } from '../../../http/web/web.ts';
+import type { WebCtx } from '../../context.ts';
 import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { Markdown, TimeAgo } from '../components.tsx';
 import { type Crumb, Layout } from '../layout.tsx';

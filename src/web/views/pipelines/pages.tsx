@@ -1,6 +1,6 @@
 // CI pages: a project's pipelines, one pipeline with its stages and jobs, one job with its log.
 import type { CiBuildRow, CiPipelineRow } from '../../../db/schema.ts';
-import type { WebCtx } from '../../../http/web/web.ts';
+import type { WebCtx } from '../../context.ts';
 import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { Blankslate, Pagination, TimeAgo } from '../components.tsx';
 import { Layout } from '../layout.tsx';

@@ -1,6 +1,6 @@
 // The repository pages: project home, directory, file, blame, history, commit, compare, branches and
 // tags. Views only: the routes (src/http/web/repository.pages.ts) read everything first.
-import type { WebCtx } from '../../../http/web/web.ts';
+import type { WebCtx } from '../../context.ts';
 import type { BlameGroup } from '../../../git/blame.ts';
 import type { Commit } from '../../../git/objects.ts';
 import { type Child, raw, type SafeHtml } from '../../jsx/jsx-runtime.ts';

@@ -2,7 +2,7 @@
 // the keys enabled on the project (write access or read-only, remove), a form for a new key with the
 // write-access checkbox, and the keys the viewer may enable here (of their other projects, and public ones).
 import type { KeyRow } from '../../../db/schema.ts';
-import type { WebCtx } from '../../../http/web/web.ts';
+import type { WebCtx } from '../../context.ts';
 import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { ButtonForm, FormErrors, PostForm, TimeAgo } from '../components.tsx';
 import { Checkbox, Field, TextArea } from './fields.tsx';

@@ -1,6 +1,6 @@
 // User settings: the profile form, personal access tokens (the new one shown once) and the SSH keys page.
 import type { KeyRow, PatRow, UserRow } from '../../../db/schema.ts';
-import type { WebCtx } from '../../../http/web/web.ts';
+import type { WebCtx } from '../../context.ts';
 import type { Child, SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { ButtonForm, FormErrors, PostForm, Tabs, TimeAgo } from '../components.tsx';
 import { Layout } from '../layout.tsx';

@@ -3,7 +3,7 @@
 import type { HookAttemptRow, NamespaceRow, ProjectRow, WebHookRow } from '../../../db/schema.ts';
 import type { MemberView } from '../../../domain/members/members.service.ts';
 import type { ProtectedBranchView, ProtectedTagView } from '../../../domain/repository/protected-refs.service.ts';
-import { encodePath, type WebCtx } from '../../../http/web/web.ts';
+import { encodePath, type WebCtx } from '../../context.ts';
 import type { Child, SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { Avatar, ButtonForm, FormErrors, PostForm, Tabs, TimeAgo } from '../components.tsx';
 import { Layout } from '../layout.tsx';

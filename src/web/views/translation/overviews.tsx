@@ -2,7 +2,7 @@
 // project's language, a component (one row per language and its repository at a glance) and languages.
 // Data comes from the routes (src/http/web/translation.pages.ts); these only render.
 import type { ComponentRow, LanguageRow, TranslationProjectRow, TranslationRow } from '../../../db/schema.ts';
-import type { WebCtx } from '../../../http/web/web.ts';
+import type { WebCtx } from '../../context.ts';
 import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { Blankslate, Pagination } from '../components.tsx';
 import { Layout } from '../layout.tsx';

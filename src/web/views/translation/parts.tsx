@@ -1,7 +1,7 @@
 // Pieces the translation pages share: URLs of Weblate's web paths, the statistics of an object as
 // the API computes them (statisticsBody), a progress bar of translated / needs editing / failing, and a
 // table of statistics rows (components of a project, languages of a component …).
-import type { WebCtx } from '../../../http/web/web.ts';
+import type { WebCtx } from '../../context.ts';
 import { type Counts, statisticsBody } from '../../../domain/translation/stats/stats.ts';
 import type { Child, SafeHtml } from '../../jsx/jsx-runtime.ts';
 

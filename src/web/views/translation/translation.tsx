@@ -3,7 +3,7 @@
 // page; and the site search of units.
 import type { CommitSummary, RepositoryStatus } from '../../../domain/translation/repository/component-repository.ts';
 import type { ComponentRow, TranslationProjectRow, TranslationRow } from '../../../db/schema.ts';
-import type { WebCtx } from '../../../http/web/web.ts';
+import type { WebCtx } from '../../context.ts';
 import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { Blankslate, FormErrors, Pagination, PostForm, TimeAgo } from '../components.tsx';
 import { Layout } from '../layout.tsx';

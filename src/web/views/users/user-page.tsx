@@ -4,7 +4,7 @@
 import type { UserRow } from '../../../db/schema.ts';
 import type { EventView } from '../../../domain/events/events-query.ts';
 import type { ProjectView } from '../../../domain/projects/projects-query.ts';
-import type { WebCtx } from '../../../http/web/web.ts';
+import type { WebCtx } from '../../context.ts';
 import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { Avatar, Blankslate, TimeAgo } from '../components.tsx';
 import { type EventProjects, EventList, ProjectList } from '../dashboard/lists.tsx';

@@ -3,7 +3,7 @@
 // editing"; the failing checks beside it; Save / Suggest / Skip; navigation in the filtered set with
 // keyboard shortcuts (60-editor.js); and the side panels: history, other languages, suggestions,
 // comments. Every action is a plain form or link, so the page works without JavaScript.
-import type { WebCtx } from '../../../../http/web/web.ts';
+import type { WebCtx } from '../../../context.ts';
 import type { Child, SafeHtml } from '../../../jsx/jsx-runtime.ts';
 import { FormErrors, PostForm, TimeAgo } from '../../components.tsx';
 import { Layout } from '../../layout.tsx';
