@@ -1,6 +1,7 @@
 // Ordered migrations, applied once each, in one transaction per file. Same files for both dialects.
 import { sql, type Kysely } from 'kysely';
-import type { Db, DialectName } from './connect.ts';
+import type { Db } from './connect.ts';
+import type { MigrationContext } from './migration-context.ts';
 import * as m001 from './migrations/001-foundation.ts';
 import * as m002 from './migrations/002-table-versions.ts';
 import * as m003 from './migrations/003-namespaces-projects.ts';
@@ -29,9 +30,6 @@ import * as m028 from './migrations/028-uploads.ts';
 import * as m029 from './migrations/029-keys.ts';
 import * as m030 from './migrations/030-merge-journal.ts';
 
-export interface MigrationContext {
-  dialect: DialectName;
-}
 interface Migration {
   name: string;
   up(db: Kysely<any>, ctx: MigrationContext): Promise<void>;

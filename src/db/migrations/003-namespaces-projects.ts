@@ -1,5 +1,5 @@
 import { sql, type Kysely, type CreateTableBuilder } from 'kysely';
-import type { MigrationContext } from '../migrate.ts';
+import type { MigrationContext } from '../migration-context.ts';
 import { trackTableVersions } from '../versions.ts';
 
 export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promise<void> {

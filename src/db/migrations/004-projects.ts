@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { MigrationContext } from '../migrate.ts';
+import type { MigrationContext } from '../migration-context.ts';
 
 // Indexes for the project lists (GitLab's default order is created_at, then last_activity_at and
 // updated_at are the usual ones) and for removing a project's old paths with it.

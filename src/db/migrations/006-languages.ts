@@ -1,5 +1,5 @@
 import type { CreateTableBuilder, Kysely } from 'kysely';
-import type { MigrationContext } from '../migrate.ts';
+import type { MigrationContext } from '../migration-context.ts';
 import { trackTableVersions } from '../versions.ts';
 
 // Languages of the translation API and their plural definitions (Weblate's Language and Plural):

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { MigrationContext } from '../migrate.ts';
+import type { MigrationContext } from '../migration-context.ts';
 import { BUMP_FUNCTION_PG } from '../versions.ts';
 
 // PostgreSQL: the version trigger also notifies (LISTEN hearth_table_versions), so that nodes keep the

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { MigrationContext } from '../migrate.ts';
+import type { MigrationContext } from '../migration-context.ts';
 
 // Pushes in flight (the journal that makes a crash between a ref update and its events recoverable):
 // written before receive-pack starts, given the ref changes while git holds the ref locks (before the

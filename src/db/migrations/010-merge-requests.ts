@@ -1,5 +1,5 @@
 import { sql, type CreateTableBuilder, type Kysely } from 'kysely';
-import type { MigrationContext } from '../migrate.ts';
+import type { MigrationContext } from '../migration-context.ts';
 import { trackTableVersions } from '../versions.ts';
 
 // Merge requests and what hangs on them: labels, milestones, assignees, reviewers, approvals, notes

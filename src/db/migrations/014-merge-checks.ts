@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { MigrationContext } from '../migrate.ts';
+import type { MigrationContext } from '../migration-context.ts';
 
 // What the background mergeability check learns from git besides conflicts: whether the target
 // branch's head is an ancestor of the source head (1: a fast-forward is possible; 0: it is not and

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { MigrationContext } from '../migrate.ts';
+import type { MigrationContext } from '../migration-context.ts';
 
 // Indexes of the merge request lists (merge-requests-query.ts), each justified by EXPLAIN on SQLite and
 // PostgreSQL over 100,000 merge requests (bench/merge-requests.ts, BENCH_EXPLAIN=1; bench/README.md):

@@ -1,5 +1,5 @@
 import type { CreateTableBuilder, Kysely } from 'kysely';
-import type { MigrationContext } from '../migrate.ts';
+import type { MigrationContext } from '../migration-context.ts';
 
 // Unit edits (issue 15):
 // - units.pending_author: who made the pending edit, "Name <email>" (one commit per author), and

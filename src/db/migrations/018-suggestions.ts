@@ -1,5 +1,5 @@
 import type { CreateTableBuilder, Kysely } from 'kysely';
-import type { MigrationContext } from '../migrate.ts';
+import type { MigrationContext } from '../migration-context.ts';
 
 // H2 (suggestions, comments, translations): the suggestions and comments tables (Weblate's Suggestion and
 // Comment). Both hang on a unit and go with it (a rescan that drops a string, a removed translation or

@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { MigrationContext } from '../migrate.ts';
-import { DEFAULT_ADD_MESSAGE, DEFAULT_COMMIT_MESSAGE, DEFAULT_DELETE_MESSAGE, DEFAULT_MERGE_MESSAGE } from '../../domain/translation/repository/messages.ts';
+import type { MigrationContext } from '../migration-context.ts';
 
 // Repository operations of translation components (issue 15), Weblate's Component fields:
 // - push_branch: the branch a push goes to ('' = the component's branch);
@@ -12,6 +11,15 @@ import { DEFAULT_ADD_MESSAGE, DEFAULT_COMMIT_MESSAGE, DEFAULT_DELETE_MESSAGE, DE
 //   to the origin, which should be asked for).
 // The upstream branch's head lives in the mirror (refs/remotes/origin/<branch>), the local branch with
 // translators' commits in refs/heads/<branch> (components.head); see repository/component-repository.ts.
+// The default message templates as this migration made them, a frozen copy: a later change of the
+// product's defaults (domain/translation/repository/messages.ts) must not make a fresh database
+// differ from a migrated one.
+const DEFAULT_COMMIT_MESSAGE =
+  'Translated using Hearth ({{ language_name }})\n\nCurrently translated at {{ stats.translated_percent }}% ({{ stats.translated }} of {{ stats.all }} strings)\n\nTranslation: {{ project_name }}/{{ component_name }}\nTranslate-URL: {{ url }}';
+const DEFAULT_ADD_MESSAGE = 'Added translation using Hearth ({{ language_name }})\n\n';
+const DEFAULT_DELETE_MESSAGE = 'Deleted translation using Hearth ({{ language_name }})\n\n';
+const DEFAULT_MERGE_MESSAGE = "Merge branch '{{ component_remote_branch }}' into Hearth.\n\n";
+
 export async function up(db: Kysely<any>, _ctx: MigrationContext): Promise<void> {
   const text = (def: string) => (c: any) => c.notNull().defaultTo(def);
   const columns: [string, 'text' | 'integer', (c: any) => any][] = [

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { MigrationContext } from '../migrate.ts';
+import type { MigrationContext } from '../migration-context.ts';
 
 // Forge follow (domain/translation/components/follow.ts) needs no table of its own: its queue is the
 // outbox (`jobs`, kind translation_follow, payload {"component_id": n}), claimed with leases as the

@@ -1,5 +1,5 @@
 import type { CreateTableBuilder, Kysely } from 'kysely';
-import type { MigrationContext } from '../migrate.ts';
+import type { MigrationContext } from '../migration-context.ts';
 import { trackTableVersions } from '../versions.ts';
 
 // CI (GitLab's Ci::Runner, Ci::Pipeline, Ci::Build / Ci::Bridge / GenericCommitStatus, Ci::JobArtifact):

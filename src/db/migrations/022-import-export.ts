@@ -1,5 +1,5 @@
 import type { CreateTableBuilder, Kysely } from 'kysely';
-import type { MigrationContext } from '../migrate.ts';
+import type { MigrationContext } from '../migration-context.ts';
 import { trackTableVersions } from '../versions.ts';
 
 // Project export and import (GitLab's ProjectExportJob / ImportExportUpload, ProjectImportState,

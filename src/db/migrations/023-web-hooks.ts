@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { MigrationContext } from '../migrate.ts';
+import type { MigrationContext } from '../migration-context.ts';
 
 // Project and group web hooks (helper A of issue 18): GitLab's web_hooks table for ProjectHook and
 // GroupHook (a row has a project_id or a group_id), with WebHooks::AutoDisabling's recent_failures and

@@ -1,5 +1,5 @@
 import type { CreateTableBuilder, Kysely } from 'kysely';
-import type { MigrationContext } from '../migrate.ts';
+import type { MigrationContext } from '../migration-context.ts';
 import { trackTableVersions } from '../versions.ts';
 
 // Protected branches and protected tags (helper B of issue 18): GitLab's protected_branches and

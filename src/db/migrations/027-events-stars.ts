@@ -1,5 +1,5 @@
 import type { CreateTableBuilder, Kysely } from 'kysely';
-import type { MigrationContext } from '../migrate.ts';
+import type { MigrationContext } from '../migration-context.ts';
 import { trackTableVersions } from '../versions.ts';
 
 // User activity events and project stars (helper E of issue 18).

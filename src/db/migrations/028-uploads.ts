@@ -1,5 +1,5 @@
 import type { CreateTableBuilder, Kysely } from 'kysely';
-import type { MigrationContext } from '../migrate.ts';
+import type { MigrationContext } from '../migration-context.ts';
 
 // Project uploads (helper F of issue 18): files attached to markdown (GitLab's uploads table with
 // FileUploader). The bytes live in the blob store under `store_key`; the row names them by the 32-hex
