@@ -58,7 +58,7 @@ import { browsableApi } from './http/translation/browsable.ts';
 import { memberRolesRoutes } from './http/platform/member-roles.routes.ts';
 import { oauthRoutes } from './http/web/oauth.routes.ts';
 import { signInRoutes } from './http/web/sign-in.routes.ts';
-import { Web, webPlumbing, webRoutes } from './http/web/web.routes.ts';
+import { Web, webPlumbing, webRoutes } from './http/web/index.ts';
 import { housekeepingRoutes } from './http/platform/housekeeping.routes.ts';
 import { customAttributesRoutes } from './http/platform/custom-attributes.routes.ts';
 import { namespacesRoutes } from './http/platform/namespaces.routes.ts';

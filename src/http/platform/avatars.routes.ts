@@ -1,22 +1,15 @@
 // Avatars: the uploaded images of users, groups and projects served at GitLab's paths
 // (/uploads/-/system/<model>/avatar/<id>/<file name>, UploadsController#show: user avatars to anyone,
 // project and group avatars to those who may read them), and PUT /user/avatar. The `avatar` file of
-// user, group and project create/update is read with `avatarFile` below.
+// user, group and project create/update is read with `avatarFile` (schemas/avatar-file.ts).
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../container.ts';
-import type { AvatarFile, AvatarModel } from '../../domain/avatars/avatars.service.ts';
+import type { AvatarModel } from '../../domain/avatars/avatars.service.ts';
 import { isInt32 } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
-import { uploadedFileNames } from '../plugins/malformed.ts';
-
-/** The `avatar` parameter of a multipart body: a file part (a Buffer), else Grape's "avatar is invalid". */
-export function avatarFile(value: unknown): AvatarFile | undefined {
-  if (value === undefined) return undefined;
-  if (!Buffer.isBuffer(value)) throw Errors.param('avatar is invalid');
-  return { data: value, filename: uploadedFileNames.get(value) ?? 'avatar' };
-}
+import { avatarFile } from './schemas/avatar-file.ts';
 
 /** UploadsController#cache_settings: expires_in 5 minutes, public for users, private and revalidated for projects and groups. */
 const CACHE_CONTROL: Record<AvatarModel, string> = {

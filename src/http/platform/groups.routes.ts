@@ -22,7 +22,8 @@ import { keysetHeaders, offsetPaginate, pageParams, type PageRequest } from '../
 import { send } from '../plugins/errors.ts';
 import { GroupDetailSchema, GroupSchema, groupViewContext, toGroup, toGroupDetail, type GroupViewContext } from './entities/group.entity.ts';
 import { linkParams, PaginationProps } from './schemas/common.ts';
-import { avatarFile } from './avatars.routes.ts';
+import { splitSkipGroups } from './schemas/skip-groups.ts';
+import { avatarFile } from './schemas/avatar-file.ts';
 import { avatarErrors } from '../../domain/avatars/avatars.service.ts';
 
 const TAGS = ['groups'];
@@ -116,13 +117,6 @@ const UpdateBody = Type.Object({
 
 const IdParams = Type.Object({ id: Type.String() });
 const ShowQuery = Type.Object({ with_custom_attributes: Bool(false), with_projects: Bool(true) });
-
-/** skip_groups also comes comma-separated (CommaSeparatedToIntegerArray); Grape names the whole array when an item is bad. */
-export async function splitSkipGroups(req: FastifyRequest): Promise<void> {
-  const q = req.query as Record<string, unknown>;
-  if (typeof q.skip_groups === 'string') q.skip_groups = q.skip_groups.split(',').filter((s) => s !== '');
-  if (Array.isArray(q.skip_groups) && q.skip_groups.some((v) => !/^-?\d+$/.test(String(v)))) throw Errors.param('skip_groups is invalid');
-}
 
 /** The response cache's viewer: everything that changes which groups a list shows. */
 export function groupsRoutes(fastify: FastifyInstance, c: Container): void {

@@ -8,7 +8,7 @@ import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
 import { NamespaceSchema, PublicGroupDetailsSchema, toNamespace, toPublicGroupDetails } from './entities/namespace.entity.ts';
 import { linkParams, PaginationProps } from './schemas/common.ts';
-import { splitSkipGroups } from './groups.routes.ts';
+import { splitSkipGroups } from './schemas/skip-groups.ts';
 
 const TAGS = ['namespaces'];
 /** Never echoed into Link headers. */

@@ -15,7 +15,7 @@ import { offsetPaginate, pageParams, toQuery, type PageRequest } from '../../lib
 import { parseDateTime } from '../../lib/time.ts';
 import { ProjectSchema, projectViewContext, toProject, type ProjectEntity, type ProjectShape, type ProjectViewContext } from './entities/project.entity.ts';
 import { userViewContext } from './entities/user.entity.ts';
-import { avatarFile } from './avatars.routes.ts';
+import { avatarFile } from './schemas/avatar-file.ts';
 import type { AvatarFile } from '../../domain/avatars/avatars.service.ts';
 import { PaginationProps } from './schemas/common.ts';
 

@@ -35,7 +35,7 @@ import {
   type UserViewContext,
 } from './entities/user.entity.ts';
 import { NullableBoolean, PaginationProps } from './schemas/common.ts';
-import { avatarFile } from './avatars.routes.ts';
+import { avatarFile } from './schemas/avatar-file.ts';
 
 const TAGS = ['users'];
 /** GitLab's `requirements: { id: /[0-9]*\/ }`: any other id is an unknown route (404 {"error":"404 Not Found"}). */

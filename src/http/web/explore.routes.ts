@@ -6,7 +6,7 @@ import type { Container } from '../../container.ts';
 import { withoutPrivateGroups } from '../../domain/groups/groups.service.ts';
 import { withoutPrivateProjects } from '../../domain/projects/projects-query.ts';
 import { ExploreGroupsPage, ExploreProjectsPage } from '../../web/views/dashboard/pages.tsx';
-import { groupPage, listQuery, PROJECT_SORTS, projectPage } from './dashboard.routes.ts';
+import { groupPage, listQuery, PROJECT_SORTS, projectPage } from './lists.ts';
 import { HIDDEN, PAGE, type Web } from './web.ts';
 
 export function explorePages(app: FastifyInstance, c: Container, web: Web): void {

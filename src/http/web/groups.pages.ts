@@ -11,7 +11,7 @@ import { DomainError, Errors } from '../../lib/errors.ts';
 import { formErrorsOf } from '../../web/views/components.tsx';
 import { allowedValue, NewGroupPage, type NewGroupValues, visibilityLimits } from '../../web/views/dashboard/new-project.tsx';
 import { GroupPage } from '../../web/views/groups/group-page.tsx';
-import { groupPage, listQuery, projectPage } from './dashboard.routes.ts';
+import { groupPage, listQuery, projectPage } from './lists.ts';
 import { encodePath, HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
 
 const VISIBILITIES = ['private', 'internal', 'public'];

@@ -23,7 +23,7 @@ import { presentMergeRequest } from '../platform/merge-requests/present.ts';
 import { renderDiff } from '../../web/diff.ts';
 import { render } from '../../web/jsx/jsx-runtime.ts';
 import { formErrorsOf, Markdown } from '../../web/views/components.tsx';
-import { mrHref, type ProjectRef } from '../../web/views/merge-requests/common.tsx';
+import { mrHref } from '../../web/views/merge-requests/common.tsx';
 import {
   DASHBOARD_TABS,
   DashboardMergeRequestsPage,
@@ -34,6 +34,7 @@ import {
 } from '../../web/views/merge-requests/list.tsx';
 import { NewMergeRequestPage, type NewMergeRequestValues } from '../../web/views/merge-requests/new.tsx';
 import { MergeRequestPage, type MergeRequestPageProps, type MergeRequestTab } from '../../web/views/merge-requests/show.tsx';
+import { idOf, pageOf, projectRef, str } from './page-params.ts';
 import { HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
 
 const PER_PAGE = 20;
@@ -42,41 +43,11 @@ const NOTES_LIMIT = 500;
 
 type Body = Record<string, unknown>;
 
-/** One string from a query or form value (the first of a list), trimmed; '' when absent. */
-export function str(v: unknown): string {
-  if (Array.isArray(v)) return str(v[0]);
-  return typeof v === 'string' ? v.trim() : typeof v === 'number' ? String(v) : '';
-}
-
 /** A checkbox: checked is any value but the off ones. */
 const checked = (v: unknown): boolean => {
   const s = str(v).toLowerCase();
   return s !== '' && s !== '0' && s !== 'false' && s !== 'off';
 };
-
-/** A page number from the query (1 when absent or nonsense), capped so offsets stay sane. */
-export function pageOf(v: unknown): number {
-  const s = str(v);
-  const n = /^\d{1,5}$/.test(s) ? Number(s) : 1;
-  return Math.max(1, n);
-}
-
-/** An iid or id from a path: positive 32-bit integers only, else null (a 404 page). */
-export function idOf(v: unknown): number | null {
-  const s = str(v);
-  if (!/^\d{1,10}$/.test(s)) return null;
-  const n = Number(s);
-  return n >= 1 && n <= 2_147_483_647 ? n : null;
-}
-
-export function projectRef(r: Pick<ResolvedProject, 'project' | 'namespace'>): ProjectRef {
-  return {
-    id: r.project.id,
-    fullPath: `${r.namespace.full_path}/${r.project.path}`,
-    name: r.project.name,
-    defaultBranch: r.project.default_branch ?? 'main',
-  };
-}
 
 /** Form errors of a domain error: field maps, lists ("Source branch … does not exist"), messages. */
 function errorsOf(e: unknown): string[] | null {

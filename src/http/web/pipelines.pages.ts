@@ -7,7 +7,7 @@ import { Errors } from '../../lib/errors.ts';
 import { ansiToHtml } from '../../web/views/pipelines/ansi.ts';
 import { attachmentDisposition } from '../../storage/s3-store.ts';
 import { JobPage, PipelinePage, PipelinesPage, pipelineHref } from '../../web/views/pipelines/pages.tsx';
-import { idOf, pageOf, projectRef } from './merge-requests.pages.ts';
+import { idOf, pageOf, projectRef } from './page-params.ts';
 import type { Web } from './web.ts';
 
 const PER_PAGE = 20;

@@ -20,17 +20,8 @@ import {
   type TokenFormValues,
   TokensPage,
 } from '../../web/views/settings/profile.tsx';
-import { adminPages } from './admin.pages.ts';
-import { projectSettingsPages } from './project-settings.pages.ts';
 import { bodyOf, errorsOf, flag, list, str } from '../../web/views/settings/form-input.ts';
 import { HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
-
-/** Every page of helper D's area: user settings, project settings, the admin area. */
-export function forgeSettingsPages(app: FastifyInstance, c: Container, web: Web): void {
-  profilePages(app, c, web);
-  projectSettingsPages(app, c, web);
-  adminPages(app, c, web);
-}
 
 const TOKEN_LIST_LIMIT = 200;
 const KEY_LIST_LIMIT = 200;

@@ -29,7 +29,6 @@ import {
   RepositoryPage,
   type RepositoryPageProps,
 } from '../../web/views/settings/project.tsx';
-import { deployKeysPages } from './deploy-keys.pages.ts';
 import { HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
 
 const MEMBER_LIST_LIMIT = 500;
@@ -64,7 +63,6 @@ function hookInput(b: Record<string, unknown>, editing: boolean): { values: Hook
 }
 
 export function projectSettingsPages(app: FastifyInstance, c: Container, web: Web): void {
-  deployKeysPages(app, c, web);
   /** The project of a form post, as the viewer sees it (404 when invisible or not an id). */
   const projectOf = async (req: FastifyRequest): Promise<{ ctx: WebCtx; resolved: ResolvedProject }> => {
     const ctx = await web.requireUser(req);

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
 import type { EventsQuery } from '../../domain/events/events-query.ts';
 import { UserPage } from '../../web/views/users/user-page.tsx';
-import { eventPage, projectPage } from './dashboard.routes.ts';
+import { eventPage, projectPage } from './lists.ts';
 import { SignInRequired, type Web } from './web.ts';
 
 const USERNAME_RE = /^\/([A-Za-z0-9_.][A-Za-z0-9_.-]*)$/;

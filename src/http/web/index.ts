@@ -2,15 +2,23 @@
 // `src/http/web/`, views in `src/web/views/`; both use the domain services with the viewer's actor.
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
+import { EventsQuery } from '../../domain/events/events-query.ts';
 import { assets } from '../../web/assets.ts';
+import { adminPages } from './admin.pages.ts';
 import { dashboardPages } from './dashboard.routes.ts';
+import { deployKeysPages } from './deploy-keys.pages.ts';
+import { explorePages } from './explore.routes.ts';
+import { groupPages } from './groups.pages.ts';
 import { mergeRequestPages } from './merge-requests.pages.ts';
 import { milestonePages } from './milestones.pages.ts';
+import { newProjectPages } from './new-project.routes.ts';
 import { pipelinePages } from './pipelines.pages.ts';
-import { forgeSettingsPages } from './profile.pages.ts';
+import { profilePages } from './profile.pages.ts';
+import { projectSettingsPages } from './project-settings.pages.ts';
 import { repositoryPages } from './repository.pages.ts';
 import { translationEditorPages } from './translation-editor.pages.ts';
 import { translationPages } from './translation.pages.ts';
+import { userPages } from './users.pages.ts';
 import { HIDDEN, type Web } from './web.ts';
 
 export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
@@ -31,14 +39,23 @@ export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
   });
 
   // the forge: dashboard, explore, groups, users, new project and group
-  dashboardPages(app, c, web);
+  const events = new EventsQuery(c.db, c.policy);
+  dashboardPages(app, c, web, events);
+  explorePages(app, c, web);
+  // users before groups: the namespace paths a user and a group share are told apart by the user first
+  userPages(app, c, web, events);
+  groupPages(app, c, web);
+  newProjectPages(app, c, web);
   // project home, tree, blob, raw, blame, history, commit, compare, branches, tags
   repositoryPages(app, c, web);
   mergeRequestPages(app, c, web);
   pipelinePages(app, c, web);
   milestonePages(app, c, web);
-  // profile, tokens, project settings, the admin area
-  forgeSettingsPages(app, c, web);
+  // profile, tokens, project settings (deploy keys among them), the admin area
+  profilePages(app, c, web);
+  deployKeysPages(app, c, web);
+  projectSettingsPages(app, c, web);
+  adminPages(app, c, web);
   // translation: projects, components, languages, translations, repository, files; the editor
   translationPages(app, c, web);
   translationEditorPages(app, c, web);
