@@ -1,11 +1,9 @@
 // The blob store (DESIGN: storage/): job artifacts now, export archives and uploads later. A local
 // directory under DATA_DIR by default; an S3-compatible bucket when HEARTH_S3_BUCKET is set
 // (config.blobStore). Keys are relative paths made by Hearth (never from users), e.g.
-// `artifacts/<project>/<job>/<type>-<random>.zip`; they are still checked (checkKey).
+// `artifacts/<project>/<job>/<type>-<random>.zip`; they are still checked (checkKey). The store the
+// configuration asks for is made by create-blob-store.ts.
 import type { Readable } from 'node:stream';
-import type { BlobStoreConfig } from '../config.ts';
-import { LocalBlobStore } from './local-store.ts';
-import { S3BlobStore } from './s3-store.ts';
 
 export interface BlobStat {
   size: number;
@@ -46,8 +44,4 @@ export function checkKey(key: string): string {
   const ok = /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(key) && key.length <= 1024 && !key.split('/').some((s) => s === '.' || s === '..');
   if (!ok) throw new Error(`invalid blob key: ${JSON.stringify(key)}`);
   return key;
-}
-
-export function createBlobStore(config: BlobStoreConfig): BlobStore {
-  return config.kind === 's3' ? new S3BlobStore(config) : new LocalBlobStore(config.dir);
 }
