@@ -5,13 +5,13 @@ import type { Container } from '../../container.ts';
 import { InvalidPattern, ReadsBusy, ReadTimeout } from '../../db/limited-reads.ts';
 import { canViewVcs } from '../../domain/translation/access.ts';
 import { ACTION_NAMES } from '../../domain/translation/changes/actions.ts';
+import { fileFormatChoices } from '../../domain/translation/file-formats.ts';
 import type { ChangesFilter, ChangesScope } from '../../domain/translation/reads.ts';
 import type { Related } from '../../domain/translation/related.ts';
 import { QueryParseError } from '../../domain/translation/search/query.ts';
 import { Errors } from '../../lib/errors.ts';
 import { drfHeaders, drfView, envelope, pageOf } from './drf.ts';
 import type { DrfActions, DrfField } from './metadata.ts';
-import { formatIds, getFormat } from '../../formats/registry.ts';
 import { drfJson, sendJson, Wire } from './serializers.ts';
 
 /**
@@ -69,7 +69,7 @@ export const COMPONENT_ACTIONS: DrfActions = {
     filemask: field('string', 'File mask', true, { max_length: 400 }),
     template: field('string', 'Monolingual base language file', false, { max_length: 400 }),
     new_base: field('string', 'Template for new translations', false, { max_length: 400 }),
-    file_format: field('choice', 'File format', true, { choices: formatIds().map((id) => ({ value: id, display_name: getFormat(id)!.name })) }),
+    file_format: field('choice', 'File format', true, { choices: fileFormatChoices().map(({ id, name }) => ({ value: id, display_name: name })) }),
     edit_template: field('boolean', 'Edit base file'),
     license: field('string', 'Translation license', false, { max_length: 150 }),
     license_url: field('url', 'License URL', false, { max_length: 200 }),

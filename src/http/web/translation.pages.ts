@@ -15,7 +15,6 @@ import type { TranslationPath } from '../../domain/translation/queries.ts';
 import { OPERATION_DENIED, runOperation } from '../../domain/translation/repository/operations.ts';
 import { type Counts, sumCounts } from '../../domain/translation/stats/stats.ts';
 import { checksum } from '../../domain/translation/units/hash.ts';
-import { EXPORTERS } from '../../formats/exporters.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
 import { VersionedCache } from '../../lib/versioned-cache.ts';
 import { raw, render, type SafeHtml } from '../../web/jsx/jsx-runtime.ts';
@@ -221,14 +220,7 @@ export function translationPages(app: FastifyInstance, c: Container, web: Web): 
     ]);
     const downloads: { format: string; label: string }[] = [];
     if (translation.filename) downloads.push({ format: '', label: `Original file (${translation.filename.slice(translation.filename.lastIndexOf('/') + 1)})` });
-    for (const [name, exporter] of EXPORTERS) {
-      try {
-        files.exporterFor(component, name);
-        downloads.push({ format: name, label: `Converted to ${name} (.${exporter.extension})` });
-      } catch {
-        // not offered for this component
-      }
-    }
+    for (const { name, extension } of files.conversions(component)) downloads.push({ format: name, label: `Converted to ${name} (.${extension})` });
     return TranslationPage({
       ctx,
       project,

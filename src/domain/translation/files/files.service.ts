@@ -10,7 +10,7 @@
 import yazl from 'yazl';
 import type { ComponentRow, TranslationProjectRow, TranslationRow, UnitRow } from '../../../db/schema.ts';
 import type { Actor } from '../../access/actor.ts';
-import { getExporter, type ExportMeta, type Exporter } from '../../../formats/exporters.ts';
+import { EXPORTERS, getExporter, type ExportMeta, type Exporter } from '../../../formats/exporters.ts';
 import { FORMATS, getFormat } from '../../../formats/registry.ts';
 import { allUnits, parseInBatches, parseOffThread, type UnitBatches } from '../../../formats/off-thread.ts';
 import {
@@ -203,6 +203,21 @@ export class TranslationFiles {
     if (!exporter) throw Errors.raw(400, { format: `Conversion to ${name} is not supported` });
     if (!exporter.supports(this.exportMeta(component))) throw Errors.raw(400, { format: 'File format is not compatible with this translation' });
     return exporter;
+  }
+
+  /**
+   * The conversions a translation of this component may be downloaded in (the translation page's
+   * download menu), in the exporters' order: those `exporterFor` accepts. None for an unknown format.
+   */
+  conversions(component: ComponentRow): Pick<Exporter, 'name' | 'extension'>[] {
+    let meta: ExportMeta;
+    try {
+      meta = this.exportMeta(component);
+    } catch (e) {
+      if (e instanceof FormatError) return [];
+      throw e;
+    }
+    return [...EXPORTERS.values()].filter((e) => e.supports(meta)).map(({ name, extension }) => ({ name, extension }));
   }
 
   private exportMeta(component: ComponentRow, rest?: Omit<ExportMeta, 'component'>): ExportMeta {
