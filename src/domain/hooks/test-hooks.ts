@@ -1,20 +1,25 @@
 // The data of POST …/hooks/:hook_id/test/:trigger (TestHooks::ProjectService and
 // Integrations::ProjectTestData): the newest object of the kind in the project, or GitLab's message
 // saying what the project lacks. A group hook is tested with its group's first project.
-import type { Container } from '../../container.ts';
-import type { UserRow } from '../../db/schema.ts';
+import type { Kysely } from 'kysely';
+import type { Database, UserRow } from '../../db/schema.ts';
 import type { Actor } from '../access/actor.ts';
 import { mergeRequestHookPayload } from '../merge-requests/mr-events.ts';
 import { samplePushData } from '../repository/push-events.ts';
-import { buildHookData, noteHookData, pipelineHookData } from './hook-data.ts';
+import { buildHookData, type HookDataDeps, noteHookData, pipelineHookData } from './hook-data.ts';
 import type { HookParent } from './web-hooks.service.ts';
 
 export type TestData = { payload: Record<string, unknown> } | { error: string };
 
 const NOT_AVAILABLE = 'Testing not available for this hook';
 
-export async function testHookData(c: Container, actor: Actor, parent: HookParent, trigger: string): Promise<TestData> {
-  const k = c.db.kysely;
+/** What a test reads: the newest objects of the project, its repository, and the URLs payloads link to. */
+export interface TestHookDeps extends HookDataDeps {
+  kysely: Kysely<Database>;
+}
+
+export async function testHookData(deps: TestHookDeps, actor: Actor, parent: HookParent, trigger: string): Promise<TestData> {
+  const k = deps.kysely;
   let target = parent.type === 'project' ? { project: parent.project, namespace: parent.namespace } : null;
   if (parent.type === 'group') {
     const project = await k.selectFrom('projects').selectAll().where('namespace_id', '=', parent.group.id).orderBy('id').executeTakeFirst();
@@ -23,14 +28,13 @@ export async function testHookData(c: Container, actor: Actor, parent: HookParen
   }
   const { project, namespace } = target!;
   const user = actor.user as UserRow;
-  const deps = { repos: c.repos, externalUrl: c.config.externalUrl };
   const wrap = (payload: Record<string, unknown> | null, error: string): TestData => (payload ? { payload } : { error });
   switch (trigger) {
     case 'push_events':
     case 'tag_push_events': {
-      const repo = c.repos.repository(project);
+      const repo = deps.repos.repository(project);
       const data = repo.exists()
-        ? await samplePushData({ externalUrl: c.config.externalUrl, project, namespace, user, repo }, trigger === 'tag_push_events')
+        ? await samplePushData({ externalUrl: deps.externalUrl, project, namespace, user, repo }, trigger === 'tag_push_events')
         : null;
       return wrap(data, 'Ensure the project has at least one commit.');
     }

@@ -141,7 +141,7 @@ export function webHooksRoutes(fastify: FastifyInstance, c: Container): void {
     app.post(`${base}/:hook_id/test/:trigger`, { config, preHandler: knownIds, schema: { tags: TAGS, params: TestParams } }, async (req, reply) => {
       const parent = await parentOf(req.actor, req.params.id);
       const hook = await svc.get(parent, req.params.hook_id);
-      const data = await testHookData(c, req.actor, parent, req.params.trigger);
+      const data = await testHookData({ kysely: c.db.kysely, repos: c.repos, externalUrl: c.config.externalUrl }, req.actor, parent, req.params.trigger);
       if ('error' in data) throw Errors.raw(422, { message: data.error });
       const outcome = await c.deliveries.deliverNow(hook, data.payload);
       const status = Number(outcome.status);

@@ -455,7 +455,7 @@ export function projectSettingsPages(app: FastifyInstance, c: Container, web: We
     const { ctx, resolved } = await projectOf(req);
     const parent = await parentOf(ctx.actor, resolved);
     const hook = await c.webHooks.get(parent, hookId(req));
-    const data = await testHookData(c, ctx.actor, parent, 'push_events');
+    const data = await testHookData({ kysely: c.db.kysely, repos: c.repos, externalUrl: c.config.externalUrl }, ctx.actor, parent, 'push_events');
     if ('error' in data) return web.redirect(reply, back(resolved, 'hooks'), { kind: 'alert', text: `Hook execution failed: ${data.error}` });
     const outcome = await c.deliveries.deliverNow(hook, data.payload);
     const status = Number(outcome.status);
