@@ -69,7 +69,7 @@ import { PipelinesService } from './domain/ci/pipelines/pipelines.service.ts';
 import { PipelinesQuery } from './domain/ci/pipelines-query.ts';
 import { RunnersService } from './domain/ci/runners/runners.service.ts';
 import { CommitStatusesService } from './domain/ci/statuses.service.ts';
-import { BlobDeletions } from './storage/blob-deletions.ts';
+import { BlobDeletions } from './domain/blobs/blob-deletions.ts';
 import type { BlobStore } from './storage/blob-store.ts';
 import { createBlobStore } from './storage/create-blob-store.ts';
 import type { ImportExport, ImportExportDeps } from './domain/import-export/deps.ts';

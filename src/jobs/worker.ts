@@ -1,15 +1,32 @@
 // The job worker: takes system events from the outbox and delivers them to system hooks. `serve`
 // runs one in-process (HEARTH_IN_PROCESS_WORKER); `hearth worker` runs one alone. Several workers
-// share the work through the leases of HookDeliveries.
+// share the work through the leases of the delivery queue (the domain's HookDeliveries, wired in by
+// the container, as are the other rounds: `also`).
 //
-// Deliveries run side by side, each on its own (up to `concurrency` at once, HOOK_CONCURRENCY per
-// hook): the loop claims new work whenever a slot is free and never waits for a batch, so a delivery
-// that hangs until its deadline holds up no other delivery, nor the fan-out of new events.
+// Deliveries run side by side, each on its own (up to `concurrency` at once, and as many per hook as
+// the queue's `claim` allows): the loop claims new work whenever a slot is free and never waits for a
+// batch, so a delivery that hangs until its deadline holds up no other delivery, nor the fan-out of
+// new events.
 import type { Logger } from 'pino';
-import type { HookDeliveryRow } from '../db/schema.ts';
-import { type HookDeliveries, hookKey } from '../domain/hooks/deliveries.ts';
 
-export class Worker {
+/** A delivery: its id, and the hook it goes to (for the logs). */
+export interface Delivery {
+  id: number;
+  hook_id: number;
+}
+
+/** What the worker sends: deliveries made from events, claimed with leases, sent one by one. */
+export interface DeliveryQueue<D extends Delivery> {
+  /** Turns queued events into deliveries; the number of events taken. */
+  dispatch(): Promise<number>;
+  /** Up to `limit` due deliveries; `busy` counts the deliveries in flight by `keyOf`. */
+  claim(limit: number, busy: ReadonlyMap<number, number>): Promise<D[]>;
+  deliver(d: D): Promise<void>;
+  /** Deliveries of the same key (a hook) are limited together. */
+  keyOf(d: D): number;
+}
+
+export class Worker<D extends Delivery = Delivery> {
   private running = false;
   private loop: Promise<void> | null = null;
   private sleeping: { timer: NodeJS.Timeout; resolve: () => void } | null = null;
@@ -19,7 +36,7 @@ export class Worker {
   private readonly others: { name: string; round: () => Promise<number>; everyMs: number; next: number }[] = [];
 
   constructor(
-    private readonly deliveries: HookDeliveries,
+    private readonly deliveries: DeliveryQueue<D>,
     private readonly log: Logger,
     private readonly pollMs: number,
     private readonly concurrency = 64,
@@ -95,7 +112,7 @@ export class Worker {
     return this.inFlight.size;
   }
 
-  private launch(d: HookDeliveryRow): void {
+  private launch(d: D): void {
     const done = this.deliveries
       .deliver(d)
       .catch((e) => this.log.error({ err: e, delivery: d.id, hook: d.hook_id }, 'hook delivery failed'))
@@ -103,7 +120,7 @@ export class Worker {
         this.inFlight.delete(d.id);
         this.wake();
       });
-    this.inFlight.set(d.id, { hookId: hookKey(d), done });
+    this.inFlight.set(d.id, { hookId: this.deliveries.keyOf(d), done });
   }
 
   private async settled(): Promise<void> {

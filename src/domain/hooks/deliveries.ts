@@ -14,6 +14,7 @@ import crypto from 'node:crypto';
 import type { Db } from '../../db/connect.ts';
 import type { HookAttemptRow, HookDeliveryRow, SystemHookRow, WebHookRow } from '../../db/schema.ts';
 import { claimJobs } from '../../jobs/job-row.ts';
+import type { DeliveryQueue } from '../../jobs/worker.ts';
 import { maskUrl, OutboundError, type Outbound, type OutboundResponse } from '../../lib/outbound.ts';
 import { nowIso } from '../../lib/time.ts';
 import { SYSTEM_EVENT_JOB } from '../events/system-events.ts';
@@ -161,7 +162,7 @@ interface Outcome {
   result: 'delivered' | 'retry' | 'failed';
 }
 
-export class HookDeliveries {
+export class HookDeliveries implements DeliveryQueue<HookDeliveryRow> {
   /** who holds a claim (a worker process) */
   readonly workerId = `${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
 
@@ -172,6 +173,11 @@ export class HookDeliveries {
     private readonly settings: SettingsService,
     private readonly opts: DeliveryOptions,
   ) {}
+
+  /** The worker's per-hook concurrency counts by this key. */
+  keyOf(d: HookDeliveryRow): number {
+    return hookKey(d);
+  }
 
   private get leaseMs(): number {
     return this.opts.timeoutMs + 60_000;

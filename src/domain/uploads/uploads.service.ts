@@ -8,7 +8,7 @@ import type { Db } from '../../db/connect.ts';
 import type { ProjectRow, UploadRow, UserRow } from '../../db/schema.ts';
 import { Errors } from '../../lib/errors.ts';
 import { nowIso } from '../../lib/time.ts';
-import { queueBlobDeletion } from '../../storage/blob-deletions.ts';
+import { queueBlobDeletion } from '../blobs/blob-deletions.ts';
 import type { BlobStore } from '../../storage/blob-store.ts';
 import type { Actor } from '../access/actor.ts';
 import type { Resolver, ResolvedProject } from '../access/resolve.ts';

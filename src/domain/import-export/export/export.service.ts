@@ -29,7 +29,7 @@ import { type ClaimedJob, claimJobs, queueOnce, runClaimed } from '../../../jobs
 import { Errors } from '../../../lib/errors.ts';
 import { maskUrl, OutboundError, type OutboundRules } from '../../../lib/outbound.ts';
 import { nowIso } from '../../../lib/time.ts';
-import { queueBlobDeletion } from '../../../storage/blob-deletions.ts';
+import { queueBlobDeletion } from '../../blobs/blob-deletions.ts';
 import type { Actor } from '../../access/actor.ts';
 import { Policy, traversalIds } from '../../access/policy.ts';
 import type { ResolvedProject } from '../../access/resolve.ts';

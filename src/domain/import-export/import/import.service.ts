@@ -32,7 +32,7 @@ import { claimJobs, queuedJob, runClaimed } from '../../../jobs/job-row.ts';
 import { DomainError, Errors } from '../../../lib/errors.ts';
 import { OutboundError, type OutboundRules } from '../../../lib/outbound.ts';
 import { nowIso } from '../../../lib/time.ts';
-import { queueBlobDeletion } from '../../../storage/blob-deletions.ts';
+import { queueBlobDeletion } from '../../blobs/blob-deletions.ts';
 import { userActor, type Actor } from '../../access/actor.ts';
 import { traversalIds } from '../../access/policy.ts';
 import { projectPayload, recordSystemEvent } from '../../events/system-events.ts';

@@ -22,7 +22,7 @@ import { Background } from '../../../jobs/background.ts';
 import { claimJobs, queuedJob, runClaimed } from '../../../jobs/job-row.ts';
 import { DomainError, Errors } from '../../../lib/errors.ts';
 import { nowIso } from '../../../lib/time.ts';
-import { queueBlobDeletion } from '../../../storage/blob-deletions.ts';
+import { queueBlobDeletion } from '../../blobs/blob-deletions.ts';
 import type { Actor } from '../../access/actor.ts';
 import { MovedError } from '../../access/resolve.ts';
 import { ArchiveError, extractArchive } from '../archive/extract.ts';

@@ -1,13 +1,14 @@
 // Blobs whose rows went with a deleted project (project, group or user deletion): their keys are queued
 // in the outbox (jobs kind blob_delete) in the transaction that deletes the rows, and a worker round
 // removes them from the store afterwards. A crash between the two loses nothing: the job is still queued.
+// Which blobs go with which rows is the product's rule; the store (storage/) only deletes keys.
 import os from 'node:os';
 import type { Kysely } from 'kysely';
-import type { Db } from '../db/connect.ts';
-import type { Database } from '../db/schema.ts';
-import { claimJobs, queuedJob } from '../jobs/job-row.ts';
-import { nowIso } from '../lib/time.ts';
-import type { BlobStore } from './blob-store.ts';
+import type { Db } from '../../db/connect.ts';
+import type { Database } from '../../db/schema.ts';
+import { claimJobs, queuedJob } from '../../jobs/job-row.ts';
+import { nowIso } from '../../lib/time.ts';
+import type { BlobStore } from '../../storage/blob-store.ts';
 
 const KIND = 'blob_delete';
 const KEYS_PER_JOB = 500;
