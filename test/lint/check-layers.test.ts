@@ -139,3 +139,10 @@ test('more Errors.raw calls in the domain than allowed fail', () => {
   );
   assert.equal(run.status, 1);
 });
+
+test("the project's own src/ keeps the layers", () => {
+  const run = spawnSync(process.execPath, [CHECK], { encoding: 'utf8' });
+  assert.equal(run.stderr, '');
+  assert.match(run.stdout, /^check-layers: \d+ modules, layers kept, no runtime cycles, \d+ Errors\.raw in src\/domain \(at most 98\)\n$/);
+  assert.equal(run.status, 0);
+});

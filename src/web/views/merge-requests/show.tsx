@@ -2,7 +2,6 @@
 // (description, merge status, approvals, the merge form, close/reopen, the discussion and a comment
 // form), Commits and Changes (the diff rendered by diff2html).
 import type { NoteRow } from '../../../db/schema.ts';
-import type { MergeRequestEntity } from '../../../http/platform/entities/merge-request.entity.ts';
 import type { UserBasicRow } from '../../../domain/users/users-query.ts';
 import type { Commit } from '../../../git/objects.ts';
 import type { WebCtx } from '../../context.ts';
@@ -21,10 +20,33 @@ export interface ApprovalsView {
   userCanApprove: boolean;
 }
 
+/** What the page shows of a merge request: the fields of the API's merge request entity it reads (the route
+ * hands it the entity, as `GET /projects/:id/merge_requests/:iid` answers it to the viewer). */
+export interface ShownMergeRequest {
+  iid: number;
+  title: string;
+  description: string | null;
+  state: string;
+  draft: boolean;
+  created_at: string;
+  user_notes_count: number;
+  author: { username: string; name: string; avatar_url?: string | null } | null;
+  source_branch: string;
+  target_branch: string;
+  detailed_merge_status: string;
+  sha: string | null;
+  merge_commit_sha: string | null;
+  squash: boolean;
+  force_remove_source_branch: boolean;
+  /** the head pipeline (null when there is none, or the viewer may not see pipelines) */
+  head_pipeline: { id: number; status: string; web_url: string } | null;
+  user: { can_merge: boolean };
+}
+
 export interface MergeRequestPageProps {
   ctx: WebCtx;
   project: ProjectRef;
-  mr: MergeRequestEntity;
+  mr: ShownMergeRequest;
   tab: MergeRequestTab;
   /** the viewer may close, reopen (update_merge_request) */
   canUpdate: boolean;
