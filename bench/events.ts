@@ -1,7 +1,7 @@
 // npm run bench:events: seeds a user with 100,000 events (pushes with their payloads, project creations,
 // memberships, merge request events) over 60 projects (a third each public, internal, private), then
 // measures the events lists with autocannon next to a static payload of the same size.
-// Bar (issue 18): a page of 20 at ratio ≥ 0.5 (p99 < 20 ms), and the uncached path — a query no cache
+// Bar: a page of 20 at ratio ≥ 0.5 (p99 < 20 ms), and the uncached path — a query no cache
 // has seen (median at one connection over HTTP), and the first read after a write (median of 21 in-process
 // requests) — at most 5 ms each; the mixed variant (a writer every 100 ms) ≥ 0.5 of the read-only req/s.
 import { groupRow, insertAll, projectRow, userRow } from '../test/helpers/rows.ts';

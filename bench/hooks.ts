@@ -1,9 +1,9 @@
-// npm run bench (third part): system-hook deliveries (issue 5). 20 hooks point at a local sink (its
+// npm run bench (third part): system-hook deliveries. 20 hooks point at a local sink (its
 // own worker thread, so receiving does not share the server's thread); the job worker runs in the
 // server's process, as `serve` runs it. Measured: the latency from the start of a real `git push`
 // over smart HTTP to the receipt of each push delivery (30 pushes × 20 hooks), and the deliveries per
 // second sustained when 1,000 events are queued at once (× 20 hooks = 20,000 deliveries).
-// Bar: p99 < 1 s from push to receipt; ≥ 500 deliveries/s. Issue 18: the same push → receipt with 20
+// Bar: p99 < 1 s from push to receipt; ≥ 500 deliveries/s. Then the same push → receipt with 20
 // project webhooks instead (the fan-out to a project's hooks), p99 < 1 s.
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -138,7 +138,7 @@ const seconds = (performance.now() - t0) / 1000;
 const rate = (QUEUED * HOOKS) / seconds;
 await c.worker.stop();
 
-// --- issue 18: a push to a project with 20 webhooks (project hooks, the same engine) ---
+// --- a push to a project with 20 webhooks (project hooks, the same engine) ---
 const systemHooks = (await app.inject({ method: 'GET', url: '/api/v4/hooks?per_page=100', headers })).json() as { id: number }[];
 for (const h of systemHooks) await app.inject({ method: 'DELETE', url: `/api/v4/hooks/${h.id}`, headers });
 await c.settings.update({ allow_local_requests_from_web_hooks_and_services: true });

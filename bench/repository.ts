@@ -1,4 +1,4 @@
-// npm run bench (second part): the repository of issue 4 — 10,000 files, 5,000 commits.
+// npm run bench (second part): a repository of 10,000 files, 5,000 commits.
 // Hot reads (tree of a 100-entry directory, blob, raw blob, branch list) with autocannon at 10
 // connections next to the framework's floor (a static payload of the same size); compare of 200
 // commits / 500 files and archive of the whole tree against the bare git commands doing the same

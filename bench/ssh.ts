@@ -1,4 +1,4 @@
-// npm run bench:ssh (issue 20): git over SSH with the real OpenSSH client against the embedded server.
+// npm run bench:ssh: git over SSH with the real OpenSSH client against the embedded server.
 // - clone (bare) of the 10,000-file bench repository over SSH against `git clone --bare --no-local` of the
 //   bare directory (git's own pack protocol over the local filesystem), median of BENCH_TIMED_RUNS;
 //   bar: within 1.5×;

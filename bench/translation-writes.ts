@@ -10,7 +10,7 @@
 //      project): SAMPLES pushes, p50/p99. The translations were pushed upstream after step 3, so that
 //      the pushed strings build on them (an append next to a locally edited entry is a rebase conflict).
 // Writes have no cache: every figure is the miss path.
-// Bars (issue 15): PATCH ≥ 500 edits/s on SQLite, ≥ 300/s on PostgreSQL, statistics exact; commit of
+// Bars: PATCH ≥ 500 edits/s on SQLite, ≥ 300/s on PostgreSQL, statistics exact; commit of
 // 10,000 pending edits < 10 s; upload of 5,000 units < 3 s; push → rescanned p99 < 5 s.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';

@@ -9,7 +9,7 @@
 // file never shown before (21 different 2,000-line files); for the project home the first view after a
 // push (a new commit on the default branch); for the overview and the editor the first view after a
 // translation was saved (statistics and the unit change).
-// Bar (issue 19): ≥ 1,000 req/s and p99 < 30 ms each; cache-miss ≤ 20 ms; the editor page's HTML + CSS + JS
+// Bar: ≥ 1,000 req/s and p99 < 30 ms each; cache-miss ≤ 20 ms; the editor page's HTML + CSS + JS
 // under 150 KB compressed.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';

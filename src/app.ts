@@ -192,7 +192,7 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   starsRoutes(app, c);
   uploadsRoutes(app, c);
   markdownRoutes(app, c);
-  // issue 20: SSH keys (K), deploy keys (D)
+  // SSH keys, deploy keys
   keysRoutes(app, c);
   deployKeysRoutes(app, c);
   smartHttpRoutes(app, c);

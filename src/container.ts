@@ -132,31 +132,23 @@ export interface Container {
   ci: Ci;
   /** project export and import: exports, imports (file, URL, S3), single-relation imports */
   importExport: ImportExport;
-  // issue 18: web hooks (A)
   /** project and group webhooks (delivered by `deliveries`) */
   webHooks: WebHooksService;
-  // issue 18: protected branches and tags (B)
   /** protected branches and protected tags of projects */
   protectedRefs: ProtectedRefsService;
-  // issue 18: namespaces, custom attributes, transfers, bans, avatars (C)
   /** custom attributes of users, projects and groups */
   customAttributes: CustomAttributesService;
   namespaces: NamespacesService;
   /** uploaded avatars of users, groups and projects */
   avatars: AvatarsService;
-  // issue 18: repository extras (D)
   /** comments on commits */
   commitNotes: CommitNotesService;
   /** POST /projects/:id/housekeeping: git gc / repack / prune as outbox jobs */
   housekeeping: HousekeepingService;
-  // issue 18: events and stars (E)
-  // issue 18: uploads and markdown (F)
   /** project uploads (markdown attachments) in the blob store */
   uploads: UploadsService;
-  // issue 20: SSH keys (K)
   /** users' SSH keys */
   keys: KeysService;
-  // issue 20: deploy keys (D)
   /** deploy keys and the projects they are enabled on */
   deployKeys: DeployKeysService;
   translation: {
@@ -285,24 +277,16 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   worker.also('relation imports', () => importExport.relationImports.runQueued());
   worker.also('import work directories', () => importExport.imports.removeStaleWork(), WORK_DIR_SWEEP_MS);
   worker.also('export expiry', () => importExport.exports.removeExpired(), 60_000);
-  // issue 18: web hooks (A)
   const webHooks = new WebHooksService(db, settings, box, outbound, resolve);
-  // issue 18: protected branches and tags (B)
   const protectedRefs = new ProtectedRefsService(deps);
-  // issue 18: namespaces, custom attributes, transfers, bans, avatars (C)
   const customAttributes = new CustomAttributesService(db);
   const namespaces = new NamespacesService(db, policy);
   const avatars = new AvatarsService(db, store, config.externalUrl);
-  // issue 18: repository extras (D)
   const commitNotes = new CommitNotesService(deps);
   const housekeeping = new HousekeepingService(deps);
   worker.also('repository housekeeping', () => housekeeping.runQueued());
-  // issue 18: events and stars (E)
-  // issue 18: uploads and markdown (F)
   const uploads = new UploadsService({ db, store, resolve, settings });
-  // issue 20: SSH keys (K)
   const keys = new KeysService(deps);
-  // issue 20: deploy keys (D)
   const deployKeys = new DeployKeysService(deps);
   const translation = {
     vcs,
@@ -364,23 +348,15 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     store,
     ci,
     importExport,
-    // issue 18: web hooks (A)
     webHooks,
-    // issue 18: protected branches and tags (B)
     protectedRefs,
-    // issue 18: namespaces, custom attributes, transfers, bans, avatars (C)
     customAttributes,
     namespaces,
     avatars,
-    // issue 18: repository extras (D)
     commitNotes,
     housekeeping,
-    // issue 18: events and stars (E)
-    // issue 18: uploads and markdown (F)
     uploads,
-    // issue 20: SSH keys (K)
     keys,
-    // issue 20: deploy keys (D)
     deployKeys,
     translation,
     close,

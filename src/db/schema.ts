@@ -945,24 +945,24 @@ export interface Database {
   project_imports: ProjectImportsTable;
   relation_imports: RelationImportsTable;
   issues: IssuesTable;
-  // migration 023 (web hooks, helper A)
+  // migration 023 (web hooks)
   web_hooks: WebHooksTable;
-  // migration 024 (protected refs, helper B)
+  // migration 024 (protected refs)
   protected_branches: ProtectedBranchesTable;
   protected_tags: ProtectedTagsTable;
   protected_ref_access_levels: ProtectedRefAccessLevelsTable;
-  // migration 025 (namespace extras, helper C)
+  // migration 025 (namespace extras)
   project_custom_attributes: ProjectCustomAttributesTable;
   group_custom_attributes: GroupCustomAttributesTable;
-  // migration 026 (repository extras, helper D)
+  // migration 026 (repository extras)
   commit_notes: CommitNotesTable;
-  // migration 027 (events and stars, helper E)
+  // migration 027 (events and stars)
   events: EventsTable;
   push_event_payloads: PushEventPayloadsTable;
   users_star_projects: UsersStarProjectsTable;
-  // migration 028 (uploads, helper F)
+  // migration 028 (uploads)
   uploads: UploadsTable;
-  // migration 029 (SSH keys and deploy keys, issue 20)
+  // migration 029 (SSH keys and deploy keys)
   keys: KeysTable;
   deploy_keys_projects: DeployKeysProjectsTable;
 }
@@ -1007,7 +1007,7 @@ export type AwardEmojiRow = Selectable<AwardEmojiTable>;
 export type EnvironmentRow = Selectable<EnvironmentsTable>;
 export type DeploymentRow = Selectable<DeploymentsTable>;
 
-// ---- migration 023 (web hooks, helper A)
+// ---- migration 023 (web hooks)
 
 /** Project and group hooks (GitLab's web_hooks: a project_id or a group_id). Flags 0/1. */
 export interface WebHooksTable {
@@ -1059,7 +1059,7 @@ export interface HookDeliveriesTable {
   hook_type: Generated<string>;
 }
 
-// ---- migration 024 (protected refs, helper B)
+// ---- migration 024 (protected refs)
 
 export interface ProtectedBranchesTable {
   id: Generated<number>;
@@ -1097,7 +1097,7 @@ export type ProtectedBranchRow = Selectable<ProtectedBranchesTable>;
 export type ProtectedTagRow = Selectable<ProtectedTagsTable>;
 export type ProtectedRefAccessLevelRow = Selectable<ProtectedRefAccessLevelsTable>;
 
-// ---- migration 025 (namespace extras, helper C)
+// ---- migration 025 (namespace extras)
 
 export interface ProjectCustomAttributesTable {
   id: Generated<number>;
@@ -1123,7 +1123,7 @@ export interface ProjectsTable {
   avatar_url: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
-// ---- migration 026 (repository extras, helper D)
+// ---- migration 026 (repository extras)
 
 /** A comment on a commit (GitLab's notes with noteable_type 'Commit'); path/line/line_type/line_code only when its diff line was found. */
 export interface CommitNotesTable {
@@ -1142,7 +1142,7 @@ export interface CommitNotesTable {
 
 export type CommitNoteRow = Selectable<CommitNotesTable>;
 
-// ---- migration 027 (events and stars, helper E)
+// ---- migration 027 (events and stars)
 export interface EventsTable {
   id: Generated<number>;
   project_id: number | null;
@@ -1177,7 +1177,7 @@ export interface UsersStarProjectsTable {
 export type EventRow = Selectable<EventsTable>;
 export type PushEventPayloadRow = Selectable<PushEventPayloadsTable>;
 
-// ---- migration 028 (uploads, helper F)
+// ---- migration 028 (uploads)
 export interface UploadsTable {
   id: Generated<number>;
   project_id: number;
@@ -1193,7 +1193,7 @@ export interface UploadsTable {
 
 export type UploadRow = Selectable<UploadsTable>;
 
-// ---- migration 029 (SSH keys and deploy keys, issue 20)
+// ---- migration 029 (SSH keys and deploy keys)
 export interface KeysTable {
   id: Generated<number>;
   type: 'user' | 'deploy';

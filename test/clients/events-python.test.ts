@@ -1,6 +1,6 @@
 // The real python-gitlab client against events and stars on a real port: project.events.list(),
 // gl.events.list() (scope, action, sort), user.events.list(), project.star() / unstar() (304 as an error),
-// project.starrers.list(), gl.projects.list(starred=True) (skipped without python-gitlab). Issue 18, helper E.
+// project.starrers.list(), gl.projects.list(starred=True) (skipped without python-gitlab).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';

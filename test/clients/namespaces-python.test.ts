@@ -1,4 +1,4 @@
-// python-gitlab against a running server (issue 18, C): gl.namespaces.list/get/exists,
+// python-gitlab against a running server: gl.namespaces.list/get/exists,
 // project.groups.list(), project.customattributes, group.customattributes, group.transfer(),
 // user.ban()/unban(), user.identityproviders.delete(), and a user created with an `avatar` file whose
 // avatar_url serves the image (skipped without python-gitlab unless CI=true).

@@ -1,4 +1,4 @@
-// Issue 20's acceptance with the real clients: keys added through python-gitlab (`user.keys.create`), then
+// Git over SSH with the real clients: keys added through python-gitlab (`user.keys.create`), then
 // the real OpenSSH client and git against the embedded SSH server: clone, push of a branch and a tag, fetch;
 // another user's key refused on a private project; a Developer's push to the protected default branch refused
 // with the same message as over smart HTTP; the pushes reaching a system hook; the key's last_used_at and

@@ -1,4 +1,4 @@
-// python-gitlab against a running server (issue 18, F): project.upload() and the file served back,
+// python-gitlab against a running server: project.upload() and the file served back,
 // gl.markdown(), user.impersonationtokens.create() without an expiry, gl.settings default_branch_name,
 // and a request refused by the instance throttle whose error says `Retry later` (skipped without
 // python-gitlab unless CI=true).

@@ -1,4 +1,4 @@
-// Issue 12, item 2: a burst of failing deliveries never stops the others. Bad hooks — tokens with a NUL
+// A burst of failing deliveries never stops the others. Bad hooks — tokens with a NUL
 // byte or that no longer open (rows written directly: the API refuses such tokens), TLS without
 // verification and plain HTTP to a listener that accepts and never speaks, a receiver answering NUL
 // bytes — take a burst of events beside one good hook. The test endpoint and resend answer within the

@@ -1,7 +1,7 @@
 import type { CreateTableBuilder, Kysely } from 'kysely';
 import type { MigrationContext } from '../migration-context.ts';
 
-// Unit edits (issue 15):
+// Unit edits:
 // - units.pending_author: who made the pending edit, "Name <email>" (one commit per author), and
 //   units.pending_author_id (the user, when there is one); both cleared when the edit is committed;
 // - translation_projects.translation_review: Weblate's "Enable reviews" (approving needs unit.review);

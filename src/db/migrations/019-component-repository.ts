@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { MigrationContext } from '../migration-context.ts';
 
-// Repository operations of translation components (issue 15), Weblate's Component fields:
+// Repository operations of translation components, Weblate's Component fields:
 // - push_branch: the branch a push goes to ('' = the component's branch);
 // - commit_message / add_message / delete_message / merge_message: the message templates
 //   ({{ language_name }}, {{ project_name }}, {{ component_name }}, {{ stats.translated }} …);

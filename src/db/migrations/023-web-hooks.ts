@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { MigrationContext } from '../migration-context.ts';
 
-// Project and group web hooks (helper A of issue 18): GitLab's web_hooks table for ProjectHook and
+// Project and group web hooks: GitLab's web_hooks table for ProjectHook and
 // GroupHook (a row has a project_id or a group_id), with WebHooks::AutoDisabling's recent_failures and
 // disabled_until. System hooks keep their own table (005); the delivery queue (hook_deliveries) serves
 // both, told apart by hook_type ('system' for system_hooks rows, 'web' for web_hooks rows), so the

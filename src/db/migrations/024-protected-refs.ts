@@ -2,7 +2,7 @@ import type { CreateTableBuilder, Kysely } from 'kysely';
 import type { MigrationContext } from '../migration-context.ts';
 import { trackTableVersions } from '../versions.ts';
 
-// Protected branches and protected tags (helper B of issue 18): GitLab's protected_branches and
+// Protected branches and protected tags: GitLab's protected_branches and
 // protected_tags with their access levels (protected_branch_push_access_levels, …) in one table.
 // Existing projects get the protection of their default branch from the group's or the instance's
 // default_branch_protection_defaults, as GitLab's ProtectDefaultBranchService gave it at their first push.

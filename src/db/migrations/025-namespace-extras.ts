@@ -2,7 +2,7 @@ import type { CreateTableBuilder, Kysely } from 'kysely';
 import type { MigrationContext } from '../migration-context.ts';
 import { trackTableVersions } from '../versions.ts';
 
-// Project and group custom attributes, project avatars (helper C of issue 18). User and group avatars
+// Project and group custom attributes, project avatars. User and group avatars
 // use the avatar_url columns users and namespaces already have; bans are the user state `banned`;
 // identities are the existing `identities` table.
 export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promise<void> {

@@ -1,7 +1,7 @@
 import type { CreateTableBuilder, Kysely } from 'kysely';
 import type { MigrationContext } from '../migration-context.ts';
 
-// Commit comments and repository housekeeping (helper D of issue 18).
+// Commit comments and repository housekeeping.
 //
 // commit_notes: GitLab's notes on a commit (noteable_type 'Commit', commit_id the SHA). `path`,
 // `line`, `line_type` and `line_code` are set when the comment found its line in the commit's diff (a

@@ -2,7 +2,7 @@ import type { CreateTableBuilder, Kysely } from 'kysely';
 import type { MigrationContext } from '../migration-context.ts';
 import { trackTableVersions } from '../versions.ts';
 
-// User activity events and project stars (helper E of issue 18).
+// User activity events and project stars.
 //
 // events: GitLab's events table (Event, PushEvent). `action` is GitLab's number (created 1, updated 2,
 // closed 3, reopened 4, pushed 5, commented 6, merged 7, joined 8, left 9, destroyed 10, expired 11,

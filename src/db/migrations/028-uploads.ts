@@ -1,7 +1,7 @@
 import type { CreateTableBuilder, Kysely } from 'kysely';
 import type { MigrationContext } from '../migration-context.ts';
 
-// Project uploads (helper F of issue 18): files attached to markdown (GitLab's uploads table with
+// Project uploads: files attached to markdown (GitLab's uploads table with
 // FileUploader). The bytes live in the blob store under `store_key`; the row names them by the 32-hex
 // `secret` and the sanitised `filename`, as the markdown link /uploads/<secret>/<filename> does.
 export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promise<void> {

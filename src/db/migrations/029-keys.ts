@@ -2,7 +2,7 @@ import type { CreateTableBuilder, Kysely } from 'kysely';
 import type { MigrationContext } from '../migration-context.ts';
 import { trackTableVersions } from '../versions.ts';
 
-// SSH keys (issue 20): GitLab's `keys` table holds user keys and deploy keys (`type`), one row per public
+// SSH keys: GitLab's `keys` table holds user keys and deploy keys (`type`), one row per public
 // key: a key already known to anyone cannot be added again (`fingerprint has already been taken`), so the
 // SHA256 fingerprint is unique. A deploy key is enabled on projects through deploy_keys_projects, each with
 // its own `can_push`.

@@ -20,7 +20,7 @@ export async function queueProjectBlobs(trx: Kysely<Database>, projectIds: numbe
   const keys: string[] = [];
   const artifacts = await trx.selectFrom('ci_job_artifacts').select('store_key').where('project_id', 'in', projectIds).execute();
   keys.push(...artifacts.map((r) => r.store_key));
-  // project uploads (markdown attachments, issue 18)
+  // project uploads (markdown attachments)
   const uploads = await trx.selectFrom('uploads').select('store_key').where('project_id', 'in', projectIds).execute();
   keys.push(...uploads.map((r) => r.store_key));
   // export archives, and import archives not yet consumed

@@ -1,7 +1,7 @@
 // External commit statuses (GitLab Ci::CreateCommitStatusService, GenericCommitStatus, lib/api/
 // commit_statuses.rb): CI systems outside Hearth report a state per commit and name; each is a job of
 // type generic in the stage "external" of a pipeline for that commit and ref (the newest one, or a new
-// pipeline of source external). Owner: the statuses part of issue 16.
+// pipeline of source external).
 import type { CiBuildRow, CiPipelineRow, ProjectRow } from '../../db/schema.ts';
 import { nextIid } from '../../db/internal-ids.ts';
 import { Errors } from '../../lib/errors.ts';

@@ -1,6 +1,5 @@
 // User activity (GitLab's events table: GET /events, /users/:id/events, /projects/:id/events), written
 // in the same transaction as the system event that describes the change (recordSystemEvent calls this).
-// Issue 18, helper E.
 //
 // Which payloads make which events (GitLab's EventCreateService and where it is called):
 // - project_create → created (author: meta.authorId, else the project's creator);

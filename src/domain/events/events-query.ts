@@ -1,7 +1,6 @@
 // Reading user activity: GitLab's EventsFinder (source, by_current_user_access, action, target_type,
 // before/after, sort) as one SQL query, then Event#visible_to_user? on the page and the rows a page
 // shows (authors, push payloads, merge requests, notes) loaded with one query per kind.
-// Issue 18, helper E.
 import { sql, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../db/connect.ts';
 import type { CommitNoteRow, Database, EventRow, MergeRequestRow, NamespaceRow, NoteRow, ProjectRow, PushEventPayloadRow, UserRow } from '../../db/schema.ts';

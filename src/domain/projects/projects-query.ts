@@ -29,7 +29,7 @@ export interface ProjectView {
   isFork: boolean;
   /** a fork's source when the viewer may see it (forked_from_project); views of sources leave it out */
   forkedFrom?: ProjectView;
-  /** how many users starred it (star_count); issue 18 (E) */
+  /** how many users starred it (star_count) */
   starCount?: number;
   /** the project's import (import_status, import_type, import_error); null when it was not imported */
   importState?: { status: string; import_type: string; import_error: string | null } | null;
@@ -73,7 +73,7 @@ export type ProjectScope =
   | { kind: 'namespace'; namespaceId: number }
   /** the direct forks of a project (ForkProjectsFinder) */
   | { kind: 'forks'; projectId: number }
-  /** the projects a user starred (StarredProjectsFinder; issue 18, E) */
+  /** the projects a user starred (StarredProjectsFinder) */
   | { kind: 'starred'; userId: number };
 
 type ProjectsQB = SelectQueryBuilder<Database, 'projects', ProjectRow>;
@@ -198,7 +198,7 @@ export class ProjectsQuery {
     if (f.archived !== undefined) q = q.where('projects.archived', '=', f.archived ? 1 : 0);
     if (f.visibility) q = q.where('projects.visibility', '=', f.visibility);
     if (f.search && f.search.trim()) q = q.where(this.searchCondition(f.search, !!f.search_namespaces));
-    // Stars (issue 18, E): the caller's own with starred=true, a user's with the 'starred' scope.
+    // Stars: the caller's own with starred=true, a user's with the 'starred' scope.
     for (const starrer of [f.starred && user ? user.id : undefined, scope.kind === 'starred' ? scope.userId : undefined])
       if (starrer !== undefined)
         q = q.where(

@@ -1,7 +1,6 @@
 // Project stars (GitLab's UsersStarProject, User#toggle_star, UsersStarProjectsFinder): star and unstar
 // a project the caller may see, the starrers of a project (private profiles hidden but to themselves and
 // administrators), and the set of projects a user starred (the `starred` filter and starred_projects).
-// Issue 18, helper E.
 import { sql, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Database, ProjectRow, UserRow } from '../../db/schema.ts';
 import { isUniqueViolation } from '../../db/sql.ts';

@@ -150,14 +150,14 @@ export const SETTINGS: Record<string, SettingDef> = {
   throttle_authenticated_api_enabled: bool(false),
   throttle_authenticated_api_requests_per_period: int(7200, { gt: 0 }),
   throttle_authenticated_api_period_in_seconds: int(3600, { gt: 0 }),
-  // web throttles (issue 18): HTML pages and upload downloads; throttle_unauthenticated_* are their legacy names
+  // web throttles: HTML pages and upload downloads; throttle_unauthenticated_* are their legacy names
   throttle_unauthenticated_web_enabled: bool(false),
   throttle_unauthenticated_web_requests_per_period: int(3600, { gt: 0 }),
   throttle_unauthenticated_web_period_in_seconds: int(3600, { gt: 0 }),
   throttle_authenticated_web_enabled: bool(false),
   throttle_authenticated_web_requests_per_period: int(7200, { gt: 0 }),
   throttle_authenticated_web_period_in_seconds: int(3600, { gt: 0 }),
-  // documented settings that answered 400 before issue 18 (stored and returned; README says which act)
+  // other settings GitLab documents (stored and returned; README says which act)
   default_project_creation: int(2, { values: [0, 1, 2, 3, 4] }),
   gitaly_timeout_default: int(55, { gte: 0 }),
   gitaly_timeout_fast: int(10, { gte: 0 }),

@@ -362,7 +362,7 @@ function recordErrors(s: Settings, changed: Set<string>, storages: readonly stri
 export async function prepareSettingsUpdate(params: Record<string, unknown>, current: Settings, opts: UpdateOptions = {}): Promise<Record<string, unknown>> {
   const given = Object.keys(params).filter(accepted);
   if (!given.length) {
-    // Only parameters that are no settings: name them rather than list every setting (issue 18).
+    // Only parameters that are no settings: name them rather than list every setting.
     const unknown = Object.keys(params);
     if (unknown.length)
       throw Errors.param(`${unknown.join(', ')} ${unknown.length === 1 ? 'is not a setting' : 'are not settings'}, at least one setting must be provided`);

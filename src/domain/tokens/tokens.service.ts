@@ -460,7 +460,7 @@ export class TokensService {
 
   /**
    * Model validation as GitLab's `finder.build(...).save`: 400 {"message":{"field":[…]}}. Without expires_at
-   * the maximum lifetime, as for personal access tokens (issue 18; GitLab itself answers "can't be blank").
+   * the maximum lifetime, as for personal access tokens (GitLab itself answers "can't be blank").
    */
   async createImpersonation(target: UserRow, input: Omit<CreateTokenInput, 'impersonation'>): Promise<TokenView> {
     await this.assertCreationAllowed();

@@ -1,7 +1,7 @@
 // GET /events, /users/:id/events, /projects/:id/events (GitLab lib/api/events.rb, project_events.rb,
 // helpers/events_helpers.rb): EventsFinder's filters, offset pagination counted before the per-event
 // visibility check (as GitLab's pages may come out shorter than per_page), the Event entity, served
-// from the response cache. Issue 18, helper E.
+// from the response cache.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';

@@ -1,4 +1,4 @@
-// /user/keys, /users/:id/keys, /keys/:id, /keys?fingerprint= (issue 20, helper K): GitLab's lib/api/users.rb
+// /user/keys, /users/:id/keys, /keys/:id, /keys?fingerprint=: GitLab's lib/api/users.rb
 // SSH key endpoints and lib/api/keys.rb.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';

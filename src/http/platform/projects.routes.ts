@@ -273,7 +273,7 @@ export function projectsRoutes(fastify: FastifyInstance, c: Container): void {
   const viewContext = async (actor: Actor): Promise<ProjectViewContext> =>
     projectViewContext(userViewContext(c.config.externalUrl, await c.settings.get()), actor.isAdmin, (p) => c.repos.repository(p).isEmptySync());
 
-  /** The project with its uploaded avatar stored (issue 18, C). */
+  /** The project with its uploaded avatar stored. */
   async function withAvatar(project: ProjectRow, avatar: AvatarFile): Promise<ProjectRow> {
     return { ...project, avatar_url: await c.avatars.save('project', project.id, avatar) };
   }
@@ -360,7 +360,7 @@ export function projectsRoutes(fastify: FastifyInstance, c: Container): void {
       }),
   );
 
-  // issue 18 (E): StarredProjectsFinder — a user's starred projects, hidden with a private profile.
+  // StarredProjectsFinder: a user's starred projects, hidden with a private profile.
   app.get(
     '/api/v4/users/:user_id/starred_projects',
     { config: read, schema: { tags: TAGS, params: UserParams, querystring: ListQuery, response: { 200: Type.Array(ProjectSchema) } } },

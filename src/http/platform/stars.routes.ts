@@ -1,6 +1,6 @@
 // POST /projects/:id/star, /projects/:id/unstar and GET /projects/:id/starrers (GitLab lib/api/projects.rb,
 // Entities::UserStarsProject). Starring answers 201 with the project (Entities::Project), or 304 with no
-// body when nothing changed. Issue 18, helper E.
+// body when nothing changed.
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';

@@ -1,7 +1,7 @@
 // User settings pages: /-/profile (the profile form), /-/profile/personal_access_tokens (list, create —
 // the secret shown once, on the answer to the form —, revoke) and /-/profile/keys (list, add, delete). Writes go through
 // c.users.update and c.tokens exactly as PUT /users/:id and the personal access tokens API do, and c.keys as /user/keys does.
-// `forgeSettingsPages` registers this module, the project settings and the admin area (helper D).
+// `forgeSettingsPages` registers this module, the project settings and the admin area.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Container } from '../../container.ts';
 import type { UserRow } from '../../db/schema.ts';
@@ -127,7 +127,7 @@ export function profilePages(app: FastifyInstance, c: Container, web: Web): void
     return web.redirect(reply, '/-/profile/personal_access_tokens', { kind: 'notice', text: 'Revoked personal access token' });
   });
 
-  // ---- SSH keys (issue 20) ----
+  // ---- SSH keys ----
 
   // The list, add and delete go through c.keys as /user/keys does (validation, key_create/key_destroy).
   const keysPage = async (reply: FastifyReply, ctx: WebCtx & { user: UserRow }, opts: { values?: KeyFormValues; errors?: string[]; status?: number } = {}) => {

@@ -1,4 +1,4 @@
-// The repository pages (helper B of issue 19): project home, directory, file, raw, blame, history,
+// The repository pages: project home, directory, file, raw, blame, history,
 // commit, compare, branches and tags. Every read goes through the project the dispatcher resolved with
 // the viewer's access (read_code as the repository API checks it), the long-lived cat-file readers and
 // content-addressed caches; the one write (deleting a branch) goes through the repository service.

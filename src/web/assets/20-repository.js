@@ -1,4 +1,4 @@
-// Repository pages (helper B): copy buttons of the clone URLs, confirmation of branch deletion, and
+// Repository pages: copy buttons of the clone URLs, confirmation of branch deletion, and
 // the ref switcher that follows its <select> at once (the Switch button does it without script).
 document.addEventListener('click', (ev) => {
   const btn = ev.target instanceof Element ? ev.target.closest('[data-copy-target]') : null;

@@ -1,4 +1,4 @@
-// The translation editor's keyboard shortcuts (helper F): Ctrl+Enter (or Cmd+Enter) saves — or
+// The translation editor's keyboard shortcuts: Ctrl+Enter (or Cmd+Enter) saves — or
 // suggests, for those who may only suggest — and Alt+ArrowRight / Alt+PageDown and Alt+ArrowLeft /
 // Alt+PageUp follow the next / previous links; typing in a translation clears "Needs editing" (as
 // Weblate's editor does). The page works without this script.

@@ -164,7 +164,7 @@ const DEFAULTS: Record<string, unknown> = {
   user_oauth_applications: true,
   user_show_add_ssh_key_message: true,
   wiki_page_max_content_bytes: 52428800,
-  // added in issue 18 (helper F)
+  // other settings GitLab documents (stored and returned)
   allow_project_creation_for_guest_and_below: true,
   allow_runner_registration_token: true,
   asciidoc_max_includes: 32,
@@ -394,7 +394,7 @@ test('no settable parameter: 400 listing every settable attribute', async (t) =>
   assert.deepEqual(await storedRow(c), {});
 });
 
-test('only parameters that are no settings: 400 naming them, not every setting (issue 18)', async (t) => {
+test('only parameters that are no settings: 400 naming them, not every setting', async (t) => {
   const { app, c, root } = await buildTestApp(t);
   const cases: [Partial<Inject>, string][] = [
     [{ url: `${URL}?foo=1&delayed_project_deletion=true&domain_whitelist=a.com` }, 'foo, delayed_project_deletion, domain_whitelist are not settings'],
@@ -409,7 +409,7 @@ test('only parameters that are no settings: 400 naming them, not every setting (
   assert.deepEqual(await storedRow(c), {});
 });
 
-test('default_branch_name and the other settings added in issue 18: accepted, validated, used for new projects', async (t) => {
+test('default_branch_name and the other documented settings: accepted, validated, used for new projects', async (t) => {
   const { app, c, seed, root } = await buildTestApp(t);
   const res = await put(app, root, {
     payload: {

@@ -1,4 +1,4 @@
-// Avatars (issue 18, C): a multipart `avatar` on user, group and project create/update, PUT
+// Avatars: a multipart `avatar` on user, group and project create/update, PUT
 // /user/avatar, served back at GitLab's /uploads/-/system/<model>/avatar/<id>/<file> paths.
 import test from 'node:test';
 import assert from 'node:assert/strict';

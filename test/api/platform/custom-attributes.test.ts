@@ -1,4 +1,4 @@
-// Project and group custom attributes (issue 18, C): the endpoints users already had, shared code.
+// Project and group custom attributes: the endpoints users already had, shared code.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp } from '../../helpers/build-app.ts';

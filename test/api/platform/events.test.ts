@@ -1,6 +1,6 @@
 // User activity events: GET /events, /users/:id/events, /projects/:id/events (GitLab lib/api/events.rb,
 // project_events.rb, EventsFinder, Event#visible_to_user?), written beside the system events of project
-// creation, pushes (files and branches APIs), memberships, merge requests and notes. Issue 18, helper E.
+// creation, pushes (files and branches APIs), memberships, merge requests and notes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { UserRow } from '../../../src/db/schema.ts';
@@ -421,7 +421,7 @@ test('comments: a note payload becomes a "commented on" event with the note; int
   assert.equal(res.statusCode, 201, res.body);
   const noteEntity = res.json();
   const note = await c.db.kysely.selectFrom('notes').selectAll().where('id', '=', noteEntity.id).executeTakeFirstOrThrow();
-  // The note hook payload (helpers A/D emit it from the notes service); written here as GitLab's Gitlab::DataBuilder::Note.
+  // The note hook payload (the notes service emits it); written here as GitLab's Gitlab::DataBuilder::Note.
   const already = await c.db.kysely.selectFrom('events').select('id').where('target_id', '=', note.id).where('action', '=', 6).executeTakeFirst();
   if (!already) {
     await c.db.kysely.transaction().execute(async (trx) => {

@@ -1,4 +1,4 @@
-// POST /groups/:id/transfer (issue 18, C): to a new parent or the top level, paths and redirects,
+// POST /groups/:id/transfer: to a new parent or the top level, paths and redirects,
 // visibility lowered under a more private parent, GitLab's refusals.
 import test from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Users' SSH keys (issue 20): /user/keys, /users/:id/keys, /keys/:id and /keys?fingerprint= with GitLab's
+// Users' SSH keys: /user/keys, /users/:id/keys, /keys/:id and /keys?fingerprint= with GitLab's
 // entities, validation bodies (each refusal writes no row), scopes and permissions, and the key_create /
 // key_destroy system hook events (outbox and a real delivery).
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// POST /markdown (issue 18, F): GitLab's parameters and status, sanitised HTML, GFM extras, project context.
+// POST /markdown: GitLab's parameters and status, sanitised HTML, GFM extras, project context.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, EXTERNAL_URL } from '../../helpers/build-app.ts';

@@ -1,4 +1,4 @@
-// GET /namespaces, /namespaces/:id, /namespaces/:id/exists and GET /projects/:id/groups (issue 18, C).
+// GET /namespaces, /namespaces/:id, /namespaces/:id/exists and GET /projects/:id/groups.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, EXTERNAL_URL } from '../../helpers/build-app.ts';

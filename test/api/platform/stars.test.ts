@@ -1,6 +1,6 @@
 // Project stars: POST /projects/:id/star and /unstar (201 with Entities::Project, 304 when nothing
 // changes), GET /projects/:id/starrers (Entities::UserStarsProject, search, private profiles),
-// GET /users/:id/starred_projects, the starred filter and star_count of project lists. Issue 18, helper E.
+// GET /users/:id/starred_projects, the starred filter and star_count of project lists.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { UserRow } from '../../../src/db/schema.ts';

@@ -1,4 +1,4 @@
-// Issue 18: tokens created without expires_at get GitLab's default (the maximum allowed lifetime: 365 days,
+// Tokens created without expires_at get GitLab's default (the maximum allowed lifetime: 365 days,
 // or max_personal_access_token_lifetime when less); a date that is not in the future is refused with 400.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

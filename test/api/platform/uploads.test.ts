@@ -1,4 +1,4 @@
-// Project uploads (issue 18, F): POST /projects/:id/uploads, the Maintainer list, downloads by id and by
+// Project uploads: POST /projects/:id/uploads, the Maintainer list, downloads by id and by
 // secret, deletion, the web paths with the project's visibility, size limit and safe serving.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// POST /users/:id/ban and /unban, DELETE /users/:id/identities/:provider (issue 18, C).
+// POST /users/:id/ban and /unban, DELETE /users/:id/identities/:provider.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp } from '../../helpers/build-app.ts';

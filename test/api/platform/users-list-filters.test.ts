@@ -1,4 +1,4 @@
-// GET /users fixes (issue 18, C): created_after / created_before for every caller; without_projects
+// GET /users filters: created_after / created_before for every caller; without_projects
 // excludes every user with access to a project (personal owner, direct member, member through a group).
 import test from 'node:test';
 import assert from 'node:assert/strict';

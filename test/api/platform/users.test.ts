@@ -353,7 +353,7 @@ test('non-administrators: order_by, sort, two_factor, without_projects, custom_a
   const now = nowIso();
   await c.db.kysely.insertInto('user_custom_attributes').values({ user_id: old.id, key: 'k', value: 'v', created_at: now, updated_at: now }).execute();
   const all = [old.id, me.id, rootUser.id];
-  // created_after / created_before are "Filters for everyone" (issue 18)
+  // created_after / created_before are "Filters for everyone"
   assert.deepEqual(ids(await app.inject({ method: 'GET', url: '/api/v4/users?created_before=2021-01-01', headers: tok.headers })), [old.id]);
   assert.deepEqual(ids(await app.inject({ method: 'GET', url: '/api/v4/users?created_after=2030-01-01', headers: tok.headers })), []);
   for (const qs of ['order_by=username&sort=asc', 'two_factor=enabled', 'without_projects=true', 'custom_attributes[k]=v']) {

@@ -1,4 +1,4 @@
-// The acceptance of issue 15, end to end over real ports and real git: a repository with po/*.po is
+// Translation writes end to end, over real ports and real git: a repository with po/*.po is
 // pushed to the forge over smart HTTP, a component is created on it, a Developer of the forge project
 // translates through the translation API, the translations are committed and pushed back, and a real
 // `git clone` shows the new msgstr with PO-Revision-Date and Last-Translator updated and no other line

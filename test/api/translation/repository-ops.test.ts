@@ -1,4 +1,4 @@
-// Repository operations of translation components (issue 15; reference §1.3): the local branch in the
+// Repository operations of translation components (reference §1.3): the local branch in the
 // mirror (refs/heads/<branch>) ahead of the upstream (refs/remotes/origin/<branch>), commits of pending
 // edits (one per author, the message template, the PO header), push into a project of this server as
 // a push like any other, pull with fast-forward, rebase, merge and conflicts, reset, cleanup, file-sync,

@@ -1,4 +1,4 @@
-// Issue 12 item 1: a units search with a regular expression can never hold the server. Patterns RE2
+// A units search with a regular expression can never hold the server. Patterns RE2
 // refuses are 400 {"q": …} before any query; the others run where a time limit reaches them (a worker
 // thread on SQLite, statement_timeout on PostgreSQL), so health checks answer while one runs, and past
 // the limit the search is 400 {"q": "Search took longer…"}; too many at once are 503 with Retry-After.

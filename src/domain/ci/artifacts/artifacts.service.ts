@@ -1,7 +1,7 @@
 // Job artifacts (GitLab Ci::JobArtifact, Ci::JobArtifacts::CreateService / DeleteService /
 // ExpireProjectBuildArtifactsService / DestroyAllExpiredService): the files a job uploads, kept in the
 // blob store, downloaded whole or one file at a time, kept, deleted or expired.
-// Owner: the artifacts part of issue 16 (see docs/design-notes.md, CI).
+// See docs/design-notes.md, CI.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';

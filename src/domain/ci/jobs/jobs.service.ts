@@ -1,7 +1,7 @@
 // Jobs (GitLab Ci::Build and Ci::RegisterJobService / UpdateBuildStateService /
 // AppendBuildTraceService): the queue runners take jobs from, the job token a running job holds, state
 // changes from the runner, the log, and the API's cancel, retry, play and erase.
-// Owner: the jobs part of issue 16 (see docs/design-notes.md, CI).
+// See docs/design-notes.md, CI.
 import { sql } from 'kysely';
 import type { CiBuildRow, CiRunnerRow, NamespaceRow, ProjectRow, UserRow } from '../../../db/schema.ts';
 import { randomToken, safeEqual } from '../../../lib/secrets.ts';

@@ -1,6 +1,6 @@
 // Pipelines (GitLab Ci::CreatePipelineService, Ci::ProcessPipelineService): the CI file of a ref read
 // from the repository, the jobs it creates, and how a pipeline moves on as its jobs finish.
-// Owner: the pipelines part of issue 16 (see docs/design-notes.md, CI).
+// See docs/design-notes.md, CI.
 import { type Kysely, sql } from 'kysely';
 import type { CiBuildRow, CiPipelineRow, Database, NamespaceRow, ProjectRow } from '../../../db/schema.ts';
 import { nextIid } from '../../../db/internal-ids.ts';

@@ -1,7 +1,7 @@
 // Runners (GitLab Ci::Runner, Ci::Runners::RegisterRunnerService, CreateRunnerService, AssignRunnerService,
 // UnassignRunnerService, RunnerPolicy): registration tokens, runner authentication tokens, status
 // filters, who may see or change a runner, and the runner API's lists and updates.
-// Owner: the runners part of issue 16 (see docs/design-notes.md, CI).
+// See docs/design-notes.md, CI.
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Database, CiRunnerRow, NamespaceRow, ProjectRow } from '../../../db/schema.ts';
 import { Errors } from '../../../lib/errors.ts';

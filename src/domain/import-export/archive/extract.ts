@@ -1,5 +1,5 @@
 // Archives are untrusted: extraction into a fresh directory refuses what could escape it or exhaust
-// the machine. Owner: the archive-safety part of issue 17.
+// the machine.
 //
 // The .tar.gz is read as a stream: gunzip (its output counted against maxBytes, the whole run under
 // timeoutMs) → node-tar's Parser (strict: a bad checksum, a truncated or unrecognised archive is an error)

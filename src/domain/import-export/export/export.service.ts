@@ -1,7 +1,7 @@
 // Project exports (GitLab lib/api/project_export.rb, Projects::ImportExport::ExportService): the request,
 // the status record, the download, the upload to `upload[url]`, and expiry. The work runs as an outbox
 // job (kind project_export): this process starts it at once; the worker round takes what another
-// process left. Owner: the export part of issue 17.
+// process left.
 //
 // One row per project and user (project_exports). `status` is the current run (queued → started →
 // finished | failed); `store_key`, `file_name`, `size` and `expires_at` describe the last finished archive,

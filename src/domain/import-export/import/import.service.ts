@@ -2,7 +2,7 @@
 // RepositoryImportWorker): from an uploaded file, a remote URL or an S3 object. The request creates the
 // project (import_status scheduled) and stores or records the archive's source; the work runs as an
 // outbox job (kind project_import): fetch, extract safely, restore the repository, apply project.json
-// (override_params win), import the relations. Owner: the import part of issue 17.
+// (override_params win), import the relations.
 //
 // The request (CreateProjectService): the namespace (an id or a full path the caller may see; default
 // the caller's own), the project made by the one creation path (ProjectsService.create: its checks and

@@ -1,6 +1,6 @@
 // Single-relation imports (GitLab POST /projects/import-relation, Projects::ImportExport::RelationImportWorker):
 // one relation of an export archive into an existing project, one at a time per project, items already
-// there skipped. The work runs as an outbox job (kind relation_import). Owner: the relation-import part of issue 17.
+// there skipped. The work runs as an outbox job (kind relation_import).
 //
 // The request stores the uploaded archive in the blob store (`relation-imports/<project>/<random>.tar.gz`)
 // and, in one transaction, the row (status created) and its job; this process runs the job at once

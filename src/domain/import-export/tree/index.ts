@@ -1,6 +1,6 @@
 // The project's tree in an archive: tree/project.json and tree/project/<relation>.ndjson, written from
 // the database and read back into it, in GitLab's attribute names (import_export.yml) so that the
-// archives of either product carry over. Owner: the tree part of issue 17.
+// archives of either product carry over.
 import type { Kysely } from 'kysely';
 import type { Database, ProjectRow, UserRow } from '../../../db/schema.ts';
 import type { FeatureDeps } from '../../deps.ts';

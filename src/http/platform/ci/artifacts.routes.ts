@@ -1,7 +1,7 @@
 // Job artifacts (GitLab lib/api/ci/job_artifacts.rb and the artifacts endpoints of lib/api/ci/runner.rb):
 // the runner's upload and dependency download, and the project's downloads (whole archive, one file
 // by random access), keep and delete. Bytes are streamed from and to the blob store, never buffered.
-// Owner: the artifacts part of issue 16. Registered in src/http/platform/ci/index.ts.
+// Registered in src/http/platform/ci/index.ts.
 import type { IncomingMessage } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Busboy, type BusboyInstance } from '@fastify/busboy';

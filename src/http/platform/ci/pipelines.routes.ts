@@ -1,7 +1,6 @@
-// Owner: the pipelines part of issue 16. Registered in src/http/platform/ci/index.ts.
 // /projects/:id/pipelines… and /projects/:id/pipeline (GitLab lib/api/ci/pipelines.rb) and
 // /projects/:id/ci/lint (lib/api/lint.rb). GETs are open to whoever may read the project's pipelines;
-// every write needs a signed-in user.
+// every write needs a signed-in user. Registered in src/http/platform/ci/index.ts.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';

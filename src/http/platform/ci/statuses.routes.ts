@@ -1,6 +1,6 @@
 // Commit statuses (GitLab lib/api/commit_statuses.rb): POST /projects/:id/statuses/:sha and
 // GET /projects/:id/repository/commits/:sha/statuses; every endpoint needs a signed-in user.
-// Owner: the statuses part of issue 16. Registered in src/http/platform/ci/index.ts.
+// Registered in src/http/platform/ci/index.ts.
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';

@@ -1,5 +1,5 @@
 // API::Entities::Event (and PushEventPayload): GitLab's field order; `note` only on comments, `push_data`
-// only on pushes. Issue 18, helper E.
+// only on pushes.
 import { Type, type Static } from 'typebox';
 import { actionName } from '../../../domain/events/action-name.ts';
 import { COMMIT_NOTE_TARGET, EVENT_ACTIONS, NOTE_TARGET_TYPES } from '../../../domain/events/activity.ts';

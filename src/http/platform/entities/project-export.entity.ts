@@ -1,5 +1,5 @@
 // GitLab's API::Entities::ProjectExportStatus (a ProjectIdentity plus export_status and, only when
-// finished, _links). Owner: the export part of issue 17.
+// finished, _links).
 import { Type } from 'typebox';
 import type { NamespaceRow, ProjectRow } from '../../../db/schema.ts';
 import type { ExportStatus } from '../../../domain/import-export/export/export.service.ts';

@@ -2,7 +2,7 @@
 // GET /projects/:id/export shows its status, GET /projects/:id/export/download sends the archive.
 // Every route first checks what GitLab's `before` does — exports enabled (else 404 "404 Not Found"),
 // the project, admin_project — and only then the parameters (Grape validates after `before`).
-// Owner: the export part of issue 17. Registered in src/http/platform/import-export/index.ts.
+// Registered in src/http/platform/import-export/index.ts.
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';

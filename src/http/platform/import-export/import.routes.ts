@@ -1,7 +1,7 @@
 // Project imports (GitLab lib/api/project_import.rb): POST /projects/import (multipart, the archive read
 // as a stream and spooled), POST /projects/remote-import, POST /projects/remote-import-s3 and
 // GET /projects/:id/import, each answering Entities::ProjectImportStatus.
-// Owner: the import part of issue 17. Registered in src/http/platform/import-export/index.ts.
+// Registered in src/http/platform/import-export/index.ts.
 import fs from 'node:fs';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';

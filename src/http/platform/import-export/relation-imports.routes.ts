@@ -1,5 +1,5 @@
 // Single-relation imports (GitLab lib/api/project_import.rb `import-relation` and `:id/relation-imports`,
-// Entities::RelationImportTracker). Owner: the relation-imports part of issue 17. Registered in
+// Entities::RelationImportTracker). Registered in
 // src/http/platform/import-export/index.ts.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';

@@ -1,6 +1,5 @@
 // Multipart uploads of archives (POST /projects/import, /projects/import-relation): read as a stream,
 // the file spooled to a temporary file (never held in memory), the size limit enforced while reading.
-// Owner: the archive-safety part of issue 17.
 //
 // How a route opts in: register it in a child context where multipart bodies are not parsed ahead, so
 // the body is still unread when the handler calls readUpload (as artifacts.routes.ts does):

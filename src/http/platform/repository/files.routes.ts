@@ -140,7 +140,7 @@ function transliterate(s: string): string {
 }
 
 export function inlineDisposition(fileName: string): string {
-  // Some browsers ignore the content type of .xhtml files: GitLab drops the extension (issue 458236).
+  // Some browsers ignore the content type of .xhtml files: GitLab drops the extension (gitlab-org/gitlab#458236).
   const name = fileName.endsWith('.xhtml') ? fileName.split('.')[0] : fileName;
   return `inline; filename="${percentEscape(transliterate(name), TRADITIONAL_ESCAPED)}"; filename*=UTF-8''${percentEscape(name, RFC_5987_ESCAPED)}`;
 }

@@ -14,7 +14,7 @@ export const urls = {
   component: (p: string, c: string) => `/projects/${enc(p)}/${enc(c)}/`,
   repository: (p: string, c: string) => `/projects/${enc(p)}/${enc(c)}/-/repository/`,
   translation: (p: string, c: string, lang: string) => `/projects/${enc(p)}/${enc(c)}/${enc(lang)}/`,
-  /** the editor (helper F's pages), filtered with `q` when given */
+  /** the translation editor, filtered with `q` when given */
   translate: (p: string, c: string, lang: string, q?: string) => `/translate/${enc(p)}/${enc(c)}/${enc(lang)}/${q ? `?q=${enc(q)}` : ''}`,
   download: (p: string, c: string, lang: string, format?: string) => `/download/${enc(p)}/${enc(c)}/${enc(lang)}/${format ? `?format=${enc(format)}` : ''}`,
   componentZip: (p: string, c: string) => `/download/${enc(p)}/${enc(c)}/`,
