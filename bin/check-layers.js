@@ -8,7 +8,9 @@
 //   and services in the domain;
 // - runtime imports form a cycle, between files or between top-level folders;
 // - `Errors.raw(` appears in src/domain more often than RAW_ERRORS_MAX (it may only go down: the domain
-//   raises typed errors, and each API renders them).
+//   raises typed errors, and each API renders them);
+// - a line of any file under src/ names how the code was built (BUILD_HISTORY: issue or helper numbers)
+//   where it should say what the product does.
 // `--root <dir>` checks another tree (the check's own test runs it on small fixture trees).
 // Plain JavaScript: it runs with node before anything is compiled.
 import fs from 'node:fs';
@@ -26,6 +28,8 @@ const LAYERS = [
 ];
 /** `Errors.raw(` calls allowed in src/domain: lower it as they go, never raise it */
 const RAW_ERRORS_MAX = 98;
+/** comments that speak of the build ("issue 18, helper E") rather than the product; GitLab's own issues are gitlab-org/gitlab#N */
+const BUILD_HISTORY = /issue [0-9]+|helper [A-Z]\b/i;
 const SQL_FREE = ['http', 'web'];
 const STATEMENTS = new Set(['selectFrom', 'insertInto', 'updateTable', 'deleteFrom']);
 const ROUTE_MODULE = /\.(routes|pages)\.tsx?$/;
@@ -43,6 +47,27 @@ function modules(dir) {
     if (e.isDirectory()) return modules(p);
     return /\.(ts|tsx|js|mjs)$/.test(e.name) && !e.name.endsWith('.d.ts') ? [p] : [];
   });
+}
+
+/** Every file under dir, whatever its kind (stylesheets and data included). */
+function allFiles(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? allFiles(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+}
+
+/** @returns {string[]} a problem per line that names issue or helper numbers */
+function buildHistory(root, src) {
+  return allFiles(src)
+    .sort()
+    .flatMap((file) =>
+      fs
+        .readFileSync(file, 'utf8')
+        .split('\n')
+        .flatMap((text, i) =>
+          BUILD_HISTORY.test(text)
+            ? [`${path.relative(root, file)}:${i + 1}: a comment names how the code was built (issue/helper numbers): say what the product does`]
+            : [],
+        ),
+    );
 }
 
 /** The top-level folder of a module under src/ (or the file's name without extension for src/*.ts). */
@@ -196,6 +221,7 @@ export function checkLayers(root) {
       }
     }
   }
+  problems.push(...buildHistory(root, src));
   for (const c of cycles(areaGraph)) problems.push(`src/: the top-level folders ${c.join(', ')} import each other at runtime (a cycle)`);
   for (const c of cycles(fileGraph)) problems.push(`src/: a runtime import cycle between ${c.map(rel).join(', ')}`);
   if (rawErrors > RAW_ERRORS_MAX) {

@@ -140,6 +140,24 @@ test('more Errors.raw calls in the domain than allowed fail', () => {
   assert.equal(run.status, 1);
 });
 
+test('a comment naming an issue or a helper fails, in a module or a stylesheet; a GitLab issue reference passes', () => {
+  const run = check({
+    ...CLEAN,
+    'domain/stars.ts': '// Project stars (issue 18, helper E).\n// GitLab drops the extension (gitlab-org/gitlab#458236).\nexport const stars = 1;\n',
+    'web/assets/10-app.css': '/* The settings pages */\n/* Helper D: the sign-in box */\n.box {}\n',
+  });
+  assert.equal(
+    run.stderr,
+    [
+      'src/domain/stars.ts:1: a comment names how the code was built (issue/helper numbers): say what the product does',
+      'src/web/assets/10-app.css:2: a comment names how the code was built (issue/helper numbers): say what the product does',
+      'check-layers: 2 problem(s) in 8 modules',
+      '',
+    ].join('\n'),
+  );
+  assert.equal(run.status, 1);
+});
+
 test("the project's own src/ keeps the layers", () => {
   const run = spawnSync(process.execPath, [CHECK], { encoding: 'utf8' });
   assert.equal(run.stderr, '');
