@@ -253,7 +253,7 @@ export class GitSshServer {
    * (not a signing-only key), not expired, and of a type and size today's key restrictions allow.
    */
   private async usableKey(fingerprint: string): Promise<KeyRow | null> {
-    const key = await this.c.db.kysely.selectFrom('keys').selectAll().where('fingerprint_sha256', '=', fingerprint).executeTakeFirst();
+    const key = await this.c.keys.byBlobFingerprint(fingerprint);
     if (!key || key.usage_type === 'signing' || keyExpired(key)) return null;
     if (key.type === 'user' && key.user_id === null) return null;
     return (await this.restrictionRefusal(key)) ? null : key;
@@ -348,7 +348,7 @@ export class GitSshServer {
     const identity = conn.identity!;
     let user: UserRow | null = null;
     if (identity.kind === 'user' || identity.key.user_id !== null) {
-      user = (await this.c.db.kysely.selectFrom('users').selectAll().where('id', '=', identity.key.user_id!).executeTakeFirst()) ?? null;
+      user = (await this.c.users.byId(identity.key.user_id!)) ?? null;
     }
     if (identity.kind === 'user') {
       const denied = user ? deniedReason(user) : 'Your account has been blocked.';

@@ -22,15 +22,8 @@ import { isValidNewRefName } from '../repository/refs.ts';
 import type { BranchProtectionDefaults } from '../groups/group-settings.ts';
 import { type HookChanges, labelHookAttrs, type MergeRequestAction, recordMergeRequestEvent, STATE_IDS } from './mr-events.ts';
 import { userHookAttrs } from '../events/hook-attrs.ts';
-import {
-  type HeadPipelineView,
-  loadSimpleViews,
-  loadViews,
-  type MergeRequestDetail,
-  type MergeRequestSimpleView,
-  type MergeRequestView,
-  usersById,
-} from './present.ts';
+import { type HeadPipelineView, loadSimpleViews, loadViews, type MergeRequestDetail, type MergeRequestSimpleView, type MergeRequestView } from './present.ts';
+import { basicByIds } from '../users/users-query.ts';
 import { isDraftTitle, mergeParamsOf } from './rules.ts';
 import { pipelineAllowed } from '../ci/pipelines/pipelines.service.ts';
 
@@ -188,7 +181,7 @@ export class MergeRequestsService {
       .executeTakeFirst();
     if (!source) return null;
     const projectWebUrl = `${this.deps.externalUrl}/${source.full_path}/${source.path}`;
-    const user = (await usersById(this.db, [p.user_id])).get(p.user_id ?? 0);
+    const user = (await basicByIds(this.db, [p.user_id])).get(p.user_id ?? 0);
     return { pipeline: p, projectWebUrl, user };
   }
 
@@ -893,7 +886,7 @@ export class MergeRequestsService {
         (x): x is number => x !== null,
       ),
     );
-    const users = await usersById(this.db, ids);
+    const users = await basicByIds(this.db, ids);
     return ids.map((id) => users.get(id)).filter((u) => !!u);
   }
 
@@ -906,7 +899,7 @@ export class MergeRequestsService {
       .orderBy('created_at')
       .orderBy('user_id')
       .execute();
-    const users = await usersById(
+    const users = await basicByIds(
       this.db,
       links.map((l) => l.user_id),
     );
@@ -938,7 +931,7 @@ export class MergeRequestsService {
       .where('resource_label_events.merge_request_id', '=', found.mr.id)
       .orderBy('resource_label_events.id')
       .execute();
-    const users = await usersById(
+    const users = await basicByIds(
       this.db,
       rows.map((r) => r.user_id),
     );
@@ -968,7 +961,7 @@ export class MergeRequestsService {
     const rows = await this.db.selectFrom('resource_milestone_events').selectAll().where('merge_request_id', '=', found.mr.id).orderBy('id').execute();
     const milestoneIds = unique(rows.map((r) => r.milestone_id).filter((x): x is number => x !== null));
     const [users, milestones] = await Promise.all([
-      usersById(
+      basicByIds(
         this.db,
         rows.map((r) => r.user_id),
       ),
@@ -983,7 +976,7 @@ export class MergeRequestsService {
 
   async stateEventsOf(found: FoundMergeRequest) {
     const rows = await this.db.selectFrom('resource_state_events').selectAll().where('merge_request_id', '=', found.mr.id).orderBy('id').execute();
-    const users = await usersById(
+    const users = await basicByIds(
       this.db,
       rows.map((r) => r.user_id),
     );

@@ -6,7 +6,6 @@
 import crypto from 'node:crypto';
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Database, MergeRequestRow, NoteRow } from '../../db/schema.ts';
-import { BASIC_COLUMNS, type UserBasicRow } from '../users/users-query.ts';
 import { type DomainError, Errors } from '../../lib/errors.ts';
 import { nowIso, parseDateTime } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
@@ -102,14 +101,6 @@ export class NotesService {
       .executeTakeFirst();
     if (!note) throw Errors.recordNotFound();
     return note;
-  }
-
-  /** The users notes, discussions, awards and approvals show (UserBasic), by id, one query. */
-  async usersByIds(ids: Iterable<number | null>): Promise<Map<number, UserBasicRow>> {
-    const wanted = [...new Set([...ids].filter((x): x is number => x !== null))];
-    if (!wanted.length) return new Map();
-    const rows = await this.db.selectFrom('users').select(BASIC_COLUMNS).where('users.id', 'in', wanted).execute();
-    return new Map(rows.map((r) => [r.id, r]));
   }
 
   // ---- writing notes --------------------------------------------------------------------------

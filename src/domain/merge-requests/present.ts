@@ -5,7 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { CiPipelineRow, Database, LabelRow, MergeRequestRow, MilestoneRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
 import type { MilestoneWithUrl } from '../milestones/milestones.service.ts';
-import { BASIC_COLUMNS, type UserBasicRow } from '../users/users-query.ts';
+import { basicByIds, type UserBasicRow } from '../users/users-query.ts';
 import { settingsOf } from '../projects/project-settings.ts';
 import { headPipelines } from './head-pipeline.ts';
 import { type MergeFacts, NO_FACTS } from './merge-status.ts';
@@ -87,14 +87,6 @@ export function projectRef(project: ProjectRow, namespace: Pick<NamespaceRow, 'f
     pipelineMustSucceed: s.only_allow_merge_if_pipeline_succeeds === true,
     skippedPipelineAllowed: s.allow_merge_on_skipped_pipeline === true,
   };
-}
-
-/** The users of these ids (basic columns), by id. */
-export async function usersById(db: Kysely<Database>, ids: Iterable<number | null>): Promise<Map<number, UserBasicRow>> {
-  const list = unique([...ids].filter((x): x is number => x !== null));
-  if (!list.length) return new Map();
-  const rows = await db.selectFrom('users').select(BASIC_COLUMNS).where('users.id', 'in', list).execute();
-  return new Map(rows.map((u) => [u.id, u]));
 }
 
 /** Web URL of a project or group milestone (Gitlab::UrlBuilder). */
@@ -204,7 +196,7 @@ export async function loadViews(
   for (const l of assigneeLinks) userIds.push(l.user_id);
   for (const l of reviewerLinks) userIds.push(l.user_id);
   const milestoneIds = unique(rows.map((r) => r.milestone_id).filter((m): m is number => m !== null));
-  const [users, milestones] = await Promise.all([usersById(db, userIds), milestoneRefs(db, externalUrl, milestoneIds, projects)]);
+  const [users, milestones] = await Promise.all([basicByIds(db, userIds), milestoneRefs(db, externalUrl, milestoneIds, projects)]);
 
   const group = <L extends { merge_request_id: number }>(links: L[]) => {
     const m = new Map<number, L[]>();

@@ -228,7 +228,7 @@ export function mergeRequestPages(app: FastifyInstance, c: Container, web: Web):
       c.notes.approvals.state(ctx.actor, found),
       c.notes.list(ctx.actor, found, { orderBy: 'created_at', sort: 'asc' }).limit(NOTES_LIMIT).execute(),
     ]);
-    const users = await c.notes.usersByIds([...notes.map((n) => n.author_id), ...approvalState.approvals.map((a) => a.user_id)]);
+    const users = await c.users.basicByIds([...notes.map((n) => n.author_id), ...approvalState.approvals.map((a) => a.user_id)]);
     const required = Number((settingsOf(found.project) as Record<string, unknown>).approvals_before_merge ?? 0) || 0;
     return {
       ctx,

@@ -13,7 +13,6 @@ import { canReadCode } from '../../domain/repository/read-access.ts';
 import { isValidNewRefName } from '../../domain/repository/refs.ts';
 import { listing } from '../../domain/repository/tree.ts';
 import { StarsService } from '../../domain/projects/stars.service.ts';
-import { usersById } from '../../domain/merge-requests/present.ts';
 import { type BlameGroup, blame } from '../../git/blame.ts';
 import { BoundedMap } from '../../lib/bounded-map.ts';
 import { diffBetween, diffLimits, emptyTree } from '../../git/diff.ts';
@@ -304,10 +303,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
       renderedDiff(rc, commit.parents[0] ?? emptyTree(commit.sha), commit.sha, true, view),
       c.commitNotes.list(rc, commit.sha).execute(),
     ]);
-    const users = await usersById(
-      c.db.kysely,
-      rows.map((r) => r.author_id),
-    );
+    const users = await c.users.basicByIds(rows.map((r) => r.author_id));
     const notes = rows.map((r) => ({
       id: r.id,
       author: (r.author_id !== null ? users.get(r.author_id)?.name : null) ?? 'Ghost User',

@@ -111,7 +111,7 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
       c.mergeRequests.recordEvent(trx, actor, mr, action);
 
   const noteContext = async (f: FoundMergeRequest, notes: NoteRow[]): Promise<NoteContext> => ({
-    users: await c.notes.usersByIds(noteUserIds(notes)),
+    users: await c.users.basicByIds(noteUserIds(notes)),
     user: userViewContext(c.config.externalUrl, await c.settings.get()),
     mr: f.mr,
   });
@@ -298,7 +298,7 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
       return { f, awardable: await c.notes.awards.awardable(actor, f, onNote ? p.note_id : undefined) };
     };
     const entities = async (rows: Parameters<typeof toAwardEmoji>[0][]) => {
-      const users = await c.notes.usersByIds(rows.map((r) => r.user_id));
+      const users = await c.users.basicByIds(rows.map((r) => r.user_id));
       const ctx = userViewContext(c.config.externalUrl, await c.settings.get());
       return rows.map((r) => toAwardEmoji(r, users, ctx));
     };
@@ -342,7 +342,7 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
 
   const approvalsEntity = async (actor: Actor, f: FoundMergeRequest) => {
     const state = await c.notes.approvals.state(actor, f);
-    const users = await c.notes.usersByIds(state.approvals.map((a) => a.user_id));
+    const users = await c.users.basicByIds(state.approvals.map((a) => a.user_id));
     return toApprovals(f.mr, state, users, userViewContext(c.config.externalUrl, await c.settings.get()));
   };
 

@@ -6,7 +6,6 @@ import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
 import type { Actor } from '../../../domain/access/actor.ts';
 import { canReadMergeRequests } from '../../../domain/merge-requests/merge-requests-query.ts';
-import { usersById } from '../../../domain/merge-requests/present.ts';
 import { cherryPickMessage, CommitChangeRefused, makeChangeCommit, revertMessage, type ChangeAction } from '../../../domain/repository/commit-change.ts';
 import { commitMergeRequests, mergedMergeRequest } from '../../../domain/repository/commit-merge-requests.ts';
 import type { RepoContext } from '../../../domain/repository/context.ts';
@@ -109,10 +108,7 @@ export function commitActionsRoutes(fastify: FastifyInstance, c: Container): voi
   // ---- comments ---------------------------------------------------------------------------------
 
   async function noteEntities(rows: CommitNoteRow[]) {
-    const users = await usersById(
-      c.db.kysely,
-      rows.map((r) => r.author_id),
-    );
+    const users = await c.users.basicByIds(rows.map((r) => r.author_id));
     const view = userViewContext(c.config.externalUrl, await c.settings.get());
     return rows.map((r) => {
       const author = r.author_id !== null ? users.get(r.author_id) : undefined;
