@@ -20,7 +20,7 @@ import { assertTool, skipWithout } from '../helpers/tools.ts';
 import { ROOT_TOKEN } from '../helpers/build-app.ts';
 import { runGit, tmpDir } from '../helpers/git.ts';
 import { repositoryRefs, seedLargeProject } from '../helpers/import-export-bulk.ts';
-import { startS3 } from '../unit/blob-store-s3rver.ts';
+import { startS3 } from '../helpers/blob-store-s3rver.ts';
 
 const PYTHON = '/usr/bin/python3';
 const available = spawnSync(PYTHON, ['-c', 'import gitlab'], { stdio: 'ignore' }).status === 0;

@@ -2,14 +2,14 @@
 // refuses to write: `..`, absolute names, symbolic links), a job set running as a runner would, and
 // the runner's upload.
 import type { FastifyInstance } from 'fastify';
-import type { Container } from '../../../src/container.ts';
-import type { CiBuildRow } from '../../../src/db/schema.ts';
-import { randomToken } from '../../../src/lib/secrets.ts';
-import { nowIso } from '../../../src/lib/time.ts';
-import { ciDigest } from '../../helpers/ci.ts';
-import { multipart } from '../../helpers/files.ts';
+import type { Container } from '../../src/container.ts';
+import type { CiBuildRow } from '../../src/db/schema.ts';
+import { randomToken } from '../../src/lib/secrets.ts';
+import { nowIso } from '../../src/lib/time.ts';
+import { ciDigest } from './ci.ts';
+import { multipart } from './files.ts';
 
-export { makeZip, type ZipEntry } from '../../helpers/zip.ts';
+export { makeZip, type ZipEntry } from './zip.ts';
 
 /** What a runner does when it takes a job: running, with a job token (answered). */
 export async function runJob(c: Container, job: CiBuildRow): Promise<string> {

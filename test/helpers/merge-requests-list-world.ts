@@ -1,8 +1,8 @@
 // A small world for the merge request list tests: projects of every visibility and merge-request
 // feature level, users in every role, and merge requests written straight to the database (each with
 // what a filter reads: assignees, reviewers, labels, milestones, approvals, award emoji, deployments).
-import type { MergeRequestRow, NamespaceRow, ProjectRow, UserRow } from '../../../src/db/schema.ts';
-import { buildTestApp } from '../../helpers/build-app.ts';
+import type { MergeRequestRow, NamespaceRow, ProjectRow, UserRow } from '../../src/db/schema.ts';
+import { buildTestApp } from './build-app.ts';
 
 export const get = (app: any, url: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url, headers });
 

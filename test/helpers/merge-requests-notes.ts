@@ -1,8 +1,8 @@
 // Shared preconditions of the notes, discussions, award emoji and approvals tests: a project with members
 // and a merge request row inserted directly (these tests are about what hangs on a merge request).
-import type { MergeRequestRow, ProjectRow, UserRow } from '../../../src/db/schema.ts';
-import { nowIso } from '../../../src/lib/time.ts';
-import { EXTERNAL_URL, type TestApp } from '../../helpers/build-app.ts';
+import type { MergeRequestRow, ProjectRow, UserRow } from '../../src/db/schema.ts';
+import { nowIso } from '../../src/lib/time.ts';
+import { EXTERNAL_URL, type TestApp } from './build-app.ts';
 
 export const userBasic = (u: UserRow) => ({
   id: u.id,

@@ -4,9 +4,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as tar from 'tar';
-import type { TestApp } from '../../helpers/build-app.ts';
-import { fixtureEnv } from '../../helpers/git.ts';
-import { multipart } from '../../helpers/files.ts';
+import type { TestApp } from './build-app.ts';
+import { fixtureEnv } from './git.ts';
+import { multipart } from './files.ts';
 
 export interface ArchiveSpec {
   /** VERSION's content (null: no VERSION file) */

@@ -1,7 +1,7 @@
 // Whole expected project bodies for the projects tests, written out from GitLab's entities
 // (BasicProjectDetails, ProjectDetails, Project, ProjectWithAccess) independently of the code under test.
-import type { NamespaceRow, ProjectRow, UserRow } from '../../../src/db/schema.ts';
-import { EXTERNAL_URL } from '../../helpers/build-app.ts';
+import type { NamespaceRow, ProjectRow, UserRow } from '../../src/db/schema.ts';
+import { EXTERNAL_URL } from './build-app.ts';
 
 export interface ExpectOptions {
   /** namespace as the API shows it */

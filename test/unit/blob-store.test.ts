@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { type BlobStore, BlobTooLargeError } from '../../src/storage/blob-store.ts';
 import { createBlobStore } from '../../src/storage/create-blob-store.ts';
-import { startS3, type S3Server } from './blob-store-s3rver.ts';
+import { startS3, type S3Server } from '../helpers/blob-store-s3rver.ts';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { buildTestApp } from '../helpers/build-app.ts';
 import { seedPipeline } from '../helpers/ci.ts';
 import { makeZip } from '../helpers/zip.ts';
-import { jobWithArchive } from '../api/platform/ci-artifacts-helpers.ts';
+import { jobWithArchive } from '../helpers/ci-artifacts.ts';
 import { webGet, webSignIn } from '../helpers/web.ts';
 import { assertAccessible, chromiumAvailable, launchBrowser, newContext, screenshot, signInWithForm } from '../helpers/browser.ts';
 import { startTestServer } from '../helpers/server.ts';

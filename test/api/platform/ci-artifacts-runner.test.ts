@@ -10,7 +10,7 @@ import { seedPipeline } from '../../helpers/ci.ts';
 import { multipart } from '../../helpers/files.ts';
 import { startTestServer } from '../../helpers/server.ts';
 import type { ProjectRow } from '../../../src/db/schema.ts';
-import { finishJob, jobWithArchive, makeZip, runJob, upload } from './ci-artifacts-helpers.ts';
+import { finishJob, jobWithArchive, makeZip, runJob, upload } from '../../helpers/ci-artifacts.ts';
 
 let ctx: TestApp;
 let project: ProjectRow;

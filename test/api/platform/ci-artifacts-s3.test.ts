@@ -4,8 +4,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
 import { seedPipeline } from '../../helpers/ci.ts';
-import { startS3, type S3Server } from '../../unit/blob-store-s3rver.ts';
-import { jobWithArchive, makeZip, runJob } from './ci-artifacts-helpers.ts';
+import { startS3, type S3Server } from '../../helpers/blob-store-s3rver.ts';
+import { jobWithArchive, makeZip, runJob } from '../../helpers/ci-artifacts.ts';
 
 let s3: S3Server;
 const cleanups: (() => unknown)[] = [];

@@ -8,7 +8,7 @@ import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
 import { seedPipeline } from '../../helpers/ci.ts';
 import type { CiBuildRow, ProjectRow } from '../../../src/db/schema.ts';
 import { nowIso } from '../../../src/lib/time.ts';
-import { finishJob, jobWithArchive, makeZip, runJob } from './ci-artifacts-helpers.ts';
+import { finishJob, jobWithArchive, makeZip, runJob } from '../../helpers/ci-artifacts.ts';
 import { webGet, webSignIn } from '../../helpers/web.ts';
 
 let ctx: TestApp;

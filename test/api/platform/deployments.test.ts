@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../helpers/build-app.ts';
 import { workTree } from '../../helpers/git.ts';
 import { environmentSlug, guessTier, linkMergeRequests } from '../../../src/domain/deployments/deployments.service.ts';
-import { expectedProject, groupNs } from './projects-expect.ts';
+import { expectedProject, groupNs } from '../../helpers/projects-expect.ts';
 
 const json = (r: { body: string }) => JSON.parse(r.body);
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;

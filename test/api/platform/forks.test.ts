@@ -10,7 +10,7 @@ import type { ProjectRow, UserRow } from '../../../src/db/schema.ts';
 import { bareGit, runGit, tmpDir, workTree } from '../../helpers/git.ts';
 import { cloneUrl, startTestServer } from '../../helpers/server.ts';
 import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../helpers/build-app.ts';
-import { expectedProject, groupNs, userNs } from './projects-expect.ts';
+import { expectedProject, groupNs, userNs } from '../../helpers/projects-expect.ts';
 
 const json = (r: { body: string }) => JSON.parse(r.body);
 

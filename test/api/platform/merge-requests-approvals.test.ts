@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { buildTestApp } from '../../helpers/build-app.ts';
 import { startSink } from '../../helpers/sink.ts';
 import type { MergeRequestRow, UserRow } from '../../../src/db/schema.ts';
-import { insertMergeRequest, userBasic, world } from './merge-requests-notes.fixtures.ts';
+import { insertMergeRequest, userBasic, world } from '../../helpers/merge-requests-notes.ts';
 
 function approvalsBody(mr: MergeRequestRow, approvedBy: { user: UserRow; at: string }[], viewer: { has: boolean; can: boolean }) {
   return {

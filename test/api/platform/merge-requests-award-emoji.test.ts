@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, EXTERNAL_URL } from '../../helpers/build-app.ts';
 import type { AwardEmojiRow, UserRow } from '../../../src/db/schema.ts';
-import { mrRow, userBasic, world } from './merge-requests-notes.fixtures.ts';
+import { mrRow, userBasic, world } from '../../helpers/merge-requests-notes.ts';
 
 const awardBody = (a: AwardEmojiRow, u: UserRow) => ({
   id: a.id,

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp } from '../../helpers/build-app.ts';
 import type { NoteRow, UserRow } from '../../../src/db/schema.ts';
-import { mrRow, userBasic, world } from './merge-requests-notes.fixtures.ts';
+import { mrRow, userBasic, world } from '../../helpers/merge-requests-notes.ts';
 
 function noteBody(n: NoteRow, author: UserRow, resolvedBy: UserRow | null = null) {
   const out: Record<string, unknown> = {

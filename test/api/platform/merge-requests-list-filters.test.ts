@@ -2,7 +2,7 @@
 // forms, not[…], mutually exclusive pairs and bad values (Grape's 400 bodies).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { at, get, idsOf, world } from './merge-requests-list-world.ts';
+import { at, get, idsOf, world } from '../../helpers/merge-requests-list-world.ts';
 
 type W = Awaited<ReturnType<typeof world>>;
 /** ids of the project list of `pub` for a query string, oldest first */

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EXTERNAL_URL } from '../../helpers/build-app.ts';
-import { at, get, idsOf, world } from './merge-requests-list-world.ts';
+import { at, get, idsOf, world } from '../../helpers/merge-requests-list-world.ts';
 
 test('GET /merge_requests: anonymous callers need scope=all (401 otherwise) and then see public projects with an open merge-request feature', async (t) => {
   const w = await world(t);

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, EXTERNAL_URL } from '../../helpers/build-app.ts';
 import type { NoteRow, UserRow } from '../../../src/db/schema.ts';
-import { insertMergeRequest, mrRow, userBasic, world } from './merge-requests-notes.fixtures.ts';
+import { insertMergeRequest, mrRow, userBasic, world } from '../../helpers/merge-requests-notes.ts';
 
 function noteBody(n: NoteRow, author: UserRow | null, iid: number) {
   return {

@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
-import { startS3, type S3Server } from '../../unit/blob-store-s3rver.ts';
+import { startS3, type S3Server } from '../../helpers/blob-store-s3rver.ts';
 
 let s3: S3Server;
 const cleanups: (() => unknown)[] = [];

@@ -6,8 +6,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
-import { startS3, type S3Server } from '../../unit/blob-store-s3rver.ts';
-import { HEX32, importStatus, makeArchive, setSettings } from './project-import.helpers.ts';
+import { startS3, type S3Server } from '../../helpers/blob-store-s3rver.ts';
+import { HEX32, importStatus, makeArchive, setSettings } from '../../helpers/project-import.ts';
 
 interface Route {
   /** HEAD's headers (default: the GET's) */
@@ -88,7 +88,7 @@ test('remote import: 201 scheduled, started while the download runs, then finish
   const done = await importStatus(ta, res.json().id);
   assert.deepEqual([done.body.import_status, done.body.import_error, done.body.description], ['finished', null, 'remote one']);
   const project = await ta.c.db.kysely.selectFrom('projects').selectAll().where('id', '=', res.json().id).executeTakeFirstOrThrow();
-  const { refsOf } = await import('./project-import.helpers.ts');
+  const { refsOf } = await import('../../helpers/project-import.ts');
   assert.equal(refsOf(ta.c.repos.pathOf(project)), refsOf(dir));
   assert.equal(JSON.parse(project.settings).squash_option, 'always');
   const row = await ta.c.db.kysely.selectFrom('project_imports').selectAll().where('project_id', '=', project.id).executeTakeFirstOrThrow();
@@ -220,7 +220,7 @@ test('S3 import: 201 scheduled, then finished; the credentials sealed while it r
   const done = await importStatus(ta, res.json().id);
   assert.deepEqual([done.body.import_status, done.body.import_error, done.body.description], ['finished', null, 'from s3']);
   const project = await ta.c.db.kysely.selectFrom('projects').selectAll().where('id', '=', res.json().id).executeTakeFirstOrThrow();
-  const { refsOf } = await import('./project-import.helpers.ts');
+  const { refsOf } = await import('../../helpers/project-import.ts');
   assert.equal(refsOf(ta.c.repos.pathOf(project)), refsOf(dir));
   const row = await ta.c.db.kysely.selectFrom('project_imports').selectAll().where('project_id', '=', project.id).executeTakeFirstOrThrow();
   assert.deepEqual([row.source, row.source_params], ['s3', null]);

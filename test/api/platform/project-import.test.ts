@@ -10,7 +10,7 @@ import { seedRunner } from '../../helpers/ci.ts';
 import { IMPORT_JOB } from '../../../src/domain/import-export/import/import.service.ts';
 import { queuedJob } from '../../../src/jobs/job-row.ts';
 import { workTree } from '../../helpers/git.ts';
-import { HEX32, importStatus, makeArchive, postImport, refsOf, setSettings } from './project-import.helpers.ts';
+import { HEX32, importStatus, makeArchive, postImport, refsOf, setSettings } from '../../helpers/project-import.ts';
 
 /** A bare repository with main (two commits), a `feature` branch and an annotated tag. */
 async function sourceRepo(t: Parameters<typeof buildTestApp>[0], ta: TestApp): Promise<string> {

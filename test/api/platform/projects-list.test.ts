@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { NamespaceRow, ProjectRow, UserRow } from '../../../src/db/schema.ts';
 import { buildTestApp, EXTERNAL_URL } from '../../helpers/build-app.ts';
-import { expectedProject, groupNs, userNs } from './projects-expect.ts';
+import { expectedProject, groupNs, userNs } from '../../helpers/projects-expect.ts';
 
 const get = (app: any, url: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url, headers });
 const ids = (res: any): number[] => res.json().map((p: { id: number }) => p.id);

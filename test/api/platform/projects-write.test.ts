@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import type { Container } from '../../../src/container.ts';
 import type { ProjectRow } from '../../../src/db/schema.ts';
 import { buildTestApp } from '../../helpers/build-app.ts';
-import { expectedProject, groupNs } from './projects-expect.ts';
+import { expectedProject, groupNs } from '../../helpers/projects-expect.ts';
 
 const put = (app: any, url: string, headers: Record<string, string>, payload?: unknown) => app.inject({ method: 'PUT', url, headers, payload });
 

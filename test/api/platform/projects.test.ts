@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import type { Container } from '../../../src/container.ts';
 import type { ProjectRow } from '../../../src/db/schema.ts';
 import { buildTestApp, EXTERNAL_URL } from '../../helpers/build-app.ts';
-import { expectedProject, groupNs, userNs } from './projects-expect.ts';
+import { expectedProject, groupNs, userNs } from '../../helpers/projects-expect.ts';
 
 const post = (app: any, headers: Record<string, string>, payload: unknown) => app.inject({ method: 'POST', url: '/api/v4/projects', headers, payload });
 const get = (app: any, url: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url, headers });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
 import { multipart } from '../../helpers/files.ts';
 import { seedPipeline } from '../../helpers/ci.ts';
-import { runJob } from './ci-artifacts-helpers.ts';
+import { runJob } from '../../helpers/ci-artifacts.ts';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
 
