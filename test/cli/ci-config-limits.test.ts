@@ -132,6 +132,9 @@ test('four CI files of 2 MB posted to lint at once: each answered, /-/health ans
     done++;
     return { status: r.status, body: await r.json() };
   });
+  // every answer is awaited below; when an assertion fails first, the server stops under requests still open
+  const answered = Promise.all(lints);
+  answered.catch(() => {});
   // health, one request after the other, until every lint has answered
   let checks = 0;
   while (done < files.length) {
@@ -144,7 +147,7 @@ test('four CI files of 2 MB posted to lint at once: each answered, /-/health ans
     checks++;
   }
   assert.ok(checks > 0);
-  const answers = await Promise.all(lints);
+  const answers = await answered;
   for (const [i, a] of answers.entries()) {
     assert.equal(a.status, 200);
     assert.deepEqual(a.body, { valid: true, errors: [], warnings: [], merged_yaml: `---\n${files[i]}`, includes: [] });
