@@ -17,6 +17,7 @@ import {
   type GroupAbility,
   type ProjectAbility,
 } from './roles.ts';
+import { openLevels, openTo, visibleProjectsWhere, type ProjectsWhere } from './visibility.ts';
 
 export interface Membership {
   /** highest effective level (0 = none) */
@@ -115,8 +116,7 @@ export class Policy {
       for (const p of m.permissions) for (const a of CUSTOM_PERMISSION_ABILITIES[p].project) abilities.add(a);
       if (m.permissions.size && m.level > 0) abilities.add('read_project');
       // Visibility: public projects to everyone, internal ones to signed-in people who are not external.
-      const open = project.visibility === 'public' || (project.visibility === 'internal' && !!user && user.external === 0);
-      if (open) {
+      if (openTo(actor, project.visibility)) {
         abilities.add('read_project');
         abilities.add('read_code');
         abilities.add('read_merge_request');
@@ -141,8 +141,7 @@ export class Policy {
       if (m.level >= (group.subgroup_creation_level === 'owner' ? 50 : 40)) abilities.add('create_subgroup');
       const projectLevel = { noone: Infinity, administrator: Infinity, owner: 50, maintainer: 40, developer: 30 }[group.project_creation_level] ?? 40;
       if (m.level >= projectLevel) abilities.add('create_projects');
-      const open = group.visibility === 'public' || (group.visibility === 'internal' && !!user && user.external === 0);
-      if (open) {
+      if (openTo(actor, group.visibility)) {
         abilities.add('read_group');
         if (user) abilities.add('read_group_member');
       } else if (!abilities.has('read_group') && user && (await this.hasDescendantAccess(user.id, group))) {
@@ -193,16 +192,10 @@ export class Policy {
     throw Errors.forbidden(reason);
   }
 
-  /**
-   * SQL: the projects `actor` may see (for lists). Admins: all; anonymous: public; users: public,
-   * internal unless external, and those of their memberships (direct, inherited from groups, personal).
-   */
-  visibleProjects(actor: Actor): (eb: ExpressionBuilder<Database, 'projects'>) => Expression<SqlBool> {
-    if (actor.isAdmin) return () => sql<SqlBool>`1 = 1`;
+  /** SQL: the projects `actor` may see (for lists): visibleProjectsWhere with memberProjectIds as the membership set. */
+  visibleProjects(actor: Actor): ProjectsWhere {
     const user = actor.user;
-    if (!user) return (eb) => eb('projects.visibility', '=', 'public');
-    const levels = user.external ? ['public'] : ['public', 'internal'];
-    return (eb) => eb.or([eb('projects.visibility', 'in', levels), eb('projects.id', 'in', this.memberProjectIds(user.id))]);
+    return visibleProjectsWhere(actor, (eb) => (user ? eb('projects.id', 'in', this.memberProjectIds(user.id)) : sql<SqlBool>`1 = 0`));
   }
 
   /** SQL subquery: ids of projects where `userId` has any membership (direct, inherited or personal). */
@@ -233,7 +226,7 @@ export class Policy {
     if (actor.isAdmin) return (eb) => eb('namespaces.type', '=', 'Group');
     const user = actor.user;
     if (!user) return (eb) => eb.and([eb('namespaces.type', '=', 'Group'), eb('namespaces.visibility', '=', 'public')]);
-    const levels = user.external ? ['public'] : ['public', 'internal'];
+    const levels = openLevels(actor);
     return (eb) =>
       eb.and([
         eb('namespaces.type', '=', 'Group'),

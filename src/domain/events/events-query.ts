@@ -8,8 +8,8 @@ import { addDays } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import { traversalIds, type Membership, type Policy, type ProjectAccess } from '../access/policy.ts';
 import type { CustomPermission } from '../access/roles.ts';
+import { featureOpen } from '../access/visibility.ts';
 import { canReadMergeRequests } from '../merge-requests/merge-requests-query.ts';
-import { privateFeatureMinLevel, settingsOf } from '../projects/project-settings.ts';
 import { ProjectsQuery } from '../projects/projects-query.ts';
 import { basicByIds, type UserBasicRow } from '../users/users-query.ts';
 import { COMMIT_NOTE_TARGET, EVENT_ACTIONS, type EventActionName, NOTE_TARGET_TYPES } from './activity.ts';
@@ -259,12 +259,7 @@ export class EventsQuery {
 
 /** download_code: the repository feature open to the viewer (private: members of its minimum level). */
 export function canDownloadCode(actor: Actor, project: ProjectRow, access: ProjectAccess): boolean {
-  const level = settingsOf(project).repository_access_level;
-  if (level === 'disabled') return false;
-  if (actor.isAdmin) return true;
-  if (!access.abilities.has('read_code')) return false;
-  if (level === 'private') return access.level >= privateFeatureMinLevel('repository', project.visibility);
-  return true;
+  return featureOpen(actor, project, access, 'repository') && (actor.isAdmin || access.abilities.has('read_code'));
 }
 
 /** A comment on a commit as the note a page of events shows (noteable_type Commit, no noteable id). */

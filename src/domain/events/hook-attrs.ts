@@ -1,6 +1,6 @@
 // The hook_attrs of users and projects that every hook payload embeds (User#hook_attrs, Project#hook_attrs).
 import type { NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
-import { visibilityLevel } from '../groups/group-rules.ts';
+import { levelOf } from '../access/visibility.ts';
 import { sshUrlToRepo } from '../repository/ssh-url.ts';
 
 export function userHookAttrs(u: Pick<UserRow, 'id' | 'name' | 'username' | 'avatar_url' | 'public_email'>) {
@@ -22,7 +22,7 @@ export function projectHookAttrs(externalUrl: string, p: ProjectRow, ns: Namespa
     git_ssh_url: ssh,
     git_http_url: http,
     namespace: ns.name,
-    visibility_level: visibilityLevel(p.visibility),
+    visibility_level: levelOf(p.visibility),
     path_with_namespace: full,
     default_branch: p.default_branch,
     ci_config_path: null,

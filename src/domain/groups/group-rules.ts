@@ -1,6 +1,5 @@
 // What GitLab's Namespace and Group models accept (app/models/namespace.rb, group.rb,
 // lib/gitlab/path_regex.rb, lib/gitlab/regex.rb), with its messages.
-import { VISIBILITY_LEVELS, type VisibilityName } from '../settings/definitions.ts';
 
 export type FieldErrors = Record<string, string[]>;
 
@@ -126,8 +125,6 @@ export function validatePath(path: string, topLevel: boolean, errors: FieldError
   else if ((topLevel ? TOP_LEVEL_ROUTES : PROJECT_WILDCARD_ROUTES).has(path.toLowerCase())) add(errors, 'path', `${path} is a reserved name`);
   if (path.length < 2) add(errors, 'path', 'is too short (minimum is 2 characters)');
 }
-
-export const visibilityLevel = (v: string): number => VISIBILITY_LEVELS[v as VisibilityName] ?? 0;
 
 /**
  * Ruby's Hash#inspect of `errors.messages` (symbol keys), as POST /groups embeds it in its message:

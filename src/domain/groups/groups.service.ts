@@ -11,11 +11,11 @@ import { nowIso, todayDate } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import { Policy, type GroupAccess } from '../access/policy.ts';
 import type { Resolver } from '../access/resolve.ts';
+import { levelOf, openLevels, restrictedFor } from '../access/visibility.ts';
 import { groupPayload, groupMemberPayload, projectPayload, recordSystemEvent } from '../events/system-events.ts';
 import { deleteWebHooksOf } from '../hooks/web-hooks.service.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
-import type { Settings } from '../settings/definitions.ts';
-import { rubyInspect, validateDescription, validateName, validatePath, visibilityLevel, type FieldErrors } from './group-rules.ts';
+import { rubyInspect, validateDescription, validateName, validatePath, type FieldErrors } from './group-rules.ts';
 import { GROUP_SETTING_KEYS, type GroupSettings } from './group-settings.ts';
 import { projectOwners } from '../projects/project-owners.ts';
 import { deleteProjectRows, removeRepositories } from '../projects/project-destroy.ts';
@@ -37,6 +37,8 @@ export interface GroupListParams {
   /** subgroups of this group (direct children, or every descendant with `descendants`) */
   parent?: NamespaceRow;
   descendants?: boolean;
+  /** Explore's list: no private groups, not even the viewer's own */
+  explore?: boolean;
 }
 
 /** Attributes of POST and PUT /groups (Grape has validated their types and values). */
@@ -54,9 +56,6 @@ export interface GroupInput extends Partial<GroupSettings> {
 }
 
 type GroupQuery = SelectQueryBuilder<Database, 'namespaces', NamespaceRow>;
-
-/** A group list less the private groups (Explore leaves them out even for their members). */
-export const withoutPrivateGroups = (q: GroupQuery): GroupQuery => q.where('namespaces.visibility', '!=', 'private');
 
 const OWNER = 50;
 
@@ -105,7 +104,7 @@ export class GroupsService {
         const ors: Expression<SqlBool>[] = [];
         if (user) ors.push(eb('namespaces.id', 'in', this.policy.memberGroupIds(user.id)));
         // Group.public_to_user: internal groups for signed-in users who are not external
-        if (!user || allAvailable) ors.push(eb('namespaces.visibility', 'in', !user || user.external ? ['public'] : ['public', 'internal']));
+        if (!user || allAvailable) ors.push(eb('namespaces.visibility', 'in', openLevels(actor)));
         return eb.or(ors);
       });
     }
@@ -121,6 +120,7 @@ export class GroupsService {
       q = q.where((eb) => eb.or([ciContains(d, 'namespaces.name', s), ciContains(d, 'namespaces.path', s), ciContains(d, 'namespaces.full_path', s)]));
     }
     if (p.visibility) q = q.where('namespaces.visibility', '=', p.visibility);
+    if (p.explore) q = q.where('namespaces.visibility', '!=', 'private');
     if (p.skip_groups?.length) q = q.where('namespaces.id', 'not in', p.skip_groups);
     return orderGroups(q, p.order_by, p.sort);
   }
@@ -171,7 +171,7 @@ export class GroupsService {
 
     // Groups::CreateService#valid?: the restricted levels come before the model's validation.
     const visibility = input.visibility ?? settings.default_group_visibility;
-    if (!actor.isAdmin && restricted(settings, visibility)) {
+    if (restrictedFor(settings, actor, visibility)) {
       throw failedToSave({ visibility_level: [`${visibility} has been restricted by your GitLab administrator`] });
     }
 
@@ -182,7 +182,7 @@ export class GroupsService {
     validatePath(input.path, !parent, errors);
     const fullPath = parent ? `${parent.full_path}/${input.path}` : input.path;
     if (!errors.path && (await this.pathTaken(fullPath, parent, null))) (errors.path ??= []).push('has already been taken');
-    if (parent && visibilityLevel(visibility) > visibilityLevel(parent.visibility)) {
+    if (parent && levelOf(visibility) > levelOf(parent.visibility)) {
       (errors.visibility_level ??= []).push(`${visibility} is not allowed since the parent group has a ${parent.visibility} visibility.`);
     }
     if (Object.keys(errors).length) throw failedToSave(errors);
@@ -258,7 +258,7 @@ export class GroupsService {
 
     // Groups::UpdateService#valid_visibility_level_change?
     const visibility = input.visibility;
-    if (visibility !== undefined && visibility !== group.visibility && !actor.isAdmin && restricted(settings, visibility)) {
+    if (visibility !== undefined && visibility !== group.visibility && restrictedFor(settings, actor, visibility)) {
       throw Errors.invalid({ visibility_level: [`${visibility} has been restricted by your GitLab administrator`] });
     }
 
@@ -276,13 +276,12 @@ export class GroupsService {
       if (!errors.path && (await this.pathTaken(fullPath, parent, group.id))) (errors.path ??= []).push('has already been taken');
     }
     if (visibility !== undefined && visibility !== group.visibility) {
-      const level = visibilityLevel(visibility);
+      const level = levelOf(visibility);
       const msgs: string[] = [];
       if (await this.hasMoreOpen('projects', group.id, level))
         msgs.push(`${visibility} is not allowed since this group contains projects with higher visibility.`);
       if (await this.hasMoreOpen('namespaces', group.id, level)) msgs.push(`${visibility} is not allowed since there are sub-groups with higher visibility.`);
-      if (parent && level > visibilityLevel(parent.visibility))
-        msgs.push(`${visibility} is not allowed since the parent group has a ${parent.visibility} visibility.`);
+      if (parent && level > levelOf(parent.visibility)) msgs.push(`${visibility} is not allowed since the parent group has a ${parent.visibility} visibility.`);
       if (msgs.length) errors.visibility_level = msgs;
     }
     if (Object.keys(errors).length) throw Errors.invalid(errors);
@@ -342,13 +341,13 @@ export class GroupsService {
     const now = nowIso();
     const newFullPath = parent ? `${parent.full_path}/${group.path}` : group.path;
     const newTraversal = `${parent ? parent.traversal_ids : '/'}${group.id}/`;
-    const lower = parent && visibilityLevel(parent.visibility) < visibilityLevel(group.visibility) ? parent.visibility : null;
+    const lower = parent && levelOf(parent.visibility) < levelOf(group.visibility) ? parent.visibility : null;
     try {
       const moved = await this.db.kysely.transaction().execute(async (trx) => {
         const below = `${group.traversal_ids}%`;
         if (lower) {
           // update_children_and_projects_visibility: nothing below stays more open than the new parent
-          const more = (['internal', 'public'] as const).filter((v) => visibilityLevel(v) > visibilityLevel(lower));
+          const more = (['internal', 'public'] as const).filter((v) => levelOf(v) > levelOf(lower));
           await trx
             .updateTable('namespaces')
             .set({ visibility: lower, updated_at: now })
@@ -474,7 +473,7 @@ export class GroupsService {
 
   /** A direct project or subgroup more open than `level`. */
   private async hasMoreOpen(table: 'projects' | 'namespaces', groupId: number, level: number): Promise<boolean> {
-    const more = (['internal', 'public'] as const).filter((v) => visibilityLevel(v) > level);
+    const more = (['internal', 'public'] as const).filter((v) => levelOf(v) > level);
     if (!more.length) return false;
     const row =
       table === 'projects'
@@ -513,9 +512,6 @@ export function ancestorIds(g: Pick<NamespaceRow, 'traversal_ids' | 'id'>): numb
     .map(Number)
     .filter((id) => id !== g.id);
 }
-
-/** Gitlab::VisibilityLevel.allowed_for? for a non-administrator. */
-const restricted = (settings: Settings, visibility: string): boolean => (settings.restricted_visibility_levels as string[]).includes(visibility);
 
 /**
  * POST /groups renders the model's errors inside a string (lib/api/groups.rb); the field errors stay

@@ -100,6 +100,11 @@ export class MembersService {
 
   // ---- reads -------------------------------------------------------------------------------
 
+  /** Whether the viewer may list the source's members (read_project_member / read_group_member): what pages ask. */
+  canList(s: MemberSource): boolean {
+    return s.type === 'Project' ? s.access.abilities.has('read_project_member') : s.access.abilities.has('read_group_member');
+  }
+
   /** read_project_member / read_group_member, or 403 (the source itself is visible already). */
   private authorizeRead(s: MemberSource): void {
     if (s.type === 'Project') Policy.require(s.access, 'read_project_member', 'Project', 'read_project');

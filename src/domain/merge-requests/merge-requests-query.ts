@@ -6,7 +6,7 @@ import type { Database, MergeRequestRow, NamespaceRow, ProjectRow } from '../../
 import { todayDate } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import type { ProjectAccess } from '../access/policy.ts';
-import { privateFeatureMinLevel, settingsOf } from '../projects/project-settings.ts';
+import { featureOpen, openProjectsWhere, privateFeatureMinLevel } from '../access/visibility.ts';
 import { ProjectsQuery, searchTerms } from '../projects/projects-query.ts';
 import type { FeatureDeps } from '../deps.ts';
 
@@ -95,11 +95,7 @@ const featureIsNot = (level: 'disabled' | 'private') => sql<SqlBool>`projects.se
  * the merge_requests feature included: disabled for everyone, private for members of Reporter and up.
  */
 export function canReadMergeRequests(actor: Actor, project: ProjectRow, access: ProjectAccess): boolean {
-  if (!access.abilities.has('read_merge_request') && !actor.isAdmin) return false;
-  const level = settingsOf(project).merge_requests_access_level;
-  if (level === 'disabled') return false;
-  if (level === 'private' && !actor.isAdmin) return access.level >= privateFeatureMinLevel('merge_requests', project.visibility);
-  return true;
+  return (actor.isAdmin || access.abilities.has('read_merge_request')) && featureOpen(actor, project, access, 'merge_requests');
 }
 
 export class MergeRequestsQuery {
@@ -117,10 +113,10 @@ export class MergeRequestsQuery {
   async readableProjects(actor: Actor): Promise<(eb: ExpressionBuilder<Database, 'projects'>) => Expression<SqlBool>> {
     if (actor.isAdmin) return () => featureIsNot('disabled');
     const user = actor.user;
-    if (!user) return (eb) => eb.and([eb('projects.visibility', '=', 'public'), featureIsNot('disabled'), featureIsNot('private')]);
-    const levels = user.external ? ['public'] : ['public', 'internal'];
+    const open = openProjectsWhere(actor);
+    if (!user) return (eb) => eb.and([open(eb), featureIsNot('disabled'), featureIsNot('private')]);
     const members = await this.projectsQuery.memberProjects(user.id, privateFeatureMinLevel('merge_requests', 'private'));
-    return (eb) => eb.and([featureIsNot('disabled'), eb.or([eb.and([eb('projects.visibility', 'in', levels), featureIsNot('private')]), members(eb)])]);
+    return (eb) => eb.and([featureIsNot('disabled'), eb.or([eb.and([open(eb), featureIsNot('private')]), members(eb)])]);
   }
 
   /**

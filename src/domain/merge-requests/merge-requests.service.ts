@@ -13,10 +13,10 @@ import { Errors } from '../../lib/errors.ts';
 import { nowIso } from '../../lib/time.ts';
 import { type Actor, userActor } from '../access/actor.ts';
 import type { ProjectAccess } from '../access/policy.ts';
+import { featureOpen } from '../access/visibility.ts';
 import type { FeatureDeps } from '../deps.ts';
 import { LabelsService } from '../labels/labels.service.ts';
 import { MilestonesService } from '../milestones/milestones.service.ts';
-import { privateFeatureMinLevel, settingsOf } from '../projects/project-settings.ts';
 import { canMergeBranch, loadRefRules } from '../repository/branch-protection.ts';
 import { isValidNewRefName } from '../repository/refs.ts';
 import type { BranchProtectionDefaults } from '../groups/group-settings.ts';
@@ -88,11 +88,7 @@ const sameSet = (a: number[], b: number[]) => a.length === b.length && a.every((
 
 /** The merge request feature as the caller may use it (ProjectFeature#feature_available?). */
 function canReadMergeRequests(actor: Actor, project: ProjectRow, access: ProjectAccess): boolean {
-  if (!access.abilities.has('read_merge_request')) return false;
-  const level = settingsOf(project).merge_requests_access_level;
-  if (level === 'disabled') return false;
-  if (level === 'private' && !actor.isAdmin) return access.level >= privateFeatureMinLevel('merge_requests', project.visibility);
-  return true;
+  return access.abilities.has('read_merge_request') && featureOpen(actor, project, access, 'merge_requests');
 }
 
 export class MergeRequestsService {

@@ -8,9 +8,10 @@ import { DomainError, Errors } from '../../lib/errors.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import type { ProjectAccess } from '../access/policy.ts';
+import { aboveNamespace, clampToNamespace, featureOpen, levelOf, restrictedFor } from '../access/visibility.ts';
 import type { FeatureDeps } from '../deps.ts';
 import { VISIBILITY_LEVELS, type VisibilityName } from '../settings/definitions.ts';
-import { FEATURES, privateFeatureMinLevel, settingsOf } from './project-settings.ts';
+import { FEATURES, settingsOf } from './project-settings.ts';
 import { notAllowedInGroup, ProjectsService } from './projects.service.ts';
 
 export interface ForkInput {
@@ -42,7 +43,6 @@ export function fullMessages(errors: Record<string, string[]>): string[] {
 }
 
 const VISIBILITIES = Object.keys(VISIBILITY_LEVELS) as VisibilityName[];
-const levelOf = (v: string) => VISIBILITY_LEVELS[v as VisibilityName] ?? 0;
 
 export class ForksService {
   /** project creation is ProjectsService's (stateless: built on the same dependencies) */
@@ -65,11 +65,8 @@ export class ForksService {
   /** ProjectPolicy's fork_project: a signed-in user who may read the code, while forking is open to them. */
   canFork(actor: Actor, project: ProjectRow, access: ProjectAccess): boolean {
     if (!actor.user || !access.abilities.has('read_code')) return false;
-    if (actor.isAdmin) return true;
-    const level = settingsOf(project).forking_access_level;
-    if (level === 'disabled') return false;
-    if (level === 'private') return access.level >= privateFeatureMinLevel('forking', project.visibility);
-    return true;
+    // administrators fork even where forking is disabled
+    return actor.isAdmin || featureOpen(actor, project, access, 'forking');
   }
 
   /** POST /projects/:id/fork */
@@ -203,19 +200,18 @@ export class ForksService {
    * (Project#visibility_level_allowed_as_fork, #visibility_level_allowed_by_group), not lowered.
    */
   private async visibility(actor: Actor, source: ProjectRow, target: NamespaceRow, asked?: VisibilityName): Promise<VisibilityName> {
-    let level: number = levelOf(source.visibility);
-    if (target.type === 'Group') level = Math.min(level, levelOf(target.visibility));
+    const level = levelOf(clampToNamespace(source.visibility, target));
     if (asked) {
       const errors: string[] = [];
       if (levelOf(asked) > levelOf(source.visibility)) errors.push(`${asked} is not allowed since the fork source project has lower visibility.`);
-      if (target.type === 'Group' && levelOf(asked) > levelOf(target.visibility)) errors.push(notAllowedInGroup(asked, target.visibility));
+      if (aboveNamespace(asked, target)) errors.push(notAllowedInGroup(asked, target.visibility));
       if (errors.length) throw Errors.raw(409, { message: fullMessages({ visibility_level: errors }) });
       // a restricted level is refused by the creation (409 "… has been restricted by your GitLab administrator")
       return asked;
     }
-    const restricted = actor.isAdmin ? [] : ((await this.deps.settings.get()).restricted_visibility_levels as string[]);
+    const settings = await this.deps.settings.get();
     // Gitlab::VisibilityLevel.closest_allowed_level: the highest allowed level not above it.
-    const allowed = VISIBILITIES.filter((v) => levelOf(v) <= level && !restricted.includes(v)).sort((a, b) => levelOf(b) - levelOf(a));
+    const allowed = VISIBILITIES.filter((v) => levelOf(v) <= level && !restrictedFor(settings, actor, v)).sort((a, b) => levelOf(b) - levelOf(a));
     return allowed[0] ?? (VISIBILITIES.find((v) => levelOf(v) === level) as VisibilityName);
   }
 }

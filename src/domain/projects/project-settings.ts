@@ -41,12 +41,6 @@ export const LEGACY_FEATURE_FLAGS: Record<string, Feature> = {
   container_registry_enabled: 'container_registry',
 };
 
-/** A feature at `private` is for members of at least this level (ProjectFeature::PRIVATE_FEATURES_MIN_ACCESS_LEVEL). */
-export function privateFeatureMinLevel(feature: Feature, projectVisibility: string): number {
-  if (feature === 'repository') return projectVisibility === 'private' ? 20 : 10;
-  return ['merge_requests', 'container_registry', 'package_registry', 'environments'].includes(feature) ? 20 : 10;
-}
-
 type Kind = 'boolean' | 'string' | 'integer' | 'string[]';
 export interface SettingDef {
   kind: Kind;

@@ -8,7 +8,9 @@ import { todayDate } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import { traversalIds, unexpired, type Membership, type Policy, type ProjectAccess } from '../access/policy.ts';
 import type { CustomPermission } from '../access/roles.ts';
+import { openFeatures, visibleProjectsWhere, type ProjectsWhere } from '../access/visibility.ts';
 import { BASIC_COLUMNS, type UserBasicRow } from '../users/users-query.ts';
+import type { Feature } from './project-settings.ts';
 
 export interface ProjectView {
   project: ProjectRow;
@@ -29,6 +31,8 @@ export interface ProjectView {
   isFork: boolean;
   /** a fork's source when the viewer may see it (forked_from_project); views of sources leave it out */
   forkedFrom?: ProjectView;
+  /** the project's features open to the viewer (ProjectFeature#feature_available?) */
+  openFeatures: ReadonlySet<Feature>;
   /** how many users starred it (star_count) */
   starCount?: number;
   /** the project's import (import_status, import_type, import_error); null when it was not imported */
@@ -69,6 +73,8 @@ export interface ProjectFilters {
 /** Where the projects of a list live: everywhere, some namespaces (a group's), or one namespace. */
 export type ProjectScope =
   | { kind: 'all' }
+  /** everywhere but the private projects: Explore leaves them out even for their members */
+  | { kind: 'explore' }
   | { kind: 'group'; group: NamespaceRow; includeSubgroups: boolean; includeAncestors: boolean }
   | { kind: 'namespace'; namespaceId: number }
   /** the direct forks of a project (ForkProjectsFinder) */
@@ -77,13 +83,9 @@ export type ProjectScope =
   | { kind: 'starred'; userId: number };
 
 type ProjectsQB = SelectQueryBuilder<Database, 'projects', ProjectRow>;
-
-/** A project list less the private projects (Explore leaves them out even for their members). */
-export const withoutPrivateProjects = (q: ProjectsQB): ProjectsQB => q.where('projects.visibility', '!=', 'private');
 type EB = ExpressionBuilder<Database, 'projects'>;
 
 // Literal conditions (SQLite cannot bind booleans).
-const ALWAYS = sql<SqlBool>`1 = 1`;
 const NEVER = sql<SqlBool>`1 = 0`;
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (ch) => '\\' + ch);
@@ -146,14 +148,14 @@ export class ProjectsQuery {
     return (eb) => eb('projects.id', 'in', ids);
   }
 
-  /** SQL: what `actor` may see (the same rules as Policy.visibleProjects, with the faster membership set). */
-  async visible(actor: Actor): Promise<(eb: EB) => Expression<SqlBool>> {
-    if (actor.isAdmin) return () => ALWAYS;
+  /**
+   * SQL: what `actor` may see: visibleProjectsWhere, as Policy.visibleProjects, with the faster
+   * membership set (read only for a signed-in non-administrator, the one caller that uses it).
+   */
+  async visible(actor: Actor): Promise<ProjectsWhere> {
     const user = actor.user;
-    if (!user) return (eb) => eb('projects.visibility', '=', 'public');
-    const levels = user.external ? ['public'] : ['public', 'internal'];
-    const mine = await this.memberProjects(user.id);
-    return (eb) => eb.or([eb('projects.visibility', 'in', levels), mine(eb)]);
+    const mine = user && !actor.isAdmin ? await this.memberProjects(user.id) : () => NEVER;
+    return visibleProjectsWhere(actor, mine);
   }
 
   /**
@@ -166,6 +168,7 @@ export class ProjectsQuery {
     const user = actor.user;
 
     if (scope.kind === 'namespace') q = q.where('projects.namespace_id', '=', scope.namespaceId);
+    if (scope.kind === 'explore') q = q.where('projects.visibility', '!=', 'private');
     if (scope.kind === 'forks') {
       const forks = k.selectFrom('project_forks').select('project_forks.project_id').where('project_forks.forked_from_project_id', '=', scope.projectId);
       q = q.where('projects.id', 'in', forks);
@@ -355,6 +358,7 @@ export class ProjectsQuery {
           ? { level: 50, directLevel: 0, permissions: new Set<CustomPermission>() }
           : membership;
       const groupLevel = groupMembers.length ? Math.max(...groupMembers.map((m) => m.level)) : null;
+      const access = await this.memoAccess(answers, actor, project, namespace, resolved);
       out.push({
         project,
         namespace,
@@ -365,7 +369,8 @@ export class ProjectsQuery {
                 .map((id) => names.get(id) ?? '')
                 .join(' / '),
         owner,
-        access: await this.memoAccess(answers, actor, project, namespace, resolved),
+        access,
+        openFeatures: openFeatures(actor, project, access),
         projectMemberLevel: projectMember?.level ?? null,
         groupMemberLevel: groupLevel,
         forksCount: forksCount.get(project.id) ?? 0,

@@ -11,11 +11,11 @@ import type { Actor } from '../access/actor.ts';
 import { Policy, type ProjectAccess } from '../access/policy.ts';
 import type { Resolver } from '../access/resolve.ts';
 import type { ProjectAbility } from '../access/roles.ts';
+import { aboveNamespace, clampToNamespace, restrictedFor } from '../access/visibility.ts';
 import { projectPayload, recordSystemEvent } from '../events/system-events.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import { protectionDefaultsOf } from '../repository/branch-protection.ts';
 import { protectDefaultBranch } from '../repository/default-branch.ts';
-import { VISIBILITY_LEVELS, type VisibilityName } from '../settings/definitions.ts';
 import { PROJECT_WILDCARD_ROUTES } from '../groups/group-rules.ts';
 import { projectOwners } from './project-owners.ts';
 import { deleteProjectRows, removeRepositories } from './project-destroy.ts';
@@ -88,7 +88,6 @@ export function topicList(input: { topics?: string[]; tag_list?: string[] }): st
   return out;
 }
 
-const levelOf = (v: string) => VISIBILITY_LEVELS[v as VisibilityName] ?? 0;
 /** rename_project, change_visibility_level, change_namespace: Owners and administrators (the settings page hides those fields from others). */
 export const isOwner = (actor: Actor, access: ProjectAccess) => actor.isAdmin || access.level >= OWNER;
 
@@ -131,9 +130,9 @@ export class ProjectsService {
     let visibility = input.visibility ?? s.default_project_visibility;
     // A project is never more visible than its group. The default visibility follows the group; a
     // visibility asked for is refused (GitLab's model validation) rather than lowered behind the user's back.
-    const aboveGroup = namespace?.type === 'Group' && levelOf(visibility) > levelOf(namespace.visibility);
+    const aboveGroup = !!namespace && aboveNamespace(visibility, namespace);
     if (aboveGroup && input.visibility === undefined) visibility = namespace.visibility;
-    if (!actor.isAdmin && (s.restricted_visibility_levels as string[]).includes(visibility)) {
+    if (restrictedFor(s, actor, visibility)) {
       throw Errors.invalid({ visibility_level: [restrictedMessage(visibility)] });
     }
 
@@ -345,13 +344,13 @@ export class ProjectsService {
     const stored = { ...(JSON.parse(project.settings) as Record<string, unknown>), ...changes };
     const s = await this.settings.get();
 
-    if (visibility !== project.visibility && !actor.isAdmin && (s.restricted_visibility_levels as string[]).includes(visibility)) {
+    if (visibility !== project.visibility && restrictedFor(s, actor, visibility)) {
       throw Errors.invalid({ visibility_level: [restrictedMessage(visibility)] });
     }
     const errors = this.validate({ name, path, description }, { ...settingsOf(project), ...changes });
     this.checkStorage(actor, input.repository_storage, s, errors);
     await this.checkTaken(this.db.kysely, namespace, { name: name !== project.name ? name : '', path: path !== project.path ? path : '' }, project.id, errors);
-    if (namespace.type === 'Group' && levelOf(visibility) > levelOf(namespace.visibility)) {
+    if (aboveNamespace(visibility, namespace)) {
       (errors.visibility_level ??= []).push(notAllowedInGroup(visibility, namespace.visibility));
     }
     if (Object.keys(errors).length) throw Errors.invalid(errors);
@@ -444,7 +443,7 @@ export class ProjectsService {
     if (clash) throw transferError('Project with same name or path in target namespace already exists');
 
     // The project can be no more visible than its new group.
-    const visibility = to.type === 'Group' && levelOf(project.visibility) > levelOf(to.visibility) ? to.visibility : project.visibility;
+    const visibility = clampToNamespace(project.visibility, to);
     const now = nowIso();
     const oldFullPath = `${namespace.full_path}/${project.path}`;
     try {

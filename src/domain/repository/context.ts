@@ -5,8 +5,8 @@ import type { Repository } from '../../git/repository.ts';
 import { Errors } from '../../lib/errors.ts';
 import type { Actor } from '../access/actor.ts';
 import type { ProjectAccess } from '../access/policy.ts';
+import { featureOpen } from '../access/visibility.ts';
 import type { Resolver } from '../access/resolve.ts';
-import { settingsOf } from '../projects/project-settings.ts';
 import { canReadCode } from './read-access.ts';
 
 export interface RepoContext {
@@ -50,12 +50,8 @@ export async function repositoryContext(deps: ContextDeps, actor: Actor, id: str
  */
 export async function refsContext(deps: ContextDeps, actor: Actor, id: string, featureNotFound: boolean): Promise<RepoContext> {
   const { project, namespace, access } = await deps.resolve.project(actor, id);
-  if (featureNotFound && !actor.isAdmin) {
-    const level = settingsOf(project).repository_access_level;
-    // ProjectFeature#feature_available?: private features need a member (a Reporter in a private project)
-    const minimum = project.visibility === 'private' ? 20 : 10;
-    if (level === 'disabled' || (level === 'private' && access.level < minimum)) throw Errors.notFound();
-  }
+  // administrators pass here even where the repository feature is disabled
+  if (featureNotFound && !actor.isAdmin && !featureOpen(actor, project, access, 'repository')) throw Errors.notFound();
   if (!canReadCode(actor, project, access)) throw Errors.forbidden();
   const repo = deps.repos.repository(project);
   if (!repo.exists()) throw Errors.notFound();

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../container.ts';
+import { publicProfiles } from '../../domain/access/visibility.ts';
 import type { AvatarModel } from '../../domain/avatars/avatars.service.ts';
 import { isInt32 } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
@@ -28,9 +29,7 @@ export function avatarsRoutes(fastify: FastifyInstance, c: Container): void {
     const actor = req.actor;
     if (model === 'user') {
       if (!(await c.users.byId(id))) return false;
-      const s = await c.settings.get();
-      // public_visibility_restricted?: the public level is restricted, so anonymous visitors see nothing
-      return !!actor.user || !(s.restricted_visibility_levels as string[]).includes('public');
+      return publicProfiles(await c.settings.get(), actor);
     }
     if (model === 'project') {
       const found = await c.resolve.findProjectRow(id);

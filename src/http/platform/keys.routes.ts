@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../container.ts';
 import type { Actor } from '../../domain/access/actor.ts';
+import { publicProfiles } from '../../domain/access/visibility.ts';
 import type { KeyRow, UserRow } from '../../db/schema.ts';
 import { KEY_USAGE_TYPES, parseKeyExpiry } from '../../domain/keys/key-validation.ts';
 import { InvalidFingerprint, type KeyQuery } from '../../domain/keys/keys.service.ts';
@@ -76,7 +77,7 @@ export function keysRoutes(fastify: FastifyInstance, c: Container): void {
   async function readableUser(actor: Actor, idOrUsername: string | number): Promise<UserRow> {
     const found = await findUser(idOrUsername);
     if (!found) throw Errors.notFound('User');
-    if (!actor.user && ((await c.settings.get()).restricted_visibility_levels as string[]).includes('public')) throw Errors.notFound('User');
+    if (!publicProfiles(await c.settings.get(), actor)) throw Errors.notFound('User');
     return found;
   }
 

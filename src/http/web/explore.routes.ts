@@ -3,8 +3,6 @@
 // are left out even for their members (those are on the dashboard).
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
-import { withoutPrivateGroups } from '../../domain/groups/groups.service.ts';
-import { withoutPrivateProjects } from '../../domain/projects/projects-query.ts';
 import { ExploreGroupsPage, ExploreProjectsPage } from '../../web/views/dashboard/pages.tsx';
 import { groupPage, listQuery, PROJECT_SORTS, projectPage } from './lists.ts';
 import { HIDDEN, PAGE, type Web } from './web.ts';
@@ -16,7 +14,7 @@ export function explorePages(app: FastifyInstance, c: Container, web: Web): void
     const ctx = await web.context(req);
     const q = listQuery(req);
     // everything the viewer may see (the API's GET /projects), less the private projects
-    const { views, hasNext, sort } = await projectPage(c, ctx.actor, { kind: 'all' }, {}, q, withoutPrivateProjects);
+    const { views, hasNext, sort } = await projectPage(c, ctx.actor, { kind: 'explore' }, {}, q);
     return web.page(reply, ExploreProjectsPage({ ctx, views, list: { page: q.page, hasNext, search: q.search, sort }, sorts: PROJECT_SORTS }));
   });
 
@@ -24,7 +22,7 @@ export function explorePages(app: FastifyInstance, c: Container, web: Web): void
     const ctx = await web.context(req);
     const q = listQuery(req);
     // GET /groups?all_available=true, less the private groups
-    const { groups, fullNames, hasNext } = await groupPage(c, ctx.actor, { all_available: true }, q, withoutPrivateGroups);
+    const { groups, fullNames, hasNext } = await groupPage(c, ctx.actor, { all_available: true, explore: true }, q);
     return web.page(reply, ExploreGroupsPage({ ctx, groups, fullNames, list: { page: q.page, hasNext, search: q.search } }));
   });
 }

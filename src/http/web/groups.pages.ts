@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import type { NamespaceRow } from '../../db/schema.ts';
 import { MovedError, type ResolvedGroup } from '../../domain/access/resolve.ts';
+import { restrictedLevels } from '../../domain/access/visibility.ts';
 import type { FieldErrors } from '../../domain/groups/group-rules.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
 import { formErrorsOf } from '../../web/views/components.tsx';
@@ -45,12 +46,8 @@ async function findGroup(c: Container, ctx: WebCtx, path: string): Promise<Resol
 export function groupPages(app: FastifyInstance, c: Container, web: Web): void {
   /** The members count the group's member list shows (null: the viewer may not list them). */
   async function membersCount(found: ResolvedGroup): Promise<number | null> {
-    try {
-      return await c.members.count({ type: 'Group', group: found.group, access: found.access }, { deep: true });
-    } catch (e) {
-      if (e instanceof DomainError && e.status === 403) return null;
-      throw e;
-    }
+    const source = { type: 'Group' as const, group: found.group, access: found.access };
+    return c.members.canList(source) ? c.members.count(source, { deep: true }) : null;
   }
 
   /** Breadcrumbs: the ancestors' paths and names (full_path and full name have one part per level). */
@@ -65,7 +62,7 @@ export function groupPages(app: FastifyInstance, c: Container, web: Web): void {
   async function renderNew(reply: FastifyReply, ctx: WebCtx, values: NewGroupValues & { parent_id: string }, errors: string[] | null, status = 200) {
     const found = /^\d{1,10}$/.test(values.parent_id) ? await findGroup(c, ctx, values.parent_id) : null;
     const parent = found && 'group' in found ? found.group : undefined;
-    const restricted = await restrictedFor(ctx);
+    const restricted = restrictedLevels(await c.settings.get(), ctx.actor);
     return web.page(
       reply,
       NewGroupPage({
@@ -79,11 +76,6 @@ export function groupPages(app: FastifyInstance, c: Container, web: Web): void {
       }),
       status,
     );
-  }
-
-  /** restricted_visibility_levels, which administrators may use all the same. */
-  async function restrictedFor(ctx: WebCtx): Promise<string[]> {
-    return ctx.actor.isAdmin ? [] : ((await c.settings.get()).restricted_visibility_levels as string[]);
   }
 
   // GitLab: /groups is your groups (the signed in) or the public ones (everybody else)
@@ -101,7 +93,7 @@ export function groupPages(app: FastifyInstance, c: Container, web: Web): void {
     const parentVisibility = found && 'group' in found ? found.group.visibility : undefined;
     const limits = visibilityLimits({
       group: parentVisibility ? { visibility: parentVisibility, kind: 'group' } : undefined,
-      restricted: await restrictedFor(ctx),
+      restricted: restrictedLevels(s, ctx.actor),
     });
     return renderNew(reply, ctx, { name: '', path: '', visibility: allowedValue(s.default_group_visibility, limits), parent_id: parentId }, null);
   });

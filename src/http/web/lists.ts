@@ -42,23 +42,21 @@ export function projectSort(value: string): (typeof PROJECT_SORTS)[number] {
   return PROJECT_SORTS.find((s) => s.value === value) ?? PROJECT_SORTS[0];
 }
 
-/** One page of a project list (the API's query and views): `narrow` adds a filter to the list's SQL. */
+/** One page of a project list (the API's query and views). */
 export async function projectPage(
   c: Container,
   actor: Actor,
   scope: ProjectScope,
   filters: Partial<ProjectFilters>,
   q: ListQuery,
-  narrow?: (qb: Awaited<ReturnType<Container['projectsQuery']['list']>>) => Awaited<ReturnType<Container['projectsQuery']['list']>>,
 ): Promise<{ views: ProjectView[]; hasNext: boolean; sort: string }> {
   const sort = projectSort(q.sort);
-  let qb = await c.projectsQuery.list(actor, scope, {
+  const qb = await c.projectsQuery.list(actor, scope, {
     order_by: sort.order_by,
     sort: sort.sort,
     ...(q.search ? { search: q.search } : {}),
     ...filters,
   });
-  if (narrow) qb = narrow(qb);
   const rows = await qb
     .limit(PER_PAGE + 1)
     .offset((q.page - 1) * PER_PAGE)
@@ -73,10 +71,8 @@ export async function groupPage(
   actor: Actor,
   params: Partial<GroupListParams>,
   q: ListQuery,
-  narrow?: (qb: ReturnType<Container['groups']['listQuery']>) => ReturnType<Container['groups']['listQuery']>,
 ): Promise<{ groups: NamespaceRow[]; fullNames: Map<number, string>; hasNext: boolean }> {
-  let qb = c.groups.listQuery(actor, { order_by: 'name', sort: 'asc', ...(q.search ? { search: q.search } : {}), ...params });
-  if (narrow) qb = narrow(qb);
+  const qb = c.groups.listQuery(actor, { order_by: 'name', sort: 'asc', ...(q.search ? { search: q.search } : {}), ...params });
   const rows = await qb
     .limit(PER_PAGE + 1)
     .offset((q.page - 1) * PER_PAGE)

@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Container } from '../../container.ts';
 import type { NamespaceRow } from '../../db/schema.ts';
+import { restrictedLevels } from '../../domain/access/visibility.ts';
 import { DomainError } from '../../lib/errors.ts';
 import { formErrorsOf } from '../../web/views/components.tsx';
 import { allowedValue, NewProjectPage, type NewProjectValues, visibilityLimits } from '../../web/views/dashboard/new-project.tsx';
@@ -51,7 +52,7 @@ export function newProjectPages(app: FastifyInstance, c: Container, web: Web): v
     errors: string[] | null,
     status = 200,
   ) {
-    const restricted = ctx.actor.isAdmin ? [] : ((await c.settings.get()).restricted_visibility_levels as string[]);
+    const restricted = restrictedLevels(await c.settings.get(), ctx.actor);
     return web.page(reply, NewProjectPage({ ctx, namespaces: await namespacesFor(ctx), values, errors, restricted }), status);
   }
 
@@ -63,7 +64,7 @@ export function newProjectPages(app: FastifyInstance, c: Container, web: Web): v
     const namespaceId = /^\d{1,10}$/.test(wanted) ? wanted : String(own ?? '');
     // the default, or the most open level the namespace and the restrictions allow below it
     const ns = namespaceId === String(own ?? '') ? undefined : await c.resolve.namespaceById(Number(namespaceId));
-    const restricted = ctx.actor.isAdmin ? [] : (s.restricted_visibility_levels as string[]);
+    const restricted = restrictedLevels(s, ctx.actor);
     const limits = visibilityLimits({ group: ns?.type === 'Group' ? { visibility: ns.visibility, kind: 'project' } : undefined, restricted });
     return render(
       reply,

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import type { WebHookRow } from '../../db/schema.ts';
 import type { Actor } from '../../domain/access/actor.ts';
+import { restrictedLevels } from '../../domain/access/visibility.ts';
 import type { ResolvedProject } from '../../domain/access/resolve.ts';
 import type { ProjectAbility } from '../../domain/access/roles.ts';
 import { DeliveryBusy } from '../../domain/hooks/deliveries.ts';
@@ -105,7 +106,7 @@ export function projectSettingsPages(app: FastifyInstance, c: Container, web: We
 
   /** What ProjectsService.update refuses: levels above the group's, restricted ones (the current level stays allowed). */
   const visibilityDisabled = async (ctx: WebCtx, r: ResolvedProject): Promise<Record<string, string>> => {
-    const restricted = ctx.actor.isAdmin ? [] : ((await c.settings.get()).restricted_visibility_levels as string[]);
+    const restricted = restrictedLevels(await c.settings.get(), ctx.actor);
     const limits = visibilityLimits({
       group: r.namespace.type === 'Group' ? { visibility: r.namespace.visibility, kind: 'project' } : undefined,
       restricted: restricted.filter((v) => v !== r.project.visibility),

@@ -10,7 +10,8 @@ import { Errors } from '../../../lib/errors.ts';
 import { nowIso } from '../../../lib/time.ts';
 import type { Actor } from '../../access/actor.ts';
 import type { ResolvedProject } from '../../access/resolve.ts';
-import { privateFeatureMinLevel, settingsOf } from '../../projects/project-settings.ts';
+import { settingsOf } from '../../projects/project-settings.ts';
+import { featureOpen } from '../../access/visibility.ts';
 import { loadRefRules, type RefRules } from '../../repository/branch-protection.ts';
 import type { BranchProtectionDefaults } from '../../groups/group-settings.ts';
 import type { RunnerInfo } from '../runners/runners.service.ts';
@@ -431,8 +432,8 @@ export class JobsService {
     const feature = s.builds_access_level;
     const repoFeature = s.repository_access_level;
     if (feature === 'disabled' || repoFeature === 'disabled') throw Errors.forbidden();
-    const featureOpen = feature === 'private' ? level >= privateFeatureMinLevel('builds', ctx.project.visibility) : ctx.access.abilities.has('read_project');
-    const read = level >= 20 || (s.public_jobs !== false && featureOpen);
+    const jobsOpen = featureOpen(actor, ctx.project, ctx.access, 'builds') && ctx.access.abilities.has('read_project');
+    const read = level >= 20 || (s.public_jobs !== false && jobsOpen);
     // an archived project's jobs are read-only (ProjectPolicy: archived prevents update_build)
     const ok = ability === 'read' ? read : level >= 30 && ctx.project.archived === 0;
     if (!ok) throw Errors.forbidden();

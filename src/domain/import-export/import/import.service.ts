@@ -35,12 +35,13 @@ import { nowIso } from '../../../lib/time.ts';
 import { queueBlobDeletion } from '../../blobs/blob-deletions.ts';
 import { userActor, type Actor } from '../../access/actor.ts';
 import { traversalIds } from '../../access/policy.ts';
+import { clampToNamespace, restrictedFor } from '../../access/visibility.ts';
 import { projectPayload, recordSystemEvent } from '../../events/system-events.ts';
 import { fullMessages } from '../../projects/forks.service.ts';
 import { deleteProjectRows, removeRepositories } from '../../projects/project-destroy.ts';
 import { projectOwners } from '../../projects/project-owners.ts';
 import { settingsChanges, settingsOf, validateSettings } from '../../projects/project-settings.ts';
-import { VISIBILITY_LEVELS, type VisibilityName } from '../../settings/definitions.ts';
+import { VISIBILITY_LEVELS } from '../../settings/definitions.ts';
 import { BUNDLE_FILE, EXPORT_VERSION, VERSION_FILE, type FailedRelation } from '../archive/layout.ts';
 import { restoreBundle } from '../archive/bundle.ts';
 import { extractArchive } from '../archive/extract.ts';
@@ -108,7 +109,6 @@ interface SourceParams {
 /** A reason the import fails with (import_error). */
 class ImportFailure extends Error {}
 
-const levelOf = (v: string) => VISIBILITY_LEVELS[v as VisibilityName] ?? 0;
 const mib = (v: unknown) => Math.max(0, Number(v) || 0) * 1024 * 1024;
 
 export class ImportsService {
@@ -493,9 +493,9 @@ export class ImportsService {
     const s = await this.deps.settings.get();
     const namespace = await k.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).executeTakeFirstOrThrow();
     let visibility = typeof merged.visibility === 'string' && merged.visibility in VISIBILITY_LEVELS ? merged.visibility : project.visibility;
-    if (namespace.type === 'Group' && levelOf(visibility) > levelOf(namespace.visibility)) visibility = namespace.visibility;
-    const restricted = (s.restricted_visibility_levels as string[] | undefined) ?? [];
-    if (importer.is_admin !== 1 && restricted.includes(visibility) && visibility !== project.visibility) visibility = 'private';
+    visibility = clampToNamespace(visibility, namespace);
+    // the import runs in the background: the importer's row says whether restrictions bind them
+    if (restrictedFor(s, { isAdmin: importer.is_admin === 1 }, visibility) && visibility !== project.visibility) visibility = 'private';
     // the archive's settings one by one: a value the model refuses is left out, an override's was checked at request time
     const changes: Record<string, unknown> = {};
     const fromArchive = { ...settingsChanges(lenientParams(attrs), 'create'), ...settingsChanges(lenientParams(attrs), 'update') };

@@ -4,7 +4,7 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import type { ProjectView } from '../../../domain/projects/projects-query.ts';
 import type { ProjectRow } from '../../../db/schema.ts';
-import { FEATURES, privateFeatureMinLevel, settingsOf, type Feature, type ProjectSettings } from '../../../domain/projects/project-settings.ts';
+import { FEATURES, settingsOf, type Feature } from '../../../domain/projects/project-settings.ts';
 import { toUserRef, UserRefSchema, type UserViewContext } from './user.entity.ts';
 import { sshUrlToRepo } from '../../../domain/repository/ssh-url.ts';
 import { NullableBoolean, NullableInteger, NullableString, optionalAll } from '../schemas/common.ts';
@@ -201,14 +201,6 @@ export function namespaceEntity(view: ProjectView, ctx: ProjectViewContext) {
   };
 }
 
-/** ProjectFeature#feature_available?: disabled for nobody, private for members of the feature's level. */
-function featureAvailable(view: ProjectView, s: ProjectSettings, feature: Feature, ctx: ProjectViewContext): boolean {
-  const level = s[`${feature}_access_level`];
-  if (level === 'disabled') return false;
-  if (level === 'private') return ctx.isAdmin || view.access.level >= privateFeatureMinLevel(feature, view.project.visibility);
-  return true;
-}
-
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
 /** description_html: the description as one paragraph (Markdown rendering is not done here). */
@@ -297,8 +289,8 @@ export function toProject(view: ProjectView, shape: ProjectShape, ctx: ProjectVi
 
   const s = settingsOf(p);
   const api = `${ctx.externalUrl}/api/v4/projects/${p.id}`;
-  const issues = featureAvailable(view, s, 'issues', ctx);
-  const mergeRequests = featureAvailable(view, s, 'merge_requests', ctx);
+  const issues = view.openFeatures.has('issues');
+  const mergeRequests = view.openFeatures.has('merge_requests');
   out._links = {
     self: api,
     ...(issues ? { issues: `${api}/issues` } : {}),
@@ -318,10 +310,10 @@ export function toProject(view: ProjectView, shape: ProjectShape, ctx: ProjectVi
   out.repository_object_format = s.repository_object_format;
   out.issues_enabled = issues;
   out.merge_requests_enabled = mergeRequests;
-  out.wiki_enabled = featureAvailable(view, s, 'wiki', ctx);
-  out.jobs_enabled = featureAvailable(view, s, 'builds', ctx);
-  out.snippets_enabled = featureAvailable(view, s, 'snippets', ctx);
-  out.container_registry_enabled = featureAvailable(view, s, 'container_registry', ctx);
+  out.wiki_enabled = view.openFeatures.has('wiki');
+  out.jobs_enabled = view.openFeatures.has('builds');
+  out.snippets_enabled = view.openFeatures.has('snippets');
+  out.container_registry_enabled = view.openFeatures.has('container_registry');
   out.service_desk_enabled = s.service_desk_enabled;
   // admin_issue: Reporter and above.
   if (ctx.isAdmin || access.level >= 20) out.service_desk_address = null;
