@@ -1,25 +1,47 @@
 // Change actions (reference §4.1): codes and the labels of the 4.x release the spec follows
 // ("legacy label" where it differs from today's).
+
+/** Weblate's action codes by their names (Change.ACTION_*), for every code this product writes. */
 export const ACTION = {
   CHANGE: 2,
+  COMMENT: 3,
+  SUGGESTION: 4,
   NEW: 5,
+  ACCEPT: 7,
+  UPLOAD: 9,
   NEW_SOURCE: 13,
   LOCK: 14,
   UNLOCK: 15,
+  COMMIT: 17,
+  PUSH: 18,
+  RESET: 19,
+  MERGE: 20,
   REBASE: 21,
+  FAILED_MERGE: 22,
+  FAILED_REBASE: 23,
   PARSE_ERROR: 24,
   REMOVE_TRANSLATION: 25,
+  SUGGESTION_DELETE: 26,
+  FAILED_PUSH: 28,
   SOURCE_CHANGE: 30,
+  NEW_UNIT: 31,
+  APPROVE: 36,
+  MARKED_EDIT: 37,
   REMOVE_COMPONENT: 38,
   REMOVE_PROJECT: 39,
   RENAME_PROJECT: 41,
   RENAME_COMPONENT: 42,
+  NEW_CONTRIBUTOR: 45,
   ADDED_LANGUAGE: 48,
   CREATE_PROJECT: 50,
   CREATE_COMPONENT: 51,
+  REPLACE_UPLOAD: 54,
+  LICENSE_CHANGE: 55,
   STRING_REPO_UPDATE: 59,
   STRING_REMOVE: 63,
-  LICENSE_CHANGE: 55,
+  FORCE_SYNC: 83,
+  FORCE_SCAN: 84,
+  REPO_CLEANUP: 88,
 } as const;
 
 export const ACTION_NAMES = new Map<number, string>([

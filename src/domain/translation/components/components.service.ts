@@ -13,6 +13,7 @@ import { nowIso } from '../../../lib/time.ts';
 import type { Actor } from '../../access/actor.ts';
 import { requireAdmin } from '../access.ts';
 import { ACTION } from '../changes/actions.ts';
+import { recordChange } from '../changes/record.ts';
 import { parseEnforcedChecks, parseFlags } from '../checks/index.ts';
 import { boolField, choiceField, FieldErrors, intField, languageField, stringField, urlField } from '../fields.ts';
 import { SLUG } from '../projects/translation-projects.service.ts';
@@ -241,18 +242,15 @@ export class ComponentsService {
           .executeTakeFirstOrThrow();
         this.vcs.adopt(staging, component.id);
         adopted = component.id;
-        await trx
-          .insertInto('translation_changes')
-          .values({
-            project_id: project.id,
-            component_id: component.id,
-            user_id: actor.user!.id,
-            author_id: actor.user!.id,
-            action: ACTION.CREATE_COMPONENT,
-            target: component.name,
-            timestamp: now,
-          })
-          .execute();
+        await recordChange(trx, {
+          projectId: project.id,
+          componentId: component.id,
+          userId: actor.user!.id,
+          authorId: actor.user!.id,
+          action: ACTION.CREATE_COMPONENT,
+          target: component.name,
+          timestamp: now,
+        });
         const scan = await scanComponent(trx, this.vcs, component, fetched.head, { userId: actor.user!.id, trx });
         return { component: await trx.selectFrom('components').selectAll().where('id', '=', component.id).executeTakeFirstOrThrow(), scan };
       });
@@ -282,17 +280,9 @@ export class ComponentsService {
           const row = Object.keys(set).length
             ? await trx.updateTable('components').set(set).where('id', '=', component.id).returningAll().executeTakeFirstOrThrow()
             : component;
-          const by = { project_id: project.id, component_id: component.id, user_id: actor.user!.id, author_id: actor.user!.id, timestamp: nowIso() };
-          if (changed.slug !== undefined)
-            await trx
-              .insertInto('translation_changes')
-              .values({ ...by, action: ACTION.RENAME_COMPONENT, target: row.slug, old: component.slug })
-              .execute();
-          if (changed.license !== undefined)
-            await trx
-              .insertInto('translation_changes')
-              .values({ ...by, action: ACTION.LICENSE_CHANGE, target: row.license, old: component.license })
-              .execute();
+          const by = { projectId: project.id, componentId: component.id, userId: actor.user!.id, authorId: actor.user!.id, timestamp: nowIso() };
+          if (changed.slug !== undefined) await recordChange(trx, { ...by, action: ACTION.RENAME_COMPONENT, target: row.slug, old: component.slug });
+          if (changed.license !== undefined) await recordChange(trx, { ...by, action: ACTION.LICENSE_CHANGE, target: row.license, old: component.license });
           if (rescan) await scanComponent(trx, this.vcs, row, row.head, { userId: actor.user!.id, full: true, trx });
           return trx.selectFrom('components').selectAll().where('id', '=', component.id).executeTakeFirstOrThrow();
         });
@@ -319,17 +309,13 @@ export class ComponentsService {
       try {
         const scanned = await this.db.kysely.transaction().execute(async (trx) => {
           if (fetched.head !== component.head) {
-            await trx
-              .insertInto('translation_changes')
-              .values({
-                project_id: component.project_id,
-                component_id: component.id,
-                user_id: actor.user?.id ?? null,
-                author_id: actor.user?.id ?? null,
-                action: ACTION.REBASE,
-                timestamp: nowIso(),
-              })
-              .execute();
+            await recordChange(trx, {
+              projectId: component.project_id,
+              componentId: component.id,
+              userId: actor.user?.id ?? null,
+              authorId: actor.user?.id ?? null,
+              action: ACTION.REBASE,
+            });
           }
           return scanComponent(trx, this.vcs, component, fetched.head, { userId: actor.user?.id ?? null, full: operation === 'file-scan', trx });
         });
@@ -354,17 +340,13 @@ export class ComponentsService {
           .set({ locked: lock ? 1 : 0 })
           .where('id', '=', component.id)
           .execute();
-        await trx
-          .insertInto('translation_changes')
-          .values({
-            project_id: project.id,
-            component_id: component.id,
-            user_id: actor.user?.id ?? null,
-            author_id: actor.user?.id ?? null,
-            action: lock ? ACTION.LOCK : ACTION.UNLOCK,
-            timestamp: nowIso(),
-          })
-          .execute();
+        await recordChange(trx, {
+          projectId: project.id,
+          componentId: component.id,
+          userId: actor.user?.id ?? null,
+          authorId: actor.user?.id ?? null,
+          action: lock ? ACTION.LOCK : ACTION.UNLOCK,
+        });
       });
     }
     return Boolean(lock);
@@ -396,20 +378,16 @@ export class ComponentsService {
         .set({ locked: lock ? 1 : 0 })
         .where('project_id', '=', project.id)
         .execute();
-      const now = nowIso();
-      await trx
-        .insertInto('translation_changes')
-        .values(
-          changing.map((c) => ({
-            project_id: project.id,
-            component_id: c.id,
-            user_id: actor.user?.id ?? null,
-            author_id: actor.user?.id ?? null,
-            action: lock ? ACTION.LOCK : ACTION.UNLOCK,
-            timestamp: now,
-          })),
-        )
-        .execute();
+      await recordChange(
+        trx,
+        changing.map((c) => ({
+          projectId: project.id,
+          componentId: c.id,
+          userId: actor.user?.id ?? null,
+          authorId: actor.user?.id ?? null,
+          action: lock ? ACTION.LOCK : ACTION.UNLOCK,
+        })),
+      );
     });
     return this.projectLocked({ ...project, locked: lock ? 1 : 0 });
   }
@@ -430,17 +408,13 @@ export class ComponentsService {
     requireAdmin(actor, 'Can not delete component');
     await this.db.kysely.transaction().execute(async (trx) => {
       await this.deleteRows(trx, component.id);
-      await trx
-        .insertInto('translation_changes')
-        .values({
-          project_id: project.id,
-          user_id: actor.user!.id,
-          author_id: actor.user!.id,
-          action: ACTION.REMOVE_COMPONENT,
-          target: component.slug,
-          timestamp: nowIso(),
-        })
-        .execute();
+      await recordChange(trx, {
+        projectId: project.id,
+        userId: actor.user!.id,
+        authorId: actor.user!.id,
+        action: ACTION.REMOVE_COMPONENT,
+        target: component.slug,
+      });
     });
     this.removeMirror(component.id);
   }

@@ -9,6 +9,7 @@ import { getFormat } from '../../../formats/registry.ts';
 import type { ParsedUnit } from '../../../formats/types.ts';
 import { nowIso } from '../../../lib/time.ts';
 import { ACTION } from '../changes/actions.ts';
+import { type Change, recordChange } from '../changes/record.ts';
 import { runChecks, parseFlags, parseEnforcedChecks } from '../checks/index.ts';
 import { refreshTranslationStats } from '../stats/stats.ts';
 import { contentHash, idHash } from '../units/hash.ts';
@@ -327,25 +328,18 @@ async function scan(
       return { added, updated };
     };
 
-    const change = (t: TranslationRow, action: number, unitId: number | null, target = '') => ({
-      project_id: component.project_id,
-      component_id: component.id,
-      translation_id: t.id,
-      unit_id: unitId,
-      language_id: t.language_id,
-      user_id: opts.userId,
-      author_id: opts.userId,
+    const change = (t: TranslationRow, action: number, unitId: number | null, target = ''): Change => ({
+      projectId: component.project_id,
+      componentId: component.id,
+      translationId: t.id,
+      unitId,
+      languageId: t.language_id,
+      userId: opts.userId,
+      authorId: opts.userId,
       action,
       target,
       timestamp: now,
     });
-    const writeChanges = async (rows: ReturnType<typeof change>[]) => {
-      for (let i = 0; i < rows.length; i += 500)
-        await trx
-          .insertInto('translation_changes')
-          .values(rows.slice(i, i + 500))
-          .execute();
-    };
 
     // the source translation first (its new units are the "New source string" changes)
     const sourceT = await ensureTranslation(sourceFile);
@@ -357,7 +351,10 @@ async function scan(
     if (sourceRows) {
       const { added } = await syncUnits(sourceFile, sourceT, sourceRows, !sourceRow);
       const sourceByHash = new Map(sourceRows.map((r) => [r.id_hash, r]));
-      await writeChanges(added.map((a) => change(sourceT, ACTION.NEW_SOURCE, a.id, sourceByHash.get(a.id_hash)?.source ?? '')));
+      await recordChange(
+        trx,
+        added.map((a) => change(sourceT, ACTION.NEW_SOURCE, a.id, sourceByHash.get(a.id_hash)?.source ?? '')),
+      );
       touched.push(sourceT.id);
     }
 
@@ -367,7 +364,11 @@ async function scan(
       const fresh = !existing.some((e) => e.id === t.id);
       const rows = unitRows(f, t, f.units);
       const { updated } = await syncUnits(f, t, rows, fresh);
-      if (!fresh) await writeChanges(updated.map((id) => change(t, ACTION.STRING_REPO_UPDATE, id)));
+      if (!fresh)
+        await recordChange(
+          trx,
+          updated.map((id) => change(t, ACTION.STRING_REPO_UPDATE, id)),
+        );
       touched.push(t.id);
     }
 
@@ -377,10 +378,7 @@ async function scan(
       if (present.has(t.language_id)) continue;
       await trx.deleteFrom('units').where('translation_id', '=', t.id).execute();
       await trx.deleteFrom('translations').where('id', '=', t.id).execute();
-      await trx
-        .insertInto('translation_changes')
-        .values({ ...change(t, ACTION.REMOVE_TRANSLATION, null, t.filename), translation_id: null })
-        .execute();
+      await recordChange(trx, { ...change(t, ACTION.REMOVE_TRANSLATION, null, t.filename), translationId: null });
     }
 
     for (const id of new Set(touched)) await refreshTranslationStats(trx, id);

@@ -25,6 +25,8 @@ import {
   type UnitUpdate,
 } from '../../../formats/types.ts';
 import { DomainError, Errors } from '../../../lib/errors.ts';
+import { ACTION } from '../changes/actions.ts';
+import { recordChange } from '../changes/record.ts';
 import { PLURAL_SEPARATOR } from '../components/scan.ts';
 import type { TranslationDeps } from '../deps.ts';
 import { actorAuthor, type Appender, APPENDERS, type NewEntry, removeEntry } from '../units/edits.ts';
@@ -60,10 +62,6 @@ export interface UploadResult {
   result: boolean;
   count: number;
 }
-
-/** Weblate's change action of an uploaded translation (9 "Translation uploaded") and of a replaced file (54). */
-export const ACTION_UPLOAD = 9;
-export const ACTION_REPLACE_UPLOAD = 54;
 
 export interface RenderOptions {
   /** the units to write in; default: every pending unit of the translation */
@@ -473,7 +471,7 @@ export class TranslationFiles {
       }
       edits.push(m);
     }
-    if (edits.length) await this.deps.writes.edits.apply(actor, translation, edits, { action: ACTION_UPLOAD, ...(author ? { author } : {}) });
+    if (edits.length) await this.deps.writes.edits.apply(actor, translation, edits, { action: ACTION.UPLOAD, ...(author ? { author } : {}) });
     return done(notFound, skipped, edits.length);
   }
 
@@ -508,22 +506,17 @@ export class TranslationFiles {
       throw e;
     }
     const k = this.deps.db.kysely;
-    const now = new Date().toISOString();
-    await k
-      .insertInto('translation_changes')
-      .values({
-        project_id: component.project_id,
-        component_id: component.id,
-        translation_id: translation.id,
-        unit_id: null,
-        language_id: translation.language_id,
-        user_id: actor.user?.id ?? null,
-        author_id: who.userId,
-        action: ACTION_REPLACE_UPLOAD,
-        target: translation.filename,
-        timestamp: now,
-      })
-      .execute();
+    await recordChange(k, {
+      projectId: component.project_id,
+      componentId: component.id,
+      translationId: translation.id,
+      unitId: null,
+      languageId: translation.language_id,
+      userId: actor.user?.id ?? null,
+      authorId: who.userId,
+      action: ACTION.REPLACE_UPLOAD,
+      target: translation.filename,
+    });
     const { n } = await k
       .selectFrom('units')
       .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -662,26 +655,20 @@ export class TranslationFiles {
           .execute()),
       );
     }
-    const now = new Date().toISOString();
-    for (let i = 0; i < added.length; i += 500) {
-      await k
-        .insertInto('translation_changes')
-        .values(
-          added.slice(i, i + 500).map((u) => ({
-            project_id: fresh.project_id,
-            component_id: fresh.id,
-            translation_id: translation.id,
-            unit_id: u.id,
-            language_id: translation.language_id,
-            user_id: actor.user?.id ?? null,
-            author_id: who.userId ?? actor.user?.id ?? null,
-            action: 31,
-            target: u.target,
-            timestamp: now,
-          })),
-        )
-        .execute();
-    }
+    await recordChange(
+      k,
+      added.map((u) => ({
+        projectId: fresh.project_id,
+        componentId: fresh.id,
+        translationId: translation.id,
+        unitId: u.id,
+        languageId: translation.language_id,
+        userId: actor.user?.id ?? null,
+        authorId: who.userId ?? actor.user?.id ?? null,
+        action: ACTION.NEW_UNIT,
+        target: u.target,
+      })),
+    );
     return done(0, skipped + entries.length - added.length, added.length);
   }
 

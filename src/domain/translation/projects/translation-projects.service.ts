@@ -8,6 +8,7 @@ import { nowIso } from '../../../lib/time.ts';
 import type { Actor } from '../../access/actor.ts';
 import { ACCESS_CONTROL_VALUES, requireAdmin } from '../access.ts';
 import { ACTION } from '../changes/actions.ts';
+import { recordChange } from '../changes/record.ts';
 import type { ComponentsService } from '../components/components.service.ts';
 import { boolField, FieldErrors, languageField, stringField, urlField } from '../fields.ts';
 
@@ -95,17 +96,7 @@ export class TranslationProjectsService {
           })
           .returningAll()
           .executeTakeFirstOrThrow();
-        await trx
-          .insertInto('translation_changes')
-          .values({
-            project_id: row.id,
-            user_id: actor.user!.id,
-            author_id: actor.user!.id,
-            action: ACTION.CREATE_PROJECT,
-            target: row.name,
-            timestamp: nowIso(),
-          })
-          .execute();
+        await recordChange(trx, { projectId: row.id, userId: actor.user!.id, authorId: actor.user!.id, action: ACTION.CREATE_PROJECT, target: row.name });
         return row;
       });
     } catch (e) {
@@ -123,18 +114,14 @@ export class TranslationProjectsService {
           ? await trx.updateTable('translation_projects').set(v).where('id', '=', project.id).returningAll().executeTakeFirstOrThrow()
           : project;
         if (v.slug !== undefined && v.slug !== project.slug) {
-          await trx
-            .insertInto('translation_changes')
-            .values({
-              project_id: row.id,
-              user_id: actor.user!.id,
-              author_id: actor.user!.id,
-              action: ACTION.RENAME_PROJECT,
-              target: row.slug,
-              old: project.slug,
-              timestamp: nowIso(),
-            })
-            .execute();
+          await recordChange(trx, {
+            projectId: row.id,
+            userId: actor.user!.id,
+            authorId: actor.user!.id,
+            action: ACTION.RENAME_PROJECT,
+            target: row.slug,
+            old: project.slug,
+          });
         }
         return row;
       });
@@ -152,10 +139,7 @@ export class TranslationProjectsService {
       await trx.deleteFrom('translation_changes').where('project_id', '=', project.id).execute();
       await trx.deleteFrom('translation_project_members').where('project_id', '=', project.id).execute();
       await trx.deleteFrom('translation_projects').where('id', '=', project.id).execute();
-      await trx
-        .insertInto('translation_changes')
-        .values({ user_id: actor.user!.id, author_id: actor.user!.id, action: ACTION.REMOVE_PROJECT, target: project.slug, timestamp: nowIso() })
-        .execute();
+      await recordChange(trx, { userId: actor.user!.id, authorId: actor.user!.id, action: ACTION.REMOVE_PROJECT, target: project.slug });
     });
     for (const c of components) this.components.removeMirror(c.id);
   }

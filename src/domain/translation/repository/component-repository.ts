@@ -34,6 +34,8 @@ import type { Repository } from '../../../git/repository.ts';
 import { DomainError, Errors, platformBody } from '../../../lib/errors.ts';
 import { nowIso } from '../../../lib/time.ts';
 import type { Actor } from '../../access/actor.ts';
+import { ACTION } from '../changes/actions.ts';
+import { recordChange } from '../changes/record.ts';
 import { scanComponent, ScanError } from '../components/scan.ts';
 import { REMOTE_PREFIX, RepoError, type RepoSource } from '../components/vcs.ts';
 import type { TranslationDeps } from '../deps.ts';
@@ -80,24 +82,6 @@ export const OPERATIONS: readonly RepositoryOperation[] = [
   'file-sync',
   'file-scan',
 ];
-
-/** Weblate's action numbers of what happens here (changes/actions.ts has the labels). */
-export const REPO_ACTION = {
-  COMMIT: 17,
-  PUSH: 18,
-  RESET: 19,
-  MERGE: 20,
-  REBASE: 21,
-  FAILED_MERGE: 22,
-  FAILED_REBASE: 23,
-  PARSE_ERROR: 24,
-  FAILED_PUSH: 28,
-  LOCK: 14,
-  UNLOCK: 15,
-  FORCE_SYNC: 83,
-  FORCE_SCAN: 84,
-  REPO_CLEANUP: 88,
-} as const;
 
 /** how often the worker's round looks for pending edits that are due */
 const DUE_CHECK_INTERVAL_MS = 60_000;
@@ -482,23 +466,19 @@ export class ComponentRepository {
           await trx.updateTable('translations').set({ revision: c.blob }).where('id', '=', c.translation.id).execute();
       }
       await trx.updateTable('components').set({ head }).where('id', '=', component.id).execute();
-      const now = nowIso();
-      for (const ch of changes) {
-        await trx
-          .insertInto('translation_changes')
-          .values({
-            project_id: component.project_id,
-            component_id: component.id,
-            translation_id: ch.translation.id,
-            language_id: ch.translation.language_id,
-            user_id: actor?.user?.id ?? ch.author.userId,
-            author_id: ch.author.userId,
-            action: REPO_ACTION.COMMIT,
-            target: ch.sha,
-            timestamp: now,
-          })
-          .execute();
-      }
+      await recordChange(
+        trx,
+        changes.map((ch) => ({
+          projectId: component.project_id,
+          componentId: component.id,
+          translationId: ch.translation.id,
+          languageId: ch.translation.language_id,
+          userId: actor?.user?.id ?? ch.author.userId,
+          authorId: ch.author.userId,
+          action: ACTION.COMMIT,
+          target: ch.sha,
+        })),
+      );
     });
     if (failures.length) return { result: false, detail: failures.join('\n') };
     if (component.push_on_commit && actor && changes.length) {
@@ -567,13 +547,13 @@ export class ComponentRepository {
         const error = rebasing
           ? `Could not rebase local branch onto ${REMOTE_PREFIX.slice('refs/remotes/'.length)}${component.branch}: conflict in ${files.join(', ') || 'the history'}`
           : `Could not merge ${REMOTE_PREFIX.slice('refs/remotes/'.length)}${component.branch} into the local branch: conflict in ${files.join(', ') || 'the history'}`;
-        await this.record(component, actor, rebasing ? REPO_ACTION.FAILED_REBASE : REPO_ACTION.FAILED_MERGE, error, actor?.user?.id ?? null);
+        await this.record(component, actor, rebasing ? ACTION.FAILED_REBASE : ACTION.FAILED_MERGE, error, actor?.user?.id ?? null);
         return { result: false, detail: error };
       }
       throw e;
     }
     await repo.updateRef(`refs/heads/${component.branch}`, next, local);
-    return this.rescan(actor, component, next, local, rebasing || (ff && style !== 'merge_noff') ? REPO_ACTION.REBASE : REPO_ACTION.MERGE, { from: remote });
+    return this.rescan(actor, component, next, local, rebasing || (ff && style !== 'merge_noff') ? ACTION.REBASE : ACTION.MERGE, { from: remote });
   }
 
   /** the user whose e-mail a commit's committer carries (the author of a repository update's change) */
@@ -608,25 +588,21 @@ export class ComponentRepository {
     try {
       await this.deps.db.kysely.transaction().execute(async (trx) => {
         if (action !== null) {
-          await trx
-            .insertInto('translation_changes')
-            .values({
-              project_id: component.project_id,
-              component_id: component.id,
-              user_id: actor?.user?.id ?? by,
-              author_id: by,
-              action,
-              target: next,
-              timestamp: nowIso(),
-            })
-            .execute();
+          await recordChange(trx, {
+            projectId: component.project_id,
+            componentId: component.id,
+            userId: actor?.user?.id ?? by,
+            authorId: by,
+            action,
+            target: next,
+          });
         }
         await scanComponent(trx, this.deps.vcs, component, next, { userId: by, full, trx });
       });
     } catch (e) {
       if (e instanceof ScanError || e instanceof RepoError) {
         if (next !== previous) await repo.updateRef(`refs/heads/${component.branch}`, previous, next);
-        await this.record(component, actor, REPO_ACTION.PARSE_ERROR, e.message, actor?.user?.id ?? null);
+        await this.record(component, actor, ACTION.PARSE_ERROR, e.message, actor?.user?.id ?? null);
         return { result: false, detail: e.message };
       }
       throw e;
@@ -635,18 +611,14 @@ export class ComponentRepository {
   }
 
   private async record(component: ComponentRow, actor: Actor | null, action: number, target: string, authorId: number | null, trx?: Trx): Promise<void> {
-    await (trx ?? this.deps.db.kysely)
-      .insertInto('translation_changes')
-      .values({
-        project_id: component.project_id,
-        component_id: component.id,
-        user_id: actor?.user?.id ?? null,
-        author_id: authorId,
-        action,
-        target,
-        timestamp: nowIso(),
-      })
-      .execute();
+    await recordChange(trx ?? this.deps.db.kysely, {
+      projectId: component.project_id,
+      componentId: component.id,
+      userId: actor?.user?.id ?? null,
+      authorId,
+      action,
+      target,
+    });
   }
 
   // ---- push --------------------------------------------------------------------------------------
@@ -670,7 +642,7 @@ export class ComponentRepository {
         component = await this.reload(component);
       } catch (e) {
         if (!(e instanceof RepoError)) throw e;
-        await this.record(component, actor, REPO_ACTION.FAILED_PUSH, e.message, actor.user?.id ?? null);
+        await this.record(component, actor, ACTION.FAILED_PUSH, e.message, actor.user?.id ?? null);
         return { result: false, detail: e.message };
       }
     }
@@ -687,13 +659,13 @@ export class ComponentRepository {
     } catch (e) {
       if (!(e instanceof RepoError)) throw e;
       const error = e.message.startsWith('Could not push') ? e.message : `Could not push the repository: ${e.message}`;
-      await this.record(component, actor, REPO_ACTION.FAILED_PUSH, error, actor.user?.id ?? null);
+      await this.record(component, actor, ACTION.FAILED_PUSH, error, actor.user?.id ?? null);
       return { result: false, detail: error };
     }
     // what git push does to the remote-tracking ref of the branch it pushed to (a push URL is the
     // origin's pushurl, as Weblate configures it); the next fetch says what the origin really has
     await repo.updateRef(`${REMOTE_PREFIX}${branch}`, local);
-    await this.record(component, actor, REPO_ACTION.PUSH, local, actor.user?.id ?? null);
+    await this.record(component, actor, ACTION.PUSH, local, actor.user?.id ?? null);
     if (component.vcs === 'gitlab' && target !== null && branch !== component.branch) return this.openMergeRequest(actor, component, target, branch);
     return { result: true };
   }
@@ -734,7 +706,7 @@ export class ComponentRepository {
       const body = platformBody(e).body as { message?: unknown; error?: unknown };
       const said = body.message ?? body.error ?? e.message;
       const error = `Could not open the merge request: ${typeof said === 'string' ? said : JSON.stringify(said)}`;
-      await this.record(component, actor, REPO_ACTION.FAILED_PUSH, error, actor.user?.id ?? null);
+      await this.record(component, actor, ACTION.FAILED_PUSH, error, actor.user?.id ?? null);
       return { result: false, detail: error };
     }
     return { result: true };
@@ -777,18 +749,14 @@ export class ComponentRepository {
             .where('component_id', '=', fresh.id)
             .where('pending', '=', 1)
             .execute();
-          await trx
-            .insertInto('translation_changes')
-            .values({
-              project_id: fresh.project_id,
-              component_id: fresh.id,
-              user_id: actor.user?.id ?? null,
-              author_id: actor.user?.id ?? null,
-              action: REPO_ACTION.RESET,
-              target: remote,
-              timestamp: nowIso(),
-            })
-            .execute();
+          await recordChange(trx, {
+            projectId: fresh.project_id,
+            componentId: fresh.id,
+            userId: actor.user?.id ?? null,
+            authorId: actor.user?.id ?? null,
+            action: ACTION.RESET,
+            target: remote,
+          });
           await scanComponent(trx, this.deps.vcs, fresh, remote, { userId: actor.user?.id ?? null, full: true, trx });
           if (!kept.length) return;
           const now = nowIso();
@@ -833,7 +801,7 @@ export class ComponentRepository {
       const repo = this.mirror(fresh);
       for (const name of fs.readdirSync(repo.gitDir)) if (/^hearth-index-/.test(name)) fs.rmSync(path.join(repo.gitDir, name), { force: true });
       await repo.run(['gc', '--quiet', '--auto']);
-      await this.record(fresh, actor, REPO_ACTION.REPO_CLEANUP, '', actor.user?.id ?? null);
+      await this.record(fresh, actor, ACTION.REPO_CLEANUP, '', actor.user?.id ?? null);
       return { result: true };
     });
   }
@@ -866,7 +834,7 @@ export class ComponentRepository {
           .execute();
       const committed = await this.commitPendingLocked(actor, fresh, undefined, await this.actorAuthor(actor));
       const head = await this.localHead(fresh);
-      await this.record(fresh, actor, REPO_ACTION.FORCE_SYNC, head, actor.user?.id ?? null);
+      await this.record(fresh, actor, ACTION.FORCE_SYNC, head, actor.user?.id ?? null);
       return committed;
     });
   }
@@ -875,7 +843,7 @@ export class ComponentRepository {
   async fileScan(actor: Actor, component: ComponentRow): Promise<OperationResult> {
     return this.locked(component, async (fresh) => {
       const head = await this.localHead(fresh);
-      await this.record(fresh, actor, REPO_ACTION.FORCE_SCAN, head, actor.user?.id ?? null);
+      await this.record(fresh, actor, ACTION.FORCE_SCAN, head, actor.user?.id ?? null);
       return this.rescan(actor, fresh, head, head, null, { full: true });
     });
   }

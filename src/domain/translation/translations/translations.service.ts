@@ -16,9 +16,9 @@ import type { ComponentRow, LanguageRow, TranslationProjectRow, TranslationRow }
 import { getFormat } from '../../../formats/registry.ts';
 import type { FileFormat } from '../../../formats/types.ts';
 import { Errors } from '../../../lib/errors.ts';
-import { nowIso } from '../../../lib/time.ts';
 import type { Actor } from '../../access/actor.ts';
 import { ACTION } from '../changes/actions.ts';
+import { recordChange } from '../changes/record.ts';
 import type { TranslationDeps } from '../deps.ts';
 import { DEFAULT_ADD_MESSAGE, DEFAULT_DELETE_MESSAGE } from '../repository/messages.ts';
 
@@ -144,20 +144,16 @@ export class TranslationsService {
       .where('language_id', '=', language.id)
       .executeTakeFirst();
     if (!row) throw couldNot;
-    await this.k
-      .insertInto('translation_changes')
-      .values({
-        project_id: project.id,
-        component_id: component.id,
-        translation_id: row.id,
-        language_id: language.id,
-        user_id: actor.user!.id,
-        author_id: actor.user!.id,
-        action: ACTION.ADDED_LANGUAGE,
-        target: language.code,
-        timestamp: nowIso(),
-      })
-      .execute();
+    await recordChange(this.k, {
+      projectId: project.id,
+      componentId: component.id,
+      translationId: row.id,
+      languageId: language.id,
+      userId: actor.user!.id,
+      authorId: actor.user!.id,
+      action: ACTION.ADDED_LANGUAGE,
+      target: language.code,
+    });
     return row;
   }
 

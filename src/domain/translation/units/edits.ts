@@ -18,7 +18,8 @@ import { nowIso } from '../../../lib/time.ts';
 import { VersionedCache } from '../../../lib/versioned-cache.ts';
 import { readVersions, stamp } from '../../../db/versions.ts';
 import type { Actor } from '../../access/actor.ts';
-import { CONTENT_ACTIONS } from '../changes/actions.ts';
+import { ACTION, CONTENT_ACTIONS } from '../changes/actions.ts';
+import { type Change, recordChange } from '../changes/record.ts';
 import { parseEnforcedChecks, parseFlags, runChecks } from '../checks/index.ts';
 import type { TranslationDeps } from '../deps.ts';
 import { contentChangesSet, COUNTERS, type Counter } from '../stats/stats.ts';
@@ -39,13 +40,6 @@ export interface UnitEdit {
 }
 
 type Trx = Transaction<Database>;
-
-export const ACTION_CHANGE = 2;
-export const ACTION_NEW = 5;
-export const ACTION_SOURCE_CHANGE = 30;
-export const ACTION_APPROVE = 36;
-export const ACTION_MARKED_EDIT = 37;
-export const ACTION_NEW_CONTRIBUTOR = 45;
 
 /** Settable states (100 is never settable, 11/12 are not manual). */
 export const SETTABLE_STATES: readonly number[] = [0, 10, 20, 30];
@@ -386,21 +380,17 @@ export class UnitEdits {
     const author = actorAuthor(actor);
     const key = unit.context || unit.source.split(PLURAL_SEPARATOR)[0];
     await writes.repository.commitFiles(fresh, files, author, `Removed string "${key.slice(0, 60)}"\n\nRemoved through the translation API.\n`);
-    await this.deps.db.kysely
-      .insertInto('translation_changes')
-      .values({
-        project_id: fresh.project_id,
-        component_id: fresh.id,
-        translation_id: translation.id,
-        unit_id: null,
-        language_id: translation.language_id,
-        user_id: actor.user.id,
-        author_id: actor.user.id,
-        action: 63,
-        target: unit.source,
-        timestamp: nowIso(),
-      })
-      .execute();
+    await recordChange(this.deps.db.kysely, {
+      projectId: fresh.project_id,
+      componentId: fresh.id,
+      translationId: translation.id,
+      unitId: null,
+      languageId: translation.language_id,
+      userId: actor.user.id,
+      authorId: actor.user.id,
+      action: ACTION.STRING_REMOVE,
+      target: unit.source,
+    });
   }
 
   /**
@@ -533,21 +523,17 @@ export class UnitEdits {
       .where('id_hash', '=', id)
       .executeTakeFirst();
     if (!unit) throw nonField('Could not add the string.');
-    await this.deps.db.kysely
-      .insertInto('translation_changes')
-      .values({
-        project_id: fresh.project_id,
-        component_id: fresh.id,
-        translation_id: translation.id,
-        unit_id: unit.id,
-        language_id: translation.language_id,
-        user_id: actor.user.id,
-        author_id: actor.user.id,
-        action: 31,
-        target: unit.target,
-        timestamp: nowIso(),
-      })
-      .execute();
+    await recordChange(this.deps.db.kysely, {
+      projectId: fresh.project_id,
+      componentId: fresh.id,
+      translationId: translation.id,
+      unitId: unit.id,
+      languageId: translation.language_id,
+      userId: actor.user.id,
+      authorId: actor.user.id,
+      action: ACTION.NEW_UNIT,
+      target: unit.target,
+    });
     return { unit, project, component: fresh, languageCode };
   }
 
@@ -590,7 +576,7 @@ export class UnitEdits {
     }
 
     const delta = new Delta();
-    const changeRows: Record<string, unknown>[] = [];
+    const changeRows: Change[] = [];
     const result = new Map<number, UnitRow>();
     const templateEdits: { before: UnitRow; after: UnitRow }[] = [];
     let contributorChecked = false;
@@ -668,9 +654,9 @@ export class UnitEdits {
               .where('action', 'in', [...CONTENT_ACTIONS])
               .limit(1)
               .executeTakeFirst());
-          if (!seen) changeRows.push(this.change(ctx.component, translation, old.id, userId, author.userId, ACTION_NEW_CONTRIBUTOR, '', '', {}, now));
+          if (!seen) changeRows.push(this.change(ctx.component, translation, old.id, userId, author.userId, ACTION.NEW_CONTRIBUTOR, '', '', {}, now));
         }
-        const action = opts.action ?? (state === 10 ? ACTION_MARKED_EDIT : old.state >= 10 ? (state === 30 ? ACTION_APPROVE : ACTION_CHANGE) : ACTION_NEW);
+        const action = opts.action ?? (state === 10 ? ACTION.MARKED_EDIT : old.state >= 10 ? (state === 30 ? ACTION.APPROVE : ACTION.CHANGE) : ACTION.NEW);
         changeRows.push(
           this.change(
             ctx.component,
@@ -695,17 +681,13 @@ export class UnitEdits {
     }
 
     const changes = new Map<number, { count: number; at: string; authorId: number | null }>();
-    const contentCount = changeRows.filter((r) => r.action !== ACTION_NEW_CONTRIBUTOR).length;
+    const contentCount = changeRows.filter((r) => r.action !== ACTION.NEW_CONTRIBUTOR).length;
     if (contentCount) changes.set(translation.id, { count: contentCount, at: now, authorId: author.userId });
 
     await this.writeUnits(trx, written);
     for (const t of templateEdits) await this.updateSourceUnits(trx, ctx, t.before, t.after, userId, author, now, delta, changeRows, changes);
 
-    for (let i = 0; i < changeRows.length; i += 500)
-      await trx
-        .insertInto('translation_changes')
-        .values(changeRows.slice(i, i + 500) as never)
-        .execute();
+    await recordChange(trx, changeRows);
     await applyStatsDelta(trx, delta.by, changes);
     return edits.map((e) => result.get(e.unit.id) ?? current.get(e.unit.id) ?? e.unit);
   }
@@ -764,7 +746,7 @@ export class UnitEdits {
     author: EditAuthor,
     now: string,
     delta: Delta,
-    changeRows: Record<string, unknown>[],
+    changeRows: Change[],
     changes: Map<number, { count: number; at: string; authorId: number | null }>,
   ): Promise<void> {
     const others = await trx
@@ -809,7 +791,7 @@ export class UnitEdits {
         .execute();
       delta.move(u.translation_id, u, next);
       const t = { id: u.translation_id, language_id: u.language_id } as TranslationRow;
-      changeRows.push(this.change(ctx.component, t, u.id, userId, author.userId, ACTION_SOURCE_CHANGE, after.source, before.source, {}, now));
+      changeRows.push(this.change(ctx.component, t, u.id, userId, author.userId, ACTION.SOURCE_CHANGE, after.source, before.source, {}, now));
       const c = changes.get(u.translation_id) ?? { count: 0, at: now, authorId: author.userId };
       c.count++;
       changes.set(u.translation_id, c);
@@ -827,19 +809,19 @@ export class UnitEdits {
     old: string,
     details: Record<string, unknown>,
     now: string,
-  ) {
+  ): Change {
     return {
-      project_id: component.project_id,
-      component_id: component.id,
-      translation_id: translation.id,
-      unit_id: unitId,
-      language_id: translation.language_id,
-      user_id: userId,
-      author_id: authorId,
+      projectId: component.project_id,
+      componentId: component.id,
+      translationId: translation.id,
+      unitId,
+      languageId: translation.language_id,
+      userId,
+      authorId,
       action,
       target,
       old,
-      details: JSON.stringify(details),
+      details,
       timestamp: now,
     };
   }

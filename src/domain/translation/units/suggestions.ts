@@ -19,6 +19,8 @@ import type { CommentRow, Database, SuggestionRow, TranslationRow, UnitRow } fro
 import { Errors } from '../../../lib/errors.ts';
 import { nowIso } from '../../../lib/time.ts';
 import type { Actor } from '../../access/actor.ts';
+import { ACTION } from '../changes/actions.ts';
+import { recordChange } from '../changes/record.ts';
 import type { TranslationDeps } from '../deps.ts';
 import { READONLY_MESSAGE } from '../permissions.ts';
 import type { Paged, Pager, Slice } from '../reads.ts';
@@ -30,11 +32,6 @@ export interface SuggestionAuthor {
   name: string;
   email: string;
 }
-
-export const ACTION_COMMENT = 3;
-export const ACTION_SUGGESTION = 4;
-export const ACTION_ACCEPT = 7;
-export const ACTION_SUGGESTION_DELETE = 26;
 
 export const COMMENT_SCOPES = ['global', 'translation', 'report'] as const;
 export type CommentScope = (typeof COMMENT_SCOPES)[number];
@@ -132,7 +129,7 @@ export class SuggestionsService {
       await this.flag(trx, 'has_suggestion', 'suggestions', [...new Set(added.map((s) => s.unit_id))], 1, units);
       await this.changes(
         trx,
-        added.map((s) => ({ unit: units.get(s.unit_id)!, action: ACTION_SUGGESTION, target: s.target, userId, authorId: author.userId, timestamp: now })),
+        added.map((s) => ({ unit: units.get(s.unit_id)!, action: ACTION.SUGGESTION, target: s.target, userId, authorId: author.userId, timestamp: now })),
       );
       return added;
     });
@@ -188,25 +185,21 @@ export class SuggestionsService {
         components.set(r.unit.component_id, c.project_id);
       }
     }
-    for (let i = 0; i < rows.length; i += 500) {
-      await trx
-        .insertInto('translation_changes')
-        .values(
-          rows.slice(i, i + 500).map((r) => ({
-            project_id: components.get(r.unit.component_id)!,
-            component_id: r.unit.component_id,
-            translation_id: r.unit.translation_id,
-            unit_id: r.unit.id,
-            language_id: r.unit.language_id,
-            user_id: r.userId,
-            author_id: r.authorId,
-            action: r.action,
-            target: r.target,
-            timestamp: r.timestamp,
-          })),
-        )
-        .execute();
-    }
+    await recordChange(
+      trx,
+      rows.map((r) => ({
+        projectId: components.get(r.unit.component_id)!,
+        componentId: r.unit.component_id,
+        translationId: r.unit.translation_id,
+        unitId: r.unit.id,
+        languageId: r.unit.language_id,
+        userId: r.userId,
+        authorId: r.authorId,
+        action: r.action,
+        target: r.target,
+        timestamp: r.timestamp,
+      })),
+    );
     // the translations' rows are written (unchanged) so their version moves: the editor's cached pages are keyed on it
     const translationIds = [...new Set(rows.map((r) => r.unit.translation_id))];
     for (let i = 0; i < translationIds.length; i += 500)
@@ -268,7 +261,7 @@ export class SuggestionsService {
       if (!left) await this.flag(trx, 'has_suggestion', 'suggestions', [unit.id], 0, new Map([[unit.id, unit]]));
       if (opts.record !== false) {
         const userId = actor.user?.id ?? null;
-        await this.changes(trx, [{ unit, action: ACTION_SUGGESTION_DELETE, target: suggestion.target, userId, authorId: userId, timestamp: nowIso() }]);
+        await this.changes(trx, [{ unit, action: ACTION.SUGGESTION_DELETE, target: suggestion.target, userId, authorId: userId, timestamp: nowIso() }]);
       }
     });
   }
@@ -284,7 +277,7 @@ export class SuggestionsService {
     if (problem) throw Errors.invalid({ target: [problem] });
     return this.k.transaction().execute(async (trx) => {
       const author = { userId: suggestion.user_id, name: suggestion.author_name, email: suggestion.author_email };
-      const [now] = await this.deps.writes.edits.apply(actor, translation, [{ unit, target, state: 20 }], { author, action: ACTION_ACCEPT, trx });
+      const [now] = await this.deps.writes.edits.apply(actor, translation, [{ unit, target, state: 20 }], { author, action: ACTION.ACCEPT, trx });
       await this.remove(actor, suggestion, { trx, record: false });
       return (await trx.selectFrom('units').selectAll().where('id', '=', unit.id).executeTakeFirst()) ?? now ?? unit;
     });
@@ -398,7 +391,7 @@ export class SuggestionsService {
         .returningAll()
         .executeTakeFirstOrThrow();
       await this.flag(trx, 'has_comment', 'comments', [on.id], 1, new Map([[on.id, on]]));
-      await this.changes(trx, [{ unit: on, action: ACTION_COMMENT, target: text, userId, authorId: userId, timestamp: nowIso() }]);
+      await this.changes(trx, [{ unit: on, action: ACTION.COMMENT, target: text, userId, authorId: userId, timestamp: nowIso() }]);
       return row;
     });
   }
