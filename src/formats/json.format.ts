@@ -2,7 +2,7 @@
 // new keys are added flat at the top level.
 
 import { STATE_EMPTY, STATE_TRANSLATED } from './types.ts';
-import { jsonFormat } from './support/json.ts';
+import { appendJson, jsonFormat } from './support/json.ts';
 
 export const jsonFileFormat = jsonFormat(
   {
@@ -12,6 +12,7 @@ export const jsonFileFormat = jsonFormat(
     extension: 'json',
     mimetype: 'application/json',
     states: [STATE_EMPTY, STATE_TRANSLATED],
+    append: appendJson,
   },
   'flat',
 );

@@ -2,7 +2,7 @@
 // in each translation alike.
 
 import { FormatError, STATE_EMPTY, STATE_FUZZY, STATE_TRANSLATED } from './types.ts';
-import { entryUnit, escapePo, headerFields, poId, renderMsgstr, scanPo, updateEntry, updatePoHeader, type PoEntry } from './support/po.ts';
+import { appendPo, entryUnit, escapePo, headerFields, poId, renderMsgstr, scanPo, updateEntry, updatePoHeader, type PoEntry } from './support/po.ts';
 import { newlineOf } from './support/text.ts';
 import { defineFormat } from './support/units.ts';
 
@@ -14,6 +14,7 @@ export const poMonoFormat = defineFormat<PoEntry>({
   mimetype: 'text/x-po',
   states: [STATE_EMPTY, STATE_FUZZY, STATE_TRANSLATED],
   updateHeader: updatePoHeader,
+  append: appendPo,
   scan(content) {
     const po = scanPo(content);
     return {

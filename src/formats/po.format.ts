@@ -1,7 +1,7 @@
 // gettext PO, bilingual: msgid is the source, msgstr the translation; msgctxt + "\u0004" + msgid identifies a unit.
 
 import { STATE_EMPTY, STATE_FUZZY, STATE_TRANSLATED } from './types.ts';
-import { entryUnit, headerFields, poId, scanPo, updateEntry, updatePoHeader, type PoEntry } from './support/po.ts';
+import { appendPo, entryUnit, headerFields, poId, scanPo, updateEntry, updatePoHeader, type PoEntry } from './support/po.ts';
 import { defineFormat } from './support/units.ts';
 
 export const poFormat = defineFormat<PoEntry>({
@@ -12,6 +12,8 @@ export const poFormat = defineFormat<PoEntry>({
   mimetype: 'text/x-po',
   states: [STATE_EMPTY, STATE_FUZZY, STATE_TRANSLATED],
   updateHeader: updatePoHeader,
+  append: appendPo,
+  appendsPlurals: true,
   scan(content) {
     const po = scanPo(content);
     return {

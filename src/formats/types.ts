@@ -47,6 +47,16 @@ export interface ParseOptions {
   language?: string;
 }
 
+/** A string appended to a file (Weblate's add_unit): a monolingual entry is keyed by its context. */
+export interface NewEntry {
+  context: string;
+  /** one element, or the singular and the plural of a plural string */
+  source: string[];
+  target: string[];
+  state: number;
+  monolingual: boolean;
+}
+
 export interface WriteOptions {
   template?: Buffer;
   language?: string;
@@ -71,6 +81,14 @@ export interface FileFormat {
   write(content: Buffer, updates: UnitUpdate[], opts?: WriteOptions): Buffer;
   /** the byte range [start, end) of the entry holding unit `id` in content — what write() may rewrite for it; undefined when absent */
   locate?(content: Buffer, id: string, opts?: ParseOptions): [number, number] | undefined;
+  /** the file with a new string at its end; formats without it can not take new strings (Weblate's can_add_unit).
+   *  Every entry already there parses as before. */
+  append?(content: Buffer, entry: NewEntry): Buffer;
+  /** append writes plural strings too */
+  appendsPlurals?: boolean;
+  /** the file without the entry of unit `id` (its locate range, with the separators next to it), or null when no cut gives a file
+   *  that parses to the same units less that one. `before`: the units parse gives for `content` and `opts` (parsed when absent). */
+  remove?(content: Buffer, id: string, opts?: ParseOptions, before?: ParsedUnit[]): Buffer | null;
   /** set header fields (PO: `PO-Revision-Date`, `Last-Translator` …): a field's line is rewritten, a missing one added at the
    *  end of the header; every other byte stays. Formats without a header do not have it. */
   updateHeader?(content: Buffer, fields: Record<string, string>): Buffer;

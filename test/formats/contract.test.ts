@@ -6,7 +6,17 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { FORMATS, formatIds, getFormat } from '../../src/formats/registry.ts';
-import { FormatError, storedState, type FileFormat, type ParsedFile, type ParsedUnit, type UnitUpdate } from '../../src/formats/types.ts';
+import {
+  FormatError,
+  storedState,
+  type FileFormat,
+  type NewEntry,
+  type ParsedFile,
+  type ParsedUnit,
+  type ParseOptions,
+  type UnitState,
+  type UnitUpdate,
+} from '../../src/formats/types.ts';
 
 interface Case {
   file: string;
@@ -54,6 +64,26 @@ function diffRange(a: Buffer, b: Buffer): [number, number] {
   let tail = 0;
   while (tail < a.length - start && tail < b.length - start && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
   return [start, a.length - tail];
+}
+
+/** New strings appended one at a time: each parses as written, after every unit the file had. */
+function appendCases(format: FileFormat, content: Buffer, opts: ParseOptions) {
+  const before = format.parse(content, opts).units;
+  const monolingual = format.monolingual === true;
+  const entries: NewEntry[] = [
+    { context: 'hearth-added', source: ['A new string'], target: ['Ein neuer Text'], state: 20, monolingual },
+    { context: 'hearth-fuzzy', source: ['Fuzzy "one"'], target: ['Unscharf\nzwei'], state: 10, monolingual },
+  ];
+  if (format.appendsPlurals) entries.push({ context: '', source: ['One file', '%d files'], target: ['Ein', '%d'], state: 20, monolingual: false });
+  for (const e of entries) {
+    const after = format.parse(format.append!(content, e), opts).units;
+    assert.deepEqual(after.slice(0, -1), before, e.context);
+    const added = after.at(-1)!;
+    assert.deepEqual(
+      [added.context, added.source, added.target, added.state],
+      [e.context, monolingual ? e.target : e.source, e.target, storedState(format, { target: e.target, state: e.state as UnitState })],
+    );
+  }
 }
 
 test('the registry lists every format once, sorted, and nothing else', () => {
@@ -129,8 +159,36 @@ for (const [id, format] of FORMATS) {
         test('refuses an unknown unit', () => {
           assert.throws(() => format.write(content, [{ id: 'no such unit \u2603', target: ['x'], state: 20 }], opts), FormatError);
         });
+
+        // removing and adding work on the file read alone (a template is edited as itself)
+        const own = { language: c.language };
+
+        if (format.remove) {
+          test('removes each string, or answers null where no cut leaves the others intact', () => {
+            const before = format.parse(content, own).units;
+            const key = (u: ParsedUnit) => JSON.stringify([u.id, u.source, u.target, u.state]);
+            let removed = 0;
+            for (const u of before) {
+              const out = format.remove!(content, u.id, own, before);
+              if (!out) continue;
+              removed++;
+              assert.deepEqual(format.parse(out, own).units.map(key), before.filter((x) => x.id !== u.id).map(key), u.id);
+              assert.equal(format.locate!(out, u.id, own), undefined, `${u.id} is gone`);
+            }
+            assert.ok(removed > 0, 'at least one string can be removed');
+            assert.equal(format.remove!(content, 'no such unit \u2603', own), null);
+          });
+        }
+
+        if (format.append) {
+          test('appends new strings, the existing ones unchanged', () => {
+            appendCases(format, content, own);
+          });
+        }
       });
     }
+
+    if (format.append) test('appends new strings to an empty file', () => appendCases(format, Buffer.alloc(0), {}));
 
     for (const bad of expected.bad) {
       test(`rejects malformed ${bad} with a FormatError`, () => {

@@ -3,7 +3,7 @@
 // replaced in place; a new key is inserted into the deepest object that already exists, indented like
 // its neighbours.
 
-import { FormatError } from '../types.ts';
+import { FormatError, type NewEntry } from '../types.ts';
 import { decode, indentAt, lineCol, newlineOf, type Edit } from './text.ts';
 import { CLDR_ORDER, categoriesFor, defineFormat, keyValueUnit, presentCategories, setIn, type Entry, type FormatSpec, type Tree } from './units.ts';
 
@@ -324,4 +324,19 @@ function indentUnit(text: string, root: JObject): string {
   const first = root.members[0];
   if (!first) return '    ';
   return indentAt(text, first.keyStart) || '    ';
+}
+
+/** A new key as the last member of the top-level object, indented as the members before it. */
+export function appendJson(bytes: Buffer, e: NewEntry): Buffer {
+  const text = bytes.toString('utf8');
+  const nl = newlineOf(text);
+  const close = text.lastIndexOf('}');
+  const open = text.indexOf('{');
+  const entry = `${JSON.stringify(e.context)}: ${JSON.stringify(e.target[0] ?? '')}`;
+  if (close < 0 || open < 0 || open > close) return Buffer.from(`{${nl}    ${entry}${nl}}${nl}`, 'utf8');
+  const inner = text.slice(open + 1, close);
+  const indent = /\n([ \t]+)"/.exec(inner)?.[1] ?? '    ';
+  const head = text.slice(0, close).replace(/\s+$/, '');
+  const empty = inner.trim() === '';
+  return Buffer.from(`${head}${empty ? '' : ','}${nl}${indent}${entry}${nl}${text.slice(close)}`, 'utf8');
 }

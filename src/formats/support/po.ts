@@ -3,7 +3,7 @@
 // of the changed entry. (gettext-parser parses PO well but re-serialises whole files, which would change
 // bytes of untouched entries; its wrapping of new msgstr lines is mirrored in renderField below.)
 
-import { FormatError, STATE_EMPTY, STATE_FUZZY, STATE_TRANSLATED, type ParsedUnit, type UnitUpdate } from '../types.ts';
+import { FormatError, STATE_EMPTY, STATE_FUZZY, STATE_TRANSLATED, type NewEntry, type ParsedUnit, type UnitUpdate } from '../types.ts';
 import { applyEdits, decode, encode, lineCol, newlineOf, type Edit, type TextFile } from './text.ts';
 import { isEmpty, mergeFlags, splitFlags } from './units.ts';
 
@@ -355,4 +355,24 @@ export function updatePoHeader(content: Buffer, fields: Record<string, string>):
     edits.push({ start: at, end: at, text: missing.map((name) => `${nl}"${escapePo(`${name}: ${fields[name]}\n`)}"`).join('') });
   }
   return encode(po.file, applyEdits(text, edits));
+}
+
+/** A new entry at the end of the file (fuzzy when its state is 10), after one blank line. */
+export function appendPo(bytes: Buffer, e: NewEntry): Buffer {
+  const text = bytes.toString('utf8');
+  const nl = newlineOf(text);
+  const lines: string[] = [];
+  if (e.state === 10) lines.push('#, fuzzy');
+  if (e.monolingual) {
+    lines.push(renderField('msgid', e.context, nl));
+    lines.push(renderMsgstr(e.target, false, nl));
+  } else {
+    if (e.context) lines.push(renderField('msgctxt', e.context, nl));
+    lines.push(renderField('msgid', e.source[0] ?? '', nl));
+    const plural = e.source.length > 1;
+    if (plural) lines.push(`msgid_plural "${escapePo(e.source[1])}"`);
+    lines.push(renderMsgstr(e.target, plural, nl));
+  }
+  const lead = text === '' ? '' : text.endsWith(nl + nl) ? '' : text.endsWith(nl) ? nl : nl + nl;
+  return Buffer.from(text + lead + lines.join(nl) + nl, 'utf8');
 }

@@ -13,6 +13,7 @@ import {
   type UnitUpdate,
   type WriteOptions,
 } from '../types.ts';
+import { removeEntry } from './remove.ts';
 import { applyEdits, byteRange, encode, type Edit, type TextFile } from './text.ts';
 
 /** One unit as it sits in a file: the unit read from it and the characters [start, end) that hold it. */
@@ -36,7 +37,7 @@ export interface Addition<Extra = unknown> {
   update: UnitUpdate;
 }
 
-export interface FormatSpec<Extra> extends Omit<FileFormat, 'parse' | 'write' | 'locate'> {
+export interface FormatSpec<Extra> extends Omit<FileFormat, 'parse' | 'write' | 'locate' | 'remove'> {
   /** read the file; units as a template/bilingual file has them (source = target = value for key/value files) */
   scan(content: Buffer, opts: ParseOptions): Scan<Extra>;
   /** edits that give an existing entry the update's target and state */
@@ -56,7 +57,7 @@ export function defineFormat<Extra>(spec: FormatSpec<Extra>): FileFormat {
     indexEntries(template.entries);
     return { own, units: mergeTemplate(template.entries, own.entries) };
   };
-  return {
+  const format: FileFormat = {
     ...meta,
     parse(content, opts = {}): ParsedFile {
       const { own, units } = merged(content, opts);
@@ -90,7 +91,11 @@ export function defineFormat<Extra>(spec: FormatSpec<Extra>): FileFormat {
       const entry = own.entries.find((e) => e.unit.id === id);
       return entry && byteRange(own.file, entry.start, entry.end);
     },
+    remove(content, id, opts = {}, before) {
+      return removeEntry(format, content, id, opts, before ?? format.parse(content, opts).units);
+    },
   };
+  return format;
 }
 
 function indexEntries<Extra>(entries: Entry<Extra>[]): Map<string, Entry<Extra>> {

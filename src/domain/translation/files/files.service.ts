@@ -20,6 +20,7 @@ import {
   STATE_READONLY,
   STATE_TRANSLATED,
   type FileFormat,
+  type NewEntry,
   type ParsedUnit,
   type UnitState,
   type UnitUpdate,
@@ -29,7 +30,7 @@ import { ACTION } from '../changes/actions.ts';
 import { recordChange } from '../changes/record.ts';
 import { PLURAL_SEPARATOR } from '../components/scan.ts';
 import type { TranslationDeps } from '../deps.ts';
-import { actorAuthor, type Appender, APPENDERS, type NewEntry, removeEntry } from '../units/edits.ts';
+import { actorAuthor } from '../units/edits.ts';
 import { newlineOf } from '../../../formats/support/text.ts';
 import { checksum, idHash } from '../units/hash.ts';
 import { compileQuery, parseQuery, usesRegex } from '../search/query.ts';
@@ -532,7 +533,7 @@ export class TranslationFiles {
   addRefusal(component: ComponentRow, translation: TranslationRow): string | null {
     if (this.monolingual(component) && !translation.is_template && !translation.is_source) return 'Try adding to the source instead of the translation.';
     if (this.monolingual(component) && !component.edit_template) return 'Check your permissions or use different translation object.';
-    if (!APPENDERS[component.file_format]) return 'Check your permissions or use different translation object.';
+    if (!getFormat(component.file_format)?.append) return 'Check your permissions or use different translation object.';
     return null;
   }
 
@@ -558,8 +559,8 @@ export class TranslationFiles {
   ): Promise<UploadResult> {
     const k = this.deps.db.kysely;
     const monolingual = this.monolingual(component);
-    const appender = APPENDERS[component.file_format];
-    if (!appender) throw Errors.raw(400, { method: 'This method is not available here. Check your permissions or use different translation object.' });
+    const format = getFormat(component.file_format);
+    if (!format?.append) throw Errors.raw(400, { method: 'This method is not available here. Check your permissions or use different translation object.' });
     const units = (await k
       .selectFrom('units')
       .select(['id', 'translation_id', 'source', 'context', 'target', 'state'])
@@ -584,7 +585,7 @@ export class TranslationFiles {
       }
       const source = monolingual ? [p.context] : p.source;
       let target = monolingual ? p.target.slice(0, 1) : p.target;
-      if ((source.length > 1 || target.length > 1) && !appender.plurals) {
+      if ((source.length > 1 || target.length > 1) && !format.appendsPlurals) {
         skipped++;
         continue;
       }
@@ -626,7 +627,7 @@ export class TranslationFiles {
         state: f.empty ? 0 : e.state,
         monolingual,
       }));
-      files.push({ path: f.filename, content: appendAll(fresh.file_format, appender, bytes, news) });
+      files.push({ path: f.filename, content: appendAll(format, bytes, news) });
     }
     if (!files.length) throw Errors.raw(400, { method: 'This method is not available here. Check your permissions or use different translation object.' });
     const who = req.author ? { userId: await this.userIdOf(req.author.email), ...req.author } : actorAuthor(actor);
@@ -682,8 +683,7 @@ export class TranslationFiles {
    */
   private async sourceUpload(actor: Actor, component: ComponentRow, translation: TranslationRow, req: UploadRequest): Promise<UploadResult> {
     const format = this.format(component);
-    const appender = APPENDERS[component.file_format];
-    if (!this.sourceAllowed(component) || !appender || !format.locate) {
+    if (!this.sourceAllowed(component) || !format.append || !format.remove) {
       throw Errors.raw(400, { method: 'This method is not available here. Check your permissions or use different translation object.' });
     }
     let uploaded: ParsedUnit[];
@@ -719,7 +719,7 @@ export class TranslationFiles {
       const have = new Set(entries.map((e) => key(e.source, e.context)));
       for (const e of [...entries]) {
         if (e.source.join('') === '' || wanted.has(key(e.source, e.context))) continue;
-        const out = removeEntry(format, bytes, e.id, opts, entries);
+        const out = format.remove(bytes, e.id, opts, entries);
         if (!out) throw Errors.raw(400, { file: `The string "${e.source[0].slice(0, 60)}" could not be removed from ${tr.filename}.` });
         bytes = out;
         entries = format.parse(bytes, opts).units;
@@ -727,7 +727,7 @@ export class TranslationFiles {
       const news = [...wanted]
         .filter(([k2, u]) => !have.has(k2) && u.source.join('') !== '')
         .map(([, u]) => ({ context: u.context, source: u.source, target: u.source.map(() => ''), state: 0, monolingual: false }));
-      bytes = appendAll(fresh.file_format, appender, bytes, news);
+      bytes = appendAll(format, bytes, news);
       if (!bytes.equals(original)) files.push({ path: tr.filename, content: bytes });
     }
     if (fresh.new_base && (await this.fileAt(fresh, fresh.new_base))) files.push({ path: fresh.new_base, content: req.file });
@@ -780,16 +780,17 @@ export class TranslationFiles {
 }
 
 /**
- * New entries appended to a file, in linear time. A PO appender reads only the file's newline and how
+ * New entries appended to a file, in linear time. PO's append reads only the file's newline and how
  * it ends, so each entry is appended to a stand-in with the same newline and the same last characters
  * and the piece it added is kept; other formats append to the whole file each time.
  */
-function appendAll(formatId: string, appender: Appender, bytes: Buffer, entries: NewEntry[]): Buffer {
+function appendAll(format: FileFormat, bytes: Buffer, entries: NewEntry[]): Buffer {
+  const append = format.append!;
   if (!entries.length) return bytes;
   const text = bytes.toString('utf8');
-  if ((formatId !== 'po' && formatId !== 'po-mono') || text.length < 8) {
+  if ((format.id !== 'po' && format.id !== 'po-mono') || text.length < 8) {
     let out = bytes;
-    for (const e of entries) out = appender.append(out, e);
+    for (const e of entries) out = append(out, e);
     return out;
   }
   const nl = newlineOf(text);
@@ -798,7 +799,7 @@ function appendAll(formatId: string, appender: Appender, bytes: Buffer, entries:
   let tail = text.slice(-4);
   for (const e of entries) {
     const seed = prefix + tail;
-    const piece = appender.append(Buffer.from(seed, 'utf8'), e).toString('utf8').slice(seed.length);
+    const piece = append(Buffer.from(seed, 'utf8'), e).toString('utf8').slice(seed.length);
     pieces.push(piece);
     tail = (tail + piece).slice(-4);
   }

@@ -10,9 +10,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { ComponentRow, Database, TranslationProjectRow, TranslationRow, UnitRow } from '../../../db/schema.ts';
 import { getFormat } from '../../../formats/registry.ts';
-import { escapePo, renderField, renderMsgstr } from '../../../formats/support/po.ts';
-import { newlineOf } from '../../../formats/support/text.ts';
-import type { FileFormat, ParsedUnit, ParseOptions, UnitState } from '../../../formats/types.ts';
+import type { ParsedUnit, UnitState } from '../../../formats/types.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { nowIso } from '../../../lib/time.ts';
 import { VersionedCache } from '../../../lib/versioned-cache.ts';
@@ -322,8 +320,8 @@ export class UnitEdits {
     if (monolingual && !component.edit_template) return 'Adding strings is disabled in the component configuration.';
     const format = getFormat(component.file_format);
     if (!format) return 'File format does not support this.';
-    if (op === 'delete' && !format.locate) return 'File format does not support this.';
-    if (op === 'add' && !APPENDERS[format.id]) return 'File format does not support this.';
+    if (op === 'delete' && !format.remove) return 'File format does not support this.';
+    if (op === 'add' && !format.append) return 'File format does not support this.';
     return null;
   }
 
@@ -372,7 +370,7 @@ export class UnitEdits {
       }
       const hit = entries.find((u) => idHash(u.source, u.context, monolingual).toString() === unit.id_hash);
       if (!hit) continue;
-      const removed = removeEntry(format, bytes, hit.id, own, entries);
+      const removed = format.remove!(bytes, hit.id, own, entries);
       if (!removed) throw Errors.raw(500, { error: 'Could not remove the string: the file format can not remove this entry.' });
       files.push({ path: tr.filename, content: removed });
     }
@@ -465,7 +463,8 @@ export class UnitEdits {
     const nonField = (msg: string) => Errors.raw(400, { non_field_errors: [msg] });
     const values = monolingual ? target : translation.is_source ? source : target;
     const anyValue = values.some((v) => v !== '');
-    if ((source.length > 1 || target.length > 1) && !APPENDERS[component.file_format]?.plurals) throw nonField('Plurals are not supported by the file format.');
+    if ((source.length > 1 || target.length > 1) && !getFormat(component.file_format)?.appendsPlurals)
+      throw nonField('Plurals are not supported by the file format.');
     if (state === undefined) state = anyValue ? 20 : 0;
     if (state === 0 && anyValue) throw nonField('Empty state is supported for blank strings only.');
     if (state !== 0 && !anyValue) throw nonField('Blank strings require an empty state.');
@@ -487,7 +486,7 @@ export class UnitEdits {
     const { writes } = this.deps;
     await writes.repository.commitPending(actor, component);
     const fresh = await this.deps.db.kysely.selectFrom('components').selectAll().where('id', '=', component.id).executeTakeFirstOrThrow();
-    const appender = APPENDERS[fresh.file_format]!;
+    const format = getFormat(fresh.file_format)!;
     const targets = monolingual
       ? [{ filename: fresh.template, target: target }]
       : translation.is_source
@@ -506,7 +505,7 @@ export class UnitEdits {
       const bytes = (await writes.files.fileAt(fresh, f.filename)) ?? Buffer.alloc(0);
       const ftarget = f.target.length ? f.target : [''];
       const fstate = ftarget.some((t) => t !== '') ? state : 0;
-      files.push({ path: f.filename, content: appender.append(bytes, { context, source, target: ftarget, state: fstate, monolingual }) });
+      files.push({ path: f.filename, content: format.append!(bytes, { context, source, target: ftarget, state: fstate, monolingual }) });
     }
     if (!files.length) throw nonField('Could not add the string: no file to add it to.');
     const author = actorAuthor(actor);
@@ -879,104 +878,4 @@ export function adjustPlurals(unit: Pick<UnitRow, 'source'>, values: string[], p
   const out = values.slice(0, pluralCount);
   while (out.length < pluralCount) out.push('');
   return out;
-}
-
-// ---- adding and removing entries in file bytes -----------------------------------------------------
-
-export interface NewEntry {
-  context: string;
-  source: string[];
-  target: string[];
-  state: number;
-  monolingual: boolean;
-}
-export interface Appender {
-  plurals: boolean;
-  append(bytes: Buffer, e: NewEntry): Buffer;
-}
-
-function appendPo(bytes: Buffer, e: NewEntry): Buffer {
-  const text = bytes.toString('utf8');
-  const nl = newlineOf(text);
-  const lines: string[] = [];
-  if (e.state === 10) lines.push('#, fuzzy');
-  if (e.monolingual) {
-    lines.push(renderField('msgid', e.context, nl));
-    lines.push(renderMsgstr(e.target, false, nl));
-  } else {
-    if (e.context) lines.push(renderField('msgctxt', e.context, nl));
-    lines.push(renderField('msgid', e.source[0] ?? '', nl));
-    const plural = e.source.length > 1;
-    if (plural) lines.push(`msgid_plural "${escapePo(e.source[1])}"`);
-    lines.push(renderMsgstr(e.target, plural, nl));
-  }
-  const lead = text === '' ? '' : text.endsWith(nl + nl) ? '' : text.endsWith(nl) ? nl : nl + nl;
-  return Buffer.from(text + lead + lines.join(nl) + nl, 'utf8');
-}
-
-function appendJson(bytes: Buffer, e: NewEntry): Buffer {
-  const text = bytes.toString('utf8');
-  const nl = newlineOf(text);
-  const close = text.lastIndexOf('}');
-  const open = text.indexOf('{');
-  const entry = `${JSON.stringify(e.context)}: ${JSON.stringify(e.target[0] ?? '')}`;
-  if (close < 0 || open < 0 || open > close) return Buffer.from(`{${nl}    ${entry}${nl}}${nl}`, 'utf8');
-  const inner = text.slice(open + 1, close);
-  const indent = /\n([ \t]+)"/.exec(inner)?.[1] ?? '    ';
-  const head = text.slice(0, close).replace(/\s+$/, '');
-  const empty = inner.trim() === '';
-  return Buffer.from(`${head}${empty ? '' : ','}${nl}${indent}${entry}${nl}${text.slice(close)}`, 'utf8');
-}
-
-/** Formats new strings can be written to (Weblate's can_add_unit), by format id. */
-export const APPENDERS: Record<string, Appender> = {
-  po: { plurals: true, append: appendPo },
-  'po-mono': { plurals: false, append: appendPo },
-  json: { plurals: false, append: appendJson },
-};
-
-/**
- * The file without the entry `id` (its byte range from format.locate), or null when no cut gives a file
- * that parses to the same entries less that one. Separators next to the entry are tried too (a JSON
- * comma, a PO blank line).
- */
-export function removeEntry(format: FileFormat, bytes: Buffer, id: string, opts: ParseOptions, before: ParsedUnit[]): Buffer | null {
-  const range = format.locate?.(bytes, id, opts);
-  if (!range) return null;
-  const [s, e] = range;
-  const b = bytes;
-  const blank = (x: number) => x === 0x20 || x === 0x09;
-  // the whole lines of the entry: back to its line's start, on over a trailing comma to its line's end
-  let ls = s;
-  while (ls > 0 && blank(b[ls - 1])) ls--;
-  const lineStart = ls === 0 || b[ls - 1] === 0x0a ? ls : s;
-  let le = e;
-  while (le < b.length && (blank(b[le]) || b[le] === 0x2c || b[le] === 0x0d)) le++;
-  const lineEnd = le < b.length && b[le] === 0x0a ? le + 1 : le === b.length ? le : e;
-  // one blank line after (a PO separator)
-  let after = lineEnd;
-  while (after < b.length && (blank(b[after]) || b[after] === 0x0d)) after++;
-  const withBlank = after < b.length && b[after] === 0x0a && after > lineEnd - 1 ? after + 1 : lineEnd;
-  // a comma before the entry (the last member of a JSON object), with the blanks before it
-  let pc = lineStart;
-  while (pc > 0 && (blank(b[pc - 1]) || b[pc - 1] === 0x0a || b[pc - 1] === 0x0d)) pc--;
-  const commaBefore = pc > 0 && b[pc - 1] === 0x2c ? pc - 1 : -1;
-  const cuts: [number, number][] = [
-    [lineStart, withBlank],
-    [lineStart, lineEnd],
-  ];
-  if (commaBefore >= 0) cuts.push([commaBefore, lineEnd > e && b[lineEnd - 1] === 0x0a ? lineEnd - 1 : e], [commaBefore, e]);
-  cuts.push([s, e]);
-  const want = before.filter((u) => u.id !== id).map((u) => JSON.stringify([u.id, u.source, u.target, u.state]));
-  for (const [from, to] of cuts) {
-    if (from > s || to < e) continue;
-    const out = Buffer.concat([b.subarray(0, from), b.subarray(to)]);
-    try {
-      const got = format.parse(out, opts).units.map((u) => JSON.stringify([u.id, u.source, u.target, u.state]));
-      if (got.length === want.length && got.every((g, i) => g === want[i])) return out;
-    } catch {
-      // this cut does not give a valid file; try the next
-    }
-  }
-  return null;
 }
