@@ -45,6 +45,7 @@ import { advertiseSsh } from './domain/repository/ssh-url.ts';
 import { HookDeliveries } from './domain/hooks/deliveries.ts';
 import { WebHooksService } from './domain/hooks/web-hooks.service.ts';
 import { Worker } from './jobs/worker.ts';
+import { defineSweep, Jobs } from './jobs/registry.ts';
 import { seedLanguages } from './domain/translation/languages/seed.ts';
 import { ComponentVcs } from './domain/translation/components/vcs.ts';
 import { ComponentsService } from './domain/translation/components/components.service.ts';
@@ -210,10 +211,11 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     retrySchedule: config.hookRetrySchedule,
     timeoutMs: config.hookTimeoutMs,
   });
-  const worker = new Worker(deliveries, log, config.workerPollMs);
+  const jobs = new Jobs(db, log);
+  const worker = new Worker(deliveries, jobs, log, config.workerPollMs);
   const pushes = new PushJournal(db, repos, settings, config.externalUrl, log, config.testFault);
   const repository = new RepositoryService({ db, settings, policy, resolve, repos, pushes, externalUrl: config.externalUrl });
-  const deps: FeatureDeps = { db, settings, policy, resolve, repos, repository, users, log, externalUrl: config.externalUrl };
+  const deps: FeatureDeps = { db, settings, policy, resolve, repos, repository, users, log, externalUrl: config.externalUrl, jobs };
   const labels = new LabelsService(deps);
   const milestones = new MilestonesService(deps);
   const forks = new ForksService(deps);
@@ -224,7 +226,6 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   merges.attach(mergeRequests);
   // a journaled merge's merge request is settled with its journal row (by this process or a replay)
   pushes.settleMergesWith((trx, outcome) => merges.settleMerge(trx, outcome));
-  worker.also('mergeability checks', () => merges.runQueuedChecks());
   const notes = new NotesService(deps);
   const vcs = new ComponentVcs(config.dataDir, config.externalUrl, repos, resolve, settings, outbound);
   const components = new ComponentsService(db, vcs);
@@ -245,8 +246,6 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     repository: new ComponentRepository(tdeps),
     follow: new ForgeFollow(tdeps),
   } satisfies TranslationWrites);
-  worker.also('translation commits', () => writes.repository.commitDue());
-  worker.also('translation follow', () => writes.follow.runQueued());
   const store = createBlobStore(config.blobStore);
   const ci = {} as Ci;
   const cdeps: CiDeps = { ...deps, config, store, hooks, ci, digest: (token) => tokenDigest(salt, token) };
@@ -259,12 +258,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     statuses: new CommitStatusesService(cdeps),
   } satisfies Ci);
   auth.jobTokens = { resolve: (token) => ci.jobs.resolveToken(token) };
-  // sweeps: what expires or times out is found by the clock, not by an event
-  worker.also('artifact expiry', () => ci.artifacts.removeExpired(), 60_000);
-  worker.also('job timeouts', () => ci.jobs.failStale(), 10_000);
-  worker.also('delayed jobs', () => ci.pipelines.processScheduled(), 5_000);
   const blobDeletions = new BlobDeletions(db, store);
-  worker.also('blob deletions', () => blobDeletions.runQueued());
   const importExport = {} as ImportExport;
   const ideps: ImportExportDeps = { ...deps, config, store, outbound, projects, box, ie: importExport };
   Object.assign(importExport, {
@@ -272,11 +266,6 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     imports: new ImportsService(ideps),
     relationImports: new RelationImportsService(ideps),
   } satisfies ImportExport);
-  worker.also('project exports', () => importExport.exports.runQueued());
-  worker.also('project imports', () => importExport.imports.runQueued());
-  worker.also('relation imports', () => importExport.relationImports.runQueued());
-  worker.also('import work directories', () => importExport.imports.removeStaleWork(), WORK_DIR_SWEEP_MS);
-  worker.also('export expiry', () => importExport.exports.removeExpired(), 60_000);
   const webHooks = new WebHooksService(db, settings, box, outbound, resolve);
   const protectedRefs = new ProtectedRefsService(deps);
   const customAttributes = new CustomAttributesService(db);
@@ -284,7 +273,6 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const avatars = new AvatarsService(db, store, config.externalUrl);
   const commitNotes = new CommitNotesService(deps);
   const housekeeping = new HousekeepingService(deps);
-  worker.also('repository housekeeping', () => housekeeping.runQueued());
   const uploads = new UploadsService({ db, store, resolve, settings });
   const keys = new KeysService(deps);
   const deployKeys = new DeployKeysService(deps);
@@ -298,6 +286,22 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     related,
     writes,
   };
+  // what the worker runs, in this order on every round; sweeps find what expires or times out by the clock
+  jobs.register(
+    defineSweep({ name: 'mergeability checks', everyMs: 0, run: () => merges.runQueuedChecks() }),
+    defineSweep({ name: 'translation commits', everyMs: 0, run: () => writes.repository.commitDue() }),
+    defineSweep({ name: 'translation follow', everyMs: 0, run: () => writes.follow.runQueued() }),
+    defineSweep({ name: 'artifact expiry', everyMs: 60_000, run: () => ci.artifacts.removeExpired() }),
+    defineSweep({ name: 'job timeouts', everyMs: 10_000, run: () => ci.jobs.failStale() }),
+    defineSweep({ name: 'delayed jobs', everyMs: 5_000, run: () => ci.pipelines.processScheduled() }),
+    defineSweep({ name: 'blob deletions', everyMs: 0, run: () => blobDeletions.runQueued() }),
+    defineSweep({ name: 'project exports', everyMs: 0, run: () => importExport.exports.runQueued() }),
+    defineSweep({ name: 'project imports', everyMs: 0, run: () => importExport.imports.runQueued() }),
+    defineSweep({ name: 'relation imports', everyMs: 0, run: () => importExport.relationImports.runQueued() }),
+    defineSweep({ name: 'import work directories', everyMs: WORK_DIR_SWEEP_MS, run: () => importExport.imports.removeStaleWork() }),
+    defineSweep({ name: 'export expiry', everyMs: 60_000, run: () => importExport.exports.removeExpired() }),
+    defineSweep({ name: 'repository housekeeping', everyMs: 0, run: () => housekeeping.runQueued() }),
+  );
   const markdown = new MarkdownRenderer(config.markdownTimeoutMs, log);
   const close = async () => {
     await worker.stop();

@@ -2,6 +2,7 @@
 import type { Db } from '../db/connect.ts';
 import type { RepositoryStore } from '../git/storage.ts';
 import type { Logger } from 'pino';
+import type { Jobs } from '../jobs/registry.ts';
 import type { Policy } from './access/policy.ts';
 import type { Resolver } from './access/resolve.ts';
 import type { RepositoryService } from './repository/repository.service.ts';
@@ -19,4 +20,6 @@ export interface FeatureDeps {
   users: UsersService;
   log: Logger;
   externalUrl: string;
+  /** the background jobs: a service kicks its kind after queueing and waits for it (idle) */
+  jobs: Jobs;
 }

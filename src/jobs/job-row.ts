@@ -104,34 +104,42 @@ export async function claimJobs(
  * Runs one claimed job to its end (its claim already counted the attempt, so that a process dying in the
  * middle counts too): the lease renewed every `renewMs` while `work` runs (a long job is not taken by another
  * worker), then the job released — done, or failed with the error's message — while this worker still
- * holds it. `work` gets how many times the job was claimed before this one.
+ * holds it. A failure `retryAt` gives a time for is queued again for then instead of failed. `work` gets
+ * how many times the job was claimed before this one.
  */
 export async function runClaimed(
   db: Db,
   job: { id: number; attempts: number },
   workerId: string,
-  opts: { leaseMs: number; renewMs: number; log: Logger; what: string },
+  opts: { leaseMs: number; renewMs?: number; log: Logger; what: string; retryAt?: (e: unknown) => string | null },
   work: (claimedBefore: number) => Promise<void>,
 ): Promise<void> {
   const k = db.kysely;
   const held = <Q extends { where: (...args: any[]) => Q }>(q: Q) => q.where('id', '=', job.id).where('locked_by', '=', workerId);
-  const renew = setInterval(() => {
-    held(k.updateTable('jobs').set({ locked_until: new Date(Date.now() + opts.leaseMs).toISOString() }))
-      .execute()
-      .catch((e) => opts.log.warn({ err: e, job: job.id }, `renewing the lease of ${opts.what} failed`));
-  }, opts.renewMs);
-  renew.unref();
+  const renew = opts.renewMs
+    ? setInterval(() => {
+        held(k.updateTable('jobs').set({ locked_until: new Date(Date.now() + opts.leaseMs).toISOString() }))
+          .execute()
+          .catch((e) => opts.log.warn({ err: e, job: job.id }, `renewing the lease of ${opts.what} failed`));
+      }, opts.renewMs)
+    : null;
+  renew?.unref();
   let error: string | null = null;
+  let again: string | null = null;
   try {
     await work(job.attempts);
   } catch (e) {
     error = e instanceof Error ? e.message : String(e);
+    again = opts.retryAt?.(e) ?? null;
     opts.log.error({ err: e, job: job.id }, `${opts.what} failed unexpectedly`);
   } finally {
-    clearInterval(renew);
+    if (renew) clearInterval(renew);
   }
+  const state = error === null ? 'done' : again === null ? 'failed' : 'queued';
   await held(
-    k.updateTable('jobs').set({ state: error === null ? 'done' : 'failed', last_error: error, locked_by: null, locked_until: null, updated_at: nowIso() }),
+    k
+      .updateTable('jobs')
+      .set({ state, last_error: error, ...(again === null ? {} : { run_at: again }), locked_by: null, locked_until: null, updated_at: nowIso() }),
   ).execute();
 }
 

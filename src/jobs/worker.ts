@@ -1,13 +1,14 @@
-// The job worker: takes system events from the outbox and delivers them to system hooks. `serve`
-// runs one in-process (HEARTH_IN_PROCESS_WORKER); `hearth worker` runs one alone. Several workers
-// share the work through the leases of the delivery queue (the domain's HookDeliveries, wired in by
-// the container, as are the other rounds: `also`).
+// The job worker: delivers events to hooks and runs the rounds of the registered jobs and sweeps
+// (registry.ts). `serve` runs one in-process (HEARTH_IN_PROCESS_WORKER); `hearth worker` runs one alone.
+// Several workers share the work through the leases of the delivery queue (the domain's HookDeliveries,
+// wired in by the container) and of the jobs.
 //
 // Deliveries run side by side, each on its own (up to `concurrency` at once, and as many per hook as
 // the queue's `claim` allows): the loop claims new work whenever a slot is free and never waits for a
 // batch, so a delivery that hangs until its deadline holds up no other delivery, nor the fan-out of
 // new events.
 import type { Logger } from 'pino';
+import type { Round } from './registry.ts';
 
 /** A delivery: its id, and the hook it goes to (for the logs). */
 export interface Delivery {
@@ -32,11 +33,16 @@ export class Worker<D extends Delivery = Delivery> {
   private sleeping: { timer: NodeJS.Timeout; resolve: () => void } | null = null;
   /** deliveries being sent, by id */
   private readonly inFlight = new Map<number, { hookId: number; done: Promise<void> }>();
-  /** other kinds of jobs, each one round at a time (the merge requests' mergeability checks) */
-  private readonly others: { name: string; round: () => Promise<number>; everyMs: number; next: number }[] = [];
+  /** when a periodic round is due next */
+  private readonly next = new Map<Round, number>();
 
+  /**
+   * `jobs`: the other work, each round run one at a time after the deliveries' (with its own leases, so
+   * several workers share it); a round with `everyMs` runs at most that often instead of on every tick.
+   */
   constructor(
     private readonly deliveries: DeliveryQueue<D>,
+    private readonly jobs: { readonly rounds: readonly Round[] },
     private readonly log: Logger,
     private readonly pollMs: number,
     private readonly concurrency = 64,
@@ -57,15 +63,6 @@ export class Worker<D extends Delivery = Delivery> {
     await this.settled();
   }
 
-  /**
-   * Another kind of job this worker runs: `round` takes what is due (with its own leases, so several
-   * workers share it) and answers how many it did. Rounds run one at a time, after the deliveries'.
-   * `everyMs`: a periodic sweep (expiry, timeouts) runs at most that often instead of on every round.
-   */
-  also(name: string, round: () => Promise<number>, everyMs = 0): void {
-    this.others.push({ name, round, everyMs, next: 0 });
-  }
-
   /** Look for work now (after this process wrote events, or a slot came free). */
   wake(): void {
     const s = this.sleeping;
@@ -83,14 +80,14 @@ export class Worker<D extends Delivery = Delivery> {
     const claimed = await this.deliveries.claim(this.concurrency - this.inFlight.size, busy);
     for (const d of claimed) this.launch(d);
     let others = 0;
-    for (const o of this.others) {
+    for (const o of this.jobs.rounds) {
       if (o.everyMs) {
         const now = Date.now();
-        if (now < o.next) continue;
-        o.next = now + o.everyMs;
+        if (now < (this.next.get(o) ?? 0)) continue;
+        this.next.set(o, now + o.everyMs);
       }
       try {
-        others += await o.round();
+        others += await o.run();
       } catch (e) {
         this.log.error({ err: e, jobs: o.name }, 'worker round failed');
       }
