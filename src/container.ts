@@ -300,7 +300,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     defineSweep({ name: 'relation imports', everyMs: 0, run: () => importExport.relationImports.runQueued() }),
     defineSweep({ name: 'import work directories', everyMs: WORK_DIR_SWEEP_MS, run: () => importExport.imports.removeStaleWork() }),
     defineSweep({ name: 'export expiry', everyMs: 60_000, run: () => importExport.exports.removeExpired() }),
-    defineSweep({ name: 'repository housekeeping', everyMs: 0, run: () => housekeeping.runQueued() }),
+    housekeeping.job,
   );
   const markdown = new MarkdownRenderer(config.markdownTimeoutMs, log);
   const close = async () => {

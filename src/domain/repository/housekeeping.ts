@@ -5,9 +5,8 @@
 // `prune`: unreachable objects older than 30 minutes pruned (Gitaly's PruneUnreachableObjects). One
 // job per project may be queued or running: another request meanwhile is GitLab's 409.
 import crypto from 'node:crypto';
-import os from 'node:os';
-import { Background } from '../../jobs/background.ts';
-import { claimJobs, queuedJob, runClaimed } from '../../jobs/job-row.ts';
+import { Type } from 'typebox';
+import { defineJob, jobKind, type PayloadOf } from '../../jobs/registry.ts';
 import { Errors } from '../../lib/errors.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
@@ -22,18 +21,22 @@ const HEARTBEAT_MS = 60_000;
 /** HousekeepingService::LEASE_TIMEOUT (24 hours), in the words of LeaseTaken */
 export const LEASE_TAKEN = 'Somebody already triggered housekeeping for this resource in the past 1440 minutes';
 
-interface HousekeepingPayload {
-  project_id: number;
-  task: HousekeepingTask;
-  jid: string;
-}
+const Housekeeping = jobKind(
+  HOUSEKEEPING_JOB,
+  Type.Object({ project_id: Type.Number(), task: Type.Union([Type.Literal('eager'), Type.Literal('prune')]), jid: Type.String() }),
+);
+type HousekeepingPayload = PayloadOf<typeof Housekeeping>;
 
 export class HousekeepingService {
-  private readonly background = new Background(
-    () => this.runQueued(),
-    (e) => this.deps.log.error({ err: e }, 'running repository housekeeping failed'),
-  );
-  private readonly workerId = `${os.hostname()}:${process.pid}:housekeeping:${crypto.randomBytes(3).toString('hex')}`;
+  /** one job at a time per round, failed for good when git fails (the next request queues another) */
+  readonly job = defineJob({
+    kind: Housekeeping,
+    what: 'repository housekeeping',
+    leaseMs: LEASE_MS,
+    renewMs: HEARTBEAT_MS,
+    concurrency: 2,
+    run: (p) => this.run(p),
+  });
 
   constructor(private readonly deps: FeatureDeps) {}
 
@@ -54,27 +57,17 @@ export class HousekeepingService {
         .execute();
       if (running.some((j) => (JSON.parse(j.payload) as HousekeepingPayload).project_id === project.id)) return true;
       const payload: HousekeepingPayload = { project_id: project.id, task, jid };
-      await trx.insertInto('jobs').values(queuedJob(HOUSEKEEPING_JOB, payload)).execute();
+      await Housekeeping.queue(trx, payload);
       return false;
     });
     if (taken) throw Errors.conflict(LEASE_TAKEN);
-    this.background.kick();
+    this.deps.jobs.kick(HOUSEKEEPING_JOB);
     return jid;
   }
 
   /** The worker's round: runs queued housekeeping jobs (and those whose lease ran out); answers how many it took. */
-  async runQueued(limit = 2): Promise<number> {
-    const jobs = await claimJobs(this.deps.db, HOUSEKEEPING_JOB, this.workerId, { leaseMs: LEASE_MS, limit });
-    for (const job of jobs) {
-      await runClaimed(
-        this.deps.db,
-        job,
-        this.workerId,
-        { leaseMs: LEASE_MS, renewMs: HEARTBEAT_MS, log: this.deps.log, what: 'repository housekeeping' },
-        async () => this.run(JSON.parse(job.payload) as HousekeepingPayload),
-      );
-    }
-    return jobs.length;
+  runQueued(limit?: number): Promise<number> {
+    return this.deps.jobs.round(HOUSEKEEPING_JOB, limit);
   }
 
   private async run(p: HousekeepingPayload): Promise<void> {
@@ -98,6 +91,6 @@ export class HousekeepingService {
 
   /** Resolves when the housekeeping this process started is done (tests, shutdown). */
   async idle(): Promise<void> {
-    await this.background.idle();
+    await this.deps.jobs.idle(HOUSEKEEPING_JOB);
   }
 }
