@@ -20,6 +20,6 @@ export interface FeatureDeps {
   users: UsersService;
   log: Logger;
   externalUrl: string;
-  /** the background jobs: a service kicks its kind after queueing and waits for it (idle) */
+  /** the background jobs: a service's round of its own kind claims and runs through them */
   jobs: Jobs;
 }

@@ -2,8 +2,9 @@
 // queued under it is checked against the schema, in the type and when it is written. What runs a kind
 // is a definition beside its service (`defineJob`: lease, how many a round claims, retries); work found
 // by the clock rather than by a row is a sweep (`defineSweep`). `Jobs` runs every registered kind the
-// same way — claim, run, retry or release, on the outbox rows of job-row.ts — as the worker's rounds,
-// and at once in this process when a service kicks the kind after queueing it.
+// same way — claim, run, retry or release, on the outbox rows of job-row.ts — as the worker's rounds;
+// a service that runs its jobs at once in its own process drains the same round (`round`) in the
+// background after queueing them.
 import crypto from 'node:crypto';
 import os from 'node:os';
 import type { Insertable, Kysely } from 'kysely';
@@ -12,7 +13,6 @@ import type { Static, TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import type { Db } from '../db/connect.ts';
 import type { Database, JobsTable } from '../db/schema.ts';
-import { Background } from './background.ts';
 import { type ClaimedJob, claimJobs, queuedJob, queueOnce, runClaimed } from './job-row.ts';
 
 /** A kind of job and the payload its rows carry. */
@@ -116,7 +116,6 @@ export interface Round {
 
 interface Registered {
   def: JobDefinition<any>;
-  background: Background;
   lastSweep: number;
 }
 
@@ -137,11 +136,7 @@ export class Jobs {
       if ('kind' in def) {
         const name = def.kind.name;
         if (this.kinds.has(name)) throw new Error(`job kind ${name} is registered twice`);
-        const background = new Background(
-          () => this.round(name),
-          (e) => this.log.error({ err: e, jobs: name }, `running ${def.what} failed`),
-        );
-        this.kinds.set(name, { def, background, lastSweep: 0 });
+        this.kinds.set(name, { def, lastSweep: 0 });
         this.list.push({ name, everyMs: 0, run: () => this.round(name) });
       } else this.list.push({ name: def.name, everyMs: def.everyMs, run: () => def.run() });
     }
@@ -167,22 +162,6 @@ export class Jobs {
     });
     for (const job of jobs) await this.runOne(def, job);
     return jobs.length;
-  }
-
-  /** Runs a kind in this process now (after queueing it), not waiting for the worker. */
-  kick(kind: string): void {
-    this.registered(kind).background.kick();
-  }
-
-  /** Work of a kind this process waits for before it stops (a queueing that is not awaited). */
-  track(kind: string, p: Promise<unknown>): void {
-    this.registered(kind).background.track(p);
-  }
-
-  /** Resolves when the work of `kind` this process started is done (tests, shutdown); every kind's without one. */
-  async idle(kind?: string): Promise<void> {
-    if (kind !== undefined) return this.registered(kind).background.idle();
-    for (const r of this.kinds.values()) await r.background.idle();
   }
 
   private registered(kind: string): Registered {

@@ -75,11 +75,6 @@ test('a round claims up to `concurrency` due jobs oldest first, runs them and re
       ['done', 1, null, null],
     ],
   );
-  // kicked: run in this process at once
-  await k.transaction().execute((trx) => Echo.queue(trx, { n: 4 }));
-  jobs.kick(Echo.name);
-  await jobs.idle(Echo.name);
-  assert.deepEqual(ran.at(-1), { n: 4, claimedBefore: 0 });
 });
 
 test('a failed run is queued again after its backoff, and fails for good at its last attempt or on a final failure', async (t) => {

@@ -6,6 +6,7 @@
 // job per project may be queued or running: another request meanwhile is GitLab's 409.
 import crypto from 'node:crypto';
 import { Type } from 'typebox';
+import { Background } from '../../jobs/background.ts';
 import { defineJob, jobKind, type PayloadOf } from '../../jobs/registry.ts';
 import { Errors } from '../../lib/errors.ts';
 import { nowIso } from '../../lib/time.ts';
@@ -29,6 +30,10 @@ type HousekeepingPayload = PayloadOf<typeof Housekeeping>;
 
 export class HousekeepingService {
   /** one job at a time per round, failed for good when git fails (the next request queues another) */
+  private readonly background = new Background(
+    () => this.runQueued(),
+    (e) => this.deps.log.error({ err: e }, 'running repository housekeeping failed'),
+  );
   readonly job = defineJob({
     kind: Housekeeping,
     what: 'repository housekeeping',
@@ -61,7 +66,7 @@ export class HousekeepingService {
       return false;
     });
     if (taken) throw Errors.conflict(LEASE_TAKEN);
-    this.deps.jobs.kick(HOUSEKEEPING_JOB);
+    this.background.kick();
     return jid;
   }
 
@@ -91,6 +96,6 @@ export class HousekeepingService {
 
   /** Resolves when the housekeeping this process started is done (tests, shutdown). */
   async idle(): Promise<void> {
-    await this.deps.jobs.idle(HOUSEKEEPING_JOB);
+    await this.background.idle();
   }
 }
