@@ -295,7 +295,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     defineSweep({ name: 'job timeouts', everyMs: 10_000, run: () => ci.jobs.failStale() }),
     defineSweep({ name: 'delayed jobs', everyMs: 5_000, run: () => ci.pipelines.processScheduled() }),
     defineSweep({ name: 'blob deletions', everyMs: 0, run: () => blobDeletions.runQueued() }),
-    defineSweep({ name: 'project exports', everyMs: 0, run: () => importExport.exports.runQueued() }),
+    importExport.exports.job,
     defineSweep({ name: 'project imports', everyMs: 0, run: () => importExport.imports.runQueued() }),
     defineSweep({ name: 'relation imports', everyMs: 0, run: () => importExport.relationImports.runQueued() }),
     defineSweep({ name: 'import work directories', everyMs: WORK_DIR_SWEEP_MS, run: () => importExport.imports.removeStaleWork() }),

@@ -20,12 +20,12 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { NamespaceRow, ProjectExportRow, ProjectRow } from '../../../db/schema.ts';
+import { Type } from 'typebox';
 import { Background } from '../../../jobs/background.ts';
-import { type ClaimedJob, claimJobs, queueOnce, runClaimed } from '../../../jobs/job-row.ts';
+import { defineJob, jobKind } from '../../../jobs/registry.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { maskUrl, OutboundError, type OutboundRules } from '../../../lib/outbound.ts';
 import { nowIso } from '../../../lib/time.ts';
@@ -44,6 +44,7 @@ export interface ExportRequest {
 }
 
 export const EXPORT_JOB = 'project_export';
+const ExportJob = jobKind(EXPORT_JOB, Type.Object({ export_id: Type.Number() }));
 export const UPLOAD_METHODS = ['PUT', 'POST'] as const;
 /** how long a claimed export is this process's before another may take it; renewed while it runs */
 const LEASE_MS = 5 * 60_000;
@@ -92,11 +93,20 @@ function uploadError(e: unknown): string {
 }
 
 export class ExportsService {
+  /** the run's outcome is the row's; a failure fails the job (a new request queues another) */
   private readonly background = new Background(
     () => this.runQueued(),
     (e) => this.deps.log.error({ err: e }, 'running project exports failed'),
   );
-  private readonly workerId = `${os.hostname()}:${process.pid}:export:${crypto.randomBytes(3).toString('hex')}`;
+  readonly job = defineJob({
+    kind: ExportJob,
+    what: 'a project export',
+    leaseMs: LEASE_MS,
+    renewMs: HEARTBEAT_MS,
+    concurrency: 2,
+    giveUp: (p, job) => this.giveUp(job.id, p.export_id),
+    run: (p, ctx) => this.runJob(ctx.id, p.export_id),
+  });
 
   constructor(readonly deps: ImportExportDeps) {}
 
@@ -165,7 +175,7 @@ export class ExportsService {
         .returning('id')
         .executeTakeFirstOrThrow();
       // a job still waiting takes the new parameters from the row; a running one gives way to a new job
-      await queueOnce(trx, EXPORT_JOB, { export_id: row.id }, now);
+      await ExportJob.queueOnce(trx, { export_id: row.id }, now);
     });
     this.background.kick();
   }
@@ -211,27 +221,13 @@ export class ExportsService {
   }
 
   /** The worker's round: runs queued exports (and those whose lease ran out); answers how many it took. */
-  async runQueued(limit = 2): Promise<number> {
-    const jobs = await claimJobs(this.deps.db, EXPORT_JOB, this.workerId, { leaseMs: LEASE_MS, limit, giveUp: (job) => this.giveUp(job) });
-    for (const job of jobs) {
-      await runClaimed(
-        this.deps.db,
-        job,
-        this.workerId,
-        { leaseMs: LEASE_MS, renewMs: HEARTBEAT_MS, log: this.deps.log, what: 'a project export' },
-        async () => {
-          const id = (JSON.parse(job.payload) as { export_id?: unknown }).export_id;
-          if (typeof id === 'number') await this.runJob(job.id, id);
-        },
-      );
-    }
-    return jobs.length;
+  runQueued(limit?: number): Promise<number> {
+    return this.deps.jobs.round(EXPORT_JOB, limit);
   }
 
   /** An export whose process died MAX_CLAIMS times: failed, unless a newer job has it. */
-  private async giveUp(job: ClaimedJob): Promise<void> {
-    const id = (JSON.parse(job.payload) as { export_id?: unknown }).export_id;
-    if (typeof id !== 'number' || (await this.newerJob(job.id, id))) return;
+  private async giveUp(jobId: number, id: number): Promise<void> {
+    if (await this.newerJob(jobId, id)) return;
     const k = this.deps.db.kysely;
     const row = await k.selectFrom('project_exports').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row || (row.status !== 'queued' && row.status !== 'started')) return;
