@@ -296,7 +296,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     defineSweep({ name: 'delayed jobs', everyMs: 5_000, run: () => ci.pipelines.processScheduled() }),
     defineSweep({ name: 'blob deletions', everyMs: 0, run: () => blobDeletions.runQueued() }),
     importExport.exports.job,
-    defineSweep({ name: 'project imports', everyMs: 0, run: () => importExport.imports.runQueued() }),
+    importExport.imports.job,
     defineSweep({ name: 'relation imports', everyMs: 0, run: () => importExport.relationImports.runQueued() }),
     defineSweep({ name: 'import work directories', everyMs: WORK_DIR_SWEEP_MS, run: () => importExport.imports.removeStaleWork() }),
     defineSweep({ name: 'export expiry', everyMs: 60_000, run: () => importExport.exports.removeExpired() }),

@@ -21,14 +21,14 @@
 // the import then starts over from a clean project (MAX_CLAIMS runs in all, then failed by giveUp).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Kysely } from 'kysely';
 import type { Database, NamespaceRow, ProjectImportRow, ProjectRow, UserRow } from '../../../db/schema.ts';
 import { ciEquals } from '../../../db/sql.ts';
+import { Type } from 'typebox';
 import { Background } from '../../../jobs/background.ts';
-import { claimJobs, queuedJob, runClaimed } from '../../../jobs/job-row.ts';
+import { defineJob, jobKind } from '../../../jobs/registry.ts';
 import { DomainError, Errors } from '../../../lib/errors.ts';
 import { OutboundError, type OutboundRules } from '../../../lib/outbound.ts';
 import { nowIso } from '../../../lib/time.ts';
@@ -85,6 +85,7 @@ export interface ImportState {
 }
 
 export const IMPORT_JOB = 'project_import';
+const ImportJob = jobKind(IMPORT_JOB, Type.Object({ project_id: Type.Number() }));
 /** a claimed import is this worker's for so long; renewed every LEASE_RENEW_MS while it runs */
 const LEASE_MS = 5 * 60_000;
 const LEASE_RENEW_MS = 60_000;
@@ -112,11 +113,20 @@ class ImportFailure extends Error {}
 const mib = (v: unknown) => Math.max(0, Number(v) || 0) * 1024 * 1024;
 
 export class ImportsService {
+  /** the outcome is the row's (import_status); an interrupted import starts over, up to MAX_CLAIMS times */
   private readonly background = new Background(
     () => this.runQueued(),
     (e) => this.deps.log.error({ err: e }, 'running project imports failed'),
   );
-  private readonly workerId = `${os.hostname()}:${process.pid}:imports:${Math.random().toString(36).slice(2, 8)}`;
+  readonly job = defineJob({
+    kind: ImportJob,
+    what: 'a project import',
+    leaseMs: LEASE_MS,
+    renewMs: LEASE_RENEW_MS,
+    concurrency: 2,
+    giveUp: (p) => this.giveUp(p.project_id),
+    run: (p) => this.runOne(p.project_id),
+  });
 
   constructor(readonly deps: ImportExportDeps) {}
 
@@ -273,10 +283,7 @@ export class ImportsService {
               })
               .returningAll()
               .executeTakeFirstOrThrow();
-            await trx
-              .insertInto('jobs')
-              .values(queuedJob(IMPORT_JOB, { project_id: created.id }))
-              .execute();
+            await ImportJob.queue(trx, { project_id: created.id });
           },
         },
       );
@@ -329,27 +336,12 @@ export class ImportsService {
   // ---- the job -------------------------------------------------------------------------------
 
   /** The worker's round: runs queued imports; answers how many it ran. */
-  async runQueued(limit = 2): Promise<number> {
-    const jobs = await claimJobs(this.deps.db, IMPORT_JOB, this.workerId, { leaseMs: LEASE_MS, limit, giveUp: (job) => this.giveUp(job.payload) });
-    for (const job of jobs) {
-      await runClaimed(
-        this.deps.db,
-        job,
-        this.workerId,
-        { leaseMs: LEASE_MS, renewMs: LEASE_RENEW_MS, log: this.deps.log, what: 'a project import' },
-        async () => {
-          const id = (JSON.parse(job.payload) as { project_id?: unknown }).project_id;
-          if (typeof id === 'number') await this.runOne(id);
-        },
-      );
-    }
-    return jobs.length;
+  runQueued(limit?: number): Promise<number> {
+    return this.deps.jobs.round(IMPORT_JOB, limit);
   }
 
   /** An import whose process died MAX_CLAIMS times: failed, nothing of it left. */
-  private async giveUp(payload: string): Promise<void> {
-    const id = (JSON.parse(payload) as { project_id?: unknown }).project_id;
-    if (typeof id !== 'number') return;
+  private async giveUp(id: number): Promise<void> {
     const k = this.deps.db.kysely;
     const row = await k.selectFrom('project_imports').selectAll().where('project_id', '=', id).executeTakeFirst();
     const project = await k.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
