@@ -297,7 +297,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     defineSweep({ name: 'blob deletions', everyMs: 0, run: () => blobDeletions.runQueued() }),
     importExport.exports.job,
     importExport.imports.job,
-    defineSweep({ name: 'relation imports', everyMs: 0, run: () => importExport.relationImports.runQueued() }),
+    importExport.relationImports.job,
     defineSweep({ name: 'import work directories', everyMs: WORK_DIR_SWEEP_MS, run: () => importExport.imports.removeStaleWork() }),
     defineSweep({ name: 'export expiry', everyMs: 60_000, run: () => importExport.exports.removeExpired() }),
     housekeeping.job,

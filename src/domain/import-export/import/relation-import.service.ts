@@ -4,7 +4,7 @@
 //
 // The request stores the uploaded archive in the blob store (`relation-imports/<project>/<random>.tar.gz`)
 // and, in one transaction, the row (status created) and its job; this process runs the job at once
-// (Background), the worker's round takes what another process left. The job: started → the archive
+// (the jobs registry), the worker's round takes what another process left. The job: started → the archive
 // fetched into `<dataDir>/tmp`, extracted under the limits of the settings (max_decompressed_archive_size,
 // decompress_archive_file_timeout) → VERSION and tree/project/<relation>.ndjson checked → importTree
 // (only that relation, items already there skipped) → finished, or failed with the reason in `error`
@@ -13,13 +13,13 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Kysely } from 'kysely';
 import type { Database, RelationImportRow } from '../../../db/schema.ts';
+import { Type } from 'typebox';
 import { Background } from '../../../jobs/background.ts';
-import { claimJobs, queuedJob, runClaimed } from '../../../jobs/job-row.ts';
+import { defineJob, jobKind } from '../../../jobs/registry.ts';
 import { DomainError, Errors } from '../../../lib/errors.ts';
 import { nowIso } from '../../../lib/time.ts';
 import { queueBlobDeletion } from '../../blobs/blob-deletions.ts';
@@ -31,6 +31,7 @@ import type { ImportExportDeps } from '../deps.ts';
 import { importTree, TreeError } from '../tree/index.ts';
 
 export const RELATION_IMPORT_JOB = 'relation_import';
+const RelationImportJob = jobKind(RELATION_IMPORT_JOB, Type.Object({ relation_import_id: Type.Number() }));
 /** how long a claimed import is this worker's; a worker that died leaves it to another after this */
 const LEASE_MS = 5 * 60_000;
 /** the lease is renewed so often while an import runs */
@@ -47,15 +48,22 @@ export const IN_PROGRESS = 'A relation import is already in progress for this pr
 export const isImportableRelation = (r: unknown): r is ImportableRelation => (IMPORTABLE_RELATIONS as readonly unknown[]).includes(r);
 
 export class RelationImportsService {
-  private readonly background: Background;
-  private readonly workerId = `${os.hostname()}:${process.pid}:relation-imports:${Math.random().toString(36).slice(2, 8)}`;
+  /** the outcome is the row's; the job ends either way (a lease that runs out brings it back) */
+  private readonly background = new Background(
+    () => this.runQueued(),
+    (e) => this.deps.log.error({ err: e }, 'running relation imports failed'),
+  );
+  readonly job = defineJob({
+    kind: RelationImportJob,
+    what: 'a relation import',
+    leaseMs: LEASE_MS,
+    renewMs: LEASE_RENEW_MS,
+    concurrency: 2,
+    giveUp: (p) => this.giveUp(p.relation_import_id),
+    run: (p, ctx) => this.perform(p.relation_import_id, ctx.claimedBefore),
+  });
 
-  constructor(readonly deps: ImportExportDeps) {
-    this.background = new Background(
-      () => this.runQueued(),
-      (e) => deps.log.error({ err: e }, 'running relation imports failed'),
-    );
-  }
+  constructor(readonly deps: ImportExportDeps) {}
 
   /** Where the uploads are spooled and the jobs work: `<dataDir>/tmp` */
   tmpDir(): string {
@@ -98,10 +106,7 @@ export class RelationImportsService {
           })
           .returningAll()
           .executeTakeFirstOrThrow();
-        await trx
-          .insertInto('jobs')
-          .values(queuedJob(RELATION_IMPORT_JOB, { relation_import_id: inserted.id }, now))
-          .execute();
+        await RelationImportJob.queue(trx, { relation_import_id: inserted.id }, now);
         return inserted;
       });
     } catch (e) {
@@ -122,28 +127,12 @@ export class RelationImportsService {
   }
 
   /** The worker's round: runs the queued imports (or those whose worker died); how many it took. */
-  async runQueued(limit = 2): Promise<number> {
-    const jobs = await claimJobs(this.deps.db, RELATION_IMPORT_JOB, this.workerId, { leaseMs: LEASE_MS, limit, giveUp: (job) => this.giveUp(job.payload) });
-    for (const job of jobs) {
-      // the outcome is the row's; the job ends either way (a lease that runs out brings it back)
-      await runClaimed(
-        this.deps.db,
-        job,
-        this.workerId,
-        { leaseMs: LEASE_MS, renewMs: LEASE_RENEW_MS, log: this.deps.log, what: 'a relation import' },
-        async (before) => {
-          const id = (JSON.parse(job.payload) as { relation_import_id?: unknown }).relation_import_id;
-          if (typeof id === 'number') await this.perform(id, before);
-        },
-      );
-    }
-    return jobs.length;
+  runQueued(limit?: number): Promise<number> {
+    return this.deps.jobs.round(RELATION_IMPORT_JOB, limit);
   }
 
   /** An import whose process died MAX_CLAIMS times: failed. */
-  private async giveUp(payload: string): Promise<void> {
-    const id = (JSON.parse(payload) as { relation_import_id?: unknown }).relation_import_id;
-    if (typeof id !== 'number') return;
+  private async giveUp(id: number): Promise<void> {
     const row = await this.deps.db.kysely.selectFrom('relation_imports').selectAll().where('id', '=', id).executeTakeFirst();
     if (row && (row.status === 'created' || row.status === 'started')) await this.settle(row, 'failed', 'The import was interrupted too many times');
   }
