@@ -70,7 +70,7 @@ import { PipelinesService } from './domain/ci/pipelines/pipelines.service.ts';
 import { PipelinesQuery } from './domain/ci/pipelines-query.ts';
 import { RunnersService } from './domain/ci/runners/runners.service.ts';
 import { CommitStatusesService } from './domain/ci/statuses.service.ts';
-import { BlobDeletions } from './domain/blobs/blob-deletions.ts';
+import { blobDeletionJob } from './domain/blobs/blob-deletions.ts';
 import type { BlobStore } from './storage/blob-store.ts';
 import { createBlobStore } from './storage/create-blob-store.ts';
 import type { ImportExport, ImportExportDeps } from './domain/import-export/deps.ts';
@@ -258,7 +258,6 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     statuses: new CommitStatusesService(cdeps),
   } satisfies Ci);
   auth.jobTokens = { resolve: (token) => ci.jobs.resolveToken(token) };
-  const blobDeletions = new BlobDeletions(db, store);
   const importExport = {} as ImportExport;
   const ideps: ImportExportDeps = { ...deps, config, store, outbound, projects, box, ie: importExport };
   Object.assign(importExport, {
@@ -294,7 +293,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     defineSweep({ name: 'artifact expiry', everyMs: 60_000, run: () => ci.artifacts.removeExpired() }),
     defineSweep({ name: 'job timeouts', everyMs: 10_000, run: () => ci.jobs.failStale() }),
     defineSweep({ name: 'delayed jobs', everyMs: 5_000, run: () => ci.pipelines.processScheduled() }),
-    defineSweep({ name: 'blob deletions', everyMs: 0, run: () => blobDeletions.runQueued() }),
+    blobDeletionJob(store),
     importExport.exports.job,
     importExport.imports.job,
     importExport.relationImports.job,
