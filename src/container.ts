@@ -289,7 +289,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   jobs.register(
     defineSweep({ name: 'mergeability checks', everyMs: 0, run: () => merges.runQueuedChecks() }),
     defineSweep({ name: 'translation commits', everyMs: 0, run: () => writes.repository.commitDue() }),
-    defineSweep({ name: 'translation follow', everyMs: 0, run: () => writes.follow.runQueued() }),
+    writes.follow.job,
     defineSweep({ name: 'artifact expiry', everyMs: 60_000, run: () => ci.artifacts.removeExpired() }),
     defineSweep({ name: 'job timeouts', everyMs: 10_000, run: () => ci.jobs.failStale() }),
     defineSweep({ name: 'delayed jobs', everyMs: 5_000, run: () => ci.pipelines.processScheduled() }),

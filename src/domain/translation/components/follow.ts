@@ -13,11 +13,11 @@
 // between a push's transaction and the queueing loses that job: each process's first worker round,
 // and one every 5 minutes, compares the followed branches with what the components last fetched and
 // queues those behind (`sweep`, refs only) — a safety net, not the way rescans are found.
-import os from 'node:os';
+import { Type } from 'typebox';
 import type { ComponentRow } from '../../../db/schema.ts';
 import { BRANCH_PREFIX, ZERO_SHA } from '../../../git/refs.ts';
 import { Background } from '../../../jobs/background.ts';
-import { claimJobs, queueOnce } from '../../../jobs/job-row.ts';
+import { defineJob, exponentialBackoff, FinalFailure, jobKind } from '../../../jobs/registry.ts';
 import { nowIso } from '../../../lib/time.ts';
 import { ANONYMOUS, type Actor } from '../../access/actor.ts';
 import { onRefsChanged, type RefChange } from '../../repository/push-events.ts';
@@ -25,12 +25,11 @@ import { MERGE_FAILURE_ACTIONS } from '../changes/actions.ts';
 import type { TranslationDeps } from '../deps.ts';
 
 export const FOLLOW_JOB = 'translation_follow';
+const FollowJob = jobKind(FOLLOW_JOB, Type.Object({ component_id: Type.Number() }));
 /** how long a claimed rescan is another worker's (a fetch may take minutes) */
 const LEASE_MS = 10 * 60_000;
-/** failed rescans are tried again after 5 s, 10 s, 20 s … up to 10 minutes, then given up (the next push queues one again) */
-const RETRY_BASE_MS = 5_000;
-const RETRY_MAX_MS = 10 * 60_000;
-const MAX_ATTEMPTS = 8;
+/** failed rescans are tried again after 5 s, 10 s, 20 s … up to 10 minutes, 8 runs in all, then given up (the next push queues one again) */
+const RETRY = exponentialBackoff(8, 5_000, 10 * 60_000);
 /** how often a process compares the followed branches with what the components last fetched (a safety net) */
 const SWEEP_MS = 5 * 60_000;
 
@@ -49,8 +48,18 @@ export class ForgeFollow {
     () => this.runQueued(),
     (e) => this.deps.log.error({ err: e }, 'rescanning following components failed'),
   );
-  private lastSweep = 0;
-  private readonly workerId = `${os.hostname()}:${process.pid}:follow:${Math.random().toString(36).slice(2, 8)}`;
+  readonly job = defineJob({
+    kind: FollowJob,
+    what: 'rescanning a following component',
+    leaseMs: LEASE_MS,
+    concurrency: 10,
+    backoff: RETRY,
+    sweep: { everyMs: SWEEP_MS, run: () => this.sweep().catch((e) => this.deps.log.error({ err: e }, 'sweeping following components failed')) },
+    run: async (p) => {
+      const { error, final } = await this.rescan(p.component_id);
+      if (error !== null) throw final ? new FinalFailure(error) : new Error(error);
+    },
+  });
 
   constructor(private readonly deps: TranslationDeps) {
     onRefsChanged(deps.db, async (target, changes) => {
@@ -81,7 +90,7 @@ export class ForgeFollow {
   async queue(componentId: number): Promise<void> {
     const k = this.deps.db.kysely;
     // a retry waiting for its time is due now: there is something new to read
-    await k.transaction().execute((trx) => queueOnce(trx, FOLLOW_JOB, { component_id: componentId }));
+    await k.transaction().execute((trx) => FollowJob.queueOnce(trx, { component_id: componentId }));
   }
 
   /**
@@ -117,41 +126,8 @@ export class ForgeFollow {
   }
 
   /** The worker's round: rescans the queued components (due ones, or whose lease ran out); how many it took. */
-  async runQueued(limit = 10): Promise<number> {
-    const k = this.deps.db.kysely;
-    if (Date.now() - this.lastSweep > SWEEP_MS) {
-      this.lastSweep = Date.now();
-      await this.sweep().catch((e) => this.deps.log.error({ err: e }, 'sweeping following components failed'));
-    }
-    const jobs = await claimJobs(this.deps.db, FOLLOW_JOB, this.workerId, { leaseMs: LEASE_MS, limit });
-    for (const job of jobs) {
-      let error: string | null = null;
-      let final = false;
-      try {
-        const id = (JSON.parse(job.payload) as { component_id?: unknown }).component_id;
-        if (typeof id === 'number') ({ error, final } = await this.rescan(id));
-      } catch (e) {
-        error = e instanceof Error ? e.message : String(e);
-        this.deps.log.error({ err: e, job: job.id }, 'rescanning a following component failed');
-      }
-      const attempts = job.attempts + 1;
-      const retry = error !== null && !final && attempts < MAX_ATTEMPTS;
-      await k
-        .updateTable('jobs')
-        .set({
-          state: error === null ? 'done' : retry ? 'queued' : 'failed',
-          attempts,
-          last_error: error,
-          run_at: retry ? new Date(Date.now() + Math.min(RETRY_BASE_MS * 2 ** (attempts - 1), RETRY_MAX_MS)).toISOString() : nowIso(),
-          locked_by: null,
-          locked_until: null,
-          updated_at: nowIso(),
-        })
-        .where('id', '=', job.id)
-        .where('locked_by', '=', this.workerId)
-        .execute();
-    }
-    return jobs.length;
+  runQueued(limit?: number): Promise<number> {
+    return this.deps.jobs.round(FOLLOW_JOB, limit);
   }
 
   /**
