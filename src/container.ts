@@ -287,7 +287,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   };
   // what the worker runs, in this order on every round; sweeps find what expires or times out by the clock
   jobs.register(
-    defineSweep({ name: 'mergeability checks', everyMs: 0, run: () => merges.runQueuedChecks() }),
+    merges.job,
     defineSweep({ name: 'translation commits', everyMs: 0, run: () => writes.repository.commitDue() }),
     writes.follow.job,
     defineSweep({ name: 'artifact expiry', everyMs: 60_000, run: () => ci.artifacts.removeExpired() }),

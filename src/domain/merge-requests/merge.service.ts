@@ -6,9 +6,9 @@
 // Mergeability is computed in the background (jobs of kind merge_request_mergeability, run at once in
 // this process and by the worker for what a dead process left): queueRecheck never waits for git.
 import { Background } from '../../jobs/background.ts';
-import { claimJobs, queuedJob } from '../../jobs/job-row.ts';
-import os from 'node:os';
+import { defineJob, jobKind } from '../../jobs/registry.ts';
 import type { Kysely } from 'kysely';
+import { Type } from 'typebox';
 import type { Database, MergeRequestRow, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
 import type { Person } from '../../git/commit-builder.ts';
 import { mergeability, RebaseConflict } from '../../git/merge.ts';
@@ -28,6 +28,7 @@ import { headPipeline } from './head-pipeline.ts';
 import { ciCheckFailure, hasConflicts, type MergeFacts, stateCheckFailure } from './merge-status.ts';
 
 export const MERGEABILITY_JOB = 'merge_request_mergeability';
+const MergeabilityJob = jobKind(MERGEABILITY_JOB, Type.Object({ ids: Type.Array(Type.Number()) }));
 const LEASE_MS = 120_000;
 export const REBASE_ERROR = 'Rebase failed: Rebase locally, resolve all conflicts, then push the branch.';
 
@@ -85,8 +86,18 @@ export class MergeService {
     () => this.runQueuedChecks(),
     (e) => this.deps.log.error({ err: e }, 'mergeability checks failed'),
   );
-  private lastStuckSweep = 0;
-  private readonly workerId = `${os.hostname()}:${process.pid}:merges:${Math.random().toString(36).slice(2, 8)}`;
+  /** checks of merge requests by id, 20 a round, not retried (the next read or push queues one again) */
+  readonly job = defineJob({
+    kind: MergeabilityJob,
+    what: 'mergeability check',
+    leaseMs: LEASE_MS,
+    concurrency: 20,
+    // a rebase whose process died is found by the clock
+    sweep: { everyMs: 60_000, run: () => this.clearStuckRebases().catch((e) => this.deps.log.error({ err: e }, 'clearing stuck rebases failed')) },
+    run: async ({ ids }) => {
+      for (const id of ids) await this.checkOne(id);
+    },
+  });
 
   constructor(readonly deps: FeatureDeps) {
     onRefsChanged(deps.db, (target, changes) =>
@@ -515,7 +526,7 @@ export class MergeService {
   queueRecheck(mergeRequestIds: number[]): void {
     const ids = [...new Set(mergeRequestIds)];
     if (!ids.length) return;
-    const job = queuedJob(MERGEABILITY_JOB, { ids });
+    const job = MergeabilityJob.row({ ids });
     this.background.track(
       this.deps.db.kysely
         .insertInto('jobs')
@@ -532,29 +543,8 @@ export class MergeService {
   }
 
   /** One round of queued checks (also the worker's, for what another process left): the number of jobs done. */
-  async runQueuedChecks(limit = 20): Promise<number> {
-    const k = this.deps.db.kysely;
-    if (Date.now() - this.lastStuckSweep > 60_000) {
-      this.lastStuckSweep = Date.now();
-      await this.clearStuckRebases().catch((e) => this.deps.log.error({ err: e }, 'clearing stuck rebases failed'));
-    }
-    const jobs = await claimJobs(this.deps.db, MERGEABILITY_JOB, this.workerId, { leaseMs: LEASE_MS, limit });
-    for (const job of jobs) {
-      let error: string | null = null;
-      try {
-        const ids = (JSON.parse(job.payload) as { ids?: unknown }).ids;
-        for (const id of Array.isArray(ids) ? ids : []) if (typeof id === 'number') await this.checkOne(id);
-      } catch (e) {
-        error = e instanceof Error ? e.message : String(e);
-        this.deps.log.error({ err: e, job: job.id }, 'mergeability check failed');
-      }
-      await k
-        .updateTable('jobs')
-        .set({ state: error ? 'failed' : 'done', attempts: job.attempts + 1, last_error: error, locked_by: null, locked_until: null, updated_at: nowIso() })
-        .where('id', '=', job.id)
-        .execute();
-    }
-    return jobs.length;
+  runQueuedChecks(limit?: number): Promise<number> {
+    return this.deps.jobs.round(MERGEABILITY_JOB, limit);
   }
 
   /**
