@@ -37,7 +37,7 @@ const URL_FORBIDDEN = /[\x00-\x1f\x7f]/;
 /** The network rules for system-hook requests, from application settings. */
 export async function systemHookRules(settings: SettingsService): Promise<OutboundRules> {
   const s = await settings.get();
-  return { allowLocal: Boolean(s.allow_local_requests_from_system_hooks), allowlist: (s.outbound_local_requests_whitelist as string[] | undefined) ?? [] };
+  return { allowLocal: Boolean(s.allow_local_requests_from_system_hooks), allowlist: s.outbound_local_requests_whitelist ?? [] };
 }
 
 export class SystemHooksService {

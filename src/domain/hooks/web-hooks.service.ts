@@ -113,7 +113,7 @@ export async function webHookRules(settings: SettingsService): Promise<OutboundR
   const s = await settings.get();
   return {
     allowLocal: Boolean(s.allow_local_requests_from_web_hooks_and_services),
-    allowlist: (s.outbound_local_requests_whitelist as string[] | undefined) ?? [],
+    allowlist: s.outbound_local_requests_whitelist ?? [],
   };
 }
 

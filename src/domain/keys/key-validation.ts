@@ -5,7 +5,7 @@
 // The messages and their order are GitLab's, so a refused key renders as `{"message": {field: [...]}}`.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { Settings } from '../settings/definitions.ts';
+import { type Settings, settingNamed } from '../settings/definitions.ts';
 import { isDate, parseDateTime } from '../../lib/time.ts';
 import { parseSshPublicKey, type SshPublicKey } from './ssh-public-key.ts';
 
@@ -49,7 +49,7 @@ export type NewKeyCheck =
 /** ApplicationSetting#key_restriction_for */
 export function keyRestrictionFor(settings: Settings, technology: string | null): number {
   if (technology === null || !(KEY_TECHNOLOGIES as readonly string[]).includes(technology)) return FORBIDDEN_KEY_VALUE;
-  const v = settings[`${technology}_key_restriction`];
+  const v = settingNamed(settings, `${technology}_key_restriction`);
   return typeof v === 'number' ? v : 0;
 }
 

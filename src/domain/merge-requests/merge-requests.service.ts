@@ -17,7 +17,7 @@ import { featureOpen } from '../access/visibility.ts';
 import type { FeatureDeps } from '../deps.ts';
 import { LabelsService } from '../labels/labels.service.ts';
 import { MilestonesService } from '../milestones/milestones.service.ts';
-import { canMergeBranch, loadRefRules } from '../repository/branch-protection.ts';
+import { canMergeBranch, loadRefRules, protectionDefaults } from '../repository/branch-protection.ts';
 import { isValidNewRefName } from '../repository/refs.ts';
 import type { BranchProtectionDefaults } from '../groups/group-settings.ts';
 import { type HookChanges, labelHookAttrs, type MergeRequestAction, recordMergeRequestEvent, STATE_IDS } from './mr-events.ts';
@@ -182,7 +182,7 @@ export class MergeRequestsService {
   }
 
   private async protectionDefaults(): Promise<BranchProtectionDefaults> {
-    return ((await this.deps.settings.get()).default_branch_protection_defaults ?? {}) as BranchProtectionDefaults;
+    return protectionDefaults(await this.deps.settings.get());
   }
 
   /** Subscribable#subscribed? without explicit subscriptions: the caller takes part (author, assignee, reviewer, commenter). */

@@ -14,7 +14,7 @@ import type { ProjectAbility } from '../access/roles.ts';
 import { aboveNamespace, clampToNamespace, restrictedFor } from '../access/visibility.ts';
 import { projectPayload, recordSystemEvent } from '../events/system-events.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
-import { protectionDefaultsOf } from '../repository/branch-protection.ts';
+import { protectionDefaults, protectionDefaultsOf } from '../repository/branch-protection.ts';
 import { protectDefaultBranch } from '../repository/default-branch.ts';
 import { PROJECT_WILDCARD_ROUTES } from '../groups/group-rules.ts';
 import { projectOwners } from './project-owners.ts';
@@ -158,8 +158,7 @@ export class ProjectsService {
 
     const now = nowIso();
     const defaultBranch = input.default_branch || s.default_branch_name || 'main'; // Gitlab::DefaultBranch.value
-    const storage =
-      actor.isAdmin && input.repository_storage ? input.repository_storage : this.repos.pickStorage(s.repository_storages_weighted as Record<string, number>);
+    const storage = actor.isAdmin && input.repository_storage ? input.repository_storage : this.repos.pickStorage(s.repository_storages_weighted);
     let created: ProjectRow | null = null;
     const readme = (stored as Record<string, unknown>).initialize_with_readme === true;
     let project: ProjectRow;
@@ -210,8 +209,7 @@ export class ProjectsService {
         if (extras.repository) await extras.repository(project);
         else await this.repos.create(project, { defaultBranch, readme: readme ? { title: name, author: { name: me.name, email: me.email } } : undefined });
         // a default branch made with the project (a README, a fork) is protected: ProtectDefaultBranchService
-        if (readme || extras.repository)
-          await protectDefaultBranch(trx, project, protectionDefaultsOf(namespace, s.default_branch_protection_defaults as never));
+        if (readme || extras.repository) await protectDefaultBranch(trx, project, protectionDefaultsOf(namespace, protectionDefaults(s)));
         return project;
       });
     } catch (e) {

@@ -10,6 +10,7 @@ import type { Database, NamespaceRow, ProjectRow } from '../../db/schema.ts';
 import type { Actor } from '../access/actor.ts';
 import { traversalIds, unexpired, type ProjectAccess } from '../access/policy.ts';
 import { groupSettings, type BranchProtectionDefaults } from '../groups/group-settings.ts';
+import type { Settings } from '../settings/definitions.ts';
 
 export type AccessAction = 'push' | 'merge' | 'unprotect' | 'create';
 
@@ -83,6 +84,11 @@ function wildcardRegex(pattern: string): RegExp {
     regexes.set(pattern, re);
   }
   return re;
+}
+
+/** The instance's default_branch_protection_defaults; none stored: none of its own. */
+export function protectionDefaults(settings: Pick<Settings, 'default_branch_protection_defaults'>): BranchProtectionDefaults {
+  return settings.default_branch_protection_defaults ?? {};
 }
 
 /** The protection defaults of a project's namespace: the group's, else the instance's. */

@@ -9,13 +9,14 @@ import { BRANCH_PREFIX, ZERO_SHA } from '../../git/refs.ts';
 import type { Repository } from '../../git/repository.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { BranchProtectionDefaults } from '../groups/group-settings.ts';
-import { defaultBranchRule, protectionDefaultsOf } from './branch-protection.ts';
+import type { Settings } from '../settings/definitions.ts';
+import { defaultBranchRule, protectionDefaults, protectionDefaultsOf } from './branch-protection.ts';
 
 export async function adoptDefaultBranch(
   db: Db,
   target: { project: ProjectRow; namespace: NamespaceRow; repo: Repository },
   changes: { before: string; after: string; ref: string }[],
-  settings: object,
+  settings: Pick<Settings, 'default_branch_protection_defaults'>,
 ): Promise<ProjectRow> {
   let { project } = target;
   const moved = changes.find((x) => x.ref.startsWith(BRANCH_PREFIX) && x.after !== ZERO_SHA);
@@ -28,8 +29,7 @@ export async function adoptDefaultBranch(
   }
   const defaultRef = BRANCH_PREFIX + (project.default_branch ?? 'main');
   if (changes.some((c) => c.ref === defaultRef && c.before === ZERO_SHA && c.after !== ZERO_SHA)) {
-    const instance = (settings as Record<string, unknown>).default_branch_protection_defaults as BranchProtectionDefaults | null | undefined;
-    await protectDefaultBranch(db.kysely, project, protectionDefaultsOf(target.namespace, instance));
+    await protectDefaultBranch(db.kysely, project, protectionDefaultsOf(target.namespace, protectionDefaults(settings)));
   }
   return project;
 }

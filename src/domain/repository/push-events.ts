@@ -9,6 +9,7 @@ import { BRANCH_PREFIX, TAG_PREFIX, ZERO_SHA } from '../../git/refs.ts';
 import { nowIso } from '../../lib/time.ts';
 import { projectHookAttrs } from '../events/hook-attrs.ts';
 import { recordSystemEvent } from '../events/system-events.ts';
+import type { Settings } from '../settings/definitions.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import { isProtectedRef } from './branch-protection.ts';
 import { adoptDefaultBranch } from './default-branch.ts';
@@ -23,7 +24,7 @@ export interface RefChange {
 export interface PushContext {
   db: Db;
   externalUrl: string;
-  settings: object;
+  settings: Settings;
   project: ProjectRow;
   namespace: NamespaceRow;
   user: UserRow;
@@ -166,7 +167,7 @@ export async function recordPushEvents(ctx: PushContext, changes: RefChange[], o
   const repository = repositoryHookAttrs(ctx);
   const user = userAttrs(ctx.user);
   const branchChanges = changes.filter((c) => c.ref.startsWith(BRANCH_PREFIX));
-  const limit = Number((ctx.settings as Record<string, unknown>).push_event_hooks_limit ?? 3);
+  const limit = Number(ctx.settings.push_event_hooks_limit ?? 3);
   const payloads: ({ event_name: 'push' | 'tag_push' | 'repository_update' } & Record<string, unknown>)[] = [];
   // GitLab: no push hooks for a push of more than push_event_hooks_limit branches
   if (branchChanges.length <= limit) {

@@ -39,6 +39,7 @@ import {
   hookAnswer,
   loadRefRules,
   MAINTAINER,
+  protectionDefaults,
   PUSH_MESSAGES,
   type BranchProtection,
   type RefRules,
@@ -199,7 +200,7 @@ export class RepositoryService {
    * protection (Maintainers push and merge, no force push, no initial push by Developers).
    */
   async protectionDefaults(): Promise<BranchProtectionDefaults> {
-    return ((await this.deps.settings.get()).default_branch_protection_defaults ?? {}) as BranchProtectionDefaults;
+    return protectionDefaults(await this.deps.settings.get());
   }
 
   /** The project's protected branches and tags (one query; `actor`: for access levels of groups). */

@@ -2,12 +2,16 @@
 // allow-list of GET and PUT /application/settings and drives the response schema, the PUT coercion
 // and the model validation (settings-update.ts). Defaults follow gitlabhq
 // app/models/application_setting_implementation.rb `defaults` (non-FIPS, gitlab.yml defaults).
+// Each definition carries the type of its value, so `Settings` (what a read answers) is derived from
+// the table and a new setting is typed where it is declared.
+import type { BranchProtectionDefaults } from '../groups/group-settings.ts';
 
 export type SettingType = 'integer' | 'number' | 'boolean' | 'string' | 'array' | 'hash';
 
-export interface SettingDef {
+/** `T`: the type of the setting's value (only in the type: the definitions are plain data). */
+export interface SettingDef<T = unknown> {
   type: SettingType;
-  default: unknown;
+  default: T;
   /** null is a valid value (also in responses) */
   nullable?: boolean;
   /** Grape `values`: anything else → 400 {"error":"<name> does not have a valid value"} */
@@ -27,18 +31,32 @@ export interface SettingDef {
   writeOnly?: boolean;
 }
 
-const int = (d: number | null, extra: Partial<SettingDef> = {}): SettingDef => ({ type: 'integer', default: d, nullable: d === null, ...extra });
-const num = (d: number, extra: Partial<SettingDef> = {}): SettingDef => ({ type: 'number', default: d, ...extra });
-const bool = (d: boolean): SettingDef => ({ type: 'boolean', default: d });
-const str = (d: string | null, extra: Partial<SettingDef> = {}): SettingDef => ({ type: 'string', default: d, nullable: true, ...extra });
-const domains = (): SettingDef => ({ type: 'array', default: [], check: 'domains' });
+type Extra = Partial<Omit<SettingDef, 'type' | 'default'>>;
+const int = <D extends number | null>(d: D, extra: Extra = {}): SettingDef<D extends null ? number | null : number> => ({
+  type: 'integer',
+  default: d as D extends null ? number | null : number,
+  nullable: d === null,
+  ...extra,
+});
+const num = (d: number, extra: Extra = {}): SettingDef<number> => ({ type: 'number', default: d, ...extra });
+const bool = (d: boolean): SettingDef<boolean> => ({ type: 'boolean', default: d });
+/** nullable unless `nullable: false` is given */
+const str = <E extends Extra = Extra>(d: string | null, extra?: E): SettingDef<E extends { nullable: false } ? string : string | null> => ({
+  type: 'string',
+  default: d as string,
+  nullable: true,
+  ...extra,
+});
+const list = <T>(d: T[], extra: Extra = {}): SettingDef<T[]> => ({ type: 'array', default: d, ...extra });
+const hash = <T>(d: T): SettingDef<T> => ({ type: 'hash', default: d });
+const domains = (): SettingDef<string[]> => list<string>([], { check: 'domains' });
 
 export const VISIBILITY_LEVELS = { private: 0, internal: 10, public: 20 } as const;
 export type VisibilityName = keyof typeof VISIBILITY_LEVELS;
 const VISIBILITY = Object.keys(VISIBILITY_LEVELS) as VisibilityName[];
 
 /** KeyRestrictionValidator.supported_key_restrictions: 0 (any size), -1 (forbidden) and the key sizes. */
-const keyRestriction = (...sizes: number[]): SettingDef => int(0, { values: [0, -1, ...sizes] });
+const keyRestriction = (...sizes: number[]): SettingDef<number> => int(0, { values: [0, -1, ...sizes] });
 
 /** Gitlab::I18n.available_locales */
 export const LOCALES = [
@@ -89,7 +107,7 @@ export const IMPORT_SOURCES = [
   'gitlab_built_in_project_template',
 ] as const;
 
-export const SETTINGS: Record<string, SettingDef> = {
+const DEFINITIONS = {
   // integers
   default_projects_limit: int(100000, { gte: 0 }),
   default_branch_protection: int(2, { values: [0, 1, 2, 3, 4] }),
@@ -290,30 +308,28 @@ export const SETTINGS: Record<string, SettingDef> = {
   auto_devops_domain: str(null),
   commit_email_hostname: str(null),
   // arrays
-  restricted_visibility_levels: { type: 'array', default: [] },
+  restricted_visibility_levels: list<VisibilityName>([]),
   /** Gitlab::ImportSources: where projects may be imported from (gitlab_project: export archives) */
-  import_sources: {
-    type: 'array',
-    default: ['github', 'bitbucket', 'bitbucket_server', 'fogbugz', 'git', 'gitlab_project', 'gitea', 'manifest'],
+  import_sources: list<string>(['github', 'bitbucket', 'bitbucket_server', 'fogbugz', 'git', 'gitlab_project', 'gitea', 'manifest'], {
     values: IMPORT_SOURCES,
-  },
+  }),
   domain_allowlist: domains(),
   domain_denylist: domains(),
   outbound_local_requests_whitelist: domains(),
   asset_proxy_allowlist: domains(),
-  disabled_oauth_sign_in_sources: { type: 'array', default: [] },
+  disabled_oauth_sign_in_sources: list<string>([]),
   // hashes
-  default_branch_protection_defaults: {
-    type: 'hash',
-    default: {
-      allowed_to_push: [{ access_level: 40 }],
-      allow_force_push: false,
-      allowed_to_merge: [{ access_level: 40 }],
-      developer_can_initial_push: false,
-    },
-  },
-  repository_storages_weighted: { type: 'hash', default: { default: 100 } },
+  default_branch_protection_defaults: hash<BranchProtectionDefaults>({
+    allowed_to_push: [{ access_level: 40 }],
+    allow_force_push: false,
+    allowed_to_merge: [{ access_level: 40 }],
+    developer_can_initial_push: false,
+  }),
+  repository_storages_weighted: hash<Record<string, number>>({ default: 100 }),
 };
+
+/** Every definition by name, for the code that walks the table. */
+export const SETTINGS: Record<string, SettingDef> = DEFINITIONS;
 
 /** Legacy parameter names rewritten to the current one after validation (lib/api/settings.rb). */
 export const ALIASES: Record<string, string> = {
@@ -378,36 +394,13 @@ export const REQUIRES: Record<string, string[]> = {
 /** Grape `mutually_exclusive`. */
 export const MUTUALLY_EXCLUSIVE: string[][] = [['password_authentication_enabled_for_web', 'password_authentication_enabled', 'signin_enabled']];
 
-export type Settings = Record<string, any> & {
-  personal_access_token_prefix: string | null;
-  disable_personal_access_tokens: boolean;
-  admin_mode: boolean;
-  password_authentication_enabled_for_web: boolean;
-  max_login_attempts: number | null;
-  failed_login_attempts_unlock_period_in_minutes: number | null;
-  user_defaults_to_private_profile: boolean;
-  email_restrictions_enabled: boolean;
-  email_restrictions: string | null;
-  domain_allowlist: string[];
-  domain_denylist: string[];
-  domain_denylist_enabled: boolean;
-  require_personal_access_token_expiry: boolean;
-  default_projects_limit: number;
-  can_create_group: boolean;
-  throttle_authenticated_api_enabled: boolean;
-  throttle_authenticated_api_requests_per_period: number;
-  throttle_authenticated_api_period_in_seconds: number;
-  throttle_unauthenticated_api_enabled: boolean;
-  throttle_unauthenticated_api_requests_per_period: number;
-  throttle_unauthenticated_api_period_in_seconds: number;
-  throttle_authenticated_web_enabled: boolean;
-  throttle_unauthenticated_web_enabled: boolean;
-  rate_limiting_response_text: string | null;
-  default_branch_name: string | null;
-  max_personal_access_token_lifetime: number | null;
-  max_attachment_size: number;
-  restricted_visibility_levels: VisibilityName[];
-};
+/** The instance settings as a read answers them: every definition's value, typed by its definition. */
+export type Settings = { [K in keyof typeof DEFINITIONS]: (typeof DEFINITIONS)[K] extends SettingDef<infer T> ? T : never };
+
+/** A setting read by a name known only at run time (the code that walks the table). */
+export function settingNamed(settings: Settings, name: string): unknown {
+  return (settings as Record<string, unknown>)[name];
+}
 
 export function defaults(): Settings {
   const out: Record<string, unknown> = {};

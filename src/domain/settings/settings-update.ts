@@ -16,6 +16,7 @@ import {
   REQUIRES,
   SETTINGS,
   STORAGES,
+  settingNamed,
   VISIBILITY_LEVELS,
   type SettingDef,
   type SettingType,
@@ -216,8 +217,8 @@ function coerceParam(name: string, raw: unknown, errors: string[]): Coerced {
 
 const blank = (v: unknown): boolean => v === null || v === undefined || (typeof v === 'string' && v.trim() === '') || (Array.isArray(v) && v.length === 0);
 
-function validUrl(s: string): boolean {
-  if (/\s/.test(s)) return false;
+function validUrl(s: string | null): boolean {
+  if (s === null || /\s/.test(s)) return false;
   try {
     const u = new URL(s);
     return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
@@ -335,16 +336,16 @@ function recordErrors(s: Settings, changed: Set<string>, storages: readonly stri
     ['kroki_enabled', 'kroki_url'],
     ['diagramsnet_enabled', 'diagramsnet_url'],
   ];
-  for (const [flag, attr] of present) if (s[flag] && blank(s[attr])) add(attr, "can't be blank");
+  for (const [flag, attr] of present) if (settingNamed(s, flag) && blank(settingNamed(s, attr))) add(attr, "can't be blank");
   if (s.diagramsnet_enabled && !blank(s.diagramsnet_url) && !validUrl(s.diagramsnet_url)) add('diagramsnet_url', 'must be a valid URL');
 
   if (['default_project_visibility', 'default_group_visibility', 'restricted_visibility_levels'].some((k) => changed.has(k))) {
-    for (const attr of ['default_project_visibility', 'default_group_visibility']) {
-      if (s.restricted_visibility_levels.includes(s[attr])) add(attr, 'cannot be set to a restricted visibility level');
+    for (const attr of ['default_project_visibility', 'default_group_visibility'] as const) {
+      if ((s.restricted_visibility_levels as string[]).includes(s[attr])) add(attr, 'cannot be set to a restricted visibility level');
     }
   }
 
-  const weights = s.repository_storages_weighted as Record<string, number>;
+  const weights = s.repository_storages_weighted;
   const unknown = Object.keys(weights).filter((k) => !storages.includes(k));
   if (unknown.length) add('repository_storages_weighted', `can't include: ${unknown.join(', ')}`);
   for (const [storage, w] of Object.entries(weights)) {
@@ -431,7 +432,7 @@ export async function prepareSettingsUpdate(params: Record<string, unknown>, cur
   const next = { ...current, ...changes } as Settings;
   for (const [name, def] of Object.entries(SETTINGS)) {
     if (name === 'restricted_visibility_levels' && modelErrors[name]) continue;
-    for (const m of fieldErrors(name, def, next[name])) add(name, m);
+    for (const m of fieldErrors(name, def, settingNamed(next, name))) add(name, m);
   }
   recordErrors(next, new Set(Object.keys(changes)), opts.storages ?? STORAGES, add);
   if (Object.keys(modelErrors).length) throw Errors.invalid(modelErrors);

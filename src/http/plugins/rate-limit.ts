@@ -12,7 +12,7 @@
 // Endpoint limiters (repository archive, job logs) are not here: they keep GitLab's JSON bodies.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
-import type { Settings } from '../../domain/settings/definitions.ts';
+import { type Settings, settingNamed } from '../../domain/settings/definitions.ts';
 import { routeScopes } from '../../domain/tokens/scopes.ts';
 import { DomainError } from '../../lib/errors.ts';
 import { credentialsOf } from './auth.ts';
@@ -137,9 +137,9 @@ export function rateLimitPlugin(app: FastifyInstance, c: Container): void {
   const limiter = new FixedWindowLimiter();
 
   const count = (s: Settings, th: Throttle, who: string): void => {
-    if (!s[th.enabled]) return;
-    const limit = s[th.requests] as number;
-    const period = s[th.period] as number;
+    if (!settingNamed(s, th.enabled)) return;
+    const limit = settingNamed(s, th.requests) as number;
+    const period = settingNamed(s, th.period) as number;
     const now = Date.now();
     const hit = limiter.hit(`${th.name}:${who}`, limit, period, now);
     if (!hit.allowed) throw new Throttled(th.name, throttledHeaders(th.name, limit, period, hit.count, now), throttledText(s));

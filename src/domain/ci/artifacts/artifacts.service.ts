@@ -242,7 +242,7 @@ export class ArtifactsService {
    */
   async upload(job: CiBuildRow, file: { stream: Readable; filename: string }, params: UploadParams): Promise<CiJobArtifactRow | null> {
     const settings = await this.deps.settings.get();
-    const expireIn = params.expire_in ?? (settings.default_artifacts_expire_in as string);
+    const expireIn = params.expire_in ?? settings.default_artifacts_expire_in;
     const expireAt = expiryFrom(expireIn);
     if (expireAt === undefined) {
       file.stream.resume();

@@ -12,8 +12,7 @@ import type { Actor } from '../../access/actor.ts';
 import type { ResolvedProject } from '../../access/resolve.ts';
 import { settingsOf } from '../../projects/project-settings.ts';
 import { featureOpen } from '../../access/visibility.ts';
-import { loadRefRules, type RefRules } from '../../repository/branch-protection.ts';
-import type { BranchProtectionDefaults } from '../../groups/group-settings.ts';
+import { loadRefRules, protectionDefaults, type RefRules } from '../../repository/branch-protection.ts';
 import type { RunnerInfo } from '../runners/runners.service.ts';
 import type { CiDeps } from '../deps.ts';
 import { jobOptions } from '../job-options.ts';
@@ -143,7 +142,7 @@ export class JobsService {
     const scope = await this.runnerScope(runner);
     if (scope === null) return null;
     const settingsCache = new Map<number, { project: ProjectRow; namespace: NamespaceRow; rules: RefRules } | null>();
-    const instanceDefaults = ((await this.deps.settings.get()) as Record<string, unknown>).default_branch_protection_defaults as BranchProtectionDefaults;
+    const instanceDefaults = protectionDefaults(await this.deps.settings.get());
     let after = 0;
     for (let round = 0; round < 20; round++) {
       let q = this.k

@@ -127,7 +127,7 @@ export class ExportsService {
     const s = await this.deps.settings.get();
     return {
       allowLocal: Boolean(s.allow_local_requests_from_web_hooks_and_services),
-      allowlist: (s.outbound_local_requests_whitelist as string[] | undefined) ?? [],
+      allowlist: s.outbound_local_requests_whitelist ?? [],
     };
   }
 

@@ -135,7 +135,7 @@ export class ImportsService {
   /** `import_sources` must include gitlab_project (else 403, GitLab's forbidden!). */
   async assertEnabled(): Promise<void> {
     const s = await this.deps.settings.get();
-    if (!((s.import_sources as string[] | undefined) ?? []).includes('gitlab_project')) throw Errors.forbidden();
+    if (!(s.import_sources ?? []).includes('gitlab_project')) throw Errors.forbidden();
   }
 
   /** Where spooled uploads and the job's work go: `<dataDir>/tmp` (made when missing). */

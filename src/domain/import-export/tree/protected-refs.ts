@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely';
 import type { Database, ProjectRow, ProtectedRefAccessLevelRow } from '../../../db/schema.ts';
 import { nowIso } from '../../../lib/time.ts';
 import type { FeatureDeps } from '../../deps.ts';
-import { type AccessAction, MAINTAINER, NO_ONE, protectionDefaultsOf } from '../../repository/branch-protection.ts';
+import { type AccessAction, MAINTAINER, NO_ONE, protectionDefaults, protectionDefaultsOf } from '../../repository/branch-protection.ts';
 import { protectDefaultBranch } from '../../repository/default-branch.ts';
 import type { NdjsonWriter } from './ndjson.ts';
 
@@ -198,6 +198,5 @@ export async function protectImportedDefaultBranch(deps: FeatureDeps, project: P
     .catch(() => null); // no repository (a tree imported alone)
   if (!exists) return;
   const namespace = await deps.db.kysely.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).executeTakeFirstOrThrow();
-  const instance = (await deps.settings.get()).default_branch_protection_defaults as never;
-  await protectDefaultBranch(deps.db.kysely, project, protectionDefaultsOf(namespace, instance));
+  await protectDefaultBranch(deps.db.kysely, project, protectionDefaultsOf(namespace, protectionDefaults(await deps.settings.get())));
 }

@@ -130,7 +130,7 @@ export class ComponentVcs {
       const s = await this.settings.get();
       const rules = {
         allowLocal: Boolean(s.allow_local_requests_from_web_hooks_and_services),
-        allowlist: (s.outbound_local_requests_whitelist as string[] | undefined) ?? [],
+        allowlist: s.outbound_local_requests_whitelist ?? [],
       };
       try {
         const pinned = await this.outbound.pin(repo, rules);

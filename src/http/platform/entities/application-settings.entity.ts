@@ -2,7 +2,7 @@
 // every returned setting of definitions.ts and the legacy names that mirror a current one. The schema
 // is generated from the same table, so the serializer keeps every setting and nothing else.
 import { Type, type TSchema } from 'typebox';
-import { RESPONSE_ALIASES, RESPONSE_CONSTANTS, SETTINGS, STORAGES, type SettingDef } from '../../../domain/settings/definitions.ts';
+import { RESPONSE_ALIASES, RESPONSE_CONSTANTS, SETTINGS, STORAGES, type SettingDef, settingNamed } from '../../../domain/settings/definitions.ts';
 import type { SettingsRecord } from '../../../domain/settings/settings.service.ts';
 
 const AccessLevels = Type.Array(Type.Object({ access_level: Type.Integer() }));
@@ -49,8 +49,8 @@ export const ApplicationSettingsSchema = Type.Object(responseProps());
 export function toApplicationSettingsEntity(record: SettingsRecord, storages: readonly string[] = STORAGES): Record<string, unknown> {
   const v = record.values;
   const out: Record<string, unknown> = { id: record.id, created_at: record.created_at, updated_at: record.updated_at };
-  for (const [name, def] of Object.entries(SETTINGS)) if (!def.writeOnly) out[name] = v[name];
-  for (const [alias, target] of Object.entries(RESPONSE_ALIASES)) out[alias] = v[target];
+  for (const [name, def] of Object.entries(SETTINGS)) if (!def.writeOnly) out[name] = settingNamed(v, name);
+  for (const [alias, target] of Object.entries(RESPONSE_ALIASES)) out[alias] = settingNamed(v, target);
   Object.assign(out, RESPONSE_CONSTANTS);
   // repository_storages_with_default_weight: every configured storage, 0 unless weighted
   const weights = v.repository_storages_weighted as Record<string, number>;

@@ -2,7 +2,7 @@
 // create, update), fields in GitLab's order. The schemas are the allow-list of what may leave.
 import { Type, type Static } from 'typebox';
 import type { NamespaceRow } from '../../../db/schema.ts';
-import { groupSettings } from '../../../domain/groups/group-settings.ts';
+import { type BranchProtectionDefaults, groupSettings } from '../../../domain/groups/group-settings.ts';
 import type { Settings } from '../../../domain/settings/definitions.ts';
 import { NullableBoolean, NullableInteger, NullableString } from '../schemas/common.ts';
 
@@ -13,7 +13,7 @@ export interface GroupViewContext {
   fullNames: Map<number, string>;
   /** the instance's defaults for groups that have no value of their own */
   defaultBranchProtection: number;
-  defaultBranchProtectionDefaults: Record<string, unknown>;
+  defaultBranchProtectionDefaults: BranchProtectionDefaults;
 }
 
 export function groupViewContext(externalUrl: string, settings: Settings, fullNames: Map<number, string>): GroupViewContext {

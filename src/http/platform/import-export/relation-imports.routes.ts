@@ -52,7 +52,7 @@ export function relationImportsRoutes(fastify: FastifyInstance, c: Container): v
       try {
         const s = await c.settings.get();
         // import-relation/authorize (Workhorse asks before the upload): refused before a byte is stored
-        if (!((s.import_sources as string[] | undefined) ?? []).includes('gitlab_project')) {
+        if (!(s.import_sources ?? []).includes('gitlab_project')) {
           dropBody(req.raw);
           throw Errors.forbidden();
         }
