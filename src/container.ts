@@ -45,7 +45,7 @@ import { advertiseSsh } from './domain/repository/ssh-url.ts';
 import { HookDeliveries } from './domain/hooks/deliveries.ts';
 import { WebHooksService } from './domain/hooks/web-hooks.service.ts';
 import { Worker } from './jobs/worker.ts';
-import { defineSweep, Jobs } from './jobs/registry.ts';
+import { Jobs } from './jobs/registry.ts';
 import { seedLanguages } from './domain/translation/languages/seed.ts';
 import { ComponentVcs } from './domain/translation/components/vcs.ts';
 import { ComponentsService } from './domain/translation/components/components.service.ts';
@@ -77,7 +77,6 @@ import type { ImportExport, ImportExportDeps } from './domain/import-export/deps
 import { ExportsService } from './domain/import-export/export/export.service.ts';
 import { ImportsService } from './domain/import-export/import/import.service.ts';
 import { RelationImportsService } from './domain/import-export/import/relation-import.service.ts';
-import { WORK_DIR_SWEEP_MS } from './domain/import-export/import/work-dirs.ts';
 import { CommitNotesService } from './domain/repository/commit-notes.ts';
 import { HousekeepingService } from './domain/repository/housekeeping.ts';
 import { CustomAttributesService } from './domain/custom-attributes/custom-attributes.service.ts';
@@ -288,17 +287,17 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   // what the worker runs, in this order on every round; sweeps find what expires or times out by the clock
   jobs.register(
     merges.job,
-    defineSweep({ name: 'translation commits', everyMs: 0, run: () => writes.repository.commitDue() }),
+    writes.repository.commits,
     writes.follow.job,
-    defineSweep({ name: 'artifact expiry', everyMs: 60_000, run: () => ci.artifacts.removeExpired() }),
-    defineSweep({ name: 'job timeouts', everyMs: 10_000, run: () => ci.jobs.failStale() }),
-    defineSweep({ name: 'delayed jobs', everyMs: 5_000, run: () => ci.pipelines.processScheduled() }),
+    ci.artifacts.expiry,
+    ci.jobs.timeouts,
+    ci.pipelines.scheduled,
     blobDeletionJob(store),
     importExport.exports.job,
     importExport.imports.job,
     importExport.relationImports.job,
-    defineSweep({ name: 'import work directories', everyMs: WORK_DIR_SWEEP_MS, run: () => importExport.imports.removeStaleWork() }),
-    defineSweep({ name: 'export expiry', everyMs: 60_000, run: () => importExport.exports.removeExpired() }),
+    importExport.imports.workDirs,
+    importExport.exports.expiry,
     housekeeping.job,
   );
   const markdown = new MarkdownRenderer(config.markdownTimeoutMs, log);

@@ -21,6 +21,7 @@ import type { CiDeps } from '../deps.ts';
 import { jobOptions } from '../job-options.ts';
 import { expiryFrom } from '../duration.ts';
 import { BadArchiveError, validateArchive } from './zip.ts';
+import { defineSweep } from '../../../jobs/registry.ts';
 
 /** Ci::JobArtifact.file_types */
 export const FILE_TYPES = [
@@ -90,6 +91,9 @@ const BATCH = 100;
 const CLAIM_LEASE_MS = 10 * 60_000;
 
 export class ArtifactsService {
+  /** expired artifacts are found by the clock */
+  readonly expiry = defineSweep({ name: 'artifact expiry', everyMs: 60_000, run: () => this.removeExpired() });
+
   constructor(protected readonly deps: CiDeps) {}
 
   private get k(): Kysely<Database> {

@@ -21,6 +21,7 @@ import { JobWaiters } from './job-waiters.ts';
 import { CANCELABLE_STATUSES, COMPLETED_STATUSES, FAILURE_REASONS } from './job-statuses.ts';
 import { runnerPayload } from './runner-payload.ts';
 import { recordBuildEvent } from '../../hooks/hook-data.ts';
+import { defineSweep } from '../../../jobs/registry.ts';
 
 export const JOB_TOKEN_PREFIX = 'glcbt-';
 /** Gitlab::Ci::Trace::UPDATE_FREQUENCY_DEFAULT (seconds) */
@@ -60,6 +61,8 @@ const dbNow = () => nowIso();
 
 export class JobsService {
   readonly waiters: JobWaiters;
+  /** jobs past their timeout or whose runner went silent are found by the clock */
+  readonly timeouts = defineSweep({ name: 'job timeouts', everyMs: 10_000, run: () => this.failStale() });
 
   constructor(protected readonly deps: CiDeps) {
     this.waiters = new JobWaiters(deps.db, () => this.anyPending());

@@ -22,6 +22,7 @@ import type { CiDeps } from '../deps.ts';
 import type { JobOptions, JobVariable } from '../job-options.ts';
 import { CANCELABLE, COMPLETED, compositeStatus } from './status.ts';
 import { recordBuildEvent, recordPipelineEvent } from '../../hooks/hook-data.ts';
+import { defineSweep } from '../../../jobs/registry.ts';
 
 export const DEFAULT_CI_CONFIG_PATH = '.service-ci.yml';
 
@@ -104,6 +105,9 @@ export function pipelineAllowed(actor: Actor, project: ProjectRow, access: Proje
 }
 
 export class PipelinesService {
+  /** delayed jobs whose time came are found by the clock */
+  readonly scheduled = defineSweep({ name: 'delayed jobs', everyMs: 5_000, run: () => this.processScheduled() });
+
   constructor(protected readonly deps: CiDeps) {
     onRefsChanged(deps.db, async (target, changes) => {
       // a project whose CI is off gets no pipelines (Project#builds_enabled?)

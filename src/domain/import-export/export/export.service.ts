@@ -25,7 +25,7 @@ import type { Readable } from 'node:stream';
 import type { NamespaceRow, ProjectExportRow, ProjectRow } from '../../../db/schema.ts';
 import { Type } from 'typebox';
 import { Background } from '../../../jobs/background.ts';
-import { defineJob, jobKind } from '../../../jobs/registry.ts';
+import { defineJob, defineSweep, jobKind } from '../../../jobs/registry.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { maskUrl, OutboundError, type OutboundRules } from '../../../lib/outbound.ts';
 import { nowIso } from '../../../lib/time.ts';
@@ -107,6 +107,9 @@ export class ExportsService {
     giveUp: (p, job) => this.giveUp(job.id, p.export_id),
     run: (p, ctx) => this.runJob(ctx.id, p.export_id),
   });
+
+  /** expired archives (and what dead exports left in the temporary directory) are found by the clock */
+  readonly expiry = defineSweep({ name: 'export expiry', everyMs: 60_000, run: () => this.removeExpired() });
 
   constructor(readonly deps: ImportExportDeps) {}
 

@@ -28,7 +28,7 @@ import type { Database, NamespaceRow, ProjectImportRow, ProjectRow, UserRow } fr
 import { ciEquals } from '../../../db/sql.ts';
 import { Type } from 'typebox';
 import { Background } from '../../../jobs/background.ts';
-import { defineJob, jobKind } from '../../../jobs/registry.ts';
+import { defineJob, defineSweep, jobKind } from '../../../jobs/registry.ts';
 import { DomainError, Errors } from '../../../lib/errors.ts';
 import { OutboundError, type OutboundRules } from '../../../lib/outbound.ts';
 import { nowIso } from '../../../lib/time.ts';
@@ -49,7 +49,7 @@ import type { ImportExportDeps } from '../deps.ts';
 import { clearTree, importTree, readProjectAttributes } from '../tree/index.ts';
 import { lenientParams, overrideParams } from './override-params.ts';
 import { RELATION_IMPORT_JOB } from './relation-import.service.ts';
-import { removeStaleWork } from './work-dirs.ts';
+import { removeStaleWork, WORK_DIR_SWEEP_MS } from './work-dirs.ts';
 import { checkS3, contentLengthOf, fetchS3, humanSize, remoteFileErrors, remoteLimit, type S3Source } from './sources.ts';
 
 export interface ImportRequest {
@@ -127,6 +127,9 @@ export class ImportsService {
     giveUp: (p) => this.giveUp(p.project_id),
     run: (p) => this.runOne(p.project_id),
   });
+
+  /** what killed imports left in the work directory is found by the clock */
+  readonly workDirs = defineSweep({ name: 'import work directories', everyMs: WORK_DIR_SWEEP_MS, run: () => this.removeStaleWork() });
 
   constructor(readonly deps: ImportExportDeps) {}
 

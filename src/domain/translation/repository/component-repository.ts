@@ -43,6 +43,7 @@ import { percent, refreshTranslationStats } from '../stats/stats.ts';
 import { BatchCommits } from './batch-commit.ts';
 import { lockedError, LockTimeout, TimedLocks } from './lock.ts';
 import { pushToProject } from './platform-push.ts';
+import { defineSweep } from '../../../jobs/registry.ts';
 
 /** Who a commit is by (the same shape as units/edits.ts's EditAuthor). */
 export interface CommitAuthor {
@@ -120,6 +121,8 @@ type Trx = Transaction<Database>;
 
 export class ComponentRepository {
   private readonly locks = new TimedLocks();
+  /** pending edits older than their component's commit age are committed (checked at most every DUE_CHECK_INTERVAL_MS) */
+  readonly commits = defineSweep({ name: 'translation commits', everyMs: 0, run: () => this.commitDue() });
   /** how long an operation waits for the repository lock before answering 423 (Weblate: a few seconds) */
   lockTimeoutMs = 10_000;
   private lastDueCheck = 0;
