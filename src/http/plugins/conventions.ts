@@ -3,9 +3,7 @@
 // per one-value parameter).
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { Errors } from '../../lib/errors.ts';
-
-const TRUE = new Set(['1', 'true', 't', 'yes', 'y', 'on']);
-const FALSE = new Set(['0', 'false', 'f', 'no', 'n', 'off']);
+import { GRAPE_FALSE, GRAPE_TRUE } from '../platform/schemas/common.ts';
 
 /** Boolean-typed top-level properties of a schema (also inside anyOf/allOf wrappers). */
 function booleanKeys(schema: any): string[] {
@@ -23,8 +21,8 @@ function coerceBooleans(obj: any, keys: string[]): void {
     const v = obj[k];
     if (typeof v !== 'string') continue;
     const l = v.toLowerCase();
-    if (TRUE.has(l)) obj[k] = true;
-    else if (FALSE.has(l)) obj[k] = false;
+    if (GRAPE_TRUE.has(l)) obj[k] = true;
+    else if (GRAPE_FALSE.has(l)) obj[k] = false;
   }
 }
 
