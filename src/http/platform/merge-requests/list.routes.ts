@@ -12,7 +12,7 @@ import { Errors } from '../../../lib/errors.ts';
 import { offsetPaginate, type PageRequest } from '../../../lib/pagination.ts';
 import { MergeRequestBasicSchema } from '../entities/merge-request.entity.ts';
 import { presentMergeRequests } from './present.ts';
-import { linkParams } from '../schemas/common.ts';
+import { IdParams, linkParams } from '../schemas/common.ts';
 import { GlobalListQuery, GroupListQuery, ProjectListQuery, toFilters, type MergeRequestListQuery } from '../schemas/merge-request-list.ts';
 
 const TAGS = ['merge_requests'];
@@ -39,7 +39,6 @@ export const MR_LIST_TABLES = [
   'deployment_merge_requests',
 ] as const;
 
-const IdParams = Type.Object({ id: Type.String() });
 /** MergeRequestBasic; view=simple pages are serialised apart (see `serialize`) */
 const Page = { 200: Type.Array(MergeRequestBasicSchema) };
 

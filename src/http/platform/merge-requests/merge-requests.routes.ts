@@ -16,13 +16,11 @@ import { toLabelDetails } from '../entities/label.entity.ts';
 import { humanTime } from '../../../domain/merge-requests/rules.ts';
 import { MergeRequestSchema, MilestoneRefSchema, TimeStatsSchema, toMilestoneRef } from '../entities/merge-request.entity.ts';
 import { toUserRef, UserRefSchema, userViewContext } from '../entities/user.entity.ts';
-import { linkParams, NullableString, PaginationProps } from '../schemas/common.ts';
+import { IdParams, linkParams, MergeRequestParams, NullableString, PaginationProps } from '../schemas/common.ts';
 import { presentMergeRequest } from './present.ts';
 
 const TAGS = ['merge_requests'];
 
-const IdParams = Type.Object({ id: Type.String() });
-const IidParams = Type.Object({ id: Type.String(), merge_request_iid: Type.Integer() });
 const EventParams = (name: string) => Type.Object({ id: Type.String(), merge_request_iid: Type.Integer(), [name]: Type.Integer() });
 
 const StringList = () => Type.Optional(Type.Array(Type.String()));
@@ -205,22 +203,30 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
     },
   );
 
-  app.get(one, { config: read, schema: { tags: TAGS, params: IidParams, querystring: ShowQuery, response: { 200: MergeRequestSchema } } }, async (req) => {
-    const q = req.query;
-    const found = await find(req);
-    const body = await present(req.actor, found, {
-      renderHtml: q.render_html === true,
-      includeDivergedCommitsCount: q.include_diverged_commits_count === true,
-      includeRebaseInProgress: q.include_rebase_in_progress === true,
-    });
-    // check_mergeability(async: true) for callers who may update it (can_check_mergeability?)
-    if (req.actor.user && (req.actor.isAdmin || found.access.abilities.has('push_code'))) c.merges.checkIfUnchecked(found.mr);
-    return body;
-  });
+  app.get(
+    one,
+    { config: read, schema: { tags: TAGS, params: MergeRequestParams, querystring: ShowQuery, response: { 200: MergeRequestSchema } } },
+    async (req) => {
+      const q = req.query;
+      const found = await find(req);
+      const body = await present(req.actor, found, {
+        renderHtml: q.render_html === true,
+        includeDivergedCommitsCount: q.include_diverged_commits_count === true,
+        includeRebaseInProgress: q.include_rebase_in_progress === true,
+      });
+      // check_mergeability(async: true) for callers who may update it (can_check_mergeability?)
+      if (req.actor.user && (req.actor.isAdmin || found.access.abilities.has('push_code'))) c.merges.checkIfUnchecked(found.mr);
+      return body;
+    },
+  );
 
   app.put(
     one,
-    { config: write, preValidation: normaliseParams, schema: { tags: TAGS, params: IidParams, body: UpdateBody, response: { 200: MergeRequestSchema } } },
+    {
+      config: write,
+      preValidation: normaliseParams,
+      schema: { tags: TAGS, params: MergeRequestParams, body: UpdateBody, response: { 200: MergeRequestSchema } },
+    },
     async (req) => {
       const b = req.body as Record<string, unknown> & typeof req.body;
       if (!UPDATE_KEYS.some((k) => b[k] !== undefined)) {
@@ -252,7 +258,7 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
     },
   );
 
-  app.delete(one, { config: write, schema: { tags: TAGS, params: IidParams } }, async (req, reply) => {
+  app.delete(one, { config: write, schema: { tags: TAGS, params: MergeRequestParams } }, async (req, reply) => {
     await mrs.destroy(req.actor, await find(req));
     return reply.code(204).send();
   });
@@ -264,7 +270,7 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
   ] as const) {
     app.post(
       `${one}/${path}`,
-      { config: write, schema: { tags: TAGS, params: IidParams, response: { 201: MergeRequestSchema, 304: Type.Null() } } },
+      { config: write, schema: { tags: TAGS, params: MergeRequestParams, response: { 201: MergeRequestSchema, 304: Type.Null() } } },
       async (req, reply) => {
         const found = await find(req);
         if (!(await mrs.setSubscription(req.actor, found, on))) return reply.code(304).send(null);
@@ -276,7 +282,7 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
 
   app.get(
     `${one}/commits`,
-    { config: read, schema: { tags: TAGS, params: IidParams, querystring: PageQuery, response: { 200: Type.Array(CommitSchema) } } },
+    { config: read, schema: { tags: TAGS, params: MergeRequestParams, querystring: PageQuery, response: { 200: Type.Array(CommitSchema) } } },
     async (req, reply) => {
       const found = await find(req);
       const webUrl = `${c.config.externalUrl}/${found.namespace.full_path}/${found.project.path}`;
@@ -290,7 +296,7 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
   // Deprecated in favour of /diffs: the merge request with its changes (limited unless access_raw_diffs).
   app.get(
     `${one}/changes`,
-    { config: read, schema: { tags: TAGS, params: IidParams, querystring: ChangesQuery, response: { 200: ChangesSchema } } },
+    { config: read, schema: { tags: TAGS, params: MergeRequestParams, querystring: ChangesQuery, response: { 200: ChangesSchema } } },
     async (req) => {
       const found = await find(req);
       const entity = await present(req.actor, found);
@@ -305,7 +311,7 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
 
   app.get(
     `${one}/diffs`,
-    { config: read, schema: { tags: TAGS, params: IidParams, querystring: DiffsQuery, response: { 200: Type.Array(DiffSchema) } } },
+    { config: read, schema: { tags: TAGS, params: MergeRequestParams, querystring: DiffsQuery, response: { 200: Type.Array(DiffSchema) } } },
     async (req, reply) => {
       const found = await find(req);
       const source = await mrs.diffSource(found);
@@ -322,7 +328,7 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
 
   app.get(
     `${one}/participants`,
-    { config: read, schema: { tags: TAGS, params: IidParams, querystring: PageQuery, response: { 200: Type.Array(UserRefSchema) } } },
+    { config: read, schema: { tags: TAGS, params: MergeRequestParams, querystring: PageQuery, response: { 200: Type.Array(UserRefSchema) } } },
     async (req, reply) => {
       const found = await find(req);
       const ctx = await users();
@@ -335,7 +341,7 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
 
   app.get(
     `${one}/reviewers`,
-    { config: read, schema: { tags: TAGS, params: IidParams, querystring: PageQuery, response: { 200: Type.Array(ReviewerSchema) } } },
+    { config: read, schema: { tags: TAGS, params: MergeRequestParams, querystring: PageQuery, response: { 200: Type.Array(ReviewerSchema) } } },
     async (req, reply) => {
       const found = await find(req);
       const ctx = await users();
@@ -348,7 +354,7 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
 
   app.get(
     `${one}/pipelines`,
-    { config: read, schema: { tags: TAGS, params: IidParams, querystring: PageQuery, response: { 200: Type.Array(Type.Object({})) } } },
+    { config: read, schema: { tags: TAGS, params: MergeRequestParams, querystring: PageQuery, response: { 200: Type.Array(Type.Object({})) } } },
     async (req, reply) => {
       await find(req);
       const page = paginateArray(c.config.externalUrl, { path: pathOf(req), params: linkParams(req.query, req.params), ...req.query }, [] as object[]);
@@ -357,7 +363,7 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
     },
   );
 
-  app.get(`${one}/time_stats`, { config: read, schema: { tags: TAGS, params: IidParams, response: { 200: TimeStatsSchema } } }, async (req) => {
+  app.get(`${one}/time_stats`, { config: read, schema: { tags: TAGS, params: MergeRequestParams, response: { 200: TimeStatsSchema } } }, async (req) => {
     const { mr } = await find(req);
     return {
       time_estimate: mr.time_estimate,
@@ -390,7 +396,7 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
 
   app.get(
     `${one}/versions`,
-    { config: read, schema: { tags: TAGS, params: IidParams, querystring: PageQuery, response: { 200: Type.Array(VersionSchema) } } },
+    { config: read, schema: { tags: TAGS, params: MergeRequestParams, querystring: PageQuery, response: { 200: Type.Array(VersionSchema) } } },
     async (req, reply) => {
       const found = await find(req);
       const v = await versionOf(found);
@@ -430,7 +436,7 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
 
   app.post(
     `${one}/time_estimate`,
-    { config: write, schema: { tags: TAGS, params: IidParams, body: DurationBody, response: { 200: TimeStatsSchema } } },
+    { config: write, schema: { tags: TAGS, params: MergeRequestParams, body: DurationBody, response: { 200: TimeStatsSchema } } },
     async (req, reply) => {
       const seconds = parseDuration(req.body.duration);
       if (seconds === null || seconds < 0) throw Errors.invalid({ time_estimate: ['must have a valid format and be greater than or equal to zero.'] });
@@ -441,7 +447,7 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
   );
   app.post(
     `${one}/reset_time_estimate`,
-    { config: write, schema: { tags: TAGS, params: IidParams, response: { 200: TimeStatsSchema } } },
+    { config: write, schema: { tags: TAGS, params: MergeRequestParams, response: { 200: TimeStatsSchema } } },
     async (req, reply) => {
       const found = await mrs.trackTime(req.actor, await find(req), { estimate: 0 });
       reply.code(200);
@@ -450,7 +456,7 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
   );
   app.post(
     `${one}/add_spent_time`,
-    { config: write, schema: { tags: TAGS, params: IidParams, body: DurationBody, response: { 201: TimeStatsSchema } } },
+    { config: write, schema: { tags: TAGS, params: MergeRequestParams, body: DurationBody, response: { 201: TimeStatsSchema } } },
     async (req, reply) => {
       const seconds = parseDuration(req.body.duration);
       if (seconds === null || seconds === 0) throw Errors.invalid({ time_spent: ['must have a valid format'] });
@@ -461,11 +467,15 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
       return timeStats(updated.mr);
     },
   );
-  app.post(`${one}/reset_spent_time`, { config: write, schema: { tags: TAGS, params: IidParams, response: { 200: TimeStatsSchema } } }, async (req, reply) => {
-    const found = await mrs.trackTime(req.actor, await find(req), { spent: 'reset' });
-    reply.code(200);
-    return timeStats(found.mr);
-  });
+  app.post(
+    `${one}/reset_spent_time`,
+    { config: write, schema: { tags: TAGS, params: MergeRequestParams, response: { 200: TimeStatsSchema } } },
+    async (req, reply) => {
+      const found = await mrs.trackTime(req.actor, await find(req), { spent: 'reset' });
+      reply.code(200);
+      return timeStats(found.mr);
+    },
+  );
 
   // ---- resource events (lib/api/resource_label_events.rb & co.) ---------------------------------
 
@@ -521,7 +531,7 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
   ] as const) {
     app.get(
       `${one}/${path}`,
-      { config: read, schema: { tags: TAGS, params: IidParams, querystring: PageQuery, response: { 200: Type.Array(schema) } } },
+      { config: read, schema: { tags: TAGS, params: MergeRequestParams, querystring: PageQuery, response: { 200: Type.Array(schema) } } },
       async (req, reply) => {
         const found = await find(req);
         const all: { id: number }[] = await load(req.actor, found);

@@ -7,9 +7,9 @@ import type { Container } from '../../../container.ts';
 import type { Actor } from '../../../domain/access/actor.ts';
 import { MergeRequestSchema } from '../entities/merge-request.entity.ts';
 import { presentMergeRequest } from './present.ts';
+import { MergeRequestParams } from '../schemas/common.ts';
 
 const TAGS = ['merge_requests'];
-const IidParams = Type.Object({ id: Type.String(), merge_request_iid: Type.Integer() });
 
 const MergeBody = Type.Object({
   merge_commit_message: Type.Optional(Type.String()),
@@ -32,7 +32,7 @@ export function mergeRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.put(
     `${one}/merge`,
-    { config: write, schema: { tags: TAGS, params: IidParams, body: Type.Optional(MergeBody), response: { 200: MergeRequestSchema } } },
+    { config: write, schema: { tags: TAGS, params: MergeRequestParams, body: Type.Optional(MergeBody), response: { 200: MergeRequestSchema } } },
     async (req) => {
       const found = await find(req);
       const mr = await c.merges.merge(req.actor, found, req.body ?? {});
@@ -44,7 +44,12 @@ export function mergeRoutes(fastify: FastifyInstance, c: Container): void {
     `${one}/rebase`,
     {
       config: write,
-      schema: { tags: TAGS, params: IidParams, body: Type.Optional(RebaseBody), response: { 202: Type.Object({ rebase_in_progress: Type.Boolean() }) } },
+      schema: {
+        tags: TAGS,
+        params: MergeRequestParams,
+        body: Type.Optional(RebaseBody),
+        response: { 202: Type.Object({ rebase_in_progress: Type.Boolean() }) },
+      },
     },
     async (req, reply) => {
       const found = await find(req);
@@ -56,7 +61,7 @@ export function mergeRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.get(
     `${one}/merge_ref`,
-    { config: read, schema: { tags: TAGS, params: IidParams, response: { 200: Type.Object({ commit_id: Type.String() }) } } },
+    { config: read, schema: { tags: TAGS, params: MergeRequestParams, response: { 200: Type.Object({ commit_id: Type.String() }) } } },
     async (req) => {
       const found = await find(req);
       return { commit_id: await c.merges.mergeRef(found) };
@@ -65,7 +70,7 @@ export function mergeRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.post(
     `${one}/cancel_merge_when_pipeline_succeeds`,
-    { config: write, schema: { tags: TAGS, params: IidParams, response: { 201: MergeRequestSchema } } },
+    { config: write, schema: { tags: TAGS, params: MergeRequestParams, response: { 201: MergeRequestSchema } } },
     async (req, reply) => {
       const found = await find(req);
       const mr = await c.merges.cancelAutoMerge(req.actor, found);

@@ -17,12 +17,11 @@ import { AwardEmojiSchema, toAwardEmoji } from '../entities/award-emoji.entity.t
 import { DiscussionSchema, toDiscussion } from '../entities/discussion.entity.ts';
 import { NoteSchema, noteUserIds, toNote, type NoteContext } from '../entities/note.entity.ts';
 import { userViewContext } from '../entities/user.entity.ts';
-import { linkParams, PaginationProps } from '../schemas/common.ts';
+import { linkParams, MergeRequestParams, PaginationProps } from '../schemas/common.ts';
 
 const TAGS = ['merge_requests'];
 const BASE = '/api/v4/projects/:id/merge_requests/:merge_request_iid';
 
-const MrParams = Type.Object({ id: Type.String(), merge_request_iid: Type.Integer() });
 const NoteParams = Type.Object({ id: Type.String(), merge_request_iid: Type.Integer(), note_id: Type.Integer() });
 const DiscussionParams = Type.Object({ id: Type.String(), merge_request_iid: Type.Integer(), discussion_id: Type.String() });
 const DiscussionNoteParams = Type.Object({ id: Type.String(), merge_request_iid: Type.Integer(), discussion_id: Type.String(), note_id: Type.Integer() });
@@ -127,7 +126,7 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.get(
     `${BASE}/notes`,
-    { config: user, schema: { tags: TAGS, params: MrParams, querystring: NotesQuery, response: { 200: Type.Array(NoteSchema) } } },
+    { config: user, schema: { tags: TAGS, params: MergeRequestParams, querystring: NotesQuery, response: { 200: Type.Array(NoteSchema) } } },
     async (req, reply) => {
       const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
       const q = req.query;
@@ -151,7 +150,7 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.post(
     `${BASE}/notes`,
-    { config: user, schema: { tags: TAGS, params: MrParams, body: CreateNoteBody, response: { 201: NoteSchema } } },
+    { config: user, schema: { tags: TAGS, params: MergeRequestParams, body: CreateNoteBody, response: { 201: NoteSchema } } },
     async (req, reply) => {
       const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
       const b = req.body;
@@ -182,7 +181,10 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.get(
     `${BASE}/discussions`,
-    { config: user, schema: { tags: TAGS, params: MrParams, querystring: Type.Object(PaginationProps), response: { 200: Type.Array(DiscussionSchema) } } },
+    {
+      config: user,
+      schema: { tags: TAGS, params: MergeRequestParams, querystring: Type.Object(PaginationProps), response: { 200: Type.Array(DiscussionSchema) } },
+    },
     async (req, reply) => {
       const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
       const result = await offsetPaginate(
@@ -213,7 +215,7 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.post(
     `${BASE}/discussions`,
-    { config: user, schema: { tags: TAGS, params: MrParams, body: CreateDiscussionBody, response: { 201: DiscussionSchema } } },
+    { config: user, schema: { tags: TAGS, params: MergeRequestParams, body: CreateDiscussionBody, response: { 201: DiscussionSchema } } },
     async (req, reply) => {
       const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
       const b = req.body;
@@ -291,7 +293,7 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
 
   for (const onNote of [false, true]) {
     const base = onNote ? `${BASE}/notes/:note_id/award_emoji` : `${BASE}/award_emoji`;
-    const Params = onNote ? NoteParams : MrParams;
+    const Params = onNote ? NoteParams : MergeRequestParams;
     const OneParams = onNote ? NoteAwardParams : AwardParams;
     const target = async (actor: Actor, p: { id: string; merge_request_iid: number; note_id?: number }) => {
       const f = await noteable(actor, p.id, p.merge_request_iid);
@@ -346,18 +348,22 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
     return toApprovals(f.mr, state, users, userViewContext(c.config.externalUrl, await c.settings.get()));
   };
 
-  app.get(`${BASE}/approvals`, { config: anyone, schema: { tags: TAGS, params: MrParams, response: { 200: ApprovalsSchema } } }, async (req) =>
+  app.get(`${BASE}/approvals`, { config: anyone, schema: { tags: TAGS, params: MergeRequestParams, response: { 200: ApprovalsSchema } } }, async (req) =>
     approvalsEntity(req.actor, await find(req.actor, req.params.id, req.params.merge_request_iid)),
   );
 
-  app.get(`${BASE}/approval_state`, { config: anyone, schema: { tags: TAGS, params: MrParams, response: { 200: ApprovalStateSchema } } }, async (req) => {
-    await find(req.actor, req.params.id, req.params.merge_request_iid);
-    return { approval_rules_overwritten: false, rules: [] };
-  });
+  app.get(
+    `${BASE}/approval_state`,
+    { config: anyone, schema: { tags: TAGS, params: MergeRequestParams, response: { 200: ApprovalStateSchema } } },
+    async (req) => {
+      await find(req.actor, req.params.id, req.params.merge_request_iid);
+      return { approval_rules_overwritten: false, rules: [] };
+    },
+  );
 
   app.post(
     `${BASE}/approve`,
-    { config: user, schema: { tags: TAGS, params: MrParams, body: ApproveBody, response: { 201: ApprovalsSchema } } },
+    { config: user, schema: { tags: TAGS, params: MergeRequestParams, body: ApproveBody, response: { 201: ApprovalsSchema } } },
     async (req, reply) => {
       const f = await find(req.actor, req.params.id, req.params.merge_request_iid);
       await c.notes.approvals.approve(req.actor, f, req.body.sha, recordEvent(req.actor));
@@ -365,9 +371,13 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
     },
   );
 
-  app.post(`${BASE}/unapprove`, { config: user, schema: { tags: TAGS, params: MrParams, response: { 201: ApprovalsSchema } } }, async (req, reply) => {
-    const f = await find(req.actor, req.params.id, req.params.merge_request_iid);
-    await c.notes.approvals.unapprove(req.actor, f, recordEvent(req.actor));
-    return reply.code(201).send(await approvalsEntity(req.actor, f));
-  });
+  app.post(
+    `${BASE}/unapprove`,
+    { config: user, schema: { tags: TAGS, params: MergeRequestParams, response: { 201: ApprovalsSchema } } },
+    async (req, reply) => {
+      const f = await find(req.actor, req.params.id, req.params.merge_request_iid);
+      await c.notes.approvals.unapprove(req.actor, f, recordEvent(req.actor));
+      return reply.code(201).send(await approvalsEntity(req.actor, f));
+    },
+  );
 }

@@ -13,12 +13,11 @@ import { isValidNewRefName, mergedBranchNames, mergedToDefault, regexRefs, searc
 import { BRANCH_PREFIX } from '../../../git/refs.ts';
 import type { Ref } from '../../../git/repository.ts';
 import { DomainError, Errors } from '../../../lib/errors.ts';
-import { PaginationProps } from '../schemas/common.ts';
+import { IdParams, PaginationProps } from '../schemas/common.ts';
 import { checkUnmodifiedSince, commitBasic, contextHook, contextOf, escapePath, pageOfRefs, requirePush } from './context.ts';
 
 const SORTS = ['name_asc', 'updated_asc', 'updated_desc'] as const;
 
-const IdParams = Type.Object({ id: Type.String() });
 const BranchParams = Type.Object({ id: Type.String(), branch: Type.String() });
 const BranchListQuery = Type.Object({
   ...PaginationProps,

@@ -18,11 +18,10 @@ import { offsetPaginate, paginateArray } from '../../../lib/pagination.ts';
 import { MergeRequestBasicSchema, type MergeRequestBasicEntity } from '../entities/merge-request.entity.ts';
 import { presentMergeRequests } from '../merge-requests/present.ts';
 import { toUserBasic, UserBasicSchema, userViewContext } from '../entities/user.entity.ts';
-import { linkParams, NullableInteger, NullableString, PaginationProps } from '../schemas/common.ts';
+import { linkParams, NullableInteger, NullableString, PaginationProps, ShaParams } from '../schemas/common.ts';
 import { commitBasic } from './context.ts';
 
 const TAGS = ['commits'];
-const ShaParams = Type.Object({ id: Type.String(), sha: Type.String() });
 
 const RevertBody = Type.Object({
   branch: Type.String({ minLength: 1 }),

@@ -11,18 +11,12 @@ import { BRANCH_PREFIX, isValidRevision } from '../../../git/refs.ts';
 import type { Repository } from '../../../git/repository.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { offsetHeaders, pageParams, paginateArray } from '../../../lib/pagination.ts';
-import { linkParams, NullableString, PaginationProps } from '../schemas/common.ts';
+import { Enum, IdParams, linkParams, NullableString, PaginationProps, ShaParams } from '../schemas/common.ts';
 import type { RepoContext } from '../../../domain/repository/context.ts';
 import { COMMIT_ACTIONS } from '../../../domain/repository/commit-checks.ts';
 import { commitBasic } from './context.ts';
 
 const TAGS = ['commits'];
-
-const Enum = <T extends string>(values: readonly T[], def?: T) =>
-  Type.Optional(Type.Unsafe<T>(def === undefined ? { type: 'string', enum: [...values] } : { type: 'string', enum: [...values], default: def }));
-
-const ProjectParams = Type.Object({ id: Type.String() });
-const ShaParams = Type.Object({ id: Type.String(), sha: Type.String() });
 
 // Declared in Grape's order, so that several problems are reported as GitLab lists them.
 const ListQuery = Type.Object({
@@ -181,74 +175,70 @@ export function commitsRoutes(fastify: FastifyInstance, c: Container): void {
   const write = { api: 'platform' as const, auth: 'user' as const };
 
   // ---- GET /projects/:id/repository/commits ----------------------------------------------------
-  app.get(
-    '/api/v4/projects/:id/repository/commits',
-    { config: read, schema: { tags: TAGS, params: ProjectParams, querystring: ListQuery } },
-    async (req, reply) => {
-      const ctx = await c.repository.context(req.actor, req.params.id);
-      const q = req.query;
+  app.get('/api/v4/projects/:id/repository/commits', { config: read, schema: { tags: TAGS, params: IdParams, querystring: ListQuery } }, async (req, reply) => {
+    const ctx = await c.repository.context(req.actor, req.params.id);
+    const q = req.query;
 
-      const invalid: string[] = [];
-      const since = q.since === undefined ? null : parseDateTime(q.since);
-      if (q.since !== undefined && since === null) invalid.push('since is invalid');
-      const until = q.until === undefined ? null : parseDateTime(q.until);
-      if (q.until !== undefined && until === null) invalid.push('until is invalid');
-      const path = q.path ? q.path.replace(/\/+$/, '') : '';
-      if (q.path && (!isSafePath(path) || /[\n\r]/.test(path))) invalid.push('path is invalid');
-      if (q.author !== undefined && /[\0\n\r]/.test(q.author)) invalid.push('author is invalid');
-      if (invalid.length) throw Errors.param(invalid.join(', '));
-      if (!ctx.repo.exists()) throw Errors.notFound('Repository');
+    const invalid: string[] = [];
+    const since = q.since === undefined ? null : parseDateTime(q.since);
+    if (q.since !== undefined && since === null) invalid.push('since is invalid');
+    const until = q.until === undefined ? null : parseDateTime(q.until);
+    if (q.until !== undefined && until === null) invalid.push('until is invalid');
+    const path = q.path ? q.path.replace(/\/+$/, '') : '';
+    if (q.path && (!isSafePath(path) || /[\n\r]/.test(path))) invalid.push('path is invalid');
+    if (q.author !== undefined && /[\0\n\r]/.test(q.author)) invalid.push('author is invalid');
+    if (invalid.length) throw Errors.param(invalid.join(', '));
+    if (!ctx.repo.exists()) throw Errors.notFound('Repository');
 
-      const { page, perPage } = pageParams({ path: '', params: {}, page: q.page, per_page: q.per_page });
-      const pageReq = { path: req.url.split('?')[0], params: linkParams(req.query, { id: req.params.id }), page: q.page, per_page: q.per_page };
+    const { page, perPage } = pageParams({ path: '', params: {}, page: q.page, per_page: q.per_page });
+    const pageReq = { path: req.url.split('?')[0], params: linkParams(req.query, { id: req.params.id }), page: q.page, per_page: q.per_page };
 
-      // the revisions, resolved to SHAs (an unknown ref lists nothing, as GitLab does)
-      let revs: string[] | null = [];
-      if (!q.all) {
-        const ref = q.ref_name || ctx.project.default_branch || 'main';
-        const range = parseRange(ref);
-        if (!range) throw failure('ref_name is invalid');
-        const shas = await Promise.all(range.sides.map((s) => resolveRevision(ctx.repo, s)));
-        revs = shas.every((s) => s) ? [range.op ? `${shas[0]}${range.op}${shas[1]}` : shas[0]!] : null;
-      }
+    // the revisions, resolved to SHAs (an unknown ref lists nothing, as GitLab does)
+    let revs: string[] | null = [];
+    if (!q.all) {
+      const ref = q.ref_name || ctx.project.default_branch || 'main';
+      const range = parseRange(ref);
+      if (!range) throw failure('ref_name is invalid');
+      const shas = await Promise.all(range.sides.map((s) => resolveRevision(ctx.repo, s)));
+      revs = shas.every((s) => s) ? [range.op ? `${shas[0]}${range.op}${shas[1]}` : shas[0]!] : null;
+    }
 
-      let shas: string[] = [];
-      if (revs) {
-        const args = ['log', '--format=%H', `--skip=${(page - 1) * perPage}`, `--max-count=${perPage + 1}`];
-        if (q.author) args.push(`--author=${q.author}`);
-        if (until !== null) args.push(`--until=@${until} +0000`);
-        if (since !== null) args.push(`--since=@${since} +0000`);
-        if (q.all) args.push('--all');
-        if (q.first_parent) args.push('--first-parent');
-        if (q.order === 'topo') args.push('--topo-order');
-        args.push(...revs, '--');
-        if (path) args.push(path);
-        const { stdout } = await ctx.repo.run(args, { env: { GIT_LITERAL_PATHSPECS: '1' } }).catch((e: unknown) => {
-          // author is a regular expression (git's basic one, as Gitaly passes it): one git cannot compile is the caller's
-          if (q.author && e instanceof GitError && e.stderr.startsWith("fatal: header, '")) throw Errors.param('author is invalid');
-          throw e;
-        });
-        shas = stdout.toString('utf8').split('\n').filter(Boolean);
-      }
-      const hasNext = shas.length > perPage;
-      if (hasNext) shas = shas.slice(0, perPage);
-      // Gitaly lists `all` with --reverse: the page's commits, oldest first
-      if (q.all) shas.reverse();
-
-      const commits = (await Promise.all(shas.map((s) => ctx.repo.commit(s)))).filter((x): x is Commit => x !== null);
-      const stats = q.with_stats ? await commitStats(ctx.repo, commits) : null;
-      reply.headers(offsetHeaders(c.config.externalUrl, pageReq, page, perPage, null, hasNext));
-      return commits.map((commit) => {
-        const entity = commitBasic(commit, ctx.webUrl);
-        // trailers are parsed only on request (Gitaly's FindCommits `trailers`)
-        if (!q.trailers) {
-          entity.trailers = {};
-          entity.extended_trailers = {};
-        }
-        return stats ? { ...entity, stats: stats.get(commit.sha)! } : entity;
+    let shas: string[] = [];
+    if (revs) {
+      const args = ['log', '--format=%H', `--skip=${(page - 1) * perPage}`, `--max-count=${perPage + 1}`];
+      if (q.author) args.push(`--author=${q.author}`);
+      if (until !== null) args.push(`--until=@${until} +0000`);
+      if (since !== null) args.push(`--since=@${since} +0000`);
+      if (q.all) args.push('--all');
+      if (q.first_parent) args.push('--first-parent');
+      if (q.order === 'topo') args.push('--topo-order');
+      args.push(...revs, '--');
+      if (path) args.push(path);
+      const { stdout } = await ctx.repo.run(args, { env: { GIT_LITERAL_PATHSPECS: '1' } }).catch((e: unknown) => {
+        // author is a regular expression (git's basic one, as Gitaly passes it): one git cannot compile is the caller's
+        if (q.author && e instanceof GitError && e.stderr.startsWith("fatal: header, '")) throw Errors.param('author is invalid');
+        throw e;
       });
-    },
-  );
+      shas = stdout.toString('utf8').split('\n').filter(Boolean);
+    }
+    const hasNext = shas.length > perPage;
+    if (hasNext) shas = shas.slice(0, perPage);
+    // Gitaly lists `all` with --reverse: the page's commits, oldest first
+    if (q.all) shas.reverse();
+
+    const commits = (await Promise.all(shas.map((s) => ctx.repo.commit(s)))).filter((x): x is Commit => x !== null);
+    const stats = q.with_stats ? await commitStats(ctx.repo, commits) : null;
+    reply.headers(offsetHeaders(c.config.externalUrl, pageReq, page, perPage, null, hasNext));
+    return commits.map((commit) => {
+      const entity = commitBasic(commit, ctx.webUrl);
+      // trailers are parsed only on request (Gitaly's FindCommits `trailers`)
+      if (!q.trailers) {
+        entity.trailers = {};
+        entity.extended_trailers = {};
+      }
+      return stats ? { ...entity, stats: stats.get(commit.sha)! } : entity;
+    });
+  });
 
   // ---- GET /projects/:id/repository/commits/:sha -----------------------------------------------
   app.get('/api/v4/projects/:id/repository/commits/:sha', { config: read, schema: { tags: TAGS, params: ShaParams, querystring: ShowQuery } }, async (req) => {
@@ -289,49 +279,44 @@ export function commitsRoutes(fastify: FastifyInstance, c: Container): void {
   );
 
   // ---- POST /projects/:id/repository/commits ---------------------------------------------------
-  app.post(
-    '/api/v4/projects/:id/repository/commits',
-    { config: write, schema: { tags: TAGS, params: ProjectParams, body: CreateBody } },
-    async (req, reply) => {
-      const actor = req.actor;
-      const ctx = await c.repository.context(actor, req.params.id);
-      const b = req.body;
+  app.post('/api/v4/projects/:id/repository/commits', { config: write, schema: { tags: TAGS, params: IdParams, body: CreateBody } }, async (req, reply) => {
+    const actor = req.actor;
+    const ctx = await c.repository.context(actor, req.params.id);
+    const b = req.body;
 
-      // Grape's conditional parameters (given action: …) and mutually_exclusive
-      const invalid: string[] = [];
-      b.actions.forEach((a, i) => {
-        const name = `actions[${i}]`;
-        if (a.action === '') invalid.push(`${name}[action] is empty`);
-        else if (!(COMMIT_ACTIONS as readonly string[]).includes(a.action)) invalid.push(`${name}[action] does not have a valid value`);
-        if (a.action === 'move' && a.previous_path === undefined) invalid.push(`${name}[previous_path] is missing`);
-        if (a.action === 'update' && !('content' in a)) invalid.push(`${name}[content] is missing`);
-        if (a.action === 'chmod' && a.execute_filemode === undefined) invalid.push(`${name}[execute_filemode] is missing`);
-      });
-      if (b.start_branch !== undefined && b.start_sha !== undefined) invalid.push('start_branch, start_sha are mutually exclusive');
-      for (const key of ['author_name', 'author_email'] as const) if (/[\0\n\r]/.test(b[key] ?? '')) invalid.push(`${key} is invalid`);
-      if (invalid.length) throw Errors.param(invalid.join(', '));
+    // Grape's conditional parameters (given action: …) and mutually_exclusive
+    const invalid: string[] = [];
+    b.actions.forEach((a, i) => {
+      const name = `actions[${i}]`;
+      if (a.action === '') invalid.push(`${name}[action] is empty`);
+      else if (!(COMMIT_ACTIONS as readonly string[]).includes(a.action)) invalid.push(`${name}[action] does not have a valid value`);
+      if (a.action === 'move' && a.previous_path === undefined) invalid.push(`${name}[previous_path] is missing`);
+      if (a.action === 'update' && !('content' in a)) invalid.push(`${name}[content] is missing`);
+      if (a.action === 'chmod' && a.execute_filemode === undefined) invalid.push(`${name}[execute_filemode] is missing`);
+    });
+    if (b.start_branch !== undefined && b.start_sha !== undefined) invalid.push('start_branch, start_sha are mutually exclusive');
+    for (const key of ['author_name', 'author_email'] as const) if (/[\0\n\r]/.test(b[key] ?? '')) invalid.push(`${key} is invalid`);
+    if (invalid.length) throw Errors.param(invalid.join(', '));
 
-      if (b.start_project !== undefined) await c.repository.checkStartProject(ctx, actor, b.start_project);
-      if (!ctx.repo.exists()) throw Errors.notFound('Repository');
-      // authorize_push_to_branch! (archived projects take no pushes, not even from administrators)
-      if (!(await c.repository.canPushTo(ctx, actor, b.branch, await ctx.repo.isEmpty())))
-        throw Errors.forbidden('You are not allowed to push into this branch');
+    if (b.start_project !== undefined) await c.repository.checkStartProject(ctx, actor, b.start_project);
+    if (!ctx.repo.exists()) throw Errors.notFound('Repository');
+    // authorize_push_to_branch! (archived projects take no pushes, not even from administrators)
+    if (!(await c.repository.canPushTo(ctx, actor, b.branch, await ctx.repo.isEmpty()))) throw Errors.forbidden('You are not allowed to push into this branch');
 
-      const sha = await c.repository.commit(ctx, actor, {
-        branch: b.branch,
-        message: b.commit_message,
-        actions: b.actions,
-        startBranch: b.start_branch,
-        startSha: b.start_sha,
-        authorName: b.author_name,
-        authorEmail: b.author_email,
-        force: b.force,
-      });
-      const repo = ctx.repo;
-      const commit = (await repo.commit(sha))!;
-      const stats = b.stats === false ? null : (await commitStats(repo, [commit])).get(sha)!;
-      reply.code(201);
-      return commitDetail(ctx, commit, stats);
-    },
-  );
+    const sha = await c.repository.commit(ctx, actor, {
+      branch: b.branch,
+      message: b.commit_message,
+      actions: b.actions,
+      startBranch: b.start_branch,
+      startSha: b.start_sha,
+      authorName: b.author_name,
+      authorEmail: b.author_email,
+      force: b.force,
+    });
+    const repo = ctx.repo;
+    const commit = (await repo.commit(sha))!;
+    const stats = b.stats === false ? null : (await commitStats(repo, [commit])).get(sha)!;
+    reply.code(201);
+    return commitDetail(ctx, commit, stats);
+  });
 }

@@ -10,7 +10,7 @@ import type { Repository } from '../../../git/repository.ts';
 import { CommitSchema, DiffSchema } from '../entities/commit.entity.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { paginateArray } from '../../../lib/pagination.ts';
-import { linkParams, PaginationProps } from '../schemas/common.ts';
+import { IdParams, linkParams, PaginationProps, ShaParams } from '../schemas/common.ts';
 import { commitsBetween, mergeBase } from '../../../domain/repository/compare.ts';
 import { resolveRef } from '../../../domain/repository/context.ts';
 import { commitBasic, type CommitEntity } from './context.ts';
@@ -33,9 +33,6 @@ const ContributorSchema = Type.Object({
   additions: Type.Integer(),
   deletions: Type.Integer(),
 });
-
-const ProjectParams = Type.Object({ id: Type.String() });
-const CommitParams = Type.Object({ id: Type.String(), sha: Type.String() });
 
 // from and to are checked in the handler, after the project (Grape runs authorize_read_code! in a
 // `before` block, ahead of parameter validation: an invisible project is a 404 either way).
@@ -153,7 +150,7 @@ export function compareRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.get(
     '/api/v4/projects/:id/repository/compare',
-    { config, schema: { tags: TAGS, params: ProjectParams, querystring: CompareQuery, response: { 200: CompareSchema } } },
+    { config, schema: { tags: TAGS, params: IdParams, querystring: CompareQuery, response: { 200: CompareSchema } } },
     async (req) => {
       const ctx = await c.repository.context(req.actor, req.params.id);
       const q = req.query;
@@ -202,7 +199,7 @@ export function compareRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.get(
     '/api/v4/projects/:id/repository/commits/:sha/diff',
-    { config, schema: { tags: ['commits'], params: CommitParams, querystring: CommitDiffQuery, response: { 200: Type.Array(DiffSchema) } } },
+    { config, schema: { tags: ['commits'], params: ShaParams, querystring: CommitDiffQuery, response: { 200: Type.Array(DiffSchema) } } },
     async (req, reply) => {
       const ctx = await c.repository.context(req.actor, req.params.id);
       const q = req.query;
@@ -224,7 +221,7 @@ export function compareRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.get(
     '/api/v4/projects/:id/repository/contributors',
-    { config, schema: { tags: TAGS, params: ProjectParams, querystring: ContributorsQuery, response: { 200: Type.Array(ContributorSchema) } } },
+    { config, schema: { tags: TAGS, params: IdParams, querystring: ContributorsQuery, response: { 200: Type.Array(ContributorSchema) } } },
     async (req, reply) => {
       const ctx = await c.repository.context(req.actor, req.params.id);
       const q = req.query;
@@ -250,22 +247,18 @@ export function compareRoutes(fastify: FastifyInstance, c: Container): void {
     },
   );
 
-  app.get(
-    '/api/v4/projects/:id/repository/merge_base',
-    { config, schema: { tags: TAGS, params: ProjectParams, response: { 200: CommitSchema } } },
-    async (req) => {
-      const ctx = await c.repository.context(req.actor, req.params.id);
-      const refs = refsParam(req.url);
-      if (refs === undefined) throw Errors.param('refs is missing');
-      if (refs === null) throw Errors.param('refs is invalid');
-      if (refs.length < 2) throw Errors.raw(400, { message: 'Provide at least 2 refs' });
-      const shas = await Promise.all(refs.map((r) => ctx.repo.resolveCommit(r)));
-      const unknown = [...new Set(refs.filter((_, i) => !shas[i]))];
-      if (unknown.length) throw Errors.raw(400, { message: `Could not find ${unknown.length === 1 ? 'ref' : 'refs'}: ${unknown.join(', ')}` });
-      const base = await mergeBase(ctx.repo, shas as string[]);
-      const commit = base ? await ctx.repo.commit(base) : null;
-      if (!commit) throw Errors.notFound('Merge Base');
-      return commitBasic(commit, ctx.webUrl);
-    },
-  );
+  app.get('/api/v4/projects/:id/repository/merge_base', { config, schema: { tags: TAGS, params: IdParams, response: { 200: CommitSchema } } }, async (req) => {
+    const ctx = await c.repository.context(req.actor, req.params.id);
+    const refs = refsParam(req.url);
+    if (refs === undefined) throw Errors.param('refs is missing');
+    if (refs === null) throw Errors.param('refs is invalid');
+    if (refs.length < 2) throw Errors.raw(400, { message: 'Provide at least 2 refs' });
+    const shas = await Promise.all(refs.map((r) => ctx.repo.resolveCommit(r)));
+    const unknown = [...new Set(refs.filter((_, i) => !shas[i]))];
+    if (unknown.length) throw Errors.raw(400, { message: `Could not find ${unknown.length === 1 ? 'ref' : 'refs'}: ${unknown.join(', ')}` });
+    const base = await mergeBase(ctx.repo, shas as string[]);
+    const commit = base ? await ctx.repo.commit(base) : null;
+    if (!commit) throw Errors.notFound('Merge Base');
+    return commitBasic(commit, ctx.webUrl);
+  });
 }

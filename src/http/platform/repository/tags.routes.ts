@@ -10,13 +10,12 @@ import { searchRefs, sortTags } from '../../../domain/repository/refs.ts';
 import { TAG_PREFIX } from '../../../git/refs.ts';
 import type { Ref } from '../../../git/repository.ts';
 import { Errors } from '../../../lib/errors.ts';
-import { PaginationProps } from '../schemas/common.ts';
+import { IdParams, PaginationProps } from '../schemas/common.ts';
 import { checkUnmodifiedSince, commitBasic, contextHook, contextOf, pageOfRefs, requirePush } from './context.ts';
 
 const ORDERS = ['name', 'updated', 'version'] as const;
 const DIRECTIONS = ['asc', 'desc'] as const;
 
-const IdParams = Type.Object({ id: Type.String() });
 const TagParams = Type.Object({ id: Type.String(), tag_name: Type.String() });
 const TagListQuery = Type.Object({
   ...PaginationProps,

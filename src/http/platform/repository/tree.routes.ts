@@ -11,7 +11,7 @@ import { BoundedMap } from '../../../lib/bounded-map.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, paginateArray, toQuery } from '../../../lib/pagination.ts';
 import { FixedWindowLimiter } from '../../plugins/rate-limit.ts';
-import { linkParams, PaginationProps } from '../schemas/common.ts';
+import { IdParams, linkParams, PaginationProps, ShaParams } from '../schemas/common.ts';
 
 const TAGS = ['repositories'];
 
@@ -71,8 +71,6 @@ function hotlinking(req: FastifyRequest): boolean {
 
 // ---- schemas -------------------------------------------------------------------------------------
 
-const IdParams = Type.Object({ id: Type.String() });
-const BlobParams = Type.Object({ id: Type.String(), sha: Type.String() });
 const ArchiveParams = Type.Object({ id: Type.String(), format: Type.String() });
 
 // Grape's declaration order: ref, path, recursive, page, per_page, pagination, page_token.
@@ -148,14 +146,14 @@ export function treeRoutes(fastify: FastifyInstance, c: Container): void {
     },
   );
 
-  app.get('/api/v4/projects/:id/repository/blobs/:sha', { config, schema: { tags: TAGS, params: BlobParams, response: { 200: BlobSchema } } }, async (req) => {
+  app.get('/api/v4/projects/:id/repository/blobs/:sha', { config, schema: { tags: TAGS, params: ShaParams, response: { 200: BlobSchema } } }, async (req) => {
     const ctx = await c.repository.context(req.actor, req.params.id);
     const info = await c.repository.blob(ctx, req.params.sha);
     const content = await c.repository.blobContent(ctx, info);
     return { size: info.size, encoding: 'base64', content: content.toString('base64'), sha: info.sha };
   });
 
-  app.get('/api/v4/projects/:id/repository/blobs/:sha/raw', { config, schema: { tags: TAGS, params: BlobParams } }, async (req, reply) => {
+  app.get('/api/v4/projects/:id/repository/blobs/:sha/raw', { config, schema: { tags: TAGS, params: ShaParams } }, async (req, reply) => {
     const ctx = await c.repository.context(req.actor, req.params.id);
     const info = await c.repository.blob(ctx, req.params.sha);
     reply.headers(NO_CACHE);

@@ -15,10 +15,8 @@ import {
 } from '../../../domain/merge-requests/merge-requests-query.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { parseDateTime } from '../../../lib/time.ts';
-import { PaginationProps } from './common.ts';
+import { Enum, PaginationProps } from './common.ts';
 
-const Enum = <T extends string>(values: readonly T[], def?: T) =>
-  Type.Optional(Type.Unsafe<T>(def === undefined ? { type: 'string', enum: [...values] } : { type: 'string', enum: [...values], default: def }));
 /** Array[String] with CommaSeparatedToArray: `a,b`, `x[]=a&x[]=b`. */
 const StringList = () => Type.Optional(Type.Array(Type.String()));
 const Str = () => Type.Optional(Type.String());
