@@ -16,13 +16,12 @@ import type { CiJobArtifactRow } from '../../../db/schema.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { attachmentDisposition } from '../../../storage/s3-store.ts';
 import { JobSchema, toJobViews, toJob } from '../entities/job.entity.ts';
+import { IdParams, IntegerIdParams } from '../schemas/common.ts';
 
 const TAGS = ['job_artifacts'];
 const PROJECT = '/api/v4/projects/:id';
 
-const JobParams = Type.Object({ id: Type.Integer() });
 const ProjectJobParams = Type.Object({ id: Type.String(), job_id: Type.Integer() });
-const ProjectParams = Type.Object({ id: Type.String() });
 const UploadQuery = Type.Object({
   token: Type.Optional(Type.String()),
   expire_in: Type.Optional(Type.String()),
@@ -155,83 +154,91 @@ export function artifactsRoutes(fastify: FastifyInstance, c: Container): void {
     const capp = child.withTypeProvider<TypeBoxTypeProvider>();
     const runner = { ...platform, runnerApi: true, jobToken: true };
 
-    capp.post('/api/v4/jobs/:id/artifacts', { config: runner, schema: { tags: TAGS, params: JobParams, querystring: UploadQuery } }, async (req, reply) => {
-      const q = req.query;
-      const token = first(q.token) ?? first(req.headers['job-token']);
-      const job = await svc().authenticateJob(req.params.id, token);
-      const params: UploadParams = { artifact_type: q.artifact_type ?? 'archive', artifact_format: q.artifact_format ?? 'zip', expire_in: q.expire_in };
-      const ctype = String(req.headers['content-type'] ?? '');
-      if (!/^multipart\/form-data/i.test(ctype)) throw Errors.param('file is missing');
-      const maxBytes = Number((await c.settings.get()).max_artifacts_size) * 1024 * 1024;
-      const declared = Number(req.headers['content-length']);
-      // far over the limit: refused before a byte is stored (the multipart framing is small). The rest of
-      // the body is read and dropped, not cut off: a client still writing would see a reset, not the 413.
-      if (Number.isFinite(declared) && declared > maxBytes + 1024 * 1024) {
-        dropBody(req.raw);
-        throw Errors.tooLarge();
-      }
-      const result = await new Promise<'created' | Error>((resolve) => {
-        let bb: BusboyInstance;
-        try {
-          bb = new Busboy({ headers: req.headers as any, limits: { fieldSize: 64 * 1024, fields: 20, files: 4 } });
-        } catch (err) {
-          resolve(Errors.param(`Multipart form parse error - ${(err as Error).message}`));
-          return;
+    capp.post(
+      '/api/v4/jobs/:id/artifacts',
+      { config: runner, schema: { tags: TAGS, params: IntegerIdParams, querystring: UploadQuery } },
+      async (req, reply) => {
+        const q = req.query;
+        const token = first(q.token) ?? first(req.headers['job-token']);
+        const job = await svc().authenticateJob(req.params.id, token);
+        const params: UploadParams = { artifact_type: q.artifact_type ?? 'archive', artifact_format: q.artifact_format ?? 'zip', expire_in: q.expire_in };
+        const ctype = String(req.headers['content-type'] ?? '');
+        if (!/^multipart\/form-data/i.test(ctype)) throw Errors.param('file is missing');
+        const maxBytes = Number((await c.settings.get()).max_artifacts_size) * 1024 * 1024;
+        const declared = Number(req.headers['content-length']);
+        // far over the limit: refused before a byte is stored (the multipart framing is small). The rest of
+        // the body is read and dropped, not cut off: a client still writing would see a reset, not the 413.
+        if (Number.isFinite(declared) && declared > maxBytes + 1024 * 1024) {
+          dropBody(req.raw);
+          throw Errors.tooLarge();
         }
-        let upload: Promise<unknown> | null = null;
-        let settled = false;
-        const done = (r: 'created' | Error) => {
-          if (settled) return;
-          settled = true;
-          if (r !== 'created') {
-            // the rest of the body is dropped (read, not cut off), so the client gets this answer
-            req.raw.unpipe(bb);
-            dropBody(req.raw);
-          }
-          resolve(r);
-        };
-        bb.on('field', (name, value) => {
-          if (name === 'expire_in' && params.expire_in === undefined) params.expire_in = value;
-          if (name === 'artifact_type' && q.artifact_type === undefined) params.artifact_type = value;
-          if (name === 'artifact_format' && q.artifact_format === undefined) params.artifact_format = value;
-        });
-        bb.on('file', (name, stream, filename) => {
-          if (name !== 'file' || upload) {
-            stream.resume();
+        const result = await new Promise<'created' | Error>((resolve) => {
+          let bb: BusboyInstance;
+          try {
+            bb = new Busboy({ headers: req.headers as any, limits: { fieldSize: 64 * 1024, fields: 20, files: 4 } });
+          } catch (err) {
+            resolve(Errors.param(`Multipart form parse error - ${(err as Error).message}`));
             return;
           }
-          if (!(FILE_TYPES as readonly string[]).includes(params.artifact_type)) {
-            stream.resume();
-            return done(Errors.param('artifact_type does not have a valid value'));
-          }
-          if (!(FILE_FORMATS as readonly string[]).includes(params.artifact_format)) {
-            stream.resume();
-            return done(Errors.param('artifact_format does not have a valid value'));
-          }
-          upload = svc()
-            .upload(job, { stream, filename }, params)
-            .then(
-              () => done('created'),
-              (err: Error) => done(err),
-            );
+          let upload: Promise<unknown> | null = null;
+          let settled = false;
+          const done = (r: 'created' | Error) => {
+            if (settled) return;
+            settled = true;
+            if (r !== 'created') {
+              // the rest of the body is dropped (read, not cut off), so the client gets this answer
+              req.raw.unpipe(bb);
+              dropBody(req.raw);
+            }
+            resolve(r);
+          };
+          bb.on('field', (name, value) => {
+            if (name === 'expire_in' && params.expire_in === undefined) params.expire_in = value;
+            if (name === 'artifact_type' && q.artifact_type === undefined) params.artifact_type = value;
+            if (name === 'artifact_format' && q.artifact_format === undefined) params.artifact_format = value;
+          });
+          bb.on('file', (name, stream, filename) => {
+            if (name !== 'file' || upload) {
+              stream.resume();
+              return;
+            }
+            if (!(FILE_TYPES as readonly string[]).includes(params.artifact_type)) {
+              stream.resume();
+              return done(Errors.param('artifact_type does not have a valid value'));
+            }
+            if (!(FILE_FORMATS as readonly string[]).includes(params.artifact_format)) {
+              stream.resume();
+              return done(Errors.param('artifact_format does not have a valid value'));
+            }
+            upload = svc()
+              .upload(job, { stream, filename }, params)
+              .then(
+                () => done('created'),
+                (err: Error) => done(err),
+              );
+          });
+          bb.on('error', (err: unknown) => done(Errors.param(`Multipart form parse error - ${(err as Error).message}`)));
+          bb.on('finish', () => {
+            if (!upload) done(Errors.param('file is missing'));
+          });
+          req.raw.on('error', (err) => done(err));
+          req.raw.pipe(bb);
         });
-        bb.on('error', (err: unknown) => done(Errors.param(`Multipart form parse error - ${(err as Error).message}`)));
-        bb.on('finish', () => {
-          if (!upload) done(Errors.param('file is missing'));
-        });
-        req.raw.on('error', (err) => done(err));
-        req.raw.pipe(bb);
-      });
-      if (result instanceof Error) throw result;
-      // Grape's `body "201"`, rendered as JSON
-      return reply.code(201).type('application/json').send('"201"');
-    });
+        if (result instanceof Error) throw result;
+        // Grape's `body "201"`, rendered as JSON
+        return reply.code(201).type('application/json').send('"201"');
+      },
+    );
 
-    capp.get('/api/v4/jobs/:id/artifacts', { config: runner, schema: { tags: TAGS, params: JobParams, querystring: DownloadQuery } }, async (req, reply) => {
-      const token = first(req.query.token) ?? first(req.headers['job-token']);
-      const job = await svc().authenticateDownload(req.params.id, token);
-      return sendArchive(reply, job, req.query.direct_download === true);
-    });
+    capp.get(
+      '/api/v4/jobs/:id/artifacts',
+      { config: runner, schema: { tags: TAGS, params: IntegerIdParams, querystring: DownloadQuery } },
+      async (req, reply) => {
+        const token = first(req.query.token) ?? first(req.headers['job-token']);
+        const job = await svc().authenticateDownload(req.params.id, token);
+        return sendArchive(reply, job, req.query.direct_download === true);
+      },
+    );
   });
 
   // ---- the project's side ------------------------------------------------------------------
@@ -313,7 +320,7 @@ export function artifactsRoutes(fastify: FastifyInstance, c: Container): void {
     return reply.code(204).send();
   });
 
-  app.delete(`${PROJECT}/artifacts`, { config: platform, schema: { tags: TAGS, params: ProjectParams } }, async (req, reply) => {
+  app.delete(`${PROJECT}/artifacts`, { config: platform, schema: { tags: TAGS, params: IdParams } }, async (req, reply) => {
     if (!req.actor.user) throw Errors.unauthorized();
     const r = await svc().project(req.actor, req.params.id);
     if (!r.access.abilities.has('admin_job_artifacts')) throw Errors.forbidden();

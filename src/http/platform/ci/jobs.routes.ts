@@ -12,12 +12,11 @@ import { Errors } from '../../../lib/errors.ts';
 import { offsetHeaders, pageParams } from '../../../lib/pagination.ts';
 import { FixedWindowLimiter } from '../../plugins/rate-limit.ts';
 import { JobSchema, toJobViews, toJob } from '../entities/job.entity.ts';
-import { linkParams, PaginationProps } from '../schemas/common.ts';
+import { IdParams, linkParams, PaginationProps } from '../schemas/common.ts';
 
 const TAGS = ['jobs'];
 const PROJECT = '/api/v4/projects/:id';
 
-const IdParams = Type.Object({ id: Type.String() });
 const JobParams = Type.Object({ id: Type.String(), job_id: Type.Integer() });
 const ListQuery = Type.Object(
   {

@@ -16,12 +16,11 @@ import { CREATE_MESSAGES, DEFAULT_CI_CONFIG_PATH, type PipelineAbility } from '.
 import { settingsOf } from '../../../domain/projects/project-settings.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { offsetPaginate } from '../../../lib/pagination.ts';
-import { parseDateTime } from '../../../lib/time.ts';
 import { toJobViews, toJob, toJobBasic } from '../entities/job.entity.ts';
 import { toPipeline, toPipelineBasic, toPipelineListItem } from '../entities/pipeline.entity.ts';
 import { userViewContext } from '../entities/user.entity.ts';
 import { JOB_STATUSES } from '../../../domain/ci/jobs/job-statuses.ts';
-import { linkParams, PaginationProps } from '../schemas/common.ts';
+import { dateTimeParam, Enum, IdParams, linkParams, PaginationProps } from '../schemas/common.ts';
 
 const TAGS = ['pipelines'];
 const PROJECT = '/api/v4/projects/:id';
@@ -47,10 +46,6 @@ const SOURCES = [
 /** the jobs list's scope[]: every status but waiting_for_callback (GitLab's Ci::HasStatus scopes) */
 const JOB_SCOPES: readonly string[] = JOB_STATUSES.filter((x) => x !== 'waiting_for_callback');
 
-const Enum = <T extends string>(values: readonly T[], def?: T) =>
-  Type.Optional(Type.Unsafe<T>(def === undefined ? { type: 'string', enum: [...values] } : { type: 'string', enum: [...values], default: def }));
-
-const IdParams = Type.Object({ id: Type.String() });
 const PipelineParams = Type.Object({ id: Type.String(), pipeline_id: Type.Integer() });
 const ListQuery = Type.Object({
   ...PaginationProps,
@@ -101,13 +96,6 @@ const LintQuery = Type.Object({
   ref: Type.Optional(Type.String()),
 });
 
-function dateParam(value: string | undefined, name: string): string | undefined {
-  if (value === undefined) return undefined;
-  const iso = parseDateTime(value);
-  if (!iso) throw Errors.param(`${name} is invalid`);
-  return iso;
-}
-
 export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const read = { api: 'platform' as const, auth: 'optional' as const };
@@ -139,10 +127,10 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
   app.get(`${PROJECT}/pipelines`, { config: read, schema: { tags: TAGS, params: IdParams, querystring: ListQuery } }, async (req, reply) => {
     const q = req.query;
     const { project: p, webUrl } = await project(req.actor, req.params.id, 'read');
-    const updatedAfter = dateParam(q.updated_after, 'updated_after');
-    const updatedBefore = dateParam(q.updated_before, 'updated_before');
-    const createdAfter = dateParam(q.created_after, 'created_after');
-    const createdBefore = dateParam(q.created_before, 'created_before');
+    const updatedAfter = dateTimeParam(q.updated_after, 'updated_after');
+    const updatedBefore = dateTimeParam(q.updated_before, 'updated_before');
+    const createdAfter = dateTimeParam(q.created_after, 'created_after');
+    const createdBefore = dateTimeParam(q.created_before, 'created_before');
     const query = await c.ci.pipelinesQuery.list(p, {
       ...q,
       updated_after: updatedAfter,

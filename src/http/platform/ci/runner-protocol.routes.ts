@@ -11,6 +11,7 @@ import { JobNotRunning, TRACE_UPDATE_INTERVAL } from '../../../domain/ci/jobs/jo
 import type { RunnerInfo } from '../../../domain/ci/runners/runners.service.ts';
 import { DomainError, Errors } from '../../../lib/errors.ts';
 import { JobSchema, toJobViews, toJob } from '../entities/job.entity.ts';
+import { IntegerIdParams } from '../schemas/common.ts';
 
 const TAGS = ['jobs'];
 const Hash = Type.Object({}, { additionalProperties: true });
@@ -26,7 +27,6 @@ const RequestBody = Type.Object(
   },
   { additionalProperties: true },
 );
-const JobParams = Type.Object({ id: Type.Integer() });
 const UpdateBody = Type.Object(
   {
     token: Type.Optional(Type.String()),
@@ -114,7 +114,7 @@ export function runnerProtocolRoutes(fastify: FastifyInstance, c: Container): vo
     }
   });
 
-  app.put('/api/v4/jobs/:id', { config, schema: { tags: TAGS, params: JobParams, body: UpdateBody } }, async (req, reply) => {
+  app.put('/api/v4/jobs/:id', { config, schema: { tags: TAGS, params: IntegerIdParams, body: UpdateBody } }, async (req, reply) => {
     const b = (req.body ?? {}) as Record<string, unknown>;
     if (b.token === undefined) throw Errors.param('token is missing');
     const job = await jobOf(req.params.id, jobTokenOf(req, b));
@@ -134,22 +134,24 @@ export function runnerProtocolRoutes(fastify: FastifyInstance, c: Container): vo
   fastify.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 16 * 1024 * 1024 }, (_req, body, done) => done(null, body));
-    scope.withTypeProvider<TypeBoxTypeProvider>().patch('/api/v4/jobs/:id/trace', { config, schema: { tags: TAGS, params: JobParams } }, async (req, reply) => {
-      const job = await jobOf(req.params.id, jobTokenOf(req));
-      const range = first(req.headers['content-range']);
-      if (range === undefined) throw Errors.raw(400, { message: '400 Missing header Content-Range' });
-      // AppendBuildTraceService: only the start counts (gitlab-runner's end is one past the last byte)
-      const start = Number.parseInt(range.split('-')[0] ?? '', 10);
-      const data = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      const result = await jobs().appendTrace(job, Number.isNaN(start) ? 0 : start, data);
-      if (result.status === 403) throw Errors.forbidden();
-      if (result.status === 416) throw Errors.raw(416, { message: '416 Range Not Satisfiable' }, { range: `0-${result.size}` });
-      const after = await jobs().reload(job.id);
-      reply.header('job-status', after.status);
-      reply.header('range', `0-${result.size}`);
-      reply.header('x-gitlab-trace-update-interval', String(TRACE_UPDATE_INTERVAL));
-      return reply.code(202).send();
-    });
+    scope
+      .withTypeProvider<TypeBoxTypeProvider>()
+      .patch('/api/v4/jobs/:id/trace', { config, schema: { tags: TAGS, params: IntegerIdParams } }, async (req, reply) => {
+        const job = await jobOf(req.params.id, jobTokenOf(req));
+        const range = first(req.headers['content-range']);
+        if (range === undefined) throw Errors.raw(400, { message: '400 Missing header Content-Range' });
+        // AppendBuildTraceService: only the start counts (gitlab-runner's end is one past the last byte)
+        const start = Number.parseInt(range.split('-')[0] ?? '', 10);
+        const data = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+        const result = await jobs().appendTrace(job, Number.isNaN(start) ? 0 : start, data);
+        if (result.status === 403) throw Errors.forbidden();
+        if (result.status === 416) throw Errors.raw(416, { message: '416 Range Not Satisfiable' }, { range: `0-${result.size}` });
+        const after = await jobs().reload(job.id);
+        reply.header('job-status', after.status);
+        reply.header('range', `0-${result.size}`);
+        reply.header('x-gitlab-trace-update-interval', String(TRACE_UPDATE_INTERVAL));
+        return reply.code(202).send();
+      });
   });
 
   app.get(

@@ -28,15 +28,10 @@ import { offsetPaginate } from '../../../lib/pagination.ts';
 import { JobBasicWithProjectSchema, toJobViews, toJobBasicWithProject } from '../entities/job.entity.ts';
 import { RunnerDetailsSchema, RunnerSchema, toRunner, toRunnerDetails, type RunnerGroup, type RunnerProject } from '../entities/runner.entity.ts';
 import { toUserRef, userViewContext } from '../entities/user.entity.ts';
-import { linkParams, PaginationProps } from '../schemas/common.ts';
+import { Enum, IdParams, IntegerIdParams, linkParams, PaginationProps } from '../schemas/common.ts';
 
 const TAGS = ['runners'];
 
-const Enum = <T extends string>(values: readonly T[], def?: T) =>
-  Type.Optional(Type.Unsafe<T>(def === undefined ? { type: 'string', enum: [...values] } : { type: 'string', enum: [...values], default: def }));
-
-const IdParams = Type.Object({ id: Type.Integer() });
-const ProjectParams = Type.Object({ id: Type.String() });
 const ProjectRunnerParams = Type.Object({ id: Type.String(), runner_id: Type.Integer() });
 
 /** Grape `regexp: /^[\d+.]+/` on version_prefix. */
@@ -300,7 +295,7 @@ export function runnersRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.post(
     '/api/v4/projects/:id/runners/reset_registration_token',
-    { config: user, schema: { tags: TAGS, params: ProjectParams, response: { 201: TokenSchema } } },
+    { config: user, schema: { tags: TAGS, params: IdParams, response: { 201: TokenSchema } } },
     async (req, reply) => {
       const { project } = await maintainedProject(req.actor, req.params.id);
       return reply.code(201).send(await svc().resetRegistrationToken('project', project.id));
@@ -309,7 +304,7 @@ export function runnersRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.post(
     '/api/v4/groups/:id/runners/reset_registration_token',
-    { config: user, schema: { tags: TAGS, params: ProjectParams, response: { 201: TokenSchema } } },
+    { config: user, schema: { tags: TAGS, params: IdParams, response: { 201: TokenSchema } } },
     async (req, reply) => {
       const { group, access } = await c.resolve.group(req.actor, req.params.id);
       if (!req.actor.isAdmin && access.level < 50) throw Errors.forbidden();
@@ -347,7 +342,7 @@ export function runnersRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.get(
     '/api/v4/projects/:id/runners',
-    { config: user, schema: { tags: TAGS, params: ProjectParams, querystring: ListQuery, response: { 200: Type.Array(RunnerSchema) } } },
+    { config: user, schema: { tags: TAGS, params: IdParams, querystring: ListQuery, response: { 200: Type.Array(RunnerSchema) } } },
     async (req, reply) => {
       const q = req.query;
       const { project, namespace } = await maintainedProject(req.actor, req.params.id);
@@ -360,7 +355,7 @@ export function runnersRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.get(
     '/api/v4/groups/:id/runners',
-    { config: user, schema: { tags: TAGS, params: ProjectParams, querystring: GroupListQuery, response: { 200: Type.Array(RunnerSchema) } } },
+    { config: user, schema: { tags: TAGS, params: IdParams, querystring: GroupListQuery, response: { 200: Type.Array(RunnerSchema) } } },
     async (req, reply) => {
       const q = req.query;
       const { group, access } = await c.resolve.group(req.actor, req.params.id);
@@ -372,7 +367,7 @@ export function runnersRoutes(fastify: FastifyInstance, c: Container): void {
 
   // ---- one runner ---------------------------------------------------------------------------------
 
-  app.get('/api/v4/runners/:id', { config: manage, schema: { tags: TAGS, params: IdParams, response: { 200: RunnerDetailsSchema } } }, async (req) => {
+  app.get('/api/v4/runners/:id', { config: manage, schema: { tags: TAGS, params: IntegerIdParams, response: { 200: RunnerDetailsSchema } } }, async (req) => {
     const runner = await svc().find(req.params.id);
     if (runner.runner_type !== 'instance_type' && !req.actor.isAdmin) {
       const access = await svc().access(req.actor, runner);
@@ -383,7 +378,7 @@ export function runnersRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.put(
     '/api/v4/runners/:id',
-    { config: manage, schema: { tags: TAGS, params: IdParams, body: UpdateBody, response: { 200: RunnerDetailsSchema } } },
+    { config: manage, schema: { tags: TAGS, params: IntegerIdParams, body: UpdateBody, response: { 200: RunnerDetailsSchema } } },
     async (req) => {
       const b = (req.body ?? {}) as Record<string, unknown> & { active?: boolean; paused?: boolean; tag_list?: string[] };
       if (!UPDATE_FIELDS.some((f) => b[f] !== undefined)) {
@@ -397,7 +392,7 @@ export function runnersRoutes(fastify: FastifyInstance, c: Container): void {
     },
   );
 
-  app.delete('/api/v4/runners/:id', { config: manage, schema: { tags: TAGS, params: IdParams } }, async (req, reply) => {
+  app.delete('/api/v4/runners/:id', { config: manage, schema: { tags: TAGS, params: IntegerIdParams } }, async (req, reply) => {
     const runner = await svc().find(req.params.id);
     if (!req.actor.isAdmin) {
       const access = await svc().access(req.actor, runner);
@@ -412,7 +407,7 @@ export function runnersRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.post(
     '/api/v4/runners/:id/reset_authentication_token',
-    { config: manage, schema: { tags: TAGS, params: IdParams, response: { 201: TokenSchema } } },
+    { config: manage, schema: { tags: TAGS, params: IntegerIdParams, response: { 201: TokenSchema } } },
     async (req, reply) => {
       const runner = await svc().find(req.params.id);
       const access = await svc().access(req.actor, runner);
@@ -423,7 +418,7 @@ export function runnersRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.get(
     '/api/v4/runners/:id/jobs',
-    { config: manage, schema: { tags: TAGS, params: IdParams, querystring: JobsQuery, response: { 200: Type.Array(JobBasicWithProjectSchema) } } },
+    { config: manage, schema: { tags: TAGS, params: IntegerIdParams, querystring: JobsQuery, response: { 200: Type.Array(JobBasicWithProjectSchema) } } },
     async (req, reply) => {
       const q = req.query;
       // The lookup and the access check are inside the cached computation: an entry exists only for a
@@ -451,7 +446,7 @@ export function runnersRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.post(
     '/api/v4/projects/:id/runners',
-    { config: user, schema: { tags: TAGS, params: ProjectParams, body: AssignBody, response: { 201: RunnerSchema } } },
+    { config: user, schema: { tags: TAGS, params: IdParams, body: AssignBody, response: { 201: RunnerSchema } } },
     async (req, reply) => {
       const runnerId = req.body?.runner_id;
       if (runnerId === undefined) throw Errors.param('runner_id is missing');

@@ -12,12 +12,9 @@ import { isInt32 } from '../../../db/sql.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { offsetPaginate } from '../../../lib/pagination.ts';
 import { toUserRef, UserRefSchema, userViewContext, type UserViewContext } from '../entities/user.entity.ts';
-import { linkParams, NullableString, PaginationProps } from '../schemas/common.ts';
+import { Enum, linkParams, NullableString, PaginationProps, ShaParams } from '../schemas/common.ts';
 
 const TAGS = ['commit_statuses'];
-
-const Enum = <T extends string>(values: readonly T[], def?: T) =>
-  Type.Optional(Type.Unsafe<T>(def === undefined ? { type: 'string', enum: [...values] } : { type: 'string', enum: [...values], default: def }));
 
 /** Entities::CommitStatus */
 export const CommitStatusSchema = Type.Object({
@@ -57,7 +54,6 @@ export function toCommitStatus(b: CiBuildRow, author: UserBasicRow | undefined, 
   };
 }
 
-const ShaParams = Type.Object({ id: Type.String(), sha: Type.String() });
 const ListQuery = Type.Object({
   ref: Type.Optional(Type.String()),
   stage: Type.Optional(Type.String()),
