@@ -11,13 +11,11 @@ import { offsetPaginate } from '../../lib/pagination.ts';
 import { MemberSchema, toMember, type MemberEntity } from './entities/member.entity.ts';
 import { userViewContext } from './entities/user.entity.ts';
 import { send } from '../plugins/errors.ts';
-import { NullableInteger, PaginationProps } from './schemas/common.ts';
+import { IdParams, linkParams, NullableInteger, PaginationProps } from './schemas/common.ts';
 
 const TAGS = ['members'];
-const CREDENTIAL_PARAMS = new Set(['private_token', 'access_token', 'job_token', 'sudo']);
 const INTEGER_LISTS = ['user_ids', 'skip_users'];
 
-const SourceParams = Type.Object({ id: Type.String() });
 const MemberParams = Type.Object({ id: Type.String(), user_id: Type.Integer() });
 
 const ListQuery = Type.Object({
@@ -65,13 +63,6 @@ async function splitIntegerLists(req: FastifyRequest): Promise<void> {
   }
 }
 
-/** Every parameter of the request except credentials, and the route's `id` (GitLab's Link URLs). */
-function linkParams(query: Record<string, unknown>, id: string): Record<string, unknown> {
-  const out: Record<string, unknown> = { id };
-  for (const [k, v] of Object.entries(query)) if (v !== undefined && !CREDENTIAL_PARAMS.has(k)) out[k] = v;
-  return out;
-}
-
 export function membersRoutes(fastify: FastifyInstance, c: Container): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const members = c.members;
@@ -94,7 +85,7 @@ export function membersRoutes(fastify: FastifyInstance, c: Container): void {
         {
           config,
           preValidation: splitIntegerLists,
-          schema: { tags: TAGS, params: SourceParams, querystring: deep ? AllQuery : ListQuery, response: { 200: Type.Array(MemberSchema) } },
+          schema: { tags: TAGS, params: IdParams, querystring: deep ? AllQuery : ListQuery, response: { 200: Type.Array(MemberSchema) } },
         },
         async (req, reply) => {
           const q = req.query as { query?: string; user_ids?: number[]; skip_users?: number[]; page?: number; per_page?: number };
@@ -102,7 +93,7 @@ export function membersRoutes(fastify: FastifyInstance, c: Container): void {
           const page = await offsetPaginate(
             c.db.kysely,
             c.config.externalUrl,
-            { path: req.url.split('?')[0], params: linkParams(req.query, req.params.id), page: q.page, per_page: q.per_page },
+            { path: req.url.split('?')[0], params: linkParams(req.query, { id: req.params.id }), page: q.page, per_page: q.per_page },
             query,
           );
           reply.headers(page.headers);
@@ -116,7 +107,7 @@ export function membersRoutes(fastify: FastifyInstance, c: Container): void {
       );
     }
 
-    app.post(base, { config, schema: { tags: TAGS, params: SourceParams, body: CreateBody, response: { 201: MemberSchema } } }, async (req, reply) => {
+    app.post(base, { config, schema: { tags: TAGS, params: IdParams, body: CreateBody, response: { 201: MemberSchema } } }, async (req, reply) => {
       const b = req.body;
       const result = await members.add(req.actor, await source(req.actor, req.params.id), {
         access_level: b.access_level,

@@ -12,27 +12,23 @@ import { PROJECT_ORDERS, STATISTICS_ORDERS, type ProjectFilters, type ProjectSco
 import type { ProjectRow } from '../../db/schema.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate, pageParams, toQuery, type PageRequest } from '../../lib/pagination.ts';
-import { parseDateTime } from '../../lib/time.ts';
 import { ProjectSchema, projectViewContext, toProject, type ProjectEntity, type ProjectShape, type ProjectViewContext } from './entities/project.entity.ts';
 import { userViewContext } from './entities/user.entity.ts';
 import { avatarFile } from './schemas/avatar-file.ts';
 import type { AvatarFile } from '../../domain/avatars/avatars.service.ts';
-import { PaginationProps } from './schemas/common.ts';
+import { dateTimeParam, Enum, IdParams, IntegerUserIdParams, linkParams, PaginationProps, TOKEN_PARAMS, UserIdParams } from './schemas/common.ts';
 
 const TAGS = ['projects'];
 const PROJECT = '/api/v4/projects/:id';
 /** Offset pagination of projects stops here (reference §1.1); beyond it only keyset works. */
 const OFFSET_LIMIT = { limit: 50_000, type: 'Project' };
 /** Never echoed into Link headers. */
-const CREDENTIAL_PARAMS = new Set(['private_token', 'access_token', 'job_token']);
 /** What a project list is made of (the response cache keys on their versions; project_imports: the import fields). */
 const LIST_TABLES = ['projects', 'namespaces', 'members', 'member_roles', 'users', 'redirect_routes', 'project_imports', 'users_star_projects'] as const;
 
 const VISIBILITIES = ['private', 'internal', 'public'] as const;
 
 const Bool = (def?: boolean) => Type.Optional(def === undefined ? Type.Boolean() : Type.Boolean({ default: def }));
-const Enum = <T extends string>(values: readonly T[], def?: T) =>
-  Type.Optional(Type.Unsafe<T>(def === undefined ? { type: 'string', enum: [...values] } : { type: 'string', enum: [...values], default: def }));
 /** Array[String] with CommaSeparatedToArray: `a,b`, `x[]=a&x[]=b` or a JSON array. */
 const StringList = () => Type.Optional(Type.Array(Type.String()));
 
@@ -230,27 +226,10 @@ const UPDATE_AT_LEAST_ONE_OF = [
   'container_registry_enabled',
 ];
 
-const IdParams = Type.Object({ id: Type.String() });
-const UserParams = Type.Object({ user_id: Type.String() });
 const TransferBody = Type.Object({ namespace: Type.String() });
 const Accepted = Type.Object({ message: Type.String() });
 
 // ---- helpers ---------------------------------------------------------------------------------
-
-/** Every parameter of the request except credentials, as GitLab rebuilds Link URLs from `params`. */
-function linkParams(query: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...extra };
-  for (const [k, v] of Object.entries(query)) if (v !== undefined && !CREDENTIAL_PARAMS.has(k)) out[k] = v;
-  return out;
-}
-
-/** Grape's DateTime coercion: ISO 8601 or a date, else "<name> is invalid". */
-function dateTimeParam(value: string | undefined, name: string): string | undefined {
-  if (value === undefined) return undefined;
-  const iso = parseDateTime(value);
-  if (!iso) throw Errors.param(`${name} is invalid`);
-  return iso;
-}
 
 /** CommaSeparatedToArray: each element may itself be "a,b". */
 const splitList = (v: string[] | undefined) =>
@@ -308,7 +287,7 @@ export function projectsRoutes(fastify: FastifyInstance, c: Container): void {
       updated_before: dateTimeParam(q.updated_before, 'updated_before'),
     };
     const path = req.url.split('?')[0];
-    const pageReq: PageRequest = { path, params: linkParams(q as Record<string, unknown>, routeParams), page: q.page, per_page: q.per_page };
+    const pageReq: PageRequest = { path, params: linkParams(q as Record<string, unknown>, routeParams, TOKEN_PARAMS), page: q.page, per_page: q.per_page };
     let rows: ProjectRow[];
     if (q.pagination === 'keyset') {
       // Keyset pagination of projects: ordered by id only (Gitlab::Pagination::Keyset).
@@ -345,7 +324,7 @@ export function projectsRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.get(
     '/api/v4/users/:user_id/projects',
-    { config: read, schema: { tags: TAGS, params: UserParams, querystring: ListQuery, response: { 200: Type.Array(ProjectSchema) } } },
+    { config: read, schema: { tags: TAGS, params: UserIdParams, querystring: ListQuery, response: { 200: Type.Array(ProjectSchema) } } },
     async (req, reply) =>
       app.cachedResponse(req, reply, { tables: LIST_TABLES, viewer: `${actorKey(req.actor)}|user:${req.params.user_id}` }, async () => {
         const key = req.params.user_id;
@@ -363,7 +342,7 @@ export function projectsRoutes(fastify: FastifyInstance, c: Container): void {
   // StarredProjectsFinder: a user's starred projects, hidden with a private profile.
   app.get(
     '/api/v4/users/:user_id/starred_projects',
-    { config: read, schema: { tags: TAGS, params: UserParams, querystring: ListQuery, response: { 200: Type.Array(ProjectSchema) } } },
+    { config: read, schema: { tags: TAGS, params: UserIdParams, querystring: ListQuery, response: { 200: Type.Array(ProjectSchema) } } },
     async (req, reply) =>
       app.cachedResponse(req, reply, { tables: LIST_TABLES, viewer: `${actorKey(req.actor)}|starred:${req.params.user_id}` }, async () => {
         const key = req.params.user_id;
@@ -411,7 +390,7 @@ export function projectsRoutes(fastify: FastifyInstance, c: Container): void {
     '/api/v4/projects/user/:user_id',
     {
       config: { api: 'platform', auth: 'admin' },
-      schema: { tags: TAGS, params: Type.Object({ user_id: Type.Integer() }), body: CreateForUserBody, response: { 201: ProjectSchema } },
+      schema: { tags: TAGS, params: IntegerUserIdParams, body: CreateForUserBody, response: { 201: ProjectSchema } },
     },
     async (req, reply) => {
       const user = await c.users.byId(req.params.user_id);

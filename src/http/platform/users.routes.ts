@@ -22,7 +22,6 @@ import {
 } from '../../domain/users/users-query.ts';
 import { Errors } from '../../lib/errors.ts';
 import { keysetHeaders, offsetPaginate, pageParams, type PageRequest } from '../../lib/pagination.ts';
-import { parseDateTime } from '../../lib/time.ts';
 import {
   UserAdminSchema,
   UserAnySchema,
@@ -34,7 +33,7 @@ import {
   type UserAdminEntity,
   type UserViewContext,
 } from './entities/user.entity.ts';
-import { NullableBoolean, PaginationProps } from './schemas/common.ts';
+import { dateTimeParam, Enum, GRAPE_FALSE, GRAPE_TRUE, IntegerIdParams, linkParams, NullableBoolean, PaginationProps, TOKEN_PARAMS } from './schemas/common.ts';
 import { avatarFile } from './schemas/avatar-file.ts';
 
 const TAGS = ['users'];
@@ -42,11 +41,10 @@ const TAGS = ['users'];
 const USER = '/api/v4/users/:id(^\\d+$)';
 /** Offset pagination of users stops here (reference §1.1); beyond it only keyset works. */
 const OFFSET_LIMIT = { limit: 50_000, type: 'User' };
-/** Never echoed into Link headers. */
-const CREDENTIAL_PARAMS = new Set(['private_token', 'access_token', 'job_token']);
+/** Left out of a non-administrator's Link URLs with the tokens: the parameters GitLab removes for them. `sudo` stays. */
+const NOT_FOR_NON_ADMINS: ReadonlySet<string> = new Set([...TOKEN_PARAMS, ...ADMIN_ONLY_LIST_PARAMS]);
 
 const Bool = (def: boolean) => Type.Optional(Type.Boolean({ default: def }));
-const Enum = <T extends string>(values: readonly T[], def: T) => Type.Optional(Type.Unsafe<T>({ type: 'string', enum: [...values], default: def }));
 
 const ListQuery = Type.Object({
   ...PaginationProps,
@@ -73,7 +71,6 @@ const ListQuery = Type.Object({
   cursor: Type.Optional(Type.String()),
 });
 
-const IdParams = Type.Object({ id: Type.Integer() });
 const WithCustomAttributes = Type.Object({ with_custom_attributes: Bool(false) });
 
 /** `optional_attributes` of POST and PUT /users. */
@@ -132,9 +129,6 @@ const DeleteQuery = Type.Object({ hard_delete: Type.Optional(Type.Boolean()) });
 /** The state-change endpoints answer true, false or null (GitLab's `break`). */
 const StateChangeResult = Type.Unsafe<boolean | null>({ type: ['boolean', 'null'] });
 
-const GRAPE_TRUE = new Set(['1', 'true', 't', 'yes', 'y', 'on']);
-const GRAPE_FALSE = new Set(['0', 'false', 'f', 'no', 'n', 'off']);
-
 /**
  * private_profile is a nullable Boolean, which the shared Boolean coercion leaves alone: Grape's
  * words for true and false, and a blank form value for null (the instance default).
@@ -147,23 +141,8 @@ async function coercePrivateProfile(req: FastifyRequest): Promise<void> {
   body!.private_profile = l === '' ? null : GRAPE_TRUE.has(l) ? true : GRAPE_FALSE.has(l) ? false : pp;
 }
 
-/** Grape's DateTime coercion: ISO 8601 or a date, else "<name> is invalid". */
-function dateTimeParam(value: string | undefined, name: string): string | undefined {
-  if (value === undefined) return undefined;
-  const iso = parseDateTime(value);
-  if (!iso) throw Errors.param(`${name} is invalid`);
-  return iso;
-}
-
 function allOrNone(p: { extern_uid?: string; provider?: string }): void {
   if ((p.extern_uid === undefined) !== (p.provider === undefined)) throw Errors.param('extern_uid, provider provide all or none of parameters');
-}
-
-/** Every parameter of the request except credentials, as GitLab rebuilds Link URLs from `params`. */
-function linkParams(query: Record<string, unknown>, drop: readonly string[] = []): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(query)) if (v !== undefined && !CREDENTIAL_PARAMS.has(k) && !drop.includes(k)) out[k] = v;
-  return out;
 }
 
 function sendJsonLiteral(reply: FastifyReply, status: number, value: boolean | null): FastifyReply {
@@ -225,7 +204,7 @@ export function usersRoutes(fastify: FastifyInstance, c: Container): void {
         created_after: dateTimeParam(q.created_after, 'created_after'),
         created_before: dateTimeParam(q.created_before, 'created_before'),
       });
-      const params = linkParams(q, list.admin ? [] : ADMIN_ONLY_LIST_PARAMS);
+      const params = linkParams(q, {}, list.admin ? TOKEN_PARAMS : NOT_FOR_NON_ADMINS);
       const pageReq = { path: '/api/v4/users', params, page: q.page, per_page: q.per_page };
 
       const ctx = await viewContext();
@@ -242,7 +221,7 @@ export function usersRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.get(
     USER,
-    { config: read('optional'), schema: { tags: TAGS, params: IdParams, querystring: WithCustomAttributes, response: { 200: UserAnySchema } } },
+    { config: read('optional'), schema: { tags: TAGS, params: IntegerIdParams, querystring: WithCustomAttributes, response: { 200: UserAnySchema } } },
     async (req) => {
       const actor = req.actor;
       const user = await c.users.findForViewer(actor, req.params.id);
@@ -280,7 +259,11 @@ export function usersRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.put(
     USER,
-    { config: admin, preValidation: coercePrivateProfile, schema: { tags: TAGS, params: IdParams, body: UpdateBody, response: { 200: UserAdminSchema } } },
+    {
+      config: admin,
+      preValidation: coercePrivateProfile,
+      schema: { tags: TAGS, params: IntegerIdParams, body: UpdateBody, response: { 200: UserAdminSchema } },
+    },
     async (req) => {
       const b = req.body;
       allOrNone(b);
@@ -292,7 +275,7 @@ export function usersRoutes(fastify: FastifyInstance, c: Container): void {
     },
   );
 
-  app.delete(USER, { config: admin, schema: { tags: TAGS, params: IdParams, querystring: DeleteQuery } }, async (req, reply) => {
+  app.delete(USER, { config: admin, schema: { tags: TAGS, params: IntegerIdParams, querystring: DeleteQuery } }, async (req, reply) => {
     const user = await c.users.mustFind(req.params.id);
     checkUnmodifiedSince(req, user);
     await c.users.remove(req.actor, user);
@@ -300,8 +283,10 @@ export function usersRoutes(fastify: FastifyInstance, c: Container): void {
   });
 
   const stateChange = (action: string, run: (actor: Actor, id: number) => Promise<boolean | null>) =>
-    app.post(`${USER}/${action}`, { config: admin, schema: { tags: TAGS, params: IdParams, response: { 201: StateChangeResult } } }, async (req, reply) =>
-      sendJsonLiteral(reply, 201, await run(req.actor, req.params.id)),
+    app.post(
+      `${USER}/${action}`,
+      { config: admin, schema: { tags: TAGS, params: IntegerIdParams, response: { 201: StateChangeResult } } },
+      async (req, reply) => sendJsonLiteral(reply, 201, await run(req.actor, req.params.id)),
     );
   stateChange('block', (actor, id) => c.users.block(actor, id));
   stateChange('unblock', (actor, id) => c.users.unblock(actor, id));
