@@ -10,6 +10,7 @@ import type { AttributeOwnerKind } from '../../domain/custom-attributes/custom-a
 import { isInt32 } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
 import { CustomAttributeSchema } from './entities/user.entity.ts';
+import { IdParams } from './schemas/common.ts';
 
 const SetBody = Type.Object({ value: Type.String() });
 
@@ -40,7 +41,6 @@ function attributeRoutes(fastify: FastifyInstance, c: Container, kind: Attribute
   const tags = ['custom_attributes'];
   const read = { api: 'platform' as const, auth: 'user' as const, scopes: readScopes };
   const write = { api: 'platform' as const, auth: 'user' as const };
-  const IdParams = Type.Object({ id: Type.String() });
   const KeyParams = Type.Object({ id: Type.String(), key: Type.String() });
   const attrs = c.customAttributes;
 

@@ -19,7 +19,7 @@ import {
   toDeployKeysProjectEntity,
 } from './entities/deploy-key.entity.ts';
 import { toProjectIdentity } from './entities/job.entity.ts';
-import { linkParams, PaginationProps } from './schemas/common.ts';
+import { IdParams, linkParams, PaginationProps, UserIdParams } from './schemas/common.ts';
 
 const TAGS = ['deploy_keys'];
 const config = { api: 'platform' as const, auth: 'user' as const };
@@ -27,8 +27,6 @@ const adminConfig = { api: 'platform' as const, auth: 'admin' as const };
 /** lib/api/users.rb lets read_user tokens read too */
 const usersConfig = { api: 'platform' as const, auth: 'user' as const, scopes: ['read_user'] };
 
-const IdParams = Type.Object({ id: Type.String() });
-const UserParams = Type.Object({ user_id: Type.String() });
 const KeyParams = Type.Object({ id: Type.String(), key_id: Type.Integer() });
 const CreateBody = Type.Object({
   key: Type.String(),
@@ -111,7 +109,7 @@ export function deployKeysRoutes(fastify: FastifyInstance, c: Container): void {
     '/api/v4/users/:user_id/project_deploy_keys',
     {
       config: usersConfig,
-      schema: { tags: TAGS, params: UserParams, querystring: Type.Object(PaginationProps), response: { 200: Type.Array(DeployKeySchema) } },
+      schema: { tags: TAGS, params: UserIdParams, querystring: Type.Object(PaginationProps), response: { 200: Type.Array(DeployKeySchema) } },
     },
     async (req, reply) => {
       const idOrName = req.params.user_id;

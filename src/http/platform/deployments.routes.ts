@@ -16,24 +16,19 @@ import {
 import type { DeploymentRow, EnvironmentRow, ProjectRow } from '../../db/schema.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
-import { parseDateTime } from '../../lib/time.ts';
 import { DeploymentSchema, toDeployment } from './entities/deployment.entity.ts';
 import { EnvironmentSchema, toEnvironment } from './entities/environment.entity.ts';
 import { MergeRequestBasicSchema, type MergeRequestBasicEntity } from './entities/merge-request.entity.ts';
 import { presentMergeRequests } from './merge-requests/present.ts';
 import { projectViewContext, toProject } from './entities/project.entity.ts';
 import { userViewContext } from './entities/user.entity.ts';
-import { linkParams, PaginationProps } from './schemas/common.ts';
+import { dateTimeParam, Enum, IdParams, linkParams, PaginationProps } from './schemas/common.ts';
 
 const ENV_TAGS = ['environments'];
 const DEP_TAGS = ['deployments'];
 const PROJECT = '/api/v4/projects/:id';
 const MIN_SEARCH_LENGTH = 3;
 
-const Enum = <T extends string>(values: readonly T[], def?: T) =>
-  Type.Optional(Type.Unsafe<T>(def === undefined ? { type: 'string', enum: [...values] } : { type: 'string', enum: [...values], default: def }));
-
-const IdParams = Type.Object({ id: Type.String() });
 const EnvParams = Type.Object({ id: Type.String(), environment_id: Type.Integer() });
 const DepParams = Type.Object({ id: Type.String(), deployment_id: Type.Integer() });
 
@@ -77,14 +72,6 @@ const DepCreateBody = Type.Object({
 });
 const DepUpdateBody = Type.Object({ status: Enum(WRITABLE_STATUSES) });
 const MrListQuery = Type.Object({ ...PaginationProps }, { additionalProperties: true });
-
-/** Grape's DateTime coercion: ISO 8601 or a date, else "<name> is invalid". */
-function dateTimeParam(value: string | undefined, name: string): string | undefined {
-  if (value === undefined) return undefined;
-  const iso = parseDateTime(value);
-  if (!iso) throw Errors.param(`${name} is invalid`);
-  return iso;
-}
 
 /** destroy_conditionally!: If-Unmodified-Since, when given and readable. */
 function unmodifiedSince(req: FastifyRequest): number | undefined {

@@ -12,10 +12,9 @@ import type { EventRow } from '../../db/schema.ts';
 import { isInt32 } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginateWith } from '../../lib/pagination.ts';
-import { isDate } from '../../lib/time.ts';
 import { EventSchema, toEvent } from './entities/event.entity.ts';
 import { userViewContext } from './entities/user.entity.ts';
-import { linkParams, PaginationProps } from './schemas/common.ts';
+import { dateParam, Enum, IdParams, linkParams, PaginationProps } from './schemas/common.ts';
 
 const TAGS = ['events'];
 /** What an events page is made of (the response cache keys on their versions). */
@@ -32,9 +31,6 @@ export const EVENT_LIST_TABLES = [
   'notes',
 ] as const;
 
-const Enum = <T extends string>(values: readonly T[], def?: T) =>
-  Type.Optional(Type.Unsafe<T>(def === undefined ? { type: 'string', enum: [...values] } : { type: 'string', enum: [...values], default: def }));
-
 /** event_filter_params + sort_params + pagination, in Grape's order. */
 const FilterProps = {
   ...PaginationProps,
@@ -47,18 +43,7 @@ const FilterProps = {
 const MineQuery = Type.Object({ scope: Type.Optional(Type.String()), ...FilterProps });
 const ListQuery = Type.Object(FilterProps);
 type ListQueryT = Static<typeof MineQuery>;
-const IdParams = Type.Object({ id: Type.String() });
 const Page = { 200: Type.Array(EventSchema) };
-
-/** Grape's Date coercion (Date.parse): a calendar date, possibly followed by a time; else "<name> is invalid". */
-function dateParam(value: string | undefined, name: string): string | undefined {
-  if (value === undefined) return undefined;
-  const v = value.trim();
-  const m = /^(\d{4})-?(\d{2})-?(\d{2})(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$/.exec(v);
-  const date = m ? `${m[1]}-${m[2]}-${m[3]}` : '';
-  if (!m || !isDate(date)) throw Errors.param(`${name} is invalid`);
-  return date;
-}
 
 function filtersOf(q: ListQueryT): EventFilters {
   return { action: q.action, targetType: q.target_type, before: dateParam(q.before, 'before'), after: dateParam(q.after, 'after'), sort: q.sort ?? 'desc' };

@@ -10,10 +10,9 @@ import { PROJECT_ORDERS, type ProjectFilters, type ProjectOrder } from '../../do
 import type { ProjectRow } from '../../db/schema.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
-import { parseDateTime } from '../../lib/time.ts';
 import { ProjectSchema, projectViewContext, toProject, type ProjectShape } from './entities/project.entity.ts';
 import { userViewContext } from './entities/user.entity.ts';
-import { linkParams, PaginationProps } from './schemas/common.ts';
+import { dateTimeParam, Enum, IdParams, linkParams, PaginationProps } from './schemas/common.ts';
 
 const TAGS = ['projects'];
 const PROJECT = '/api/v4/projects/:id';
@@ -31,11 +30,8 @@ const LIST_TABLES = [
   'users_star_projects',
 ] as const;
 
-const Enum = <T extends string>(values: readonly T[], def?: T) =>
-  Type.Optional(Type.Unsafe<T>(def === undefined ? { type: 'string', enum: [...values] } : { type: 'string', enum: [...values], default: def }));
 const Bool = () => Type.Optional(Type.Boolean());
 
-const IdParams = Type.Object({ id: Type.String() });
 const LinkParams = Type.Object({ id: Type.String(), forked_from_id: Type.String() });
 
 const ForkBody = Type.Object({
@@ -73,14 +69,6 @@ const ForksQuery = Type.Object({
   with_custom_attributes: Bool(),
   ...PaginationProps,
 });
-
-/** Grape's DateTime coercion: ISO 8601 or a date, else "<name> is invalid". */
-function dateTimeParam(value: string | undefined, name: string): string | undefined {
-  if (value === undefined) return undefined;
-  const iso = parseDateTime(value);
-  if (!iso) throw Errors.param(`${name} is invalid`);
-  return iso;
-}
 
 export function forksRoutes(fastify: FastifyInstance, c: Container): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();

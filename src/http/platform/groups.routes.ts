@@ -21,7 +21,7 @@ import { Errors } from '../../lib/errors.ts';
 import { keysetHeaders, offsetPaginate, pageParams, type PageRequest } from '../../lib/pagination.ts';
 import { send } from '../plugins/errors.ts';
 import { GroupDetailSchema, GroupSchema, groupViewContext, toGroup, toGroupDetail, type GroupViewContext } from './entities/group.entity.ts';
-import { linkParams, PaginationProps } from './schemas/common.ts';
+import { Enum, IdParams, linkParams, PaginationProps } from './schemas/common.ts';
 import { splitSkipGroups } from './schemas/skip-groups.ts';
 import { avatarFile } from './schemas/avatar-file.ts';
 import { avatarErrors } from '../../domain/avatars/avatars.service.ts';
@@ -37,8 +37,6 @@ const LIST_TABLES = ['namespaces', 'members', 'projects', 'users', 'application_
 const VISIBILITIES = ['private', 'internal', 'public'] as const;
 
 const Bool = (def?: boolean) => Type.Optional(def === undefined ? Type.Boolean() : Type.Boolean({ default: def }));
-const Enum = <T extends string>(values: readonly T[], def?: T) =>
-  Type.Optional(Type.Unsafe<T>(def === undefined ? { type: 'string', enum: [...values] } : { type: 'string', enum: [...values], default: def }));
 /** Grape `values` of an integer, checked after the type ("abc" is only "<name> is invalid"). */
 function checkValues(value: number | undefined, values: readonly number[], name: string): void {
   if (value !== undefined && !values.includes(value)) throw Errors.param(`${name} does not have a valid value`);
@@ -115,7 +113,6 @@ const UpdateBody = Type.Object({
   max_artifacts_size: Type.Optional(Type.Integer()),
 });
 
-const IdParams = Type.Object({ id: Type.String() });
 const ShowQuery = Type.Object({ with_custom_attributes: Bool(false), with_projects: Bool(true) });
 
 /** The response cache's viewer: everything that changes which groups a list shows. */

@@ -5,9 +5,9 @@ import { Type } from 'typebox';
 import type { Container } from '../../container.ts';
 import { HOUSEKEEPING_TASKS, type HousekeepingTask } from '../../domain/repository/housekeeping.ts';
 import { RepositoryStore } from '../../git/storage.ts';
+import { IdParams } from './schemas/common.ts';
 
 const TAGS = ['projects'];
-const IdParams = Type.Object({ id: Type.String() });
 const HousekeepingBody = Type.Object({
   task: Type.Optional(Type.Unsafe<HousekeepingTask>({ type: 'string', enum: [...HOUSEKEEPING_TASKS], default: 'eager' })),
 });

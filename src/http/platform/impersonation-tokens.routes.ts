@@ -9,11 +9,10 @@ import { toView } from '../../domain/tokens/tokens.service.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
 import { ImpersonationTokenSchema, ImpersonationTokenWithTokenSchema, toTokenEntity, toTokenWithSecretEntity } from './entities/token.entity.ts';
-import { PaginationProps } from './schemas/common.ts';
+import { IntegerUserIdParams, PaginationProps } from './schemas/common.ts';
 import { normaliseTokenBody } from './schemas/token-body.ts';
 
 const TAGS = ['impersonation_tokens'];
-const UserParams = Type.Object({ user_id: Type.Integer() });
 const TokenParams = Type.Object({ user_id: Type.Integer(), impersonation_token_id: Type.Integer() });
 const ListQuery = Type.Object({ ...PaginationProps, state: Type.Optional(Type.Enum(['all', 'active', 'inactive'], { default: 'all' })) });
 const CreateBody = Type.Object({
@@ -37,7 +36,7 @@ export function impersonationTokensRoutes(fastify: FastifyInstance, c: Container
 
   app.get(
     '/api/v4/users/:user_id/impersonation_tokens',
-    { config: admin, schema: { tags: TAGS, params: UserParams, querystring: ListQuery, response: { 200: Type.Array(ImpersonationTokenSchema) } } },
+    { config: admin, schema: { tags: TAGS, params: IntegerUserIdParams, querystring: ListQuery, response: { 200: Type.Array(ImpersonationTokenSchema) } } },
     async (req, reply) => {
       const user = await c.tokens.targetUser(req.params.user_id);
       const { page, per_page, state = 'all' } = req.query;
@@ -62,7 +61,7 @@ export function impersonationTokensRoutes(fastify: FastifyInstance, c: Container
     {
       config: admin,
       preValidation: normaliseTokenBody,
-      schema: { tags: TAGS, params: UserParams, body: CreateBody, response: { 201: ImpersonationTokenWithTokenSchema } },
+      schema: { tags: TAGS, params: IntegerUserIdParams, body: CreateBody, response: { 201: ImpersonationTokenWithTokenSchema } },
     },
     async (req, reply) => {
       const user = await c.tokens.targetUser(req.params.user_id);

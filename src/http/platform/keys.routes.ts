@@ -20,7 +20,7 @@ import {
   toSshKeyWithUserEntity,
 } from './entities/ssh-key.entity.ts';
 import { toUserPublic, userViewContext } from './entities/user.entity.ts';
-import { linkParams, PaginationProps } from './schemas/common.ts';
+import { IdParams, IntegerUserIdParams, linkParams, PaginationProps, UserIdParams } from './schemas/common.ts';
 
 const TAGS = ['keys'];
 const INT_MAX = 2 ** 31 - 1;
@@ -35,10 +35,7 @@ const CreateBody = Type.Object({
   usage_type: Type.Optional(Type.Unsafe<(typeof KEY_USAGE_TYPES)[number]>({ type: 'string', enum: [...KEY_USAGE_TYPES] })),
 });
 const KeyIdParams = Type.Object({ key_id: Type.Integer() });
-/** API::USER_REQUIREMENTS: an id or a username (no slash). */
-const UserIdParams = Type.Object({ user_id: Type.String() });
 const UserKeyParams = Type.Object({ id: Type.Integer(), key_id: Type.Integer() });
-const AdminCreateParams = Type.Object({ user_id: Type.Integer() });
 
 /** Grape: a blank optional DateTime is not given. */
 async function normaliseKeyBody(req: FastifyRequest): Promise<void> {
@@ -169,7 +166,7 @@ export function keysRoutes(fastify: FastifyInstance, c: Container): void {
     {
       config: admin,
       preValidation: normaliseKeyBody,
-      schema: { tags: TAGS, params: AdminCreateParams, body: CreateBody, response: { 201: SshKeySchema } },
+      schema: { tags: TAGS, params: IntegerUserIdParams, body: CreateBody, response: { 201: SshKeySchema } },
     },
     async (req, reply) => {
       const owner = await targetUser(req.params.user_id);
@@ -187,16 +184,12 @@ export function keysRoutes(fastify: FastifyInstance, c: Container): void {
 
   // ---- lib/api/keys.rb (administrators) --------------------------------------------------------
 
-  app.get(
-    '/api/v4/keys/:id',
-    { config: admin, schema: { tags: TAGS, params: Type.Object({ id: Type.String() }), response: { 200: SshKeyWithUserSchema } } },
-    async (req) => {
-      // Key.find: any key, a deploy key too; ActiveRecord::RecordNotFound → 404 "Not found"
-      const key = /^\d+$/.test(req.params.id) ? await c.keys.byId(Number(req.params.id)) : undefined;
-      if (!key) throw Errors.recordNotFound();
-      return toSshKeyWithUserEntity(key, await ownerEntity(key.user_id), host());
-    },
-  );
+  app.get('/api/v4/keys/:id', { config: admin, schema: { tags: TAGS, params: IdParams, response: { 200: SshKeyWithUserSchema } } }, async (req) => {
+    // Key.find: any key, a deploy key too; ActiveRecord::RecordNotFound → 404 "Not found"
+    const key = /^\d+$/.test(req.params.id) ? await c.keys.byId(Number(req.params.id)) : undefined;
+    if (!key) throw Errors.recordNotFound();
+    return toSshKeyWithUserEntity(key, await ownerEntity(key.user_id), host());
+  });
 
   app.get(
     '/api/v4/keys',

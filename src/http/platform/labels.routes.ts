@@ -12,12 +12,11 @@ import type { LabelRow } from '../../db/schema.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
 import { GroupLabelSchema, type LabelCounts, ProjectLabelSchema, toGroupLabel, toProjectLabel } from './entities/label.entity.ts';
-import { linkParams, NullableInteger, PaginationProps } from './schemas/common.ts';
+import { IdParams, linkParams, NullableInteger, PaginationProps } from './schemas/common.ts';
 
 const TAGS = ['labels'];
 const config = { api: 'platform' as const, auth: 'user' as const };
 
-const IdParams = Type.Object({ id: Type.String() });
 const LabelParams = Type.Object({ id: Type.String(), label_id: Type.String() });
 
 const InheritanceProps = {

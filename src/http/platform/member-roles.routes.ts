@@ -10,6 +10,7 @@ import { CUSTOM_PERMISSIONS, MEMBER_ACCESS_LEVELS, type CustomPermission } from 
 import type { RoleScope } from '../../domain/member-roles/member-roles.service.ts';
 import { Errors } from '../../lib/errors.ts';
 import { MemberRoleSchema, toMemberRole } from './entities/member-role.entity.ts';
+import { IdParams } from './schemas/common.ts';
 
 const TAGS = ['member_roles'];
 
@@ -27,7 +28,6 @@ const CreateBody = Type.Object({
   ...permissionProps,
 });
 const UpdateBody = Type.Object({ name: Type.Optional(Type.String()), description: Type.Optional(Type.String()) });
-const GroupParams = Type.Object({ id: Type.String() });
 const RoleParams = Type.Object({ member_role_id: Type.Integer() });
 const GroupRoleParams = Type.Object({ id: Type.String(), member_role_id: Type.Integer() });
 
@@ -75,13 +75,13 @@ export function memberRolesRoutes(fastify: FastifyInstance, c: Container): void 
 
   app.get(
     '/api/v4/groups/:id/member_roles',
-    { config: user, schema: { tags: TAGS, params: GroupParams, response: { 200: Type.Array(MemberRoleSchema) } } },
+    { config: user, schema: { tags: TAGS, params: IdParams, response: { 200: Type.Array(MemberRoleSchema) } } },
     async (req) => (await roles.list(await groupScope(req.actor, req.params.id))).map(toMemberRole),
   );
 
   app.post(
     '/api/v4/groups/:id/member_roles',
-    { config: user, schema: { tags: TAGS, params: GroupParams, body: CreateBody, response: { 201: MemberRoleSchema } } },
+    { config: user, schema: { tags: TAGS, params: IdParams, body: CreateBody, response: { 201: MemberRoleSchema } } },
     async (req, reply) => reply.code(201).send(toMemberRole(await roles.create(await groupScope(req.actor, req.params.id), createInput(req.body)))),
   );
 

@@ -17,12 +17,11 @@ import { isDate, parseDateTime } from '../../lib/time.ts';
 import { MergeRequestBasicSchema, type MergeRequestBasicEntity } from './entities/merge-request.entity.ts';
 import { presentMergeRequests } from './merge-requests/present.ts';
 import { MilestoneSchema, toMilestoneBasic } from './entities/milestone.entity.ts';
-import { linkParams, PaginationProps } from './schemas/common.ts';
+import { IdParams, linkParams, PaginationProps } from './schemas/common.ts';
 
 const TAGS = ['milestones'];
 const config = { api: 'platform' as const, auth: 'user' as const };
 
-const IdParams = Type.Object({ id: Type.String() });
 const MilestoneParams = Type.Object({ id: Type.String(), milestone_id: Type.Integer() });
 const NullableStr = Type.Unsafe<string | null>({ type: ['string', 'null'] });
 

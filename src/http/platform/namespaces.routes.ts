@@ -7,7 +7,7 @@ import { MEMBER_ACCESS_LEVELS } from '../../domain/access/roles.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
 import { NamespaceSchema, PublicGroupDetailsSchema, toNamespace, toPublicGroupDetails } from './entities/namespace.entity.ts';
-import { linkParams, PaginationProps } from './schemas/common.ts';
+import { IdParams, linkParams, PaginationProps } from './schemas/common.ts';
 import { splitSkipGroups } from './schemas/skip-groups.ts';
 
 const TAGS = ['namespaces'];
@@ -21,7 +21,6 @@ const ListQuery = Type.Object({
   ...PaginationProps,
 });
 
-const IdParams = Type.Object({ id: Type.String() });
 const ExistsQuery = Type.Object({ parent_id: Type.Optional(Type.Integer({ 'x-int32': false })) });
 const ExistsSchema = Type.Object({ exists: Type.Boolean(), suggests: Type.Array(Type.String()) });
 

@@ -16,7 +16,7 @@ import {
   toTokenEntity,
   toTokenWithSecretEntity,
 } from './entities/token.entity.ts';
-import { PaginationProps } from './schemas/common.ts';
+import { IdParams, IntegerUserIdParams, PaginationProps } from './schemas/common.ts';
 import { normaliseTokenBody } from './schemas/token-body.ts';
 
 const TAGS = ['personal_access_tokens'];
@@ -43,7 +43,6 @@ const ListQuery = Type.Object({
   sort: Type.Optional(Type.String()),
 });
 
-const IdParams = Type.Object({ id: Type.String() });
 const RotateBody = Type.Object({ expires_at: Type.Optional(DateOnly) });
 const CreateBody = Type.Object({
   name: Type.String(),
@@ -140,7 +139,7 @@ export function tokensRoutes(fastify: FastifyInstance, c: Container): void {
     {
       config: { api: 'platform', auth: 'admin' },
       preValidation: normaliseTokenBody,
-      schema: { tags: TAGS, params: Type.Object({ user_id: Type.Integer() }), body: CreateBody, response: { 201: PersonalAccessTokenWithTokenSchema } },
+      schema: { tags: TAGS, params: IntegerUserIdParams, body: CreateBody, response: { 201: PersonalAccessTokenWithTokenSchema } },
     },
     async (req, reply) => {
       const target = await c.tokens.targetUser(req.params.user_id);

@@ -8,13 +8,12 @@ import type { Container } from '../../container.ts';
 import { ALLOWED_ACCESS_LEVELS } from '../../domain/repository/branch-protection.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
 import { ProtectedBranchSchema, ProtectedTagSchema, toProtectedBranch, toProtectedTag } from './entities/protected-ref.entity.ts';
-import { linkParams, PaginationProps } from './schemas/common.ts';
+import { IdParams, linkParams, PaginationProps } from './schemas/common.ts';
 
 const config = { api: 'platform' as const, auth: 'optional' as const };
 const BRANCH_TAGS = ['protected_branches'];
 const TAG_TAGS = ['protected_tags'];
 
-const IdParams = Type.Object({ id: Type.String() });
 const NameParams = Type.Object({ id: Type.String(), name: Type.String() });
 const Level = Type.Unsafe<number>({ type: 'integer', enum: [...ALLOWED_ACCESS_LEVELS] });
 const Access = Type.Array(

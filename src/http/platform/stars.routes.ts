@@ -11,10 +11,9 @@ import type { ProjectRow } from '../../db/schema.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
 import { ProjectSchema, projectViewContext, toProject } from './entities/project.entity.ts';
 import { toUserBasic, UserBasicSchema, userViewContext } from './entities/user.entity.ts';
-import { linkParams, PaginationProps } from './schemas/common.ts';
+import { IdParams, linkParams, PaginationProps } from './schemas/common.ts';
 
 const TAGS = ['projects'];
-const IdParams = Type.Object({ id: Type.String() });
 const StarrersQuery = Type.Object({ search: Type.Optional(Type.String()), ...PaginationProps });
 const UserStarsProjectSchema = Type.Object({ starred_since: Type.String(), user: UserBasicSchema });
 const STARRER_TABLES = ['users_star_projects', 'users', 'projects', 'namespaces', 'members', 'member_roles', 'redirect_routes'] as const;

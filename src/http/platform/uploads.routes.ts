@@ -22,7 +22,7 @@ import { DomainError, Errors } from '../../lib/errors.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
 import { credentialsOf } from '../plugins/auth.ts';
 import { multipartPassThrough, readUpload, removeUpload } from './import-export/upload.ts';
-import { PaginationProps } from './schemas/common.ts';
+import { IdParams, PaginationProps } from './schemas/common.ts';
 
 const TAGS = ['projects'];
 
@@ -44,7 +44,6 @@ export const MarkdownUploadAdminSchema = Type.Object({
   uploaded_by: Type.Unsafe<{ id: number; username: string; name: string } | null>({ ...UserSafeSchema, type: ['object', 'null'] }),
 });
 
-const IdParams = Type.Object({ id: Type.String() });
 const UploadIdParams = Type.Object({ id: Type.String(), upload_id: Type.Integer() });
 const SecretParams = Type.Object({ id: Type.String(), secret: Type.String(), filename: Type.String() });
 

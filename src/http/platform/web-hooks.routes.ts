@@ -23,12 +23,11 @@ import {
   toGroupHookEntity,
   toProjectHookEntity,
 } from './entities/web-hook.entity.ts';
-import { linkParams, PaginationProps } from './schemas/common.ts';
+import { IdParams, linkParams, PaginationProps } from './schemas/common.ts';
 
 const TAGS = ['hooks'];
 const config = { api: 'platform' as const, auth: 'user' as const };
 
-const IdParams = Type.Object({ id: Type.String() });
 const HookParams = Type.Object({ id: Type.String(), hook_id: Type.Integer() });
 const KeyParams = Type.Object({ id: Type.String(), hook_id: Type.Integer(), key: Type.String() });
 const EventParams = Type.Object({ id: Type.String(), hook_id: Type.Integer(), hook_event_id: Type.Integer() });

@@ -5,15 +5,14 @@
 // Registered in src/http/platform/import-export/index.ts.
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
 import type { ExportRequest } from '../../../domain/import-export/export/export.service.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { ProjectExportStatusSchema, toProjectExportStatus } from '../entities/project-export.entity.ts';
+import { IdParams } from '../schemas/common.ts';
 
 const TAGS = ['project_export'];
 const config = { api: 'platform' as const, auth: 'user' as const };
-const IdParams = Type.Object({ id: Type.String() });
 
 const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

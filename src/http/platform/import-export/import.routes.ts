@@ -11,7 +11,7 @@ import { HIDDEN_IMPORT_ERROR, type ImportState } from '../../../domain/import-ex
 import { overrideFromFields } from '../../../domain/import-export/import/override-params.ts';
 import type { FailedRelation } from '../../../domain/import-export/archive/layout.ts';
 import { Errors } from '../../../lib/errors.ts';
-import { NullableString } from '../schemas/common.ts';
+import { GRAPE_FALSE, GRAPE_TRUE, IdParams, NullableString } from '../schemas/common.ts';
 import { readUpload, type SpooledUpload } from './upload.ts';
 import { ProjectIdentitySchema, toProjectIdentity } from '../entities/job.entity.ts';
 
@@ -66,7 +66,6 @@ export function toProjectImport(st: ImportState) {
   };
 }
 
-const IdParams = Type.Object({ id: Type.String() });
 const Namespace = Type.Optional(Type.Union([Type.Integer(), Type.String()]));
 
 const RemoteBody = Type.Object({
@@ -93,8 +92,6 @@ const S3Body = Type.Object({
 
 const one = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[v.length - 1] : v);
 const mib = (v: unknown) => Math.max(0, Number(v) || 0) * 1024 * 1024;
-const TRUE = new Set(['true', '1', 't', 'yes', 'y', 'on']);
-const FALSE = new Set(['false', '0', 'f', 'no', 'n', 'off']);
 
 /** override_params of a JSON body: a hash (Grape's Hash type), else "override_params is invalid". */
 function jsonOverride(v: unknown): Record<string, unknown> | undefined {
@@ -127,8 +124,8 @@ export function importRoutes(fastify: FastifyInstance, c: Container): void {
         const overwriteRaw = one(f.overwrite);
         let overwrite = false;
         if (overwriteRaw !== undefined && overwriteRaw !== '') {
-          if (TRUE.has(overwriteRaw.toLowerCase())) overwrite = true;
-          else if (!FALSE.has(overwriteRaw.toLowerCase())) errors.push('overwrite is invalid');
+          if (GRAPE_TRUE.has(overwriteRaw.toLowerCase())) overwrite = true;
+          else if (!GRAPE_FALSE.has(overwriteRaw.toLowerCase())) errors.push('overwrite is invalid');
         }
         const override = overrideFromFields(f);
         if (typeof override === 'string') errors.push('override_params is invalid');

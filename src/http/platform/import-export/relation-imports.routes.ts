@@ -9,9 +9,9 @@ import { isImportableRelation } from '../../../domain/import-export/import/relat
 import type { RelationImportRow } from '../../../db/schema.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { dropBody, multipartPassThrough, readUpload, removeUpload, type SpooledUpload } from './upload.ts';
+import { IdParams } from '../schemas/common.ts';
 
 const TAGS = ['project_import'];
-const IdParams = Type.Object({ id: Type.String() });
 
 /** Entities::RelationImportTracker as POST answers it (the spec: created_at/updated_at only in the list) */
 const RelationImportSchema = Type.Object({
