@@ -13,11 +13,11 @@ import type { MergeRequestRow, MilestoneRow } from '../../db/schema.ts';
 import { canReadMergeRequests } from '../../domain/merge-requests/merge-requests-query.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate, paginateArray } from '../../lib/pagination.ts';
-import { isDate, parseDateTime } from '../../lib/time.ts';
+import { isDate } from '../../lib/time.ts';
 import { MergeRequestBasicSchema, type MergeRequestBasicEntity } from './entities/merge-request.entity.ts';
 import { presentMergeRequests } from './merge-requests/present.ts';
 import { MilestoneSchema, toMilestoneBasic } from './entities/milestone.entity.ts';
-import { IdParams, linkParams, PaginationProps } from './schemas/common.ts';
+import { dateTimeParam, IdParams, linkParams, PaginationProps } from './schemas/common.ts';
 
 const TAGS = ['milestones'];
 const config = { api: 'platform' as const, auth: 'user' as const };
@@ -97,12 +97,7 @@ export function milestonesRoutes(fastify: FastifyInstance, c: Container): void {
       async (req, reply) => {
         const q = req.query as Record<string, any>;
         const input: ListMilestonesInput = { ...q };
-        for (const k of ['updated_before', 'updated_after'] as const) {
-          if (q[k] === undefined) continue;
-          const parsed = parseDateTime(String(q[k]));
-          if (!parsed) throw Errors.param(`${k} is invalid`);
-          input[k] = parsed;
-        }
+        for (const k of ['updated_before', 'updated_after'] as const) if (q[k] !== undefined) input[k] = dateTimeParam(String(q[k]), k);
         const parent = await parentOf(req.actor, req.params.id);
         const page = await offsetPaginate(
           c.db.kysely,

@@ -6,9 +6,8 @@ import { Type } from 'typebox';
 import type { Container } from '../../container.ts';
 import { ALL_SCOPES } from '../../domain/tokens/scopes.ts';
 import { toView, type TokenListFilters } from '../../domain/tokens/tokens.service.ts';
-import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
-import { parseDateTime, todayDate } from '../../lib/time.ts';
+import { todayDate } from '../../lib/time.ts';
 import {
   PersonalAccessTokenSchema,
   PersonalAccessTokenWithLastUsedIpsSchema,
@@ -16,7 +15,7 @@ import {
   toTokenEntity,
   toTokenWithSecretEntity,
 } from './entities/token.entity.ts';
-import { IdParams, IntegerUserIdParams, PaginationProps } from './schemas/common.ts';
+import { dateTimeParam, IdParams, IntegerUserIdParams, PaginationProps } from './schemas/common.ts';
 import { normaliseTokenBody } from './schemas/token-body.ts';
 
 const TAGS = ['personal_access_tokens'];
@@ -73,12 +72,7 @@ export function tokensRoutes(fastify: FastifyInstance, c: Container): void {
       return app.cachedResponse(req, reply, { tables: LIST_TABLES, viewer }, async () => {
         const q = req.query;
         const filters: TokenListFilters = { ...q };
-        for (const k of DATETIME_FILTERS) {
-          if (q[k] === undefined) continue;
-          const iso = parseDateTime(q[k]);
-          if (!iso) throw Errors.param(`${k} is invalid`);
-          filters[k] = iso;
-        }
+        for (const k of DATETIME_FILTERS) if (q[k] !== undefined) filters[k] = dateTimeParam(q[k], k);
         const query = await c.tokens.listQuery(req.actor, filters);
         const page = await offsetPaginate(
           c.db.kysely,
