@@ -2,9 +2,8 @@
 // list and detail, keep-artifacts, GET /job (job token) and a runner's job list. The domain reads what
 // a page of jobs links to (domain/ci/job-views.ts); the builders here only map.
 import { Type, type Static } from 'typebox';
-import type { CiBuildRow, CiJobArtifactRow, CiPipelineRow, CiRunnerRow, NamespaceRow, ProjectRow } from '../../../db/schema.ts';
+import type { CiBuildRow, NamespaceRow, ProjectRow } from '../../../db/schema.ts';
 import type { JobRelated } from '../../../domain/ci/job-views.ts';
-import type { UserViewRow } from '../../../domain/users/users-query.ts';
 import { commitBasic, type CommitEntity } from '../repository/context.ts';
 import { CommitSchema } from './commit.entity.ts';
 import { PipelineBasicSchema, toPipelineBasic } from './pipeline.entity.ts';
@@ -116,44 +115,26 @@ export type JobEntity = Static<typeof JobSchema>;
 
 // ---- loading ---------------------------------------------------------------------------------
 
-/** What the builders need for a page of jobs, read once (see toJobViews). */
-export interface JobViews {
+/** What the builders need for a page of jobs, read once: the related rows the domain read for a page of jobs (job-views.ts), with the commits as entities and what the
+ * wire shapes need of the request. */
+export interface JobViews extends Omit<JobRelated, 'settings' | 'commits'> {
   externalUrl: string;
   users: UserViewContext;
   /** who asks (for Entities::User's profile fields) */
   viewer: { id: number | null; isAdmin: boolean };
   now: number;
-  usersById: Map<number, UserViewRow>;
-  pipelines: Map<number, CiPipelineRow>;
-  runners: Map<number, CiRunnerRow>;
-  artifacts: Map<number, CiJobArtifactRow[]>;
-  projects: Map<number, { project: ProjectRow; namespace: NamespaceRow }>;
-  /** a namespace's full human name (groups: ancestors' names joined by " / ") */
-  namespaceNames: Map<number, string>;
   /** by `${project_id}:${sha}`; null when the repository lacks the commit */
   commits: Map<string, CommitEntity | null>;
 }
 
-/** The views of a page of jobs: what the domain read (JobsService.related), with the URLs and the viewer. */
 export function toJobViews(related: JobRelated, externalUrl: string, viewer: { id: number | null; isAdmin: boolean } = { id: null, isAdmin: false }): JobViews {
   const commits = new Map<string, CommitEntity | null>();
   for (const [key, commit] of related.commits) {
     const p = related.projects.get(Number(key.split(':')[0]));
     commits.set(key, commit && p ? commitBasic(commit, `${externalUrl}/${p.namespace.full_path}/${p.project.path}`) : null);
   }
-  return {
-    externalUrl,
-    users: userViewContext(externalUrl, related.settings),
-    viewer,
-    now: Date.now(),
-    usersById: related.usersById,
-    pipelines: related.pipelines,
-    runners: related.runners,
-    artifacts: related.artifacts,
-    projects: related.projects,
-    namespaceNames: related.namespaceNames,
-    commits,
-  };
+  const { settings, commits: _rows, ...rows } = related;
+  return { ...rows, externalUrl, users: userViewContext(externalUrl, settings), viewer, now: Date.now(), commits };
 }
 
 // ---- builders --------------------------------------------------------------------------------
