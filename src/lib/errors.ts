@@ -18,7 +18,15 @@ export type ErrorKind =
   | 'unprocessable' // 422
   | 'rate_limited' // 429
   | 'unavailable' // 503
-  | 'raw'; // status + body given verbatim
+  | 'refused' // <status> {"message": <message>} — a refusal that states its own message (GitLab's render_api_error!)
+  | 'rejected' // <status> {"error": <text>} — GitLab's error!(text, status); Weblate's {"error": …} 500s
+  | 'locked' // 423: a repository lock could not be taken (Weblate's repository-locked body)
+  | 'raw'; // status + body given verbatim: the HTTP layer only (the domain states kinds, the edge renders them)
+
+/** Messages of a refusal: one, several (GitLab's `["…"]` lists), or per field (`{"name": ["…"]}`). */
+export type Message = string | string[] | FieldErrors;
+/** A model's errors by attribute: GitLab `{"name": ["can't be blank"]}`; Weblate's DRF also uses a bare string. */
+export type FieldErrors = Record<string, string[] | string>;
 
 export class DomainError extends Error {
   readonly kind: ErrorKind;
@@ -38,7 +46,8 @@ export class DomainError extends Error {
 export const Errors = {
   badRequest: (reason?: string) => new DomainError('bad_request', 400, reason),
   param: (text: string) => new DomainError('param', 400, text),
-  invalid: (fields: Record<string, string[]>) => new DomainError('invalid', 400, fields),
+  /** Field errors: GitLab `{"message": {field: [msg]}}`, Weblate the map itself (DRF's serializer errors). */
+  invalid: (fields: FieldErrors, status = 400) => new DomainError('invalid', status, fields),
   unauthorized: (reason?: string) => new DomainError('unauthorized', 401, reason),
   invalidToken: (description: string) => new DomainError('invalid_token', 401, description),
   forbidden: (reason?: string) => new DomainError('forbidden', 403, reason),
@@ -46,12 +55,18 @@ export const Errors = {
   notFound: (resource?: string) => new DomainError('not_found', 404, resource),
   recordNotFound: () => new DomainError('record_not_found', 404),
   notAllowed: (msg?: string) => new DomainError('not_allowed', 405, msg),
-  conflict: (msg?: string) => new DomainError('conflict', 409, msg),
+  conflict: (msg?: Message) => new DomainError('conflict', 409, msg),
   preconditionFailed: () => new DomainError('precondition_failed', 412),
   tooLarge: () => new DomainError('too_large', 413),
   unprocessable: (msg?: unknown) => new DomainError('unprocessable', 422, msg),
   rateLimited: (retryAfter = 60, msg?: unknown) => new DomainError('rate_limited', 429, msg, { 'retry-after': String(retryAfter) }),
   unavailable: () => new DomainError('unavailable', 503),
+  /** A refusal in the service's own words, at the status GitLab gives it (400 unless said). */
+  refused: (message: Message, status = 400) => new DomainError('refused', status, message),
+  /** GitLab's `{"error": …}` refusals (hook URLs, the project limit) and Weblate's `{"error": …}` failures. */
+  rejected: (error: string | string[], status = 422) => new DomainError('rejected', status, error),
+  /** 423: the lock of `scope` ("component X") was not obtained. */
+  locked: (scope: string) => new DomainError('locked', 423, `Could not obtain the repository lock for ${scope} to perform the operation.`),
   raw: (status: number, body: unknown, headers: Record<string, string> = {}) => new DomainError('raw', status, body, headers),
 };
 
@@ -103,6 +118,10 @@ export function platformBody(e: DomainError): { status: number; body: unknown; h
       return { status: 404, body: { message: e.detail ? `404 ${e.detail} Not Found` : '404 Not Found' }, headers: h };
     case 'record_not_found':
       return { status: 404, body: { message: '404 Not found' }, headers: h };
+    case 'refused':
+      return { status: e.status, body: { message: e.detail }, headers: h };
+    case 'rejected':
+      return { status: e.status, body: { error: e.detail }, headers: h };
     case 'raw':
       return { status: e.status, body: e.detail, headers: h };
     default:

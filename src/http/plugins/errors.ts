@@ -113,6 +113,21 @@ const DRF_DETAIL: Record<number, string> = {
   503: 'Service unavailable.',
 };
 
+/** Weblate's body for a DomainError: DRF's serializer errors, its exception handler's shapes, or {"detail"}. */
+function drfBody(err: DomainError): unknown {
+  switch (err.kind) {
+    case 'invalid':
+    case 'raw':
+      return err.detail;
+    case 'rejected':
+      return { error: err.detail };
+    case 'locked':
+      return { type: 'client_error', errors: [{ code: 'repository-locked', detail: err.detail, attr: null }] };
+    default:
+      return { detail: typeof err.detail === 'string' && err.kind !== 'not_found' ? err.detail : (DRF_DETAIL[err.status] ?? String(err.status)) };
+  }
+}
+
 export function send(reply: FastifyReply, status: number, body: unknown, headers: Record<string, string> = {}): FastifyReply {
   reply.code(status);
   for (const [k, v] of Object.entries(headers)) reply.header(k, v);
@@ -166,11 +181,7 @@ export function errorHandling(app: FastifyInstance, externalUrl: string, web?: W
           const detail = err.kind === 'invalid_token' ? 'Invalid token.' : (drfTokenProblem(req) ?? DRF_DETAIL[401]);
           return send(reply, 401, { detail }, { 'www-authenticate': 'Token' });
         }
-        const detail =
-          err.kind === 'invalid' || err.kind === 'raw'
-            ? err.detail
-            : { detail: typeof err.detail === 'string' && err.kind !== 'not_found' ? err.detail : (DRF_DETAIL[err.status] ?? String(err.status)) };
-        return send(reply, err.status, detail, err.headers);
+        return send(reply, err.status, drfBody(err), err.headers);
       }
       const r = platformBody(err);
       return send(reply, r.status, r.body, r.headers);

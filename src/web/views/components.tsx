@@ -194,15 +194,19 @@ export function FormErrors(p: { errors: string[] | null | undefined }): SafeHtml
  */
 export function formErrorsOf(e: unknown): string[] | null {
   if (!(e instanceof DomainError) || e.status >= 500 || e.status === 404 || e.status === 401) return null;
-  if (e.kind === 'invalid' && e.detail && typeof e.detail === 'object') {
+  const d = e.detail;
+  if (typeof d === 'string') return [d];
+  if (Array.isArray(d)) return d.map(String);
+  if (d && typeof d === 'object') {
+    // a body given verbatim by the HTTP layer: its message
+    if (e.kind === 'raw' && 'message' in d) return [String((d as { message: unknown }).message)];
+    if (e.kind === 'raw' && 'error' in d) return [String((d as { error: unknown }).error)];
     const out: string[] = [];
-    for (const [field, msgs] of Object.entries(e.detail as Record<string, unknown>)) {
+    for (const [field, msgs] of Object.entries(d as Record<string, unknown>)) {
       const label = field === 'base' ? '' : `${field.charAt(0).toUpperCase()}${field.slice(1).replace(/_/g, ' ')} `;
       for (const m of Array.isArray(msgs) ? msgs : [msgs]) out.push(`${label}${String(m)}`);
     }
     return out;
   }
-  if (typeof e.detail === 'string') return [e.detail];
-  if (e.detail && typeof e.detail === 'object' && 'message' in e.detail) return [String((e.detail as { message: unknown }).message)];
   return [e.message];
 }
