@@ -149,7 +149,7 @@ export class CommitStatusesService {
     if (input.description !== undefined && input.description.length > 255) errors.description = ['is too long (maximum is 255 characters)'];
     if (ref.length > 255) errors.ref = ['is too long (maximum is 255 characters)'];
     if (name.length > 255) errors.name = ['is too long (maximum is 255 characters)'];
-    if (Object.keys(errors).length) throw Errors.raw(400, { message: errors });
+    if (Object.keys(errors).length) throw Errors.invalid(errors);
 
     const isTag = !!(await this.deps.repos.repository(project).tag(ref)) && !(await this.deps.repos.repository(project).branch(ref));
     const userId = actor.user?.id ?? null;
@@ -251,7 +251,7 @@ export class CommitStatusesService {
         .execute();
       return { row, pipeline };
     });
-    if ('error' in result) throw Errors.raw(400, { message: result.error });
+    if (result.error !== undefined) throw Errors.refused(result.error);
     await this.deps.ci.pipelines.process(result.pipeline.id);
     return result.row;
   }

@@ -406,9 +406,9 @@ export class DeploymentsService {
   /** Ci::Deployments::DestroyService: not a running one, not the one an environment shows as deployed. */
   async deleteDeployment(project: ProjectRow, id: number, unmodifiedSince?: number): Promise<void> {
     const d = await this.deployment(project, id);
-    if (d.status === 'running' || d.status === 'created') throw Errors.raw(400, { message: 'Cannot destroy running deployment' });
+    if (d.status === 'running' || d.status === 'created') throw Errors.refused('Cannot destroy running deployment');
     const last = (await this.lastDeployments([d.environment_id])).get(d.environment_id);
-    if (last?.id === d.id) throw Errors.raw(400, { message: 'Deployment currently deployed to environment' });
+    if (last?.id === d.id) throw Errors.refused('Deployment currently deployed to environment');
     if (unmodifiedSince !== undefined && Date.parse(d.updated_at) > unmodifiedSince) throw Errors.preconditionFailed();
     await this.k.deleteFrom('deployments').where('id', '=', d.id).execute();
   }

@@ -641,7 +641,7 @@ export class LabelsService {
    */
   async promote(actor: Actor, parent: LabelParent, idOrTitle: string): Promise<{ label: LabelRow; group: NamespaceRow }> {
     if (parent.type !== 'Project') throw Errors.notFound();
-    if (parent.namespace.type !== 'Group') throw Errors.raw(400, { message: 'Failed to promote project label to group label' });
+    if (parent.namespace.type !== 'Group') throw Errors.refused('Failed to promote project label to group label');
     const group = parent.namespace;
     const groupAccess = await this.deps.policy.group(actor, group);
     if (!this.canAdminGroup(actor, groupAccess)) {
@@ -651,7 +651,7 @@ export class LabelsService {
     const label = await this.find(actor, parent, idOrTitle, { own: true });
     const promoted = await this.k.transaction().execute(async (trx) => {
       if (await this.titleTaken(trx, { type: 'Group', group, access: groupAccess }, label.title)) {
-        throw Errors.raw(400, { message: 'Failed to promote project label to group label' });
+        throw Errors.refused('Failed to promote project label to group label');
       }
       const now = nowIso();
       const created = await trx

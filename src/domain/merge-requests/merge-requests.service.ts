@@ -982,7 +982,7 @@ export class MergeRequestsService {
 
 /** validate_branches → conflict!(errors[:validate_branches]): 409 {"message":["…"]}. */
 function duplicateError(iid: number) {
-  return Errors.raw(409, { message: [`Another open merge request already exists for this source branch: !${iid}`] });
+  return Errors.conflict([`Another open merge request already exists for this source branch: !${iid}`]);
 }
 
 /** User hook attributes of these ids (for `changes` of assignees and reviewers). */

@@ -437,7 +437,7 @@ export class MergeService {
     const mayMerge = await this.deps.repository.canMergeInto(ctx, actor, mr.target_branch);
     if (!mayMerge && !(mr.merge_when_pipeline_succeeds && mr.merge_user_id === actor.user?.id)) throw Errors.unauthorized();
     if (mr.state !== 'opened') throw Errors.notAllowed();
-    if (!mr.merge_when_pipeline_succeeds) throw Errors.raw(406, { message: '406 Not Acceptable' });
+    if (!mr.merge_when_pipeline_succeeds) throw Errors.refused('406 Not Acceptable', 406);
     const params = paramsOf(mr);
     delete params.auto_merge_strategy;
     delete params.should_remove_source_branch;
@@ -513,7 +513,7 @@ export class MergeService {
    */
   async mergeRef(found: FoundMergeRequest): Promise<string> {
     const { mr } = found;
-    const notMergeable = Errors.raw(400, { message: 'Merge request is not mergeable' });
+    const notMergeable = Errors.refused('Merge request is not mergeable');
     if (mr.state !== 'opened' || mr.draft) throw notMergeable;
     const sha = await this.checkOne(mr.id);
     if (!sha) throw notMergeable;

@@ -297,7 +297,7 @@ export class MilestonesService {
       start_date: input.start_date || null,
       due_date: input.due_date || null,
     };
-    const fail = (errors: Record<string, string[]>) => Errors.raw(400, { message: `Failed to create milestone ${rubyInspect(errors)}` });
+    const fail = (errors: Record<string, string[]>) => Errors.refused(`Failed to create milestone ${rubyInspect(errors)}`);
     try {
       return await this.k.transaction().execute(async (trx) => {
         const errors = await this.validate(trx, parent, values);
@@ -336,7 +336,7 @@ export class MilestonesService {
     if (input.state_event === 'close') set.state = 'closed';
     if (input.state_event === 'activate') set.state = 'active';
     const next = { ...current, ...set };
-    const fail = (errors: Record<string, string[]>) => Errors.raw(400, { message: `Failed to update milestone ${rubyInspect(errors)}` });
+    const fail = (errors: Record<string, string[]>) => Errors.refused(`Failed to update milestone ${rubyInspect(errors)}`);
     try {
       return await this.k.transaction().execute(async (trx) => {
         const errors = await this.validate(trx, parent, next, current.id, next.title !== current.title);

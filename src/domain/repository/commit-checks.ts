@@ -14,7 +14,7 @@ import type { RepoContext } from './context.ts';
 import { lastCommitFor } from './files.ts';
 
 /** render_api_error!(message, 400) */
-export const failure = (message: string): DomainError => Errors.raw(400, { message });
+export const failure = (message: string): DomainError => Errors.refused(message);
 
 /** A commit the write path makes, and the branch's value it replaces (ZERO_SHA: a new branch). */
 export interface CommitPlan {

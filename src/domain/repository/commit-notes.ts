@@ -149,7 +149,7 @@ export class CommitNotesService {
     if (!user) throw Errors.unauthorized();
     // create_note: not in an archived project
     if (ctx.project.archived) throw Errors.forbidden();
-    if (input.note.trim() === '') throw Errors.raw(400, { message: { note: ["can't be blank"] } });
+    if (input.note.trim() === '') throw Errors.invalid({ note: ["can't be blank"] });
     let lineCode: string | null = null;
     if (input.path !== undefined && input.line !== undefined) {
       lineCode = await findDiffLine(ctx, commit, input.path, input.line, input.line_type ?? 'new');

@@ -37,7 +37,7 @@ export function searchRefs(refs: Ref[], search: string | undefined): Ref[] {
       refs.map((r) => r.short.toLowerCase()),
     );
   } catch (e) {
-    if (e instanceof PatternTimeout) throw Errors.raw(400, { message: 'Search is too complex' });
+    if (e instanceof PatternTimeout) throw Errors.refused('Search is too complex');
     throw e;
   }
   const matches = refs.filter((_, i) => hits[i]);
@@ -54,7 +54,7 @@ export function searchRefs(refs: Ref[], search: string | undefined): Ref[] {
 export function regexRefs(refs: Ref[], regex: string | undefined): Ref[] {
   if (!regex) return refs;
   const re = untrustedRegexp(regex);
-  if (!re) throw Errors.raw(400, { message: 'Regex is invalid' });
+  if (!re) throw Errors.refused('Regex is invalid');
   try {
     const hits = matchAll(
       re,
@@ -62,7 +62,7 @@ export function regexRefs(refs: Ref[], regex: string | undefined): Ref[] {
     );
     return refs.filter((_, i) => hits[i]);
   } catch (e) {
-    if (e instanceof PatternTimeout) throw Errors.raw(400, { message: 'Regex is invalid' });
+    if (e instanceof PatternTimeout) throw Errors.refused('Regex is invalid');
     throw e;
   }
 }

@@ -52,11 +52,6 @@ const checked = (v: unknown): boolean => {
 /** Form errors of a domain error: field maps, lists ("Source branch … does not exist"), messages. */
 function errorsOf(e: unknown): string[] | null {
   if (e instanceof DomainError && (e.status === 403 || e.status === 404 || e.status === 401)) return null;
-  if (e instanceof DomainError && Array.isArray(e.detail)) return e.detail.map(String);
-  if (e instanceof DomainError && e.detail && typeof e.detail === 'object' && 'message' in e.detail) {
-    const m = (e.detail as { message: unknown }).message;
-    if (Array.isArray(m)) return m.map(String);
-  }
   return formErrorsOf(e);
 }
 

@@ -421,8 +421,8 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
       await c.repository.deleteBranch(rc, ctx.actor, ref);
     } catch (e) {
       if (e instanceof DomainError && e.status < 500) {
-        const detail = e.detail as { message?: string } | string | undefined;
-        const text = typeof detail === 'string' ? detail : (detail?.message ?? 'The branch could not be deleted.');
+        // a refusal's message ("You can only delete protected branches…"), else a generic alert
+        const text = typeof e.detail === 'string' ? e.detail : 'The branch could not be deleted.';
         return web.redirect(reply, urls.branches(n), { kind: 'alert', text });
       }
       throw e;

@@ -272,7 +272,7 @@ export class ArtifactsService {
         .executeTakeFirst();
       if (existing) {
         if (existing.file_sha256 === spooled.sha256) return null;
-        throw Errors.raw(400, { message: 'another artifact of the same type already exists' });
+        throw Errors.refused('another artifact of the same type already exists');
       }
       if (params.artifact_type === 'archive' || params.artifact_format === 'zip') {
         try {
@@ -308,7 +308,7 @@ export class ArtifactsService {
         });
       } catch (err) {
         await this.deps.store.delete(key);
-        if (isUniqueViolation(err)) throw Errors.raw(400, { message: 'another artifact of the same type already exists' });
+        if (isUniqueViolation(err)) throw Errors.refused('another artifact of the same type already exists');
         throw err;
       }
     } finally {

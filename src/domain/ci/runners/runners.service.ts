@@ -512,14 +512,14 @@ export class RunnersService {
         return (eb) =>
           eb.and([eb('ci_runners.created_at', '<=', stale), eb.or([eb('ci_runners.contacted_at', 'is', null), eb('ci_runners.contacted_at', '<=', stale)])]);
       default:
-        throw Errors.raw(400, { message: 'Scope contains invalid value' });
+        throw Errors.refused('Scope contains invalid value');
     }
   }
 
   /** filter_runners: a value outside `allowed` → 400 {"message":"Scope contains invalid value"}. */
   filterScope(q: RunnerQuery, value: string | undefined, allowed: readonly string[], now: number): RunnerQuery {
     if (value === undefined || value === '') return q;
-    if (!allowed.includes(value)) throw Errors.raw(400, { message: 'Scope contains invalid value' });
+    if (!allowed.includes(value)) throw Errors.refused('Scope contains invalid value');
     return q.where(this.scopeFilter(value, now));
   }
 
@@ -558,9 +558,9 @@ export class RunnersService {
   /** Runner#assign_to (POST /projects/:id/runners). */
   async assign(runner: CiRunnerRow, project: ProjectRow): Promise<void> {
     if (runner.runner_type !== 'project_type') {
-      throw Errors.raw(400, {
-        message: [`Assign to Transitioning an ${runner.runner_type === 'instance_type' ? 'instance' : 'group'} runner to a project runner is not supported`],
-      });
+      throw Errors.refused([
+        `Assign to Transitioning an ${runner.runner_type === 'instance_type' ? 'instance' : 'group'} runner to a project runner is not supported`,
+      ]);
     }
     const exists = await this.k
       .selectFrom('ci_runner_projects')
@@ -568,7 +568,7 @@ export class RunnersService {
       .where('runner_id', '=', runner.id)
       .where('project_id', '=', project.id)
       .executeTakeFirst();
-    if (exists) throw Errors.raw(400, { message: ['Assign to Validation failed: Runner has already been taken'] });
+    if (exists) throw Errors.refused(['Assign to Validation failed: Runner has already been taken']);
     await this.k.insertInto('ci_runner_projects').values({ runner_id: runner.id, project_id: project.id, created_at: nowIso() }).execute();
   }
 

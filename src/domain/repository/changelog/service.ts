@@ -211,7 +211,7 @@ export async function commitRelease(ctx: ChangelogRepo, actor: Actor, release: R
   let markdown: string | null = null;
   for (let attempt = 0; ; attempt++) {
     const tip = await tipOf();
-    if (!tip) throw Errors.raw(400, { message: 'You can only create or edit files when you are on a branch' });
+    if (!tip) throw Errors.refused('You can only create or edit files when you are on a branch');
     const content = await blobText(ctx.repo, tip, target.file);
     // already there (perhaps added concurrently): nothing to commit
     if (content !== null && release.headerStartPattern().test(content)) return null;
@@ -228,7 +228,7 @@ export async function commitRelease(ctx: ChangelogRepo, actor: Actor, release: R
       });
       return { before: tip, after: sha, ref };
     } catch (e) {
-      if (e instanceof CommitActionError) throw Errors.raw(400, { message: e.message });
+      if (e instanceof CommitActionError) throw Errors.refused(e.message);
       if (attempt === 0 && (await tipOf()) !== tip) continue;
       throw e;
     }

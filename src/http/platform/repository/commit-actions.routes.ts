@@ -84,7 +84,8 @@ export function commitActionsRoutes(fastify: FastifyInstance, c: Container): voi
     } catch (e) {
       const extra = dryRun ? { dry_run: 'error' } : {};
       if (e instanceof CommitChangeRefused) throw Errors.raw(400, { message: e.message, error_code: e.errorCode, ...extra });
-      if (e instanceof DomainError && e.kind === 'raw' && e.status === 400 && dryRun) throw Errors.raw(400, { ...(e.detail as object), ...extra });
+      // a refusal of the commit (commit-checks' failures) tells the dry run failed, in the same body
+      if (e instanceof DomainError && e.kind === 'refused' && e.status === 400 && dryRun) throw Errors.raw(400, { message: e.detail, ...extra });
       throw e;
     }
   }
