@@ -57,7 +57,7 @@ export class CustomAttributesService {
 
   /** Creates or updates (CustomAttributes::UpsertService); a blank value is the model's error. */
   async set(kind: AttributeOwnerKind, ownerId: number, key: string, value: string): Promise<CustomAttribute> {
-    if (!value.trim()) throw Errors.raw(400, { message: "Value can't be blank" });
+    if (!value.trim()) throw Errors.refused("Value can't be blank");
     const { table, column } = TABLES[kind];
     const now = nowIso();
     const values = { [column]: ownerId, key, value, created_at: now, updated_at: now } as never;

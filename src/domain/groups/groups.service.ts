@@ -5,7 +5,7 @@ import { sql, type Kysely, type SelectQueryBuilder, type SqlBool, type Expressio
 import type { Db } from '../../db/connect.ts';
 import type { Database, NamespaceRow, ProjectRow } from '../../db/schema.ts';
 import { ciContains, ciEquals, isUniqueViolation } from '../../db/sql.ts';
-import { Errors } from '../../lib/errors.ts';
+import { DomainError, Errors } from '../../lib/errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/pagination.ts';
 import { nowIso, todayDate } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
@@ -325,7 +325,7 @@ export class GroupsService {
     Policy.require(access, 'admin_group', 'Group', 'read_group');
     const found = parentIdOrPath === undefined ? null : await this.resolve.group(actor, parentIdOrPath);
     const parent = found?.group ?? null;
-    const fail = (message: string) => Errors.raw(400, { message: `Transfer failed: ${message}` });
+    const fail = (message: string) => Errors.refused(`Transfer failed: ${message}`);
 
     if (!parent && group.parent_id === null) throw fail('Group is already a root group.');
     if (parent && parent.id === group.parent_id) throw fail('Group is already associated to the parent group.');
@@ -514,11 +514,19 @@ export function ancestorIds(g: Pick<NamespaceRow, 'traversal_ids' | 'id'>): numb
 }
 
 /**
- * POST /groups renders the model's errors inside a string (lib/api/groups.rb); the field errors stay
- * on the error (`fields`, not rendered by the API) for the web form to list them.
+ * POST /groups renders the model's errors inside a string (lib/api/groups.rb): a refusal with that message.
+ * The field errors stay on the error (`fields`, not rendered by the API) for the web form to list them.
  */
-export function failedToSave(errors: FieldErrors) {
-  return Object.assign(Errors.raw(400, { message: `Failed to save group ${rubyInspect(errors)}` }), { fields: errors });
+export class GroupSaveError extends DomainError {
+  readonly fields: FieldErrors;
+  constructor(fields: FieldErrors) {
+    super('refused', 400, `Failed to save group ${rubyInspect(fields)}`);
+    this.fields = fields;
+  }
+}
+
+export function failedToSave(errors: FieldErrors): GroupSaveError {
+  return new GroupSaveError(errors);
 }
 
 /** order_by (similarity orders by name, as without a search) with `id asc` as the tie-breaker. */

@@ -136,10 +136,10 @@ export class SystemHooksService {
   /** GitLab's save errors: the URL first, then the branch filter (422 `{"error": …}`). */
   private async validate(row: Pick<SystemHookRow, 'url' | 'branch_filter_strategy' | 'push_events_branch_filter'>): Promise<void> {
     const problem = await this.urlProblem(row.url);
-    if (problem) throw Errors.raw(422, { error: problem });
+    if (problem) throw Errors.rejected(problem);
     if (!(BRANCH_FILTER_STRATEGIES as readonly string[]).includes(row.branch_filter_strategy))
       throw Errors.param('branch_filter_strategy does not have a valid value');
-    if (branchFilterError(row.branch_filter_strategy, row.push_events_branch_filter)) throw Errors.raw(422, { error: 'Invalid branch filter given' });
+    if (branchFilterError(row.branch_filter_strategy, row.push_events_branch_filter)) throw Errors.rejected('Invalid branch filter given');
   }
 
   /** Why the URL cannot be saved ("Invalid url given", naming what blocks it), or null. */

@@ -378,12 +378,12 @@ export class WebHooksService {
   async setEntry(parent: HookParent, id: number, kind: 'custom_headers' | 'url_variables', key: string, value: string): Promise<void> {
     const hook = await this.get(parent, id);
     const map = { ...(kind === 'custom_headers' ? this.customHeadersOf(hook) : this.urlVariablesOf(hook)), [key]: value };
-    if (!entriesValid(map) || (kind === 'custom_headers' && !headerValueOk(map))) throw Errors.raw(422, { error: 'Illegal key or value' });
+    if (!entriesValid(map) || (kind === 'custom_headers' && !headerValueOk(map))) throw Errors.rejected('Illegal key or value');
     const reserved = kind === 'custom_headers' ? headerProblem({ [key]: value }, hook.url) : null;
-    if (reserved) throw Errors.raw(422, { error: `Illegal key or value: ${reserved}` });
+    if (reserved) throw Errors.rejected(`Illegal key or value: ${reserved}`);
     if (kind === 'url_variables') {
       const target = interpolatedUrl(hook.url, map);
-      if (target === null || (await this.urlProblem(target))) throw Errors.raw(422, { error: 'Illegal key or value' });
+      if (target === null || (await this.urlProblem(target))) throw Errors.rejected('Illegal key or value');
     }
     const column = kind === 'custom_headers' ? 'custom_headers_encrypted' : 'url_variables_encrypted';
     await this.db.kysely
@@ -399,7 +399,7 @@ export class WebHooksService {
     const map = kind === 'custom_headers' ? this.customHeadersOf(hook) : this.urlVariablesOf(hook);
     if (!Object.hasOwn(map, key)) throw Errors.notFound(kind === 'custom_headers' ? 'Custom header' : 'URL variable');
     delete map[key];
-    if (kind === 'url_variables' && interpolatedUrl(hook.url, map) === null) throw Errors.raw(422, { error: 'Could not unset variable' });
+    if (kind === 'url_variables' && interpolatedUrl(hook.url, map) === null) throw Errors.rejected('Could not unset variable');
     const column = kind === 'custom_headers' ? 'custom_headers_encrypted' : 'url_variables_encrypted';
     await this.db.kysely
       .updateTable('web_hooks')
@@ -414,17 +414,16 @@ export class WebHooksService {
     mode: 'create' | 'update',
   ): Promise<void> {
     if (!(BRANCH_FILTER_STRATEGIES as readonly string[]).includes(h.strategy)) throw Errors.param('branch_filter_strategy does not have a valid value');
-    if (!entriesValid(h.vars)) throw Errors.raw(422, { message: { url_variables: ['must be a valid json schema'] } });
+    if (!entriesValid(h.vars)) throw Errors.invalid({ url_variables: ['must be a valid json schema'] }, 422);
     const target = interpolatedUrl(h.url, h.vars);
     const problem = target === null ? INVALID_URL : await this.urlProblem(h.url, target);
-    if (problem) throw Errors.raw(422, { error: problem });
-    if (branchFilterError(h.strategy, h.filter)) throw Errors.raw(422, { error: 'Invalid branch filter given' });
+    if (problem) throw Errors.rejected(problem);
+    if (branchFilterError(h.strategy, h.filter)) throw Errors.rejected('Invalid branch filter given');
     if (!entriesValid(h.headers) || !headerValueOk(h.headers))
-      throw Errors.raw(422, { error: mode === 'create' ? 'Custom headers must be a valid json schema' : 'Custom headers validation failed' });
+      throw Errors.rejected(mode === 'create' ? 'Custom headers must be a valid json schema' : 'Custom headers validation failed');
     const reserved = headerProblem(h.headers, h.url);
-    if (reserved) throw Errors.raw(422, { error: `Custom headers validation failed: ${reserved}` });
-    if (h.template !== undefined && h.template.length > TEMPLATE_MAX)
-      throw Errors.raw(422, { error: 'Custom webhook template is too long (maximum is 4096 characters)' });
+    if (reserved) throw Errors.rejected(`Custom headers validation failed: ${reserved}`);
+    if (h.template !== undefined && h.template.length > TEMPLATE_MAX) throw Errors.rejected('Custom webhook template is too long (maximum is 4096 characters)');
   }
 
   /** Why the URL cannot be saved (GitLab's "Invalid url given", naming what blocks it), or null. */

@@ -43,7 +43,7 @@ export function parsePermissions(json: string): Set<CustomPermission> {
 export const rootGroupId = (group: NamespaceRow): number => traversalIds(group)[0] ?? group.id;
 
 // MemberRole model validation messages, rendered by the API as {"message": "<full messages>"}.
-const serviceError = (message: string) => Errors.raw(400, { message });
+const serviceError = (message: string) => Errors.refused(message);
 
 export class MemberRolesService {
   constructor(private readonly db: Db) {}

@@ -121,7 +121,7 @@ export class ForksService {
       );
     } catch (e) {
       // The model's errors (a taken name or path, an invalid one): conflict!(errors.full_messages) — 409.
-      if (e instanceof DomainError && e.kind === 'invalid') throw Errors.raw(409, { message: fullMessages(e.detail as Record<string, string[]>) });
+      if (e instanceof DomainError && e.kind === 'invalid') throw Errors.conflict(fullMessages(e.detail as Record<string, string[]>));
       throw e;
     }
   }
@@ -136,11 +136,11 @@ export class ForksService {
     const { project: source, access: sourceAccess } = await this.deps.resolve.project(actor, forkedFromId);
     if (!this.canFork(actor, source, sourceAccess)) throw Errors.forbidden();
     if (!(await this.validTarget(actor, namespace))) throw Errors.unauthorized('Target Namespace');
-    if (await this.forkedFrom(project.id)) throw Errors.raw(409, { message: 'Project already forked' });
+    if (await this.forkedFrom(project.id)) throw Errors.conflict('Project already forked');
     const root = (await this.forkedFrom(source.id))?.root_project_id ?? source.id;
-    if (source.id === project.id) throw Errors.raw(400, { message: 'Target project cannot be equal to source project' });
+    if (source.id === project.id) throw Errors.refused('Target project cannot be equal to source project');
     // nor of one of its own forks
-    if (root === project.id) throw Errors.raw(400, { message: ['Forked from project is forbidden'] });
+    if (root === project.id) throw Errors.refused(['Forked from project is forbidden']);
     return this.deps.db.kysely.transaction().execute(async (trx) => {
       await this.link(trx, project.id, source.id, root);
       return trx.updateTable('projects').set({ updated_at: nowIso() }).where('id', '=', project.id).returningAll().executeTakeFirstOrThrow();
@@ -205,7 +205,7 @@ export class ForksService {
       const errors: string[] = [];
       if (levelOf(asked) > levelOf(source.visibility)) errors.push(`${asked} is not allowed since the fork source project has lower visibility.`);
       if (aboveNamespace(asked, target)) errors.push(notAllowedInGroup(asked, target.visibility));
-      if (errors.length) throw Errors.raw(409, { message: fullMessages({ visibility_level: errors }) });
+      if (errors.length) throw Errors.conflict(fullMessages({ visibility_level: errors }));
       // a restricted level is refused by the creation (409 "… has been restricted by your GitLab administrator")
       return asked;
     }

@@ -102,7 +102,7 @@ function requireAbility(access: ProjectAccess, ability: ProjectAbility): void {
 
 /** Projects::TransferService's refusals: 400 with the model's errors printed as Ruby prints a Hash. */
 function transferError(message: string) {
-  return Errors.raw(400, { message: `Failed to transfer project {:new_namespace=>[${JSON.stringify(message)}]}` });
+  return Errors.refused(`Failed to transfer project {:new_namespace=>[${JSON.stringify(message)}]}`);
 }
 
 export class ProjectsService {
@@ -244,7 +244,7 @@ export class ProjectsService {
         ? 'Personal project creation is not allowed. Please contact your administrator with questions'
         : `Your project limit is ${creator.projects_limit} projects! Please contact your administrator to increase it`;
     // GitLab: error!(project.errors[:limit_reached], 403) — the messages array under "error".
-    throw Errors.raw(403, { error: [message] });
+    throw Errors.rejected([message], 403);
   }
 
   /** create_projects in the namespace: its owner for a personal one, the group's project_creation_level for a group. */
@@ -355,7 +355,7 @@ export class ProjectsService {
     const repo = this.repos.repository(project);
     const newDefault = input.default_branch && input.default_branch !== project.default_branch ? input.default_branch : null;
     if (newDefault && repo.exists() && !(await repo.isEmpty()) && !(await repo.branch(newDefault))) {
-      throw Errors.raw(400, { message: `Could not set the default branch. Do you have a branch named '${newDefault}'?` });
+      throw Errors.refused(`Could not set the default branch. Do you have a branch named '${newDefault}'?`);
     }
 
     const topics = topicList(input);

@@ -602,7 +602,7 @@ export class UsersService {
     if (user.state === 'ldap_blocked') throw Errors.forbidden('LDAP blocked users cannot be modified by the API');
     if (actor.user?.id === user.id) throw Errors.forbidden('The API initiating user cannot be blocked by the API');
     if (isBlocked(user)) return null;
-    if (isInternal(user)) throw Errors.raw(403, { message: 'An internal user cannot be blocked' });
+    if (isInternal(user)) throw Errors.refused('An internal user cannot be blocked', 403);
     await this.setState(user, 'blocked');
     return true;
   }
@@ -623,10 +623,10 @@ export class UsersService {
     void actor;
     const user = await this.mustFind(id);
     if (user.state === 'deactivated') return null;
-    if (isBlocked(user)) throw Errors.raw(403, { message: 'Error occurred. A blocked user cannot be deactivated' });
-    if (isInternal(user)) throw Errors.raw(403, { message: 'Internal users cannot be deactivated' });
+    if (isBlocked(user)) throw Errors.refused('Error occurred. A blocked user cannot be deactivated', 403);
+    if (isInternal(user)) throw Errors.refused('Internal users cannot be deactivated', 403);
     if (!isDormant(user, now)) {
-      throw Errors.raw(403, { message: `The user you are trying to deactivate has been active in the past ${DORMANT_DAYS} days and cannot be deactivated` });
+      throw Errors.refused(`The user you are trying to deactivate has been active in the past ${DORMANT_DAYS} days and cannot be deactivated`, 403);
     }
     await this.setState(user, 'deactivated');
     return true;
@@ -651,7 +651,7 @@ export class UsersService {
     void actor;
     const user = await this.mustFind(id);
     const from = action === 'ban' ? 'active' : 'banned';
-    if (user.state !== from) throw Errors.raw(403, { message: `You cannot ${action} ${user.state} users.` });
+    if (user.state !== from) throw Errors.refused(`You cannot ${action} ${user.state} users.`, 403);
     await this.setState(user, action === 'ban' ? 'banned' : 'active');
     return true;
   }

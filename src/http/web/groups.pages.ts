@@ -7,7 +7,7 @@ import type { Container } from '../../container.ts';
 import type { NamespaceRow } from '../../db/schema.ts';
 import { MovedError, type ResolvedGroup } from '../../domain/access/resolve.ts';
 import { restrictedLevels } from '../../domain/access/visibility.ts';
-import type { FieldErrors } from '../../domain/groups/group-rules.ts';
+import { GroupSaveError } from '../../domain/groups/groups.service.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
 import { formErrorsOf } from '../../web/views/components.tsx';
 import { allowedValue, NewGroupPage, type NewGroupValues, visibilityLimits } from '../../web/views/dashboard/new-project.tsx';
@@ -120,8 +120,7 @@ export function groupPages(app: FastifyInstance, c: Container, web: Web): void {
       });
       return web.redirect(reply, `/groups/${encodePath(group.full_path)}`, { kind: 'notice', text: `Group '${group.name}' was successfully created.` });
     } catch (e) {
-      const fields = (e as { fields?: FieldErrors }).fields;
-      if (fields) return renderNew(reply, ctx, values, formErrorsOf(Errors.invalid(fields)), 422);
+      if (e instanceof GroupSaveError) return renderNew(reply, ctx, values, formErrorsOf(Errors.invalid(e.fields)), 422);
       if (e instanceof DomainError && e.status === 404) return renderNew(reply, ctx, values, ['Parent group is not valid'], 422);
       if (e instanceof DomainError && e.status === 403) return renderNew(reply, ctx, values, ['You are not allowed to create a group here.'], 422);
       const messages = formErrorsOf(e);

@@ -6,7 +6,6 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Container } from '../../container.ts';
 import type { NamespaceRow } from '../../db/schema.ts';
 import { restrictedLevels } from '../../domain/access/visibility.ts';
-import { DomainError } from '../../lib/errors.ts';
 import { formErrorsOf } from '../../web/views/components.tsx';
 import { allowedValue, NewProjectPage, type NewProjectValues, visibilityLimits } from '../../web/views/dashboard/new-project.tsx';
 import { encodePath, HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
@@ -18,15 +17,6 @@ const MAX_GROUPS = 100;
 function field(body: Record<string, unknown>, name: string): string {
   const v = body[name];
   return typeof v === 'string' ? v : '';
-}
-
-/** The messages of a refused creation: field errors, or GitLab's `{"error": [...]}` (the project limit). */
-function messagesOf(e: unknown): string[] | null {
-  if (e instanceof DomainError && e.kind === 'raw' && e.detail && typeof e.detail === 'object' && 'error' in e.detail) {
-    const list = (e.detail as { error: unknown }).error;
-    return (Array.isArray(list) ? list : [list]).map(String);
-  }
-  return formErrorsOf(e);
 }
 
 export function newProjectPages(app: FastifyInstance, c: Container, web: Web): void {
@@ -109,7 +99,8 @@ export function newProjectPages(app: FastifyInstance, c: Container, web: Web): v
         text: `Project '${project.name}' was successfully created.`,
       });
     } catch (e) {
-      const messages = messagesOf(e);
+      // field errors, or the project limit's list (GitLab's `{"error": [...]}`)
+      const messages = formErrorsOf(e);
       if (messages) return render(reply, ctx, values, messages, 422);
       throw e;
     }

@@ -207,7 +207,7 @@ export class ExportsService {
   /** GET /projects/:id/export/download: the finished archive (or a redirect URL from the store). */
   async download(actor: Actor, idOrPath: string): Promise<{ fileName: string; size: number; stream: Readable | null; redirect: string | null }> {
     const { project } = await this.authorize(actor, idOrPath);
-    const gone = () => Errors.raw(404, { message: '404 Not found or has expired' });
+    const gone = () => Errors.refused('404 Not found or has expired', 404);
     const row = actor.user ? await this.rowOf(project.id, actor.user.id) : null;
     if (!row || !hasArchive(row)) throw gone();
     const key = row.store_key!;

@@ -162,7 +162,7 @@ export class ImportsService {
     const rules = this.rules(s);
     // addressable_url (file_url): the URL may be requested under the outbound rules
     const blocked = await this.deps.outbound.check(input.url, rules);
-    if (blocked) throw Errors.raw(400, { message: `File url is blocked: ${blocked}` });
+    if (blocked) throw Errors.refused(`File url is blocked: ${blocked}`);
     // RemoteFileValidator on the HEAD's headers (a failed HEAD: its reason first, then the header checks)
     const errors: string[] = [];
     let headers: Record<string, string> = {};
@@ -172,7 +172,7 @@ export class ImportsService {
       errors.push(`Failed to retrive headers: ${e instanceof Error ? e.message : String(e)}`);
     }
     errors.push(...remoteFileErrors(contentLengthOf(headers['content-length']), headers['content-type'], remoteLimit(s.max_import_remote_file_size)));
-    if (errors.length) throw Errors.raw(400, { message: errors[0] });
+    if (errors.length) throw Errors.refused(errors[0]);
     return this.create(actor, { ...input, override_params: override }, 'url', { url: input.url });
   }
 
@@ -184,7 +184,7 @@ export class ImportsService {
     for (const k of ['region', 'bucket_name', 'file_key', 'access_key_id', 'secret_access_key'] as const) {
       if (!String(input[k] ?? '').trim()) blank.push(`${k.charAt(0).toUpperCase()}${k.slice(1).replace(/_/g, ' ')} can't be blank`);
     }
-    if (blank.length) throw Errors.raw(400, { message: blank[0] });
+    if (blank.length) throw Errors.refused(blank[0]);
     const src: S3Source = {
       region: input.region,
       bucket_name: input.bucket_name,
@@ -194,7 +194,7 @@ export class ImportsService {
     };
     const s = await this.deps.settings.get();
     const errors = await checkS3(this.deps.config, src, remoteLimit(s.max_import_remote_file_size));
-    if (errors.length) throw Errors.raw(400, { message: errors[0] });
+    if (errors.length) throw Errors.refused(errors[0]);
     return this.create(actor, { ...input, override_params: override }, 's3', { s3: src });
   }
 
@@ -223,17 +223,17 @@ export class ImportsService {
     const k = this.deps.db.kysely;
     const override = overrideParams(input.override_params);
     // validates_presence_of :path, :namespace
-    if (!String(input.path ?? '').trim()) throw Errors.raw(400, { message: "Path can't be blank" });
+    if (!String(input.path ?? '').trim()) throw Errors.refused("Path can't be blank");
     const namespace =
       input.namespace !== undefined && input.namespace !== ''
         ? await this.findNamespace(actor, String(input.namespace))
         : await k.selectFrom('namespaces').selectAll().where('owner_id', '=', me.id).where('type', '=', 'User').executeTakeFirst();
-    if (!namespace) throw Errors.raw(400, { message: "Namespace can't be blank" });
+    if (!namespace) throw Errors.refused("Namespace can't be blank");
     // Projects::CreateService: import_projects is a group's Maintainers' (creating projects may be
     // open to Developers; one who may not create at all gets the creation's "Namespace is not valid")
     if (namespace.type === 'Group' && !actor.isAdmin) {
       const access = await this.deps.policy.group(actor, namespace);
-      if (access.abilities.has('create_projects') && access.level < MAINTAINER) throw Errors.raw(400, { message: 'User is not allowed to import projects' });
+      if (access.abilities.has('create_projects') && access.level < MAINTAINER) throw Errors.refused('User is not allowed to import projects');
     }
 
     let projectPath = input.path;
@@ -296,7 +296,7 @@ export class ImportsService {
       if (storeKey) await this.deps.store.delete(storeKey).catch(() => {});
       // CreateProjectService: error(project.errors.full_messages) — the first, as a 400 message
       if (e instanceof DomainError && e.kind === 'invalid') {
-        throw Errors.raw(400, { message: fullMessages(e.detail as Record<string, string[]>)[0] ?? '400 Bad request' });
+        throw Errors.refused(fullMessages(e.detail as Record<string, string[]>)[0] ?? '400 Bad request');
       }
       throw e;
     }

@@ -78,10 +78,10 @@ export class RelationImportsService {
   ): Promise<{ row: RelationImportRow; projectPath: string }> {
     const { project, projectPath, access } = await this.findByFullPath(actor, input.path);
     if (!isImportableRelation(input.relation)) throw Errors.param('relation does not have a valid value');
-    if (!access.abilities.has('admin_project')) throw Errors.raw(403, { message: NOT_AUTHORIZED });
+    if (!access.abilities.has('admin_project')) throw Errors.refused(NOT_AUTHORIZED, 403);
     const k = this.deps.db.kysely;
     // refused before the archive is stored; checked again in the transaction (two requests at once)
-    if (await this.inProgress(k, project.id)) throw Errors.raw(409, { message: IN_PROGRESS });
+    if (await this.inProgress(k, project.id)) throw Errors.conflict(IN_PROGRESS);
 
     const key = `relation-imports/${project.id}/${randomUUID()}.tar.gz`;
     await this.deps.store.putFile(key, file.path, { contentType: 'application/gzip' });
@@ -90,7 +90,7 @@ export class RelationImportsService {
       row = await k.transaction().execute(async (trx) => {
         // one at a time per project: the project's row is the lock (PostgreSQL; SQLite writes one at a time)
         if (this.deps.db.dialect === 'postgres') await trx.selectFrom('projects').select('id').where('id', '=', project.id).forUpdate().execute();
-        if (await this.inProgress(trx, project.id)) throw Errors.raw(409, { message: IN_PROGRESS });
+        if (await this.inProgress(trx, project.id)) throw Errors.conflict(IN_PROGRESS);
         const now = nowIso();
         const inserted = await trx
           .insertInto('relation_imports')
@@ -212,12 +212,12 @@ export class RelationImportsService {
    * else 404 "Project not found" (a project the actor may not see is not told apart from none).
    */
   private async findByFullPath(actor: Actor, fullPath: string) {
-    if (!fullPath.includes('/')) throw Errors.raw(404, { message: PROJECT_NOT_FOUND });
+    if (!fullPath.includes('/')) throw Errors.refused(PROJECT_NOT_FOUND, 404);
     try {
       const r = await this.deps.resolve.project(actor, fullPath);
       return { ...r, projectPath: `${r.namespace.full_path}/${r.project.path}` };
     } catch (e) {
-      if (e instanceof MovedError || (e instanceof DomainError && e.status === 404)) throw Errors.raw(404, { message: PROJECT_NOT_FOUND });
+      if (e instanceof MovedError || (e instanceof DomainError && e.status === 404)) throw Errors.refused(PROJECT_NOT_FOUND, 404);
       throw e;
     }
   }
