@@ -237,6 +237,29 @@ test('new project form: bad input re-renders with errors (422) and creates nothi
   assert.equal(await count(), before);
 });
 
+test('new project form: the project limit is refused with its message (422) and creates nothing', async (t) => {
+  const { app, c, seed } = await buildTestApp(t);
+  const alice = await seed.user({ username: 'alice' });
+  const own = await seed.namespaceOf(alice);
+  const s = await webSignIn(app, 'alice');
+  await c.db.kysely.updateTable('users').set({ projects_limit: 0 }).where('id', '=', alice.id).execute();
+  const none = await webPost(app, '/projects', s, { name: 'First', namespace_id: String(own.id), visibility: 'private' });
+  assert.equal(none.statusCode, 422);
+  assert.match(none.body, /<div class="flash flash-error mb-3" role="alert">/);
+  assert.match(none.body, /Personal project creation is not allowed\. Please contact your administrator with questions/);
+
+  await seed.project({ owner: alice, path: 'one', name: 'One' });
+  await c.db.kysely.updateTable('users').set({ projects_limit: 1 }).where('id', '=', alice.id).execute();
+  const full = await webPost(app, '/projects', s, { name: 'Second', namespace_id: String(own.id), visibility: 'private' });
+  assert.equal(full.statusCode, 422);
+  assert.match(full.body, /Your project limit is 1 projects! Please contact your administrator to increase it/);
+  const paths = await c.db.kysely.selectFrom('projects').select('path').execute();
+  assert.deepEqual(
+    paths.map((p) => p.path),
+    ['one'],
+  );
+});
+
 test('in a browser: dashboard → new project through its form (the slug follows the name) → the pages are accessible', {
   skip: skipWithout(chromiumAvailable, 'chromium'),
 }, async (t) => {
