@@ -3,11 +3,12 @@
 // component's `file/`, a zip of every translation file. The files service does the work.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
-import { componentDownload, translationDownload, uploadTranslationFile } from '../../domain/translation/files/file-requests.ts';
+import { componentDownload, requireUploadPermission, translationDownload, uploadTranslationFile } from '../../domain/translation/files/file-requests.ts';
 import { parseQuery } from '../../domain/translation/search/query.ts';
 import { Errors } from '../../lib/errors.ts';
 import { body, searching, view } from './common.ts';
 import { sendJson } from './serializers.ts';
+import { uploadRequest, validOrRefused } from './validators.ts';
 
 type P = { Params: { project: string; component: string; language: string } };
 type C = { Params: { project: string; component: string } };
@@ -56,7 +57,9 @@ export function filesRoutes(app: FastifyInstance, c: Container): void {
     handler: async (req, reply) => {
       if (!req.actor.user) throw Errors.unauthorized();
       const path = await q.translation(req.actor, req.params.project, req.params.component, req.params.language);
-      return sendJson(reply, await uploadTranslationFile(files, c.translation.writes.permissions, req.actor, path, body(req)));
+      const perms = c.translation.writes.permissions;
+      const request = await validOrRefused(uploadRequest(body(req)), () => requireUploadPermission(perms, req.actor, path));
+      return sendJson(reply, await uploadTranslationFile(files, perms, req.actor, path, request));
     },
   });
 

@@ -2,13 +2,14 @@
 // and Hearth's own translation project members (GET/POST /api/projects/:slug/members/,
 // DELETE /api/projects/:slug/members/:username/), which an administrator (or a `manage` member) keeps.
 // DRF's order: authentication first (an anonymous write is 401 with WWW-Authenticate: Token, whatever
-// the object), then the object (404), then validation and permissions as the services do them.
+// the object), then the object (404), then validation (validators.ts) and permissions as the services do them.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import { Errors } from '../../lib/errors.ts';
 import { body, view, wireFor } from './common.ts';
 import { ALLOW_DETAIL_RW, ALLOW_LIST_RW, envelope, pageOf } from './drf.ts';
 import { sendJson } from './serializers.ts';
+import { newUnitRequest, unitWrite, validOrRefused } from './validators.ts';
 
 const MEMBER_DETAIL = 'DELETE, OPTIONS';
 const enc = encodeURIComponent;
@@ -31,7 +32,9 @@ export function unitWritesRoutes(app: FastifyInstance, c: Container): void {
       ...unitView,
       handler: async (req, reply) => {
         signedIn(req);
-        const out = await t.writes.edits.update(req.actor, unitId(req.params.id), body(req), method === 'PATCH');
+        const id = unitId(req.params.id);
+        const write = await validOrRefused(unitWrite(body(req), method === 'PATCH'), () => t.queries.unit(req.actor, id, { sourceUnit: false }));
+        const out = await t.writes.edits.update(req.actor, id, write);
         return sendJson(reply, out);
       },
     });
@@ -47,7 +50,7 @@ export function unitWritesRoutes(app: FastifyInstance, c: Container): void {
   app.post<P>('/api/translations/:project/:component/:language/units/', view(ALLOW_LIST_RW, 'Units', 'Translation components API.'), async (req, reply) => {
     signedIn(req);
     const { project, component, language } = req.params;
-    const out = await t.writes.edits.add(req.actor, { project, component, language }, body(req));
+    const out = await t.writes.edits.add(req.actor, { project, component, language }, newUnitRequest(body(req)));
     return sendJson(reply, wireFor(c, req).unit(out.project, out.component, out.languageCode, out.unit));
   });
 

@@ -22,6 +22,7 @@ import { EditorReads, type OtherTranslation } from '../../domain/translation/uni
 import { checksum } from '../../domain/translation/units/hash.ts';
 import { DomainError } from '../../lib/errors.ts';
 import { EditorEmpty, EditorPage, type EditorView, type PersonView } from '../../web/views/translation/editor/editor.tsx';
+import { unitWrite, validOrRefused } from '../translation/validators.ts';
 import { HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
 
 const SEP = '\u001e';
@@ -341,7 +342,8 @@ export function translationEditorPages(app: FastifyInstance, c: Container, web: 
     const empty = targets.every((x) => x === '');
     const state = empty ? 0 : param(b.approved) ? 30 : param(b.fuzzy) ? 10 : 20;
     try {
-      await t.writes.edits.update(ctx.actor, path.unit.id, { target: targets, state }, true);
+      // the unit was found above (unitPath): field errors need no other check first
+      await t.writes.edits.update(ctx.actor, path.unit.id, await validOrRefused(unitWrite({ target: targets, state }, true)));
     } catch (e) {
       const errors = editorErrors(e);
       if (!errors) throw e;

@@ -9,7 +9,13 @@ import type { Container } from '../../container.ts';
 import type { ComponentRow, TranslationProjectRow, TranslationRow } from '../../db/schema.ts';
 import { stamp } from '../../db/versions.ts';
 import { MERGE_FAILURE_ACTIONS, REPOSITORY_ACTIONS } from '../../domain/translation/changes/actions.ts';
-import { componentDownload, translationDownload, uploadMethodAllowed, uploadTranslationFile } from '../../domain/translation/files/file-requests.ts';
+import {
+  componentDownload,
+  requireUploadPermission,
+  translationDownload,
+  uploadMethodAllowed,
+  uploadTranslationFile,
+} from '../../domain/translation/files/file-requests.ts';
 import { UPLOAD_CONFLICTS, UPLOAD_FUZZY } from '../../domain/translation/files/files.service.ts';
 import type { TranslationPath } from '../../domain/translation/queries.ts';
 import { OPERATION_DENIED, runOperation } from '../../domain/translation/repository/operations.ts';
@@ -19,6 +25,7 @@ import { DomainError, Errors } from '../../lib/errors.ts';
 import { VersionedCache } from '../../lib/versioned-cache.ts';
 import { raw, render, type SafeHtml } from '../../web/jsx/jsx-runtime.ts';
 import { searching } from '../translation/common.ts';
+import { uploadRequest, validOrRefused } from '../translation/validators.ts';
 import {
   ComponentLanguages,
   ComponentPage,
@@ -249,7 +256,8 @@ export function translationPages(app: FastifyInstance, c: Container, web: Web): 
       // the form always sends every field; an empty file input arrives as an empty string
       const { authenticity_token: _t, ...data } = fields;
       try {
-        const r = await uploadTranslationFile(files, perms, ctx.actor, path, data);
+        const request = await validOrRefused(uploadRequest(data), () => requireUploadPermission(perms, ctx.actor, path));
+        const r = await uploadTranslationFile(files, perms, ctx.actor, path, request);
         const text = `Processed ${r.total} string${r.total === 1 ? '' : 's'} from the uploaded file (skipped: ${r.skipped}, not found: ${r.not_found}, updated: ${r.accepted}).`;
         return web.redirect(reply, urls.translation(path.project.slug, path.component.slug, path.languageCode), { kind: 'notice', text });
       } catch (e) {

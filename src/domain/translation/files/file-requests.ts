@@ -1,107 +1,49 @@
 // A translation's file as the API's `file/` and the translation page serve it: the upload request
-// (validated as Weblate's UploadRequestSerializer, then checked in Weblate's order — upload.perform,
-// validation, conflicts, method — and performed) and the download (as stored, or converted by an
+// (read by the edge as Weblate's UploadRequestSerializer, after upload.perform; then checked in Weblate's
+// order — conflicts, method — and performed) and the download (as stored, or converted by an
 // exporter). Both callers go through here, so the page and the API refuse and answer alike.
 import type { Exporter } from '../../../formats/exporters.ts';
 import { Errors } from '../../../lib/errors.ts';
 import type { Actor } from '../../access/actor.ts';
 import type { TranslationPermissions, TranslationPerm } from '../permissions.ts';
 import type { ComponentPath, TranslationPath } from '../queries.ts';
-import {
-  type TranslationFiles,
-  UPLOAD_CONFLICTS,
-  UPLOAD_FUZZY,
-  UPLOAD_METHODS,
-  type UploadMethod,
-  type UploadRequest,
-  type UploadResult,
-} from './files.service.ts';
+import type { TranslationFiles, UploadMethod, UploadRequest, UploadResult } from './files.service.ts';
 
-const last = (v: unknown) => (Array.isArray(v) ? v[v.length - 1] : v);
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-/** DRF BooleanField's spellings */
-const TRUE_VALUES = new Set(['true', 'yes', 'y', 't', 'on', '1']);
-const FALSE_VALUES = new Set(['false', 'no', 'n', 'f', 'off', '0']);
-
-/** UploadRequestSerializer: every field's errors at once, as DRF lists them. */
-export function validateUpload(data: Record<string, unknown>): UploadRequest & { author?: { name: string; email: string } } {
-  const errors: Record<string, string[]> = {};
-  const file = last(data.file);
-  if (file === undefined || file === null || file === '') errors.file = ['No file was submitted.'];
-  else if (!Buffer.isBuffer(file)) errors.file = ['The submitted data was not a file. Check the encoding type on the form.'];
-  else if (file.length === 0) errors.file = ['The submitted file is empty.'];
-  const choice = <T extends string>(name: string, choices: readonly T[], def: T): T => {
-    const v = last(data[name]);
-    if (v === undefined) return def;
-    if (typeof v === 'string' && (choices as readonly string[]).includes(v)) return v as T;
-    errors[name] = [`"${typeof v === 'string' ? v : String(v)}" is not a valid choice.`];
-    return def;
-  };
-  const method = choice('method', UPLOAD_METHODS, 'translate');
-  const fuzzy = choice('fuzzy', UPLOAD_FUZZY, '');
-  let conflicts = choice('conflicts', UPLOAD_CONFLICTS, '');
-  // wlc 1.13 sends `overwrite=yes` for --overwrite: Weblate's older boolean, read as replace-translated when
-  // `conflicts` is not given
-  const overwrite = last(data.overwrite);
-  if (overwrite !== undefined && overwrite !== '') {
-    const v = String(overwrite).toLowerCase();
-    if (TRUE_VALUES.has(v)) {
-      if (last(data.conflicts) === undefined) conflicts = 'replace-translated';
-    } else if (!FALSE_VALUES.has(v)) errors.overwrite = ['Must be a valid boolean.'];
-  }
-  const text = (name: string, max: number): string => {
-    const v = last(data[name]);
-    if (v === undefined || v === null) return '';
-    if (typeof v !== 'string') {
-      errors[name] = ['Not a valid string.'];
-      return '';
-    }
-    if (v.length > max) errors[name] = [`Ensure this field has no more than ${max} characters.`];
-    return v.trim();
-  };
-  const authorName = text('author_name', 200);
-  const authorEmail = text('author_email', 254);
-  if (authorEmail && !EMAIL.test(authorEmail)) errors.author_email = ['Enter a valid email address.'];
-  if (Object.keys(errors).length) throw Errors.invalid(errors);
-  return {
-    file: file as Buffer,
-    method,
-    fuzzy,
-    conflicts: conflicts === 'ignore' ? '' : conflicts,
-    ...(authorName && authorEmail ? { author: { name: authorName, email: authorEmail } } : {}),
-  };
+/** Weblate's upload.perform, the first check of an upload (before its fields are read): 403 when refused. */
+export function requireUploadPermission(perms: TranslationPermissions, actor: Actor, { project, component, translation }: TranslationPath): Promise<void> {
+  return perms.require(actor, 'upload.perform', { project, component, translation }, 'Insufficient privileges for uploading.');
 }
 
 /**
- * An upload to a translation found for `actor` (`path`), from the fields of the request: the checks in
- * Weblate's order, then the files service's upload. 400 {"field": reason} or 403 when refused.
+ * An upload to a translation found for `actor` (`path`), its request read by the API's edge
+ * (UploadRequestSerializer): the checks in Weblate's order, then the files service's upload.
+ * 400 {"field": reason} or 403 when refused.
  */
 export async function uploadTranslationFile(
   files: TranslationFiles,
   perms: TranslationPermissions,
   actor: Actor,
   path: TranslationPath,
-  fields: Record<string, unknown>,
+  data: UploadRequest,
 ): Promise<UploadResult> {
   const { project, component, translation } = path;
   const scope = { project, component, translation };
-  await perms.require(actor, 'upload.perform', scope, 'Insufficient privileges for uploading.');
-  const data = validateUpload(fields);
+  await requireUploadPermission(perms, actor, path);
   if (data.conflicts && !(await perms.can(actor, 'upload.overwrite', scope))) {
-    throw Errors.raw(400, { conflicts: 'You can not overwrite existing translations.' });
+    throw Errors.invalid({ conflicts: 'You can not overwrite existing translations.' });
   }
   if (data.conflicts === 'replace-approved') {
     const denied = await perms.check(actor, 'unit.review', scope);
-    if (denied !== null) throw Errors.raw(400, { conflicts: denied });
+    if (denied !== null) throw Errors.invalid({ conflicts: denied });
   }
   if (!(await uploadMethodAllowed(files, perms, actor, path, data.method))) {
     const hint =
       data.method === 'add' && !translation.is_source
         ? (files.addRefusal(component, translation) ?? 'Try adding to the source instead of the translation.')
         : 'Check your permissions or use different translation object.';
-    throw Errors.raw(400, { method: `This method is not available here. ${hint}` });
+    throw Errors.invalid({ method: `This method is not available here. ${hint}` });
   }
-  if (!translation.filename && data.method !== 'source') throw Errors.raw(400, { method: 'No translation file, try using method=source.' });
+  if (!translation.filename && data.method !== 'source') throw Errors.invalid({ method: 'No translation file, try using method=source.' });
   // the uploader may credit someone else (Weblate's upload.authorship: managers)
   const { author, ...request } = data;
   const credited = author && (await perms.can(actor, 'component.edit', scope)) ? { author } : {};
@@ -184,7 +126,7 @@ export async function translationDownload(
 export async function componentDownload(files: TranslationFiles, { project, component }: ComponentPath, format = 'zip'): Promise<TranslationDownload> {
   let exporter: Exporter | undefined;
   if (format.startsWith('zip:')) exporter = files.exporterFor(component, format.slice(4));
-  else if (format !== 'zip') throw Errors.raw(400, { format: `Conversion to ${format} is not supported` });
+  else if (format !== 'zip') throw Errors.invalid({ format: `Conversion to ${format} is not supported` });
   const translations = await files.translationsOf(component);
   const modified = await files.lastModified(component, translations);
   return {

@@ -35,6 +35,14 @@ import { newlineOf } from '../../../formats/support/text.ts';
 import { checksum, idHash } from '../units/hash.ts';
 import { compileQuery, parseQuery, usesRegex } from '../search/query.ts';
 
+/** A commit the repository refused (400, field errors or a message): its first message as the upload's 400 {"file": …}. */
+function fileRefused(e: DomainError): DomainError {
+  const d = e.detail;
+  const first =
+    typeof d === 'string' ? d : Array.isArray(d) ? d[0] : d && typeof d === 'object' ? Object.values(d as Record<string, unknown>).flat()[0] : undefined;
+  return Errors.invalid({ file: first === undefined ? e.message : String(first) });
+}
+
 /** Who a rendered file is attributed to (H1's EditAuthor has this shape and more). */
 export interface FileAuthor {
   name: string;
@@ -199,8 +207,8 @@ export class TranslationFiles {
   /** The exporter `?format=` names, checked against the translation (Weblate's messages, 400 {"format": …}). */
   exporterFor(component: ComponentRow, name: string): Exporter {
     const exporter = getExporter(name);
-    if (!exporter) throw Errors.raw(400, { format: `Conversion to ${name} is not supported` });
-    if (!exporter.supports(this.exportMeta(component))) throw Errors.raw(400, { format: 'File format is not compatible with this translation' });
+    if (!exporter) throw Errors.invalid({ format: `Conversion to ${name} is not supported` });
+    if (!exporter.supports(this.exportMeta(component))) throw Errors.invalid({ format: 'File format is not compatible with this translation' });
     return exporter;
   }
 
@@ -359,7 +367,7 @@ export class TranslationFiles {
         if (!(e instanceof FormatError)) throw e;
       }
     }
-    throw Errors.raw(400, { file: first.message });
+    throw Errors.invalid({ file: first.message });
   }
 
   /**
@@ -428,7 +436,7 @@ export class TranslationFiles {
           continue;
         }
         const target = unit.source.includes(PLURAL_SEPARATOR) ? p.target : [p.target.join('')];
-        if (unit.source.includes(PLURAL_SEPARATOR) && target.length !== forms) throw Errors.raw(400, { file: 'Plural forms do not match the language.' });
+        if (unit.source.includes(PLURAL_SEPARATOR) && target.length !== forms) throw Errors.invalid({ file: 'Plural forms do not match the language.' });
         let state: UnitState = STATE_TRANSLATED;
         if (req.method === 'fuzzy' || (fuzzy && req.fuzzy === 'process')) state = STATE_FUZZY;
         else if (req.method === 'approve') state = STATE_APPROVED;
@@ -491,7 +499,7 @@ export class TranslationFiles {
         await parseInBatches(this.format(component), req.file, this.monolingual(component) ? { isTemplate: true } : { language: translation.language_code })
       ).discard();
     } catch (e) {
-      if (e instanceof FormatError) throw Errors.raw(400, { file: e.message });
+      if (e instanceof FormatError) throw Errors.invalid({ file: e.message });
       throw e;
     }
     const repository = this.deps.writes.repository;
@@ -502,8 +510,7 @@ export class TranslationFiles {
     try {
       await repository.commitFiles(fresh, [{ path: translation.filename, content: req.file }], who, `Upload of ${translation.filename}`);
     } catch (e) {
-      if (e instanceof DomainError && e.status === 400)
-        throw Errors.raw(400, { file: Object.values((e.detail as Record<string, string[]>) ?? {}).flat()[0] ?? e.message });
+      if (e instanceof DomainError && e.status === 400) throw fileRefused(e);
       throw e;
     }
     const k = this.deps.db.kysely;
@@ -560,7 +567,7 @@ export class TranslationFiles {
     const k = this.deps.db.kysely;
     const monolingual = this.monolingual(component);
     const format = getFormat(component.file_format);
-    if (!format?.append) throw Errors.raw(400, { method: 'This method is not available here. Check your permissions or use different translation object.' });
+    if (!format?.append) throw Errors.invalid({ method: 'This method is not available here. Check your permissions or use different translation object.' });
     const units = (await k
       .selectFrom('units')
       .select(['id', 'translation_id', 'source', 'context', 'target', 'state'])
@@ -629,7 +636,7 @@ export class TranslationFiles {
       }));
       files.push({ path: f.filename, content: appendAll(format, bytes, news) });
     }
-    if (!files.length) throw Errors.raw(400, { method: 'This method is not available here. Check your permissions or use different translation object.' });
+    if (!files.length) throw Errors.invalid({ method: 'This method is not available here. Check your permissions or use different translation object.' });
     const who = req.author ? { userId: await this.userIdOf(req.author.email), ...req.author } : actorAuthor(actor);
     try {
       await repository.commitFiles(
@@ -639,8 +646,7 @@ export class TranslationFiles {
         `Added ${entries.length === 1 ? 'string' : `${entries.length} strings`} by upload\n\nAdded through the translation API.\n`,
       );
     } catch (e) {
-      if (e instanceof DomainError && e.status === 400)
-        throw Errors.raw(400, { file: Object.values((e.detail as Record<string, string[]>) ?? {}).flat()[0] ?? e.message });
+      if (e instanceof DomainError && e.status === 400) throw fileRefused(e);
       throw e;
     }
     // a change 31 for each string the rescan created
@@ -684,13 +690,13 @@ export class TranslationFiles {
   private async sourceUpload(actor: Actor, component: ComponentRow, translation: TranslationRow, req: UploadRequest): Promise<UploadResult> {
     const format = this.format(component);
     if (!this.sourceAllowed(component) || !format.append || !format.remove) {
-      throw Errors.raw(400, { method: 'This method is not available here. Check your permissions or use different translation object.' });
+      throw Errors.invalid({ method: 'This method is not available here. Check your permissions or use different translation object.' });
     }
     let uploaded: ParsedUnit[];
     try {
       uploaded = (await parseOffThread(format, req.file, { language: translation.language_code })).units;
     } catch (e) {
-      if (e instanceof FormatError) throw Errors.raw(400, { file: e.message });
+      if (e instanceof FormatError) throw Errors.invalid({ file: e.message });
       throw e;
     }
     const key = (source: string[], context: string) => `${source.join(PLURAL_SEPARATOR)}\0${context}`;
@@ -720,7 +726,7 @@ export class TranslationFiles {
       for (const e of [...entries]) {
         if (e.source.join('') === '' || wanted.has(key(e.source, e.context))) continue;
         const out = format.remove(bytes, e.id, opts, entries);
-        if (!out) throw Errors.raw(400, { file: `The string "${e.source[0].slice(0, 60)}" could not be removed from ${tr.filename}.` });
+        if (!out) throw Errors.invalid({ file: `The string "${e.source[0].slice(0, 60)}" could not be removed from ${tr.filename}.` });
         bytes = out;
         entries = format.parse(bytes, opts).units;
       }
@@ -739,8 +745,7 @@ export class TranslationFiles {
       try {
         await repository.commitFiles(fresh, files, who, 'Update source strings by upload\n\nUpdated through the translation API.\n');
       } catch (e) {
-        if (e instanceof DomainError && e.status === 400)
-          throw Errors.raw(400, { file: Object.values((e.detail as Record<string, string[]>) ?? {}).flat()[0] ?? e.message });
+        if (e instanceof DomainError && e.status === 400) throw fileRefused(e);
         throw e;
       }
     }

@@ -41,7 +41,7 @@ import { REMOTE_PREFIX, RepoError, type RepoSource } from '../components/vcs.ts'
 import type { TranslationDeps } from '../deps.ts';
 import { percent, refreshTranslationStats } from '../stats/stats.ts';
 import { BatchCommits } from './batch-commit.ts';
-import { lockedError, LockTimeout, TimedLocks } from './lock.ts';
+import { LockTimeout, TimedLocks } from './lock.ts';
 import { pushToProject } from './platform-push.ts';
 import { defineSweep } from '../../../jobs/registry.ts';
 
@@ -141,10 +141,10 @@ export class ComponentRepository {
         return fn(fresh);
       });
     } catch (e) {
-      if (e instanceof LockTimeout) throw lockedError(e.scope);
+      if (e instanceof LockTimeout) throw Errors.locked(e.scope);
       // another process moved the branch meanwhile (update-ref's compare-and-swap): the lock of a
       // process we could not see; nothing of ours was recorded
-      if (e instanceof GitError && /cannot lock ref|but expected/.test(e.stderr || e.message)) throw lockedError(scope);
+      if (e instanceof GitError && /cannot lock ref|but expected/.test(e.stderr || e.message)) throw Errors.locked(scope);
       throw e;
     }
   }

@@ -1,20 +1,11 @@
 // The repository lock of a component (Weblate's WeblateLock around every repository write): one
 // operation at a time per component within this process; a caller that cannot get it within the
-// timeout gets 423 with Weblate's body (reference §1.3) instead of waiting without end.
-import { Errors } from '../../../lib/errors.ts';
+// timeout gets 423 (Errors.locked: Weblate's body, reference §1.3) instead of waiting without end.
 
 export class LockTimeout extends Error {
   constructor(readonly scope: string) {
     super(`Could not obtain the repository lock for ${scope} to perform the operation.`);
   }
-}
-
-/** Weblate's answer to a lock it could not take (WeblateExceptionHandler). */
-export function lockedError(scope: string) {
-  return Errors.raw(423, {
-    type: 'client_error',
-    errors: [{ code: 'repository-locked', detail: `Could not obtain the repository lock for ${scope} to perform the operation.`, attr: null }],
-  });
 }
 
 export class TimedLocks {

@@ -11,7 +11,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { ComponentRow, Database, TranslationProjectRow, TranslationRow, UnitRow } from '../../../db/schema.ts';
 import { getFormat } from '../../../formats/registry.ts';
 import type { ParsedUnit, UnitState } from '../../../formats/types.ts';
-import { Errors } from '../../../lib/errors.ts';
+import { Errors, type FieldErrors } from '../../../lib/errors.ts';
 import { nowIso } from '../../../lib/time.ts';
 import { VersionedCache } from '../../../lib/versioned-cache.ts';
 import { readVersions, stamp } from '../../../db/versions.ts';
@@ -208,62 +208,22 @@ export class UnitEdits {
   }
 
   /**
-   * PUT/PATCH /api/units/:id/ in Weblate's order: authentication, the unit (404), the serializer's field
-   * errors, then perform_update's checks (source properties, plural count, read-only, both fields,
-   * state, unit.edit, unit.review), then the edit.
+   * PUT/PATCH /api/units/:id/ in Weblate's order, after the serializer (the API's edge) read `write`:
+   * authentication, the unit (404), then perform_update's checks (source properties, plural count,
+   * read-only, both fields, state, unit.edit, unit.review), then the edit.
    */
-  async update(actor: Actor, id: number, input: Record<string, unknown>, partial: boolean): Promise<UnitWriteBody> {
+  async update(actor: Actor, id: number, write: UnitWrite): Promise<UnitWriteBody> {
     if (!actor.user) throw Errors.unauthorized();
     const { unit, project, component } = await this.deps.queries.unit(actor, id, { sourceUnit: false });
     const translation = await this.deps.db.kysely.selectFrom('translations').selectAll().where('id', '=', unit.translation_id).executeTakeFirstOrThrow();
     let ctx: Context | undefined;
-
-    // UnitWriteSerializer
-    const errs: FieldErrs = {};
-    const stateRaw = input.state;
-    let state: number | undefined;
-    let target: string[] | undefined;
-    let explanation: string | undefined;
-    let extraFlags: string | undefined;
-    if ('target' in input) {
-      const allowBlank = stateRaw === 0 || stateRaw === '0';
-      const r = parsePluralField(input.target, allowBlank);
-      if (r.error) errs.target = r.error;
-      else target = r.value;
-    } else if (!partial) errs.target = ['This field is required.'];
-    if ('state' in input) {
-      const r = parseStateField(stateRaw);
-      if (r.error) errs.state = [r.error];
-      else if (r.value === 11 || r.value === 12) errs.state = ['This state cannot be set manually.'];
-      else state = r.value;
-    }
-    if ('explanation' in input) {
-      if (typeof input.explanation !== 'string') errs.explanation = [input.explanation === null ? 'This field may not be null.' : 'Not a valid string.'];
-      else explanation = input.explanation;
-    }
-    if ('extra_flags' in input) {
-      if (typeof input.extra_flags !== 'string') errs.extra_flags = [input.extra_flags === null ? 'This field may not be null.' : 'Not a valid string.'];
-      else {
-        try {
-          parseFlags(input.extra_flags);
-          extraFlags = input.extra_flags;
-        } catch (e) {
-          errs.extra_flags = [e instanceof Error ? e.message : String(e)];
-        }
-      }
-    }
-    if ('labels' in input) {
-      const labels = input.labels;
-      if (!Array.isArray(labels)) errs.labels = [`Expected a list of items but got type "${typeof labels === 'string' ? 'str' : typeof labels}".`];
-      else if (labels.length) errs.labels = [`Invalid pk "${String(labels[0])}" - object does not exist.`];
-    }
-    if (Object.keys(errs).length) throw Errors.raw(400, errs);
+    const { target, state, explanation, extraFlags } = write;
 
     // perform_update
     const perms = this.deps.writes.permissions;
     const scope = { project, component, translation, unit };
-    const doTranslate = 'target' in input || 'state' in input;
-    const doSource = 'extra_flags' in input || 'explanation' in input || 'labels' in input;
+    const doTranslate = target !== undefined || state !== undefined;
+    const doSource = extraFlags !== undefined || explanation !== undefined || write.labels !== undefined;
     if (doSource && (!translation.is_source || !(await perms.can(actor, 'source.edit', scope))))
       throw Errors.forbidden('Source strings properties can be set only on source strings');
     const newTarget = target ?? [];
@@ -271,21 +231,21 @@ export class UnitEdits {
       const pluralCount = (ctx ??= await this.context(this.deps.db.kysely, translation, { component, project })).pluralCount;
       const adjusted = adjustPlurals(unit, newTarget, pluralCount);
       if (adjusted.length !== newTarget.length || adjusted.some((t, i) => t !== newTarget[i]))
-        throw Errors.raw(400, { target: ['Number of plurals does not match'] });
+        throw Errors.invalid({ target: ['Number of plurals does not match'] });
       if (unit.state === 100) throw Errors.forbidden('The string is read-only.');
       if (!newTarget.length || state === undefined) {
         const msg = 'Please provide both state and target for a partial update';
-        throw Errors.raw(400, { state: [msg], target: [msg] });
+        throw Errors.invalid({ state: [msg], target: [msg] });
       }
-      if (!SETTABLE_STATES.includes(state)) throw Errors.raw(400, { state: ['Invalid state'] });
+      if (!SETTABLE_STATES.includes(state)) throw Errors.invalid({ state: ['Invalid state'] });
       const any = newTarget.some((t) => t !== '');
-      if (state === 0 && any) throw Errors.raw(400, { state: ['Can not use empty state with non empty target'] });
-      if (state !== 0 && !any) throw Errors.raw(400, { state: ['Can not use non empty state with empty target'] });
+      if (state === 0 && any) throw Errors.invalid({ state: ['Can not use empty state with non empty target'] });
+      if (state !== 0 && !any) throw Errors.invalid({ state: ['Can not use non empty state with empty target'] });
       const denied = await perms.check(actor, 'unit.edit', scope);
       if (denied) throw Errors.forbidden(denied);
       if (state === 30) {
         const review = await perms.check(actor, 'unit.review', { project, component, translation });
-        if (review) throw Errors.raw(400, { state: [review] });
+        if (review) throw Errors.invalid({ state: [review] });
       }
     }
     // Weblate's save_backend: a unit pending by someone else is committed first, under their name
@@ -366,15 +326,15 @@ export class UnitEdits {
       try {
         entries = format.parse(bytes, own).units;
       } catch (e) {
-        throw Errors.raw(500, { error: `Could not remove the string: ${e instanceof Error ? e.message : String(e)}` });
+        throw Errors.rejected(`Could not remove the string: ${e instanceof Error ? e.message : String(e)}`, 500);
       }
       const hit = entries.find((u) => idHash(u.source, u.context, monolingual).toString() === unit.id_hash);
       if (!hit) continue;
       const removed = format.remove!(bytes, hit.id, own, entries);
-      if (!removed) throw Errors.raw(500, { error: 'Could not remove the string: the file format can not remove this entry.' });
+      if (!removed) throw Errors.rejected('Could not remove the string: the file format can not remove this entry.', 500);
       files.push({ path: tr.filename, content: removed });
     }
-    if (!files.length) throw Errors.raw(500, { error: 'Could not remove the string: it is not in any file.' });
+    if (!files.length) throw Errors.rejected('Could not remove the string: it is not in any file.', 500);
     const author = actorAuthor(actor);
     const key = unit.context || unit.source.split(PLURAL_SEPARATOR)[0];
     await writes.repository.commitFiles(fresh, files, author, `Removed string "${key.slice(0, 60)}"\n\nRemoved through the translation API.\n`);
@@ -395,11 +355,14 @@ export class UnitEdits {
    * POST /api/translations/:p/:c/:lang/units/ (reference §1.6): a monolingual `key` + `value`, or a
    * bilingual `context`, `source`, `target`; the entry is written into the file(s) by one commit at once
    * (as Weblate's add_unit), whose rescan creates the rows. Returns the new unit with its path.
+   * `request` is the serializer of the API's edge, asked once the translation (which says which
+   * serializer reads the request) was found and unit.add granted; approving needs unit.review, which
+   * Weblate's serializer reports as a field error with the others.
    */
   async add(
     actor: Actor,
     path: { project: string; component: string; language: string },
-    input: Record<string, unknown>,
+    request: NewUnitRequest,
   ): Promise<{ unit: UnitRow; project: TranslationProjectRow; component: ComponentRow; languageCode: string }> {
     if (!actor.user) throw Errors.unauthorized();
     const { project, component, translation, languageCode } = await this.deps.queries.translation(actor, path.project, path.component, path.language);
@@ -410,57 +373,16 @@ export class UnitEdits {
     await perms.require(actor, 'unit.add', scope);
 
     const monolingual = Boolean(component.template);
-    const errs: FieldErrs = {};
-    const allowBlank = input.state === 0 || input.state === '0' || input.state === undefined;
-    let context = '';
-    let source: string[] = [];
-    let target: string[] = [];
-    let state: number | undefined;
-    const plural = (field: string, required: boolean, blank: boolean) => {
-      if (!(field in input)) {
-        if (required) errs[field] = ['This field is required.'];
-        return undefined;
-      }
-      const r = parsePluralField(input[field], blank);
-      if (r.error) errs[field] = r.error;
-      return r.value;
-    };
-    const str = (field: string, required: boolean) => {
-      const v = input[field];
-      if (v === undefined) {
-        if (required) errs[field] = ['This field is required.'];
-        return '';
-      }
-      const fail = (msg: string) => {
-        errs[field] = [msg];
-        return '';
-      };
-      if (v === null) return fail('This field may not be null.');
-      if (typeof v !== 'string' && typeof v !== 'number') return fail('Not a valid string.');
-      if (String(v) === '' && required) return fail('This field may not be blank.');
-      return String(v);
-    };
-    if (monolingual) {
-      context = str('key', true);
-      target = plural('value', true, allowBlank) ?? [];
-      source = target;
-    } else {
-      context = str('context', false);
-      source = plural('source', true, false) ?? [];
-      target = plural('target', !translation.is_source, allowBlank || Boolean(translation.is_source)) ?? [];
-    }
-    if ('state' in input) {
-      const r = parseStateField(input.state);
-      if (r.error) errs.state = [r.error];
-      else if (!SETTABLE_STATES.includes(r.value!)) errs.state = [`"${String(input.state)}" is not a valid choice.`];
-      else state = r.value;
-    }
-    if (state === 30 && project.translation_review && (await perms.check(actor, 'unit.review', scope)))
-      errs.state = ['You do not have permission to approve strings.'];
-    if (Object.keys(errs).length) throw Errors.raw(400, errs);
+    const read = request({ monolingual, isSource: Boolean(translation.is_source) });
+    const asked = 'unit' in read ? read.unit.state : read.state;
+    const denied = asked === 30 && project.translation_review ? await perms.check(actor, 'unit.review', scope) : null;
+    if ('errors' in read || denied)
+      throw Errors.invalid({ ...('errors' in read ? read.errors : {}), ...(denied ? { state: ['You do not have permission to approve strings.'] } : {}) });
+    const { context, source, target } = read.unit;
+    let state = read.unit.state;
 
     // the model's checks (non-field errors)
-    const nonField = (msg: string) => Errors.raw(400, { non_field_errors: [msg] });
+    const nonField = (msg: string) => Errors.invalid({ non_field_errors: [msg] });
     const values = monolingual ? target : translation.is_source ? source : target;
     const anyValue = values.some((v) => v !== '');
     if ((source.length > 1 || target.length > 1) && !getFormat(component.file_format)?.appendsPlurals)
@@ -828,6 +750,35 @@ export class UnitEdits {
 
 // ---- the unit API's writes (reference §3.7, views.py UnitViewSet.perform_update) -------------------
 
+/** PUT/PATCH /api/units/:id/ as Weblate's UnitWriteSerializer read it: a field is set when the request had it. */
+export interface UnitWrite {
+  target?: string[];
+  /** a choice of StringState that may be asked for (not 11 or 12; 100 is refused by perform_update) */
+  state?: number;
+  explanation?: string;
+  extraFlags?: string;
+  /** always empty: no label exists, so any id is unknown */
+  labels?: number[];
+}
+
+/** What picks the serializer of a new string: a monolingual component's `key`/`value`, or `context`/`source`/`target` (optional on the source). */
+export interface NewUnitShape {
+  monolingual: boolean;
+  isSource: boolean;
+}
+
+/** A new string as its serializer read it (a monolingual one's source is its value). */
+export interface NewUnit {
+  context: string;
+  source: string[];
+  target: string[];
+  /** a settable state, when asked for */
+  state?: number;
+}
+
+/** The request of a new string read for a shape: the string, or DRF's field errors (with the state, when it was a valid one). */
+export type NewUnitRequest = (shape: NewUnitShape) => { unit: NewUnit } | { errors: FieldErrors; state?: number };
+
 /** What PUT/PATCH answer: the UnitWriteSerializer representation. */
 export interface UnitWriteBody {
   target: string[];
@@ -835,41 +786,6 @@ export interface UnitWriteBody {
   explanation: string;
   extra_flags: string;
   labels: number[];
-}
-
-const STATE_CHOICES = new Set([0, 10, 11, 12, 20, 30, 100]);
-type FieldErrs = Record<string, unknown>;
-
-/** DRF ChoiceField over StringState: the number, or an error. */
-export function parseStateField(v: unknown): { value?: number; error?: string } {
-  if (v === null) return { error: 'This field may not be null.' };
-  const s = typeof v === 'boolean' ? (v ? 'True' : 'False') : String(v);
-  const n = /^-?\d+$/.test(s.trim()) && typeof v !== 'boolean' ? Number(s.trim()) : Number.NaN;
-  if (typeof v === 'object' || !STATE_CHOICES.has(n)) return { error: `"${s}" is not a valid choice.` };
-  return { value: n };
-}
-
-/** A plural field (ListField of CharField, trim_whitespace off): a list of strings, or a string whose forms are joined by U+001E. */
-export function parsePluralField(v: unknown, allowBlank: boolean): { value?: string[]; error?: unknown } {
-  if (v === null) return { error: ['This field may not be null.'] };
-  let list: unknown[];
-  if (typeof v === 'string') list = v.split(PLURAL_SEPARATOR);
-  else if (Array.isArray(v)) list = v;
-  else
-    return {
-      error: [
-        `Expected a list of items but got type "${typeof v === 'number' ? (Number.isInteger(v) ? 'int' : 'float') : typeof v === 'boolean' ? 'bool' : 'dict'}".`,
-      ],
-    };
-  const errs: Record<string, string[]> = {};
-  const out: string[] = [];
-  list.forEach((item, i) => {
-    if (item === null) errs[i] = ['This field may not be null.'];
-    else if (typeof item !== 'string' && typeof item !== 'number') errs[i] = ['Not a valid string.'];
-    else if (String(item) === '' && !allowBlank) errs[i] = ['This field may not be blank.'];
-    else out.push(String(item));
-  });
-  return Object.keys(errs).length ? { error: errs } : { value: out };
 }
 
 /** Weblate's Unit.adjust_plurals: one form for a singular string, the language's count for a plural one. */
