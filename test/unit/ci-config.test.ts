@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseCiConfig, mergedYaml } from '../../src/domain/ci/config/parse.ts';
 import { compileExpression, validExpression } from '../../src/domain/ci/config/expressions.ts';
-import { parseDuration } from '../../src/domain/ci/duration.ts';
+import { parseDuration } from '../../src/lib/duration.ts';
 import { evaluateJob, evaluateWorkflow, type EvalContext } from '../../src/domain/ci/config/evaluate.ts';
 import { anyMatch, globRegExp } from '../../src/domain/ci/config/glob.ts';
 

@@ -7,7 +7,7 @@
 import { isInt32 } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
 import { isValidRefName } from '../../git/refs.ts';
-import { chronicSeconds } from '../ci/duration.ts';
+import { chronicSeconds } from '../../lib/duration.ts';
 import {
   ALIASES,
   BRANCH_ACCESS_LEVELS,

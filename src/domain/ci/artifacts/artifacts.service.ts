@@ -19,7 +19,7 @@ import type { ResolvedProject } from '../../access/resolve.ts';
 import { settingsOf } from '../../projects/project-settings.ts';
 import type { CiDeps } from '../deps.ts';
 import { jobOptions } from '../job-options.ts';
-import { expiryFrom } from '../duration.ts';
+import { expiryFrom } from '../../../lib/duration.ts';
 import { BadArchiveError, validateArchive } from './zip.ts';
 import { defineSweep } from '../../../jobs/registry.ts';
 

@@ -5,7 +5,7 @@
 // includes are refused with an error.
 import { Lexer, parseDocument, type ScalarTag, stringify, type Tags, type YAMLError } from 'yaml';
 import type { JobOptions } from '../job-options.ts';
-import { parseDuration } from '../duration.ts';
+import { parseDuration } from '../../../lib/duration.ts';
 import { validExpression } from './expressions.ts';
 
 export const DEFAULT_STAGES = ['build', 'test', 'deploy'];

@@ -17,7 +17,7 @@ import { onRefsChanged } from '../../repository/push-events.ts';
 import { type EvalContext, evaluateJob, evaluateWorkflow } from '../config/evaluate.ts';
 import { commitReader } from '../config/parse.ts';
 import { type ParsedCi, parseCiFileLimited, parseCiLimited } from '../config/parse-pool.ts';
-import { parseDuration } from '../duration.ts';
+import { parseDuration } from '../../../lib/duration.ts';
 import type { CiDeps } from '../deps.ts';
 import type { JobOptions, JobVariable } from '../job-options.ts';
 import { CANCELABLE, COMPLETED, compositeStatus } from './status.ts';
