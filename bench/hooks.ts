@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { Worker as Thread } from 'node:worker_threads';
 import { buildApp } from '../src/app.ts';
 import { gitEnv } from '../src/git/command.ts';
-import { recordSystemEvent } from '../src/domain/events/system-events.ts';
+import { recordSystemEvent } from '../src/domain/core/system-events.ts';
 import { nowIso } from '../src/lib/time.ts';
 import { benchContainer, ROOT_TOKEN } from './harness.ts';
 

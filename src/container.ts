@@ -41,7 +41,7 @@ import { RepositoryStore } from './git/storage.ts';
 import { SystemHooksService } from './domain/hooks/system-hooks.service.ts';
 import { PushJournal } from './domain/repository/push-journal.ts';
 import { RepositoryService } from './domain/repository/repository.service.ts';
-import { advertiseSsh } from './domain/repository/ssh-url.ts';
+import { advertiseSsh } from './domain/core/ssh-url.ts';
 import { HookDeliveries } from './domain/hooks/deliveries.ts';
 import { WebHooksService } from './domain/hooks/web-hooks.service.ts';
 import { Worker } from './jobs/worker.ts';

@@ -15,7 +15,7 @@ import { buildTestApp, type TestApp } from '../helpers/build-app.ts';
 import { startSink } from '../helpers/sink.ts';
 import { blackHole } from '../helpers/black-hole.ts';
 import { MOCK_SYSTEM_EVENT } from '../../src/domain/hooks/deliveries.ts';
-import { recordSystemEvent } from '../../src/domain/events/system-events.ts';
+import { recordSystemEvent } from '../../src/domain/core/system-events.ts';
 import type { SecretBox } from '../../src/lib/secrets.ts';
 
 // the product's default (HEARTH_HOOK_TIMEOUT_MS): what a delivery may take before it counts as hanging

@@ -9,7 +9,7 @@ import { startTestServer, cloneUrl } from '../helpers/server.ts';
 import { runGit, tmpDir, WorkTree } from '../helpers/git.ts';
 import { startSink, type Sink } from '../helpers/sink.ts';
 import { HookDeliveries } from '../../src/domain/hooks/deliveries.ts';
-import { recordSystemEvent } from '../../src/domain/events/system-events.ts';
+import { recordSystemEvent } from '../../src/domain/core/system-events.ts';
 import { ZERO_SHA } from '../../src/git/refs.ts';
 
 async function createHook(app: TestApp['app'], root: Record<string, string>, payload: Record<string, unknown>): Promise<number> {

@@ -10,7 +10,7 @@ import { startTestServer, cloneUrl } from '../helpers/server.ts';
 import { AUTHOR, runGit, tmpDir, WorkTree, workTree } from '../helpers/git.ts';
 import { startSink } from '../helpers/sink.ts';
 import { seedPipeline } from '../helpers/ci.ts';
-import { recordSystemEvent } from '../../src/domain/events/system-events.ts';
+import { recordSystemEvent } from '../../src/domain/core/system-events.ts';
 import { ZERO_SHA } from '../../src/git/refs.ts';
 
 const git = (dir: string, args: string[]) => execFileSync('git', args, { cwd: dir }).toString('utf8').trim();

@@ -13,7 +13,7 @@ import { clientKey, insertKey, ssh, sshArgs, startSsh } from '../helpers/ssh.ts'
 import { parseCommand, shellWords } from '../../src/ssh/command.ts';
 import { loadHostKeys } from '../../src/ssh/host-keys.ts';
 import { GitSshServer } from '../../src/ssh/server.ts';
-import { sshPathPrefix } from '../../src/domain/repository/ssh-url.ts';
+import { sshPathPrefix } from '../../src/domain/core/ssh-url.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 
 test('command lines: the three git services with one path, "git upload-pack", the greeting, everything else refused', () => {

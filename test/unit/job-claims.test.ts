@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { buildTestApp } from '../helpers/build-app.ts';
 import { claimJobs, INTERRUPTED, MAX_CLAIMS, queuedJob } from '../../src/jobs/job-row.ts';
 import { IMPORT_JOB } from '../../src/domain/import-export/import/import.service.ts';
-import { SYSTEM_EVENT_JOB } from '../../src/domain/events/system-events.ts';
+import { SYSTEM_EVENT_JOB } from '../../src/domain/core/system-events.ts';
 import { MERGEABILITY_JOB } from '../../src/domain/merge-requests/merge.service.ts';
 import { nowIso } from '../../src/lib/time.ts';
 

@@ -16,7 +16,7 @@ import {
   type CustomPermission,
   type GroupAbility,
   type ProjectAbility,
-} from './roles.ts';
+} from '../core/roles.ts';
 import { openLevels, openTo, visibleProjectsWhere, type ProjectsWhere } from './visibility.ts';
 
 export interface Membership {

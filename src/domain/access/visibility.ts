@@ -4,8 +4,8 @@
 // the services ask here rather than restating a rule.
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Database, NamespaceRow, ProjectRow } from '../../db/schema.ts';
-import { FEATURES, settingsOf, type Feature, type ProjectSettings } from '../projects/project-settings.ts';
-import { VISIBILITY_LEVELS, type Settings, type VisibilityName } from '../settings/definitions.ts';
+import { FEATURES, settingsOf, type Feature, type ProjectSettings } from '../core/project-settings.ts';
+import { VISIBILITY_LEVELS, type Settings, type VisibilityName } from '../core/settings-definitions.ts';
 import type { Actor } from './actor.ts';
 
 /** Gitlab::VisibilityLevel's number of a level name: private 0, internal 10, public 20 (anything else counts as private). */

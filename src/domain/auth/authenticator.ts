@@ -11,7 +11,7 @@ import { ANONYMOUS, type Actor } from '../access/actor.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import { effectiveScopes } from '../tokens/scopes.ts';
 import { isExpired, type TokensService } from '../tokens/tokens.service.ts';
-import type { Settings } from '../settings/definitions.ts';
+import type { Settings } from '../core/settings-definitions.ts';
 import { currentDate } from '../../lib/time.ts';
 import type { OauthService } from './oauth.service.ts';
 import type { SessionsService } from './sessions.service.ts';

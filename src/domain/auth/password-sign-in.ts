@@ -6,7 +6,7 @@ import type { Db } from '../../db/connect.ts';
 import type { UserRow } from '../../db/schema.ts';
 import { hashPassword, verifyPassword } from '../../lib/secrets.ts';
 import { nowIso } from '../../lib/time.ts';
-import type { Settings } from '../settings/definitions.ts';
+import type { Settings } from '../core/settings-definitions.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 
 export const DEFAULT_MAX_LOGIN_ATTEMPTS = 10;

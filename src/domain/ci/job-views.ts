@@ -6,7 +6,7 @@ import type { Db } from '../../db/connect.ts';
 import type { Commit } from '../../git/objects.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
-import type { Settings } from '../settings/definitions.ts';
+import type { Settings } from '../core/settings-definitions.ts';
 import { VIEW_COLUMNS, type UserViewRow } from '../users/users-query.ts';
 
 export interface JobRelated {

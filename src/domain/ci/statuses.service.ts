@@ -7,7 +7,7 @@ import { nextIid } from '../../db/internal-ids.ts';
 import { Errors } from '../../lib/errors.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
-import { settingsOf } from '../projects/project-settings.ts';
+import { settingsOf } from '../core/project-settings.ts';
 import type { CiDeps } from './deps.ts';
 
 export const STATUS_STATES = ['pending', 'running', 'success', 'failed', 'canceled', 'skipped'] as const;

@@ -12,7 +12,7 @@ import { nowIso } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import type { ProjectAccess } from '../access/policy.ts';
 import type { FeatureDeps } from '../deps.ts';
-import { settingsOf } from '../projects/project-settings.ts';
+import { settingsOf } from '../core/project-settings.ts';
 
 export const TIERS = ['production', 'staging', 'testing', 'development', 'other'] as const;
 export type Tier = (typeof TIERS)[number];

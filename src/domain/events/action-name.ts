@@ -1,6 +1,6 @@
 // What an event's author did, in GitLab's words ("pushed new", "accepted", "commented on"): the API's
 // `action_name` and the activity feed's sentence say the same thing.
-import { EVENT_ACTIONS } from './activity.ts';
+import { EVENT_ACTIONS } from '../core/activity.ts';
 import type { EventView } from './events-query.ts';
 
 /** Event#action_name */

@@ -7,12 +7,12 @@ import type { CommitNoteRow, Database, EventRow, MergeRequestRow, NamespaceRow, 
 import { addDays } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import { traversalIds, type Membership, type Policy, type ProjectAccess } from '../access/policy.ts';
-import type { CustomPermission } from '../access/roles.ts';
+import type { CustomPermission } from '../core/roles.ts';
 import { featureOpen } from '../access/visibility.ts';
 import { canReadMergeRequests } from '../merge-requests/merge-requests-query.ts';
 import { ProjectsQuery } from '../projects/projects-query.ts';
 import { basicByIds, type UserBasicRow } from '../users/users-query.ts';
-import { COMMIT_NOTE_TARGET, EVENT_ACTIONS, type EventActionName, NOTE_TARGET_TYPES } from './activity.ts';
+import { COMMIT_NOTE_TARGET, EVENT_ACTIONS, type EventActionName, NOTE_TARGET_TYPES } from '../core/activity.ts';
 
 /** Event.target_types and the class names they filter on (EventsFinder#by_target_type). */
 export const EVENT_TARGET_TYPES = {

@@ -17,7 +17,7 @@ import { claimJobs } from '../../jobs/job-row.ts';
 import type { DeliveryQueue } from '../../jobs/worker.ts';
 import { maskUrl, OutboundError, type Outbound, type OutboundResponse } from '../../lib/outbound.ts';
 import { nowIso } from '../../lib/time.ts';
-import { SYSTEM_EVENT_JOB } from '../events/system-events.ts';
+import { SYSTEM_EVENT_JOB } from '../core/system-events.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import { pushMatches } from './branch-filter.ts';
 import { systemHookRules, type SystemHooksService } from './system-hooks.service.ts';

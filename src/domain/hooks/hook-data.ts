@@ -3,8 +3,8 @@
 import type { Kysely } from 'kysely';
 import type { CiBuildRow, CiPipelineRow, Database, NamespaceRow, NoteRow, ProjectRow, UserRow } from '../../db/schema.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
-import { projectHookAttrs, userHookAttrs } from '../events/hook-attrs.ts';
-import { recordSystemEvent } from '../events/system-events.ts';
+import { projectHookAttrs, userHookAttrs } from '../core/hook-attrs.ts';
+import { recordSystemEvent } from '../core/system-events.ts';
 import { mergeRequestHookPayload } from '../merge-requests/mr-events.ts';
 
 export interface HookDataDeps {

@@ -2,7 +2,7 @@
 // SystemHooksService → Gitlab::HookData::KeyBuilder), recorded in the same transaction as the write.
 import type { Kysely } from 'kysely';
 import type { Database, KeyRow } from '../../db/schema.ts';
-import { recordSystemEvent } from '../events/system-events.ts';
+import { recordSystemEvent } from '../core/system-events.ts';
 
 /** KeyBuilder#build: event_name, the timestamps, the key and its id, and the owner's username when the key has one. */
 export function keyPayload(event_name: 'key_create' | 'key_destroy', key: Pick<KeyRow, 'id' | 'key' | 'created_at' | 'updated_at'>, username: string | null) {

@@ -5,7 +5,7 @@
 // The messages and their order are GitLab's, so a refused key renders as `{"message": {field: [...]}}`.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import { type Settings, settingNamed } from '../settings/definitions.ts';
+import { type Settings, settingNamed } from '../core/settings-definitions.ts';
 import { isDate, parseDateTime } from '../../lib/time.ts';
 import { parseSshPublicKey, type SshPublicKey } from './ssh-public-key.ts';
 

@@ -7,7 +7,7 @@ import type { MemberRoleRow, NamespaceRow } from '../../db/schema.ts';
 import { Errors } from '../../lib/errors.ts';
 import { nowIso } from '../../lib/time.ts';
 import { Policy, traversalIds, type GroupAccess } from '../access/policy.ts';
-import { CUSTOM_PERMISSIONS, type CustomPermission } from '../access/roles.ts';
+import { CUSTOM_PERMISSIONS, type CustomPermission } from '../core/roles.ts';
 
 export interface CreateMemberRoleInput {
   name: string;

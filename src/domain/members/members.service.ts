@@ -12,8 +12,8 @@ import { DomainError, Errors } from '../../lib/errors.ts';
 import { isDate, nowIso, parseDateTime, todayDate } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import { Policy, traversalIds, type GroupAccess, type ProjectAccess } from '../access/policy.ts';
-import { ACCESS_LEVEL_NAMES, MEMBER_ACCESS_LEVELS } from '../access/roles.ts';
-import { groupMemberPayload, projectMemberPayload, recordSystemEvent } from '../events/system-events.ts';
+import { ACCESS_LEVEL_NAMES, MEMBER_ACCESS_LEVELS } from '../core/roles.ts';
+import { groupMemberPayload, projectMemberPayload, recordSystemEvent } from '../core/system-events.ts';
 import { rootGroupId } from '../member-roles/member-roles.service.ts';
 import { BASIC_COLUMNS, type UserBasicRow } from '../users/users-query.ts';
 

@@ -11,7 +11,7 @@ import { nowIso } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import { Policy } from '../access/policy.ts';
 import type { FeatureDeps } from '../deps.ts';
-import { settingsOf } from '../projects/project-settings.ts';
+import { settingsOf } from '../core/project-settings.ts';
 import type { FoundMergeRequest } from './notes-access.ts';
 import type { NotesService } from './notes.service.ts';
 

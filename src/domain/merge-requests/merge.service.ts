@@ -19,7 +19,7 @@ import { nowIso } from '../../lib/time.ts';
 import { type Actor, userActor } from '../access/actor.ts';
 import type { ProjectAccess } from '../access/policy.ts';
 import type { FeatureDeps } from '../deps.ts';
-import { settingsOf } from '../projects/project-settings.ts';
+import { settingsOf } from '../core/project-settings.ts';
 import type { RepoContext } from '../repository/context.ts';
 import { onRefsChanged, type RefChange } from '../repository/push-events.ts';
 import type { MergeOutcome } from '../repository/push-journal.ts';

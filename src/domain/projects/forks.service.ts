@@ -10,8 +10,8 @@ import type { Actor } from '../access/actor.ts';
 import type { ProjectAccess } from '../access/policy.ts';
 import { aboveNamespace, clampToNamespace, featureOpen, levelOf, restrictedFor } from '../access/visibility.ts';
 import type { FeatureDeps } from '../deps.ts';
-import { VISIBILITY_LEVELS, type VisibilityName } from '../settings/definitions.ts';
-import { FEATURES, settingsOf } from './project-settings.ts';
+import { VISIBILITY_LEVELS, type VisibilityName } from '../core/settings-definitions.ts';
+import { FEATURES, settingsOf } from '../core/project-settings.ts';
 import { notAllowedInGroup, ProjectsService } from './projects.service.ts';
 
 export interface ForkInput {

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
 import { todayDate } from '../../lib/time.ts';
 import { traversalIds } from '../access/policy.ts';
-import { ACCESS_LEVELS } from '../access/roles.ts';
+import { ACCESS_LEVELS } from '../core/roles.ts';
 
 const OWNER = ACCESS_LEVELS.OWNER;
 

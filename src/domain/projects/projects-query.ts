@@ -7,10 +7,10 @@ import type { Database, NamespaceRow, ProjectRow } from '../../db/schema.ts';
 import { todayDate } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import { traversalIds, unexpired, type Membership, type Policy, type ProjectAccess } from '../access/policy.ts';
-import type { CustomPermission } from '../access/roles.ts';
+import type { CustomPermission } from '../core/roles.ts';
 import { openFeatures, visibleProjectsWhere, type ProjectsWhere } from '../access/visibility.ts';
 import { BASIC_COLUMNS, type UserBasicRow } from '../users/users-query.ts';
-import type { Feature } from './project-settings.ts';
+import type { Feature } from '../core/project-settings.ts';
 
 export interface ProjectView {
   project: ProjectRow;

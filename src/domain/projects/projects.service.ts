@@ -10,19 +10,19 @@ import { nowIso } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import { Policy, type ProjectAccess } from '../access/policy.ts';
 import type { Resolver } from '../access/resolve.ts';
-import type { ProjectAbility } from '../access/roles.ts';
+import type { ProjectAbility } from '../core/roles.ts';
 import { aboveNamespace, clampToNamespace, restrictedFor } from '../access/visibility.ts';
-import { projectPayload, recordSystemEvent } from '../events/system-events.ts';
+import { projectPayload, recordSystemEvent } from '../core/system-events.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import { protectionDefaults, protectionDefaultsOf } from '../repository/branch-protection.ts';
 import { protectDefaultBranch } from '../repository/default-branch.ts';
-import { PROJECT_WILDCARD_ROUTES } from '../groups/group-rules.ts';
+import { PROJECT_WILDCARD_ROUTES } from '../core/group-rules.ts';
 import { projectOwners } from './project-owners.ts';
 import { deleteProjectRows, removeRepositories } from './project-destroy.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
 import { BRANCH_PREFIX, isValidRefName, ZERO_SHA } from '../../git/refs.ts';
 import { afterRefChanges, type RefChangeDeps } from '../repository/push-events.ts';
-import { defaultSettings, settingsChanges, settingsOf, validateSettings } from './project-settings.ts';
+import { defaultSettings, settingsChanges, settingsOf, validateSettings } from '../core/project-settings.ts';
 
 export interface ProjectAttributes {
   name?: string;

@@ -9,8 +9,8 @@ import type { Kysely } from 'kysely';
 import type { Database, NamespaceRow, ProjectRow } from '../../db/schema.ts';
 import type { Actor } from '../access/actor.ts';
 import { traversalIds, unexpired, type ProjectAccess } from '../access/policy.ts';
-import { groupSettings, type BranchProtectionDefaults } from '../groups/group-settings.ts';
-import type { Settings } from '../settings/definitions.ts';
+import { groupSettings, type BranchProtectionDefaults } from '../core/group-settings.ts';
+import type { Settings } from '../core/settings-definitions.ts';
 
 export type AccessAction = 'push' | 'merge' | 'unprotect' | 'create';
 

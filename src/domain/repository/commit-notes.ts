@@ -12,8 +12,8 @@ import { Errors } from '../../lib/errors.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import type { FeatureDeps } from '../deps.ts';
-import { projectHookAttrs, userHookAttrs } from '../events/hook-attrs.ts';
-import { recordSystemEvent } from '../events/system-events.ts';
+import { projectHookAttrs, userHookAttrs } from '../core/hook-attrs.ts';
+import { recordSystemEvent } from '../core/system-events.ts';
 import type { RepoContext } from './context.ts';
 
 export interface CommitNoteInput {

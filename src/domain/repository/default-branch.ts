@@ -8,8 +8,8 @@ import type { Database, NamespaceRow, ProjectRow } from '../../db/schema.ts';
 import { BRANCH_PREFIX, ZERO_SHA } from '../../git/refs.ts';
 import type { Repository } from '../../git/repository.ts';
 import { nowIso } from '../../lib/time.ts';
-import type { BranchProtectionDefaults } from '../groups/group-settings.ts';
-import type { Settings } from '../settings/definitions.ts';
+import type { BranchProtectionDefaults } from '../core/group-settings.ts';
+import type { Settings } from '../core/settings-definitions.ts';
 import { defaultBranchRule, protectionDefaults, protectionDefaultsOf } from './branch-protection.ts';
 
 export async function adoptDefaultBranch(

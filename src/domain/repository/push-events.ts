@@ -7,9 +7,9 @@ import type { Database, NamespaceRow, ProjectRow, UserRow } from '../../db/schem
 import type { Repository } from '../../git/repository.ts';
 import { BRANCH_PREFIX, TAG_PREFIX, ZERO_SHA } from '../../git/refs.ts';
 import { nowIso } from '../../lib/time.ts';
-import { projectHookAttrs } from '../events/hook-attrs.ts';
-import { recordSystemEvent } from '../events/system-events.ts';
-import type { Settings } from '../settings/definitions.ts';
+import { projectHookAttrs } from '../core/hook-attrs.ts';
+import { recordSystemEvent } from '../core/system-events.ts';
+import type { Settings } from '../core/settings-definitions.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import { isProtectedRef } from './branch-protection.ts';
 import { adoptDefaultBranch } from './default-branch.ts';

@@ -2,7 +2,7 @@
 import type { ProjectRow } from '../../db/schema.ts';
 import type { Actor } from '../access/actor.ts';
 import type { ProjectAccess } from '../access/policy.ts';
-import { settingsOf } from '../projects/project-settings.ts';
+import { settingsOf } from '../core/project-settings.ts';
 
 export function canReadCode(actor: Actor, project: ProjectRow, access: ProjectAccess): boolean {
   if (!access.abilities.has('read_code')) return false;

@@ -28,7 +28,7 @@ import { KeyedLock } from '../../lib/keyed-lock.ts';
 import { traversalIds, type Policy, type ProjectAccess } from '../access/policy.ts';
 import type { Actor } from '../access/actor.ts';
 import type { Resolver } from '../access/resolve.ts';
-import type { BranchProtectionDefaults } from '../groups/group-settings.ts';
+import type { BranchProtectionDefaults } from '../core/group-settings.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import {
   canCreateTag,

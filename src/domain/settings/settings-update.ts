@@ -21,7 +21,7 @@ import {
   type SettingDef,
   type SettingType,
   type Settings,
-} from './definitions.ts';
+} from '../core/settings-definitions.ts';
 
 export interface UpdateOptions {
   /** Group full path → id, for performance_bar_allowed_group_path. Unknown paths clear it, as in GitLab. */

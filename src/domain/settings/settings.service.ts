@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { Db } from '../../db/connect.ts';
 import type { Database } from '../../db/schema.ts';
 import { nowIso } from '../../lib/time.ts';
-import { SETTINGS, withDefaults, type Settings } from './definitions.ts';
+import { SETTINGS, withDefaults, type Settings } from '../core/settings-definitions.ts';
 import { GROUP_PATH_PARAMS, prepareSettingsUpdate, type UpdateOptions } from './settings-update.ts';
 
 export interface SettingsRecord {

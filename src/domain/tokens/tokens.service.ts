@@ -8,7 +8,7 @@ import { Errors } from '../../lib/errors.ts';
 import { randomToken, routableToken, tokenDigest } from '../../lib/secrets.ts';
 import { addDays, currentDate, isDate, nowIso, todayDate } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
-import type { Settings } from '../settings/definitions.ts';
+import type { Settings } from '../core/settings-definitions.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import { ALL_SCOPES, availableScopes } from './scopes.ts';
 

@@ -1,7 +1,7 @@
 // Every user has a personal namespace named after them: created, renamed and removed with the user.
 import type { Kysely } from 'kysely';
 import type { Database, ProjectRow, UserRow } from '../../db/schema.ts';
-import { projectPayload, recordSystemEvent } from '../events/system-events.ts';
+import { projectPayload, recordSystemEvent } from '../core/system-events.ts';
 import { deleteProjectRows } from '../projects/project-destroy.ts';
 import { projectOwners } from '../projects/project-owners.ts';
 

@@ -5,7 +5,7 @@ import type { Db } from '../../db/connect.ts';
 import type { Database, IdentityRow, UserRow, UserUpdate } from '../../db/schema.ts';
 import { ciEquals, isInt32, isUniqueViolation } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
-import { recordSystemEvent, userPayload } from '../events/system-events.ts';
+import { recordSystemEvent, userPayload } from '../core/system-events.ts';
 import { removeRepositories } from '../projects/project-destroy.ts';
 import { keepDeployKeysOf } from '../keys/deploy-keys.service.ts';
 import { recordKeyDestroyEventsOf } from '../keys/key-events.ts';
@@ -15,7 +15,7 @@ import { hashPassword, randomToken } from '../../lib/secrets.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
-import type { Settings } from '../settings/definitions.ts';
+import type { Settings } from '../core/settings-definitions.ts';
 import {
   basicByIds,
   filterUsers,

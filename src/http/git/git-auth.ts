@@ -5,7 +5,7 @@ import type { Container } from '../../container.ts';
 import { ANONYMOUS, userActor, type Actor } from '../../domain/access/actor.ts';
 import { PasswordSignIn } from '../../domain/auth/password-sign-in.ts';
 import { DomainError } from '../../lib/errors.ts';
-import { settingsOf } from '../../domain/projects/project-settings.ts';
+import { settingsOf } from '../../domain/core/project-settings.ts';
 
 export const READ_SCOPES = ['api', 'read_repository', 'write_repository'];
 export const WRITE_SCOPES = ['api', 'write_repository'];

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import qs from 'qs';
 import { Type, type TSchema } from 'typebox';
 import type { Container } from '../../container.ts';
-import { ALIASES, IGNORED_PARAMS, SETTINGS, type SettingType } from '../../domain/settings/definitions.ts';
+import { ALIASES, IGNORED_PARAMS, SETTINGS, type SettingType } from '../../domain/core/settings-definitions.ts';
 import { ApplicationSettingsSchema, toApplicationSettingsEntity } from './entities/application-settings.entity.ts';
 
 const JSON_TYPES: Record<SettingType, string> = { integer: 'integer', number: 'number', boolean: 'boolean', string: 'string', array: 'array', hash: 'object' };

@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../container.ts';
 import { actorKey, type Actor } from '../../domain/access/actor.ts';
-import { MEMBER_ACCESS_LEVELS } from '../../domain/access/roles.ts';
+import { MEMBER_ACCESS_LEVELS } from '../../domain/core/roles.ts';
 import { PROJECT_ORDERS, type ProjectFilters, type ProjectOrder } from '../../domain/projects/projects-query.ts';
 import type { ProjectRow } from '../../db/schema.ts';
 import { Errors } from '../../lib/errors.ts';

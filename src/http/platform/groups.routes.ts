@@ -6,17 +6,17 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import type { Container } from '../../container.ts';
 import { actorKey } from '../../domain/access/actor.ts';
-import { MEMBER_ACCESS_LEVELS } from '../../domain/access/roles.ts';
+import { MEMBER_ACCESS_LEVELS } from '../../domain/core/roles.ts';
 import {
   BRANCH_PROTECTION_VALUES,
   GIT_ACCESS_PROTOCOLS,
   PROJECT_CREATION_LEVELS,
   SHARED_RUNNERS_SETTINGS,
   SUBGROUP_CREATION_LEVELS,
-} from '../../domain/groups/group-rules.ts';
+} from '../../domain/core/group-rules.ts';
 import { GROUP_ORDER_COLUMNS, afterGroupCursor, failedToSave, groupCursor, type GroupListParams } from '../../domain/groups/groups.service.ts';
 import type { NamespaceRow } from '../../db/schema.ts';
-import { BRANCH_ACCESS_LEVELS } from '../../domain/settings/definitions.ts';
+import { BRANCH_ACCESS_LEVELS } from '../../domain/core/settings-definitions.ts';
 import { Errors } from '../../lib/errors.ts';
 import { keysetHeaders, offsetPaginate, pageParams, type PageRequest } from '../../lib/pagination.ts';
 import { send } from '../plugins/errors.ts';

@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type TOptional, type TBoolean } from 'typebox';
 import type { Container } from '../../container.ts';
 import type { Actor } from '../../domain/access/actor.ts';
-import { CUSTOM_PERMISSIONS, MEMBER_ACCESS_LEVELS, type CustomPermission } from '../../domain/access/roles.ts';
+import { CUSTOM_PERMISSIONS, MEMBER_ACCESS_LEVELS, type CustomPermission } from '../../domain/core/roles.ts';
 import type { RoleScope } from '../../domain/member-roles/member-roles.service.ts';
 import { Errors } from '../../lib/errors.ts';
 import { MemberRoleSchema, toMemberRole } from './entities/member-role.entity.ts';

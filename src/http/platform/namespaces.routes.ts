@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../container.ts';
-import { MEMBER_ACCESS_LEVELS } from '../../domain/access/roles.ts';
+import { MEMBER_ACCESS_LEVELS } from '../../domain/core/roles.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
 import { NamespaceSchema, PublicGroupDetailsSchema, toNamespace, toPublicGroupDetails } from './entities/namespace.entity.ts';

@@ -12,7 +12,7 @@
 // Endpoint limiters (repository archive, job logs) are not here: they keep GitLab's JSON bodies.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
-import { type Settings, settingNamed } from '../../domain/settings/definitions.ts';
+import { type Settings, settingNamed } from '../../domain/core/settings-definitions.ts';
 import { routeScopes } from '../../domain/tokens/scopes.ts';
 import { DomainError } from '../../lib/errors.ts';
 import { credentialsOf } from './auth.ts';

@@ -15,7 +15,7 @@ import {
 } from '../../domain/merge-requests/merge-requests-query.ts';
 import type { FoundMergeRequest } from '../../domain/merge-requests/merge-requests.service.ts';
 import { createNoteRefusal } from '../../domain/merge-requests/notes-access.ts';
-import { settingsOf } from '../../domain/projects/project-settings.ts';
+import { settingsOf } from '../../domain/core/project-settings.ts';
 import { diffBetween, diffLimits } from '../../git/diff.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
 import { diffCache } from './mr-diff-cache.ts';

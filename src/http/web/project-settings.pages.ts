@@ -8,7 +8,7 @@ import type { WebHookRow } from '../../db/schema.ts';
 import type { Actor } from '../../domain/access/actor.ts';
 import { restrictedLevels } from '../../domain/access/visibility.ts';
 import type { ResolvedProject } from '../../domain/access/resolve.ts';
-import type { ProjectAbility } from '../../domain/access/roles.ts';
+import type { ProjectAbility } from '../../domain/core/roles.ts';
 import { DeliveryBusy } from '../../domain/hooks/deliveries.ts';
 import { testHookData } from '../../domain/hooks/test-hooks.ts';
 import { type HookParent, PROJECT_HOOK_FLAGS, type WebHookInput } from '../../domain/hooks/web-hooks.service.ts';

@@ -42,7 +42,7 @@ import {
 } from '../../web/views/repository/pages.tsx';
 import { commitCount, extractRef, historyPage, lastCommitsOf, storageSize } from './repository-reads.ts';
 import { HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
-import { sshUrlToRepo } from '../../domain/repository/ssh-url.ts';
+import { sshUrlToRepo } from '../../domain/core/ssh-url.ts';
 
 const README = /^readme(\.(md|markdown|txt|rst))?$/i;
 const IMAGE = /\.(png|jpe?g|gif|webp|bmp|ico)$/i;

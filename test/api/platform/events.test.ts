@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { UserRow } from '../../../src/db/schema.ts';
-import { recordSystemEvent } from '../../../src/domain/events/system-events.ts';
+import { recordSystemEvent } from '../../../src/domain/core/system-events.ts';
 import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../helpers/build-app.ts';
 
 const ZERO = '0000000000000000000000000000000000000000';

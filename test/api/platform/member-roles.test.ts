@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp } from '../../helpers/build-app.ts';
-import { CUSTOM_PERMISSIONS } from '../../../src/domain/access/roles.ts';
+import { CUSTOM_PERMISSIONS } from '../../../src/domain/core/roles.ts';
 
 /** Every permission false, except those given. */
 const perms = (...on: string[]) => Object.fromEntries(CUSTOM_PERMISSIONS.map((p) => [p, on.includes(p)]));

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { NamespaceRow, ProjectRow, UserRow } from '../../../src/db/schema.ts';
 import { ANONYMOUS, userActor, type Actor } from '../../../src/domain/access/actor.ts';
 import { featureOpen, publicProfiles, restrictedFor } from '../../../src/domain/access/visibility.ts';
-import type { Feature } from '../../../src/domain/projects/project-settings.ts';
+import type { Feature } from '../../../src/domain/core/project-settings.ts';
 import { DomainError } from '../../../src/lib/errors.ts';
 import { buildTestApp } from '../../helpers/build-app.ts';
 

@@ -16,7 +16,7 @@ import { BlobTooLargeError } from '../../../storage/blob-store.ts';
 import { spool } from '../../../storage/local-store.ts';
 import type { Actor } from '../../access/actor.ts';
 import type { ResolvedProject } from '../../access/resolve.ts';
-import { settingsOf } from '../../projects/project-settings.ts';
+import { settingsOf } from '../../core/project-settings.ts';
 import type { CiDeps } from '../deps.ts';
 import { jobOptions } from '../job-options.ts';
 import { expiryFrom } from '../../../lib/duration.ts';

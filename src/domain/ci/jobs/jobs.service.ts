@@ -10,7 +10,7 @@ import { Errors } from '../../../lib/errors.ts';
 import { nowIso } from '../../../lib/time.ts';
 import type { Actor } from '../../access/actor.ts';
 import type { ResolvedProject } from '../../access/resolve.ts';
-import { settingsOf } from '../../projects/project-settings.ts';
+import { settingsOf } from '../../core/project-settings.ts';
 import { featureOpen } from '../../access/visibility.ts';
 import { loadRefRules, protectionDefaults, type RefRules } from '../../repository/branch-protection.ts';
 import type { RunnerInfo } from '../runners/runners.service.ts';

@@ -12,7 +12,7 @@ import { nowIso } from '../../../lib/time.ts';
 import { type Actor, userActor } from '../../access/actor.ts';
 import type { ProjectAccess } from '../../access/policy.ts';
 import type { ResolvedProject } from '../../access/resolve.ts';
-import { settingsOf } from '../../projects/project-settings.ts';
+import { settingsOf } from '../../core/project-settings.ts';
 import { onRefsChanged } from '../../repository/push-events.ts';
 import { type EvalContext, evaluateJob, evaluateWorkflow } from '../config/evaluate.ts';
 import { commitReader } from '../config/parse.ts';

@@ -10,7 +10,7 @@ import { nowIso, todayDate } from '../../../lib/time.ts';
 import type { Actor } from '../../access/actor.ts';
 import type { Policy } from '../../access/policy.ts';
 import { traversalIds, unexpired } from '../../access/policy.ts';
-import { settingsOf } from '../../projects/project-settings.ts';
+import { settingsOf } from '../../core/project-settings.ts';
 import type { CiDeps } from '../deps.ts';
 
 /** What a runner tells about itself on each contact (gitlab-runner common.VersionInfo). */

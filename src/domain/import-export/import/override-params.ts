@@ -3,8 +3,8 @@
 // strings), unknown keys dropped (declared_params), a bad value refused at request time with Grape's
 // message. What is kept is applied over the archive's project.json (rule 4: overrides win).
 import { Errors } from '../../../lib/errors.ts';
-import { VISIBILITY_LEVELS } from '../../settings/definitions.ts';
-import { FEATURES, LEGACY_FEATURE_FLAGS, PROJECT_SETTINGS, SETTING_ALIASES } from '../../projects/project-settings.ts';
+import { VISIBILITY_LEVELS } from '../../core/settings-definitions.ts';
+import { FEATURES, LEGACY_FEATURE_FLAGS, PROJECT_SETTINGS, SETTING_ALIASES } from '../../core/project-settings.ts';
 
 type Kind = 'boolean' | 'integer' | 'string' | 'string[]';
 interface Param {

@@ -4,9 +4,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ProjectRow } from '../../../db/schema.ts';
 import { jsonTooLarge, MAX_JSON_DOCUMENT_BYTES } from '../archive/layout.ts';
-import { FEATURES, PROJECT_SETTINGS, settingsOf, type Feature } from '../../projects/project-settings.ts';
+import { FEATURES, PROJECT_SETTINGS, settingsOf, type Feature } from '../../core/project-settings.ts';
 import type { ProjectAttributes } from '../../projects/projects.service.ts';
-import { VISIBILITY_LEVELS, type VisibilityName } from '../../settings/definitions.ts';
+import { VISIBILITY_LEVELS, type VisibilityName } from '../../core/settings-definitions.ts';
 import { PROJECT_JSON, RELATIONS_DIR } from '../archive/layout.ts';
 import { TreeError } from './errors.ts';
 

@@ -13,7 +13,7 @@ import { parseCiLimited } from '../../../domain/ci/config/parse-pool.ts';
 import { evaluateJob } from '../../../domain/ci/config/evaluate.ts';
 import { PIPELINE_ORDERS, PIPELINE_SCOPES } from '../../../domain/ci/pipelines-query.ts';
 import { CREATE_MESSAGES, DEFAULT_CI_CONFIG_PATH, type PipelineAbility } from '../../../domain/ci/pipelines/pipelines.service.ts';
-import { settingsOf } from '../../../domain/projects/project-settings.ts';
+import { settingsOf } from '../../../domain/core/project-settings.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { offsetPaginate } from '../../../lib/pagination.ts';
 import { toJobViews, toJob, toJobBasic } from '../entities/job.entity.ts';

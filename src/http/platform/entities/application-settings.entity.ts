@@ -1,8 +1,8 @@
 // Wire shape of GET/PUT /application/settings (GitLab's Entities::ApplicationSetting): id, timestamps,
-// every returned setting of definitions.ts and the legacy names that mirror a current one. The schema
+// every returned setting of settings-definitions.ts and the legacy names that mirror a current one. The schema
 // is generated from the same table, so the serializer keeps every setting and nothing else.
 import { Type, type TSchema } from 'typebox';
-import { RESPONSE_ALIASES, RESPONSE_CONSTANTS, SETTINGS, STORAGES, type SettingDef, settingNamed } from '../../../domain/settings/definitions.ts';
+import { RESPONSE_ALIASES, RESPONSE_CONSTANTS, SETTINGS, STORAGES, type SettingDef, settingNamed } from '../../../domain/core/settings-definitions.ts';
 import type { SettingsRecord } from '../../../domain/settings/settings.service.ts';
 
 const AccessLevels = Type.Array(Type.Object({ access_level: Type.Integer() }));

@@ -2,8 +2,8 @@
 // create, update), fields in GitLab's order. The schemas are the allow-list of what may leave.
 import { Type, type Static } from 'typebox';
 import type { NamespaceRow } from '../../../db/schema.ts';
-import { type BranchProtectionDefaults, groupSettings } from '../../../domain/groups/group-settings.ts';
-import type { Settings } from '../../../domain/settings/definitions.ts';
+import { type BranchProtectionDefaults, groupSettings } from '../../../domain/core/group-settings.ts';
+import type { Settings } from '../../../domain/core/settings-definitions.ts';
 import { NullableBoolean, NullableInteger, NullableString } from '../schemas/common.ts';
 
 /** What the entity functions need besides the row; built once per request. */

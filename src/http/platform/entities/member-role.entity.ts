@@ -2,7 +2,7 @@
 // fields of the spec, then one boolean per customizable permission, every one always present.
 import { Type, type Static, type TBoolean } from 'typebox';
 import type { MemberRoleRow } from '../../../db/schema.ts';
-import { CUSTOM_PERMISSIONS, type CustomPermission } from '../../../domain/access/roles.ts';
+import { CUSTOM_PERMISSIONS, type CustomPermission } from '../../../domain/core/roles.ts';
 import { parsePermissions } from '../../../domain/member-roles/member-roles.service.ts';
 import { NullableInteger, NullableString } from '../schemas/common.ts';
 

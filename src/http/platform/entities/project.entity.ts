@@ -4,9 +4,9 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import type { ProjectView } from '../../../domain/projects/projects-query.ts';
 import type { ProjectRow } from '../../../db/schema.ts';
-import { FEATURES, settingsOf, type Feature } from '../../../domain/projects/project-settings.ts';
+import { FEATURES, settingsOf, type Feature } from '../../../domain/core/project-settings.ts';
 import { toUserRef, UserRefSchema, type UserViewContext } from './user.entity.ts';
-import { sshUrlToRepo } from '../../../domain/repository/ssh-url.ts';
+import { sshUrlToRepo } from '../../../domain/core/ssh-url.ts';
 import { NullableBoolean, NullableInteger, NullableString, optionalAll } from '../schemas/common.ts';
 
 /** basic: BasicProjectDetails (lists for anonymous callers, simple=true); details: ProjectDetails

@@ -4,7 +4,7 @@
 import { Type, type Static } from 'typebox';
 import type { IdentityRow, UserRow } from '../../../db/schema.ts';
 import { isBot, type UserBasicRow, type UserViewRow } from '../../../domain/users/users-query.ts';
-import type { Settings } from '../../../domain/settings/definitions.ts';
+import type { Settings } from '../../../domain/core/settings-definitions.ts';
 import { NullableInteger, NullableString, optionalAll } from '../schemas/common.ts';
 
 /** What every entity function needs besides the row; built once per request. */

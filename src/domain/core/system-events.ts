@@ -3,7 +3,7 @@
 import { queuedJob } from '../../jobs/job-row.ts';
 import type { Kysely } from 'kysely';
 import type { Database, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
-import { ACCESS_LEVEL_NAMES } from '../access/roles.ts';
+import { ACCESS_LEVEL_NAMES } from './roles.ts';
 import { type ActivityMeta, recordActivity } from './activity.ts';
 
 export const SYSTEM_EVENT_JOB = 'system_event';

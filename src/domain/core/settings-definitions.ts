@@ -4,7 +4,7 @@
 // app/models/application_setting_implementation.rb `defaults` (non-FIPS, gitlab.yml defaults).
 // Each definition carries the type of its value, so `Settings` (what a read answers) is derived from
 // the table and a new setting is typed where it is declared.
-import type { BranchProtectionDefaults } from '../groups/group-settings.ts';
+import type { BranchProtectionDefaults } from './group-settings.ts';
 
 export type SettingType = 'integer' | 'number' | 'boolean' | 'string' | 'array' | 'hash';
 
