@@ -7,7 +7,7 @@ import type { Commit } from '../../git/objects.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import type { Settings } from '../core/settings-definitions.ts';
-import { VIEW_COLUMNS, type UserViewRow } from '../users/users-query.ts';
+import { VIEW_COLUMNS, type UserViewRow } from '../core/user-columns.ts';
 
 export interface JobRelated {
   /** the instance settings when the page was read (the user shapes need them) */

@@ -11,7 +11,7 @@ import type { CustomPermission } from '../core/roles.ts';
 import { featureOpen } from '../access/visibility.ts';
 import { canReadMergeRequests } from '../merge-requests/merge-requests-query.ts';
 import { ProjectsQuery } from '../projects/projects-query.ts';
-import { basicByIds, type UserBasicRow } from '../users/users-query.ts';
+import { basicByIds, type UserBasicRow } from '../core/user-columns.ts';
 import { COMMIT_NOTE_TARGET, EVENT_ACTIONS, type EventActionName, NOTE_TARGET_TYPES } from '../core/activity.ts';
 
 /** Event.target_types and the class names they filter on (EventsFinder#by_target_type). */

@@ -15,7 +15,7 @@ import { Policy, traversalIds, type GroupAccess, type ProjectAccess } from '../a
 import { ACCESS_LEVEL_NAMES, MEMBER_ACCESS_LEVELS } from '../core/roles.ts';
 import { groupMemberPayload, projectMemberPayload, recordSystemEvent } from '../core/system-events.ts';
 import { rootGroupId } from '../member-roles/member-roles.service.ts';
-import { BASIC_COLUMNS, type UserBasicRow } from '../users/users-query.ts';
+import { BASIC_COLUMNS, type UserBasicRow } from '../core/user-columns.ts';
 
 const OWNER = 50;
 

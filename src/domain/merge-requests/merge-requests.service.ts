@@ -23,7 +23,7 @@ import type { BranchProtectionDefaults } from '../core/group-settings.ts';
 import { type HookChanges, labelHookAttrs, type MergeRequestAction, recordMergeRequestEvent, STATE_IDS } from './mr-events.ts';
 import { userHookAttrs } from '../core/hook-attrs.ts';
 import { type HeadPipelineView, loadSimpleViews, loadViews, type MergeRequestDetail, type MergeRequestSimpleView, type MergeRequestView } from './present.ts';
-import { basicByIds } from '../users/users-query.ts';
+import { basicByIds } from '../core/user-columns.ts';
 import { isDraftTitle, mergeParamsOf } from './rules.ts';
 import { pipelineAllowed } from '../ci/pipelines/pipelines.service.ts';
 

@@ -5,7 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { CiPipelineRow, Database, LabelRow, MergeRequestRow, MilestoneRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
 import type { MilestoneWithUrl } from '../milestones/milestones.service.ts';
-import { basicByIds, type UserBasicRow } from '../users/users-query.ts';
+import { basicByIds, type UserBasicRow } from '../core/user-columns.ts';
 import { settingsOf } from '../core/project-settings.ts';
 import { headPipelines } from './head-pipeline.ts';
 import { type MergeFacts, NO_FACTS } from './merge-status.ts';

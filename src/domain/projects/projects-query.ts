@@ -9,7 +9,7 @@ import type { Actor } from '../access/actor.ts';
 import { traversalIds, unexpired, type Membership, type Policy, type ProjectAccess } from '../access/policy.ts';
 import type { CustomPermission } from '../core/roles.ts';
 import { openFeatures, visibleProjectsWhere, type ProjectsWhere } from '../access/visibility.ts';
-import { BASIC_COLUMNS, type UserBasicRow } from '../users/users-query.ts';
+import { BASIC_COLUMNS, type UserBasicRow } from '../core/user-columns.ts';
 import type { Feature } from '../core/project-settings.ts';
 
 export interface ProjectView {

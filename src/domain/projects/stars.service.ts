@@ -7,7 +7,7 @@ import { isUniqueViolation } from '../../db/sql.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import type { FeatureDeps } from '../deps.ts';
-import { BASIC_COLUMNS } from '../users/users-query.ts';
+import { BASIC_COLUMNS } from '../core/user-columns.ts';
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (ch) => '\\' + ch);
 

@@ -17,7 +17,6 @@ import type { Actor } from '../access/actor.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import type { Settings } from '../core/settings-definitions.ts';
 import {
-  basicByIds,
   filterUsers,
   isBlocked,
   isInternal,
@@ -27,9 +26,9 @@ import {
   type UserFilters,
   type UserOrder,
   type UserOrderColumn,
-  type UserBasicRow,
   type UserQuery,
 } from './users-query.ts';
+import { basicByIds, type UserBasicRow } from '../core/user-columns.ts';
 
 export interface CreateUserInput {
   username: string;

@@ -10,16 +10,8 @@ import type { SelectQueryBuilder } from 'kysely';
 import type { Database, UserRow } from '../../db/schema.ts';
 import { ADMIN_ONLY_LIST_PARAMS } from '../../domain/users/users.service.ts';
 import { personalNamespaceIds } from '../../domain/users/personal-namespace.ts';
-import {
-  BASIC_COLUMNS,
-  USER_ORDER_COLUMNS,
-  VIEW_COLUMNS,
-  afterCursor,
-  parseUserCursor,
-  userCursor,
-  type UserOrder,
-  type UserViewRow,
-} from '../../domain/users/users-query.ts';
+import { USER_ORDER_COLUMNS, afterCursor, parseUserCursor, userCursor, type UserOrder } from '../../domain/users/users-query.ts';
+import { BASIC_COLUMNS, VIEW_COLUMNS, type UserViewRow } from '../../domain/core/user-columns.ts';
 import { Errors } from '../../lib/errors.ts';
 import { keysetHeaders, offsetPaginate, pageParams, type PageRequest } from '../../lib/pagination.ts';
 import {

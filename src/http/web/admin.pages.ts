@@ -9,7 +9,7 @@ import type { SystemHookRow, UserRow } from '../../db/schema.ts';
 import { DeliveryBusy, MOCK_SYSTEM_EVENT } from '../../domain/hooks/deliveries.ts';
 import type { HookInput } from '../../domain/hooks/system-hooks.service.ts';
 import type { ListUsersInput } from '../../domain/users/users.service.ts';
-import { VIEW_COLUMNS } from '../../domain/users/users-query.ts';
+import { VIEW_COLUMNS } from '../../domain/core/user-columns.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
 import {

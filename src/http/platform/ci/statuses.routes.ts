@@ -7,7 +7,7 @@ import { Type, type Static } from 'typebox';
 import type { Container } from '../../../container.ts';
 import type { CiBuildRow } from '../../../db/schema.ts';
 import { STATUS_ORDERS, STATUS_STATES, type StatusState } from '../../../domain/ci/statuses.service.ts';
-import type { UserBasicRow } from '../../../domain/users/users-query.ts';
+import type { UserBasicRow } from '../../../domain/core/user-columns.ts';
 import { isInt32 } from '../../../db/sql.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { offsetPaginate } from '../../../lib/pagination.ts';

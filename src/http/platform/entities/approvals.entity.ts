@@ -4,7 +4,7 @@
 import { Type } from 'typebox';
 import type { MergeRequestRow } from '../../../db/schema.ts';
 import type { ApprovalState } from '../../../domain/merge-requests/approvals.ts';
-import type { UserBasicRow } from '../../../domain/users/users-query.ts';
+import type { UserBasicRow } from '../../../domain/core/user-columns.ts';
 import { NullableString } from '../schemas/common.ts';
 import { toUserBasic, UserBasicSchema, type UserViewContext } from './user.entity.ts';
 

@@ -1,7 +1,7 @@
 // API::Entities::AwardEmoji. `url` is that of a custom emoji; every name here is a standard one (null).
 import { Type } from 'typebox';
 import type { AwardEmojiRow } from '../../../db/schema.ts';
-import type { UserBasicRow } from '../../../domain/users/users-query.ts';
+import type { UserBasicRow } from '../../../domain/core/user-columns.ts';
 import { toUserBasic, UserBasicSchema, type UserViewContext } from './user.entity.ts';
 
 export const AwardEmojiSchema = Type.Object({

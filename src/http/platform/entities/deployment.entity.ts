@@ -2,7 +2,7 @@
 // approvals). `deployable` is the CI job that deployed: always null here (deployments come from the API).
 import { Type, type Static } from 'typebox';
 import type { DeploymentRow, EnvironmentRow } from '../../../db/schema.ts';
-import type { UserBasicRow } from '../../../domain/users/users-query.ts';
+import type { UserBasicRow } from '../../../domain/core/user-columns.ts';
 import { EnvironmentBasicSchema, toEnvironmentBasic } from './environment.entity.ts';
 import { toUserRef, UserRefSchema, type UserViewContext } from './user.entity.ts';
 

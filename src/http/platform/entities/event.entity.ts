@@ -4,7 +4,7 @@ import { Type, type Static } from 'typebox';
 import { actionName } from '../../../domain/events/action-name.ts';
 import { COMMIT_NOTE_TARGET, EVENT_ACTIONS, NOTE_TARGET_TYPES } from '../../../domain/core/activity.ts';
 import type { EventView } from '../../../domain/events/events-query.ts';
-import type { UserBasicRow } from '../../../domain/users/users-query.ts';
+import type { UserBasicRow } from '../../../domain/core/user-columns.ts';
 import { NullableInteger, NullableString } from '../schemas/common.ts';
 import { NoteSchema, toNote } from './note.entity.ts';
 import { toUserBasic, UserBasicSchema, type UserViewContext } from './user.entity.ts';

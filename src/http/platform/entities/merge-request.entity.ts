@@ -7,7 +7,7 @@ import type { MilestoneRow } from '../../../db/schema.ts';
 import { detailedMergeStatus, hasConflicts, publicMergeStatus } from '../../../domain/merge-requests/merge-status.ts';
 import type { HeadPipelineView, MergeRequestDetail, MergeRequestSimpleView, MergeRequestView } from '../../../domain/merge-requests/present.ts';
 import { humanTime, mergeParamsOf, mergeRequestWebUrl, type ReferenceFrom, referenceTo, taskCompletionStatus } from '../../../domain/merge-requests/rules.ts';
-import type { UserBasicRow } from '../../../domain/users/users-query.ts';
+import type { UserBasicRow } from '../../../domain/core/user-columns.ts';
 import { NullableBoolean, NullableInteger, NullableString } from '../schemas/common.ts';
 import { LabelBasicSchema, toLabelDetails } from './label.entity.ts';
 import { MilestoneSchema, toMilestoneBasic, type MilestoneEntity } from './milestone.entity.ts';

@@ -2,7 +2,7 @@
 // on diff notes, resolved/resolved_by/resolved_at only on resolvable notes.
 import { Type, type Static } from 'typebox';
 import type { MergeRequestRow, NoteRow } from '../../../db/schema.ts';
-import type { UserBasicRow } from '../../../domain/users/users-query.ts';
+import type { UserBasicRow } from '../../../domain/core/user-columns.ts';
 import { NullableInteger, NullableString } from '../schemas/common.ts';
 import { toUserBasic, UserBasicSchema, type UserRef, type UserViewContext } from './user.entity.ts';
 

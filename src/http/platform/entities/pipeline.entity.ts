@@ -3,7 +3,7 @@
 // (`<external_url>/<full path>`), the base of web_url and details_path.
 import { Type, type Static } from 'typebox';
 import type { CiPipelineRow } from '../../../db/schema.ts';
-import type { UserBasicRow } from '../../../domain/users/users-query.ts';
+import type { UserBasicRow } from '../../../domain/core/user-columns.ts';
 import { toUserBasic, UserBasicSchema, type UserViewContext } from './user.entity.ts';
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);

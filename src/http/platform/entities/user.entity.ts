@@ -3,7 +3,8 @@
 // exactly the fields of one shape, and the response schemas are the allow-list of what may leave.
 import { Type, type Static } from 'typebox';
 import type { IdentityRow, UserRow } from '../../../db/schema.ts';
-import { isBot, type UserBasicRow, type UserViewRow } from '../../../domain/users/users-query.ts';
+import { isBot } from '../../../domain/users/users-query.ts';
+import type { UserBasicRow, UserViewRow } from '../../../domain/core/user-columns.ts';
 import type { Settings } from '../../../domain/core/settings-definitions.ts';
 import { NullableInteger, NullableString, optionalAll } from '../schemas/common.ts';
 

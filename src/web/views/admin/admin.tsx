@@ -1,7 +1,7 @@
 // The admin area: overview counts, users (search, state, block/unblock), system hooks with their recent
 // deliveries, and the common application settings.
 import type { HookAttemptRow, SystemHookRow } from '../../../db/schema.ts';
-import type { UserViewRow } from '../../../domain/users/users-query.ts';
+import type { UserViewRow } from '../../../domain/core/user-columns.ts';
 import type { WebCtx } from '../../context.ts';
 import type { Child, SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { Avatar, ButtonForm, FormErrors, Pagination, PostForm, Tabs, TimeAgo } from '../components.tsx';

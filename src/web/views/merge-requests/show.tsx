@@ -2,7 +2,7 @@
 // (description, merge status, approvals, the merge form, close/reopen, the discussion and a comment
 // form), Commits and Changes (the diff rendered by diff2html).
 import type { NoteRow } from '../../../db/schema.ts';
-import type { UserBasicRow } from '../../../domain/users/users-query.ts';
+import type { UserBasicRow } from '../../../domain/core/user-columns.ts';
 import type { Commit } from '../../../git/objects.ts';
 import type { WebCtx } from '../../context.ts';
 import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
