@@ -1,25 +1,12 @@
-// The rulebook of visibility and feature access: how open each visibility level is, who sees a level
-// without a membership, which levels the administrator restricted, when a project feature is open to a
-// viewer, and the one SQL condition of "the projects this actor may see". The policy, the queries and
-// the services ask here rather than restating a rule.
+// The rulebook of visibility and feature access: who sees a level without a membership, which levels the
+// administrator restricted, when a project feature is open to a viewer, and the one SQL condition of "the
+// projects this actor may see". The policy, the queries and the services ask here rather than restating a
+// rule (how open each level is, and that a group bounds what it holds, is core/visibility-levels.ts).
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
-import type { Database, NamespaceRow, ProjectRow } from '../../db/schema.ts';
+import type { Database, ProjectRow } from '../../db/schema.ts';
 import { FEATURES, settingsOf, type Feature, type ProjectSettings } from '../core/project-settings.ts';
-import { VISIBILITY_LEVELS, type Settings, type VisibilityName } from '../core/settings-definitions.ts';
+import type { Settings, VisibilityName } from '../core/settings-definitions.ts';
 import type { Actor } from './actor.ts';
-
-/** Gitlab::VisibilityLevel's number of a level name: private 0, internal 10, public 20 (anything else counts as private). */
-export const levelOf = (v: string): number => VISIBILITY_LEVELS[v as VisibilityName] ?? 0;
-
-/** Whether `v` is more open than the group `ns` (a personal namespace limits nothing). */
-export function aboveNamespace(v: string, ns: Pick<NamespaceRow, 'type' | 'visibility'>): boolean {
-  return ns.type === 'Group' && levelOf(v) > levelOf(ns.visibility);
-}
-
-/** `v`, lowered to its group's level when it is more open: nothing is more visible than the group it lives in. */
-export function clampToNamespace(v: string, ns: Pick<NamespaceRow, 'type' | 'visibility'>): string {
-  return aboveNamespace(v, ns) ? ns.visibility : v;
-}
 
 /** The levels the administrator restricted (restricted_visibility_levels), as they bind `actor`: administrators may use them all. */
 export function restrictedLevels(settings: Pick<Settings, 'restricted_visibility_levels'>, actor: Pick<Actor, 'isAdmin'>): string[] {

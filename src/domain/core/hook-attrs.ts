@@ -1,6 +1,6 @@
 // The hook_attrs of users and projects that every hook payload embeds (User#hook_attrs, Project#hook_attrs).
 import type { NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
-import { levelOf } from '../access/visibility.ts';
+import { levelOf } from './visibility-levels.ts';
 import { sshUrlToRepo } from './ssh-url.ts';
 
 export function userHookAttrs(u: Pick<UserRow, 'id' | 'name' | 'username' | 'avatar_url' | 'public_email'>) {
