@@ -14,7 +14,7 @@ import type { Resolver } from '../access/resolve.ts';
 import { openLevels, restrictedFor } from '../access/visibility.ts';
 import { levelOf } from '../core/visibility-levels.ts';
 import { groupPayload, groupMemberPayload, projectPayload, recordSystemEvent } from '../core/system-events.ts';
-import { deleteWebHooksOf } from '../hooks/web-hooks.service.ts';
+import { deleteWebHooksOf } from '../core/web-hook-rows.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import { rubyInspect, validateDescription, validateName, validatePath, type FieldErrors } from '../core/group-rules.ts';
 import { GROUP_SETTING_KEYS, type GroupSettings } from '../core/group-settings.ts';

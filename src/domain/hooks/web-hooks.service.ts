@@ -3,15 +3,15 @@
 // WebHooks::Hook concern): who may manage them (Maintainer of the project, Owner of the group, as the
 // admin_web_hook ability says), their validation, custom headers and URL variables (kept sealed, as the
 // token), and the data of the test endpoint (TestHooks::ProjectService). Deliveries are HookDeliveries'.
-import type { Kysely } from 'kysely';
 import type { Db } from '../../db/connect.ts';
-import type { Database, NamespaceRow, ProjectRow, WebHookRow } from '../../db/schema.ts';
+import type { NamespaceRow, ProjectRow, WebHookRow } from '../../db/schema.ts';
 import { Errors } from '../../lib/errors.ts';
 import type { Outbound, OutboundRules } from '../../lib/outbound.ts';
 import type { SecretBox } from '../../lib/secrets.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import type { Resolver } from '../access/resolve.ts';
+import { deleteWebHookRows } from '../core/web-hook-rows.ts';
 import type { SettingsService } from '../settings/settings.service.ts';
 import { BRANCH_FILTER_STRATEGIES, branchFilterError } from './branch-filter.ts';
 
@@ -444,37 +444,4 @@ function checkParams(input: WebHookInput): void {
   const invalid = (Object.keys(input) as (keyof WebHookInput)[]).filter((k) => typeof input[k] === 'string' && (input[k] as string).includes('\0'));
   if (input.token !== undefined && TOKEN_FORBIDDEN.test(input.token) && !invalid.includes('token')) invalid.push('token');
   if (invalid.length) throw Errors.param(invalid.map((k) => `${k} is invalid`).join(', '));
-}
-
-/** Deletes web hooks with their delivery history (a hook deleted, or its project or group). */
-export async function deleteWebHookRows(trx: Kysely<Database>, hookIds: number[]): Promise<void> {
-  if (!hookIds.length) return;
-  for (let i = 0; i < hookIds.length; i += 500) {
-    const ids = hookIds.slice(i, i + 500);
-    const deliveries = trx.selectFrom('hook_deliveries').select('id').where('hook_type', '=', 'web').where('hook_id', 'in', ids);
-    await trx.deleteFrom('hook_attempts').where('delivery_id', 'in', deliveries).execute();
-    await trx.deleteFrom('hook_deliveries').where('hook_type', '=', 'web').where('hook_id', 'in', ids).execute();
-    await trx.deleteFrom('web_hooks').where('id', 'in', ids).execute();
-  }
-}
-
-/** The hooks of these projects and groups, and their deliveries (called where projects and groups are deleted). */
-export async function deleteWebHooksOf(trx: Kysely<Database>, of: { projectIds?: number[]; groupIds?: number[] }): Promise<void> {
-  const projectIds = of.projectIds ?? [];
-  const groupIds = of.groupIds ?? [];
-  if (!projectIds.length && !groupIds.length) return;
-  const rows = await trx
-    .selectFrom('web_hooks')
-    .select('id')
-    .where((eb) => {
-      const ors = [];
-      if (projectIds.length) ors.push(eb('project_id', 'in', projectIds));
-      if (groupIds.length) ors.push(eb('group_id', 'in', groupIds));
-      return eb.or(ors);
-    })
-    .execute();
-  await deleteWebHookRows(
-    trx,
-    rows.map((r) => r.id),
-  );
 }

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { Database, ProjectRow } from '../../db/schema.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
 import { queueProjectBlobs } from '../blobs/blob-deletions.ts';
-import { deleteWebHooksOf } from '../hooks/web-hooks.service.ts';
+import { deleteWebHooksOf } from '../core/web-hook-rows.ts';
 
 /** Deletes the projects' rows and what hangs on them (memberships, old paths); their blobs are queued for removal. */
 export async function deleteProjectRows(trx: Kysely<Database>, projects: Pick<ProjectRow, 'id'>[]): Promise<void> {
