@@ -6,7 +6,8 @@ import type { Database, UserRow } from '../../db/schema.ts';
 import type { Actor } from '../access/actor.ts';
 import { mergeRequestHookPayload } from '../merge-requests/mr-events.ts';
 import { samplePushData } from '../repository/push-events.ts';
-import { buildHookData, type HookDataDeps, noteHookData, pipelineHookData } from './hook-data.ts';
+import { buildHookData, type HookDataDeps, pipelineHookData } from '../ci/hook-data.ts';
+import { noteHookData } from '../merge-requests/note-hook-data.ts';
 import type { HookParent } from './web-hooks.service.ts';
 
 export type TestData = { payload: Record<string, unknown> } | { error: string };

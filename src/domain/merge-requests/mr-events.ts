@@ -79,7 +79,7 @@ export interface HookDeps {
   externalUrl: string;
 }
 
-async function projectWithNamespace(trx: Kysely<Database>, id: number): Promise<{ project: ProjectRow; namespace: NamespaceRow } | null> {
+export async function projectWithNamespace(trx: Kysely<Database>, id: number): Promise<{ project: ProjectRow; namespace: NamespaceRow } | null> {
   const project = await trx.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
   if (!project) return null;
   const namespace = await trx.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).executeTakeFirstOrThrow();

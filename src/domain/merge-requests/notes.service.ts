@@ -12,7 +12,7 @@ import type { Actor } from '../access/actor.ts';
 import type { FeatureDeps } from '../deps.ts';
 import { AwardEmojiService } from './award-emoji.ts';
 import { recordSystemEvent } from '../core/system-events.ts';
-import { noteHookData } from '../hooks/hook-data.ts';
+import { noteHookData } from './note-hook-data.ts';
 import { ApprovalsService } from './approvals.ts';
 import { canAdminNote, canReadInternal, canReadNote, canResolve, canSetCreatedAt, createNoteRefusal, type FoundMergeRequest } from './notes-access.ts';
 

@@ -20,7 +20,7 @@ import { type JobRelated, loadJobRelated } from '../job-views.ts';
 import { JobWaiters } from './job-waiters.ts';
 import { CANCELABLE_STATUSES, COMPLETED_STATUSES, FAILURE_REASONS } from './job-statuses.ts';
 import { runnerPayload } from './runner-payload.ts';
-import { recordBuildEvent } from '../../hooks/hook-data.ts';
+import { recordBuildEvent } from '../hook-data.ts';
 import { defineSweep } from '../../../jobs/registry.ts';
 
 export const JOB_TOKEN_PREFIX = 'glcbt-';

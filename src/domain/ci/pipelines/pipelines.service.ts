@@ -21,7 +21,7 @@ import { parseDuration } from '../../../lib/duration.ts';
 import type { CiDeps } from '../deps.ts';
 import type { JobOptions, JobVariable } from '../job-options.ts';
 import { CANCELABLE, COMPLETED, compositeStatus } from './status.ts';
-import { recordBuildEvent, recordPipelineEvent } from '../../hooks/hook-data.ts';
+import { recordBuildEvent, recordPipelineEvent } from '../hook-data.ts';
 import { defineSweep } from '../../../jobs/registry.ts';
 
 export const DEFAULT_CI_CONFIG_PATH = '.service-ci.yml';

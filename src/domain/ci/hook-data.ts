@@ -1,11 +1,10 @@
-// Payloads of the events only project and group hooks hear: notes (Gitlab::DataBuilder::Note),
-// pipelines (Gitlab::DataBuilder::Pipeline) and jobs (Gitlab::DataBuilder::Build).
+// Payloads of the CI events only project and group hooks hear: pipelines (Gitlab::DataBuilder::Pipeline)
+// and jobs (Gitlab::DataBuilder::Build), recorded as system events when they change status.
 import type { Kysely } from 'kysely';
-import type { CiBuildRow, CiPipelineRow, Database, NamespaceRow, NoteRow, ProjectRow, UserRow } from '../../db/schema.ts';
+import type { CiBuildRow, CiPipelineRow, Database, NamespaceRow, ProjectRow } from '../../db/schema.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
 import { projectHookAttrs, userHookAttrs } from '../core/hook-attrs.ts';
 import { recordSystemEvent } from '../core/system-events.ts';
-import { mergeRequestHookPayload } from '../merge-requests/mr-events.ts';
 
 export interface HookDataDeps {
   repos: RepositoryStore;
@@ -21,65 +20,6 @@ async function projectOf(trx: Kysely<Database>, id: number): Promise<{ project: 
 
 const userById = (trx: Kysely<Database>, id: number | null) =>
   id === null ? Promise.resolve(undefined) : trx.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
-
-/** The note hook payload (object_kind "note") of a note on a merge request. */
-export async function noteHookData(
-  trx: Kysely<Database>,
-  deps: HookDataDeps,
-  user: UserRow,
-  note: NoteRow,
-  action: 'create' | 'update' = 'create',
-): Promise<({ object_kind: 'note' } & Record<string, unknown>) | null> {
-  const target = await projectOf(trx, note.project_id);
-  if (!target) return null;
-  const project = projectHookAttrs(deps.externalUrl, target.project, target.namespace);
-  const mr =
-    note.noteable_type === 'MergeRequest'
-      ? await trx.selectFrom('merge_requests').selectAll().where('id', '=', note.noteable_id).executeTakeFirst()
-      : undefined;
-  const url = mr ? `${project.web_url}/-/merge_requests/${mr.iid}#note_${note.id}` : `${project.web_url}#note_${note.id}`;
-  const data: { object_kind: 'note' } & Record<string, unknown> = {
-    object_kind: 'note',
-    event_type: note.internal ? 'confidential_note' : 'note',
-    user: userHookAttrs(user),
-    project_id: target.project.id,
-    project,
-    object_attributes: {
-      attachment: null,
-      author_id: note.author_id,
-      change_position: null,
-      commit_id: null,
-      created_at: note.created_at,
-      discussion_id: note.discussion_id,
-      id: note.id,
-      line_code: null,
-      note: note.body,
-      noteable_id: note.noteable_id,
-      noteable_type: note.noteable_type,
-      original_position: null,
-      position: note.position ? (JSON.parse(note.position) as unknown) : null,
-      project_id: note.project_id,
-      resolved_at: note.resolved_at,
-      resolved_by_id: note.resolved_by_id,
-      resolved_by_push: null,
-      st_diff: null,
-      system: note.system === 1,
-      type: note.type,
-      updated_at: note.updated_at,
-      updated_by_id: null,
-      description: note.body,
-      internal: note.internal === 1,
-      url,
-      action,
-    },
-    repository: { name: project.name, url: project.url, description: project.description, homepage: project.homepage },
-  };
-  if (mr) {
-    const mrData = await mergeRequestHookPayload(trx, deps, user, mr, 'update');
-    data.merge_request = mrData.object_attributes;
-  }
-  return data;
-}
 
 function runnerAttrs(r: { id: number; description: string | null; runner_type: string; active: number; tag_list?: string } | undefined) {
   if (!r) return null;
