@@ -7,6 +7,8 @@
 // - SQL (a Kysely statement or an sql`` template) is written under src/http or src/web: lists are finders
 //   and services in the domain;
 // - runtime imports form a cycle, between files or between top-level folders;
+// - runtime imports form a cycle between the folders of src/domain (its features, and `core`, the floor they
+//   all stand on): what two features share moves down into domain/core, or one feature sits below the other;
 // - `Errors.raw(` appears in src/domain more often than RAW_ERRORS_MAX (it may only go down: the domain
 //   raises typed errors, and each API renders them);
 // - a line of any file under src/ names how the code was built (BUILD_HISTORY: issue or helper numbers)
@@ -74,6 +76,12 @@ function buildHistory(root, src) {
 function areaOf(src, file) {
   const parts = path.relative(src, file).split(path.sep);
   return parts.length === 1 ? parts[0].replace(/\.[^.]+$/, '') : parts[0];
+}
+
+/** The folder directly under src/domain that holds a module (`core` or a feature), or null outside such a folder. */
+function featureOf(src, file) {
+  const parts = path.relative(path.join(src, 'domain'), file).split(path.sep);
+  return parts.length > 1 && parts[0] !== '..' ? parts[0] : null;
 }
 
 /** @returns {string | null} the module a relative specifier names */
@@ -196,6 +204,9 @@ export function checkLayers(root) {
   const problems = [];
   const fileGraph = new Map(files.map((f) => [f, new Set()]));
   const areaGraph = new Map();
+  const domainGraph = new Map();
+  /** `from→to` → the first module (by path) of folder `from` that imports folder `to` at runtime */
+  const domainEdges = new Map();
   let rawErrors = 0;
   for (const file of files) {
     const from = areaOf(src, file);
@@ -219,10 +230,30 @@ export function checkLayers(root) {
         if (!areaGraph.has(from)) areaGraph.set(from, new Set());
         areaGraph.get(from).add(to);
       }
+      const [fromFeature, toFeature] = [featureOf(src, file), featureOf(src, target)];
+      if (fromFeature && toFeature && fromFeature !== toFeature) {
+        if (!domainGraph.has(fromFeature)) domainGraph.set(fromFeature, new Set());
+        domainGraph.get(fromFeature).add(toFeature);
+        const edge = `${fromFeature}→${toFeature}`;
+        const by = path.relative(path.join(src, 'domain'), file).split(path.sep).join('/');
+        if (!domainEdges.has(edge) || by < domainEdges.get(edge)) domainEdges.set(edge, by);
+      }
     }
   }
   problems.push(...buildHistory(root, src));
   for (const c of cycles(areaGraph)) problems.push(`src/: the top-level folders ${c.join(', ')} import each other at runtime (a cycle)`);
+  for (const c of cycles(domainGraph)) {
+    const inCycle = new Set(c);
+    const edges = c.flatMap((a) =>
+      [...domainGraph.get(a)]
+        .filter((b) => inCycle.has(b))
+        .sort()
+        .map((b) => `${domainEdges.get(`${a}→${b}`)} → ${b}`),
+    );
+    problems.push(
+      `src/domain/: the folders ${c.join(', ')} import each other at runtime (${edges.join(', ')}): move what they share into domain/core, or one below the other`,
+    );
+  }
   for (const c of cycles(fileGraph)) problems.push(`src/: a runtime import cycle between ${c.map(rel).join(', ')}`);
   if (rawErrors > RAW_ERRORS_MAX) {
     problems.push(`src/domain: ${rawErrors} Errors.raw( calls, more than the ${RAW_ERRORS_MAX} allowed: raise a typed error and render it in the API`);

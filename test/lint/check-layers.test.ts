@@ -126,6 +126,31 @@ test('a route module importing another fails; a runtime cycle between top-level 
   assert.equal(run.status, 1);
 });
 
+test('a runtime cycle between folders of the domain fails, core included; a type-only import back into core passes', () => {
+  const run = check({
+    ...CLEAN,
+    'domain/core/settings.ts': "import type { Group } from '../groups/groups.ts';\nexport const DEFAULTS: Partial<Group> = {};\n",
+    'domain/core/activity.ts': "import { ACTIONS } from '../events/actions.ts';\nexport const record = () => ACTIONS;\n",
+    'domain/events/actions.ts': 'export const ACTIONS = [];\n',
+    'domain/events/events.ts': "import { record } from '../core/activity.ts';\nexport const events = () => record();\n",
+    'domain/groups/groups.ts':
+      "import { DEFAULTS } from '../core/settings.ts';\nimport { destroyProjects } from '../projects/destroy.ts';\nexport type Group = { id: number };\nexport const deleteGroup = () => destroyProjects(DEFAULTS);\n",
+    'domain/groups/rules.ts': 'export const groupRules = {};\n',
+    'domain/projects/destroy.ts': 'export const destroyProjects = (d: unknown) => d;\n',
+    'domain/projects/projects.ts': "import { groupRules } from '../groups/rules.ts';\nexport const createProject = () => groupRules;\n",
+  });
+  assert.equal(
+    run.stderr,
+    [
+      'src/domain/: the folders core, events import each other at runtime (core/activity.ts → events, events/events.ts → core): move what they share into domain/core, or one below the other',
+      'src/domain/: the folders groups, projects import each other at runtime (groups/groups.ts → projects, projects/projects.ts → groups): move what they share into domain/core, or one below the other',
+      'check-layers: 2 problem(s) in 15 modules',
+      '',
+    ].join('\n'),
+  );
+  assert.equal(run.status, 1);
+});
+
 test('more Errors.raw calls in the domain than allowed fail', () => {
   const raw = "import { Errors } from '../lib/errors.ts';\nexport const f = () => [" + 'Errors.raw(400, {}), '.repeat(99) + '];\n';
   const run = check({ ...CLEAN, 'domain/wire.ts': raw, 'lib/errors.ts': 'export const Errors: any = {};\n' });
