@@ -1,10 +1,13 @@
 // A big upload does not stop the server: a 300,000-unit PO file (9 MB) is parsed in a worker thread
 // and its units come back in batches, so the event loop keeps turning — /-/health answers while the
-// upload runs and no turn of the loop waits long — and the answer is the one a small file would get.
+// upload runs and no turn of the loop is long — and the answer is the one a small file would get. A turn's
+// length is the main thread's own CPU between two ticks of a timer (thread-cpu.ts), which a busy machine does
+// not stretch as it stretches wall-clock delays.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { buildTestApp } from '../../helpers/build-app.ts';
+import { busiestStretch } from '../../helpers/thread-cpu.ts';
 import { multipart, unitsOf } from '../../helpers/files.ts';
 import { AS_ROOT, poComponent } from '../../helpers/translation.ts';
 
@@ -18,7 +21,7 @@ function bigPo(): Buffer {
   return Buffer.from(parts.join(''));
 }
 
-test('a 300,000-unit PO upload: /-/health answers during it, the event loop never waits long, the answer is exact', async (t) => {
+test('a 300,000-unit PO upload: /-/health answers during it, no turn of the event loop is long, the answer is exact', async (t) => {
   const ctx = await buildTestApp(t);
   await poComponent(t, ctx);
   const file = bigPo();
@@ -29,6 +32,8 @@ test('a 300,000-unit PO upload: /-/health answers during it, the event loop neve
   delay.enable();
   // the histogram records from its second tick on: a stall right at the start would go unseen
   while (delay.count < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+  const turns = busiestStretch();
+  const ticking = setInterval(() => turns.mark(), 10);
   let finished = false;
   const uploading = ctx.app.inject({ method: 'POST', url: '/api/translations/hello/po/cs/file/', headers: { ...AS_ROOT, ...m.headers }, payload: m.payload });
   void uploading.finally(() => {
@@ -45,10 +50,12 @@ test('a 300,000-unit PO upload: /-/health answers during it, the event loop neve
     if (!finished) answeredDuring++;
   }
   const res = await uploading;
+  turns.mark();
+  clearInterval(ticking);
   delay.disable();
   const maxMs = delay.max / 1e6;
   t.diagnostic(
-    `event loop: max delay ${maxMs.toFixed(0)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(0)} ms; /-/health answered ${answeredDuring} times during the upload`,
+    `event loop: longest turn ${turns.maxMs} ms (${turns.unit}), max delay ${maxMs.toFixed(0)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(0)} ms; /-/health answered ${answeredDuring} times during the upload`,
   );
 
   assert.equal(res.statusCode, 200, res.body);
@@ -59,7 +66,7 @@ test('a 300,000-unit PO upload: /-/health answers during it, the event loop neve
   );
   assert.ok(answeredDuring >= 10, `/-/health answered ${answeredDuring} times during the upload`);
   // parsed in the server's thread, the file stalls the loop for seconds (2.7 s on a quiet machine)
-  assert.ok(maxMs < 500, `the event loop waited ${maxMs.toFixed(0)} ms`);
+  assert.ok(turns.maxMs < 500, `a turn of the event loop took ${turns.maxMs} ms (${turns.unit}; the longest delay: ${maxMs.toFixed(0)} ms)`);
 });
 
 test("a big file that does not parse: the format's message from the parsing thread, as for a small file, and nothing changes", async (t) => {
