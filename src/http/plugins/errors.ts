@@ -155,19 +155,37 @@ function moved(err: MovedError, req: FastifyRequest, reply: FastifyReply, extern
   return send(reply, 301, { message: '301 Moved Permanently' });
 }
 
+type Router = ReturnType<typeof FindMyWay>;
+/** Routers by the routes they hold: the apps one process builds (tests, benchmarks) share one. */
+const routers = new Map<string, Router>();
+
+/** The router of these routes: what tells a 405 (the path exists for other methods) from a 404. */
+function routerOf(routes: string[]): Router {
+  const key = routes.join('\n');
+  let router = routers.get(key);
+  if (router) return router;
+  router = FindMyWay();
+  for (const r of routes) {
+    const i = r.indexOf(' ');
+    try {
+      router.on(r.slice(0, i) as any, r.slice(i + 1), () => {});
+    } catch {
+      /* duplicate registrations (HEAD for GET) are fine */
+    }
+  }
+  routers.set(key, router);
+  return router;
+}
+
 export function errorHandling(app: FastifyInstance, externalUrl: string, web?: Web): void {
-  const router = FindMyWay();
+  const routes: string[] = [];
+  let built: Router | undefined;
+  const router = () => (built ??= routerOf(routes)); // built on the first unknown route, once the app is sealed
   app.addHook('onRoute', (route: RouteOptions) => {
     // git's catch-all routes answer only git URLs; they must not make every path look routable
     if ((route.config as { api?: string } | undefined)?.api === 'git') return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    for (const m of methods) {
-      try {
-        router.on(m as any, route.url, () => {});
-      } catch {
-        /* duplicate registrations (HEAD for GET) are fine */
-      }
-    }
+    for (const m of methods) routes.push(`${m} ${route.url}`);
   });
 
   app.setErrorHandler((err: FastifyError | DomainError, req, reply) => {
@@ -209,9 +227,9 @@ export function errorHandling(app: FastifyInstance, externalUrl: string, web?: W
     if (path.startsWith('/api/v3/') || path === '/api/v3') {
       return send(reply, 410, { error: 'API V3 is no longer supported. Use API V4 instead.' });
     }
-    const allow = METHODS.filter((m) => m !== req.method && router.find(m as any, path));
+    const allow = METHODS.filter((m) => m !== req.method && router().find(m as any, path));
     const api = apiOf(req);
-    if (allow.length && router.find(req.method as any, path) === null) {
+    if (allow.length && router().find(req.method as any, path) === null) {
       reply.header('allow', allow.join(', '));
       if (api === 'translation') return send(reply, 405, { detail: `Method "${req.method}" not allowed.` });
       return send(reply, 405, { error: '405 Not Allowed' });
