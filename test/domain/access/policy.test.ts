@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp } from '../helpers/build-app.ts';
-import { userActor, ANONYMOUS } from '../../src/domain/access/actor.ts';
+import { buildTestApp } from '../../helpers/build-app.ts';
+import { userActor, ANONYMOUS } from '../../../src/domain/access/actor.ts';
 
 test('policy: inheritance, custom roles, visibility, external users, expiry', async (t) => {
   const { c, seed } = await buildTestApp(t);

@@ -2,14 +2,14 @@
 // ordering, dates, the config file and the previous-tag finder.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_TEMPLATE, parseTemplate } from '../../src/domain/repository/changelog/template.ts';
-import { ChangelogError, TemplateError } from '../../src/domain/repository/changelog/error.ts';
-import { insertSection, releaseHeaders } from '../../src/domain/repository/changelog/generator.ts';
-import { Release } from '../../src/domain/repository/changelog/release.ts';
-import { compareVersions, isSemverParam, rsortVersions, sortVersions } from '../../src/domain/repository/changelog/version.ts';
-import { parseReleaseDate, strftime } from '../../src/domain/repository/changelog/time.ts';
-import { configFromHash, defaultConfig, parseConfigYaml } from '../../src/domain/repository/changelog/config.ts';
-import { compileTagRegex, previousTagCommit } from '../../src/domain/repository/changelog/tags.ts';
+import { DEFAULT_TEMPLATE, parseTemplate } from '../../../src/domain/repository/changelog/template.ts';
+import { ChangelogError, TemplateError } from '../../../src/domain/repository/changelog/error.ts';
+import { insertSection, releaseHeaders } from '../../../src/domain/repository/changelog/generator.ts';
+import { Release } from '../../../src/domain/repository/changelog/release.ts';
+import { compareVersions, isSemverParam, rsortVersions, sortVersions } from '../../../src/domain/repository/changelog/version.ts';
+import { parseReleaseDate, strftime } from '../../../src/domain/repository/changelog/time.ts';
+import { configFromHash, defaultConfig, parseConfigYaml } from '../../../src/domain/repository/changelog/config.ts';
+import { compileTagRegex, previousTagCommit } from '../../../src/domain/repository/changelog/tags.ts';
 
 const render = (tpl: string, data: unknown) => parseTemplate(tpl).evaluate(data);
 const parseError = (tpl: string) => {

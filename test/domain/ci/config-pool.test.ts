@@ -5,8 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isMainThread } from 'node:worker_threads';
-import { ConfigError, mergedYaml, parseCiConfig } from '../../src/domain/ci/config/parse.ts';
-import { parseCiLimited, TIMEOUT_MESSAGE } from '../../src/domain/ci/config/parse-pool.ts';
+import { ConfigError, mergedYaml, parseCiConfig } from '../../../src/domain/ci/config/parse.ts';
+import { parseCiLimited, TIMEOUT_MESSAGE } from '../../../src/domain/ci/config/parse-pool.ts';
 
 const FILE = 'include: common.yml\nbuild:\n  extends: .base\n  script: make\n';
 const FILES: Record<string, string> = { 'common.yml': '.base:\n  stage: test\n  tags: [linux]\n' };

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
-import { compileRegexp, MAX_PROGRAM_SIZE, re2Pattern, RegexpError, registerRegexp, userRegexp } from '../../../src/db/regexp.ts';
+import { compileRegexp, MAX_PROGRAM_SIZE, re2Pattern, RegexpError, registerRegexp, userRegexp } from '../../src/db/regexp.ts';
 
 const refused = (pattern: string, message: string) =>
   assert.throws(

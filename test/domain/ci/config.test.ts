@@ -2,11 +2,11 @@
 // message (GitLab's wording); rule expressions, durations, rules/only/except evaluation.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseCiConfig, mergedYaml } from '../../src/domain/ci/config/parse.ts';
-import { compileExpression, validExpression } from '../../src/domain/ci/config/expressions.ts';
-import { parseDuration } from '../../src/lib/duration.ts';
-import { evaluateJob, evaluateWorkflow, type EvalContext } from '../../src/domain/ci/config/evaluate.ts';
-import { anyMatch, globRegExp } from '../../src/domain/ci/config/glob.ts';
+import { parseCiConfig, mergedYaml } from '../../../src/domain/ci/config/parse.ts';
+import { compileExpression, validExpression } from '../../../src/domain/ci/config/expressions.ts';
+import { parseDuration } from '../../../src/lib/duration.ts';
+import { evaluateJob, evaluateWorkflow, type EvalContext } from '../../../src/domain/ci/config/evaluate.ts';
+import { anyMatch, globRegExp } from '../../../src/domain/ci/config/glob.ts';
 
 const parse = (yaml: string, files: Record<string, string> = {}) => parseCiConfig(yaml, async (p) => files[p] ?? null);
 const errorsOf = async (yaml: string, files: Record<string, string> = {}) => (await parse(yaml, files)).errors;

@@ -2,7 +2,7 @@
 // status and a job's prerequisites come to.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compositeStatus } from '../../src/domain/ci/pipelines/status.ts';
+import { compositeStatus } from '../../../src/domain/ci/pipelines/status.ts';
 
 const s = (...items: (string | [string, boolean])[]) =>
   items.map((i) => (Array.isArray(i) ? { status: i[0], allow_failure: i[1] } : { status: i, allow_failure: false }));

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { TreeError } from '../../src/domain/import-export/tree/errors.ts';
-import { readNdjson } from '../../src/domain/import-export/tree/ndjson.ts';
+import { TreeError } from '../../../src/domain/import-export/tree/errors.ts';
+import { readNdjson } from '../../../src/domain/import-export/tree/ndjson.ts';
 
 function file(t: { after: (fn: () => void) => void }, content: string | Buffer): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-ndjson-'));

@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip, gzipSync } from 'node:zlib';
 import { c as tarCreate, Header, Pax } from 'tar';
-import { ArchiveError, extractArchive, SIZE_MESSAGE, TIMEOUT_MESSAGE } from '../../src/domain/import-export/archive/extract.ts';
+import { ArchiveError, extractArchive, SIZE_MESSAGE, TIMEOUT_MESSAGE } from '../../../src/domain/import-export/archive/extract.ts';
 
 // one suite: the shared fixture of `before` lives from this file's first test to its last, also in a shard
 describe('import-extract', () => {
