@@ -67,11 +67,18 @@ export async function claimJobs(
       .limit(opts.limit)
       .modifyEnd(skipLocked(db.dialect));
 
+  // The due ids are chosen once, in a materialized CTE: as `id in (select … limit n for update skip locked)`,
+  // PostgreSQL may scan the subquery again for later rows, skip the rows this statement just changed (they no
+  // longer match) and so claim more than `limit` jobs.
   // given up: held by this worker while `giveUp` runs, then failed
   const abandoned = await k
+    .with(
+      (cte) => cte('due').materialized(),
+      () => due(exhausted),
+    )
     .updateTable('jobs')
     .set({ locked_by: workerId, locked_until: until, updated_at: now })
-    .where('id', 'in', due(exhausted))
+    .where('id', 'in', (eb) => eb.selectFrom('due').select('due.id'))
     .where(exhausted)
     .returning(['id', 'payload', 'attempts'])
     .execute();
@@ -91,9 +98,13 @@ export async function claimJobs(
   }
 
   const jobs = await k
+    .with(
+      (cte) => cte('due').materialized(),
+      () => due(claimable),
+    )
     .updateTable('jobs')
     .set((eb) => ({ state: 'running', attempts: eb('attempts', '+', 1), locked_by: workerId, locked_until: until, updated_at: now }))
-    .where('id', 'in', due(claimable))
+    .where('id', 'in', (eb) => eb.selectFrom('due').select('due.id'))
     .where(claimable)
     .returning(['id', 'payload', 'attempts'])
     .execute();
