@@ -8,7 +8,19 @@ import fs from 'node:fs';
 import { sql } from 'kysely';
 import { userActor } from '../src/domain/access/actor.ts';
 import type { MergeRequestFilters, MergeRequestListScope } from '../src/domain/merge-requests/merge-requests-query.ts';
-import { benchContainer, CONNECTIONS, DURATION, freshBenchDatabase, listTableHeader, median, Report, ROUNDS, serve } from './harness.ts';
+import {
+  benchContainer,
+  CONNECTIONS,
+  DURATION,
+  freshBenchDatabase,
+  listTableHeader,
+  median,
+  publicProject,
+  Report,
+  ROOT_TOKEN,
+  ROUNDS,
+  serve,
+} from './harness.ts';
 
 const MRS = Number(process.env.BENCH_MRS ?? 100_000);
 const PROJECTS = Number(process.env.BENCH_MR_PROJECTS ?? 1_000);
@@ -17,6 +29,10 @@ const LABELS = 50;
 const MILESTONES = 20;
 const SUBGROUPS = 20;
 const BAR = { ratio: 0.5, p99: 20 };
+/** open merge requests into the branch a commit goes to, and the bar of that commit's p99 */
+const OPEN_INTO = Number(process.env.BENCH_MR_OPEN_INTO ?? 5_000);
+const COMMITS = Number(process.env.BENCH_MR_COMMITS ?? 40);
+const COMMIT_BAR_MS = 300;
 
 // PostgreSQL: a database of its own, made afresh (the seed assumes empty tables).
 await freshBenchDatabase('hearth_bench_mr');
@@ -275,6 +291,69 @@ for (const [i, s] of scenarios.entries()) {
   failed ||= !ok;
   line(row);
 }
+
+// --- a commit through the API into a branch with OPEN_INTO open merge requests, beside one into a branch with none ---
+const busy = await publicProject(c, 'Busy', 'busy');
+const root = { 'private-token': ROOT_TOKEN };
+const commit = async (branch: string, n: number, start?: string) => {
+  const t1 = performance.now();
+  const r = await app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${busy.id}/repository/commits`,
+    headers: root,
+    payload: {
+      branch,
+      ...(start ? { start_branch: start } : {}),
+      commit_message: `Commit ${n}`,
+      actions: [{ action: 'create', file_path: `${branch}/${n}.txt`, content: `${n}\n` }],
+    },
+  });
+  if (r.statusCode !== 201) throw new Error(`commit: ${r.statusCode} ${r.body}`);
+  return performance.now() - t1;
+};
+await commit('main', 0);
+await commit('quiet', 0, 'main');
+await insertAll(
+  k,
+  'merge_requests',
+  Array.from({ length: OPEN_INTO }, (_, n) => ({
+    iid: n + 1,
+    project_id: busy.id,
+    source_project_id: busy.id,
+    source_branch: `topic-${n}`,
+    target_branch: 'main',
+    title: `Topic ${n}`,
+    description: null,
+    state: 'opened',
+    draft: 0,
+    author_id: 1,
+    merge_status: 'can_be_merged',
+    created_at: iso(base + n * 1000),
+    updated_at: iso(base + n * 1000),
+  })),
+  1000,
+);
+if (c.db.dialect === 'postgres') await sql`analyze merge_requests`.execute(k);
+const intoBusy: number[] = [];
+const intoQuiet: number[] = [];
+for (let n = 1; n <= COMMITS; n++) {
+  intoBusy.push(await commit('main', n));
+  intoQuiet.push(await commit('quiet', n));
+}
+const t2 = performance.now();
+await c.merges.idle();
+const drained = performance.now() - t2;
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
+const commitOk = pct(intoBusy, 99) <= COMMIT_BAR_MS;
+failed ||= !commitOk;
+line('');
+line(`| commit through the API (${COMMITS} in a row, in-process) | p50 ms | p99 ms | bar (p99 ≤ ${COMMIT_BAR_MS} ms) |`);
+line('|---|---|---|---|');
+line(
+  `| into main, ${OPEN_INTO} open merge requests into it | ${pct(intoBusy, 50).toFixed(0)} | ${pct(intoBusy, 99).toFixed(0)} | ${commitOk ? 'ok' : 'MISSED'} |`,
+);
+line(`| into a branch no merge request targets | ${pct(intoQuiet, 50).toFixed(0)} | ${pct(intoQuiet, 99).toFixed(0)} | — |`);
+line(`| (the background refreshes of those commits drained ${drained.toFixed(0)} ms after the last) | | | |`);
 
 await app.close();
 await c.close();

@@ -286,6 +286,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   };
   // what the worker runs, in this order on every round; sweeps find what expires or times out by the clock
   jobs.register(
+    merges.refreshJob,
     merges.job,
     writes.repository.commits,
     writes.follow.job,

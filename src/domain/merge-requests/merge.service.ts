@@ -4,7 +4,8 @@
 // GitLab's MergeRequests::MergeService, RebaseService, MergeabilityCheckService, MergeToRefService,
 // AutoMergeService and RefreshService, cut to what Hearth has.
 // Mergeability is computed in the background (jobs of kind merge_request_mergeability, run at once in
-// this process and by the worker for what a dead process left): queueRecheck never waits for git.
+// this process and by the worker for what a dead process left): queueRecheck never waits for git. What a
+// push leaves (merged-by-push, checks) is one merge_request_refresh job, whatever the open merge requests.
 import { Background } from '../../jobs/background.ts';
 import { defineJob, jobKind } from '../../jobs/registry.ts';
 import type { Kysely } from 'kysely';
@@ -29,6 +30,23 @@ import { ciCheckFailure, hasConflicts, type MergeFacts, stateCheckFailure } from
 
 export const MERGEABILITY_JOB = 'merge_request_mergeability';
 const MergeabilityJob = jobKind(MERGEABILITY_JOB, Type.Object({ ids: Type.Array(Type.Number()) }));
+export const REFRESH_JOB = 'merge_request_refresh';
+const RefreshJob = jobKind(
+  REFRESH_JOB,
+  Type.Object({
+    projectId: Type.Number(),
+    userId: Type.Number(),
+    changes: Type.Array(Type.Object({ ref: Type.String(), before: Type.String(), after: Type.String() })),
+  }),
+);
+/**
+ * Open merge requests into a moved branch that a refresh checks at once, most recently updated first
+ * (per push and project); the others stay unchecked until someone asks (a GET of one, its page,
+ * with_merge_status_recheck, a merge).
+ */
+export const REFRESH_CHECKS = 50;
+/** The commits of a push the merged-by-push detection looks at (GitLab bounds its push commits too). */
+const PUSH_COMMIT_LIMIT = 100_000;
 const LEASE_MS = 120_000;
 export const REBASE_ERROR = 'Rebase failed: Rebase locally, resolve all conflicts, then push the branch.';
 
@@ -83,7 +101,7 @@ function fillTemplate(template: string, vars: Record<string, string>): string {
 export class MergeService {
   private events: MergeRequestEvents | null = null;
   private readonly background = new Background(
-    () => this.runQueuedChecks(),
+    async () => (await this.deps.jobs.round(REFRESH_JOB)) + (await this.runQueuedChecks()),
     (e) => this.deps.log.error({ err: e }, 'mergeability checks failed'),
   );
   /** checks of merge requests by id, 20 a round, not retried (the next read or push queues one again) */
@@ -98,6 +116,17 @@ export class MergeService {
       for (const id of ids) await this.checkOne(id);
     },
   });
+  /** what a push leaves to do: merged-by-push detection and the checks of the moved branches' merge requests */
+  readonly refreshJob = defineJob({
+    kind: RefreshJob,
+    what: 'merge request refresh',
+    leaseMs: LEASE_MS,
+    concurrency: 5,
+    run: ({ projectId, userId, changes }) => this.refresh(projectId, userId, changes),
+  });
+
+  /** REFRESH_CHECKS, lowered by tests */
+  checksPerRefresh = REFRESH_CHECKS;
 
   constructor(readonly deps: FeatureDeps) {
     onRefsChanged(deps.db, (target, changes) =>
@@ -666,74 +695,102 @@ export class MergeService {
   // ---- after pushes ------------------------------------------------------------------------------
 
   /**
-   * MergeRequests::RefreshService, what Hearth can: open merge requests from a branch that moved get
-   * its new head and a new check; those into a branch that moved get a new check, and the ones whose
-   * source head the target now contains are marked merged by the pusher.
+   * MergeRequests::RefreshService, in the request of the push: whatever the number of open merge
+   * requests, two statements per moved branch and one queued job. The merge requests from a branch that
+   * moved get its new head and become unchecked, those into it become unchecked; the job (refresh)
+   * does the rest.
    */
-  async refreshAfterPush(project: ProjectRow, user: UserRow, repo: Repository, changes: RefChange[]): Promise<void> {
+  async refreshAfterPush(project: ProjectRow, user: UserRow, _repo: Repository, changes: RefChange[]): Promise<void> {
     const k = this.deps.db.kysely;
     const branches = changes.filter((c) => c.ref.startsWith(BRANCH_PREFIX));
     if (!branches.length) return;
-    const recheck: number[] = [];
+    const now = nowIso();
     for (const c of branches) {
       const branch = c.ref.slice(BRANCH_PREFIX.length);
-      const now = nowIso();
-      // from this branch: the new head
-      const fromHere = await k
-        .selectFrom('merge_requests')
-        .select(['id', 'sha'])
+      const moved = c.after !== ZERO_SHA;
+      await k
+        .updateTable('merge_requests')
+        .set(moved ? { sha: c.after, merge_status: 'unchecked', fast_forward_possible: null, updated_at: now } : { merge_status: 'unchecked', updated_at: now })
         .where('source_project_id', '=', project.id)
         .where('source_branch', '=', branch)
         .where('state', '=', 'opened')
         .execute();
-      if (fromHere.length) {
-        const moved = c.after !== ZERO_SHA;
-        await k
-          .updateTable('merge_requests')
-          .set(
-            moved ? { sha: c.after, merge_status: 'unchecked', fast_forward_possible: null, updated_at: now } : { merge_status: 'unchecked', updated_at: now },
-          )
-          .where(
-            'id',
-            'in',
-            fromHere.map((r) => r.id),
-          )
-          .execute();
-        recheck.push(...fromHere.map((r) => r.id));
-      }
-      if (c.after === ZERO_SHA) continue;
-      // into this branch: merged by the push when the target contains the source head now
-      const into = await k
-        .selectFrom('merge_requests')
-        .selectAll()
+      if (!moved) continue;
+      await k
+        .updateTable('merge_requests')
+        .set({ merge_status: 'unchecked', fast_forward_possible: null })
         .where('project_id', '=', project.id)
         .where('target_branch', '=', branch)
         .where('state', '=', 'opened')
         .execute();
+    }
+    const payload = { projectId: project.id, userId: user.id, changes: branches.map(({ ref, before, after }) => ({ ref, before, after })) };
+    await RefreshJob.queue(k, payload);
+    this.background.kick();
+  }
+
+  /**
+   * The refresh job of a push: open merge requests into a moved branch whose head the push brought
+   * (`git rev-list after ^before`: one git call, whatever their number) are marked merged by the
+   * pusher; those from a moved branch are checked, and up to REFRESH_CHECKS of those into it.
+   */
+  async refresh(projectId: number, userId: number, changes: RefChange[]): Promise<void> {
+    const k = this.deps.db.kysely;
+    const rows = await this.projectRows(projectId);
+    const user = await this.user(userId);
+    if (!rows || !user) return;
+    const repo = this.deps.repos.repository(rows.project);
+    if (!repo.exists()) return;
+    const recheck: number[] = [];
+    for (const c of changes) {
+      const branch = c.ref.slice(BRANCH_PREFIX.length);
+      const fromHere = await k
+        .selectFrom('merge_requests')
+        .select('id')
+        .where('source_project_id', '=', projectId)
+        .where('source_branch', '=', branch)
+        .where('state', '=', 'opened')
+        .execute();
+      recheck.push(...fromHere.map((r) => r.id));
+      if (c.after === ZERO_SHA) continue;
+      const into = await k
+        .selectFrom('merge_requests')
+        .select(['id', 'sha'])
+        .where('project_id', '=', projectId)
+        .where('target_branch', '=', branch)
+        .where('state', '=', 'opened')
+        .orderBy('updated_at', 'desc')
+        .orderBy('id', 'desc')
+        .execute();
+      if (!into.length) continue;
+      const pushed = await this.pushedCommits(repo, c.before, c.after);
+      let checks = 0;
       for (const mr of into) {
-        if (mr.sha && (await repo.info(mr.sha)) && (await repo.isAncestor(mr.sha, c.after)) && !(await this.isAncestorOrSame(repo, mr.sha, c.before))) {
-          await this.markMergedByPush(mr, user, c.after);
-          continue;
+        if (mr.sha && pushed.has(mr.sha)) {
+          const row = await k.selectFrom('merge_requests').selectAll().where('id', '=', mr.id).executeTakeFirst();
+          if (row) await this.markMergedByPush(row, user);
+        } else if (checks < this.checksPerRefresh) {
+          checks++;
+          recheck.push(mr.id);
         }
-        await k
-          .updateTable('merge_requests')
-          .set({ merge_status: 'unchecked', fast_forward_possible: null })
-          .where('id', '=', mr.id)
-          .where('state', '=', 'opened')
-          .execute();
-        recheck.push(mr.id);
       }
     }
     this.queueRecheck(recheck);
   }
 
-  private async isAncestorOrSame(repo: Repository, a: string, b: string): Promise<boolean> {
-    if (b === ZERO_SHA) return false;
-    return repo.isAncestor(a, b);
+  /** The commits `after` brings over `before` (all of `after`'s for a new branch), at most PUSH_COMMIT_LIMIT. */
+  private async pushedCommits(repo: Repository, before: string, after: string): Promise<Set<string>> {
+    const sha = /^[0-9a-f]{40,64}$/;
+    if (!sha.test(after) || !sha.test(before)) return new Set();
+    const args = ['rev-list', `--max-count=${PUSH_COMMIT_LIMIT}`, after];
+    if (before !== ZERO_SHA) args.push(`^${before}`);
+    // 128: a commit of the push is gone meanwhile (a force push and gc): nothing is merged by it
+    const r = await repo.run(args, { okCodes: [0, 128] });
+    return new Set(r.code === 0 ? r.stdout.toString('latin1').split('\n').filter(Boolean) : []);
   }
 
   /** RefreshService#post_merge_manually_merged: merged by the pusher (no merge commit of ours). */
-  private async markMergedByPush(mr: MergeRequestRow, user: UserRow, _after: string): Promise<void> {
+  private async markMergedByPush(mr: MergeRequestRow, user: UserRow): Promise<void> {
     const k = this.deps.db.kysely;
     const now = nowIso();
     await k.transaction().execute(async (trx) => {

@@ -10,6 +10,7 @@ import { bareGit, runGit, tmpDir, workTree } from '../../helpers/git.ts';
 import { cloneUrl, startTestServer } from '../../helpers/server.ts';
 import { REBASE_ERROR } from '../../../src/domain/merge-requests/merge.service.ts';
 import { detailedMergeStatus } from '../../../src/domain/merge-requests/merge-status.ts';
+import { gitCommands } from '../../../src/metrics/registry.ts';
 
 const T0 = 1_700_000_000;
 
@@ -409,6 +410,73 @@ test('after pushes: a moved source branch updates sha and unchecks; a push of th
   // the other one, into the moved main, was rechecked
   assert.equal((await row(s, mr.id)).state, 'opened');
   assert.equal((await row(s, mr.id)).merge_status, 'can_be_merged');
+});
+
+/** git processes started so far in this process */
+const gitStarted = async () => (await gitCommands.get()).values.reduce((n, v) => n + v.value, 0);
+
+test('a commit into a branch with many open merge requests: the same git work as with two, the most recently updated checked, the rest left unchecked', async (t) => {
+  const s = await setup(t);
+  s.c.merges.checksPerRefresh = 3;
+  const feature = await s.create('feature');
+  const behind = await s.create('behind');
+  await s.c.merges.idle();
+  const commit = async (file: string) => {
+    const before = await gitStarted();
+    const r = await s.app.inject({
+      method: 'POST',
+      url: `/api/v4/projects/${s.project.id}/repository/commits`,
+      headers: s.tokens.maintainer,
+      payload: { branch: 'main', commit_message: `Add ${file}`, actions: [{ action: 'create', file_path: file, content: 'x\n' }] },
+    });
+    assert.equal(r.statusCode, 201, r.body);
+    await s.c.merges.idle();
+    return (await gitStarted()) - before;
+  };
+  const withTwo = await commit('two.txt');
+  // 30 more open merge requests into main, updated long ago (the last one most recently)
+  const template = await row(s, feature.id);
+  const { id: _id, ...copy } = template;
+  for (let i = 1; i <= 30; i++) {
+    await s.c.db.kysely
+      .insertInto('merge_requests')
+      .values({ ...copy, iid: 100 + i, title: `Copy ${i}`, updated_at: new Date(Date.UTC(2020, 0, 1, 0, i)).toISOString() })
+      .execute();
+  }
+  const withThirtyTwo = await commit('thirty-two.txt');
+  assert.ok(withThirtyTwo <= withTwo + 10, `git processes of a commit: ${withTwo} with 2 open merge requests, ${withThirtyTwo} with 32`);
+  const open = await s.c.db.kysely.selectFrom('merge_requests').select(['iid', 'merge_status']).where('project_id', '=', s.project.id).orderBy('iid').execute();
+  const checked = (iid: number) => ({ iid, merge_status: 'can_be_merged' });
+  assert.deepEqual(open, [
+    checked(feature.iid),
+    checked(behind.iid),
+    ...Array.from({ length: 30 }, (_, i) => (i === 29 ? checked(130) : { iid: 101 + i, merge_status: 'unchecked' })),
+  ]);
+  // asking for one checks it
+  const got = await s.app.inject({ method: 'GET', url: `${s.base}/101`, headers: s.tokens.dev });
+  assert.equal(got.statusCode, 200, got.body);
+  assert.equal(got.json().detailed_merge_status, 'unchecked');
+  await s.c.merges.idle();
+  assert.equal(
+    (
+      await s.c.db.kysely
+        .selectFrom('merge_requests')
+        .select('merge_status')
+        .where('project_id', '=', s.project.id)
+        .where('iid', '=', 101)
+        .executeTakeFirstOrThrow()
+    ).merge_status,
+    'can_be_merged',
+  );
+  // one refresh job per commit, each done
+  const refreshes = await s.c.db.kysely.selectFrom('jobs').select(['state', 'payload']).where('kind', '=', 'merge_request_refresh').orderBy('id').execute();
+  assert.deepEqual(
+    refreshes.map((j) => ({ state: j.state, changes: JSON.parse(j.payload).changes.map((c: { ref: string }) => c.ref) })),
+    [
+      { state: 'done', changes: ['refs/heads/main'] },
+      { state: 'done', changes: ['refs/heads/main'] },
+    ],
+  );
 });
 
 test('from a fork: the source branch is fetched into the target as refs/merge-requests/<iid>/head, rebased in the fork, then merged', async (t) => {
