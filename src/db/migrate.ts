@@ -29,6 +29,7 @@ import * as m027 from './migrations/027-events-stars.ts';
 import * as m028 from './migrations/028-uploads.ts';
 import * as m029 from './migrations/029-keys.ts';
 import * as m030 from './migrations/030-merge-journal.ts';
+import * as m031 from './migrations/031-versions-at-commit.ts';
 
 interface Migration {
   name: string;
@@ -64,6 +65,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '028-uploads', up: m028.up },
   { name: '029-keys', up: m029.up },
   { name: '030-merge-journal', up: m030.up },
+  { name: '031-versions-at-commit', up: m031.up },
 ];
 
 export async function migrate(db: Db): Promise<string[]> {

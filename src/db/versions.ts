@@ -1,5 +1,5 @@
 // Table versions: a change token per table, replaced by a trigger in the same transaction as every
-// write. Caches key their entries by the versions they were computed from, so a write makes them miss
+// write (on PostgreSQL at its commit: see BUMP_FUNCTION_PG). Caches key their entries by the versions they were computed from, so a write makes them miss
 // (data read after a version is never older than that version). Tokens are never reused — a sequence
 // on PostgreSQL, a random 53-bit value on SQLite — so a rolled-back write cannot bring back a version
 // that a cache entry was computed from.
@@ -15,14 +15,51 @@ import type { Db, DialectName } from './connect.ts';
 /** The channel the PostgreSQL trigger notifies: payload `<schema>.<table>:<version>`. */
 export const VERSIONS_CHANNEL = 'hearth_table_versions';
 
-/** The PostgreSQL trigger function: a new version from the sequence, announced on commit. */
-export const BUMP_FUNCTION_PG = `create or replace function bump_table_version() returns trigger language plpgsql as $$
-  declare v bigint;
+/**
+ * PostgreSQL, during the transaction: a statement-level trigger notes the table in a transaction-local
+ * setting (`hearth.tv_dirty`); no row is locked, so writers of one table do not wait for each other.
+ */
+export const NOTE_FUNCTION_PG = `create or replace function note_table_write() returns trigger language plpgsql as $$
+  declare dirty text := coalesce(current_setting('hearth.tv_dirty', true), '');
   begin
-    update table_versions set version = nextval('table_versions_seq') where name = TG_TABLE_NAME returning version into v;
-    perform pg_notify('${VERSIONS_CHANNEL}', TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME || ':' || v);
+    if position(',' || TG_TABLE_NAME || ',' in dirty) = 0 then
+      perform set_config('hearth.tv_dirty', case when dirty = '' then ',' else dirty end || TG_TABLE_NAME || ',', true);
+    end if;
     return null;
   end $$`;
+
+/**
+ * PostgreSQL, at commit (a deferred constraint trigger; its first firing in a transaction does the work):
+ * the noted tables get new versions from the sequence, their rows locked in name order, and are announced
+ * on commit. The lock is held from here to the end of the commit only, and taken in one order by every
+ * writer, so writers neither queue for a whole transaction nor deadlock on versions; and as the row is
+ * still written in the writing transaction, a later commit always has a later version.
+ */
+export const BUMP_FUNCTION_PG = `create or replace function bump_table_version() returns trigger language plpgsql as $$
+  declare
+    dirty text := coalesce(current_setting('hearth.tv_dirty', true), '');
+    tables text[];
+    r record;
+  begin
+    if dirty = '' then return null; end if;
+    perform set_config('hearth.tv_dirty', '', true);
+    tables := array(select t from unnest(string_to_array(trim(both ',' from dirty), ',')) t order by t);
+    perform 1 from table_versions where name = any(tables) order by name for update;
+    for r in update table_versions set version = nextval('table_versions_seq') where name = any(tables) returning name, version loop
+      perform pg_notify('${VERSIONS_CHANNEL}', TG_TABLE_SCHEMA || '.' || r.name || ':' || r.version);
+    end loop;
+    return null;
+  end $$`;
+
+/** PostgreSQL: the two triggers of a tracked table (replacing those of an earlier version). */
+export async function versionTriggersPg(db: Kysely<any>, table: string): Promise<void> {
+  await sql`drop trigger if exists ${sql.id(`tv_${table}`)} on ${sql.table(table)}`.execute(db);
+  await sql`drop trigger if exists ${sql.id(`tvc_${table}`)} on ${sql.table(table)}`.execute(db);
+  await sql`create trigger ${sql.id(`tv_${table}`)} after insert or update or delete on ${sql.table(table)}
+    for each statement execute function note_table_write()`.execute(db);
+  await sql`create constraint trigger ${sql.id(`tvc_${table}`)} after insert or update or delete on ${sql.table(table)}
+    deferrable initially deferred for each row execute function bump_table_version()`.execute(db);
+}
 
 export type Versions = Record<string, number>;
 
@@ -36,6 +73,7 @@ export async function trackTableVersions(db: Kysely<any>, dialect: DialectName, 
     .execute();
   if (dialect === 'postgres') {
     await sql`create sequence if not exists table_versions_seq`.execute(db);
+    await sql.raw(NOTE_FUNCTION_PG).execute(db);
     await sql.raw(BUMP_FUNCTION_PG).execute(db);
   }
   for (const t of tables) {
@@ -45,8 +83,7 @@ export async function trackTableVersions(db: Kysely<any>, dialect: DialectName, 
       .onConflict((oc) => oc.column('name').doNothing())
       .execute();
     if (dialect === 'postgres') {
-      await sql`create trigger ${sql.id(`tv_${t}`)} after insert or update or delete on ${sql.table(t)}
-        for each statement execute function bump_table_version()`.execute(db);
+      await versionTriggersPg(db, t);
     } else {
       for (const op of ['insert', 'update', 'delete']) {
         await sql`create trigger ${sql.id(`tv_${t}_${op}`)} after ${sql.raw(op)} on ${sql.table(t)}

@@ -197,3 +197,62 @@ test('PostgreSQL: versions come from notifications (no query while nothing wrote
   const again = Number((await other.query(`select version from table_versions where name = 'users'`)).rows[0].version);
   await until('the notification after reconnecting', async () => (await readVersions(c.db)).users === again);
 });
+
+test('PostgreSQL: writers of one table do not wait for each other (its version is taken at commit), tables written in opposite orders do not deadlock, and every commit gets a later version', async (t) => {
+  const { c, seed } = await buildTestApp(t);
+  if (c.db.dialect !== 'postgres') return;
+  const pg = (await import('pg')).default;
+  const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(c.db.kysely)).rows[0].s;
+  const connect = async () => {
+    const client = new pg.Client({ connectionString: process.env.DATABASE_URL_TEST, options: `-c search_path=${schema}` });
+    await client.connect();
+    t.after(() => client.end());
+    return client;
+  };
+  const version = async (name: string) =>
+    Number((await c.db.kysely.selectFrom('table_versions').select('version').where('name', '=', name).executeTakeFirstOrThrow()).version);
+  const users: { id: number }[] = [];
+  for (let i = 0; i < 20; i++) users.push(await seed.user());
+  const clients = await Promise.all(users.map(() => connect()));
+  const before = await version('users');
+  // 20 transactions write a row of users each and stay open: every write returns while the others are open
+  const written = Promise.all(
+    clients.map(async (client, i) => {
+      await client.query('begin');
+      await client.query('update users set bio = $1 where id = $2', [`writer ${i}`, users[i].id]);
+    }),
+  );
+  const stuck = new Promise((_, reject) => setTimeout(() => reject(new Error('a writer waited for another one')), 20_000).unref());
+  await Promise.race([written, stuck]);
+  assert.equal(await version('users'), before, 'nothing is visible before a commit');
+  // they commit one after the other: each commit a later version
+  const seen = [];
+  for (const client of clients) {
+    await client.query('commit');
+    seen.push(await version('users'));
+  }
+  for (let i = 0; i < seen.length; i++) assert.ok(seen[i] > (i ? seen[i - 1] : before), `commit ${i}: ${seen[i]} after ${i ? seen[i - 1] : before}`);
+
+  // two tables, written in opposite orders by two open transactions: both commit
+  const [a, b] = clients;
+  const group = await seed.group();
+  const [users0, namespaces0] = [await version('users'), await version('namespaces')];
+  await a.query('begin');
+  await b.query('begin');
+  await a.query(`update users set bio = 'a' where id = $1`, [users[0].id]);
+  await b.query(`update namespaces set description = 'b' where id = $1`, [group.id]);
+  await Promise.race([
+    Promise.all([
+      a.query(`update namespaces set description = 'a' where id <> $1`, [group.id]),
+      b.query(`update users set bio = 'b' where id = $1`, [users[1].id]),
+    ]),
+    stuck,
+  ]);
+  await Promise.all([a.query('commit'), b.query('commit')]);
+  assert.ok((await version('users')) > users0);
+  assert.ok((await version('namespaces')) > namespaces0);
+  assert.deepEqual(
+    (await c.db.kysely.selectFrom('users').select('bio').where('id', 'in', [users[0].id, users[1].id]).orderBy('id').execute()).map((r) => r.bio),
+    ['a', 'b'],
+  );
+});
