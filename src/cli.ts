@@ -1,4 +1,5 @@
 // The command line: one clear line on error, non-zero exit.
+import { closeGitBudget } from './git/budget.ts';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, VERSION } from './config.ts';
@@ -218,6 +219,7 @@ function onStopSignal(log: Container['log'], what: string, timeoutMs: number, st
     }
     first = performance.now();
     log.info({ signal, timeoutMs }, `stopping ${what}: draining requests, git processes and the worker`);
+    closeGitBudget(); // git still queued gets 503 at once: the drain never waits behind the queue
     const timer = setTimeout(() => {
       log.warn({ timeoutMs }, `${what} stopped: the drain took longer than ${timeoutMs} ms, work still in flight was cut short`);
       process.exit(1);

@@ -1,4 +1,5 @@
 // The only reader of process.env. Everything else receives a Config.
+import { DEFAULT_GIT_BUDGET, type GitBudgetLimits } from './git/budget.ts';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -33,6 +34,8 @@ export interface Config {
   archiveRateLimit: number;
   /** time limit of the queries of a units search with a regular expression (ms); also the longest wait for a free slot */
   searchTimeoutMs: number;
+  /** git processes at once in this process, per repository, waiting, and a request's longest wait (src/git/budget.ts) */
+  gitBudget: GitBudgetLimits;
   /** time limit of one markdown render on a worker thread (ms); also the longest it waits for a thread */
   markdownTimeoutMs: number;
   /** POST /markdown calls without a user per IP and minute; 0 = unlimited */
@@ -223,6 +226,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     repositoryStorages,
     archiveRateLimit: intVar(env, 'HEARTH_ARCHIVE_RATE_LIMIT', 5, 0, 1_000_000),
     searchTimeoutMs: intVar(env, 'HEARTH_SEARCH_TIMEOUT_MS', 5000, 10, 600_000),
+    gitBudget: {
+      concurrency: intVar(env, 'HEARTH_GIT_CONCURRENCY', DEFAULT_GIT_BUDGET.concurrency, 1, 10_000),
+      perRepository: intVar(env, 'HEARTH_GIT_CONCURRENCY_PER_REPOSITORY', DEFAULT_GIT_BUDGET.perRepository, 1, 10_000),
+      queue: intVar(env, 'HEARTH_GIT_QUEUE', DEFAULT_GIT_BUDGET.queue, 0, 1_000_000),
+      waitMs: intVar(env, 'HEARTH_GIT_QUEUE_TIMEOUT_MS', DEFAULT_GIT_BUDGET.waitMs, 1, 600_000),
+    },
     markdownTimeoutMs: intVar(env, 'HEARTH_MARKDOWN_TIMEOUT_MS', 2000, 10, 600_000),
     markdownRateLimit: intVar(env, 'HEARTH_MARKDOWN_RATE_LIMIT', 30, 0, 1_000_000),
     ciConfigTimeoutMs: intVar(env, 'HEARTH_CI_CONFIG_TIMEOUT_MS', 10_000, 1, 60_000),

@@ -36,6 +36,7 @@ import { ProjectsQuery } from './domain/projects/projects-query.ts';
 import { ProjectsService } from './domain/projects/projects.service.ts';
 import { MembersService } from './domain/members/members.service.ts';
 import { MemberRolesService } from './domain/member-roles/member-roles.service.ts';
+import { configureGitBudget } from './git/budget.ts';
 import { configureGit } from './git/command.ts';
 import { RepositoryStore } from './git/storage.ts';
 import { SystemHooksService } from './domain/hooks/system-hooks.service.ts';
@@ -187,6 +188,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   await settings.ensure();
   await seedLanguages(db);
   configureGit(path.join(config.dataDir, 'git-home'));
+  configureGitBudget(config.gitBudget);
   const repos = new RepositoryStore(config.dataDir, config.repositoryStorages);
   advertiseSsh(config.externalUrl, { host: config.ssh.externalHost, port: config.ssh.externalPort });
   const users = new UsersService(db, settings, repos);

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { trackGitProcess } from '../metrics/registry.ts';
+import { gitSlot } from './budget.ts';
 
 export class GitError extends Error {
   constructor(
@@ -103,8 +104,20 @@ export function spawnGit(args: string[], opts: SpawnOptions = {}): ChildProcess 
   return child;
 }
 
-/** Runs git to completion; rejects with GitError on an exit code outside okCodes, a timeout or too much output. */
-export function git(args: string[], opts: GitRunOptions = {}): Promise<GitResult> {
+/**
+ * Runs git to completion, within the process's git budget (budget.ts: GitBusy when a request's git cannot
+ * start in time); rejects with GitError on an exit code outside okCodes, a timeout or too much output.
+ */
+export async function git(args: string[], opts: GitRunOptions = {}): Promise<GitResult> {
+  const release = await gitSlot(opts.gitDir ?? opts.cwd ?? '');
+  try {
+    return await runGit(args, opts);
+  } finally {
+    release();
+  }
+}
+
+function runGit(args: string[], opts: GitRunOptions): Promise<GitResult> {
   const maxBytes = opts.maxBytes ?? 64 * 1024 * 1024;
   const okCodes = opts.okCodes ?? [0];
   return new Promise((resolve, reject) => {

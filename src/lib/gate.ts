@@ -25,7 +25,8 @@ export class Gate {
   private active = 0;
   /** slots held, per client */
   private readonly held = new Map<string, number>();
-  private readonly waiting: { client: string; go: () => void }[] = [];
+  private readonly waiting: { client: string; go: () => void; fail: () => void }[] = [];
+  private closed = false;
   private readonly clientSlots: number;
   private readonly clientQueue: number;
   private readonly busy: () => Error;
@@ -36,28 +37,46 @@ export class Gate {
     this.busy = limits.busy ?? (() => new GateBusy());
   }
 
-  /** takes a slot for `client`, waiting at most `maxWaitMs`; returns the client, to hand to leave() */
+  /**
+   * takes a slot for `client`, waiting at most `maxWaitMs`; returns the client, to hand to leave().
+   * With `maxWaitMs` Infinity (work nobody waits for) the entry waits as long as it takes and is never
+   * refused for a full queue (it still counts in it).
+   */
   async enter(maxWaitMs: number, client = ''): Promise<string> {
+    if (this.closed) throw this.busy();
     if (this.active < this.limits.slots && this.mayTake(client)) {
       this.take(client);
       return client;
     }
-    if (this.waiting.length >= this.limits.queue || this.waiting.filter((w) => w.client === client).length >= this.clientQueue) throw this.busy();
+    const patient = maxWaitMs === Infinity;
+    if (!patient && (this.waiting.length >= this.limits.queue || this.waiting.filter((w) => w.client === client).length >= this.clientQueue)) throw this.busy();
     await new Promise<void>((resolve, reject) => {
       const waiter = {
         client,
         go: () => {
-          clearTimeout(timer);
+          if (timer) clearTimeout(timer);
           resolve();
         },
+        fail: () => {
+          if (timer) clearTimeout(timer);
+          reject(this.busy());
+        },
       };
-      const timer = setTimeout(() => {
-        this.waiting.splice(this.waiting.indexOf(waiter), 1);
-        reject(this.busy());
-      }, maxWaitMs);
+      const timer = patient
+        ? null
+        : setTimeout(() => {
+            this.waiting.splice(this.waiting.indexOf(waiter), 1);
+            reject(this.busy());
+          }, maxWaitMs);
       this.waiting.push(waiter);
     });
     return client;
+  }
+
+  /** refuses every waiter and every later entry (shutdown: nothing waits behind a queue); held slots end as they end */
+  close(): void {
+    this.closed = true;
+    for (const w of this.waiting.splice(0)) w.fail();
   }
 
   /** frees the client's slot and hands free slots to the first waiters whose clients may take one */

@@ -3,6 +3,7 @@
 import crypto from 'node:crypto';
 import type { Repository } from '../../git/repository.ts';
 import { Errors } from '../../lib/errors.ts';
+import { LruCache } from '../../lib/lru-cache.ts';
 import { resolveRef, type RepoContext } from './context.ts';
 
 export interface FileEntry {
@@ -57,9 +58,19 @@ export async function fileAt(ctx: RepoContext, ref: string | undefined, filePath
   return { commit, entry };
 }
 
-/** `git log -1 <commit> -- <path>` with literal pathspecs (Gitaly's LastCommitForPath); null when none. */
-export async function lastCommitFor(repo: Repository, commit: string, filePath: string): Promise<string | null> {
-  const r = await repo.run(['log', '-1', '--format=%H', commit, '--', filePath], { env: { GIT_LITERAL_PATHSPECS: '1' }, okCodes: [0, 128] });
-  if (r.code !== 0) return null;
-  return r.stdout.toString().trim() || null;
+/** last commits by repository, commit id and path: a commit's history never changes (GitLab caches it the same way) */
+const lastCommits = new LruCache<string | null>(20_000);
+const COMMIT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+
+/**
+ * `git log -1 <commit> -- <path>` with literal pathspecs (Gitaly's LastCommitForPath); null when none.
+ * Kept per (repository, commit id, path): the same file at an unchanged ref costs no git.
+ */
+export function lastCommitFor(repo: Repository, commit: string, filePath: string): Promise<string | null> {
+  const find = async () => {
+    const r = await repo.run(['log', '-1', '--format=%H', commit, '--', filePath], { env: { GIT_LITERAL_PATHSPECS: '1' }, okCodes: [0, 128] });
+    if (r.code !== 0) return null;
+    return r.stdout.toString().trim() || null;
+  };
+  return COMMIT_ID.test(commit) ? lastCommits.get(`${repo.gitDir}\0${commit}\0${filePath}`, find) : find();
 }
