@@ -1,7 +1,9 @@
 // Comparing two commits (Gitlab::Git::Compare, Gitlab::Git::MergeBase): their merge base and the commits
 // of one not reachable from the other. Shared by the compare API and the compare page.
+import { diffBetween, type DiffCollection, type DiffLimits, emptyTree } from '../../git/diff.ts';
 import type { Commit } from '../../git/objects.ts';
 import type { Repository } from '../../git/repository.ts';
+import { LruCache } from '../../lib/lru-cache.ts';
 
 /** `git merge-base` of commits (SHAs checked by the caller); null for unrelated histories. */
 export async function mergeBase(repo: Repository, shas: string[]): Promise<string | null> {
@@ -19,4 +21,34 @@ export async function commitsBetween(repo: Repository, from: string, to: string)
     .filter((s) => s.length >= 40);
   const commits = await Promise.all(shas.map((s) => repo.commit(s)));
   return commits.filter((x): x is Commit => x !== null);
+}
+
+export interface Comparison {
+  /** the merge base (or `from` for a straight compare); null for unrelated histories */
+  base: string | null;
+  diff: DiffCollection;
+  /** oldest first */
+  commits: Commit[];
+}
+
+/** comparisons by repository, commit ids, kind and diff limits: two commits always compare the same */
+const comparisons = new LruCache<Comparison>(16);
+
+/**
+ * Compare of two commits (SHAs checked by the caller): the diff from their merge base (`straight`: from
+ * `from`; unrelated histories: from the empty tree) and the commits of `to` not in `from`. Kept per
+ * (repository, from, to, straight, limits), so the same compare costs git once.
+ */
+export function compareCommits(repo: Repository, from: string, to: string, straight: boolean, limits: DiffLimits): Promise<Comparison> {
+  const key = `${repo.gitDir}\0${from}\0${to}\0${straight}\0${JSON.stringify(limits)}`;
+  return comparisons.get(key, async () => {
+    const [{ base, diff }, commits] = await Promise.all([
+      (async () => {
+        const base = straight ? from : await mergeBase(repo, [from, to]);
+        return { base, diff: await diffBetween(repo, base ?? emptyTree(to), to, limits) };
+      })(),
+      commitsBetween(repo, from, to),
+    ]);
+    return { base, diff, commits };
+  });
 }

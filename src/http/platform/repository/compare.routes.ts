@@ -11,7 +11,7 @@ import { CommitSchema, DiffSchema } from '../entities/commit.entity.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { paginateArray } from '../../../lib/pagination.ts';
 import { IdParams, linkParams, PaginationProps, ShaParams } from '../schemas/common.ts';
-import { commitsBetween, mergeBase } from '../../../domain/repository/compare.ts';
+import { compareCommits, mergeBase } from '../../../domain/repository/compare.ts';
 import { resolveRef } from '../../../domain/repository/context.ts';
 import { commitBasic, type CommitEntity } from './context.ts';
 
@@ -176,15 +176,7 @@ export function compareRoutes(fastify: FastifyInstance, c: Container): void {
         };
       }
 
-      const limits = diffLimits(await c.settings.get(), false);
-      const [{ base, diff }, commits] = await Promise.all([
-        (async (): Promise<{ base: string | null; diff: DiffCollection }> => {
-          const base = straight ? fromSha : await mergeBase(repo, [fromSha, toSha]);
-          // unrelated histories: everything of `to`, as against the empty tree
-          return { base, diff: await diffBetween(repo, base ?? emptyTree(toSha), toSha, limits) };
-        })(),
-        commitsBetween(repo, fromSha, toSha),
-      ]);
+      const { base, diff, commits } = await compareCommits(repo, fromSha, toSha, straight, diffLimits(await c.settings.get(), false));
       const entities: CommitEntity[] = commits.map((x) => commitBasic(x, ctx.webUrl));
       return {
         commit: entities.length ? entities[entities.length - 1] : null,

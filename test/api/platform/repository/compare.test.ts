@@ -10,6 +10,7 @@ import { bareGit, workTree } from '../../../helpers/git.ts';
 import { commitBasic } from '../../../../src/http/platform/repository/context.ts';
 import { parseCommit } from '../../../../src/git/objects.ts';
 import { DiffParser, diffArgs, diffLimits, parseDiff } from '../../../../src/git/diff.ts';
+import { gitCommands } from '../../../../src/metrics/registry.ts';
 
 const ADA_OLD = { name: 'A. Lovelace', email: 'ada@example.com' };
 const ADA = { name: 'Ada Lovelace', email: 'ada@example.com' };
@@ -209,6 +210,12 @@ test('compare: merge-base comparison of diverged branches, whole body, checked a
       .trim()
       .split('\n'),
   );
+  // the same two commits again: the same body, and no git process (kept per commit ids)
+  const started = async () => (await gitCommands.get()).values.reduce((n, v) => n + v.value, 0);
+  const before = await started();
+  const again = await get(f, `${f.api}/compare?from=main&to=${f.f2}`);
+  assert.deepEqual(again.json(), body);
+  assert.equal(await started(), before);
 });
 
 test('compare: straight=true diffs from..to directly; false uses the merge base; commits are from..to either way', async (t) => {
