@@ -67,6 +67,17 @@ export async function claimJobs(
       .limit(opts.limit)
       .modifyEnd(skipLocked(db.dialect));
 
+  // nothing due (the usual answer of a worker's round): one read, no write
+  const any = await k
+    .selectFrom('jobs')
+    .select('id')
+    .where('kind', '=', kind)
+    .where((eb) => eb.or([eb('state', '=', 'queued'), expired(eb)]))
+    .where('run_at', '<=', now)
+    .limit(1)
+    .executeTakeFirst();
+  if (!any) return [];
+
   // The due ids are chosen once, in a materialized CTE: as `id in (select … limit n for update skip locked)`,
   // PostgreSQL may scan the subquery again for later rows, skip the rows this statement just changed (they no
   // longer match) and so claim more than `limit` jobs.

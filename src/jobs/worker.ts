@@ -35,6 +35,8 @@ export class Worker<D extends Delivery = Delivery> {
   private readonly inFlight = new Map<number, { hookId: number; done: Promise<void> }>();
   /** when a periodic round is due next */
   private readonly next = new Map<Round, number>();
+  /** when the jobs' rounds ran last (performance.now()) */
+  private roundsAt = -Infinity;
 
   /**
    * `jobs`: the other work, each round run one at a time after the deliveries' (with its own leases, so
@@ -63,6 +65,18 @@ export class Worker<D extends Delivery = Delivery> {
     await this.settled();
   }
 
+  private wakeQueued = false;
+
+  /** wake(), once for the deliveries that finish in one turn of the event loop */
+  private wakeSoon(): void {
+    if (this.wakeQueued) return;
+    this.wakeQueued = true;
+    setImmediate(() => {
+      this.wakeQueued = false;
+      this.wake();
+    });
+  }
+
   /** Look for work now (after this process wrote events, or a slot came free). */
   wake(): void {
     const s = this.sleeping;
@@ -72,14 +86,27 @@ export class Worker<D extends Delivery = Delivery> {
     s.resolve();
   }
 
-  /** One round: events fanned out, due deliveries started (not awaited); the amount of work taken. */
-  async tick(): Promise<number> {
+  /**
+   * One round: events fanned out, due deliveries started (not awaited), and the other jobs' rounds; the
+   * amount of work taken. Finished deliveries wake the loop (those of one turn of the event loop
+   * together), so while deliveries flow a round runs the other jobs' rounds at most every pollMs, as an
+   * idle loop would (their services run them at once in their own process): a delivery costs its own
+   * statements and a share of a claim, not a dozen job rounds. `all`: every round now (drain).
+   */
+  async tick(all = false): Promise<number> {
     const events = await this.deliveries.dispatch();
-    const busy = new Map<number, number>();
-    for (const { hookId } of this.inFlight.values()) busy.set(hookId, (busy.get(hookId) ?? 0) + 1);
-    const claimed = await this.deliveries.claim(this.concurrency - this.inFlight.size, busy);
-    for (const d of claimed) this.launch(d);
+    const free = this.concurrency - this.inFlight.size;
+    let claimed: D[] = [];
+    if (free > 0) {
+      const busy = new Map<number, number>();
+      for (const { hookId } of this.inFlight.values()) busy.set(hookId, (busy.get(hookId) ?? 0) + 1);
+      claimed = await this.deliveries.claim(free, busy);
+      for (const d of claimed) this.launch(d);
+    }
     let others = 0;
+    const now = performance.now();
+    if (!all && now - this.roundsAt < this.pollMs) return events + claimed.length;
+    this.roundsAt = now;
     for (const o of this.jobs.rounds) {
       if (o.everyMs) {
         const now = Date.now();
@@ -98,7 +125,7 @@ export class Worker<D extends Delivery = Delivery> {
   /** Rounds until nothing is due and nothing is in flight (tests, and the end of a batch). */
   async drain(): Promise<void> {
     for (;;) {
-      const taken = await this.tick();
+      const taken = await this.tick(true);
       if (this.inFlight.size) await this.settled();
       else if (!taken) return;
     }
@@ -115,7 +142,7 @@ export class Worker<D extends Delivery = Delivery> {
       .catch((e) => this.log.error({ err: e, delivery: d.id, hook: d.hook_id }, 'hook delivery failed'))
       .finally(() => {
         this.inFlight.delete(d.id);
-        this.wake();
+        this.wakeSoon();
       });
     this.inFlight.set(d.id, { hookId: this.deliveries.keyOf(d), done });
   }

@@ -299,7 +299,9 @@ export class HookDeliveries implements DeliveryQueue<HookDeliveryRow> {
       .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
       .orderBy('run_at')
       .orderBy('id')
-      .limit(limit * HOOK_CONCURRENCY);
+      // hooks at their limit are left out above; one that has room for fewer than its rows here gets
+      // the rest on a later claim (reading HOOK_CONCURRENCY times as many rows cost more than it found)
+      .limit(limit);
     if (fullSystem.length) due = due.where((eb) => eb.or([eb('hook_type', '!=', 'system'), eb('hook_id', 'not in', fullSystem)]));
     if (fullWeb.length) due = due.where((eb) => eb.or([eb('hook_type', '!=', 'web'), eb('hook_id', 'not in', fullWeb)]));
     const taken = new Map(busy);
