@@ -705,25 +705,30 @@ export class MergeService {
     const branches = changes.filter((c) => c.ref.startsWith(BRANCH_PREFIX));
     if (!branches.length) return;
     const now = nowIso();
+    let touched = 0;
     for (const c of branches) {
       const branch = c.ref.slice(BRANCH_PREFIX.length);
       const moved = c.after !== ZERO_SHA;
-      await k
+      const from = await k
         .updateTable('merge_requests')
         .set(moved ? { sha: c.after, merge_status: 'unchecked', fast_forward_possible: null, updated_at: now } : { merge_status: 'unchecked', updated_at: now })
         .where('source_project_id', '=', project.id)
         .where('source_branch', '=', branch)
         .where('state', '=', 'opened')
-        .execute();
+        .executeTakeFirst();
+      touched += Number(from.numUpdatedRows);
       if (!moved) continue;
-      await k
+      const into = await k
         .updateTable('merge_requests')
         .set({ merge_status: 'unchecked', fast_forward_possible: null })
         .where('project_id', '=', project.id)
         .where('target_branch', '=', branch)
         .where('state', '=', 'opened')
-        .execute();
+        .executeTakeFirst();
+      touched += Number(into.numUpdatedRows);
     }
+    // no open merge request from or into a moved branch (a new branch, most pushes): nothing left to do
+    if (!touched) return;
     const payload = { projectId: project.id, userId: user.id, changes: branches.map(({ ref, before, after }) => ({ ref, before, after })) };
     await RefreshJob.queue(k, payload);
     this.background.kick();
