@@ -219,7 +219,7 @@ function onStopSignal(log: Container['log'], what: string, timeoutMs: number, st
     }
     first = performance.now();
     log.info({ signal, timeoutMs }, `stopping ${what}: draining requests, git processes and the worker`);
-    closeGitBudget(); // git still queued gets 503 at once: the drain never waits behind the queue
+    closeGitBudget(); // git still queued, or finding no free slot, gets 503 at once: the drain never waits behind the queue
     const timer = setTimeout(() => {
       log.warn({ timeoutMs }, `${what} stopped: the drain took longer than ${timeoutMs} ms, work still in flight was cut short`);
       process.exit(1);

@@ -4,8 +4,9 @@
 // queue full, the request gets 503 with Retry-After), background work as long as it takes. A slow git route
 // thus makes git routes wait, never the routes without git, and nothing starts 39 git processes on 2 cores.
 // Long-lived and streaming processes (the cat-file pool, upload-pack, receive-pack, archive) are not
-// counted here: they have limits of their own. On a stop signal the queue is closed (its waiters get 503 at
-// once), so shutdown never waits behind it.
+// counted here: they have limits of their own. On a stop signal the queue is closed: its waiters, and later
+// git that finds no free slot, get 503 at once (the requests in flight go on while there is room), so
+// shutdown never waits behind it.
 import os from 'node:os';
 import { DomainError } from '../lib/errors.ts';
 import { Gate } from '../lib/gate.ts';
@@ -69,7 +70,7 @@ export async function gitSlot(repository: string): Promise<() => void> {
   };
 }
 
-/** Shutdown: every waiter and every later request for git gets GitBusy at once. */
+/** Shutdown: every waiter, and every later git that finds no free slot, gets GitBusy at once. */
 export function closeGitBudget(): void {
   closed = true;
   gate.close();

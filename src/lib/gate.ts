@@ -43,11 +43,11 @@ export class Gate {
    * refused for a full queue (it still counts in it).
    */
   async enter(maxWaitMs: number, client = ''): Promise<string> {
-    if (this.closed) throw this.busy();
     if (this.active < this.limits.slots && this.mayTake(client)) {
       this.take(client);
       return client;
     }
+    if (this.closed) throw this.busy();
     const patient = maxWaitMs === Infinity;
     if (!patient && (this.waiting.length >= this.limits.queue || this.waiting.filter((w) => w.client === client).length >= this.clientQueue)) throw this.busy();
     await new Promise<void>((resolve, reject) => {
@@ -73,7 +73,10 @@ export class Gate {
     return client;
   }
 
-  /** refuses every waiter and every later entry (shutdown: nothing waits behind a queue); held slots end as they end */
+  /**
+   * refuses every waiter, and every later entry that finds no free slot (shutdown: the work in flight
+   * goes on while there is room, nothing waits behind a queue); held slots end as they end
+   */
   close(): void {
     this.closed = true;
     for (const w of this.waiting.splice(0)) w.fail();

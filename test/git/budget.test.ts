@@ -17,7 +17,7 @@ const settled = async (p: Promise<unknown>) =>
     (e) => (e instanceof GitBusy ? 'busy' : `failed: ${e}`),
   );
 
-test('slots per process and per repository; a request waits its time or is refused when the queue is full; background work waits; a stop refuses every waiter', async (t) => {
+test('slots per process and per repository; a request waits its time or is refused when the queue is full; background work waits; a stop refuses every waiter and all that finds no room', async (t) => {
   t.after(() => configureGitBudget(DEFAULT_GIT_BUDGET));
   configureGitBudget({ concurrency: 2, perRepository: 1, queue: 1, waitMs: 150 });
   const a1 = await gitSlot('/repos/a');
@@ -42,11 +42,14 @@ test('slots per process and per repository; a request waits its time or is refus
   const next = inRequest(() => gitSlot('/repos/b'));
   b1();
   (await next)();
-  // a stop: waiters are refused at once, and so is every later request
+  // a stop: waiters are refused at once, and so is later git that finds no free slot; with room, it runs
   const waiting = settled(gitSlot('/repos/a'));
   closeGitBudget();
   assert.equal(await waiting, 'busy');
-  assert.equal(await settled(inRequest(() => gitSlot('/repos/z'))), 'busy');
+  assert.equal(await settled(inRequest(() => gitSlot('/repos/a'))), 'busy');
+  const room = await inRequest(() => gitSlot('/repos/z'));
+  assert.equal(await settled(gitSlot('/repos/y')), 'busy');
+  room();
   a2();
   assert.deepEqual(gitLoad(), { running: 0, waiting: 0 });
 });
