@@ -207,9 +207,14 @@ test('searches with a regular expression are fair between clients: one runs one 
   assert.equal(refused.statusCode, 503);
   assert.deepEqual(refused.json(), { detail: 'Too many searches with regular expressions are running, try again later.' });
   assert.deepEqual(settled, ['b', 'refused']);
-  // the first of A's runs to the limit; its waiters then run or give up, one at a time
-  assert.equal((await a1).statusCode, 400);
-  const rest = await Promise.all([a2, ...waiting]);
+  // the one of A's first two that got the slot (a1, unless a loaded machine let a2 in first) runs to the limit;
+  // the waiters then run or give up, one at a time
+  const [first, second] = await Promise.all([a1, a2]);
+  assert.ok(
+    [first, second].some((r) => r.statusCode === 400),
+    `${first.statusCode},${second.statusCode}`,
+  );
+  const rest = [first.statusCode === 400 ? second : first, ...(await Promise.all(waiting))];
   assert.ok(
     rest.every((r) => r.statusCode === 400 || r.statusCode === 503),
     rest.map((r) => r.statusCode).join(),
