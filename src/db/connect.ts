@@ -9,6 +9,7 @@ import { VersionFeed } from './versions.ts';
 import { registerRegexp } from './regexp.ts';
 import { limitedReads, type LimitedReads } from './limited-reads.ts';
 import { observeQuery } from '../metrics/registry.ts';
+import { notifyStatementObservers } from './statement-observers.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -37,6 +38,12 @@ export interface DbOptions {
   pgSchema?: string;
 }
 
+/** Kysely's `log`: the duration metric, and the statement to whoever observes them */
+const logQuery: typeof observeQuery = (event) => {
+  observeQuery(event);
+  notifyStatementObservers((event as unknown as { query: { sql: string; parameters: readonly unknown[] } }).query);
+};
+
 // bigint (int8) counts and ids come back as numbers; timestamps stay text (we store text).
 pg.types.setTypeParser(20, (v) => Number(v));
 pg.types.setTypeParser(1700, (v) => Number(v));
@@ -52,7 +59,7 @@ export function createDb(opts: DbOptions): Db {
     pool.on('connect', (client) => countWrites(client, localWrites));
     const versionFeed = new VersionFeed(() => new pg.Client(settings));
     void versionFeed.start();
-    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: observeQuery });
+    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: logQuery });
     const limited = limitedReads({ dialect: 'postgres', kysely });
     return {
       kysely,
@@ -78,7 +85,7 @@ export function createDb(opts: DbOptions): Db {
   sqlite.pragma('synchronous = NORMAL');
   registerRegexp(sqlite);
   const localWrites = { count: 0 };
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, localWrites) }), log: observeQuery });
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, localWrites) }), log: logQuery });
   const limited = limitedReads({ dialect: 'sqlite', file });
   const close = async () => {
     await limited.close();

@@ -30,6 +30,7 @@ import * as m028 from './migrations/028-uploads.ts';
 import * as m029 from './migrations/029-keys.ts';
 import * as m030 from './migrations/030-merge-journal.ts';
 import * as m031 from './migrations/031-versions-at-commit.ts';
+import * as m032 from './migrations/032-scale-indexes.ts';
 
 interface Migration {
   name: string;
@@ -66,6 +67,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '029-keys', up: m029.up },
   { name: '030-merge-journal', up: m030.up },
   { name: '031-versions-at-commit', up: m031.up },
+  { name: '032-scale-indexes', up: m032.up },
 ];
 
 export async function migrate(db: Db): Promise<string[]> {

@@ -17,6 +17,22 @@ export function ciContains(_dialect: DialectName, column: string, needle: string
   return sql<SqlBool>`lower(${sql.ref(column)}) like ${escaped} escape '\\'`;
 }
 
+/**
+ * `column` (a namespace's traversal path, '/1/5/') lies in the subtree of `prefix` (a traversal path,
+ * which ends in '/'): a range, so the btree index answers it. Traversal paths hold digits and slashes and
+ * compare byte by byte (PostgreSQL: collation "C"); '0' follows '/', so '/1/' … '/10' holds exactly the
+ * paths that start with '/1/'.
+ */
+export function inSubtree(column: string, prefix: string): Expression<SqlBool> {
+  return sql<SqlBool>`(${sql.ref(column)} >= ${prefix} and ${sql.ref(column)} < ${prefix.slice(0, -1) + '0'})`;
+}
+
+/** inSubtree with the prefix taken from another column (a join: every namespace under a membership's group). */
+export function inSubtreeOf(column: string, prefixColumn: string): Expression<SqlBool> {
+  const p = sql.ref(prefixColumn);
+  return sql<SqlBool>`(${sql.ref(column)} >= ${p} and ${sql.ref(column)} < substr(${p}, 1, length(${p}) - 1) || '0')`;
+}
+
 /** Case-insensitive equality. */
 export function ciEquals(column: string, value: string): Expression<SqlBool> {
   return sql<SqlBool>`lower(${sql.ref(column)}) = ${value.toLowerCase()}`;

@@ -1,6 +1,7 @@
 // The one place that decides who may see or do what: from the actor (anonymous, user, admin, job,
 // runner), its memberships with inheritance, custom roles, visibility and external users. Token scopes
 // are checked per route by the auth plugin; blocked users never get this far (403 at authentication).
+import { inSubtree, inSubtreeOf } from '../../db/sql.ts';
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../db/connect.ts';
 import type { Database, NamespaceRow, ProjectRow } from '../../db/schema.ts';
@@ -164,7 +165,7 @@ export class Policy {
         eb.or([
           eb.and([
             eb('members.source_type', '=', 'Namespace'),
-            eb('members.source_id', 'in', eb.selectFrom('namespaces').select('id').where('traversal_ids', 'like', `${prefix}%`)),
+            eb('members.source_id', 'in', eb.selectFrom('namespaces').select('id').where(inSubtree('traversal_ids', prefix))),
           ]),
           eb.and([
             eb('members.source_type', '=', 'Project'),
@@ -175,7 +176,7 @@ export class Policy {
                 .selectFrom('projects')
                 .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
                 .select('projects.id')
-                .where('namespaces.traversal_ids', 'like', `${prefix}%`),
+                .where(inSubtree('namespaces.traversal_ids', prefix)),
             ),
           ]),
         ]),
@@ -212,7 +213,7 @@ export class Policy {
       .innerJoin('namespaces as gn', 'gn.id', 'members.source_id')
       .select('projects.id as id')
       .where(live)
-      .where(sql<SqlBool>`pn.traversal_ids like gn.traversal_ids || '%'`);
+      .where(inSubtreeOf('pn.traversal_ids', 'gn.traversal_ids'));
     const personal = k
       .selectFrom('projects')
       .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
@@ -222,47 +223,55 @@ export class Policy {
   }
 
   /** SQL: the groups `actor` may see. */
-  visibleGroups(actor: Actor): (eb: ExpressionBuilder<Database, 'namespaces'>) => Expression<SqlBool> {
+  async visibleGroups(actor: Actor): Promise<(eb: ExpressionBuilder<Database, 'namespaces'>) => Expression<SqlBool>> {
     if (actor.isAdmin) return (eb) => eb('namespaces.type', '=', 'Group');
     const user = actor.user;
     if (!user) return (eb) => eb.and([eb('namespaces.type', '=', 'Group'), eb('namespaces.visibility', '=', 'public')]);
     const levels = openLevels(actor);
-    return (eb) =>
-      eb.and([
-        eb('namespaces.type', '=', 'Group'),
-        eb.or([eb('namespaces.visibility', 'in', levels), eb('namespaces.id', 'in', this.memberGroupIds(user.id))]),
-      ]);
+    const mine = await this.memberGroups(user.id);
+    return (eb) => eb.and([eb('namespaces.type', '=', 'Group'), eb.or([eb('namespaces.visibility', 'in', levels), mine(eb)])]);
   }
 
-  /** SQL subquery: groups where `userId` is a member, their descendants, and the ancestors of groups/projects they belong to. */
-  memberGroupIds(userId: number, minLevel = 10) {
+  /**
+   * SQL: the groups (rows of `namespaces`) where `userId` is a member, their descendants, and the ancestors
+   * of the groups and projects they belong to. The user's memberships are read first (a handful of rows):
+   * ancestors are then ids and descendants ranges of the traversal index, rather than every group matched
+   * against every membership.
+   */
+  async memberGroups(userId: number, minLevel = 10): Promise<(eb: ExpressionBuilder<Database, 'namespaces'>) => Expression<SqlBool>> {
     const today = todayDate();
     const k = this.db.kysely;
-    const mine = k
-      .selectFrom('members')
-      .innerJoin('namespaces as m', (j) => j.onRef('m.id', '=', 'members.source_id').on('members.source_type', '=', 'Namespace'))
-      .select('m.traversal_ids')
-      .where('members.user_id', '=', userId)
-      .where('members.access_level', '>=', minLevel)
-      .where((eb) => unexpired(eb, today));
-    const viaProjects = k
-      .selectFrom('members')
-      .innerJoin('projects', (j) => j.onRef('projects.id', '=', 'members.source_id').on('members.source_type', '=', 'Project'))
-      .innerJoin('namespaces as pn', 'pn.id', 'projects.namespace_id')
-      .select('pn.traversal_ids')
-      .where('members.user_id', '=', userId)
-      .where((eb) => unexpired(eb, today));
-    // descendants of my groups, and ancestors of my groups and of my projects' groups
-    return k
-      .selectFrom('namespaces as g')
-      .select('g.id')
-      .where('g.type', '=', 'Group')
-      .where((eb) =>
-        eb.or([
-          eb.exists(mine.where(sql<SqlBool>`g.traversal_ids like m.traversal_ids || '%'`)),
-          eb.exists(mine.where(sql<SqlBool>`m.traversal_ids like g.traversal_ids || '%'`)),
-          eb.exists(viaProjects.where(sql<SqlBool>`pn.traversal_ids like g.traversal_ids || '%'`)),
-        ]),
-      );
+    const [mine, viaProjects] = await Promise.all([
+      k
+        .selectFrom('members')
+        .innerJoin('namespaces as m', (j) => j.onRef('m.id', '=', 'members.source_id').on('members.source_type', '=', 'Namespace'))
+        .select('m.traversal_ids')
+        .where('members.user_id', '=', userId)
+        .where('members.access_level', '>=', minLevel)
+        .where((eb) => unexpired(eb, today))
+        .execute(),
+      k
+        .selectFrom('members')
+        .innerJoin('projects', (j) => j.onRef('projects.id', '=', 'members.source_id').on('members.source_type', '=', 'Project'))
+        .innerJoin('namespaces as pn', 'pn.id', 'projects.namespace_id')
+        .select('pn.traversal_ids')
+        .where('members.user_id', '=', userId)
+        .where('pn.type', '=', 'Group')
+        .where((eb) => unexpired(eb, today))
+        .execute(),
+    ]);
+    const ancestors = new Set<number>();
+    for (const row of [...mine, ...viaProjects]) for (const id of traversalIds(row)) ancestors.add(id);
+    const subtrees = outermost(mine.map((m) => m.traversal_ids));
+    if (!ancestors.size) return () => sql<SqlBool>`1 = 0`;
+    return (eb) => eb.or([eb('namespaces.id', 'in', [...ancestors]), ...subtrees.map((p) => inSubtree('namespaces.traversal_ids', p))]);
   }
+}
+
+/** The traversal paths not inside another of them ('/1/' covers '/1/5/'), each once. */
+export function outermost(paths: string[]): string[] {
+  const sorted = [...new Set(paths)].sort();
+  const out: string[] = [];
+  for (const p of sorted) if (!out.length || !p.startsWith(out[out.length - 1])) out.push(p);
+  return out;
 }

@@ -4,7 +4,7 @@
 import { sql, type Kysely, type SelectQueryBuilder, type SqlBool, type ExpressionBuilder, type Expression } from 'kysely';
 import type { Db } from '../../db/connect.ts';
 import type { Database, NamespaceRow, ProjectRow } from '../../db/schema.ts';
-import { ciContains, ciEquals, isUniqueViolation } from '../../db/sql.ts';
+import { ciContains, ciEquals, inSubtree, inSubtreeOf, isUniqueViolation } from '../../db/sql.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/pagination.ts';
 import { nowIso, todayDate } from '../../lib/time.ts';
@@ -85,7 +85,7 @@ export class GroupsService {
    * descendants that membership makes visible) unless they ask for all_available; anonymous callers
    * always get the public groups.
    */
-  listQuery(actor: Actor, p: GroupListParams): GroupQuery {
+  async listQuery(actor: Actor, p: GroupListParams): Promise<GroupQuery> {
     const user = actor.user;
     const allAvailable = p.all_available ?? actor.isAdmin;
     let q: GroupQuery = this.db.kysely.selectFrom('namespaces').selectAll().where('namespaces.type', '=', 'Group');
@@ -96,14 +96,13 @@ export class GroupsService {
       // groups where the user's own membership reaches the level, and their descendants
       const mine = this.directGroupIds(user.id, p.min_access_level, false);
       q = q.where((eb) =>
-        eb.exists(
-          eb.selectFrom('namespaces as m').select('m.id').where('m.id', 'in', mine).where(sql<SqlBool>`namespaces.traversal_ids like m.traversal_ids || '%'`),
-        ),
+        eb.exists(eb.selectFrom('namespaces as m').select('m.id').where('m.id', 'in', mine).where(inSubtreeOf('namespaces.traversal_ids', 'm.traversal_ids'))),
       );
     } else if (!(actor.isAdmin && allAvailable)) {
+      const mine = user ? await this.policy.memberGroups(user.id) : null;
       q = q.where((eb) => {
         const ors: Expression<SqlBool>[] = [];
-        if (user) ors.push(eb('namespaces.id', 'in', this.policy.memberGroupIds(user.id)));
+        if (mine) ors.push(mine(eb));
         // Group.public_to_user: internal groups for signed-in users who are not external
         if (!user || allAvailable) ors.push(eb('namespaces.visibility', 'in', openLevels(actor)));
         return eb.or(ors);
@@ -112,7 +111,7 @@ export class GroupsService {
 
     if (p.top_level_only) q = q.where('namespaces.parent_id', 'is', null);
     else if (p.parent && p.descendants) {
-      q = q.where('namespaces.traversal_ids', 'like', `${p.parent.traversal_ids}%`).where('namespaces.id', '!=', p.parent.id);
+      q = q.where(inSubtree('namespaces.traversal_ids', p.parent.traversal_ids)).where('namespaces.id', '!=', p.parent.id);
     } else if (p.parent) q = q.where('namespaces.parent_id', '=', p.parent.id);
 
     if (p.search) {
@@ -345,20 +344,20 @@ export class GroupsService {
     const lower = parent && levelOf(parent.visibility) < levelOf(group.visibility) ? parent.visibility : null;
     try {
       const moved = await this.db.kysely.transaction().execute(async (trx) => {
-        const below = `${group.traversal_ids}%`;
+        const below = group.traversal_ids;
         if (lower) {
           // update_children_and_projects_visibility: nothing below stays more open than the new parent
           const more = (['internal', 'public'] as const).filter((v) => levelOf(v) > levelOf(lower));
           await trx
             .updateTable('namespaces')
             .set({ visibility: lower, updated_at: now })
-            .where('traversal_ids', 'like', below)
+            .where(inSubtree('traversal_ids', below))
             .where('visibility', 'in', more)
             .execute();
           await trx
             .updateTable('projects')
             .set({ visibility: lower, updated_at: now })
-            .where('namespace_id', 'in', (eb) => eb.selectFrom('namespaces').select('id').where('traversal_ids', 'like', below))
+            .where('namespace_id', 'in', (eb) => eb.selectFrom('namespaces').select('id').where(inSubtree('traversal_ids', below)))
             .where('visibility', 'in', more)
             .execute();
         }
@@ -366,7 +365,7 @@ export class GroupsService {
         await trx
           .updateTable('namespaces')
           .set({ traversal_ids: sql<string>`${newTraversal} || substr(traversal_ids, ${group.traversal_ids.length + 1})` })
-          .where('traversal_ids', 'like', below)
+          .where(inSubtree('traversal_ids', below))
           .execute();
         const row = await trx
           .updateTable('namespaces')
@@ -427,7 +426,7 @@ export class GroupsService {
 
     let deleted: ProjectRow[] = [];
     await this.db.kysely.transaction().execute(async (trx) => {
-      const groups = await trx.selectFrom('namespaces').selectAll().where('traversal_ids', 'like', `${group.traversal_ids}%`).orderBy('id').execute();
+      const groups = await trx.selectFrom('namespaces').selectAll().where(inSubtree('traversal_ids', group.traversal_ids)).orderBy('id').execute();
       const groupIds = groups.map((g) => g.id);
       const projects = await trx.selectFrom('projects').selectAll().where('namespace_id', 'in', groupIds).orderBy('id').execute();
 
@@ -550,19 +549,19 @@ async function deleteRedirectsUnder(trx: Kysely<Database>, path: string): Promis
  */
 async function movePaths(trx: Kysely<Database>, group: NamespaceRow, newFullPath: string, now: string): Promise<void> {
   const oldFullPath = group.full_path;
-  const namespaces = await trx.selectFrom('namespaces').select(['id', 'full_path']).where('traversal_ids', 'like', `${group.traversal_ids}%`).execute();
+  const namespaces = await trx.selectFrom('namespaces').select(['id', 'full_path']).where(inSubtree('traversal_ids', group.traversal_ids)).execute();
   const projects = await trx
     .selectFrom('projects')
     .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
     .select(['projects.id', 'projects.path', 'namespaces.full_path'])
-    .where('namespaces.traversal_ids', 'like', `${group.traversal_ids}%`)
+    .where(inSubtree('namespaces.traversal_ids', group.traversal_ids))
     .execute();
 
   await deleteRedirectsUnder(trx, newFullPath);
   await trx
     .updateTable('namespaces')
     .set({ full_path: sql<string>`${newFullPath} || substr(full_path, ${oldFullPath.length + 1})`, updated_at: now })
-    .where('traversal_ids', 'like', `${group.traversal_ids}%`)
+    .where(inSubtree('traversal_ids', group.traversal_ids))
     .where('id', '!=', group.id)
     .execute();
 

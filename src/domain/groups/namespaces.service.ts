@@ -4,7 +4,7 @@
 import { sql, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../db/connect.ts';
 import type { Database, NamespaceRow, ProjectRow } from '../../db/schema.ts';
-import { ciEquals, isInt32 } from '../../db/sql.ts';
+import { ciEquals, inSubtree, isInt32 } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
 import { todayDate } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
@@ -138,7 +138,7 @@ export class NamespacesService {
   /** users_with_descendants.count and all_projects.count of a group. */
   private async adminCounts(group: NamespaceRow): Promise<NamespaceAdminCounts> {
     const k = this.db.kysely;
-    const below = (eb: any) => eb.selectFrom('namespaces').select('id').where('traversal_ids', 'like', `${group.traversal_ids}%`);
+    const below = (eb: any) => eb.selectFrom('namespaces').select('id').where(inSubtree('traversal_ids', group.traversal_ids));
     const today = todayDate();
     const [members, projects] = await Promise.all([
       k

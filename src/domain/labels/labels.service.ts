@@ -5,7 +5,7 @@
 // (and a new label may not repeat one it would inherit); colours are "#RGB", "#RRGGBB" or a CSS name.
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Database, LabelRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
-import { ciContains, ciEquals, isInt32, isUniqueViolation } from '../../db/sql.ts';
+import { ciContains, ciEquals, inSubtree, isInt32, isUniqueViolation } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
@@ -370,7 +370,12 @@ export class LabelsService {
   private async readableGroupIds(actor: Actor, ids: number[]): Promise<number[]> {
     if (!ids.length) return [];
     if (actor.isAdmin) return ids;
-    const rows = await this.k.selectFrom('namespaces').select('id').where('id', 'in', ids).where(this.deps.policy.visibleGroups(actor)).execute();
+    const rows = await this.k
+      .selectFrom('namespaces')
+      .select('id')
+      .where('id', 'in', ids)
+      .where(await this.deps.policy.visibleGroups(actor))
+      .execute();
     const ok = new Set(rows.map((r) => r.id));
     return ids.filter((id) => ok.has(id));
   }
@@ -402,7 +407,7 @@ export class LabelsService {
               .selectFrom('namespaces')
               .select('id')
               .where('type', '=', 'Group')
-              .where('traversal_ids', 'like', `${g.traversal_ids}%`)
+              .where(inSubtree('traversal_ids', g.traversal_ids))
               .where('id', '!=', g.id)
               .execute()
           ).map((r) => r.id)
@@ -673,7 +678,7 @@ export class LabelsService {
         .innerJoin('projects', 'projects.id', 'labels.project_id')
         .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
         .select('labels.id')
-        .where('namespaces.traversal_ids', 'like', `${group.traversal_ids}%`)
+        .where(inSubtree('namespaces.traversal_ids', group.traversal_ids))
         .where(ciEquals('labels.title', label.title))
         .execute();
       const ids = same.map((r) => r.id);

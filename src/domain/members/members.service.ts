@@ -7,7 +7,7 @@
 import { sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../db/connect.ts';
 import type { Database, MemberRoleRow, MemberRow, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
-import { ciEquals, isInt32, isUniqueViolation } from '../../db/sql.ts';
+import { ciEquals, inSubtree, isInt32, isUniqueViolation } from '../../db/sql.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
 import { isDate, nowIso, parseDateTime, todayDate } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
@@ -580,7 +580,7 @@ export class MembersService {
 
   /** Members::DestroyService#destroy_subresources: memberships in subgroups and their projects. */
   private async removeFromDescendants(trx: Kysely<Database>, group: NamespaceRow, user: UserRow): Promise<void> {
-    const below = await trx.selectFrom('namespaces').selectAll().where('traversal_ids', 'like', `${group.traversal_ids}%`).execute();
+    const below = await trx.selectFrom('namespaces').selectAll().where(inSubtree('traversal_ids', group.traversal_ids)).execute();
     const byId = new Map(below.map((n) => [n.id, n]));
     const subgroups = below.filter((n) => n.id !== group.id && n.type === 'Group').map((n) => n.id);
     if (subgroups.length) {

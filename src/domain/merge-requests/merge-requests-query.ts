@@ -1,6 +1,7 @@
 // The merge request lists (global, group, project) with every filter of the API: MergeRequestsFinder's
 // parameters turned into one SQL query (Kysely, both dialects), ordered with GitLab's id tie-breaker.
 // Lists never compute merge status: rows are read as stored; rechecks run in the background.
+import { inSubtree } from '../../db/sql.ts';
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Database, MergeRequestRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
 import { todayDate } from '../../lib/time.ts';
@@ -135,14 +136,15 @@ export class MergeRequestsQuery {
       const readable = await this.readableProjects(actor);
       let projects = k.selectFrom('projects').select('projects.id').where(readable);
       if (where.kind === 'group') {
-        const subgroups = k
-          .selectFrom('namespaces as sub')
-          .select('sub.id')
-          .where('sub.traversal_ids', 'like', `${likeEscape(where.group.traversal_ids)}%`);
+        const subgroups = k.selectFrom('namespaces as sub').select('sub.id').where(inSubtree('sub.traversal_ids', where.group.traversal_ids));
         projects = projects.where('projects.namespace_id', 'in', subgroups);
         if (where.nonArchived) projects = projects.where('projects.archived', '=', 0);
       }
-      if (this.deps.db.dialect === 'postgres') {
+      if (where.kind === 'group') {
+        // A group's projects are few next to its merge requests: the set drives the query (each project's
+        // merge requests by the project index), on both databases.
+        conds.push((eb) => eb('merge_requests.project_id', 'in', projects));
+      } else if (this.deps.db.dialect === 'postgres') {
         // PostgreSQL: the project of each merge request looked up by primary key, as a scalar subquery
         // (a subplan). As a set (IN or EXISTS) it becomes a semi-join whose plan follows the estimate of
         // the other filters, and a search's LIKE is estimated so low that it rescans every project for
@@ -152,8 +154,7 @@ export class MergeRequestsQuery {
       } else {
         // SQLite: the set is built once (a bloom filter over it). Global lists test `+project_id` so that it
         // reads the order's index instead of driving the query by project and sorting every merge request.
-        const column = where.kind === 'all' ? sql<number>`+merge_requests.project_id` : sql.ref<number>('merge_requests.project_id');
-        conds.push((eb) => eb(column, 'in', projects));
+        conds.push((eb) => eb(sql<number>`+merge_requests.project_id`, 'in', projects));
       }
     }
 

@@ -7,7 +7,7 @@ import { sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely'
 import type { MergeRequestsQB } from '../merge-requests/merge-requests-query.ts';
 import type { Database, MergeRequestRow, MilestoneRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
 import { nextIid } from '../../db/internal-ids.ts';
-import { ciContains, isInt32, isUniqueViolation } from '../../db/sql.ts';
+import { ciContains, inSubtree, isInt32, isUniqueViolation } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
@@ -175,7 +175,7 @@ export class MilestonesService {
           .selectFrom('namespaces')
           .select('id')
           .where('type', '=', 'Group')
-          .where('traversal_ids', 'like', `${g.traversal_ids}%`)
+          .where(inSubtree('traversal_ids', g.traversal_ids))
           .where('id', '!=', g.id)
           .execute();
         groupIds = [
@@ -194,7 +194,7 @@ export class MilestonesService {
               .selectFrom('projects')
               .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
               .select('projects.id')
-              .where('namespaces.traversal_ids', 'like', `${g.traversal_ids}%`)
+              .where(inSubtree('namespaces.traversal_ids', g.traversal_ids))
               .where(visible),
           );
       }
@@ -223,7 +223,12 @@ export class MilestonesService {
 
   private async visibleGroupIds(actor: Actor, ids: number[]): Promise<number[]> {
     if (!ids.length || actor.isAdmin) return ids;
-    const rows = await this.k.selectFrom('namespaces').select('id').where('id', 'in', ids).where(this.deps.policy.visibleGroups(actor)).execute();
+    const rows = await this.k
+      .selectFrom('namespaces')
+      .select('id')
+      .where('id', 'in', ids)
+      .where(await this.deps.policy.visibleGroups(actor))
+      .execute();
     const ok = new Set(rows.map((r) => r.id));
     return ids.filter((id) => ok.has(id));
   }

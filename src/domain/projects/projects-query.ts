@@ -1,12 +1,15 @@
 // Reading projects: the SQL of project lists (which projects a viewer may see, GitLab's filters and
 // orders, membership sets) and the views of a page of rows (namespaces, owners, the viewer's access and
 // memberships) loaded with one query per kind of row, never one per project.
+import { inSubtree } from '../../db/sql.ts';
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../db/connect.ts';
 import type { Database, NamespaceRow, ProjectRow } from '../../db/schema.ts';
 import { todayDate } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
-import { traversalIds, unexpired, type Membership, type Policy, type ProjectAccess } from '../access/policy.ts';
+import { outermost, traversalIds, unexpired, type Membership, type Policy, type ProjectAccess } from '../access/policy.ts';
+import { readVersions, stamp } from '../../db/versions.ts';
+import { VersionedCache } from '../../lib/versioned-cache.ts';
 import type { CustomPermission } from '../core/roles.ts';
 import { openFeatures, visibleProjectsWhere, type ProjectsWhere } from '../access/visibility.ts';
 import { BASIC_COLUMNS, type UserBasicRow } from '../core/user-columns.ts';
@@ -103,6 +106,24 @@ export function searchTerms(query: string): string[] {
   return [...rest.split(/\s+/).filter(Boolean), ...quoted];
 }
 
+/** The tables a membership set is read from: a write to any of them reads the set anew. */
+const MEMBER_SET_TABLES = ['members', 'namespaces', 'projects'] as const;
+/** Ids a membership condition names inline before it becomes a subquery */
+const INLINE_IDS = 2_000;
+interface MemberSet {
+  projectIds: number[];
+  namespaceIds: number[];
+  namespaceQuery: (db: Db['kysely']) => SelectQueryBuilder<Database, 'namespaces', { id: number }>;
+}
+/** Per database, user and level, for the table versions read (shared by every list of every request; a few seconds at most). */
+const memberSets = new WeakMap<Db, VersionedCache<MemberSet>>();
+
+/** SQL: a membership of `userId` of at least `minLevel` that has not expired. */
+const liveMembership =
+  (userId: number, minLevel: number) =>
+  (eb: ExpressionBuilder<Database, 'members'>): Expression<SqlBool> =>
+    eb.and([eb('members.user_id', '=', userId), eb('members.access_level', '>=', minLevel), unexpired(eb, todayDate())]);
+
 export class ProjectsQuery {
   constructor(
     private readonly db: Db,
@@ -111,41 +132,70 @@ export class ProjectsQuery {
 
   /**
    * SQL: the projects where `userId` is a member of at least `minLevel` — directly, through a group
-   * or one of its ancestors, or as the owner of the personal namespace. The user's groups are read
-   * first (a handful of rows), so that their subgroups are found by constant prefixes rather than by
-   * matching every namespace against every membership; the ids come from one union, which both
-   * databases build once before reading projects by id.
+   * or one of its ancestors, or as the owner of the personal namespace. The memberships are read first
+   * (a handful of rows): the condition then names the projects and the namespaces (the personal one and
+   * every group under a membership, found by ranges of the traversal index) by id, so that no list joins
+   * memberships for each row it reads. The sets are kept per user and level while the tables they come
+   * from do not change (`MEMBER_SET_TABLES`); past `INLINE_IDS` ids the condition is a subquery instead.
    */
   async memberProjects(userId: number, minLevel = 10): Promise<(eb: EB) => Expression<SqlBool>> {
-    const today = todayDate();
-    const k = this.db.kysely;
-    const live = (eb: ExpressionBuilder<Database, 'members'>) =>
-      eb.and([eb('members.user_id', '=', userId), eb('members.access_level', '>=', minLevel), unexpired(eb, today)]);
-    const groups = await k
-      .selectFrom('members')
-      .innerJoin('namespaces', 'namespaces.id', 'members.source_id')
-      .select('namespaces.traversal_ids')
-      .where('members.source_type', '=', 'Namespace')
-      .where(live)
-      .execute();
-    // traversal_ids hold digits and slashes only: no LIKE wildcard to escape
-    const prefixes = [...new Set(groups.map((g) => g.traversal_ids))];
-    const direct = k.selectFrom('members').select('members.source_id as id').where('members.source_type', '=', 'Project').where(live);
-    const personal = k
-      .selectFrom('projects as pp')
-      .innerJoin('namespaces as own', 'own.id', 'pp.namespace_id')
-      .select('pp.id as id')
-      .where('own.owner_id', '=', userId)
-      .where('own.type', '=', 'User');
-    let ids = direct.union(personal);
-    if (prefixes.length) {
-      const subgroups = k
-        .selectFrom('namespaces as sub')
-        .select('sub.id')
-        .where((eb) => eb.or(prefixes.map((p) => eb('sub.traversal_ids', 'like', `${p}%`))));
-      ids = ids.union(k.selectFrom('projects as gp').select('gp.id as id').where('gp.namespace_id', 'in', subgroups));
+    const key = `${userId}:${minLevel}`;
+    const st = stamp(await readVersions(this.db), MEMBER_SET_TABLES);
+    let cache = memberSets.get(this.db);
+    if (!cache) memberSets.set(this.db, (cache = new VersionedCache<MemberSet>(5000, 5000)));
+    let set = cache.get(key, st);
+    if (!set) {
+      set = await this.readMemberSet(userId, minLevel);
+      cache.set(key, st, set);
     }
-    return (eb) => eb('projects.id', 'in', ids);
+    const { projectIds, namespaceIds } = set;
+    if (projectIds.length > INLINE_IDS || namespaceIds.length > INLINE_IDS) {
+      const k = this.db.kysely;
+      const direct = k
+        .selectFrom('members')
+        .select('members.source_id as id')
+        .where('members.source_type', '=', 'Project')
+        .where(liveMembership(userId, minLevel));
+      const inNamespaces = k.selectFrom('projects as gp').select('gp.id as id').where('gp.namespace_id', 'in', set.namespaceQuery(k));
+      return (eb) => eb('projects.id', 'in', direct.union(inNamespaces));
+    }
+    return (eb) => {
+      const ors: Expression<SqlBool>[] = [];
+      if (projectIds.length) ors.push(eb('projects.id', 'in', projectIds));
+      if (namespaceIds.length) ors.push(eb('projects.namespace_id', 'in', namespaceIds));
+      return ors.length ? eb.or(ors) : NEVER;
+    };
+  }
+
+  private async readMemberSet(userId: number, minLevel: number): Promise<MemberSet> {
+    const k = this.db.kysely;
+    const live = liveMembership(userId, minLevel);
+    const [groups, direct] = await Promise.all([
+      k
+        .selectFrom('members')
+        .innerJoin('namespaces', 'namespaces.id', 'members.source_id')
+        .select('namespaces.traversal_ids')
+        .where('members.source_type', '=', 'Namespace')
+        .where(live)
+        .execute(),
+      k.selectFrom('members').select('members.source_id as id').where('members.source_type', '=', 'Project').where(live).orderBy('members.source_id').execute(),
+    ]);
+    const prefixes = outermost(groups.map((g) => g.traversal_ids));
+    const namespaceQuery = (db: typeof k) =>
+      db
+        .selectFrom('namespaces')
+        .select('namespaces.id')
+        .where((eb) =>
+          eb.or([
+            eb.and([eb('namespaces.owner_id', '=', userId), eb('namespaces.type', '=', 'User')]),
+            ...prefixes.map((p) => inSubtree('namespaces.traversal_ids', p)),
+          ]),
+        );
+    const namespaces = await namespaceQuery(k)
+      .orderBy('namespaces.id')
+      .limit(INLINE_IDS + 1)
+      .execute();
+    return { projectIds: [...new Set(direct.map((d) => d.id))], namespaceIds: namespaces.map((n) => n.id), namespaceQuery };
   }
 
   /**
@@ -177,10 +227,7 @@ export class ProjectsQuery {
       const g = scope.group;
       const ids = scope.includeAncestors ? traversalIds(g) : [g.id];
       if (scope.includeSubgroups) {
-        const subgroups = k
-          .selectFrom('namespaces as sub')
-          .select('sub.id')
-          .where('sub.traversal_ids', 'like', `${likeEscape(g.traversal_ids)}%`);
+        const subgroups = k.selectFrom('namespaces as sub').select('sub.id').where(inSubtree('sub.traversal_ids', g.traversal_ids));
         q = q.where((eb) => eb.or([eb('projects.namespace_id', 'in', ids), eb('projects.namespace_id', 'in', subgroups)]));
       } else {
         q = q.where('projects.namespace_id', 'in', ids);

@@ -3,7 +3,7 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { todayDate } from '../../lib/time.ts';
 import type { Database, UserRow } from '../../db/schema.ts';
-import { ciEquals } from '../../db/sql.ts';
+import { ciEquals, inSubtreeOf } from '../../db/sql.ts';
 import { decodeCursor, encodeCursor } from '../../lib/pagination.ts';
 
 export const USER_ORDER_COLUMNS = ['id', 'name', 'username', 'created_at', 'updated_at'] as const;
@@ -191,7 +191,7 @@ function withoutProjects(eb: ExpressionBuilder<Database, 'users'>): Expression<S
     eb.not(
       eb.exists(
         sql`(select 1 from members m inner join namespaces g on g.id = m.source_id where m.source_type = 'Namespace' and ${live}
-          and exists (select 1 from projects p inner join namespaces pn on pn.id = p.namespace_id where pn.traversal_ids like g.traversal_ids || '%'))`,
+          and exists (select 1 from projects p inner join namespaces pn on pn.id = p.namespace_id where ${inSubtreeOf('pn.traversal_ids', 'g.traversal_ids')}))`,
       ),
     ),
   ]);

@@ -136,7 +136,7 @@ export function groupsRoutes(fastify: FastifyInstance, c: Container): void {
   /** One page of a group list: offset pagination, or cursor keyset for anonymous callers (GitLab's paginate_with_strategies). */
   async function listPage(req: FastifyRequest, reply: FastifyReply, q: ListQueryT, params: GroupListParams, pageReq: PageRequest) {
     const actor = req.actor;
-    let query = groups.listQuery(actor, params);
+    let query = await groups.listQuery(actor, params);
     let rows: NamespaceRow[];
     if (!actor.user && q.pagination === 'keyset') {
       if (params.order_by !== 'name' || params.sort !== 'asc')

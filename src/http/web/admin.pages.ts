@@ -68,7 +68,7 @@ export function adminPages(app: FastifyInstance, c: Container, web: Web): void {
       count(c.users.list(actor, {}).query.select('users.id')),
       count(c.users.list(actor, { blocked: true }).query.select('users.id')),
       c.projectsQuery.list(actor, { kind: 'all' }, { order_by: 'id', sort: 'asc' }).then(count),
-      count(c.groups.listQuery(actor, { all_available: true, order_by: 'id', sort: 'asc' } as Parameters<typeof c.groups.listQuery>[1])),
+      c.groups.listQuery(actor, { all_available: true, order_by: 'id', sort: 'asc' } as Parameters<typeof c.groups.listQuery>[1]).then(count),
       count(c.hooks.listQuery()),
     ]);
     return web.page(reply, AdminOverview({ ctx, counts: { users, blocked, projects, groups, hooks } }));

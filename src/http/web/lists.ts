@@ -72,7 +72,7 @@ export async function groupPage(
   params: Partial<GroupListParams>,
   q: ListQuery,
 ): Promise<{ groups: NamespaceRow[]; fullNames: Map<number, string>; hasNext: boolean }> {
-  const qb = c.groups.listQuery(actor, { order_by: 'name', sort: 'asc', ...(q.search ? { search: q.search } : {}), ...params });
+  const qb = await c.groups.listQuery(actor, { order_by: 'name', sort: 'asc', ...(q.search ? { search: q.search } : {}), ...params });
   const rows = await qb
     .limit(PER_PAGE + 1)
     .offset((q.page - 1) * PER_PAGE)

@@ -29,7 +29,7 @@ export function newProjectPages(app: FastifyInstance, c: Container, web: Web): v
       if (ns) out.push(ns);
     }
     // the groups the user belongs to (and their descendants), then the policy's create_projects
-    const groups = await c.groups.listQuery(ctx.actor, { min_access_level: 10, order_by: 'path', sort: 'asc' }).limit(MAX_GROUPS).execute();
+    const groups = await (await c.groups.listQuery(ctx.actor, { min_access_level: 10, order_by: 'path', sort: 'asc' })).limit(MAX_GROUPS).execute();
     const allowed = await Promise.all(groups.map(async (g) => (await c.policy.group(ctx.actor, g)).abilities.has('create_projects')));
     out.push(...groups.filter((_, i) => allowed[i]).sort((a, b) => a.full_path.localeCompare(b.full_path)));
     return out;

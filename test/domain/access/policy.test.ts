@@ -59,7 +59,7 @@ test('policy: inheritance, custom roles, visibility, external users, expiry', as
       await c.db.kysely
         .selectFrom('namespaces')
         .select('id')
-        .where(c.policy.visibleGroups(userActor(u)))
+        .where(await c.policy.visibleGroups(userActor(u)))
         .orderBy('id')
         .execute()
     ).map((r) => r.id);

@@ -2,6 +2,7 @@
 // UnassignRunnerService, RunnerPolicy): registration tokens, runner authentication tokens, status
 // filters, who may see or change a runner, and the runner API's lists and updates.
 // See docs/design-notes.md, CI.
+import { inSubtreeOf } from '../../../db/sql.ts';
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Database, CiRunnerRow, NamespaceRow, ProjectRow } from '../../../db/schema.ts';
 import { Errors } from '../../../lib/errors.ts';
@@ -444,7 +445,7 @@ export class RunnersService {
             .where('members.user_id', '=', userId)
             .where('members.access_level', '>=', OWNER)
             .where((e) => unexpired(e as unknown as ExpressionBuilder<Database, 'members'>, today))
-            .where(sql<SqlBool>`g.traversal_ids like m.traversal_ids || '%'`),
+            .where(inSubtreeOf('g.traversal_ids', 'm.traversal_ids')),
         ),
       );
     return this.k

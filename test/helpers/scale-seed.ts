@@ -1,0 +1,506 @@
+// The data set of `npm run bench:scale` (and, small, of the list plans test), generated inside the database: each table is one
+// `INSERT … SELECT` over a series of integers (PostgreSQL `generate_series`, SQLite a recursive CTE), so no
+// row crosses the wire — as fast as COPY and without a client library for it. At scale S (1 = the
+// size of the other benches' largest seeds, 10 = the "10×" of the performance review):
+//   100,000·S users, each with a personal namespace; 900·S groups (100·S top-level, 4 subgroups each, one
+//   sub-subgroup under each subgroup); 10,000·S projects (a fifth in personal namespaces, a third each
+//   public, internal, private); group and project memberships of a fifth of the users; 150,000·S merge
+//   requests; 50,000·S pipelines on 1,000 projects; 10·S translation components of 10 languages ×
+//   10,000 units (1,000,000·S units).
+// The measured user (`user1`) is a Developer of the first top-level group (its subgroups and theirs
+// included) and a Reporter of 100 projects elsewhere.
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../src/db/schema.ts';
+
+export interface ScaleSeed {
+  scale: number;
+  users: number;
+  groups: number;
+  projects: number;
+  mergeRequests: number;
+  pipelines: number;
+  units: number;
+  /** the measured user's id and the first top-level group's id */
+  member: number;
+  topGroup: number;
+  /** a project with pipelines and merge requests (in the top group), and a translation path p/c/lang */
+  busyProject: number;
+  translation: string;
+  seconds: Record<string, number>;
+}
+
+const FIRST = ['Ada', 'Grace', 'Alan', 'Edsger', 'Barbara', 'Donald', 'Frances', 'John', 'Margaret', 'Ken', 'Radia', 'Niklaus', 'Leslie', 'Tim'];
+const LAST = ['Lovelace', 'Hopper', 'Turing', 'Dijkstra', 'Liskov', 'Knuth', 'Allen', 'McCarthy', 'Hamilton', 'Thompson', 'Perlman', 'Wirth', 'Lamport'];
+const WORDS = ['fix', 'refactor', 'add', 'remove', 'update', 'cache', 'login', 'parser', 'api', 'docs', 'tests', 'build', 'deploy', 'memory', 'query'];
+const LANGS = ['de', 'fr', 'es', 'it', 'ja', 'pt', 'ru', 'pl', 'nl', 'cs'];
+
+/** `case <expr> % n when 0 then 'a' … end`: a word of `list` chosen by an integer expression */
+const pick = (list: string[], expr: string) => `(case (${expr}) % ${list.length} ${list.map((w, i) => `when ${i} then '${w}'`).join(' ')} end)`;
+/** the same for numbers */
+const pickNumber = (list: number[], expr: string) => `(case (${expr}) % ${list.length} ${list.map((n, i) => `when ${i} then ${n}`).join(' ')} end)`;
+
+/** `unitsPerTranslation`: 10,000 unless given (a test's smaller set) */
+export async function seedScale(k: Kysely<Database>, dialect: 'sqlite' | 'postgres', scale: number, unitsPerTranslation = 10_000): Promise<ScaleSeed> {
+  const seconds: Record<string, number> = {};
+  const count = (n: number, min = 1) => Math.max(min, Math.round(n * scale));
+  const U = count(100_000, 1000);
+  const T = count(100, 2); // top-level groups
+  const G = 9 * T; // all groups
+  const P = count(10_000, 1000);
+  const MR = count(150_000);
+  const PIPE = count(50_000);
+  const COMPONENTS = 2 * count(5);
+  const UNITS_PER = unitsPerTranslation;
+
+  // ISO 8601 instant `minutes` after 2024-01-01, as the product writes them (toISOString)
+  const at = (minutes: string) =>
+    dialect === 'postgres'
+      ? `to_char(timestamp '2024-01-01' + (${minutes}) * interval '1 minute', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+      : `strftime('%Y-%m-%dT%H:%M:%fZ', '2024-01-01', '+' || (${minutes}) || ' minutes')`;
+  // one INSERT … SELECT over i = 1..n
+  const fill = async (label: string, table: string, columns: Record<string, string>, n: number, suffix = '') => {
+    const t0 = performance.now();
+    const cols = Object.keys(columns).join(', ');
+    const exprs = Object.values(columns).join(', ');
+    const text =
+      dialect === 'postgres'
+        ? `insert into ${table} (${cols}) select ${exprs} from generate_series(1::bigint, ${n}) as g(i) ${suffix}`
+        : `with recursive g(i) as (select 1 union all select i + 1 from g where i < ${n}) insert into ${table} (${cols}) select ${exprs} from g where true ${suffix}`;
+    await sql.raw(text).execute(k);
+    seconds[label] = (seconds[label] ?? 0) + (performance.now() - t0) / 1000;
+  };
+  const maxId = async (table: string) => Number(((await sql.raw(`select coalesce(max(id), 0) as m from ${table}`).execute(k)).rows[0] as { m: number }).m);
+  const now = `'${new Date().toISOString()}'`;
+
+  // --- users and their namespaces ---
+  const u0 = await maxId('users');
+  await fill(
+    'users',
+    'users',
+    {
+      id: `${u0} + i`,
+      username: `'user' || i`,
+      name: `${pick(FIRST, 'i')} || ' ' || ${pick(LAST, 'i / 14')} || ' ' || i`,
+      email: `'user' || i || '@example.com'`,
+      public_email: `case when i % 10 = 0 then 'user' || i || '@example.com' end`,
+      state: `case when i % 50 = 0 then 'blocked' else 'active' end`,
+      is_admin: '0',
+      external: '0',
+      bot: '0',
+      user_type: `'human'`,
+      private_profile: '0',
+      bio: `''`,
+      location: `''`,
+      job_title: `''`,
+      website_url: `''`,
+      organization: `''`,
+      messenger_a: `''`,
+      network_a: `''`,
+      network_b: `''`,
+      chat_a: `''`,
+      projects_limit: '100000',
+      can_create_group: '1',
+      can_create_project: '1',
+      two_factor_enabled: '0',
+      theme_id: '3',
+      color_scheme_id: '1',
+      sign_in_count: '0',
+      failed_attempts: '0',
+      created_at: at('i'),
+      updated_at: at('i + i % 1000'),
+      confirmed_at: at('i'),
+    },
+    U,
+  );
+  const n0 = await maxId('namespaces');
+  const namespace = (over: Record<string, string>) => ({
+    request_access_enabled: '1',
+    project_creation_level: `'developer'`,
+    subgroup_creation_level: `'maintainer'`,
+    share_with_group_lock: '0',
+    settings: `'{}'`,
+    description: `''`,
+    created_at: now,
+    updated_at: now,
+    ...over,
+  });
+  await fill(
+    'namespaces',
+    'namespaces',
+    namespace({
+      id: `${n0} + i`,
+      type: `'User'`,
+      name: `'user' || i`,
+      path: `'user' || i`,
+      full_path: `'user' || i`,
+      traversal_ids: `'/' || (${n0} + i) || '/'`,
+      owner_id: `${u0} + i`,
+      visibility: `'public'`,
+    }),
+    U,
+  );
+  // groups: tops g0+1..g0+T; subgroups g0+T+1..g0+5T (sub k under top (k-1)%T+1); one sub-subgroup under each
+  const g0 = n0 + U;
+  const level = pick(['public', 'internal', 'private'], 'i');
+  await fill(
+    'namespaces',
+    'namespaces',
+    namespace({
+      id: `${g0} + i`,
+      type: `'Group'`,
+      name: `'Group ' || i`,
+      path: `'group-' || i`,
+      full_path: `'group-' || i`,
+      traversal_ids: `'/' || (${g0} + i) || '/'`,
+      visibility: level,
+    }),
+    T,
+  );
+  const top = `${g0} + (i - 1) % ${T} + 1`;
+  await fill(
+    'namespaces',
+    'namespaces',
+    namespace({
+      id: `${g0 + T} + i`,
+      type: `'Group'`,
+      name: `'Subgroup ' || i`,
+      path: `'sub-' || i`,
+      full_path: `'group-' || ((i - 1) % ${T} + 1) || '/sub-' || i`,
+      parent_id: top,
+      traversal_ids: `'/' || (${top}) || '/' || (${g0 + T} + i) || '/'`,
+      visibility: `'private'`,
+    }),
+    4 * T,
+  );
+  await fill(
+    'namespaces',
+    'namespaces',
+    namespace({
+      id: `${g0 + 5 * T} + i`,
+      type: `'Group'`,
+      name: `'Team ' || i`,
+      path: `'team-' || i`,
+      full_path: `'group-' || ((i - 1) % ${T} + 1) || '/sub-' || i || '/team-' || i`,
+      parent_id: `${g0 + T} + i`,
+      traversal_ids: `'/' || (${top}) || '/' || (${g0 + T} + i) || '/' || (${g0 + 5 * T} + i) || '/'`,
+      visibility: `'private'`,
+    }),
+    4 * T,
+  );
+
+  // --- projects: i % 5 = 0 in a personal namespace, the rest round the groups ---
+  const p0 = await maxId('projects');
+  await fill(
+    'projects',
+    'projects',
+    {
+      id: `${p0} + i`,
+      // the others' index among the group projects is i / 5 * 4 + i % 5 - 1 (0, 1, 2 …): project 1 is the first group's
+      namespace_id: `case when i % 5 = 0 then ${n0} + (i * 7919) % ${U} + 1 else ${g0} + ((i / 5) * 4 + i % 5 - 1) % ${G} + 1 end`,
+      creator_id: `${u0} + (i * 7919) % ${U} + 1`,
+      name: `${pick(WORDS, 'i')} || ' ' || ${pick(WORDS, 'i / 15')} || ' ' || i`,
+      path: `'project-' || i`,
+      description: `'The ' || ${pick(WORDS, 'i / 7')} || ' service of team ' || (i % 97)`,
+      visibility: level,
+      default_branch: `'main'`,
+      archived: '0',
+      repository_storage: `'default'`,
+      topics: `'[]'`,
+      settings: `'{}'`,
+      created_at: at('i'),
+      updated_at: at('i + (i * 13) % 5000'),
+      last_activity_at: at('i + (i * 13) % 5000'),
+    },
+    P,
+  );
+
+  // --- memberships: user1 a Developer of the first top group and a Reporter of 100 projects; every fifth
+  // user a member of one group and two projects ---
+  const member = u0 + 1;
+  const memberCols = (over: Record<string, string>) => ({ created_at: now, updated_at: now, ...over });
+  const conflict = 'on conflict do nothing';
+  await fill('members', 'members', memberCols({ source_type: `'Namespace'`, source_id: `${g0 + 1}`, user_id: `${member}`, access_level: '30' }), 1);
+  await fill(
+    'members',
+    'members',
+    memberCols({ source_type: `'Project'`, source_id: `${p0} + (i * 97) % ${P} + 1`, user_id: `${member}`, access_level: '20' }),
+    100,
+    conflict,
+  );
+  await fill(
+    'members',
+    'members',
+    memberCols({
+      source_type: `'Namespace'`,
+      source_id: `${g0} + (i * 31) % ${G} + 1`,
+      user_id: `${u0} + i * 5`,
+      access_level: pickNumber([10, 20, 30, 40, 50], 'i'),
+    }),
+    U / 5 - 1,
+    conflict,
+  );
+  for (const mult of [131, 137])
+    await fill(
+      'members',
+      'members',
+      memberCols({
+        source_type: `'Project'`,
+        source_id: `${p0} + (i * ${mult}) % ${P} + 1`,
+        user_id: `${u0} + i * 5`,
+        access_level: pickNumber([10, 20, 30, 40], 'i'),
+      }),
+      U / 5 - 1,
+      conflict,
+    );
+
+  // --- merge requests ---
+  const mrProject = `${p0} + ((i * 7919) % ${P}) + 1`;
+  await fill(
+    'merge_requests',
+    'merge_requests',
+    {
+      iid: 'i',
+      project_id: mrProject,
+      source_project_id: mrProject,
+      source_branch: `'feature-' || i`,
+      target_branch: `case when i % 10 = 0 then 'stable' else 'main' end`,
+      title: `${pick(WORDS, 'i')} || ' ' || ${pick(WORDS, 'i / 15')} || ' ' || ${pick(WORDS, 'i / 225')} || ' #' || i`,
+      description: `'Changes the ' || ${pick(WORDS, 'i / 3')} || ' of the ' || ${pick(WORDS, 'i / 11')} || ' (' || i || ').'`,
+      state: pick(['opened', 'opened', 'merged', 'merged', 'closed'], 'i'),
+      author_id: `${u0} + (i * 31) % ${U} + 1`,
+      merged_at: `case when i % 5 in (2, 3) then ${at('i * 2 + 60')} end`,
+      closed_at: `case when i % 5 = 4 then ${at('i * 2 + 60')} end`,
+      created_at: at('i * 2'),
+      updated_at: at('i * 2 + (i * 7) % 43200'),
+    },
+    MR,
+  );
+
+  // --- pipelines: 50·S on each of the first 1,000 projects ---
+  await fill(
+    'ci_pipelines',
+    'ci_pipelines',
+    {
+      iid: `(i - 1) / 1000 + 1`,
+      project_id: `${p0} + (i - 1) % 1000 + 1`,
+      ref: `case when i % 4 = 0 then 'feature-' || (i % 50) else 'main' end`,
+      sha: `'0000000000000000000000000000000000' || (100000 + i % 900000)`,
+      source: `'push'`,
+      status: pick(['success', 'success', 'failed', 'running', 'canceled'], 'i'),
+      created_at: at('i'),
+      updated_at: at('i + 10'),
+    },
+    PIPE,
+  );
+
+  // --- translation: 10·S components (2 per project) of 10 languages × 10,000 units ---
+  const langIds = (await k
+    .selectFrom('languages')
+    .select(['id', 'code'])
+    .where('code', 'in', [...LANGS, 'en'])
+    .execute()) as { id: number; code: string }[];
+  const en = langIds.find((l) => l.code === 'en')!.id;
+  const langs = LANGS.map((code) => langIds.find((l) => l.code === code)!);
+  const tp0 = await maxId('translation_projects');
+  await fill(
+    'translation',
+    'translation_projects',
+    { id: `${tp0} + i`, name: `'Translation ' || i`, slug: `'tp-' || i`, source_language_id: `${en}`, created_at: now },
+    COMPONENTS / 2,
+  );
+  const c0 = await maxId('components');
+  await fill(
+    'translation',
+    'components',
+    {
+      id: `${c0} + i`,
+      project_id: `${tp0} + (i + 1) / 2`,
+      name: `'Component ' || i`,
+      slug: `'c-' || i`,
+      repo: `'https://example.com/repo-' || i || '.git'`,
+      filemask: `'po/*.po'`,
+      file_format: `'po'`,
+      source_language_id: `${en}`,
+      created_at: now,
+    },
+    COMPONENTS,
+  );
+  const t0 = await maxId('translations');
+  const langOf = (expr: string) => `(case (${expr}) % ${langs.length} ${langs.map((l, j) => `when ${j} then ${l.id}`).join(' ')} end)`;
+  const codeOf = (expr: string) =>
+    pick(
+      langs.map((l) => l.code),
+      expr,
+    );
+  await fill(
+    'translation',
+    'translations',
+    {
+      id: `${t0} + i`,
+      component_id: `${c0} + (i - 1) / ${langs.length} + 1`,
+      language_id: langOf('i - 1'),
+      plural_id: '0',
+      language_code: codeOf('i - 1'),
+      filename: `'po/' || ${codeOf('i - 1')} || '.po'`,
+      created_at: now,
+    },
+    COMPONENTS * langs.length,
+  );
+  // units of translation t = (i - 1) / UNITS_PER + 1, position (i - 1) % UNITS_PER + 1; states: a fifth each
+  // empty, fuzzy, translated, translated, approved
+  const tr = `((i - 1) / ${UNITS_PER})`;
+  const pos = `((i - 1) % ${UNITS_PER} + 1)`;
+  await fill(
+    'units',
+    'units',
+    {
+      translation_id: `${t0} + ${tr} + 1`,
+      component_id: `${c0} + ${tr} / ${langs.length} + 1`,
+      language_id: langOf(tr),
+      position: pos,
+      id_hash: `(${pos}) * 7919`,
+      content_hash: `(${pos}) * 104729`,
+      source: `'The ' || ${pick(WORDS, pos)} || ' of the ' || ${pick(WORDS, `${pos} / 15`)} || ' number ' || ${pos}`,
+      target: `case when i % 5 = 0 then '' else 'Translated ' || ${pick(WORDS, pos)} || ' ' || ${pos} end`,
+      state: pickNumber([0, 10, 20, 20, 30], 'i'),
+      num_words: '6',
+      source_chars: '32',
+      timestamp: now,
+      last_updated: now,
+    },
+    COMPONENTS * langs.length * UNITS_PER,
+  );
+  const ts = performance.now();
+  // the translations' stored statistics, as a scan would leave them
+  await sql
+    .raw(
+      `update translations set total = s.total, total_words = s.total * 6, total_chars = s.total * 32,
+        translated = s.translated, translated_words = s.translated * 6, translated_chars = s.translated * 32,
+        fuzzy = s.fuzzy, fuzzy_words = s.fuzzy * 6, fuzzy_chars = s.fuzzy * 32,
+        approved = s.approved, approved_words = s.approved * 6, approved_chars = s.approved * 32
+      from (select translation_id, count(*) as total, sum(case when state >= 20 then 1 else 0 end) as translated,
+        sum(case when state = 10 then 1 else 0 end) as fuzzy, sum(case when state = 30 then 1 else 0 end) as approved
+        from units where translation_id > ${t0} group by translation_id) as s
+      where translations.id = s.translation_id`,
+    )
+    .execute(k);
+  seconds.translation = (seconds.translation ?? 0) + (performance.now() - ts) / 1000;
+
+  if (dialect === 'postgres') {
+    for (const table of [
+      'users',
+      'namespaces',
+      'projects',
+      'members',
+      'merge_requests',
+      'ci_pipelines',
+      'translation_projects',
+      'components',
+      'translations',
+      'units',
+    ])
+      await sql.raw(`select setval(pg_get_serial_sequence('${table}', 'id'), (select max(id) from ${table}))`).execute(k);
+    const ta = performance.now();
+    await sql`analyze`.execute(k);
+    seconds.analyze = (performance.now() - ta) / 1000;
+  }
+  // the first group's first project (one of the thousand with pipelines)
+  const busy = Number(
+    (
+      await k
+        .selectFrom('projects')
+        .select('id')
+        .where('namespace_id', '=', g0 + 1)
+        .where('id', '<=', p0 + 1000)
+        .orderBy('id')
+        .executeTakeFirstOrThrow()
+    ).id,
+  );
+  return {
+    scale,
+    users: U,
+    groups: G,
+    projects: P,
+    mergeRequests: MR,
+    pipelines: PIPE,
+    units: COMPONENTS * langs.length * UNITS_PER,
+    member,
+    topGroup: g0 + 1,
+    busyProject: busy,
+    translation: `tp-1/c-1/${langs[0].code}`,
+    seconds,
+  };
+}
+
+export interface ScalePage {
+  name: string;
+  url: string;
+  /** as root, or as the measured member */
+  as: 'root' | 'member';
+  search?: boolean;
+  /** indexes the page's plans must use (PostgreSQL, with pg_trgm): a search's trigram indexes */
+  indexes?: string[];
+}
+
+/** The list pages the scale bench times and the plans test explains. */
+export function scalePages(seed: ScaleSeed): ScalePage[] {
+  const { busyProject: busy, topGroup: top } = seed;
+  const [tp, comp, lang] = seed.translation.split('/');
+  const u = Math.floor(seed.users * 0.4242);
+  return [
+    { name: 'GET /users (administrator)', url: '/api/v4/users?per_page=20', as: 'root' },
+    { name: 'GET /users (member)', url: '/api/v4/users?per_page=20', as: 'member' },
+    {
+      name: 'GET /users?search=<username prefix>',
+      url: `/api/v4/users?search=user${String(u).slice(0, 4)}`,
+      as: 'member',
+      search: true,
+      indexes: ['users_username_trgm'],
+    },
+    { name: 'GET /users?search=<name word>', url: '/api/v4/users?search=lovel', as: 'member', search: true, indexes: ['users_name_trgm'] },
+    {
+      name: 'GET /users?search=<exact e-mail> (administrator)',
+      url: `/api/v4/users?search=user${u + 7}@example.com`,
+      as: 'root',
+      search: true,
+      indexes: ['users_email_lower'],
+    },
+    {
+      name: 'GET /users?search=<exact public e-mail>',
+      url: `/api/v4/users?search=user${u - (u % 10)}@example.com`,
+      as: 'member',
+      search: true,
+      indexes: ['users_public_email_lower'],
+    },
+    { name: 'GET /projects (member)', url: '/api/v4/projects?per_page=20', as: 'member' },
+    { name: 'GET /projects?membership=true', url: '/api/v4/projects?membership=true&per_page=20', as: 'member' },
+    { name: 'GET /projects?order_by=last_activity_at (administrator)', url: '/api/v4/projects?order_by=last_activity_at&per_page=20', as: 'root' },
+    { name: 'GET /projects?search=<word>', url: '/api/v4/projects?search=parser&per_page=20', as: 'member', search: true, indexes: ['projects_name_trgm'] },
+    { name: 'GET /groups?search=<word>', url: '/api/v4/groups?search=team-1&per_page=20', as: 'member', search: true, indexes: ['namespaces_path_trgm'] },
+    { name: 'GET /groups?all_available=true (member)', url: '/api/v4/groups?all_available=true&per_page=20', as: 'member' },
+    { name: 'GET /groups/:id/projects?include_subgroups=true', url: `/api/v4/groups/${top}/projects?include_subgroups=true&per_page=20`, as: 'member' },
+    {
+      name: 'GET /merge_requests?scope=all&state=opened&order_by=updated_at',
+      url: '/api/v4/merge_requests?scope=all&state=opened&order_by=updated_at&per_page=20',
+      as: 'member',
+    },
+    { name: 'GET /merge_requests (created_by_me)', url: '/api/v4/merge_requests?per_page=20', as: 'member' },
+    { name: 'GET /groups/:id/merge_requests?state=opened', url: `/api/v4/groups/${top}/merge_requests?state=opened&per_page=20`, as: 'member' },
+    {
+      name: 'GET /projects/:id/merge_requests?order_by=updated_at',
+      url: `/api/v4/projects/${busy}/merge_requests?order_by=updated_at&per_page=20`,
+      as: 'member',
+    },
+    {
+      name: 'GET /merge_requests?scope=all&search=<words>',
+      url: '/api/v4/merge_requests?scope=all&search=cache%20login&per_page=20',
+      as: 'member',
+      search: true,
+      indexes: ['merge_requests_title_trgm'],
+    },
+    { name: 'GET /projects/:id/pipelines', url: `/api/v4/projects/${busy}/pipelines?per_page=20`, as: 'member' },
+    { name: 'GET /api/translations/…/units/', url: `/api/translations/${tp}/${comp}/${lang}/units/`, as: 'root' },
+    { name: 'GET /api/projects/…/statistics/', url: `/api/projects/${tp}/statistics/`, as: 'root' },
+    { name: 'GET /api/languages/…/statistics/', url: `/api/languages/${lang}/statistics/`, as: 'root' },
+  ];
+}
