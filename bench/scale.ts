@@ -77,6 +77,7 @@ if (fresh)
       .map(([t, s]) => `${t} ${s.toFixed(1)} s`)
       .join(', ')}).`,
   );
+if (!fresh) line(`Opened the seeded database (with any migration it lacked) in ${openSeconds.toFixed(1)} s.`);
 line('');
 line(`Each page ${REQUESTS} times in-process, one at a time, each with a query parameter no cache has seen (the cache-miss path).`);
 line('');

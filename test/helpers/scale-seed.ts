@@ -467,7 +467,7 @@ export function scalePages(seed: ScaleSeed): ScalePage[] {
     },
     {
       name: 'GET /users?search=<exact public e-mail>',
-      url: `/api/v4/users?search=user${u - (u % 10)}@example.com`,
+      url: `/api/v4/users?search=user${u - (u % 10) + 10}@example.com`,
       as: 'member',
       search: true,
       indexes: ['users_public_email_lower'],

@@ -1,7 +1,6 @@
 // The merge request lists (global, group, project) with every filter of the API: MergeRequestsFinder's
 // parameters turned into one SQL query (Kysely, both dialects), ordered with GitLab's id tie-breaker.
 // Lists never compute merge status: rows are read as stored; rechecks run in the background.
-import { inSubtree } from '../../db/sql.ts';
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Database, MergeRequestRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
 import { todayDate } from '../../lib/time.ts';
@@ -136,8 +135,7 @@ export class MergeRequestsQuery {
       const readable = await this.readableProjects(actor);
       let projects = k.selectFrom('projects').select('projects.id').where(readable);
       if (where.kind === 'group') {
-        const subgroups = k.selectFrom('namespaces as sub').select('sub.id').where(inSubtree('sub.traversal_ids', where.group.traversal_ids));
-        projects = projects.where('projects.namespace_id', 'in', subgroups);
+        projects = projects.where(await this.projectsQuery.inGroupSubtree(where.group));
         if (where.nonArchived) projects = projects.where('projects.archived', '=', 0);
       }
       if (where.kind === 'group') {
