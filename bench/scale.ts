@@ -105,9 +105,10 @@ for (const p of pages) {
   const p50 = times[Math.floor(times.length / 2)];
   const p99 = times[Math.min(times.length - 1, Math.floor(times.length * 0.99))];
   const bar = p.search ? BAR.search : BAR.list;
-  const ok = SCALE < 10 || p99 <= bar;
+  const ok = SCALE < 10 || p.broad || p99 <= bar;
   failed ||= !ok;
-  line(`| ${p.name} | ${rows} | ${p50.toFixed(1)} | ${p99.toFixed(1)} | ${SCALE < 10 ? '(bar at ×10)' : ok ? 'ok' : 'MISSED'} |`);
+  const verdict = p.broad ? '(for reference)' : SCALE < 10 ? '(bar at ×10)' : ok ? 'ok' : 'MISSED';
+  line(`| ${p.name} | ${rows} | ${p50.toFixed(1)} | ${p99.toFixed(1)} | ${verdict} |`);
 }
 
 /** BENCH_SCALE_PLANS: the statements one request of the page runs, each with its time and plan */

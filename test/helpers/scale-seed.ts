@@ -30,12 +30,17 @@ export interface ScaleSeed {
 }
 
 const FIRST = ['Ada', 'Grace', 'Alan', 'Edsger', 'Barbara', 'Donald', 'Frances', 'John', 'Margaret', 'Ken', 'Radia', 'Niklaus', 'Leslie', 'Tim'];
-const LAST = ['Lovelace', 'Hopper', 'Turing', 'Dijkstra', 'Liskov', 'Knuth', 'Allen', 'McCarthy', 'Hamilton', 'Thompson', 'Perlman', 'Wirth', 'Lamport'];
+/** syllables of the coined words (surnames, MR subjects): 8,000 words of three, each as rare as real ones */
+const SYLLABLES = ['ka', 'lo', 'mi', 'ra', 'ven', 'tor', 'sel', 'da', 'nu', 'bri', 'gan', 'fel', 'or', 'pin', 'sta', 'mer', 'lu', 'zan', 'tek', 'hol'];
 const WORDS = ['fix', 'refactor', 'add', 'remove', 'update', 'cache', 'login', 'parser', 'api', 'docs', 'tests', 'build', 'deploy', 'memory', 'query'];
 const LANGS = ['de', 'fr', 'es', 'it', 'ja', 'pt', 'ru', 'pl', 'nl', 'cs'];
 
 /** `case <expr> % n when 0 then 'a' … end`: a word of `list` chosen by an integer expression */
 const pick = (list: string[], expr: string) => `(case (${expr}) % ${list.length} ${list.map((w, i) => `when ${i} then '${w}'`).join(' ')} end)`;
+/** SQL: the coined word of an integer expression (its three base-20 digits as syllables) */
+const coined = (expr: string) => `${pick(SYLLABLES, expr)} || ${pick(SYLLABLES, `(${expr}) / 20`)} || ${pick(SYLLABLES, `(${expr}) / 400`)}`;
+/** the same in JavaScript: the coined word of n */
+export const coinedWord = (n: number) => [n, Math.floor(n / 20), Math.floor(n / 400)].map((d) => SYLLABLES[d % 20]).join('');
 /** the same for numbers */
 const pickNumber = (list: number[], expr: string) => `(case (${expr}) % ${list.length} ${list.map((n, i) => `when ${i} then ${n}`).join(' ')} end)`;
 
@@ -80,7 +85,8 @@ export async function seedScale(k: Kysely<Database>, dialect: 'sqlite' | 'postgr
     {
       id: `${u0} + i`,
       username: `'user' || i`,
-      name: `${pick(FIRST, 'i')} || ' ' || ${pick(LAST, 'i / 14')} || ' ' || i`,
+      // about 125 users share a surname
+      name: `${pick(FIRST, 'i')} || ' ' || ${coined('i / 14')}`,
       email: `'user' || i || '@example.com'`,
       public_email: `case when i % 10 = 0 then 'user' || i || '@example.com' end`,
       state: `case when i % 50 = 0 then 'blocked' else 'active' end`,
@@ -264,7 +270,8 @@ export async function seedScale(k: Kysely<Database>, dialect: 'sqlite' | 'postgr
       source_project_id: mrProject,
       source_branch: `'feature-' || i`,
       target_branch: `case when i % 10 = 0 then 'stable' else 'main' end`,
-      title: `${pick(WORDS, 'i')} || ' ' || ${pick(WORDS, 'i / 15')} || ' ' || ${pick(WORDS, 'i / 225')} || ' #' || i`,
+      // a word of 15 (every word in a fifteenth of the titles) and a coined subject (each in 190 titles)
+      title: `${pick(WORDS, 'i')} || ' ' || ${coined('i / 15')} || ' #' || i`,
       description: `'Changes the ' || ${pick(WORDS, 'i / 3')} || ' of the ' || ${pick(WORDS, 'i / 11')} || ' (' || i || ').'`,
       state: pick(['opened', 'opened', 'merged', 'merged', 'closed'], 'i'),
       author_id: `${u0} + (i * 31) % ${U} + 1`,
@@ -438,6 +445,8 @@ export interface ScalePage {
   /** as root, or as the measured member */
   as: 'root' | 'member';
   search?: boolean;
+  /** a search matching a large part of the table: reported, without a bar */
+  broad?: boolean;
   /** indexes the page's plans must use (PostgreSQL, with pg_trgm): a search's trigram indexes */
   indexes?: string[];
 }
@@ -457,7 +466,13 @@ export function scalePages(seed: ScaleSeed): ScalePage[] {
       search: true,
       indexes: ['users_username_trgm'],
     },
-    { name: 'GET /users?search=<name word>', url: '/api/v4/users?search=lovel', as: 'member', search: true, indexes: ['users_name_trgm'] },
+    {
+      name: 'GET /users?search=<surname> (~125 users)',
+      url: `/api/v4/users?search=${coinedWord(Math.floor(u / 14)).slice(0, 6)}`,
+      as: 'member',
+      search: true,
+      indexes: ['users_name_trgm'],
+    },
     {
       name: 'GET /users?search=<exact e-mail> (administrator)',
       url: `/api/v4/users?search=user${u + 7}@example.com`,
@@ -476,7 +491,13 @@ export function scalePages(seed: ScaleSeed): ScalePage[] {
     { name: 'GET /projects?membership=true', url: '/api/v4/projects?membership=true&per_page=20', as: 'member' },
     { name: 'GET /projects?order_by=last_activity_at (administrator)', url: '/api/v4/projects?order_by=last_activity_at&per_page=20', as: 'root' },
     { name: 'GET /projects?search=<word>', url: '/api/v4/projects?search=parser&per_page=20', as: 'member', search: true, indexes: ['projects_name_trgm'] },
-    { name: 'GET /groups?search=<word>', url: '/api/v4/groups?search=team-1&per_page=20', as: 'member', search: true, indexes: ['namespaces_path_trgm'] },
+    {
+      name: 'GET /groups?all_available=true&search=<word>',
+      url: '/api/v4/groups?all_available=true&search=team-1&per_page=20',
+      as: 'member',
+      search: true,
+      indexes: ['namespaces_path_trgm'],
+    },
     { name: 'GET /groups?all_available=true (member)', url: '/api/v4/groups?all_available=true&per_page=20', as: 'member' },
     { name: 'GET /groups/:id/projects?include_subgroups=true', url: `/api/v4/groups/${top}/projects?include_subgroups=true&per_page=20`, as: 'member' },
     {
@@ -492,11 +513,18 @@ export function scalePages(seed: ScaleSeed): ScalePage[] {
       as: 'member',
     },
     {
-      name: 'GET /merge_requests?scope=all&search=<words>',
-      url: '/api/v4/merge_requests?scope=all&search=cache%20login&per_page=20',
+      name: 'GET /merge_requests?scope=all&search=<two words>',
+      url: `/api/v4/merge_requests?scope=all&search=fix%20${coinedWord(1234)}&per_page=20`,
       as: 'member',
       search: true,
       indexes: ['merge_requests_title_trgm'],
+    },
+    {
+      name: 'GET /merge_requests?scope=all&search=<a word in 1 of 15 titles>',
+      url: '/api/v4/merge_requests?scope=all&search=cache&per_page=20',
+      as: 'member',
+      search: true,
+      broad: true,
     },
     { name: 'GET /projects/:id/pipelines', url: `/api/v4/projects/${busy}/pipelines?per_page=20`, as: 'member' },
     { name: 'GET /api/translations/…/units/', url: `/api/translations/${tp}/${comp}/${lang}/units/`, as: 'root' },
