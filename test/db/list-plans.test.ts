@@ -90,11 +90,14 @@ test('no list page reads a large table whole: each is served by an index', async
           const used = new Set<string>();
           for (const st of statements) {
             explained++;
+            // X-Total's count stops at 10,001 rows (GitLab's limit): with a filter most rows pass (a state), reading the
+            // table in its order until then is the cheapest plan there is
+            const cappedCount = /^select count\(\*\) as "n" from \(select 1 as "one" from/.test(st.sql) && !page.search;
             if (pg) {
               const plan = (await run<{ 'QUERY PLAN': { Plan: PgPlan }[] }>(`explain (format json) ${st.sql}`, st.parameters)).rows[0]['QUERY PLAN'][0].Plan;
               for (const node of walk(plan)) {
                 if (node['Index Name']) used.add(node['Index Name']);
-                if (node['Node Type'] === 'Seq Scan' && LARGE.includes(node['Relation Name']!))
+                if (node['Node Type'] === 'Seq Scan' && LARGE.includes(node['Relation Name']!) && !cappedCount)
                   failures.push(`${page.name}: Seq Scan on ${node['Relation Name']} in\n  ${st.sql}`);
               }
             } else {
@@ -109,7 +112,7 @@ test('no list page reads a large table whole: each is served by an index', async
                 for (const idx of detail.matchAll(/USING (?:COVERING )?INDEX (\w+)/g)) used.add(idx[1]);
                 const m = /^SCAN (\w+)(?: AS \w+)?( USING .*)?$/.exec(detail);
                 const table = m && (aliases.get(m[1]) ?? m[1]);
-                if (m && table && LARGE.includes(table) && !m[2] && !byId(m[1]))
+                if (m && table && LARGE.includes(table) && !m[2] && !byId(m[1]) && !cappedCount)
                   failures.push(`${page.name}: ${detail} in\n  ${st.sql}\n  ${plan.map((r) => r.detail).join('\n  ')}`);
               }
             }
