@@ -14,12 +14,15 @@ import type { MigrationContext } from '../migration-context.ts';
 // - users' public e-mail, case-insensitively (a non-administrator's exact e-mail search).
 // - groups in each order of the groups list: namespaces hold a personal namespace per user, so the groups
 //   are found by type first.
+// - jobs by kind: each loop claims its own kind (jobs/job-row.ts), which the ready index (state, run_at) left to
+//   a filter over every kind's queue.
 export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promise<void> {
   await sql`create index users_public_email_lower on users (lower(public_email))`.execute(db);
   const index = (name: string, table: string, columns: string[]) => db.schema.createIndex(name).on(table).columns(columns).execute();
   await index('namespaces_type_name', 'namespaces', ['type', 'name', 'id']);
   await index('namespaces_type_path', 'namespaces', ['type', 'path', 'id']);
   await index('namespaces_type_id', 'namespaces', ['type', 'id']);
+  await index('jobs_kind_ready', 'jobs', ['kind', 'state', 'run_at']);
   if (dialect !== 'postgres') return;
   await sql`alter table namespaces alter column traversal_ids type text collate "C"`.execute(db);
   const schema = await trigramSchema(db);
