@@ -52,3 +52,28 @@ export function compareCommits(repo: Repository, from: string, to: string, strai
     return { base, diff, commits };
   });
 }
+
+/** diffs by repository, commit ids and diff limits (a merge request's changes, a commit's diff) */
+const diffs = new LruCache<DiffCollection>(64);
+
+/**
+ * The diff of two commits (SHAs) within `limits`, kept per (repository, from, to, limits): the changes of a
+ * merge request or of a commit cost git once, however often they are read. Callers must not change it.
+ */
+export function keptDiff(repo: Repository, from: string, to: string, limits: DiffLimits): Promise<DiffCollection> {
+  return diffs.get(`${repo.gitDir}\0${from}\0${to}\0${JSON.stringify(limits)}`, () => diffBetween(repo, from, to, limits));
+}
+
+/** commit ids of `head` not reachable from `base`, newest first, by repository and commit ids */
+const revLists = new LruCache<string[] | null>(1024);
+
+/**
+ * `git rev-list head ^base` (SHAs; base null: every ancestor of head), kept per (repository, base, head);
+ * null when git cannot list them (an object is missing).
+ */
+export function keptRevList(repo: Repository, base: string | null, head: string): Promise<string[] | null> {
+  return revLists.get(`${repo.gitDir}\0${base}\0${head}`, async () => {
+    const r = await repo.run(['rev-list', head, ...(base ? [`^${base}`] : []), '--'], { okCodes: [0, 128], maxBytes: 256 << 20 });
+    return r.code === 0 ? r.stdout.toString().split('\n').filter(Boolean) : null;
+  });
+}
