@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { buildTestApp } from '../../../helpers/build-app.ts';
 import { workTree } from '../../../helpers/git.ts';
 import { gitCommands } from '../../../../src/metrics/registry.ts';
+import { KEPT_DIFF_MAX_CHARS } from '../../../../src/domain/repository/compare.ts';
 
 /** git processes started so far in this process */
 const gitStarted = async () => (await gitCommands.get()).values.reduce((n, v) => n + v.value, 0);
@@ -79,4 +80,29 @@ test('the commits list, a merge request’s commits and changes and a commit’s
       url,
     );
   }
+});
+
+test('a diff whose patches pass the kept size is computed again on each read, not kept', async (t) => {
+  const { app, seed } = await buildTestApp(t);
+  const owner = await seed.user({ name: 'Oona Owner' });
+  const { project, dir } = await seed.repoProject({ visibility: 'public', path: 'big-diff' });
+  await seed.member({ project }, owner, 40);
+  const headers = (await seed.token(owner)).headers;
+  const wt = workTree(t, dir);
+  wt.write('README.md', '# hi\n').commit('Initial');
+  // 12 files of 190 lines of 1,000 characters: each patch under diff_max_patch_bytes, together past the kept size
+  for (let f = 0; f < 12; f++) wt.write(`big/${f}.txt`, Array.from({ length: 190 }, (_, l) => `${String(l).padStart(4, '0')}${'x'.repeat(995)}\n`).join(''));
+  const sha = wt.commit('Big');
+  wt.push();
+  const url = `/api/v4/projects/${project.id}/repository/commits/${sha}/diff?per_page=100`;
+  const diffs = async () => (await gitCommands.get()).values.find((v) => v.labels.command === 'diff')?.value ?? 0;
+  const first = await app.inject({ method: 'GET', url, headers });
+  assert.equal(first.statusCode, 200, first.body);
+  const files = JSON.parse(first.body) as { diff: string; too_large: boolean }[];
+  assert.equal(files.length, 12);
+  assert.ok(files.reduce((n, f) => n + f.diff.length, 0) > KEPT_DIFF_MAX_CHARS);
+  const before = await diffs();
+  const again = await app.inject({ method: 'GET', url, headers });
+  assert.equal(again.body, first.body);
+  assert.equal((await diffs()) - before, 1, 'the diff ran again');
 });
