@@ -3,7 +3,8 @@
 // wait in a queue of at most `queue`: the git of a request waits at most `waitMs` (past it, or with the
 // queue full, the request gets 503 with Retry-After), background work as long as it takes. A slow git route
 // thus makes git routes wait, never the routes without git, and nothing starts 39 git processes on 2 cores.
-// Long-lived and streaming processes (the cat-file pool, upload-pack, receive-pack, archive) are not
+// A diff (diff.ts), parsed while git streams it, runs to completion and is counted as well. Long-lived and
+// streaming processes (the cat-file pool, upload-pack, receive-pack, archive) are not
 // counted here: they have limits of their own. On a stop signal the queue is closed: its waiters, and later
 // git that finds no free slot, get 503 at once (the requests in flight go on while there is room), so
 // shutdown never waits behind it.

@@ -5,6 +5,7 @@
 // cut short (overflow) once the file, line or byte budget is spent.
 import type { Repository } from './repository.ts';
 import { GitError } from './command.ts';
+import { gitSlot } from './budget.ts';
 
 export const EMPTY_TREE_SHA1 = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 export const EMPTY_TREE_SHA256 = '6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321';
@@ -434,10 +435,21 @@ export function diffArgs(from: string, to: string): string[] {
 
 /**
  * The diff between two commits, streamed from one git process; git is stopped as soon as a limit
- * ends the collection. `from` and `to` must be object names checked by the caller (SHAs).
+ * ends the collection. `from` and `to` must be object names checked by the caller (SHAs). The process
+ * runs to completion, so it takes a slot of the git budget (budget.ts) as `git()` does: a request's diff
+ * waits its bounded time for one (then GitBusy, 503).
  */
-export function diffBetween(repo: Repository, from: string, to: string, limits: DiffLimits, timeoutMs = 120_000): Promise<DiffCollection> {
-  if (!/^[0-9a-f]{40,64}$/.test(from) || !/^[0-9a-f]{40,64}$/.test(to)) return Promise.reject(new Error('diffBetween: object names only'));
+export async function diffBetween(repo: Repository, from: string, to: string, limits: DiffLimits, timeoutMs = 120_000): Promise<DiffCollection> {
+  if (!/^[0-9a-f]{40,64}$/.test(from) || !/^[0-9a-f]{40,64}$/.test(to)) throw new Error('diffBetween: object names only');
+  const release = await gitSlot(repo.gitDir);
+  try {
+    return await runDiff(repo, from, to, limits, timeoutMs);
+  } finally {
+    release();
+  }
+}
+
+function runDiff(repo: Repository, from: string, to: string, limits: DiffLimits, timeoutMs: number): Promise<DiffCollection> {
   return new Promise((resolve, reject) => {
     const parser = new DiffParser(limits);
     const child = repo.spawn(diffArgs(from, to), { timeoutMs });

@@ -19,4 +19,9 @@ export class LruCache<V> {
     while (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string);
     return p;
   }
+
+  /** Drops `key` if it still holds `value` (a value its owner chose not to keep). */
+  forget(key: string, value: Promise<V>): void {
+    if (this.map.get(key) === value) this.map.delete(key);
+  }
 }

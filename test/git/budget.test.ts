@@ -87,3 +87,31 @@ test('the API: a file read whose git cannot start in time answers 503 with Retry
   assert.equal(again.json().last_commit_id, first);
   assert.equal(await logs(), before + 1, 'the second read runs no git log');
 });
+
+test('a diff takes a slot of the budget as other git does: a commit’s diff whose git cannot start in time answers 503', async (t) => {
+  const ta = await buildTestApp(t, { gitBudget: { concurrency: 1, perRepository: 1, queue: 0, waitMs: 100 } });
+  t.after(() => configureGitBudget(DEFAULT_GIT_BUDGET));
+  const owner = await ta.seed.user();
+  const { headers } = await ta.seed.token(owner);
+  const { project, dir } = await ta.seed.repoProject({ owner, visibility: 'private' });
+  await ta.seed.member({ project }, owner, 50);
+  const wt = workTree(t, dir);
+  wt.write('README.md', '# Hello\n').commit('First');
+  const second = wt.write('other.txt', 'x\n').commit('Second');
+  wt.push();
+  const read = () => ta.app.inject({ method: 'GET', url: `/api/v4/projects/${project.id}/repository/commits/${second}/diff`, headers });
+
+  const hold = await gitSlot(dir);
+  const refused = await read();
+  assert.equal(refused.statusCode, 503, refused.body);
+  assert.deepEqual(refused.json(), { message: BUSY_MESSAGE });
+  assert.deepEqual(gitLoad(), { running: 1, waiting: 0 });
+  hold();
+  const ok = await read();
+  assert.equal(ok.statusCode, 200, ok.body);
+  assert.deepEqual(
+    ok.json().map((d: { new_path: string }) => d.new_path),
+    ['other.txt'],
+  );
+  assert.deepEqual(gitLoad(), { running: 0, waiting: 0 });
+});

@@ -112,7 +112,7 @@ test('reads commits, trees and refs of a pushed repository through the cat-file 
   await assert.rejects(commitFiles(repo, { branch: 'main', parent: first, actions: [], message: 'stale', author: { name: 'B', email: 'b@x' } }));
   assert.equal((await repo.branch('main'))?.commit, second);
   assert.deepEqual(
-    fs.readdirSync(dir).filter((f) => f.startsWith('hearth-index')),
+    fs.readdirSync(dir).filter((f) => f.startsWith('hearth-index') || f.startsWith('hearth-objects')),
     [],
   );
 });

@@ -19,6 +19,7 @@ import { LabelsService } from '../labels/labels.service.ts';
 import { MilestonesService } from '../milestones/milestones.service.ts';
 import { canMergeBranch, loadRefRules, protectionDefaults } from '../repository/branch-protection.ts';
 import { isValidNewRefName } from '../repository/refs.ts';
+import { keptRevList } from '../repository/compare.ts';
 import type { BranchProtectionDefaults } from '../core/group-settings.ts';
 import { type HookChanges, labelHookAttrs, type MergeRequestAction, recordMergeRequestEvent, STATE_IDS } from './mr-events.ts';
 import { userHookAttrs } from '../core/hook-attrs.ts';
@@ -319,11 +320,8 @@ export class MergeRequestsService {
     const { mr } = found;
     const repo = this.diffRepo(await this.gitOf(found));
     if (!repo || !mr.sha) return [];
-    const args = ['rev-list', mr.sha];
-    if (mr.diff_base_sha) args.push(`^${mr.diff_base_sha}`);
-    const r = await repo.run([...args, '--'], { okCodes: [0, 128], maxBytes: 256 << 20 });
-    if (r.code !== 0) return [];
-    const shas = r.stdout.toString().split('\n').filter(Boolean);
+    // the commits between two commit ids never change: kept (compare.ts), so a read spawns no git
+    const shas = (await keptRevList(repo, mr.diff_base_sha, mr.sha)) ?? [];
     const out: Commit[] = [];
     for (const sha of shas) {
       const c = await repo.commit(sha);

@@ -52,3 +52,38 @@ export function compareCommits(repo: Repository, from: string, to: string, strai
     return { base, diff, commits };
   });
 }
+
+/** diffs by repository, commit ids and diff limits (a merge request's changes, a commit's diff) */
+const diffs = new LruCache<DiffCollection>(64);
+/** a diff whose patches pass this many characters is not kept (without `enforce` a diff has no size limit) */
+export const KEPT_DIFF_MAX_CHARS = 2 << 20;
+
+/**
+ * The diff of two commits (SHAs) within `limits`, kept per (repository, from, to, limits) unless its patches
+ * pass KEPT_DIFF_MAX_CHARS: the changes of a merge request or of a commit cost git once, however often they
+ * are read. Callers must not change it.
+ */
+export function keptDiff(repo: Repository, from: string, to: string, limits: DiffLimits): Promise<DiffCollection> {
+  const key = `${repo.gitDir}\0${from}\0${to}\0${JSON.stringify(limits)}`;
+  const diff = diffs.get(key, () => diffBetween(repo, from, to, limits));
+  return diff.then((d) => {
+    let chars = 0;
+    for (const f of d.files) chars += f.patch.length;
+    if (chars > KEPT_DIFF_MAX_CHARS) diffs.forget(key, diff);
+    return d;
+  });
+}
+
+/** commit ids of `head` not reachable from `base`, newest first, by repository and commit ids */
+const revLists = new LruCache<string[] | null>(1024);
+
+/**
+ * `git rev-list head ^base` (SHAs; base null: every ancestor of head), kept per (repository, base, head);
+ * null when git cannot list them (an object is missing).
+ */
+export function keptRevList(repo: Repository, base: string | null, head: string): Promise<string[] | null> {
+  return revLists.get(`${repo.gitDir}\0${base}\0${head}`, async () => {
+    const r = await repo.run(['rev-list', head, ...(base ? [`^${base}`] : []), '--'], { okCodes: [0, 128], maxBytes: 256 << 20 });
+    return r.code === 0 ? r.stdout.toString().split('\n').filter(Boolean) : null;
+  });
+}

@@ -7,7 +7,8 @@ import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
 import type { Actor } from '../../../domain/access/actor.ts';
 import { type FoundMergeRequest, parseDuration } from '../../../domain/merge-requests/merge-requests.service.ts';
-import { diffBetween, diffEntity, diffLimits } from '../../../git/diff.ts';
+import { diffEntity, diffLimits } from '../../../git/diff.ts';
+import { keptDiff } from '../../../domain/repository/compare.ts';
 import { CommitSchema, DiffSchema } from '../entities/commit.entity.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { paginateArray } from '../../../lib/pagination.ts';
@@ -304,7 +305,7 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
       if (!source) return { ...entity, changes: [], overflow: false };
       const limits = diffLimits(await c.settings.get(), req.query.access_raw_diffs === true);
       if (req.query.access_raw_diffs === true) limits.enforce = false;
-      const diff = await diffBetween(source.repo, source.base, source.head, limits);
+      const diff = await keptDiff(source.repo, source.base, source.head, limits);
       return { ...entity, changes: diff.files.map((f) => diffEntity(f, req.query.unidiff === true)), overflow: diff.overflow };
     },
   );
@@ -316,7 +317,7 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
       const found = await find(req);
       const source = await mrs.diffSource(found);
       const all = source
-        ? (await diffBetween(source.repo, source.base, source.head, { ...diffLimits(await c.settings.get(), true), enforce: false })).files.map((f) =>
+        ? (await keptDiff(source.repo, source.base, source.head, { ...diffLimits(await c.settings.get(), true), enforce: false })).files.map((f) =>
             diffEntity(f, req.query.unidiff === true),
           )
         : [];
@@ -415,7 +416,7 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
       if (!v || v.id !== params.version_id) throw Errors.recordNotFound();
       const webUrl = `${c.config.externalUrl}/${found.namespace.full_path}/${found.project.path}`;
       const source = await mrs.diffSource(found);
-      const diff = source ? await diffBetween(source.repo, source.base, source.head, { ...diffLimits(await c.settings.get(), true), enforce: false }) : null;
+      const diff = source ? await keptDiff(source.repo, source.base, source.head, { ...diffLimits(await c.settings.get(), true), enforce: false }) : null;
       return {
         ...v,
         commits: (await mrs.commits(found)).map((x) => commitBasic(x, webUrl)),

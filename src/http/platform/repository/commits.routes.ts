@@ -14,6 +14,7 @@ import { offsetHeaders, pageParams, paginateArray } from '../../../lib/paginatio
 import { Enum, IdParams, linkParams, NullableString, PaginationProps, ShaParams } from '../schemas/common.ts';
 import type { RepoContext } from '../../../domain/repository/context.ts';
 import { COMMIT_ACTIONS } from '../../../domain/repository/commit-checks.ts';
+import { historyPage } from '../../../domain/repository/history.ts';
 import { commitBasic } from './context.ts';
 
 const TAGS = ['commits'];
@@ -214,12 +215,12 @@ export function commitsRoutes(fastify: FastifyInstance, c: Container): void {
       if (q.order === 'topo') args.push('--topo-order');
       args.push(...revs, '--');
       if (path) args.push(path);
-      const { stdout } = await ctx.repo.run(args, { env: { GIT_LITERAL_PATHSPECS: '1' } }).catch((e: unknown) => {
+      // the revisions are commit ids unless `all` (the refs): such a page never changes and is kept
+      shas = await historyPage(ctx.repo, args, !q.all).catch((e: unknown) => {
         // author is a regular expression (git's basic one, as Gitaly passes it): one git cannot compile is the caller's
         if (q.author && e instanceof GitError && e.stderr.startsWith("fatal: header, '")) throw Errors.param('author is invalid');
         throw e;
       });
-      shas = stdout.toString('utf8').split('\n').filter(Boolean);
     }
     const hasNext = shas.length > perPage;
     if (hasNext) shas = shas.slice(0, perPage);

@@ -5,13 +5,13 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../../container.ts';
-import { diffBetween, diffEntity, diffLimits, emptyTree, type DiffCollection } from '../../../git/diff.ts';
+import { diffEntity, diffLimits, emptyTree } from '../../../git/diff.ts';
 import type { Repository } from '../../../git/repository.ts';
 import { CommitSchema, DiffSchema } from '../entities/commit.entity.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { paginateArray } from '../../../lib/pagination.ts';
 import { IdParams, linkParams, PaginationProps, ShaParams } from '../schemas/common.ts';
-import { compareCommits, mergeBase } from '../../../domain/repository/compare.ts';
+import { compareCommits, keptDiff, mergeBase } from '../../../domain/repository/compare.ts';
 import { resolveRef } from '../../../domain/repository/context.ts';
 import { commitBasic, type CommitEntity } from './context.ts';
 
@@ -199,7 +199,7 @@ export function compareRoutes(fastify: FastifyInstance, c: Container): void {
       const commit = sha ? await ctx.repo.commit(sha) : null;
       if (!commit) throw Errors.notFound('Commit');
       // against the first parent; a root commit against the empty tree
-      const diff = await diffBetween(ctx.repo, commit.parents[0] ?? emptyTree(commit.sha), commit.sha, diffLimits(await c.settings.get(), true));
+      const diff = await keptDiff(ctx.repo, commit.parents[0] ?? emptyTree(commit.sha), commit.sha, diffLimits(await c.settings.get(), true));
       const all = diff.files.map((f) => diffEntity(f, q.unidiff === true));
       const page = paginateArray(
         c.config.externalUrl,
