@@ -55,8 +55,11 @@ export function compareCommits(repo: Repository, from: string, to: string, strai
 
 /** diffs by repository, commit ids and diff limits (a merge request's changes, a commit's diff) */
 const diffs = new LruCache<DiffCollection>(64);
-/** a diff whose patches pass this many characters is not kept (without `enforce` a diff has no size limit) */
-export const KEPT_DIFF_MAX_CHARS = 2 << 20;
+/**
+ * a diff whose patches pass this many characters is not kept (without `enforce` a diff has no size limit): the
+ * 64 kept diffs hold at most 32 MB
+ */
+export const KEPT_DIFF_MAX_CHARS = 256 << 10;
 
 /**
  * The diff of two commits (SHAs) within `limits`, kept per (repository, from, to, limits) unless its patches
