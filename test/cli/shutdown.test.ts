@@ -43,7 +43,9 @@ const DEBUG = { LOG_LEVEL: 'debug' };
 
 async function stoppedCleanly(server: HearthProcess) {
   assert.deepEqual(await server.exited, { code: 0, signal: null }, server.output());
-  assert.equal(server.lines.at(-1)?.msg, 'serve stopped', server.output());
+  // the last line logged (by its time: stdout and stderr are two pipes, read in either order)
+  const byTime = server.lines.filter((l) => typeof l.time === 'number').sort((a, b) => (a.time as number) - (b.time as number));
+  assert.equal(byTime.at(-1)?.msg, 'serve stopped', server.output());
 }
 
 test('SIGTERM with idle connections open (keep-alive, a preconnect that sent nothing): they close at once, exit 0', { timeout: 120_000 }, async (t) => {
