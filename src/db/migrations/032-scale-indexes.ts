@@ -21,7 +21,9 @@ export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promis
   const index = (name: string, table: string, columns: string[]) => db.schema.createIndex(name).on(table).columns(columns).execute();
   await index('namespaces_type_name', 'namespaces', ['type', 'name', 'id']);
   await index('namespaces_type_path', 'namespaces', ['type', 'path', 'id']);
-  await index('namespaces_type_id', 'namespaces', ['type', 'id']);
+  // a user's personal namespace (owner and type): with the type-first indexes above, SQLite (no statistics) took
+  // `type = 'User'` as the narrower condition and read every personal namespace
+  await index('namespaces_owner_type', 'namespaces', ['owner_id', 'type']);
   await index('jobs_kind_ready', 'jobs', ['kind', 'state', 'run_at']);
   if (dialect !== 'postgres') return;
   await sql`alter table namespaces alter column traversal_ids type text collate "C"`.execute(db);
