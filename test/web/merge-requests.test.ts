@@ -217,8 +217,9 @@ test('the merge request page: description, notes with anchors, commits and the C
   assert.match(diffs.body, /d2h-/);
   assert.match(diffs.body, /f\.txt/);
   assert.match(diffs.body, /feature line/);
-  // again, from the cache: the same page
-  assert.equal((await webGet(s.app, `/${s.full}/-/merge_requests/${mr.iid}/diffs`, sess)).body.length, diffs.body.length);
+  // again, from the cache: the same page (but for the relative times, which a loaded machine may render a second later)
+  const relative = (html: string) => html.replace(/(<time [^>]*>)[^<]*(<\/time>)/g, '$1…$2');
+  assert.equal(relative((await webGet(s.app, `/${s.full}/-/merge_requests/${mr.iid}/diffs`, sess)).body), relative(diffs.body));
 
   assert.equal((await webGet(s.app, `/${s.full}/-/merge_requests/999`, sess)).statusCode, 404);
   assert.equal((await webGet(s.app, `/${s.full}/-/merge_requests/abc`, sess)).statusCode, 404);
