@@ -2,7 +2,7 @@
 // repository; a request's git waits a bounded time (then 503 with Retry-After and the API's body), background
 // git as long as it takes; a stop closes the queue at once. And the reads it makes cheaper: last_commit_id
 // kept per commit and path.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp } from '../helpers/build-app.ts';
 import { workTree } from '../helpers/git.ts';
@@ -54,14 +54,19 @@ test('slots per process and per repository; a request waits its time or is refus
   assert.deepEqual(gitLoad(), { running: 0, waiting: 0 });
 });
 
-test('the API: a file read whose git cannot start in time answers 503 with Retry-After and GitLab’s body, routes without git do not wait; last_commit_id is read once per commit and path', async (t) => {
+/** An app whose git budget is one slot and no queue (100 ms wait), and a private project of its owner with a work tree. */
+async function oneSlotProject(t: TestContext) {
   const ta = await buildTestApp(t, { gitBudget: { concurrency: 1, perRepository: 1, queue: 0, waitMs: 100 } });
   t.after(() => configureGitBudget(DEFAULT_GIT_BUDGET));
   const owner = await ta.seed.user();
   const { headers } = await ta.seed.token(owner);
   const { project, dir } = await ta.seed.repoProject({ owner, visibility: 'private' });
   await ta.seed.member({ project }, owner, 50);
-  const wt = workTree(t, dir);
+  return { ta, headers, project, dir, wt: workTree(t, dir) };
+}
+
+test('the API: a file read whose git cannot start in time answers 503 with Retry-After and GitLab’s body, routes without git do not wait; last_commit_id is read once per commit and path', async (t) => {
+  const { ta, headers, project, dir, wt } = await oneSlotProject(t);
   const first = wt.write('README.md', '# Hello\n').commit('First');
   wt.write('other.txt', 'x\n').commit('Second');
   wt.push();
@@ -89,13 +94,7 @@ test('the API: a file read whose git cannot start in time answers 503 with Retry
 });
 
 test('a diff takes a slot of the budget as other git does: a commit’s diff whose git cannot start in time answers 503', async (t) => {
-  const ta = await buildTestApp(t, { gitBudget: { concurrency: 1, perRepository: 1, queue: 0, waitMs: 100 } });
-  t.after(() => configureGitBudget(DEFAULT_GIT_BUDGET));
-  const owner = await ta.seed.user();
-  const { headers } = await ta.seed.token(owner);
-  const { project, dir } = await ta.seed.repoProject({ owner, visibility: 'private' });
-  await ta.seed.member({ project }, owner, 50);
-  const wt = workTree(t, dir);
+  const { ta, headers, project, dir, wt } = await oneSlotProject(t);
   wt.write('README.md', '# Hello\n').commit('First');
   const second = wt.write('other.txt', 'x\n').commit('Second');
   wt.push();

@@ -222,6 +222,19 @@ export class Policy {
     return direct.union(viaGroups).union(personal);
   }
 
+  /** Of these group ids, those `actor` may see, in their order. */
+  async visibleGroupIdsAmong(actor: Actor, ids: number[]): Promise<number[]> {
+    if (!ids.length || actor.isAdmin) return ids;
+    const rows = await this.db.kysely
+      .selectFrom('namespaces')
+      .select('id')
+      .where('id', 'in', ids)
+      .where(await this.visibleGroups(actor))
+      .execute();
+    const ok = new Set(rows.map((r) => r.id));
+    return ids.filter((id) => ok.has(id));
+  }
+
   /** SQL: the groups `actor` may see. */
   async visibleGroups(actor: Actor): Promise<(eb: ExpressionBuilder<Database, 'namespaces'>) => Expression<SqlBool>> {
     if (actor.isAdmin) return (eb) => eb('namespaces.type', '=', 'Group');

@@ -368,16 +368,7 @@ export class LabelsService {
 
   /** Of these groups, those the actor may see (LabelsFinder#groups_user_can_read_labels). */
   private async readableGroupIds(actor: Actor, ids: number[]): Promise<number[]> {
-    if (!ids.length) return [];
-    if (actor.isAdmin) return ids;
-    const rows = await this.k
-      .selectFrom('namespaces')
-      .select('id')
-      .where('id', 'in', ids)
-      .where(await this.deps.policy.visibleGroups(actor))
-      .execute();
-    const ok = new Set(rows.map((r) => r.id));
-    return ids.filter((id) => ok.has(id));
+    return this.deps.policy.visibleGroupIdsAmong(actor, ids);
   }
 
   // ---- reads ---------------------------------------------------------------------------------

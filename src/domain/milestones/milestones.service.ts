@@ -222,15 +222,7 @@ export class MilestonesService {
   }
 
   private async visibleGroupIds(actor: Actor, ids: number[]): Promise<number[]> {
-    if (!ids.length || actor.isAdmin) return ids;
-    const rows = await this.k
-      .selectFrom('namespaces')
-      .select('id')
-      .where('id', 'in', ids)
-      .where(await this.deps.policy.visibleGroups(actor))
-      .execute();
-    const ok = new Set(rows.map((r) => r.id));
-    return ids.filter((id) => ok.has(id));
+    return this.deps.policy.visibleGroupIdsAmong(actor, ids);
   }
 
   /** parent.milestones.find(id): the parent's own milestone, else 404 Not found (ActiveRecord::RecordNotFound). */
