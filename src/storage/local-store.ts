@@ -43,11 +43,14 @@ async function fsyncPath(p: string): Promise<void> {
 export async function spool(body: Readable | Buffer, file: string, maxBytes = Number.POSITIVE_INFINITY): Promise<{ size: number; sha256: string }> {
   const meter = new Meter(maxBytes);
   const source = Buffer.isBuffer(body) ? Readable.from([body]) : body;
+  const out = createWriteStream(file, { flags: 'wx' });
   try {
-    const out = createWriteStream(file, { flags: 'wx' });
     await pipeline(source, meter, out);
     await fsyncPath(file);
   } catch (err) {
+    // pipeline can answer before the destroyed file stream has finished opening the file: wait for
+    // its close, or the file would appear after the removal below
+    if (!out.closed) await new Promise((resolve) => out.once('close', resolve));
     await fs.rm(file, { force: true });
     // stop the sender: what is left of the body is not read
     if (!Buffer.isBuffer(body)) body.resume();
