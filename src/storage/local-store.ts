@@ -50,7 +50,7 @@ export async function spool(body: Readable | Buffer, file: string, maxBytes = Nu
   } catch (err) {
     // pipeline can answer before the destroyed file stream has finished opening the file: wait for
     // its close, or the file would appear after the removal below
-    if (!out.closed) await new Promise((resolve) => out.once('close', resolve));
+    if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
     await fs.rm(file, { force: true });
     // stop the sender: what is left of the body is not read
     if (!Buffer.isBuffer(body)) body.resume();
