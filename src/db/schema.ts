@@ -566,6 +566,8 @@ export interface MergeRequestsTable {
   merged_at: string | null;
   closed_at: string | null;
   prepared_at: string | null;
+  /** who may read it, kept by triggers from the project: 'public' | 'internal' | 'private' (members of Reporter and up) | 'disabled' (migration 034) */
+  visibility: Generated<string>;
   created_at: string;
   updated_at: string;
 }

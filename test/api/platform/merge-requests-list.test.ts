@@ -65,6 +65,51 @@ test('GET /merge_requests?scope=all: members see private projects and private me
   assert.deepEqual(idsOf(await all(root)), [m.pub, m.int, m.priv, m.subpub, m.archived, m.mrprivate, m.away, m.secret]);
 });
 
+test('GET /merge_requests?scope=all follows a change of project visibility, merge-request feature level or its group visibility at once (the rows keep who may read them)', async (t) => {
+  const w = await world(t);
+  const { app, P, mr, root, meTok, otherTok, c } = w;
+  const m: Record<string, number> = {};
+  for (const key of ['pub', 'int', 'priv', 'subpub', 'mrprivate', 'mrdisabled']) m[key] = (await mr(P[key])).id;
+  const stored = async () =>
+    Object.fromEntries(
+      (await c.db.kysely.selectFrom('merge_requests').select(['id', 'visibility']).orderBy('id').execute()).map((r) => [
+        Object.keys(m).find((key) => m[key] === r.id),
+        r.visibility,
+      ]),
+    );
+  assert.deepEqual(await stored(), { pub: 'public', int: 'internal', priv: 'private', subpub: 'public', mrprivate: 'private', mrdisabled: 'disabled' });
+  const all = async (h: Record<string, string> = {}) => idsOf(await get(app, '/api/v4/merge_requests?scope=all&sort=asc', h));
+  const put = async (url: string, payload: Record<string, unknown>) => {
+    const res = await app.inject({ method: 'PUT', url, headers: root, payload });
+    assert.equal(res.statusCode, 200, res.body);
+  };
+  assert.deepEqual(await all(), [m.pub, m.subpub]);
+
+  await put(`/api/v4/projects/${P.pub.id}`, { visibility: 'private' });
+  await put(`/api/v4/projects/${P.mrdisabled.id}`, { merge_requests_access_level: 'enabled' });
+  await put(`/api/v4/projects/${P.int.id}`, { merge_requests_access_level: 'private' });
+  // a group moved under an internal one: its projects become internal with it
+  const inner = await w.seed.group({ path: 'inner', name: 'Inner', visibility: 'internal' });
+  const moved = await app.inject({ method: 'POST', url: `/api/v4/groups/${w.sub.id}/transfer`, headers: root, payload: { group_id: inner.id } });
+  assert.equal(moved.statusCode, 201, moved.body);
+  assert.deepEqual(await stored(), { pub: 'private', int: 'private', priv: 'private', subpub: 'internal', mrprivate: 'private', mrdisabled: 'public' });
+  assert.deepEqual(await all(), [m.mrdisabled]);
+  // other: no membership anywhere here
+  assert.deepEqual(await all(otherTok), [m.subpub, m.mrdisabled]);
+  // me: Developer of priv, Reporter of mrprivate
+  assert.deepEqual(await all(meTok), [m.priv, m.subpub, m.mrprivate, m.mrdisabled]);
+  // a member of Reporter and up reads a private feature; a Guest does not
+  await w.seed.member({ project: P.int }, w.other, 10);
+  await w.seed.member({ project: P.pub }, w.other, 20);
+  assert.deepEqual(await all(otherTok), [m.pub, m.subpub, m.mrdisabled]);
+  // and back: a feature turned off hides its merge requests from everyone, administrators included
+  await put(`/api/v4/projects/${P.priv.id}`, { merge_requests_access_level: 'disabled' });
+  await put(`/api/v4/projects/${P.pub.id}`, { visibility: 'public' });
+  assert.deepEqual(await stored(), { pub: 'public', int: 'private', priv: 'disabled', subpub: 'internal', mrprivate: 'private', mrdisabled: 'public' });
+  assert.deepEqual(await all(root), [m.pub, m.int, m.subpub, m.mrprivate, m.mrdisabled]);
+  assert.deepEqual(await all(), [m.pub, m.mrdisabled]);
+});
+
 test('GET /projects/:id/merge_requests: 404 for a project the caller cannot see, 403 when its merge requests are closed to them', async (t) => {
   const w = await world(t);
   const { app, P, mr, meTok, otherTok } = w;
