@@ -155,7 +155,11 @@ export class MergeRequestsQuery {
       // A group's projects are few next to its merge requests: the set drives the query (each project's
       // merge requests by the project index), on both databases.
       const readable = await this.readableProjects(actor);
-      let projects = k.selectFrom('projects').select('projects.id').where(readable).where(await this.projectsQuery.inGroupSubtree(where.group));
+      let projects = k
+        .selectFrom('projects')
+        .select('projects.id')
+        .where(readable)
+        .where(await this.projectsQuery.inGroupSubtree(where.group));
       if (where.nonArchived) projects = projects.where('projects.archived', '=', 0);
       conds.push((eb) => eb('merge_requests.project_id', 'in', projects));
     } else {
