@@ -22,10 +22,11 @@ export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promis
     .alterTable('merge_requests')
     .addColumn('visibility', 'text', (c) => c.notNull().defaultTo('private'))
     .execute();
+  // rows of private projects keep the default: only the others are written (a join, not a lookup per row)
   await sql
     .raw(
-      `update merge_requests set visibility = coalesce((select ${mergeRequestVisibility('p')} from projects p
-        where p.id = merge_requests.project_id), 'private')`,
+      `update merge_requests set visibility = ${mergeRequestVisibility('p')} from projects p
+        where p.id = merge_requests.project_id and ${mergeRequestVisibility('p')} <> 'private'`,
     )
     .execute(db);
   if (dialect === 'postgres') {

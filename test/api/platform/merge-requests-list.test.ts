@@ -3,6 +3,8 @@
 // Every filter: merge-requests-list-filters.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { migrate } from '../../../src/db/migrate.ts';
 import { EXTERNAL_URL } from '../../helpers/build-app.ts';
 import { at, get, idsOf, world } from '../../helpers/merge-requests-list-world.ts';
 
@@ -108,6 +110,35 @@ test('GET /merge_requests?scope=all follows a change of project visibility, merg
   assert.deepEqual(await stored(), { pub: 'public', int: 'private', priv: 'disabled', subpub: 'internal', mrprivate: 'private', mrdisabled: 'public' });
   assert.deepEqual(await all(root), [m.pub, m.int, m.subpub, m.mrprivate, m.mrdisabled]);
   assert.deepEqual(await all(), [m.pub, m.mrdisabled]);
+});
+
+test('the merge request visibility migration fills the rows it finds from their projects', async (t) => {
+  const w = await world(t);
+  const { P, mr, c } = w;
+  const m: Record<string, number> = {};
+  for (const key of ['pub', 'int', 'priv', 'mrprivate', 'mrdisabled', 'secret']) m[key] = (await mr(P[key])).id;
+  const k = c.db.kysely as any;
+  // the state before the migration: no column, no triggers
+  if (c.db.dialect === 'postgres') {
+    await sql`drop trigger merge_requests_visibility on merge_requests`.execute(k);
+    await sql`drop trigger projects_merge_request_visibility on projects`.execute(k);
+    await sql`drop function merge_requests_visibility_of_project()`.execute(k);
+    await sql`drop function projects_visibility_to_merge_requests()`.execute(k);
+  } else {
+    for (const trigger of ['merge_requests_visibility', 'merge_requests_visibility_move', 'projects_merge_request_visibility'])
+      await sql`drop trigger ${sql.id(trigger)}`.execute(k);
+  }
+  await k.schema.alterTable('merge_requests').dropColumn('visibility').execute();
+  await k.deleteFrom('schema_migrations').where('name', '=', '034-merge-request-visibility').execute();
+  assert.deepEqual(await migrate(c.db), ['034-merge-request-visibility']);
+  const rows = await k.selectFrom('merge_requests').select(['id', 'visibility']).orderBy('id').execute();
+  assert.deepEqual(
+    rows.map((r: { visibility: string }) => r.visibility),
+    ['public', 'internal', 'private', 'private', 'disabled', 'private'],
+  );
+  // and the triggers are back
+  await k.updateTable('projects').set({ visibility: 'internal' }).where('id', '=', P.pub.id).execute();
+  assert.equal((await k.selectFrom('merge_requests').select('visibility').where('id', '=', m.pub).executeTakeFirst()).visibility, 'internal');
 });
 
 test('GET /projects/:id/merge_requests: 404 for a project the caller cannot see, 403 when its merge requests are closed to them', async (t) => {
