@@ -1,12 +1,14 @@
 // A commit's tree edited in memory: only the trees along the changed paths are read (through the
 // repository's object cache and cat-file pool), changed trees are serialized as git writes them (entries
 // in git's order, canonical modes) and named by their SHA-1, and the new blobs and trees are written at
-// the end with one `hash-object --stdin-paths` per object type, which checks each object and names it (a
-// name other than the one computed here fails the write). The cost of a commit thus follows the depth of
-// its paths, not the size of the tree: no index of every file is read, written and listed.
+// the end as loose objects, the way git writes them (zlib of "<type> <size>\0<body>" at objects/xx/…, through
+// a temporary file renamed into place), without a git process: the commit's checks (object-checks.ts) then
+// read them back through git's fsck. The cost of a commit thus follows the depth of its paths, not the size
+// of the tree: no index of every file is read, written and listed.
 import crypto from 'node:crypto';
-import fs from 'node:fs';
+import fs from 'node:fs/promises';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import type { Repository } from './repository.ts';
 
 export interface FileEntry {
@@ -159,28 +161,38 @@ export class TreeEditor {
       return sha;
     };
     const root = name(this.root);
-    const tmp = fs.mkdtempSync(path.join(this.repo.gitDir, 'hearth-objects-'));
-    try {
-      for (const [type, objects] of [
-        ['blob', this.blobs],
-        ['tree', trees],
-      ] as const) {
-        if (!objects.size) continue;
-        const files = [...objects.values()].map((body, i) => {
-          const file = path.join(tmp, `${type}-${i}`);
-          fs.writeFileSync(file, body);
-          return file;
-        });
-        const out = await this.repo.run(['hash-object', '-t', type, '-w', '--no-filters', '--stdin-paths'], { input: files.join('\n') + '\n' });
-        const written = out.stdout.toString().trim().split('\n');
-        [...objects.keys()].forEach((sha, i) => {
-          if (written[i] !== sha) throw new Error(`${type} object ${i} was written as ${written[i]}, expected ${sha}`);
-        });
-      }
-    } finally {
-      fs.rmSync(tmp, { recursive: true, force: true });
-    }
+    const objects = path.join(this.repo.gitDir, 'objects');
+    await Promise.all([
+      ...[...this.blobs].map(([sha, body]) => writeLooseObject(objects, 'blob', sha, body)),
+      ...[...trees].map(([sha, body]) => writeLooseObject(objects, 'tree', sha, body)),
+    ]);
     this.blobs.clear();
     return root;
   }
 }
+
+/**
+ * One loose object as git writes it (write_loose_object): zlib of "<type> <size>\0<body>" at
+ * objects/<2 hex>/<38 hex>, written to a temporary file in that directory and renamed, so that it appears
+ * whole or not at all; read-only, as git leaves it. An object already stored loose is left alone.
+ */
+async function writeLooseObject(objects: string, type: 'blob' | 'tree', sha: string, body: Buffer): Promise<void> {
+  const dir = path.join(objects, sha.slice(0, 2));
+  const file = path.join(dir, sha.slice(2));
+  const there = await fs.access(file).then(
+    () => true,
+    () => false,
+  );
+  if (there) return;
+  await fs.mkdir(dir, { recursive: true });
+  const tmp = path.join(dir, `tmp_obj_hearth_${crypto.randomBytes(6).toString('hex')}`);
+  try {
+    await fs.writeFile(tmp, await deflate(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body])), { mode: 0o444 });
+    await fs.rename(tmp, file);
+  } catch (e) {
+    await fs.rm(tmp, { force: true });
+    throw e;
+  }
+}
+
+const deflate = (input: Buffer) => new Promise<Buffer>((resolve, reject) => zlib.deflate(input, (err, out) => (err ? reject(err) : resolve(out))));

@@ -82,10 +82,14 @@ test('a commit is the tree git would make of the same actions; only the trees al
 
   // no index: the cost of a commit does not grow with the number of files in the tree
   for (const command of ['read-tree', 'ls-files', 'update-index', 'write-tree']) assert.equal(ran(command), 0, `${command} ran`);
-  // one hash-object for the new blobs, one for the changed trees
-  assert.equal(ran('hash-object'), 2);
+  // the new blobs and trees are written as loose objects without a git process, and no temporary file stays
+  assert.equal(ran('hash-object'), 0);
   assert.deepEqual(
     fs.readdirSync(dir).filter((f) => f.startsWith('hearth-objects') || f.startsWith('hearth-index')),
+    [],
+  );
+  assert.deepEqual(
+    fs.readdirSync(path.join(dir, 'objects'), { recursive: true }).filter((f) => String(f).includes('tmp_obj')),
     [],
   );
 
