@@ -142,10 +142,15 @@ export async function hookCommits(repo: Repository, rev: string[], webUrl: strin
   return out.reverse();
 }
 
-/** The commits a branch push lists: the latest 20 of what it brings (none for a deletion). */
-async function pushCommits(ctx: PushContext, c: RefChange, webUrl: string): Promise<HookCommit[]> {
-  if (c.after === ZERO_SHA) return [];
-  return hookCommits(ctx.repo, await pushRange(ctx.repo, c, ctx.project.default_branch ?? 'main'), webUrl);
+/**
+ * The commits a branch push lists (the latest 20 of what it brings; none for a deletion) and how many it
+ * brings: counted by git only when the list is full (a push of fewer commits is its list's length).
+ */
+async function pushCommitsAndCount(ctx: PushContext, c: RefChange, webUrl: string): Promise<{ commits: HookCommit[]; total_commits_count: number }> {
+  if (c.after === ZERO_SHA) return { commits: [], total_commits_count: 0 };
+  const commits = await hookCommits(ctx.repo, await pushRange(ctx.repo, c, ctx.project.default_branch ?? 'main'), webUrl);
+  const total = commits.length < PUSH_COMMITS_LIMIT ? commits.length : await commitsCount(ctx.repo, c, ctx.project.default_branch ?? 'main');
+  return { commits, total_commits_count: total };
 }
 
 /** What the journal adds to the transaction of the events: its record's deletion first, a merge's settlement after. */
@@ -185,8 +190,7 @@ export async function recordPushEvents(ctx: PushContext, changes: RefChange[], o
         ...user,
         project_id: ctx.project.id,
         project,
-        commits: await pushCommits(ctx, c, project.web_url),
-        total_commits_count: await commitsCount(ctx.repo, c, ctx.project.default_branch ?? 'main'),
+        ...(await pushCommitsAndCount(ctx, c, project.web_url)),
         push_options: {},
         repository,
       });
