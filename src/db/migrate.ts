@@ -31,6 +31,7 @@ import * as m029 from './migrations/029-keys.ts';
 import * as m030 from './migrations/030-merge-journal.ts';
 import * as m031 from './migrations/031-versions-at-commit.ts';
 import * as m032 from './migrations/032-scale-indexes.ts';
+import * as m033 from './migrations/033-sqlite-search.ts';
 import * as m034 from './migrations/034-merge-request-visibility.ts';
 
 interface Migration {
@@ -69,6 +70,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '030-merge-journal', up: m030.up },
   { name: '031-versions-at-commit', up: m031.up },
   { name: '032-scale-indexes', up: m032.up },
+  { name: '033-sqlite-search', up: m033.up },
   { name: '034-merge-request-visibility', up: m034.up },
 ];
 

@@ -1,5 +1,5 @@
 // Dialect-specific SQL lives here (and in migrations) only.
-import { sql, type Expression, type SqlBool, type Kysely } from 'kysely';
+import { sql, type Expression, type RawBuilder, type SqlBool, type Kysely } from 'kysely';
 import type { DialectName } from './connect.ts';
 
 /** The range of an integer column (PostgreSQL `integer`, the type of every id and count here). */
@@ -31,6 +31,48 @@ export function inSubtree(column: string, prefix: string): Expression<SqlBool> {
 export function inSubtreeOf(column: string, prefixColumn: string): Expression<SqlBool> {
   const p = sql.ref(prefixColumn);
   return sql<SqlBool>`(${sql.ref(column)} >= ${p} and ${sql.ref(column)} < substr(${p}, 1, length(${p}) - 1) || '0')`;
+}
+
+/** The tables with a SQLite search index (`<table>_search`, migration 033) and the columns it holds. */
+export interface SearchIndexes {
+  users: 'name' | 'username';
+  projects: 'path' | 'name' | 'description';
+  namespaces: 'name' | 'path' | 'full_path';
+  merge_requests: 'title' | 'description';
+}
+
+/**
+ * The MATCH expression of a SQLite search index for "every term in one column, in any of `columns`":
+ * `{title} : ("a" AND "b") OR {description} : ("a" AND "b")`, each term a quoted phrase (a `"` doubled), so
+ * that it holds no operator. A trigram index finds a phrase of 3 characters or more wherever the column holds
+ * it, in any case (case folding of Unicode, where SQLite's `lower()` and `LIKE` fold ASCII only: the index
+ * finds at least what the LIKE of a search does). Null when a term is shorter: the index finds nothing in it.
+ */
+export function searchMatch(columns: readonly string[], terms: readonly string[]): string | null {
+  if (!columns.length || !terms.length || terms.some((t) => [...t].length < 3)) return null;
+  const all = terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' AND ');
+  return columns.map((c) => `{${c}} : (${all})`).join(' OR ');
+}
+
+/**
+ * SQLite: `idColumn` is a row of `table` whose search index holds every term in one of `columns` (see
+ * `searchMatch`): a set of ids read from the index. Null where the index cannot answer (a term shorter than 3
+ * characters). The rows it gives are candidates: the search keeps its own condition as the exact test.
+ */
+export function inSearchIndex<T extends keyof SearchIndexes>(
+  idColumn: string,
+  table: T,
+  columns: readonly SearchIndexes[T][],
+  terms: readonly string[],
+): Expression<SqlBool> | null {
+  const match = searchMatch(columns, terms);
+  return match === null ? null : sql<SqlBool>`${sql.ref(idColumn)} in (${searchIndexIds(table, match)})`;
+}
+
+/** SQLite: the ids of the rows of `table` whose search index matches `match` (see `searchMatch`). */
+export function searchIndexIds(table: keyof SearchIndexes, match: string): RawBuilder<number> {
+  const fts = sql.table(`${table}_search`);
+  return sql<number>`select rowid from ${fts} where ${fts} match ${match}`;
 }
 
 /** Case-insensitive equality. */

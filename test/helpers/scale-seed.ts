@@ -449,6 +449,8 @@ export interface ScalePage {
   broad?: boolean;
   /** indexes the page's plans must use (PostgreSQL, with pg_trgm): a search's trigram indexes */
   indexes?: string[];
+  /** indexes and search tables (FTS5, migration 033) the page's plans must use on SQLite */
+  sqliteIndexes?: string[];
 }
 
 /** The list pages the scale bench times and the plans test explains. */
@@ -465,6 +467,7 @@ export function scalePages(seed: ScaleSeed): ScalePage[] {
       as: 'member',
       search: true,
       indexes: ['users_username_trgm'],
+      sqliteIndexes: ['users_search'],
     },
     {
       name: 'GET /users?search=<surname> (~125 users)',
@@ -472,6 +475,7 @@ export function scalePages(seed: ScaleSeed): ScalePage[] {
       as: 'member',
       search: true,
       indexes: ['users_name_trgm'],
+      sqliteIndexes: ['users_search'],
     },
     {
       name: 'GET /users?search=<exact e-mail> (administrator)',
@@ -479,6 +483,7 @@ export function scalePages(seed: ScaleSeed): ScalePage[] {
       as: 'root',
       search: true,
       indexes: ['users_email_lower'],
+      sqliteIndexes: ['users_email_lower', 'users_search'],
     },
     {
       name: 'GET /users?search=<exact public e-mail>',
@@ -486,17 +491,26 @@ export function scalePages(seed: ScaleSeed): ScalePage[] {
       as: 'member',
       search: true,
       indexes: ['users_public_email_lower'],
+      sqliteIndexes: ['users_public_email_lower', 'users_search'],
     },
     { name: 'GET /projects (member)', url: '/api/v4/projects?per_page=20', as: 'member' },
     { name: 'GET /projects?membership=true', url: '/api/v4/projects?membership=true&per_page=20', as: 'member' },
     { name: 'GET /projects?order_by=last_activity_at (administrator)', url: '/api/v4/projects?order_by=last_activity_at&per_page=20', as: 'root' },
-    { name: 'GET /projects?search=<word>', url: '/api/v4/projects?search=parser&per_page=20', as: 'member', search: true, indexes: ['projects_name_trgm'] },
+    {
+      name: 'GET /projects?search=<word>',
+      url: '/api/v4/projects?search=parser&per_page=20',
+      as: 'member',
+      search: true,
+      indexes: ['projects_name_trgm'],
+      sqliteIndexes: ['projects_search'],
+    },
     {
       name: 'GET /groups?all_available=true&search=<word>',
       url: '/api/v4/groups?all_available=true&search=team-1&per_page=20',
       as: 'member',
       search: true,
       indexes: ['namespaces_path_trgm'],
+      sqliteIndexes: ['namespaces_search'],
     },
     { name: 'GET /groups?all_available=true (member)', url: '/api/v4/groups?all_available=true&per_page=20', as: 'member' },
     { name: 'GET /groups/:id/projects?include_subgroups=true', url: `/api/v4/groups/${top}/projects?include_subgroups=true&per_page=20`, as: 'member' },
@@ -518,6 +532,7 @@ export function scalePages(seed: ScaleSeed): ScalePage[] {
       as: 'member',
       search: true,
       indexes: ['merge_requests_title_trgm'],
+      sqliteIndexes: ['merge_requests_search'],
     },
     {
       name: 'GET /merge_requests?scope=all&search=<a word in 1 of 15 titles>',
@@ -525,6 +540,7 @@ export function scalePages(seed: ScaleSeed): ScalePage[] {
       as: 'member',
       search: true,
       broad: true,
+      sqliteIndexes: ['merge_requests_search'],
     },
     { name: 'GET /projects/:id/pipelines', url: `/api/v4/projects/${busy}/pipelines?per_page=20`, as: 'member' },
     { name: 'GET /api/translations/…/units/', url: `/api/translations/${tp}/${comp}/${lang}/units/`, as: 'root' },

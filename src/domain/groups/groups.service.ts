@@ -4,7 +4,7 @@
 import { sql, type Kysely, type SelectQueryBuilder, type SqlBool, type ExpressionBuilder, type Expression } from 'kysely';
 import type { Db } from '../../db/connect.ts';
 import type { Database, NamespaceRow, ProjectRow } from '../../db/schema.ts';
-import { ciContains, ciEquals, inSubtree, inSubtreeOf, isUniqueViolation } from '../../db/sql.ts';
+import { ciContains, ciEquals, inSearchIndex, inSubtree, inSubtreeOf, isUniqueViolation } from '../../db/sql.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/pagination.ts';
 import { nowIso, todayDate } from '../../lib/time.ts';
@@ -117,7 +117,11 @@ export class GroupsService {
     if (p.search) {
       const s = p.search;
       const d = this.db.dialect;
-      q = q.where((eb) => eb.or([ciContains(d, 'namespaces.name', s), ciContains(d, 'namespaces.path', s), ciContains(d, 'namespaces.full_path', s)]));
+      const like = (eb: ExpressionBuilder<Database, 'namespaces'>) =>
+        eb.or([ciContains(d, 'namespaces.name', s), ciContains(d, 'namespaces.path', s), ciContains(d, 'namespaces.full_path', s)]);
+      // SQLite: the groups its search index finds (3 characters or more), each tested by the LIKE
+      const indexed = d === 'sqlite' ? inSearchIndex('namespaces.id', 'namespaces', ['name', 'path', 'full_path'], [s]) : null;
+      q = q.where((eb) => (indexed ? eb.and([indexed, like(eb)]) : like(eb)));
     }
     if (p.visibility) q = q.where('namespaces.visibility', '=', p.visibility);
     if (p.explore) q = q.where('namespaces.visibility', '!=', 'private');

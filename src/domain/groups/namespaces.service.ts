@@ -9,7 +9,7 @@ import { Errors } from '../../lib/errors.ts';
 import { todayDate } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import { type Policy, traversalIds, unexpired } from '../access/policy.ts';
-import { fuzzy } from '../users/users-query.ts';
+import { fuzzyAny } from '../users/users-query.ts';
 
 type NamespaceQuery = SelectQueryBuilder<Database, 'namespaces', NamespaceRow>;
 
@@ -90,8 +90,8 @@ export class NamespacesService {
     if (search) {
       // Namespace.search: name or path; with full_path_search the route's path and name (full path, full name).
       q = p.full_path_search
-        ? q.where(sql<SqlBool>`(${fuzzy('namespaces.full_path', search)} or ${fuzzy('namespaces.name', search)})`)
-        : q.where(sql<SqlBool>`(${fuzzy('namespaces.name', search)} or ${fuzzy('namespaces.path', search)})`);
+        ? q.where(sql<SqlBool>`(${fuzzyAny(this.db.dialect, 'namespaces', ['full_path', 'name'], search)})`)
+        : q.where(sql<SqlBool>`(${fuzzyAny(this.db.dialect, 'namespaces', ['name', 'path'], search)})`);
     }
     return q.orderBy('namespaces.id', 'asc');
   }
@@ -192,7 +192,7 @@ export class NamespacesService {
     const skip = (p.skip_groups ?? []).filter(isInt32);
     if (skip.length) q = q.where('namespaces.id', 'not in', skip);
     const search = p.search?.trim();
-    if (search) q = q.where(sql<SqlBool>`(${fuzzy('namespaces.name', search)} or ${fuzzy('namespaces.path', search)})`);
+    if (search) q = q.where(sql<SqlBool>`(${fuzzyAny(this.db.dialect, 'namespaces', ['name', 'path'], search)})`);
     return q.orderBy('namespaces.id', 'desc');
   }
 }

@@ -3,6 +3,7 @@
 // Lists never compute merge status: rows are read as stored; rechecks run in the background.
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Database, MergeRequestRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
+import { inSearchIndex } from '../../db/sql.ts';
 import { todayDate } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import type { ProjectAccess } from '../access/policy.ts';
@@ -421,19 +422,21 @@ export class MergeRequestsQuery {
 
   /** Issuable.full_search: in each column, every term (of 3+ characters); short queries match a whole column. */
   private searchCondition(search: string, inParam: string | undefined): Cond {
-    const allowed = ['title', 'description'];
+    const allowed: ('title' | 'description')[] = ['title', 'description'];
     const asked = (inParam ?? '')
       .split(',')
       .map((s) => s.trim())
-      .filter((s) => allowed.includes(s));
+      .filter((s): s is 'title' | 'description' => (allowed as string[]).includes(s));
     const columns = asked.length ? [...new Set(asked)] : allowed;
     const query = search.trim().replace(/\s+/g, ' ');
     const terms = searchTerms(query).filter((t) => t.length >= 3);
     // SQLite's LIKE already ignores ASCII case (and its lower() knows no more than ASCII): the column is
     // matched as is, which halves the cost of a scan; PostgreSQL's LIKE needs both sides lowered.
     const sqlite = this.deps.db.dialect === 'sqlite';
-    return (eb) =>
-      eb.or(
+    // SQLite: the merge requests its search index finds (terms of 3 characters or more), each tested by the LIKE
+    const indexed = sqlite && terms.length ? inSearchIndex('merge_requests.id', 'merge_requests', columns, terms) : null;
+    return (eb) => {
+      const like = eb.or(
         columns.map((col) => {
           const ref = sql.ref(`merge_requests.${col}`);
           const lowered = sqlite ? ref : sql`lower(${ref})`;
@@ -441,6 +444,8 @@ export class MergeRequestsQuery {
           return eb.and(terms.map((t) => sql<SqlBool>`${lowered} like ${'%' + likeEscape(t.toLowerCase()) + '%'} escape '\\'`));
         }),
       );
+      return indexed ? eb.and([indexed, like]) : like;
+    };
   }
 
   /** order_by + sort, then the id in the same direction; merged_at (and the due dates, priorities) put nulls last. */

@@ -1,7 +1,7 @@
 // Reading projects: the SQL of project lists (which projects a viewer may see, GitLab's filters and
 // orders, membership sets) and the views of a page of rows (namespaces, owners, the viewer's access and
 // memberships) loaded with one query per kind of row, never one per project.
-import { inSubtree } from '../../db/sql.ts';
+import { inSearchIndex, inSubtree, searchIndexIds, searchMatch } from '../../db/sql.ts';
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../db/connect.ts';
 import type { Database, NamespaceRow, ProjectRow } from '../../db/schema.ts';
@@ -95,6 +95,38 @@ const likeEscape = (s: string) => s.replace(/[\\%_]/g, (ch) => '\\' + ch);
 /** case-insensitive "contains" on any SQL expression */
 const ciLike = (expr: Expression<unknown>, needle: string) => sql<SqlBool>`lower(${expr}) like ${'%' + likeEscape(needle.toLowerCase()) + '%'} escape '\\'`;
 const ciIs = (expr: Expression<unknown>, value: string) => sql<SqlBool>`lower(${expr}) = ${value.toLowerCase()}`;
+
+/**
+ * SQLite: the projects that may match a search of `terms` (each of 3+ characters) from the search indexes
+ * (migration 033), null where they cannot answer. With the namespaces, the first column searched is the
+ * namespace's full path, '/' and the project's path: a term lies in the full path, in the path (which holds no
+ * '/'), or across the '/' between them — then its part after its last '/' begins the path and its part before
+ * it ends the full path. One term suffices to name the candidates (every term must match); the first that the
+ * indexes can answer for is taken.
+ */
+function projectsSearchIndex(terms: string[], withNamespaces: boolean): Expression<SqlBool> | null {
+  if (!withNamespaces) return inSearchIndex('projects.id', 'projects', ['path', 'name', 'description'], terms);
+  const others = searchMatch(['name', 'description'], terms);
+  if (others === null) return null;
+  const long = (s: string) => [...s].length >= 3;
+  for (const t of terms) {
+    // the term in the full path; or in the path or across the '/', found by its part after its last '/' in the
+    // path (the whole term when it has no '/') or else by its part before it in the full path
+    const slash = t.lastIndexOf('/');
+    const after = t.slice(slash + 1);
+    const before = t.slice(0, Math.max(0, slash));
+    const fullPaths = [t];
+    const paths: string[] = [];
+    if (long(after)) paths.push(after);
+    else if (slash >= 0 && long(before)) fullPaths.push(before);
+    else continue;
+    const inProjects = [others, ...paths.map((p) => searchMatch(['path'], [p]))].join(' OR ');
+    const inNamespaces = fullPaths.map((p) => searchMatch(['full_path'], [p])).join(' OR ');
+    return sql<SqlBool>`projects.id in (${searchIndexIds('projects', inProjects)}
+      union select p.id from "projects" as "p" where p.namespace_id in (${searchIndexIds('namespaces', inNamespaces)}))`;
+  }
+  return null;
+}
 
 /** Gitlab::SQL::Pattern.split_query_to_search_terms: words, and "quoted phrases" as one term. */
 export function searchTerms(query: string): string[] {
@@ -293,15 +325,20 @@ export class ProjectsQuery {
     return this.order(q, actor, f);
   }
 
-  /** Project.search: every term (of 3+ characters) in the path, the name or the description. */
+  /**
+   * Project.search: every term (of 3+ characters) in the path, the name or the description. On SQLite the
+   * projects come from the search indexes first when they can answer, and the LIKE tests each of them.
+   */
   private searchCondition(search: string, withNamespaces: boolean): (eb: EB) => Expression<SqlBool> {
+    const terms = searchTerms(search.trim()).filter((t) => t.length >= 3);
+    const indexed = this.db.dialect === 'sqlite' && terms.length ? projectsSearchIndex(terms, withNamespaces) : null;
     return (eb) => {
       const fullPath = sql`(select n.full_path from namespaces n where n.id = projects.namespace_id) || '/' || projects.path`;
       const columns: Expression<unknown>[] = [withNamespaces ? fullPath : sql.ref('projects.path'), sql.ref('projects.name'), sql.ref('projects.description')];
-      const terms = searchTerms(search.trim()).filter((t) => t.length >= 3);
       // No term is long enough for a partial match: the whole query must match exactly (any case).
       if (!terms.length) return eb.or(columns.map((col) => ciIs(col, search.trim())));
-      return eb.or(columns.map((col) => eb.and(terms.map((t) => ciLike(col, t)))));
+      const like = eb.or(columns.map((col) => eb.and(terms.map((t) => ciLike(col, t)))));
+      return indexed ? eb.and([indexed, like]) : like;
     };
   }
 

@@ -3,7 +3,8 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { todayDate } from '../../lib/time.ts';
 import type { Database, UserRow } from '../../db/schema.ts';
-import { ciEquals, inSubtreeOf } from '../../db/sql.ts';
+import type { DialectName } from '../../db/connect.ts';
+import { ciEquals, inSearchIndex, inSubtreeOf, searchIndexIds, searchMatch, type SearchIndexes } from '../../db/sql.ts';
 import { decodeCursor, encodeCursor } from '../../lib/pagination.ts';
 
 export const USER_ORDER_COLUMNS = ['id', 'name', 'username', 'created_at', 'updated_at'] as const;
@@ -67,9 +68,12 @@ export interface UserFilters {
 // biome-ignore lint/complexity/noBannedTypes: Kysely's type of a query with no column chosen yet
 export type UserQuery = SelectQueryBuilder<Database, 'users', {}>;
 
+/** The words of a fuzzy search that match anywhere: 3 characters or more, a "quoted phrase" as one (Gitlab::SQL::Pattern). */
+const fuzzyWords = (query: string): string[] => (query.match(/"[^"]+"|\S+/g) ?? []).map((w) => w.replace(/^"|"$/g, '')).filter((w) => w.length >= 3);
+
 /** Words of three characters or more match anywhere; a shorter query must match the whole value (Gitlab::SQL::Pattern). */
 export function fuzzy(column: string, query: string): Expression<SqlBool> {
-  const words = (query.match(/"[^"]+"|\S+/g) ?? []).map((w) => w.replace(/^"|"$/g, '')).filter((w) => w.length >= 3);
+  const words = fuzzyWords(query);
   if (!words.length) return ciEquals(column, query);
   const like = (w: string) => '%' + w.toLowerCase().replace(/[\\%_]/g, (ch) => '\\' + ch) + '%';
   return sql<SqlBool>`(${sql.join(
@@ -79,10 +83,25 @@ export function fuzzy(column: string, query: string): Expression<SqlBool> {
 }
 
 /**
+ * `fuzzy` in any of `columns` of `table` (`a or b`, to be parenthesised by the caller). On SQLite, when the
+ * table's search index can answer (every word of 3 characters or more), the rows come from the index and
+ * `fuzzy` tests each of them.
+ */
+export function fuzzyAny<T extends keyof SearchIndexes>(dialect: DialectName, table: T, columns: SearchIndexes[T][], query: string): Expression<SqlBool> {
+  const any = sql<SqlBool>`${sql.join(
+    columns.map((c) => fuzzy(`${table}.${c}`, query)),
+    sql` or `,
+  )}`;
+  const words = fuzzyWords(query);
+  const indexed = dialect === 'sqlite' && words.length ? inSearchIndex(`${table}.id`, table, columns, words) : null;
+  return indexed ? sql<SqlBool>`(${indexed} and (${any}))` : any;
+}
+
+/**
  * The filtered list, unordered. `admin` widens what is visible (blocked users) and what search
  * matches (private email addresses).
  */
-export function filterUsers(db: Kysely<Database>, f: UserFilters, admin: boolean): UserQuery {
+export function filterUsers(db: Kysely<Database>, dialect: DialectName, f: UserFilters, admin: boolean): UserQuery {
   let q: UserQuery = db.selectFrom('users');
   if (!admin) q = q.where('users.state', 'in', [...LISTED_STATES]);
   if (f.username !== undefined) q = q.where(ciEquals('users.username', f.username));
@@ -91,7 +110,17 @@ export function filterUsers(db: Kysely<Database>, f: UserFilters, admin: boolean
   if (f.search?.trim()) {
     const term = f.search.replace(/^@/, '').trim().toLowerCase();
     if (!term) return q.where(sql<SqlBool>`1 = 0`);
-    const email = admin ? ciEquals('users.email', term) : ciEquals('users.public_email', term);
+    const emailColumn = admin ? 'email' : 'public_email';
+    const email = ciEquals(`users.${emailColumn}`, term);
+    // SQLite: the users of the e-mail address and those the search index finds (words of 3 characters or more),
+    // one set of ids that drives the query, each tested by the search (a condition of its own, an OR of two
+    // indexes lost to the state's index in the plan)
+    const words = fuzzyWords(term);
+    const match = dialect === 'sqlite' && words.length ? searchMatch(['name', 'username'], words) : null;
+    if (match)
+      q = q.where(
+        sql<SqlBool>`users.id in (select u.id from "users" as "u" where ${ciEquals(`u.${emailColumn}`, term)} union ${searchIndexIds('users', match)})`,
+      );
     q = q.where(sql<SqlBool>`(${email} or ${fuzzy('name', term)} or ${fuzzy('username', term)})`);
   }
   if (f.blocked) q = q.where('users.state', 'in', ['blocked', 'ldap_blocked']);

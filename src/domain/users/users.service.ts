@@ -443,7 +443,7 @@ export class UsersService {
       delete f.with_custom_attributes;
     }
     if (!actor.user && !present(f.username)) throw Errors.forbidden('Not authorized to access /api/v4/users');
-    let query = filterUsers(this.db.kysely, f, admin);
+    let query = filterUsers(this.db.kysely, this.db.dialect, f, admin);
     let order: UserOrder | null = null;
     if (admin) order = { column: f.order_by ?? 'id', direction: f.sort ?? 'desc' };
     else if (!present(f.search)) order = { column: 'id', direction: 'desc' };
