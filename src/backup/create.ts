@@ -128,7 +128,10 @@ async function snapshotSqlite(db: Db, into: string): Promise<{ migrations: strin
   const snap = new SQLite(file);
   try {
     snap.pragma('journal_mode = DELETE');
-    const tables = snap.prepare(`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name`).all() as { name: string }[];
+    // the tables of rows: not the search indexes (FTS5 virtual tables and their shadow tables) over them
+    const tables = snap
+      .prepare(`select name from pragma_table_list where schema = 'main' and type = 'table' and name not like 'sqlite_%' order by name`)
+      .all() as { name: string }[];
     const counts: Record<string, number> = {};
     for (const { name } of tables) counts[name] = (snap.prepare(`select count(*) as n from "${name}"`).get() as { n: number }).n;
     const migrations = (snap.prepare('select name from schema_migrations order by name').all() as { name: string }[]).map((r) => r.name);
