@@ -34,28 +34,33 @@ export function inSubtreeOf(column: string, prefixColumn: string): Expression<Sq
 }
 
 /** The tables with a SQLite search index (`<table>_search`, migration 033) and the columns it holds. */
-export interface SearchIndexes {
-  users: 'name' | 'username';
-  projects: 'path' | 'name' | 'description';
-  namespaces: 'name' | 'path' | 'full_path';
-  merge_requests: 'title' | 'description';
-}
+export const SEARCH_INDEXES = {
+  users: ['name', 'username'],
+  projects: ['path', 'name', 'description'],
+  namespaces: ['name', 'path', 'full_path'],
+  merge_requests: ['title', 'description'],
+} as const;
+export type SearchIndexes = { [T in keyof typeof SEARCH_INDEXES]: (typeof SEARCH_INDEXES)[T][number] };
 
 /**
- * The MATCH expression of a SQLite search index for "every term in one column, in any of `columns`":
- * `{title} : ("a" AND "b") OR {description} : ("a" AND "b")`, each term a quoted phrase (a `"` doubled), so
- * that it holds no operator. A trigram index finds a phrase of 3 characters or more wherever the column holds
- * it, in any case (case folding of Unicode, where SQLite's `lower()` and `LIKE` fold ASCII only: the index
- * finds at least what the LIKE of a search does). Null when a term is shorter: the index finds nothing in it.
+ * The MATCH expression of a SQLite search index that finds the rows holding every term in one column, in any
+ * of `columns`: `{title} : ("a" AND "b")`, each term a quoted phrase (a `"` doubled), so that it holds no
+ * operator. A trigram index finds a phrase of 3 characters or more wherever the column holds it, in any case
+ * (case folding of Unicode, where SQLite's `lower()` and `LIKE` fold ASCII only: the index finds at least what
+ * the LIKE of a search does). The expression may find more (the caller's own condition tests each row): when
+ * `columns` are all the index holds, the terms anywhere in the row (a column filter per term costs the index a
+ * look at every position of a common term). Null when a term is shorter than 3 characters: the index finds
+ * nothing in it.
  */
-export function searchMatch(columns: readonly string[], terms: readonly string[]): string | null {
+export function searchMatch<T extends keyof SearchIndexes>(table: T, columns: readonly SearchIndexes[T][], terms: readonly string[]): string | null {
   if (!columns.length || !terms.length || terms.some((t) => [...t].length < 3)) return null;
   const all = terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' AND ');
+  if (SEARCH_INDEXES[table].every((c) => (columns as readonly string[]).includes(c))) return all;
   return columns.map((c) => `{${c}} : (${all})`).join(' OR ');
 }
 
 /**
- * SQLite: `idColumn` is a row of `table` whose search index holds every term in one of `columns` (see
+ * SQLite: `idColumn` is a row of `table` that its search index finds for `terms` in `columns` (see
  * `searchMatch`): a set of ids read from the index. Null where the index cannot answer (a term shorter than 3
  * characters). The rows it gives are candidates: the search keeps its own condition as the exact test.
  */
@@ -65,7 +70,7 @@ export function inSearchIndex<T extends keyof SearchIndexes>(
   columns: readonly SearchIndexes[T][],
   terms: readonly string[],
 ): Expression<SqlBool> | null {
-  const match = searchMatch(columns, terms);
+  const match = searchMatch(table, columns, terms);
   return match === null ? null : sql<SqlBool>`${sql.ref(idColumn)} in (${searchIndexIds(table, match)})`;
 }
 

@@ -540,7 +540,6 @@ export function scalePages(seed: ScaleSeed): ScalePage[] {
       as: 'member',
       search: true,
       broad: true,
-      sqliteIndexes: ['merge_requests_search'],
     },
     { name: 'GET /projects/:id/pipelines', url: `/api/v4/projects/${busy}/pipelines?per_page=20`, as: 'member' },
     { name: 'GET /api/translations/…/units/', url: `/api/translations/${tp}/${comp}/${lang}/units/`, as: 'root' },

@@ -3,7 +3,7 @@
 // Lists never compute merge status: rows are read as stored; rechecks run in the background.
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Database, MergeRequestRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
-import { inSearchIndex } from '../../db/sql.ts';
+import { searchIndexIds, searchMatch } from '../../db/sql.ts';
 import { todayDate } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import type { ProjectAccess } from '../access/policy.ts';
@@ -75,6 +75,8 @@ export type MergeRequestListScope = { kind: 'all' } | { kind: 'project'; project
 export type MergeRequestsQB = SelectQueryBuilder<Database, 'merge_requests', MergeRequestRow>;
 type EB = ExpressionBuilder<Database, 'merge_requests'>;
 type Cond = (eb: EB) => Expression<SqlBool>;
+/** The most merge requests a search index may find for them to drive a search (SQLite; see `searchCondition`). */
+const NARROW_SEARCH = 10_000;
 
 // A literal condition (SQLite cannot bind booleans).
 const NEVER = sql<SqlBool>`1 = 0`;
@@ -149,6 +151,7 @@ export class MergeRequestsQuery {
     const k = this.deps.db.kysely;
     let q: MergeRequestsQB = k.selectFrom('merge_requests').selectAll('merge_requests');
     const conds: Cond[] = [];
+    const search = f.search && f.search.trim() ? await this.searchCondition(f.search, f.in) : null;
 
     if (where.kind === 'project') {
       conds.push((eb) => eb('merge_requests.project_id', '=', where.project.id));
@@ -243,7 +246,7 @@ export class MergeRequestsQuery {
     }
 
     // search: every term (of 3+ characters) in one of the columns
-    if (f.search && f.search.trim()) conds.push(this.searchCondition(f.search, f.in));
+    if (search) conds.push(search.cond);
 
     q = q.where((eb) => eb.and(conds.map((c) => c(eb))));
     return this.order(q, f);
@@ -420,8 +423,13 @@ export class MergeRequestsQuery {
     return base.where('m.title', '=', title);
   }
 
-  /** Issuable.full_search: in each column, every term (of 3+ characters); short queries match a whole column. */
-  private searchCondition(search: string, inParam: string | undefined): Cond {
+  /**
+   * Issuable.full_search: in each column, every term (of 3+ characters); short queries match a whole column.
+   * SQLite: when its search index finds at most NARROW_SEARCH merge requests (counted first, up to one more),
+   * they drive the query (`narrow`) and the LIKE tests each of them; a search that finds more reads the list's
+   * order and stops after a page, as a search without the index does (its count stops at 10,001 rows).
+   */
+  private async searchCondition(search: string, inParam: string | undefined): Promise<{ cond: Cond; narrow: boolean }> {
     const allowed: ('title' | 'description')[] = ['title', 'description'];
     const asked = (inParam ?? '')
       .split(',')
@@ -433,9 +441,14 @@ export class MergeRequestsQuery {
     // SQLite's LIKE already ignores ASCII case (and its lower() knows no more than ASCII): the column is
     // matched as is, which halves the cost of a scan; PostgreSQL's LIKE needs both sides lowered.
     const sqlite = this.deps.db.dialect === 'sqlite';
-    // SQLite: the merge requests its search index finds (terms of 3 characters or more), each tested by the LIKE
-    const indexed = sqlite && terms.length ? inSearchIndex('merge_requests.id', 'merge_requests', columns, terms) : null;
-    return (eb) => {
+    const match = sqlite && terms.length ? searchMatch('merge_requests', columns, terms) : null;
+    let indexed: Expression<SqlBool> | null = null;
+    if (match !== null) {
+      const found = searchIndexIds('merge_requests', match);
+      const { n } = (await sql<{ n: number }>`select count(*) as n from (${found} limit ${NARROW_SEARCH + 1})`.execute(this.deps.db.kysely)).rows[0];
+      if (n <= NARROW_SEARCH) indexed = sql<SqlBool>`merge_requests.id in (${found})`;
+    }
+    const cond: Cond = (eb) => {
       const like = eb.or(
         columns.map((col) => {
           const ref = sql.ref(`merge_requests.${col}`);
@@ -446,6 +459,7 @@ export class MergeRequestsQuery {
       );
       return indexed ? eb.and([indexed, like]) : like;
     };
+    return { cond, narrow: indexed !== null };
   }
 
   /** order_by + sort, then the id in the same direction; merged_at (and the due dates, priorities) put nulls last. */

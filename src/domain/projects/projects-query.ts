@@ -106,7 +106,7 @@ const ciIs = (expr: Expression<unknown>, value: string) => sql<SqlBool>`lower(${
  */
 function projectsSearchIndex(terms: string[], withNamespaces: boolean): Expression<SqlBool> | null {
   if (!withNamespaces) return inSearchIndex('projects.id', 'projects', ['path', 'name', 'description'], terms);
-  const others = searchMatch(['name', 'description'], terms);
+  const others = searchMatch('projects', ['name', 'description'], terms);
   if (others === null) return null;
   const long = (s: string) => [...s].length >= 3;
   for (const t of terms) {
@@ -120,8 +120,8 @@ function projectsSearchIndex(terms: string[], withNamespaces: boolean): Expressi
     if (long(after)) paths.push(after);
     else if (slash >= 0 && long(before)) fullPaths.push(before);
     else continue;
-    const inProjects = [others, ...paths.map((p) => searchMatch(['path'], [p]))].join(' OR ');
-    const inNamespaces = fullPaths.map((p) => searchMatch(['full_path'], [p])).join(' OR ');
+    const inProjects = [others, ...paths.map((p) => searchMatch('projects', ['path'], [p]))].join(' OR ');
+    const inNamespaces = fullPaths.map((p) => searchMatch('namespaces', ['full_path'], [p])).join(' OR ');
     return sql<SqlBool>`projects.id in (${searchIndexIds('projects', inProjects)}
       union select p.id from "projects" as "p" where p.namespace_id in (${searchIndexIds('namespaces', inNamespaces)}))`;
   }

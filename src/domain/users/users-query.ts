@@ -116,7 +116,7 @@ export function filterUsers(db: Kysely<Database>, dialect: DialectName, f: UserF
     // one set of ids that drives the query, each tested by the search (a condition of its own, an OR of two
     // indexes lost to the state's index in the plan)
     const words = fuzzyWords(term);
-    const match = dialect === 'sqlite' && words.length ? searchMatch(['name', 'username'], words) : null;
+    const match = dialect === 'sqlite' && words.length ? searchMatch('users', ['name', 'username'], words) : null;
     if (match)
       q = q.where(
         sql<SqlBool>`users.id in (select u.id from "users" as "u" where ${ciEquals(`u.${emailColumn}`, term)} union ${searchIndexIds('users', match)})`,

@@ -6,6 +6,7 @@ import type { NewUser, UserRow } from '../../../src/db/schema.ts';
 import { nowIso } from '../../../src/lib/time.ts';
 import { userRow } from '../../helpers/rows.ts';
 import { buildTestApp, EXTERNAL_URL } from '../../helpers/build-app.ts';
+import { assertSearchIndexesInSync } from '../../helpers/search-index.ts';
 
 /** Users straight into the table (no password hashing), with GitLab's defaults. */
 async function insertUser(c: Container, attrs: Partial<NewUser> & { username: string }): Promise<UserRow> {
@@ -246,6 +247,44 @@ test('search: name and username fuzzy, public email exact; administrators also m
     await search('joh', root),
     [johanna.id, john.id].sort((x, y) => y - x),
   );
+});
+
+test('search: the same users for mixed case, quoted phrases, %, _, ", non-ASCII and short words; renames and deletions at once', async (t) => {
+  const { app, c, root } = await buildTestApp(t);
+  const sqlite = c.db.dialect === 'sqlite';
+  const nancy = await insertUser(c, { username: 'ann_lee', name: 'Ann "Nancy" Lee' });
+  const ann = await insertUser(c, { username: 'annlee', name: 'Ann Lee 100%' });
+  const pat = await insertUser(c, { username: 'pat', name: 'Pat O"Brien' });
+  const jurgen = await insertUser(c, { username: 'mueller', name: 'Jürgen Müller' });
+  const ecole = await insertUser(c, { username: 'ecole', name: 'École Élan' });
+  const smile = await insertUser(c, { username: 'smiley', name: 'Smile 😀ab' });
+  // administrators: id desc
+  const search = async (q: string) => ids(await app.inject({ method: 'GET', url: `/api/v4/users?search=${encodeURIComponent(q)}`, headers: root }));
+  assert.deepEqual(await search('ANN lee'), [ann.id, nancy.id]);
+  assert.deepEqual(await search('"ann lee"'), [ann.id], 'a quoted phrase is one word');
+  assert.deepEqual(await search('lee "ann lee"'), [ann.id]);
+  assert.deepEqual(await search('ann_'), [nancy.id], '_ is literal');
+  assert.deepEqual(await search('nn_l'), [nancy.id]);
+  assert.deepEqual(await search('100%'), [ann.id], '% is literal');
+  assert.deepEqual(await search('0%'), [], 'two characters: a whole name or username');
+  assert.deepEqual(await search('o"brien'), [pat.id], 'a " inside a word');
+  assert.deepEqual(await search('"nancy"'), [nancy.id]);
+  assert.deepEqual(await search('MÜLLER jürgen'), [jurgen.id], 'the word lowered, the name as it is');
+  assert.deepEqual(await search('cole'), [ecole.id]);
+  // SQLite's lower() lowers ASCII letters only (PostgreSQL's every letter): the name's É stays É
+  assert.deepEqual(await search('élan'), sqlite ? [] : [ecole.id]);
+  assert.deepEqual(await search('😀a'), [smile.id], 'three UTF-16 units, two characters');
+  assert.deepEqual(await search('😀ab'), [smile.id]);
+  // the index follows renames and deletions
+  await c.db.kysely.updateTable('users').set({ name: 'Zed Quux' }).where('id', '=', nancy.id).execute();
+  await c.db.kysely.updateTable('users').set({ username: 'brien' }).where('id', '=', pat.id).execute();
+  await c.db.kysely.deleteFrom('users').where('id', '=', ecole.id).execute();
+  assert.deepEqual(await search('nancy'), []);
+  assert.deepEqual(await search('quux'), [nancy.id]);
+  assert.deepEqual(await search('ann lee'), [ann.id, nancy.id], 'the username is still ann_lee');
+  assert.deepEqual(await search('brien'), [pat.id]);
+  assert.deepEqual(await search('cole'), []);
+  await assertSearchIndexesInSync(c);
 });
 
 test('state and type filters: active, external, exclude_external, exclude_internal, without_project_bots, admins', async (t) => {
