@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../helpers/build-app.ts';
+import { assertSearchIndexesInSync } from '../../helpers/search-index.ts';
 import type { NamespaceRow, UserRow } from '../../../src/db/schema.ts';
 
 interface World {
@@ -91,6 +92,44 @@ test('GET /groups: who sees what (anonymous, members, all_available, external us
   assert.equal(leaf.full_name, 'alpha / child / leaf');
   assert.equal(leaf.parent_id, w.g.child.id);
   assert.equal(leaf.web_url, `${EXTERNAL_URL}/groups/alpha/child/leaf`);
+});
+
+test('GET /groups and /namespaces: search gives the same groups for mixed case, %, _, ", non-ASCII and short needles; renames and moves at once', async (t) => {
+  const w = await world(t);
+  const { app, c, root } = w.t;
+  const sqlite = c.db.dialect === 'sqlite';
+  const name = (key: string, value: string) => c.db.kysely.updateTable('namespaces').set({ name: value }).where('id', '=', w.g[key].id).execute();
+  await name('gamma', 'Grüne 100% "Gruppe"');
+  await name('epsilon', 'Ärzte_Team');
+  const groups = async (search: string) =>
+    paths(await app.inject({ method: 'GET', url: `/api/v4/groups?all_available=true&order_by=id&search=${encodeURIComponent(search)}`, headers: root }));
+  const namespaces = async (query: string) =>
+    paths(await app.inject({ method: 'GET', url: `/api/v4/namespaces?${query}`, headers: root })).filter((p) => !['root', 'alice', 'bob', 'ext'].includes(p));
+  assert.deepEqual(await groups('CHILD'), ['alpha/child', 'alpha/child/leaf'], 'the name, the path or the full path');
+  assert.deepEqual(await groups('ha/chi'), ['alpha/child', 'alpha/child/leaf']);
+  assert.deepEqual(await groups('100%'), ['gamma'], '% is literal');
+  assert.deepEqual(await groups('"gruppe"'), ['gamma'], 'the whole search, quotes and all');
+  assert.deepEqual(await groups('grüne 100'), ['gamma']);
+  assert.deepEqual(await groups('rzte_t'), ['epsilon'], '_ is literal');
+  assert.deepEqual(await groups('rztext'), []);
+  assert.deepEqual(await groups('ÄRZTE'), sqlite ? [] : ['epsilon'], "SQLite's lower() leaves Ä as it is");
+  assert.deepEqual(await groups('af'), ['alpha/child/leaf'], 'two characters: still a substring');
+  // GET /namespaces: every word (of 3 characters or more) in the name or the path; the full path on request
+  assert.deepEqual(await namespaces('search=CHI'), ['alpha/child']);
+  assert.deepEqual(await namespaces('search=grüne%20%22gruppe%22'), ['gamma']);
+  assert.deepEqual(await namespaces('search=alpha/child&full_path_search=true'), ['alpha/child', 'alpha/child/leaf']);
+  // a group moved to another path moves its subgroups' full paths; a renamed group; a deleted one
+  const res = await app.inject({ method: 'PUT', url: `/api/v4/groups/${w.g.alpha.id}`, headers: root, payload: { path: 'omega' } });
+  assert.equal(res.statusCode, 200, res.body);
+  await name('gamma', 'Green');
+  assert.deepEqual(await groups('alpha'), ['omega'], 'the name stays alpha');
+  assert.deepEqual(await groups('omega/'), ['omega/child', 'omega/child/leaf']);
+  assert.deepEqual(await groups('gruppe'), []);
+  assert.deepEqual(await groups('green'), ['gamma']);
+  assert.deepEqual(await namespaces('search=omega/child/le&full_path_search=true'), ['omega/child/leaf']);
+  await c.db.kysely.deleteFrom('namespaces').where('id', '=', w.g.epsilon.id).execute();
+  assert.deepEqual(await groups('rzte'), []);
+  await assertSearchIndexesInSync(c);
 });
 
 test('GET /groups: owned, min_access_level, top_level_only, search, visibility, skip_groups, ordering', async (t) => {

@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { at, get, idsOf, world } from '../../helpers/merge-requests-list-world.ts';
+import { assertSearchIndexesInSync } from '../../helpers/search-index.ts';
 
 type W = Awaited<ReturnType<typeof world>>;
 /** ids of the project list of `pub` for a query string, oldest first */
@@ -232,6 +233,38 @@ test('search and in: every word in the title or the description, case-insensitiv
   assert.deepEqual(await list('search=ui'), [c.id]);
   assert.deepEqual(await list('search=100%25'), []);
   assert.deepEqual(await list('search=%22not%20sign%22'), [a.id]);
+});
+
+test('search: the same merge requests for mixed case, phrases, %, _, ", non-ASCII, on every list; edits and deletions at once', async (t) => {
+  const w = await world(t);
+  const sqlite = w.c.db.dialect === 'sqlite';
+  const a = await w.mr(w.P.pub, { title: 'Überarbeitung of the LOGIN_form', description: 'Covers 100% of "edge" cases' });
+  const b = await w.mr(w.P.pub, { title: 'login form', description: 'ÉCLAIR login' });
+  const list = lister(w);
+  const search = (q: string, rest = '') => list(`search=${encodeURIComponent(q)}${rest}`);
+  const everywhere = async (q: string) => idsOf(await get(w.app, `/api/v4/merge_requests?scope=all&sort=asc&search=${encodeURIComponent(q)}`, w.meTok));
+  assert.deepEqual(await search('LOGIN'), [a.id, b.id]);
+  assert.deepEqual(await search('login_'), [a.id], '_ is literal');
+  assert.deepEqual(await search('100%'), [a.id], '% is literal');
+  assert.deepEqual(await search('"edge" cases'), [a.id]);
+  assert.deepEqual(await search('of "edge'), [a.id], 'an unpaired " is part of its term');
+  assert.deepEqual(await search('login form'), [a.id, b.id], 'both words in the title');
+  assert.deepEqual(await search('form cases'), [], 'not one word in each column');
+  assert.deepEqual(await search('clair login', '&in=description'), [b.id]);
+  assert.deepEqual(await search('clair login', '&in=title'), []);
+  assert.deepEqual(await search('berarbeitung'), [a.id]);
+  // SQLite matches the column as it is: its LIKE ignores the case of ASCII letters only
+  assert.deepEqual(await search('überarbeitung'), sqlite ? [] : [a.id]);
+  assert.deepEqual(await search('éclair login'), sqlite ? [] : [b.id]);
+  assert.deepEqual(await everywhere('LOGIN_F'), [a.id]);
+  assert.deepEqual(await everywhere('login form'), [a.id, b.id]);
+  // the index follows edits and deletions
+  await w.c.db.kysely.updateTable('merge_requests').set({ title: 'Nothing here', description: null }).where('id', '=', a.id).execute();
+  await w.c.db.kysely.deleteFrom('merge_requests').where('id', '=', b.id).execute();
+  assert.deepEqual(await search('login'), []);
+  assert.deepEqual(await everywhere('login'), []);
+  assert.deepEqual(await search('nothing here'), [a.id]);
+  await assertSearchIndexesInSync(w.c);
 });
 
 test('source_branch, target_branch, source_project_id, wip, iids[]', async (t) => {

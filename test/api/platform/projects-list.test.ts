@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import type { NamespaceRow, ProjectRow, UserRow } from '../../../src/db/schema.ts';
 import { buildTestApp, EXTERNAL_URL } from '../../helpers/build-app.ts';
 import { expectedProject, groupNs, userNs } from '../../helpers/projects-expect.ts';
+import { assertSearchIndexesInSync } from '../../helpers/search-index.ts';
 
 const get = (app: any, url: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url, headers });
 const ids = (res: any): number[] => res.json().map((p: { id: number }) => p.id);
@@ -150,6 +151,52 @@ test('GET /projects: search (path, name, description; short queries match exactl
   assert.deepEqual([res.statusCode, res.json()], [400, { error: 'visibility does not have a valid value' }]);
 });
 
+test('GET /projects: search gives the same projects for mixed case, phrases, %, _, ", non-ASCII and namespace paths; edits are seen at once', async (t) => {
+  const { app, c, root, P } = await world(t);
+  const sqlite = c.db.dialect === 'sqlite';
+  const set = (key: string, values: { name?: string; description?: string | null; path?: string }) =>
+    c.db.kysely.updateTable('projects').set(values).where('id', '=', P[key].id).execute();
+  await set('pub-top', { name: 'Ünïcode Parser', description: 'The parser reads 100% of "quoted" input_files' });
+  await set('int-top', { description: 'A PARSER for ÉCOLE' });
+  const q = async (query: string) => ids(await get(app, `/api/v4/projects?order_by=id&sort=asc&search=${encodeURIComponent(query)}`, root));
+  const inPaths = async (query: string) =>
+    ids(await get(app, `/api/v4/projects?order_by=id&sort=asc&search_namespaces=true&search=${encodeURIComponent(query)}`, root));
+  assert.deepEqual(await q('PaRsEr'), [P['pub-top'].id, P['int-top'].id]);
+  assert.deepEqual(await q('parser "quoted"'), [P['pub-top'].id], 'every term in one column');
+  assert.deepEqual(await q('parser quoted'), [P['pub-top'].id]);
+  assert.deepEqual(await q('parser école'), sqlite ? [] : [P['int-top'].id], "SQLite's lower() leaves É as it is");
+  assert.deepEqual(await q('"reads 100%"'), [P['pub-top'].id], '% is literal');
+  assert.deepEqual(await q('input_f'), [P['pub-top'].id], '_ is literal');
+  assert.deepEqual(await q('inputxf'), []);
+  assert.deepEqual(await q('of "quoted'), [P['pub-top'].id], 'an unpaired " is part of its term');
+  assert.deepEqual(await q('nïcode'), [P['pub-top'].id]);
+  assert.deepEqual(await q('ünïcode'), sqlite ? [] : [P['pub-top'].id]);
+  assert.deepEqual(await q('cole'), [P['int-top'].id]);
+  // the namespace's full path and the path, with the '/' between them: a term across the '/' (its part after
+  // it long enough to look up, or only its part before it, or neither), in the full path alone, in the path alone
+  assert.deepEqual(await inPaths('sub/pri'), [P['priv-sub'].id]);
+  assert.deepEqual(await inPaths('sub/p'), [P['pub-sub'].id, P['priv-sub'].id]);
+  assert.deepEqual(await inPaths('b/p'), [P['pub-sub'].id, P['priv-sub'].id]);
+  assert.deepEqual(await inPaths('top/sub'), [P['pub-sub'].id, P['priv-sub'].id]);
+  assert.deepEqual(await inPaths('TOP/ pub'), [P['pub-top'].id, P['pub-sub'].id], 'each term anywhere in the full path');
+  assert.deepEqual(await inPaths('/priv-team'), [P['priv-team'].id, P['priv-team-2'].id]);
+  assert.deepEqual(await inPaths('team-2'), [P['priv-team-2'].id]);
+  assert.deepEqual(await q('top/sub'), [], 'without search_namespaces: the path alone');
+  // the index follows edits: a renamed project, a cleared description, a moved group's full path, a deleted project
+  await set('pub-top', { name: 'Renamed', description: null });
+  await set('int-top', { path: 'int-moved', name: 'Moved' });
+  assert.deepEqual(await q('parser'), [P['int-top'].id]);
+  assert.deepEqual(await q('renamed'), [P['pub-top'].id]);
+  assert.deepEqual(await q('int-moved'), [P['int-top'].id]);
+  assert.deepEqual(await q('int-top'), []);
+  await c.db.kysely.updateTable('namespaces').set({ full_path: 'moved/sub' }).where('full_path', '=', 'top/sub').execute();
+  assert.deepEqual(await inPaths('moved/sub/'), [P['pub-sub'].id, P['priv-sub'].id]);
+  assert.deepEqual(await inPaths('top/sub'), []);
+  const res = await app.inject({ method: 'DELETE', url: `/api/v4/projects/${P['priv-team-2'].id}`, headers: root });
+  assert.equal(res.statusCode, 202);
+  assert.deepEqual(await inPaths('team-2'), []);
+  await assertSearchIndexesInSync(c);
+});
 test('GET /projects: with_issues_enabled and with_merge_requests_enabled', async (t) => {
   const { app, root, P, meTok } = await world(t);
   const put = (id: number, payload: Record<string, unknown>) => app.inject({ method: 'PUT', url: `/api/v4/projects/${id}`, headers: root, payload });
