@@ -10,7 +10,7 @@ import type { MigrationContext } from '../migration-context.ts';
 // - namespaces_search (name, path, full_path): the groups and namespaces searches
 // - merge_requests_search (title, description): the merge request search
 // Triggers keep each index in step with its table: after an insert, after a delete, and after an update that
-// changes an indexed column (the old values out, the new in). `searchIndex` in db/sql.ts turns a search into
+// changes an indexed column (the old values out, the new in). `searchMatch` in db/sql.ts turns a search into
 // a MATCH of quoted phrases; the searches keep their LIKE as the exact test of the rows the index finds.
 // A phrase of 3 characters or more matches where the column holds it (trigrams in a row); shorter terms find
 // nothing in a trigram index, and those searches keep their LIKE over the table.
