@@ -246,7 +246,7 @@ export class MergeRequestsQuery {
     }
 
     // search: every term (of 3+ characters) in one of the columns
-    if (search) conds.push(search.cond);
+    if (search) conds.push(search);
 
     q = q.where((eb) => eb.and(conds.map((c) => c(eb))));
     return this.order(q, f);
@@ -426,10 +426,10 @@ export class MergeRequestsQuery {
   /**
    * Issuable.full_search: in each column, every term (of 3+ characters); short queries match a whole column.
    * SQLite: when its search index finds at most NARROW_SEARCH merge requests (counted first, up to one more),
-   * they drive the query (`narrow`) and the LIKE tests each of them; a search that finds more reads the list's
+   * they drive the query and the LIKE tests each of them; a search that finds more reads the list's
    * order and stops after a page, as a search without the index does (its count stops at 10,001 rows).
    */
-  private async searchCondition(search: string, inParam: string | undefined): Promise<{ cond: Cond; narrow: boolean }> {
+  private async searchCondition(search: string, inParam: string | undefined): Promise<Cond> {
     const allowed: ('title' | 'description')[] = ['title', 'description'];
     const asked = (inParam ?? '')
       .split(',')
@@ -459,7 +459,7 @@ export class MergeRequestsQuery {
       );
       return indexed ? eb.and([indexed, like]) : like;
     };
-    return { cond, narrow: indexed !== null };
+    return cond;
   }
 
   /** order_by + sort, then the id in the same direction; merged_at (and the due dates, priorities) put nulls last. */
