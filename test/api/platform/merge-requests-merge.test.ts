@@ -412,6 +412,27 @@ test('after pushes: a moved source branch updates sha and unchecks; a push of th
   assert.equal((await row(s, mr.id)).merge_status, 'can_be_merged');
 });
 
+test('after pushes: merge requests into the branch already unchecked are left as they are, and one the push merged is still marked merged', async (t) => {
+  const s = await setup(t);
+  const other = await s.create('behind', 'Merged by hand');
+  await s.c.merges.idle();
+  await s.c.db.kysely.updateTable('merge_requests').set({ merge_status: 'unchecked', fast_forward_possible: null }).execute();
+  const before = await s.c.db.kysely.selectFrom('merge_requests').selectAll().orderBy('id').execute();
+  s.wt.git(['fetch', '-q', 'origin']);
+  s.wt.checkout('main').git(['reset', '-q', '--hard', 'origin/main']);
+  s.wt.git(['merge', '-q', '--no-edit', 'origin/behind'], { GIT_AUTHOR_DATE: `@${T0 + 900} +0000`, GIT_COMMITTER_DATE: `@${T0 + 900} +0000` });
+  const manual = s.wt.git(['rev-parse', 'HEAD']);
+  s.wt.push('main');
+  await s.c.merges.refreshAfterPush(s.project, s.maintainer, s.c.repos.repository(s.project), [{ before: s.shas.m1, after: manual, ref: 'refs/heads/main' }]);
+  // in the push's own statements nothing changed (the rows were unchecked already); the job is queued
+  assert.deepEqual(await s.c.db.kysely.selectFrom('merge_requests').selectAll().orderBy('id').execute(), before);
+  assert.equal((await s.c.db.kysely.selectFrom('jobs').select('id').where('kind', '=', 'merge_request_refresh').execute()).length, 1);
+  await s.c.merges.idle();
+  const merged = await row(s, other.id);
+  assert.equal(merged.state, 'merged');
+  assert.equal(merged.merge_user_id, s.maintainer.id);
+});
+
 /** git processes started so far in this process */
 const gitStarted = async () => (await gitCommands.get()).values.reduce((n, v) => n + v.value, 0);
 
