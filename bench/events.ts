@@ -4,7 +4,7 @@
 // Bar: a page of 20 at ratio ≥ 0.5 (p99 < 20 ms), and the uncached path — a query no cache
 // has seen (median at one connection over HTTP), and the first read after a write (median of 21 in-process
 // requests) — at most 5 ms each; the mixed variant (a writer every 100 ms) ≥ 0.5 of the read-only req/s.
-import { groupRow, insertAll, projectRow, userRow } from '../test/helpers/rows.ts';
+import { groupRow, insertAll, memberRow, projectRow, userRow } from '../test/helpers/rows.ts';
 import fs from 'node:fs';
 import { sql } from 'kysely';
 import { benchContainer, CONNECTIONS, DURATION, freshBenchDatabase, listTableHeader, Report, ROUNDS, serve } from './harness.ts';
@@ -49,19 +49,7 @@ await insertAll(
   ),
 );
 const projects = await k.selectFrom('projects').select(['id', 'visibility']).where('namespace_id', '=', group.id).orderBy('id').execute();
-await insertAll(k, 'members', [
-  {
-    source_type: 'Namespace',
-    source_id: group.id,
-    user_id: busy.id,
-    access_level: 30,
-    expires_at: null,
-    member_role_id: null,
-    created_by_id: null,
-    created_at: now,
-    updated_at: now,
-  },
-]);
+await insertAll(k, 'members', [memberRow('Namespace', group.id, busy.id, 30, now)]);
 
 // --- 100,000 events of busy: 80% pushes (with payloads), then project creations, joins and merge request events ---
 const sha = (n: number) => n.toString(16).padStart(40, '0');

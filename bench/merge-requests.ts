@@ -3,7 +3,7 @@
 // then measures the merge request lists with autocannon next to a static payload of the same size.
 // Bar: ratio ≥ 0.5 and p99 < 20 ms at 10 connections. Also the uncached path: a query no cache has seen,
 // and the first read after a write (median of 21 in-process requests each).
-import { groupRow, insertAll, projectRow, userRow } from '../test/helpers/rows.ts';
+import { groupRow, insertAll, memberRow, projectRow, userRow } from '../test/helpers/rows.ts';
 import fs from 'node:fs';
 import { sql } from 'kysely';
 import { userActor } from '../src/domain/access/actor.ts';
@@ -87,17 +87,7 @@ await insertAll(
 );
 const projects = await k.selectFrom('projects').select(['id', 'namespace_id', 'visibility']).where('name', 'like', 'Service %').orderBy('id').execute();
 // The viewer: a Developer of two subgroups (100 projects) and a Reporter of 50 private projects elsewhere.
-const member = (type: string, id: number, level: number) => ({
-  source_type: type,
-  source_id: id,
-  user_id: viewer.id,
-  access_level: level,
-  expires_at: null,
-  member_role_id: null,
-  created_by_id: null,
-  created_at: now,
-  updated_at: now,
-});
+const member = (type: 'Project' | 'Namespace', id: number, level: number) => memberRow(type, id, viewer.id, level, now);
 const privates = projects.filter((p) => p.visibility === 'private' && p.namespace_id !== subgroups[0].id && p.namespace_id !== subgroups[1].id);
 await insertAll(k, 'members', [
   member('Namespace', subgroups[0].id, 30),

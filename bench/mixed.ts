@@ -12,7 +12,7 @@ import os from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { gitEnv } from '../src/git/command.ts';
 import { startWorker, workerEntry } from '../src/lib/worker-boot.ts';
-import { insertAll, userRow } from '../test/helpers/rows.ts';
+import { insertAll, memberRow, userRow } from '../test/helpers/rows.ts';
 import { buildBigRepo } from './big-repo.ts';
 import { apiClient, benchContainer, freshBenchDatabase, publicProject, Report, serve } from './harness.ts';
 import type { LoadPlan, LoadResult, MixRoute } from './mixed-load.ts';
@@ -80,17 +80,7 @@ const dev = (await k
   .executeTakeFirstOrThrow())!;
 await k
   .insertInto('members')
-  .values({
-    source_type: 'Project',
-    source_id: project.id,
-    user_id: dev.id,
-    access_level: 30,
-    expires_at: null,
-    member_role_id: null,
-    created_by_id: null,
-    created_at: now,
-    updated_at: now,
-  })
+  .values(memberRow('Project', project.id, dev.id, 30, now))
   .execute();
 const token = (await c.tokens.create(dev, { name: 'bench', scopes: ['api'] })).token!;
 const headers = { 'private-token': token };

@@ -4,7 +4,7 @@
 // process (the framework's floor), each with its cache-miss and mixed variants (harness listScenario).
 // Bars: ratio ≥ 0.5 and p99 < 10 ms at 10 connections; on SQLite, a cache-miss page of 100 users in
 // ≤ 3 ms and of 100 projects in ≤ 8 ms (median, one connection); mixed ≥ 0.5 of the read-only req/s.
-import { groupRow, userRow } from '../test/helpers/rows.ts';
+import { groupRow, memberRow, userRow } from '../test/helpers/rows.ts';
 import fs from 'node:fs';
 import inspector from 'node:inspector';
 import { sql } from 'kysely';
@@ -118,17 +118,7 @@ await insertAll(
 const projectIds = (await k.selectFrom('projects').select('id').orderBy('id').execute()).map((r) => r.id);
 const memberRows = new Map<string, object>();
 const addMember = (type: 'Project' | 'Namespace', sourceId: number, userId: number, level: number) =>
-  memberRows.set(`${type}:${sourceId}:${userId}`, {
-    source_type: type,
-    source_id: sourceId,
-    user_id: userId,
-    access_level: level,
-    expires_at: null,
-    member_role_id: null,
-    created_by_id: null,
-    created_at: now,
-    updated_at: now,
-  });
+  memberRows.set(`${type}:${sourceId}:${userId}`, memberRow(type, sourceId, userId, level, now));
 addMember('Namespace', groupRows[0].id, member.id, 30);
 for (let i = 0; i < 100; i++) addMember('Project', projectIds[100 + i * 97], member.id, 20);
 benchUsers.forEach((u, n) => {

@@ -2,7 +2,7 @@
 // needs (pagination over thousands of users, the benchmarks' seeds). Every column is written, so a new
 // column without a default shows up here once.
 import type { Insertable, Kysely } from 'kysely';
-import type { Database, NamespacesTable, NewUser, ProjectsTable } from '../../src/db/schema.ts';
+import type { Database, MembersTable, NamespacesTable, NewUser, ProjectsTable } from '../../src/db/schema.ts';
 import { nowIso } from '../../src/lib/time.ts';
 
 /** A confirmed, active human user named `username` (name and e-mail derived), with `attrs` on top. */
@@ -104,6 +104,21 @@ export function projectRow(namespaceId: number, path: string, attrs: Partial<New
     updated_at: now,
     last_activity_at: now,
     ...attrs,
+  };
+}
+
+/** A direct membership of `userId` at `level` in a project (`Project`) or group (`Namespace`), no expiry, no custom role. */
+export function memberRow(type: 'Project' | 'Namespace', sourceId: number, userId: number, level: number, now = nowIso()): Insertable<MembersTable> {
+  return {
+    source_type: type,
+    source_id: sourceId,
+    user_id: userId,
+    access_level: level,
+    expires_at: null,
+    member_role_id: null,
+    created_by_id: null,
+    created_at: now,
+    updated_at: now,
   };
 }
 
