@@ -372,6 +372,19 @@ test('merge_when_pipeline_succeeds: a draft keeps auto-merge set (cancel → 201
   assert.equal(s.head('refs/heads/main^2'), s.shas.f1);
 });
 
+/**
+ * `behind` merged into main by hand in the work tree and pushed straight to the bare repository, then the
+ * refresh the push path runs after a change of refs (by the Maintainer).
+ */
+async function mergeBehindByHand(s: Awaited<ReturnType<typeof setup>>): Promise<void> {
+  s.wt.git(['fetch', '-q', 'origin']);
+  s.wt.checkout('main').git(['reset', '-q', '--hard', 'origin/main']);
+  s.wt.git(['merge', '-q', '--no-edit', 'origin/behind'], { GIT_AUTHOR_DATE: `@${T0 + 900} +0000`, GIT_COMMITTER_DATE: `@${T0 + 900} +0000` });
+  const manual = s.wt.git(['rev-parse', 'HEAD']);
+  s.wt.push('main');
+  await s.c.merges.refreshAfterPush(s.project, s.maintainer, s.c.repos.repository(s.project), [{ before: s.shas.m1, after: manual, ref: 'refs/heads/main' }]);
+}
+
 test('after pushes: a moved source branch updates sha and unchecks; a push of the source into main marks the merge request merged', async (t) => {
   const s = await setup(t);
   const mr = await s.create('feature');
@@ -396,13 +409,7 @@ test('after pushes: a moved source branch updates sha and unchecks; a push of th
   assert.notEqual(f2, tip);
   // the source head reaches main through a branch write (a Maintainer creates nothing: the merge is manual)
   const other = await s.create('behind', 'Merged by hand');
-  s.wt.git(['fetch', '-q', 'origin']);
-  s.wt.checkout('main').git(['reset', '-q', '--hard', 'origin/main']);
-  s.wt.git(['merge', '-q', '--no-edit', 'origin/behind'], { GIT_AUTHOR_DATE: `@${T0 + 900} +0000`, GIT_COMMITTER_DATE: `@${T0 + 900} +0000` });
-  const manual = s.wt.git(['rev-parse', 'HEAD']);
-  // pushed straight to the bare repository; the refresh is what the push path runs after a change of refs
-  s.wt.push('main');
-  await s.c.merges.refreshAfterPush(s.project, s.maintainer, s.c.repos.repository(s.project), [{ before: s.shas.m1, after: manual, ref: 'refs/heads/main' }]);
+  await mergeBehindByHand(s);
   await s.c.merges.idle();
   const merged = await row(s, other.id);
   assert.equal(merged.state, 'merged');
@@ -418,12 +425,7 @@ test('after pushes: merge requests into the branch already unchecked are left as
   await s.c.merges.idle();
   await s.c.db.kysely.updateTable('merge_requests').set({ merge_status: 'unchecked', fast_forward_possible: null }).execute();
   const before = await s.c.db.kysely.selectFrom('merge_requests').selectAll().orderBy('id').execute();
-  s.wt.git(['fetch', '-q', 'origin']);
-  s.wt.checkout('main').git(['reset', '-q', '--hard', 'origin/main']);
-  s.wt.git(['merge', '-q', '--no-edit', 'origin/behind'], { GIT_AUTHOR_DATE: `@${T0 + 900} +0000`, GIT_COMMITTER_DATE: `@${T0 + 900} +0000` });
-  const manual = s.wt.git(['rev-parse', 'HEAD']);
-  s.wt.push('main');
-  await s.c.merges.refreshAfterPush(s.project, s.maintainer, s.c.repos.repository(s.project), [{ before: s.shas.m1, after: manual, ref: 'refs/heads/main' }]);
+  await mergeBehindByHand(s);
   // in the push's own statements nothing changed (the rows were unchecked already); the job is queued
   assert.deepEqual(await s.c.db.kysely.selectFrom('merge_requests').selectAll().orderBy('id').execute(), before);
   assert.equal((await s.c.db.kysely.selectFrom('jobs').select('id').where('kind', '=', 'merge_request_refresh').execute()).length, 1);
