@@ -33,6 +33,7 @@ import * as m031 from './migrations/031-versions-at-commit.ts';
 import * as m032 from './migrations/032-scale-indexes.ts';
 import * as m033 from './migrations/033-sqlite-search.ts';
 import * as m034 from './migrations/034-merge-request-visibility.ts';
+import * as m035 from './migrations/035-issues.ts';
 
 interface Migration {
   name: string;
@@ -72,6 +73,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '032-scale-indexes', up: m032.up },
   { name: '033-sqlite-search', up: m033.up },
   { name: '034-merge-request-visibility', up: m034.up },
+  { name: '035-issues', up: m035.up },
 ];
 
 export async function migrate(db: Db): Promise<string[]> {

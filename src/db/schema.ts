@@ -504,7 +504,7 @@ export interface LabelsTable {
 export interface SubscriptionsTable {
   id: Generated<number>;
   user_id: number;
-  subscribable_type: string; // Label | MergeRequest
+  subscribable_type: string; // Label | MergeRequest | Issue
   subscribable_id: number;
   project_id: number | null;
   subscribed: number;
@@ -591,7 +591,7 @@ export interface MergeRequestLabelsTable {
 export interface NotesTable {
   id: Generated<number>;
   project_id: number;
-  noteable_type: string; // MergeRequest
+  noteable_type: string; // MergeRequest | Issue
   noteable_id: number;
   discussion_id: string;
   type: string | null; // null | DiscussionNote | DiffNote
@@ -609,7 +609,7 @@ export interface NotesTable {
 
 export interface AwardEmojiTable {
   id: Generated<number>;
-  awardable_type: string; // MergeRequest | Note
+  awardable_type: string; // MergeRequest | Issue | Note
   awardable_id: number;
   user_id: number;
   name: string;
@@ -619,7 +619,8 @@ export interface AwardEmojiTable {
 
 export interface ResourceLabelEventsTable {
   id: Generated<number>;
-  merge_request_id: number;
+  merge_request_id: number | null;
+  issue_id: number | null; // migration 035: one of the two is set
   label_id: number | null;
   user_id: number | null;
   action: string; // add | remove
@@ -628,7 +629,8 @@ export interface ResourceLabelEventsTable {
 
 export interface ResourceMilestoneEventsTable {
   id: Generated<number>;
-  merge_request_id: number;
+  merge_request_id: number | null;
+  issue_id: number | null; // migration 035: one of the two is set
   milestone_id: number | null;
   user_id: number | null;
   action: string; // add | remove
@@ -638,7 +640,8 @@ export interface ResourceMilestoneEventsTable {
 
 export interface ResourceStateEventsTable {
   id: Generated<number>;
-  merge_request_id: number;
+  merge_request_id: number | null;
+  issue_id: number | null; // migration 035: one of the two is set
   user_id: number | null;
   state: string; // opened | closed | reopened | merged | locked
   source_commit: string | null;
@@ -872,16 +875,89 @@ export interface IssuesTable {
   description: string | null;
   state: string; // opened | closed
   author_id: number | null;
-  assignee_ids: Generated<string>; // JSON array of user ids
   milestone_id: number | null;
-  labels: Generated<string>; // JSON array of label titles
   confidential: Generated<number>;
   discussion_locked: number | null;
-  due_date: string | null;
+  due_date: string | null; // YYYY-MM-DD
   weight: number | null;
   closed_by_id: number | null;
   closed_at: string | null;
   imported_from: Generated<string>;
+  created_at: string;
+  updated_at: string;
+  // migration 035
+  issue_type: Generated<string>; // issue | incident
+  time_estimate: Generated<number>;
+  total_time_spent: Generated<number>;
+  upvotes: Generated<number>;
+  downvotes: Generated<number>;
+  user_notes_count: Generated<number>;
+  relative_position: number | null;
+  moved_to_id: number | null;
+  duplicated_to_id: number | null;
+  updated_by_id: number | null;
+  last_edited_by_id: number | null;
+  last_edited_at: string | null;
+  /** kept by triggers: public | internal | private (Reporter and up) | disabled */
+  visibility: Generated<string>;
+}
+
+export interface IssueUsersTable {
+  issue_id: number;
+  user_id: number;
+  created_at: string;
+}
+
+export interface IssueLabelsTable {
+  issue_id: number;
+  label_id: number;
+  created_at: string;
+}
+
+export interface IssueLinksTable {
+  id: Generated<number>;
+  source_id: number;
+  target_id: number;
+  link_type: string; // relates_to | blocks
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TodosTable {
+  id: Generated<number>;
+  user_id: number;
+  project_id: number | null;
+  group_id: number | null;
+  target_type: string; // Issue | MergeRequest
+  target_id: number;
+  author_id: number | null;
+  action: number; // GitLab's Todo action ids
+  state: Generated<string>; // pending | done
+  note_id: number | null;
+  body: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface BoardsTable {
+  id: Generated<number>;
+  project_id: number | null;
+  group_id: number | null;
+  name: string;
+  hide_backlog_list: Generated<number>;
+  hide_closed_list: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface BoardListsTable {
+  id: Generated<number>;
+  board_id: number;
+  list_type: string; // backlog | label | closed | assignee | milestone
+  label_id: number | null;
+  milestone_id: number | null;
+  user_id: number | null;
+  position: number | null;
   created_at: string;
   updated_at: string;
 }
@@ -947,6 +1023,13 @@ export interface Database {
   project_imports: ProjectImportsTable;
   relation_imports: RelationImportsTable;
   issues: IssuesTable;
+  // migration 035 (issues)
+  issue_assignees: IssueUsersTable;
+  issue_labels: IssueLabelsTable;
+  issue_links: IssueLinksTable;
+  todos: TodosTable;
+  boards: BoardsTable;
+  board_lists: BoardListsTable;
   // migration 023 (web hooks)
   web_hooks: WebHooksTable;
   // migration 024 (protected refs)
@@ -977,6 +1060,10 @@ export type ProjectExportRow = Selectable<ProjectExportsTable>;
 export type ProjectImportRow = Selectable<ProjectImportsTable>;
 export type RelationImportRow = Selectable<RelationImportsTable>;
 export type IssueRow = Selectable<IssuesTable>;
+export type IssueLinkRow = Selectable<IssueLinksTable>;
+export type TodoRow = Selectable<TodosTable>;
+export type BoardRow = Selectable<BoardsTable>;
+export type BoardListRow = Selectable<BoardListsTable>;
 
 export type UserRow = Selectable<UsersTable>;
 export type LanguageRow = Selectable<LanguagesTable>;

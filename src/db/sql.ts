@@ -39,6 +39,7 @@ export const SEARCH_INDEXES = {
   projects: ['path', 'name', 'description'],
   namespaces: ['name', 'path', 'full_path'],
   merge_requests: ['title', 'description'],
+  issues: ['title', 'description'],
 } as const;
 export type SearchIndexes = { [T in keyof typeof SEARCH_INDEXES]: (typeof SEARCH_INDEXES)[T][number] };
 

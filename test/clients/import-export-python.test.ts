@@ -220,13 +220,23 @@ test('python-gitlab: export, download, then import from the file, a remote URL a
   assert.deepEqual(src.tags, ['v1.0.0']);
 
   const sourceRefs = await repositoryRefs(c.repos.pathOf(source));
-  const issuesOf = (projectId: number) =>
-    c.db.kysely
+  const issuesOf = async (projectId: number) => {
+    const rows = await c.db.kysely
       .selectFrom('issues')
-      .select(['iid', 'title', 'description', 'state', 'labels', 'confidential', 'closed_at', 'created_at'])
+      .select(['id', 'iid', 'title', 'description', 'state', 'confidential', 'closed_at', 'created_at'])
       .where('project_id', '=', projectId)
       .orderBy('iid')
       .execute();
+    const labels = await c.db.kysely
+      .selectFrom('issue_labels')
+      .innerJoin('labels', 'labels.id', 'issue_labels.label_id')
+      .innerJoin('issues', 'issues.id', 'issue_labels.issue_id')
+      .select(['issue_labels.issue_id', 'labels.title'])
+      .where('issues.project_id', '=', projectId)
+      .orderBy('labels.title')
+      .execute();
+    return rows.map(({ id, ...r }) => ({ ...r, labels: labels.filter((l) => l.issue_id === id).map((l) => l.title) }));
+  };
   const sourceIssues = await issuesOf(source.id);
   assert.equal(sourceIssues.length, 25);
   for (const [kind, projectPath, name] of [

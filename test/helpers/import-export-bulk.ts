@@ -395,32 +395,38 @@ export async function seedLargeProject(c: Container, opts: LargeProjectOptions =
       .where('project_id', '=', project.id)
       .execute();
 
+    const issueRows = Array.from({ length: o.issues }, (_, n) => {
+      const closed = rand() < 0.4;
+      const created = BASE + n * 300_000;
+      return {
+        project_id: project.id,
+        iid: n + 1,
+        title: `Issue ${n}: ${pick(WORDS)} ${pick(WORDS)}`,
+        description: `Steps to reproduce ${n}.`,
+        state: closed ? 'closed' : 'opened',
+        author_id: pick(people),
+        milestone_id: milestoneIds.length && rand() < 0.3 ? pick(milestoneIds) : null,
+        confidential: rand() < 0.05 ? 1 : 0,
+        discussion_locked: null,
+        due_date: null,
+        weight: null,
+        closed_by_id: closed ? pick(people) : null,
+        closed_at: closed ? iso(created + 86_400_000) : null,
+        created_at: iso(created),
+        updated_at: iso(created + 3_600_000),
+      };
+    });
+    await insertAll(trx, 'issues', issueRows);
+    const issueIds = (await trx.selectFrom('issues').select('id').where('project_id', '=', project.id).orderBy('iid').execute()).map((r) => r.id);
     await insertAll(
       trx,
-      'issues',
-      Array.from({ length: o.issues }, (_, n) => {
-        const closed = rand() < 0.4;
-        const created = BASE + n * 300_000;
-        return {
-          project_id: project.id,
-          iid: n + 1,
-          title: `Issue ${n}: ${pick(WORDS)} ${pick(WORDS)}`,
-          description: `Steps to reproduce ${n}.`,
-          state: closed ? 'closed' : 'opened',
-          author_id: pick(people),
-          assignee_ids: JSON.stringify(rand() < 0.5 ? [pick(people)] : []),
-          milestone_id: milestoneIds.length && rand() < 0.3 ? pick(milestoneIds) : null,
-          labels: JSON.stringify(labelRows.length && rand() < 0.5 ? [pick(labelRows).title] : []),
-          confidential: rand() < 0.05 ? 1 : 0,
-          discussion_locked: null,
-          due_date: null,
-          weight: null,
-          closed_by_id: closed ? pick(people) : null,
-          closed_at: closed ? iso(created + 86_400_000) : null,
-          created_at: iso(created),
-          updated_at: iso(created + 3_600_000),
-        };
-      }),
+      'issue_assignees',
+      issueIds.flatMap((issue_id) => (rand() < 0.5 ? [{ issue_id, user_id: pick(people), created_at: iso(BASE) }] : [])),
+    );
+    await insertAll(
+      trx,
+      'issue_labels',
+      issueIds.flatMap((issue_id) => (labelRows.length && rand() < 0.5 ? [{ issue_id, label_id: pick(labelRows).id, created_at: iso(BASE) }] : [])),
     );
 
     const iids: [string, number][] = [

@@ -142,20 +142,22 @@ export async function seedRichProject(ta: TestApp, opts: { path?: string } = {})
       description: 'Steps to reproduce',
       state: 'opened',
       author_id: developer.id,
-      assignee_ids: JSON.stringify([maintainer.id]),
       milestone_id: v1.id,
-      labels: JSON.stringify(['bug']),
       confidential: 0,
       discussion_locked: null,
       due_date: '2030-02-01',
       weight: null,
       closed_by_id: null,
       closed_at: null,
+      user_notes_count: 1, // the note below
       created_at: now,
       updated_at: now,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+  await c.db.kysely.insertInto('issue_assignees').values({ issue_id: issue.id, user_id: maintainer.id, created_at: now }).execute();
+  const bug = await c.db.kysely.selectFrom('labels').select('id').where('project_id', '=', project.id).where('title', '=', 'bug').executeTakeFirstOrThrow();
+  await c.db.kysely.insertInto('issue_labels').values({ issue_id: issue.id, label_id: bug.id, created_at: now }).execute();
   await c.db.kysely
     .insertInto('notes')
     .values({

@@ -633,9 +633,9 @@ class TreeImport {
       const assignees = [];
       const reviewers = [];
       const labelLinks = [];
-      const labelEvents = [];
-      const milestoneEvents = [];
-      const stateEvents = [];
+      const labelEvents: Insertable<Database['resource_label_events']>[] = [];
+      const milestoneEvents: Insertable<Database['resource_milestone_events']>[] = [];
+      const stateEvents: Insertable<Database['resource_state_events']>[] = [];
       for (let i = 0; i < todo.length; i++) {
         const v = todo[i].value;
         const id = ids[i];
@@ -662,40 +662,7 @@ class TreeImport {
           if (!isObj(l.label)) continue;
           labelLinks.push({ merge_request_id: id, label_id: await this.label(trx, l.label), created_at: time(l.created_at) ?? at });
         }
-        for (const e of arr(v.resource_label_events)) {
-          const action = str(e.action);
-          if (action !== 'add' && action !== 'remove') continue;
-          labelEvents.push({
-            merge_request_id: id,
-            label_id: isObj(e.label) ? await this.label(trx, e.label) : null,
-            user_id: this.userOrNull(e.user_id),
-            action,
-            created_at: time(e.created_at) ?? at,
-          });
-        }
-        for (const e of arr(v.resource_milestone_events)) {
-          const action = str(e.action);
-          if (action !== 'add' && action !== 'remove') continue;
-          milestoneEvents.push({
-            merge_request_id: id,
-            milestone_id: isObj(e.milestone) ? await this.milestone(trx, e.milestone) : null,
-            user_id: this.userOrNull(e.user_id),
-            action,
-            state: str(e.state) ?? 'opened',
-            created_at: time(e.created_at) ?? at,
-          });
-        }
-        for (const e of arr(v.resource_state_events)) {
-          const state = str(e.state);
-          if (!state) continue;
-          stateEvents.push({
-            merge_request_id: id,
-            user_id: this.userOrNull(e.user_id),
-            state,
-            source_commit: sha(e.source_commit),
-            created_at: time(e.created_at) ?? at,
-          });
-        }
+        await this.resourceEvents(trx, v, { merge_request_id: id, issue_id: null }, at, { labelEvents, milestoneEvents, stateEvents });
       }
       const byUser = (r: { merge_request_id: number; user_id: number }) => `${r.merge_request_id}/${r.user_id}`;
       await this.insertNotes(trx, notes);
@@ -727,16 +694,8 @@ class TreeImport {
       const now = nowIso();
       const rows = [];
       for (const { value: v } of todo) {
-        const titles: string[] = [];
-        for (const l of arr(v.label_links)) {
-          if (!isObj(l.label)) continue;
-          await this.label(trx, l.label);
-          const t = str(l.label.title)!.trim();
-          if (!titles.includes(t)) titles.push(t);
-        }
-        const assignees = [...new Set(arr(v.issue_assignees).map((a) => this.user(a.user_id)))];
-        if (!assignees.length && Array.isArray(v.assignee_ids)) assignees.push(...new Set(v.assignee_ids.map((a) => this.user(a))));
         const state = str(v.state) ?? 'opened';
+        const awards = arr(v.award_emoji);
         rows.push({
           project_id: this.project.id,
           iid: iidOf(v),
@@ -744,9 +703,7 @@ class TreeImport {
           description: str(v.description),
           state: state === 'closed' ? 'closed' : 'opened',
           author_id: this.user(v.author_id),
-          assignee_ids: JSON.stringify(assignees),
           milestone_id: isObj(v.milestone) ? await this.milestone(trx, v.milestone) : null,
-          labels: JSON.stringify(titles),
           confidential: flag(v.confidential),
           discussion_locked: flagOrNull(v.discussion_locked),
           due_date: date(v.due_date),
@@ -754,6 +711,12 @@ class TreeImport {
           closed_by_id: state === 'closed' ? this.userOrNull(v.closed_by_id) : null,
           closed_at: state === 'closed' ? time(v.closed_at) : null,
           imported_from: 'gitlab_project',
+          issue_type: str(v.issue_type) === 'incident' ? 'incident' : 'issue',
+          time_estimate: int(v.time_estimate) ?? 0,
+          upvotes: awards.filter((a) => a.name === 'thumbsup').length,
+          downvotes: awards.filter((a) => a.name === 'thumbsdown').length,
+          user_notes_count: arr(v.notes).filter((n) => !flag(n.system)).length,
+          relative_position: int(v.relative_position),
           created_at: time(v.created_at) ?? now,
           updated_at: time(v.updated_at) ?? time(v.created_at) ?? now,
         });
@@ -761,14 +724,93 @@ class TreeImport {
       const ids = await insertMany(trx, 'issues', rows, true);
       const notes = todo.flatMap((item, i) => this.noteRows(item.value, 'Issue', ids[i]));
       const awards = todo.flatMap((item, i) => this.awardRows(arr(item.value.award_emoji), 'Issue', ids[i]));
+      const assignees: Insertable<Database['issue_assignees']>[] = [];
+      const labelLinks: Insertable<Database['issue_labels']>[] = [];
+      const labelEvents: Insertable<Database['resource_label_events']>[] = [];
+      const milestoneEvents: Insertable<Database['resource_milestone_events']>[] = [];
+      const stateEvents: Insertable<Database['resource_state_events']>[] = [];
+      for (let i = 0; i < todo.length; i++) {
+        const v = todo[i].value;
+        const id = ids[i];
+        const at = rows[i].created_at;
+        const users = arr(v.issue_assignees).map((a) => a.user_id);
+        if (!users.length && Array.isArray(v.assignee_ids)) users.push(...v.assignee_ids);
+        for (const u of users) assignees.push({ issue_id: id, user_id: this.user(u), created_at: at });
+        for (const l of arr(v.label_links)) {
+          if (!isObj(l.label)) continue;
+          labelLinks.push({ issue_id: id, label_id: await this.label(trx, l.label), created_at: time(l.created_at) ?? at });
+        }
+        await this.resourceEvents(trx, v, { merge_request_id: null, issue_id: id }, at, { labelEvents, milestoneEvents, stateEvents });
+      }
       await this.insertNotes(trx, notes);
       await insertMany(
         trx,
         'award_emoji',
         uniqueBy(awards, (a) => `${a.awardable_id}/${a.name}/${a.user_id}`),
       );
+      await insertMany(
+        trx,
+        'issue_assignees',
+        uniqueBy(assignees, (a) => `${a.issue_id}/${a.user_id}`),
+      );
+      await insertMany(
+        trx,
+        'issue_labels',
+        uniqueBy(labelLinks, (l) => `${l.issue_id}/${l.label_id}`),
+      );
+      await insertMany(trx, 'resource_label_events', labelEvents);
+      await insertMany(trx, 'resource_milestone_events', milestoneEvents);
+      await insertMany(trx, 'resource_state_events', stateEvents);
       return todo.length;
     });
+  }
+
+  /** An issue's or a merge request's resource events (label, milestone, state), added to `into`. */
+  private async resourceEvents(
+    trx: Kysely<Database>,
+    v: Json,
+    owner: { merge_request_id: number | null; issue_id: number | null },
+    at: string,
+    into: {
+      labelEvents: Insertable<Database['resource_label_events']>[];
+      milestoneEvents: Insertable<Database['resource_milestone_events']>[];
+      stateEvents: Insertable<Database['resource_state_events']>[];
+    },
+  ): Promise<void> {
+    for (const e of arr(v.resource_label_events)) {
+      const action = str(e.action);
+      if (action !== 'add' && action !== 'remove') continue;
+      into.labelEvents.push({
+        ...owner,
+        label_id: isObj(e.label) ? await this.label(trx, e.label) : null,
+        user_id: this.userOrNull(e.user_id),
+        action,
+        created_at: time(e.created_at) ?? at,
+      });
+    }
+    for (const e of arr(v.resource_milestone_events)) {
+      const action = str(e.action);
+      if (action !== 'add' && action !== 'remove') continue;
+      into.milestoneEvents.push({
+        ...owner,
+        milestone_id: isObj(e.milestone) ? await this.milestone(trx, e.milestone) : null,
+        user_id: this.userOrNull(e.user_id),
+        action,
+        state: str(e.state) ?? 'opened',
+        created_at: time(e.created_at) ?? at,
+      });
+    }
+    for (const e of arr(v.resource_state_events)) {
+      const state = str(e.state);
+      if (!state) continue;
+      into.stateEvents.push({
+        ...owner,
+        user_id: this.userOrNull(e.user_id),
+        state,
+        source_commit: sha(e.source_commit),
+        created_at: time(e.created_at) ?? at,
+      });
+    }
   }
 
   async importPipelines(): Promise<void> {

@@ -231,7 +231,7 @@ async function writeMergeRequests(db: Kysely<Database>, project: ProjectRow, out
     db.selectFrom('merge_requests').selectAll().where('project_id', '=', project.id).where('id', '>', after).orderBy('id').limit(limit).execute(),
   )) {
     const ids = mrs.map((m) => m.id);
-    const byMr = <T extends { merge_request_id: number }>(rows: T[]) => groupBy(rows, (r) => r.merge_request_id);
+    const byMr = <T extends { merge_request_id: number | null }>(rows: T[]) => groupBy(rows, (r) => r.merge_request_id ?? 0);
     const notes = await notesOf(db, 'MergeRequest', ids);
     const awards = groupBy(
       await inChunks(ids, (c) =>
@@ -251,23 +251,16 @@ async function writeMergeRequests(db: Kysely<Database>, project: ProjectRow, out
     const labelLinks = await inChunks(ids, (c) =>
       db.selectFrom('merge_request_labels').selectAll().where('merge_request_id', 'in', c).orderBy('created_at').orderBy('label_id').execute(),
     );
-    const labelEvents = await inChunks(ids, (c) =>
-      db.selectFrom('resource_label_events').selectAll().where('merge_request_id', 'in', c).orderBy('id').execute(),
+    const events = await resourceEventsOf(db, 'merge_request_id', ids);
+    const labels = await labelsById(
+      db,
+      labelLinks.map((l) => l.label_id),
     );
-    const milestoneEvents = await inChunks(ids, (c) =>
-      db.selectFrom('resource_milestone_events').selectAll().where('merge_request_id', 'in', c).orderBy('id').execute(),
+    const milestones = await milestonesById(
+      db,
+      mrs.map((m) => m.milestone_id).filter((x): x is number => x !== null),
     );
-    const stateEvents = byMr(
-      await inChunks(ids, (c) => db.selectFrom('resource_state_events').selectAll().where('merge_request_id', 'in', c).orderBy('id').execute()),
-    );
-    const labels = await labelsById(db, [...labelLinks.map((l) => l.label_id), ...labelEvents.map((e) => e.label_id).filter((x): x is number => x !== null)]);
-    const milestones = await milestonesById(db, [
-      ...mrs.map((m) => m.milestone_id).filter((x): x is number => x !== null),
-      ...milestoneEvents.map((e) => e.milestone_id).filter((x): x is number => x !== null),
-    ]);
     const linksBy = byMr(labelLinks);
-    const labelEventsBy = byMr(labelEvents);
-    const milestoneEventsBy = byMr(milestoneEvents);
 
     for (const mr of mrs) {
       const milestone = mr.milestone_id !== null ? milestones.get(mr.milestone_id) : undefined;
@@ -332,20 +325,7 @@ async function writeMergeRequests(db: Kysely<Database>, project: ProjectRow, out
           const label = labels.get(l.label_id);
           return label ? [{ target_type: 'MergeRequest', created_at: l.created_at, updated_at: l.created_at, label: labelJson(label) }] : [];
         }),
-        resource_label_events: (labelEventsBy.get(mr.id) ?? []).map((e) => {
-          const label = e.label_id !== null ? labels.get(e.label_id) : undefined;
-          return { action: e.action, user_id: e.user_id, created_at: e.created_at, label: label ? labelJson(label) : null };
-        }),
-        resource_milestone_events: (milestoneEventsBy.get(mr.id) ?? []).map((e) => {
-          const m = e.milestone_id !== null ? milestones.get(e.milestone_id) : undefined;
-          return { action: e.action, state: e.state, user_id: e.user_id, created_at: e.created_at, milestone: m ? milestoneJson(m) : null };
-        }),
-        resource_state_events: (stateEvents.get(mr.id) ?? []).map((e) => ({
-          state: e.state,
-          user_id: e.user_id,
-          created_at: e.created_at,
-          source_commit: e.source_commit,
-        })),
+        ...events(mr.id),
         events: [],
         timelogs: [],
       });
@@ -354,21 +334,11 @@ async function writeMergeRequests(db: Kysely<Database>, project: ProjectRow, out
 }
 
 async function writeIssues(db: Kysely<Database>, project: ProjectRow, out: NdjsonWriter) {
-  const projectLabels = new Map<string, LabelRow>();
-  const namespace = await db.selectFrom('namespaces').select(['traversal_ids']).where('id', '=', project.namespace_id).executeTakeFirst();
-  const groupIds = (namespace?.traversal_ids ?? '').split('/').filter(Boolean).map(Number);
-  // labels by title: the project's first, then its groups' (issues keep label titles)
-  const all = await db
-    .selectFrom('labels')
-    .selectAll()
-    .where((eb) => eb.or([eb('project_id', '=', project.id), ...(groupIds.length ? [eb('group_id', 'in', groupIds)] : [])]))
-    .orderBy('id')
-    .execute();
-  for (const l of all) if (l.project_id !== null || !projectLabels.has(l.title)) projectLabels.set(l.title, l);
   for await (const issues of pages((after, limit) =>
     db.selectFrom('issues').selectAll().where('project_id', '=', project.id).where('id', '>', after).orderBy('id').limit(limit).execute(),
   )) {
     const ids = issues.map((i) => i.id);
+    const byIssue = <T extends { issue_id: number }>(rows: T[]) => groupBy(rows, (r) => r.issue_id);
     const notes = await notesOf(db, 'Issue', ids);
     const awards = groupBy(
       await inChunks(ids, (c) =>
@@ -376,13 +346,24 @@ async function writeIssues(db: Kysely<Database>, project: ProjectRow, out: Ndjso
       ),
       (a) => a.awardable_id,
     );
+    const assignees = byIssue(
+      await inChunks(ids, (c) => db.selectFrom('issue_assignees').selectAll().where('issue_id', 'in', c).orderBy('created_at').orderBy('user_id').execute()),
+    );
+    const labelLinks = await inChunks(ids, (c) =>
+      db.selectFrom('issue_labels').selectAll().where('issue_id', 'in', c).orderBy('created_at').orderBy('label_id').execute(),
+    );
+    const labels = await labelsById(
+      db,
+      labelLinks.map((l) => l.label_id),
+    );
+    const linksBy = byIssue(labelLinks);
+    const events = await resourceEventsOf(db, 'issue_id', ids);
     const milestones = await milestonesById(
       db,
       issues.map((i) => i.milestone_id).filter((x): x is number => x !== null),
     );
     for (const i of issues) {
       const milestone = i.milestone_id !== null ? milestones.get(i.milestone_id) : undefined;
-      const titles = JSON.parse(i.labels || '[]') as string[];
       await out.write({
         id: i.id,
         title: i.title,
@@ -392,38 +373,71 @@ async function writeIssues(db: Kysely<Database>, project: ProjectRow, out: Ndjso
         updated_at: i.updated_at,
         description: i.description,
         iid: i.iid,
-        updated_by_id: null,
+        updated_by_id: i.updated_by_id,
         weight: i.weight,
         confidential: bool(i.confidential),
         due_date: i.due_date,
         lock_version: 0,
-        time_estimate: 0,
-        relative_position: null,
-        last_edited_at: null,
-        last_edited_by_id: null,
+        time_estimate: i.time_estimate,
+        relative_position: i.relative_position,
+        last_edited_at: i.last_edited_at,
+        last_edited_by_id: i.last_edited_by_id,
         discussion_locked: i.discussion_locked === null ? null : bool(i.discussion_locked),
         closed_at: i.closed_at,
         closed_by_id: i.closed_by_id,
         state: i.state,
+        issue_type: i.issue_type,
         milestone: milestone ? milestoneJson(milestone) : undefined,
         notes: (notes.byNoteable.get(i.id) ?? []).map((n) => notes.json(n, 'Issue')),
         award_emoji: (awards.get(i.id) ?? []).map(awardJson),
-        issue_assignees: (JSON.parse(i.assignee_ids || '[]') as number[]).map((user_id) => ({ user_id })),
-        label_links: titles.map((title) => {
-          const label = projectLabels.get(title);
-          return {
-            target_type: 'Issue',
-            created_at: i.created_at,
-            updated_at: i.created_at,
-            label: label ? labelJson(label) : { title, color: '#6699cc', type: 'ProjectLabel', priorities: [] },
-          };
+        issue_assignees: (assignees.get(i.id) ?? []).map((a) => ({ user_id: a.user_id })),
+        label_links: (linksBy.get(i.id) ?? []).flatMap((l) => {
+          const label = labels.get(l.label_id);
+          return label ? [{ target_type: 'Issue', created_at: l.created_at, updated_at: l.created_at, label: labelJson(label) }] : [];
         }),
-        resource_label_events: [],
+        ...events(i.id),
         events: [],
         timelogs: [],
       });
     }
   }
+}
+
+/** The resource events (label, milestone, state) of merge requests or issues, as GitLab exports them. */
+async function resourceEventsOf(db: Kysely<Database>, key: 'merge_request_id' | 'issue_id', ids: number[]) {
+  const owner = (r: { merge_request_id: number | null; issue_id: number | null }) => r[key] ?? 0;
+  const labelEvents = await inChunks(ids, (c) => db.selectFrom('resource_label_events').selectAll().where(key, 'in', c).orderBy('id').execute());
+  const milestoneEvents = await inChunks(ids, (c) => db.selectFrom('resource_milestone_events').selectAll().where(key, 'in', c).orderBy('id').execute());
+  const stateEvents = groupBy(
+    await inChunks(ids, (c) => db.selectFrom('resource_state_events').selectAll().where(key, 'in', c).orderBy('id').execute()),
+    owner,
+  );
+  const labels = await labelsById(
+    db,
+    labelEvents.map((e) => e.label_id).filter((x): x is number => x !== null),
+  );
+  const milestones = await milestonesById(
+    db,
+    milestoneEvents.map((e) => e.milestone_id).filter((x): x is number => x !== null),
+  );
+  const labelEventsBy = groupBy(labelEvents, owner);
+  const milestoneEventsBy = groupBy(milestoneEvents, owner);
+  return (id: number) => ({
+    resource_label_events: (labelEventsBy.get(id) ?? []).map((e) => {
+      const label = e.label_id !== null ? labels.get(e.label_id) : undefined;
+      return { action: e.action, user_id: e.user_id, created_at: e.created_at, label: label ? labelJson(label) : null };
+    }),
+    resource_milestone_events: (milestoneEventsBy.get(id) ?? []).map((e) => {
+      const m = e.milestone_id !== null ? milestones.get(e.milestone_id) : undefined;
+      return { action: e.action, state: e.state, user_id: e.user_id, created_at: e.created_at, milestone: m ? milestoneJson(m) : null };
+    }),
+    resource_state_events: (stateEvents.get(id) ?? []).map((e) => ({
+      state: e.state,
+      user_id: e.user_id,
+      created_at: e.created_at,
+      source_commit: e.source_commit,
+    })),
+  });
 }
 
 const STATUS_TYPES: Record<string, string> = { build: 'Ci::Build', bridge: 'Ci::Bridge', generic: 'GenericCommitStatus' };
