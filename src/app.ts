@@ -38,6 +38,8 @@ import { milestonesRoutes } from './http/platform/milestones.routes.ts';
 import { forksRoutes } from './http/platform/forks.routes.ts';
 import { deploymentsRoutes } from './http/platform/deployments.routes.ts';
 import { mergeRequestRoutes } from './http/platform/merge-requests/index.ts';
+import { issuesRoutes } from './http/platform/issues.routes.ts';
+import { notesRoutes } from './http/platform/notes.routes.ts';
 import { repositoryRoutes } from './http/platform/repository/index.ts';
 import { smartHttpRoutes } from './http/git/smart-http.routes.ts';
 import { systemHooksRoutes } from './http/platform/system-hooks.routes.ts';
@@ -164,6 +166,8 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   forksRoutes(app, c);
   deploymentsRoutes(app, c);
   mergeRequestRoutes(app, c);
+  issuesRoutes(app, c);
+  notesRoutes(app, c);
   memberRolesRoutes(app, c);
   oauthRoutes(app, c);
   signInRoutes(app, c);

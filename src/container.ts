@@ -30,8 +30,13 @@ import { ForksService } from './domain/projects/forks.service.ts';
 import { DeploymentsService } from './domain/deployments/deployments.service.ts';
 import { MergeRequestsService } from './domain/merge-requests/merge-requests.service.ts';
 import { MergeRequestsQuery } from './domain/merge-requests/merge-requests-query.ts';
+import { IssuesService } from './domain/issues/issues.service.ts';
+import { IssuesQuery } from './domain/issues/issues-query.ts';
+import { issueNoteableAttrs } from './domain/issues/issue-events.ts';
 import { MergeService } from './domain/merge-requests/merge.service.ts';
-import { NotesService } from './domain/merge-requests/notes.service.ts';
+import { NotesService } from './domain/notes/notes.service.ts';
+import { ApprovalsService } from './domain/merge-requests/approvals.ts';
+import { mergeRequestNoteableAttrs } from './domain/merge-requests/mr-events.ts';
 import { ProjectsQuery } from './domain/projects/projects-query.ts';
 import { ProjectsService } from './domain/projects/projects.service.ts';
 import { MembersService } from './domain/members/members.service.ts';
@@ -117,10 +122,15 @@ export interface Container {
   mergeRequests: MergeRequestsService;
   /** the merge request lists with every filter */
   mergeRequestsQuery: MergeRequestsQuery;
+  /** the issue tracker: issues and their lists */
+  issues: IssuesService;
+  issuesQuery: IssuesQuery;
   /** merging, rebasing, the merge ref and mergeability */
   merges: MergeService;
-  /** notes, discussions, award emoji and approvals of merge requests */
+  /** notes, discussions and award emoji of merge requests and issues */
   notes: NotesService;
+  /** approvals of merge requests */
+  approvals: ApprovalsService;
   /** the one guarded client for outbound requests */
   outbound: Outbound;
   hooks: SystemHooksService;
@@ -227,7 +237,10 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   merges.attach(mergeRequests);
   // a journaled merge's merge request is settled with its journal row (by this process or a replay)
   pushes.settleMergesWith((trx, outcome) => merges.settleMerge(trx, outcome));
-  const notes = new NotesService(deps);
+  const notes = new NotesService(deps, { MergeRequest: mergeRequestNoteableAttrs(deps), Issue: issueNoteableAttrs(deps) });
+  const issues = new IssuesService(deps, notes);
+  const issuesQuery = new IssuesQuery(deps);
+  const approvals = new ApprovalsService(deps, notes);
   const vcs = new ComponentVcs(config.dataDir, config.externalUrl, repos, resolve, settings, outbound);
   const components = new ComponentsService(db, vcs);
   // what a process killed while creating or deleting a component left behind (copies of repositories)
@@ -344,8 +357,11 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     deployments,
     mergeRequests,
     mergeRequestsQuery,
+    issues,
+    issuesQuery,
     merges,
     notes,
+    approvals,
     outbound,
     hooks,
     deliveries,

@@ -121,7 +121,10 @@ export class Policy {
         abilities.add('read_project');
         abilities.add('read_code');
         abilities.add('read_merge_request');
+        abilities.add('read_issue');
         if (user) abilities.add('read_project_member');
+        // anyone signed in may open an issue where they can read the issues (GuestPolicy of public projects)
+        if (user) abilities.add('create_issue');
       }
     }
     if (project.archived) for (const a of PROJECT_WRITE_ABILITIES) abilities.delete(a);

@@ -62,6 +62,8 @@ const MR_ACTIONS: Record<string, EventActionName> = {
   approved: 'approved',
 };
 
+const ISSUE_ACTIONS: Record<string, EventActionName> = { open: 'created', close: 'closed', reopen: 'reopened' };
+
 /** Refs given a push event in this transaction (the repository_update that follows skips them). */
 const recordedRefs = new WeakMap<object, Set<string>>();
 
@@ -212,6 +214,17 @@ export async function recordActivity(trx: Kysely<Database>, payload: Record<stri
       const id = num(attrs.id);
       if (!action || authorId === null || projectId === null || id === null) return;
       await insertEvent(trx, { projectId, authorId, action, targetType: 'MergeRequest', targetId: id });
+      return;
+    }
+    case 'issue': {
+      // EventCreateService#open_issue / close_issue / reopen_issue
+      const attrs = obj(payload.object_attributes);
+      const action = ISSUE_ACTIONS[String(attrs.action)];
+      const authorId = num(obj(payload.user).id) ?? meta.authorId ?? null;
+      const projectId = num(attrs.project_id) ?? num(obj(payload.project).id);
+      const id = num(attrs.id);
+      if (!action || authorId === null || projectId === null || id === null) return;
+      await insertEvent(trx, { projectId, authorId, action, targetType: 'Issue', targetId: id });
       return;
     }
     case 'note': {

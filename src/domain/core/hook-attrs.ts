@@ -1,5 +1,6 @@
 // The hook_attrs of users and projects that every hook payload embeds (User#hook_attrs, Project#hook_attrs).
-import type { NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
+import type { Kysely } from 'kysely';
+import type { Database, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
 import { levelOf } from './visibility-levels.ts';
 import { sshUrlToRepo } from './ssh-url.ts';
 
@@ -31,4 +32,12 @@ export function projectHookAttrs(externalUrl: string, p: ProjectRow, ns: Namespa
     ssh_url: ssh,
     http_url: http,
   };
+}
+
+/** A project and its namespace, read in the hook writer's transaction (null when the project is gone). */
+export async function projectWithNamespace(trx: Kysely<Database>, id: number): Promise<{ project: ProjectRow; namespace: NamespaceRow } | null> {
+  const project = await trx.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!project) return null;
+  const namespace = await trx.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).executeTakeFirstOrThrow();
+  return { project, namespace };
 }

@@ -60,7 +60,15 @@ export type ProjectAbility =
   | 'admin_compliance_framework'
   | 'manage_security_policy_link'
   | 'read_job_artifacts'
-  | 'admin_job_artifacts';
+  | 'admin_job_artifacts'
+  | 'read_issue'
+  | 'create_issue'
+  | 'update_issue'
+  | 'admin_issue'
+  | 'read_confidential_issues'
+  | 'admin_issue_link'
+  | 'admin_issue_board'
+  | 'destroy_issue';
 
 export type GroupAbility =
   | 'read_group'
@@ -84,12 +92,22 @@ export type GroupAbility =
   | 'read_dependency'
   | 'manage_security_policy_link'
   | 'admin_merge_request'
-  | 'read_code';
+  | 'read_code'
+  | 'admin_issue_board';
 
 /** What each membership level may do in a project (each level includes the ones below it). */
 export const PROJECT_LEVEL_ABILITIES: Record<number, readonly ProjectAbility[]> = {
-  10: ['read_project', 'read_project_member'],
-  20: ['read_code', 'read_merge_request', 'read_job_artifacts'],
+  10: ['read_project', 'read_project_member', 'read_issue', 'create_issue'],
+  20: [
+    'read_code',
+    'read_merge_request',
+    'read_job_artifacts',
+    'update_issue',
+    'admin_issue',
+    'read_confidential_issues',
+    'admin_issue_link',
+    'admin_issue_board',
+  ],
   30: ['push_code', 'create_merge_request', 'approve_merge_request', 'read_dependency', 'read_vulnerability'],
   40: [
     'force_push',
@@ -108,12 +126,12 @@ export const PROJECT_LEVEL_ABILITIES: Record<number, readonly ProjectAbility[]> 
     'admin_vulnerability',
     'admin_job_artifacts',
   ],
-  50: ['remove_project', 'archive_project', 'admin_compliance_framework', 'manage_security_policy_link'],
+  50: ['remove_project', 'archive_project', 'admin_compliance_framework', 'manage_security_policy_link', 'destroy_issue'],
 };
 
 export const GROUP_LEVEL_ABILITIES: Record<number, readonly GroupAbility[]> = {
   10: ['read_group', 'read_group_member'],
-  20: ['read_code'],
+  20: ['read_code', 'admin_issue_board'],
   30: ['read_dependency', 'read_vulnerability'],
   40: ['read_runners', 'admin_cicd_variables', 'manage_deploy_tokens', 'admin_vulnerability', 'admin_merge_request'],
   50: [
@@ -159,6 +177,12 @@ export const CUSTOM_PERMISSION_ABILITIES: Record<CustomPermission, { project: re
 
 /** Abilities that change things: taken away from everybody on an archived project. */
 export const PROJECT_WRITE_ABILITIES: ReadonlySet<ProjectAbility> = new Set([
+  'create_issue',
+  'update_issue',
+  'admin_issue',
+  'admin_issue_link',
+  'admin_issue_board',
+  'destroy_issue',
   'push_code',
   'force_push',
   'create_merge_request',

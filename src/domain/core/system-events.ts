@@ -36,7 +36,7 @@ export type SystemEventName =
  * Payloads that GitLab names by object_kind rather than event_name (the merge request hook; notes,
  * pipelines and jobs go to project and group hooks only, never to system hooks).
  */
-export type SystemObjectKind = 'merge_request' | 'note' | 'pipeline' | 'build';
+export type SystemObjectKind = 'merge_request' | 'issue' | 'note' | 'pipeline' | 'build';
 
 export async function recordSystemEvent(
   trx: Kysely<Database>,

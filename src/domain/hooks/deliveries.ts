@@ -61,6 +61,7 @@ export function hookWants(hook: SystemHookRow, payload: Record<string, unknown>)
     case 'repository_update':
       return hook.repository_update_events === 1;
     case 'note':
+    case 'issue':
     case 'pipeline':
     case 'build':
       return false; // project and group hooks only
@@ -72,10 +73,13 @@ export function hookWants(hook: SystemHookRow, payload: Record<string, unknown>)
 /** The event's kind as webhooks name it (object_kind; the system events' event_name otherwise). */
 const kindOf = (payload: Record<string, unknown>) => String(payload.object_kind ?? payload.event_name ?? 'unknown');
 
-/** A note hidden from guests goes to the confidential note hooks (NoteHookData: internal or confidential). */
-function confidentialNote(payload: Record<string, unknown>): boolean {
+/**
+ * A note hidden from guests goes to the confidential note hooks (NoteHookData: internal, or on a confidential
+ * issue); a confidential issue to the confidential issue hooks.
+ */
+function confidential(payload: Record<string, unknown>): boolean {
   const a = payload.object_attributes as Record<string, unknown> | undefined;
-  return Boolean(a?.internal || a?.confidential);
+  return Boolean(a?.internal || a?.confidential || payload.event_type === 'confidential_note' || payload.event_type === 'confidential_issue');
 }
 
 /** Which project and group hooks an event goes to (ProjectHook/GroupHook scopes and ActiveHookFilter). */
@@ -87,8 +91,10 @@ export function webHookWants(hook: WebHookRow, payload: Record<string, unknown>)
       return hook.tag_push_events === 1;
     case 'merge_request':
       return hook.merge_requests_events === 1;
+    case 'issue':
+      return confidential(payload) ? hook.confidential_issues_events === 1 : hook.issues_events === 1;
     case 'note':
-      return confidentialNote(payload) ? hook.confidential_note_events === 1 : hook.note_events === 1;
+      return confidential(payload) ? hook.confidential_note_events === 1 : hook.note_events === 1;
     case 'pipeline':
       return hook.pipeline_events === 1;
     case 'build':
@@ -107,8 +113,10 @@ export function webHookEvent(kind: string, payload: Record<string, unknown>): st
       return 'Tag Push Hook';
     case 'merge_request':
       return 'Merge Request Hook';
+    case 'issue':
+      return confidential(payload) ? 'Confidential Issue Hook' : 'Issue Hook';
     case 'note':
-      return confidentialNote(payload) ? 'Confidential Note Hook' : 'Note Hook';
+      return confidential(payload) ? 'Confidential Note Hook' : 'Note Hook';
     case 'pipeline':
       return 'Pipeline Hook';
     case 'build':
@@ -589,7 +597,7 @@ function storable(text: string): string {
 }
 
 /** The kinds of events project and group hooks hear. */
-const WEB_KINDS = new Set(['push', 'tag_push', 'merge_request', 'note', 'pipeline', 'build']);
+const WEB_KINDS = new Set(['push', 'tag_push', 'merge_request', 'issue', 'note', 'pipeline', 'build']);
 
 /** A resend while the delivery is being sent by a worker. */
 export class DeliveryBusy extends Error {}

@@ -4,10 +4,10 @@
 import type { Kysely } from 'kysely';
 import type { Database, UserRow } from '../../db/schema.ts';
 import type { Actor } from '../access/actor.ts';
-import { mergeRequestHookPayload } from '../merge-requests/mr-events.ts';
+import { mergeRequestHookPayload, mergeRequestNoteableAttrs } from '../merge-requests/mr-events.ts';
 import { samplePushData } from '../repository/push-events.ts';
 import { buildHookData, type HookDataDeps, pipelineHookData } from '../ci/hook-data.ts';
-import { noteHookData } from '../merge-requests/note-hook-data.ts';
+import { noteHookData } from '../notes/note-hook-data.ts';
 import type { HookParent } from './web-hooks.service.ts';
 
 export type TestData = { payload: Record<string, unknown> } | { error: string };
@@ -41,7 +41,7 @@ export async function testHookData(deps: TestHookDeps, actor: Actor, parent: Hoo
     }
     case 'note_events': {
       const note = await k.selectFrom('notes').selectAll().where('project_id', '=', project.id).orderBy('id', 'desc').executeTakeFirst();
-      return wrap(note ? await noteHookData(k, deps, user, note) : null, 'Ensure the project has notes.');
+      return wrap(note ? await noteHookData(k, deps, user, note, 'create', mergeRequestNoteableAttrs(deps)) : null, 'Ensure the project has notes.');
     }
     case 'merge_requests_events': {
       const mr = await k

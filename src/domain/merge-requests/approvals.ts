@@ -12,8 +12,8 @@ import type { Actor } from '../access/actor.ts';
 import { Policy } from '../access/policy.ts';
 import type { FeatureDeps } from '../deps.ts';
 import { settingsOf } from '../core/project-settings.ts';
-import type { FoundMergeRequest } from './notes-access.ts';
-import type { NotesService } from './notes.service.ts';
+import type { FoundMergeRequest } from './merge-requests.service.ts';
+import type { NotesService } from '../notes/notes.service.ts';
 
 export interface ApprovalRow {
   user_id: number;
@@ -84,7 +84,7 @@ export class ApprovalsService {
         if (existing) throw Errors.unauthorized();
         await trx.insertInto('approvals').values({ merge_request_id: f.mr.id, user_id: user.id, created_at: nowIso() }).execute();
         await this.reviewerState(trx, f.mr.id, user.id, 'approved');
-        await this.notes.addSystemNote(trx, f.mr, user.id, 'approved this merge request');
+        await this.notes.addSystemNote(trx, 'MergeRequest', f.mr, user.id, 'approved this merge request');
         await recordEvent(trx, f.mr, 'approved');
       });
     } catch (e) {
@@ -101,7 +101,7 @@ export class ApprovalsService {
       const gone = await trx.deleteFrom('approvals').where('merge_request_id', '=', f.mr.id).where('user_id', '=', user.id).executeTakeFirst();
       if (!gone.numDeletedRows) throw Errors.notFound();
       await this.reviewerState(trx, f.mr.id, user.id, 'unapproved');
-      await this.notes.addSystemNote(trx, f.mr, user.id, 'unapproved this merge request');
+      await this.notes.addSystemNote(trx, 'MergeRequest', f.mr, user.id, 'unapproved this merge request');
       await recordEvent(trx, f.mr, 'unapproved');
     });
   }

@@ -27,6 +27,7 @@ import { type HeadPipelineView, loadSimpleViews, loadViews, type MergeRequestDet
 import { basicByIds } from '../core/user-columns.ts';
 import { isDraftTitle, mergeParamsOf } from './rules.ts';
 import { pipelineAllowed } from '../ci/pipelines/pipelines.service.ts';
+import { type FoundNoteable, noteableOf } from '../notes/noteable.ts';
 
 /** A merge request as the caller found it, with its target project. */
 export interface FoundMergeRequest {
@@ -121,6 +122,12 @@ export class MergeRequestsService {
     if (!mr) throw Errors.recordNotFound();
     if (!canReadMergeRequests(actor, project, access)) throw Errors.forbidden();
     return { mr, project, namespace, access };
+  }
+
+  /** The merge request as a noteable (notes, discussions, award emoji). */
+  async findNoteable(actor: Actor, projectIdOrPath: string | number, iid: number): Promise<FoundNoteable> {
+    const f = await this.find(actor, projectIdOrPath, iid);
+    return noteableOf('MergeRequest', f, f.mr);
   }
 
   /** The project of a merge request route, with read_merge_request checked (403). */

@@ -7,8 +7,9 @@ import type { Kysely } from 'kysely';
 import type { Database, LabelRow, MergeRequestRow, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
 import { commitTitle, isoTime } from '../../git/objects.ts';
-import { projectHookAttrs, userHookAttrs } from '../core/hook-attrs.ts';
+import { projectHookAttrs, projectWithNamespace, userHookAttrs } from '../core/hook-attrs.ts';
 import { recordSystemEvent } from '../core/system-events.ts';
+import type { NoteableHookAttrs } from '../notes/noteable.ts';
 import { settingsOf } from '../core/project-settings.ts';
 import { headPipeline } from './head-pipeline.ts';
 import { detailedMergeStatus, NO_FACTS, publicMergeStatus } from './merge-status.ts';
@@ -79,11 +80,12 @@ export interface HookDeps {
   externalUrl: string;
 }
 
-export async function projectWithNamespace(trx: Kysely<Database>, id: number): Promise<{ project: ProjectRow; namespace: NamespaceRow } | null> {
-  const project = await trx.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
-  if (!project) return null;
-  const namespace = await trx.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).executeTakeFirstOrThrow();
-  return { project, namespace };
+/** A merge request's hook attributes as a note hook embeds them (`merge_request`). */
+export function mergeRequestNoteableAttrs(deps: HookDeps): NoteableHookAttrs {
+  return async (trx, user, id) => {
+    const mr = await trx.selectFrom('merge_requests').selectAll().where('id', '=', id).executeTakeFirst();
+    return mr ? (await mergeRequestHookPayload(trx, deps, user, mr, 'update')).object_attributes : null;
+  };
 }
 
 /** The labels of a merge request (hook attributes), sorted by title. */

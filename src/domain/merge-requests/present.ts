@@ -90,7 +90,7 @@ export function projectRef(project: ProjectRow, namespace: Pick<NamespaceRow, 'f
 }
 
 /** Web URL of a project or group milestone (Gitlab::UrlBuilder). */
-async function milestoneRefs(
+export async function milestoneRefs(
   db: Kysely<Database>,
   externalUrl: string,
   ids: number[],

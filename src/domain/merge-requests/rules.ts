@@ -55,21 +55,23 @@ export function humanTime(seconds: number): string | null {
 /** What a reference is written relative to (options[:project] / options[:group] of the request). */
 export type ReferenceFrom = { project: { id: number; namespace_id: number } } | { group: { id: number } } | null;
 
-/** Project#to_reference_base: the full path across namespaces, the path across projects of one namespace. */
+/** Project#to_reference_base: the full path across namespaces, the path across projects of one namespace (`!` merge requests, `#` issues). */
 export function referenceTo(
   iid: number,
   target: { id: number; namespace_id: number; path: string; fullPath: string },
   from: ReferenceFrom,
   full = false,
+  sigil: '!' | '#' = '!',
 ): string {
-  const ref = `!${iid}`;
+  const ref = `${sigil}${iid}`;
   if (full) return target.fullPath + ref;
   if (!from) return ref;
   if ('project' in from) {
     if (from.project.namespace_id !== target.namespace_id) return target.fullPath + ref;
     return from.project.id !== target.id ? target.path + ref : ref;
   }
-  return from.group.id !== target.namespace_id ? target.fullPath + ref : ref;
+  // from a group: another group's projects by full path, its own by path (cross_project_reference? of a Namespace)
+  return (from.group.id !== target.namespace_id ? target.fullPath : target.path) + ref;
 }
 
 export interface MergeParams {

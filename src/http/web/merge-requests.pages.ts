@@ -14,7 +14,8 @@ import {
   type MergeRequestsQB,
 } from '../../domain/merge-requests/merge-requests-query.ts';
 import type { FoundMergeRequest } from '../../domain/merge-requests/merge-requests.service.ts';
-import { createNoteRefusal } from '../../domain/merge-requests/notes-access.ts';
+import { createNoteRefusal } from '../../domain/notes/notes-access.ts';
+import { noteableOf } from '../../domain/notes/noteable.ts';
 import { settingsOf } from '../../domain/core/project-settings.ts';
 import { diffBetween, diffLimits } from '../../git/diff.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
@@ -220,8 +221,11 @@ export function mergeRequestPages(app: FastifyInstance, c: Container, web: Web):
   async function overviewProps(ctx: WebCtx, found: FoundMergeRequest): Promise<Omit<MergeRequestPageProps, 'mr' | 'tab'>> {
     const [canUpdate, approvalState, notes] = await Promise.all([
       c.mergeRequests.canUpdate(ctx.actor, found),
-      c.notes.approvals.state(ctx.actor, found),
-      c.notes.list(ctx.actor, found, { orderBy: 'created_at', sort: 'asc' }).limit(NOTES_LIMIT).execute(),
+      c.approvals.state(ctx.actor, found),
+      c.notes
+        .list(ctx.actor, noteableOf('MergeRequest', found, found.mr), { orderBy: 'created_at', sort: 'asc' })
+        .limit(NOTES_LIMIT)
+        .execute(),
     ]);
     const users = await c.users.basicByIds([...notes.map((n) => n.author_id), ...approvalState.approvals.map((a) => a.user_id)]);
     const required = Number((settingsOf(found.project) as Record<string, unknown>).approvals_before_merge ?? 0) || 0;
@@ -229,7 +233,7 @@ export function mergeRequestPages(app: FastifyInstance, c: Container, web: Web):
       ctx,
       project: projectRef(found),
       canUpdate,
-      canComment: createNoteRefusal(ctx.actor, found) === null,
+      canComment: createNoteRefusal(ctx.actor, noteableOf('MergeRequest', found, found.mr)) === null,
       approvals: {
         approvedBy: approvalState.approvals.map((a) => users.get(a.user_id)).filter((u) => u !== undefined),
         required,
@@ -333,7 +337,7 @@ export function mergeRequestPages(app: FastifyInstance, c: Container, web: Web):
     const t = await formTarget(req);
     if (!t) return web.notFound(req, reply);
     try {
-      await c.notes.approvals.approve(t.ctx.actor, t.found, undefined, recordEvent(t.ctx));
+      await c.approvals.approve(t.ctx.actor, t.found, undefined, recordEvent(t.ctx));
     } catch (e) {
       // 401 here is GitLab's "already approved, or the author may not"
       if (e instanceof DomainError && e.status === 401) return web.redirect(reply, t.href, { kind: 'alert', text: 'You cannot approve this merge request.' });
@@ -346,7 +350,7 @@ export function mergeRequestPages(app: FastifyInstance, c: Container, web: Web):
     const t = await formTarget(req);
     if (!t) return web.notFound(req, reply);
     try {
-      await c.notes.approvals.unapprove(t.ctx.actor, t.found, recordEvent(t.ctx));
+      await c.approvals.unapprove(t.ctx.actor, t.found, recordEvent(t.ctx));
     } catch (e) {
       if (e instanceof DomainError && e.status === 404)
         return web.redirect(reply, t.href, { kind: 'alert', text: 'You have not approved this merge request.' });
@@ -383,7 +387,7 @@ export function mergeRequestPages(app: FastifyInstance, c: Container, web: Web):
     let noteId: number;
     try {
       if (!body.trim()) throw Errors.invalid({ note: ["can't be blank"] });
-      noteId = (await c.notes.create(t.ctx.actor, t.found, { body })).id;
+      noteId = (await c.notes.create(t.ctx.actor, noteableOf('MergeRequest', t.found, t.found.mr), { body })).id;
     } catch (e) {
       const errors = errorsOf(e);
       if (!errors) return refused(e);

@@ -253,7 +253,9 @@ test('discussions: diff threads, system notes, bad inputs', async (t) => {
   assert.deepEqual(res.json(), { error: 'body, resolved are mutually exclusive' });
 
   // a system note is a discussion of its own that cannot be replied to
-  const sys = await c.db.kysely.transaction().execute((trx) => c.notes.addSystemNote(trx, w.mr, w.users.maintainer.id, 'marked this merge request as draft'));
+  const sys = await c.db.kysely
+    .transaction()
+    .execute((trx) => c.notes.addSystemNote(trx, 'MergeRequest', w.mr, w.users.maintainer.id, 'marked this merge request as draft'));
   res = await app.inject({ method: 'GET', url: `${w.url}/discussions/${sys.discussion_id}`, headers: w.headers.developer });
   assert.equal(res.json().individual_note, true);
   assert.equal(res.json().notes[0].system, true);

@@ -49,7 +49,7 @@ test('notes: create, get, list, update, delete with whole bodies and the count o
   const second = await app.inject({ method: 'POST', url: `${w.url}/notes`, headers: w.headers.reporter, payload: { body: 'Second' } });
   assert.equal(second.statusCode, 201);
   // a system note (written by other services) appears in the list but is not counted
-  await c.db.kysely.transaction().execute((trx) => c.notes.addSystemNote(trx, w.mr, w.users.maintainer.id, 'changed the description'));
+  await c.db.kysely.transaction().execute((trx) => c.notes.addSystemNote(trx, 'MergeRequest', w.mr, w.users.maintainer.id, 'changed the description'));
   after = await mrRow(c, w.mr.id);
   assert.equal(after.user_notes_count, 2);
 

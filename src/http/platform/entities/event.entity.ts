@@ -53,7 +53,7 @@ export function toEvent(v: EventView, users: Map<number, UserBasicRow>, ctx: Use
     target_title: v.mergeRequest?.title ?? (isNote ? (v.noteMergeRequest?.title ?? null) : null),
     created_at: e.created_at,
   };
-  if (isNote) out.note = toNote(v.note!, { users, user: ctx, mr: v.noteMergeRequest ?? { id: -1, iid: 0 } });
+  if (isNote) out.note = toNote(v.note!, { users, user: ctx, noteable: v.noteMergeRequest ?? { id: -1, iid: 0 } });
   if (v.author) out.author = toUserBasic(v.author, ctx);
   out.imported = false;
   out.imported_from = 'none';

@@ -1,7 +1,7 @@
 // API::Entities::Note for notes of merge requests: the fields GitLab shows, position and commit_id only
 // on diff notes, resolved/resolved_by/resolved_at only on resolvable notes.
 import { Type, type Static } from 'typebox';
-import type { MergeRequestRow, NoteRow } from '../../../db/schema.ts';
+import type { NoteRow } from '../../../db/schema.ts';
 import type { UserBasicRow } from '../../../domain/core/user-columns.ts';
 import { NullableInteger, NullableString } from '../schemas/common.ts';
 import { toUserBasic, UserBasicSchema, type UserRef, type UserViewContext } from './user.entity.ts';
@@ -39,7 +39,8 @@ export const NoteSchema = Type.Object({
 export interface NoteContext {
   users: Map<number, UserBasicRow>;
   user: UserViewContext;
-  mr: Pick<MergeRequestRow, 'id' | 'iid'>;
+  /** the merge request or issue the notes are on */
+  noteable: { id: number; iid: number };
 }
 
 const TEXT_POSITION_KEYS = ['base_sha', 'start_sha', 'head_sha', 'old_path', 'new_path', 'position_type', 'old_line', 'new_line', 'line_range'];
@@ -90,7 +91,7 @@ export function toNote(n: NoteRow, ctx: NoteContext): NoteEntity {
   out.internal = n.internal === 1;
   out.imported = false;
   out.imported_from = 'none';
-  out.noteable_iid = n.noteable_id === ctx.mr.id ? ctx.mr.iid : null;
+  out.noteable_iid = n.noteable_id === ctx.noteable.id ? ctx.noteable.iid : null;
   out.commands_changes = {};
   return out as NoteEntity;
 }

@@ -4,11 +4,11 @@ import type { Container } from '../../../container.ts';
 import { mergeRequestListRoutes } from './list.routes.ts';
 import { mergeRequestsRoutes } from './merge-requests.routes.ts';
 import { mergeRoutes } from './merge.routes.ts';
-import { notesRoutes } from './notes.routes.ts';
+import { approvalsRoutes } from './approvals.routes.ts';
 
 export function mergeRequestRoutes(app: FastifyInstance, c: Container): void {
   mergeRequestListRoutes(app, c);
   mergeRequestsRoutes(app, c);
   mergeRoutes(app, c);
-  notesRoutes(app, c);
+  approvalsRoutes(app, c);
 }

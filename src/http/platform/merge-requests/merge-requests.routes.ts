@@ -19,6 +19,7 @@ import { MergeRequestSchema, MilestoneRefSchema, TimeStatsSchema, toMilestoneRef
 import { toUserRef, UserRefSchema, userViewContext } from '../entities/user.entity.ts';
 import { IdParams, linkParams, MergeRequestParams, NullableString, PaginationProps } from '../schemas/common.ts';
 import { presentMergeRequest } from './present.ts';
+import { normaliseIssuableParams } from '../schemas/issuable-params.ts';
 
 const TAGS = ['merge_requests'];
 
@@ -136,32 +137,6 @@ const VersionSchema = Type.Object(VersionProps);
 const VersionFullSchema = Type.Object({ ...VersionProps, commits: Type.Array(CommitSchema), diffs: Type.Array(DiffSchema) });
 const ReviewerSchema = Type.Object({ user: UserRefSchema, state: Type.String(), created_at: Type.String() });
 
-/** Grape's CommaSeparatedToArray / CommaSeparatedToIntegerArray, and "" for the integer ids that clear. */
-async function normaliseParams(req: FastifyRequest): Promise<void> {
-  const b = req.body as Record<string, unknown> | undefined;
-  if (!b || typeof b !== 'object') return;
-  for (const key of ['labels', 'add_labels', 'remove_labels']) {
-    const v = b[key];
-    if (v === undefined || v === null) continue;
-    const items = (Array.isArray(v) ? v : [v]).flatMap((x) => (typeof x === 'string' ? x.split(',') : [x]));
-    b[key] = items.map((x) => (typeof x === 'string' ? x.trim() : x)).filter((x) => x !== '');
-  }
-  for (const key of ['assignee_ids', 'reviewer_ids']) {
-    const v = b[key];
-    if (v === undefined) continue;
-    if (v === null || v === '') {
-      b[key] = [];
-      continue;
-    }
-    const items = (Array.isArray(v) ? v : [v]).flatMap((x) => (typeof x === 'string' ? (x === '' ? [] : x.split(',')) : [x]));
-    if (!items.every((x) => (typeof x === 'string' && /^\s*\d+\s*$/.test(x)) || (typeof x === 'number' && Number.isInteger(x)))) {
-      throw Errors.param(`${key} is invalid`);
-    }
-    b[key] = items.map((x) => Number(x));
-  }
-  for (const key of ['milestone_id', 'assignee_id']) if (b[key] === '' || b[key] === null) b[key] = 0;
-}
-
 export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const mrs = c.mergeRequests;
@@ -177,7 +152,11 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
 
   app.post(
     base,
-    { config: write, preValidation: normaliseParams, schema: { tags: TAGS, params: IdParams, body: CreateBody, response: { 201: MergeRequestSchema } } },
+    {
+      config: write,
+      preValidation: normaliseIssuableParams,
+      schema: { tags: TAGS, params: IdParams, body: CreateBody, response: { 201: MergeRequestSchema } },
+    },
     async (req, reply) => {
       const b = req.body;
       const found = await mrs.create(req.actor, req.params.id, {
@@ -225,7 +204,7 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
     one,
     {
       config: write,
-      preValidation: normaliseParams,
+      preValidation: normaliseIssuableParams,
       schema: { tags: TAGS, params: MergeRequestParams, body: UpdateBody, response: { 200: MergeRequestSchema } },
     },
     async (req) => {

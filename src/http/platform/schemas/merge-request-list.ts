@@ -18,12 +18,12 @@ import { parseDateTime } from '../../../lib/time.ts';
 import { Enum, PaginationProps } from './common.ts';
 
 /** Array[String] with CommaSeparatedToArray: `a,b`, `x[]=a&x[]=b`. */
-const StringList = () => Type.Optional(Type.Array(Type.String()));
-const Str = () => Type.Optional(Type.String());
-const Int = () => Type.Optional(Type.Integer());
-const Bool = (def: boolean) => Type.Optional(Type.Boolean({ default: def }));
+export const StringList = () => Type.Optional(Type.Array(Type.String()));
+export const Str = () => Type.Optional(Type.String());
+export const Int = () => Type.Optional(Type.Integer());
+export const Bool = (def: boolean) => Type.Optional(Type.Boolean({ default: def }));
 /** Validated by hand (integer_none_any, array_none_any): any value reaches the route. */
-const Loose = () => Type.Optional(Type.Unsafe<unknown>({}));
+export const Loose = () => Type.Optional(Type.Unsafe<unknown>({}));
 
 export const SCOPE_VALUES = ['created-by-me', 'assigned-to-me', 'created_by_me', 'assigned_to_me', 'reviews_for_me', 'all'] as const;
 
@@ -82,14 +82,14 @@ export const ProjectListQuery = Type.Object({ ...baseProps, scope: Enum(SCOPE_VA
 export type MergeRequestListQuery = Static<typeof GlobalListQuery> & { iids?: number[]; non_archived?: boolean };
 
 /** CommaSeparatedToArray */
-const splitList = (v: string[] | undefined) =>
+export const splitList = (v: string[] | undefined) =>
   v
     ?.flatMap((s) => s.split(','))
     .map((s) => s.trim())
     .filter(Boolean);
 
 /** Grape's DateTime coercion: ISO 8601 or a date, else "<name> is invalid". */
-function dateTime(value: string | undefined, name: string, errors: string[]): string | undefined {
+export function dateTime(value: string | undefined, name: string, errors: string[]): string | undefined {
   if (value === undefined || value === '') return undefined;
   const iso = parseDateTime(value);
   if (!iso) errors.push(`${name} is invalid`);
@@ -102,7 +102,7 @@ const isWildcard = (v: string): Wildcard | null => {
 };
 
 /** IntegerNoneAny: an integer, None or Any (any case). */
-function integerNoneAny(value: unknown, name: string, errors: string[]): IdOrWildcard | undefined {
+export function integerNoneAny(value: unknown, name: string, errors: string[]): IdOrWildcard | undefined {
   if (value === undefined) return undefined;
   // an integer beyond the id columns names nobody: "<param> is invalid", as every integer parameter here
   const tooBig = (n: number) => (isInt32(n) ? false : (errors.push(`${name} is invalid`), true));
@@ -131,7 +131,7 @@ function arrayNoneAny(value: unknown, name: string, errors: string[]): number[] 
 }
 
 /** CheckAssigneesCount: one assignee username at most (GitLab's free tier). */
-function assigneeUsernames(value: string[] | undefined, name: string, errors: string[]): string[] | undefined {
+export function assigneeUsernames(value: string[] | undefined, name: string, errors: string[]): string[] | undefined {
   const list = splitList(value);
   if (list && list.length > 1) errors.push(`${name} allows one value, but found ${list.length}: ${list.join(', ')}`);
   return list;
@@ -139,7 +139,7 @@ function assigneeUsernames(value: string[] | undefined, name: string, errors: st
 
 const given = (o: Record<string, unknown> | undefined, k: string) => o !== undefined && o[k] !== undefined;
 
-function mutuallyExclusive(o: Record<string, unknown> | undefined, a: string, b: string, prefix: string | null, errors: string[]): void {
+export function mutuallyExclusive(o: Record<string, unknown> | undefined, a: string, b: string, prefix: string | null, errors: string[]): void {
   if (given(o, a) && given(o, b)) errors.push(prefix ? `${prefix}[${a}], ${prefix}[${b}] are mutually exclusive` : `${a}, ${b} are mutually exclusive`);
 }
 

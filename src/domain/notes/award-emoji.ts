@@ -1,7 +1,7 @@
-// Award emoji on a merge request or on one of its notes (GitLab lib/api/award_emoji.rb,
+// Award emoji on a merge request or an issue, or on one of its notes (GitLab lib/api/award_emoji.rb,
 // AwardEmojis::AddService/DestroyService): a name from the emoji list, once per user and awardable.
-// merge_requests.upvotes/downvotes ("thumbsup"/"thumbsdown" on the merge request itself) move in the
-// same transaction as the award.
+// upvotes/downvotes ("thumbsup"/"thumbsdown" on the merge request or issue itself) move in the same
+// transaction as the award.
 import type { Kysely } from 'kysely';
 import type { AwardEmojiRow, Database } from '../../db/schema.ts';
 import { isUniqueViolation } from '../../db/sql.ts';
@@ -10,11 +10,12 @@ import { nowIso } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import type { FeatureDeps } from '../deps.ts';
 import { DOWNVOTE, normalizeEmojiName, UPVOTE } from './emoji-names.ts';
-import { canAward, canReadNote, type FoundMergeRequest } from './notes-access.ts';
+import { canAward, canReadNote } from './notes-access.ts';
+import { type FoundNoteable, NOTEABLE_TABLE, type NoteableType } from './noteable.ts';
 
-/** What is awarded: the merge request, or a note of it. */
+/** What is awarded: the merge request or issue, or a note of it. */
 export interface Awardable {
-  type: 'MergeRequest' | 'Note';
+  type: NoteableType | 'Note';
   id: number;
 }
 
@@ -27,15 +28,15 @@ export class AwardEmojiService {
     return this.deps.db.kysely;
   }
 
-  /** The awardable of a route: the merge request, or its note `noteId` ("404 Not found" when it is not one, or hidden). */
-  async awardable(actor: Actor, f: FoundMergeRequest, noteId?: number): Promise<Awardable> {
-    if (noteId === undefined) return { type: 'MergeRequest', id: f.mr.id };
+  /** The awardable of a route: the merge request or issue, or its note `noteId` ("404 Not found" when it is not one, or hidden). */
+  async awardable(actor: Actor, f: FoundNoteable, noteId?: number): Promise<Awardable> {
+    if (noteId === undefined) return { type: f.type, id: f.target.id };
     const note = await this.db
       .selectFrom('notes')
       .select(['id', 'internal'])
       .where('id', '=', noteId)
-      .where('noteable_type', '=', 'MergeRequest')
-      .where('noteable_id', '=', f.mr.id)
+      .where('noteable_type', '=', f.type)
+      .where('noteable_id', '=', f.target.id)
       .executeTakeFirst();
     if (!note || !canReadNote(actor, f, note)) throw Errors.recordNotFound();
     return { type: 'Note', id: note.id };
@@ -53,7 +54,7 @@ export class AwardEmojiService {
   }
 
   /** POST: 404 "Award Emoji …" for whoever may not award, an unknown name or a second award of the same name. */
-  async award(actor: Actor, f: FoundMergeRequest, target: Awardable, name: string): Promise<AwardEmojiRow> {
+  async award(actor: Actor, f: FoundNoteable, target: Awardable, name: string): Promise<AwardEmojiRow> {
     if (!canAward(actor, f)) throw Errors.notFound('Award Emoji');
     if (name.trim() === '') throw Errors.notFound("Award Emoji Name can't be blank");
     const normal = normalizeEmojiName(name);
@@ -88,13 +89,13 @@ export class AwardEmojiService {
     });
   }
 
-  /** upvotes/downvotes of the merge request itself. */
+  /** upvotes/downvotes of the merge request or issue itself. */
   private async count(trx: Kysely<Database>, target: Awardable, name: string, delta: 1 | -1): Promise<void> {
-    if (target.type !== 'MergeRequest') return;
+    if (target.type === 'Note') return;
     const column = name === UPVOTE ? 'upvotes' : name === DOWNVOTE ? 'downvotes' : null;
     if (!column) return;
     await trx
-      .updateTable('merge_requests')
+      .updateTable(NOTEABLE_TABLE[target.type])
       .set((eb) => ({ [column]: delta > 0 ? eb(column, '+', 1) : eb(column, '-', 1) }))
       .where('id', '=', target.id)
       .execute();

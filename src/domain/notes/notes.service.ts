@@ -1,11 +1,11 @@
-// Notes and discussions of merge requests (GitLab's Notes::CreateService/UpdateService/DestroyService,
-// Discussions::ResolveService, lib/api/notes.rb and discussions.rb): every note belongs to a discussion
-// (40 hex); an individual note (type null) is a discussion of one; DiscussionNote and DiffNote threads are
-// resolvable. merge_requests.user_notes_count (non-system notes) is kept in the writer's transaction.
-// Award emoji and approvals hang off the same service (c.notes.awards, c.notes.approvals).
+// Notes and discussions of merge requests and issues (GitLab's Notes::CreateService/UpdateService/
+// DestroyService, Discussions::ResolveService, lib/api/notes.rb and discussions.rb): every note belongs to a
+// discussion (40 hex); an individual note (type null) is a discussion of one; DiscussionNote and DiffNote
+// threads are resolvable. The noteable's user_notes_count (non-system notes) is kept in the writer's
+// transaction. Award emoji hang off the same service (c.notes.awards).
 import crypto from 'node:crypto';
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
-import type { Database, MergeRequestRow, NoteRow } from '../../db/schema.ts';
+import type { Database, NoteRow, UserRow } from '../../db/schema.ts';
 import { type DomainError, Errors } from '../../lib/errors.ts';
 import { nowIso, parseDateTime } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
@@ -13,8 +13,8 @@ import type { FeatureDeps } from '../deps.ts';
 import { AwardEmojiService } from './award-emoji.ts';
 import { recordSystemEvent } from '../core/system-events.ts';
 import { noteHookData } from './note-hook-data.ts';
-import { ApprovalsService } from './approvals.ts';
-import { canAdminNote, canReadInternal, canReadNote, canResolve, canSetCreatedAt, createNoteRefusal, type FoundMergeRequest } from './notes-access.ts';
+import { canAdminNote, canReadInternal, canReadNote, canResolve, canSetCreatedAt, createNoteRefusal } from './notes-access.ts';
+import { type FoundNoteable, NOTEABLE_TABLE, type NoteableHookAttrs, type NoteableType } from './noteable.ts';
 
 /** Note#note: at most 1,000,000 characters. */
 export const NOTE_MAX_LENGTH = 1_000_000;
@@ -55,11 +55,13 @@ export function validateBody(body: string): void {
 
 export class NotesService {
   readonly awards: AwardEmojiService;
-  readonly approvals: ApprovalsService;
 
-  constructor(readonly deps: FeatureDeps) {
+  /** `hookAttrs`: each noteable's hook attributes, which note hooks embed (given by the features). */
+  constructor(
+    readonly deps: FeatureDeps,
+    private readonly hookAttrs: Partial<Record<NoteableType, NoteableHookAttrs>> = {},
+  ) {
     this.awards = new AwardEmojiService(deps);
-    this.approvals = new ApprovalsService(deps, this);
   }
 
   private get db(): Kysely<Database> {
@@ -68,8 +70,8 @@ export class NotesService {
 
   // ---- reading --------------------------------------------------------------------------------
 
-  /** The notes of the merge request the actor may read, ordered (GitLab's default: created_at desc). */
-  list(actor: Actor, f: FoundMergeRequest, o: { orderBy?: NotesOrder; sort?: 'asc' | 'desc'; activity?: ActivityFilter } = {}) {
+  /** The notes of the noteable the actor may read, ordered (GitLab's default: created_at desc). */
+  list(actor: Actor, f: FoundNoteable, o: { orderBy?: NotesOrder; sort?: 'asc' | 'desc'; activity?: ActivityFilter } = {}) {
     const orderBy = o.orderBy ?? 'created_at';
     const sort = o.sort ?? 'desc';
     let q = this.notesOf(actor, f);
@@ -78,26 +80,26 @@ export class NotesService {
     return q.orderBy(`notes.${orderBy}`, sort).orderBy('notes.id', sort);
   }
 
-  private notesOf(actor: Actor, f: FoundMergeRequest): SelectQueryBuilder<Database, 'notes', NoteRow> {
-    let q = this.db.selectFrom('notes').selectAll().where('notes.noteable_type', '=', 'MergeRequest').where('notes.noteable_id', '=', f.mr.id);
+  private notesOf(actor: Actor, f: FoundNoteable): SelectQueryBuilder<Database, 'notes', NoteRow> {
+    let q = this.db.selectFrom('notes').selectAll().where('notes.noteable_type', '=', f.type).where('notes.noteable_id', '=', f.target.id);
     if (!canReadInternal(actor, f)) q = q.where('notes.internal', '=', 0);
     return q;
   }
 
-  /** One note of the merge request: "404 Not found" when it is not one, "404 Note Not Found" when it is hidden. */
-  async get(actor: Actor, f: FoundMergeRequest, noteId: number): Promise<NoteRow> {
+  /** One note of the noteable: "404 Not found" when it is not one, "404 Note Not Found" when it is hidden. */
+  async get(actor: Actor, f: FoundNoteable, noteId: number): Promise<NoteRow> {
     const note = await this.noteOf(f, noteId);
     if (!canReadNote(actor, f, note)) throw Errors.notFound('Note');
     return note;
   }
 
-  private async noteOf(f: FoundMergeRequest, noteId: number, db: Kysely<Database> = this.db): Promise<NoteRow> {
+  private async noteOf(f: FoundNoteable, noteId: number, db: Kysely<Database> = this.db): Promise<NoteRow> {
     const note = await db
       .selectFrom('notes')
       .selectAll()
       .where('id', '=', noteId)
-      .where('noteable_type', '=', 'MergeRequest')
-      .where('noteable_id', '=', f.mr.id)
+      .where('noteable_type', '=', f.type)
+      .where('noteable_id', '=', f.target.id)
       .executeTakeFirst();
     if (!note) throw Errors.recordNotFound();
     return note;
@@ -105,7 +107,7 @@ export class NotesService {
 
   // ---- writing notes --------------------------------------------------------------------------
 
-  private checkCreate(actor: Actor, f: FoundMergeRequest, input: NoteInput): void {
+  private checkCreate(actor: Actor, f: FoundNoteable, input: NoteInput): void {
     const refusal = createNoteRefusal(actor, f);
     if (refusal === 'unauthenticated') throw Errors.unauthorized();
     if (refusal) throw Errors.forbidden();
@@ -113,7 +115,7 @@ export class NotesService {
     validateBody(input.body);
   }
 
-  private createdAt(actor: Actor, f: FoundMergeRequest, given: string | undefined): string {
+  private createdAt(actor: Actor, f: FoundNoteable, given: string | undefined): string {
     if (given !== undefined && canSetCreatedAt(actor, f)) {
       const parsed = parseDateTime(given);
       if (parsed) return parsed;
@@ -122,11 +124,11 @@ export class NotesService {
   }
 
   /** POST …/notes: an individual note (a discussion of one). */
-  async create(actor: Actor, f: FoundMergeRequest, input: NoteInput): Promise<NoteRow> {
+  async create(actor: Actor, f: FoundNoteable, input: NoteInput): Promise<NoteRow> {
     this.checkCreate(actor, f, input);
     const at = this.createdAt(actor, f, input.created_at);
     return this.db.transaction().execute((trx) =>
-      this.insertNote(trx, f.mr, {
+      this.insertNote(trx, f, {
         author_id: actor.user!.id,
         body: input.body,
         discussion_id: newDiscussionId(),
@@ -137,18 +139,18 @@ export class NotesService {
     );
   }
 
-  /** Inserts a user's note, counts it on the merge request and touches it (Note belongs_to :noteable, touch: true). */
+  /** Inserts a user's note, counts it on the noteable and touches it (Note belongs_to :noteable, touch: true). */
   private async insertNote(
     trx: Kysely<Database>,
-    mr: MergeRequestRow,
+    f: FoundNoteable,
     n: { author_id: number; body: string; discussion_id: string; type: string | null; internal: number; at: string; position?: string | null },
   ): Promise<NoteRow> {
     const note = await trx
       .insertInto('notes')
       .values({
-        project_id: mr.project_id,
-        noteable_type: 'MergeRequest',
-        noteable_id: mr.id,
+        project_id: f.target.project_id,
+        noteable_type: f.type,
+        noteable_id: f.target.id,
         discussion_id: n.discussion_id,
         type: n.type,
         author_id: n.author_id,
@@ -165,29 +167,41 @@ export class NotesService {
       .returningAll()
       .executeTakeFirstOrThrow();
     await trx
-      .updateTable('merge_requests')
+      .updateTable(NOTEABLE_TABLE[f.type])
       .set((eb) => ({ user_notes_count: eb('user_notes_count', '+', 1), updated_at: nowIso() }))
-      .where('id', '=', mr.id)
+      .where('id', '=', f.target.id)
       .execute();
     // the note hook (project and group webhooks; user activity), in the note's transaction
     const author = await trx.selectFrom('users').selectAll().where('id', '=', n.author_id).executeTakeFirstOrThrow();
-    const hookData = await noteHookData(trx, this.deps, author, note, 'create');
+    const hookData = await this.hookData(trx, author, note, 'create');
     if (hookData) await recordSystemEvent(trx, hookData);
     return note;
   }
 
+  /** The note hook payload of a note (Gitlab::DataBuilder::Note), with its noteable's attributes. */
+  hookData(trx: Kysely<Database>, user: UserRow, note: NoteRow, action: 'create' | 'update' = 'create') {
+    const attrs = this.hookAttrs[note.noteable_type as NoteableType];
+    return noteHookData(trx, this.deps, user, note, action, attrs);
+  }
+
   /**
-   * A system note ("approved this merge request" …) in the caller's transaction: an individual note with
-   * system true, not counted in user_notes_count. Other services of the feature call this.
+   * A system note ("approved this merge request", "closed" …) in the caller's transaction: an individual note
+   * with system true, not counted in user_notes_count. The features' services call this.
    */
-  async addSystemNote(trx: Kysely<Database>, mr: Pick<MergeRequestRow, 'id' | 'project_id'>, authorId: number | null, body: string): Promise<NoteRow> {
+  async addSystemNote(
+    trx: Kysely<Database>,
+    type: NoteableType,
+    target: { id: number; project_id: number },
+    authorId: number | null,
+    body: string,
+  ): Promise<NoteRow> {
     const at = nowIso();
     return trx
       .insertInto('notes')
       .values({
-        project_id: mr.project_id,
-        noteable_type: 'MergeRequest',
-        noteable_id: mr.id,
+        project_id: target.project_id,
+        noteable_type: type,
+        noteable_id: target.id,
         discussion_id: newDiscussionId(),
         type: null,
         author_id: authorId,
@@ -206,7 +220,7 @@ export class NotesService {
   }
 
   /** PUT …/notes/:note_id: a new body (admin_note: the author, a Maintainer or an administrator). */
-  async update(actor: Actor, f: FoundMergeRequest, noteId: number, body: string): Promise<NoteRow> {
+  async update(actor: Actor, f: FoundNoteable, noteId: number, body: string): Promise<NoteRow> {
     const note = await this.get(actor, f, noteId);
     if (!canAdminNote(actor, f, note)) throw Errors.forbidden();
     validateBody(body);
@@ -214,13 +228,13 @@ export class NotesService {
     const at = nowIso();
     return this.db.transaction().execute(async (trx) => {
       const updated = await trx.updateTable('notes').set({ body, updated_at: at }).where('id', '=', note.id).returningAll().executeTakeFirstOrThrow();
-      await trx.updateTable('merge_requests').set({ updated_at: at }).where('id', '=', f.mr.id).execute();
+      await trx.updateTable(NOTEABLE_TABLE[f.type]).set({ updated_at: at }).where('id', '=', f.target.id).execute();
       return updated;
     });
   }
 
   /** DELETE …/notes/:note_id: the note and its award emoji; the count of user notes goes down. */
-  async remove(actor: Actor, f: FoundMergeRequest, noteId: number): Promise<void> {
+  async remove(actor: Actor, f: FoundNoteable, noteId: number): Promise<void> {
     const note = await this.get(actor, f, noteId);
     if (!canAdminNote(actor, f, note)) throw Errors.forbidden();
     await this.db.transaction().execute(async (trx) => {
@@ -228,20 +242,20 @@ export class NotesService {
       if (!gone.numDeletedRows) return;
       await trx.deleteFrom('award_emoji').where('awardable_type', '=', 'Note').where('awardable_id', '=', note.id).execute();
       await trx
-        .updateTable('merge_requests')
+        .updateTable(NOTEABLE_TABLE[f.type])
         .set((eb) => ({
           user_notes_count: note.system ? eb.ref('user_notes_count') : sql<number>`case when user_notes_count > 0 then user_notes_count - 1 else 0 end`,
           updated_at: nowIso(),
         }))
-        .where('id', '=', f.mr.id)
+        .where('id', '=', f.target.id)
         .execute();
     });
   }
 
   // ---- discussions ----------------------------------------------------------------------------
 
-  /** The discussion ids of the merge request, in the order of their first note (for pagination). */
-  discussionIds(actor: Actor, f: FoundMergeRequest) {
+  /** The discussion ids of the noteable, in the order of their first note (for pagination). */
+  discussionIds(actor: Actor, f: FoundNoteable) {
     return this.notesOf(actor, f)
       .clearSelect()
       .select(['notes.discussion_id', sql<number>`min(notes.id)`.as('first_id')])
@@ -251,7 +265,7 @@ export class NotesService {
   }
 
   /** The readable notes of these discussions, grouped by discussion in the order given, each oldest first. */
-  async discussionNotes(actor: Actor, f: FoundMergeRequest, ids: string[]): Promise<NoteRow[][]> {
+  async discussionNotes(actor: Actor, f: FoundNoteable, ids: string[]): Promise<NoteRow[][]> {
     if (!ids.length) return [];
     const rows = await this.notesOf(actor, f).where('notes.discussion_id', 'in', ids).orderBy('notes.created_at').orderBy('notes.id').execute();
     const by = new Map<string, NoteRow[]>(ids.map((id) => [id, []]));
@@ -260,18 +274,18 @@ export class NotesService {
   }
 
   /** One discussion's readable notes; "404 Discussion Not Found" when there are none. */
-  async discussion(actor: Actor, f: FoundMergeRequest, discussionId: string, resource = 'Discussion'): Promise<NoteRow[]> {
+  async discussion(actor: Actor, f: FoundNoteable, discussionId: string, resource = 'Discussion'): Promise<NoteRow[]> {
     const [notes] = await this.discussionNotes(actor, f, [discussionId]);
     if (!notes) throw Errors.notFound(resource);
     return notes;
   }
 
   /** POST …/discussions: a thread (DiscussionNote), or a diff thread (DiffNote) with a position. */
-  async createDiscussion(actor: Actor, f: FoundMergeRequest, input: NoteInput & { position?: PositionInput }): Promise<NoteRow[]> {
+  async createDiscussion(actor: Actor, f: FoundNoteable, input: NoteInput & { position?: PositionInput }): Promise<NoteRow[]> {
     this.checkCreate(actor, f, input);
     const at = this.createdAt(actor, f, input.created_at);
     const note = await this.db.transaction().execute((trx) =>
-      this.insertNote(trx, f.mr, {
+      this.insertNote(trx, f, {
         author_id: actor.user!.id,
         body: input.body,
         discussion_id: newDiscussionId(),
@@ -288,7 +302,7 @@ export class NotesService {
    * POST …/discussions/:discussion_id/notes: a reply. An individual user note becomes a thread first
    * (convert_to_discussion!); a system note cannot be replied to (400).
    */
-  async reply(actor: Actor, f: FoundMergeRequest, discussionId: string, input: NoteInput): Promise<NoteRow> {
+  async reply(actor: Actor, f: FoundNoteable, discussionId: string, input: NoteInput): Promise<NoteRow> {
     const notes = await this.discussion(actor, f, discussionId);
     const first = notes[0];
     if (first.type === null && first.system === 1) throw Errors.badRequest('Discussion can not be replied to.');
@@ -298,7 +312,7 @@ export class NotesService {
       if (first.type === null) {
         await trx.updateTable('notes').set({ type: 'DiscussionNote', resolvable: 1 }).where('id', '=', first.id).execute();
       }
-      return this.insertNote(trx, f.mr, {
+      return this.insertNote(trx, f, {
         author_id: actor.user!.id,
         body: input.body,
         discussion_id: discussionId,
@@ -311,7 +325,7 @@ export class NotesService {
   }
 
   /** PUT …/discussions/:discussion_id?resolved=: every resolvable note of the thread (403 when not allowed or not resolvable). */
-  async resolveDiscussion(actor: Actor, f: FoundMergeRequest, discussionId: string, resolved: boolean): Promise<NoteRow[]> {
+  async resolveDiscussion(actor: Actor, f: FoundNoteable, discussionId: string, resolved: boolean): Promise<NoteRow[]> {
     const notes = await this.discussion(actor, f, discussionId);
     const resolvable = notes.some((n) => n.resolvable === 1 && n.system === 0);
     if (!resolvable || !canResolve(actor, f)) throw Errors.forbidden();
@@ -321,19 +335,19 @@ export class NotesService {
         .updateTable('notes')
         .set(resolved ? { resolved_at: at, resolved_by_id: actor.user!.id } : { resolved_at: null, resolved_by_id: null })
         .where('discussion_id', '=', discussionId)
-        .where('noteable_type', '=', 'MergeRequest')
-        .where('noteable_id', '=', f.mr.id)
+        .where('noteable_type', '=', f.type)
+        .where('noteable_id', '=', f.target.id)
         .where('resolvable', '=', 1)
         .where('system', '=', 0);
       q = resolved ? q.where('resolved_at', 'is', null) : q.where('resolved_at', 'is not', null);
       await q.execute();
-      await trx.updateTable('merge_requests').set({ updated_at: at }).where('id', '=', f.mr.id).execute();
+      await trx.updateTable(NOTEABLE_TABLE[f.type]).set({ updated_at: at }).where('id', '=', f.target.id).execute();
     });
     return this.discussion(actor, f, discussionId);
   }
 
   /** PUT …/discussions/:discussion_id/notes/:note_id with resolved: one note (400 "Note is not resolvable"). */
-  async resolveNote(actor: Actor, f: FoundMergeRequest, noteId: number, resolved: boolean): Promise<NoteRow> {
+  async resolveNote(actor: Actor, f: FoundNoteable, noteId: number, resolved: boolean): Promise<NoteRow> {
     const note = await this.get(actor, f, noteId);
     if (!canResolve(actor, f)) throw Errors.forbidden();
     if (note.resolvable !== 1 || note.system === 1) throw Errors.badRequest('Note is not resolvable');

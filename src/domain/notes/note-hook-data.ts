@@ -1,29 +1,30 @@
-// The note hook payload (Gitlab::DataBuilder::Note) of a note on a merge request, which embeds the merge
-// request's own hook attributes.
+// The note hook payload (Gitlab::DataBuilder::Note) of a note on a merge request or an issue, which embeds
+// the noteable's own hook attributes (`merge_request`, `issue`), given by its feature.
 import type { Kysely } from 'kysely';
 import type { Database, NoteRow, UserRow } from '../../db/schema.ts';
-import { projectHookAttrs, userHookAttrs } from '../core/hook-attrs.ts';
-import { type HookDeps, mergeRequestHookPayload, projectWithNamespace } from './mr-events.ts';
+import { projectHookAttrs, projectWithNamespace, userHookAttrs } from '../core/hook-attrs.ts';
+import { NOTEABLE_PATH, NOTEABLE_TABLE, type NoteableHookAttrs, type NoteableType } from './noteable.ts';
 
-/** The note hook payload (object_kind "note") of a note on a merge request. */
+const HOOK_KEY: Record<NoteableType, string> = { MergeRequest: 'merge_request', Issue: 'issue' };
+
+/** The note hook payload (object_kind "note") of a note on a merge request or an issue. */
 export async function noteHookData(
   trx: Kysely<Database>,
-  deps: HookDeps,
+  deps: { externalUrl: string },
   user: UserRow,
   note: NoteRow,
   action: 'create' | 'update' = 'create',
+  noteableAttrs?: NoteableHookAttrs,
 ): Promise<({ object_kind: 'note' } & Record<string, unknown>) | null> {
   const target = await projectWithNamespace(trx, note.project_id);
   if (!target) return null;
   const project = projectHookAttrs(deps.externalUrl, target.project, target.namespace);
-  const mr =
-    note.noteable_type === 'MergeRequest'
-      ? await trx.selectFrom('merge_requests').selectAll().where('id', '=', note.noteable_id).executeTakeFirst()
-      : undefined;
-  const url = mr ? `${project.web_url}/-/merge_requests/${mr.iid}#note_${note.id}` : `${project.web_url}#note_${note.id}`;
+  const type = note.noteable_type as NoteableType;
+  const noteable = type in NOTEABLE_TABLE ? await noteableRow(trx, type, note.noteable_id) : undefined;
+  const url = noteable ? `${project.web_url}/-/${NOTEABLE_PATH[type]}/${noteable.iid}#note_${note.id}` : `${project.web_url}#note_${note.id}`;
   const data: { object_kind: 'note' } & Record<string, unknown> = {
     object_kind: 'note',
-    event_type: note.internal ? 'confidential_note' : 'note',
+    event_type: note.internal || noteable?.confidential === 1 ? 'confidential_note' : 'note',
     user: userHookAttrs(user),
     project_id: target.project.id,
     project,
@@ -57,9 +58,13 @@ export async function noteHookData(
     },
     repository: { name: project.name, url: project.url, description: project.description, homepage: project.homepage },
   };
-  if (mr) {
-    const mrData = await mergeRequestHookPayload(trx, deps, user, mr, 'update');
-    data.merge_request = mrData.object_attributes;
-  }
+  const attrs = noteable && noteableAttrs ? await noteableAttrs(trx, user, noteable.id) : null;
+  if (attrs) data[HOOK_KEY[type]] = attrs;
   return data;
+}
+
+async function noteableRow(trx: Kysely<Database>, type: NoteableType, id: number): Promise<{ id: number; iid: number; confidential: number } | undefined> {
+  if (type === 'Issue') return trx.selectFrom('issues').select(['id', 'iid', 'confidential']).where('id', '=', id).executeTakeFirst();
+  const mr = await trx.selectFrom(NOTEABLE_TABLE[type]).select(['id', 'iid']).where('id', '=', id).executeTakeFirst();
+  return mr && { ...mr, confidential: 0 };
 }

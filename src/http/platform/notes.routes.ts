@@ -1,32 +1,41 @@
-// What people say and do around a merge request: …/notes (lib/api/notes.rb), …/discussions
-// (lib/api/discussions.rb), …/award_emoji on the merge request and on its notes (lib/api/award_emoji.rb),
-// …/approve, …/unapprove, …/approvals, …/approval_state (lib/api/merge_request_approvals.rb).
-// Notes, discussions and award emoji need a signed-in user; approvals are readable anonymously.
+// What people say around a merge request or an issue: …/notes (lib/api/notes.rb), …/discussions
+// (lib/api/discussions.rb), …/award_emoji on the noteable and on its notes (lib/api/award_emoji.rb). One set
+// of routes per noteable, over one notes service. Notes, discussions and award emoji need a signed-in user.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { Container } from '../../../container.ts';
-import type { NoteRow } from '../../../db/schema.ts';
-import type { Actor } from '../../../domain/access/actor.ts';
-import type { RecordEvent } from '../../../domain/merge-requests/approvals.ts';
-import type { FoundMergeRequest } from '../../../domain/merge-requests/notes-access.ts';
-import { DomainError, Errors } from '../../../lib/errors.ts';
-import { offsetPaginate } from '../../../lib/pagination.ts';
-import { ApprovalStateSchema, ApprovalsSchema, toApprovals } from '../entities/approvals.entity.ts';
-import { AwardEmojiSchema, toAwardEmoji } from '../entities/award-emoji.entity.ts';
-import { DiscussionSchema, toDiscussion } from '../entities/discussion.entity.ts';
-import { NoteSchema, noteUserIds, toNote, type NoteContext } from '../entities/note.entity.ts';
-import { userViewContext } from '../entities/user.entity.ts';
-import { linkParams, MergeRequestParams, PaginationProps } from '../schemas/common.ts';
+import type { Container } from '../../container.ts';
+import type { NoteRow } from '../../db/schema.ts';
+import type { Actor } from '../../domain/access/actor.ts';
+import type { FoundNoteable, NoteableType } from '../../domain/notes/noteable.ts';
+import { DomainError, Errors } from '../../lib/errors.ts';
+import { offsetPaginate } from '../../lib/pagination.ts';
+import { AwardEmojiSchema, toAwardEmoji } from './entities/award-emoji.entity.ts';
+import { DiscussionSchema, toDiscussion } from './entities/discussion.entity.ts';
+import { NoteSchema, noteUserIds, toNote, type NoteContext } from './entities/note.entity.ts';
+import { userViewContext } from './entities/user.entity.ts';
+import { linkParams, PaginationProps } from './schemas/common.ts';
 
-const TAGS = ['merge_requests'];
-const BASE = '/api/v4/projects/:id/merge_requests/:merge_request_iid';
+/** The routes of one kind of noteable: its path segment, its iid parameter and its finder. */
+interface NoteableRoutes {
+  type: NoteableType;
+  tags: string[];
+  segment: 'merge_requests' | 'issues';
+  iidParam: 'merge_request_iid' | 'issue_iid';
+  /** the noteable as the actor may read it (404 Project Not Found, 404 Not found, 403 without the read ability) */
+  find: (c: Container, actor: Actor, id: string, iid: number) => Promise<FoundNoteable>;
+}
 
-const NoteParams = Type.Object({ id: Type.String(), merge_request_iid: Type.Integer(), note_id: Type.Integer() });
-const DiscussionParams = Type.Object({ id: Type.String(), merge_request_iid: Type.Integer(), discussion_id: Type.String() });
-const DiscussionNoteParams = Type.Object({ id: Type.String(), merge_request_iid: Type.Integer(), discussion_id: Type.String(), note_id: Type.Integer() });
-const AwardParams = Type.Object({ id: Type.String(), merge_request_iid: Type.Integer(), award_id: Type.Integer() });
-const NoteAwardParams = Type.Object({ id: Type.String(), merge_request_iid: Type.Integer(), note_id: Type.Integer(), award_id: Type.Integer() });
+const NOTEABLES: NoteableRoutes[] = [
+  {
+    type: 'MergeRequest',
+    tags: ['merge_requests'],
+    segment: 'merge_requests',
+    iidParam: 'merge_request_iid',
+    find: (c, a, id, iid) => c.mergeRequests.findNoteable(a, id, iid),
+  },
+  { type: 'Issue', tags: ['issues'], segment: 'issues', iidParam: 'issue_iid', find: (c, a, id, iid) => c.issues.findNoteable(a, id, iid) },
+];
 
 const NotesQuery = Type.Object({
   order_by: Type.Optional(Type.Enum(['created_at', 'updated_at'])),
@@ -76,46 +85,47 @@ const ReplyBody = Type.Object({ body: Type.String(), created_at: Type.Optional(T
 const ResolveBody = Type.Object({ resolved: Type.Boolean() });
 const DiscussionNoteBody = Type.Object({ body: Type.Optional(Type.String()), resolved: Type.Optional(Type.Boolean()) });
 const AwardBody = Type.Object({ name: Type.String() });
-const ApproveBody = Type.Object({
-  sha: Type.Optional(Type.String()),
-  approval_password: Type.Optional(Type.String()),
-  publish_review: Type.Optional(Type.Boolean()),
-});
 
 export function notesRoutes(fastify: FastifyInstance, c: Container): void {
+  for (const n of NOTEABLES) noteableRoutes(fastify, c, n);
+}
+
+function noteableRoutes(fastify: FastifyInstance, c: Container, n: NoteableRoutes): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const user = { api: 'platform' as const, auth: 'user' as const };
-  const anyone = { api: 'platform' as const };
-
-  /** The merge request as the actor sees it (404 Project Not Found, 404 Not found, 403 without read_merge_request). */
-  const find = (actor: Actor, id: string, iid: number): Promise<FoundMergeRequest> => c.mergeRequests.find(actor, id, iid);
+  const TAGS = n.tags;
+  const BASE = `/api/v4/projects/:id/${n.segment}/:${n.iidParam}`;
+  const iid = Type.Integer();
+  const NoteableParams = Type.Object({ id: Type.String(), [n.iidParam]: iid });
+  const NoteParams = Type.Object({ id: Type.String(), [n.iidParam]: iid, note_id: Type.Integer() });
+  const DiscussionParams = Type.Object({ id: Type.String(), [n.iidParam]: iid, discussion_id: Type.String() });
+  const DiscussionNoteParams = Type.Object({ id: Type.String(), [n.iidParam]: iid, discussion_id: Type.String(), note_id: Type.Integer() });
+  const AwardParams = Type.Object({ id: Type.String(), [n.iidParam]: iid, award_id: Type.Integer() });
+  const NoteAwardParams = Type.Object({ id: Type.String(), [n.iidParam]: iid, note_id: Type.Integer(), award_id: Type.Integer() });
+  type P = { id: string; note_id: number; award_id: number; discussion_id: string } & Record<string, unknown>;
+  const iidOf = (p: P) => p[n.iidParam] as number;
 
   /**
-   * Notes, discussions and award emoji find their merge request through NotesFinder (MergeRequestsFinder):
-   * one the actor may not read is not found either, ActiveRecord's "404 Not found" (the project keeps
-   * "404 Project Not Found").
+   * Notes, discussions and award emoji find their noteable through NotesFinder (MergeRequestsFinder,
+   * IssuesFinder): one the actor may not read is not found either, ActiveRecord's "404 Not found" (the project
+   * keeps "404 Project Not Found").
    */
-  const noteable = async (actor: Actor, id: string, iid: number): Promise<FoundMergeRequest> => {
+  const noteable = async (actor: Actor, p: P): Promise<FoundNoteable> => {
     try {
-      return await find(actor, id, iid);
+      return await n.find(c, actor, p.id, iidOf(p));
     } catch (e) {
       if (e instanceof DomainError && e.kind === 'forbidden') throw Errors.recordNotFound();
       throw e;
     }
   };
 
-  const recordEvent =
-    (actor: Actor): RecordEvent =>
-    (trx, mr, action) =>
-      c.mergeRequests.recordEvent(trx, actor, mr, action);
-
-  const noteContext = async (f: FoundMergeRequest, notes: NoteRow[]): Promise<NoteContext> => ({
+  const noteContext = async (f: FoundNoteable, notes: NoteRow[]): Promise<NoteContext> => ({
     users: await c.users.basicByIds(noteUserIds(notes)),
     user: userViewContext(c.config.externalUrl, await c.settings.get()),
-    mr: f.mr,
+    noteable: f.target,
   });
-  const noteEntity = async (f: FoundMergeRequest, note: NoteRow) => toNote(note, await noteContext(f, [note]));
-  const discussionEntity = async (f: FoundMergeRequest, notes: NoteRow[]) => toDiscussion(notes, await noteContext(f, notes));
+  const noteEntity = async (f: FoundNoteable, note: NoteRow) => toNote(note, await noteContext(f, [note]));
+  const discussionEntity = async (f: FoundNoteable, notes: NoteRow[]) => toDiscussion(notes, await noteContext(f, notes));
 
   const page = (req: FastifyRequest, params: Record<string, unknown>) => {
     const q = req.query as { page?: number; per_page?: number } & Record<string, unknown>;
@@ -126,17 +136,12 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.get(
     `${BASE}/notes`,
-    { config: user, schema: { tags: TAGS, params: MergeRequestParams, querystring: NotesQuery, response: { 200: Type.Array(NoteSchema) } } },
+    { config: user, schema: { tags: TAGS, params: NoteableParams, querystring: NotesQuery, response: { 200: Type.Array(NoteSchema) } } },
     async (req, reply) => {
-      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
+      const f = await noteable(req.actor, req.params as P);
       const q = req.query;
       const query = c.notes.list(req.actor, f, { orderBy: q.order_by, sort: q.sort, activity: q.activity_filter });
-      const result = await offsetPaginate(
-        c.db.kysely,
-        c.config.externalUrl,
-        page(req, { id: req.params.id, noteable_id: req.params.merge_request_iid }),
-        query,
-      );
+      const result = await offsetPaginate(c.db.kysely, c.config.externalUrl, page(req, { id: req.params.id, noteable_id: iidOf(req.params as P) }), query);
       reply.headers(result.headers);
       const ctx = await noteContext(f, result.items);
       return result.items.map((n) => toNote(n, ctx));
@@ -144,15 +149,15 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
   );
 
   app.get(`${BASE}/notes/:note_id`, { config: user, schema: { tags: TAGS, params: NoteParams, response: { 200: NoteSchema } } }, async (req) => {
-    const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
-    return noteEntity(f, await c.notes.get(req.actor, f, req.params.note_id));
+    const f = await noteable(req.actor, req.params as P);
+    return noteEntity(f, await c.notes.get(req.actor, f, (req.params as P).note_id));
   });
 
   app.post(
     `${BASE}/notes`,
-    { config: user, schema: { tags: TAGS, params: MergeRequestParams, body: CreateNoteBody, response: { 201: NoteSchema } } },
+    { config: user, schema: { tags: TAGS, params: NoteableParams, body: CreateNoteBody, response: { 201: NoteSchema } } },
     async (req, reply) => {
-      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
+      const f = await noteable(req.actor, req.params as P);
       const b = req.body;
       const note = await c.notes.create(req.actor, f, { body: b.body, internal: b.internal ?? b.confidential, created_at: b.created_at });
       return reply.code(201).send(await noteEntity(f, note));
@@ -163,17 +168,18 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
     `${BASE}/notes/:note_id`,
     { config: user, schema: { tags: TAGS, params: NoteParams, body: UpdateNoteBody, response: { 200: NoteSchema } } },
     async (req) => {
-      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
+      const f = await noteable(req.actor, req.params as P);
       const body = req.body.body;
       if (body !== undefined && body.trim() === '') throw Errors.param('body is empty');
-      const note = body === undefined ? await c.notes.get(req.actor, f, req.params.note_id) : await c.notes.update(req.actor, f, req.params.note_id, body);
+      const note =
+        body === undefined ? await c.notes.get(req.actor, f, (req.params as P).note_id) : await c.notes.update(req.actor, f, (req.params as P).note_id, body);
       return noteEntity(f, note);
     },
   );
 
   app.delete(`${BASE}/notes/:note_id`, { config: user, schema: { tags: TAGS, params: NoteParams } }, async (req, reply) => {
-    const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
-    await c.notes.remove(req.actor, f, req.params.note_id);
+    const f = await noteable(req.actor, req.params as P);
+    await c.notes.remove(req.actor, f, (req.params as P).note_id);
     return reply.code(204).send();
   });
 
@@ -183,14 +189,14 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
     `${BASE}/discussions`,
     {
       config: user,
-      schema: { tags: TAGS, params: MergeRequestParams, querystring: Type.Object(PaginationProps), response: { 200: Type.Array(DiscussionSchema) } },
+      schema: { tags: TAGS, params: NoteableParams, querystring: Type.Object(PaginationProps), response: { 200: Type.Array(DiscussionSchema) } },
     },
     async (req, reply) => {
-      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
+      const f = await noteable(req.actor, req.params as P);
       const result = await offsetPaginate(
         c.db.kysely,
         c.config.externalUrl,
-        page(req, { id: req.params.id, noteable_id: req.params.merge_request_iid }),
+        page(req, { id: req.params.id, noteable_id: iidOf(req.params as P) }),
         c.notes.discussionIds(req.actor, f),
       );
       reply.headers(result.headers);
@@ -208,16 +214,16 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
     `${BASE}/discussions/:discussion_id`,
     { config: user, schema: { tags: TAGS, params: DiscussionParams, response: { 200: DiscussionSchema } } },
     async (req) => {
-      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
-      return discussionEntity(f, await c.notes.discussion(req.actor, f, req.params.discussion_id));
+      const f = await noteable(req.actor, req.params as P);
+      return discussionEntity(f, await c.notes.discussion(req.actor, f, (req.params as P).discussion_id));
     },
   );
 
   app.post(
     `${BASE}/discussions`,
-    { config: user, schema: { tags: TAGS, params: MergeRequestParams, body: CreateDiscussionBody, response: { 201: DiscussionSchema } } },
+    { config: user, schema: { tags: TAGS, params: NoteableParams, body: CreateDiscussionBody, response: { 201: DiscussionSchema } } },
     async (req, reply) => {
-      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
+      const f = await noteable(req.actor, req.params as P);
       const b = req.body;
       const notes = await c.notes.createDiscussion(req.actor, f, { body: b.body, created_at: b.created_at, internal: b.internal, position: b.position });
       return reply.code(201).send(await discussionEntity(f, notes));
@@ -228,8 +234,8 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
     `${BASE}/discussions/:discussion_id`,
     { config: user, schema: { tags: TAGS, params: DiscussionParams, body: ResolveBody, response: { 200: DiscussionSchema } } },
     async (req) => {
-      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
-      return discussionEntity(f, await c.notes.resolveDiscussion(req.actor, f, req.params.discussion_id, req.body.resolved));
+      const f = await noteable(req.actor, req.params as P);
+      return discussionEntity(f, await c.notes.resolveDiscussion(req.actor, f, (req.params as P).discussion_id, req.body.resolved));
     },
   );
 
@@ -237,8 +243,8 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
     `${BASE}/discussions/:discussion_id/notes`,
     { config: user, schema: { tags: TAGS, params: DiscussionParams, response: { 200: Type.Array(NoteSchema) } } },
     async (req) => {
-      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
-      const notes = await c.notes.discussion(req.actor, f, req.params.discussion_id, 'Notes');
+      const f = await noteable(req.actor, req.params as P);
+      const notes = await c.notes.discussion(req.actor, f, (req.params as P).discussion_id, 'Notes');
       const ctx = await noteContext(f, notes);
       return notes.map((n) => toNote(n, ctx));
     },
@@ -248,8 +254,8 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
     `${BASE}/discussions/:discussion_id/notes`,
     { config: user, schema: { tags: TAGS, params: DiscussionParams, body: ReplyBody, response: { 201: NoteSchema } } },
     async (req, reply) => {
-      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
-      const note = await c.notes.reply(req.actor, f, req.params.discussion_id, { body: req.body.body, created_at: req.body.created_at });
+      const f = await noteable(req.actor, req.params as P);
+      const note = await c.notes.reply(req.actor, f, (req.params as P).discussion_id, { body: req.body.body, created_at: req.body.created_at });
       return reply.code(201).send(await noteEntity(f, note));
     },
   );
@@ -258,8 +264,8 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
     `${BASE}/discussions/:discussion_id/notes/:note_id`,
     { config: user, schema: { tags: TAGS, params: DiscussionNoteParams, response: { 200: NoteSchema } } },
     async (req) => {
-      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
-      return noteEntity(f, await c.notes.get(req.actor, f, req.params.note_id));
+      const f = await noteable(req.actor, req.params as P);
+      return noteEntity(f, await c.notes.get(req.actor, f, (req.params as P).note_id));
     },
   );
 
@@ -270,11 +276,11 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
       const { body, resolved } = req.body;
       if (body === undefined && resolved === undefined) throw Errors.param('body, resolved are missing, exactly one parameter must be provided');
       if (body !== undefined && resolved !== undefined) throw Errors.param('body, resolved are mutually exclusive');
-      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
+      const f = await noteable(req.actor, req.params as P);
       const note =
         resolved !== undefined
-          ? await c.notes.resolveNote(req.actor, f, req.params.note_id, resolved)
-          : await c.notes.update(req.actor, f, req.params.note_id, body!);
+          ? await c.notes.resolveNote(req.actor, f, (req.params as P).note_id, resolved)
+          : await c.notes.update(req.actor, f, (req.params as P).note_id, body!);
       return noteEntity(f, note);
     },
   );
@@ -283,8 +289,8 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
     `${BASE}/discussions/:discussion_id/notes/:note_id`,
     { config: user, schema: { tags: TAGS, params: DiscussionNoteParams } },
     async (req, reply) => {
-      const f = await noteable(req.actor, req.params.id, req.params.merge_request_iid);
-      await c.notes.remove(req.actor, f, req.params.note_id);
+      const f = await noteable(req.actor, req.params as P);
+      await c.notes.remove(req.actor, f, (req.params as P).note_id);
       return reply.code(204).send();
     },
   );
@@ -293,10 +299,10 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
 
   for (const onNote of [false, true]) {
     const base = onNote ? `${BASE}/notes/:note_id/award_emoji` : `${BASE}/award_emoji`;
-    const Params = onNote ? NoteParams : MergeRequestParams;
+    const Params = onNote ? NoteParams : NoteableParams;
     const OneParams = onNote ? NoteAwardParams : AwardParams;
-    const target = async (actor: Actor, p: { id: string; merge_request_iid: number; note_id?: number }) => {
-      const f = await noteable(actor, p.id, p.merge_request_iid);
+    const target = async (actor: Actor, p: P) => {
+      const f = await noteable(actor, p);
       return { f, awardable: await c.notes.awards.awardable(actor, f, onNote ? p.note_id : undefined) };
     };
     const entities = async (rows: Parameters<typeof toAwardEmoji>[0][]) => {
@@ -309,9 +315,9 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
       base,
       { config: user, schema: { tags: TAGS, params: Params, querystring: Type.Object(PaginationProps), response: { 200: Type.Array(AwardEmojiSchema) } } },
       async (req, reply) => {
-        const p = req.params as { id: string; merge_request_iid: number; note_id?: number };
+        const p = req.params as P;
         const { awardable } = await target(req.actor, p);
-        const routeParams: Record<string, unknown> = { id: p.id, merge_request_iid: p.merge_request_iid };
+        const routeParams: Record<string, unknown> = { id: p.id, [n.iidParam]: iidOf(p) };
         if (onNote) routeParams.note_id = p.note_id;
         const result = await offsetPaginate(c.db.kysely, c.config.externalUrl, page(req, routeParams), c.notes.awards.list(awardable));
         reply.headers(result.headers);
@@ -320,64 +326,23 @@ export function notesRoutes(fastify: FastifyInstance, c: Container): void {
     );
 
     app.get(`${base}/:award_id`, { config: user, schema: { tags: TAGS, params: OneParams, response: { 200: AwardEmojiSchema } } }, async (req) => {
-      const p = req.params as { id: string; merge_request_iid: number; note_id?: number; award_id: number };
+      const p = req.params as P;
       const { awardable } = await target(req.actor, p);
       return (await entities([await c.notes.awards.get(awardable, p.award_id)]))[0];
     });
 
     app.post(base, { config: user, schema: { tags: TAGS, params: Params, body: AwardBody, response: { 201: AwardEmojiSchema } } }, async (req, reply) => {
-      const p = req.params as { id: string; merge_request_iid: number; note_id?: number };
+      const p = req.params as P;
       const { f, awardable } = await target(req.actor, p);
       const row = await c.notes.awards.award(req.actor, f, awardable, req.body.name);
       return reply.code(201).send((await entities([row]))[0]);
     });
 
     app.delete(`${base}/:award_id`, { config: user, schema: { tags: TAGS, params: OneParams } }, async (req, reply) => {
-      const p = req.params as { id: string; merge_request_iid: number; note_id?: number; award_id: number };
+      const p = req.params as P;
       const { awardable } = await target(req.actor, p);
       await c.notes.awards.remove(req.actor, awardable, p.award_id);
       return reply.code(204).send();
     });
   }
-
-  // ---- approvals ------------------------------------------------------------------------------
-
-  const approvalsEntity = async (actor: Actor, f: FoundMergeRequest) => {
-    const state = await c.notes.approvals.state(actor, f);
-    const users = await c.users.basicByIds(state.approvals.map((a) => a.user_id));
-    return toApprovals(f.mr, state, users, userViewContext(c.config.externalUrl, await c.settings.get()));
-  };
-
-  app.get(`${BASE}/approvals`, { config: anyone, schema: { tags: TAGS, params: MergeRequestParams, response: { 200: ApprovalsSchema } } }, async (req) =>
-    approvalsEntity(req.actor, await find(req.actor, req.params.id, req.params.merge_request_iid)),
-  );
-
-  app.get(
-    `${BASE}/approval_state`,
-    { config: anyone, schema: { tags: TAGS, params: MergeRequestParams, response: { 200: ApprovalStateSchema } } },
-    async (req) => {
-      await find(req.actor, req.params.id, req.params.merge_request_iid);
-      return { approval_rules_overwritten: false, rules: [] };
-    },
-  );
-
-  app.post(
-    `${BASE}/approve`,
-    { config: user, schema: { tags: TAGS, params: MergeRequestParams, body: ApproveBody, response: { 201: ApprovalsSchema } } },
-    async (req, reply) => {
-      const f = await find(req.actor, req.params.id, req.params.merge_request_iid);
-      await c.notes.approvals.approve(req.actor, f, req.body.sha, recordEvent(req.actor));
-      return reply.code(201).send(await approvalsEntity(req.actor, f));
-    },
-  );
-
-  app.post(
-    `${BASE}/unapprove`,
-    { config: user, schema: { tags: TAGS, params: MergeRequestParams, response: { 201: ApprovalsSchema } } },
-    async (req, reply) => {
-      const f = await find(req.actor, req.params.id, req.params.merge_request_iid);
-      await c.notes.approvals.unapprove(req.actor, f, recordEvent(req.actor));
-      return reply.code(201).send(await approvalsEntity(req.actor, f));
-    },
-  );
 }

@@ -1,0 +1,334 @@
+// The issue lists (global, group, project) with the filters of the API: IssuesFinder's parameters turned into
+// one SQL query (Kysely, both dialects), ordered with GitLab's id tie-breaker. Who may read an issue is one
+// condition on the row: `issues.visibility` (its project's visibility narrowed by the issues feature, kept by
+// triggers: migration 035) or a membership of the project, and a confidential issue only for Reporters and
+// up, its author and its assignees (IssuesFinder#with_confidentiality_access_check).
+import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import type { Database, IssueRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
+import { searchIndexIds, searchMatch } from '../../db/sql.ts';
+import { todayDate } from '../../lib/time.ts';
+import type { Actor } from '../access/actor.ts';
+import type { ProjectAccess } from '../access/policy.ts';
+import { openLevels } from '../access/visibility.ts';
+import type { FeatureDeps } from '../deps.ts';
+import { FILTER_ANY, FILTER_NONE, type IdOrWildcard } from '../merge-requests/merge-requests-query.ts';
+import { ProjectsQuery, searchTerms } from '../projects/projects-query.ts';
+import { canReadConfidential } from './issue-access.ts';
+
+export const ISSUE_SCOPES = ['created_by_me', 'assigned_to_me', 'all'] as const;
+export const ISSUE_STATES = ['opened', 'closed', 'all'] as const;
+/** Helpers::IssuesHelpers.sort_options */
+export const ISSUE_ORDERS = [
+  'created_at',
+  'due_date',
+  'label_priority',
+  'milestone_due',
+  'popularity',
+  'priority',
+  'relative_position',
+  'title',
+  'updated_at',
+] as const;
+
+/** The negatable filters (`not[…]`). */
+export interface IssueNegatableFilters {
+  authorId?: number;
+  authorUsername?: string;
+  assigneeId?: IdOrWildcard;
+  assigneeUsernames?: string[];
+  labels?: string[];
+  milestone?: string;
+  iids?: number[];
+  issueType?: string;
+}
+
+export interface IssueFilters extends IssueNegatableFilters {
+  scope?: (typeof ISSUE_SCOPES)[number];
+  state?: (typeof ISSUE_STATES)[number];
+  confidential?: boolean;
+  createdAfter?: string;
+  createdBefore?: string;
+  updatedAfter?: string;
+  updatedBefore?: string;
+  dueDate?: string;
+  search?: string;
+  in?: string;
+  not?: IssueNegatableFilters;
+  orderBy?: (typeof ISSUE_ORDERS)[number];
+  sort?: 'asc' | 'desc';
+}
+
+/** Where the issues of a list live. */
+export type IssueListScope =
+  | { kind: 'all' }
+  | { kind: 'project'; project: ProjectRow; access: ProjectAccess }
+  | { kind: 'group'; group: NamespaceRow; nonArchived: boolean };
+
+export type IssuesQB = SelectQueryBuilder<Database, 'issues', IssueRow>;
+type EB = ExpressionBuilder<Database, 'issues'>;
+type Cond = (eb: EB) => Expression<SqlBool>;
+const NEVER = sql<SqlBool>`1 = 0`;
+const NARROW_SEARCH = 10_000;
+
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (ch) => '\\' + ch);
+const wildcard = (v: unknown): 'none' | 'any' | null => {
+  if (typeof v !== 'string') return null;
+  const l = v.toLowerCase();
+  return l === FILTER_NONE ? 'none' : l === FILTER_ANY ? 'any' : null;
+};
+
+export class IssuesQuery {
+  private readonly projectsQuery: ProjectsQuery;
+
+  constructor(readonly deps: FeatureDeps) {
+    this.projectsQuery = new ProjectsQuery(deps.db, deps.policy);
+  }
+
+  private get k() {
+    return this.deps.db.kysely;
+  }
+
+  /**
+   * SQL on the issue row: the issues `actor` may read across projects (global and group lists). Administrators
+   * read every issue of an enabled feature; others the open levels, or `private` ones of projects they are a
+   * member of (any level: Guests read issues); confidential ones only as Reporter and up, author or assignee.
+   */
+  async readable(actor: Actor): Promise<Cond> {
+    if (actor.isAdmin) return (eb) => eb('issues.visibility', '<>', 'disabled');
+    const open = openLevels(actor);
+    const user = actor.user;
+    if (!user) return (eb) => eb.and([eb('issues.visibility', 'in', open), eb('issues.confidential', '=', 0)]);
+    const members = await this.projectsQuery.memberProjects(user.id, 10);
+    const reporters = await this.projectsQuery.memberProjects(user.id, 20);
+    const memberProjects = this.k.selectFrom('projects').select('projects.id').where(members);
+    const reporterProjects = this.k.selectFrom('projects').select('projects.id').where(reporters);
+    return (eb) =>
+      eb.and([
+        eb.or([eb('issues.visibility', 'in', open), eb.and([eb('issues.visibility', '=', 'private'), eb('issues.project_id', 'in', memberProjects)])]),
+        eb.or([
+          eb('issues.confidential', '=', 0),
+          eb('issues.author_id', '=', user.id),
+          eb('issues.id', 'in', eb.selectFrom('issue_assignees').select('issue_assignees.issue_id').where('issue_assignees.user_id', '=', user.id)),
+          eb('issues.project_id', 'in', reporterProjects),
+        ]),
+      ]);
+  }
+
+  /** One project's readable issues (the caller checked the project and its feature). */
+  private projectReadable(actor: Actor, project: ProjectRow, access: ProjectAccess): Cond {
+    if (canReadConfidential(actor, access)) return (eb) => eb('issues.project_id', '=', project.id);
+    const user = actor.user;
+    return (eb) =>
+      eb.and([
+        eb('issues.project_id', '=', project.id),
+        user
+          ? eb.or([
+              eb('issues.confidential', '=', 0),
+              eb('issues.author_id', '=', user.id),
+              eb('issues.id', 'in', eb.selectFrom('issue_assignees').select('issue_assignees.issue_id').where('issue_assignees.user_id', '=', user.id)),
+            ])
+          : eb('issues.confidential', '=', 0),
+      ]);
+  }
+
+  /** The list query: filters, access and order; the caller paginates. */
+  async list(actor: Actor, where: IssueListScope, f: IssueFilters): Promise<IssuesQB> {
+    const conds: Cond[] = [];
+    if (where.kind === 'project') conds.push(this.projectReadable(actor, where.project, where.access));
+    else {
+      conds.push(await this.readable(actor));
+      if (where.kind === 'group') {
+        const inGroup = await this.projectsQuery.inGroupSubtree(where.group);
+        let projects = this.k.selectFrom('projects').select('projects.id').where(inGroup);
+        if (where.nonArchived) projects = projects.where('projects.archived', '=', 0);
+        conds.push((eb) => eb('issues.project_id', 'in', projects));
+      }
+    }
+    const user = actor.user;
+    if (f.scope === 'created_by_me') conds.push(user ? (eb) => eb('issues.author_id', '=', user.id) : () => NEVER);
+    if (f.scope === 'assigned_to_me') conds.push(user ? this.assignedTo(user.id) : () => NEVER);
+    if (f.state && f.state !== 'all') conds.push((eb) => eb('issues.state', '=', f.state!));
+    if (f.confidential !== undefined) conds.push((eb) => eb('issues.confidential', '=', f.confidential ? 1 : 0));
+    if (f.createdAfter) conds.push((eb) => eb('issues.created_at', '>=', f.createdAfter!));
+    if (f.createdBefore) conds.push((eb) => eb('issues.created_at', '<=', f.createdBefore!));
+    if (f.updatedAfter) conds.push((eb) => eb('issues.updated_at', '>=', f.updatedAfter!));
+    if (f.updatedBefore) conds.push((eb) => eb('issues.updated_at', '<=', f.updatedBefore!));
+    if (f.dueDate) conds.push(dueDate(f.dueDate));
+    const positive = await this.negatable(f, false);
+    const negative = f.not ? await this.negatable(f.not, true) : [];
+    if (positive === null || negative === null) conds.push(() => NEVER);
+    else conds.push(...positive, ...negative);
+    if (f.search?.trim()) conds.push(await this.searchCondition(f.search, f.in));
+    const q = this.k
+      .selectFrom('issues')
+      .selectAll('issues')
+      .where((eb) => eb.and(conds.map((c) => c(eb))));
+    return this.order(q, f);
+  }
+
+  private assignedTo(userId: number): Cond {
+    return (eb) => eb('issues.id', 'in', eb.selectFrom('issue_assignees').select('issue_assignees.issue_id').where('issue_assignees.user_id', '=', userId));
+  }
+
+  private async userId(username: string): Promise<number | null> {
+    const row = await this.k.selectFrom('users').select('id').where(sql`lower(username)`, '=', username.toLowerCase()).executeTakeFirst();
+    return row?.id ?? null;
+  }
+
+  /**
+   * The filters `not[…]` also takes. Positive: each must hold (null: nothing can match, an unknown user).
+   * Negated: none of them holds (an unknown user excludes nothing).
+   */
+  private async negatable(f: IssueNegatableFilters, negate: boolean): Promise<Cond[] | null> {
+    const out: Cond[] = [];
+    const add = (c: Cond) => out.push(negate ? (eb) => eb.not(c(eb)) : c);
+    if (f.authorId !== undefined) add((eb) => eb('issues.author_id', '=', f.authorId!));
+    if (f.authorUsername !== undefined) {
+      const id = await this.userId(f.authorUsername);
+      if (id === null) {
+        if (!negate) return null;
+      } else add((eb) => eb('issues.author_id', '=', id));
+    }
+    const anyAssignee: Cond = (eb) =>
+      eb.exists(eb.selectFrom('issue_assignees').select('issue_assignees.issue_id').whereRef('issue_assignees.issue_id', '=', 'issues.id'));
+    if (f.assigneeId !== undefined) {
+      const w = wildcard(f.assigneeId);
+      if (w === 'none') add((eb) => eb.not(anyAssignee(eb)));
+      else if (w === 'any') add(anyAssignee);
+      else add(this.assignedTo(Number(f.assigneeId)));
+    }
+    if (f.assigneeUsernames?.length) {
+      for (const name of f.assigneeUsernames) {
+        const id = await this.userId(name);
+        if (id === null) {
+          if (!negate) return null;
+        } else add(this.assignedTo(id));
+      }
+    }
+    if (f.labels?.length) {
+      const w = f.labels.length === 1 ? wildcard(f.labels[0]) : null;
+      const anyLabel: Cond = (eb) =>
+        eb.exists(eb.selectFrom('issue_labels').select('issue_labels.issue_id').whereRef('issue_labels.issue_id', '=', 'issues.id'));
+      if (w === 'none') add((eb) => eb.not(anyLabel(eb)));
+      else if (w === 'any') add(anyLabel);
+      else if (negate) out.push((eb) => eb('issues.id', 'not in', this.labelled(eb, f.labels!)));
+      else for (const title of f.labels) out.push((eb) => eb('issues.id', 'in', this.labelled(eb, [title])));
+    }
+    if (f.milestone !== undefined) {
+      const m = f.milestone;
+      const w = wildcard(m);
+      if (w === 'none') add((eb) => eb('issues.milestone_id', 'is', null));
+      else if (w === 'any') add((eb) => eb('issues.milestone_id', 'is not', null));
+      else if (negate) out.push((eb) => eb.or([eb('issues.milestone_id', 'is', null), eb('issues.milestone_id', 'not in', this.milestoneIds(eb, m))]));
+      else out.push((eb) => eb('issues.milestone_id', 'in', this.milestoneIds(eb, m)));
+    }
+    if (f.iids?.length) add((eb) => eb('issues.iid', 'in', f.iids!));
+    if (f.issueType !== undefined) add((eb) => eb('issues.issue_type', '=', f.issueType!));
+    return out;
+  }
+
+  /** SQL: the issues carrying a label of these titles (project or group labels alike). */
+  private labelled(eb: EB, titles: string[]) {
+    return eb
+      .selectFrom('issue_labels as il')
+      .select('il.issue_id')
+      .where('il.label_id', 'in', eb.selectFrom('labels as l').select('l.id').where('l.title', 'in', titles));
+  }
+
+  /** SQL: ids of the milestones `title` names (Upcoming and Started are Milestone's predefined ones). */
+  private milestoneIds(eb: EB, title: string) {
+    const today = todayDate();
+    const base = eb.selectFrom('milestones as m').select('m.id');
+    const lower = title.toLowerCase();
+    if (lower === 'upcoming') {
+      // Milestone.upcoming_ids: the active milestone due next, of each project and group
+      return base
+        .where('m.state', '=', 'active')
+        .where('m.due_date', '>', today)
+        .where(
+          sql<SqlBool>`m.due_date = (select min(m2.due_date) from milestones m2 where m2.state = 'active' and m2.due_date > ${today}
+            and ((m2.project_id is not null and m2.project_id = m.project_id) or (m2.group_id is not null and m2.group_id = m.group_id)))`,
+        );
+    }
+    if (lower === 'started') return base.where('m.state', '=', 'active').where('m.start_date', '<=', today);
+    return base.where('m.title', '=', title);
+  }
+
+  /** search= in the title and description (or those `in` names); SQLite reads its FTS5 index when it narrows. */
+  private async searchCondition(search: string, inParam: string | undefined): Promise<Cond> {
+    const allowed: ('title' | 'description')[] = ['title', 'description'];
+    const asked = (inParam ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s): s is 'title' | 'description' => (allowed as string[]).includes(s));
+    const columns = asked.length ? [...new Set(asked)] : allowed;
+    const query = search.trim().replace(/\s+/g, ' ');
+    const terms = searchTerms(query).filter((t) => t.length >= 3);
+    const sqlite = this.deps.db.dialect === 'sqlite';
+    const match = sqlite && terms.length ? searchMatch('issues', columns, terms) : null;
+    let indexed: Expression<SqlBool> | null = null;
+    if (match !== null) {
+      const found = searchIndexIds('issues', match);
+      const { n } = (await sql<{ n: number }>`select count(*) as n from (${found} limit ${NARROW_SEARCH + 1})`.execute(this.k)).rows[0];
+      if (n <= NARROW_SEARCH) indexed = sql<SqlBool>`issues.id in (${found})`;
+    }
+    return (eb) => {
+      const like = eb.or(
+        columns.map((col) => {
+          const ref = sql.ref(`issues.${col}`);
+          const lowered = sqlite ? ref : sql`lower(${ref})`;
+          if (!terms.length) return sql<SqlBool>`lower(${ref}) = ${query.toLowerCase()}`;
+          return eb.and(terms.map((t) => sql<SqlBool>`${lowered} like ${'%' + likeEscape(t.toLowerCase()) + '%'} escape '\\'`));
+        }),
+      );
+      return indexed ? eb.and([indexed, like]) : like;
+    };
+  }
+
+  private order(q: IssuesQB, f: IssueFilters): IssuesQB {
+    const dir = f.sort ?? 'desc';
+    const by = f.orderBy ?? 'created_at';
+    switch (by) {
+      case 'created_at':
+      case 'updated_at':
+      case 'title':
+        return q.orderBy(`issues.${by}`, dir).orderBy('issues.id', dir);
+      case 'due_date':
+        return q.orderBy(sql`issues.due_date is null`).orderBy('issues.due_date', dir).orderBy('issues.id', dir);
+      case 'relative_position':
+        return q.orderBy(sql`issues.relative_position is null`).orderBy('issues.relative_position', dir).orderBy('issues.id', dir);
+      case 'popularity':
+        return q.orderBy('issues.upvotes', dir).orderBy('issues.id', dir);
+      case 'milestone_due': {
+        const due = sql`(select m.due_date from milestones m where m.id = issues.milestone_id)`;
+        return q.orderBy(sql`${due} is null`).orderBy(due, dir).orderBy('issues.id', dir);
+      }
+      default: {
+        // priority, label_priority: the highest priority of the issue's labels first
+        const prio = sql`(select min(l.priority) from issue_labels il join labels l on l.id = il.label_id where il.issue_id = issues.id)`;
+        return q.orderBy(sql`${prio} is null`).orderBy(prio, dir).orderBy('issues.id', dir);
+      }
+    }
+  }
+}
+
+/** IssuesFinder's due_date filter: 0 (none), any, overdue, week, month, next_month_and_previous_two_weeks. */
+function dueDate(v: string): Cond {
+  const today = todayDate();
+  const plus = (days: number) => new Date(Date.parse(`${today}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+  switch (v) {
+    case '0':
+    case 'none':
+      return (eb) => eb('issues.due_date', 'is', null);
+    case 'any':
+      return (eb) => eb('issues.due_date', 'is not', null);
+    case 'overdue':
+      return (eb) => eb('issues.due_date', '<', today);
+    case 'week':
+      return (eb) => eb.and([eb('issues.due_date', '>=', today), eb('issues.due_date', '<=', plus(7))]);
+    case 'month':
+      return (eb) => eb.and([eb('issues.due_date', '>=', today), eb('issues.due_date', '<=', plus(30))]);
+    default:
+      return (eb) => eb.and([eb('issues.due_date', '>=', plus(-14)), eb('issues.due_date', '<=', plus(60))]);
+  }
+}

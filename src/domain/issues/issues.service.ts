@@ -1,0 +1,513 @@
+// The life of an issue: find, create, update (edit, close, reopen, labels, milestone, assignees), delete,
+// subscriptions, time tracking and the views its entities and pages are built from. GitLab's
+// Issues::CreateService / UpdateService / CloseService / ReopenService / DestroyService and the API helpers
+// of lib/api/issues.rb. Every change writes, in its transaction, the issue hook and activity event, the
+// resource events (label, milestone, state) and the system notes the issue's discussion shows.
+import type { Kysely } from 'kysely';
+import { nextIid } from '../../db/internal-ids.ts';
+import type { Database, IssueRow, LabelRow, MilestoneRow, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
+import { isInt32 } from '../../db/sql.ts';
+import { Errors } from '../../lib/errors.ts';
+import { nowIso, parseDateTime } from '../../lib/time.ts';
+import { type Actor, userActor } from '../access/actor.ts';
+import type { ProjectAccess } from '../access/policy.ts';
+import type { FeatureDeps } from '../deps.ts';
+import { LabelsService } from '../labels/labels.service.ts';
+import type { HookChanges } from '../merge-requests/mr-events.ts';
+import { MilestonesService } from '../milestones/milestones.service.ts';
+import { type FoundNoteable, noteableOf } from '../notes/noteable.ts';
+import type { NotesService } from '../notes/notes.service.ts';
+import { canReadIssue, canReadIssues, canSetMetadata, canUpdateIssue } from './issue-access.ts';
+import { type IssueAction, recordIssueEvent } from './issue-events.ts';
+import { loadIssueViews, type IssueView } from './present.ts';
+import { DESCRIPTION_MAX, type IssueType, TITLE_MAX } from './rules.ts';
+
+/** An issue as the caller found it, with its project. */
+export interface FoundIssue {
+  issue: IssueRow;
+  assigneeIds: number[];
+  project: ProjectRow;
+  namespace: NamespaceRow;
+  access: ProjectAccess;
+}
+
+export interface IssueInput {
+  title?: string;
+  description?: string | null;
+  confidential?: boolean;
+  assignee_ids?: number[];
+  assignee_id?: number;
+  milestone_id?: number | null;
+  labels?: string[];
+  add_labels?: string[];
+  remove_labels?: string[];
+  due_date?: string | null;
+  issue_type?: IssueType;
+  discussion_locked?: boolean;
+  created_at?: string;
+  updated_at?: string;
+  iid?: number;
+  state_event?: 'close' | 'reopen';
+}
+
+const unique = <T>(xs: Iterable<T>): T[] => [...new Set(xs)];
+const sameSet = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((x) => b.includes(x));
+
+export class IssuesService {
+  private readonly labels: LabelsService;
+  private readonly milestones: MilestonesService;
+
+  constructor(
+    readonly deps: FeatureDeps,
+    private readonly notes: NotesService,
+  ) {
+    this.labels = new LabelsService(deps);
+    this.milestones = new MilestonesService(deps);
+  }
+
+  private get db(): Kysely<Database> {
+    return this.deps.db.kysely;
+  }
+
+  // ---- finding ----------------------------------------------------------------------------------
+
+  /** The project of an issue route, with its issues readable (403 otherwise). */
+  async project(actor: Actor, projectIdOrPath: string | number): Promise<{ project: ProjectRow; namespace: NamespaceRow; access: ProjectAccess }> {
+    const found = await this.deps.resolve.project(actor, projectIdOrPath);
+    if (!canReadIssues(actor, found.project, found.access)) throw Errors.forbidden();
+    return found;
+  }
+
+  /**
+   * The project as the caller sees it (404 Project Not Found), then the issue with that iid as IssuesFinder
+   * finds it: one the caller may not read (the feature closed to them, a confidential issue) is "404 Not found".
+   */
+  async find(actor: Actor, projectIdOrPath: string | number, iid: number): Promise<FoundIssue> {
+    const { project, namespace, access } = await this.deps.resolve.project(actor, projectIdOrPath);
+    const issue = isInt32(iid)
+      ? await this.db.selectFrom('issues').selectAll().where('project_id', '=', project.id).where('iid', '=', iid).executeTakeFirst()
+      : undefined;
+    if (!issue || !canReadIssues(actor, project, access)) throw Errors.recordNotFound();
+    const assigneeIds = await this.assigneeIdsOf(issue.id);
+    if (!canReadIssue(actor, access, issue, assigneeIds)) throw Errors.recordNotFound();
+    return { issue, assigneeIds, project, namespace, access };
+  }
+
+  /** The issue as a noteable (notes, discussions, award emoji). */
+  async findNoteable(actor: Actor, projectIdOrPath: string | number, iid: number): Promise<FoundNoteable> {
+    const f = await this.find(actor, projectIdOrPath, iid);
+    return noteableOf('Issue', f, f.issue);
+  }
+
+  private async assigneeIdsOf(issueId: number, db: Kysely<Database> = this.db): Promise<number[]> {
+    const rows = await db.selectFrom('issue_assignees').select('user_id').where('issue_id', '=', issueId).orderBy('created_at').orderBy('user_id').execute();
+    return rows.map((r) => r.user_id);
+  }
+
+  /** The views a page of issues shows, in the order of `rows`. */
+  views(rows: IssueRow[], known: { project: ProjectRow; namespace: NamespaceRow }[] = []): Promise<IssueView[]> {
+    return loadIssueViews(this.db, this.deps.externalUrl, rows, known);
+  }
+
+  canUpdate(actor: Actor, f: FoundIssue): boolean {
+    return canUpdateIssue(actor, f.access, f.issue, f.assigneeIds);
+  }
+
+  // ---- validation -------------------------------------------------------------------------------
+
+  private validate(input: IssueInput, creating: boolean): void {
+    const errors: Record<string, string[]> = {};
+    if (input.title !== undefined || creating) {
+      const title = (input.title ?? '').trim();
+      if (!title) errors.title = ["can't be blank"];
+      else if ([...title].length > TITLE_MAX) errors.title = [`is too long (maximum is ${TITLE_MAX} characters)`];
+    }
+    if (input.description && [...input.description].length > DESCRIPTION_MAX) {
+      errors.description = [`is too long (maximum is ${DESCRIPTION_MAX} characters)`];
+    }
+    if (Object.keys(errors).length) throw Errors.invalid(errors);
+  }
+
+  /** Users who may be assigned: existing active users who can read the project's issues (unknown ids are dropped). */
+  private async assignableUsers(ids: number[], project: ProjectRow, namespace: NamespaceRow): Promise<number[]> {
+    const wanted = unique(ids.filter((id) => Number.isSafeInteger(id) && id > 0));
+    if (!wanted.length) return [];
+    const rows = await this.db.selectFrom('users').selectAll().where('id', 'in', wanted).execute();
+    const out: number[] = [];
+    for (const id of wanted) {
+      const user = rows.find((u) => u.id === id);
+      if (!user || user.state !== 'active') continue;
+      const as = userActor(user, { isAdmin: user.is_admin === 1 });
+      if (canReadIssues(as, project, await this.deps.policy.project(as, project, namespace))) out.push(id);
+    }
+    return out;
+  }
+
+  /** A milestone of the project or one of its ancestor groups (else null: GitLab drops the parameter). */
+  private async availableMilestone(trx: Kysely<Database>, project: ProjectRow, id: number): Promise<MilestoneRow | null> {
+    if (!Number.isSafeInteger(id) || id <= 0) return null;
+    return (await this.milestones.findForProject(project, id, trx)) ?? null;
+  }
+
+  private labelsByTitles(trx: Kysely<Database>, actor: Actor, f: { project: ProjectRow; access: ProjectAccess }, titles: string[]): Promise<LabelRow[]> {
+    return this.labels.findOrCreateByTitles(actor, f.project, titles, { db: trx, access: f.access });
+  }
+
+  private async labelRows(trx: Kysely<Database>, issueId: number): Promise<LabelRow[]> {
+    return trx
+      .selectFrom('issue_labels')
+      .innerJoin('labels', 'labels.id', 'issue_labels.label_id')
+      .selectAll('labels')
+      .where('issue_labels.issue_id', '=', issueId)
+      .orderBy('labels.title')
+      .execute();
+  }
+
+  // ---- create -----------------------------------------------------------------------------------
+
+  /** Issues::CreateService through POST /projects/:id/issues. */
+  async create(actor: Actor, projectIdOrPath: string | number, input: IssueInput): Promise<FoundIssue> {
+    const user = actor.user;
+    if (!user) throw Errors.unauthorized();
+    const found = await this.deps.resolve.project(actor, projectIdOrPath);
+    if (!canReadIssues(actor, found.project, found.access) || !(actor.isAdmin || found.access.abilities.has('create_issue'))) throw Errors.forbidden();
+    this.validate(input, true);
+    const metadata = canSetMetadata(actor, found.access);
+    const owner = actor.isAdmin || found.access.level >= 50;
+    const assigneeIds = metadata
+      ? await this.assignableUsers(
+          input.assignee_ids ?? (input.assignee_id !== undefined && input.assignee_id !== 0 ? [input.assignee_id] : []),
+          found.project,
+          found.namespace,
+        )
+      : [];
+    const createdAt = owner && input.created_at ? parseDateTime(input.created_at) : null;
+    if (input.iid !== undefined && owner) {
+      const taken = await this.db.selectFrom('issues').select('id').where('project_id', '=', found.project.id).where('iid', '=', input.iid).executeTakeFirst();
+      if (taken) throw Errors.conflict('Issue already exists');
+    }
+    const issue = await this.db.transaction().execute(async (trx) => {
+      const labels = metadata && input.labels?.length ? await this.labelsByTitles(trx, actor, found, input.labels) : [];
+      const milestone = metadata && input.milestone_id ? await this.availableMilestone(trx, found.project, input.milestone_id) : null;
+      const at = createdAt ?? nowIso();
+      const iid =
+        input.iid !== undefined && owner ? await this.claimIid(trx, found.project.id, input.iid) : await nextIid(trx, 'issues', 'Project', found.project.id);
+      const row = await trx
+        .insertInto('issues')
+        .values({
+          project_id: found.project.id,
+          iid,
+          title: input.title!.trim(),
+          description: input.description ?? null,
+          state: 'opened',
+          author_id: user.id,
+          milestone_id: milestone?.id ?? null,
+          confidential: input.confidential ? 1 : 0,
+          discussion_locked: input.discussion_locked === undefined ? null : input.discussion_locked ? 1 : 0,
+          due_date: metadata ? (input.due_date ?? null) : null,
+          weight: null,
+          closed_by_id: null,
+          closed_at: null,
+          issue_type: input.issue_type ?? 'issue',
+          created_at: at,
+          updated_at: at,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      for (const user_id of assigneeIds) await trx.insertInto('issue_assignees').values({ issue_id: row.id, user_id, created_at: at }).execute();
+      for (const l of labels) {
+        await trx.insertInto('issue_labels').values({ issue_id: row.id, label_id: l.id, created_at: at }).execute();
+        await trx
+          .insertInto('resource_label_events')
+          .values({ issue_id: row.id, merge_request_id: null, label_id: l.id, user_id: user.id, action: 'add', created_at: at })
+          .execute();
+      }
+      if (milestone) {
+        await trx
+          .insertInto('resource_milestone_events')
+          .values({ issue_id: row.id, merge_request_id: null, milestone_id: milestone.id, user_id: user.id, action: 'add', state: 'opened', created_at: at })
+          .execute();
+      }
+      const fresh = await trx.selectFrom('issues').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
+      await recordIssueEvent(trx, this.deps, user, fresh, 'open');
+      return fresh;
+    });
+    return { issue, assigneeIds, project: found.project, namespace: found.namespace, access: found.access };
+  }
+
+  /** An iid given by an administrator or owner (the import of issues keeps theirs): the counter moves past it. */
+  private async claimIid(trx: Kysely<Database>, projectId: number, iid: number): Promise<number> {
+    let next = await nextIid(trx, 'issues', 'Project', projectId);
+    while (next < iid) next = await nextIid(trx, 'issues', 'Project', projectId);
+    return iid;
+  }
+
+  // ---- update -----------------------------------------------------------------------------------
+
+  /** Issues::UpdateService through PUT /projects/:id/issues/:issue_iid (close and reopen with state_event). */
+  async update(actor: Actor, f: FoundIssue, input: IssueInput): Promise<FoundIssue> {
+    const user = actor.user;
+    if (!user) throw Errors.unauthorized();
+    if (!this.canUpdate(actor, f)) throw Errors.forbidden();
+    this.validate(input, false);
+    const metadata = canSetMetadata(actor, f.access);
+    const wantedAssignees =
+      metadata && (input.assignee_ids !== undefined || input.assignee_id !== undefined)
+        ? await this.assignableUsers(input.assignee_ids ?? (input.assignee_id ? [input.assignee_id] : []), f.project, f.namespace)
+        : null;
+    const issue = await this.db.transaction().execute(async (trx) => {
+      const before = await trx.selectFrom('issues').selectAll().where('id', '=', f.issue.id).executeTakeFirstOrThrow();
+      const at = nowIso();
+      const changes: HookChanges = {};
+      const set: Partial<IssueRow> = {};
+      const notes: string[] = [];
+      const change = <K extends keyof IssueRow>(key: K, value: IssueRow[K]) => {
+        if (before[key] === value) return;
+        set[key] = value;
+        changes[key as string] = { previous: before[key], current: value };
+      };
+      if (input.title !== undefined && input.title.trim() !== before.title) {
+        change('title', input.title.trim());
+        notes.push(`changed title from **${before.title}** to **${input.title.trim()}**`);
+      }
+      if (input.description !== undefined && (input.description ?? null) !== before.description) {
+        change('description', input.description ?? null);
+        notes.push('changed the description');
+      }
+      if (input.confidential !== undefined) {
+        const v = input.confidential ? 1 : 0;
+        if (v !== before.confidential) {
+          change('confidential', v);
+          notes.push(v ? 'made the issue confidential' : 'made the issue visible to everyone');
+        }
+      }
+      if (input.discussion_locked !== undefined) {
+        const v = input.discussion_locked ? 1 : 0;
+        if (v !== before.discussion_locked) {
+          change('discussion_locked', v);
+          notes.push(v ? 'locked the discussion in this issue' : 'unlocked the discussion in this issue');
+        }
+      }
+      if (input.issue_type !== undefined) change('issue_type', input.issue_type);
+      if (metadata && input.due_date !== undefined) {
+        const v = input.due_date ?? null;
+        if (v !== before.due_date) {
+          change('due_date', v);
+          notes.push(v ? `changed due date to ${v}` : 'removed due date');
+        }
+      }
+      if (metadata && input.milestone_id !== undefined) {
+        const milestone = input.milestone_id ? await this.availableMilestone(trx, f.project, input.milestone_id) : null;
+        const next = input.milestone_id === null || input.milestone_id === 0 ? null : (milestone?.id ?? before.milestone_id);
+        if (next !== before.milestone_id) {
+          change('milestone_id', next);
+          await trx
+            .insertInto('resource_milestone_events')
+            .values({
+              issue_id: before.id,
+              merge_request_id: null,
+              milestone_id: next ?? before.milestone_id,
+              user_id: user.id,
+              action: next ? 'add' : 'remove',
+              state: before.state,
+              created_at: at,
+            })
+            .execute();
+          notes.push(milestone ? `changed milestone to %${milestone.iid}` : 'removed milestone');
+        }
+      }
+      // labels
+      if (metadata && (input.labels !== undefined || input.add_labels !== undefined || input.remove_labels !== undefined)) {
+        const current = await this.labelRows(trx, before.id);
+        let wanted: LabelRow[];
+        if (input.labels !== undefined) wanted = input.labels.length ? await this.labelsByTitles(trx, actor, f, input.labels) : [];
+        else {
+          const added = input.add_labels?.length ? await this.labelsByTitles(trx, actor, f, input.add_labels) : [];
+          const removed = new Set((input.remove_labels ?? []).map((t) => t.trim().toLowerCase()));
+          wanted = [...current.filter((l) => !removed.has(l.title.toLowerCase())), ...added.filter((l) => !current.some((c) => c.id === l.id))];
+        }
+        const add = wanted.filter((l) => !current.some((c) => c.id === l.id));
+        const remove = current.filter((c) => !wanted.some((l) => l.id === c.id));
+        for (const l of add) {
+          await trx.insertInto('issue_labels').values({ issue_id: before.id, label_id: l.id, created_at: at }).execute();
+          await trx
+            .insertInto('resource_label_events')
+            .values({ issue_id: before.id, merge_request_id: null, label_id: l.id, user_id: user.id, action: 'add', created_at: at })
+            .execute();
+        }
+        for (const l of remove) {
+          await trx.deleteFrom('issue_labels').where('issue_id', '=', before.id).where('label_id', '=', l.id).execute();
+          await trx
+            .insertInto('resource_label_events')
+            .values({ issue_id: before.id, merge_request_id: null, label_id: l.id, user_id: user.id, action: 'remove', created_at: at })
+            .execute();
+        }
+        if (add.length || remove.length) {
+          changes.labels = { previous: current.map((l) => l.title), current: wanted.map((l) => l.title).sort() };
+          notes.push(labelNote(add, remove));
+        }
+      }
+      // assignees
+      if (wantedAssignees !== null && !sameSet(wantedAssignees, f.assigneeIds)) {
+        await trx.deleteFrom('issue_assignees').where('issue_id', '=', before.id).execute();
+        for (const user_id of wantedAssignees) await trx.insertInto('issue_assignees').values({ issue_id: before.id, user_id, created_at: at }).execute();
+        changes.assignees = { previous: f.assigneeIds, current: wantedAssignees };
+        notes.push(await this.assigneeNote(trx, f.assigneeIds, wantedAssignees));
+      }
+      // state
+      let action: IssueAction = 'update';
+      if (input.state_event === 'close' && before.state === 'opened') {
+        Object.assign(set, { state: 'closed', closed_at: at, closed_by_id: user.id });
+        changes.state_id = { previous: 1, current: 2 };
+        changes.closed_at = { previous: null, current: at };
+        action = 'close';
+      } else if (input.state_event === 'reopen' && before.state === 'closed') {
+        Object.assign(set, { state: 'opened', closed_at: null, closed_by_id: null });
+        changes.state_id = { previous: 2, current: 1 };
+        changes.closed_at = { previous: before.closed_at, current: null };
+        action = 'reopen';
+      }
+      const edited = set.title !== undefined || set.description !== undefined;
+      if (!Object.keys(set).length && !Object.keys(changes).length) return before;
+      const updated = await trx
+        .updateTable('issues')
+        .set({ ...set, updated_at: at, updated_by_id: user.id, ...(edited ? { last_edited_at: at, last_edited_by_id: user.id } : {}) })
+        .where('id', '=', before.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      changes.updated_at = { previous: before.updated_at, current: at };
+      for (const body of notes) await this.notes.addSystemNote(trx, 'Issue', updated, user.id, body);
+      if (action !== 'update') {
+        await trx
+          .insertInto('resource_state_events')
+          .values({
+            issue_id: updated.id,
+            merge_request_id: null,
+            user_id: user.id,
+            state: action === 'close' ? 'closed' : 'reopened',
+            source_commit: null,
+            created_at: at,
+          })
+          .execute();
+        await this.notes.addSystemNote(trx, 'Issue', updated, user.id, action === 'close' ? 'closed' : 'reopened');
+      }
+      await recordIssueEvent(trx, this.deps, user, updated, action, changes);
+      return updated;
+    });
+    return { ...f, issue, assigneeIds: await this.assigneeIdsOf(issue.id) };
+  }
+
+  private async assigneeNote(trx: Kysely<Database>, before: number[], after: number[]): Promise<string> {
+    const ids = unique([...before, ...after]);
+    const users = new Map(
+      (ids.length ? await trx.selectFrom('users').select(['id', 'username']).where('id', 'in', ids).execute() : []).map((u) => [u.id, u.username]),
+    );
+    const names = (xs: number[]) => xs.map((id) => `@${users.get(id) ?? 'ghost'}`).join(', ');
+    const added = after.filter((id) => !before.includes(id));
+    const removed = before.filter((id) => !after.includes(id));
+    const parts: string[] = [];
+    if (added.length) parts.push(`assigned to ${names(added)}`);
+    if (removed.length) parts.push(`unassigned ${names(removed)}`);
+    return parts.join(' and ');
+  }
+
+  // ---- delete -------------------------------------------------------------------------------------
+
+  /** DELETE: destroy_issue (project owners and administrators); its notes and awards go with it. */
+  async remove(actor: Actor, f: FoundIssue): Promise<void> {
+    if (!actor.user) throw Errors.unauthorized();
+    if (!(actor.isAdmin || f.access.abilities.has('destroy_issue'))) throw Errors.forbidden();
+    await this.db.transaction().execute(async (trx) => {
+      const notes = trx.selectFrom('notes').select('id').where('noteable_type', '=', 'Issue').where('noteable_id', '=', f.issue.id);
+      await trx.deleteFrom('award_emoji').where('awardable_type', '=', 'Note').where('awardable_id', 'in', notes).execute();
+      await trx.deleteFrom('notes').where('noteable_type', '=', 'Issue').where('noteable_id', '=', f.issue.id).execute();
+      await trx.deleteFrom('award_emoji').where('awardable_type', '=', 'Issue').where('awardable_id', '=', f.issue.id).execute();
+      await trx.deleteFrom('subscriptions').where('subscribable_type', '=', 'Issue').where('subscribable_id', '=', f.issue.id).execute();
+      await trx.deleteFrom('todos').where('target_type', '=', 'Issue').where('target_id', '=', f.issue.id).execute();
+      await trx.deleteFrom('issues').where('id', '=', f.issue.id).execute();
+    });
+  }
+
+  // ---- people -------------------------------------------------------------------------------------
+
+  /** Participants (Participable): the author, the assignees and the authors of notes the caller may read. */
+  async participants(actor: Actor, f: FoundIssue): Promise<UserRow[]> {
+    const noteable = noteableOf('Issue', f, f.issue);
+    const notes = await this.notes.list(actor, noteable, { sort: 'asc' }).where('notes.system', '=', 0).execute();
+    const ids = unique([f.issue.author_id, ...f.assigneeIds, ...notes.map((n) => n.author_id)].filter((x): x is number => x !== null));
+    if (!ids.length) return [];
+    const rows = await this.db.selectFrom('users').selectAll().where('id', 'in', ids).execute();
+    return ids.map((id) => rows.find((u) => u.id === id)).filter((u): u is UserRow => !!u);
+  }
+
+  /** Subscribable#subscribed?: an explicit choice, else taking part (author, assignee, commenter). */
+  async isSubscribed(actor: Actor, f: FoundIssue): Promise<boolean> {
+    const id = actor.user?.id;
+    if (id === undefined) return false;
+    const explicit = await this.db
+      .selectFrom('subscriptions')
+      .select('subscribed')
+      .where('subscribable_type', '=', 'Issue')
+      .where('subscribable_id', '=', f.issue.id)
+      .where('user_id', '=', id)
+      .executeTakeFirst();
+    if (explicit) return explicit.subscribed === 1;
+    if (f.issue.author_id === id || f.assigneeIds.includes(id)) return true;
+    const note = await this.db
+      .selectFrom('notes')
+      .select('id')
+      .where('noteable_type', '=', 'Issue')
+      .where('noteable_id', '=', f.issue.id)
+      .where('author_id', '=', id)
+      .limit(1)
+      .executeTakeFirst();
+    return !!note;
+  }
+
+  /** POST …/subscribe and …/unsubscribe: false when the caller already is (or is not) subscribed — 304. */
+  async setSubscription(actor: Actor, f: FoundIssue, on: boolean): Promise<boolean> {
+    const user = actor.user;
+    if (!user) throw Errors.unauthorized();
+    if ((await this.isSubscribed(actor, f)) === on) return false;
+    const now = nowIso();
+    await this.db.transaction().execute(async (trx) => {
+      const existing = await trx
+        .selectFrom('subscriptions')
+        .select('id')
+        .where('subscribable_type', '=', 'Issue')
+        .where('subscribable_id', '=', f.issue.id)
+        .where('user_id', '=', user.id)
+        .executeTakeFirst();
+      if (existing) {
+        await trx
+          .updateTable('subscriptions')
+          .set({ subscribed: on ? 1 : 0, updated_at: now })
+          .where('id', '=', existing.id)
+          .execute();
+      } else {
+        await trx
+          .insertInto('subscriptions')
+          .values({
+            user_id: user.id,
+            subscribable_type: 'Issue',
+            subscribable_id: f.issue.id,
+            project_id: f.issue.project_id,
+            subscribed: on ? 1 : 0,
+            created_at: now,
+            updated_at: now,
+          })
+          .execute();
+      }
+    });
+    return true;
+  }
+}
+
+/** The system note of a label change (SystemNotes::IssuablesService#change_label_note, with label references). */
+function labelNote(added: LabelRow[], removed: LabelRow[]): string {
+  const refs = (ls: LabelRow[]) => ls.map((l) => `~${l.id}`).join(' ');
+  const parts: string[] = [];
+  if (added.length) parts.push(`added ${refs(added)} label${added.length > 1 ? 's' : ''}`);
+  if (removed.length) parts.push(`removed ${refs(removed)} label${removed.length > 1 ? 's' : ''}`);
+  return parts.join(' and ');
+}

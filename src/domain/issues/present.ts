@@ -1,0 +1,78 @@
+// The views of issues that the API entities and the web pages are built from: what a page of issues shows
+// besides its rows, loaded with one query per relation (never one per row): projects and namespaces
+// (references, URLs), users (author, assignees, closed by), labels, milestones and the count of merge
+// requests that close each issue.
+import type { Kysely } from 'kysely';
+import type { Database, IssueRow, LabelRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
+import { basicByIds, type UserBasicRow } from '../core/user-columns.ts';
+import { milestoneRefs, type ProjectRef, projectRef } from '../merge-requests/present.ts';
+import type { MilestoneWithUrl } from '../milestones/milestones.service.ts';
+
+/** One issue with everything its entity shows, loaded for a page at once. */
+export interface IssueView {
+  row: IssueRow;
+  project: ProjectRef;
+  author: UserBasicRow | null;
+  assignees: UserBasicRow[];
+  closedBy: UserBasicRow | null;
+  /** sorted by title */
+  labels: LabelRow[];
+  milestone: MilestoneWithUrl | null;
+}
+
+const unique = <T>(xs: Iterable<T>): T[] => [...new Set(xs)];
+
+/** The views of a page of issues, in the order of `rows`. `known` projects save their lookup. */
+export async function loadIssueViews(
+  db: Kysely<Database>,
+  externalUrl: string,
+  rows: IssueRow[],
+  known: { project: ProjectRow; namespace: NamespaceRow }[] = [],
+): Promise<IssueView[]> {
+  if (!rows.length) return [];
+  const ids = rows.map((r) => r.id);
+  const projects = new Map<number, ProjectRef>();
+  for (const k of known) projects.set(k.project.id, projectRef(k.project, k.namespace));
+  const projectIds = unique(rows.map((r) => r.project_id)).filter((id) => !projects.has(id));
+  const [projectRows, assigneeLinks, labelLinks] = await Promise.all([
+    projectIds.length
+      ? db
+          .selectFrom('projects')
+          .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
+          .selectAll('projects')
+          .select('namespaces.full_path as ns_full_path')
+          .where('projects.id', 'in', projectIds)
+          .execute()
+      : Promise.resolve([]),
+    db.selectFrom('issue_assignees').select(['issue_id', 'user_id']).where('issue_id', 'in', ids).orderBy('created_at').orderBy('user_id').execute(),
+    db
+      .selectFrom('issue_labels')
+      .innerJoin('labels', 'labels.id', 'issue_labels.label_id')
+      .selectAll('labels')
+      .select('issue_labels.issue_id')
+      .where('issue_labels.issue_id', 'in', ids)
+      .execute(),
+  ]);
+  for (const p of projectRows) projects.set(p.id, projectRef(p, { full_path: p.ns_full_path }));
+  const userIds: (number | null)[] = [];
+  for (const r of rows) userIds.push(r.author_id, r.closed_by_id);
+  for (const l of assigneeLinks) userIds.push(l.user_id);
+  const milestoneIds = unique(rows.map((r) => r.milestone_id).filter((m): m is number => m !== null));
+  const [users, milestones] = await Promise.all([basicByIds(db, userIds), milestoneRefs(db, externalUrl, milestoneIds, projects)]);
+  const user = (id: number | null) => (id === null ? null : (users.get(id) ?? null));
+  return rows.map((row) => ({
+    row,
+    project: projects.get(row.project_id)!,
+    author: user(row.author_id),
+    assignees: assigneeLinks
+      .filter((l) => l.issue_id === row.id)
+      .map((l) => users.get(l.user_id))
+      .filter((u): u is UserBasicRow => !!u),
+    closedBy: user(row.closed_by_id),
+    labels: labelLinks
+      .filter((l) => l.issue_id === row.id)
+      .map(({ issue_id: _, ...l }) => l as LabelRow)
+      .sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0)),
+    milestone: row.milestone_id !== null ? (milestones.get(row.milestone_id) ?? null) : null,
+  }));
+}

@@ -1,0 +1,235 @@
+// The issues API (lib/api/issues.rb): GET /issues, /groups/:id/issues, /projects/:id/issues (IssuesFinder's
+// filters, offset pagination, the Issue entity), one issue, create, edit (close and reopen with state_event),
+// delete, subscribe/unsubscribe, participants, closed_by, related_merge_requests and time_stats. Notes,
+// discussions and award emoji of issues are the notes routes' (notes.routes.ts).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Container } from '../../container.ts';
+import type { IssueRow } from '../../db/schema.ts';
+import type { Actor } from '../../domain/access/actor.ts';
+import type { IssueListScope } from '../../domain/issues/issues-query.ts';
+import type { FoundIssue, IssueInput } from '../../domain/issues/issues.service.ts';
+import { ISSUE_TYPES } from '../../domain/issues/rules.ts';
+import { Errors } from '../../lib/errors.ts';
+import { offsetPaginate } from '../../lib/pagination.ts';
+import { IssueSchema, toIssue, type IssueEntityContext } from './entities/issue.entity.ts';
+import { MergeRequestBasicSchema } from './entities/merge-request.entity.ts';
+import { TimeStatsSchema } from './entities/merge-request.entity.ts';
+import { toUserRef, UserRefSchema, userViewContext } from './entities/user.entity.ts';
+import { Enum, IdParams, linkParams } from './schemas/common.ts';
+import { normaliseIssuableParams } from './schemas/issuable-params.ts';
+import { GlobalIssueListQuery, GroupIssueListQuery, type IssueListQuery, ProjectIssueListQuery, toIssueFilters } from './schemas/issue-list.ts';
+import { humanTime } from '../../domain/merge-requests/rules.ts';
+
+const TAGS = ['issues'];
+const IssueParams = Type.Object({ id: Type.String(), issue_iid: Type.Integer() });
+const StringList = () => Type.Optional(Type.Array(Type.String()));
+const IntList = () => Type.Optional(Type.Array(Type.Integer()));
+
+/** issue_params of create and update (lib/api/issues.rb). */
+const optionalParams = {
+  description: Type.Optional(Type.String()),
+  assignee_id: Type.Optional(Type.Integer()),
+  assignee_ids: IntList(),
+  milestone_id: Type.Optional(Type.Integer()),
+  labels: StringList(),
+  add_labels: StringList(),
+  remove_labels: StringList(),
+  due_date: Type.Optional(Type.String()),
+  confidential: Type.Optional(Type.Boolean()),
+  discussion_locked: Type.Optional(Type.Boolean()),
+  issue_type: Enum(ISSUE_TYPES),
+  created_at: Type.Optional(Type.String()),
+};
+const CreateBody = Type.Object({ title: Type.String(), iid: Type.Optional(Type.Integer()), ...optionalParams });
+const UpdateBody = Type.Object({
+  title: Type.Optional(Type.String()),
+  state_event: Enum(['close', 'reopen'] as const),
+  updated_at: Type.Optional(Type.String()),
+  ...optionalParams,
+});
+/** update's at_least_one_of, in Grape's order. */
+const UPDATE_KEYS = [
+  'assignee_id',
+  'assignee_ids',
+  'confidential',
+  'created_at',
+  'description',
+  'discussion_locked',
+  'due_date',
+  'labels',
+  'add_labels',
+  'remove_labels',
+  'milestone_id',
+  'state_event',
+  'title',
+  'issue_type',
+] as const;
+
+/** Grape's Date: YYYY-MM-DD (an empty value clears). */
+function dueDate(v: string | undefined): string | null | undefined {
+  if (v === undefined) return undefined;
+  if (v === '') return null;
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v.trim());
+  if (!m || Number.isNaN(Date.parse(`${m[0]}T00:00:00Z`))) throw Errors.param('due_date is invalid');
+  return m[0];
+}
+
+export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const read = { api: 'platform' as const, auth: 'optional' as const };
+  const write = { api: 'platform' as const, auth: 'user' as const };
+  const Page = { 200: Type.Array(IssueSchema) };
+
+  const context = async (from: IssueEntityContext['from'], withLabelsDetails = false): Promise<IssueEntityContext> => ({
+    externalUrl: c.config.externalUrl,
+    users: userViewContext(c.config.externalUrl, await c.settings.get()),
+    from,
+    withLabelsDetails,
+  });
+  const one = async (actor: Actor, f: FoundIssue) => {
+    const [view] = await c.issues.views([f.issue], [f]);
+    const from = { project: { id: f.project.id, namespace_id: f.project.namespace_id } };
+    return toIssue(view, await context(from), await c.issues.isSubscribed(actor, f));
+  };
+  const find = (req: { actor: Actor; params: { id: string; issue_iid: number } }) => c.issues.find(req.actor, req.params.id, req.params.issue_iid);
+
+  async function listPage(req: FastifyRequest, reply: FastifyReply, where: IssueListScope, q: IssueListQuery, route: Record<string, unknown>) {
+    const filters = toIssueFilters(q);
+    const page = await offsetPaginate(
+      c.db.kysely,
+      c.config.externalUrl,
+      { path: req.url.split('?')[0], params: linkParams(q as Record<string, unknown>, route), page: q.page, per_page: q.per_page },
+      await c.issuesQuery.list(req.actor, where, filters),
+    );
+    reply.headers(page.headers);
+    const from =
+      where.kind === 'project'
+        ? { project: { id: where.project.id, namespace_id: where.project.namespace_id } }
+        : where.kind === 'group'
+          ? { group: { id: where.group.id } }
+          : null;
+    const ctx = await context(from, !!q.with_labels_details);
+    return (await c.issues.views(page.items as IssueRow[])).map((v) => toIssue(v, ctx));
+  }
+
+  // ---- lists --------------------------------------------------------------------------------------
+
+  app.get('/api/v4/issues', { config: read, schema: { tags: TAGS, querystring: GlobalIssueListQuery, response: Page } }, async (req, reply) => {
+    // authenticate! unless params[:scope] == 'all'
+    if (!req.actor.user && req.query.scope !== 'all') throw Errors.unauthorized();
+    return listPage(req, reply, { kind: 'all' }, req.query, {});
+  });
+
+  app.get(
+    '/api/v4/groups/:id/issues',
+    { config: read, schema: { tags: ['groups', ...TAGS], params: IdParams, querystring: GroupIssueListQuery, response: Page } },
+    async (req, reply) => {
+      const { group } = await c.resolve.group(req.actor, req.params.id);
+      return listPage(req, reply, { kind: 'group', group, nonArchived: req.query.non_archived !== false }, req.query, { id: req.params.id });
+    },
+  );
+
+  app.get(
+    '/api/v4/projects/:id/issues',
+    { config: read, schema: { tags: TAGS, params: IdParams, querystring: ProjectIssueListQuery, response: Page } },
+    async (req, reply) => {
+      const { project, access } = await c.issues.project(req.actor, req.params.id);
+      return listPage(req, reply, { kind: 'project', project, access }, req.query, { id: req.params.id });
+    },
+  );
+
+  // ---- one issue --------------------------------------------------------------------------------
+
+  app.get(
+    '/api/v4/projects/:id/issues/:issue_iid',
+    { config: read, schema: { tags: TAGS, params: IssueParams, response: { 200: IssueSchema } } },
+    async (req) => one(req.actor, await find(req)),
+  );
+
+  app.post(
+    '/api/v4/projects/:id/issues',
+    { config: write, preValidation: normaliseIssuableParams, schema: { tags: TAGS, params: IdParams, body: CreateBody, response: { 201: IssueSchema } } },
+    async (req, reply) => {
+      const b = req.body;
+      const input: IssueInput = { ...b, due_date: dueDate(b.due_date), milestone_id: b.milestone_id || undefined };
+      const f = await c.issues.create(req.actor, req.params.id, input);
+      return reply.code(201).send(await one(req.actor, f));
+    },
+  );
+
+  app.put(
+    '/api/v4/projects/:id/issues/:issue_iid',
+    { config: write, preValidation: normaliseIssuableParams, schema: { tags: TAGS, params: IssueParams, body: UpdateBody, response: { 200: IssueSchema } } },
+    async (req) => {
+      const b = req.body as Record<string, unknown> & typeof req.body;
+      if (!UPDATE_KEYS.some((k) => b[k] !== undefined)) {
+        throw Errors.param(`${UPDATE_KEYS.join(', ')} are missing, at least one parameter must be provided`);
+      }
+      const f = await find(req);
+      const input: IssueInput = {
+        ...req.body,
+        due_date: dueDate(req.body.due_date),
+        milestone_id: req.body.milestone_id === 0 ? null : req.body.milestone_id,
+      };
+      return one(req.actor, await c.issues.update(req.actor, f, input));
+    },
+  );
+
+  app.delete('/api/v4/projects/:id/issues/:issue_iid', { config: write, schema: { tags: TAGS, params: IssueParams } }, async (req, reply) => {
+    await c.issues.remove(req.actor, await find(req));
+    return reply.code(204).send();
+  });
+
+  for (const [path, on] of [
+    ['subscribe', true],
+    ['unsubscribe', false],
+  ] as const) {
+    app.post(
+      `/api/v4/projects/:id/issues/:issue_iid/${path}`,
+      { config: write, schema: { tags: TAGS, params: IssueParams, response: { 201: IssueSchema, 304: Type.Null() } } },
+      async (req, reply) => {
+        const f = await find(req);
+        if (!(await c.issues.setSubscription(req.actor, f, on))) return reply.code(304).send(null);
+        return reply.code(201).send(await one(req.actor, f));
+      },
+    );
+  }
+
+  app.get(
+    '/api/v4/projects/:id/issues/:issue_iid/participants',
+    { config: read, schema: { tags: TAGS, params: IssueParams, response: { 200: Type.Array(UserRefSchema) } } },
+    async (req) => {
+      const users = await c.issues.participants(req.actor, await find(req));
+      const ctx = userViewContext(c.config.externalUrl, await c.settings.get());
+      return users.map((u) => toUserRef(u, ctx));
+    },
+  );
+
+  // merge requests that close the issue, and those that mention it: none are linked yet
+  for (const path of ['closed_by', 'related_merge_requests']) {
+    app.get(
+      `/api/v4/projects/:id/issues/:issue_iid/${path}`,
+      { config: read, schema: { tags: TAGS, params: IssueParams, response: { 200: Type.Array(MergeRequestBasicSchema) } } },
+      async (req) => {
+        await find(req);
+        return [];
+      },
+    );
+  }
+
+  app.get(
+    '/api/v4/projects/:id/issues/:issue_iid/time_stats',
+    { config: read, schema: { tags: TAGS, params: IssueParams, response: { 200: TimeStatsSchema } } },
+    async (req) => {
+      const { issue } = await find(req);
+      return {
+        time_estimate: issue.time_estimate,
+        total_time_spent: issue.total_time_spent,
+        human_time_estimate: humanTime(issue.time_estimate),
+        human_total_time_spent: humanTime(issue.total_time_spent),
+      };
+    },
+  );
+}

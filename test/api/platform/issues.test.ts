@@ -1,0 +1,310 @@
+// The issues API (lib/api/issues.rb): create, show, edit, close and reopen with their system notes, resource
+// events and issue hooks; lists with filters; confidential issues; notes on issues through the notes routes;
+// bad input answered with GitLab's bodies and nothing written.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../helpers/build-app.ts';
+import { eventsAfter, lastJobId } from '../../helpers/outbox.ts';
+import { userBasic } from '../../helpers/merge-requests-notes.ts';
+import type { UserRow } from '../../../src/db/schema.ts';
+
+async function tracker(ta: TestApp) {
+  const { seed } = ta;
+  const group = await seed.group({ path: 'grp' });
+  const project = await seed.project({ namespace: group, path: 'app', visibility: 'private' });
+  const users: Record<string, UserRow> = {};
+  for (const [name, level] of [
+    ['owner', 50],
+    ['maint', 40],
+    ['dev', 30],
+    ['rep', 20],
+    ['guest', 10],
+    ['outsider', 0],
+  ] as const) {
+    users[name] = await seed.user({ username: name });
+    if (level) await seed.member({ project }, users[name], level);
+  }
+  const headers: Record<string, Record<string, string>> = {};
+  for (const [name, u] of Object.entries(users)) headers[name] = (await seed.token(u)).headers;
+  return { group, project, users, headers, url: `/api/v4/projects/${project.id}/issues` };
+}
+
+test('issues: create shows the whole entity; show, edit, close and reopen write notes, events and hooks', async (t) => {
+  const ta = await buildTestApp(t);
+  const { app, c } = ta;
+  const w = await tracker(ta);
+  const label = await app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${w.project.id}/labels`,
+    headers: w.headers.maint,
+    payload: { name: 'bug', color: '#ff0000' },
+  });
+  assert.equal(label.statusCode, 201);
+  const jobBefore = await lastJobId(c);
+  const res = await app.inject({
+    method: 'POST',
+    url: w.url,
+    headers: w.headers.rep,
+    payload: { title: ' Crash on start ', description: '- [ ] reproduce\n- [x] report', labels: 'bug', assignee_ids: [w.users.dev.id], due_date: '2030-01-02' },
+  });
+  assert.equal(res.statusCode, 201, res.body);
+  const row = await c.db.kysely.selectFrom('issues').selectAll().where('project_id', '=', w.project.id).executeTakeFirstOrThrow();
+  const body = res.json();
+  const webUrl = `${EXTERNAL_URL}/grp/app/-/issues/1`;
+  const api = `${EXTERNAL_URL}/api/v4/projects/${w.project.id}`;
+  assert.deepEqual(body, {
+    id: row.id,
+    iid: 1,
+    project_id: w.project.id,
+    title: 'Crash on start',
+    description: '- [ ] reproduce\n- [x] report',
+    state: 'opened',
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    closed_at: null,
+    closed_by: null,
+    labels: ['bug'],
+    milestone: null,
+    assignees: [userBasic(w.users.dev)],
+    author: userBasic(w.users.rep),
+    type: 'ISSUE',
+    assignee: userBasic(w.users.dev),
+    user_notes_count: 0,
+    merge_requests_count: 0,
+    upvotes: 0,
+    downvotes: 0,
+    due_date: '2030-01-02',
+    confidential: false,
+    discussion_locked: null,
+    issue_type: 'issue',
+    web_url: webUrl,
+    time_stats: { time_estimate: 0, total_time_spent: 0, human_time_estimate: null, human_total_time_spent: null },
+    task_completion_status: { count: 2, completed_count: 1 },
+    blocking_issues_count: 0,
+    has_tasks: true,
+    task_status: '1 of 2 tasks completed',
+    _links: { self: `${api}/issues/1`, notes: `${api}/issues/1/notes`, award_emoji: `${api}/issues/1/award_emoji`, project: api, closed_as_duplicate_of: null },
+    references: { short: '#1', relative: '#1', full: 'grp/app#1' },
+    severity: 'UNKNOWN',
+    subscribed: true,
+    moved_to_id: null,
+    imported: false,
+    imported_from: 'none',
+    service_desk_reply_to: null,
+  });
+  // the issue hook (open) went to the outbox with its labels and assignees
+  const opened = (await eventsAfter(c, jobBefore)).filter((e) => e.object_kind === 'issue');
+  assert.equal(opened.length, 1);
+  assert.equal(opened[0].event_type, 'issue');
+  assert.equal(opened[0].object_attributes.action, 'open');
+  assert.deepEqual(opened[0].object_attributes.assignee_ids, [w.users.dev.id]);
+  assert.deepEqual(
+    opened[0].labels.map((l: { title: string }) => l.title),
+    ['bug'],
+  );
+  const labelEvents = await c.db.kysely.selectFrom('resource_label_events').selectAll().where('issue_id', '=', row.id).execute();
+  assert.deepEqual(
+    labelEvents.map((e) => [e.action, e.label_id, e.user_id, e.merge_request_id]),
+    [['add', label.json().id, w.users.rep.id, null]],
+  );
+
+  // a guest sees it (a member of the private project) but may not edit it
+  const shown = await app.inject({ method: 'GET', url: `${w.url}/1`, headers: w.headers.guest });
+  assert.equal(shown.statusCode, 200);
+  assert.equal(shown.json().subscribed, false);
+  const refused = await app.inject({ method: 'PUT', url: `${w.url}/1`, headers: w.headers.guest, payload: { title: 'No' } });
+  assert.deepEqual([refused.statusCode, refused.json()], [403, { message: '403 Forbidden' }]);
+  // an outsider and anonymous do not see the project
+  for (const h of [w.headers.outsider, {}]) {
+    const r = await app.inject({ method: 'GET', url: `${w.url}/1`, headers: h });
+    assert.deepEqual([r.statusCode, r.json()], [404, { message: '404 Project Not Found' }]);
+  }
+
+  // close: state, closed_by, a resource state event, a system note and the close hook
+  const beforeClose = await lastJobId(c);
+  const closed = await app.inject({ method: 'PUT', url: `${w.url}/1`, headers: w.headers.dev, payload: { state_event: 'close', remove_labels: 'bug' } });
+  assert.equal(closed.statusCode, 200, closed.body);
+  assert.equal(closed.json().state, 'closed');
+  assert.deepEqual(closed.json().closed_by, userBasic(w.users.dev));
+  assert.deepEqual(closed.json().labels, []);
+  const notes = await c.db.kysely.selectFrom('notes').select(['body', 'system', 'author_id']).where('noteable_type', '=', 'Issue').orderBy('id').execute();
+  assert.deepEqual(notes, [
+    { body: `removed ~${label.json().id} label`, system: 1, author_id: w.users.dev.id },
+    { body: 'closed', system: 1, author_id: w.users.dev.id },
+  ]);
+  const states = await c.db.kysely.selectFrom('resource_state_events').select(['state', 'user_id']).where('issue_id', '=', row.id).execute();
+  assert.deepEqual(states, [{ state: 'closed', user_id: w.users.dev.id }]);
+  const hooks = (await eventsAfter(c, beforeClose)).filter((e) => e.object_kind === 'issue');
+  assert.equal(hooks.length, 1);
+  assert.equal(hooks[0].object_attributes.action, 'close');
+  assert.deepEqual(hooks[0].changes.labels, { previous: ['bug'], current: [] });
+  assert.deepEqual(hooks[0].changes.state_id, { previous: 1, current: 2 });
+  const activity = await c.db.kysely
+    .selectFrom('events')
+    .select(['action', 'target_type', 'author_id'])
+    .where('target_type', '=', 'Issue')
+    .orderBy('id')
+    .execute();
+  assert.deepEqual(
+    activity.map((e) => [e.action, e.author_id]),
+    [
+      [1, w.users.rep.id],
+      [3, w.users.dev.id],
+    ],
+  );
+
+  // reopen
+  const reopened = await app.inject({ method: 'PUT', url: `${w.url}/1`, headers: w.headers.rep, payload: { state_event: 'reopen' } });
+  assert.deepEqual([reopened.json().state, reopened.json().closed_at, reopened.json().closed_by], ['opened', null, null]);
+});
+
+test('issues: lists filter by state, labels (None/Any), assignee, author, search and iids', async (t) => {
+  const ta = await buildTestApp(t);
+  const { app } = ta;
+  const w = await tracker(ta);
+  const make = async (payload: Record<string, unknown>, who = 'maint') => {
+    const r = await app.inject({ method: 'POST', url: w.url, headers: w.headers[who], payload });
+    assert.equal(r.statusCode, 201, r.body);
+    return r.json();
+  };
+  const a = await make({ title: 'Alpha broken', labels: 'bug,ui' });
+  const b = await make({ title: 'Beta slow', labels: 'perf', assignee_ids: [w.users.dev.id] });
+  const cIssue = await make({ title: 'Gamma docs' }, 'guest');
+  await app.inject({ method: 'PUT', url: `${w.url}/${b.iid}`, headers: w.headers.maint, payload: { state_event: 'close' } });
+  const iids = async (q: string, who = 'maint') => {
+    const r = await app.inject({ method: 'GET', url: `${w.url}?${q}`, headers: w.headers[who] });
+    assert.equal(r.statusCode, 200, r.body);
+    return r.json().map((i: { iid: number }) => i.iid);
+  };
+  assert.deepEqual(await iids(''), [cIssue.iid, b.iid, a.iid]);
+  assert.deepEqual(await iids('state=opened'), [cIssue.iid, a.iid]);
+  assert.deepEqual(await iids('state=closed'), [b.iid]);
+  assert.deepEqual(await iids('labels=bug,ui'), [a.iid]);
+  assert.deepEqual(await iids('labels=bug,perf'), []);
+  assert.deepEqual(await iids('labels=Any'), [b.iid, a.iid]);
+  assert.deepEqual(await iids('labels=None'), [cIssue.iid]);
+  assert.deepEqual(await iids('not[labels]=bug'), [cIssue.iid, b.iid]);
+  assert.deepEqual(await iids(`assignee_id=${w.users.dev.id}`), [b.iid]);
+  assert.deepEqual(await iids('assignee_id=None'), [cIssue.iid, a.iid]);
+  assert.deepEqual(await iids('author_username=guest'), [cIssue.iid]);
+  assert.deepEqual(await iids('search=slow'), [b.iid]);
+  assert.deepEqual(await iids(`iids[]=${a.iid}&iids[]=${b.iid}`), [b.iid, a.iid]);
+  assert.deepEqual(await iids('order_by=title&sort=asc'), [a.iid, b.iid, cIssue.iid]);
+  // the group and global lists
+  const group = await app.inject({ method: 'GET', url: `/api/v4/groups/${w.group.id}/issues?state=opened`, headers: w.headers.maint });
+  assert.deepEqual(
+    group.json().map((i: { references: { relative: string } }) => i.references.relative),
+    ['app#3', 'app#1'],
+  );
+  const mine = await app.inject({ method: 'GET', url: '/api/v4/issues', headers: w.headers.guest });
+  assert.deepEqual(
+    mine.json().map((i: { iid: number }) => i.iid),
+    [cIssue.iid],
+  );
+  // bad input
+  const bad = await app.inject({ method: 'GET', url: `${w.url}?author_id=1&author_username=x`, headers: w.headers.maint });
+  assert.deepEqual([bad.statusCode, bad.json()], [400, { error: 'author_id, author_username are mutually exclusive' }]);
+  const badAssignee = await app.inject({ method: 'GET', url: `${w.url}?assignee_id=somebody`, headers: w.headers.maint });
+  assert.deepEqual([badAssignee.statusCode, badAssignee.json()], [400, { error: 'assignee_id should be an integer, none, or any, however got somebody' }]);
+});
+
+test('issues: a confidential issue is hidden from guests, outsiders and anonymous, in lists and by iid; its author and assignees see it', async (t) => {
+  const ta = await buildTestApp(t);
+  const { app, c } = ta;
+  const w = await tracker(ta);
+  await c.db.kysely.updateTable('projects').set({ visibility: 'public' }).where('id', '=', w.project.id).execute();
+  const jobBefore = await lastJobId(c);
+  const secret = await app.inject({ method: 'POST', url: w.url, headers: w.headers.guest, payload: { title: 'Security hole', confidential: true } });
+  assert.equal(secret.statusCode, 201, secret.body);
+  const hook = (await eventsAfter(c, jobBefore)).find((e) => e.object_kind === 'issue');
+  assert.equal(hook?.event_type, 'confidential_issue');
+  const open = await app.inject({ method: 'POST', url: w.url, headers: w.headers.maint, payload: { title: 'Public bug' } });
+  assert.equal(open.statusCode, 201);
+  const other = await ta.seed.user({ username: 'other' });
+  const otherHeaders = (await ta.seed.token(other)).headers;
+  const see = async (h: Record<string, string>) => {
+    const one = await app.inject({ method: 'GET', url: `${w.url}/1`, headers: h });
+    const list = await app.inject({ method: 'GET', url: w.url, headers: h });
+    const global = await app.inject({ method: 'GET', url: '/api/v4/issues?scope=all', headers: h });
+    return [one.statusCode, list.json().map((i: { iid: number }) => i.iid), global.json().map((i: { iid: number }) => i.iid)];
+  };
+  assert.deepEqual(await see(w.headers.rep), [200, [2, 1], [2, 1]]);
+  assert.deepEqual(await see(w.headers.guest), [200, [2, 1], [2, 1]]); // the author
+  assert.deepEqual(await see(otherHeaders), [404, [2], [2]]);
+  assert.deepEqual(await see({}), [404, [2], [2]]);
+  const r = await app.inject({ method: 'GET', url: `${w.url}/1/notes`, headers: otherHeaders });
+  assert.deepEqual([r.statusCode, r.json()], [404, { message: '404 Not found' }]);
+  // assigning a guest lets them read it
+  await app.inject({ method: 'PUT', url: `${w.url}/1`, headers: w.headers.maint, payload: { assignee_ids: [other.id] } });
+  assert.deepEqual(await see(otherHeaders), [200, [2, 1], [2, 1]]);
+});
+
+test('issues: notes and discussions on an issue go through the notes routes and count on the issue', async (t) => {
+  const ta = await buildTestApp(t);
+  const { app, c } = ta;
+  const w = await tracker(ta);
+  await app.inject({ method: 'POST', url: w.url, headers: w.headers.maint, payload: { title: 'Talk about it' } });
+  const jobBefore = await lastJobId(c);
+  const note = await app.inject({ method: 'POST', url: `${w.url}/1/notes`, headers: w.headers.guest, payload: { body: 'Me too' } });
+  assert.equal(note.statusCode, 201, note.body);
+  assert.deepEqual([note.json().noteable_type, note.json().noteable_iid, note.json().body], ['Issue', 1, 'Me too']);
+  const hook = (await eventsAfter(c, jobBefore)).find((e) => e.object_kind === 'note');
+  assert.equal(hook?.object_attributes.url, `${EXTERNAL_URL}/grp/app/-/issues/1#note_${note.json().id}`);
+  assert.equal(hook?.issue.iid, 1);
+  const discussion = await app.inject({ method: 'POST', url: `${w.url}/1/discussions`, headers: w.headers.dev, payload: { body: 'A thread' } });
+  assert.equal(discussion.statusCode, 201);
+  const reply = await app.inject({
+    method: 'POST',
+    url: `${w.url}/1/discussions/${discussion.json().id}/notes`,
+    headers: w.headers.rep,
+    payload: { body: 'Reply' },
+  });
+  assert.equal(reply.statusCode, 201);
+  const award = await app.inject({ method: 'POST', url: `${w.url}/1/award_emoji`, headers: w.headers.guest, payload: { name: 'thumbsup' } });
+  assert.equal(award.statusCode, 201);
+  const row = await c.db.kysely.selectFrom('issues').selectAll().where('project_id', '=', w.project.id).executeTakeFirstOrThrow();
+  assert.deepEqual([row.user_notes_count, row.upvotes], [3, 1]);
+  const participants = await app.inject({ method: 'GET', url: `${w.url}/1/participants`, headers: w.headers.guest });
+  assert.deepEqual(
+    participants.json().map((u: { username: string }) => u.username),
+    ['maint', 'guest', 'dev', 'rep'],
+  );
+});
+
+test('issues: bad input is answered with GitLab bodies and writes nothing', async (t) => {
+  const ta = await buildTestApp(t);
+  const { app, c } = ta;
+  const w = await tracker(ta);
+  const cases: [Record<string, unknown>, number, unknown][] = [
+    [{}, 400, { error: 'title is missing' }],
+    [{ title: '   ' }, 400, { message: { title: ["can't be blank"] } }],
+    [{ title: 'x'.repeat(256) }, 400, { message: { title: ['is too long (maximum is 255 characters)'] } }],
+    [{ title: 'ok', description: 'x'.repeat(1_048_577) }, 400, { message: { description: ['is too long (maximum is 1048576 characters)'] } }],
+    [{ title: 'ok', due_date: 'tomorrow' }, 400, { error: 'due_date is invalid' }],
+    [{ title: 'ok', assignee_ids: 'a,b' }, 400, { error: 'assignee_ids is invalid' }],
+    [{ title: 'ok', issue_type: 'epic' }, 400, { error: 'issue_type does not have a valid value' }],
+  ];
+  for (const [payload, status, body] of cases) {
+    const r = await app.inject({ method: 'POST', url: w.url, headers: w.headers.maint, payload });
+    assert.deepEqual([r.statusCode, r.json()], [status, body], JSON.stringify(payload).slice(0, 80));
+  }
+  assert.equal((await c.db.kysely.selectFrom('issues').select('id').execute()).length, 0);
+  // anonymous writes: 401; a project the caller cannot see: 404
+  const anon = await app.inject({ method: 'POST', url: w.url, payload: { title: 'x' } });
+  assert.deepEqual([anon.statusCode, anon.json()], [401, { message: '401 Unauthorized' }]);
+  const hidden = await app.inject({ method: 'POST', url: w.url, headers: w.headers.outsider, payload: { title: 'x' } });
+  assert.deepEqual([hidden.statusCode, hidden.json()], [404, { message: '404 Project Not Found' }]);
+  // an unknown milestone is dropped (IssuableBaseService#filter_milestone); an update needs a parameter
+  const made = await app.inject({ method: 'POST', url: w.url, headers: w.headers.maint, payload: { title: 'ok', milestone_id: 999999 } });
+  assert.deepEqual([made.statusCode, made.json().milestone], [201, null]);
+  const empty = await app.inject({ method: 'PUT', url: `${w.url}/1`, headers: w.headers.maint, payload: {} });
+  assert.equal(empty.statusCode, 400);
+  const missing = await app.inject({ method: 'GET', url: `${w.url}/99`, headers: w.headers.maint });
+  assert.deepEqual([missing.statusCode, missing.json()], [404, { message: '404 Not found' }]);
+  // deleting is for owners
+  const notOwner = await app.inject({ method: 'DELETE', url: `${w.url}/1`, headers: w.headers.maint });
+  assert.deepEqual([notOwner.statusCode, notOwner.json()], [403, { message: '403 Forbidden' }]);
+  const deleted = await app.inject({ method: 'DELETE', url: `${w.url}/1`, headers: w.headers.owner });
+  assert.equal(deleted.statusCode, 204);
+  assert.equal((await c.db.kysely.selectFrom('issues').select('id').execute()).length, 0);
+});
