@@ -11,6 +11,7 @@ import { nowIso, parseDateTime } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
 import type { FeatureDeps } from '../deps.ts';
 import { AwardEmojiService } from './award-emoji.ts';
+import { ResourceEvents } from './resource-events.ts';
 import { recordSystemEvent } from '../core/system-events.ts';
 import { noteHookData } from './note-hook-data.ts';
 import { canAdminNote, canReadInternal, canReadNote, canResolve, canSetCreatedAt, createNoteRefusal } from './notes-access.ts';
@@ -55,6 +56,8 @@ export function validateBody(body: string): void {
 
 export class NotesService {
   readonly awards: AwardEmojiService;
+  /** the label, milestone and state events of merge requests and issues */
+  readonly events: ResourceEvents;
 
   /** `hookAttrs`: each noteable's hook attributes, which note hooks embed (given by the features). */
   constructor(
@@ -62,6 +65,7 @@ export class NotesService {
     private readonly hookAttrs: Partial<Record<NoteableType, NoteableHookAttrs>> = {},
   ) {
     this.awards = new AwardEmojiService(deps);
+    this.events = new ResourceEvents(deps.db.kysely);
   }
 
   private get db(): Kysely<Database> {

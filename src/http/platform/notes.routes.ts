@@ -1,6 +1,8 @@
-// What people say around a merge request or an issue: …/notes (lib/api/notes.rb), …/discussions
-// (lib/api/discussions.rb), …/award_emoji on the noteable and on its notes (lib/api/award_emoji.rb). One set
-// of routes per noteable, over one notes service. Notes, discussions and award emoji need a signed-in user.
+// What people say and do around a merge request or an issue: …/notes (lib/api/notes.rb), …/discussions
+// (lib/api/discussions.rb), …/award_emoji on the noteable and on its notes (lib/api/award_emoji.rb), and the
+// resource events (lib/api/resource_label_events.rb & co.). One set of routes per noteable, over one notes
+// service. Notes, discussions and award emoji need a signed-in user; resource events are readable by anyone who
+// may read the noteable.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -9,11 +11,12 @@ import type { NoteRow } from '../../db/schema.ts';
 import type { Actor } from '../../domain/access/actor.ts';
 import type { FoundNoteable, NoteableType } from '../../domain/notes/noteable.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
-import { offsetPaginate } from '../../lib/pagination.ts';
+import { offsetPaginate, paginateArray } from '../../lib/pagination.ts';
 import { AwardEmojiSchema, toAwardEmoji } from './entities/award-emoji.entity.ts';
 import { DiscussionSchema, toDiscussion } from './entities/discussion.entity.ts';
 import { NoteSchema, noteUserIds, toNote, type NoteContext } from './entities/note.entity.ts';
 import { userViewContext } from './entities/user.entity.ts';
+import { LabelEventSchema, MilestoneEventSchema, StateEventSchema, toLabelEvent, toMilestoneEvent, toStateEvent } from './entities/resource-event.entity.ts';
 import { linkParams, PaginationProps } from './schemas/common.ts';
 
 /** The routes of one kind of noteable: its path segment, its iid parameter and its finder. */
@@ -343,6 +346,67 @@ function noteableRoutes(fastify: FastifyInstance, c: Container, n: NoteableRoute
       const { awardable } = await target(req.actor, p);
       await c.notes.awards.remove(req.actor, awardable, p.award_id);
       return reply.code(204).send();
+    });
+  }
+
+  // ---- resource events --------------------------------------------------------------------------
+
+  const read = { api: 'platform' as const, auth: 'optional' as const };
+  const EventParams = (name: string) => Type.Object({ id: Type.String(), [n.iidParam]: iid, [name]: Type.Integer() });
+  const resource = (f: FoundNoteable) => ({ type: f.type, id: f.target.id });
+  const users = async () => userViewContext(c.config.externalUrl, await c.settings.get());
+  const labelEvents = async (f: FoundNoteable) => {
+    const ctx = await users();
+    return (await c.notes.events.labels(f)).map((e) => toLabelEvent(resource(f), e, ctx));
+  };
+  const milestoneEvents = async (f: FoundNoteable) => {
+    const ctx = await users();
+    const out = [];
+    for (const e of await c.notes.events.milestones(f)) {
+      const m = e.milestone;
+      const url = !m
+        ? ''
+        : m.project_id !== null
+          ? `${c.config.externalUrl}/${f.namespace.full_path}/${f.project.path}/-/milestones/${m.iid}`
+          : `${c.config.externalUrl}/groups/${(await c.resolve.namespaceById(m.group_id!))?.full_path ?? ''}/-/milestones/${m.iid}`;
+      out.push(toMilestoneEvent(resource(f), e, m ? { row: m, url } : null, ctx));
+    }
+    return out;
+  };
+  const stateEvents = async (f: FoundNoteable) => {
+    const ctx = await users();
+    return (await c.notes.events.states(f)).map((e) => toStateEvent(resource(f), e, ctx));
+  };
+  /** Resource events find their noteable as the noteable's own routes do (403 stays 403, as GitLab's). */
+  const findEvents = (actor: Actor, p: P) => n.find(c, actor, p.id, iidOf(p));
+
+  for (const [path, param, schema, load] of [
+    ['resource_label_events', 'resource_label_event_id', LabelEventSchema, labelEvents],
+    ['resource_milestone_events', 'resource_milestone_event_id', MilestoneEventSchema, milestoneEvents],
+    ['resource_state_events', 'resource_state_event_id', StateEventSchema, stateEvents],
+  ] as const) {
+    app.get(
+      `${BASE}/${path}`,
+      { config: read, schema: { tags: TAGS, params: NoteableParams, querystring: Type.Object(PaginationProps), response: { 200: Type.Array(schema) } } },
+      async (req, reply) => {
+        const f = await findEvents(req.actor, req.params as P);
+        const all: { id: number }[] = await load(f);
+        const q = req.query as { page?: number; per_page?: number };
+        const page = paginateArray(
+          c.config.externalUrl,
+          { path: req.url.split('?')[0], params: linkParams(q, req.params as Record<string, unknown>), ...q },
+          all,
+        );
+        reply.headers(page.headers);
+        return page.items as never[];
+      },
+    );
+    app.get(`${BASE}/${path}/:${param}`, { config: read, schema: { tags: TAGS, params: EventParams(param), response: { 200: schema } } }, async (req) => {
+      const params = req.params as P;
+      const f = await findEvents(req.actor, params);
+      const event = (await load(f)).find((e: { id: number }) => e.id === params[param]);
+      if (!event) throw Errors.recordNotFound();
+      return event as never;
     });
   }
 }

@@ -94,34 +94,6 @@ const ChangesQuery = Type.Object({ access_raw_diffs: Type.Optional(Type.Boolean(
 
 const ChangesSchema = Type.Object({ ...MergeRequestSchema.properties, changes: Type.Array(DiffSchema), overflow: Type.Boolean() });
 
-const NullableUser = Type.Unsafe({ type: ['object', 'null'], properties: UserRefSchema.properties, required: UserRefSchema.required });
-const LabelSchema = Type.Object({
-  id: Type.Integer(),
-  name: Type.String(),
-  description: NullableString,
-  description_html: Type.String(),
-  text_color: Type.String(),
-  color: Type.String(),
-});
-const eventBase = {
-  id: Type.Integer(),
-  user: NullableUser,
-  created_at: Type.String(),
-  resource_type: Type.String(),
-  resource_id: Type.Integer(),
-};
-const LabelEventSchema = Type.Object({
-  ...eventBase,
-  label: Type.Unsafe({ type: ['object', 'null'], properties: LabelSchema.properties, required: LabelSchema.required }),
-  action: Type.String(),
-});
-const MilestoneEventSchema = Type.Object({
-  ...eventBase,
-  milestone: Type.Unsafe({ type: ['object', 'null'], properties: MilestoneRefSchema.properties, required: MilestoneRefSchema.required }),
-  action: Type.String(),
-  state: Type.String(),
-});
-const StateEventSchema = Type.Object({ ...eventBase, state: Type.String() });
 const VersionProps = {
   id: Type.Integer(),
   head_commit_sha: Type.String(),
@@ -456,76 +428,4 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
       return timeStats(found.mr);
     },
   );
-
-  // ---- resource events (lib/api/resource_label_events.rb & co.) ---------------------------------
-
-  const eventCommon = (
-    found: FoundMergeRequest,
-    id: number,
-    created_at: string,
-    user: Parameters<typeof toUserRef>[0] | null,
-    ctx: Awaited<ReturnType<typeof users>>,
-  ) => ({
-    id,
-    user: user ? toUserRef(user, ctx) : null,
-    created_at,
-    resource_type: 'MergeRequest',
-    resource_id: found.mr.id,
-  });
-
-  const labelEvents = async (_actor: Actor, found: FoundMergeRequest) => {
-    const ctx = await users();
-    return (await mrs.labelEventsOf(found)).map((e) => ({
-      ...eventCommon(found, e.id, e.created_at, e.user, ctx),
-      label: e.label ? toLabelDetails(e.label) : null,
-      action: e.action,
-    }));
-  };
-  const milestoneEvents = async (_actor: Actor, found: FoundMergeRequest) => {
-    const ctx = await users();
-    const events = await mrs.milestoneEventsOf(found);
-    const out = [];
-    for (const e of events) {
-      let milestone = null;
-      if (e.milestone) {
-        const m = e.milestone;
-        const url =
-          m.project_id !== null
-            ? `${c.config.externalUrl}/${found.namespace.full_path}/${found.project.path}/-/milestones/${m.iid}`
-            : `${c.config.externalUrl}/groups/${(await c.resolve.namespaceById(m.group_id!))?.full_path ?? ''}/-/milestones/${m.iid}`;
-        milestone = toMilestoneRef(m, url);
-      }
-      out.push({ ...eventCommon(found, e.row.id, e.row.created_at, e.user, ctx), milestone, action: e.row.action, state: e.row.state });
-    }
-    return out;
-  };
-  const stateEvents = async (_actor: Actor, found: FoundMergeRequest) => {
-    const ctx = await users();
-    return (await mrs.stateEventsOf(found)).map((e) => ({ ...eventCommon(found, e.row.id, e.row.created_at, e.user, ctx), state: e.row.state }));
-  };
-
-  for (const [path, param, schema, load] of [
-    ['resource_label_events', 'resource_label_event_id', LabelEventSchema, labelEvents],
-    ['resource_milestone_events', 'resource_milestone_event_id', MilestoneEventSchema, milestoneEvents],
-    ['resource_state_events', 'resource_state_event_id', StateEventSchema, stateEvents],
-  ] as const) {
-    app.get(
-      `${one}/${path}`,
-      { config: read, schema: { tags: TAGS, params: MergeRequestParams, querystring: PageQuery, response: { 200: Type.Array(schema) } } },
-      async (req, reply) => {
-        const found = await find(req);
-        const all: { id: number }[] = await load(req.actor, found);
-        const page = paginateArray(c.config.externalUrl, { path: pathOf(req), params: linkParams(req.query, req.params), ...req.query }, all);
-        reply.headers(page.headers);
-        return page.items as never[];
-      },
-    );
-    app.get(`${one}/${path}/:${param}`, { config: read, schema: { tags: TAGS, params: EventParams(param), response: { 200: schema } } }, async (req) => {
-      const params = req.params as Record<string, unknown> & { id: string; merge_request_iid: number };
-      const found = await mrs.find(req.actor, params.id, params.merge_request_iid);
-      const event = (await load(req.actor, found)).find((e: { id: number }) => e.id === params[param]);
-      if (!event) throw Errors.recordNotFound();
-      return event as never;
-    });
-  }
 }
