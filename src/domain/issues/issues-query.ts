@@ -45,6 +45,8 @@ export interface IssueNegatableFilters {
 export interface IssueFilters extends IssueNegatableFilters {
   scope?: (typeof ISSUE_SCOPES)[number];
   state?: (typeof ISSUE_STATES)[number];
+  /** the issues of one milestone (a milestone's issues list) */
+  milestoneId?: number;
   confidential?: boolean;
   createdAfter?: string;
   createdBefore?: string;
@@ -148,6 +150,7 @@ export class IssuesQuery {
     if (f.scope === 'created_by_me') conds.push(user ? (eb) => eb('issues.author_id', '=', user.id) : () => NEVER);
     if (f.scope === 'assigned_to_me') conds.push(user ? this.assignedTo(user.id) : () => NEVER);
     if (f.state && f.state !== 'all') conds.push((eb) => eb('issues.state', '=', f.state!));
+    if (f.milestoneId !== undefined) conds.push((eb) => eb('issues.milestone_id', '=', f.milestoneId!));
     if (f.confidential !== undefined) conds.push((eb) => eb('issues.confidential', '=', f.confidential ? 1 : 0));
     if (f.createdAfter) conds.push((eb) => eb('issues.created_at', '>=', f.createdAfter!));
     if (f.createdBefore) conds.push((eb) => eb('issues.created_at', '<=', f.createdBefore!));

@@ -397,6 +397,39 @@ export class IssuesService {
     return { ...f, issue, assigneeIds: await this.assigneeIdsOf(issue.id) };
   }
 
+  /** Time tracking (TimeTrackable): an estimate, spent time added or reset; the issue hook shows the change. */
+  async trackTime(actor: Actor, f: FoundIssue, change: { estimate?: number; spent?: number | 'reset' }): Promise<FoundIssue> {
+    if (!actor.user) throw Errors.unauthorized();
+    if (!this.canUpdate(actor, f)) throw Errors.forbidden();
+    const user = actor.user;
+    const before = f.issue;
+    const set: Partial<IssueRow> = {};
+    if (change.estimate !== undefined) set.time_estimate = change.estimate;
+    if (change.spent === 'reset') set.total_time_spent = 0;
+    else if (change.spent !== undefined) set.total_time_spent = Math.max(0, before.total_time_spent + change.spent);
+    const issue = await this.db.transaction().execute(async (trx) => {
+      const now = nowIso();
+      const row = await trx
+        .updateTable('issues')
+        .set({ ...set, updated_at: now })
+        .where('id', '=', before.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      const changes: HookChanges = {};
+      if (set.time_estimate !== undefined && set.time_estimate !== before.time_estimate) {
+        changes.time_estimate = { previous: before.time_estimate, current: set.time_estimate };
+      }
+      if (set.total_time_spent !== undefined && set.total_time_spent !== before.total_time_spent) {
+        changes.total_time_spent = { previous: before.total_time_spent, current: set.total_time_spent };
+        changes.time_change = { previous: 0, current: set.total_time_spent - before.total_time_spent };
+      }
+      changes.updated_at = { previous: before.updated_at, current: now };
+      await recordIssueEvent(trx, this.deps, user, row, 'update', changes);
+      return row;
+    });
+    return { ...f, issue };
+  }
+
   private async assigneeNote(trx: Kysely<Database>, before: number[], after: number[]): Promise<string> {
     const ids = unique([...before, ...after]);
     const users = new Map(

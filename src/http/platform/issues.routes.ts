@@ -218,18 +218,4 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
       },
     );
   }
-
-  app.get(
-    '/api/v4/projects/:id/issues/:issue_iid/time_stats',
-    { config: read, schema: { tags: TAGS, params: IssueParams, response: { 200: TimeStatsSchema } } },
-    async (req) => {
-      const { issue } = await find(req);
-      return {
-        time_estimate: issue.time_estimate,
-        total_time_spent: issue.total_time_spent,
-        human_time_estimate: humanTime(issue.time_estimate),
-        human_total_time_spent: humanTime(issue.total_time_spent),
-      };
-    },
-  );
 }

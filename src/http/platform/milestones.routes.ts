@@ -9,7 +9,8 @@ import { Type } from 'typebox';
 import type { Container } from '../../container.ts';
 import type { Actor } from '../../domain/access/actor.ts';
 import type { ListMilestonesInput, MilestoneInput, MilestoneParent } from '../../domain/milestones/milestones.service.ts';
-import type { MergeRequestRow, MilestoneRow } from '../../db/schema.ts';
+import type { IssueRow, MergeRequestRow, MilestoneRow } from '../../db/schema.ts';
+import { canReadIssues } from '../../domain/issues/issue-access.ts';
 import { canReadMergeRequests } from '../../domain/merge-requests/merge-requests-query.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate, paginateArray } from '../../lib/pagination.ts';
@@ -17,6 +18,8 @@ import { isDate } from '../../lib/time.ts';
 import { MergeRequestBasicSchema, type MergeRequestBasicEntity } from './entities/merge-request.entity.ts';
 import { presentMergeRequests } from './merge-requests/present.ts';
 import { MilestoneSchema, toMilestoneBasic } from './entities/milestone.entity.ts';
+import { IssueBasicSchema, toIssue } from './entities/issue.entity.ts';
+import { userViewContext } from './entities/user.entity.ts';
 import { dateTimeParam, IdParams, linkParams, PaginationProps } from './schemas/common.ts';
 
 const TAGS = ['milestones'];
@@ -192,20 +195,37 @@ export function milestonesRoutes(fastify: FastifyInstance, c: Container): void {
       },
     );
 
-    // Issues are not kept by Hearth: a milestone has none (python-gitlab's milestone.issues()).
     app.get(
       `${base}/:milestone_id/issues`,
-      { config, schema: { tags: TAGS, params: MilestoneParams, querystring: Type.Object(PaginationProps) } },
+      {
+        config,
+        schema: { tags: TAGS, params: MilestoneParams, querystring: Type.Object(PaginationProps), response: { 200: Type.Array(IssueBasicSchema) } },
+      },
       async (req, reply) => {
         const parent = await parentOf(req.actor, req.params.id);
-        await milestones.get(parent, req.params.milestone_id);
-        const page = paginateArray(
-          c.config.externalUrl,
-          { path: req.url.split('?')[0], params: linkParams(req.query, { id: req.params.id, milestone_id: req.params.milestone_id }), ...req.query },
-          [],
+        const milestone = await milestones.get(parent, req.params.milestone_id);
+        const pageReq = {
+          path: req.url.split('?')[0],
+          params: linkParams(req.query, { id: req.params.id, milestone_id: req.params.milestone_id }),
+          page: req.query.page,
+          per_page: req.query.per_page,
+        };
+        if (parent.type === 'Project' && !canReadIssues(req.actor, parent.project, parent.access)) {
+          reply.headers(paginateArray(c.config.externalUrl, pageReq, []).headers);
+          return [];
+        }
+        const list = await c.issuesQuery.list(
+          req.actor,
+          parent.type === 'Project'
+            ? { kind: 'project', project: parent.project, access: parent.access }
+            : { kind: 'group', group: parent.group, nonArchived: false },
+          { scope: 'all', state: 'all', milestoneId: milestone.id, orderBy: 'label_priority', sort: 'desc' },
         );
+        const page = await offsetPaginate(c.db.kysely, c.config.externalUrl, pageReq, list);
         reply.headers(page.headers);
-        return [];
+        const from = parent.type === 'Project' ? { project: parent.project } : { group: parent.group };
+        const ctx = { externalUrl: c.config.externalUrl, users: userViewContext(c.config.externalUrl, await c.settings.get()), from };
+        return (await c.issues.views(page.items as IssueRow[])).map((v) => toIssue(v, ctx));
       },
     );
   }

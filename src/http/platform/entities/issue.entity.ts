@@ -61,6 +61,20 @@ export const IssueSchema = Type.Object({
 });
 export type IssueEntity = Static<typeof IssueSchema>;
 
+/** Entities::IssueBasic: the issue without what only Entities::Issue adds (milestone and board lists). */
+export const IssueBasicSchema = Type.Omit(IssueSchema, [
+  'has_tasks',
+  'task_status',
+  '_links',
+  'references',
+  'severity',
+  'subscribed',
+  'moved_to_id',
+  'imported',
+  'imported_from',
+  'service_desk_reply_to',
+]);
+
 export interface IssueEntityContext {
   externalUrl: string;
   users: UserViewContext;

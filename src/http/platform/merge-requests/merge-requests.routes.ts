@@ -315,16 +315,6 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
     },
   );
 
-  app.get(`${one}/time_stats`, { config: read, schema: { tags: TAGS, params: MergeRequestParams, response: { 200: TimeStatsSchema } } }, async (req) => {
-    const { mr } = await find(req);
-    return {
-      time_estimate: mr.time_estimate,
-      total_time_spent: mr.total_time_spent,
-      human_time_estimate: humanTime(mr.time_estimate),
-      human_total_time_spent: humanTime(mr.total_time_spent),
-    };
-  });
-
   // ---- diff versions (lib/api/merge_request_diffs.rb) ----------------------------------------------
   // No diff history is kept: a merge request has one version, its current diff, named by its own id.
 
@@ -373,59 +363,6 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
         commits: (await mrs.commits(found)).map((x) => commitBasic(x, webUrl)),
         diffs: diff ? diff.files.map((f) => diffEntity(f, req.query.unidiff === true)) : [],
       };
-    },
-  );
-
-  // ---- time tracking (lib/api/time_tracking_endpoints.rb) -----------------------------------------
-
-  const timeStats = (mr: FoundMergeRequest['mr']) => ({
-    time_estimate: mr.time_estimate,
-    total_time_spent: mr.total_time_spent,
-    human_time_estimate: humanTime(mr.time_estimate),
-    human_total_time_spent: humanTime(mr.total_time_spent),
-  });
-  const DurationBody = Type.Object({ duration: Type.String(), summary: Type.Optional(Type.String()) });
-
-  app.post(
-    `${one}/time_estimate`,
-    { config: write, schema: { tags: TAGS, params: MergeRequestParams, body: DurationBody, response: { 200: TimeStatsSchema } } },
-    async (req, reply) => {
-      const seconds = parseDuration(req.body.duration);
-      if (seconds === null || seconds < 0) throw Errors.invalid({ time_estimate: ['must have a valid format and be greater than or equal to zero.'] });
-      const found = await mrs.trackTime(req.actor, await find(req), { estimate: seconds });
-      reply.code(200);
-      return timeStats(found.mr);
-    },
-  );
-  app.post(
-    `${one}/reset_time_estimate`,
-    { config: write, schema: { tags: TAGS, params: MergeRequestParams, response: { 200: TimeStatsSchema } } },
-    async (req, reply) => {
-      const found = await mrs.trackTime(req.actor, await find(req), { estimate: 0 });
-      reply.code(200);
-      return timeStats(found.mr);
-    },
-  );
-  app.post(
-    `${one}/add_spent_time`,
-    { config: write, schema: { tags: TAGS, params: MergeRequestParams, body: DurationBody, response: { 201: TimeStatsSchema } } },
-    async (req, reply) => {
-      const seconds = parseDuration(req.body.duration);
-      if (seconds === null || seconds === 0) throw Errors.invalid({ time_spent: ['must have a valid format'] });
-      const found = await find(req);
-      if (found.mr.total_time_spent + seconds < 0) throw Errors.invalid({ time_spent: ['Time to subtract exceeds the total time spent'] });
-      const updated = await mrs.trackTime(req.actor, found, { spent: seconds });
-      reply.code(201);
-      return timeStats(updated.mr);
-    },
-  );
-  app.post(
-    `${one}/reset_spent_time`,
-    { config: write, schema: { tags: TAGS, params: MergeRequestParams, response: { 200: TimeStatsSchema } } },
-    async (req, reply) => {
-      const found = await mrs.trackTime(req.actor, await find(req), { spent: 'reset' });
-      reply.code(200);
-      return timeStats(found.mr);
     },
   );
 }
