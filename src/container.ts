@@ -32,6 +32,7 @@ import { MergeRequestsService } from './domain/merge-requests/merge-requests.ser
 import { MergeRequestsQuery } from './domain/merge-requests/merge-requests-query.ts';
 import { IssuesService } from './domain/issues/issues.service.ts';
 import { IssuesQuery } from './domain/issues/issues-query.ts';
+import { IssueLinksService } from './domain/issues/issue-links.service.ts';
 import { issueNoteableAttrs } from './domain/issues/issue-events.ts';
 import { MergeService } from './domain/merge-requests/merge.service.ts';
 import { NotesService } from './domain/notes/notes.service.ts';
@@ -125,6 +126,7 @@ export interface Container {
   /** the issue tracker: issues and their lists */
   issues: IssuesService;
   issuesQuery: IssuesQuery;
+  issueLinks: IssueLinksService;
   /** merging, rebasing, the merge ref and mergeability */
   merges: MergeService;
   /** notes, discussions and award emoji of merge requests and issues */
@@ -240,6 +242,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const notes = new NotesService(deps, { MergeRequest: mergeRequestNoteableAttrs(deps), Issue: issueNoteableAttrs(deps) });
   const issues = new IssuesService(deps, notes);
   const issuesQuery = new IssuesQuery(deps);
+  const issueLinks = new IssueLinksService(deps, issues, notes);
   const approvals = new ApprovalsService(deps, notes);
   const vcs = new ComponentVcs(config.dataDir, config.externalUrl, repos, resolve, settings, outbound);
   const components = new ComponentsService(db, vcs);
@@ -359,6 +362,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     mergeRequestsQuery,
     issues,
     issuesQuery,
+    issueLinks,
     merges,
     notes,
     approvals,

@@ -97,17 +97,8 @@ export type GroupAbility =
 
 /** What each membership level may do in a project (each level includes the ones below it). */
 export const PROJECT_LEVEL_ABILITIES: Record<number, readonly ProjectAbility[]> = {
-  10: ['read_project', 'read_project_member', 'read_issue', 'create_issue'],
-  20: [
-    'read_code',
-    'read_merge_request',
-    'read_job_artifacts',
-    'update_issue',
-    'admin_issue',
-    'read_confidential_issues',
-    'admin_issue_link',
-    'admin_issue_board',
-  ],
+  10: ['read_project', 'read_project_member', 'read_issue', 'create_issue', 'admin_issue_link'],
+  20: ['read_code', 'read_merge_request', 'read_job_artifacts', 'update_issue', 'admin_issue', 'read_confidential_issues', 'admin_issue_board'],
   30: ['push_code', 'create_merge_request', 'approve_merge_request', 'read_dependency', 'read_vulnerability'],
   40: [
     'force_push',

@@ -13,7 +13,8 @@ import type { FoundIssue, IssueInput } from '../../domain/issues/issues.service.
 import { ISSUE_TYPES } from '../../domain/issues/rules.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
-import { IssueSchema, toIssue, type IssueEntityContext } from './entities/issue.entity.ts';
+import { IssueLinkSchema, IssueSchema, RelatedIssueSchema, toIssue, type IssueEntityContext } from './entities/issue.entity.ts';
+import { LINK_TYPES } from '../../domain/issues/issue-links.service.ts';
 import { MergeRequestBasicSchema } from './entities/merge-request.entity.ts';
 import { TimeStatsSchema } from './entities/merge-request.entity.ts';
 import { toUserRef, UserRefSchema, userViewContext } from './entities/user.entity.ts';
@@ -218,4 +219,57 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
       },
     );
   }
+
+  // ---- links (lib/api/issue_links.rb) ------------------------------------------------------------
+
+  const LinkParams = Type.Object({ id: Type.String(), issue_iid: Type.Integer(), issue_link_id: Type.Integer() });
+  const LinkBody = Type.Object({
+    target_project_id: Type.Union([Type.String(), Type.Integer()]),
+    target_issue_iid: Type.Union([Type.Integer(), Type.String({ pattern: '^[0-9]+$' })]),
+    link_type: Enum(LINK_TYPES),
+  });
+  const views = async (rows: IssueRow[]) => {
+    const ctx = await context(null);
+    const vs = await c.issues.views(rows);
+    return new Map(vs.map((v) => [v.row.id, toIssue(v, ctx)]));
+  };
+  const linkEntity = async (l: { link: { link_type: string }; source: IssueRow; target: IssueRow }) => {
+    const m = await views([l.source, l.target]);
+    return { source_issue: m.get(l.source.id)!, target_issue: m.get(l.target.id)!, link_type: l.link.link_type };
+  };
+
+  app.get(
+    '/api/v4/projects/:id/issues/:issue_iid/links',
+    { config: write, schema: { tags: ['issue_links'], params: IssueParams, response: { 200: Type.Array(RelatedIssueSchema) } } },
+    async (req) => {
+      const related = await c.issueLinks.related(req.actor, await find(req));
+      const m = await views(related.map((r) => r.issue));
+      return related.map((r) => ({
+        ...m.get(r.issue.id)!,
+        issue_link_id: r.link.id,
+        link_type: r.linkType,
+        link_created_at: r.link.created_at,
+        link_updated_at: r.link.updated_at,
+      }));
+    },
+  );
+  app.get(
+    '/api/v4/projects/:id/issues/:issue_iid/links/:issue_link_id',
+    { config: write, schema: { tags: ['issue_links'], params: LinkParams, response: { 200: IssueLinkSchema } } },
+    async (req) => linkEntity(await c.issueLinks.get(req.actor, await find(req), req.params.issue_link_id)),
+  );
+  app.post(
+    '/api/v4/projects/:id/issues/:issue_iid/links',
+    { config: write, schema: { tags: ['issue_links'], params: IssueParams, body: LinkBody, response: { 201: IssueLinkSchema } } },
+    async (req, reply) => {
+      const b = req.body;
+      const created = await c.issueLinks.create(req.actor, await find(req), String(b.target_project_id), Number(b.target_issue_iid), b.link_type);
+      return reply.code(201).send(await linkEntity(created));
+    },
+  );
+  app.delete(
+    '/api/v4/projects/:id/issues/:issue_iid/links/:issue_link_id',
+    { config: write, schema: { tags: ['issue_links'], params: LinkParams, response: { 200: IssueLinkSchema } } },
+    async (req) => linkEntity(await c.issueLinks.remove(req.actor, await find(req), req.params.issue_link_id)),
+  );
 }

@@ -308,3 +308,139 @@ test('issues: bad input is answered with GitLab bodies and writes nothing', asyn
   assert.equal(deleted.statusCode, 204);
   assert.equal((await c.db.kysely.selectFrom('issues').select('id').execute()).length, 0);
 });
+
+test('issues: links relate and block across projects, each side noted; the pair is linked once; unreadable targets are not found', async (t) => {
+  const ta = await buildTestApp(t);
+  const { app, c, seed } = ta;
+  const w = await tracker(ta);
+  const other = await seed.project({ namespace: w.group, path: 'lib', visibility: 'private' });
+  await seed.member({ project: other }, w.users.dev, 30);
+  const mk = async (url: string, title: string) => (await app.inject({ method: 'POST', url, headers: w.headers.dev, payload: { title } })).json();
+  const a = await mk(w.url, 'A');
+  const b = await mk(w.url, 'B');
+  const x = await mk(`/api/v4/projects/${other.id}/issues`, 'X');
+  const link = await app.inject({
+    method: 'POST',
+    url: `${w.url}/${a.iid}/links`,
+    headers: w.headers.dev,
+    payload: { target_project_id: w.project.id, target_issue_iid: b.iid },
+  });
+  assert.equal(link.statusCode, 201, link.body);
+  assert.deepEqual([link.json().source_issue.iid, link.json().target_issue.iid, link.json().link_type], [a.iid, b.iid, 'relates_to']);
+  assert.equal(link.json().source_issue.references, undefined); // IssueBasic
+  const blocked = await app.inject({
+    method: 'POST',
+    url: `${w.url}/${a.iid}/links`,
+    headers: w.headers.dev,
+    payload: { target_project_id: String(other.id), target_issue_iid: String(x.iid), link_type: 'is_blocked_by' },
+  });
+  assert.equal(blocked.statusCode, 201, blocked.body);
+  const stored = await c.db.kysely.selectFrom('issue_links').select(['source_id', 'target_id', 'link_type']).orderBy('id').execute();
+  assert.deepEqual(stored, [
+    { source_id: a.id, target_id: b.id, link_type: 'relates_to' },
+    { source_id: x.id, target_id: a.id, link_type: 'blocks' },
+  ]);
+  const again = await app.inject({
+    method: 'POST',
+    url: `${w.url}/${b.iid}/links`,
+    headers: w.headers.dev,
+    payload: { target_project_id: w.project.id, target_issue_iid: a.iid },
+  });
+  assert.deepEqual([again.statusCode, again.json()], [409, { message: 'Issue(s) already assigned' }]);
+  const self = await app.inject({
+    method: 'POST',
+    url: `${w.url}/${a.iid}/links`,
+    headers: w.headers.dev,
+    payload: { target_project_id: w.project.id, target_issue_iid: a.iid },
+  });
+  assert.deepEqual([self.statusCode, self.json()], [400, { message: 'Source cannot be related to itself' }]);
+  // the list, from each side
+  const list = await app.inject({ method: 'GET', url: `${w.url}/${a.iid}/links`, headers: w.headers.dev });
+  assert.deepEqual(
+    list.json().map((i: { iid: number; link_type: string; issue_link_id: number }) => [i.iid, i.link_type]),
+    [
+      [b.iid, 'relates_to'],
+      [x.iid, 'is_blocked_by'],
+    ],
+  );
+  const fromX = await app.inject({ method: 'GET', url: `/api/v4/projects/${other.id}/issues/${x.iid}/links`, headers: w.headers.dev });
+  assert.deepEqual(
+    fromX.json().map((i: { iid: number; link_type: string }) => [i.iid, i.link_type]),
+    [[a.iid, 'blocks']],
+  );
+  // a guest of the first project does not see the other project's issue in the list, nor may link to it
+  const guestList = await app.inject({ method: 'GET', url: `${w.url}/${a.iid}/links`, headers: w.headers.guest });
+  assert.deepEqual(
+    guestList.json().map((i: { iid: number }) => i.iid),
+    [b.iid],
+  );
+  const guestLink = await app.inject({
+    method: 'POST',
+    url: `${w.url}/${b.iid}/links`,
+    headers: w.headers.guest,
+    payload: { target_project_id: other.id, target_issue_iid: x.iid },
+  });
+  assert.deepEqual([guestLink.statusCode, guestLink.json()], [404, { message: 'No matching issue found. Make sure that you are adding a valid issue URL.' }]);
+  const notes = await c.db.kysely.selectFrom('notes').select(['noteable_id', 'body']).where('system', '=', 1).orderBy('id').execute();
+  assert.deepEqual(notes, [
+    { noteable_id: a.id, body: `marked this issue as related to #${b.iid}` },
+    { noteable_id: b.id, body: `marked this issue as related to #${a.iid}` },
+    { noteable_id: a.id, body: `marked this issue as blocked by lib#${x.iid}` },
+    { noteable_id: x.id, body: `marked this issue as blocking app#${a.iid}` },
+  ]);
+  // delete answers the link
+  const linkId = list.json()[0].issue_link_id;
+  const gone = await app.inject({ method: 'DELETE', url: `${w.url}/${a.iid}/links/${linkId}`, headers: w.headers.dev });
+  assert.deepEqual([gone.statusCode, gone.json().link_type, gone.json().target_issue.iid], [200, 'relates_to', b.iid]);
+  const missing = await app.inject({ method: 'GET', url: `${w.url}/${a.iid}/links/${linkId}`, headers: w.headers.dev });
+  assert.deepEqual([missing.statusCode, missing.json()], [404, { message: '404 Not found' }]);
+});
+
+test('issues: resource events, time tracking and a milestone’s issues', async (t) => {
+  const ta = await buildTestApp(t);
+  const { app } = ta;
+  const w = await tracker(ta);
+  const m = (
+    await app.inject({ method: 'POST', url: `/api/v4/projects/${w.project.id}/milestones`, headers: w.headers.maint, payload: { title: 'v1' } })
+  ).json();
+  const issue = (
+    await app.inject({ method: 'POST', url: w.url, headers: w.headers.maint, payload: { title: 'Timed', milestone_id: m.id, labels: 'x' } })
+  ).json();
+  await app.inject({ method: 'PUT', url: `${w.url}/${issue.iid}`, headers: w.headers.maint, payload: { state_event: 'close' } });
+  const get = async (path: string) => (await app.inject({ method: 'GET', url: `${w.url}/${issue.iid}/${path}`, headers: w.headers.guest })).json();
+  const labels = await get('resource_label_events');
+  assert.deepEqual(
+    labels.map((e: Record<string, any>) => [e.resource_type, e.resource_id, e.action, e.label.name, e.user.username]),
+    [['Issue', issue.id, 'add', 'x', 'maint']],
+  );
+  const one = await get(`resource_label_events/${labels[0].id}`);
+  assert.deepEqual(one, labels[0]);
+  const milestones = await get('resource_milestone_events');
+  assert.deepEqual(
+    milestones.map((e: Record<string, any>) => [e.action, e.milestone.title, e.state]),
+    [['add', 'v1', 'opened']],
+  );
+  const states = await get('resource_state_events');
+  assert.deepEqual(
+    states.map((e: Record<string, any>) => [e.resource_type, e.state]),
+    [['Issue', 'closed']],
+  );
+  const est = await app.inject({ method: 'POST', url: `${w.url}/${issue.iid}/time_estimate`, headers: w.headers.dev, payload: { duration: '1d 2h' } });
+  assert.deepEqual([est.statusCode, est.json().human_time_estimate], [200, '1d 2h']);
+  const spent = await app.inject({ method: 'POST', url: `${w.url}/${issue.iid}/add_spent_time`, headers: w.headers.dev, payload: { duration: '90m' } });
+  assert.deepEqual(
+    [spent.statusCode, spent.json()],
+    [201, { time_estimate: 36000, total_time_spent: 5400, human_time_estimate: '1d 2h', human_total_time_spent: '1h 30m' }],
+  );
+  const bad = await app.inject({ method: 'POST', url: `${w.url}/${issue.iid}/add_spent_time`, headers: w.headers.dev, payload: { duration: 'soon' } });
+  assert.deepEqual([bad.statusCode, bad.json()], [400, { message: { time_spent: ['must have a valid format'] } }]);
+  const guest = await app.inject({ method: 'POST', url: `${w.url}/${issue.iid}/reset_spent_time`, headers: w.headers.guest });
+  assert.equal(guest.statusCode, 403);
+  const stats = await get('time_stats');
+  assert.deepEqual(stats, { time_estimate: 36000, total_time_spent: 5400, human_time_estimate: '1d 2h', human_total_time_spent: '1h 30m' });
+  const msIssues = await app.inject({ method: 'GET', url: `/api/v4/projects/${w.project.id}/milestones/${m.id}/issues`, headers: w.headers.guest });
+  assert.deepEqual(
+    msIssues.json().map((i: { iid: number; title: string }) => [i.iid, i.title]),
+    [[issue.iid, 'Timed']],
+  );
+});

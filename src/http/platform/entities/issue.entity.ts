@@ -149,3 +149,19 @@ export function toIssue(v: IssueView, ctx: IssueEntityContext, subscribed?: bool
     service_desk_reply_to: null,
   };
 }
+
+/** Entities::RelatedIssue: a linked issue as the listed issue sees it. */
+export const RelatedIssueSchema = Type.Object({
+  ...IssueBasicSchema.properties,
+  issue_link_id: Type.Integer(),
+  link_type: Type.String(),
+  link_created_at: Type.String(),
+  link_updated_at: Type.String(),
+});
+
+/** Entities::IssueLink */
+export const IssueLinkSchema = Type.Object({
+  source_issue: IssueBasicSchema,
+  target_issue: IssueBasicSchema,
+  link_type: Type.String(),
+});
