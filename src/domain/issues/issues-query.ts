@@ -169,6 +169,19 @@ export class IssuesQuery {
     return this.order(q, f);
   }
 
+  /** GET …/issues_statistics: the counts of the list's issues by state (every state, whatever `state` asks). */
+  async statistics(actor: Actor, where: IssueListScope, f: IssueFilters): Promise<{ all: number; closed: number; opened: number }> {
+    const q = await this.list(actor, where, { ...f, state: 'all' });
+    const rows = await q
+      .clearSelect()
+      .clearOrderBy()
+      .select(['issues.state', (eb) => eb.fn.countAll<number | string>().as('n')])
+      .groupBy('issues.state')
+      .execute();
+    const count = (state: string) => Number(rows.find((r) => r.state === state)?.n ?? 0);
+    return { all: count('opened') + count('closed'), closed: count('closed'), opened: count('opened') };
+  }
+
   private assignedTo(userId: number): Cond {
     return (eb) => eb('issues.id', 'in', eb.selectFrom('issue_assignees').select('issue_assignees.issue_id').where('issue_assignees.user_id', '=', userId));
   }

@@ -16,7 +16,7 @@ import { LabelsService } from '../labels/labels.service.ts';
 import type { HookChanges } from '../merge-requests/mr-events.ts';
 import { MilestonesService } from '../milestones/milestones.service.ts';
 import { type FoundNoteable, noteableOf } from '../notes/noteable.ts';
-import type { NotesService } from '../notes/notes.service.ts';
+import { newDiscussionId, type NotesService } from '../notes/notes.service.ts';
 import { canReadIssue, canReadIssues, canSetMetadata, canUpdateIssue } from './issue-access.ts';
 import { type IssueAction, recordIssueEvent } from './issue-events.ts';
 import { loadIssueViews, type IssueView } from './present.ts';
@@ -442,6 +442,119 @@ export class IssuesService {
     if (added.length) parts.push(`assigned to ${names(added)}`);
     if (removed.length) parts.push(`unassigned ${names(removed)}`);
     return parts.join(' and ');
+  }
+
+  // ---- move --------------------------------------------------------------------------------------
+
+  /**
+   * Issues::MoveService through POST …/move: a new issue in the target project with the title, description,
+   * confidentiality, due date, assignees, the labels and milestone the target knows by title, the notes and award
+   * emoji; the original is closed with moved_to_id, and each side says where the other is. Needs admin_issue in
+   * both projects (400 as GitLab's MoveError otherwise).
+   */
+  async move(actor: Actor, f: FoundIssue, toProject: string | number): Promise<FoundIssue> {
+    const user = actor.user;
+    if (!user) throw Errors.unauthorized();
+    const target = await this.deps.resolve.project(actor, toProject);
+    if (target.project.id === f.project.id) throw Errors.refused('Cannot move issue to project it originates from!');
+    const may = (access: ProjectAccess, project: ProjectRow) => (actor.isAdmin || access.abilities.has('admin_issue')) && canReadIssues(actor, project, access);
+    if (f.issue.moved_to_id !== null || !may(f.access, f.project) || !may(target.access, target.project)) {
+      throw Errors.refused('Cannot move issue due to insufficient permissions!');
+    }
+    const oldLabels = await this.labelRows(this.db, f.issue.id);
+    const oldMilestone =
+      f.issue.milestone_id !== null ? await this.db.selectFrom('milestones').selectAll().where('id', '=', f.issue.milestone_id).executeTakeFirst() : undefined;
+    const assignees = await this.assignableUsers(f.assigneeIds, target.project, target.namespace);
+    const moved = await this.db.transaction().execute(async (trx) => {
+      const at = nowIso();
+      const labels = oldLabels.length
+        ? await this.labels.findOrCreateByTitles(
+            actor,
+            target.project,
+            oldLabels.map((l) => l.title),
+            { db: trx, access: target.access, findOnly: true },
+          )
+        : [];
+      const milestone = oldMilestone ? await this.milestones.findForProjectByTitle(target.project, oldMilestone.title, trx) : undefined;
+      const iid = await nextIid(trx, 'issues', 'Project', target.project.id);
+      const old = f.issue;
+      const row = await trx
+        .insertInto('issues')
+        .values({
+          project_id: target.project.id,
+          iid,
+          title: old.title,
+          description: old.description,
+          state: 'opened',
+          author_id: old.author_id,
+          milestone_id: milestone?.id ?? null,
+          confidential: old.confidential,
+          discussion_locked: old.discussion_locked,
+          due_date: old.due_date,
+          weight: null,
+          closed_by_id: null,
+          closed_at: null,
+          issue_type: old.issue_type,
+          time_estimate: old.time_estimate,
+          total_time_spent: old.total_time_spent,
+          upvotes: old.upvotes,
+          downvotes: old.downvotes,
+          user_notes_count: old.user_notes_count,
+          created_at: old.created_at,
+          updated_at: at,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      for (const user_id of assignees) await trx.insertInto('issue_assignees').values({ issue_id: row.id, user_id, created_at: at }).execute();
+      for (const l of labels) await trx.insertInto('issue_labels').values({ issue_id: row.id, label_id: l.id, created_at: at }).execute();
+      await this.copyNotes(trx, old.id, row);
+      await trx
+        .insertInto('award_emoji')
+        .columns(['awardable_type', 'awardable_id', 'user_id', 'name', 'created_at', 'updated_at'])
+        .expression((eb) =>
+          eb
+            .selectFrom('award_emoji')
+            .select([eb.val('Issue').as('awardable_type'), eb.val(row.id).as('awardable_id'), 'user_id', 'name', 'created_at', 'updated_at'])
+            .where('awardable_type', '=', 'Issue')
+            .where('awardable_id', '=', old.id),
+        )
+        .execute();
+      const closed = await trx
+        .updateTable('issues')
+        .set({ state: 'closed', closed_at: at, closed_by_id: user.id, moved_to_id: row.id, updated_at: at, updated_by_id: user.id })
+        .where('id', '=', old.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      const full = (p: ProjectRow, ns: NamespaceRow, i: IssueRow) => `${ns.full_path}/${p.path}#${i.iid}`;
+      await this.notes.addSystemNote(trx, 'Issue', row, user.id, `moved from ${full(f.project, f.namespace, old)}`);
+      await this.notes.addSystemNote(trx, 'Issue', closed, user.id, `moved to ${full(target.project, target.namespace, row)}`);
+      await trx
+        .insertInto('resource_state_events')
+        .values({ issue_id: old.id, merge_request_id: null, user_id: user.id, state: 'closed', source_commit: null, created_at: at })
+        .execute();
+      await recordIssueEvent(trx, this.deps, user, row, 'open');
+      await recordIssueEvent(trx, this.deps, user, closed, 'close', {
+        state_id: { previous: 1, current: 2 },
+        moved_to_id: { previous: null, current: row.id },
+      });
+      return row;
+    });
+    return { issue: moved, assigneeIds: assignees, project: target.project, namespace: target.namespace, access: target.access };
+  }
+
+  /** The notes of an issue, copied onto its moved copy (Notes::CopyService): the same discussions, authors and times. */
+  private async copyNotes(trx: Kysely<Database>, fromId: number, to: IssueRow): Promise<void> {
+    const notes = await trx.selectFrom('notes').selectAll().where('noteable_type', '=', 'Issue').where('noteable_id', '=', fromId).orderBy('id').execute();
+    const discussions = new Map<string, string>();
+    for (const n of notes) {
+      let discussion = discussions.get(n.discussion_id);
+      if (!discussion) discussions.set(n.discussion_id, (discussion = newDiscussionId()));
+      const { id: _, ...rest } = n;
+      await trx
+        .insertInto('notes')
+        .values({ ...rest, project_id: to.project_id, noteable_id: to.id, discussion_id: discussion })
+        .execute();
+    }
   }
 
   // ---- delete -------------------------------------------------------------------------------------

@@ -135,6 +135,17 @@ export class MilestonesService {
     return row ? (await this.withUrls([row], db))[0] : undefined;
   }
 
+  /** The milestone titled `title` of the project, else of its nearest ancestor group that has one. */
+  async findForProjectByTitle(project: ProjectRow, title: string, db: Kysely<Database> = this.k): Promise<MilestoneRow | undefined> {
+    const own = await db.selectFrom('milestones').selectAll().where('project_id', '=', project.id).where('title', '=', title).executeTakeFirst();
+    if (own) return own;
+    const ns = await db.selectFrom('namespaces').select(['type', 'traversal_ids']).where('id', '=', project.namespace_id).executeTakeFirst();
+    const groups = ns && ns.type === 'Group' ? traversalIds(ns) : [];
+    if (!groups.length) return undefined;
+    const rows = await db.selectFrom('milestones').selectAll().where('group_id', 'in', groups).where('title', '=', title).execute();
+    return rows.sort((a, b) => groups.indexOf(b.group_id!) - groups.indexOf(a.group_id!))[0];
+  }
+
   // ---- parents and abilities -----------------------------------------------------------------
 
   async projectParent(actor: Actor, id: string): Promise<MilestoneParent> {

@@ -141,6 +141,35 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
     },
   );
 
+  // ---- statistics (GET …/issues_statistics: the lists' filters, counts by state) ---------------------
+
+  const Statistics = {
+    200: Type.Object({ statistics: Type.Object({ counts: Type.Object({ all: Type.Integer(), closed: Type.Integer(), opened: Type.Integer() }) }) }),
+  };
+  const statistics = async (actor: Actor, where: IssueListScope, q: IssueListQuery) => ({
+    statistics: { counts: await c.issuesQuery.statistics(actor, where, toIssueFilters(q)) },
+  });
+  app.get('/api/v4/issues_statistics', { config: read, schema: { tags: TAGS, querystring: GlobalIssueListQuery, response: Statistics } }, async (req) => {
+    if (!req.actor.user && req.query.scope !== 'all') throw Errors.unauthorized();
+    return statistics(req.actor, { kind: 'all' }, req.query);
+  });
+  app.get(
+    '/api/v4/groups/:id/issues_statistics',
+    { config: read, schema: { tags: ['groups', ...TAGS], params: IdParams, querystring: GroupIssueListQuery, response: Statistics } },
+    async (req) => {
+      const { group } = await c.resolve.group(req.actor, req.params.id);
+      return statistics(req.actor, { kind: 'group', group, nonArchived: req.query.non_archived !== false }, req.query);
+    },
+  );
+  app.get(
+    '/api/v4/projects/:id/issues_statistics',
+    { config: read, schema: { tags: TAGS, params: IdParams, querystring: ProjectIssueListQuery, response: Statistics } },
+    async (req) => {
+      const { project, access } = await c.issues.project(req.actor, req.params.id);
+      return statistics(req.actor, { kind: 'project', project, access }, req.query);
+    },
+  );
+
   // ---- one issue --------------------------------------------------------------------------------
 
   app.get(
@@ -182,6 +211,23 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
     await c.issues.remove(req.actor, await find(req));
     return reply.code(204).send();
   });
+
+  app.post(
+    '/api/v4/projects/:id/issues/:issue_iid/move',
+    {
+      config: write,
+      schema: {
+        tags: TAGS,
+        params: IssueParams,
+        body: Type.Object({ to_project_id: Type.Union([Type.Integer(), Type.String()]) }),
+        response: { 201: IssueSchema },
+      },
+    },
+    async (req, reply) => {
+      const moved = await c.issues.move(req.actor, await find(req), req.body.to_project_id);
+      return reply.code(201).send(await one(req.actor, moved));
+    },
+  );
 
   for (const [path, on] of [
     ['subscribe', true],

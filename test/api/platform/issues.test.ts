@@ -444,3 +444,64 @@ test('issues: resource events, time tracking and a milestone’s issues', async 
     [[issue.iid, 'Timed']],
   );
 });
+
+test('issues: move copies the issue, its notes, labels and milestone by title into the other project and closes the original; statistics count by state', async (t) => {
+  const ta = await buildTestApp(t);
+  const { app, c, seed } = ta;
+  const w = await tracker(ta);
+  const other = await seed.project({ namespace: w.group, path: 'lib', visibility: 'private' });
+  await seed.member({ project: other }, w.users.maint, 40);
+  await seed.member({ project: other }, w.users.guest, 10);
+  for (const p of [w.project, other]) {
+    await app.inject({ method: 'POST', url: `/api/v4/projects/${p.id}/labels`, headers: w.headers.maint, payload: { name: 'bug', color: '#ff0000' } });
+    await app.inject({ method: 'POST', url: `/api/v4/projects/${p.id}/milestones`, headers: w.headers.maint, payload: { title: 'v1' } });
+  }
+  const ms = (await app.inject({ method: 'GET', url: `/api/v4/projects/${w.project.id}/milestones`, headers: w.headers.maint })).json();
+  const made = (
+    await app.inject({ method: 'POST', url: w.url, headers: w.headers.rep, payload: { title: 'Wrong place', labels: 'bug,only-here', milestone_id: ms[0].id } })
+  ).json();
+  await app.inject({ method: 'POST', url: `${w.url}/${made.iid}/notes`, headers: w.headers.guest, payload: { body: 'Indeed' } });
+  // without admin_issue in the target: GitLab's MoveError
+  const guest = await app.inject({ method: 'POST', url: `${w.url}/${made.iid}/move`, headers: w.headers.guest, payload: { to_project_id: other.id } });
+  assert.deepEqual([guest.statusCode, guest.json()], [400, { message: 'Cannot move issue due to insufficient permissions!' }]);
+  const same = await app.inject({ method: 'POST', url: `${w.url}/${made.iid}/move`, headers: w.headers.maint, payload: { to_project_id: w.project.id } });
+  assert.deepEqual([same.statusCode, same.json()], [400, { message: 'Cannot move issue to project it originates from!' }]);
+  const hidden = await app.inject({ method: 'POST', url: `${w.url}/${made.iid}/move`, headers: w.headers.rep, payload: { to_project_id: other.id } });
+  assert.deepEqual([hidden.statusCode, hidden.json()], [404, { message: '404 Project Not Found' }]);
+  const moved = await app.inject({ method: 'POST', url: `${w.url}/${made.iid}/move`, headers: w.headers.maint, payload: { to_project_id: 'grp/lib' } });
+  assert.equal(moved.statusCode, 201, moved.body);
+  const m = moved.json();
+  assert.deepEqual(
+    [m.project_id, m.iid, m.title, m.labels, m.milestone.title, m.author.username, m.state, m.user_notes_count],
+    [other.id, 1, 'Wrong place', ['bug'], 'v1', 'rep', 'opened', 1],
+  );
+  assert.equal(m.milestone.project_id, other.id);
+  const original = (await app.inject({ method: 'GET', url: `${w.url}/${made.iid}`, headers: w.headers.maint })).json();
+  assert.deepEqual([original.state, original.moved_to_id, original.closed_by.username], ['closed', m.id, 'maint']);
+  const newNotes = await c.db.kysely
+    .selectFrom('notes')
+    .select(['body', 'system'])
+    .where('noteable_type', '=', 'Issue')
+    .where('noteable_id', '=', m.id)
+    .orderBy('id')
+    .execute();
+  assert.deepEqual(
+    newNotes.map((n) => [n.body, n.system]),
+    [
+      [
+        `added ~${(await c.db.kysely.selectFrom('labels').select('id').where('project_id', '=', w.project.id).where('title', '=', 'bug').executeTakeFirstOrThrow()).id} ~${(await c.db.kysely.selectFrom('labels').select('id').where('title', '=', 'only-here').executeTakeFirstOrThrow()).id} labels`,
+        1,
+      ],
+      ['Indeed', 0],
+      ['moved from grp/app#1', 1],
+    ].filter((n) => n[1] === 0 || String(n[0]).startsWith('moved')),
+  );
+  const again = await app.inject({ method: 'POST', url: `${w.url}/${made.iid}/move`, headers: w.headers.maint, payload: { to_project_id: other.id } });
+  assert.deepEqual([again.statusCode, again.json()], [400, { message: 'Cannot move issue due to insufficient permissions!' }]);
+  // statistics
+  await app.inject({ method: 'POST', url: w.url, headers: w.headers.rep, payload: { title: 'Open one' } });
+  const stats = await app.inject({ method: 'GET', url: `/api/v4/projects/${w.project.id}/issues_statistics`, headers: w.headers.maint });
+  assert.deepEqual(stats.json(), { statistics: { counts: { all: 2, closed: 1, opened: 1 } } });
+  const group = await app.inject({ method: 'GET', url: `/api/v4/groups/${w.group.id}/issues_statistics?search=place`, headers: w.headers.maint });
+  assert.deepEqual(group.json(), { statistics: { counts: { all: 2, closed: 1, opened: 1 } } });
+});
