@@ -35,6 +35,7 @@ import { NotesService } from './domain/merge-requests/notes.service.ts';
 import { ProjectsQuery } from './domain/projects/projects-query.ts';
 import { ProjectsService } from './domain/projects/projects.service.ts';
 import { MembersService } from './domain/members/members.service.ts';
+import { SearchService } from './domain/search/search.service.ts';
 import { MemberRolesService } from './domain/member-roles/member-roles.service.ts';
 import { configureGitBudget } from './git/budget.ts';
 import { configureGit } from './git/command.ts';
@@ -117,6 +118,8 @@ export interface Container {
   mergeRequests: MergeRequestsService;
   /** the merge request lists with every filter */
   mergeRequestsQuery: MergeRequestsQuery;
+  /** GitLab's basic search: one scope at the instance, a group or a project */
+  search: SearchService;
   /** merging, rebasing, the merge ref and mergeability */
   merges: MergeService;
   /** notes, discussions, award emoji and approvals of merge requests */
@@ -223,6 +226,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const deployments = new DeploymentsService(deps);
   const mergeRequests = new MergeRequestsService(deps);
   const mergeRequestsQuery = new MergeRequestsQuery(deps);
+  const search = new SearchService(deps, projectsQuery, mergeRequestsQuery, members);
   const merges = new MergeService(deps);
   merges.attach(mergeRequests);
   // a journaled merge's merge request is settled with its journal row (by this process or a replay)
@@ -344,6 +348,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     deployments,
     mergeRequests,
     mergeRequestsQuery,
+    search,
     merges,
     notes,
     outbound,
