@@ -61,6 +61,14 @@ export function Layout(p: LayoutProps): SafeHtml {
               </a>
             ))}
           </nav>
+          <div class="Header-item">
+            <form method="get" action="/search" aria-label="Search">
+              <label for="header-search" class="sr-only">
+                Search projects, merge requests, code and users
+              </label>
+              <input id="header-search" class="form-control input-sm input-dark" type="search" name="search" placeholder="Search" autocomplete="off" />
+            </form>
+          </div>
           {ctx.user ? (
             <div class="Header-item">
               <a class="Header-link mr-3" href={`/${ctx.user.username}`}>
