@@ -55,8 +55,8 @@ export function parseCodeQuery(raw: string): CodeQuery {
     const m = /^(-?)(filename|path|extension):(.*)$/s.exec(token);
     const value = m ? m[3].replace(/^"|"$/g, '').toLowerCase() : '';
     if (!m || !value) {
-      // "filename:" with nothing after it is left out, as GitLab skips an empty filter
-      if (!m) rest.push(token);
+      // "filename:" with nothing after it is no filter: it stays in the term, as GitLab leaves it
+      rest.push(token);
       continue;
     }
     const kind = m[2] as PathFilter['kind'];
