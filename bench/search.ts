@@ -165,7 +165,7 @@ const lists: { name: string; url: (i: number) => string }[] = [
     name: 'global merge_requests (one word, a Developer of 10 groups)',
     url: (i) => `/api/v4/search?scope=merge_requests&search=${['parser', 'login', 'memory', 'deploy'][i & 3]}&page=${1 + (i >> 2)}`,
   },
-  { name: 'global merge_requests, `#<n>` words (a few rows)', url: (i) => `/api/v4/search?scope=merge_requests&search=${encodeURIComponent(`(${1000 + i})`)}` },
+  { name: 'global merge_requests, a rare word (one row)', url: (i) => `/api/v4/search?scope=merge_requests&search=${encodeURIComponent(`(${1000 + i})`)}` },
   { name: 'global projects (one word)', url: (i) => `/api/v4/search?scope=projects&search=${encodeURIComponent(`${100 + i} service`)}` },
   {
     name: 'project merge_requests',
