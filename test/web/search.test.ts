@@ -91,6 +91,22 @@ test('the search page: scopes at the instance, a group and a project; private pr
   assert.match(projects.body, /href="\/search\/\?q=hill"[^>]*>Translation strings</);
 });
 
+test('anonymous visitors: search_rate_limit_unauthenticated searches a minute per address', async (t) => {
+  const ctx = await buildTestApp(t);
+  await ctx.seed.user({ username: 'doc' });
+  const docS = await webSignIn(ctx.app, 'doc');
+  await ctx.app.inject({ method: 'PUT', url: '/api/v4/application/settings', headers: ctx.root, payload: { search_rate_limit_unauthenticated: 2 } });
+  // the windows are minutes: not across the end of one
+  if (Date.now() % 60_000 > 55_000) await new Promise((r) => setTimeout(r, 60_000 - (Date.now() % 60_000) + 100));
+  assert.equal((await webGet(ctx.app, '/search?search=hill')).statusCode, 200);
+  assert.equal((await webGet(ctx.app, '/search')).statusCode, 200); // no term: no search
+  assert.equal((await webGet(ctx.app, '/search?search=valley&scope=users')).statusCode, 200);
+  const third = await webGet(ctx.app, '/search?search=hill');
+  assert.equal(third.statusCode, 429);
+  assert.match(third.body, /<h1[^>]*>/);
+  assert.equal((await webGet(ctx.app, '/search?search=hill', docS)).statusCode, 200);
+});
+
 test("in a browser: typing in the header's search box leads to the results", { skip: skipWithout(chromiumAvailable, 'chromium') }, async (t) => {
   assertTool(chromiumAvailable, 'chromium');
   const { base, seed, c } = await startTestServer(t);

@@ -1,6 +1,6 @@
-// The entities of a page of search results: each kind of hit with the entity GitLab's search API presents it
-// with (API::Search::SCOPE_ENTITY): BasicProjectDetails, MergeRequestBasic, Milestone, UserBasic, Note,
-// CommitDetail, Blob. The search API and the search page share it.
+// What the search API and the search page share: the entities of a page of results — each kind of hit with the
+// entity GitLab's search API presents it with (API::Search::SCOPE_ENTITY): BasicProjectDetails, MergeRequestBasic,
+// Milestone, UserBasic, Note, CommitDetail, Blob — and the search rate limit.
 import type { Container } from '../../container.ts';
 import type { NoteRow } from '../../db/schema.ts';
 import type { Actor } from '../../domain/access/actor.ts';
@@ -12,6 +12,8 @@ import { projectViewContext, toProject } from './entities/project.entity.ts';
 import { toUserBasic, userViewContext } from './entities/user.entity.ts';
 import { presentMergeRequests } from './merge-requests/present.ts';
 import { commitDetail } from './repository/context.ts';
+import { Errors } from '../../lib/errors.ts';
+import type { FixedWindowLimiter } from '../plugins/rate-limit.ts';
 
 type Presenter<S extends SearchHits['scope']> = (
   c: Container,
@@ -76,4 +78,28 @@ const PRESENTERS: { [S in SearchHits['scope']]: Presenter<S> } = {
 /** The entities of a page of hits. */
 export function presentSearch(c: Container, actor: Actor, target: SearchTarget, hits: SearchHits): Promise<unknown[]> {
   return (PRESENTERS[hits.scope] as Presenter<typeof hits.scope>)(c, actor, target, hits as never);
+}
+
+/**
+ * check_rate_limit!(:search_rate_limit, scope: [current_user]): `search_rate_limit` searches a minute per user,
+ * `search_rate_limit_unauthenticated` per address for anonymous visitors of the page (each node counts its own; 0: no
+ * limit); over it, 429 with GitLab's body.
+ */
+export async function checkSearchRate(
+  c: Container,
+  limiter: FixedWindowLimiter,
+  key: string,
+  setting: 'search_rate_limit' | 'search_rate_limit_unauthenticated',
+) {
+  const limit = (await c.settings.get())[setting];
+  if (typeof limit !== 'number' || limit <= 0) return;
+  const now = Date.now();
+  const hit = limiter.hit(key, limit, 60, now);
+  if (!hit.allowed) {
+    throw Errors.raw(
+      429,
+      { message: { error: 'This endpoint has been requested too many times. Try again later.' } },
+      { 'retry-after': String(Math.max(1, Math.ceil((hit.resetAt - now) / 1000))) },
+    );
+  }
 }

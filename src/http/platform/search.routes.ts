@@ -17,9 +17,10 @@ import {
   type SearchTarget,
 } from '../../domain/search/search.service.ts';
 import { Errors } from '../../lib/errors.ts';
+import { FixedWindowLimiter } from '../plugins/rate-limit.ts';
 import { offsetHeaders, pageParams } from '../../lib/pagination.ts';
 import { Enum, IdParams, linkParams, PaginationProps } from './schemas/common.ts';
-import { presentSearch } from './search-present.ts';
+import { checkSearchRate, presentSearch } from './search-present.ts';
 
 const TAGS = ['search'];
 const config = { api: 'platform' as const, auth: 'user' as const };
@@ -66,9 +67,11 @@ function checkSearchType(q: Query): void {
 
 export function searchRoutes(fastify: FastifyInstance, c: Container): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const limiter = new FixedWindowLimiter();
 
   async function answer(req: FastifyRequest, reply: FastifyReply, target: SearchTarget, route: Record<string, unknown>) {
     const q = req.query as Query;
+    await checkSearchRate(c, limiter, `user:${req.actor.user!.id}`, 'search_rate_limit');
     checkSearchType(q);
     const pageReq = { path: req.url.split('?')[0], params: linkParams(q as Record<string, unknown>, route), page: q.page, per_page: q.per_page };
     const { page, perPage } = pageParams(pageReq);

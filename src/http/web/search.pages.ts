@@ -5,7 +5,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import { GLOBAL_SCOPES, GROUP_SCOPES, PROJECT_SCOPES, type SearchScope, type SearchTarget } from '../../domain/search/search.service.ts';
-import { presentSearch } from '../platform/search-present.ts';
+import { checkSearchRate, presentSearch } from '../platform/search-present.ts';
+import { FixedWindowLimiter } from '../plugins/rate-limit.ts';
 import { type SearchItem, SearchResultsPage, type SearchTab } from '../../web/views/search/search.tsx';
 import { pageOf, str } from './page-params.ts';
 import { translationSearchPage } from './translation-search.ts';
@@ -88,6 +89,7 @@ function itemsOf(scope: SearchScope, entities: Entity[], target: SearchTarget): 
 }
 
 export function searchPages(app: FastifyInstance, c: Container, web: Web): void {
+  const limiter = new FixedWindowLimiter();
   app.get('/search', OPTS, async (req: FastifyRequest, reply) => {
     // Weblate's /search/ is the translation units' search
     if (req.url.split('?')[0].endsWith('/')) return translationSearchPage(c, web, req, reply);
@@ -118,6 +120,8 @@ export function searchPages(app: FastifyInstance, c: Container, web: Web): void 
     let items: SearchItem[] = [];
     let hasNext = false;
     if (term) {
+      if (ctx.user) await checkSearchRate(c, limiter, `user:${ctx.user.id}`, 'search_rate_limit');
+      else await checkSearchRate(c, limiter, `ip:${req.ip}`, 'search_rate_limit_unauthenticated');
       const found = await c.search.search(ctx.actor, target, { scope, search: term, ref: ref || undefined, page, perPage: PER_PAGE });
       items = itemsOf(scope, (await presentSearch(c, ctx.actor, target, found.hits)) as Entity[], target);
       hasNext = found.hasNext;

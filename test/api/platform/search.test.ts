@@ -491,3 +491,22 @@ test('terms GitLab does not search: too short, a stop word alone, over-long word
   assert.deepEqual(json(await get(ctx, '/api/v4/search?scope=issues&search=flux', w.ownerH)), []);
   assert.deepEqual(json(await get(ctx, `/api/v4/groups/${w.group.id}/search?scope=issues&search=flux`, w.ownerH)), []);
 });
+
+test("search_rate_limit: searches a minute per user, then 429 with GitLab's body", async (t) => {
+  const w = await world(t);
+  const { ctx } = w;
+  const set = await ctx.app.inject({ method: 'PUT', url: '/api/v4/application/settings', headers: ctx.root, payload: { search_rate_limit: 2 } });
+  assert.equal(set.statusCode, 200);
+  assert.equal(json(set).search_rate_limit, 2);
+  const url = '/api/v4/search?scope=projects&search=delorean';
+  // the windows are minutes: not across the end of one
+  if (Date.now() % 60_000 > 55_000) await new Promise((r) => setTimeout(r, 60_000 - (Date.now() % 60_000) + 100));
+  assert.equal((await get(ctx, url, w.ownerH)).statusCode, 200);
+  assert.equal((await get(ctx, `/api/v4/projects/${w.open.id}/search?scope=merge_requests&search=flux`, w.ownerH)).statusCode, 200);
+  const third = await get(ctx, url, w.ownerH);
+  assert.equal(third.statusCode, 429);
+  assert.deepEqual(json(third), { message: { error: 'This endpoint has been requested too many times. Try again later.' } });
+  assert.ok(Number(third.headers['retry-after']) >= 1);
+  // another user counts on their own
+  assert.equal((await get(ctx, url, w.outsiderH)).statusCode, 200);
+});
