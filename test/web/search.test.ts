@@ -80,6 +80,13 @@ test('the search page: scopes at the instance, a group and a project; private pr
   assert.deepEqual(rows(code.body), ['lib/flux.rb 1 def capacitor 2 1.21 &lt;gigawatts&gt; 3 end']);
   assert.match(code.body, /href="\/hill-valley\/delorean\/-\/blob\/main\/lib\/flux.rb#L1"/);
   assert.deepEqual(rows((await webGet(ctx.app, `/search?search=capacitor&project_id=${project.id}&scope=commits`, biffS)).body).length, 1);
+  // on a project's pages the header's box searches the project
+  const projectHome = await webGet(ctx.app, '/hill-valley/delorean', biffS);
+  assert.equal(projectHome.statusCode, 200);
+  assert.match(
+    projectHome.body,
+    new RegExp(`<input type="hidden" name="project_id" value="${project.id}">\\s*<label for="header-search" class="sr-only">\\s*Search this project`),
+  );
   // a private project is not found for a non-member
   assert.equal((await webGet(ctx.app, `/search?search=flux&project_id=${secret.id}`, biffS)).statusCode, 404);
   assert.equal((await webGet(ctx.app, `/search?search=flux&project_id=${secret.id}`)).statusCode, 404);
