@@ -68,6 +68,7 @@ import { namespacesRoutes } from './http/platform/namespaces.routes.ts';
 import { avatarsRoutes } from './http/platform/avatars.routes.ts';
 import { eventsRoutes } from './http/platform/events.routes.ts';
 import { starsRoutes } from './http/platform/stars.routes.ts';
+import { searchRoutes } from './http/platform/search.routes.ts';
 
 export const QS_OPTIONS = { arrayLimit: 1000, depth: 5, parameterLimit: 2000, allowDots: false } as const;
 
@@ -196,6 +197,7 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   housekeepingRoutes(app, c);
   eventsRoutes(app, c);
   starsRoutes(app, c);
+  searchRoutes(app, c);
   uploadsRoutes(app, c);
   markdownRoutes(app, c);
   // SSH keys, deploy keys

@@ -41,6 +41,7 @@ import { mergeRequestNoteableAttrs } from './domain/merge-requests/mr-events.ts'
 import { ProjectsQuery } from './domain/projects/projects-query.ts';
 import { ProjectsService } from './domain/projects/projects.service.ts';
 import { MembersService } from './domain/members/members.service.ts';
+import { SearchService } from './domain/search/search.service.ts';
 import { MemberRolesService } from './domain/member-roles/member-roles.service.ts';
 import { configureGitBudget } from './git/budget.ts';
 import { configureGit } from './git/command.ts';
@@ -127,6 +128,8 @@ export interface Container {
   issues: IssuesService;
   issuesQuery: IssuesQuery;
   issueLinks: IssueLinksService;
+  /** GitLab's basic search: one scope at the instance, a group or a project */
+  search: SearchService;
   /** merging, rebasing, the merge ref and mergeability */
   merges: MergeService;
   /** notes, discussions and award emoji of merge requests and issues */
@@ -235,6 +238,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const deployments = new DeploymentsService(deps);
   const mergeRequests = new MergeRequestsService(deps);
   const mergeRequestsQuery = new MergeRequestsQuery(deps);
+  const search = new SearchService(deps, projectsQuery, mergeRequestsQuery, members);
   const merges = new MergeService(deps);
   merges.attach(mergeRequests);
   // a journaled merge's merge request is settled with its journal row (by this process or a replay)
@@ -363,6 +367,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     issues,
     issuesQuery,
     issueLinks,
+    search,
     merges,
     notes,
     approvals,

@@ -22,6 +22,8 @@ export interface WebCtx {
   externalUrl: string;
   /** the markdown this page shows, rendered while the page is built and filled in when it is sent */
   markdown: PageMarkdown;
+  /** on a project's or a group's pages: where the header's search looks (GitLab's `project_id` / `group_id`) */
+  searchIn?: { param: 'project_id' | 'group_id'; id: number; what: 'project' | 'group' };
 }
 
 /** A full path for a URL: each segment encoded, the slashes kept. */

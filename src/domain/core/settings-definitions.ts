@@ -149,6 +149,9 @@ const DEFINITIONS = {
   bulk_import_concurrent_pipeline_batch_limit: int(25, { gt: 0 }),
   project_jobs_api_rate_limit: int(600, { gt: 0 }),
   projects_api_rate_limit_unauthenticated: int(400, { gte: 0 }),
+  // Gitlab::ApplicationRateLimiter :search_rate_limit (a minute per user) and its unauthenticated one (per address)
+  search_rate_limit: int(300, { gte: 0 }),
+  search_rate_limit_unauthenticated: int(100, { gte: 0 }),
   downstream_pipeline_trigger_limit_per_project_user_sha: int(0, { gte: 0 }),
   file_template_project_id: int(null),
   geo_status_timeout: int(10, { gt: 0 }),

@@ -43,6 +43,19 @@ export async function repositoryContext(deps: ContextDeps, actor: Actor, id: str
 }
 
 /**
+ * The context of a project already resolved for the actor, or null when the actor may not read its code
+ * (what a search of the project's code or commits finds then: nothing).
+ */
+export function readableContext(
+  deps: ContextDeps,
+  actor: Actor,
+  found: { project: ProjectRow; namespace: NamespaceRow; access: ProjectAccess },
+): RepoContext | null {
+  if (!canReadCode(actor, found.project, found.access)) return null;
+  return contextOf(deps, found.project, found.namespace, found.access, deps.repos.repository(found.project));
+}
+
+/**
  * The context of the branches and tags APIs. `featureNotFound` (the branches API's
  * require_repository_enabled!): a repository feature the caller cannot use is 404 "404 Not Found"
  * rather than 403. A project without a repository on disk is 404 "404 Not Found" (repo_exists? /

@@ -62,13 +62,15 @@ import {
 import { archive, type ArchiveRequest } from './archive.ts';
 import { gitTarget, type GitCaller, type GitCommand, type GitTarget } from './git-access.ts';
 import { blobContent, blobInfo, rawBlob, type RawBlob } from './blobs.ts';
-import { refsContext, repositoryContext, type RepoContext } from './context.ts';
+import { readableContext, refsContext, repositoryContext, type RepoContext } from './context.ts';
+import { searchBlobs, searchCommits, type FoundBlob } from './search.ts';
 import { contentOf, fileAt, type FileEntry } from './files.ts';
 import type { JournaledMerge, JournaledPush, PushJournal } from './push-journal.ts';
 import { conflictsWithHierarchy, defaultBranchName, isValidNewRefName, mergedBranchNames } from './refs.ts';
 import { entriesOf, treeAt, type Listing } from './tree.ts';
 import type { GitObject } from '../../git/cat-file.ts';
 import type { Person } from '../../git/commit-builder.ts';
+import type { Commit } from '../../git/objects.ts';
 import { MergeConflict, mergeBase, mergeCommit, rebase, squashCommit } from '../../git/merge.ts';
 
 export interface RepositoryDeps {
@@ -152,7 +154,22 @@ export class RepositoryService {
     return refsContext(this.deps, actor, id, featureNotFound);
   }
 
+  /** The repository of a project already resolved for the actor, or null without read_code. */
+  readableContext(actor: Actor, found: { project: ProjectRow; namespace: NamespaceRow; access: ProjectAccess }): RepoContext | null {
+    return readableContext(this.deps, actor, found);
+  }
+
   // ---- reads -------------------------------------------------------------------------------------
+
+  /** Files at `ref` found by path or content (a fixed string, any case; GitLab's filters), with a time limit. */
+  searchBlobs(ctx: RepoContext, ref: string | undefined, query: string, limit: number): Promise<FoundBlob[]> {
+    return searchBlobs(ctx, ref, query, limit);
+  }
+
+  /** Commits at `ref` whose message holds `term`, and the commit a SHA names, with a time limit. */
+  searchCommits(ctx: RepoContext, ref: string | undefined, term: string, limit: number): Promise<Commit[]> {
+    return searchCommits(ctx, ref, term, limit);
+  }
 
   /** The object at `path` in the commit `ref` names, and the path as listed (see treeAt). */
   treeAt(ctx: RepoContext, ref: string | undefined, path: string | undefined): Promise<{ path: string; object: { sha: string; type: string } }> {

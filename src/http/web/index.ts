@@ -16,6 +16,7 @@ import { pipelinePages } from './pipelines.pages.ts';
 import { profilePages } from './profile.pages.ts';
 import { projectSettingsPages } from './project-settings.pages.ts';
 import { repositoryPages } from './repository.pages.ts';
+import { searchPages } from './search.pages.ts';
 import { translationEditorPages } from './translation-editor.pages.ts';
 import { translationPages } from './translation.pages.ts';
 import { userPages } from './users.pages.ts';
@@ -56,6 +57,8 @@ export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
   deployKeysPages(app, c, web);
   projectSettingsPages(app, c, web);
   adminPages(app, c, web);
+  // the search page (the header's search box; /search/ with the slash is the translation units' search)
+  searchPages(app, c, web);
   // translation: projects, components, languages, translations, repository, files; the editor
   translationPages(app, c, web);
   translationEditorPages(app, c, web);

@@ -1,7 +1,7 @@
 // The translation pages (Weblate's model): projects, a project, a project's language, a component (one
 // row per language), a translation (statistics, the editor's filters, `q`, download and upload), the
 // component's repository page (commit, push, pull, lock), languages, the share and project-language
-// shortcuts, and the site search of units. Every read goes through the translation domain with the
+// shortcuts (the site search of units is translation-search.ts, at /search/). Every read goes through the translation domain with the
 // viewer's actor (visibility.ts: what is invisible is the 404 page); every action through the same
 // domain code as the API (permissions, repository operations, files).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -20,11 +20,9 @@ import { UPLOAD_CONFLICTS, UPLOAD_FUZZY } from '../../domain/translation/files/f
 import type { TranslationPath } from '../../domain/translation/queries.ts';
 import { OPERATION_DENIED, runOperation } from '../../domain/translation/repository/operations.ts';
 import { type Counts, sumCounts } from '../../domain/translation/stats/stats.ts';
-import { checksum } from '../../domain/translation/units/hash.ts';
-import { DomainError, Errors } from '../../lib/errors.ts';
+import { Errors } from '../../lib/errors.ts';
 import { VersionedCache } from '../../lib/versioned-cache.ts';
 import { raw, render, type SafeHtml } from '../../web/jsx/jsx-runtime.ts';
-import { searching } from '../translation/common.ts';
 import { uploadRequest, validOrRefused } from '../translation/validators.ts';
 import {
   ComponentLanguages,
@@ -35,43 +33,15 @@ import {
   ProjectsPage,
 } from '../../web/views/translation/overviews.tsx';
 import { type Stats, statsOf, urls } from '../../web/views/translation/parts.tsx';
-import { RepositoryPage, type SearchHit, SearchPage, TranslationPage, type UploadForm } from '../../web/views/translation/translation.tsx';
+import { RepositoryPage, TranslationPage, type UploadForm } from '../../web/views/translation/translation.tsx';
+import { messagesOf, one, pageOf, type Query, slice } from './translation-search.ts';
 import { HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
 
 const OPTS = { config: PAGE, schema: HIDDEN };
 const PER_PAGE = 50;
-const SEARCH_PER_PAGE = 25;
 /** what a component's languages table is made of */
 const LANGUAGE_TABLES = ['translation_projects', 'components', 'translations', 'languages'] as const;
 const OFFERED_METHODS = ['translate', 'suggest', 'approve', 'fuzzy', 'replace'] as const;
-
-type Query = Record<string, string | string[] | undefined>;
-const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[v.length - 1] : v);
-
-/** `?page=` as a positive integer (1 when absent); anything else is the 404 page. */
-function pageOf(req: FastifyRequest): number {
-  const v = one((req.query as Query).page);
-  if (v === undefined || v === '') return 1;
-  if (!/^[1-9]\d{0,5}$/.test(v)) throw Errors.notFound();
-  return Number(v);
-}
-const slice = (page: number, size: number) => ({ size, offset: (page - 1) * size });
-
-/** The messages of a refused form: field errors and Weblate's `{"field": "reason"}` bodies alike. */
-function messagesOf(e: unknown): string[] | null {
-  if (!(e instanceof DomainError) || e.status >= 500 || e.status === 404 || e.status === 401 || e.status === 403) return null;
-  const d = e.detail;
-  if (typeof d === 'string') return [d];
-  if (d && typeof d === 'object') {
-    const out: string[] = [];
-    for (const [field, v] of Object.entries(d as Record<string, unknown>)) {
-      const label = field === 'detail' || field === 'non_field_errors' ? '' : `${field.charAt(0).toUpperCase()}${field.slice(1).replace(/_/g, ' ')}: `;
-      for (const m of Array.isArray(v) ? v : [v]) out.push(`${label}${String(m)}`);
-    }
-    if (out.length) return out;
-  }
-  return [e.message];
-}
 
 export function translationPages(app: FastifyInstance, c: Container, web: Web): void {
   const { queries: q, reads } = c.translation;
@@ -336,35 +306,6 @@ export function translationPages(app: FastifyInstance, c: Container, web: Web): 
   };
   app.get<{ Params: { project: string; language: string } }>('/engage/:project/-/:language/', OPTS, toProjectLanguage);
   app.get<{ Params: { project: string; language: string } }>('/translate/:project/-/:language/', OPTS, toProjectLanguage);
-
-  app.get('/search/', OPTS, async (req, reply) => {
-    const ctx = await web.context(req);
-    const page = pageOf(req);
-    const text = one((req.query as Query).q)?.trim() ?? '';
-    if (!text) return web.page(reply, SearchPage({ ctx, q: '', total: null, hits: [], page: 1, hasNext: false, errors: null }));
-    try {
-      const { total, rows, links } = await searching(c, () => reads.units(ctx.actor, text, () => slice(page, SEARCH_PER_PAGE)));
-      const hits: SearchHit[] = rows.map((u) => {
-        const { project, component } = links.components.get(u.component_id)!;
-        const language = links.languageCodes.get(u.language_id)!;
-        return {
-          id: u.id,
-          source: u.source,
-          target: u.target,
-          context: u.context,
-          project: project.name,
-          component: component.slug,
-          componentName: component.name,
-          language,
-          href: `${urls.translate(project.slug, component.slug, language)}?checksum=${checksum(BigInt(u.id_hash))}`,
-        };
-      });
-      return web.page(reply, SearchPage({ ctx, q: text, total, hits, page, hasNext: page * SEARCH_PER_PAGE < total, errors: null }));
-    } catch (e) {
-      if (!(e instanceof DomainError) || e.status !== 400) throw e;
-      return web.page(reply, SearchPage({ ctx, q: text, total: null, hits: [], page: 1, hasNext: false, errors: messagesOf(e) }), 400);
-    }
-  });
 }
 
 const ZERO: Counts = sumCounts([]);

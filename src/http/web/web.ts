@@ -161,6 +161,7 @@ export class Web {
     }
     const found = this.groupRouter.find('GET', rest);
     if (!found) return this.notFound(req, reply);
+    ctx.searchIn = { param: 'group_id', id: resolved.group.id, what: 'group' };
     return (found.handler as unknown as GroupPageHandler)(req, reply, { ctx, resolved, params: found.params });
   }
 
@@ -190,6 +191,7 @@ export class Web {
         const resolved = await this.c.resolve.project(ctx.actor, base);
         const found = this.projectRouter.find('GET', rest || '/');
         if (!found) return this.notFound(req, reply);
+        ctx.searchIn = { param: 'project_id', id: resolved.project.id, what: 'project' };
         return await (found.handler as unknown as ProjectPageHandler)(req, reply, { ctx, resolved, params: found.params });
       }
     } catch (e) {

@@ -61,6 +61,22 @@ export function Layout(p: LayoutProps): SafeHtml {
               </a>
             ))}
           </nav>
+          <div class="Header-item">
+            <form method="get" action="/search" aria-label="Search">
+              {ctx.searchIn ? <input type="hidden" name={ctx.searchIn.param} value={String(ctx.searchIn.id)} /> : null}
+              <label for="header-search" class="sr-only">
+                {ctx.searchIn ? `Search this ${ctx.searchIn.what}` : 'Search projects, merge requests, code and users'}
+              </label>
+              <input
+                id="header-search"
+                class="form-control input-sm input-dark"
+                type="search"
+                name="search"
+                placeholder={ctx.searchIn ? `Search this ${ctx.searchIn.what}` : 'Search'}
+                autocomplete="off"
+              />
+            </form>
+          </div>
           {ctx.user ? (
             <div class="Header-item">
               <a class="Header-link mr-3" href={`/${ctx.user.username}`}>

@@ -139,6 +139,8 @@ const DEFAULTS: Record<string, unknown> = {
   require_two_factor_authentication: false,
   restricted_visibility_levels: [],
   rsa_key_restriction: 0,
+  search_rate_limit: 300,
+  search_rate_limit_unauthenticated: 100,
   security_approval_policies_limit: 5,
   security_policy_global_group_approvers_enabled: true,
   security_txt_content: null,

@@ -12,10 +12,9 @@ import type { Repository } from '../../../git/repository.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { offsetHeaders, pageParams, paginateArray } from '../../../lib/pagination.ts';
 import { Enum, IdParams, linkParams, NullableString, PaginationProps, ShaParams } from '../schemas/common.ts';
-import type { RepoContext } from '../../../domain/repository/context.ts';
 import { COMMIT_ACTIONS } from '../../../domain/repository/commit-checks.ts';
 import { historyPage } from '../../../domain/repository/history.ts';
-import { commitBasic } from './context.ts';
+import { commitBasic, commitDetail, type Stats } from './context.ts';
 
 const TAGS = ['commits'];
 
@@ -63,12 +62,6 @@ const CreateBody = Type.Object({
   stats: Type.Optional(Type.Boolean({ default: true })),
   force: Type.Optional(Type.Boolean({ default: false })),
 });
-
-interface Stats {
-  additions: number;
-  deletions: number;
-  total: number;
-}
 
 /** render_api_error!(message, 400) */
 const failure = (message: string) => Errors.raw(400, { message });
@@ -152,22 +145,6 @@ async function commitStats(repo: Repository, commits: Commit[]): Promise<Map<str
   }
   for (const c of commits) if (!out.has(c.sha)) out.set(c.sha, { additions: 0, deletions: 0, total: 0 });
   return out;
-}
-
-/**
- * API::Entities::CommitDetail (no pipelines: status and last_pipeline are null). GitLab reads the
- * commit with Gitaly's FindCommit, which parses no trailers: they are empty here as there.
- */
-function commitDetail(ctx: RepoContext, commit: Commit, stats: Stats | null) {
-  return {
-    ...commitBasic(commit, ctx.webUrl),
-    trailers: {},
-    extended_trailers: {},
-    ...(stats ? { stats } : {}),
-    status: null,
-    project_id: ctx.project.id,
-    last_pipeline: null,
-  };
 }
 
 export function commitsRoutes(fastify: FastifyInstance, c: Container): void {

@@ -109,3 +109,26 @@ export function commitBasic(commit: Commit, webUrl: string) {
 }
 
 export type CommitEntity = ReturnType<typeof commitBasic>;
+
+/** A commit's line counts (Entities::CommitStats). */
+export interface Stats {
+  additions: number;
+  deletions: number;
+  total: number;
+}
+
+/**
+ * API::Entities::CommitDetail (no pipelines: status and last_pipeline are null). GitLab reads the
+ * commit with Gitaly's FindCommit, which parses no trailers: they are empty here as there.
+ */
+export function commitDetail(ctx: RepoContext, commit: Commit, stats: Stats | null) {
+  return {
+    ...commitBasic(commit, ctx.webUrl),
+    trailers: {},
+    extended_trailers: {},
+    ...(stats ? { stats } : {}),
+    status: null,
+    project_id: ctx.project.id,
+    last_pipeline: null,
+  };
+}
