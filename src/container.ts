@@ -238,7 +238,6 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const deployments = new DeploymentsService(deps);
   const mergeRequests = new MergeRequestsService(deps);
   const mergeRequestsQuery = new MergeRequestsQuery(deps);
-  const search = new SearchService(deps, projectsQuery, mergeRequestsQuery, members);
   const merges = new MergeService(deps);
   merges.attach(mergeRequests);
   // a journaled merge's merge request is settled with its journal row (by this process or a replay)
@@ -247,6 +246,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const issues = new IssuesService(deps, notes);
   const issuesQuery = new IssuesQuery(deps);
   const issueLinks = new IssueLinksService(deps, issues, notes);
+  const search = new SearchService(deps, projectsQuery, mergeRequestsQuery, members, issuesQuery);
   const approvals = new ApprovalsService(deps, notes);
   const vcs = new ComponentVcs(config.dataDir, config.externalUrl, repos, resolve, settings, outbound);
   const components = new ComponentsService(db, vcs);

@@ -4,7 +4,9 @@
 // page through the lists the rest of the product uses (projects, merge requests, users, members) with the
 // search term as their `search`, or through the repository's search (code, commits).
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
-import type { Database, MergeRequestRow, MilestoneRow, NamespaceRow, NoteRow, ProjectRow } from '../../db/schema.ts';
+import type { Database, IssueRow, MergeRequestRow, MilestoneRow, NamespaceRow, NoteRow, ProjectRow } from '../../db/schema.ts';
+import type { IssueFilters, IssueListScope, IssuesQuery } from '../issues/issues-query.ts';
+import { canReadIssues } from '../issues/issue-access.ts';
 import { ciContains } from '../../db/sql.ts';
 import type { Commit } from '../../git/objects.ts';
 import { MAX_COUNT } from '../../lib/pagination.ts';
@@ -77,13 +79,14 @@ export interface CommitNoteView {
 export type SearchHits =
   | { scope: 'projects'; items: ProjectRow[] }
   | { scope: 'merge_requests'; items: MergeRequestRow[] }
+  | { scope: 'issues'; items: IssueRow[] }
   | { scope: 'milestones'; items: MilestoneRow[] }
   | { scope: 'users'; items: UserBasicRow[] }
   | { scope: 'notes'; items: FoundNote[] }
   | { scope: 'commits'; items: Commit[]; repo: RepoContext | null }
   | { scope: 'blobs'; items: FoundBlob[] }
-  /** scopes of things Hearth does not keep (yet): issues, snippets, wikis */
-  | { scope: 'issues' | 'snippet_titles' | 'wiki_blobs'; items: never[] };
+  /** scopes of things Hearth does not keep (yet): snippets, wikis */
+  | { scope: 'snippet_titles' | 'wiki_blobs'; items: never[] };
 
 export interface SearchPage {
   hits: SearchHits;
@@ -162,11 +165,11 @@ export class SearchService {
     private readonly projectsQuery: ProjectsQuery,
     private readonly mergeRequestsQuery: MergeRequestsQuery,
     private readonly members: MembersService,
+    private readonly issuesQuery: IssuesQuery,
   ) {
     this.finders = {
       projects: (a, t, i, term, w) => this.projects(a, t, i, term, w),
-      // issues: the issues list with search= (added with the issue tracker)
-      issues: async () => ({ hits: { scope: 'issues', items: [] }, hasNext: false, total: null }),
+      issues: (a, t, i, term, w) => this.issues(a, t, i, term, w),
       merge_requests: (a, t, i, term, w) => this.mergeRequests(a, t, i, term, w),
       milestones: (a, t, i, term, w) => this.milestones(a, t, i, term, w),
       // Hearth keeps no snippets and no wikis: nothing to find
@@ -226,6 +229,29 @@ export class SearchService {
     });
     const { items, hasNext } = await this.window(q, w);
     return { hits: { scope: 'projects', items }, hasNext, total: null };
+  }
+
+  /** SearchResults#issues: IssuesFinder with the term (or `#iid`), the state and confidentiality, GitLab's search order. */
+  private async issues(actor: Actor, target: SearchTarget, input: SearchInput, term: string, w: Window): Promise<SearchPage> {
+    const none = { hits: { scope: 'issues' as const, items: [] }, hasNext: false, total: null };
+    if (target.level === 'project' && !canReadIssues(actor, target.project, target.access)) return none;
+    const iid = /#(\d+)$/.exec(term);
+    const f: IssueFilters = {
+      scope: 'all',
+      state: input.state === 'opened' || input.state === 'closed' ? input.state : 'all',
+      ...(input.confidential !== undefined ? { confidential: input.confidential } : {}),
+      ...(iid ? { iids: [Number(iid[1])] } : { search: term }),
+      ...(issuableOrder(input.order_by, input.sort, 'issues') as Pick<IssueFilters, 'orderBy' | 'sort'>),
+    };
+    if (iid && !Number.isSafeInteger(f.iids![0])) return none;
+    const where: IssueListScope =
+      target.level === 'project'
+        ? { kind: 'project', project: target.project, access: target.access }
+        : target.level === 'group'
+          ? { kind: 'group', group: target.group, nonArchived: !input.include_archived }
+          : { kind: 'all' };
+    const { items, hasNext } = await this.window(await this.issuesQuery.list(actor, where, f), w);
+    return { hits: { scope: 'issues', items }, hasNext, total: null };
   }
 
   /** SearchResults#merge_requests: MergeRequestsFinder with the term (or `#iid`), the state, GitLab's search order. */

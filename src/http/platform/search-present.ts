@@ -7,6 +7,7 @@ import type { Actor } from '../../domain/access/actor.ts';
 import type { SearchHits, SearchTarget } from '../../domain/search/search.service.ts';
 import { toBlob } from './entities/blob.entity.ts';
 import { toMilestoneBasic } from './entities/milestone.entity.ts';
+import { toIssueBasic } from './entities/issue.entity.ts';
 import { toNote } from './entities/note.entity.ts';
 import { projectViewContext, toProject } from './entities/project.entity.ts';
 import { toUserBasic, userViewContext } from './entities/user.entity.ts';
@@ -69,8 +70,11 @@ const PRESENTERS: { [S in SearchHits['scope']]: Presenter<S> } = {
   },
   commits: async (_c, _a, _t, { items, repo }) => (repo ? items.map((commit) => commitDetail(repo, commit, null)) : []),
   blobs: async (_c, _a, target, { items }) => (target.level === 'project' ? items.map((b) => toBlob(b, target.project.id)) : []),
-  // issues: the issues list with search= (added with the issue tracker)
-  issues: nothing,
+  issues: async (c, _actor, target, { items }) => {
+    const from = target.level === 'project' ? { project: target.project } : target.level === 'group' ? { group: target.group } : null;
+    const ctx = { externalUrl: c.config.externalUrl, users: userViewContext(c.config.externalUrl, await c.settings.get()), from };
+    return (await c.issues.views(items)).map((v) => toIssueBasic(v, ctx));
+  },
   snippet_titles: nothing,
   wiki_blobs: nothing,
 };

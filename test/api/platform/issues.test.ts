@@ -505,3 +505,27 @@ test('issues: move copies the issue, its notes, labels and milestone by title in
   const group = await app.inject({ method: 'GET', url: `/api/v4/groups/${w.group.id}/issues_statistics?search=place`, headers: w.headers.maint });
   assert.deepEqual(group.json(), { statistics: { counts: { all: 2, closed: 1, opened: 1 } } });
 });
+
+test('issues: the search API finds issues by title, description and #iid, never a confidential one the caller may not read', async (t) => {
+  const ta = await buildTestApp(t);
+  const { app, c } = ta;
+  const w = await tracker(ta);
+  await c.db.kysely.updateTable('projects').set({ visibility: 'public' }).where('id', '=', w.project.id).execute();
+  await app.inject({ method: 'POST', url: w.url, headers: w.headers.maint, payload: { title: 'Flux capacitor leaks', description: 'needs 1.21 gigawatts' } });
+  await app.inject({ method: 'POST', url: w.url, headers: w.headers.maint, payload: { title: 'Secret flux', confidential: true } });
+  const other = await ta.seed.user({ username: 'other' });
+  const otherH = (await ta.seed.token(other)).headers;
+  const titles = async (url: string, h: Record<string, string>) => {
+    const r = await app.inject({ method: 'GET', url, headers: h });
+    assert.equal(r.statusCode, 200, r.body);
+    return r.json().map((i: { title: string }) => i.title);
+  };
+  assert.deepEqual(await titles(`/api/v4/projects/${w.project.id}/search?scope=issues&search=flux`, w.headers.rep), ['Secret flux', 'Flux capacitor leaks']);
+  assert.deepEqual(await titles(`/api/v4/projects/${w.project.id}/search?scope=issues&search=flux`, otherH), ['Flux capacitor leaks']);
+  assert.deepEqual(await titles(`/api/v4/search?scope=issues&search=gigawatts`, otherH), ['Flux capacitor leaks']);
+  assert.deepEqual(await titles(`/api/v4/groups/${w.group.id}/search?scope=issues&search=%232`, w.headers.guest), []);
+  assert.deepEqual(await titles(`/api/v4/groups/${w.group.id}/search?scope=issues&search=%232`, w.headers.rep), ['Secret flux']);
+  const one = await app.inject({ method: 'GET', url: `/api/v4/search?scope=issues&search=capacitor`, headers: otherH });
+  assert.equal(one.json()[0].references, undefined); // Entities::IssueBasic
+  assert.equal(one.json()[0].web_url, `${EXTERNAL_URL}/grp/app/-/issues/1`);
+});

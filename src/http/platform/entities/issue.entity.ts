@@ -165,3 +165,21 @@ export const IssueLinkSchema = Type.Object({
   target_issue: IssueBasicSchema,
   link_type: Type.String(),
 });
+
+/** Entities::IssueBasic of one issue (search results, milestone lists): the issue without Entities::Issue's own fields. */
+export function toIssueBasic(v: IssueView, ctx: IssueEntityContext) {
+  const {
+    has_tasks: _1,
+    task_status: _2,
+    _links: _3,
+    references: _4,
+    severity: _5,
+    subscribed: _6,
+    moved_to_id: _7,
+    imported: _8,
+    imported_from: _9,
+    service_desk_reply_to: _10,
+    ...basic
+  } = toIssue(v, ctx);
+  return basic;
+}
