@@ -41,6 +41,7 @@ import { mergeRequestRoutes } from './http/platform/merge-requests/index.ts';
 import { issuesRoutes } from './http/platform/issues.routes.ts';
 import { notesRoutes } from './http/platform/notes.routes.ts';
 import { timeTrackingRoutes } from './http/platform/time-tracking.routes.ts';
+import { boardsRoutes } from './http/platform/boards.routes.ts';
 import { repositoryRoutes } from './http/platform/repository/index.ts';
 import { smartHttpRoutes } from './http/git/smart-http.routes.ts';
 import { systemHooksRoutes } from './http/platform/system-hooks.routes.ts';
@@ -171,6 +172,7 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   issuesRoutes(app, c);
   notesRoutes(app, c);
   timeTrackingRoutes(app, c);
+  boardsRoutes(app, c);
   memberRolesRoutes(app, c);
   oauthRoutes(app, c);
   signInRoutes(app, c);

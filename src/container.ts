@@ -33,6 +33,7 @@ import { MergeRequestsQuery } from './domain/merge-requests/merge-requests-query
 import { IssuesService } from './domain/issues/issues.service.ts';
 import { IssuesQuery } from './domain/issues/issues-query.ts';
 import { IssueLinksService } from './domain/issues/issue-links.service.ts';
+import { BoardsService } from './domain/boards/boards.service.ts';
 import { issueNoteableAttrs } from './domain/issues/issue-events.ts';
 import { MergeService } from './domain/merge-requests/merge.service.ts';
 import { NotesService } from './domain/notes/notes.service.ts';
@@ -128,6 +129,8 @@ export interface Container {
   issues: IssuesService;
   issuesQuery: IssuesQuery;
   issueLinks: IssueLinksService;
+  /** issue boards of projects and groups */
+  boards: BoardsService;
   /** GitLab's basic search: one scope at the instance, a group or a project */
   search: SearchService;
   /** merging, rebasing, the merge ref and mergeability */
@@ -246,6 +249,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const issues = new IssuesService(deps, notes);
   const issuesQuery = new IssuesQuery(deps);
   const issueLinks = new IssueLinksService(deps, issues, notes);
+  const boards = new BoardsService(deps, issues, issuesQuery);
   const search = new SearchService(deps, projectsQuery, mergeRequestsQuery, members, issuesQuery);
   const approvals = new ApprovalsService(deps, notes);
   const vcs = new ComponentVcs(config.dataDir, config.externalUrl, repos, resolve, settings, outbound);
@@ -367,6 +371,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     issues,
     issuesQuery,
     issueLinks,
+    boards,
     search,
     merges,
     notes,
