@@ -42,6 +42,7 @@ import { issuesRoutes } from './http/platform/issues.routes.ts';
 import { notesRoutes } from './http/platform/notes.routes.ts';
 import { timeTrackingRoutes } from './http/platform/time-tracking.routes.ts';
 import { boardsRoutes } from './http/platform/boards.routes.ts';
+import { todosRoutes } from './http/platform/todos.routes.ts';
 import { repositoryRoutes } from './http/platform/repository/index.ts';
 import { smartHttpRoutes } from './http/git/smart-http.routes.ts';
 import { systemHooksRoutes } from './http/platform/system-hooks.routes.ts';
@@ -173,6 +174,7 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   notesRoutes(app, c);
   timeTrackingRoutes(app, c);
   boardsRoutes(app, c);
+  todosRoutes(app, c);
   memberRolesRoutes(app, c);
   oauthRoutes(app, c);
   signInRoutes(app, c);

@@ -34,6 +34,7 @@ import { IssuesService } from './domain/issues/issues.service.ts';
 import { IssuesQuery } from './domain/issues/issues-query.ts';
 import { IssueLinksService } from './domain/issues/issue-links.service.ts';
 import { BoardsService } from './domain/boards/boards.service.ts';
+import { TodosService } from './domain/todos/todos.service.ts';
 import { issueNoteableAttrs } from './domain/issues/issue-events.ts';
 import { MergeService } from './domain/merge-requests/merge.service.ts';
 import { NotesService } from './domain/notes/notes.service.ts';
@@ -131,6 +132,8 @@ export interface Container {
   issueLinks: IssueLinksService;
   /** issue boards of projects and groups */
   boards: BoardsService;
+  /** users' to-do items on issues and merge requests */
+  todos: TodosService;
   /** GitLab's basic search: one scope at the instance, a group or a project */
   search: SearchService;
   /** merging, rebasing, the merge ref and mergeability */
@@ -246,7 +249,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   // a journaled merge's merge request is settled with its journal row (by this process or a replay)
   pushes.settleMergesWith((trx, outcome) => merges.settleMerge(trx, outcome));
   const notes = new NotesService(deps, { MergeRequest: mergeRequestNoteableAttrs(deps), Issue: issueNoteableAttrs(deps) });
-  const issues = new IssuesService(deps, notes);
+  const todos = new TodosService(deps);
+  const issues = new IssuesService(deps, notes, todos);
   const issuesQuery = new IssuesQuery(deps);
   const issueLinks = new IssueLinksService(deps, issues, notes);
   const boards = new BoardsService(deps, issues, issuesQuery);
@@ -372,6 +376,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     issuesQuery,
     issueLinks,
     boards,
+    todos,
     search,
     merges,
     notes,

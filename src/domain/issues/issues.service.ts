@@ -20,6 +20,7 @@ import { newDiscussionId, type NotesService } from '../notes/notes.service.ts';
 import { canReadIssue, canReadIssues, canSetMetadata, canUpdateIssue } from './issue-access.ts';
 import { type IssueAction, recordIssueEvent } from './issue-events.ts';
 import { loadIssueViews, type IssueView } from './present.ts';
+import type { TodosService } from '../todos/todos.service.ts';
 import { DESCRIPTION_MAX, type IssueType, TITLE_MAX } from './rules.ts';
 
 /** An issue as the caller found it, with its project. */
@@ -60,6 +61,7 @@ export class IssuesService {
   constructor(
     readonly deps: FeatureDeps,
     private readonly notes: NotesService,
+    private readonly todos: TodosService,
   ) {
     this.labels = new LabelsService(deps);
     this.milestones = new MilestonesService(deps);
@@ -91,6 +93,21 @@ export class IssuesService {
     const assigneeIds = await this.assigneeIdsOf(issue.id);
     if (!canReadIssue(actor, access, issue, assigneeIds)) throw Errors.recordNotFound();
     return { issue, assigneeIds, project, namespace, access };
+  }
+
+  /** The issues of these ids the actor may read, each with its project (to-do targets). */
+  async readableByIds(actor: Actor, ids: number[]): Promise<FoundIssue[]> {
+    if (!ids.length) return [];
+    const rows = await this.db.selectFrom('issues').selectAll().where('id', 'in', ids).execute();
+    const out: FoundIssue[] = [];
+    for (const issue of rows) {
+      try {
+        out.push(await this.find(actor, issue.project_id, issue.iid));
+      } catch {
+        // not readable (any more): left out
+      }
+    }
+    return out;
   }
 
   /** The issue as a noteable (notes, discussions, award emoji). */
@@ -215,6 +232,7 @@ export class IssuesService {
         .returningAll()
         .executeTakeFirstOrThrow();
       for (const user_id of assigneeIds) await trx.insertInto('issue_assignees').values({ issue_id: row.id, user_id, created_at: at }).execute();
+      await this.todos.assigned(trx, user.id, { type: 'Issue', id: row.id, project_id: row.project_id, title: row.title }, assigneeIds);
       for (const l of labels) {
         await trx.insertInto('issue_labels').values({ issue_id: row.id, label_id: l.id, created_at: at }).execute();
         await trx
@@ -352,6 +370,8 @@ export class IssuesService {
         await trx.deleteFrom('issue_assignees').where('issue_id', '=', before.id).execute();
         for (const user_id of wantedAssignees) await trx.insertInto('issue_assignees').values({ issue_id: before.id, user_id, created_at: at }).execute();
         changes.assignees = { previous: f.assigneeIds, current: wantedAssignees };
+        const added = wantedAssignees.filter((id) => !f.assigneeIds.includes(id));
+        await this.todos.assigned(trx, user.id, { type: 'Issue', id: before.id, project_id: before.project_id, title: before.title }, added);
         notes.push(await this.assigneeNote(trx, f.assigneeIds, wantedAssignees));
       }
       // state

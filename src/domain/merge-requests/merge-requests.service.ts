@@ -124,6 +124,21 @@ export class MergeRequestsService {
     return { mr, project, namespace, access };
   }
 
+  /** The merge requests of these ids the actor may read, each with its project (to-do targets). */
+  async readableByIds(actor: Actor, ids: number[]): Promise<FoundMergeRequest[]> {
+    if (!ids.length) return [];
+    const rows = await this.db.selectFrom('merge_requests').select(['project_id', 'iid']).where('id', 'in', ids).execute();
+    const out: FoundMergeRequest[] = [];
+    for (const r of rows) {
+      try {
+        out.push(await this.find(actor, r.project_id, r.iid));
+      } catch {
+        // not readable (any more): left out
+      }
+    }
+    return out;
+  }
+
   /** The merge request as a noteable (notes, discussions, award emoji). */
   async findNoteable(actor: Actor, projectIdOrPath: string | number, iid: number): Promise<FoundNoteable> {
     const f = await this.find(actor, projectIdOrPath, iid);

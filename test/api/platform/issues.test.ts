@@ -529,3 +529,50 @@ test('issues: the search API finds issues by title, description and #iid, never 
   assert.equal(one.json()[0].references, undefined); // Entities::IssueBasic
   assert.equal(one.json()[0].web_url, `${EXTERNAL_URL}/grp/app/-/issues/1`);
 });
+
+test('issues: to-dos — marked by the caller (304 the second time), assigned by someone else, listed while readable, done one by one or all', async (t) => {
+  const ta = await buildTestApp(t);
+  const { app } = ta;
+  const w = await tracker(ta);
+  const issue = (
+    await app.inject({ method: 'POST', url: w.url, headers: w.headers.maint, payload: { title: 'Do it', assignee_ids: [w.users.dev.id] } })
+  ).json();
+  const marked = await app.inject({ method: 'POST', url: `${w.url}/${issue.iid}/todo`, headers: w.headers.rep });
+  assert.equal(marked.statusCode, 201, marked.body);
+  assert.deepEqual(
+    [
+      marked.json().action_name,
+      marked.json().target_type,
+      marked.json().target.iid,
+      marked.json().target_url,
+      marked.json().body,
+      marked.json().state,
+      marked.json().project.path_with_namespace,
+    ],
+    ['marked', 'Issue', issue.iid, `${EXTERNAL_URL}/grp/app/-/issues/${issue.iid}`, 'Do it', 'pending', 'grp/app'],
+  );
+  const again = await app.inject({ method: 'POST', url: `${w.url}/${issue.iid}/todo`, headers: w.headers.rep });
+  assert.equal(again.statusCode, 304);
+  // the assignee got an "assigned" to-do from the author of the issue
+  const devTodos = (await app.inject({ method: 'GET', url: '/api/v4/todos', headers: w.headers.dev })).json();
+  assert.deepEqual(
+    devTodos.map((x: Record<string, any>) => [x.action_name, x.author.username, x.target.title]),
+    [['assigned', 'maint', 'Do it']],
+  );
+  // confidential now, and the reporter still reads it; the guest's marked to-do disappears from their list
+  const guestTodo = await app.inject({ method: 'POST', url: `${w.url}/${issue.iid}/todo`, headers: w.headers.guest });
+  assert.equal(guestTodo.statusCode, 201);
+  await app.inject({ method: 'PUT', url: `${w.url}/${issue.iid}`, headers: w.headers.maint, payload: { confidential: true } });
+  assert.deepEqual((await app.inject({ method: 'GET', url: '/api/v4/todos', headers: w.headers.guest })).json(), []);
+  const done = await app.inject({ method: 'POST', url: `/api/v4/todos/${marked.json().id}/mark_as_done`, headers: w.headers.rep });
+  assert.deepEqual([done.statusCode, done.json().state], [201, 'done']);
+  const notMine = await app.inject({ method: 'POST', url: `/api/v4/todos/${marked.json().id}/mark_as_done`, headers: w.headers.dev });
+  assert.deepEqual([notMine.statusCode, notMine.json()], [404, { message: '404 Todo Not Found' }]);
+  const doneList = (await app.inject({ method: 'GET', url: '/api/v4/todos?state=done', headers: w.headers.rep })).json();
+  assert.equal(doneList.length, 1);
+  const all = await app.inject({ method: 'POST', url: '/api/v4/todos/mark_as_done', headers: w.headers.dev });
+  assert.equal(all.statusCode, 204);
+  assert.deepEqual((await app.inject({ method: 'GET', url: '/api/v4/todos', headers: w.headers.dev })).json(), []);
+  const anon = await app.inject({ method: 'GET', url: '/api/v4/todos' });
+  assert.equal(anon.statusCode, 401);
+});
