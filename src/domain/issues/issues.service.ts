@@ -464,6 +464,77 @@ export class IssuesService {
     return parts.join(' and ');
   }
 
+  // ---- reorder ------------------------------------------------------------------------------------
+
+  /**
+   * PUT …/reorder (Issues::ReorderService, RelativePositioning): the issue goes after `afterId` and/or before
+   * `beforeId` (issue ids of the same project) in relative_position; positions are spaced by a gap and the
+   * project's positioned issues are spread again when two neighbours leave no room. 422 when a neighbour is not
+   * an issue of the project.
+   */
+  async reorder(actor: Actor, f: FoundIssue, afterId: number | undefined, beforeId: number | undefined): Promise<FoundIssue> {
+    if (!actor.user) throw Errors.unauthorized();
+    if (!this.canUpdate(actor, f)) throw Errors.forbidden();
+    const GAP = 1024;
+    const issue = await this.db.transaction().execute(async (trx) => {
+      const neighbour = async (id: number | undefined) => {
+        if (id === undefined) return undefined;
+        const row = isInt32(id)
+          ? await trx.selectFrom('issues').selectAll().where('id', '=', id).where('project_id', '=', f.project.id).executeTakeFirst()
+          : undefined;
+        if (!row || row.id === f.issue.id) throw Errors.refused({ error: 'Unprocessable Entity' } as never, 422);
+        return row;
+      };
+      const positioned = async (row: IssueRow | undefined) => {
+        if (!row || row.relative_position !== null) return row;
+        const max = await trx
+          .selectFrom('issues')
+          .select((eb) => eb.fn.max('relative_position').as('m'))
+          .where('project_id', '=', f.project.id)
+          .executeTakeFirst();
+        const pos = Number(max?.m ?? 0) + GAP;
+        return trx.updateTable('issues').set({ relative_position: pos }).where('id', '=', row.id).returningAll().executeTakeFirstOrThrow();
+      };
+      let after = await positioned(await neighbour(afterId));
+      let before = await positioned(await neighbour(beforeId));
+      if (after && before && before.relative_position! - after.relative_position! < 2) {
+        // no room between them: spread the project's positioned issues again, keeping their order
+        const rows = await trx
+          .selectFrom('issues')
+          .select(['id'])
+          .where('project_id', '=', f.project.id)
+          .where('relative_position', 'is not', null)
+          .where('id', '<>', f.issue.id)
+          .orderBy('relative_position')
+          .orderBy('id')
+          .execute();
+        for (const [i, r] of rows.entries())
+          await trx
+            .updateTable('issues')
+            .set({ relative_position: (i + 1) * GAP })
+            .where('id', '=', r.id)
+            .execute();
+        after = await trx.selectFrom('issues').selectAll().where('id', '=', after.id).executeTakeFirstOrThrow();
+        before = await trx.selectFrom('issues').selectAll().where('id', '=', before.id).executeTakeFirstOrThrow();
+      }
+      const position =
+        after && before
+          ? Math.floor((after.relative_position! + before.relative_position!) / 2)
+          : after
+            ? after.relative_position! + GAP
+            : before
+              ? before.relative_position! - GAP
+              : f.issue.relative_position;
+      return trx
+        .updateTable('issues')
+        .set({ relative_position: position, updated_at: nowIso() })
+        .where('id', '=', f.issue.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    });
+    return { ...f, issue };
+  }
+
   // ---- move --------------------------------------------------------------------------------------
 
   /**

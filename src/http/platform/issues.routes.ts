@@ -212,6 +212,20 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
     return reply.code(204).send();
   });
 
+  app.put(
+    '/api/v4/projects/:id/issues/:issue_iid/reorder',
+    {
+      config: write,
+      schema: {
+        tags: TAGS,
+        params: IssueParams,
+        body: Type.Object({ move_after_id: Type.Optional(Type.Integer()), move_before_id: Type.Optional(Type.Integer()) }),
+        response: { 200: IssueSchema },
+      },
+    },
+    async (req) => one(req.actor, await c.issues.reorder(req.actor, await find(req), req.body.move_after_id, req.body.move_before_id)),
+  );
+
   app.post(
     '/api/v4/projects/:id/issues/:issue_iid/move',
     {

@@ -576,3 +576,30 @@ test('issues: to-dos — marked by the caller (304 the second time), assigned by
   const anon = await app.inject({ method: 'GET', url: '/api/v4/todos' });
   assert.equal(anon.statusCode, 401);
 });
+
+test('issues: reorder places an issue between two others by relative position, spreading them when there is no room', async (t) => {
+  const ta = await buildTestApp(t);
+  const { app, c } = ta;
+  const w = await tracker(ta);
+  const made = [];
+  for (const title of ['a', 'b', 'c']) made.push((await app.inject({ method: 'POST', url: w.url, headers: w.headers.dev, payload: { title } })).json());
+  const [a, b, cIssue] = made;
+  const put = (iid: number, payload: Record<string, unknown>, h = w.headers.dev) =>
+    app.inject({ method: 'PUT', url: `${w.url}/${iid}/reorder`, headers: h, payload });
+  assert.equal((await put(b.iid, { move_after_id: a.id })).statusCode, 200);
+  assert.equal((await put(cIssue.iid, { move_after_id: a.id, move_before_id: b.id })).statusCode, 200);
+  const order = async () =>
+    (await app.inject({ method: 'GET', url: `${w.url}?order_by=relative_position&sort=asc`, headers: w.headers.dev }))
+      .json()
+      .map((i: { title: string }) => i.title);
+  assert.deepEqual(await order(), ['a', 'c', 'b']);
+  // no room left between two neighbours: the positions spread again, the order holds
+  await c.db.kysely.updateTable('issues').set({ relative_position: 5000 }).where('id', '=', a.id).execute();
+  await c.db.kysely.updateTable('issues').set({ relative_position: 5001 }).where('id', '=', cIssue.id).execute();
+  assert.equal((await put(b.iid, { move_after_id: a.id, move_before_id: cIssue.id })).statusCode, 200);
+  assert.deepEqual(await order(), ['a', 'b', 'c']);
+  const bad = await put(a.iid, { move_after_id: 999999 });
+  assert.deepEqual([bad.statusCode, bad.json()], [422, { message: { error: 'Unprocessable Entity' } }]);
+  const guest = await put(a.iid, { move_after_id: b.id }, w.headers.guest);
+  assert.equal(guest.statusCode, 403);
+});
