@@ -51,7 +51,8 @@ async function api(ta: TestApp, method: string, url: string, headers: Record<str
  * - merge requests !1 opened (feature → main, labels bug + group-label, milestone v1.0, assignee and
  *   reviewer the maintainer; an approval by the maintainer; award emoji on it and on a note; a discussion
  *   with a reply; a system note), !2 merged (a real merge of `topic`), !3 closed;
- * - issue #1 (a row, with a note) and pipeline #1 on main with two jobs (build, test).
+ * - issue #1 (a row, with a note) and pipeline #1 on main with two jobs (build, test);
+ * - the Development board with a list of the bug label.
  */
 export async function seedRichProject(ta: TestApp, opts: { path?: string } = {}): Promise<RichProject> {
   const { seed, c } = ta;
@@ -158,6 +159,9 @@ export async function seedRichProject(ta: TestApp, opts: { path?: string } = {})
   await c.db.kysely.insertInto('issue_assignees').values({ issue_id: issue.id, user_id: maintainer.id, created_at: now }).execute();
   const bug = await c.db.kysely.selectFrom('labels').select('id').where('project_id', '=', project.id).where('title', '=', 'bug').executeTakeFirstOrThrow();
   await c.db.kysely.insertInto('issue_labels').values({ issue_id: issue.id, label_id: bug.id, created_at: now }).execute();
+  // an issue board with a list of the bug label
+  const [board] = await api(ta, 'GET', `/projects/${project.id}/boards`, root, undefined, 200);
+  await api(ta, 'POST', `/projects/${project.id}/boards/${board.id}/lists`, root, { label_id: bug.id });
   await c.db.kysely
     .insertInto('notes')
     .values({

@@ -125,8 +125,10 @@ test('writeTree: project.json, the single-object relations and every relation fi
     environments: 0,
     protected_branches: 2,
     protected_tags: 1,
+    boards: 1,
   });
   assert.deepEqual(fs.readdirSync(path.join(dir, 'tree/project')).sort(), [
+    'boards.ndjson',
     'ci_cd_settings.ndjson',
     'ci_pipelines.ndjson',
     'environments.ndjson',
@@ -507,6 +509,7 @@ test('writeTree: project.json, the single-object relations and every relation fi
       resource_label_events: [],
       resource_milestone_events: [],
       resource_state_events: [],
+      issue_links: [],
       events: [],
       timelogs: [],
     },
@@ -789,6 +792,7 @@ test('importTree: a fresh project gets equal merge requests, notes, discussions,
       environments: 0,
       protected_branches: 1,
       protected_tags: 1,
+      boards: 1,
     },
     failed: [],
   });
@@ -868,6 +872,33 @@ test('importTree: a fresh project gets equal merge requests, notes, discussions,
     issueNotes.map((n) => ({ ...n, id: 0 })),
     [{ ...srcIssueNote, id: 0, project_id: target.id, noteable_id: issue.id }],
   );
+  // the board and its lists, the label list by the label's title in the new project
+  const boards = await db.selectFrom('boards').select(['id', 'name']).where('project_id', '=', target.id).execute();
+  assert.deepEqual(
+    boards.map((x) => x.name),
+    ['Development'],
+  );
+  const lists = await db
+    .selectFrom('board_lists')
+    .leftJoin('labels', 'labels.id', 'board_lists.label_id')
+    .select(['board_lists.list_type', 'board_lists.position', 'labels.title', 'labels.project_id'])
+    .where('board_id', '=', boards[0].id)
+    .orderBy('board_lists.id')
+    .execute();
+  assert.deepEqual(lists, [
+    { list_type: 'backlog', position: null, title: null, project_id: null },
+    { list_type: 'closed', position: null, title: null, project_id: null },
+    { list_type: 'label', position: 0, title: 'bug', project_id: target.id },
+  ]);
+  const issueAssignees = await db.selectFrom('issue_assignees').select('user_id').where('issue_id', '=', issue.id).execute();
+  assert.deepEqual(issueAssignees, [{ user_id: rich.maintainer.id }]);
+  const issueLabels = await db
+    .selectFrom('issue_labels')
+    .innerJoin('labels', 'labels.id', 'issue_labels.label_id')
+    .select(['labels.title', 'labels.project_id'])
+    .where('issue_id', '=', issue.id)
+    .execute();
+  assert.deepEqual(issueLabels, [{ title: 'bug', project_id: target.id }]);
   const pipelines = await db.selectFrom('ci_pipelines').selectAll().where('project_id', '=', target.id).execute();
   assert.deepEqual(
     pipelines.map((p) => ({ ...p, id: 0 })),
@@ -1187,4 +1218,58 @@ test('clearTree removes everything importTree wrote, and only that', async (t) =
   const again = await importTree(deps(ta), dir, { project: target, importer: await rootUser(ta) });
   assert.deepEqual(again.failed, []);
   assert.equal((await countAll(target.id)).merge_requests, 3);
+});
+
+test('issues round-trip: links between the project’s issues, assignees, labels, time tracking, type, confidentiality and boards come back', async (t) => {
+  const ta = await buildTestApp(t);
+  const { app, c, seed } = ta;
+  const owner = await seed.user({ username: 'owner' });
+  const dev = await seed.user({ username: 'dev' });
+  const source = await seed.project({ path: 'src', owner });
+  await seed.member({ project: source }, dev, 30);
+  const H = (await seed.token(owner)).headers;
+  const url = `/api/v4/projects/${source.id}/issues`;
+  await app.inject({ method: 'POST', url: `/api/v4/projects/${source.id}/labels`, headers: H, payload: { name: 'ui', color: '#123456' } });
+  const a = (
+    await app.inject({ method: 'POST', url, headers: H, payload: { title: 'A', labels: 'ui', assignee_ids: [dev.id], issue_type: 'incident' } })
+  ).json();
+  const b = (await app.inject({ method: 'POST', url, headers: H, payload: { title: 'B', confidential: true } })).json();
+  await app.inject({
+    method: 'POST',
+    url: `${url}/${a.iid}/links`,
+    headers: H,
+    payload: { target_project_id: source.id, target_issue_iid: b.iid, link_type: 'blocks' },
+  });
+  await app.inject({ method: 'POST', url: `${url}/${a.iid}/time_estimate`, headers: H, payload: { duration: '3h' } });
+  const board = (await app.inject({ method: 'GET', url: `/api/v4/projects/${source.id}/boards`, headers: H })).json()[0];
+  await app.inject({ method: 'PUT', url: `/api/v4/projects/${source.id}/boards/${board.id}`, headers: H, payload: { name: 'Flow', hide_closed_list: true } });
+  await app.inject({ method: 'POST', url: `/api/v4/projects/${source.id}/boards/${board.id}/lists`, headers: H, payload: { assignee_id: dev.id } });
+
+  const dir = treeDir(ta);
+  await writeTree(deps(ta), source, dir);
+  const target = await seed.project({ path: 'copy', owner });
+  // an administrator's import maps users (a member's assignments stay theirs)
+  const result = await importTree(deps(ta), dir, { project: target, importer: await rootUser(ta) });
+  assert.deepEqual(result.failed, []);
+  const got = async (iid: number) => (await app.inject({ method: 'GET', url: `/api/v4/projects/${target.id}/issues/${iid}`, headers: H })).json();
+  const [a2, b2] = [await got(a.iid), await got(b.iid)];
+  assert.deepEqual(
+    [a2.title, a2.labels, a2.assignees.map((u: { username: string }) => u.username), a2.issue_type, a2.time_stats.time_estimate, a2.confidential],
+    ['A', ['ui'], ['dev'], 'incident', 10800, false],
+  );
+  assert.deepEqual([b2.title, b2.confidential], ['B', true]);
+  const links = (await app.inject({ method: 'GET', url: `/api/v4/projects/${target.id}/issues/${a.iid}/links`, headers: H })).json();
+  assert.deepEqual(
+    links.map((l: { iid: number; link_type: string; project_id: number }) => [l.iid, l.link_type, l.project_id]),
+    [[b.iid, 'blocks', target.id]],
+  );
+  const boards = (await app.inject({ method: 'GET', url: `/api/v4/projects/${target.id}/boards`, headers: H })).json();
+  assert.deepEqual(
+    boards.map((x: { name: string; hide_closed_list: boolean; lists: { list_type: string; assignee: { username: string } }[] }) => [
+      x.name,
+      x.hide_closed_list,
+      x.lists.map((l) => [l.list_type, l.assignee.username]),
+    ]),
+    [['Flow', true, [['assignee', 'dev']]]],
+  );
 });

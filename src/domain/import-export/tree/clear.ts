@@ -15,7 +15,12 @@ export async function clearTree(trx: Kysely<Database>, projectId: number): Promi
   await trx.deleteFrom('subscriptions').where('subscribable_type', '=', 'MergeRequest').where('subscribable_id', 'in', mrs).execute();
   // merge_request_labels, assignees, reviewers, approvals, resource events, deployment links: cascade
   await trx.deleteFrom('merge_requests').where('project_id', '=', projectId).execute();
+  await trx.deleteFrom('subscriptions').where('subscribable_type', '=', 'Issue').where('subscribable_id', 'in', issues).execute();
+  await trx.deleteFrom('todos').where('target_type', '=', 'Issue').where('target_id', 'in', issues).execute();
+  // issue_assignees, issue_labels, issue_links, resource events: cascade
   await trx.deleteFrom('issues').where('project_id', '=', projectId).execute();
+  // board lists go with their boards
+  await trx.deleteFrom('boards').where('project_id', '=', projectId).execute();
   const builds = trx.selectFrom('ci_builds').select('id').where('project_id', '=', projectId);
   await trx.deleteFrom('ci_build_trace_chunks').where('build_id', 'in', builds).execute();
   // builds go with their pipelines (cascade); children before parents for parent_pipeline_id

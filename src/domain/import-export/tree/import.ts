@@ -160,6 +160,8 @@ class TreeImport {
   labels = new Map<string, number>();
   /** milestone title → id, and the project's milestone iids */
   milestones = new Map<string, number>();
+  /** links between imported issues, made once every issue of the relation is in */
+  issueLinks: { sourceIid: number; targetIid: number; type: 'relates_to' | 'blocks'; at: string }[] = [];
   milestoneIids = new Set<number>();
   /** what a batch added to the caches, kept only when its transaction commits */
   private staged: { labels: Map<string, number>; milestones: Map<string, number>; iids: Set<number> } | null = null;
@@ -761,7 +763,86 @@ class TreeImport {
       await insertMany(trx, 'resource_label_events', labelEvents);
       await insertMany(trx, 'resource_milestone_events', milestoneEvents);
       await insertMany(trx, 'resource_state_events', stateEvents);
+      for (let i = 0; i < todo.length; i++) {
+        for (const l of arr(todo[i].value.issue_links)) {
+          const target = int(l.target_iid);
+          if (target === null) continue;
+          this.issueLinks.push({
+            sourceIid: rows[i].iid,
+            targetIid: target,
+            type: str(l.link_type) === 'blocks' ? 'blocks' : 'relates_to',
+            at: time(l.created_at) ?? rows[i].created_at,
+          });
+        }
+      }
       return todo.length;
+    });
+    await this.inTransaction(async (trx) => {
+      // links between the project's issues, once every issue is there (by iid; a link to an issue not imported is dropped)
+      const iids = [...new Set(this.issueLinks.flatMap((l) => [l.sourceIid, l.targetIid]))];
+      if (!iids.length) return 0;
+      const byIid = new Map(
+        (await trx.selectFrom('issues').select(['id', 'iid']).where('project_id', '=', this.project.id).where('iid', 'in', iids).execute()).map((r) => [
+          r.iid,
+          r.id,
+        ]),
+      );
+      for (const l of this.issueLinks) {
+        const source = byIid.get(l.sourceIid);
+        const target = byIid.get(l.targetIid);
+        if (source === undefined || target === undefined || source === target) continue;
+        await trx
+          .insertInto('issue_links')
+          .values({ source_id: source, target_id: target, link_type: l.type, created_at: l.at, updated_at: l.at })
+          .onConflict((oc) => oc.doNothing())
+          .execute();
+      }
+      this.issueLinks = [];
+      return 0;
+    });
+  }
+
+  /** Issue boards and their lists; a list's label or milestone comes by title, an assignee list by the user map. */
+  async importBoards(): Promise<void> {
+    await this.relation('boards', 50, async (trx, items) => {
+      const now = nowIso();
+      for (const { value: v } of items) {
+        const board = await trx
+          .insertInto('boards')
+          .values({
+            project_id: this.project.id,
+            group_id: null,
+            name: required(str(v.name), 'Name'),
+            hide_backlog_list: flag(v.hide_backlog_list),
+            hide_closed_list: flag(v.hide_closed_list),
+            created_at: time(v.created_at) ?? now,
+            updated_at: time(v.updated_at) ?? now,
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        for (const l of arr(v.lists)) {
+          const type = str(l.list_type);
+          if (!type || !['backlog', 'closed', 'label', 'milestone', 'assignee'].includes(type)) continue;
+          const label = type === 'label' && isObj(l.label) ? await this.label(trx, l.label) : null;
+          const milestone = type === 'milestone' && isObj(l.milestone) ? await this.milestone(trx, l.milestone) : null;
+          const user = type === 'assignee' ? this.userOrNull(l.user_id) : null;
+          if ((type === 'label' && label === null) || (type === 'milestone' && milestone === null) || (type === 'assignee' && user === null)) continue;
+          await trx
+            .insertInto('board_lists')
+            .values({
+              board_id: board.id,
+              list_type: type,
+              label_id: label,
+              milestone_id: milestone,
+              user_id: user,
+              position: ['backlog', 'closed'].includes(type) ? null : int(l.position),
+              created_at: time(l.created_at) ?? now,
+              updated_at: time(l.updated_at) ?? now,
+            })
+            .execute();
+        }
+      }
+      return items.length;
     });
   }
 
@@ -983,7 +1064,7 @@ class TreeImport {
   }
 }
 
-const ORDER = ['labels', 'milestones', 'issues', 'merge_requests', 'ci_pipelines', 'environments'] as const;
+const ORDER = ['labels', 'milestones', 'issues', 'merge_requests', 'ci_pipelines', 'environments', 'boards'] as const;
 
 export async function importTree(deps: FeatureDeps, dir: string, opts: ImportTreeOptions): Promise<ImportTreeResult> {
   const run = new TreeImport(deps, dir, opts);
@@ -1002,6 +1083,7 @@ export async function importTree(deps: FeatureDeps, dir: string, opts: ImportTre
     merge_requests: () => run.importMergeRequests(),
     ci_pipelines: () => run.importPipelines(),
     environments: () => run.importEnvironments(),
+    boards: () => run.importBoards(),
   };
   for (const relation of ORDER) {
     if (only && !only.has(relation)) continue;

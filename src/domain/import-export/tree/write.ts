@@ -358,6 +358,20 @@ async function writeIssues(db: Kysely<Database>, project: ProjectRow, out: Ndjso
     );
     const linksBy = byIssue(labelLinks);
     const events = await resourceEventsOf(db, 'issue_id', ids);
+    // links from these issues to issues of the same project (by iid: ids change on import)
+    const issueLinks = groupBy(
+      await inChunks(ids, (c) =>
+        db
+          .selectFrom('issue_links')
+          .innerJoin('issues as t', 't.id', 'issue_links.target_id')
+          .select(['issue_links.source_id', 'issue_links.link_type', 'issue_links.created_at', 't.iid as target_iid'])
+          .where('issue_links.source_id', 'in', c)
+          .where('t.project_id', '=', project.id)
+          .orderBy('issue_links.id')
+          .execute(),
+      ),
+      (l) => l.source_id,
+    );
     const milestones = await milestonesById(
       db,
       issues.map((i) => i.milestone_id).filter((x): x is number => x !== null),
@@ -396,10 +410,68 @@ async function writeIssues(db: Kysely<Database>, project: ProjectRow, out: Ndjso
           return label ? [{ target_type: 'Issue', created_at: l.created_at, updated_at: l.created_at, label: labelJson(label) }] : [];
         }),
         ...events(i.id),
+        issue_links: (issueLinks.get(i.id) ?? []).map((l) => ({ target_iid: l.target_iid, link_type: l.link_type, created_at: l.created_at })),
         events: [],
         timelogs: [],
       });
     }
+  }
+}
+
+/** Issue boards with their lists (GitLab's boards relation: lists with their label or milestone). */
+async function writeBoards(db: Kysely<Database>, project: ProjectRow, out: NdjsonWriter) {
+  const boards = await db.selectFrom('boards').selectAll().where('project_id', '=', project.id).orderBy('id').execute();
+  if (!boards.length) return;
+  const lists = await db
+    .selectFrom('board_lists')
+    .selectAll()
+    .where(
+      'board_id',
+      'in',
+      boards.map((b) => b.id),
+    )
+    .orderBy('id')
+    .execute();
+  const labels = await labelsById(
+    db,
+    lists.map((l) => l.label_id).filter((x): x is number => x !== null),
+  );
+  const milestones = await milestonesById(
+    db,
+    lists.map((l) => l.milestone_id).filter((x): x is number => x !== null),
+  );
+  for (const b of boards) {
+    await out.write({
+      id: b.id,
+      project_id: project.id,
+      name: b.name,
+      hide_backlog_list: bool(b.hide_backlog_list),
+      hide_closed_list: bool(b.hide_closed_list),
+      milestone_id: null,
+      group_id: null,
+      weight: null,
+      created_at: b.created_at,
+      updated_at: b.updated_at,
+      lists: lists
+        .filter((l) => l.board_id === b.id)
+        .map((l) => {
+          const label = l.label_id !== null ? labels.get(l.label_id) : undefined;
+          const milestone = l.milestone_id !== null ? milestones.get(l.milestone_id) : undefined;
+          return {
+            id: l.id,
+            board_id: b.id,
+            list_type: l.list_type,
+            position: l.position,
+            user_id: l.user_id,
+            max_issue_count: 0,
+            max_issue_weight: 0,
+            created_at: l.created_at,
+            updated_at: l.updated_at,
+            ...(label ? { label: labelJson(label) } : {}),
+            ...(milestone ? { milestone: milestoneJson(milestone) } : {}),
+          };
+        }),
+    });
   }
 }
 
@@ -580,6 +652,7 @@ const RELATIONS: [string, (db: Kysely<Database>, project: ProjectRow, out: Ndjso
   ['environments', writeEnvironments],
   ['protected_branches', writeProtectedBranches],
   ['protected_tags', writeProtectedTags],
+  ['boards', writeBoards],
 ];
 
 export async function writeTree(deps: FeatureDeps, project: ProjectRow, dir: string, opts: { description?: string } = {}): Promise<TreeCounts> {
