@@ -58,6 +58,8 @@ interface EndpointSpec {
   path: (id: number) => string;
   payload?: Record<string, unknown>;
   expect: (x: Ctx) => number;
+  /** the body of a 404 where the project is visible but the thing is not (default: the project's 404) */
+  hiddenBody?: string;
 }
 
 const ENDPOINTS: EndpointSpec[] = [
@@ -105,6 +107,50 @@ const ENDPOINTS: EndpointSpec[] = [
     payload: { user_id: 1, access_level: 10 },
     expect: write((x) => x.level >= 50 || x.permissions.includes('admin_group_member'), 201),
   },
+  // issues: #1 is open to whoever reads the project's issues, #2 is confidential (Reporters and up); root wrote both
+  { name: 'list project issues', target: 'project', method: 'GET', path: (id) => `/api/v4/projects/${id}/issues`, expect: read },
+  { name: 'read an issue', target: 'project', method: 'GET', path: (id) => `/api/v4/projects/${id}/issues/1`, expect: read },
+  {
+    name: 'read a confidential issue',
+    target: 'project',
+    method: 'GET',
+    path: (id) => `/api/v4/projects/${id}/issues/2`,
+    expect: (x) => (!visible(x) ? 404 : x.admin || x.level >= 20 ? 200 : 404),
+    hiddenBody: '404 Not found',
+  },
+  {
+    name: 'comment on a confidential issue',
+    target: 'project',
+    method: 'POST',
+    path: (id) => `/api/v4/projects/${id}/issues/2/notes`,
+    payload: { body: 'seen' },
+    expect: (x) => (!x.signedIn ? 401 : !visible(x) ? 404 : x.admin || x.level >= 20 ? 201 : 404),
+    hiddenBody: '404 Not found',
+  },
+  {
+    name: 'open an issue',
+    target: 'project',
+    method: 'POST',
+    path: (id) => `/api/v4/projects/${id}/issues`,
+    payload: { title: 'From the matrix' },
+    expect: write(() => true, 201),
+  },
+  {
+    name: 'edit an issue',
+    target: 'project',
+    method: 'PUT',
+    path: (id) => `/api/v4/projects/${id}/issues/1`,
+    payload: { title: 'Edited' },
+    expect: write((x) => x.level >= 20, 200),
+  },
+  {
+    name: 'list boards',
+    target: 'project',
+    method: 'GET',
+    path: (id) => `/api/v4/projects/${id}/boards`,
+    expect: read,
+  },
+  { name: 'delete an issue', target: 'project', method: 'DELETE', path: (id) => `/api/v4/projects/${id}/issues/1`, expect: write((x) => x.level >= 50, 204) },
   {
     name: 'archive project',
     target: 'project',
@@ -131,6 +177,33 @@ for (const visibility of VISIBILITIES) {
     for (const actor of ACTORS) {
       const group = await seed.group({ visibility });
       const project = await seed.project({ namespace: group, visibility });
+      for (const [iid, confidential] of [
+        [1, 0],
+        [2, 1],
+      ] as const) {
+        const at = new Date().toISOString();
+        await c.db.kysely
+          .insertInto('issues')
+          .values({
+            project_id: project.id,
+            iid,
+            title: `Issue ${iid}`,
+            description: null,
+            state: 'opened',
+            author_id: 1,
+            milestone_id: null,
+            confidential,
+            discussion_locked: null,
+            due_date: null,
+            weight: null,
+            closed_by_id: null,
+            closed_at: null,
+            created_at: at,
+            updated_at: at,
+          })
+          .execute();
+      }
+      await c.db.kysely.insertInto('internal_ids').values({ usage: 'issues', scope_type: 'Project', scope_id: project.id, last_value: 2 }).execute();
       let headers: Record<string, string> = {};
       if (!actor.anonymous) {
         const user: UserRow = await seed.user({ is_admin: actor.admin, external: actor.external });
@@ -160,7 +233,7 @@ for (const visibility of VISIBILITIES) {
         if (res.statusCode !== expected) failures.push(`${actor.name} × ${ep.name}: expected ${expected}, got ${res.statusCode} ${res.body.slice(0, 120)}`);
         else if (expected === 404) {
           const body = res.json();
-          const want = ep.path(id).includes('/groups/') ? '404 Group Not Found' : '404 Project Not Found';
+          const want = ep.path(id).includes('/groups/') ? '404 Group Not Found' : ep.hiddenBody && visible(x) ? ep.hiddenBody : '404 Project Not Found';
           if (body.message !== want) failures.push(`${actor.name} × ${ep.name}: 404 body ${res.body}`);
         }
       }
