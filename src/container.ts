@@ -35,6 +35,7 @@ import { IssuesQuery } from './domain/issues/issues-query.ts';
 import { IssueLinksService } from './domain/issues/issue-links.service.ts';
 import { BoardsService } from './domain/boards/boards.service.ts';
 import { TodosService } from './domain/todos/todos.service.ts';
+import { IssueClosingService } from './domain/issues/closing.service.ts';
 import { issueNoteableAttrs } from './domain/issues/issue-events.ts';
 import { MergeService } from './domain/merge-requests/merge.service.ts';
 import { NotesService } from './domain/notes/notes.service.ts';
@@ -134,6 +135,8 @@ export interface Container {
   boards: BoardsService;
   /** users' to-do items on issues and merge requests */
   todos: TodosService;
+  /** issues closed by merges and pushes to the default branch */
+  issueClosing: IssueClosingService;
   /** GitLab's basic search: one scope at the instance, a group or a project */
   search: SearchService;
   /** merging, rebasing, the merge ref and mergeability */
@@ -254,6 +257,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const issuesQuery = new IssuesQuery(deps);
   const issueLinks = new IssueLinksService(deps, issues, notes);
   const boards = new BoardsService(deps, issues, issuesQuery);
+  const issueClosing = new IssueClosingService(deps, issues);
+  mergeRequests.useClosingIssues(issueClosing);
+  merges.onMerged({ inTransaction: (trx, mr, userId) => issueClosing.queueAfterMerge(trx, mr, userId), committed: () => issueClosing.kick() });
   const search = new SearchService(deps, projectsQuery, mergeRequestsQuery, members, issuesQuery);
   const approvals = new ApprovalsService(deps, notes);
   const vcs = new ComponentVcs(config.dataDir, config.externalUrl, repos, resolve, settings, outbound);
@@ -317,6 +323,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   // what the worker runs, in this order on every round; sweeps find what expires or times out by the clock
   jobs.register(
     merges.refreshJob,
+    issueClosing.job,
     merges.job,
     writes.repository.commits,
     writes.follow.job,
@@ -335,6 +342,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const close = async () => {
     await worker.stop();
     await merges.idle();
+    await issueClosing.idle();
     await housekeeping.idle();
     await writes.follow.idle();
     await Promise.all([importExport.exports.idle(), importExport.imports.idle(), importExport.relationImports.idle()]);
@@ -377,6 +385,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     issueLinks,
     boards,
     todos,
+    issueClosing,
     search,
     merges,
     notes,

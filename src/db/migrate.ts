@@ -34,6 +34,7 @@ import * as m032 from './migrations/032-scale-indexes.ts';
 import * as m033 from './migrations/033-sqlite-search.ts';
 import * as m034 from './migrations/034-merge-request-visibility.ts';
 import * as m035 from './migrations/035-issues.ts';
+import * as m036 from './migrations/036-closing-issues.ts';
 
 interface Migration {
   name: string;
@@ -74,6 +75,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '033-sqlite-search', up: m033.up },
   { name: '034-merge-request-visibility', up: m034.up },
   { name: '035-issues', up: m035.up },
+  { name: '036-closing-issues', up: m036.up },
 ];
 
 export async function migrate(db: Db): Promise<string[]> {

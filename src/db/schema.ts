@@ -950,6 +950,12 @@ export interface BoardsTable {
   updated_at: string;
 }
 
+export interface MergeRequestsClosingIssuesTable {
+  merge_request_id: number;
+  issue_id: number;
+  created_at: string;
+}
+
 export interface BoardListsTable {
   id: Generated<number>;
   board_id: number;
@@ -1030,6 +1036,8 @@ export interface Database {
   todos: TodosTable;
   boards: BoardsTable;
   board_lists: BoardListsTable;
+  // migration 036
+  merge_requests_closing_issues: MergeRequestsClosingIssuesTable;
   // migration 023 (web hooks)
   web_hooks: WebHooksTable;
   // migration 024 (protected refs)

@@ -110,6 +110,26 @@ export class IssuesService {
     return out;
   }
 
+  /** The merge requests whose description closes the issue (merge_requests_closing_issues), oldest first. */
+  async closingMergeRequestIds(issueId: number): Promise<number[]> {
+    const rows = await this.db
+      .selectFrom('merge_requests_closing_issues')
+      .select('merge_request_id')
+      .where('issue_id', '=', issueId)
+      .orderBy('merge_request_id')
+      .execute();
+    return rows.map((r) => r.merge_request_id);
+  }
+
+  /** The issues a merge request's description closes, as the actor may read them. */
+  async closedByMergeRequest(actor: Actor, mergeRequestId: number): Promise<FoundIssue[]> {
+    const rows = await this.db.selectFrom('merge_requests_closing_issues').select('issue_id').where('merge_request_id', '=', mergeRequestId).execute();
+    return this.readableByIds(
+      actor,
+      rows.map((r) => r.issue_id),
+    );
+  }
+
   /** The issue as a noteable (notes, discussions, award emoji). */
   async findNoteable(actor: Actor, projectIdOrPath: string | number, iid: number): Promise<FoundNoteable> {
     const f = await this.find(actor, projectIdOrPath, iid);
@@ -263,7 +283,7 @@ export class IssuesService {
   // ---- update -----------------------------------------------------------------------------------
 
   /** Issues::UpdateService through PUT /projects/:id/issues/:issue_iid (close and reopen with state_event). */
-  async update(actor: Actor, f: FoundIssue, input: IssueInput): Promise<FoundIssue> {
+  async update(actor: Actor, f: FoundIssue, input: IssueInput, opts: { closedVia?: string } = {}): Promise<FoundIssue> {
     const user = actor.user;
     if (!user) throw Errors.unauthorized();
     if (!this.canUpdate(actor, f)) throw Errors.forbidden();
@@ -409,7 +429,8 @@ export class IssuesService {
             created_at: at,
           })
           .execute();
-        await this.notes.addSystemNote(trx, 'Issue', updated, user.id, action === 'close' ? 'closed' : 'reopened');
+        const note = action === 'close' ? (opts.closedVia ? `closed via ${opts.closedVia}` : 'closed') : 'reopened';
+        await this.notes.addSystemNote(trx, 'Issue', updated, user.id, note);
       }
       await recordIssueEvent(trx, this.deps, user, updated, action, changes);
       return updated;
@@ -448,6 +469,25 @@ export class IssuesService {
       return row;
     });
     return { ...f, issue };
+  }
+
+  /**
+   * Issues::CloseService on behalf of a merge or a commit (`via`: "merge request !3", "commit 1a2b3c4d"): the
+   * issue closes when the user may update it and it is open; false otherwise (nothing written).
+   */
+  async closeVia(user: UserRow, issueId: number, via: string): Promise<boolean> {
+    const row = await this.db.selectFrom('issues').select(['project_id', 'iid', 'state']).where('id', '=', issueId).executeTakeFirst();
+    if (!row || row.state !== 'opened' || user.state !== 'active') return false;
+    const actor = userActor(user, { isAdmin: user.is_admin === 1 });
+    let f: FoundIssue;
+    try {
+      f = await this.find(actor, row.project_id, row.iid);
+    } catch {
+      return false;
+    }
+    if (!this.canUpdate(actor, f)) return false;
+    await this.update(actor, f, { state_event: 'close' }, { closedVia: via });
+    return true;
   }
 
   private async assigneeNote(trx: Kysely<Database>, before: number[], after: number[]): Promise<string> {

@@ -93,7 +93,20 @@ function canReadMergeRequests(actor: Actor, project: ProjectRow, access: Project
   return access.abilities.has('read_merge_request') && featureOpen(actor, project, access, 'merge_requests');
 }
 
+/** What keeps the issues a merge request's description closes (the issue tracker's, wired by the container). */
+export interface ClosingIssuesKeeper {
+  closingIssueIds(project: ProjectRow, fullPath: string, mr: { description: string | null }): Promise<number[]>;
+  keepClosingIssues(trx: Kysely<Database>, mergeRequestId: number, issueIds: number[]): Promise<void>;
+}
+
 export class MergeRequestsService {
+  private closing: ClosingIssuesKeeper | null = null;
+
+  /** The keeper of closing issues (wired by the container). */
+  useClosingIssues(keeper: ClosingIssuesKeeper): void {
+    this.closing = keeper;
+  }
+
   /** the labels and milestones modules' contracts (stateless services over the same deps) */
   private readonly labels: LabelsService;
   private readonly milestones: MilestonesService;
@@ -515,6 +528,9 @@ export class MergeRequestsService {
     const reviewerIds = metadata ? await this.assignableUsers(input.reviewer_ids ?? [], target.project, target.namespace) : [];
     const collaboration = input.allow_collaboration ?? input.allow_maintainer_to_push ?? false;
 
+    const closingIds = this.closing
+      ? await this.closing.closingIssueIds(target.project, `${target.namespace.full_path}/${target.project.path}`, { description: input.description ?? null })
+      : [];
     const created = await this.db.transaction().execute(async (trx) => {
       const conflict = await this.openDuplicate(trx, target.project.id, source.project.id, sourceBranch, targetBranch, null);
       if (conflict) throw duplicateError(conflict.iid);
@@ -568,6 +584,7 @@ export class MergeRequestsService {
         await this.labelEvents(trx, user.id, mr.id, labels, 'add', now);
       }
       if (milestone) await this.milestoneEvent(trx, user.id, mr, milestone.id, 'add', now);
+      if (closingIds.length) await this.closing!.keepClosingIssues(trx, mr.id, closingIds);
       await this.recordEvent(trx, user, mr, 'open');
       return mr;
     });
@@ -697,6 +714,10 @@ export class MergeRequestsService {
     const wantedAssignees = metadata && assigneeInput ? await this.assignableUsers(assigneeInput, found.project, found.namespace) : undefined;
     const wantedReviewers = metadata && input.reviewer_ids ? await this.assignableUsers(input.reviewer_ids, found.project, found.namespace) : undefined;
 
+    const closingIds =
+      this.closing && input.description !== undefined && input.description !== before.description
+        ? await this.closing.closingIssueIds(found.project, `${found.namespace.full_path}/${found.project.path}`, { description: input.description })
+        : null;
     const stateEvent = input.state_event;
     const closing = stateEvent === 'close' && (before.state === 'opened' || before.state === 'locked');
     const reopening = stateEvent === 'reopen' && before.state === 'closed';
@@ -704,6 +725,7 @@ export class MergeRequestsService {
     const after = await this.db.transaction().execute(async (trx) => {
       const now = nowIso();
       let current = before;
+      if (closingIds) await this.closing!.keepClosingIssues(trx, before.id, closingIds);
       // close/reopen first, as GitLab's UpdateService hands state events to Close/ReopenService
       if (closing || reopening) {
         if (reopening) {

@@ -100,6 +100,9 @@ function fillTemplate(template: string, vars: Record<string, string>): string {
 
 export class MergeService {
   private events: MergeRequestEvents | null = null;
+  /** what else a merge writes in its settling transaction, and wakes once it committed (issues it closes) */
+  private readonly mergedListeners: { inTransaction: (trx: Kysely<Database>, mr: MergeRequestRow, userId: number) => Promise<void>; committed: () => void }[] =
+    [];
   private readonly background = new Background(
     async () => (await this.deps.jobs.round(REFRESH_JOB)) + (await this.runQueuedChecks()),
     (e) => this.deps.log.error({ err: e }, 'mergeability checks failed'),
@@ -137,6 +140,11 @@ export class MergeService {
   }
 
   /** Core's recordEvent for the 'merge' event (wired by the container). */
+  /** A listener of merges (wired by the container): its writes join the merge's settling transaction. */
+  onMerged(listener: { inTransaction: (trx: Kysely<Database>, mr: MergeRequestRow, userId: number) => Promise<void>; committed: () => void }): void {
+    this.mergedListeners.push(listener);
+  }
+
   attach(mergeRequests: object): void {
     if (typeof (mergeRequests as Partial<MergeRequestEvents>).recordEvent === 'function') this.events = mergeRequests as MergeRequestEvents;
   }
@@ -356,6 +364,7 @@ export class MergeService {
       journal: { merge: { mergeRequestId: mr.id, previousMergeUserId: mr.merge_user_id }, lock },
     });
     mr = await k.selectFrom('merge_requests').selectAll().where('id', '=', mr.id).executeTakeFirstOrThrow();
+    if (mr.state === 'merged') for (const l of this.mergedListeners) l.committed();
 
     // the source branch, when asked (MergeRequests::PostMergeService → DeleteSourceBranchWorker)
     if (
@@ -426,6 +435,7 @@ export class MergeService {
       .values({ merge_request_id: before.id, user_id: o.userId, state: 'merged', source_commit: null, created_at: now })
       .execute();
     const after = await trx.selectFrom('merge_requests').selectAll().where('id', '=', before.id).executeTakeFirstOrThrow();
+    for (const l of this.mergedListeners) await l.inTransaction(trx, after, o.userId);
     const user = await trx.selectFrom('users').selectAll().where('id', '=', o.userId).executeTakeFirst();
     if (!user) return;
     await this.events?.recordEvent(trx, userActor(user), after, 'merge', {

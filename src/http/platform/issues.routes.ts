@@ -12,13 +12,14 @@ import type { IssueListScope } from '../../domain/issues/issues-query.ts';
 import type { FoundIssue, IssueInput } from '../../domain/issues/issues.service.ts';
 import { ISSUE_TYPES } from '../../domain/issues/rules.ts';
 import { Errors } from '../../lib/errors.ts';
-import { offsetPaginate } from '../../lib/pagination.ts';
-import { IssueLinkSchema, IssueSchema, RelatedIssueSchema, toIssue, type IssueEntityContext } from './entities/issue.entity.ts';
+import { offsetPaginate, paginateArray } from '../../lib/pagination.ts';
+import { IssueBasicSchema, IssueLinkSchema, IssueSchema, RelatedIssueSchema, toIssue, type IssueEntityContext } from './entities/issue.entity.ts';
+import { presentMergeRequests } from './merge-requests/present.ts';
 import { LINK_TYPES } from '../../domain/issues/issue-links.service.ts';
-import { MergeRequestBasicSchema } from './entities/merge-request.entity.ts';
+import { type MergeRequestBasicEntity, MergeRequestBasicSchema } from './entities/merge-request.entity.ts';
 import { TimeStatsSchema } from './entities/merge-request.entity.ts';
 import { toUserRef, UserRefSchema, userViewContext } from './entities/user.entity.ts';
-import { Enum, IdParams, linkParams } from './schemas/common.ts';
+import { Enum, IdParams, linkParams, PaginationProps } from './schemas/common.ts';
 import { normaliseIssuableParams } from './schemas/issuable-params.ts';
 import { GlobalIssueListQuery, GroupIssueListQuery, type IssueListQuery, ProjectIssueListQuery, toIssueFilters } from './schemas/issue-list.ts';
 import { humanTime } from '../../domain/merge-requests/rules.ts';
@@ -268,17 +269,44 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
     },
   );
 
-  // merge requests that close the issue, and those that mention it: none are linked yet
+  // the merge requests whose description closes the issue (closed_by; related_merge_requests adds none others yet)
   for (const path of ['closed_by', 'related_merge_requests']) {
     app.get(
       `/api/v4/projects/:id/issues/:issue_iid/${path}`,
       { config: read, schema: { tags: TAGS, params: IssueParams, response: { 200: Type.Array(MergeRequestBasicSchema) } } },
       async (req) => {
-        await find(req);
-        return [];
+        const f = await find(req);
+        const mrs = await c.mergeRequests.readableByIds(req.actor, await c.issues.closingMergeRequestIds(f.issue.id));
+        return (await presentMergeRequests(
+          c,
+          mrs.map((m) => m.mr),
+          { from: { project: f.project } },
+        )) as MergeRequestBasicEntity[];
       },
     );
   }
+
+  app.get(
+    '/api/v4/projects/:id/merge_requests/:merge_request_iid/closes_issues',
+    {
+      config: read,
+      schema: {
+        tags: ['merge_requests'],
+        params: Type.Object({ id: Type.String(), merge_request_iid: Type.Integer() }),
+        querystring: Type.Object(PaginationProps),
+        response: { 200: Type.Array(IssueBasicSchema) },
+      },
+    },
+    async (req, reply) => {
+      const f = await c.mergeRequests.find(req.actor, req.params.id, req.params.merge_request_iid);
+      const issues = await c.issues.closedByMergeRequest(req.actor, f.mr.id);
+      const q = req.query;
+      const page = paginateArray(c.config.externalUrl, { path: req.url.split('?')[0], params: linkParams(q, req.params), ...q }, issues);
+      reply.headers(page.headers);
+      const ctx = await context({ project: { id: f.project.id, namespace_id: f.project.namespace_id } });
+      return (await c.issues.views(page.items.map((i) => i.issue))).map((v) => toIssue(v, ctx));
+    },
+  );
 
   // ---- links (lib/api/issue_links.rb) ------------------------------------------------------------
 
