@@ -83,7 +83,8 @@ export interface IssuesListProps {
 export function IssuesListPage(p: IssuesListProps): SafeHtml {
   const base = issuesHref(p.project);
   const f = p.filters;
-  const keep = { ...f, state: undefined };
+  // the other tabs keep the filters (the default order is left out of their links)
+  const keep = { ...f, sort: f.sort === ISSUE_SORTS[0]!.value ? '' : f.sort };
   const filtered = !!(f.search || f.author_username || f.assignee_username || f.labels || f.milestone || f.confidential);
   return (
     <Layout ctx={p.ctx} title={`Issues · ${p.project.fullPath}`} crumbs={projectCrumbs(p.project, { text: 'Issues' })}>
