@@ -90,8 +90,8 @@ test('the list: Open / Closed / All with counts, the filters, the rows, and conf
   const row = open.body.slice(open.body.indexOf(`id="issue_${a.id}"`), open.body.indexOf('</li>', open.body.indexOf(`id="issue_${a.id}"`)));
   assert.match(row, new RegExp(`<a class="Link--primary text-bold mr-1" href="${base}/${a.iid}">Crash on start</a>`));
   assert.match(row, /<span>#1<\/span> · opened <time/);
-  assert.match(row, /style="background-color:#d9534f;color:#1f2328;border-color:transparent"[^>]*>bug<\/span>/);
-  assert.match(row, /style="background-color:#f0f0f0;color:#1f2328;border-color:transparent"[^>]*>ui<\/span>/);
+  assert.match(row, /style="background-color:#d9534f;color:#000000;border-color:transparent"[^>]*>bug<\/span>/);
+  assert.match(row, /style="background-color:#f0f0f0;color:#000000;border-color:transparent"[^>]*>ui<\/span>/);
   assert.match(row, /Milestone: v1/);
   assert.match(row, /Due 2030-01-02/);
   assert.match(row, /<span class="sr-only">Assigned to Rita Reporter<\/span>/);
