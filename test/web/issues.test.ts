@@ -450,6 +450,11 @@ test('a confidential issue is the 404 page for a guest, a stranger and the anony
   assert.match(forRita.body, new RegExp(`<a class="text-bold" href="${path}">\\s*Secret plan\\s*</a>`));
   assert.match(forRita.body, /#1 · open · confidential/);
   for (const sess of [stan, null]) assert.doesNotMatch((await search(sess)).body, /Secret plan/);
+  // the instance's search names the issue's project
+  const everywhere = await webGet(s.app, '/search?search=secret&scope=issues', rita);
+  assert.match(everywhere.body, /<a class="UnderlineNav-item" href="[^"]*scope=issues" aria-current="page">Issues<\/a>/);
+  assert.match(everywhere.body, new RegExp(`${s.full}#1 · open · confidential`));
+  assert.doesNotMatch((await webGet(s.app, '/search?search=secret&scope=issues', gus)).body, /Secret plan/);
 });
 
 test('linked issues: link by #iid, by group/project#iid and by URL, refusals as flashes, and remove', async (t) => {
