@@ -518,3 +518,108 @@ test('linked issues: link by #iid, by group/project#iid and by URL, refusals as 
   assert.match(anon, /In the library/);
   assert.doesNotMatch(anon, /id="link-issue"|\/remove"/);
 });
+
+test('editing an issue: the form holds what the issue has; saving changes it with system notes; errors kept; only for those who may update it', async (t) => {
+  const s = await setup(t);
+  const a = await s.issue(s.tokens.mae, {
+    title: 'Crash on start',
+    description: 'old text',
+    labels: 'bug',
+    milestone_id: s.v1.id,
+    assignee_ids: [s.rita.id],
+    due_date: '2030-01-02',
+  });
+  const edit = `/${s.full}/-/issues/${a.iid}/edit`;
+  const one = `/-/p/${s.project.id}/issues/${a.iid}`;
+  const rita = await webSignIn(s.app, s.rita.username);
+  const gus = await webSignIn(s.app, s.gus.username);
+
+  assert.match((await webGet(s.app, `/${s.full}/-/issues/${a.iid}`, rita)).body, new RegExp(`<a class="btn mr-2" href="${edit}">\\s*Edit\\s*</a>`));
+  const form = await webGet(s.app, edit, rita);
+  assert.equal(form.statusCode, 200, form.body.slice(0, 300));
+  assert.match(form.body, /<h1 class="h2 mb-3">Edit issue #1<\/h1>/);
+  assert.match(form.body, new RegExp(`<form method="post" action="${one}" id="edit_issue"`));
+  assert.match(form.body, /id="issue_title" name="title" value="Crash on start"/);
+  assert.match(form.body, /old text<\/textarea>/);
+  assert.match(form.body, /name="labels" value="bug" checked>/);
+  assert.match(form.body, /name="labels" value="ui">/);
+  assert.match(form.body, new RegExp(`<option value="${s.v1.id}" selected>v1</option>`));
+  assert.match(form.body, new RegExp(`name="assignee_ids" value="${s.rita.id}" checked>`));
+  assert.match(form.body, /name="due_date" value="2030-01-02"/);
+  assert.match(form.body, />\s*Save changes\s*</);
+
+  const blank = await webPost(s.app, one, rita, { title: '', description: 'new text', labels: ['ui'] });
+  assert.equal(blank.statusCode, 422);
+  assert.match(blank.body, /<li>Title can&#39;t be blank<\/li>/);
+  assert.match(blank.body, /new text<\/textarea>/);
+  assert.match(blank.body, /name="labels" value="ui" checked>/);
+  assert.equal((await s.issueRow(a.iid)).title, 'Crash on start');
+
+  const saved = await webPost(s.app, one, rita, {
+    title: 'Crash when starting',
+    description: 'new text',
+    labels: ['ui'],
+    milestone_id: '',
+    due_date: '',
+    confidential: '1',
+  });
+  assert.equal(saved.statusCode, 303);
+  assert.equal(saved.headers.location, `/${s.full}/-/issues/${a.iid}`);
+  const page = await followFlash(s, saved, rita);
+  assert.match(page.body, /The issue was updated\./);
+  const row = await s.issueRow(a.iid);
+  assert.equal(row.title, 'Crash when starting');
+  assert.equal(row.description, 'new text');
+  assert.equal(row.milestone_id, null);
+  assert.equal(row.due_date, null);
+  assert.equal(row.confidential, 1);
+  const labels = await s.c.db.kysely
+    .selectFrom('issue_labels')
+    .innerJoin('labels', 'labels.id', 'issue_labels.label_id')
+    .select('labels.title')
+    .where('issue_id', '=', row.id)
+    .execute();
+  assert.deepEqual(
+    labels.map((l) => l.title),
+    ['ui'],
+  );
+  // no assignee was checked: unassigned
+  assert.deepEqual(await s.c.db.kysely.selectFrom('issue_assignees').selectAll().where('issue_id', '=', row.id).execute(), []);
+  const system = await s.c.db.kysely
+    .selectFrom('notes')
+    .select('body')
+    .where('noteable_type', '=', 'Issue')
+    .where('noteable_id', '=', row.id)
+    .where('system', '=', 1)
+    .orderBy('id')
+    .execute();
+  const bodies = system.map((n) => n.body);
+  for (const want of [
+    /^changed title from \*\*Crash on start\*\* to \*\*Crash when starting\*\*$/,
+    /^changed the description$/,
+    /^made the issue confidential$/,
+    /^removed due date$/,
+    /^removed milestone$/,
+    /^unassigned @rita/,
+  ])
+    assert.ok(
+      bodies.some((b) => want.test(b)),
+      `${want} in ${JSON.stringify(bodies)}`,
+    );
+
+  // a guest who is neither author nor assignee: no Edit button, the 403 page, nothing changed; the anonymous sign in
+  assert.doesNotMatch((await webGet(s.app, `/${s.full}/-/issues/${a.iid}`, gus)).body, />\s*Edit\s*</);
+  assert.equal((await webGet(s.app, edit, gus)).statusCode, 404, 'confidential now: not even found');
+  const open = await s.issue(s.tokens.mae, { title: 'Open to all' });
+  assert.equal((await webGet(s.app, `/${s.full}/-/issues/${open.iid}/edit`, gus)).statusCode, 403);
+  assert.equal((await webPost(s.app, `/-/p/${s.project.id}/issues/${open.iid}`, gus, { title: 'Taken over' })).statusCode, 403);
+  assert.equal((await s.issueRow(open.iid)).title, 'Open to all');
+  assert.equal((await webGet(s.app, `/${s.full}/-/issues/${open.iid}/edit`)).statusCode, 302);
+  // a guest edits their own issue: title and description, no metadata asked
+  const own = await s.issue(s.tokens.gus, { title: 'Mine' });
+  const ownForm = await webGet(s.app, `/${s.full}/-/issues/${own.iid}/edit`, gus);
+  assert.equal(ownForm.statusCode, 200);
+  assert.doesNotMatch(ownForm.body, /name="labels"|name="milestone_id"/);
+  assert.equal((await webPost(s.app, `/-/p/${s.project.id}/issues/${own.iid}`, gus, { title: 'Mine, renamed' })).statusCode, 303);
+  assert.equal((await s.issueRow(own.iid)).title, 'Mine, renamed');
+});

@@ -1,6 +1,6 @@
 // Issue pages (GitLab's /-/issues, /-/issues/new, /-/issues/:iid): a project's list with its tabs and
 // filters, the new issue form, the issue page (description, discussion, sidebar) and its forms (create,
-// close, reopen, comment, link and unlink issues). Every read and write goes through the issue services
+// edit, close, reopen, comment, link and unlink issues). Every read and write goes through the issue services
 // with the viewer's actor — the same code as the API's routes (`c.issues`, `c.issuesQuery`, `c.issueLinks`,
 // `c.notes`): a confidential issue the viewer may not read is the 404 page, and the list never holds one.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -10,6 +10,7 @@ import { canReadIssues } from '../../domain/issues/issue-access.ts';
 import { LINK_TYPES, type LinkType } from '../../domain/issues/issue-links.service.ts';
 import type { IssueFilters, IssueListScope } from '../../domain/issues/issues-query.ts';
 import type { FoundIssue, IssueInput } from '../../domain/issues/issues.service.ts';
+import type { IssueView } from '../../domain/issues/present.ts';
 import { humanTime } from '../../domain/merge-requests/rules.ts';
 import { createNoteRefusal } from '../../domain/notes/notes-access.ts';
 import { noteableOf } from '../../domain/notes/noteable.ts';
@@ -184,8 +185,11 @@ export function issuePages(app: FastifyInstance, c: Container, web: Web): void {
     if (!c.issues.canCreate(ctx.actor, resolved)) throw Errors.forbidden();
   }
 
-  /** The labels, milestones and people the form offers — only to those whose metadata the service keeps. */
-  async function choicesOf(ctx: WebCtx, resolved: ResolvedProject): Promise<IssueFormChoices | null> {
+  /**
+   * The labels, milestones and people the form offers — only to those whose metadata the service keeps. An
+   * edited issue's own milestone (closed perhaps) and assignees stay offered, so saving keeps them.
+   */
+  async function choicesOf(ctx: WebCtx, resolved: ResolvedProject, current?: IssueView): Promise<IssueFormChoices | null> {
     if (!c.issues.canSetMetadata(ctx.actor, resolved)) return null;
     const source = { type: 'Project' as const, ...resolved };
     const [labels, milestones, members] = await Promise.all([
@@ -193,10 +197,15 @@ export function issuePages(app: FastifyInstance, c: Container, web: Web): void {
       c.milestones.listQuery(ctx.actor, source, { state: 'active', include_ancestors: true }).then((q) => q.execute()),
       c.members.canList(source) ? c.members.list(source, { deep: true }).limit(ASSIGNEE_CHOICES).execute() : Promise.resolve([]),
     ]);
+    const users = members.filter((m) => m.u_state === 'active').map((m) => ({ id: m.user_id, username: m.u_username, name: m.u_name }));
+    const shownMilestones = milestones.map((m) => ({ id: m.id, title: m.title }));
+    const m = current?.milestone;
+    if (m && !shownMilestones.some((x) => x.id === m.id)) shownMilestones.unshift({ id: m.id, title: m.title });
+    for (const a of current?.assignees ?? []) if (!users.some((u) => u.id === a.id)) users.unshift({ id: a.id, username: a.username, name: a.name });
     return {
       labels: labels.map((l) => ({ title: l.title, color: l.color, description: l.description })),
-      milestones: milestones.map((m) => ({ id: m.id, title: m.title })),
-      users: members.filter((m) => m.u_state === 'active').map((m) => ({ id: m.user_id, username: m.u_username, name: m.u_name })),
+      milestones: shownMilestones,
+      users,
     };
   }
 
@@ -256,6 +265,39 @@ export function issuePages(app: FastifyInstance, c: Container, web: Web): void {
         422,
       );
     }
+  });
+
+  // ---- edit an issue ------------------------------------------------------------------------------
+
+  /** The form's values of an issue as it is. */
+  const valuesOf = (view: IssueView): NewIssueValues => ({
+    title: view.row.title,
+    description: view.row.description ?? '',
+    labels: view.labels.map((l) => l.title),
+    milestone_id: view.milestone ? String(view.milestone.id) : '',
+    assignee_ids: view.assignees.map((a) => String(a.id)),
+    due_date: view.row.due_date ?? '',
+    confidential: view.row.confidential === 1,
+  });
+
+  web.projectPage('/-/issues/:iid/edit', async (req, reply, { resolved, params }) => {
+    const ctx = await web.requireUser(req);
+    const iid = idOf(params.iid);
+    if (iid === null) return web.notFound(req, reply);
+    const found = await c.issues.find(ctx.actor, resolved.project.id, iid);
+    if (!c.issues.canUpdate(ctx.actor, found)) throw Errors.forbidden();
+    const [view] = await c.issues.views([found.issue], [found]);
+    return web.page(
+      reply,
+      NewIssuePage({
+        ctx,
+        project: projectRef(found),
+        nav: await navOf(ctx, found),
+        values: valuesOf(view!),
+        choices: await choicesOf(ctx, found, view),
+        editing: { iid },
+      }),
+    );
   });
 
   // ---- one issue ----------------------------------------------------------------------------------
@@ -332,6 +374,53 @@ export function issuePages(app: FastifyInstance, c: Container, web: Web): void {
     const errors = formErrorsOf(e);
     return errors?.length ? errors.join(' ') : fallback;
   }
+
+  app.post(ONE, OPTS, async (req, reply) => {
+    const t = await formTarget(req);
+    if (!t) return web.notFound(req, reply);
+    if (!c.issues.canUpdate(t.ctx.actor, t.found)) throw Errors.forbidden();
+    const b = (req.body ?? {}) as Body;
+    const values: NewIssueValues = {
+      title: str(b.title),
+      description: typed(b.description),
+      labels: fieldValues(b.labels),
+      milestone_id: str(b.milestone_id),
+      assignee_ids: fieldValues(b.assignee_ids),
+      due_date: str(b.due_date),
+      confidential: checked(b.confidential),
+    };
+    try {
+      const input: IssueInput = { title: values.title, description: values.description || null, confidential: values.confidential };
+      // the whole set of each: what is left unchecked is taken off (the service keeps none from those who may not set them)
+      if (c.issues.canSetMetadata(t.ctx.actor, t.found)) {
+        Object.assign(input, {
+          labels: values.labels,
+          milestone_id: idOf(values.milestone_id),
+          assignee_ids: values.assignee_ids.map((x) => idOf(x)).filter((x): x is number => x !== null),
+          due_date: dueDateOf(values.due_date),
+        } satisfies IssueInput);
+      }
+      await c.issues.update(t.ctx.actor, t.found, input);
+    } catch (e) {
+      const errors = errorsOf(e);
+      if (!errors) throw e;
+      const [view] = await c.issues.views([t.found.issue], [t.found]);
+      return web.page(
+        reply,
+        NewIssuePage({
+          ctx: t.ctx,
+          project: projectRef(t.found),
+          nav: await navOf(t.ctx, t.found),
+          values,
+          choices: await choicesOf(t.ctx, t.found, view),
+          errors,
+          editing: { iid: t.found.issue.iid },
+        }),
+        422,
+      );
+    }
+    return web.redirect(reply, t.href, { kind: 'notice', text: 'The issue was updated.' });
+  });
 
   for (const [action, event, done] of [
     ['close', 'close', 'The issue was closed.'],

@@ -1,14 +1,14 @@
-// The new issue form: title, description with Write / Preview tabs (the preview through the markdown
-// renderer; without JavaScript the form still submits), and — for those whose metadata the service keeps —
-// labels, milestone, assignees and due date; the confidential checkbox for everyone. Errors are listed above
-// the form with what the user typed kept.
+// The new issue form, and the same form editing an issue: title, description with Write / Preview tabs (the
+// preview through the markdown renderer; without JavaScript the form still submits), and — for those whose
+// metadata the service keeps — labels, milestone, assignees and due date; the confidential checkbox for
+// everyone. Errors are listed above the form with what the user typed kept.
 import type { WebCtx } from '../../context.ts';
 import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { FormErrors, PostForm } from '../components.tsx';
 import { Layout } from '../layout.tsx';
 import { type ProjectRef, projectCrumbs } from '../merge-requests/common.tsx';
 import { type ProjectTabsNav, ProjectTabs } from '../project-tabs.tsx';
-import { IssueLabel, issuesHref } from './common.tsx';
+import { IssueLabel, issueFormBase, issueHref, issuesHref } from './common.tsx';
 
 /** What the form holds: as typed (ids and dates as strings). */
 export interface NewIssueValues {
@@ -76,7 +76,7 @@ export function MarkdownField(p: { id: string; name: string; label: string; valu
   );
 }
 
-export function NewIssuePage(p: {
+export interface IssueFormProps {
   ctx: WebCtx;
   project: ProjectRef;
   nav: ProjectTabsNav;
@@ -84,8 +84,15 @@ export function NewIssuePage(p: {
   /** null: the viewer's labels, milestone, assignees and due date would not be kept, so none are asked */
   choices: IssueFormChoices | null;
   errors?: string[] | null;
-}): SafeHtml {
+  /** the issue being edited; absent for a new one */
+  editing?: { iid: number };
+}
+
+/** The new issue form, and the same form editing an issue. */
+export function NewIssuePage(p: IssueFormProps): SafeHtml {
   const v = p.values;
+  const heading = p.editing ? `Edit issue #${p.editing.iid}` : 'New issue';
+  const back = p.editing ? issueHref(p.project, p.editing.iid) : issuesHref(p.project);
   const ch = p.choices;
   // a label typed elsewhere (an unknown title) stays offered, so nothing chosen is lost on a re-render
   const labels = ch
@@ -94,13 +101,21 @@ export function NewIssuePage(p: {
   return (
     <Layout
       ctx={p.ctx}
-      title={`New issue · ${p.project.fullPath}`}
-      crumbs={projectCrumbs(p.project, { text: 'Issues', href: issuesHref(p.project) }, { text: 'New' })}
+      title={`${heading} · ${p.project.fullPath}`}
+      crumbs={projectCrumbs(
+        p.project,
+        { text: 'Issues', href: issuesHref(p.project) },
+        ...(p.editing ? [{ text: `#${p.editing.iid}`, href: back }, { text: 'Edit' }] : [{ text: 'New' }]),
+      )}
     >
       <ProjectTabs n={p.nav} current="issues" />
-      <h1 class="h2 mb-3">New issue</h1>
+      <h1 class="h2 mb-3">{heading}</h1>
       <FormErrors errors={p.errors} />
-      <PostForm ctx={p.ctx} action={`/-/p/${p.project.id}/issues`} id="new_issue">
+      <PostForm
+        ctx={p.ctx}
+        action={p.editing ? issueFormBase(p.project, p.editing.iid) : `/-/p/${p.project.id}/issues`}
+        id={p.editing ? 'edit_issue' : 'new_issue'}
+      >
         <div class="d-flex flex-wrap gutter-md">
           <div class="col-12 col-md-8">
             <div class="FormControl FormControl--fullWidth mb-3">
@@ -182,9 +197,9 @@ export function NewIssuePage(p: {
         </div>
         <div class="d-flex flex-items-center">
           <button type="submit" class="btn btn-primary mr-2">
-            Create issue
+            {p.editing ? 'Save changes' : 'Create issue'}
           </button>
-          <a class="btn" href={issuesHref(p.project)}>
+          <a class="btn" href={back}>
             Cancel
           </a>
         </div>

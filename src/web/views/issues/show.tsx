@@ -11,7 +11,7 @@ import { Avatar, Markdown, PostForm, TimeAgo } from '../components.tsx';
 import { Layout } from '../layout.tsx';
 import { type ProjectRef, projectCrumbs, StateBadge } from '../merge-requests/common.tsx';
 import { type ProjectTabsNav, ProjectTabs } from '../project-tabs.tsx';
-import { ConfidentialMark, IssueLabel, issueFormBase, issuesHref, UserLink } from './common.tsx';
+import { ConfidentialMark, IssueLabel, issueFormBase, issueHref, issuesHref, UserLink } from './common.tsx';
 import { MarkdownField } from './new.tsx';
 
 /** A linked issue as the sidebar lists it. */
@@ -288,12 +288,19 @@ export function IssuePage(p: IssuePageProps): SafeHtml {
             ) : null}
           </p>
         </div>
-        {canToggle ? (
-          <PostForm ctx={p.ctx} action={`${base}/${r.state === 'opened' ? 'close' : 'reopen'}`} class="flex-shrink-0">
-            <button type="submit" class="btn">
-              {r.state === 'opened' ? 'Close issue' : 'Reopen issue'}
-            </button>
-          </PostForm>
+        {p.canUpdate ? (
+          <div class="d-flex flex-shrink-0">
+            <a class="btn mr-2" href={`${issueHref(p.project, r.iid)}/edit`}>
+              Edit
+            </a>
+            {canToggle ? (
+              <PostForm ctx={p.ctx} action={`${base}/${r.state === 'opened' ? 'close' : 'reopen'}`}>
+                <button type="submit" class="btn">
+                  {r.state === 'opened' ? 'Close issue' : 'Reopen issue'}
+                </button>
+              </PostForm>
+            ) : null}
+          </div>
         ) : null}
       </div>
       <div class="d-flex flex-wrap gutter-md">
