@@ -623,3 +623,27 @@ test('editing an issue: the form holds what the issue has; saving changes it wit
   assert.equal((await webPost(s.app, `/-/p/${s.project.id}/issues/${own.iid}`, gus, { title: 'Mine, renamed' })).statusCode, 303);
   assert.equal((await s.issueRow(own.iid)).title, 'Mine, renamed');
 });
+
+test('notifications: an assignee is subscribed and may unsubscribe, then subscribe again; the anonymous get no such block', async (t) => {
+  const s = await setup(t);
+  const a = await s.issue(s.tokens.mae, { title: 'Watched', assignee_ids: [s.rita.id] });
+  const path = `/${s.full}/-/issues/${a.iid}`;
+  const one = `/-/p/${s.project.id}/issues/${a.iid}`;
+  const rita = await webSignIn(s.app, s.rita.username);
+  const subscription = () =>
+    s.c.db.kysely.selectFrom('subscriptions').select('subscribed').where('subscribable_type', '=', 'Issue').where('user_id', '=', s.rita.id).executeTakeFirst();
+
+  const page = await webGet(s.app, path, rita);
+  assert.match(
+    page.body,
+    new RegExp(`<form method="post" action="${one}/subscription"[^>]*>.*<input type="hidden" name="subscribed" value="0">.*>\\s*Unsubscribe\\s*</button>`, 's'),
+  );
+  const off = await webPost(s.app, `${one}/subscription`, rita, { subscribed: '0' });
+  assert.equal(off.statusCode, 303);
+  assert.match((await followFlash(s, off, rita)).body, /You unsubscribed from the notifications of this issue\./);
+  assert.deepEqual(await subscription(), { subscribed: 0 });
+  assert.match((await webGet(s.app, path, rita)).body, />\s*Subscribe\s*<\/button>/);
+  assert.equal((await webPost(s.app, `${one}/subscription`, rita, { subscribed: '1' })).statusCode, 303);
+  assert.deepEqual(await subscription(), { subscribed: 1 });
+  assert.doesNotMatch((await webGet(s.app, path)).body, /Notifications|\/subscription"/);
+});

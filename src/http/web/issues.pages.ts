@@ -1,6 +1,6 @@
 // Issue pages (GitLab's /-/issues, /-/issues/new, /-/issues/:iid): a project's list with its tabs and
 // filters, the new issue form, the issue page (description, discussion, sidebar) and its forms (create,
-// edit, close, reopen, comment, link and unlink issues). Every read and write goes through the issue services
+// edit, close, reopen, comment, subscribe, link and unlink issues). Every read and write goes through the issue services
 // with the viewer's actor — the same code as the API's routes (`c.issues`, `c.issuesQuery`, `c.issueLinks`,
 // `c.notes`): a confidential issue the viewer may not read is the 404 page, and the list never holds one.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -304,13 +304,15 @@ export function issuePages(app: FastifyInstance, c: Container, web: Web): void {
 
   async function issueProps(ctx: WebCtx, found: FoundIssue): Promise<Omit<IssuePageProps, 'commentError' | 'commentBody'>> {
     const noteable = noteableOf('Issue', found, found.issue);
-    const [[view], notes, participants, related, nav] = await Promise.all([
+    const [[view], notes, participants, related, nav, subscribed] = await Promise.all([
       c.issues.views([found.issue], [found]),
       c.notes.list(ctx.actor, noteable, { orderBy: 'created_at', sort: 'asc' }).limit(NOTES_LIMIT).execute(),
       c.issues.participants(ctx.actor, found),
       c.issueLinks.related(ctx.actor, found),
       navOf(ctx, found),
+      ctx.user ? c.issues.isSubscribed(ctx.actor, found) : Promise.resolve(null),
     ]);
+    const refusal = createNoteRefusal(ctx.actor, noteable);
     const [users, relatedViews] = await Promise.all([c.users.basicByIds(notes.map((n) => n.author_id)), c.issues.views(related.map((r) => r.issue))]);
     const fullPath = (v: (typeof relatedViews)[number]) => v.project.fullPath;
     const here = `${found.namespace.full_path}/${found.project.path}`;
@@ -337,7 +339,9 @@ export function issuePages(app: FastifyInstance, c: Container, web: Web): void {
       timeEstimate: humanTime(found.issue.time_estimate),
       timeSpent: humanTime(found.issue.total_time_spent),
       canUpdate: c.issues.canUpdate(ctx.actor, found),
-      canComment: createNoteRefusal(ctx.actor, noteable) === null,
+      canComment: refusal === null,
+      commentRefusal: refusal as IssuePageProps['commentRefusal'],
+      subscribed,
       canLink: c.issueLinks.canLink(ctx.actor, found),
     };
   }
@@ -457,6 +461,17 @@ export function issuePages(app: FastifyInstance, c: Container, web: Web): void {
       return web.page(reply, IssuePage({ ...props, commentError: errors.join(' '), commentBody: body }), 422);
     }
     return web.redirect(reply, `${t.href}#note_${noteId}`, { kind: 'notice', text: 'Your comment was added.' });
+  });
+
+  app.post(`${ONE}/subscription`, OPTS, async (req, reply) => {
+    const t = await formTarget(req);
+    if (!t) return web.notFound(req, reply);
+    const on = checked((req.body as Body | undefined)?.subscribed);
+    await c.issues.setSubscription(t.ctx.actor, t.found, on);
+    return web.redirect(reply, t.href, {
+      kind: 'notice',
+      text: on ? 'You subscribed to the notifications of this issue.' : 'You unsubscribed from the notifications of this issue.',
+    });
   });
 
   app.post(`${ONE}/links`, OPTS, async (req, reply) => {

@@ -43,6 +43,10 @@ export interface IssuePageProps {
   canUpdate: boolean;
   /** the viewer may comment */
   canComment: boolean;
+  /** why not, when they may not: signed out, the project archived, the discussion locked */
+  commentRefusal?: 'unauthenticated' | 'archived' | 'locked' | null;
+  /** the viewer gets the issue's notifications (null: signed out) */
+  subscribed: boolean | null;
   /** the viewer may link this issue to others and remove its links */
   canLink: boolean;
   commentError?: string | null;
@@ -142,6 +146,17 @@ function Sidebar(p: IssuePageProps): SafeHtml {
           ))}
         </ul>
       </SidebarBlock>
+      {p.subscribed !== null ? (
+        <SidebarBlock title="Notifications">
+          <PostForm ctx={p.ctx} action={`${base}/subscription`} class="d-flex flex-items-center">
+            <input type="hidden" name="subscribed" value={p.subscribed ? '0' : '1'} />
+            <span class="f6 flex-auto">{p.subscribed ? 'You get notified of its activity.' : 'You are not notified of its activity.'}</span>
+            <button type="submit" class="btn btn-sm ml-2">
+              {p.subscribed ? 'Unsubscribe' : 'Subscribe'}
+            </button>
+          </PostForm>
+        </SidebarBlock>
+      ) : null}
       <SidebarBlock title="Linked issues" id="linked-issues">
         {p.related.length ? (
           LINK_HEADINGS.map(([type, heading]) => {
@@ -250,7 +265,11 @@ function Discussion(p: IssuePageProps): SafeHtml {
           </button>
         </PostForm>
       ) : p.ctx.user ? (
-        <p class="mt-3 color-fg-muted">The discussion is locked: only project members can comment.</p>
+        <p class="mt-3 color-fg-muted">
+          {p.commentRefusal === 'archived'
+            ? 'This project is archived: it takes no new comments.'
+            : 'The discussion is locked: only project members can comment.'}
+        </p>
       ) : (
         <p class="mt-3">
           <a href={`/users/sign_in?redirect_to=${encodeURIComponent(p.ctx.url)}`}>Sign in</a> to comment.
