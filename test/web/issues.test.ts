@@ -481,9 +481,13 @@ test('linked issues: link by #iid, by group/project#iid and by URL, refusals as 
   assert.equal(linked.statusCode, 303);
   assert.equal(linked.headers.location, `${path}#linked-issues`);
   assert.match((await followFlash(s, linked, rita)).body, /The issue was linked\./);
-  const cross = await webPost(s.app, `${one}/links`, rita, { issue: `${s.group.full_path}/lib#1` });
+  const cross = await webPost(s.app, `${one}/links`, rita, { issue: 'lib#1' });
   assert.equal(cross.statusCode, 303);
+  assert.match((await followFlash(s, cross, rita)).body, /The issue was linked\./);
   assert.equal((await links()).length, 2);
+  // the same issue by its full reference: already linked
+  const full = await webPost(s.app, `${one}/links`, rita, { issue: `${s.group.full_path}/lib#1` });
+  assert.match((await followFlash(s, full, rita)).body, /Issue\(s\) already assigned/);
   const shown = (await webGet(s.app, path, rita)).body;
   assert.match(shown, /<h3 class="f6 text-normal color-fg-muted mb-1">Blocks<\/h3>/);
   assert.match(shown, new RegExp(`<a href="/${s.full}/-/issues/${b.iid}">Blocked one</a> <span class="color-fg-muted">#${b.iid}</span>`));

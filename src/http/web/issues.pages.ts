@@ -102,8 +102,8 @@ function dueDateOf(v: string): string | null {
 }
 
 /**
- * The issue a link form names: `#12` or `12` in this project, `group/project#12` in another, or an issue's
- * URL. null when it names none.
+ * The issue a link form names: `#12` or `12` in this project, `project#12` in the same namespace,
+ * `group/project#12` elsewhere, or an issue's URL on this site. null when it names none.
  */
 function linkTargetOf(text: string, externalUrl: string): { project: string | null; iid: number } | null {
   let t = text.trim();
@@ -117,13 +117,18 @@ function linkTargetOf(text: string, externalUrl: string): { project: string | nu
     const base = new URL(externalUrl);
     if (url.host !== base.host) return null;
     const basePath = base.pathname.replace(/\/+$/, '');
-    let path = decodeURIComponent(url.pathname);
+    let path: string;
+    try {
+      path = decodeURIComponent(url.pathname);
+    } catch {
+      return null;
+    }
     if (basePath && path.startsWith(`${basePath}/`)) path = path.slice(basePath.length);
     const m = /^\/(.+?)\/-\/issues\/(\d+)\/?$/.exec(path);
     if (!m) return null;
     t = `${m[1]}#${m[2]}`;
   }
-  const m = /^(?:([A-Za-z0-9_.][\w.\-/]*[\w.])?#)?(\d{1,10})$/.exec(t);
+  const m = /^(?:([A-Za-z0-9_.](?:[\w.\-/]*[\w.])?)?#)?(\d{1,10})$/.exec(t);
   if (!m) return null;
   const iid = idOf(m[2]);
   return iid === null ? null : { project: m[1] ?? null, iid };
@@ -488,7 +493,14 @@ export function issuePages(app: FastifyInstance, c: Container, web: Web): void {
       });
     }
     try {
-      await c.issueLinks.create(t.ctx.actor, t.found, target.project ?? String(t.found.project.id), target.iid, type);
+      // `project#12` names a project of the same namespace, as GitLab's references do
+      const project =
+        target.project === null
+          ? String(t.found.project.id)
+          : target.project.includes('/')
+            ? target.project
+            : `${t.found.namespace.full_path}/${target.project}`;
+      await c.issueLinks.create(t.ctx.actor, t.found, project, target.iid, type);
     } catch (e) {
       return web.redirect(reply, `${t.href}#linked-issues`, { kind: 'alert', text: alertOf(e, 'The issue could not be linked.') });
     }
