@@ -108,4 +108,11 @@ test('in a browser: open the Issues tab, create an issue with a label, comment o
   await page.goto(`/${full}/-/issues?state=closed`);
   assert.equal(await page.locator('#issues-list > li').count(), 1);
   await screenshot(page, 'issues-list-closed');
+
+  // on a phone: the sidebar goes below the discussion, nothing wider than the screen
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(`/${full}/-/issues/2`);
+  const overflow = await page.evaluate(() => document.querySelector('main')!.scrollWidth - document.querySelector('main')!.clientWidth);
+  assert.ok(overflow <= 0, `the issue page's content is ${overflow}px wider than a phone`);
+  await screenshot(page, 'issues-show-mobile');
 });

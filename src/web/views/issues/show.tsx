@@ -337,7 +337,7 @@ export function IssuePage(p: IssuePageProps): SafeHtml {
           </section>
           <Discussion {...p} />
         </div>
-        <div class="col-12 col-md-3">
+        <div class="col-12 col-md-3 mt-4 mt-md-0">
           <Sidebar {...p} />
         </div>
       </div>
