@@ -50,7 +50,7 @@ test('the search page: scopes at the instance, a group and a project; private pr
   const home = await webGet(ctx.app, '/search', docS);
   assert.equal(home.statusCode, 200);
   assert.match(home.body, /<input id="header-search"[^>]* name="search"/);
-  assert.deepEqual(tabs(home.body), ['Projects*', 'Merge requests', 'Milestones', 'Users', 'Translation strings']);
+  assert.deepEqual(tabs(home.body), ['Projects*', 'Issues', 'Merge requests', 'Milestones', 'Users', 'Translation strings']);
   assert.match(home.body, /What are you looking for\?/);
 
   const projects = await webGet(ctx.app, '/search?search=hill', docS);
@@ -70,13 +70,13 @@ test('the search page: scopes at the instance, a group and a project; private pr
 
   // a group: its scopes, the group kept in the form and the tabs
   const inGroup = await webGet(ctx.app, `/search?search=flux&group_id=${group.id}&scope=merge_requests`, biffS);
-  assert.deepEqual(tabs(inGroup.body), ['Projects', 'Merge requests*', 'Milestones', 'Users']);
+  assert.deepEqual(tabs(inGroup.body), ['Projects', 'Issues', 'Merge requests*', 'Milestones', 'Users']);
   assert.match(inGroup.body, new RegExp(`<input type="hidden" name="group_id" value="${group.id}"`));
   assert.deepEqual(rows(inGroup.body), ['Fit the flux capacitor hill-valley/delorean!1 · opened']);
 
   // a project: code first (escaped as text), commits
   const code = await webGet(ctx.app, `/search?search=gigawatts&project_id=${project.id}`, biffS);
-  assert.deepEqual(tabs(code.body), ['Code*', 'Commits', 'Merge requests', 'Milestones', 'Comments', 'Users']);
+  assert.deepEqual(tabs(code.body), ['Code*', 'Issues', 'Commits', 'Merge requests', 'Milestones', 'Comments', 'Users']);
   assert.deepEqual(rows(code.body), ['lib/flux.rb 1 def capacitor 2 1.21 &lt;gigawatts&gt; 3 end']);
   assert.match(code.body, /href="\/hill-valley\/delorean\/-\/blob\/main\/lib\/flux.rb#L1"/);
   assert.deepEqual(rows((await webGet(ctx.app, `/search?search=capacitor&project_id=${project.id}&scope=commits`, biffS)).body).length, 1);

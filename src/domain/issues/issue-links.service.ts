@@ -76,6 +76,11 @@ export class IssueLinksService {
     );
   }
 
+  /** admin_issue_link on the issue's project: whether the actor may link it to others (and remove its links). */
+  canLink(actor: Actor, f: FoundIssue): boolean {
+    return !!actor.user && (actor.isAdmin || f.access.abilities.has('admin_issue_link'));
+  }
+
   /** POST …/links: 404 for a target the actor cannot see, 409 for a second link of the pair, 403 without the right. */
   async create(
     actor: Actor,

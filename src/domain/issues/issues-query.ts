@@ -13,7 +13,7 @@ import { openLevels } from '../access/visibility.ts';
 import type { FeatureDeps } from '../deps.ts';
 import { FILTER_ANY, FILTER_NONE, type IdOrWildcard } from '../merge-requests/merge-requests-query.ts';
 import { ProjectsQuery, searchTerms } from '../projects/projects-query.ts';
-import { canReadConfidential } from './issue-access.ts';
+import { canReadConfidential, canReadIssues } from './issue-access.ts';
 
 export const ISSUE_SCOPES = ['created_by_me', 'assigned_to_me', 'all'] as const;
 export const ISSUE_STATES = ['opened', 'closed', 'all'] as const;
@@ -180,6 +180,18 @@ export class IssuesQuery {
       .execute();
     const count = (state: string) => Number(rows.find((r) => r.state === state)?.n ?? 0);
     return { all: count('opened') + count('closed'), closed: count('closed'), opened: count('opened') };
+  }
+
+  /** The open issues of a project the actor reads (the count beside a project's Issues tab); null when its issues are closed to them. */
+  async openCount(actor: Actor, project: ProjectRow, access: ProjectAccess): Promise<number | null> {
+    if (!canReadIssues(actor, project, access)) return null;
+    const q = await this.list(actor, { kind: 'project', project, access }, { state: 'opened' });
+    const row = await q
+      .clearSelect()
+      .clearOrderBy()
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
   }
 
   private assignedTo(userId: number): Cond {

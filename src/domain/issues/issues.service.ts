@@ -150,6 +150,16 @@ export class IssuesService {
     return canUpdateIssue(actor, f.access, f.issue, f.assigneeIds);
   }
 
+  /** create_issue on a project whose issues the actor reads (what `create` asks; pages show their button on it). */
+  canCreate(actor: Actor, r: { project: ProjectRow; access: ProjectAccess }): boolean {
+    return !!actor.user && canReadIssues(actor, r.project, r.access) && (actor.isAdmin || r.access.abilities.has('create_issue'));
+  }
+
+  /** set_issue_metadata: labels, milestone, assignees and due date are taken from this actor (else dropped). */
+  canSetMetadata(actor: Actor, r: { access: ProjectAccess }): boolean {
+    return canSetMetadata(actor, r.access);
+  }
+
   // ---- validation -------------------------------------------------------------------------------
 
   private validate(input: IssueInput, creating: boolean): void {
@@ -207,7 +217,7 @@ export class IssuesService {
     const user = actor.user;
     if (!user) throw Errors.unauthorized();
     const found = await this.deps.resolve.project(actor, projectIdOrPath);
-    if (!canReadIssues(actor, found.project, found.access) || !(actor.isAdmin || found.access.abilities.has('create_issue'))) throw Errors.forbidden();
+    if (!this.canCreate(actor, found)) throw Errors.forbidden();
     this.validate(input, true);
     const metadata = canSetMetadata(actor, found.access);
     const owner = actor.isAdmin || found.access.level >= 50;

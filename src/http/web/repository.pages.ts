@@ -50,13 +50,15 @@ const PER_PAGE = 40;
 /** blame of (repository, commit, path): immutable */
 const blames = new BoundedMap<BlameGroup[]>(500);
 
-function navOf(ctx: WebCtx, r: ResolvedProject, readCode: boolean): ProjectNav {
+/** The project's frame: its names, whether the viewer reads its code, and the open issues of its Issues tab. */
+async function navOf(c: Container, ctx: WebCtx, r: ResolvedProject, readCode: boolean): Promise<ProjectNav> {
   return {
     ctx,
     fullPath: `${r.namespace.full_path}/${r.project.path}`,
     name: r.project.name,
     defaultBranch: r.project.default_branch || 'main',
     readCode,
+    openIssues: await c.issuesQuery.openCount(ctx.actor, r.project, r.access),
   };
 }
 
@@ -129,7 +131,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
   // ---- project home ----
   web.projectPage('/', async (_req, reply, { ctx, resolved }) => {
     const readCode = canReadCode(ctx.actor, resolved.project, resolved.access);
-    const n = navOf(ctx, resolved, readCode);
+    const n = await navOf(c, ctx, resolved, readCode);
     const rc = repoContext(c, resolved);
     const p = resolved.project;
     const starCount = (await stars.counts([p.id])).get(p.id) ?? 0;
@@ -180,7 +182,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
   web.projectPage('/-/refs/switch', async (req, reply, { ctx, resolved }) => {
     const rc = codeContext(c, ctx, resolved);
     const q = req.query as { ref?: string; path?: string; dest?: string };
-    const n = navOf(ctx, resolved, true);
+    const n = await navOf(c, ctx, resolved, true);
     const ref = typeof q.ref === 'string' ? q.ref : '';
     if (!ref || !(await rc.repo.resolveCommit(ref))) return web.notFound(req, reply);
     const path = typeof q.path === 'string' ? q.path : '';
@@ -194,7 +196,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
     if (!x) return web.notFound(req, reply);
     const o = await objectAt(rc, x.commit, x.path);
     if (!o) return web.notFound(req, reply);
-    const n = navOf(ctx, resolved, true);
+    const n = await navOf(c, ctx, resolved, true);
     if (o.type === 'blob') return reply.redirect(urls.blob(n, x.ref, x.path), 302);
     if (o.type !== 'tree') return web.notFound(req, reply);
     const [rows, refs] = await Promise.all([treeRows(rc, x.commit, x.path, o.sha), refLists(rc)]);
@@ -215,7 +217,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
     const rc = codeContext(c, ctx, resolved);
     const f = await fileOf(rc, params['*']);
     if (!f) return web.notFound(req, reply);
-    const n = navOf(ctx, resolved, true);
+    const n = await navOf(c, ctx, resolved, true);
     const base = { n, ref: f.ref, commit: f.commit, path: f.path, size: f.blob.size, lines: null, language: null, markdown: null, image: false };
     // the file's last commit (a git walk when not cached) and its bytes, read side by side
     const [last, o] = await Promise.all([
@@ -259,7 +261,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
     const rc = codeContext(c, ctx, resolved);
     const f = await fileOf(rc, params['*']);
     if (!f) return web.notFound(req, reply);
-    const n = navOf(ctx, resolved, true);
+    const n = await navOf(c, ctx, resolved, true);
     // big or binary files have no blame view: the file page says why and links to raw
     if (f.blob.size > BLOB_VIEW_MAX || isBinary((await rc.repo.read(f.blob.sha))?.content ?? Buffer.alloc(0))) {
       return reply.redirect(urls.blob(n, f.ref, f.path), 302);
@@ -285,7 +287,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
     if (x.path && !(await objectAt(rc, x.commit, x.path))) return web.notFound(req, reply);
     const page = pageNumber(req.query);
     const [{ commits, hasNext }, refs] = await Promise.all([historyPage(rc, x.commit, x.path, page, PER_PAGE), refLists(rc)]);
-    return web.page(reply, CommitsPage({ n: navOf(ctx, resolved, true), ref: x.ref, path: x.path, refs, commits, page, hasNext }));
+    return web.page(reply, CommitsPage({ n: await navOf(c, ctx, resolved, true), ref: x.ref, path: x.path, refs, commits, page, hasNext }));
   };
   web.projectPage('/-/commits/*', (req, reply, { ctx, resolved, params }) => commitsPage(req, reply, ctx, resolved, params['*'] ?? ''));
   web.projectPage('/-/commits', (req, reply, { ctx, resolved }) => commitsPage(req, reply, ctx, resolved, resolved.project.default_branch || 'main'));
@@ -312,13 +314,13 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
       path: r.path,
       line: r.line,
     }));
-    return web.page(reply, CommitPage({ n: navOf(ctx, resolved, true), commit, diff: diff.html, overflow: diff.overflow, view, notes }));
+    return web.page(reply, CommitPage({ n: await navOf(c, ctx, resolved, true), commit, diff: diff.html, overflow: diff.overflow, view, notes }));
   });
 
   // ---- compare ----
   const compare = async (req: FastifyRequest, reply: FastifyReply, ctx: WebCtx, resolved: ResolvedProject, from: string, to: string) => {
     const rc = codeContext(c, ctx, resolved);
-    const n = navOf(ctx, resolved, true);
+    const n = await navOf(c, ctx, resolved, true);
     const refs = await refLists(rc);
     const view = viewOf(req.query);
     if (!from || !to) return web.page(reply, ComparePage({ n, refs, from: from || n.defaultBranch, to, result: null, error: null, view }));
@@ -350,7 +352,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
   web.projectPage('/-/compare', (req, reply, { ctx, resolved }) => compare(req, reply, ctx, resolved, '', ''));
   web.projectPage('/-/compare/go', async (req, reply, { ctx, resolved }) => {
     const q = req.query as { from?: string; to?: string };
-    const n = navOf(ctx, resolved, true);
+    const n = await navOf(c, ctx, resolved, true);
     const from = typeof q.from === 'string' ? q.from.trim() : '';
     const to = typeof q.to === 'string' ? q.to.trim() : '';
     if (!from || !to) return compare(req, reply, ctx, resolved, from, to);
@@ -384,7 +386,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
 
   web.projectPage('/-/branches', async (req, reply, { ctx, resolved }) => {
     const rc = await refsContextOf(ctx, resolved);
-    const n = navOf(ctx, resolved, true);
+    const n = await navOf(c, ctx, resolved, true);
     const branches = rc.repo.exists() ? await rc.repo.branches() : [];
     const rules = await c.repository.refRules(rc, ctx.actor);
     const rows: BranchRow[] = await Promise.all(
@@ -411,7 +413,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
     if (!/^\d+$/.test(id)) return web.notFound(req, reply);
     const resolved = await c.resolve.project(ctx.actor, Number(id));
     const rc = await refsContextOf(ctx, resolved);
-    const n = navOf(ctx, resolved, true);
+    const n = await navOf(c, ctx, resolved, true);
     const name = String((req.body as { branch?: unknown } | null)?.branch ?? '');
     if (!isValidNewRefName(name)) return web.notFound(req, reply);
     const ref = rc.repo.exists() ? await rc.repo.branch(name) : undefined;
@@ -436,7 +438,7 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
     const tags = rc.repo.exists() ? await rc.repo.tags() : [];
     const rows = await Promise.all(tags.map(async (t) => ({ name: t.short, commit: await rc.repo.commit(t.commit), message: t.tag?.message ?? null })));
     rows.sort((a, b) => (b.commit?.committer.time ?? 0) - (a.commit?.committer.time ?? 0) || a.name.localeCompare(b.name));
-    return web.page(reply, TagsPage({ n: navOf(ctx, resolved, true), rows }));
+    return web.page(reply, TagsPage({ n: await navOf(c, ctx, resolved, true), rows }));
   });
 
   web.projectPage('/-/tags/*', async (req, reply, { ctx, resolved, params }) => {
@@ -447,7 +449,11 @@ export function repositoryPages(app: FastifyInstance, c: Container, web: Web): v
     const tagger = t.tag?.tagger ? t.tag.tagger.name : null;
     return web.page(
       reply,
-      TagPage({ n: navOf(ctx, resolved, true), tag: { name: t.short, commit: await rc.repo.commit(t.commit), message: t.tag?.message ?? null }, tagger }),
+      TagPage({
+        n: await navOf(c, ctx, resolved, true),
+        tag: { name: t.short, commit: await rc.repo.commit(t.commit), message: t.tag?.message ?? null },
+        tagger,
+      }),
     );
   });
 }

@@ -20,6 +20,7 @@ const TAB_TEXT: Partial<Record<SearchScope, string>> = {
   blobs: 'Code',
   commits: 'Commits',
   projects: 'Projects',
+  issues: 'Issues',
   merge_requests: 'Merge requests',
   milestones: 'Milestones',
   notes: 'Comments',
@@ -28,7 +29,7 @@ const TAB_TEXT: Partial<Record<SearchScope, string>> = {
 const TABS: Record<SearchTarget['level'], SearchScope[]> = {
   global: GLOBAL_SCOPES.filter((s) => TAB_TEXT[s]),
   group: GROUP_SCOPES.filter((s) => TAB_TEXT[s]),
-  project: ['blobs', 'commits', 'merge_requests', 'milestones', 'notes', 'users'].filter((s) =>
+  project: ['blobs', 'issues', 'commits', 'merge_requests', 'milestones', 'notes', 'users'].filter((s) =>
     (PROJECT_SCOPES as readonly string[]).includes(s),
   ) as SearchScope[],
 };
@@ -61,6 +62,20 @@ function itemsOf(scope: SearchScope, entities: Entity[], target: SearchTarget): 
         reference: e.references?.full ?? `!${e.iid}`,
         state: e.state,
       }));
+    case 'issues':
+      return entities.map((e) => {
+        const href = local(e.web_url);
+        // the issue's project from its URL (Entities::IssueBasic carries no references)
+        const path = href.split('/-/issues/')[0]!.replace(/^\//, '');
+        return {
+          kind: 'issue',
+          title: e.title,
+          href,
+          reference: target.level === 'project' ? `#${e.iid}` : `${decodeURIComponent(path)}#${e.iid}`,
+          state: e.state,
+          confidential: e.confidential === true,
+        };
+      });
     case 'milestones':
       return entities.map((e) => ({ kind: 'milestone', title: e.title, href: local(e.web_url), state: e.state }));
     case 'users':

@@ -4,8 +4,9 @@ import type { WebCtx } from '../../context.ts';
 import type { BlameGroup } from '../../../git/blame.ts';
 import type { Commit } from '../../../git/objects.ts';
 import { type Child, raw, type SafeHtml } from '../../jsx/jsx-runtime.ts';
-import { Blankslate, Markdown, Pagination, PostForm, Tabs, TimeAgo } from '../components.tsx';
+import { Blankslate, Markdown, Pagination, PostForm, TimeAgo } from '../components.tsx';
 import { type Crumb, Layout } from '../layout.tsx';
+import { type ProjectSection, ProjectTabs, refSeg } from '../project-tabs.tsx';
 
 /** Where a project's pages live, with its ref and path URL builders. */
 export interface ProjectNav {
@@ -16,11 +17,11 @@ export interface ProjectNav {
   defaultBranch: string;
   /** may the viewer read the code (files, commits …) */
   readCode: boolean;
+  /** the open issues the viewer reads (the Issues tab); null when the issues are closed to them */
+  openIssues?: number | null;
 }
 
 const seg = (s: string) => s.split('/').map(encodeURIComponent).join('/');
-/** Rails' escaping of a ref in a glob segment: slashes and pchar stay. */
-export const refSeg = (name: string) => name.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@/]/gu, (ch) => encodeURIComponent(ch));
 
 export const urls = {
   base: (n: ProjectNav) => `/${seg(n.fullPath)}`,
@@ -48,24 +49,7 @@ function projectCrumbs(n: ProjectNav, more: Crumb[] = []): Crumb[] {
   return [...crumbs, ...more];
 }
 
-type Section = 'files' | 'commits' | 'branches' | 'tags' | 'compare';
-
-function ProjectTabs(p: { n: ProjectNav; current: Section }): SafeHtml {
-  if (!p.n.readCode) return raw('');
-  const { n } = p;
-  return (
-    <Tabs
-      label="Repository"
-      tabs={[
-        { href: urls.tree(n, n.defaultBranch), text: 'Files', current: p.current === 'files' },
-        { href: urls.commits(n, n.defaultBranch), text: 'Commits', current: p.current === 'commits' },
-        { href: urls.branches(n), text: 'Branches', current: p.current === 'branches' },
-        { href: urls.tags(n), text: 'Tags', current: p.current === 'tags' },
-        { href: urls.compare(n), text: 'Compare', current: p.current === 'compare' },
-      ]}
-    />
-  );
-}
+type Section = Exclude<ProjectSection, 'issues'>;
 
 function Page(p: { n: ProjectNav; title: string; crumbs?: Crumb[]; section: Section | null; wide?: boolean; children?: Child }): SafeHtml {
   return (

@@ -9,6 +9,7 @@ import { Layout } from '../layout.tsx';
 export type SearchItem =
   | { kind: 'project'; name: string; fullName: string; href: string; description: string | null }
   | { kind: 'merge_request'; title: string; href: string; reference: string; state: string }
+  | { kind: 'issue'; title: string; href: string; reference: string; state: string; confidential: boolean }
   | { kind: 'milestone'; title: string; href: string; state: string }
   | { kind: 'user'; name: string; username: string; href: string }
   | { kind: 'note'; body: string; author: string | null; href: string; on: string }
@@ -56,6 +57,18 @@ function Item(p: { item: SearchItem }): SafeHtml {
           </a>
           <div class="f6 color-fg-muted">
             {i.reference} · {i.state}
+          </div>
+        </div>
+      );
+    case 'issue':
+      return (
+        <div>
+          <a class="text-bold" href={i.href}>
+            {i.title}
+          </a>
+          <div class="f6 color-fg-muted">
+            {i.reference} · {i.state === 'opened' ? 'open' : i.state}
+            {i.confidential ? ' · confidential' : ''}
           </div>
         </div>
       );

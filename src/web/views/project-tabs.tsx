@@ -1,0 +1,42 @@
+// The project's tab bar: the repository's sections (Files, Commits, Branches, Tags, Compare) for those who
+// read the code, and Issues with the count of open ones for those who read the issues. The routes say which.
+import { raw, type SafeHtml } from '../jsx/jsx-runtime.ts';
+import { Tabs } from './components.tsx';
+
+/** What the tab bar knows of a project and its viewer. */
+export interface ProjectTabsNav {
+  /** "group/project" */
+  fullPath: string;
+  defaultBranch: string;
+  /** may the viewer read the code (files, commits …) */
+  readCode: boolean;
+  /** the open issues the viewer reads; null or absent when the issues are closed to them */
+  openIssues?: number | null;
+}
+
+export type ProjectSection = 'files' | 'commits' | 'branches' | 'tags' | 'compare' | 'issues';
+
+const seg = (s: string) => s.split('/').map(encodeURIComponent).join('/');
+/** Rails' escaping of a ref in a glob segment: slashes and pchar stay. */
+export const refSeg = (name: string) => name.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@/]/gu, (ch) => encodeURIComponent(ch));
+
+export function ProjectTabs(p: { n: ProjectTabsNav; current: ProjectSection }): SafeHtml {
+  const { n } = p;
+  const base = `/${seg(n.fullPath)}/-`;
+  const ref = refSeg(n.defaultBranch);
+  const tabs: { href: string; text: string; current: boolean; count?: number }[] = [];
+  if (n.readCode) {
+    tabs.push(
+      { href: `${base}/tree/${ref}`, text: 'Files', current: p.current === 'files' },
+      { href: `${base}/commits/${ref}`, text: 'Commits', current: p.current === 'commits' },
+      { href: `${base}/branches`, text: 'Branches', current: p.current === 'branches' },
+      { href: `${base}/tags`, text: 'Tags', current: p.current === 'tags' },
+      { href: `${base}/compare`, text: 'Compare', current: p.current === 'compare' },
+    );
+  }
+  if (n.openIssues !== null && n.openIssues !== undefined) {
+    tabs.push({ href: `${base}/issues`, text: 'Issues', current: p.current === 'issues', count: n.openIssues });
+  }
+  if (!tabs.length) return raw('');
+  return <Tabs label="Project" tabs={tabs} />;
+}
