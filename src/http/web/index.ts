@@ -10,6 +10,7 @@ import { deployKeysPages } from './deploy-keys.pages.ts';
 import { explorePages } from './explore.routes.ts';
 import { groupPages } from './groups.pages.ts';
 import { issuePages } from './issues.pages.ts';
+import { boardPages } from './boards.pages.ts';
 import { mergeRequestPages } from './merge-requests.pages.ts';
 import { milestonePages } from './milestones.pages.ts';
 import { newProjectPages } from './new-project.routes.ts';
@@ -52,6 +53,7 @@ export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
   repositoryPages(app, c, web);
   mergeRequestPages(app, c, web);
   issuePages(app, c, web);
+  boardPages(app, c, web);
   pipelinePages(app, c, web);
   milestonePages(app, c, web);
   // profile, tokens, project settings (deploy keys among them), the admin area

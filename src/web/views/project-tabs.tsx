@@ -1,5 +1,5 @@
 // The project's tab bar: the repository's sections (Files, Commits, Branches, Tags, Compare) for those who
-// read the code, and Issues with the count of open ones for those who read the issues. The routes say which.
+// read the code, and Issues with the count of open ones and Boards for those who read the issues. The routes say which.
 import { raw, type SafeHtml } from '../jsx/jsx-runtime.ts';
 import { Tabs } from './components.tsx';
 
@@ -14,7 +14,7 @@ export interface ProjectTabsNav {
   openIssues?: number | null;
 }
 
-export type ProjectSection = 'files' | 'commits' | 'branches' | 'tags' | 'compare' | 'issues';
+export type ProjectSection = 'files' | 'commits' | 'branches' | 'tags' | 'compare' | 'issues' | 'boards';
 
 const seg = (s: string) => s.split('/').map(encodeURIComponent).join('/');
 /** Rails' escaping of a ref in a glob segment: slashes and pchar stay. */
@@ -36,6 +36,7 @@ export function ProjectTabs(p: { n: ProjectTabsNav; current: ProjectSection }): 
   }
   if (n.openIssues !== null && n.openIssues !== undefined) {
     tabs.push({ href: `${base}/issues`, text: 'Issues', current: p.current === 'issues', count: n.openIssues });
+    tabs.push({ href: `${base}/boards`, text: 'Boards', current: p.current === 'boards' });
   }
   if (!tabs.length) return raw('');
   return <Tabs label="Project" tabs={tabs} />;
