@@ -3,6 +3,7 @@
 // HTML comment with a random per-page nonce, which no escaped user text can contain — and the page's HTML
 // is filled in when it is sent (`Web.page`), every render of the page running side by side.
 import { randomBytes } from 'node:crypto';
+import type { Actor } from '../domain/access/actor.ts';
 import type { MarkdownContext } from '../domain/markdown/markdown.ts';
 import type { MarkdownRenderer } from '../domain/markdown/renderer.ts';
 
@@ -13,10 +14,13 @@ export class PageMarkdown {
   /** null: a page that shows no markdown (the sign-in page, built outside `Web`) */
   constructor(private readonly renderer: MarkdownRenderer | null) {}
 
-  /** Starts rendering `text`; its placeholder, replaced by `finish(html)` when the page is filled. */
-  add(text: string, ctx: MarkdownContext, finish: (html: string) => string): string {
+  /**
+   * Starts rendering `text` for `viewer` (its references redacted for them); its placeholder, replaced by
+   * `finish(html)` when the page is filled.
+   */
+  add(text: string, ctx: MarkdownContext, viewer: Actor, finish: (html: string) => string): string {
     if (!this.renderer) throw new Error('this page renders no markdown');
-    this.renders.push(this.renderer.render(text, ctx).then(finish));
+    this.renders.push(this.renderer.render(text, ctx, viewer).then(finish));
     return `<!--markdown:${this.nonce}:${this.renders.length - 1}-->`;
   }
 
