@@ -397,13 +397,13 @@ export class MarkdownReferences {
     const inProject = owner && owner.id !== from.id ? ` <i>in ${escapeHtml(referenceBase(owner, from))}</i>` : '';
     const group = milestone.group;
     const url = owner ? `${ext}/${owner.fullPath}/-/milestones/${milestone.iid}` : `${ext}/groups/${group?.full_path ?? ''}/-/milestones/${milestone.iid}`;
-    const parentAttrs: [string, string][] =
-      group && group.id !== parent.namespace.id
-        ? [
-            ['data-group', String(group.id)],
-            ['data-namespace', String(group.id)],
-          ]
-        : [['data-project', String(parent.id)]];
+    // a group's milestone names its group (MilestoneReferenceFilter#data_attributes_for)
+    const parentAttrs: [string, string][] = group
+      ? [
+          ['data-group', String(group.id)],
+          ['data-namespace', String(group.id)],
+        ]
+      : [['data-project', String(parent.id)]];
     const html = anchor(
       url,
       [
