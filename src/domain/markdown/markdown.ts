@@ -137,7 +137,8 @@ function references(md: MarkdownIt): void {
           ref.content = f.text;
           ref.level = t.level;
           ref.meta = { index: env.refs.length };
-          env.refs.push({ kind: f.kind, text: f.text, project: f.project, number: f.number, name: f.name });
+          const { start: _start, end: _end, ...candidate } = f;
+          env.refs.push(candidate);
           out.push(ref);
           at = f.end;
         }

@@ -247,11 +247,11 @@ export class MarkdownReferences {
             parentOf,
           )
         : [],
-      kinds.has('user') ? this.namespaces(refs.filter((r) => r.kind === 'user' && r.name !== 'all').map((r) => r.name!)) : new Map(),
+      kinds.has('user') ? this.namespaces(refs.filter((r) => r.kind === 'user' && r.name !== 'all').map((r) => r.name!)) : new Map<string, UserOrGroup>(),
     ]);
     const groupNames = await this.fullNames([
       ...[...projects.values()].filter((p) => from && p.id !== from.id && p.namespace.id !== from.namespace.id).map((p) => p.namespace),
-      ...[...(users as Map<string, UserOrGroup>).values()].filter((u) => u.type === 'Group').map((u) => u.namespace),
+      ...[...users.values()].filter((u) => u.type === 'Group').map((u) => u.namespace),
     ]);
     const byKey = <T extends { project_id: number | null }>(rows: readonly T[], n: (r: T) => number) =>
       new Map(rows.map((r) => [`${r.project_id}:${n(r)}`, r]));
@@ -267,9 +267,7 @@ export class MarkdownReferences {
       }
       const r = refs[Number(pieces[i])];
       const original = escapeHtml(r?.text ?? '');
-      const link = r
-        ? this.linkFor(r, { from, parent: parentOf(r), issueAt, mrAt, labels, milestones, users: users as Map<string, UserOrGroup>, groupNames })
-        : null;
+      const link = r ? this.linkFor(r, { from, parent: parentOf(r), issueAt, mrAt, labels, milestones, users, groupNames }) : null;
       if (!link) {
         out.parts[out.parts.length - 1] += original;
         continue;
