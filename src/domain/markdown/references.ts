@@ -42,6 +42,20 @@ export interface LinkedMarkdown {
   links: Link[];
 }
 
+/** What a viewer may read, by kind of check. */
+type Visible = Record<NonNullable<Check>['kind'], ReadonlySet<number>>;
+
+/** The text with the links `visible` allows and every other link as written (all of them without `visible`). */
+function join(t: LinkedMarkdown, visible: Visible | null): string {
+  let out = t.parts[0];
+  for (let i = 0; i < t.links.length; i++) {
+    const l = t.links[i];
+    const shown = !l.check || (visible !== null && visible[l.check.kind].has(l.check.id));
+    out += (shown ? l.html : l.original) + t.parts[i + 1];
+  }
+  return out;
+}
+
 /** The tables each kind of reference reads (the cache's versions). */
 const TABLES: Record<ReferenceKind, readonly string[]> = {
   issue: ['issues'],
@@ -116,15 +130,38 @@ export class MarkdownReferences {
     return out;
   }
 
-  /** The rendered text with its references linked and redacted for `viewer`; never fails (unlinked text instead). */
+  /** The rendered text with its references linked and redacted for `viewer`; never fails. */
   async html(parts: RenderedParts, key: string, ctx: MarkdownContext, viewer: Actor): Promise<string> {
+    return (await this.redactAll([await this.linkedOrText(parts, key, ctx)], viewer))[0];
+  }
+
+  /** Step 1, never failing: the render's HTML when it has no references, else its links (their text as written when the lookups fail). */
+  async linkedOrText(parts: RenderedParts, key: string, ctx: MarkdownContext): Promise<string | LinkedMarkdown> {
     if (!parts.refs.length) return parts.html;
     try {
-      return await this.redact(await this.linked(parts, key, ctx), viewer);
+      return await this.linked(parts, key, ctx);
     } catch (e) {
       this.log?.error({ err: e }, 'markdown references failed');
       return unlinkedReferences(parts);
     }
+  }
+
+  /**
+   * Step 2 for several texts of one viewer (a page's descriptions and notes), as ReferenceRedactor redacts
+   * a page's documents: one access query per kind for all of them. Never fails: when the queries do,
+   * every link is its text as written.
+   */
+  async redactAll(texts: readonly (string | LinkedMarkdown)[], viewer: Actor): Promise<string[]> {
+    const linked = texts.filter((t): t is LinkedMarkdown => typeof t !== 'string' && t.links.length > 0);
+    let visible: Visible | null = null;
+    if (linked.length) {
+      try {
+        visible = await this.visible(linked, viewer);
+      } catch (e) {
+        this.log?.error({ err: e }, 'markdown reference redaction failed');
+      }
+    }
+    return texts.map((t) => (typeof t === 'string' ? t : join(t, visible)));
   }
 
   /** Step 1: the references linked for every viewer, cached on the versions of the tables they read. */
@@ -139,23 +176,17 @@ export class MarkdownReferences {
     return linked;
   }
 
-  /** Step 2: links `viewer` may not read replaced by their text as written. */
-  async redact(linked: LinkedMarkdown, viewer: Actor): Promise<string> {
+  /** Which of the linked issues, merge requests, projects and groups `viewer` may read: one query per kind present. */
+  private async visible(texts: LinkedMarkdown[], viewer: Actor): Promise<Visible> {
     const ids = { issue: new Set<number>(), merge_request: new Set<number>(), project: new Set<number>(), group: new Set<number>() };
-    for (const l of linked.links) if (l.check) ids[l.check.kind].add(l.check.id);
-    const [issues, mrs, projects, groups] = await Promise.all([
+    for (const t of texts) for (const l of t.links) if (l.check) ids[l.check.kind].add(l.check.id);
+    const [issue, merge_request, project, group] = await Promise.all([
       readableIssues(this.db, this.projects, viewer, [...ids.issue]),
       this.readableMergeRequests(viewer, [...ids.merge_request]),
       this.visibleProjects(viewer, [...ids.project]),
       ids.group.size ? this.policy.visibleGroupIdsAmong(viewer, [...ids.group]).then((v) => new Set(v)) : new Set<number>(),
     ]);
-    const visible = { issue: issues, merge_request: mrs, project: projects, group: groups };
-    let out = linked.parts[0];
-    for (let i = 0; i < linked.links.length; i++) {
-      const l = linked.links[i];
-      out += (!l.check || visible[l.check.kind].has(l.check.id) ? l.html : l.original) + linked.parts[i + 1];
-    }
-    return out;
+    return { issue, merge_request, project, group };
   }
 
   /**

@@ -20,7 +20,7 @@ import { VersionedCache } from '../../lib/versioned-cache.ts';
 import { type JobAnswer, JobThread, ThreadPool, workerEntry } from '../../lib/worker-boot.ts';
 import type { Actor } from '../access/actor.ts';
 import { escapeMarkdownText, MAX_MARKDOWN_BYTES, type MarkdownContext, type RenderedParts, renderMarkdownParts } from './markdown.ts';
-import type { MarkdownReferences } from './references.ts';
+import type { LinkedMarkdown, MarkdownReferences } from './references.ts';
 
 /** Texts up to this many characters render on the main thread (markdown-it's worst is some 2.5 µs a byte). */
 export const SYNC_MAX = 2048;
@@ -80,7 +80,16 @@ export class MarkdownRenderer {
    * `viewer` and gfm, its GitLab references are links, those `viewer` may not read shown as written.
    */
   async render(text: string, ctx: MarkdownContext, viewer?: Actor): Promise<string> {
-    const withReferences = ctx.gfm && viewer !== undefined && this.references !== undefined;
+    const linked = await this.renderLinked(text, ctx, viewer !== undefined);
+    return typeof linked === 'string' ? linked : (await this.references!.redactAll([linked], viewer!))[0];
+  }
+
+  /**
+   * The render of `text` with its references (with `references` and gfm) linked for every viewer but not
+   * yet redacted: a page renders its texts so, then redacts them all at once (`MarkdownReferences.redactAll`).
+   */
+  async renderLinked(text: string, ctx: MarkdownContext, references: boolean): Promise<string | LinkedMarkdown> {
+    const withReferences = ctx.gfm && references && this.references !== undefined;
     const c: MarkdownContext = { gfm: ctx.gfm, externalUrl: ctx.externalUrl, project: ctx.project ?? null, references: withReferences };
     const input = truncateMarkdown(text);
     const key = createHash('sha256')
@@ -90,7 +99,13 @@ export class MarkdownRenderer {
       .digest('base64');
     const parts = await this.parts(key, input, c);
     if (!parts.refs.length) return parts.html;
-    return this.references!.html(parts, key, c, viewer!);
+    return this.references!.linkedOrText(parts, key, c);
+  }
+
+  /** Texts of `renderLinked` redacted for `viewer` (one access query per kind for all of them). */
+  redactAll(texts: readonly (string | LinkedMarkdown)[], viewer: Actor): Promise<string[]> {
+    if (!this.references || texts.every((t) => typeof t === 'string')) return Promise.resolve(texts as string[]);
+    return this.references.redactAll(texts, viewer);
   }
 
   /** The render of `input`: its HTML with a placeholder per reference candidate. */
