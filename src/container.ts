@@ -348,7 +348,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   } catch (e) {
     throw new ConfigError(`HEARTH_ISSUE_CLOSING_PATTERN is not a regular expression: ${(e as Error).message}`);
   }
-  const references = new MarkdownReferences(db, policy, config.externalUrl, { log, closingPattern });
+  const references = new MarkdownReferences(db, policy, config.externalUrl, { log, closingPattern, repos });
   const markdown = new MarkdownRenderer(config.markdownTimeoutMs, log, references);
   const close = async () => {
     await worker.stop();

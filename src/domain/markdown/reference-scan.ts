@@ -1,11 +1,13 @@
 // GitLab Flavored Markdown references found in text (no database: this runs in the markdown worker too):
 // `@user` / `@group/sub` / `@all`, `#123` and `project#123` / `group/project#123` (issues), `!45` (merge
-// requests), `~label`, `~"multi word"`, `~123` (labels), `%milestone`, `%"multi word"`, `%3` (milestones),
-// each kind with GitLab's pattern (app/models: User, Issue, MergeRequest, Label, Milestone; Project for the
-// optional `namespace/project` before the sigil; Gitlab::PathRegex for the path formats).
+// requests), `a1b2c3d` and `project@a1b2c3d` (commits: 7 to 40 hex digits, a whole word), `~label`,
+// `~"multi word"`, `~123` (labels), `%milestone`, `%"multi word"`, `%3` (milestones), each kind with GitLab's
+// pattern (app/models: User, Issue, MergeRequest, Commit, Label, Milestone; Project for the optional
+// `namespace/project` before the sigil; Gitlab::PathRegex for the path formats), at most FILTER_ITEM_LIMIT
+// of each kind in a text.
 //
 // Banzai runs one filter per kind over the document's text nodes, in a fixed order (user, issue, merge
-// request, label, milestone), each leaving alone what an earlier one turned into a link; the scan claims
+// request, commit, label, milestone), each leaving alone what an earlier one turned into a link; the scan claims
 // text in the same order. (Banzai leaves a reference it could not resolve as text that a later filter may
 // still read; here a candidate claims its text before the lookup, so `%"a #1"` is one milestone candidate
 // where GitLab would link `#1` when no such milestone exists.)
@@ -14,7 +16,7 @@
 // path may start is tried with an anchored pattern: GitLab's unanchored pattern, tried at every position of
 // a long run of letters, is quadratic.
 
-export type ReferenceKind = 'user' | 'issue' | 'merge_request' | 'label' | 'milestone';
+export type ReferenceKind = 'user' | 'issue' | 'merge_request' | 'commit' | 'label' | 'milestone';
 
 /** One reference as written: where it is in the text, its kind, and what names its target. */
 export interface ReferenceCandidate {
@@ -59,6 +61,10 @@ const MERGE_REQUEST = /!(\d+)/y;
 const LABEL = /~(?:(\d+(?!\S\w)\b)|([A-Za-z0-9_\-?.&]+(?:::?[A-Za-z0-9_\-?.&]+)*(?<![.?])|".+?"))/y;
 /** Milestone.reference_pattern: an iid (all digits), a word, or a quoted title */
 const MILESTONE = /%(?:(\d+(?!\S\w)\b)|([^"\s<]+\b|"[^"]+"))/y;
+/** Commit::WHOLE_WORD_COMMIT_SHA_PATTERN */
+const COMMIT = /(?<![0-9A-Za-z_])[0-9a-fA-F]{7,40}(?![0-9A-Za-z_])/g;
+/** Banzai::Filter::FILTER_ITEM_LIMIT: the references of one kind a text may hold */
+export const FILTER_ITEM_LIMIT = 1000;
 /** User.reference_pattern: `@` not after a word character, then a user or group path */
 const USER = new RegExp(`@(${FULL_NAMESPACE_FORMAT})`, 'y');
 
@@ -102,6 +108,8 @@ const KINDS: Kind[] = [
       return n === null ? null : { number: n };
     },
   },
+  // commits have no sigil: found by COMMIT, `project@` before them
+  { kind: 'commit', sigil: '', project: true, pattern: COMMIT, read: (m) => ({ name: m[0].toLowerCase() }) },
   {
     kind: 'label',
     sigil: '~',
@@ -128,8 +136,26 @@ export function scanReferences(text: string, opts: ScanOptions): FoundReference[
   const found: FoundReference[] = [];
   for (const k of KINDS) {
     if (k.kind !== 'user' && !opts.projectContext) continue;
+    let count = 0;
+    const add = (start: number, end: number, project: string | null, target: Pick<ReferenceCandidate, 'number' | 'name'>) => {
+      found.push({ kind: k.kind, text: text.slice(start, end), project, start, end, ...target });
+      count++;
+    };
+    if (k.kind === 'commit') {
+      k.pattern.lastIndex = 0;
+      for (const m of text.matchAll(k.pattern)) {
+        if (count >= FILTER_ITEM_LIMIT) break;
+        const p = m.index;
+        const end = p + m[0].length;
+        if (overlaps(found, p, end)) continue;
+        // `project@sha`: the project before the `@`, when it is one
+        const before = p > 0 && text[p - 1] === '@' && !claimed(found, p - 1) ? projectBefore(text, p - 1, leftBound(found, p)) : null;
+        add(before ? before.start : p, end, before?.path ?? null, k.read(m)!);
+      }
+      continue;
+    }
     let from = 0;
-    for (;;) {
+    while (count < FILTER_ITEM_LIMIT) {
       const p = text.indexOf(k.sigil, from);
       if (p < 0) break;
       from = p + 1;
@@ -142,16 +168,8 @@ export function scanReferences(text: string, opts: ScanOptions): FoundReference[
       if (overlaps(found, p, end)) continue;
       const target = k.read(m);
       if (!target) continue;
-      let start = p;
-      let project: string | null = null;
-      if (k.project) {
-        const before = projectBefore(text, p, leftBound(found, p));
-        if (before) {
-          start = before.start;
-          project = before.path;
-        }
-      }
-      found.push({ kind: k.kind, text: text.slice(start, end), project, start, end, ...target });
+      const before = k.project ? projectBefore(text, p, leftBound(found, p)) : null;
+      add(before ? before.start : p, end, before?.path ?? null, target);
       from = end;
     }
   }

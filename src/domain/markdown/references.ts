@@ -18,7 +18,9 @@ import type { Actor } from '../access/actor.ts';
 import type { Policy } from '../access/policy.ts';
 import { traversalIds } from '../access/policy.ts';
 import { openLevels, privateFeatureMinLevel } from '../access/visibility.ts';
+import type { RepositoryStore } from '../../git/storage.ts';
 import { isLightColor } from '../labels/label-color.ts';
+import { canReadCode } from '../repository/read-access.ts';
 import { ProjectsQuery } from '../projects/projects-query.ts';
 import { settingsOf } from '../core/project-settings.ts';
 import { closingIssueReferences, compileClosingPattern, DEFAULT_ISSUE_CLOSING_PATTERN } from './closing-pattern.ts';
@@ -27,7 +29,7 @@ import type { MarkdownContext, RenderedParts } from './markdown.ts';
 import { escapeHtml, PLACEHOLDERS, type ReferenceCandidate, type ReferenceKind } from './reference-scan.ts';
 
 /** What a viewer must be allowed to read for a link to stay a link. */
-type Check = { kind: 'issue' | 'merge_request' | 'project' | 'group'; id: number } | null;
+type Check = { kind: 'issue' | 'merge_request' | 'project' | 'code' | 'group'; id: number } | null;
 
 interface Link {
   html: string;
@@ -60,6 +62,8 @@ function join(t: LinkedMarkdown, visible: Visible | null): string {
 const TABLES: Record<ReferenceKind, readonly string[]> = {
   issue: ['issues'],
   merge_request: ['merge_requests'],
+  // commits are read from the repository: a push writes `projects` (last_activity_at)
+  commit: [],
   label: ['labels'],
   milestone: ['milestones'],
   user: ['users'],
@@ -68,6 +72,7 @@ const TABLES: Record<ReferenceKind, readonly string[]> = {
 /** A project a reference names, with what its links show. */
 interface RefProject {
   id: number;
+  repository_storage: string;
   path: string;
   name: string;
   fullPath: string;
@@ -88,15 +93,18 @@ export class MarkdownReferences {
 
   private readonly log?: Logger;
   private readonly closingPattern: RegExp;
+  /** the repositories commits are read from (without them commits stay text) */
+  private readonly repos: RepositoryStore | null;
 
   constructor(
     private readonly db: Db,
     private readonly policy: Policy,
     private readonly externalUrl: string,
-    opts: { log?: Logger; closingPattern?: RegExp } = {},
+    opts: { log?: Logger; closingPattern?: RegExp; repos?: RepositoryStore } = {},
   ) {
     this.projects = new ProjectsQuery(db, policy);
     this.log = opts.log;
+    this.repos = opts.repos ?? null;
     this.closingPattern = opts.closingPattern ?? compileClosingPattern(DEFAULT_ISSUE_CLOSING_PATTERN);
   }
 
@@ -178,15 +186,16 @@ export class MarkdownReferences {
 
   /** Which of the linked issues, merge requests, projects and groups `viewer` may read: one query per kind present. */
   private async visible(texts: LinkedMarkdown[], viewer: Actor): Promise<Visible> {
-    const ids = { issue: new Set<number>(), merge_request: new Set<number>(), project: new Set<number>(), group: new Set<number>() };
+    const ids = { issue: new Set<number>(), merge_request: new Set<number>(), project: new Set<number>(), code: new Set<number>(), group: new Set<number>() };
     for (const t of texts) for (const l of t.links) if (l.check) ids[l.check.kind].add(l.check.id);
-    const [issue, merge_request, project, group] = await Promise.all([
+    const [issue, merge_request, project, code, group] = await Promise.all([
       readableIssues(this.db, this.projects, viewer, [...ids.issue]),
       this.readableMergeRequests(viewer, [...ids.merge_request]),
       this.visibleProjects(viewer, [...ids.project]),
+      this.readableCode(viewer, [...ids.code]),
       ids.group.size ? this.policy.visibleGroupIdsAmong(viewer, [...ids.group]).then((v) => new Set(v)) : new Set<number>(),
     ]);
-    return { issue, merge_request, project, group };
+    return { issue, merge_request, project, code, group };
   }
 
   /**
@@ -211,6 +220,38 @@ export class MarkdownReferences {
       );
     }
     return new Set((await q.execute()).map((r) => r.id));
+  }
+
+  /**
+   * Of these project ids, those whose code `actor` may read (canReadCode: the repository feature too). The
+   * policy's answer per project (commits of a text name one or two projects).
+   */
+  private async readableCode(actor: Actor, ids: number[]): Promise<Set<number>> {
+    if (!ids.length) return new Set();
+    const rows = await this.db.kysely
+      .selectFrom('projects')
+      .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
+      .selectAll('projects')
+      .select('namespaces.id as ns_id')
+      .where('projects.id', 'in', ids)
+      .execute();
+    const namespaces = new Map(
+      (
+        await this.db.kysely
+          .selectFrom('namespaces')
+          .selectAll()
+          .where('id', 'in', [...new Set(rows.map((r) => r.ns_id))])
+          .execute()
+      ).map((n) => [n.id, n]),
+    );
+    const out = new Set<number>();
+    await Promise.all(
+      rows.map(async ({ ns_id, ...project }) => {
+        const ns = namespaces.get(ns_id);
+        if (ns && canReadCode(actor, project, await this.policy.project(actor, project, ns))) out.add(project.id);
+      }),
+    );
+    return out;
   }
 
   /** Of these project ids, those `actor` may see. */
@@ -263,7 +304,7 @@ export class MarkdownReferences {
       return m;
     };
     const kinds = new Set(refs.map((r) => r.kind));
-    const [issues, mrs, labels, milestones, users] = await Promise.all([
+    const [issues, mrs, labels, milestones, users, commits] = await Promise.all([
       kinds.has('issue') ? referencedIssues(this.db, want('issue')) : [],
       kinds.has('merge_request') ? this.mergeRequests(want('merge_request')) : [],
       kinds.has('label')
@@ -279,6 +320,12 @@ export class MarkdownReferences {
           )
         : [],
       kinds.has('user') ? this.namespaces(refs.filter((r) => r.kind === 'user' && r.name !== 'all').map((r) => r.name!)) : new Map<string, UserOrGroup>(),
+      kinds.has('commit')
+        ? this.commits(
+            refs.filter((r) => r.kind === 'commit'),
+            parentOf,
+          )
+        : new Map<string, CommitHit>(),
     ]);
     const groupNames = await this.fullNames([
       ...[...projects.values()].filter((p) => from && p.id !== from.id && p.namespace.id !== from.namespace.id).map((p) => p.namespace),
@@ -298,7 +345,7 @@ export class MarkdownReferences {
       }
       const r = refs[Number(pieces[i])];
       const original = escapeHtml(r?.text ?? '');
-      const link = r ? this.linkFor(r, { from, parent: parentOf(r), issueAt, mrAt, labels, milestones, users, groupNames }) : null;
+      const link = r ? this.linkFor(r, { from, parent: parentOf(r), issueAt, mrAt, labels, milestones, users, groupNames, commits }) : null;
       if (!link) {
         out.parts[out.parts.length - 1] += original;
         continue;
@@ -320,6 +367,7 @@ export class MarkdownReferences {
       milestones: MilestoneHit[];
       users: Map<string, UserOrGroup>;
       groupNames: Map<number, string>;
+      commits: Map<string, CommitHit>;
     },
   ): Omit<Link, 'original'> | null {
     const ext = this.externalUrl;
@@ -390,6 +438,28 @@ export class MarkdownReferences {
       );
       return { html, check: { kind: 'merge_request', id: mr.id } };
     }
+    if (r.kind === 'commit') {
+      const commit = k.commits.get(`${parent.id}:${r.name}`);
+      if (!commit) return null;
+      const short = commit.sha.slice(0, 8);
+      const html = anchor(
+        `${ext}/${parent.fullPath}/-/commit/${commit.sha}`,
+        [
+          ['data-reference-type', 'commit'],
+          ['data-original', original],
+          ['data-link', 'false'],
+          ['data-link-reference', 'false'],
+          ['data-project', String(parent.id)],
+          ['data-commit', commit.sha],
+          ['data-container', 'body'],
+          ['data-placement', 'top'],
+          ['title', commit.title],
+          ['class', 'gfm gfm-commit has-tooltip'],
+        ],
+        escapeHtml(base ? `${base}@${short}` : short),
+      );
+      return { html, check: { kind: 'code', id: parent.id } };
+    }
     if (r.kind === 'label') {
       const label = findLabel(k.labels, parent, r);
       if (!label) return null;
@@ -452,6 +522,31 @@ export class MarkdownReferences {
     return { html, check: group ? { kind: 'group', id: group.id } : { kind: 'project', id: parent.id } };
   }
 
+  /** The commits the references name, by project and SHA as written (lower case): read from the repositories. */
+  private async commits(refs: ReferenceCandidate[], parentOf: (r: ReferenceCandidate) => RefProject | null): Promise<Map<string, CommitHit>> {
+    const out = new Map<string, CommitHit>();
+    const repos = this.repos;
+    if (!repos) return out;
+    const wanted = new Map<string, { project: RefProject; sha: string }>();
+    for (const r of refs) {
+      const project = parentOf(r);
+      if (project && r.name) wanted.set(`${project.id}:${r.name}`, { project, sha: r.name });
+    }
+    await Promise.all(
+      [...wanted].map(async ([key, { project, sha }]) => {
+        try {
+          const repo = repos.repository(project);
+          const full = await repo.resolveCommit(sha);
+          const commit = full ? await repo.commit(full) : null;
+          if (commit) out.set(key, { sha: commit.sha, title: commitTitle(commit.message) });
+        } catch {
+          // no repository (or not readable): the text stays as written
+        }
+      }),
+    );
+    return out;
+  }
+
   /** Projects by full path (lower case), with their namespaces: one query. */
   private async projectsByPath(paths: string[]): Promise<Map<string, RefProject>> {
     const out = new Map<string, RefProject>();
@@ -462,6 +557,7 @@ export class MarkdownReferences {
       .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
       .select([
         'projects.id',
+        'projects.repository_storage',
         'projects.path',
         'projects.name',
         'namespaces.id as ns_id',
@@ -479,6 +575,7 @@ export class MarkdownReferences {
       if (!wanted.has(fullPath.toLowerCase())) continue;
       out.set(fullPath.toLowerCase(), {
         id: r.id,
+        repository_storage: r.repository_storage,
         path: r.path,
         name: r.name,
         fullPath,
@@ -623,6 +720,21 @@ export class MarkdownReferences {
       );
     return out;
   }
+}
+
+/** Commit#title: the first line, cut at a word near 80 characters with `…` when it is 100 or longer. */
+function commitTitle(message: string): string {
+  const line = message.split('\n')[0] ?? '';
+  if (line.length < 100) return line;
+  const cut = line.slice(0, 80);
+  const space = cut.lastIndexOf(' ');
+  return `${space > 0 ? cut.slice(0, space) : cut}…`;
+}
+
+interface CommitHit {
+  sha: string;
+  /** Commit#title: the message's first line */
+  title: string;
 }
 
 interface LabelHit {

@@ -8,6 +8,7 @@ import type { Container } from '../../../src/container.ts';
 import type { NamespaceRow, ProjectRow, UserRow } from '../../../src/db/schema.ts';
 import { nowIso } from '../../../src/lib/time.ts';
 import { buildTestApp, EXTERNAL_URL as X } from '../../helpers/build-app.ts';
+import { bareGit, workTree } from '../../helpers/git.ts';
 
 async function issue(c: Container, project: ProjectRow, iid: number, attrs: Partial<{ title: string; confidential: number; author_id: number }> = {}) {
   const now = nowIso();
@@ -311,4 +312,37 @@ test('a long text (rendered on a worker thread) links and redacts its references
   assert.equal(c.markdown.counts.threads, threadsBefore + 1);
   assert.match(html, /<p>Fixes <a [^>]+title="Open issue"[^>]+>#1<\/a> and <a [^>]+title="Closed door"[^>]+>#2<\/a>\.<\/p>$/);
   assert.match(await md(app, {}, text, 'grp/proj'), /<p>Fixes <a [^>]+title="Open issue"[^>]+>#1<\/a> and #2\.<\/p>$/);
+});
+
+test('commits: a SHA of 7 to 40 digits, `project@sha`; redacted where the code is not readable', async (t) => {
+  const { app, seed, root } = await buildTestApp(t);
+  const stranger = await seed.user();
+  const group = await seed.group({ path: 'grp', visibility: 'public' });
+  const { project, dir } = await seed.repoProject({ namespace: group, path: 'proj', visibility: 'public' });
+  const { project: hidden, dir: hiddenDir } = await seed.repoProject({ namespace: group, path: 'hidden', visibility: 'private' });
+  const wt = workTree(t, dir).write('a.txt', 'a\n');
+  wt.commit('Add <a> & "b"\n\nbody');
+  wt.push();
+  const hiddenWt = workTree(t, hiddenDir).write('s.txt', 's\n');
+  hiddenWt.commit('Secret work');
+  hiddenWt.push();
+  const sha = bareGit(dir, ['rev-parse', 'main']).trim();
+  const hiddenSha = bareGit(hiddenDir, ['rev-parse', 'main']).trim();
+  const link = (s: string, original: string, text: string) =>
+    `<a href="${X}/grp/proj/-/commit/${s}" data-reference-type="commit" data-original="${original}" data-link="false" data-link-reference="false" data-project="${project.id}" data-commit="${s}" data-container="body" data-placement="top" title="Add &lt;a&gt; &amp; &quot;b&quot;" class="gfm gfm-commit has-tooltip">${text}</a>`;
+  assert.equal(
+    await md(app, root, `Since ${sha.slice(0, 7)}, ${sha} and grp/proj@${sha.slice(0, 10)}.`, 'grp/proj'),
+    `<p>Since ${link(sha, sha.slice(0, 7), sha.slice(0, 8))}, ${link(sha, sha, sha.slice(0, 8))} and ${link(sha, `grp/proj@${sha.slice(0, 10)}`, sha.slice(0, 8))}.</p>`,
+  );
+  // not a commit of the project, not a whole word, in code: as written
+  assert.equal(await md(app, root, 'deadbeef1 x1234567 `' + sha.slice(0, 9) + '`', 'grp/proj'), `<p>deadbeef1 x1234567 <code>${sha.slice(0, 9)}</code></p>`);
+  // another project's commit: its code is for its members
+  const text = `hidden@${hiddenSha.slice(0, 8)}`;
+  assert.match(
+    await md(app, root, text, 'grp/proj'),
+    /^<p><a href="[^"]+\/grp\/hidden\/-\/commit\/[0-9a-f]{40}" [^>]*title="Secret work"[^>]*>hidden@[0-9a-f]{8}<\/a><\/p>$/,
+  );
+  assert.equal(await md(app, (await seed.token(stranger)).headers, text, 'grp/proj'), `<p>${text}</p>`);
+  assert.equal(await md(app, {}, text, 'grp/proj'), `<p>${text}</p>`);
+  void hidden;
 });

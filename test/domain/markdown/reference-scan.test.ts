@@ -27,6 +27,21 @@ test('each syntax', () => {
   ]);
 });
 
+test('commits: 7 to 40 hex digits as a whole word, a project before `@`', () => {
+  assert.deepEqual(scan('a1b2c3d grp/proj@A1B2C3D4E5 proj@1234567 abc123 a1b2c3dx 1234567-'), [
+    ['commit', 'a1b2c3d', null, 'a1b2c3d'],
+    ['commit', 'grp/proj@A1B2C3D4E5', 'grp/proj', 'a1b2c3d4e5'],
+    ['commit', 'proj@1234567', 'proj', '1234567'],
+    ['commit', '1234567', null, '1234567'],
+  ]);
+  // an issue's number is the issue's; `@` with a hex name is a mention first
+  assert.deepEqual(scan('#12345678 @abcdef12'), [
+    ['issue', '#12345678', null, 12345678],
+    ['user', '@abcdef12', null, 'abcdef12'],
+  ]);
+  assert.equal(scan(Array.from({ length: 1500 }, (_, i) => (0xa000000 + i).toString(16)).join(' ')).length, 1000);
+});
+
 test('what is not a reference', () => {
   // an address is not a mention; a path ending in .git is not a project; a label does not end in . or ?
   assert.deepEqual(scan('mail me@example.com'), []);
@@ -35,7 +50,12 @@ test('what is not a reference', () => {
     ['label', '~bug', null, 'bug'],
     ['label', '~why', null, 'why'],
   ]);
-  assert.deepEqual(scan('#1x #0 !0 #99999999999'), []);
+  assert.deepEqual(scan('#1x #0 !0'), []);
+  // an iid past the id range is no issue (the digits may still name a commit, as in GitLab)
+  assert.deepEqual(scan('#99999999999 !99999999999'), [
+    ['commit', '99999999999', null, '99999999999'],
+    ['commit', '99999999999', null, '99999999999'],
+  ]);
   // without a project context only users and groups
   assert.deepEqual(scan('#1 !2 ~a %b @c', false), [['user', '@c', null, 'c']]);
 });
