@@ -536,6 +536,8 @@ export class MarkdownReferences {
       [...wanted].map(async ([key, { project, sha }]) => {
         try {
           const repo = repos.repository(project);
+          // no repository, or no commit in it yet: nothing to read
+          if (!repo.exists() || repo.isEmptySync()) return;
           const full = await repo.resolveCommit(sha);
           const commit = full ? await repo.commit(full) : null;
           if (commit) out.set(key, { sha: commit.sha, title: commitTitle(commit.message) });
