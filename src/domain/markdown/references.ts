@@ -2,13 +2,15 @@
 // ReferenceRedactor:
 //   1. link (for every viewer): the candidates the render found (reference-scan.ts) are looked up — one
 //      query per kind for the whole text (the projects named, issues, merge requests, labels, milestones,
-//      users and groups) — and each that exists becomes GitLab's link (`class="gfm gfm-issue"`,
-//      `data-reference-type`, `data-original`, `title`, `href` …); one that does not stays text. The result
-//      is kept by the text's render key while the tables it read keep their versions, so a renamed label or
-//      a new title shows at once.
-//   2. redact (per viewer): which of the linked issues, merge requests, projects and groups the viewer may
-//      read — one query per kind present — and every other link is replaced by the text as written, so
-//      neither its title nor its attributes reach the viewer.
+//      users and groups; commits from the repositories) — and each that exists becomes GitLab's link
+//      (`class="gfm gfm-issue"`, `data-reference-type`, `data-original`, `title`, `href` …); one that does
+//      not stays text. The result is kept by the text's render key while the tables it read keep their
+//      versions, so a renamed label or a new title shows at once.
+//   2. redact (per viewer, for all the texts of a page at once): which of the linked issues, merge
+//      requests, projects, repositories and groups the viewer may read — one query per kind present — and
+//      every other link is replaced by the text as written, so neither its title nor its attributes reach
+//      the viewer.
+// The issues are read in issue-references.ts, the one place to hand over to the issue tracker's finder.
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import type { NamespaceRow, ProjectRow } from '../../db/schema.ts';
