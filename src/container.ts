@@ -350,6 +350,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   }
   const references = new MarkdownReferences(db, policy, config.externalUrl, { log, closingPattern, repos });
   const markdown = new MarkdownRenderer(config.markdownTimeoutMs, log, references);
+  // the closing pattern's issues: what a merge request's description and a push's commits close
+  issueClosing.useReferences(references);
   const close = async () => {
     await worker.stop();
     await merges.idle();
