@@ -348,7 +348,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   } catch (e) {
     throw new ConfigError(`HEARTH_ISSUE_CLOSING_PATTERN is not a regular expression: ${(e as Error).message}`);
   }
-  const references = new MarkdownReferences(db, policy, config.externalUrl, { log, closingPattern, repos });
+  const references = new MarkdownReferences(db, policy, config.externalUrl, { log, closingPattern, repos, issues: issuesQuery });
   const markdown = new MarkdownRenderer(config.markdownTimeoutMs, log, references);
   // the closing pattern's issues: what a merge request's description and a push's commits close
   issueClosing.useReferences(references);

@@ -10,7 +10,7 @@
 //      requests, projects, repositories and groups the viewer may read — one query per kind present — and
 //      every other link is replaced by the text as written, so neither its title nor its attributes reach
 //      the viewer.
-// The issues are read in issue-references.ts, the one place to hand over to the issue tracker's finder.
+// The issues are read in issue-references.ts (who may read them is the issue finder's rule).
 import type { Logger } from 'pino';
 import type { Db } from '../../db/connect.ts';
 import type { NamespaceRow, ProjectRow } from '../../db/schema.ts';
@@ -26,7 +26,7 @@ import { canReadCode } from '../repository/read-access.ts';
 import { ProjectsQuery } from '../projects/projects-query.ts';
 import { settingsOf } from '../core/project-settings.ts';
 import { closingIssueReferences, compileClosingPattern, DEFAULT_ISSUE_CLOSING_PATTERN } from './closing-pattern.ts';
-import { readableIssues, type ReferencedIssue, referencedIssues } from './issue-references.ts';
+import { type IssueReadRule, readableIssues, type ReferencedIssue, referencedIssues } from './issue-references.ts';
 import type { MarkdownContext, RenderedParts } from './markdown.ts';
 import { escapeHtml, PLACEHOLDERS, type ReferenceCandidate, type ReferenceKind } from './reference-scan.ts';
 
@@ -95,6 +95,8 @@ export class MarkdownReferences {
 
   private readonly log?: Logger;
   private readonly closingPattern: RegExp;
+  /** who may read an issue (the issue finder's rule; without it issue links are redacted for everyone) */
+  private readonly issueRule: IssueReadRule | null;
   /** the repositories commits are read from (without them commits stay text) */
   private readonly repos: RepositoryStore | null;
 
@@ -102,8 +104,9 @@ export class MarkdownReferences {
     private readonly db: Db,
     private readonly policy: Policy,
     private readonly externalUrl: string,
-    opts: { log?: Logger; closingPattern?: RegExp; repos?: RepositoryStore } = {},
+    opts: { log?: Logger; closingPattern?: RegExp; repos?: RepositoryStore; issues?: IssueReadRule } = {},
   ) {
+    this.issueRule = opts.issues ?? null;
     this.projects = new ProjectsQuery(db, policy);
     this.log = opts.log;
     this.repos = opts.repos ?? null;
@@ -191,7 +194,7 @@ export class MarkdownReferences {
     const ids = { issue: new Set<number>(), merge_request: new Set<number>(), project: new Set<number>(), code: new Set<number>(), group: new Set<number>() };
     for (const t of texts) for (const l of t.links) if (l.check) ids[l.check.kind].add(l.check.id);
     const [issue, merge_request, project, code, group] = await Promise.all([
-      readableIssues(this.db, this.projects, viewer, [...ids.issue]),
+      this.issueRule ? readableIssues(this.db, this.issueRule, viewer, [...ids.issue]) : new Set<number>(),
       this.readableMergeRequests(viewer, [...ids.merge_request]),
       this.visibleProjects(viewer, [...ids.project]),
       this.readableCode(viewer, [...ids.code]),
