@@ -40,6 +40,11 @@ export interface Config {
   markdownTimeoutMs: number;
   /** POST /markdown calls without a user per IP and minute; 0 = unlimited */
   markdownRateLimit: number;
+  /**
+   * gitlab.yml's `issue_closing_pattern` (HEARTH_ISSUE_CLOSING_PATTERN, a Ruby-style regular expression with
+   * `%{issue_ref}`): the statements whose issues a merge or push closes. GitLab's default when unset.
+   */
+  issueClosingPattern: string | null;
   /** time limit of parsing one CI configuration, in a worker thread (ms; lint, a new pipeline); also the longest wait for a thread */
   ciConfigTimeoutMs: number;
   /**
@@ -234,6 +239,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     },
     markdownTimeoutMs: intVar(env, 'HEARTH_MARKDOWN_TIMEOUT_MS', 2000, 10, 600_000),
     markdownRateLimit: intVar(env, 'HEARTH_MARKDOWN_RATE_LIMIT', 30, 0, 1_000_000),
+    issueClosingPattern: env.HEARTH_ISSUE_CLOSING_PATTERN || null,
     ciConfigTimeoutMs: intVar(env, 'HEARTH_CI_CONFIG_TIMEOUT_MS', 10_000, 1, 60_000),
     blobStore,
     exportTtlHours: intVar(env, 'HEARTH_EXPORT_TTL_HOURS', 24, 1, 24 * 365),

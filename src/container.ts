@@ -4,7 +4,7 @@ import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { prettyDestination } from './lib/log-format.ts';
 import { BOUND_REQUEST_ID, requestContext } from './lib/request-context.ts';
-import type { Config } from './config.ts';
+import { ConfigError, type Config } from './config.ts';
 import { createDb, type Db, type DbOptions } from './db/connect.ts';
 import { migrate } from './db/migrate.ts';
 import { randomToken, SecretBox, tokenDigest } from './lib/secrets.ts';
@@ -94,6 +94,8 @@ import { CustomAttributesService } from './domain/custom-attributes/custom-attri
 import { NamespacesService } from './domain/groups/namespaces.service.ts';
 import { AvatarsService } from './domain/avatars/avatars.service.ts';
 import { MarkdownRenderer } from './domain/markdown/renderer.ts';
+import { MarkdownReferences } from './domain/markdown/references.ts';
+import { compileClosingPattern, DEFAULT_ISSUE_CLOSING_PATTERN } from './domain/markdown/closing-pattern.ts';
 
 export interface Container {
   config: Config;
@@ -116,6 +118,8 @@ export interface Container {
   repos: RepositoryStore;
   /** markdown to HTML off the event loop, cached by content, within a time limit */
   markdown: MarkdownRenderer;
+  /** GitLab references in markdown: linked for every viewer, redacted per viewer; the issues closing statements name */
+  references: MarkdownReferences;
   /** pushes over smart HTTP in flight, and the replay of those a crash interrupted */
   pushes: PushJournal;
   /** the one write path of repositories (API commits, files, branches, tags, changelogs, pushes) and their reads */
@@ -338,7 +342,16 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     importExport.exports.expiry,
     housekeeping.job,
   );
-  const markdown = new MarkdownRenderer(config.markdownTimeoutMs, log);
+  let closingPattern: RegExp;
+  try {
+    closingPattern = compileClosingPattern(config.issueClosingPattern ?? DEFAULT_ISSUE_CLOSING_PATTERN);
+  } catch (e) {
+    throw new ConfigError(`HEARTH_ISSUE_CLOSING_PATTERN is not a regular expression: ${(e as Error).message}`);
+  }
+  const references = new MarkdownReferences(db, policy, config.externalUrl, { log, closingPattern, repos, issues: issuesQuery });
+  const markdown = new MarkdownRenderer(config.markdownTimeoutMs, log, references);
+  // the closing pattern's issues: what a merge request's description and a push's commits close
+  issueClosing.useReferences(references);
   const close = async () => {
     await worker.stop();
     await merges.idle();
@@ -372,6 +385,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     memberRoles,
     repos,
     markdown,
+    references,
     pushes,
     repository,
     labels,

@@ -6,6 +6,7 @@
 // further allow only http(s), mailto, relative and fragment URLs, and mark external links
 // rel="nofollow noreferrer noopener" target="_blank" like GitLab's ExternalLinkFilter.
 import MarkdownIt, { type StateCore, type Token } from 'markdown-it';
+import { type ReferenceCandidate, referencePlaceholder, scanReferences } from './reference-scan.ts';
 
 export interface MarkdownContext {
   /** GitLab Flavored Markdown (task lists, heading anchors, linkified URLs, project-relative links) */
@@ -14,6 +15,11 @@ export interface MarkdownContext {
   externalUrl: string;
   /** project context: its full path and default branch */
   project?: { fullPath: string; defaultBranch: string } | null;
+  /**
+   * GitLab references (`#1`, `!2`, `~label`, `%milestone`, `@user`) become placeholders and candidates
+   * (with gfm only; without a project only `@user`); the renderer resolves them (references.ts)
+   */
+  references?: boolean;
 }
 
 const SAFE_SCHEME = /^(https?:|mailto:)/i;
@@ -82,7 +88,7 @@ function headingAnchors(md: MarkdownIt): void {
       if (tokens[i].type !== 'heading_open') continue;
       const inline = tokens[i + 1];
       const text = (inline.children ?? [])
-        .filter((c: Token) => c.type === 'text' || c.type === 'code_inline')
+        .filter((c: Token) => c.type === 'text' || c.type === 'code_inline' || c.type === 'gfm_reference')
         .map((c: Token) => c.content)
         .join('');
       let slug = headingSlug(text);
@@ -95,6 +101,60 @@ function headingAnchors(md: MarkdownIt): void {
       tokens[i].attrSet('dir', 'auto');
     }
   });
+}
+
+/**
+ * References in text: each becomes a `gfm_reference` token (its text, for heading slugs) rendered as a
+ * placeholder, and a candidate in the env. Not in code (code spans and blocks are tokens of their own), not
+ * in links, not after a backslash escape (`\\#1`: the escape is a token of its own until text_join, which
+ * this rule runs before).
+ */
+function references(md: MarkdownIt): void {
+  md.core.ruler.before('text_join', 'gfm_references', (state: StateCore) => {
+    const env = state.env as Env;
+    if (!env.ctx.references) return;
+    const projectContext = !!env.ctx.project;
+    for (const inline of state.tokens) {
+      if (inline.type !== 'inline' || !inline.children) continue;
+      const out: Token[] = [];
+      let inLink = 0;
+      for (const t of inline.children) {
+        if (t.type === 'link_open') inLink++;
+        else if (t.type === 'link_close') inLink--;
+        if (t.type !== 'text' || inLink > 0) {
+          out.push(t);
+          continue;
+        }
+        const found = scanReferences(t.content, { projectContext });
+        if (!found.length) {
+          out.push(t);
+          continue;
+        }
+        let at = 0;
+        for (const f of found) {
+          if (f.start > at) out.push(textToken(state, t.content.slice(at, f.start), t.level));
+          const ref = new state.Token('gfm_reference', '', 0);
+          ref.content = f.text;
+          ref.level = t.level;
+          ref.meta = { index: env.refs.length };
+          const { start: _start, end: _end, ...candidate } = f;
+          env.refs.push(candidate);
+          out.push(ref);
+          at = f.end;
+        }
+        if (at < t.content.length) out.push(textToken(state, t.content.slice(at), t.level));
+      }
+      inline.children = out;
+    }
+  });
+  md.renderer.rules.gfm_reference = (tokens: Token[], idx) => referencePlaceholder(tokens[idx].meta.index as number);
+}
+
+function textToken(state: StateCore, content: string, level: number): Token {
+  const t = new state.Token('text', '', 0);
+  t.content = content;
+  t.level = level;
+  return t;
 }
 
 // ---- links -----------------------------------------------------------------------------------------
@@ -153,6 +213,8 @@ export function escapeMarkdownText(text: string): string {
 
 interface Env {
   ctx: MarkdownContext;
+  /** the references found, in the order of their placeholders */
+  refs: ReferenceCandidate[];
 }
 
 function build(gfm: boolean): MarkdownIt {
@@ -160,6 +222,7 @@ function build(gfm: boolean): MarkdownIt {
   if (gfm) {
     taskLists(md);
     headingAnchors(md);
+    references(md);
   }
   links(md);
   return md;
@@ -169,8 +232,18 @@ function build(gfm: boolean): MarkdownIt {
 const renderers = new Map<boolean, MarkdownIt>();
 
 export function renderMarkdown(text: string, ctx: MarkdownContext): string {
+  return renderMarkdownParts(text, ctx).html;
+}
+
+/** What a render gives: the HTML, with a placeholder per reference candidate when `ctx.references`. */
+export interface RenderedParts {
+  html: string;
+  refs: ReferenceCandidate[];
+}
+
+export function renderMarkdownParts(text: string, ctx: MarkdownContext): RenderedParts {
   let md = renderers.get(ctx.gfm);
   if (!md) renderers.set(ctx.gfm, (md = build(ctx.gfm)));
-  const env: Env = { ctx };
-  return md.render(text, env).replace(/\n$/, '');
+  const env: Env = { ctx, refs: [] };
+  return { html: md.render(text, env).replace(/\n$/, ''), refs: env.refs };
 }

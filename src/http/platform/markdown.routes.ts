@@ -1,6 +1,8 @@
 // POST /markdown (GitLab lib/api/markdown.rb): `text` required, `gfm` (GitLab Flavored Markdown),
 // `project` (full path: the context of relative links; a project the caller cannot see is
-// 404 Project Not Found) → 201 {"html": …}. Anonymous callers may render, as on GitLab, at most
+// 404 Project Not Found) → 201 {"html": …}. With `gfm`, GitLab references (`#1`, `!2`, `~label`,
+// `%milestone`, `@user`; without a project only `@user`) become links, those the caller may not read left
+// as written. Anonymous callers may render, as on GitLab, at most
 // HEARTH_MARKDOWN_RATE_LIMIT times a minute per address (check_rate_limit!'s 429 and Retry-After).
 // The text renders off the event loop, within a time limit (domain/markdown/renderer.ts).
 import type { FastifyInstance } from 'fastify';
@@ -47,7 +49,7 @@ export function markdownRoutes(fastify: FastifyInstance, c: Container): void {
         });
         context = { fullPath: `${p.namespace.full_path}/${p.project.path}`, defaultBranch: p.project.default_branch ?? 'main' };
       }
-      const html = await c.markdown.render(text, { gfm, externalUrl: c.config.externalUrl, project: context });
+      const html = await c.markdown.render(text, { gfm, externalUrl: c.config.externalUrl, project: context }, req.actor);
       return reply.code(201).send({ html });
     },
   );

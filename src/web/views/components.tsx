@@ -86,12 +86,13 @@ export function Avatar(p: { url?: string | null; name: string; size?: number }):
 }
 
 /**
- * Markdown through the same renderer as `POST /markdown` (GitLab-flavoured, HTML off). The HTML comes
+ * Markdown through the same renderer as `POST /markdown` (GitLab-flavoured, HTML off; references linked and
+ * redacted for the page's viewer). The HTML comes
  * when the page is sent (`Web.page` fills the placeholder: the render may run on a worker thread).
  */
 export function Markdown(p: { text: string | null | undefined; ctx: WebCtx; project?: MarkdownContext['project'] }): SafeHtml {
   if (!p.text) return raw('');
-  const placeholder = p.ctx.markdown.add(p.text, { gfm: true, externalUrl: p.ctx.externalUrl, project: p.project ?? null }, (html) =>
+  const placeholder = p.ctx.markdown.add(p.text, { gfm: true, externalUrl: p.ctx.externalUrl, project: p.project ?? null }, p.ctx.actor, (html) =>
     // GitLab's heading anchors are aria-hidden yet focusable; on a page they get a name instead
     html.replace(/ aria-hidden="true" class="anchor"/g, ' class="anchor" aria-label="Link to this heading"'),
   );

@@ -5,18 +5,9 @@
 import { Type, type Static } from 'typebox';
 import type { LabelRow } from '../../../db/schema.ts';
 import { NullableInteger, NullableString } from '../schemas/common.ts';
+import { isLightColor } from '../../../domain/labels/label-color.ts';
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
-
-/** Gitlab::Color::PATTERN: "#RGB" or "#RRGGBB". */
-export const COLOR_PATTERN = /^#(?:[0-9A-Fa-f]{3}){1,2}$/;
-
-/** Gitlab::Color#light?: the sum of the channels above 500 (invalid colours are dark). */
-export function isLightColor(color: string): boolean {
-  if (!COLOR_PATTERN.test(color)) return false;
-  const hex = color.length === 4 ? [...color.slice(1)].map((c) => c + c) : (color.slice(1).match(/.{2}/g) as string[]);
-  return hex.reduce((sum, h) => sum + Number.parseInt(h, 16), 0) > 500;
-}
 
 /** Gitlab::Color#contrast (LabelsHelper.text_color_for_bg): dark text on light colours, white on dark. */
 export function textColorFor(color: string): string {
