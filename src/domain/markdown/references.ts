@@ -21,7 +21,7 @@ import type { Policy } from '../access/policy.ts';
 import { traversalIds } from '../access/policy.ts';
 import { openLevels, privateFeatureMinLevel } from '../access/visibility.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
-import { isLightColor } from '../labels/label-color.ts';
+import { prefersDarkText } from '../labels/label-color.ts';
 import { canReadCode } from '../repository/read-access.ts';
 import { ProjectsQuery } from '../projects/projects-query.ts';
 import { settingsOf } from '../core/project-settings.ts';
@@ -475,7 +475,7 @@ export class MarkdownReferences {
           : '';
       const color = /^#(?:[0-9A-Fa-f]{3}){1,2}$/.test(label.color) ? label.color : null;
       const text =
-        `<span class="gl-label-text ${color && isLightColor(color) ? 'gl-label-text-dark' : 'gl-label-text-light'}" data-container="body" data-html="true"` +
+        `<span class="gl-label-text ${color && prefersDarkText(color) ? 'gl-label-text-dark' : 'gl-label-text-light'}" data-container="body" data-html="true"` +
         `${color ? ` style="background-color: ${color}"` : ''}>${escapeHtml(label.title)}${suffix}</span>`;
       const html = anchor(
         `${ext}/${parent.fullPath}/-/issues?label_name=${encodeURIComponent(label.title).replace(/%20/g, '+')}`,

@@ -122,7 +122,8 @@ test('each kind of reference becomes GitLab’s link; titles and names escaped',
     `<p><a href="${X}/grp/proj/-/merge_requests/1" data-reference-type="merge_request" data-original="!1" data-link="false" data-link-reference="false" data-project="${p}" data-merge-request="${mr.id}" data-project-path="grp/proj" data-iid="1" data-container="body" data-placement="top" title="Add &lt;feature&gt; &amp; more" class="gfm gfm-merge_request">!1</a></p>`,
   );
   const bugLink = (original: string) =>
-    `<span class="gl-label gl-label-sm"><a href="${X}/grp/proj/-/issues?label_name=bug" data-reference-type="label" data-original="${original}" data-link="false" data-link-reference="false" data-project="${p}" data-label="${bug.id}" data-container="body" data-placement="top" title="Something &lt;broken&gt;" class="gfm gfm-label has-tooltip gl-link gl-label-link"><span class="gl-label-text gl-label-text-light" data-container="body" data-html="true" style="background-color: #FF0000">bug</span></a></span>`;
+    // black text on red: the contrast of the pages (WCAG), where GitLab's sum of channels chooses white
+    `<span class="gl-label gl-label-sm"><a href="${X}/grp/proj/-/issues?label_name=bug" data-reference-type="label" data-original="${original}" data-link="false" data-link-reference="false" data-project="${p}" data-label="${bug.id}" data-container="body" data-placement="top" title="Something &lt;broken&gt;" class="gfm gfm-label has-tooltip gl-link gl-label-link"><span class="gl-label-text gl-label-text-dark" data-container="body" data-html="true" style="background-color: #FF0000">bug</span></a></span>`;
   assert.equal(await md(app, root, `~bug ~${bug.id}`, ctx), `<p>${bugLink('~bug')} ${bugLink(`~${bug.id}`)}</p>`);
   assert.equal(
     await md(app, root, '~"two words"', ctx),

@@ -5,6 +5,7 @@ import type { UserBasicRow } from '../../../domain/core/user-columns.ts';
 import type { IssueView } from '../../../domain/issues/present.ts';
 import { raw, type SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { Avatar, TimeAgo } from '../components.tsx';
+import { prefersDarkText } from '../../../domain/labels/label-color.ts';
 import { type ProjectRef, projectHref } from '../merge-requests/common.tsx';
 
 export const issuesHref = (p: Pick<ProjectRef, 'fullPath'>): string => `${projectHref(p)}/-/issues`;
@@ -19,25 +20,9 @@ const COMMENT_ICON = raw(
   '<svg class="issue-comment-icon" aria-hidden="true" width="14" height="14" viewBox="0 0 16 16" fill="currentColor"><path d="M1.75 1h12.5c.966 0 1.75.784 1.75 1.75v8.5A1.75 1.75 0 0 1 14.25 13H8.06l-2.573 2.573A1.458 1.458 0 0 1 3 14.543V13H1.75A1.75 1.75 0 0 1 0 11.25v-8.5C0 1.784.784 1 1.75 1Z"/></svg>',
 );
 
-/** WCAG's relative luminance of "#rgb" / "#rrggbb". */
-function luminance(color: string): number {
-  const hex = color.length === 4 ? [...color.slice(1)].map((c) => c + c) : (color.slice(1).match(/.{2}/g) ?? []);
-  const [r, g, b] = hex.map((h) => {
-    const v = Number.parseInt(h, 16) / 255;
-    return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
-  });
-  return 0.2126 * (r ?? 0) + 0.7152 * (g ?? 0) + 0.0722 * (b ?? 0);
-}
-
-/**
- * The text colour of a label: pure black or white, whichever contrasts more with its background — the better of
- * the two always reaches 4.58:1, above WCAG AA's 4.5:1 for small text, whatever colour the label has.
- */
+/** The text colour of a label: pure black or white, whichever contrasts more with its background. */
 export function labelTextColor(color: string): string {
-  if (!HEX.test(color)) return '#ffffff';
-  const l = luminance(color);
-  // contrast with black (l + .05) / .05 against white 1.05 / (l + .05)
-  return (l + 0.05) / 0.05 >= 1.05 / (l + 0.05) ? '#000000' : '#ffffff';
+  return prefersDarkText(color) ? '#000000' : '#ffffff';
 }
 
 /** A label as a pill in its own colour (a colour that is not one falls back to Primer's plain label). */
