@@ -326,7 +326,9 @@ test('password_authentication_enabled_for_web off: no form, POST is 403', async 
   const form = await app.inject({ method: 'GET', url: '/users/sign_in' });
   assert.equal(form.statusCode, 200);
   assert.equal(alertOf(form.body), 'Password authentication is disabled. Ask your administrator.');
-  assert.ok(!form.body.includes('<form'));
+  // no sign-in form (the header's search form stays)
+  assert.ok(!/<form[^>]*action="\/users\/sign_in"/.test(form.body));
+  assert.ok(!form.body.includes('name="user[password]"'));
   const res = await submit(app, csrf, { 'user[login]': 'hal', 'user[password]': 'hal-password', authenticity_token: token });
   assert.equal(res.statusCode, 403);
   assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
