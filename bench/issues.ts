@@ -40,7 +40,8 @@ const base = Date.UTC(2025, 0, 1);
 const iso = (ms: number) => new Date(ms).toISOString();
 let seed = 42;
 const rand = () => {
-  seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff;
+  // in 32-bit integer arithmetic (a float product past 2^53 loses the low bits, and the sequence its period)
+  seed = (Math.imul(seed, 1_103_515_245) + 12_345) & 0x7fffffff;
   return seed / 0x7fffffff;
 };
 const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)];

@@ -79,6 +79,8 @@ const NEVER = sql<SqlBool>`1 = 0`;
 const NARROW_SEARCH = 10_000;
 /** how far a label's issues are counted to find the rarest of a list's labels */
 const LABEL_COUNT = 10_001;
+/** PostgreSQL: the most issues of a list's rarest label for them to drive the query (each then read by key) */
+const LABEL_DRIVE = 2_000;
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (ch) => '\\' + ch);
 const wildcard = (v: unknown): 'none' | 'any' | null => {
@@ -203,8 +205,15 @@ export class IssuesQuery {
     return Number(row?.n ?? 0);
   }
 
+  /**
+   * SQL: the issues assigned to the user, a set of ids from `issue_assignees_user`. PostgreSQL reads the set first
+   * (`= any(array(…))`, each issue then by its key): as a semi-join it hashed the set and read every issue.
+   */
   private assignedTo(userId: number): Cond {
-    return (eb) => eb('issues.id', 'in', eb.selectFrom('issue_assignees').select('issue_assignees.issue_id').where('issue_assignees.user_id', '=', userId));
+    return (eb) => {
+      const ids = eb.selectFrom('issue_assignees').select('issue_assignees.issue_id').where('issue_assignees.user_id', '=', userId);
+      return this.deps.db.dialect === 'postgres' ? sql<SqlBool>`issues.id = any(array(${ids}))` : eb('issues.id', 'in', ids);
+    };
   }
 
   private async userId(username: string): Promise<number | null> {
@@ -310,40 +319,61 @@ export class IssuesQuery {
   }
 
   /**
-   * The issues carrying every one of these labels, as one set of ids (null: none can). Each label's rows are
-   * counted first (from `issue_labels_label`, up to LABEL_COUNT); the rarest label's rows drive the set and each
-   * of them is tested for the others by the key of `issue_labels` — where a set per label read every row of a
-   * common label (a group's, on thousands of issues) to filter the few of a rare one.
+   * The issues carrying every one of these labels, as one set of ids (null: none can). The labels are read first
+   * (ids by title) and each one's issues counted (from `issue_labels_label`, up to LABEL_COUNT); the rarest
+   * label's rows drive the set and each of them is tested for the others by the key of `issue_labels`, the
+   * labels named by id (so that PostgreSQL's statistics know a common label from a rare one) — where a set per
+   * label read every row of a common label (a group's, on thousands of issues) to filter the few of a rare one.
    */
   private async allLabelled(titles: string[], owners: LabelOwners | null): Promise<Cond | null> {
     const distinct = [...new Set(titles)];
     if (distinct.length === 1) return (eb) => eb('issues.id', 'in', this.labelled(distinct, owners));
+    const labels = await this.k
+      .selectFrom(this.labelIds(distinct, owners).as('found'))
+      .innerJoin('labels', 'labels.id', 'found.id')
+      .select(['labels.id', 'labels.title'])
+      .execute();
     const counted = await Promise.all(
       distinct.map(async (title) => {
-        const rows = this.k
-          .selectFrom('issue_labels as il')
-          .select(sql.lit(1).as('one'))
-          .where('il.label_id', 'in', this.labelIds([title], owners))
-          .limit(LABEL_COUNT);
+        const ids = labels.filter((l) => l.title === title).map((l) => l.id);
+        if (!ids.length) return { ids, n: 0 };
+        const rows = this.k.selectFrom('issue_labels as il').select(sql.lit(1).as('one')).where('il.label_id', 'in', ids).limit(LABEL_COUNT);
         const { n } = await this.k
           .selectFrom(rows.as('rows'))
           .select((eb) => eb.fn.countAll<number | string>().as('n'))
           .executeTakeFirstOrThrow();
-        return { title, n: Number(n) };
+        return { ids, n: Number(n) };
       }),
     );
     if (counted.some((c) => c.n === 0)) return null;
     counted.sort((a, b) => a.n - b.n);
     const [first, ...rest] = counted;
-    let set = this.labelled([first.title], owners);
-    for (const { title } of rest) {
+    if (this.deps.db.dialect === 'postgres') {
+      // PostgreSQL turns the set's tests into a join and hashes the rare label's rows to read every row of the
+      // common one: the rare label's issues are read first (an array) and each is probed for the others by key
+      // (`offset 0` keeps the probe a subplan); a list whose rarest label is common keeps a set per label.
+      const sets = (ids: number[]) => this.k.selectFrom('issue_labels as il').select('il.issue_id').where('il.label_id', 'in', ids);
+      if (first.n > LABEL_DRIVE) return (eb) => eb.and(counted.map(({ ids }) => eb('issues.id', 'in', sets(ids))));
+      return (eb) =>
+        eb.and([
+          sql<SqlBool>`issues.id = any(array(${sets(first.ids)}))`,
+          ...rest.map(({ ids }) =>
+            eb.exists(
+              eb
+                .selectFrom('issue_labels as other')
+                .select(sql.lit(1).as('one'))
+                .whereRef('other.issue_id', '=', 'issues.id')
+                .where('other.label_id', 'in', ids)
+                .offset(0),
+            ),
+          ),
+        ]);
+    }
+    let set = this.k.selectFrom('issue_labels as il').select('il.issue_id').where('il.label_id', 'in', first.ids);
+    for (const { ids } of rest) {
       set = set.where((eb) =>
         eb.exists(
-          eb
-            .selectFrom('issue_labels as other')
-            .select(sql.lit(1).as('one'))
-            .whereRef('other.issue_id', '=', 'il.issue_id')
-            .where('other.label_id', 'in', this.labelIds([title], owners)),
+          eb.selectFrom('issue_labels as other').select(sql.lit(1).as('one')).whereRef('other.issue_id', '=', 'il.issue_id').where('other.label_id', 'in', ids),
         ),
       );
     }
@@ -369,7 +399,11 @@ export class IssuesQuery {
     return base.where('m.title', '=', title);
   }
 
-  /** search= in the title and description (or those `in` names); SQLite reads its FTS5 index when it narrows. */
+  /**
+   * search= in the title and description (or those `in` names): every term (of 3+ characters) in one column.
+   * SQLite reads its FTS5 index first; when it finds at most NARROW_SEARCH issues they drive the query and the
+   * LIKE tests each of them (the exact test); a broader search reads the list's order, as without the index.
+   */
   private async searchCondition(search: string, inParam: string | undefined): Promise<Cond> {
     const allowed: ('title' | 'description')[] = ['title', 'description'];
     const asked = (inParam ?? '')
@@ -383,9 +417,12 @@ export class IssuesQuery {
     const match = sqlite && terms.length ? searchMatch('issues', columns, terms) : null;
     let indexed: Expression<SqlBool> | null = null;
     if (match !== null) {
+      // The index is read once: the ids it finds (up to one more than NARROW_SEARCH) are handed to the page and
+      // its count as one JSON array, where a subquery evaluated the match again in each of them.
       const found = searchIndexIds('issues', match);
-      const { n } = (await sql<{ n: number }>`select count(*) as n from (${found} limit ${NARROW_SEARCH + 1})`.execute(this.k)).rows[0];
-      if (n <= NARROW_SEARCH) indexed = sql<SqlBool>`issues.id in (${found})`;
+      const ids = (await sql<{ rowid: number }>`${found} limit ${NARROW_SEARCH + 1}`.execute(this.k)).rows.map((r) => r.rowid);
+      if (ids.length === 0) indexed = NEVER;
+      else if (ids.length <= NARROW_SEARCH) indexed = sql<SqlBool>`issues.id in (select value from json_each(${JSON.stringify(ids)}))`;
     }
     return (eb) => {
       const like = eb.or(
