@@ -15,7 +15,7 @@ import { scalePages, seedScale, type ScalePage } from '../helpers/scale-seed.ts'
 import { observeStatements, type ObservedStatement } from '../../src/db/statement-observers.ts';
 
 /** the tables that are large at 10× (a million rows and more) */
-const LARGE = ['users', 'namespaces', 'projects', 'members', 'merge_requests', 'ci_pipelines', 'units'];
+const LARGE = ['users', 'namespaces', 'projects', 'members', 'merge_requests', 'issues', 'issue_labels', 'issue_assignees', 'ci_pipelines', 'units'];
 
 interface PgPlan {
   'Node Type': string;
@@ -36,7 +36,18 @@ test('no list page reads a large table whole: each is served by an index', async
   const seed = await seedScale(k, c.db.dialect, 0.01, 100);
   // the 10× data set's row counts, which the planners are told (PostgreSQL: pg_class.reltuples, scaled by the
   // actual pages at planning; SQLite: sqlite_stat1, as ANALYZE writes it)
-  const rows: Record<string, number> = { users: 1e6, namespaces: 1e6, projects: 1e5, members: 6e5, merge_requests: 1.5e6, ci_pipelines: 5e5, units: 1e7 };
+  const rows: Record<string, number> = {
+    users: 1e6,
+    namespaces: 1e6,
+    projects: 1e5,
+    members: 6e5,
+    merge_requests: 1.5e6,
+    issues: 1.5e6,
+    issue_labels: 3e6,
+    issue_assignees: 1.5e6,
+    ci_pipelines: 5e5,
+    units: 1e7,
+  };
   if (pg) {
     await sql`analyze`.execute(k);
     for (const [table, n] of Object.entries(rows))
@@ -142,6 +153,7 @@ test('no list page reads a large table whole: each is served by an index', async
       : [
           ['users_public_email_lower', 'GET /users?search=<exact public e-mail>'],
           ['merge_requests_search', 'GET /merge_requests?scope=all&search=<two words>'],
+          ['issues_search', 'GET /issues?scope=all&search=<two words>'],
         ]) as [string, string][]),
   ];
   for (const [index, page] of needed) {

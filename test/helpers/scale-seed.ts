@@ -18,6 +18,7 @@ export interface ScaleSeed {
   groups: number;
   projects: number;
   mergeRequests: number;
+  issues: number;
   pipelines: number;
   units: number;
   /** the measured user's id and the first top-level group's id */
@@ -283,6 +284,41 @@ export async function seedScale(k: Kysely<Database>, dialect: 'sqlite' | 'postgr
     MR,
   );
 
+  // --- issues: as many as merge requests, on the same projects; 20 labels of the first top-level group, two an
+  // issue; an assignee each, and the measured user assigned to a fiftieth ---
+  const ISS = MR;
+  const i0 = await maxId('issues');
+  await fill(
+    'issues',
+    'issues',
+    {
+      id: `${i0} + i`,
+      iid: 'i',
+      project_id: mrProject,
+      title: `${pick(WORDS, 'i / 2')} || ' ' || ${coined('i / 15 + 7')} || ' #' || i`,
+      description: `'When the ' || ${pick(WORDS, 'i / 5')} || ' of the ' || ${pick(WORDS, 'i / 13')} || ' runs (' || i || ').'`,
+      state: pick(['opened', 'opened', 'opened', 'closed'], 'i'),
+      author_id: `case when i % 100 = 0 then ${u0 + 1} else ${u0} + (i * 37) % ${U} + 1 end`,
+      confidential: `case when i % 20 = 0 then 1 else 0 end`,
+      closed_at: `case when i % 4 = 3 then ${at('i * 2 + 60')} end`,
+      created_at: at('i * 2'),
+      updated_at: at('i * 2 + (i * 11) % 43200'),
+    },
+    ISS,
+  );
+  const l0 = await maxId('labels');
+  await fill('issues', 'labels', { id: `${l0} + i`, group_id: `${g0 + 1}`, title: `'label-' || i`, color: `'#428bca'`, created_at: now, updated_at: now }, 20);
+  for (const label of [`${l0} + i % 20 + 1`, `${l0} + (i * 7 + 3) % 20 + 1`])
+    await fill('issues', 'issue_labels', { issue_id: `${i0} + i`, label_id: label, created_at: now }, ISS, 'on conflict do nothing');
+  await fill('issues', 'issue_assignees', { issue_id: `${i0} + i`, user_id: `${u0} + (i * 41) % ${U} + 2`, created_at: now }, ISS);
+  await fill(
+    'issues',
+    'issue_assignees',
+    { issue_id: `${i0} + i * 50`, user_id: `${member}`, created_at: now },
+    Math.floor(ISS / 50),
+    'on conflict do nothing',
+  );
+
   // --- pipelines: 50·S on each of the first 1,000 projects ---
   await fill(
     'ci_pipelines',
@@ -400,6 +436,8 @@ export async function seedScale(k: Kysely<Database>, dialect: 'sqlite' | 'postgr
       'projects',
       'members',
       'merge_requests',
+      'issues',
+      'labels',
       'ci_pipelines',
       'translation_projects',
       'components',
@@ -429,6 +467,7 @@ export async function seedScale(k: Kysely<Database>, dialect: 'sqlite' | 'postgr
     groups: G,
     projects: P,
     mergeRequests: MR,
+    issues: ISS,
     pipelines: PIPE,
     units: COMPONENTS * langs.length * UNITS_PER,
     member,
@@ -540,6 +579,28 @@ export function scalePages(seed: ScaleSeed): ScalePage[] {
       as: 'member',
       search: true,
       broad: true,
+    },
+    {
+      name: 'GET /projects/:id/issues?labels=<two labels>',
+      url: `/api/v4/projects/${busy}/issues?labels=label-1,label-2&per_page=20`,
+      as: 'member',
+    },
+    { name: 'GET /issues?scope=all', url: '/api/v4/issues?scope=all&per_page=20', as: 'member' },
+    {
+      name: 'GET /issues?scope=all&state=opened&order_by=updated_at',
+      url: '/api/v4/issues?scope=all&state=opened&order_by=updated_at&per_page=20',
+      as: 'member',
+    },
+    { name: 'GET /issues?scope=assigned_to_me', url: '/api/v4/issues?scope=assigned_to_me&per_page=20', as: 'member' },
+    { name: 'GET /issues (created_by_me)', url: '/api/v4/issues?per_page=20', as: 'member' },
+    { name: 'GET /groups/:id/issues?state=opened', url: `/api/v4/groups/${top}/issues?state=opened&per_page=20`, as: 'member' },
+    {
+      name: 'GET /issues?scope=all&search=<two words>',
+      url: `/api/v4/issues?scope=all&search=add%20${coinedWord(Math.floor(1234 / 15) + 7)}&per_page=20`,
+      as: 'member',
+      search: true,
+      indexes: ['issues_title_trgm'],
+      sqliteIndexes: ['issues_search'],
     },
     { name: 'GET /projects/:id/pipelines', url: `/api/v4/projects/${busy}/pipelines?per_page=20`, as: 'member' },
     { name: 'GET /api/translations/…/units/', url: `/api/translations/${tp}/${comp}/${lang}/units/`, as: 'root' },

@@ -66,11 +66,21 @@ export type IssueListScope =
   | { kind: 'project'; project: ProjectRow; access: ProjectAccess }
   | { kind: 'group'; group: NamespaceRow; nonArchived: boolean };
 
+/** The owners of the labels a project's list filters by: the project and its namespace's groups. */
+interface LabelOwners {
+  projectId: number;
+  groupIds: number[];
+}
+
 export type IssuesQB = SelectQueryBuilder<Database, 'issues', IssueRow>;
 type EB = ExpressionBuilder<Database, 'issues'>;
 type Cond = (eb: EB) => Expression<SqlBool>;
 const NEVER = sql<SqlBool>`1 = 0`;
 const NARROW_SEARCH = 10_000;
+/** how far a label's issues are counted to find the rarest of a list's labels */
+const LABEL_COUNT = 10_001;
+/** PostgreSQL: the most issues of a list's rarest label for them to drive the query (each then read by key) */
+const LABEL_DRIVE = 2_000;
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (ch) => '\\' + ch);
 const wildcard = (v: unknown): 'none' | 'any' | null => {
@@ -157,8 +167,9 @@ export class IssuesQuery {
     if (f.updatedAfter) conds.push((eb) => eb('issues.updated_at', '>=', f.updatedAfter!));
     if (f.updatedBefore) conds.push((eb) => eb('issues.updated_at', '<=', f.updatedBefore!));
     if (f.dueDate) conds.push(dueDate(f.dueDate));
-    const positive = await this.negatable(f, false);
-    const negative = f.not ? await this.negatable(f.not, true) : [];
+    const owners = where.kind === 'project' && (f.labels?.length || f.not?.labels?.length) ? await this.labelOwners(where.project) : null;
+    const positive = await this.negatable(f, false, owners);
+    const negative = f.not ? await this.negatable(f.not, true, owners) : [];
     if (positive === null || negative === null) conds.push(() => NEVER);
     else conds.push(...positive, ...negative);
     if (f.search?.trim()) conds.push(await this.searchCondition(f.search, f.in));
@@ -194,8 +205,15 @@ export class IssuesQuery {
     return Number(row?.n ?? 0);
   }
 
+  /**
+   * SQL: the issues assigned to the user, a set of ids from `issue_assignees_user`. PostgreSQL reads the set first
+   * (`= any(array(…))`, each issue then by its key): as a semi-join it hashed the set and read every issue.
+   */
   private assignedTo(userId: number): Cond {
-    return (eb) => eb('issues.id', 'in', eb.selectFrom('issue_assignees').select('issue_assignees.issue_id').where('issue_assignees.user_id', '=', userId));
+    return (eb) => {
+      const ids = eb.selectFrom('issue_assignees').select('issue_assignees.issue_id').where('issue_assignees.user_id', '=', userId);
+      return this.deps.db.dialect === 'postgres' ? sql<SqlBool>`issues.id = any(array(${ids}))` : eb('issues.id', 'in', ids);
+    };
   }
 
   private async userId(username: string): Promise<number | null> {
@@ -207,7 +225,7 @@ export class IssuesQuery {
    * The filters `not[…]` also takes. Positive: each must hold (null: nothing can match, an unknown user).
    * Negated: none of them holds (an unknown user excludes nothing).
    */
-  private async negatable(f: IssueNegatableFilters, negate: boolean): Promise<Cond[] | null> {
+  private async negatable(f: IssueNegatableFilters, negate: boolean, owners: LabelOwners | null): Promise<Cond[] | null> {
     const out: Cond[] = [];
     const add = (c: Cond) => out.push(negate ? (eb) => eb.not(c(eb)) : c);
     if (f.authorId !== undefined) add((eb) => eb('issues.author_id', '=', f.authorId!));
@@ -239,8 +257,12 @@ export class IssuesQuery {
         eb.exists(eb.selectFrom('issue_labels').select('issue_labels.issue_id').whereRef('issue_labels.issue_id', '=', 'issues.id'));
       if (w === 'none') add((eb) => eb.not(anyLabel(eb)));
       else if (w === 'any') add(anyLabel);
-      else if (negate) out.push((eb) => eb('issues.id', 'not in', this.labelled(eb, f.labels!)));
-      else for (const title of f.labels) out.push((eb) => eb('issues.id', 'in', this.labelled(eb, [title])));
+      else if (negate) out.push((eb) => eb('issues.id', 'not in', this.labelled(f.labels!, owners)));
+      else {
+        const all = await this.allLabelled(f.labels, owners);
+        if (all === null) return null;
+        out.push(all);
+      }
     }
     if (f.milestone !== undefined) {
       const m = f.milestone;
@@ -255,12 +277,107 @@ export class IssuesQuery {
     return out;
   }
 
-  /** SQL: the issues carrying a label of these titles (project or group labels alike). */
-  private labelled(eb: EB, titles: string[]) {
-    return eb
-      .selectFrom('issue_labels as il')
-      .select('il.issue_id')
-      .where('il.label_id', 'in', eb.selectFrom('labels as l').select('l.id').where('l.title', 'in', titles));
+  /**
+   * The labels a project's list can filter by (LabelsFinder for a project): the project's own and its groups'.
+   * A title names one label there, where across every project it names as many labels as projects use it
+   * (`bug`), and the issue ids of all of them would be read to filter one project's list.
+   */
+  private async labelOwners(project: ProjectRow): Promise<LabelOwners> {
+    const ns = await this.k.selectFrom('namespaces').select('traversal_ids').where('id', '=', project.namespace_id).executeTakeFirst();
+    const groups = String(ns?.traversal_ids ?? '')
+      .split('/')
+      .filter(Boolean)
+      .map(Number);
+    return { projectId: project.id, groupIds: groups };
+  }
+
+  /** SQL: the ids of the labels of these titles (project or group labels alike; of `owners` only, for a project's list). */
+  private labelIds(titles: string[], owners: LabelOwners | null) {
+    const k = this.k;
+    if (!owners) return k.selectFrom('labels as l').select('l.id').where('l.title', 'in', titles);
+    // by the (owner, lower(title)) indexes of the labels' scopes; the exact title as before
+    const lowered = [...new Set(titles.map((t) => t.toLowerCase()))];
+    return k
+      .selectFrom('labels as l')
+      .select('l.id')
+      .where('l.project_id', '=', owners.projectId)
+      .where(sql`lower(l.title)`, 'in', lowered)
+      .where('l.title', 'in', titles)
+      .unionAll(
+        k
+          .selectFrom('labels as l')
+          .select('l.id')
+          .where('l.group_id', 'in', owners.groupIds.length ? owners.groupIds : [0])
+          .where(sql`lower(l.title)`, 'in', lowered)
+          .where('l.title', 'in', titles),
+      );
+  }
+
+  /** SQL: the issues carrying a label of these titles: a set of ids from `issue_labels_label`. */
+  private labelled(titles: string[], owners: LabelOwners | null) {
+    return this.k.selectFrom('issue_labels as il').select('il.issue_id').where('il.label_id', 'in', this.labelIds(titles, owners));
+  }
+
+  /**
+   * The issues carrying every one of these labels, as one set of ids (null: none can). The labels are read first
+   * (ids by title) and each one's issues counted (from `issue_labels_label`, up to LABEL_COUNT); the rarest
+   * label's rows drive the set and each of them is tested for the others by the key of `issue_labels`, the
+   * labels named by id (so that PostgreSQL's statistics know a common label from a rare one) — where a set per
+   * label read every row of a common label (a group's, on thousands of issues) to filter the few of a rare one.
+   */
+  private async allLabelled(titles: string[], owners: LabelOwners | null): Promise<Cond | null> {
+    const distinct = [...new Set(titles)];
+    if (distinct.length === 1) return (eb) => eb('issues.id', 'in', this.labelled(distinct, owners));
+    const labels = await this.k
+      .selectFrom(this.labelIds(distinct, owners).as('found'))
+      .innerJoin('labels', 'labels.id', 'found.id')
+      .select(['labels.id', 'labels.title'])
+      .execute();
+    const counted = await Promise.all(
+      distinct.map(async (title) => {
+        const ids = labels.filter((l) => l.title === title).map((l) => l.id);
+        if (!ids.length) return { ids, n: 0 };
+        const rows = this.k.selectFrom('issue_labels as il').select(sql.lit(1).as('one')).where('il.label_id', 'in', ids).limit(LABEL_COUNT);
+        const { n } = await this.k
+          .selectFrom(rows.as('rows'))
+          .select((eb) => eb.fn.countAll<number | string>().as('n'))
+          .executeTakeFirstOrThrow();
+        return { ids, n: Number(n) };
+      }),
+    );
+    if (counted.some((c) => c.n === 0)) return null;
+    counted.sort((a, b) => a.n - b.n);
+    const [first, ...rest] = counted;
+    if (this.deps.db.dialect === 'postgres') {
+      // PostgreSQL turns the set's tests into a join and hashes the rare label's rows to read every row of the
+      // common one: the rare label's issues are read first (an array) and each is probed for the others by key
+      // (`offset 0` keeps the probe a subplan); a list whose rarest label is common keeps a set per label.
+      const sets = (ids: number[]) => this.k.selectFrom('issue_labels as il').select('il.issue_id').where('il.label_id', 'in', ids);
+      if (first.n > LABEL_DRIVE) return (eb) => eb.and(counted.map(({ ids }) => eb('issues.id', 'in', sets(ids))));
+      return (eb) =>
+        eb.and([
+          sql<SqlBool>`issues.id = any(array(${sets(first.ids)}))`,
+          ...rest.map(({ ids }) =>
+            eb.exists(
+              eb
+                .selectFrom('issue_labels as other')
+                .select(sql.lit(1).as('one'))
+                .whereRef('other.issue_id', '=', 'issues.id')
+                .where('other.label_id', 'in', ids)
+                .offset(0),
+            ),
+          ),
+        ]);
+    }
+    let set = this.k.selectFrom('issue_labels as il').select('il.issue_id').where('il.label_id', 'in', first.ids);
+    for (const { ids } of rest) {
+      set = set.where((eb) =>
+        eb.exists(
+          eb.selectFrom('issue_labels as other').select(sql.lit(1).as('one')).whereRef('other.issue_id', '=', 'il.issue_id').where('other.label_id', 'in', ids),
+        ),
+      );
+    }
+    return (eb) => eb('issues.id', 'in', set);
   }
 
   /** SQL: ids of the milestones `title` names (Upcoming and Started are Milestone's predefined ones). */
@@ -282,7 +399,11 @@ export class IssuesQuery {
     return base.where('m.title', '=', title);
   }
 
-  /** search= in the title and description (or those `in` names); SQLite reads its FTS5 index when it narrows. */
+  /**
+   * search= in the title and description (or those `in` names): every term (of 3+ characters) in one column.
+   * SQLite reads its FTS5 index first; when it finds at most NARROW_SEARCH issues they drive the query and the
+   * LIKE tests each of them (the exact test); a broader search reads the list's order, as without the index.
+   */
   private async searchCondition(search: string, inParam: string | undefined): Promise<Cond> {
     const allowed: ('title' | 'description')[] = ['title', 'description'];
     const asked = (inParam ?? '')
@@ -296,9 +417,12 @@ export class IssuesQuery {
     const match = sqlite && terms.length ? searchMatch('issues', columns, terms) : null;
     let indexed: Expression<SqlBool> | null = null;
     if (match !== null) {
+      // The index is read once: the ids it finds (up to one more than NARROW_SEARCH) are handed to the page and
+      // its count as one JSON array, where a subquery evaluated the match again in each of them.
       const found = searchIndexIds('issues', match);
-      const { n } = (await sql<{ n: number }>`select count(*) as n from (${found} limit ${NARROW_SEARCH + 1})`.execute(this.k)).rows[0];
-      if (n <= NARROW_SEARCH) indexed = sql<SqlBool>`issues.id in (${found})`;
+      const ids = (await sql<{ rowid: number }>`${found} limit ${NARROW_SEARCH + 1}`.execute(this.k)).rows.map((r) => r.rowid);
+      if (ids.length === 0) indexed = NEVER;
+      else if (ids.length <= NARROW_SEARCH) indexed = sql<SqlBool>`issues.id in (select value from json_each(${JSON.stringify(ids)}))`;
     }
     return (eb) => {
       const like = eb.or(

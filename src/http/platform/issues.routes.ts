@@ -7,7 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../container.ts';
 import type { IssueRow } from '../../db/schema.ts';
-import type { Actor } from '../../domain/access/actor.ts';
+import { actorKey, type Actor } from '../../domain/access/actor.ts';
 import type { IssueListScope } from '../../domain/issues/issues-query.ts';
 import type { FoundIssue, IssueInput } from '../../domain/issues/issues.service.ts';
 import { ISSUE_TYPES } from '../../domain/issues/rules.ts';
@@ -25,6 +25,20 @@ import { GlobalIssueListQuery, GroupIssueListQuery, type IssueListQuery, Project
 import { humanTime } from '../../domain/merge-requests/rules.ts';
 
 const TAGS = ['issues'];
+/** What an issue list is made of (the response cache keys on their versions). */
+export const ISSUE_LIST_TABLES = [
+  'projects',
+  'namespaces',
+  'members',
+  'member_roles',
+  'users',
+  'redirect_routes',
+  'issues',
+  'issue_assignees',
+  'issue_labels',
+  'labels',
+  'milestones',
+] as const;
 const IssueParams = Type.Object({ id: Type.String(), issue_iid: Type.Integer() });
 const StringList = () => Type.Optional(Type.Array(Type.String()));
 const IntList = () => Type.Optional(Type.Array(Type.Integer()));
@@ -118,28 +132,33 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
 
   // ---- lists --------------------------------------------------------------------------------------
 
+  /** the lists are served from the response cache while the tables they are made of keep their versions */
+  const cacheOpts = (req: FastifyRequest, extra = '') => ({ tables: ISSUE_LIST_TABLES, viewer: `${actorKey(req.actor)}${extra}` });
+
   app.get('/api/v4/issues', { config: read, schema: { tags: TAGS, querystring: GlobalIssueListQuery, response: Page } }, async (req, reply) => {
     // authenticate! unless params[:scope] == 'all'
     if (!req.actor.user && req.query.scope !== 'all') throw Errors.unauthorized();
-    return listPage(req, reply, { kind: 'all' }, req.query, {});
+    return app.cachedResponse(req, reply, cacheOpts(req), () => listPage(req, reply, { kind: 'all' }, req.query, {}));
   });
 
   app.get(
     '/api/v4/groups/:id/issues',
     { config: read, schema: { tags: ['groups', ...TAGS], params: IdParams, querystring: GroupIssueListQuery, response: Page } },
-    async (req, reply) => {
-      const { group } = await c.resolve.group(req.actor, req.params.id);
-      return listPage(req, reply, { kind: 'group', group, nonArchived: req.query.non_archived !== false }, req.query, { id: req.params.id });
-    },
+    async (req, reply) =>
+      app.cachedResponse(req, reply, cacheOpts(req, `|group:${req.params.id}`), async () => {
+        const { group } = await c.resolve.group(req.actor, req.params.id);
+        return listPage(req, reply, { kind: 'group', group, nonArchived: req.query.non_archived !== false }, req.query, { id: req.params.id });
+      }),
   );
 
   app.get(
     '/api/v4/projects/:id/issues',
     { config: read, schema: { tags: TAGS, params: IdParams, querystring: ProjectIssueListQuery, response: Page } },
-    async (req, reply) => {
-      const { project, access } = await c.issues.project(req.actor, req.params.id);
-      return listPage(req, reply, { kind: 'project', project, access }, req.query, { id: req.params.id });
-    },
+    async (req, reply) =>
+      app.cachedResponse(req, reply, cacheOpts(req, `|project:${req.params.id}`), async () => {
+        const { project, access } = await c.issues.project(req.actor, req.params.id);
+        return listPage(req, reply, { kind: 'project', project, access }, req.query, { id: req.params.id });
+      }),
   );
 
   // ---- statistics (GET …/issues_statistics: the lists' filters, counts by state) ---------------------
