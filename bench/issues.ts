@@ -233,7 +233,8 @@ await insertAll(
   5000,
 );
 await insertAll(k, 'issue_labels', issueLabels, 5000);
-if (c.db.dialect === 'postgres') await sql`analyze`.execute(k);
+// as autovacuum leaves a table that has settled (visibility map set, statistics read), not its first minute after a bulk load
+if (c.db.dialect === 'postgres') await sql`vacuum analyze`.execute(k);
 const seeded = (performance.now() - t0) / 1000;
 
 // --- search terms by how many issues hold them (titles and descriptions, as whole words) ---
@@ -259,7 +260,8 @@ const df = (w: string) => documents.get(w) ?? 0;
 const bigRow = await k.selectFrom('projects').selectAll().where('id', '=', big.id).executeTakeFirstOrThrow();
 const actor = userActor(viewer, { credential: 'personal_access_token' });
 const bigAccess = (await c.issues.project(actor, big.id)).access;
-const projectWhere: IssueListScope = { kind: 'project', project: bigRow, access: bigAccess };
+const bigNamespace = await k.selectFrom('namespaces').selectAll().where('id', '=', bigRow.namespace_id).executeTakeFirstOrThrow();
+const projectWhere: IssueListScope = { kind: 'project', project: bigRow, namespace: bigNamespace, access: bigAccess };
 const titles = PROJECT_LABELS;
 /** two labels: one of the project's, one of the group's (commoner ones first) */
 const labelPair = (n: number): [string, string] => [titles[n % titles.length], `team::${Math.floor(n / titles.length) % 12}`];

@@ -298,7 +298,7 @@ export class BoardsService {
     if (!list) throw Errors.notFound('List');
     const where: IssueListScope =
       parent.type === 'Project'
-        ? { kind: 'project', project: parent.project, access: parent.access }
+        ? { kind: 'project', project: parent.project, namespace: parent.namespace, access: parent.access }
         : { kind: 'group', group: parent.group, nonArchived: true };
     const q = await this.issuesQuery.list(actor, where, {
       scope: 'all',

@@ -63,10 +63,14 @@ export interface IssueFilters extends IssueNegatableFilters {
 /** Where the issues of a list live. */
 export type IssueListScope =
   | { kind: 'all' }
-  | { kind: 'project'; project: ProjectRow; access: ProjectAccess }
+  | { kind: 'project'; project: ProjectRow; namespace: NamespaceRow; access: ProjectAccess }
   | { kind: 'group'; group: NamespaceRow; nonArchived: boolean };
 
-/** The owners of the labels a project's list filters by: the project and its namespace's groups. */
+/**
+ * The owners of the labels a project's list filters by (LabelsFinder for a project): the project and its
+ * namespace's groups. A title names one label there, where across every project it names as many labels as
+ * projects use it (`bug`), and the issue ids of all of them would be read to filter one project's list.
+ */
 interface LabelOwners {
   projectId: number;
   groupIds: number[];
@@ -167,7 +171,8 @@ export class IssuesQuery {
     if (f.updatedAfter) conds.push((eb) => eb('issues.updated_at', '>=', f.updatedAfter!));
     if (f.updatedBefore) conds.push((eb) => eb('issues.updated_at', '<=', f.updatedBefore!));
     if (f.dueDate) conds.push(dueDate(f.dueDate));
-    const owners = where.kind === 'project' && (f.labels?.length || f.not?.labels?.length) ? await this.labelOwners(where.project) : null;
+    const owners: LabelOwners | null =
+      where.kind === 'project' ? { projectId: where.project.id, groupIds: where.namespace.traversal_ids.split('/').filter(Boolean).map(Number) } : null;
     const positive = await this.negatable(f, false, owners);
     const negative = f.not ? await this.negatable(f.not, true, owners) : [];
     if (positive === null || negative === null) conds.push(() => NEVER);
@@ -194,9 +199,9 @@ export class IssuesQuery {
   }
 
   /** The open issues of a project the actor reads (the count beside a project's Issues tab); null when its issues are closed to them. */
-  async openCount(actor: Actor, project: ProjectRow, access: ProjectAccess): Promise<number | null> {
-    if (!canReadIssues(actor, project, access)) return null;
-    const q = await this.list(actor, { kind: 'project', project, access }, { state: 'opened' });
+  async openCount(actor: Actor, r: { project: ProjectRow; namespace: NamespaceRow; access: ProjectAccess }): Promise<number | null> {
+    if (!canReadIssues(actor, r.project, r.access)) return null;
+    const q = await this.list(actor, { kind: 'project', ...r }, { state: 'opened' });
     const row = await q
       .clearSelect()
       .clearOrderBy()
@@ -277,20 +282,6 @@ export class IssuesQuery {
     return out;
   }
 
-  /**
-   * The labels a project's list can filter by (LabelsFinder for a project): the project's own and its groups'.
-   * A title names one label there, where across every project it names as many labels as projects use it
-   * (`bug`), and the issue ids of all of them would be read to filter one project's list.
-   */
-  private async labelOwners(project: ProjectRow): Promise<LabelOwners> {
-    const ns = await this.k.selectFrom('namespaces').select('traversal_ids').where('id', '=', project.namespace_id).executeTakeFirst();
-    const groups = String(ns?.traversal_ids ?? '')
-      .split('/')
-      .filter(Boolean)
-      .map(Number);
-    return { projectId: project.id, groupIds: groups };
-  }
-
   /** SQL: the ids of the labels of these titles (project or group labels alike; of `owners` only, for a project's list). */
   private labelIds(titles: string[], owners: LabelOwners | null) {
     const k = this.k;
@@ -328,23 +319,22 @@ export class IssuesQuery {
   private async allLabelled(titles: string[], owners: LabelOwners | null): Promise<Cond | null> {
     const distinct = [...new Set(titles)];
     if (distinct.length === 1) return (eb) => eb('issues.id', 'in', this.labelled(distinct, owners));
+    // the labels and how many issues each carries (up to LABEL_COUNT), in one statement
     const labels = await this.k
       .selectFrom(this.labelIds(distinct, owners).as('found'))
       .innerJoin('labels', 'labels.id', 'found.id')
       .select(['labels.id', 'labels.title'])
+      .select((eb) =>
+        eb
+          .selectFrom(eb.selectFrom('issue_labels as il').select(sql.lit(1).as('one')).whereRef('il.label_id', '=', 'labels.id').limit(LABEL_COUNT).as('rows'))
+          .select((e) => e.fn.countAll<number | string>().as('n'))
+          .as('n'),
+      )
       .execute();
-    const counted = await Promise.all(
-      distinct.map(async (title) => {
-        const ids = labels.filter((l) => l.title === title).map((l) => l.id);
-        if (!ids.length) return { ids, n: 0 };
-        const rows = this.k.selectFrom('issue_labels as il').select(sql.lit(1).as('one')).where('il.label_id', 'in', ids).limit(LABEL_COUNT);
-        const { n } = await this.k
-          .selectFrom(rows.as('rows'))
-          .select((eb) => eb.fn.countAll<number | string>().as('n'))
-          .executeTakeFirstOrThrow();
-        return { ids, n: Number(n) };
-      }),
-    );
+    const counted = distinct.map((title) => {
+      const of = labels.filter((l) => l.title === title);
+      return { ids: of.map((l) => l.id), n: of.reduce((sum, l) => sum + Number(l.n ?? 0), 0) };
+    });
     if (counted.some((c) => c.n === 0)) return null;
     counted.sort((a, b) => a.n - b.n);
     const [first, ...rest] = counted;

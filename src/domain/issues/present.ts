@@ -4,7 +4,7 @@
 // requests that close each issue.
 import type { Kysely } from 'kysely';
 import type { Database, IssueRow, LabelRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
-import { basicByIds, type UserBasicRow } from '../core/user-columns.ts';
+import { BASIC_COLUMNS, type UserBasicRow } from '../core/user-columns.ts';
 import { milestoneRefs, type ProjectRef, projectRef } from '../merge-requests/present.ts';
 import type { MilestoneWithUrl } from '../milestones/milestones.service.ts';
 
@@ -34,7 +34,12 @@ export async function loadIssueViews(
   const projects = new Map<number, ProjectRef>();
   for (const k of known) projects.set(k.project.id, projectRef(k.project, k.namespace));
   const projectIds = unique(rows.map((r) => r.project_id)).filter((id) => !projects.has(id));
-  const [projectRows, assigneeLinks, labelLinks] = await Promise.all([
+  const milestoneIds = unique(rows.map((r) => r.milestone_id).filter((m): m is number => m !== null));
+  // one round of statements at once: the authors' and assignees' users in one (the assignees by a subquery)
+  const userIds = new Set<number>();
+  for (const r of rows) for (const id of [r.author_id, r.closed_by_id]) if (id !== null) userIds.add(id);
+  const assignees = db.selectFrom('issue_assignees').select('issue_assignees.user_id').where('issue_assignees.issue_id', 'in', ids);
+  const [projectRows, assigneeLinks, labelLinks, userRows, milestones] = await Promise.all([
     projectIds.length
       ? db
           .selectFrom('projects')
@@ -52,13 +57,15 @@ export async function loadIssueViews(
       .select('issue_labels.issue_id')
       .where('issue_labels.issue_id', 'in', ids)
       .execute(),
+    db
+      .selectFrom('users')
+      .select([...BASIC_COLUMNS])
+      .where((eb) => eb.or([eb('users.id', 'in', userIds.size ? [...userIds] : [0]), eb('users.id', 'in', assignees)]))
+      .execute(),
+    milestoneRefs(db, externalUrl, milestoneIds, projects),
   ]);
   for (const p of projectRows) projects.set(p.id, projectRef(p, { full_path: p.ns_full_path }));
-  const userIds: (number | null)[] = [];
-  for (const r of rows) userIds.push(r.author_id, r.closed_by_id);
-  for (const l of assigneeLinks) userIds.push(l.user_id);
-  const milestoneIds = unique(rows.map((r) => r.milestone_id).filter((m): m is number => m !== null));
-  const [users, milestones] = await Promise.all([basicByIds(db, userIds), milestoneRefs(db, externalUrl, milestoneIds, projects)]);
+  const users = new Map(userRows.map((u) => [u.id, u]));
   const user = (id: number | null) => (id === null ? null : (users.get(id) ?? null));
   return rows.map((row) => ({
     row,

@@ -97,31 +97,23 @@ export async function milestoneRefs(
   projects: Map<number, ProjectRef>,
 ): Promise<Map<number, MilestoneWithUrl>> {
   if (!ids.length) return new Map();
-  const rows: MilestoneRow[] = await db.selectFrom('milestones').selectAll().where('id', 'in', ids).execute();
-  const missingProjects = unique(rows.map((m) => m.project_id).filter((p): p is number => p !== null && !projects.has(p)));
-  const paths = new Map<number, string>();
-  for (const [id, p] of projects) paths.set(id, p.fullPath);
-  if (missingProjects.length) {
-    const more = await db
-      .selectFrom('projects')
-      .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
-      .select(['projects.id', 'projects.path', 'namespaces.full_path'])
-      .where('projects.id', 'in', missingProjects)
-      .execute();
-    for (const p of more) paths.set(p.id, `${p.full_path}/${p.path}`);
-  }
-  const groupIds = unique(rows.map((m) => m.group_id).filter((g): g is number => g !== null));
-  const groups = new Map<number, string>();
-  if (groupIds.length) {
-    for (const g of await db.selectFrom('namespaces').select(['id', 'full_path']).where('id', 'in', groupIds).execute()) groups.set(g.id, g.full_path);
-  }
+  // one statement: each milestone with the path of its group, or of its project where `projects` lacks it
+  const rows = await db
+    .selectFrom('milestones')
+    .leftJoin('namespaces as g', 'g.id', 'milestones.group_id')
+    .leftJoin('projects as p', 'p.id', 'milestones.project_id')
+    .leftJoin('namespaces as pns', 'pns.id', 'p.namespace_id')
+    .selectAll('milestones')
+    .select(['g.full_path as group_path', 'p.path as project_path', 'pns.full_path as project_ns_path'])
+    .where('milestones.id', 'in', ids)
+    .execute();
   const out = new Map<number, MilestoneWithUrl>();
-  for (const m of rows) {
+  for (const { group_path, project_path, project_ns_path, ...m } of rows) {
     const url =
       m.project_id !== null
-        ? `${externalUrl}/${paths.get(m.project_id) ?? ''}/-/milestones/${m.iid}`
-        : `${externalUrl}/groups/${groups.get(m.group_id ?? 0) ?? ''}/-/milestones/${m.iid}`;
-    out.set(m.id, { ...m, web_url: url });
+        ? `${externalUrl}/${projects.get(m.project_id)?.fullPath ?? `${project_ns_path ?? ''}/${project_path ?? ''}`}/-/milestones/${m.iid}`
+        : `${externalUrl}/groups/${group_path ?? ''}/-/milestones/${m.iid}`;
+    out.set(m.id, { ...(m as MilestoneRow), web_url: url });
   }
   return out;
 }

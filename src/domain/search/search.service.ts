@@ -246,7 +246,7 @@ export class SearchService {
     if (iid && !Number.isSafeInteger(f.iids![0])) return none;
     const where: IssueListScope =
       target.level === 'project'
-        ? { kind: 'project', project: target.project, access: target.access }
+        ? { kind: 'project', project: target.project, namespace: target.namespace, access: target.access }
         : target.level === 'group'
           ? { kind: 'group', group: target.group, nonArchived: !input.include_archived }
           : { kind: 'all' };

@@ -12,7 +12,7 @@ import type { IssueListScope } from '../../domain/issues/issues-query.ts';
 import type { FoundIssue, IssueInput } from '../../domain/issues/issues.service.ts';
 import { ISSUE_TYPES } from '../../domain/issues/rules.ts';
 import { Errors } from '../../lib/errors.ts';
-import { offsetPaginate, paginateArray } from '../../lib/pagination.ts';
+import { offsetPaginate, offsetPaginateWith, paginateArray } from '../../lib/pagination.ts';
 import { IssueBasicSchema, IssueLinkSchema, IssueSchema, RelatedIssueSchema, toIssue, type IssueEntityContext } from './entities/issue.entity.ts';
 import { presentMergeRequests } from './merge-requests/present.ts';
 import { LINK_TYPES } from '../../domain/issues/issue-links.service.ts';
@@ -113,21 +113,26 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
 
   async function listPage(req: FastifyRequest, reply: FastifyReply, where: IssueListScope, q: IssueListQuery, route: Record<string, unknown>) {
     const filters = toIssueFilters(q);
-    const page = await offsetPaginate(
-      c.db.kysely,
-      c.config.externalUrl,
-      { path: req.url.split('?')[0], params: linkParams(q as Record<string, unknown>, route), page: q.page, per_page: q.per_page },
-      await c.issuesQuery.list(req.actor, where, filters),
-    );
-    reply.headers(page.headers);
     const from =
       where.kind === 'project'
         ? { project: { id: where.project.id, namespace_id: where.project.namespace_id } }
         : where.kind === 'group'
           ? { group: { id: where.group.id } }
           : null;
-    const ctx = await context(from, !!q.with_labels_details);
-    return (await c.issues.views(page.items as IssueRow[])).map((v) => toIssue(v, ctx));
+    const known = where.kind === 'project' ? [{ project: where.project, namespace: where.namespace }] : [];
+    // the page's rows are presented while the count behind X-Total still runs
+    const { result, headers } = await offsetPaginateWith(
+      c.db.kysely,
+      c.config.externalUrl,
+      { path: req.url.split('?')[0], params: linkParams(q as Record<string, unknown>, route), page: q.page, per_page: q.per_page },
+      await c.issuesQuery.list(req.actor, where, filters),
+      async (rows) => {
+        const [views, ctx] = await Promise.all([c.issues.views(rows as IssueRow[], known), context(from, !!q.with_labels_details)]);
+        return views.map((v) => toIssue(v, ctx));
+      },
+    );
+    reply.headers(headers);
+    return result;
   }
 
   // ---- lists --------------------------------------------------------------------------------------
@@ -156,8 +161,8 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
     { config: read, schema: { tags: TAGS, params: IdParams, querystring: ProjectIssueListQuery, response: Page } },
     async (req, reply) =>
       app.cachedResponse(req, reply, cacheOpts(req, `|project:${req.params.id}`), async () => {
-        const { project, access } = await c.issues.project(req.actor, req.params.id);
-        return listPage(req, reply, { kind: 'project', project, access }, req.query, { id: req.params.id });
+        const { project, namespace, access } = await c.issues.project(req.actor, req.params.id);
+        return listPage(req, reply, { kind: 'project', project, namespace, access }, req.query, { id: req.params.id });
       }),
   );
 
@@ -185,8 +190,8 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
     '/api/v4/projects/:id/issues_statistics',
     { config: read, schema: { tags: TAGS, params: IdParams, querystring: ProjectIssueListQuery, response: Statistics } },
     async (req) => {
-      const { project, access } = await c.issues.project(req.actor, req.params.id);
-      return statistics(req.actor, { kind: 'project', project, access }, req.query);
+      const { project, namespace, access } = await c.issues.project(req.actor, req.params.id);
+      return statistics(req.actor, { kind: 'project', project, namespace, access }, req.query);
     },
   );
 

@@ -217,7 +217,7 @@ export function milestonesRoutes(fastify: FastifyInstance, c: Container): void {
         const list = await c.issuesQuery.list(
           req.actor,
           parent.type === 'Project'
-            ? { kind: 'project', project: parent.project, access: parent.access }
+            ? { kind: 'project', project: parent.project, namespace: parent.namespace, access: parent.access }
             : { kind: 'group', group: parent.group, nonArchived: false },
           { scope: 'all', state: 'all', milestoneId: milestone.id, orderBy: 'label_priority', sort: 'desc' },
         );

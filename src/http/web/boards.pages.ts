@@ -53,7 +53,7 @@ export function boardPages(app: FastifyInstance, c: Container, web: Web): void {
           fullPath: `${resolved.namespace.full_path}/${resolved.project.path}`,
           defaultBranch: resolved.project.default_branch || 'main',
           readCode: canReadCode(ctx.actor, resolved.project, resolved.access),
-          openIssues: await c.issuesQuery.openCount(ctx.actor, resolved.project, resolved.access),
+          openIssues: await c.issuesQuery.openCount(ctx.actor, resolved),
         },
         boards: boards.map((b) => ({ id: b.board.id, name: b.board.name })),
         board,

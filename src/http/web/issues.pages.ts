@@ -141,7 +141,7 @@ export function issuePages(app: FastifyInstance, c: Container, web: Web): void {
       fullPath: `${r.namespace.full_path}/${r.project.path}`,
       defaultBranch: r.project.default_branch || 'main',
       readCode: canReadCode(ctx.actor, r.project, r.access),
-      openIssues: openIssues ?? (await c.issuesQuery.openCount(ctx.actor, r.project, r.access)),
+      openIssues: openIssues ?? (await c.issuesQuery.openCount(ctx.actor, r)),
     };
   }
 
@@ -151,7 +151,7 @@ export function issuePages(app: FastifyInstance, c: Container, web: Web): void {
     // authorize! :read_issue (the issues feature's level included), as the API's list
     if (!canReadIssues(ctx.actor, resolved.project, resolved.access)) throw Errors.forbidden();
     const filters = listFilters(req.query as Record<string, unknown>);
-    const where: IssueListScope = { kind: 'project', project: resolved.project, access: resolved.access };
+    const where: IssueListScope = { kind: 'project', project: resolved.project, namespace: resolved.namespace, access: resolved.access };
     const f = domainFilters(filters);
     const page = pageOf((req.query as Record<string, unknown>).page);
     const list = await c.issuesQuery.list(ctx.actor, where, { ...f, state: filters.state });

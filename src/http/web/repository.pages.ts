@@ -58,7 +58,7 @@ async function navOf(c: Container, ctx: WebCtx, r: ResolvedProject, readCode: bo
     name: r.project.name,
     defaultBranch: r.project.default_branch || 'main',
     readCode,
-    openIssues: await c.issuesQuery.openCount(ctx.actor, r.project, r.access),
+    openIssues: await c.issuesQuery.openCount(ctx.actor, r),
   };
 }
 
