@@ -60,7 +60,7 @@ export async function offsetPaginateWith<DB, TB extends keyof DB, O, R>(
   req: PageRequest,
   query: SelectQueryBuilder<DB, TB, O>,
   present: (items: O[]) => Promise<R>,
-  opts: { offsetLimit?: { limit: number; type: string } } = {},
+  opts: { offsetLimit?: { limit: number; type: string }; narrow?: boolean } = {},
 ): Promise<{ result: R; headers: Record<string, string> }> {
   const { page, perPage } = pageParams(req);
   // GitLab multiplies the requested values (Grape defaults 1 and 20), before per_page is capped:
@@ -69,6 +69,21 @@ export async function offsetPaginateWith<DB, TB extends keyof DB, O, R>(
     throw Errors.raw(405, {
       error: `Offset pagination has a maximum allowed offset of ${opts.offsetLimit.limit} for requests that return objects of type ${opts.offsetLimit.type}. Remaining records can be retrieved using keyset pagination.`,
     });
+  }
+  if (opts.narrow) {
+    // a query known to match few rows: the page counts them too (`count(*) over ()`, before the limit), where
+    // a separate count would read them again; a page past the end counts apart
+    const rows = (await (query as unknown as SelectQueryBuilder<any, any, any>)
+      .select(sql<number | string>`count(*) over ()`.as('__total'))
+      .limit(perPage + 1)
+      .offset((page - 1) * perPage)
+      .execute()) as (O & { __total?: number | string })[];
+    const counted = rows.length ? Number(rows[0].__total) : page === 1 ? 0 : await countWithLimit(db, query);
+    for (const row of rows) delete row.__total;
+    const more = rows.length > perPage;
+    const result = await present(more ? rows.slice(0, perPage) : rows);
+    const total = counted === null || counted > MAX_COUNT ? null : counted;
+    return { result, headers: offsetHeaders(externalUrl, req, page, perPage, total, more) };
   }
   let hasNext = false;
   const [result, total] = await Promise.all([

@@ -95,6 +95,7 @@ const wildcard = (v: unknown): 'none' | 'any' | null => {
 
 export class IssuesQuery {
   private readonly projectsQuery: ProjectsQuery;
+  private readonly narrowLists = new WeakSet<object>();
 
   constructor(readonly deps: FeatureDeps) {
     this.projectsQuery = new ProjectsQuery(deps.db, deps.policy);
@@ -173,8 +174,9 @@ export class IssuesQuery {
     if (f.dueDate) conds.push(dueDate(f.dueDate));
     const owners: LabelOwners | null =
       where.kind === 'project' ? { projectId: where.project.id, groupIds: where.namespace.traversal_ids.split('/').filter(Boolean).map(Number) } : null;
-    const positive = await this.negatable(f, false, owners);
-    const negative = f.not ? await this.negatable(f.not, true, owners) : [];
+    const hints = { narrow: false };
+    const positive = await this.negatable(f, false, owners, hints);
+    const negative = f.not ? await this.negatable(f.not, true, owners, hints) : [];
     if (positive === null || negative === null) conds.push(() => NEVER);
     else conds.push(...positive, ...negative);
     if (f.search?.trim()) conds.push(await this.searchCondition(f.search, f.in));
@@ -182,7 +184,17 @@ export class IssuesQuery {
       .selectFrom('issues')
       .selectAll('issues')
       .where((eb) => eb.and(conds.map((c) => c(eb))));
-    return this.order(q, f);
+    const ordered = this.order(q, f);
+    if (hints.narrow) this.narrowLists.add(ordered);
+    return ordered;
+  }
+
+  /**
+   * Whether the list is known to match few issues (at most LABEL_DRIVE): its page can count them in the same
+   * statement (`count(*) over ()`) where a separate count would read them again.
+   */
+  isNarrow(q: IssuesQB): boolean {
+    return this.narrowLists.has(q);
   }
 
   /** GET …/issues_statistics: the counts of the list's issues by state (every state, whatever `state` asks). */
@@ -230,7 +242,7 @@ export class IssuesQuery {
    * The filters `not[…]` also takes. Positive: each must hold (null: nothing can match, an unknown user).
    * Negated: none of them holds (an unknown user excludes nothing).
    */
-  private async negatable(f: IssueNegatableFilters, negate: boolean, owners: LabelOwners | null): Promise<Cond[] | null> {
+  private async negatable(f: IssueNegatableFilters, negate: boolean, owners: LabelOwners | null, hints: { narrow: boolean }): Promise<Cond[] | null> {
     const out: Cond[] = [];
     const add = (c: Cond) => out.push(negate ? (eb) => eb.not(c(eb)) : c);
     if (f.authorId !== undefined) add((eb) => eb('issues.author_id', '=', f.authorId!));
@@ -264,7 +276,7 @@ export class IssuesQuery {
       else if (w === 'any') add(anyLabel);
       else if (negate) out.push((eb) => eb('issues.id', 'not in', this.labelled(f.labels!, owners)));
       else {
-        const all = await this.allLabelled(f.labels, owners);
+        const all = await this.allLabelled(f.labels, owners, hints);
         if (all === null) return null;
         out.push(all);
       }
@@ -277,7 +289,10 @@ export class IssuesQuery {
       else if (negate) out.push((eb) => eb.or([eb('issues.milestone_id', 'is', null), eb('issues.milestone_id', 'not in', this.milestoneIds(eb, m))]));
       else out.push((eb) => eb('issues.milestone_id', 'in', this.milestoneIds(eb, m)));
     }
-    if (f.iids?.length) add((eb) => eb('issues.iid', 'in', f.iids!));
+    if (f.iids?.length) {
+      add((eb) => eb('issues.iid', 'in', f.iids!));
+      if (!negate && f.iids.length <= LABEL_DRIVE) hints.narrow = true;
+    }
     if (f.issueType !== undefined) add((eb) => eb('issues.issue_type', '=', f.issueType!));
     return out;
   }
@@ -316,17 +331,20 @@ export class IssuesQuery {
    * labels named by id (so that PostgreSQL's statistics know a common label from a rare one) — where a set per
    * label read every row of a common label (a group's, on thousands of issues) to filter the few of a rare one.
    */
-  private async allLabelled(titles: string[], owners: LabelOwners | null): Promise<Cond | null> {
+  private async allLabelled(titles: string[], owners: LabelOwners | null, hints: { narrow: boolean }): Promise<Cond | null> {
     const distinct = [...new Set(titles)];
     if (distinct.length === 1) return (eb) => eb('issues.id', 'in', this.labelled(distinct, owners));
-    // the labels and how many issues each carries (up to LABEL_COUNT), in one statement
+    // the labels and how many issues each carries, in one statement: up to LABEL_COUNT on SQLite, where the rarest
+    // drives; PostgreSQL only tells whether the rarest is under LABEL_DRIVE
+    const postgres = this.deps.db.dialect === 'postgres';
+    const cap = postgres ? LABEL_DRIVE + 1 : LABEL_COUNT;
     const labels = await this.k
       .selectFrom(this.labelIds(distinct, owners).as('found'))
       .innerJoin('labels', 'labels.id', 'found.id')
       .select(['labels.id', 'labels.title'])
       .select((eb) =>
         eb
-          .selectFrom(eb.selectFrom('issue_labels as il').select(sql.lit(1).as('one')).whereRef('il.label_id', '=', 'labels.id').limit(LABEL_COUNT).as('rows'))
+          .selectFrom(eb.selectFrom('issue_labels as il').select(sql.lit(1).as('one')).whereRef('il.label_id', '=', 'labels.id').limit(cap).as('rows'))
           .select((e) => e.fn.countAll<number | string>().as('n'))
           .as('n'),
       )
@@ -338,7 +356,8 @@ export class IssuesQuery {
     if (counted.some((c) => c.n === 0)) return null;
     counted.sort((a, b) => a.n - b.n);
     const [first, ...rest] = counted;
-    if (this.deps.db.dialect === 'postgres') {
+    if (first.n <= LABEL_DRIVE) hints.narrow = true;
+    if (postgres) {
       // PostgreSQL turns the set's tests into a join and hashes the rare label's rows to read every row of the
       // common one: the rare label's issues are read first (an array) and each is probed for the others by key
       // (`offset 0` keeps the probe a subplan); a list whose rarest label is common keeps a set per label.

@@ -121,15 +121,17 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
           : null;
     const known = where.kind === 'project' ? [{ project: where.project, namespace: where.namespace }] : [];
     // the page's rows are presented while the count behind X-Total still runs
+    const list = await c.issuesQuery.list(req.actor, where, filters);
     const { result, headers } = await offsetPaginateWith(
       c.db.kysely,
       c.config.externalUrl,
       { path: req.url.split('?')[0], params: linkParams(q as Record<string, unknown>, route), page: q.page, per_page: q.per_page },
-      await c.issuesQuery.list(req.actor, where, filters),
+      list,
       async (rows) => {
         const [views, ctx] = await Promise.all([c.issues.views(rows as IssueRow[], known), context(from, !!q.with_labels_details)]);
         return views.map((v) => toIssue(v, ctx));
       },
+      { narrow: c.issuesQuery.isNarrow(list) },
     );
     reply.headers(headers);
     return result;

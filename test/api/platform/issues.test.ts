@@ -190,6 +190,22 @@ test('issues: lists filter by state, labels (None/Any), assignee, author, search
   assert.deepEqual(await iids('search=slow'), [b.iid]);
   assert.deepEqual(await iids(`iids[]=${a.iid}&iids[]=${b.iid}`), [b.iid, a.iid]);
   assert.deepEqual(await iids('order_by=title&sort=asc'), [a.iid, b.iid, cIssue.iid]);
+  // lists known to be narrow (two labels, iids) count in the page's statement: the same headers as a count apart
+  const headersOf = async (q: string) => {
+    const r = await app.inject({ method: 'GET', url: `${w.url}?${q}`, headers: w.headers.maint });
+    assert.equal(r.statusCode, 200, r.body);
+    return {
+      iids: r.json().map((i: { iid: number }) => i.iid),
+      total: r.headers['x-total'],
+      pages: r.headers['x-total-pages'],
+      next: r.headers['x-next-page'],
+    };
+  };
+  assert.deepEqual(await headersOf('labels=bug,ui&per_page=1'), { iids: [a.iid], total: '1', pages: '1', next: '' });
+  assert.deepEqual(await headersOf(`iids[]=${a.iid}&iids[]=${b.iid}&per_page=1`), { iids: [b.iid], total: '2', pages: '2', next: '2' });
+  assert.deepEqual(await headersOf(`iids[]=${a.iid}&iids[]=${b.iid}&per_page=1&page=2`), { iids: [a.iid], total: '2', pages: '2', next: '' });
+  assert.deepEqual(await headersOf(`iids[]=${a.iid}&iids[]=${b.iid}&per_page=1&page=5`), { iids: [], total: '2', pages: '2', next: '' });
+  assert.deepEqual(await headersOf('labels=bug,perf'), { iids: [], total: '0', pages: '1', next: '' });
   // the group and global lists
   const group = await app.inject({ method: 'GET', url: `/api/v4/groups/${w.group.id}/issues?state=opened`, headers: w.headers.maint });
   assert.deepEqual(
