@@ -900,7 +900,43 @@ export interface IssuesTable {
   last_edited_at: string | null;
   /** kept by triggers: public | internal | private (Reporter and up) | disabled */
   visibility: Generated<string>;
+  // migration 037: PostgreSQL also keeps `search_vector` (a generated tsvector) on the row, which is not read:
+  // a query takes ISSUE_COLUMNS, never `issues.*`
 }
+
+/** The columns of an issue row (IssueRow), as a query selects or returns them. */
+export const ISSUE_COLUMNS = [
+  'issues.id',
+  'issues.project_id',
+  'issues.iid',
+  'issues.title',
+  'issues.description',
+  'issues.state',
+  'issues.author_id',
+  'issues.milestone_id',
+  'issues.confidential',
+  'issues.discussion_locked',
+  'issues.due_date',
+  'issues.weight',
+  'issues.closed_by_id',
+  'issues.closed_at',
+  'issues.imported_from',
+  'issues.created_at',
+  'issues.updated_at',
+  'issues.issue_type',
+  'issues.time_estimate',
+  'issues.total_time_spent',
+  'issues.upvotes',
+  'issues.downvotes',
+  'issues.user_notes_count',
+  'issues.relative_position',
+  'issues.moved_to_id',
+  'issues.duplicated_to_id',
+  'issues.updated_by_id',
+  'issues.last_edited_by_id',
+  'issues.last_edited_at',
+  'issues.visibility',
+] as const satisfies readonly `issues.${keyof IssuesTable}`[];
 
 export interface IssueUsersTable {
   issue_id: number;

@@ -4,7 +4,7 @@
 // the builder's safe keys, repository, and assignees when there are any. Built inside the writer's
 // transaction, so it shows the issue as that transaction leaves it.
 import type { Kysely } from 'kysely';
-import type { Database, IssueRow, LabelRow, UserRow } from '../../db/schema.ts';
+import { ISSUE_COLUMNS, type Database, type IssueRow, type LabelRow, type UserRow } from '../../db/schema.ts';
 import { projectHookAttrs, projectWithNamespace, userHookAttrs } from '../core/hook-attrs.ts';
 import { recordSystemEvent } from '../core/system-events.ts';
 import type { NoteableHookAttrs } from '../notes/noteable.ts';
@@ -153,7 +153,7 @@ export async function recordIssueEvent(
 /** An issue's hook attributes as a note hook embeds them (`issue`). */
 export function issueNoteableAttrs(deps: { externalUrl: string }): NoteableHookAttrs {
   return async (trx, user, id) => {
-    const issue = await trx.selectFrom('issues').selectAll().where('id', '=', id).executeTakeFirst();
+    const issue = await trx.selectFrom('issues').select(ISSUE_COLUMNS).where('id', '=', id).executeTakeFirst();
     return issue ? (await issueHookPayload(trx, deps, user, issue, 'update')).object_attributes : null;
   };
 }

@@ -3,7 +3,7 @@
 // one). Linking needs the right to change both issues' relations (admin_issue_link: Guests and up, as
 // GitLab's admin_issue_relation); each side gets a system note.
 import type { Kysely } from 'kysely';
-import type { Database, IssueLinkRow, IssueRow } from '../../db/schema.ts';
+import { ISSUE_COLUMNS, type Database, type IssueLinkRow, type IssueRow } from '../../db/schema.ts';
 import { isUniqueViolation } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
 import { nowIso } from '../../lib/time.ts';
@@ -48,7 +48,7 @@ export class IssueLinksService {
       .execute();
     if (!links.length) return [];
     const otherIds = links.map((l) => (l.source_id === f.issue.id ? l.target_id : l.source_id));
-    const others = await this.db.selectFrom('issues').selectAll().where('id', 'in', otherIds).execute();
+    const others = await this.db.selectFrom('issues').select(ISSUE_COLUMNS).where('id', 'in', otherIds).execute();
     const out: RelatedIssue[] = [];
     for (const link of links) {
       const otherId = link.source_id === f.issue.id ? link.target_id : link.source_id;
@@ -148,8 +148,8 @@ export class IssueLinksService {
       .executeTakeFirst();
     if (!link) throw Errors.recordNotFound();
     const [source, target] = await Promise.all([
-      this.db.selectFrom('issues').selectAll().where('id', '=', link.source_id).executeTakeFirstOrThrow(),
-      this.db.selectFrom('issues').selectAll().where('id', '=', link.target_id).executeTakeFirstOrThrow(),
+      this.db.selectFrom('issues').select(ISSUE_COLUMNS).where('id', '=', link.source_id).executeTakeFirstOrThrow(),
+      this.db.selectFrom('issues').select(ISSUE_COLUMNS).where('id', '=', link.target_id).executeTakeFirstOrThrow(),
     ]);
     const other = source.id === f.issue.id ? target : source;
     if (!(await this.readable(actor, other))) throw Errors.recordNotFound();

@@ -4,7 +4,7 @@
 // triggers: migration 035) or a membership of the project, and a confidential issue only for Reporters and
 // up, its author and its assignees (IssuesFinder#with_confidentiality_access_check).
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
-import type { Database, IssueRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
+import { ISSUE_COLUMNS, type Database, type IssueRow, type NamespaceRow, type ProjectRow } from '../../db/schema.ts';
 import { searchIndexIds, searchMatch } from '../../db/sql.ts';
 import { todayDate } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
@@ -86,6 +86,11 @@ const LABEL_COUNT = 10_001;
 /** PostgreSQL: the most issues of a list's rarest label for them to drive the query (each then read by key) */
 const LABEL_DRIVE = 2_000;
 
+/** IssuableFinder::FULL_TEXT_SEARCH_TERM_REGEX: a query of ASCII and Latin letters is searched by words */
+const FULL_TEXT_QUERY = /^[\p{ASCII}\p{Script=Latin}]+$/u;
+/** PgFullTextSearchable: a URL's scheme goes (its words stay), and every character a tsquery could read as an operator */
+const URL_SCHEME = /(?<=^|\W)\w+:\/\/(?=\w+)/g;
+const TSQUERY_DISALLOWED = /[^a-zA-Z0-9 .@/\-"]/g;
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (ch) => '\\' + ch);
 const wildcard = (v: unknown): 'none' | 'any' | null => {
   if (typeof v !== 'string') return null;
@@ -182,7 +187,7 @@ export class IssuesQuery {
     if (f.search?.trim()) conds.push(await this.searchCondition(f.search, f.in));
     const q = this.k
       .selectFrom('issues')
-      .selectAll('issues')
+      .select(ISSUE_COLUMNS)
       .where((eb) => eb.and(conds.map((c) => c(eb))));
     const ordered = this.order(q, f);
     if (hints.narrow) this.narrowLists.add(ordered);
@@ -409,9 +414,11 @@ export class IssuesQuery {
   }
 
   /**
-   * search= in the title and description (or those `in` names): every term (of 3+ characters) in one column.
-   * SQLite reads its FTS5 index first; when it finds at most NARROW_SEARCH issues they drive the query and the
-   * LIKE tests each of them (the exact test); a broader search reads the list's order, as without the index.
+   * search= in the title and description (or those `in` names). A query in Latin script is searched by words, as
+   * GitLab's IssuableFinder does (`fullText`); any other (Cyrillic, CJK…) by substrings: every term (of 3+
+   * characters) in one column. There SQLite reads its trigram index first; when it finds at most NARROW_SEARCH
+   * issues they drive the query and the LIKE tests each of them (the exact test); a broader search reads the
+   * list's order, as without the index.
    */
   private async searchCondition(search: string, inParam: string | undefined): Promise<Cond> {
     const allowed: ('title' | 'description')[] = ['title', 'description'];
@@ -421,6 +428,7 @@ export class IssuesQuery {
       .filter((s): s is 'title' | 'description' => (allowed as string[]).includes(s));
     const columns = asked.length ? [...new Set(asked)] : allowed;
     const query = search.trim().replace(/\s+/g, ' ');
+    if (FULL_TEXT_QUERY.test(query)) return this.fullText(query, columns);
     const terms = searchTerms(query).filter((t) => t.length >= 3);
     const sqlite = this.deps.db.dialect === 'sqlite';
     const match = sqlite && terms.length ? searchMatch('issues', columns, terms) : null;
@@ -444,6 +452,44 @@ export class IssuesQuery {
       );
       return indexed ? eb.and([indexed, like]) : like;
     };
+  }
+
+  /**
+   * PgFullTextSearchable#pg_full_text_search: each word a prefix (`updat:*`, English stems: "updates" finds
+   * "updated"), numbers also negative (`(12:* | -12:*)`), "quoted phrases" word after word, all of them; `in`
+   * one column (weight A title, B description). PostgreSQL reads the issues' tsvector (its GIN index for a rare
+   * word), SQLite its FTS5 index of words (Porter's stemmer, the same prefixes and phrases). A query left without
+   * a letter or digit finds nothing, as GitLab's (an empty tsquery).
+   */
+  private fullText(query: string, columns: ('title' | 'description')[]): Cond {
+    const cleaned = query
+      .normalize('NFD')
+      .replace(/\p{M}/gu, '') // ActiveSupport::Inflector.transliterate: é → e
+      .replace(URL_SCHEME, '')
+      .replace(TSQUERY_DISALLOWED, ' ');
+    const terms = searchTerms(cleaned).filter((t) => /[a-zA-Z0-9]/.test(t));
+    if (!terms.length) return () => NEVER;
+    const one = columns.length === 1 ? columns[0] : null;
+    if (this.deps.db.dialect === 'postgres') {
+      const w = one === 'title' ? 'A' : one === 'description' ? 'B' : '';
+      const tsquery = terms
+        .map((t) => {
+          if (/^\d+$/.test(t)) return `(${t}:*${w} | -${t}:*${w})`;
+          if (/\s/.test(t))
+            return t
+              .split(' ')
+              .filter((x) => /[a-zA-Z0-9]/.test(x))
+              .map((x) => `${x}:${w}`)
+              .join(' <-> ');
+          return `${t}:*${w}`;
+        })
+        .join(' & ');
+      return () => sql<SqlBool>`issues.search_vector @@ to_tsquery('english', ${tsquery})`;
+    }
+    const quote = (t: string) => `"${t.replace(/"/g, '""')}"`;
+    const all = terms.map((t) => (/\s/.test(t) ? quote(t) : `${quote(t)}*`)).join(' AND ');
+    const match = one ? `{${one}} : (${all})` : all;
+    return (eb) => eb('issues.id', 'in', sql<number>`(select rowid from issues_words where issues_words match ${match})`);
   }
 
   private order(q: IssuesQB, f: IssueFilters): IssuesQB {

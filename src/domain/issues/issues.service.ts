@@ -5,7 +5,16 @@
 // resource events (label, milestone, state) and the system notes the issue's discussion shows.
 import type { Kysely } from 'kysely';
 import { nextIid } from '../../db/internal-ids.ts';
-import type { Database, IssueRow, LabelRow, MilestoneRow, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
+import {
+  ISSUE_COLUMNS,
+  type Database,
+  type IssueRow,
+  type LabelRow,
+  type MilestoneRow,
+  type NamespaceRow,
+  type ProjectRow,
+  type UserRow,
+} from '../../db/schema.ts';
 import { isInt32 } from '../../db/sql.ts';
 import { Errors } from '../../lib/errors.ts';
 import { nowIso, parseDateTime } from '../../lib/time.ts';
@@ -87,7 +96,7 @@ export class IssuesService {
   async find(actor: Actor, projectIdOrPath: string | number, iid: number): Promise<FoundIssue> {
     const { project, namespace, access } = await this.deps.resolve.project(actor, projectIdOrPath);
     const issue = isInt32(iid)
-      ? await this.db.selectFrom('issues').selectAll().where('project_id', '=', project.id).where('iid', '=', iid).executeTakeFirst()
+      ? await this.db.selectFrom('issues').select(ISSUE_COLUMNS).where('project_id', '=', project.id).where('iid', '=', iid).executeTakeFirst()
       : undefined;
     if (!issue || !canReadIssues(actor, project, access)) throw Errors.recordNotFound();
     const assigneeIds = await this.assigneeIdsOf(issue.id);
@@ -98,7 +107,7 @@ export class IssuesService {
   /** The issues of these ids the actor may read, each with its project (to-do targets). */
   async readableByIds(actor: Actor, ids: number[]): Promise<FoundIssue[]> {
     if (!ids.length) return [];
-    const rows = await this.db.selectFrom('issues').selectAll().where('id', 'in', ids).execute();
+    const rows = await this.db.selectFrom('issues').select(ISSUE_COLUMNS).where('id', 'in', ids).execute();
     const out: FoundIssue[] = [];
     for (const issue of rows) {
       try {
@@ -259,7 +268,7 @@ export class IssuesService {
           created_at: at,
           updated_at: at,
         })
-        .returningAll()
+        .returning(ISSUE_COLUMNS)
         .executeTakeFirstOrThrow();
       for (const user_id of assigneeIds) await trx.insertInto('issue_assignees').values({ issue_id: row.id, user_id, created_at: at }).execute();
       await this.todos.assigned(trx, user.id, { type: 'Issue', id: row.id, project_id: row.project_id, title: row.title }, assigneeIds);
@@ -276,7 +285,7 @@ export class IssuesService {
           .values({ issue_id: row.id, merge_request_id: null, milestone_id: milestone.id, user_id: user.id, action: 'add', state: 'opened', created_at: at })
           .execute();
       }
-      const fresh = await trx.selectFrom('issues').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
+      const fresh = await trx.selectFrom('issues').select(ISSUE_COLUMNS).where('id', '=', row.id).executeTakeFirstOrThrow();
       await recordIssueEvent(trx, this.deps, user, fresh, 'open');
       return fresh;
     });
@@ -304,7 +313,7 @@ export class IssuesService {
         ? await this.assignableUsers(input.assignee_ids ?? (input.assignee_id ? [input.assignee_id] : []), f.project, f.namespace)
         : null;
     const issue = await this.db.transaction().execute(async (trx) => {
-      const before = await trx.selectFrom('issues').selectAll().where('id', '=', f.issue.id).executeTakeFirstOrThrow();
+      const before = await trx.selectFrom('issues').select(ISSUE_COLUMNS).where('id', '=', f.issue.id).executeTakeFirstOrThrow();
       const at = nowIso();
       const changes: HookChanges = {};
       const set: Partial<IssueRow> = {};
@@ -423,7 +432,7 @@ export class IssuesService {
         .updateTable('issues')
         .set({ ...set, updated_at: at, updated_by_id: user.id, ...(edited ? { last_edited_at: at, last_edited_by_id: user.id } : {}) })
         .where('id', '=', before.id)
-        .returningAll()
+        .returning(ISSUE_COLUMNS)
         .executeTakeFirstOrThrow();
       changes.updated_at = { previous: before.updated_at, current: at };
       for (const body of notes) await this.notes.addSystemNote(trx, 'Issue', updated, user.id, body);
@@ -464,7 +473,7 @@ export class IssuesService {
         .updateTable('issues')
         .set({ ...set, updated_at: now })
         .where('id', '=', before.id)
-        .returningAll()
+        .returning(ISSUE_COLUMNS)
         .executeTakeFirstOrThrow();
       const changes: HookChanges = {};
       if (set.time_estimate !== undefined && set.time_estimate !== before.time_estimate) {
@@ -530,7 +539,7 @@ export class IssuesService {
       const neighbour = async (id: number | undefined) => {
         if (id === undefined) return undefined;
         const row = isInt32(id)
-          ? await trx.selectFrom('issues').selectAll().where('id', '=', id).where('project_id', '=', f.project.id).executeTakeFirst()
+          ? await trx.selectFrom('issues').select(ISSUE_COLUMNS).where('id', '=', id).where('project_id', '=', f.project.id).executeTakeFirst()
           : undefined;
         if (!row || row.id === f.issue.id) throw Errors.refused({ error: 'Unprocessable Entity' } as never, 422);
         return row;
@@ -543,7 +552,7 @@ export class IssuesService {
           .where('project_id', '=', f.project.id)
           .executeTakeFirst();
         const pos = Number(max?.m ?? 0) + GAP;
-        return trx.updateTable('issues').set({ relative_position: pos }).where('id', '=', row.id).returningAll().executeTakeFirstOrThrow();
+        return trx.updateTable('issues').set({ relative_position: pos }).where('id', '=', row.id).returning(ISSUE_COLUMNS).executeTakeFirstOrThrow();
       };
       let after = await positioned(await neighbour(afterId));
       let before = await positioned(await neighbour(beforeId));
@@ -564,8 +573,8 @@ export class IssuesService {
             .set({ relative_position: (i + 1) * GAP })
             .where('id', '=', r.id)
             .execute();
-        after = await trx.selectFrom('issues').selectAll().where('id', '=', after.id).executeTakeFirstOrThrow();
-        before = await trx.selectFrom('issues').selectAll().where('id', '=', before.id).executeTakeFirstOrThrow();
+        after = await trx.selectFrom('issues').select(ISSUE_COLUMNS).where('id', '=', after.id).executeTakeFirstOrThrow();
+        before = await trx.selectFrom('issues').select(ISSUE_COLUMNS).where('id', '=', before.id).executeTakeFirstOrThrow();
       }
       const position =
         after && before
@@ -579,7 +588,7 @@ export class IssuesService {
         .updateTable('issues')
         .set({ relative_position: position, updated_at: nowIso() })
         .where('id', '=', f.issue.id)
-        .returningAll()
+        .returning(ISSUE_COLUMNS)
         .executeTakeFirstOrThrow();
     });
     return { ...f, issue };
@@ -644,7 +653,7 @@ export class IssuesService {
           created_at: old.created_at,
           updated_at: at,
         })
-        .returningAll()
+        .returning(ISSUE_COLUMNS)
         .executeTakeFirstOrThrow();
       for (const user_id of assignees) await trx.insertInto('issue_assignees').values({ issue_id: row.id, user_id, created_at: at }).execute();
       for (const l of labels) await trx.insertInto('issue_labels').values({ issue_id: row.id, label_id: l.id, created_at: at }).execute();
@@ -664,7 +673,7 @@ export class IssuesService {
         .updateTable('issues')
         .set({ state: 'closed', closed_at: at, closed_by_id: user.id, moved_to_id: row.id, updated_at: at, updated_by_id: user.id })
         .where('id', '=', old.id)
-        .returningAll()
+        .returning(ISSUE_COLUMNS)
         .executeTakeFirstOrThrow();
       const full = (p: ProjectRow, ns: NamespaceRow, i: IssueRow) => `${ns.full_path}/${p.path}#${i.iid}`;
       await this.notes.addSystemNote(trx, 'Issue', row, user.id, `moved from ${full(f.project, f.namespace, old)}`);

@@ -38,7 +38,15 @@ export async function loadIssueViews(
   // one round of statements at once: the authors' and assignees' users in one (the assignees by a subquery)
   const userIds = new Set<number>();
   for (const r of rows) for (const id of [r.author_id, r.closed_by_id]) if (id !== null) userIds.add(id);
-  const assignees = db.selectFrom('issue_assignees').select('issue_assignees.user_id').where('issue_assignees.issue_id', 'in', ids);
+  // the assignees' ids and the others' as one set (an OR of the two made PostgreSQL read every user)
+  let wantedUsers = db.selectFrom('issue_assignees').select('issue_assignees.user_id as id').where('issue_assignees.issue_id', 'in', ids);
+  if (userIds.size)
+    wantedUsers = wantedUsers.unionAll(
+      db
+        .selectFrom('users as u')
+        .select('u.id')
+        .where('u.id', 'in', [...userIds]),
+    );
   const [projectRows, assigneeLinks, labelLinks, userRows, milestones] = await Promise.all([
     projectIds.length
       ? db
@@ -60,7 +68,7 @@ export async function loadIssueViews(
     db
       .selectFrom('users')
       .select([...BASIC_COLUMNS])
-      .where((eb) => eb.or([eb('users.id', 'in', userIds.size ? [...userIds] : [0]), eb('users.id', 'in', assignees)]))
+      .where('users.id', 'in', wantedUsers)
       .execute(),
     milestoneRefs(db, externalUrl, milestoneIds, projects),
   ]);

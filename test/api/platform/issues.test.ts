@@ -158,6 +158,54 @@ test('issues: create shows the whole entity; show, edit, close and reopen write 
   assert.deepEqual([reopened.json().state, reopened.json().closed_at, reopened.json().closed_by], ['opened', null, null]);
 });
 
+test('issues: search= finds words and their prefixes as GitLab’s full-text search; other scripts by substring', async (t) => {
+  const ta = await buildTestApp(t);
+  const { app } = ta;
+  const w = await tracker(ta);
+  const make = async (payload: Record<string, unknown>) => {
+    const r = await app.inject({ method: 'POST', url: w.url, headers: w.headers.maint, payload });
+    assert.equal(r.statusCode, 201, r.body);
+    return r.json().iid as number;
+  };
+  const update = await make({ title: 'Update fails on save', description: 'The updated page shows v1.2 of https://example.com/docs' });
+  const cache = await make({ title: 'Cache misses', description: 'Updating the settings does nothing; see issue 42' });
+  const cafe = await make({ title: 'Café menu', description: 'Ошибка при сохранении' });
+  const search = async (q: string, extra = '') => {
+    const r = await app.inject({ method: 'GET', url: `${w.url}?search=${encodeURIComponent(q)}${extra}&order_by=title&sort=asc`, headers: w.headers.maint });
+    assert.equal(r.statusCode, 200, r.body);
+    return r.json().map((i: { iid: number }) => i.iid);
+  };
+  assert.deepEqual(await search('update'), [cache, update]); // title, and "Updating" by its stem
+  assert.deepEqual(await search('upd'), [cache, update]); // a prefix
+  assert.deepEqual(await search('updates'), [cache, update]); // stemmed as the text
+  assert.deepEqual(await search('update', '&in=title'), [update]);
+  assert.deepEqual(await search('update', '&in=description'), [cache, update]);
+  assert.deepEqual(await search('update save'), [update]); // every word
+  assert.deepEqual(await search('"updated page"'), [update]); // a phrase, word after word
+  assert.deepEqual(await search('"page updated"'), []);
+  assert.deepEqual(await search('42'), [cache]);
+  assert.deepEqual(await search('v1.2'), [update]);
+  assert.deepEqual(await search('https://example.com'), [update]); // the scheme goes, the words stay
+  assert.deepEqual(await search('cafe'), [cafe]);
+  assert.deepEqual(await search('pdate'), []); // not a substring: a word's beginning
+  assert.deepEqual(await search('!!! ???'), []); // nothing left to search: nothing found
+  assert.deepEqual(await search('шибк'), [cafe]); // Cyrillic: a substring of the title or description
+  // the index follows edits and deletes
+  await app.inject({ method: 'PUT', url: `${w.url}/${cache}`, headers: w.headers.maint, payload: { title: 'Stale entries', description: 'none' } });
+  assert.deepEqual(await search('update'), [update]);
+  assert.deepEqual(await search('stale'), [cache]);
+  const del = await app.inject({ method: 'DELETE', url: `${w.url}/${update}`, headers: w.headers.owner });
+  assert.equal(del.statusCode, 204, del.body);
+  assert.deepEqual(await search('update'), []);
+  // the longest description of distinct words is saved (PostgreSQL's tsvector holds at most 1 MB: the first
+  // 250,000 characters are indexed) and found by its first word
+  let words = '';
+  for (let i = 0; words.length < 1_048_500; i++) words += `w${i.toString(36)} `;
+  const long = await make({ title: 'Long text', description: words.slice(0, 1_048_576) });
+  assert.deepEqual(await search('w0'), [long]);
+  assert.deepEqual(await search('w2bi'), [long]); // word 3,366, well inside the indexed part
+});
+
 test('issues: lists filter by state, labels (None/Any), assignee, author, search and iids', async (t) => {
   const ta = await buildTestApp(t);
   const { app } = ta;

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
-import type { Database, LabelRow, MilestoneRow, NoteRow, ProjectRow } from '../../../db/schema.ts';
+import { ISSUE_COLUMNS, type Database, type LabelRow, type MilestoneRow, type NoteRow, type ProjectRow } from '../../../db/schema.ts';
 import type { FeatureDeps } from '../../deps.ts';
 import { PROJECT_JSON, RELATIONS_DIR } from '../archive/layout.ts';
 import { NdjsonWriter } from './ndjson.ts';
@@ -335,7 +335,7 @@ async function writeMergeRequests(db: Kysely<Database>, project: ProjectRow, out
 
 async function writeIssues(db: Kysely<Database>, project: ProjectRow, out: NdjsonWriter) {
   for await (const issues of pages((after, limit) =>
-    db.selectFrom('issues').selectAll().where('project_id', '=', project.id).where('id', '>', after).orderBy('id').limit(limit).execute(),
+    db.selectFrom('issues').select(ISSUE_COLUMNS).where('project_id', '=', project.id).where('id', '>', after).orderBy('id').limit(limit).execute(),
   )) {
     const ids = issues.map((i) => i.id);
     const byIssue = <T extends { issue_id: number }>(rows: T[]) => groupBy(rows, (r) => r.issue_id);
