@@ -91,12 +91,13 @@ export class BoardsService {
   // ---- boards -----------------------------------------------------------------------------------
 
   /**
-   * The boards of the parent, oldest first. A project without one gets its first board ("Development") when
-   * someone lists them, as Boards::BoardsFinder does (only when the caller may read; the board is written once).
+   * The boards of the parent, oldest first. A project or group without one gets its first board ("Development")
+   * when someone signed in lists them, as Boards::ListService does (the caller found the parent readable; the board
+   * is written once).
    */
   async list(actor: Actor, parent: BoardParent): Promise<BoardView[]> {
     let rows = await this.boardsOf(parent);
-    if (!rows.length && parent.type === 'Project' && actor.user) {
+    if (!rows.length && actor.user) {
       await this.insertBoard(parent, { name: 'Development' });
       rows = await this.boardsOf(parent);
     }
@@ -324,6 +325,9 @@ export class BoardsService {
    */
   async moveIssue(actor: Actor, parent: BoardParent, boardId: number, f: FoundIssue, fromListId: number, toListId: number): Promise<FoundIssue> {
     const view = await this.get(parent, boardId);
+    // only an issue the board shows: of the board's project, or of a project in the board's group or below it
+    const onBoard = parent.type === 'Project' ? f.project.id === parent.project.id : f.namespace.traversal_ids.startsWith(parent.group.traversal_ids);
+    if (!onBoard) throw Errors.notFound('Issue');
     const from = view.lists.find((l) => l.row.id === fromListId);
     const to = view.lists.find((l) => l.row.id === toListId);
     if (!from || !to) throw Errors.notFound('List');

@@ -12,6 +12,7 @@ import { DomainError, Errors } from '../../lib/errors.ts';
 import { formErrorsOf } from '../../web/views/components.tsx';
 import { allowedValue, NewGroupPage, type NewGroupValues, visibilityLimits } from '../../web/views/dashboard/new-project.tsx';
 import { GroupPage } from '../../web/views/groups/group-page.tsx';
+import { groupAncestors } from './group-ancestors.ts';
 import { groupPage, listQuery, projectPage } from './lists.ts';
 import { encodePath, HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
 
@@ -48,14 +49,6 @@ export function groupPages(app: FastifyInstance, c: Container, web: Web): void {
   async function membersCount(found: ResolvedGroup): Promise<number | null> {
     const source = { type: 'Group' as const, group: found.group, access: found.access };
     return c.members.canList(source) ? c.members.count(source, { deep: true }) : null;
-  }
-
-  /** Breadcrumbs: the ancestors' paths and names (full_path and full name have one part per level). */
-  async function ancestorsOf(group: NamespaceRow): Promise<NamespaceRow[]> {
-    const names = (await c.groups.fullNames([group])).get(group.id)?.split(' / ') ?? [];
-    const parts = group.full_path.split('/');
-    if (names.length !== parts.length) return [];
-    return parts.slice(0, -1).map((_, i) => ({ ...group, name: names[i], full_path: parts.slice(0, i + 1).join('/') }));
   }
 
   /** The form; a subgroup's URL prefix is its parent's path (when the viewer may see the parent). */
@@ -147,7 +140,7 @@ export function groupPages(app: FastifyInstance, c: Container, web: Web): void {
           }))
         : groupPage(c, ctx.actor, { parent: group, all_available: true }, q).then((r) => ({ ...r, views: [] })),
       membersCount(found),
-      ancestorsOf(group),
+      groupAncestors(c, group),
     ]);
     return web.page(
       reply,

@@ -1,5 +1,6 @@
-// Issue pages (GitLab's /-/issues, /-/issues/new, /-/issues/:iid): a project's list with its tabs and
-// filters, the new issue form, the issue page (description, discussion, sidebar) and its forms (create,
+// Issue pages (GitLab's /-/issues, /-/issues/new, /-/issues/:iid): a project's list with its tabs and filters (and
+// the same list over a group's projects, /groups/<group>/-/issues, and over the viewer's issues, /dashboard/issues),
+// the new issue form, the issue page (description, discussion, sidebar) and its forms (create,
 // edit, close, reopen, comment, subscribe, link and unlink issues). Every read and write goes through the issue services
 // with the viewer's actor — the same code as the API's routes (`c.issues`, `c.issuesQuery`, `c.issueLinks`,
 // `c.notes`): a confidential issue the viewer may not read is the 404 page, and the list never holds one.
@@ -18,10 +19,20 @@ import { canReadCode } from '../../domain/repository/read-access.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
 import { formErrorsOf } from '../../web/views/components.tsx';
 import { issueHref } from '../../web/views/issues/common.tsx';
-import { ISSUE_SORTS, ISSUE_STATE_TABS, type IssueListFilters, type IssueState, IssuesListPage } from '../../web/views/issues/list.tsx';
+import {
+  DASHBOARD_ISSUE_TABS,
+  type DashboardIssueScope,
+  ISSUE_SORTS,
+  ISSUE_STATE_TABS,
+  type IssueListFilters,
+  type IssueListPlace,
+  type IssueState,
+  IssuesListPage,
+} from '../../web/views/issues/list.tsx';
 import { type IssueFormChoices, type NewIssueValues, NewIssuePage } from '../../web/views/issues/new.tsx';
 import { IssuePage, type IssuePageProps } from '../../web/views/issues/show.tsx';
 import type { ProjectTabsNav } from '../../web/views/project-tabs.tsx';
+import { groupAncestors } from './group-ancestors.ts';
 import { idOf, pageOf, projectRef, str } from './page-params.ts';
 import { HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
 
@@ -145,15 +156,17 @@ export function issuePages(app: FastifyInstance, c: Container, web: Web): void {
     };
   }
 
-  // ---- the list ----------------------------------------------------------------------------------
+  // ---- the lists ---------------------------------------------------------------------------------
 
-  web.projectPage('/-/issues', async (req, reply, { ctx, resolved }) => {
-    // authorize! :read_issue (the issues feature's level included), as the API's list
-    if (!canReadIssues(ctx.actor, resolved.project, resolved.access)) throw Errors.forbidden();
-    const filters = listFilters(req.query as Record<string, unknown>);
-    const where: IssueListScope = { kind: 'project', project: resolved.project, namespace: resolved.namespace, access: resolved.access };
-    const f = domainFilters(filters);
-    const page = pageOf((req.query as Record<string, unknown>).page);
+  /**
+   * One page of a list of issues as the viewer reads them (IssuesFinder through the list query, as the API's
+   * lists): the page's rows presented and the counts by state of the same filters; a dashboard adds its scope.
+   */
+  async function listPage(req: FastifyRequest, ctx: WebCtx, where: IssueListScope, scope?: IssueFilters['scope']) {
+    const q = req.query as Record<string, unknown>;
+    const filters = listFilters(q);
+    const f: IssueFilters = { ...domainFilters(filters), scope };
+    const page = pageOf(q.page);
     const list = await c.issuesQuery.list(ctx.actor, where, { ...f, state: filters.state });
     const [rows, counts] = await Promise.all([
       list
@@ -163,23 +176,42 @@ export function issuePages(app: FastifyInstance, c: Container, web: Web): void {
       c.issuesQuery.statistics(ctx.actor, where, f),
     ]);
     const hasNext = rows.length > PER_PAGE;
-    const views = await c.issues.views(hasNext ? rows.slice(0, PER_PAGE) : rows, [resolved]);
+    const known = where.kind === 'project' ? [{ project: where.project, namespace: where.namespace }] : [];
+    const views = await c.issues.views(hasNext ? rows.slice(0, PER_PAGE) : rows, known);
     const unfiltered =
       !filters.search && !filters.author_username && !filters.assignee_username && !filters.labels && !filters.milestone && !filters.confidential;
-    return web.page(
-      reply,
-      IssuesListPage({
-        ctx,
-        project: projectRef(resolved),
-        nav: await navOf(ctx, resolved, unfiltered ? counts.opened : undefined),
-        views,
-        counts,
-        filters,
-        page,
-        hasNext,
-        canCreate: c.issues.canCreate(ctx.actor, resolved),
-      }),
-    );
+    return { filters, views, counts, page, hasNext, unfiltered };
+  }
+
+  web.projectPage('/-/issues', async (req, reply, { ctx, resolved }) => {
+    // authorize! :read_issue (the issues feature's level included), as the API's list
+    if (!canReadIssues(ctx.actor, resolved.project, resolved.access)) throw Errors.forbidden();
+    const where: IssueListScope = { kind: 'project', project: resolved.project, namespace: resolved.namespace, access: resolved.access };
+    const { unfiltered, ...list } = await listPage(req, ctx, where);
+    const place: IssueListPlace = {
+      kind: 'project',
+      project: projectRef(resolved),
+      nav: await navOf(ctx, resolved, unfiltered ? list.counts.opened : undefined),
+      canCreate: c.issues.canCreate(ctx.actor, resolved),
+    };
+    return web.page(reply, IssuesListPage({ ctx, place, ...list }));
+  });
+
+  // the issues of the group's projects and its subgroups' (GET /groups/:id/issues: archived projects left out);
+  // the group was resolved with the viewer's access, so a group they may not see is the 404 page
+  web.groupPage('/-/issues', async (req, reply, { ctx, resolved }) => {
+    const where: IssueListScope = { kind: 'group', group: resolved.group, nonArchived: true };
+    const [{ unfiltered: _, ...list }, ancestors] = await Promise.all([listPage(req, ctx, where), groupAncestors(c, resolved.group)]);
+    return web.page(reply, IssuesListPage({ ctx, place: { kind: 'group', group: resolved.group, ancestors }, ...list }));
+  });
+
+  // the viewer's issues across projects (GET /issues): assigned to them (GitLab's default) or created by them
+  app.get('/dashboard/issues', OPTS, async (req, reply) => {
+    const ctx = await web.requireUser(req);
+    const wanted = str((req.query as Record<string, unknown>).scope);
+    const scope: DashboardIssueScope = DASHBOARD_ISSUE_TABS.some(([s]) => s === wanted) ? (wanted as DashboardIssueScope) : 'assigned_to_me';
+    const { unfiltered: _, ...list } = await listPage(req, ctx, { kind: 'all' }, scope);
+    return web.page(reply, IssuesListPage({ ctx, place: { kind: 'dashboard', scope }, ...list }));
   });
 
   // ---- new issue ---------------------------------------------------------------------------------

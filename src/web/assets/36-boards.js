@@ -1,4 +1,4 @@
-// Issue boards: drag a card to another list. The drop posts the same move as the card's "Move to" form (with
+// Issue boards (a project's or a group's): drag a card to another list. The drop posts the same move as the card's "Move to" form (with
 // the page's CSRF token) and reloads the board, so what is shown is what the server did; without JavaScript the
 // forms do it.
 (() => {
@@ -28,7 +28,13 @@
     const to = list.dataset.boardList;
     if (!to || from === to) return;
     list.querySelector('[data-board-cards]')?.prepend(dragged);
-    const body = new URLSearchParams({ authenticity_token: token, iid: dragged.dataset.iid ?? '', from_list_id: from ?? '', to_list_id: to });
+    const body = new URLSearchParams({
+      authenticity_token: token,
+      project_id: dragged.dataset.project ?? '',
+      iid: dragged.dataset.iid ?? '',
+      from_list_id: from ?? '',
+      to_list_id: to,
+    });
     await fetch(board.dataset.move, { method: 'POST', body, headers: { 'X-CSRF-Token': token }, credentials: 'same-origin' }).catch(() => null);
     window.location.reload();
   });

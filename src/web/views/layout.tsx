@@ -22,6 +22,7 @@ export interface LayoutProps {
 const NAV: { href: string; text: string; signedIn?: boolean; admin?: boolean }[] = [
   { href: '/dashboard/projects', text: 'Projects', signedIn: true },
   { href: '/dashboard/groups', text: 'Groups', signedIn: true },
+  { href: '/dashboard/issues', text: 'Issues', signedIn: true },
   { href: '/dashboard/merge_requests', text: 'Merge requests', signedIn: true },
   { href: '/explore', text: 'Explore' },
   { href: '/projects/', text: 'Translate' },

@@ -1,15 +1,20 @@
-// An issue board (GitLab's /-/boards/:id): the board's lists side by side — the open issues in none of its
-// lists, one list per label, milestone or assignee, the closed ones — each card an issue with its labels and
-// assignees. Cards move between lists by dragging (the board's script posts the move) or, without JavaScript
-// or a pointer, with each card's "Move to" form; the move changes the issue as GitLab's board does.
+// An issue board of a project (GitLab's /<project>/-/boards/:id) or of a group (/groups/<group>/-/boards/:id, the
+// issues of the group's projects): the board's lists side by side — the open issues in none of its lists, one list
+// per label, milestone or assignee, the closed ones — each card an issue with its reference, labels and assignees.
+// Cards move between lists by dragging (the board's script posts the move) or, without JavaScript or a pointer,
+// with each card's "Move to" form; the move changes the issue as GitLab's board does. One view for both: the
+// place says where links and forms go, which navigation the page has and from where references are written.
+import type { NamespaceRow } from '../../../db/schema.ts';
 import type { BoardListView, BoardView } from '../../../domain/boards/boards.service.ts';
 import type { IssueView } from '../../../domain/issues/present.ts';
 import type { WebCtx } from '../../context.ts';
 import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { Blankslate } from '../components.tsx';
-import { ConfidentialMark, IssueLabel, issueHref } from '../issues/common.tsx';
+import { groupHref } from '../dashboard/lists.tsx';
+import { GroupTabs, groupCrumbs } from '../groups/group-tabs.tsx';
+import { ConfidentialMark, IssueLabel, issueHref, issueReference } from '../issues/common.tsx';
 import { Layout } from '../layout.tsx';
-import { type ProjectRef, projectCrumbs } from '../merge-requests/common.tsx';
+import { type ProjectRef, projectCrumbs, projectHref } from '../merge-requests/common.tsx';
 import { type ProjectTabsNav, ProjectTabs } from '../project-tabs.tsx';
 
 export interface BoardColumn {
@@ -19,10 +24,28 @@ export interface BoardColumn {
   more: boolean;
 }
 
+/** Where a board lives: a project (with its tab bar) or a group. */
+export type BoardPlace = { kind: 'project'; project: ProjectRef; nav: ProjectTabsNav } | { kind: 'group'; group: NamespaceRow; ancestors: NamespaceRow[] };
+
+/** Whose board it is (a place is one). */
+export type BoardOwner = { kind: 'project'; project: Pick<ProjectRef, 'id' | 'fullPath'> } | { kind: 'group'; group: Pick<NamespaceRow, 'id' | 'full_path'> };
+
+/** A board's address. */
+export function boardHref(owner: BoardOwner, id: number): string {
+  return `${owner.kind === 'project' ? projectHref(owner.project) : groupHref(owner.group)}/-/boards/${id}`;
+}
+
+/** Where a board's forms post (`/-/p/:project_id/boards/:id`, `/-/g/:group_id/boards/:id`). */
+export function boardFormBase(owner: BoardOwner, id: number): string {
+  return owner.kind === 'project' ? `/-/p/${owner.project.id}/boards/${id}` : `/-/g/${owner.group.id}/boards/${id}`;
+}
+
+/** The full path references on the board are written from. */
+const fromOf = (place: BoardPlace): string => (place.kind === 'project' ? place.project.fullPath : place.group.full_path);
+
 export interface BoardPageProps {
   ctx: WebCtx;
-  project: ProjectRef;
-  nav: ProjectTabsNav;
+  place: BoardPlace;
   boards: { id: number; name: string }[];
   board: BoardView;
   columns: BoardColumn[];
@@ -47,18 +70,24 @@ export function listTitle(l: BoardListView): string {
   }
 }
 
-const boardHref = (p: ProjectRef, id: number) => `/${p.fullPath}/-/boards/${id}`;
-
-function Card(p: { project: ProjectRef; view: IssueView; column: BoardColumn; columns: BoardColumn[]; formBase: string; csrf: string | null }): SafeHtml {
+function Card(p: { from: string; view: IssueView; column: BoardColumn; columns: BoardColumn[]; formBase: string; csrf: string | null }): SafeHtml {
   const v = p.view;
   const others = p.columns.filter((c) => c.list.row.id !== p.column.list.row.id);
+  const reference = issueReference(v.project.fullPath, v.row.iid, p.from);
   return (
-    <li class="Box-row board-card" draggable="true" data-board-card data-iid={String(v.row.iid)} data-list={String(p.column.list.row.id)}>
-      <a class="Link--primary text-bold" href={issueHref(p.project, v.row.iid)}>
+    <li
+      class="Box-row board-card"
+      draggable="true"
+      data-board-card
+      data-project={String(v.row.project_id)}
+      data-iid={String(v.row.iid)}
+      data-list={String(p.column.list.row.id)}
+    >
+      <a class="Link--primary text-bold" href={issueHref(v.project, v.row.iid)}>
         {v.row.title}
       </a>
       <div class="f6 color-fg-muted mt-1">
-        #{v.row.iid}
+        {reference}
         {v.row.confidential === 1 ? <span class="ml-1">{ConfidentialMark()}</span> : null}
       </div>
       {v.labels.length ? (
@@ -72,12 +101,13 @@ function Card(p: { project: ProjectRef; view: IssueView; column: BoardColumn; co
       {p.csrf && others.length ? (
         <form method="post" action={`${p.formBase}/move`} class="d-flex flex-items-center mt-2 board-move">
           <input type="hidden" name="authenticity_token" value={p.csrf} />
+          <input type="hidden" name="project_id" value={String(v.row.project_id)} />
           <input type="hidden" name="iid" value={String(v.row.iid)} />
           <input type="hidden" name="from_list_id" value={String(p.column.list.row.id)} />
-          <label class="sr-only" for={`move-${v.row.iid}`}>
-            Move #{v.row.iid} to
+          <label class="sr-only" for={`move-${v.row.id}`}>
+            Move {reference} to
           </label>
-          <select class="form-select select-sm mr-1" id={`move-${v.row.iid}`} name="to_list_id">
+          <select class="form-select select-sm mr-1" id={`move-${v.row.id}`} name="to_list_id">
             {others.map((c) => (
               <option value={String(c.list.row.id)}>{listTitle(c.list)}</option>
             ))}
@@ -92,10 +122,16 @@ function Card(p: { project: ProjectRef; view: IssueView; column: BoardColumn; co
 }
 
 export function BoardPage(p: BoardPageProps): SafeHtml {
-  const formBase = `/-/p/${p.project.id}/boards/${p.board.board.id}`;
+  const place = p.place;
+  const formBase = boardFormBase(place, p.board.board.id);
+  const from = fromOf(place);
   return (
-    <Layout ctx={p.ctx} title={`${p.board.board.name} · Boards · ${p.project.fullPath}`} crumbs={projectCrumbs(p.project, { text: 'Boards' })}>
-      <ProjectTabs n={p.nav} current="boards" />
+    <Layout
+      ctx={p.ctx}
+      title={`${p.board.board.name} · Boards · ${from}`}
+      crumbs={place.kind === 'project' ? projectCrumbs(place.project, { text: 'Boards' }) : groupCrumbs(place.group, place.ancestors, { text: 'Boards' })}
+    >
+      {place.kind === 'project' ? <ProjectTabs n={place.nav} current="boards" /> : <GroupTabs group={place.group} current="boards" />}
       <div class="d-flex flex-items-center flex-wrap mb-3">
         <h1 class="h2 flex-auto">{p.board.board.name}</h1>
         {p.boards.length > 1 ? (
@@ -106,7 +142,7 @@ export function BoardPage(p: BoardPageProps): SafeHtml {
                   {b.name}
                 </span>
               ) : (
-                <a class="btn btn-sm btn-invisible mr-1" href={boardHref(p.project, b.id)}>
+                <a class="btn btn-sm btn-invisible mr-1" href={boardHref(place, b.id)}>
                   {b.name}
                 </a>
               ),
@@ -151,7 +187,7 @@ export function BoardPage(p: BoardPageProps): SafeHtml {
               </header>
               <ul class="board-cards" data-board-cards>
                 {col.issues.map((v) => (
-                  <Card project={p.project} view={v} column={col} columns={p.columns} formBase={formBase} csrf={p.ctx.csrf} />
+                  <Card from={from} view={v} column={col} columns={p.columns} formBase={formBase} csrf={p.ctx.csrf} />
                 ))}
               </ul>
             </section>

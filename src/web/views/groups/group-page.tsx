@@ -1,4 +1,4 @@
-// A group's page (GitLab's /groups/<full path>): its name, description, subgroups and projects.
+// A group's page (GitLab's /groups/<full path>): the group's navigation, its name, description, subgroups and projects.
 import type { NamespaceRow } from '../../../db/schema.ts';
 import type { ProjectView } from '../../../domain/projects/projects-query.ts';
 import type { WebCtx } from '../../context.ts';
@@ -6,6 +6,7 @@ import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { GroupList, groupHref, ProjectList, VisibilityLabel } from '../dashboard/lists.tsx';
 import { Avatar, Markdown, Pagination, Tabs } from '../components.tsx';
 import { Layout } from '../layout.tsx';
+import { GroupTabs, groupCrumbs } from './group-tabs.tsx';
 
 export interface GroupPageProps {
   ctx: WebCtx;
@@ -28,7 +29,8 @@ export function GroupPage(p: GroupPageProps): SafeHtml {
   const g = p.group;
   const href = groupHref(g);
   return (
-    <Layout ctx={p.ctx} title={g.name} crumbs={[...p.ancestors.map((a) => ({ text: a.name, href: groupHref(a) })), { text: g.name, href }]}>
+    <Layout ctx={p.ctx} title={g.name} crumbs={groupCrumbs(g, p.ancestors)}>
+      <GroupTabs group={g} current="overview" />
       <div class="d-flex flex-items-center flex-wrap mb-3">
         <Avatar url={g.avatar_url} name={g.name} size={48} />
         <div class="flex-auto ml-2">

@@ -13,6 +13,17 @@ export const issueHref = (p: Pick<ProjectRef, 'fullPath'>, iid: number): string 
 /** The forms of one issue post here (`/-/p/:project_id/issues/:iid/…`). */
 export const issueFormBase = (p: Pick<ProjectRef, 'id'>, iid: number): string => `/-/p/${p.id}/issues/${iid}`;
 
+/**
+ * An issue's reference as GitLab writes it from where it is shown (Issue#to_reference): `#12` in its own project,
+ * `app#12` in the group that holds the project, the project's full path anywhere else (`from` null: no place).
+ */
+export function issueReference(projectFullPath: string, iid: number, from: string | null): string {
+  if (projectFullPath === from) return `#${iid}`;
+  const cut = projectFullPath.lastIndexOf('/');
+  if (from !== null && projectFullPath.slice(0, cut) === from) return `${projectFullPath.slice(cut + 1)}#${iid}`;
+  return `${projectFullPath}#${iid}`;
+}
+
 const HEX = /^#(?:[0-9a-f]{3}){1,2}$/i;
 
 /** A speech bubble (decorative: the link says how many comments). */
@@ -64,8 +75,11 @@ export function ConfidentialMark(): SafeHtml {
   );
 }
 
-/** One issue of a list: title, reference, labels, opened by/when, milestone, due date, assignees and comments. */
-export function IssueRow(p: { view: IssueView; labelHref: (title: string) => string }): SafeHtml {
+/**
+ * One issue of a list: title, reference, labels, opened by/when, milestone, due date, assignees and comments. The
+ * reference is as seen from `from` (the list's project or group; null: the dashboard's, every project's).
+ */
+export function IssueRow(p: { view: IssueView; labelHref: (title: string) => string; from: string | null }): SafeHtml {
   const r = p.view.row;
   const project = { fullPath: p.view.project.fullPath };
   const closed = r.state === 'closed';
@@ -82,7 +96,8 @@ export function IssueRow(p: { view: IssueView; labelHref: (title: string) => str
           ))}
         </div>
         <div class="f6 color-fg-muted mt-1 issue-meta">
-          <span>#{r.iid}</span> · opened <TimeAgo at={r.created_at} /> by <UserLink user={p.view.author} avatar={false} />
+          <span>{issueReference(project.fullPath, r.iid, p.from)}</span> · opened <TimeAgo at={r.created_at} /> by{' '}
+          <UserLink user={p.view.author} avatar={false} />
           {closed ? (
             <>
               {' '}
