@@ -720,7 +720,7 @@ export class IssuesService {
   /** Participants (Participable): the author, the assignees and the authors of notes the caller may read. */
   async participants(actor: Actor, f: FoundIssue): Promise<UserRow[]> {
     const noteable = noteableOf('Issue', f, f.issue);
-    const notes = await this.notes.list(actor, noteable, { sort: 'asc' }).where('notes.system', '=', 0).execute();
+    const notes = await (await this.notes.list(actor, noteable, { sort: 'asc', activity: 'only_comments' })).execute();
     const ids = unique([f.issue.author_id, ...f.assigneeIds, ...notes.map((n) => n.author_id)].filter((x): x is number => x !== null));
     if (!ids.length) return [];
     const rows = await this.db.selectFrom('users').selectAll().where('id', 'in', ids).execute();

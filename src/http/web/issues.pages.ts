@@ -311,7 +311,7 @@ export function issuePages(app: FastifyInstance, c: Container, web: Web): void {
     const noteable = noteableOf('Issue', found, found.issue);
     const [[view], notes, participants, related, nav, subscribed] = await Promise.all([
       c.issues.views([found.issue], [found]),
-      c.notes.list(ctx.actor, noteable, { orderBy: 'created_at', sort: 'asc' }).limit(NOTES_LIMIT).execute(),
+      c.notes.list(ctx.actor, noteable, { orderBy: 'created_at', sort: 'asc' }).then((q) => q.limit(NOTES_LIMIT).execute()),
       c.issues.participants(ctx.actor, found),
       c.issueLinks.related(ctx.actor, found),
       navOf(ctx, found),
