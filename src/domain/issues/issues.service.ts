@@ -683,17 +683,30 @@ export class IssuesService {
     return { issue: moved, assigneeIds: assignees, project: target.project, namespace: target.namespace, access: target.access };
   }
 
-  /** The notes of an issue, copied onto its moved copy (Notes::CopyService): the same discussions, authors and times. */
+  /**
+   * The notes of an issue, copied onto its moved copy (Notes::CopyService): the same discussions, authors and
+   * times; the merge requests that mentioned it mention the copy, with the copied notes.
+   */
   private async copyNotes(trx: Kysely<Database>, fromId: number, to: IssueRow): Promise<void> {
     const notes = await trx.selectFrom('notes').selectAll().where('noteable_type', '=', 'Issue').where('noteable_id', '=', fromId).orderBy('id').execute();
     const discussions = new Map<string, string>();
+    const copies = new Map<number, number>();
     for (const n of notes) {
       let discussion = discussions.get(n.discussion_id);
       if (!discussion) discussions.set(n.discussion_id, (discussion = newDiscussionId()));
-      const { id: _, ...rest } = n;
-      await trx
+      const { id, ...rest } = n;
+      const copy = await trx
         .insertInto('notes')
         .values({ ...rest, project_id: to.project_id, noteable_id: to.id, discussion_id: discussion })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      copies.set(id, copy.id);
+    }
+    const mentions = await trx.selectFrom('merge_requests_mentioning_issues').selectAll().where('issue_id', '=', fromId).execute();
+    for (const m of mentions) {
+      await trx
+        .insertInto('merge_requests_mentioning_issues')
+        .values({ ...m, issue_id: to.id, note_id: m.note_id === null ? null : (copies.get(m.note_id) ?? null) })
         .execute();
     }
   }

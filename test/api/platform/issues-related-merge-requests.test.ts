@@ -330,6 +330,23 @@ test('who may not read the merge request sees neither it nor its note; an author
   const denied = await app.inject({ method: 'GET', url: `/api/v4/projects/${project.id}/issues/${confidential.iid}/related_merge_requests`, headers: D });
   assert.deepEqual([denied.statusCode, denied.json()], [404, { message: '404 Not found' }]);
 
+  // moved to another project, the copy keeps its mentions: the copied note, hidden from the same viewers
+  const elsewhere = await seed.project({ namespace: grp, path: 'elsewhere', visibility: 'public' });
+  const moved = (await h.call('POST', `/projects/${project.id}/issues/${open.iid}/move`, ta.root, { to_project_id: elsewhere.id }, 201)).json() as Json;
+  const movedNote = (await h.issueNotes(moved.id)).find((n) => n.body === `mentioned in merge request priv/secret!${mr.iid}`);
+  assert.ok(movedNote);
+  assert.deepEqual(
+    (await h.mentionRows()).filter((r) => r.issue_id === moved.id),
+    [{ issue_id: moved.id, merge_request_id: mr.id, note_id: movedNote.id }],
+  );
+  assert.deepEqual(
+    (await h.related(elsewhere.id, moved.iid, D)).body.map((m: Json) => m.id),
+    [mr.id],
+  );
+  assert.deepEqual(await h.related(elsewhere.id, moved.iid, S), { status: 200, body: [], total: '0' });
+  assert.ok(!(await h.call('GET', `/projects/${elsewhere.id}/issues/${moved.iid}/notes`, S)).json().some((n: Json) => n.id === movedNote.id));
+  assert.ok((await h.call('GET', `/projects/${elsewhere.id}/issues/${moved.iid}/notes`, D)).json().some((n: Json) => n.id === movedNote.id));
+
   // the issue page lists what the viewer may read
   const devPage = await webGet(app, `/grp/app/-/issues/${open.iid}`, await webSignIn(app, 'dev'));
   assert.equal(devPage.statusCode, 200);
