@@ -36,6 +36,7 @@ import { IssueLinksService } from './domain/issues/issue-links.service.ts';
 import { BoardsService } from './domain/boards/boards.service.ts';
 import { TodosService } from './domain/todos/todos.service.ts';
 import { IssueClosingService } from './domain/issues/closing.service.ts';
+import { IssueMentionsService } from './domain/issues/mentions.service.ts';
 import { issueNoteableAttrs } from './domain/issues/issue-events.ts';
 import { MergeService } from './domain/merge-requests/merge.service.ts';
 import { NotesService } from './domain/notes/notes.service.ts';
@@ -141,6 +142,8 @@ export interface Container {
   todos: TodosService;
   /** issues closed by merges and pushes to the default branch */
   issueClosing: IssueClosingService;
+  /** the issues merge requests mention: the system notes, the related merge requests */
+  issueMentions: IssueMentionsService;
   /** GitLab's basic search: one scope at the instance, a group or a project */
   search: SearchService;
   /** merging, rebasing, the merge ref and mergeability */
@@ -263,6 +266,10 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const boards = new BoardsService(deps, issues, issuesQuery);
   const issueClosing = new IssueClosingService(deps, issues);
   mergeRequests.useClosingIssues(issueClosing);
+  const issueMentions = new IssueMentionsService(deps, notes, mergeRequests);
+  mergeRequests.useMentions(issueMentions);
+  notes.onNoteText('MergeRequest', issueMentions.noteText);
+  notes.hideNotes('Issue', (actor, f) => issueMentions.hiddenNoteIds(actor, f));
   merges.onMerged({ inTransaction: (trx, mr, userId) => issueClosing.queueAfterMerge(trx, mr, userId), committed: () => issueClosing.kick() });
   const search = new SearchService(deps, projectsQuery, mergeRequestsQuery, members, issuesQuery);
   const approvals = new ApprovalsService(deps, notes);
@@ -352,6 +359,10 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const markdown = new MarkdownRenderer(config.markdownTimeoutMs, log, references);
   // the closing pattern's issues: what a merge request's description and a push's commits close
   issueClosing.useReferences(references);
+  // the issues a merge request's texts mention, as their writer reads them
+  issueMentions.useReferences({
+    readableIssuesIn: (text, project, author) => markdown.readableIssuesIn(text, { gfm: true, externalUrl: config.externalUrl, project }, author),
+  });
   const close = async () => {
     await worker.stop();
     await merges.idle();
@@ -400,6 +411,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     boards,
     todos,
     issueClosing,
+    issueMentions,
     search,
     merges,
     notes,

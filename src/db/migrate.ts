@@ -36,6 +36,7 @@ import * as m034 from './migrations/034-merge-request-visibility.ts';
 import * as m035 from './migrations/035-issues.ts';
 import * as m036 from './migrations/036-closing-issues.ts';
 import * as m037 from './migrations/037-issues-full-text.ts';
+import * as m038 from './migrations/038-merge-request-mentions.ts';
 
 interface Migration {
   name: string;
@@ -78,6 +79,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '035-issues', up: m035.up },
   { name: '036-closing-issues', up: m036.up },
   { name: '037-issues-full-text', up: m037.up },
+  { name: '038-merge-request-mentions', up: m038.up },
 ];
 
 export async function migrate(db: Db): Promise<string[]> {

@@ -992,6 +992,14 @@ export interface MergeRequestsClosingIssuesTable {
   created_at: string;
 }
 
+export interface MergeRequestsMentioningIssuesTable {
+  issue_id: number;
+  merge_request_id: number;
+  /** the system note "mentioned in merge request !45" on the issue */
+  note_id: number | null;
+  created_at: string;
+}
+
 export interface BoardListsTable {
   id: Generated<number>;
   board_id: number;
@@ -1074,6 +1082,8 @@ export interface Database {
   board_lists: BoardListsTable;
   // migration 036
   merge_requests_closing_issues: MergeRequestsClosingIssuesTable;
+  // migration 038 (merge request mentions)
+  merge_requests_mentioning_issues: MergeRequestsMentioningIssuesTable;
   // migration 023 (web hooks)
   web_hooks: WebHooksTable;
   // migration 024 (protected refs)

@@ -692,17 +692,30 @@ export class IssuesService {
     return { issue: moved, assigneeIds: assignees, project: target.project, namespace: target.namespace, access: target.access };
   }
 
-  /** The notes of an issue, copied onto its moved copy (Notes::CopyService): the same discussions, authors and times. */
+  /**
+   * The notes of an issue, copied onto its moved copy (Notes::CopyService): the same discussions, authors and
+   * times; the merge requests that mentioned it mention the copy, with the copied notes.
+   */
   private async copyNotes(trx: Kysely<Database>, fromId: number, to: IssueRow): Promise<void> {
     const notes = await trx.selectFrom('notes').selectAll().where('noteable_type', '=', 'Issue').where('noteable_id', '=', fromId).orderBy('id').execute();
     const discussions = new Map<string, string>();
+    const copies = new Map<number, number>();
     for (const n of notes) {
       let discussion = discussions.get(n.discussion_id);
       if (!discussion) discussions.set(n.discussion_id, (discussion = newDiscussionId()));
-      const { id: _, ...rest } = n;
-      await trx
+      const { id, ...rest } = n;
+      const copy = await trx
         .insertInto('notes')
         .values({ ...rest, project_id: to.project_id, noteable_id: to.id, discussion_id: discussion })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      copies.set(id, copy.id);
+    }
+    const mentions = await trx.selectFrom('merge_requests_mentioning_issues').selectAll().where('issue_id', '=', fromId).execute();
+    for (const m of mentions) {
+      await trx
+        .insertInto('merge_requests_mentioning_issues')
+        .values({ ...m, issue_id: to.id, note_id: m.note_id === null ? null : (copies.get(m.note_id) ?? null) })
         .execute();
     }
   }
@@ -729,7 +742,7 @@ export class IssuesService {
   /** Participants (Participable): the author, the assignees and the authors of notes the caller may read. */
   async participants(actor: Actor, f: FoundIssue): Promise<UserRow[]> {
     const noteable = noteableOf('Issue', f, f.issue);
-    const notes = await this.notes.list(actor, noteable, { sort: 'asc' }).where('notes.system', '=', 0).execute();
+    const notes = await (await this.notes.list(actor, noteable, { sort: 'asc', activity: 'only_comments' })).execute();
     const ids = unique([f.issue.author_id, ...f.assigneeIds, ...notes.map((n) => n.author_id)].filter((x): x is number => x !== null));
     if (!ids.length) return [];
     const rows = await this.db.selectFrom('users').selectAll().where('id', 'in', ids).execute();

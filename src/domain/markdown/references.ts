@@ -28,7 +28,11 @@ import { settingsOf } from '../core/project-settings.ts';
 import { closingIssueReferences, compileClosingPattern, DEFAULT_ISSUE_CLOSING_PATTERN } from './closing-pattern.ts';
 import { type IssueReadRule, readableIssues, type ReferencedIssue, referencedIssues } from './issue-references.ts';
 import type { MarkdownContext, RenderedParts } from './markdown.ts';
-import { escapeHtml, PLACEHOLDERS, type ReferenceCandidate, type ReferenceKind } from './reference-scan.ts';
+import { escapeHtml, FULL_NAMESPACE_FORMAT, PLACEHOLDERS, type ReferenceCandidate, type ReferenceKind } from './reference-scan.ts';
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+/** a project's path (Gitlab::PathRegex.project_path_format) */
+const PROJECT_PATH = '(?:[a-zA-Z0-9_.][a-zA-Z0-9_\\-.]*)(?<!\\.git|\\.atom)';
 
 /** What a viewer must be allowed to read for a link to stay a link. */
 type Check = { kind: 'issue' | 'merge_request' | 'project' | 'code' | 'group'; id: number } | null;
@@ -141,6 +145,50 @@ export class MarkdownReferences {
       if (issue && !out.includes(issue)) out.push(issue);
     }
     return out;
+  }
+
+  /**
+   * The issues a rendered text (`linkedOrText`) references that `author` may read, as Mentionable's
+   * referenced_mentionables runs the reference extractor as the text's author: its issue references (`#12`,
+   * `project#12`, `group/project#12`; not in code, not escaped) and its links to issues of this instance (an
+   * autolinked URL or a link's target, …/group/project/-/issues/12 or the older …/issues/12), in the order
+   * written, each once.
+   */
+  async readableIssuesIn(text: string | LinkedMarkdown, author: Actor): Promise<number[]> {
+    const linked = typeof text === 'string' ? { parts: [text], links: [] } : text;
+    const order: ({ id: number } | { path: string; iid: number })[] = [];
+    const links = new RegExp(
+      `<a href="${escapeRegExp(escapeHtml(this.externalUrl))}/((?:${FULL_NAMESPACE_FORMAT})/${PROJECT_PATH})(?:/-)?/issues/(\\d+)(?![\\d])`,
+      'g',
+    );
+    for (let i = 0; i < linked.parts.length; i++) {
+      for (const m of linked.parts[i].matchAll(links)) order.push({ path: m[1].toLowerCase(), iid: Number(m[2]) });
+      const check = linked.links[i]?.check;
+      if (check?.kind === 'issue') order.push({ id: check.id });
+    }
+    const byUrl = order.filter((o): o is { path: string; iid: number } => 'path' in o && o.iid > 0 && o.iid <= 2147483647);
+    const urlIssues = new Map<string, number>();
+    if (byUrl.length) {
+      const projects = await this.projectsByPath([...new Set(byUrl.map((o) => o.path))]);
+      const wanted = new Map<number, Set<number>>();
+      for (const o of byUrl) {
+        const p = projects.get(o.path);
+        if (!p) continue;
+        let s = wanted.get(p.id);
+        if (!s) wanted.set(p.id, (s = new Set()));
+        s.add(o.iid);
+      }
+      const pathOf = new Map([...projects.values()].map((p) => [p.id, p.fullPath.toLowerCase()]));
+      for (const issue of await referencedIssues(this.db, wanted)) urlIssues.set(`${pathOf.get(issue.project_id)}#${issue.iid}`, issue.id);
+    }
+    const ids: number[] = [];
+    for (const o of order) {
+      const id = 'id' in o ? o.id : urlIssues.get(`${o.path}#${o.iid}`);
+      if (id !== undefined && !ids.includes(id)) ids.push(id);
+    }
+    if (!ids.length || !this.issueRule) return [];
+    const readable = await readableIssues(this.db, this.issueRule, author, ids);
+    return ids.filter((id) => readable.has(id));
   }
 
   /** The rendered text with its references linked and redacted for `viewer`; never fails. */

@@ -102,6 +102,16 @@ export class MarkdownRenderer {
     return this.references!.linkedOrText(parts, key, c);
   }
 
+  /**
+   * The issues `text` (gfm, in `ctx.project`) references that `author` may read: its render's issue references
+   * and links to issues (`MarkdownReferences.readableIssuesIn`). None without references, or for a text whose
+   * render stopped or found no thread (shown as plain text).
+   */
+  async readableIssuesIn(text: string, ctx: MarkdownContext, author: Actor): Promise<number[]> {
+    if (!this.references) return [];
+    return this.references.readableIssuesIn(await this.renderLinked(text, { ...ctx, gfm: true }, true), author);
+  }
+
   /** Texts of `renderLinked` redacted for `viewer` (one access query per kind for all of them). */
   redactAll(texts: readonly (string | LinkedMarkdown)[], viewer: Actor): Promise<string[]> {
     if (!this.references || texts.every((t) => typeof t === 'string')) return Promise.resolve(texts as string[]);

@@ -99,12 +99,27 @@ export interface ClosingIssuesKeeper {
   keepClosingIssues(trx: Kysely<Database>, mergeRequestId: number, issueIds: number[]): Promise<void>;
 }
 
+/**
+ * What keeps the issues a merge request's title and description mention (the issue tracker's cross references,
+ * wired by the container): read as the writer before the transaction, kept in it.
+ */
+export interface MentionsKeeper<T = unknown> {
+  mentioned(author: Actor, from: { project: ProjectRow; namespace: NamespaceRow }, texts: readonly (string | null | undefined)[]): Promise<T>;
+  keep(trx: Kysely<Database>, mr: MergeRequestRow, from: { project: ProjectRow; namespace: NamespaceRow }, mentioned: T, authorId: number): Promise<void>;
+}
+
 export class MergeRequestsService {
   private closing: ClosingIssuesKeeper | null = null;
+  private mentions: MentionsKeeper | null = null;
 
   /** The keeper of closing issues (wired by the container). */
   useClosingIssues(keeper: ClosingIssuesKeeper): void {
     this.closing = keeper;
+  }
+
+  /** The keeper of mentioned issues (wired by the container). */
+  useMentions<T>(keeper: MentionsKeeper<T>): void {
+    this.mentions = keeper as MentionsKeeper;
   }
 
   /** the labels and milestones modules' contracts (stateless services over the same deps) */
@@ -137,17 +152,31 @@ export class MergeRequestsService {
     return { mr, project, namespace, access };
   }
 
-  /** The merge requests of these ids the actor may read, each with its project (to-do targets). */
-  async readableByIds(actor: Actor, ids: number[]): Promise<FoundMergeRequest[]> {
+  /** The merge requests of these ids the actor may read, each with its project (to-do targets, an issue's related merge requests), in the order of `ids`. */
+  async readableByIds(actor: Actor, ids: readonly number[]): Promise<FoundMergeRequest[]> {
     if (!ids.length) return [];
-    const rows = await this.db.selectFrom('merge_requests').select(['project_id', 'iid']).where('id', 'in', ids).execute();
-    const out: FoundMergeRequest[] = [];
-    for (const r of rows) {
+    const rows = await this.db
+      .selectFrom('merge_requests')
+      .selectAll()
+      .where('id', 'in', [...new Set(ids)])
+      .execute();
+    // as `find` decides, once per project
+    const projects = new Map<number, Omit<FoundMergeRequest, 'mr'> | null>();
+    for (const projectId of new Set(rows.map((r) => r.project_id))) {
       try {
-        out.push(await this.find(actor, r.project_id, r.iid));
+        const found = await this.deps.resolve.project(actor, projectId);
+        projects.set(projectId, canReadMergeRequests(actor, found.project, found.access) ? found : null);
       } catch {
         // not readable (any more): left out
+        projects.set(projectId, null);
       }
+    }
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const out: FoundMergeRequest[] = [];
+    for (const id of new Set(ids)) {
+      const mr = byId.get(id);
+      const p = mr ? projects.get(mr.project_id) : null;
+      if (mr && p) out.push({ mr, project: p.project, namespace: p.namespace, access: p.access });
     }
     return out;
   }
@@ -531,6 +560,7 @@ export class MergeRequestsService {
     const closingIds = this.closing
       ? await this.closing.closingIssueIds(target.project, `${target.namespace.full_path}/${target.project.path}`, { description: input.description ?? null })
       : [];
+    const mentioned = this.mentions ? await this.mentions.mentioned(actor, target, [title, input.description]) : undefined;
     const created = await this.db.transaction().execute(async (trx) => {
       const conflict = await this.openDuplicate(trx, target.project.id, source.project.id, sourceBranch, targetBranch, null);
       if (conflict) throw duplicateError(conflict.iid);
@@ -585,6 +615,7 @@ export class MergeRequestsService {
       }
       if (milestone) await this.milestoneEvent(trx, user.id, mr, milestone.id, 'add', now);
       if (closingIds.length) await this.closing!.keepClosingIssues(trx, mr.id, closingIds);
+      if (this.mentions) await this.mentions.keep(trx, mr, target, mentioned, user.id);
       await this.recordEvent(trx, user, mr, 'open');
       return mr;
     });
@@ -718,6 +749,11 @@ export class MergeRequestsService {
       this.closing && input.description !== undefined && input.description !== before.description
         ? await this.closing.closingIssueIds(found.project, `${found.namespace.full_path}/${found.project.path}`, { description: input.description })
         : null;
+    // a new title or description: the issues it mentions that were not mentioned yet (create_new_cross_references!)
+    const mentioned =
+      this.mentions && (changes.title !== undefined || changes.description !== undefined)
+        ? await this.mentions.mentioned(actor, found, [changes.title ?? before.title, changes.description ?? before.description])
+        : undefined;
     const stateEvent = input.state_event;
     const closing = stateEvent === 'close' && (before.state === 'opened' || before.state === 'locked');
     const reopening = stateEvent === 'reopen' && before.state === 'closed';
@@ -726,6 +762,7 @@ export class MergeRequestsService {
       const now = nowIso();
       let current = before;
       if (closingIds) await this.closing!.keepClosingIssues(trx, before.id, closingIds);
+      if (mentioned !== undefined) await this.mentions!.keep(trx, before, found, mentioned, user.id);
       // close/reopen first, as GitLab's UpdateService hands state events to Close/ReopenService
       if (closing || reopening) {
         if (reopening) {

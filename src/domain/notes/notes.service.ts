@@ -54,10 +54,25 @@ export function validateBody(body: string): void {
   if ([...body].length > NOTE_MAX_LENGTH) throw noteErrors([`is too long (maximum is ${NOTE_MAX_LENGTH} characters)`]);
 }
 
+/**
+ * What a noteable's feature does with the text of a note written or edited on it (a merge request's cross
+ * references to the issues it mentions): read before the note's transaction, kept in it. Given by the
+ * features, since notes stand below them.
+ */
+export interface NoteTextListener<T = unknown> {
+  read(actor: Actor, f: FoundNoteable, body: string): Promise<T>;
+  keep(trx: Kysely<Database>, f: FoundNoteable, read: T, authorId: number): Promise<void>;
+}
+
+/** The notes of a noteable that `actor` may not see beyond the internal ones (an issue's cross references to merge requests they may not read). */
+export type HiddenNotes = (actor: Actor, f: FoundNoteable) => Promise<number[]>;
+
 export class NotesService {
   readonly awards: AwardEmojiService;
   /** the label, milestone and state events of merge requests and issues */
   readonly events: ResourceEvents;
+  private readonly textListeners: Partial<Record<NoteableType, NoteTextListener>> = {};
+  private readonly hidden: Partial<Record<NoteableType, HiddenNotes>> = {};
 
   /** `hookAttrs`: each noteable's hook attributes, which note hooks embed (given by the features). */
   constructor(
@@ -72,28 +87,52 @@ export class NotesService {
     return this.deps.db.kysely;
   }
 
+  /** What the notes written on a kind of noteable lead to (wired by the container). */
+  onNoteText<T>(type: NoteableType, listener: NoteTextListener<T>): void {
+    this.textListeners[type] = listener as NoteTextListener;
+  }
+
+  /** Which notes of a kind of noteable a viewer may not see (wired by the container). */
+  hideNotes(type: NoteableType, hidden: HiddenNotes): void {
+    this.hidden[type] = hidden;
+  }
+
+  private readText(actor: Actor, f: FoundNoteable, body: string): Promise<unknown> {
+    return this.textListeners[f.type]?.read(actor, f, body) ?? Promise.resolve(undefined);
+  }
+
+  private async keepText(trx: Kysely<Database>, f: FoundNoteable, read: unknown, authorId: number): Promise<void> {
+    await this.textListeners[f.type]?.keep(trx, f, read, authorId);
+  }
+
+  private hiddenOf(actor: Actor, f: FoundNoteable): Promise<number[]> {
+    return this.hidden[f.type]?.(actor, f) ?? Promise.resolve([]);
+  }
+
   // ---- reading --------------------------------------------------------------------------------
 
   /** The notes of the noteable the actor may read, ordered (GitLab's default: created_at desc). */
-  list(actor: Actor, f: FoundNoteable, o: { orderBy?: NotesOrder; sort?: 'asc' | 'desc'; activity?: ActivityFilter } = {}) {
+  async list(actor: Actor, f: FoundNoteable, o: { orderBy?: NotesOrder; sort?: 'asc' | 'desc'; activity?: ActivityFilter } = {}) {
     const orderBy = o.orderBy ?? 'created_at';
     const sort = o.sort ?? 'desc';
-    let q = this.notesOf(actor, f);
+    let q = await this.notesOf(actor, f);
     if (o.activity === 'only_comments') q = q.where('notes.system', '=', 0);
     if (o.activity === 'only_activity') q = q.where('notes.system', '=', 1);
     return q.orderBy(`notes.${orderBy}`, sort).orderBy('notes.id', sort);
   }
 
-  private notesOf(actor: Actor, f: FoundNoteable): SelectQueryBuilder<Database, 'notes', NoteRow> {
+  private async notesOf(actor: Actor, f: FoundNoteable): Promise<SelectQueryBuilder<Database, 'notes', NoteRow>> {
     let q = this.db.selectFrom('notes').selectAll().where('notes.noteable_type', '=', f.type).where('notes.noteable_id', '=', f.target.id);
     if (!canReadInternal(actor, f)) q = q.where('notes.internal', '=', 0);
+    const hidden = await this.hiddenOf(actor, f);
+    if (hidden.length) q = q.where('notes.id', 'not in', hidden);
     return q;
   }
 
   /** One note of the noteable: "404 Not found" when it is not one, "404 Note Not Found" when it is hidden. */
   async get(actor: Actor, f: FoundNoteable, noteId: number): Promise<NoteRow> {
     const note = await this.noteOf(f, noteId);
-    if (!canReadNote(actor, f, note)) throw Errors.notFound('Note');
+    if (!canReadNote(actor, f, note) || (note.system === 1 && (await this.hiddenOf(actor, f)).includes(note.id))) throw Errors.notFound('Note');
     return note;
   }
 
@@ -131,16 +170,19 @@ export class NotesService {
   async create(actor: Actor, f: FoundNoteable, input: NoteInput): Promise<NoteRow> {
     this.checkCreate(actor, f, input);
     const at = this.createdAt(actor, f, input.created_at);
-    return this.db.transaction().execute((trx) =>
-      this.insertNote(trx, f, {
+    const read = await this.readText(actor, f, input.body);
+    return this.db.transaction().execute(async (trx) => {
+      const note = await this.insertNote(trx, f, {
         author_id: actor.user!.id,
         body: input.body,
         discussion_id: newDiscussionId(),
         type: null,
         internal: input.internal ? 1 : 0,
         at,
-      }),
-    );
+      });
+      await this.keepText(trx, f, read, actor.user!.id);
+      return note;
+    });
   }
 
   /** Inserts a user's note, counts it on the noteable and touches it (Note belongs_to :noteable, touch: true). */
@@ -230,9 +272,11 @@ export class NotesService {
     validateBody(body);
     if (body === note.body) return note;
     const at = nowIso();
+    const read = await this.readText(actor, f, body);
     return this.db.transaction().execute(async (trx) => {
       const updated = await trx.updateTable('notes').set({ body, updated_at: at }).where('id', '=', note.id).returningAll().executeTakeFirstOrThrow();
       await trx.updateTable(NOTEABLE_TABLE[f.type]).set({ updated_at: at }).where('id', '=', f.target.id).execute();
+      await this.keepText(trx, f, read, actor.user!.id);
       return updated;
     });
   }
@@ -259,8 +303,8 @@ export class NotesService {
   // ---- discussions ----------------------------------------------------------------------------
 
   /** The discussion ids of the noteable, in the order of their first note (for pagination). */
-  discussionIds(actor: Actor, f: FoundNoteable) {
-    return this.notesOf(actor, f)
+  async discussionIds(actor: Actor, f: FoundNoteable) {
+    return (await this.notesOf(actor, f))
       .clearSelect()
       .select(['notes.discussion_id', sql<number>`min(notes.id)`.as('first_id')])
       .groupBy('notes.discussion_id')
@@ -271,7 +315,7 @@ export class NotesService {
   /** The readable notes of these discussions, grouped by discussion in the order given, each oldest first. */
   async discussionNotes(actor: Actor, f: FoundNoteable, ids: string[]): Promise<NoteRow[][]> {
     if (!ids.length) return [];
-    const rows = await this.notesOf(actor, f).where('notes.discussion_id', 'in', ids).orderBy('notes.created_at').orderBy('notes.id').execute();
+    const rows = await (await this.notesOf(actor, f)).where('notes.discussion_id', 'in', ids).orderBy('notes.created_at').orderBy('notes.id').execute();
     const by = new Map<string, NoteRow[]>(ids.map((id) => [id, []]));
     for (const r of rows) by.get(r.discussion_id)?.push(r);
     return ids.map((id) => by.get(id)!).filter((notes) => notes.length > 0);
@@ -288,8 +332,9 @@ export class NotesService {
   async createDiscussion(actor: Actor, f: FoundNoteable, input: NoteInput & { position?: PositionInput }): Promise<NoteRow[]> {
     this.checkCreate(actor, f, input);
     const at = this.createdAt(actor, f, input.created_at);
-    const note = await this.db.transaction().execute((trx) =>
-      this.insertNote(trx, f, {
+    const read = await this.readText(actor, f, input.body);
+    const note = await this.db.transaction().execute(async (trx) => {
+      const note = await this.insertNote(trx, f, {
         author_id: actor.user!.id,
         body: input.body,
         discussion_id: newDiscussionId(),
@@ -297,8 +342,10 @@ export class NotesService {
         internal: input.internal ? 1 : 0,
         at,
         position: input.position ? JSON.stringify(input.position) : null,
-      }),
-    );
+      });
+      await this.keepText(trx, f, read, actor.user!.id);
+      return note;
+    });
     return [note];
   }
 
@@ -312,11 +359,12 @@ export class NotesService {
     if (first.type === null && first.system === 1) throw Errors.badRequest('Discussion can not be replied to.');
     this.checkCreate(actor, f, input);
     const at = this.createdAt(actor, f, input.created_at);
+    const read = await this.readText(actor, f, input.body);
     return this.db.transaction().execute(async (trx) => {
       if (first.type === null) {
         await trx.updateTable('notes').set({ type: 'DiscussionNote', resolvable: 1 }).where('id', '=', first.id).execute();
       }
-      return this.insertNote(trx, f, {
+      const note = await this.insertNote(trx, f, {
         author_id: actor.user!.id,
         body: input.body,
         discussion_id: discussionId,
@@ -325,6 +373,8 @@ export class NotesService {
         at,
         position: first.type === 'DiffNote' ? first.position : null,
       });
+      await this.keepText(trx, f, read, actor.user!.id);
+      return note;
     });
   }
 

@@ -14,9 +14,9 @@ import { ISSUE_TYPES } from '../../domain/issues/rules.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate, offsetPaginateWith, paginateArray } from '../../lib/pagination.ts';
 import { IssueBasicSchema, IssueLinkSchema, IssueSchema, RelatedIssueSchema, toIssue, type IssueEntityContext } from './entities/issue.entity.ts';
-import { presentMergeRequests } from './merge-requests/present.ts';
+import { presentMergeRequest, presentMergeRequests } from './merge-requests/present.ts';
 import { LINK_TYPES } from '../../domain/issues/issue-links.service.ts';
-import { type MergeRequestBasicEntity, MergeRequestBasicSchema } from './entities/merge-request.entity.ts';
+import { type MergeRequestBasicEntity, MergeRequestBasicSchema, MergeRequestUnsubscribedSchema } from './entities/merge-request.entity.ts';
 import { TimeStatsSchema } from './entities/merge-request.entity.ts';
 import { toUserRef, UserRefSchema, userViewContext } from './entities/user.entity.ts';
 import { Enum, IdParams, linkParams, PaginationProps } from './schemas/common.ts';
@@ -295,22 +295,39 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
     },
   );
 
-  // the merge requests whose description closes the issue (closed_by; related_merge_requests adds none others yet)
-  for (const path of ['closed_by', 'related_merge_requests']) {
-    app.get(
-      `/api/v4/projects/:id/issues/:issue_iid/${path}`,
-      { config: read, schema: { tags: TAGS, params: IssueParams, response: { 200: Type.Array(MergeRequestBasicSchema) } } },
-      async (req) => {
-        const f = await find(req);
-        const mrs = await c.mergeRequests.readableByIds(req.actor, await c.issues.closingMergeRequestIds(f.issue.id));
-        return (await presentMergeRequests(
-          c,
-          mrs.map((m) => m.mr),
-          { from: { project: f.project } },
-        )) as MergeRequestBasicEntity[];
-      },
-    );
-  }
+  // the merge requests whose description closes the issue
+  app.get(
+    '/api/v4/projects/:id/issues/:issue_iid/closed_by',
+    { config: read, schema: { tags: TAGS, params: IssueParams, response: { 200: Type.Array(MergeRequestBasicSchema) } } },
+    async (req) => {
+      const f = await find(req);
+      const mrs = await c.mergeRequests.readableByIds(req.actor, await c.issues.closingMergeRequestIds(f.issue.id));
+      return (await presentMergeRequests(
+        c,
+        mrs.map((m) => m.mr),
+        { from: { project: f.project } },
+      )) as MergeRequestBasicEntity[];
+    },
+  );
+
+  // the merge requests mentioning or closing the issue (Issues::ReferencedMergeRequestsService), a page of
+  // Entities::MergeRequest without `subscribed`
+  app.get(
+    '/api/v4/projects/:id/issues/:issue_iid/related_merge_requests',
+    {
+      config: read,
+      schema: { tags: TAGS, params: IssueParams, querystring: Type.Object(PaginationProps), response: { 200: Type.Array(MergeRequestUnsubscribedSchema) } },
+    },
+    async (req, reply) => {
+      const f = await find(req);
+      const mrs = await c.issueMentions.related(req.actor, f);
+      const q = req.query;
+      const page = paginateArray(c.config.externalUrl, { path: req.url.split('?')[0], params: linkParams(q, req.params), ...q }, mrs);
+      reply.headers(page.headers);
+      const from = { project: f.project };
+      return Promise.all(page.items.map((m) => presentMergeRequest(c, req.actor, m, { from })));
+    },
+  );
 
   app.get(
     '/api/v4/projects/:id/merge_requests/:merge_request_iid/closes_issues',

@@ -143,7 +143,7 @@ function noteableRoutes(fastify: FastifyInstance, c: Container, n: NoteableRoute
     async (req, reply) => {
       const f = await noteable(req.actor, req.params as P);
       const q = req.query;
-      const query = c.notes.list(req.actor, f, { orderBy: q.order_by, sort: q.sort, activity: q.activity_filter });
+      const query = await c.notes.list(req.actor, f, { orderBy: q.order_by, sort: q.sort, activity: q.activity_filter });
       const result = await offsetPaginate(c.db.kysely, c.config.externalUrl, page(req, { id: req.params.id, noteable_id: iidOf(req.params as P) }), query);
       reply.headers(result.headers);
       const ctx = await noteContext(f, result.items);
@@ -200,7 +200,7 @@ function noteableRoutes(fastify: FastifyInstance, c: Container, n: NoteableRoute
         c.db.kysely,
         c.config.externalUrl,
         page(req, { id: req.params.id, noteable_id: iidOf(req.params as P) }),
-        c.notes.discussionIds(req.actor, f),
+        await c.notes.discussionIds(req.actor, f),
       );
       reply.headers(result.headers);
       const threads = await c.notes.discussionNotes(

@@ -12,7 +12,7 @@ import { LINK_TYPES, type LinkType } from '../../domain/issues/issue-links.servi
 import type { IssueFilters, IssueListScope } from '../../domain/issues/issues-query.ts';
 import type { FoundIssue, IssueInput } from '../../domain/issues/issues.service.ts';
 import type { IssueView } from '../../domain/issues/present.ts';
-import { humanTime } from '../../domain/merge-requests/rules.ts';
+import { humanTime, referenceTo } from '../../domain/merge-requests/rules.ts';
 import { createNoteRefusal } from '../../domain/notes/notes-access.ts';
 import { noteableOf } from '../../domain/notes/noteable.ts';
 import { canReadCode } from '../../domain/repository/read-access.ts';
@@ -29,6 +29,7 @@ import {
   type IssueState,
   IssuesListPage,
 } from '../../web/views/issues/list.tsx';
+import { mrHref } from '../../web/views/merge-requests/common.tsx';
 import { type IssueFormChoices, type NewIssueValues, NewIssuePage } from '../../web/views/issues/new.tsx';
 import { IssuePage, type IssuePageProps } from '../../web/views/issues/show.tsx';
 import type { ProjectTabsNav } from '../../web/views/project-tabs.tsx';
@@ -341,11 +342,12 @@ export function issuePages(app: FastifyInstance, c: Container, web: Web): void {
 
   async function issueProps(ctx: WebCtx, found: FoundIssue): Promise<Omit<IssuePageProps, 'commentError' | 'commentBody'>> {
     const noteable = noteableOf('Issue', found, found.issue);
-    const [[view], notes, participants, related, nav, subscribed] = await Promise.all([
+    const [[view], notes, participants, related, mergeRequests, nav, subscribed] = await Promise.all([
       c.issues.views([found.issue], [found]),
-      c.notes.list(ctx.actor, noteable, { orderBy: 'created_at', sort: 'asc' }).limit(NOTES_LIMIT).execute(),
+      c.notes.list(ctx.actor, noteable, { orderBy: 'created_at', sort: 'asc' }).then((q) => q.limit(NOTES_LIMIT).execute()),
       c.issues.participants(ctx.actor, found),
       c.issueLinks.related(ctx.actor, found),
+      c.issueMentions.related(ctx.actor, found),
       navOf(ctx, found),
       ctx.user ? c.issues.isSubscribed(ctx.actor, found) : Promise.resolve(null),
     ]);
@@ -371,6 +373,15 @@ export function issuePages(app: FastifyInstance, c: Container, web: Web): void {
           confidential: v.row.confidential === 1,
           href: issueHref({ fullPath: fullPath(v) }, v.row.iid),
           reference: fullPath(v) === here ? `#${v.row.iid}` : `${fullPath(v)}#${v.row.iid}`,
+        };
+      }),
+      mergeRequests: mergeRequests.map((m) => {
+        const path = `${m.namespace.full_path}/${m.project.path}`;
+        return {
+          title: m.mr.title,
+          state: m.mr.state,
+          href: mrHref({ fullPath: path }, m.mr.iid),
+          reference: referenceTo(m.mr.iid, { ...m.project, fullPath: path }, { project: found.project }),
         };
       }),
       timeEstimate: humanTime(found.issue.time_estimate),

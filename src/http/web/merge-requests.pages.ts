@@ -222,10 +222,7 @@ export function mergeRequestPages(app: FastifyInstance, c: Container, web: Web):
     const [canUpdate, approvalState, notes] = await Promise.all([
       c.mergeRequests.canUpdate(ctx.actor, found),
       c.approvals.state(ctx.actor, found),
-      c.notes
-        .list(ctx.actor, noteableOf('MergeRequest', found, found.mr), { orderBy: 'created_at', sort: 'asc' })
-        .limit(NOTES_LIMIT)
-        .execute(),
+      c.notes.list(ctx.actor, noteableOf('MergeRequest', found, found.mr), { orderBy: 'created_at', sort: 'asc' }).then((q) => q.limit(NOTES_LIMIT).execute()),
     ]);
     const users = await c.users.basicByIds([...notes.map((n) => n.author_id), ...approvalState.approvals.map((a) => a.user_id)]);
     const required = Number((settingsOf(found.project) as Record<string, unknown>).approvals_before_merge ?? 0) || 0;

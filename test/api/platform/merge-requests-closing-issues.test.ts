@@ -129,8 +129,13 @@ test('merged into the default branch, a merge request closes its issues as the m
     .select(['body', 'author_id'])
     .where('noteable_type', '=', 'Issue')
     .where('noteable_id', '=', one.id)
+    .orderBy('id')
     .execute();
-  assert.deepEqual(notes, [{ body: `closed via merge request !${mr.json().iid}`, author_id: dev.id }]);
+  // the description's "Closes #1" is a mention too (written when the merge request was opened)
+  assert.deepEqual(notes, [
+    { body: `mentioned in merge request !${mr.json().iid}`, author_id: dev.id },
+    { body: `closed via merge request !${mr.json().iid}`, author_id: dev.id },
+  ]);
   const hooks = await c.db.kysely.selectFrom('jobs').select('payload').where('id', '>', jobBefore).where('kind', '=', 'system_event').execute();
   const issueHooks = hooks.map((h) => JSON.parse(h.payload)).filter((p) => p.object_kind === 'issue');
   assert.deepEqual(

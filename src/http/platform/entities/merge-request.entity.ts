@@ -121,6 +121,10 @@ const detailProps = {
 
 export const MergeRequestSchema = Type.Object({ ...basicProps, ...detailProps });
 
+/** Entities::MergeRequest presented with include_subscribed: false (an issue's related merge requests). */
+const { subscribed: _subscribed, ...unsubscribedDetailProps } = detailProps;
+export const MergeRequestUnsubscribedSchema = Type.Object({ ...basicProps, ...unsubscribedDetailProps });
+
 export const MergeRequestSimpleSchema = Type.Object({
   id: Type.Integer(),
   iid: Type.Integer(),
@@ -135,6 +139,7 @@ export const MergeRequestSimpleSchema = Type.Object({
 
 export type MergeRequestBasicEntity = Static<typeof MergeRequestBasicSchema>;
 export type MergeRequestEntity = Static<typeof MergeRequestSchema>;
+export type MergeRequestUnsubscribedEntity = Static<typeof MergeRequestUnsubscribedSchema>;
 export type MergeRequestSimpleEntity = Static<typeof MergeRequestSimpleSchema>;
 
 // ---- views and mapping --------------------------------------------------------------------------

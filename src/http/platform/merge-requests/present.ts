@@ -46,16 +46,16 @@ export async function presentMergeRequests(
   return views.map((v) => toMergeRequestBasic(v, ctx));
 }
 
-/** Entities::MergeRequest of one merge request the caller found. */
+/** Entities::MergeRequest of one merge request the caller found (references relative to its project, or to `from`). */
 export async function presentMergeRequest(
   c: Container,
   actor: Actor,
   found: FoundMergeRequest,
-  opts: DetailOptions & { renderHtml?: boolean } = {},
+  opts: DetailOptions & { renderHtml?: boolean; from?: ReferenceFrom } = {},
 ): Promise<MergeRequestEntity> {
   const [{ view, detail }, ctx] = await Promise.all([
     c.mergeRequests.detail(actor, found, opts),
-    entityContext(c, { from: { project: found.project }, renderHtml: opts.renderHtml }),
+    entityContext(c, { from: opts.from ?? { project: found.project }, renderHtml: opts.renderHtml }),
   ]);
   return toMergeRequest(view, ctx, detail);
 }

@@ -27,6 +27,15 @@ export interface LinkedIssue {
   reference: string;
 }
 
+/** A merge request mentioning or closing the issue, as "Related merge requests" lists it. */
+export interface RelatedMergeRequest {
+  title: string;
+  state: string;
+  href: string;
+  /** `!45` in the same project, `project!45` in the same namespace, `group/project!45` elsewhere */
+  reference: string;
+}
+
 export interface IssuePageProps {
   ctx: WebCtx;
   project: ProjectRef;
@@ -36,6 +45,8 @@ export interface IssuePageProps {
   users: Map<number, UserBasicRow>;
   participants: Pick<UserRow, 'id' | 'username' | 'name' | 'avatar_url'>[];
   related: LinkedIssue[];
+  /** the merge requests mentioning or closing the issue that the viewer may read */
+  mergeRequests: RelatedMergeRequest[];
   /** "1d 2h", null when none is set */
   timeEstimate: string | null;
   timeSpent: string | null;
@@ -331,9 +342,24 @@ export function IssuePage(p: IssuePageProps): SafeHtml {
             <div class="Box-header py-2">
               <h2 class="Box-title f5" id="related-mrs-heading">
                 Related merge requests
+                {p.mergeRequests.length ? <span class="Counter ml-1">{p.mergeRequests.length}</span> : null}
               </h2>
             </div>
-            <div class="Box-body f6 color-fg-muted">No merge request mentions or closes this issue yet.</div>
+            {p.mergeRequests.length ? (
+              <ul>
+                {p.mergeRequests.map((m) => (
+                  <li class="Box-row py-2 d-flex flex-items-center related-merge-request">
+                    <StateBadge state={m.state} />
+                    <a class="Link--primary flex-auto min-width-0" href={m.href}>
+                      {m.title}
+                    </a>
+                    <span class="f6 color-fg-muted ml-2 text-mono">{m.reference}</span>
+                  </li>
+                ))}
+              </ul>
+            ) : (
+              <div class="Box-body f6 color-fg-muted">No merge request mentions or closes this issue yet.</div>
+            )}
           </section>
           <Discussion {...p} />
         </div>
