@@ -104,6 +104,18 @@ export class IssuesService {
     return { issue, assigneeIds, project, namespace, access };
   }
 
+  /**
+   * An issue by its global id, for administrators only (GET /issues/:id, GitLab's `authenticated_as_admin!`:
+   * 403 for anyone else); an id that names no issue is "404 Not found".
+   */
+  async findByIdAsAdmin(actor: Actor, id: string): Promise<FoundIssue> {
+    if (!actor.isAdmin) throw Errors.forbidden();
+    const n = /^[0-9]+$/.test(id) ? Number(id) : Number.NaN;
+    const row = isInt32(n) ? await this.db.selectFrom('issues').select(['project_id', 'iid']).where('id', '=', n).executeTakeFirst() : undefined;
+    if (!row) throw Errors.recordNotFound();
+    return this.find(actor, row.project_id, row.iid);
+  }
+
   /** The issues of these ids the actor may read, each with its project (to-do targets). */
   async readableByIds(actor: Actor, ids: number[]): Promise<FoundIssue[]> {
     if (!ids.length) return [];

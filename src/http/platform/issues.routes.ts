@@ -1,7 +1,8 @@
 // The issues API (lib/api/issues.rb): GET /issues, /groups/:id/issues, /projects/:id/issues (IssuesFinder's
-// filters, offset pagination, the Issue entity), one issue, create, edit (close and reopen with state_event),
-// delete, subscribe/unsubscribe, participants, closed_by, related_merge_requests and time_stats. Notes,
-// discussions and award emoji of issues are the notes routes' (notes.routes.ts).
+// filters, offset pagination, the Issue entity), one issue (by iid, or by global id for administrators), create,
+// edit (close and reopen with state_event), delete, subscribe/unsubscribe, participants, closed_by,
+// related_merge_requests and time_stats. Notes, discussions and award emoji of issues are the notes routes'
+// (notes.routes.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -198,6 +199,13 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
   );
 
   // ---- one issue --------------------------------------------------------------------------------
+
+  // an issue by its global id, for administrators (lib/api/issues.rb: "Get specified issue (admin only)")
+  app.get(
+    '/api/v4/issues/:id',
+    { config: { api: 'platform', auth: 'admin' }, schema: { tags: TAGS, params: Type.Object({ id: Type.String() }), response: { 200: IssueSchema } } },
+    async (req) => one(req.actor, await c.issues.findByIdAsAdmin(req.actor, req.params.id)),
+  );
 
   app.get(
     '/api/v4/projects/:id/issues/:issue_iid',

@@ -1,6 +1,6 @@
-// The issues API (lib/api/issues.rb): create, show, edit, close and reopen with their system notes, resource
-// events and issue hooks; lists with filters; confidential issues; notes on issues through the notes routes;
-// bad input answered with GitLab's bodies and nothing written.
+// The issues API (lib/api/issues.rb): create, show (by iid, and by global id for administrators), edit, close and
+// reopen with their system notes, resource events and issue hooks; lists with filters; confidential issues; notes
+// on issues through the notes routes; bad input answered with GitLab's bodies and nothing written.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../helpers/build-app.ts';
@@ -204,6 +204,36 @@ test('issues: search= finds words and their prefixes as GitLab’s full-text sea
   const long = await make({ title: 'Long text', description: words.slice(0, 1_048_576) });
   assert.deepEqual(await search('w0'), [long]);
   assert.deepEqual(await search('w2bi'), [long]); // word 3,366, well inside the indexed part
+});
+
+test('issues: GET /issues/:id shows any issue by its global id to an administrator only', async (t) => {
+  const ta = await buildTestApp(t);
+  const { app, seed } = ta;
+  const w = await tracker(ta);
+  const admin = await seed.user({ username: 'admin2', is_admin: true });
+  const adminHeaders = (await seed.token(admin)).headers;
+  const created = await app.inject({ method: 'POST', url: w.url, headers: w.headers.dev, payload: { title: 'By id', confidential: true } });
+  assert.equal(created.statusCode, 201, created.body);
+  const { id, iid } = created.json();
+  // the same entity as by iid, subscribed included (as the caller sees it: an admin is not subscribed)
+  const byIid = await app.inject({ method: 'GET', url: `${w.url}/${iid}`, headers: adminHeaders });
+  const byId = await app.inject({ method: 'GET', url: `/api/v4/issues/${id}`, headers: adminHeaders });
+  assert.equal(byId.statusCode, 200, byId.body);
+  assert.deepEqual(byId.json(), byIid.json());
+  assert.equal(byId.json().subscribed, false);
+  assert.deepEqual((await app.inject({ method: 'GET', url: `/api/v4/issues/${id}`, headers: ta.root })).json().iid, iid);
+  // members, even the project's owner and the issue's author, are refused; anonymous callers must sign in
+  for (const h of [w.headers.owner, w.headers.dev, w.headers.outsider]) {
+    const r = await app.inject({ method: 'GET', url: `/api/v4/issues/${id}`, headers: h });
+    assert.deepEqual([r.statusCode, r.json()], [403, { message: '403 Forbidden' }]);
+  }
+  const anon = await app.inject({ method: 'GET', url: `/api/v4/issues/${id}` });
+  assert.deepEqual([anon.statusCode, anon.json()], [401, { message: '401 Unauthorized' }]);
+  // an id that names no issue
+  for (const missing of [String(id + 100), 'abc', '99999999999']) {
+    const r = await app.inject({ method: 'GET', url: `/api/v4/issues/${missing}`, headers: adminHeaders });
+    assert.deepEqual([r.statusCode, r.json()], [404, { message: '404 Not found' }], missing);
+  }
 });
 
 test('issues: lists filter by state, labels (None/Any), assignee, author, search and iids', async (t) => {
