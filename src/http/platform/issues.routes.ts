@@ -367,8 +367,8 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
     target_issue_iid: Type.Union([Type.Integer(), Type.String({ pattern: '^[0-9]+$' })]),
     link_type: Enum(LINK_TYPES),
   });
-  const views = async (rows: IssueRow[]) => {
-    const ctx = await context(null);
+  const views = async (rows: IssueRow[], from: IssueEntityContext['from'] = null) => {
+    const ctx = await context(from);
     const vs = await c.issues.views(rows);
     return new Map(vs.map((v) => [v.row.id, toIssue(v, ctx)]));
   };
@@ -381,8 +381,12 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
     '/api/v4/projects/:id/issues/:issue_iid/links',
     { config: write, schema: { tags: ['issue_links'], params: IssueParams, response: { 200: Type.Array(RelatedIssueSchema) } } },
     async (req) => {
-      const related = await c.issueLinks.related(req.actor, await find(req));
-      const m = await views(related.map((r) => r.issue));
+      const f = await find(req);
+      const related = await c.issueLinks.related(req.actor, f);
+      const m = await views(
+        related.map((r) => r.issue),
+        { project: { id: f.project.id, namespace_id: f.project.namespace_id } },
+      );
       return related.map((r) => ({
         ...m.get(r.issue.id)!,
         issue_link_id: r.link.id,

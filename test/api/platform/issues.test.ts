@@ -457,6 +457,20 @@ test('issues: links relate and block across projects, each side noted; the pair 
       [x.iid, 'is_blocked_by'],
     ],
   );
+  // each is the whole issue entity (without subscribed) with the link's fields, its references relative to the listed issue's project
+  const { subscribed: _subscribed, ...xEntity } = (
+    await app.inject({ method: 'GET', url: `/api/v4/projects/${other.id}/issues/${x.iid}`, headers: w.headers.dev })
+  ).json();
+  const listedX = list.json()[1];
+  assert.match(listedX.link_created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  assert.deepEqual(listedX, {
+    ...xEntity,
+    references: { short: `#${x.iid}`, relative: `lib#${x.iid}`, full: `grp/lib#${x.iid}` },
+    issue_link_id: (await c.db.kysely.selectFrom('issue_links').select('id').where('source_id', '=', x.id).executeTakeFirstOrThrow()).id,
+    link_type: 'is_blocked_by',
+    link_created_at: listedX.link_created_at,
+    link_updated_at: listedX.link_created_at,
+  });
   const fromX = await app.inject({ method: 'GET', url: `/api/v4/projects/${other.id}/issues/${x.iid}/links`, headers: w.headers.dev });
   assert.deepEqual(
     fromX.json().map((i: { iid: number; link_type: string }) => [i.iid, i.link_type]),

@@ -150,9 +150,12 @@ export function toIssue(v: IssueView, ctx: IssueEntityContext, subscribed?: bool
   };
 }
 
-/** Entities::RelatedIssue: a linked issue as the listed issue sees it. */
+/**
+ * Entities::RelatedIssue (< Entities::Issue, presented with include_subscribed: false): a linked issue as the listed
+ * issue sees it, its references relative to that issue's project.
+ */
 export const RelatedIssueSchema = Type.Object({
-  ...IssueBasicSchema.properties,
+  ...Type.Omit(IssueSchema, ['subscribed']).properties,
   issue_link_id: Type.Integer(),
   link_type: Type.String(),
   link_created_at: Type.String(),
