@@ -20,7 +20,7 @@ import { LINK_TYPES } from '../../domain/issues/issue-links.service.ts';
 import { type MergeRequestBasicEntity, MergeRequestBasicSchema, MergeRequestUnsubscribedSchema } from './entities/merge-request.entity.ts';
 import { TimeStatsSchema } from './entities/merge-request.entity.ts';
 import { toUserRef, UserRefSchema, userViewContext } from './entities/user.entity.ts';
-import { Enum, IdParams, linkParams, PaginationProps } from './schemas/common.ts';
+import { dateOf, Enum, IdParams, linkParams, PaginationProps } from './schemas/common.ts';
 import { normaliseIssuableParams } from './schemas/issuable-params.ts';
 import { GlobalIssueListQuery, GroupIssueListQuery, type IssueListQuery, ProjectIssueListQuery, toIssueFilters } from './schemas/issue-list.ts';
 import { humanTime } from '../../domain/merge-requests/rules.ts';
@@ -84,13 +84,13 @@ const UPDATE_KEYS = [
   'issue_type',
 ] as const;
 
-/** Grape's Date: YYYY-MM-DD (an empty value clears). */
+/** A String cast into the date column: YYYY-MM-DD, or a date-time whose date is kept as written (an empty value clears). */
 function dueDate(v: string | undefined): string | null | undefined {
   if (v === undefined) return undefined;
   if (v === '') return null;
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v.trim());
-  if (!m || Number.isNaN(Date.parse(`${m[0]}T00:00:00Z`))) throw Errors.param('due_date is invalid');
-  return m[0];
+  const date = dateOf(v);
+  if (date === null) throw Errors.param('due_date is invalid');
+  return date;
 }
 
 export function issuesRoutes(fastify: FastifyInstance, c: Container): void {

@@ -1,8 +1,8 @@
 // /projects/:id/milestones and /groups/:id/milestones (GitLab lib/api/milestones.rb, group_milestones.rb,
 // milestone_responses.rb). Every endpoint needs a signed-in user (`before { authenticate! }`).
 // `:milestone_id` is the milestone's id (not its iid); a milestone of another project or group is
-// "404 Not found" (ActiveRecord's find). Dates are YYYY-MM-DD; an unreadable date is refused
-// (400 "due_date is invalid") where GitLab would silently drop it.
+// "404 Not found" (ActiveRecord's find). Dates are YYYY-MM-DD (a date-time keeps its date, as the date column's
+// cast does); an unreadable date is refused (400 "due_date is invalid") where GitLab would silently drop it.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -14,13 +14,12 @@ import { canReadIssues } from '../../domain/issues/issue-access.ts';
 import { canReadMergeRequests } from '../../domain/merge-requests/merge-requests-query.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate, paginateArray } from '../../lib/pagination.ts';
-import { isDate } from '../../lib/time.ts';
 import { MergeRequestBasicSchema, type MergeRequestBasicEntity } from './entities/merge-request.entity.ts';
 import { presentMergeRequests } from './merge-requests/present.ts';
 import { MilestoneSchema, toMilestoneBasic } from './entities/milestone.entity.ts';
 import { IssueBasicSchema, toIssue } from './entities/issue.entity.ts';
 import { userViewContext } from './entities/user.entity.ts';
-import { dateTimeParam, IdParams, linkParams, PaginationProps } from './schemas/common.ts';
+import { dateOf, dateTimeParam, IdParams, linkParams, PaginationProps } from './schemas/common.ts';
 
 const TAGS = ['milestones'];
 const config = { api: 'platform' as const, auth: 'user' as const };
@@ -70,11 +69,15 @@ async function normaliseBody(req: FastifyRequest): Promise<void> {
   if (req.body === undefined || req.body === null) req.body = {};
 }
 
-/** A date parameter: YYYY-MM-DD, or blank/null to clear. */
+/**
+ * A date parameter (a String cast into the date column): YYYY-MM-DD, or a date-time whose date is kept as written
+ * (python-gitlab's own test sends "2020-01-01T00:00:00Z"), or blank/null to clear.
+ */
 function checkDates(b: Record<string, unknown>): void {
-  const bad = ['due_date', 'start_date'].filter((k) => typeof b[k] === 'string' && b[k] !== '' && !isDate((b[k] as string).trim()));
+  const keys = ['due_date', 'start_date'].filter((k) => typeof b[k] === 'string' && (b[k] as string).trim() !== '');
+  const bad = keys.filter((k) => dateOf(b[k] as string) === null);
   if (bad.length) throw Errors.param(bad.map((k) => `${k} is invalid`).join(', '));
-  for (const k of ['due_date', 'start_date']) if (typeof b[k] === 'string') b[k] = (b[k] as string).trim();
+  for (const k of ['due_date', 'start_date']) if (typeof b[k] === 'string') b[k] = dateOf(b[k] as string) ?? '';
 }
 
 export function milestonesRoutes(fastify: FastifyInstance, c: Container): void {

@@ -156,6 +156,10 @@ test('issues: create shows the whole entity; show, edit, close and reopen write 
   // reopen
   const reopened = await app.inject({ method: 'PUT', url: `${w.url}/1`, headers: w.headers.rep, payload: { state_event: 'reopen' } });
   assert.deepEqual([reopened.json().state, reopened.json().closed_at, reopened.json().closed_by], ['opened', null, null]);
+
+  // a due date given as a date-time keeps its date as written (the date column's cast of a String)
+  const redated = await app.inject({ method: 'PUT', url: `${w.url}/1`, headers: w.headers.rep, payload: { due_date: '2031-05-06T22:00:00-03:00' } });
+  assert.deepEqual([redated.statusCode, redated.json().due_date], [200, '2031-05-06']);
 });
 
 test('issues: search= finds words and their prefixes as GitLab’s full-text search; other scripts by substring', async (t) => {
@@ -375,6 +379,7 @@ test('issues: bad input is answered with GitLab bodies and writes nothing', asyn
     [{ title: 'x'.repeat(256) }, 400, { message: { title: ['is too long (maximum is 255 characters)'] } }],
     [{ title: 'ok', description: 'x'.repeat(1_048_577) }, 400, { message: { description: ['is too long (maximum is 1048576 characters)'] } }],
     [{ title: 'ok', due_date: 'tomorrow' }, 400, { error: 'due_date is invalid' }],
+    [{ title: 'ok', due_date: '2030-02-30T00:00:00Z' }, 400, { error: 'due_date is invalid' }],
     [{ title: 'ok', assignee_ids: 'a,b' }, 400, { error: 'assignee_ids is invalid' }],
     [{ title: 'ok', issue_type: 'epic' }, 400, { error: 'issue_type does not have a valid value' }],
   ];

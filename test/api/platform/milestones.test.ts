@@ -185,6 +185,34 @@ test('project milestones: filters, state events, updates', async (t) => {
   assert.deepEqual([res.statusCode, res.json()], [404, { message: '404 Not found' }]);
 });
 
+test('milestones: a date given as a date-time keeps its date as written (python-gitlab sends "2020-01-01T00:00:00Z")', async (t) => {
+  const { app, seed } = await buildTestApp(t);
+  const group = await seed.group();
+  const project = await seed.project({ namespace: group });
+  const dev = await seed.user();
+  await seed.member({ project }, dev, 30);
+  const { headers } = await seed.token(dev);
+  for (const [url, kind] of [
+    [`/api/v4/projects/${project.id}/milestones`, 'project'],
+    [`/api/v4/groups/${group.id}/milestones`, 'group'],
+  ]) {
+    if (kind === 'group') await seed.member({ group }, dev, 50);
+    const created = await app.inject({
+      method: 'POST',
+      url,
+      headers,
+      payload: { title: `dated ${kind}`, start_date: '2019-12-31T23:30:00-05:00', due_date: '2020-01-01T00:00:00Z' },
+    });
+    assert.deepEqual([created.statusCode, created.json().start_date, created.json().due_date], [201, '2019-12-31', '2020-01-01'], kind);
+    let res = await app.inject({ method: 'PUT', url: `${url}/${created.json().id}`, headers, payload: { due_date: '2020-02-29T12:00:00.000Z' } });
+    assert.deepEqual([res.statusCode, res.json().due_date], [200, '2020-02-29'], kind);
+    res = await app.inject({ method: 'PUT', url: `${url}/${created.json().id}`, headers, payload: { due_date: '2020-02-30T00:00:00Z' } });
+    assert.deepEqual([res.statusCode, res.json()], [400, { error: 'due_date is invalid' }], kind);
+    res = await app.inject({ method: 'PUT', url: `${url}/${created.json().id}`, headers, payload: { due_date: '' } });
+    assert.deepEqual([res.statusCode, res.json().due_date], [200, null], kind);
+  }
+});
+
 test('project milestones: create validation, permissions, delete', async (t) => {
   const { app, c, seed } = await buildTestApp(t);
   const group = await seed.group();

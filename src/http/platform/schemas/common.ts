@@ -83,11 +83,20 @@ export function dateTimeParam(value: string | undefined, name: string): string |
   return iso;
 }
 
+/**
+ * The calendar date of a date text as Ruby reads one (Grape's Date coercion, ActiveRecord's cast of a String into a
+ * date column): YYYY-MM-DD, possibly followed by a time, whose date is taken as written; null when it is none.
+ */
+export function dateOf(value: string): string | null {
+  const m = /^(\d{4})-?(\d{2})-?(\d{2})(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$/.exec(value.trim());
+  const date = m ? `${m[1]}-${m[2]}-${m[3]}` : '';
+  return m && isDate(date) ? date : null;
+}
+
 /** Grape's Date coercion (Date.parse): a calendar date, possibly followed by a time; else "<name> is invalid". */
 export function dateParam(value: string | undefined, name: string): string | undefined {
   if (value === undefined) return undefined;
-  const m = /^(\d{4})-?(\d{2})-?(\d{2})(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$/.exec(value.trim());
-  const date = m ? `${m[1]}-${m[2]}-${m[3]}` : '';
-  if (!m || !isDate(date)) throw Errors.param(`${name} is invalid`);
+  const date = dateOf(value);
+  if (date === null) throw Errors.param(`${name} is invalid`);
   return date;
 }
