@@ -80,6 +80,17 @@ test('the search page: scopes at the instance, a group and a project; private pr
   assert.deepEqual(rows(code.body), ['lib/flux.rb 1 def capacitor 2 1.21 &lt;gigawatts&gt; 3 end']);
   assert.match(code.body, /href="\/hill-valley\/delorean\/-\/blob\/main\/lib\/flux.rb#L1"/);
   assert.deepEqual(rows((await webGet(ctx.app, `/search?search=capacitor&project_id=${project.id}&scope=commits`, biffS)).body).length, 1);
+  // comments: one on an issue leads to the note on the issue's page
+  const issue = await ctx.app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/issues`, headers: ctx.root, payload: { title: 'Power' } });
+  const comment = await ctx.app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${project.id}/issues/${issue.json().iid}/notes`,
+    headers: ctx.root,
+    payload: { body: 'It takes 1.21 gigawatts' },
+  });
+  const comments = await webGet(ctx.app, `/search?search=gigawatts&project_id=${project.id}&scope=notes`, biffS);
+  assert.deepEqual(rows(comments.body), [`Administrator on #${issue.json().iid} It takes 1.21 gigawatts`]);
+  assert.match(comments.body, new RegExp(`href="/hill-valley/delorean/-/issues/${issue.json().iid}#note_${comment.json().id}"`));
   // on a project's pages the header's box searches the project
   const projectHome = await webGet(ctx.app, '/hill-valley/delorean', biffS);
   assert.equal(projectHome.statusCode, 200);

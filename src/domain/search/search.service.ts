@@ -63,8 +63,11 @@ export interface SearchInput {
   perPage: number;
 }
 
-/** A note found by a search: a merge request's, with its iid, or a commit's. */
-export type FoundNote = { kind: 'merge_request'; note: NoteRow; mrIid: number } | { kind: 'commit'; note: CommitNoteView };
+/** A note found by a search: an issue's or a merge request's, with the noteable's iid, or a commit's. */
+export type FoundNote =
+  | { kind: 'issue'; note: NoteRow; issueIid: number }
+  | { kind: 'merge_request'; note: NoteRow; mrIid: number }
+  | { kind: 'commit'; note: CommitNoteView };
 export interface CommitNoteView {
   id: number;
   project_id: number;
@@ -362,15 +365,38 @@ export class SearchService {
   }
 
   /**
-   * ProjectSearchResults#notes: the comments (no system notes) on the project's merge requests and commits
-   * that hold the term, the latest updated first; internal notes for Reporters and up, merge requests' notes
-   * when the viewer may read merge requests, commits' when they may read the code.
+   * ProjectSearchResults#notes (NotesFinder over every noteable type): the comments (no system notes) on the
+   * project's issues, merge requests and commits that hold the term, the latest updated first; internal notes for
+   * Reporters and up; issues' notes on the issues the viewer may read (IssuesFinder: the feature, confidential
+   * issues), merge requests' when they may read merge requests, commits' when they may read the code.
    */
   private async notes(actor: Actor, target: SearchTarget, _input: SearchInput, term: string, w: Window): Promise<SearchPage> {
     if (target.level !== 'project') return { hits: { scope: 'notes', items: [] }, hasNext: false, total: 0 };
     const { project, namespace, access } = target;
     const dialect = this.deps.db.dialect;
     const upTo = w.offset + w.limit + 1;
+    const readInternal = actor.isAdmin || access.level >= 20;
+    const issueNotes = canReadIssues(actor, project, access)
+      ? await (async () => {
+          const readable = (await this.issuesQuery.list(actor, { kind: 'project', project, namespace, access }, { scope: 'all', state: 'all' }))
+            .clearSelect()
+            .clearOrderBy()
+            .select('issues.id');
+          let q = this.k
+            .selectFrom('notes')
+            .innerJoin('issues', 'issues.id', 'notes.noteable_id')
+            .selectAll('notes')
+            .select('issues.iid as issue_iid')
+            .where('notes.noteable_type', '=', 'Issue')
+            .where('issues.project_id', '=', project.id)
+            .where('issues.id', 'in', readable)
+            .where('notes.system', '=', 0)
+            .where(ciContains(dialect, 'notes.body', term));
+          // read_internal_note: Reporters and up (as on the issue's own notes)
+          if (!readInternal) q = q.where('notes.internal', '=', 0);
+          return q;
+        })()
+      : null;
     const mrNotes = canReadMergeRequests(actor, project, access)
       ? (() => {
           let q = this.k
@@ -383,7 +409,7 @@ export class SearchService {
             .where('notes.system', '=', 0)
             .where(ciContains(dialect, 'notes.body', term));
           // read_internal_note: Reporters and up (as on the merge request's own notes)
-          if (!actor.isAdmin && access.level < 20) q = q.where('notes.internal', '=', 0);
+          if (!readInternal) q = q.where('notes.internal', '=', 0);
           return q;
         })()
       : null;
@@ -395,18 +421,24 @@ export class SearchService {
           .where('commit_notes.project_id', '=', project.id)
           .where(ciContains(dialect, 'commit_notes.note', term))
       : null;
-    const [mrRows, commitRows, mrCount, commitCount] = await Promise.all([
+    const [issueRows, mrRows, commitRows, issueCount, mrCount, commitCount] = await Promise.all([
+      issueNotes ? issueNotes.orderBy('notes.updated_at', 'desc').orderBy('notes.id', 'desc').limit(upTo).execute() : [],
       mrNotes ? mrNotes.orderBy('notes.updated_at', 'desc').orderBy('notes.id', 'desc').limit(upTo).execute() : [],
       commitNotes ? commitNotes.orderBy('commit_notes.updated_at', 'desc').orderBy('commit_notes.id', 'desc').limit(upTo).execute() : [],
+      issueNotes ? this.count(issueNotes) : 0,
       mrNotes ? this.count(mrNotes) : 0,
       commitNotes ? this.count(commitNotes) : 0,
     ]);
+    // issue notes and merge request notes share the notes table (and its ids); commit comments have their own
     const found: FoundNote[] = [
+      ...issueRows.map(({ issue_iid, ...note }) => ({ kind: 'issue' as const, note: note as NoteRow, issueIid: issue_iid })),
       ...mrRows.map(({ mr_iid, ...note }) => ({ kind: 'merge_request' as const, note: note as NoteRow, mrIid: mr_iid })),
       ...commitRows.map((note) => ({ kind: 'commit' as const, note })),
     ].sort((a, b) => (a.note.updated_at === b.note.updated_at ? b.note.id - a.note.id : a.note.updated_at < b.note.updated_at ? 1 : -1));
     const items = found.slice(w.offset, w.offset + w.limit);
-    const total = mrCount === null || commitCount === null || mrCount + commitCount > MAX_COUNT ? null : mrCount + commitCount;
+    const counts = [issueCount, mrCount, commitCount];
+    const sum = counts.reduce<number>((n, c) => n + (c ?? 0), 0);
+    const total = counts.includes(null) || sum > MAX_COUNT ? null : sum;
     return { hits: { scope: 'notes', items }, hasNext: found.length > w.offset + w.limit, total };
   }
 

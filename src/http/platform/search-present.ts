@@ -44,6 +44,7 @@ const PRESENTERS: { [S in SearchHits['scope']]: Presenter<S> } = {
     const users = await c.users.basicByIds(items.map((f) => f.note.author_id));
     const user = userViewContext(c.config.externalUrl, await c.settings.get());
     return items.map((f) => {
+      if (f.kind === 'issue') return toNote(f.note, { users, user, noteable: { id: f.note.noteable_id, iid: f.issueIid } });
       if (f.kind === 'merge_request') return toNote(f.note, { users, user, noteable: { id: f.note.noteable_id, iid: f.mrIid } });
       // a commit's comment as Entities::Note shows it: noteable_type Commit, no noteable id
       const n = f.note;

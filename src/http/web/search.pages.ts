@@ -85,8 +85,13 @@ function itemsOf(scope: SearchScope, entities: Entity[], target: SearchTarget): 
         kind: 'note',
         body: e.body,
         author: e.author?.name ?? null,
-        href: e.noteable_type === 'MergeRequest' ? `${projectUrl}/-/merge_requests/${e.noteable_iid}#note_${e.id}` : `${projectUrl}/-/commits`,
-        on: e.noteable_type === 'MergeRequest' ? `!${e.noteable_iid}` : 'a commit',
+        href:
+          e.noteable_type === 'MergeRequest'
+            ? `${projectUrl}/-/merge_requests/${e.noteable_iid}#note_${e.id}`
+            : e.noteable_type === 'Issue'
+              ? `${projectUrl}/-/issues/${e.noteable_iid}#note_${e.id}`
+              : `${projectUrl}/-/commits`,
+        on: e.noteable_type === 'MergeRequest' ? `!${e.noteable_iid}` : e.noteable_type === 'Issue' ? `#${e.noteable_iid}` : 'a commit',
       }));
     case 'commits':
       return entities.map((e) => ({ kind: 'commit', title: e.title, shortId: e.short_id, href: local(e.web_url), author: e.author_name }));

@@ -1,6 +1,6 @@
 // The search API: every scope at the instance, a group and a project (whole bodies, compared with the lists
 // that show the same entities), who sees what (private projects, a disabled merge requests feature, internal
-// notes, code), GitLab's refusals (missing or unknown parameters, scopes of another level, projects and groups
+// notes, comments on confidential issues, code), GitLab's refusals (missing or unknown parameters, scopes of another level, projects and groups
 // the caller cannot see), the search pagination headers, and code and commit search in a real repository.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -355,6 +355,53 @@ test("notes: comments on the project's merge requests and commits; internal ones
   assert.deepEqual(json(await get(ctx, secretUrl, (await ctx.seed.token(guest)).headers)), []);
   assert.equal((await get(ctx, secretUrl, w.outsiderH)).statusCode, 404);
   assert.equal(json(await get(ctx, secretUrl, w.ownerH)).length, 1);
+});
+
+test("notes: comments on the project's issues, on the issues the caller may read; internal ones for Reporters and up", async (t) => {
+  const w = await world(t);
+  const { ctx } = w;
+  const reporter = await ctx.seed.user({ username: 'george' });
+  const guest = await ctx.seed.user({ username: 'lorraine' });
+  await ctx.seed.member({ project: w.open }, reporter, 20);
+  await ctx.seed.member({ project: w.secret }, guest, 10);
+  const post = async (url: string, payload: Record<string, unknown>) => {
+    const r = await ctx.app.inject({ method: 'POST', url, headers: w.ownerH, payload });
+    assert.equal(r.statusCode, 201, r.body);
+    return json(r);
+  };
+  const issues = `/api/v4/projects/${w.open.id}/issues`;
+  const plain = await post(issues, { title: 'Gigawatts' });
+  const hidden = await post(issues, { title: 'Plutonium', confidential: true });
+  const pub = await post(`${issues}/${plain.iid}/notes`, { body: 'The flux capacitor needs 1.21 gigawatts' });
+  const internal = await post(`${issues}/${plain.iid}/notes`, { body: 'Internal: the flux capacitor runs on plutonium', internal: true });
+  const onHidden = await post(`${issues}/${hidden.iid}/notes`, { body: 'Where to get plutonium for the flux capacitor' });
+  // a system note ("changed title …") holds the term too, and is no comment
+  assert.equal(
+    (await ctx.app.inject({ method: 'PUT', url: `${issues}/${plain.iid}`, headers: w.ownerH, payload: { title: 'Flux capacitor gigawatts' } })).statusCode,
+    200,
+  );
+  const secretIssue = await post(`/api/v4/projects/${w.secret.id}/issues`, { title: 'Circuits' });
+  const secretNote = await post(`/api/v4/projects/${w.secret.id}/issues/${secretIssue.iid}/notes`, { body: 'Flux capacitor timing' });
+
+  const one = async (project: ProjectRow, iid: number, id: number) => json(await get(ctx, `/api/v4/projects/${project.id}/issues/${iid}/notes/${id}`));
+  const url = `/api/v4/projects/${w.open.id}/search?scope=notes&search=flux%20capacitor`;
+  // a Reporter: every comment, the latest updated first, each as the issue's own notes show it
+  const asReporter = await get(ctx, url, (await ctx.seed.token(reporter)).headers);
+  assert.equal(asReporter.statusCode, 200);
+  assert.deepEqual(json(asReporter), [
+    await one(w.open, hidden.iid, onHidden.id),
+    await one(w.open, plain.iid, internal.id),
+    await one(w.open, plain.iid, pub.id),
+  ]);
+  assert.equal(json(asReporter)[2].noteable_iid, plain.iid);
+  assert.equal(asReporter.headers['x-total'], '3');
+  // someone who reads the public project's issues but is no member: neither internal notes nor a confidential issue's
+  const asOutsider = await get(ctx, url, w.outsiderH);
+  assert.deepEqual(json(asOutsider), [await one(w.open, plain.iid, pub.id)]);
+  assert.equal(asOutsider.headers['x-total'], '1');
+  // a Guest of the private project reads its issues (not its merge requests nor its code)
+  const secretUrl = `/api/v4/projects/${w.secret.id}/search?scope=notes&search=flux%20capacitor`;
+  assert.deepEqual(json(await get(ctx, secretUrl, (await ctx.seed.token(guest)).headers)), [await one(w.secret, secretIssue.iid, secretNote.id)]);
 });
 
 test('blobs and commits: git grep and git log in a real repository, at the default branch or a ref', async (t) => {
