@@ -632,8 +632,10 @@ export class LabelsService {
 
   /**
    * Labels::PromoteService: a project label becomes a label of the project's group; every label with
-   * that title in the group's projects (and the group's descendants' projects) is merged into it, their
-   * merge requests relabelled. Only for projects in a group; the actor must manage the group's labels.
+   * that title in the group's projects (and the group's descendants' projects) is merged into it: their
+   * issues and merge requests relabelled, their resource events and board lists pointed at it, one
+   * subscription per user (the latest) moved to it. Only for projects in a group; the actor must manage the
+   * group's labels.
    */
   async promote(actor: Actor, parent: LabelParent, idOrTitle: string): Promise<{ label: LabelRow; group: NamespaceRow }> {
     if (parent.type !== 'Project') throw Errors.notFound();
@@ -686,8 +688,29 @@ export class LabelsService {
               .groupBy('merge_request_id'),
           )
           .execute();
+        await trx
+          .insertInto('issue_labels')
+          .columns(['issue_id', 'label_id', 'created_at'])
+          .expression((eb) =>
+            eb
+              .selectFrom('issue_labels')
+              .select(['issue_id', sql.lit(created.id).as('label_id'), sql<string>`min(created_at)`.as('created_at')])
+              .where('label_id', 'in', ids)
+              .groupBy('issue_id'),
+          )
+          .execute();
         await trx.updateTable('resource_label_events').set({ label_id: created.id }).where('label_id', 'in', ids).execute();
+        await trx.updateTable('board_lists').set({ label_id: created.id }).where('label_id', 'in', ids).execute();
+        // a user subscribed to several of the labels keeps one subscription: the latest
+        const latest = trx
+          .selectFrom('subscriptions')
+          .select((eb) => eb.fn.max('id').as('id'))
+          .where('subscribable_type', '=', 'Label')
+          .where('subscribable_id', 'in', ids)
+          .groupBy('user_id');
+        await trx.updateTable('subscriptions').set({ subscribable_id: created.id }).where('id', 'in', latest).execute();
         await trx.deleteFrom('merge_request_labels').where('label_id', 'in', ids).execute();
+        await trx.deleteFrom('issue_labels').where('label_id', 'in', ids).execute();
         await trx.deleteFrom('subscriptions').where('subscribable_type', '=', 'Label').where('subscribable_id', 'in', ids).execute();
         await trx.deleteFrom('labels').where('id', 'in', ids).execute();
       }

@@ -424,7 +424,7 @@ test('group labels: inheritance, descendants, project labels, writes and permiss
   assert.deepEqual([res.statusCode, res.json()], [404, { message: '404 Group Not Found' }]);
 });
 
-test('promote: a project label becomes its group label, merge requests keep it', async (t) => {
+test('promote: a project label becomes its group label; issues, merge requests, board lists and subscribers keep it', async (t) => {
   const { app, c, seed } = await buildTestApp(t);
   const group = await seed.group();
   const project = await seed.project({ namespace: group });
@@ -453,6 +453,22 @@ test('promote: a project label becomes its group label, merge requests keep it',
     .returningAll()
     .executeTakeFirstOrThrow();
   await c.db.kysely.insertInto('merge_request_labels').values({ merge_request_id: mr.id, label_id: b.id, created_at: now }).execute();
+  // issues labelled with either, a board list of one, subscriptions to both (one user) and to one (another)
+  const issueUrl = (p: { id: number }) => `/api/v4/projects/${p.id}/issues`;
+  const issueA = (await app.inject({ method: 'POST', url: issueUrl(project), headers, payload: { title: 'A', labels: 'shared' } })).json();
+  const issueB = (await app.inject({ method: 'POST', url: issueUrl(sibling), headers, payload: { title: 'B', labels: 'Shared' } })).json();
+  const board = (await app.inject({ method: 'GET', url: `/api/v4/projects/${sibling.id}/boards`, headers })).json()[0];
+  const list = await app.inject({ method: 'POST', url: `/api/v4/projects/${sibling.id}/boards/${board.id}/lists`, headers, payload: { label_id: b.id } });
+  assert.equal(list.statusCode, 201, list.body);
+  for (const [p, l, h] of [
+    [project, a, headers],
+    [sibling, b, headers],
+    [project, a, (await seed.token(dev)).headers],
+  ] as const) {
+    const r = await app.inject({ method: 'POST', url: `/api/v4/projects/${p.id}/labels/${l.id}/subscribe`, headers: h });
+    assert.equal(r.statusCode, 201, r.body);
+  }
+  const latestOfOwner = await c.db.kysely.selectFrom('subscriptions').select('id').where('subscribable_id', '=', b.id).executeTakeFirstOrThrow();
 
   const devTry = await app.inject({ method: 'PUT', url: `/api/v4/projects/${project.id}/labels/shared/promote`, headers: (await seed.token(dev)).headers });
   assert.deepEqual([devTry.statusCode, devTry.json()], [403, { message: '403 Forbidden' }]);
@@ -473,6 +489,28 @@ test('promote: a project label becomes its group label, merge requests keep it',
   assert.ok(![a.id, b.id].includes(rows[0].id));
   assert.deepEqual(await c.db.kysely.selectFrom('merge_request_labels').select(['merge_request_id', 'label_id']).execute(), [
     { merge_request_id: mr.id, label_id: rows[0].id },
+  ]);
+  // the issues keep the label (now the group's), the board list shows it, each subscriber keeps one subscription
+  for (const [p, issue] of [
+    [project, issueA],
+    [sibling, issueB],
+  ] as const) {
+    const shown = await app.inject({ method: 'GET', url: `${issueUrl(p)}/${issue.iid}`, headers });
+    assert.deepEqual(shown.json().labels, ['shared']);
+  }
+  assert.deepEqual(
+    (await app.inject({ method: 'GET', url: `${issueUrl(sibling)}?labels=shared`, headers })).json().map((i: { id: number }) => i.id),
+    [issueB.id],
+  );
+  const lists = (await app.inject({ method: 'GET', url: `/api/v4/projects/${sibling.id}/boards/${board.id}/lists`, headers })).json();
+  assert.deepEqual(
+    lists.map((l: { id: number; label: { id: number; name: string } }) => [l.id, l.label.id, l.label.name]),
+    [[list.json().id, rows[0].id, 'shared']],
+  );
+  const subscriptions = await c.db.kysely.selectFrom('subscriptions').select(['id', 'user_id', 'subscribable_id']).orderBy('user_id').execute();
+  assert.deepEqual(subscriptions, [
+    { id: latestOfOwner.id, user_id: owner.id, subscribable_id: rows[0].id },
+    { id: subscriptions[1].id, user_id: dev.id, subscribable_id: rows[0].id },
   ]);
   // a project in a personal namespace has no group to promote to
   const user = await seed.user();
