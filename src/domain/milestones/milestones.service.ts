@@ -1,5 +1,5 @@
 // Project and group milestones (GitLab lib/api/milestones.rb, group_milestones.rb, milestone_responses.rb,
-// MilestonesFinder, Milestones::CreateService / UpdateService / DestroyService, Timebox validations):
+// MilestonesFinder, Milestones::CreateService / UpdateService / DestroyService / PromoteService, Timebox validations):
 // iids per project or group, titles unique within a project and its group (or a group and its
 // projects), states active | closed, lists with GitLab's filters and order (due date first, undated last,
 // newest first among equals).
@@ -362,6 +362,50 @@ export class MilestonesService {
       if (isUniqueViolation(e)) throw fail({ title: [TITLE_TAKEN] });
       throw e;
     }
+  }
+
+  /**
+   * Milestones::PromoteService: a project milestone becomes a milestone of the project's group — a new, active group
+   * milestone with its title, description and dates, to which the issues and merge requests of every milestone of
+   * that title in the group's projects move (their resource events and board lists follow); those milestones go.
+   * The actor manages the milestones of the project and of the group (403 otherwise, and for a project outside a
+   * group); a group milestone of that title already is "Promotion failed - Title already being used …" (400).
+   */
+  async promote(actor: Actor, parent: MilestoneParent, milestoneId: number): Promise<MilestoneRow> {
+    if (parent.type !== 'Project') throw Errors.recordNotFound();
+    this.requireAdmin(actor, parent);
+    const group = parent.namespace.type === 'Group' ? parent.namespace : null;
+    if (!group || !this.canAdmin(actor, { type: 'Group', group, access: await this.deps.policy.group(actor, group) })) throw Errors.forbidden();
+    const m = await this.get(parent, milestoneId);
+    return this.k.transaction().execute(async (trx) => {
+      const groupProjects = trx.selectFrom('projects').select('projects.id').where('projects.namespace_id', '=', group.id);
+      const same = await trx.selectFrom('milestones').select('id').where('title', '=', m.title).where('project_id', 'in', groupProjects).execute();
+      const taken = await trx.selectFrom('milestones').select('id').where('group_id', '=', group.id).where('title', '=', m.title).executeTakeFirst();
+      if (taken) throw Errors.refused(`Promotion failed - Title ${TITLE_TAKEN}`);
+      const now = nowIso();
+      const created = await trx
+        .insertInto('milestones')
+        .values({
+          iid: await nextIid(trx, 'milestones', 'Namespace', group.id),
+          project_id: null,
+          group_id: group.id,
+          title: m.title,
+          description: m.description,
+          start_date: m.start_date,
+          due_date: m.due_date,
+          state: 'active',
+          created_at: now,
+          updated_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      const ids = same.map((r) => r.id);
+      for (const table of ['issues', 'merge_requests', 'resource_milestone_events', 'board_lists'] as const) {
+        await trx.updateTable(table).set({ milestone_id: created.id }).where('milestone_id', 'in', ids).execute();
+      }
+      await trx.deleteFrom('milestones').where('id', 'in', ids).execute();
+      return created;
+    });
   }
 
   /**

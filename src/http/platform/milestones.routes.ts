@@ -1,5 +1,6 @@
 // /projects/:id/milestones and /groups/:id/milestones (GitLab lib/api/milestones.rb, group_milestones.rb,
-// milestone_responses.rb). Every endpoint needs a signed-in user (`before { authenticate! }`).
+// milestone_responses.rb), and a project milestone's promotion to its group (project_milestones.rb). Every
+// endpoint needs a signed-in user (`before { authenticate! }`).
 // `:milestone_id` is the milestone's id (not its iid); a milestone of another project or group is
 // "404 Not found" (ActiveRecord's find). Dates are YYYY-MM-DD (a date-time keeps its date, as the date column's
 // cast does); an unreadable date is refused (400 "due_date is invalid") where GitLab would silently drop it.
@@ -232,4 +233,14 @@ export function milestonesRoutes(fastify: FastifyInstance, c: Container): void {
       },
     );
   }
+
+  // promote a project milestone to its group (lib/api/project_milestones.rb): Grape answers the endpoint's value, `status(200)`
+  app.post(
+    '/api/v4/projects/:id/milestones/:milestone_id/promote',
+    { config, schema: { tags: TAGS, params: MilestoneParams, response: { 200: Type.Literal(200) } } },
+    async (req) => {
+      await milestones.promote(req.actor, await milestones.projectParent(req.actor, req.params.id), req.params.milestone_id);
+      return 200 as const;
+    },
+  );
 }

@@ -429,3 +429,123 @@ test('a milestone merge requests: those with the milestone the caller may read, 
   const missing = await app.inject({ method: 'GET', url: `${url}/999999/merge_requests`, headers });
   assert.deepEqual([missing.statusCode, missing.json()], [404, { message: '404 Not found' }]);
 });
+
+test('promote: a project milestone becomes its group milestone; issues, merge requests, events and board lists of that title in the group follow', async (t) => {
+  const { app, c, seed } = await buildTestApp(t);
+  const group = await seed.group({ path: 'grp' });
+  const app1 = await seed.project({ namespace: group, path: 'app' });
+  const lib = await seed.project({ namespace: group, path: 'lib' });
+  const owner = await seed.user();
+  const reporter = await seed.user();
+  await seed.member({ group }, owner, 50);
+  await seed.member({ project: app1 }, reporter, 20);
+  const { headers } = await seed.token(owner);
+  const reporterH = (await seed.token(reporter)).headers;
+  const post = async (url: string, payload: Record<string, unknown>) => {
+    const r = await app.inject({ method: 'POST', url, headers, payload });
+    assert.equal(r.statusCode, 201, r.body);
+    return r.json();
+  };
+  const v1 = await post(`/api/v4/projects/${app1.id}/milestones`, { title: 'v1', description: 'First', start_date: '2030-01-01', due_date: '2030-02-01' });
+  const libV1 = await post(`/api/v4/projects/${lib.id}/milestones`, { title: 'v1' });
+  const other = await post(`/api/v4/projects/${app1.id}/milestones`, { title: 'v2' });
+  const issue = await post(`/api/v4/projects/${app1.id}/issues`, { title: 'In v1', milestone_id: v1.id });
+  const libIssue = await post(`/api/v4/projects/${lib.id}/issues`, { title: 'Also in v1', milestone_id: libV1.id });
+  const board = (await app.inject({ method: 'GET', url: `/api/v4/projects/${app1.id}/boards`, headers })).json()[0];
+  const list = await post(`/api/v4/projects/${app1.id}/boards/${board.id}/lists`, { milestone_id: v1.id });
+  const now = new Date().toISOString();
+  const mr = await c.db.kysely
+    .insertInto('merge_requests')
+    .values({
+      iid: 1,
+      project_id: lib.id,
+      source_project_id: lib.id,
+      source_branch: 'f',
+      target_branch: 'main',
+      title: 'MR',
+      state: 'opened',
+      milestone_id: libV1.id,
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  const url = `/api/v4/projects/${app1.id}/milestones/${v1.id}/promote`;
+
+  // who may: the project's and the group's milestone managers; a milestone of the project only
+  const refused = await app.inject({ method: 'POST', url, headers: reporterH });
+  assert.deepEqual([refused.statusCode, refused.json()], [403, { message: '403 Forbidden' }]);
+  const missing = await app.inject({ method: 'POST', url: `/api/v4/projects/${app1.id}/milestones/${libV1.id}/promote`, headers });
+  assert.deepEqual([missing.statusCode, missing.json()], [404, { message: '404 Not found' }]);
+
+  const res = await app.inject({ method: 'POST', url, headers });
+  assert.deepEqual([res.statusCode, res.body, res.headers['content-type']], [200, '200', 'application/json']);
+  const rows = await c.db.kysely.selectFrom('milestones').selectAll().orderBy('id').execute();
+  const promoted = rows.find((r) => r.group_id === group.id)!;
+  assert.deepEqual(
+    rows.map((r) => [r.id, r.title, r.project_id, r.group_id]),
+    [
+      [other.id, 'v2', app1.id, null],
+      [promoted.id, 'v1', null, group.id],
+    ],
+  );
+  assert.deepEqual(
+    [promoted.iid, promoted.description, promoted.start_date, promoted.due_date, promoted.state],
+    [1, 'First', '2030-01-01', '2030-02-01', 'active'],
+  );
+  // what carried a v1 of the group's projects carries the group's v1
+  for (const [p, i] of [
+    [app1, issue],
+    [lib, libIssue],
+  ] as const) {
+    const shown = (await app.inject({ method: 'GET', url: `/api/v4/projects/${p.id}/issues/${i.iid}`, headers })).json();
+    assert.deepEqual([shown.milestone.id, shown.milestone.group_id], [promoted.id, group.id]);
+  }
+  const groupIssues = (await app.inject({ method: 'GET', url: `/api/v4/groups/${group.id}/milestones/${promoted.id}/issues`, headers })).json();
+  assert.deepEqual(
+    groupIssues.map((i: { id: number }) => i.id),
+    [libIssue.id, issue.id],
+  );
+  assert.equal(
+    (await c.db.kysely.selectFrom('merge_requests').select('milestone_id').where('id', '=', mr.id).executeTakeFirstOrThrow()).milestone_id,
+    promoted.id,
+  );
+  const events = await c.db.kysely.selectFrom('resource_milestone_events').select(['issue_id', 'milestone_id', 'action']).orderBy('id').execute();
+  assert.deepEqual(events, [
+    { issue_id: issue.id, milestone_id: promoted.id, action: 'add' },
+    { issue_id: libIssue.id, milestone_id: promoted.id, action: 'add' },
+  ]);
+  const lists = (await app.inject({ method: 'GET', url: `/api/v4/projects/${app1.id}/boards/${board.id}/lists`, headers })).json();
+  assert.deepEqual(
+    lists.map((l: { id: number; milestone: { id: number } }) => [l.id, l.milestone.id]),
+    [[list.id, promoted.id]],
+  );
+
+  // a title the group's milestones already hold is refused and nothing changes
+  await c.db.kysely
+    .insertInto('milestones')
+    .values({
+      iid: 2,
+      project_id: null,
+      group_id: group.id,
+      title: 'v2',
+      description: null,
+      start_date: null,
+      due_date: null,
+      state: 'active',
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  const taken = await app.inject({ method: 'POST', url: `/api/v4/projects/${app1.id}/milestones/${other.id}/promote`, headers });
+  assert.deepEqual([taken.statusCode, taken.json()], [400, { message: 'Promotion failed - Title already being used for another group or project milestone.' }]);
+  assert.equal((await c.db.kysely.selectFrom('milestones').selectAll().execute()).length, 3);
+
+  // a project outside any group has no group to promote to
+  const user = await seed.user();
+  const personal = await seed.project({ owner: user });
+  const uh = (await seed.token(user)).headers;
+  const mine = (await app.inject({ method: 'POST', url: `/api/v4/projects/${personal.id}/milestones`, headers: uh, payload: { title: 'mine' } })).json();
+  const none = await app.inject({ method: 'POST', url: `/api/v4/projects/${personal.id}/milestones/${mine.id}/promote`, headers: uh });
+  assert.deepEqual([none.statusCode, none.json()], [403, { message: '403 Forbidden' }]);
+});
