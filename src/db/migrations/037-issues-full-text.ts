@@ -29,6 +29,10 @@ export function accentMap(): { from: string; to: string } {
 }
 
 export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promise<void> {
+  // What decides whether a list may show an issue (state, visibility, project, confidential, author, id) in one
+  // index: X-Total's count of the global lists reads up to 10,001 of them from it alone (PostgreSQL: an index-only
+  // scan, 6 ms where reading the rows, the tsvector among them, took 14)
+  await sql`create index issues_readable on issues (state, visibility, project_id, confidential, author_id, id)`.execute(db);
   if (dialect === 'postgres') {
     const { from, to } = accentMap();
     const vector = (column: string, weight: string) =>
