@@ -29,10 +29,12 @@ export function accentMap(): { from: string; to: string } {
 }
 
 export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promise<void> {
-  // What decides whether a list may show an issue (state, visibility, project, confidential, author, id) in one
-  // index: X-Total's count of the global lists reads up to 10,001 of them from it alone (PostgreSQL: an index-only
-  // scan, 6 ms where reading the rows, the tsvector among them, took 14)
-  await sql`create index issues_readable on issues (state, visibility, project_id, confidential, author_id, id)`.execute(db);
+  // What decides whether a list may show an issue (state, visibility, project, confidential, author) by its id, in
+  // one index: X-Total's count of the global lists reads up to 10,001 of them from it alone (PostgreSQL: an
+  // index-only scan, 6 ms where reading the rows, the tsvector among them, took 14), as the assigned list its
+  // issues by id. The id leads, so that no list's filter (state = 'opened') picks it over its order's index
+  // (SQLite did, and sorted 60,000 issues).
+  await sql`create index issues_readable on issues (id, state, visibility, project_id, confidential, author_id)`.execute(db);
   if (dialect === 'postgres') {
     const { from, to } = accentMap();
     const vector = (column: string, weight: string) =>
