@@ -60,7 +60,7 @@ export async function offsetPaginateWith<DB, TB extends keyof DB, O, R>(
   req: PageRequest,
   query: SelectQueryBuilder<DB, TB, O>,
   present: (items: O[]) => Promise<R>,
-  opts: { offsetLimit?: { limit: number; type: string }; narrow?: boolean } = {},
+  opts: { offsetLimit?: { limit: number; type: string }; narrow?: boolean; byIds?: (ids: number[]) => Promise<O[]> } = {},
 ): Promise<{ result: R; headers: Record<string, string> }> {
   const { page, perPage } = pageParams(req);
   // GitLab multiplies the requested values (Grape defaults 1 and 20), before per_page is capped:
@@ -86,15 +86,25 @@ export async function offsetPaginateWith<DB, TB extends keyof DB, O, R>(
     return { result, headers: offsetHeaders(externalUrl, req, page, perPage, total, more) };
   }
   let hasNext = false;
+  // the page's ids first (the query's own table's `id`), then their rows by key
+  const byIds = opts.byIds;
+  const pageRows: Promise<O[]> = byIds
+    ? (query as unknown as SelectQueryBuilder<any, any, any>)
+        .clearSelect()
+        .select(sql<number>`id`.as('id'))
+        .limit(perPage + 1)
+        .offset((page - 1) * perPage)
+        .execute()
+        .then((rows: { id: number }[]) => byIds(rows.map((r) => r.id)))
+    : query
+        .limit(perPage + 1)
+        .offset((page - 1) * perPage)
+        .execute();
   const [result, total] = await Promise.all([
-    query
-      .limit(perPage + 1)
-      .offset((page - 1) * perPage)
-      .execute()
-      .then((rows) => {
-        hasNext = rows.length > perPage;
-        return present(hasNext ? rows.slice(0, perPage) : rows);
-      }),
+    pageRows.then((rows) => {
+      hasNext = rows.length > perPage;
+      return present(hasNext ? rows.slice(0, perPage) : rows);
+    }),
     countWithLimit(db, query),
   ]);
   return { result, headers: offsetHeaders(externalUrl, req, page, perPage, total, hasNext) };

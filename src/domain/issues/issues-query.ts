@@ -103,6 +103,7 @@ const wildcard = (v: unknown): 'none' | 'any' | null => {
 export class IssuesQuery {
   private readonly projectsQuery: ProjectsQuery;
   private readonly narrowLists = new WeakSet<object>();
+  private readonly byIdLists = new WeakSet<object>();
 
   constructor(readonly deps: FeatureDeps) {
     this.projectsQuery = new ProjectsQuery(deps.db, deps.policy);
@@ -170,6 +171,8 @@ export class IssuesQuery {
     }
     const user = actor.user;
     if (f.scope === 'created_by_me') conds.push(user ? (eb) => eb('issues.author_id', '=', user.id) : () => NEVER);
+    // an assignee's issues drive the list by id (each read by key): its page reads their ids first (see isById)
+    const byAssignee = f.scope === 'assigned_to_me' && !!user;
     if (f.scope === 'assigned_to_me') conds.push(user ? this.assignedTo(user.id) : () => NEVER);
     if (f.state && f.state !== 'all') conds.push((eb) => eb('issues.state', '=', f.state!));
     if (f.milestoneId !== undefined) conds.push((eb) => eb('issues.milestone_id', '=', f.milestoneId!));
@@ -181,7 +184,7 @@ export class IssuesQuery {
     if (f.dueDate) conds.push(dueDate(f.dueDate));
     const owners: LabelOwners | null =
       where.kind === 'project' ? { projectId: where.project.id, groupIds: where.namespace.traversal_ids.split('/').filter(Boolean).map(Number) } : null;
-    const hints = { narrow: false };
+    const hints = { narrow: false, byAssignee: false };
     const positive = await this.negatable(f, false, owners, hints);
     const negative = f.not ? await this.negatable(f.not, true, owners, hints) : [];
     if (positive === null || negative === null) conds.push(() => NEVER);
@@ -193,6 +196,7 @@ export class IssuesQuery {
       .where((eb) => eb.and(conds.map((c) => c(eb))));
     const ordered = this.order(q, f);
     if (hints.narrow) this.narrowLists.add(ordered);
+    if ((byAssignee || hints.byAssignee) && this.deps.db.dialect === 'postgres') this.byIdLists.add(ordered);
     return ordered;
   }
 
@@ -202,6 +206,27 @@ export class IssuesQuery {
    */
   isNarrow(q: IssuesQB): boolean {
     return this.narrowLists.has(q);
+  }
+
+  /**
+   * Whether the list's page should read its issues' ids before their rows (PostgreSQL): an assignee's issues are
+   * read by id and sorted, each whole row (its tsvector too) where the ids and the order's columns would do (the
+   * page of `assigned_to_me`: 16 ms for 1,896 rows, 8 for their ids and 21 rows by key).
+   */
+  isById(q: IssuesQB): boolean {
+    return this.byIdLists.has(q);
+  }
+
+  /** The issues of these ids, in the order given. */
+  async rowsByIds(ids: readonly number[]): Promise<IssueRow[]> {
+    if (!ids.length) return [];
+    const rows = await this.k
+      .selectFrom('issues')
+      .select(ISSUE_COLUMNS)
+      .where('issues.id', 'in', [...ids])
+      .execute();
+    const byId = new Map(rows.map((r) => [r.id, r as IssueRow]));
+    return ids.map((id) => byId.get(id)).filter((r): r is IssueRow => !!r);
   }
 
   /** GET …/issues_statistics: the counts of the list's issues by state (every state, whatever `state` asks). */
@@ -249,7 +274,12 @@ export class IssuesQuery {
    * The filters `not[…]` also takes. Positive: each must hold (null: nothing can match, an unknown user).
    * Negated: none of them holds (an unknown user excludes nothing).
    */
-  private async negatable(f: IssueNegatableFilters, negate: boolean, owners: LabelOwners | null, hints: { narrow: boolean }): Promise<Cond[] | null> {
+  private async negatable(
+    f: IssueNegatableFilters,
+    negate: boolean,
+    owners: LabelOwners | null,
+    hints: { narrow: boolean; byAssignee: boolean },
+  ): Promise<Cond[] | null> {
     const out: Cond[] = [];
     const add = (c: Cond) => out.push(negate ? (eb) => eb.not(c(eb)) : c);
     if (f.authorId !== undefined) add((eb) => eb('issues.author_id', '=', f.authorId!));
@@ -265,14 +295,20 @@ export class IssuesQuery {
       const w = wildcard(f.assigneeId);
       if (w === 'none') add((eb) => eb.not(anyAssignee(eb)));
       else if (w === 'any') add(anyAssignee);
-      else add(this.assignedTo(Number(f.assigneeId)));
+      else {
+        add(this.assignedTo(Number(f.assigneeId)));
+        if (!negate) hints.byAssignee = true;
+      }
     }
     if (f.assigneeUsernames?.length) {
       for (const name of f.assigneeUsernames) {
         const id = await this.userId(name);
         if (id === null) {
           if (!negate) return null;
-        } else add(this.assignedTo(id));
+        } else {
+          add(this.assignedTo(id));
+          if (!negate) hints.byAssignee = true;
+        }
       }
     }
     if (f.labels?.length) {

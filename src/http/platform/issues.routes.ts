@@ -132,7 +132,7 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
         const [views, ctx] = await Promise.all([c.issues.views(rows as IssueRow[], known), context(from, !!q.with_labels_details)]);
         return views.map((v) => toIssue(v, ctx));
       },
-      { narrow: c.issuesQuery.isNarrow(list) },
+      { narrow: c.issuesQuery.isNarrow(list), byIds: c.issuesQuery.isById(list) ? (ids) => c.issuesQuery.rowsByIds(ids) : undefined },
     );
     reply.headers(headers);
     return result;
