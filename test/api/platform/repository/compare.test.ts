@@ -4,6 +4,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { buildTestApp, type TestApp } from '../../../helpers/build-app.ts';
 import { bareGit, workTree } from '../../../helpers/git.ts';
@@ -313,6 +314,8 @@ test('compare: same commit, reversed order, unrelated histories', async (t) => {
 
 test('compare: error bodies; refs that look like options never reach git', async (t) => {
   const f = await fixture(t);
+  // where git would write if `--output=…` reached it: a path no one else uses
+  const sentinel = path.join(os.tmpdir(), `hearth-compare-${process.pid}-${Date.now()}`);
   const cases: [string, number, unknown][] = [
     ['', 400, { error: 'from is missing, to is missing' }],
     ['?from=main', 400, { error: 'to is missing' }],
@@ -320,7 +323,7 @@ test('compare: error bodies; refs that look like options never reach git', async
     ['?from=nope&to=main', 404, { message: '404 Ref Not Found' }],
     ['?from=main&to=nope', 404, { message: '404 Ref Not Found' }],
     ['?from=main&to=', 404, { message: '404 Ref Not Found' }],
-    ['?from=--output=/tmp/x&to=main', 404, { message: '404 Ref Not Found' }],
+    [`?from=--output=${sentinel}&to=main`, 404, { message: '404 Ref Not Found' }],
     ['?from=main&to=-p', 404, { message: '404 Ref Not Found' }],
     ['?from=main~1&to=main', 404, { message: '404 Ref Not Found' }],
     ['?from=main..feature&to=main', 404, { message: '404 Ref Not Found' }],
@@ -337,7 +340,7 @@ test('compare: error bodies; refs that look like options never reach git', async
     assert.equal(res.statusCode, status, q);
     assert.deepEqual(res.json(), body, q);
   }
-  assert.equal(fs.existsSync('/tmp/x'), false);
+  assert.equal(fs.existsSync(sentinel), false);
   // the project itself is a valid from_project_id; a path id appears as given in the message
   let res = await get(f, `${f.api}/compare?from=main&to=${f.f2}&from_project_id=${f.project.id}`);
   assert.equal(res.statusCode, 200);
