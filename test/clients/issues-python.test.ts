@@ -14,7 +14,8 @@ import { ROOT_TOKEN } from '../helpers/build-app.ts';
 const PYTHON = '/usr/bin/python3';
 const available = spawnSync(PYTHON, ['-c', 'import gitlab'], { stdio: 'ignore' }).status === 0;
 
-const SCRIPT = String.raw`
+/** What both scripts start with: the client and an assertion that prints what it got. */
+const PRELUDE = String.raw`
 import sys, gitlab
 base, token = sys.argv[1:3]
 gl = gitlab.Gitlab(base, private_token=token)
@@ -22,6 +23,11 @@ def check(what, got, want):
     if got != want:
         print(f'{what}: got {got!r}, want {want!r}')
         sys.exit(1)
+`;
+
+const SCRIPT =
+  PRELUDE +
+  String.raw`
 group = gl.groups.create({'name': 'issues-py', 'path': 'issues-py'})
 project = gl.projects.create({'name': 'tracker', 'namespace_id': group.id})
 other = gl.projects.create({'name': 'elsewhere', 'namespace_id': group.id})
@@ -130,15 +136,10 @@ test('python-gitlab: its functional test of issues, and the rest of the issues A
 // (milestones with their issues and merge requests, labels, label and milestone promotion, boards and board lists),
 // and the search API as docs/gl_objects/search.rst shows it: gl.search, group.search and project.search for each
 // scope, pages and iterator=True.
-const TRACKER_SCRIPT = String.raw`
-import sys, gitlab
+const TRACKER_SCRIPT =
+  PRELUDE +
+  String.raw`
 from gitlab.const import SearchScope
-base, token = sys.argv[1:3]
-gl = gitlab.Gitlab(base, private_token=token)
-def check(what, got, want):
-    if got != want:
-        print(f'{what}: got {got!r}, want {want!r}')
-        sys.exit(1)
 group = gl.groups.create({'name': 'tracker-py', 'path': 'tracker-py'})
 project = gl.projects.create({'name': 'tracker', 'namespace_id': group.id})
 
