@@ -193,6 +193,7 @@ test('issues: search= finds words and their prefixes as GitLab’s full-text sea
   assert.deepEqual(await search('cafe'), [cafe]);
   assert.deepEqual(await search('pdate'), []); // not a substring: a word's beginning
   assert.deepEqual(await search('!!! ???'), []); // nothing left to search: nothing found
+  for (const odd of ['"unbalanced', 'a"b', '""', '- / @ .', 'x:* & y | !z', 'NEAR(a b)', '{title} : a*']) assert.deepEqual(await search(odd), [], odd);
   assert.deepEqual(await search('шибк'), [cafe]); // Cyrillic: a substring of the title or description
   // the index follows edits and deletes
   await app.inject({ method: 'PUT', url: `${w.url}/${cache}`, headers: w.headers.maint, payload: { title: 'Stale entries', description: 'none' } });
