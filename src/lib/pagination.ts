@@ -70,14 +70,13 @@ export async function offsetPaginateWith<DB, TB extends keyof DB, O, R>(
       error: `Offset pagination has a maximum allowed offset of ${opts.offsetLimit.limit} for requests that return objects of type ${opts.offsetLimit.type}. Remaining records can be retrieved using keyset pagination.`,
     });
   }
+  const pageOf = <Q extends SelectQueryBuilder<any, any, any>>(q: Q): Q => q.limit(perPage + 1).offset((page - 1) * perPage) as Q;
   if (opts.narrow) {
     // a query known to match few rows: the page counts them too (`count(*) over ()`, before the limit), where
     // a separate count would read them again; a page past the end counts apart
-    const rows = (await (query as unknown as SelectQueryBuilder<any, any, any>)
-      .select(sql<number | string>`count(*) over ()`.as('__total'))
-      .limit(perPage + 1)
-      .offset((page - 1) * perPage)
-      .execute()) as (O & { __total?: number | string })[];
+    const rows = (await pageOf(
+      (query as unknown as SelectQueryBuilder<any, any, any>).select(sql<number | string>`count(*) over ()`.as('__total')),
+    ).execute()) as (O & { __total?: number | string })[];
     const counted = rows.length ? Number(rows[0].__total) : page === 1 ? 0 : await countWithLimit(db, query);
     for (const row of rows) delete row.__total;
     const more = rows.length > perPage;
@@ -89,17 +88,10 @@ export async function offsetPaginateWith<DB, TB extends keyof DB, O, R>(
   // the page's ids first (the query's own table's `id`), then their rows by key
   const byIds = opts.byIds;
   const pageRows: Promise<O[]> = byIds
-    ? (query as unknown as SelectQueryBuilder<any, any, any>)
-        .clearSelect()
-        .select(sql<number>`id`.as('id'))
-        .limit(perPage + 1)
-        .offset((page - 1) * perPage)
+    ? pageOf((query as unknown as SelectQueryBuilder<any, any, any>).clearSelect().select(sql<number>`id`.as('id')))
         .execute()
         .then((rows: { id: number }[]) => byIds(rows.map((r) => r.id)))
-    : query
-        .limit(perPage + 1)
-        .offset((page - 1) * perPage)
-        .execute();
+    : (pageOf(query as unknown as SelectQueryBuilder<any, any, any>).execute() as Promise<O[]>);
   const [result, total] = await Promise.all([
     pageRows.then((rows) => {
       hasNext = rows.length > perPage;
