@@ -242,6 +242,35 @@ export class IssuesQuery {
     return { all: count('opened') + count('closed'), closed: count('closed'), opened: count('opened') };
   }
 
+  /**
+   * open_issues_count and closed_issues_count of labels (LabelEntity: IssuesFinder by the label): the issues the
+   * actor reads carrying each label, in a project's list those of that project, in a group's those it reads anywhere.
+   */
+  async countsByLabel(
+    actor: Actor,
+    labelIds: readonly number[],
+    project?: { project: ProjectRow; access: ProjectAccess },
+  ): Promise<Map<number, { opened: number; closed: number }>> {
+    const out = new Map<number, { opened: number; closed: number }>();
+    if (!labelIds.length || (project && !canReadIssues(actor, project.project, project.access))) return out;
+    const readable = project ? this.projectReadable(actor, project.project, project.access) : await this.readable(actor);
+    const rows = await this.k
+      .selectFrom('issues')
+      .innerJoin('issue_labels as il', 'il.issue_id', 'issues.id')
+      .select(['il.label_id', 'issues.state', (eb) => eb.fn.countAll<number | string>().as('n')])
+      .where('il.label_id', 'in', [...labelIds])
+      .where((eb) => readable(eb))
+      .groupBy(['il.label_id', 'issues.state'])
+      .execute();
+    for (const r of rows) {
+      const c = out.get(r.label_id) ?? { opened: 0, closed: 0 };
+      if (r.state === 'opened') c.opened += Number(r.n);
+      else if (r.state === 'closed') c.closed += Number(r.n);
+      out.set(r.label_id, c);
+    }
+    return out;
+  }
+
   /** The open issues of a project the actor reads (the count beside a project's Issues tab); null when its issues are closed to them. */
   async openCount(actor: Actor, r: { project: ProjectRow; namespace: NamespaceRow; access: ProjectAccess }): Promise<number | null> {
     if (!canReadIssues(actor, r.project, r.access)) return null;

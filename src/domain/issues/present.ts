@@ -1,7 +1,7 @@
 // The views of issues that the API entities and the web pages are built from: what a page of issues shows
 // besides its rows, loaded with one query per relation (never one per row): projects and namespaces
 // (references, URLs), users (author, assignees, closed by), labels, milestones and the count of merge
-// requests that close each issue.
+// requests that close each issue (with their projects, for the reader's count) and of the open issues each blocks.
 import type { Kysely } from 'kysely';
 import type { Database, IssueRow, LabelRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
 import { BASIC_COLUMNS, type UserBasicRow } from '../core/user-columns.ts';
@@ -18,16 +18,24 @@ export interface IssueView {
   /** sorted by title */
   labels: LabelRow[];
   milestone: MilestoneWithUrl | null;
+  /** merge_requests_count: the merge requests closing the issue that the reader may read */
+  mergeRequestsCount: number;
+  /** the open issues this one blocks (IssueLink.blocking_issues_for_collection) */
+  blockingIssuesCount: number;
 }
 
 const unique = <T>(xs: Iterable<T>): T[] => [...new Set(xs)];
 
-/** The views of a page of issues, in the order of `rows`. `known` projects save their lookup. */
+/**
+ * The views of a page of issues, in the order of `rows`. `known` projects save their lookup; `readsMergeRequestsOf`
+ * tells which of the projects of the merge requests closing them the reader may read the merge requests of.
+ */
 export async function loadIssueViews(
   db: Kysely<Database>,
   externalUrl: string,
   rows: IssueRow[],
-  known: { project: ProjectRow; namespace: NamespaceRow }[] = [],
+  known: { project: ProjectRow; namespace: NamespaceRow }[],
+  readsMergeRequestsOf: (projectIds: number[]) => Promise<Set<number>>,
 ): Promise<IssueView[]> {
   if (!rows.length) return [];
   const ids = rows.map((r) => r.id);
@@ -47,7 +55,7 @@ export async function loadIssueViews(
         .select('u.id')
         .where('u.id', 'in', [...userIds]),
     );
-  const [projectRows, assigneeLinks, labelLinks, userRows, milestones] = await Promise.all([
+  const [projectRows, assigneeLinks, labelLinks, userRows, milestones, closing, blocking] = await Promise.all([
     projectIds.length
       ? db
           .selectFrom('projects')
@@ -71,7 +79,24 @@ export async function loadIssueViews(
       .where('users.id', 'in', wantedUsers)
       .execute(),
     milestoneRefs(db, externalUrl, milestoneIds, projects),
+    db
+      .selectFrom('merge_requests_closing_issues as mc')
+      .innerJoin('merge_requests as mr', 'mr.id', 'mc.merge_request_id')
+      .select(['mc.issue_id', 'mr.project_id'])
+      .where('mc.issue_id', 'in', ids)
+      .execute(),
+    db
+      .selectFrom('issue_links as l')
+      .innerJoin('issues as blocked', 'blocked.id', 'l.target_id')
+      .select(['l.source_id', (eb) => eb.fn.countAll<number | string>().as('n')])
+      .where('l.link_type', '=', 'blocks')
+      .where('l.source_id', 'in', ids)
+      .where('blocked.state', '=', 'opened')
+      .groupBy('l.source_id')
+      .execute(),
   ]);
+  const blocks = new Map(blocking.map((b) => [b.source_id, Number(b.n)]));
+  const readable = closing.length ? await readsMergeRequestsOf(unique(closing.map((c) => c.project_id))) : new Set<number>();
   for (const p of projectRows) projects.set(p.id, projectRef(p, { full_path: p.ns_full_path }));
   const users = new Map(userRows.map((u) => [u.id, u]));
   const user = (id: number | null) => (id === null ? null : (users.get(id) ?? null));
@@ -89,5 +114,7 @@ export async function loadIssueViews(
       .map(({ issue_id: _, ...l }) => l as LabelRow)
       .sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0)),
     milestone: row.milestone_id !== null ? (milestones.get(row.milestone_id) ?? null) : null,
+    mergeRequestsCount: closing.filter((c) => c.issue_id === row.id && readable.has(c.project_id)).length,
+    blockingIssuesCount: blocks.get(row.id) ?? 0,
   }));
 }

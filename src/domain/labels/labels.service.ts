@@ -424,8 +424,12 @@ export class LabelsService {
     return q.orderBy('title').orderBy('id');
   }
 
-  /** open_merge_requests_count per label (merge requests the actor may see); issues are not kept here (0). */
-  async counts(actor: Actor, labels: readonly LabelRow[]): Promise<Map<number, LabelCountsRow>> {
+  /** The counts of `with_counts`: open merge requests the actor may see, and the issues' counts the caller read. */
+  async counts(
+    actor: Actor,
+    labels: readonly LabelRow[],
+    issues: ReadonlyMap<number, { opened: number; closed: number }>,
+  ): Promise<Map<number, LabelCountsRow>> {
     const out = new Map<number, LabelCountsRow>();
     if (!labels.length) return out;
     const rows = await this.k
@@ -443,7 +447,10 @@ export class LabelsService {
       .groupBy('ml.label_id')
       .execute();
     const n = new Map(rows.map((r) => [r.label_id, Number(r.n)]));
-    for (const l of labels) out.set(l.id, { open_issues_count: 0, closed_issues_count: 0, open_merge_requests_count: n.get(l.id) ?? 0 });
+    for (const l of labels) {
+      const i = issues.get(l.id);
+      out.set(l.id, { open_issues_count: i?.opened ?? 0, closed_issues_count: i?.closed ?? 0, open_merge_requests_count: n.get(l.id) ?? 0 });
+    }
     return out;
   }
 

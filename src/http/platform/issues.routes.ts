@@ -106,7 +106,7 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
     withLabelsDetails,
   });
   const one = async (actor: Actor, f: FoundIssue) => {
-    const [view] = await c.issues.views([f.issue], [f]);
+    const [view] = await c.issues.views(actor, [f.issue], [f]);
     const from = { project: { id: f.project.id, namespace_id: f.project.namespace_id } };
     return toIssue(view, await context(from), await c.issues.isSubscribed(actor, f));
   };
@@ -129,7 +129,7 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
       { path: req.url.split('?')[0], params: linkParams(q as Record<string, unknown>, route), page: q.page, per_page: q.per_page },
       list,
       async (rows) => {
-        const [views, ctx] = await Promise.all([c.issues.views(rows as IssueRow[], known), context(from, !!q.with_labels_details)]);
+        const [views, ctx] = await Promise.all([c.issues.views(req.actor, rows as IssueRow[], known), context(from, !!q.with_labels_details)]);
         return views.map((v) => toIssue(v, ctx));
       },
       { narrow: c.issuesQuery.isNarrow(list), byIds: c.issuesQuery.isById(list) ? (ids) => c.issuesQuery.rowsByIds(ids) : undefined },
@@ -355,7 +355,12 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
       const page = paginateArray(c.config.externalUrl, { path: req.url.split('?')[0], params: linkParams(q, req.params), ...q }, issues);
       reply.headers(page.headers);
       const ctx = await context({ project: { id: f.project.id, namespace_id: f.project.namespace_id } });
-      return (await c.issues.views(page.items.map((i) => i.issue))).map((v) => toIssue(v, ctx));
+      return (
+        await c.issues.views(
+          req.actor,
+          page.items.map((i) => i.issue),
+        )
+      ).map((v) => toIssue(v, ctx));
     },
   );
 
@@ -367,13 +372,13 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
     target_issue_iid: Type.Union([Type.Integer(), Type.String({ pattern: '^[0-9]+$' })]),
     link_type: Enum(LINK_TYPES),
   });
-  const views = async (rows: IssueRow[], from: IssueEntityContext['from'] = null) => {
+  const views = async (actor: Actor, rows: IssueRow[], from: IssueEntityContext['from'] = null) => {
     const ctx = await context(from);
-    const vs = await c.issues.views(rows);
+    const vs = await c.issues.views(actor, rows);
     return new Map(vs.map((v) => [v.row.id, toIssue(v, ctx)]));
   };
-  const linkEntity = async (l: { link: { link_type: string }; source: IssueRow; target: IssueRow }) => {
-    const m = await views([l.source, l.target]);
+  const linkEntity = async (actor: Actor, l: { link: { link_type: string }; source: IssueRow; target: IssueRow }) => {
+    const m = await views(actor, [l.source, l.target]);
     return { source_issue: m.get(l.source.id)!, target_issue: m.get(l.target.id)!, link_type: l.link.link_type };
   };
 
@@ -384,6 +389,7 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
       const f = await find(req);
       const related = await c.issueLinks.related(req.actor, f);
       const m = await views(
+        req.actor,
         related.map((r) => r.issue),
         { project: { id: f.project.id, namespace_id: f.project.namespace_id } },
       );
@@ -399,7 +405,7 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
   app.get(
     '/api/v4/projects/:id/issues/:issue_iid/links/:issue_link_id',
     { config: write, schema: { tags: ['issue_links'], params: LinkParams, response: { 200: IssueLinkSchema } } },
-    async (req) => linkEntity(await c.issueLinks.get(req.actor, await find(req), req.params.issue_link_id)),
+    async (req) => linkEntity(req.actor, await c.issueLinks.get(req.actor, await find(req), req.params.issue_link_id)),
   );
   app.post(
     '/api/v4/projects/:id/issues/:issue_iid/links',
@@ -407,12 +413,12 @@ export function issuesRoutes(fastify: FastifyInstance, c: Container): void {
     async (req, reply) => {
       const b = req.body;
       const created = await c.issueLinks.create(req.actor, await find(req), String(b.target_project_id), Number(b.target_issue_iid), b.link_type);
-      return reply.code(201).send(await linkEntity(created));
+      return reply.code(201).send(await linkEntity(req.actor, created));
     },
   );
   app.delete(
     '/api/v4/projects/:id/issues/:issue_iid/links/:issue_link_id',
     { config: write, schema: { tags: ['issue_links'], params: LinkParams, response: { 200: IssueLinkSchema } } },
-    async (req) => linkEntity(await c.issueLinks.remove(req.actor, await find(req), req.params.issue_link_id)),
+    async (req) => linkEntity(req.actor, await c.issueLinks.remove(req.actor, await find(req), req.params.issue_link_id)),
   );
 }

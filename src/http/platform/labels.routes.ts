@@ -122,7 +122,13 @@ export function labelsRoutes(fastify: FastifyInstance, c: Container): void {
           query,
         );
         reply.headers(page.headers);
-        const counts = q.with_counts ? await labels.counts(req.actor, page.items) : undefined;
+        const issueCounts = async () =>
+          c.issuesQuery.countsByLabel(
+            req.actor,
+            page.items.map((l) => l.id),
+            parent.type === 'Project' ? parent : undefined,
+          );
+        const counts = q.with_counts ? await labels.counts(req.actor, page.items, await issueCounts()) : undefined;
         return presentRows(req.actor, parent, page.items, counts);
       },
     );

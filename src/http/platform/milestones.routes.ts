@@ -229,7 +229,7 @@ export function milestonesRoutes(fastify: FastifyInstance, c: Container): void {
         reply.headers(page.headers);
         const from = parent.type === 'Project' ? { project: parent.project } : { group: parent.group };
         const ctx = { externalUrl: c.config.externalUrl, users: userViewContext(c.config.externalUrl, await c.settings.get()), from };
-        return (await c.issues.views(page.items as IssueRow[])).map((v) => toIssue(v, ctx));
+        return (await c.issues.views(req.actor, page.items as IssueRow[])).map((v) => toIssue(v, ctx));
       },
     );
   }

@@ -71,10 +71,10 @@ const PRESENTERS: { [S in SearchHits['scope']]: Presenter<S> } = {
   },
   commits: async (_c, _a, _t, { items, repo }) => (repo ? items.map((commit) => commitDetail(repo, commit, null)) : []),
   blobs: async (_c, _a, target, { items }) => (target.level === 'project' ? items.map((b) => toBlob(b, target.project.id)) : []),
-  issues: async (c, _actor, target, { items }) => {
+  issues: async (c, actor, target, { items }) => {
     const from = target.level === 'project' ? { project: target.project } : target.level === 'group' ? { group: target.group } : null;
     const ctx = { externalUrl: c.config.externalUrl, users: userViewContext(c.config.externalUrl, await c.settings.get()), from };
-    return (await c.issues.views(items)).map((v) => toIssueBasic(v, ctx));
+    return (await c.issues.views(actor, items)).map((v) => toIssueBasic(v, ctx));
   },
   snippet_titles: nothing,
   wiki_blobs: nothing,

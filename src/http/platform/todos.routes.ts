@@ -69,7 +69,14 @@ export function todosRoutes(fastify: FastifyInstance, c: Container): void {
       ),
       c.users.basicByIds(todos.map((t) => t.author_id)),
     ]);
-    const issueViews = new Map((await c.issues.views(issues.map((f) => f.issue))).map((v) => [v.row.id, v]));
+    const issueViews = new Map(
+      (
+        await c.issues.views(
+          actor,
+          issues.map((f) => f.issue),
+        )
+      ).map((v) => [v.row.id, v]),
+    );
     const mrEntities = new Map(
       (
         await presentMergeRequests(

@@ -62,7 +62,7 @@ export function boardPages(app: FastifyInstance, c: Container, web: Web): void {
     // every card of the board presented at once (a group's cards come from many projects)
     const cards = perList.map((rows) => rows.slice(0, CARDS));
     const known = parent.type === 'Project' ? [parent] : [];
-    const views = await c.issues.views(cards.flat(), known);
+    const views = await c.issues.views(ctx.actor, cards.flat(), known);
     const columns: BoardColumn[] = [];
     let at = 0;
     for (const [i, list] of shown.entries()) {

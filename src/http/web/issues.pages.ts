@@ -178,7 +178,7 @@ export function issuePages(app: FastifyInstance, c: Container, web: Web): void {
     ]);
     const hasNext = rows.length > PER_PAGE;
     const known = where.kind === 'project' ? [{ project: where.project, namespace: where.namespace }] : [];
-    const views = await c.issues.views(hasNext ? rows.slice(0, PER_PAGE) : rows, known);
+    const views = await c.issues.views(ctx.actor, hasNext ? rows.slice(0, PER_PAGE) : rows, known);
     const unfiltered =
       !filters.search && !filters.author_username && !filters.assignee_username && !filters.labels && !filters.milestone && !filters.confidential;
     return { filters, views, counts, page, hasNext, unfiltered };
@@ -324,7 +324,7 @@ export function issuePages(app: FastifyInstance, c: Container, web: Web): void {
     if (iid === null) return web.notFound(req, reply);
     const found = await c.issues.find(ctx.actor, resolved.project.id, iid);
     if (!c.issues.canUpdate(ctx.actor, found)) throw Errors.forbidden();
-    const [view] = await c.issues.views([found.issue], [found]);
+    const [view] = await c.issues.views(ctx.actor, [found.issue], [found]);
     return web.page(
       reply,
       NewIssuePage({
@@ -343,7 +343,7 @@ export function issuePages(app: FastifyInstance, c: Container, web: Web): void {
   async function issueProps(ctx: WebCtx, found: FoundIssue): Promise<Omit<IssuePageProps, 'commentError' | 'commentBody'>> {
     const noteable = noteableOf('Issue', found, found.issue);
     const [[view], notes, participants, related, mergeRequests, nav, subscribed] = await Promise.all([
-      c.issues.views([found.issue], [found]),
+      c.issues.views(ctx.actor, [found.issue], [found]),
       c.notes.list(ctx.actor, noteable, { orderBy: 'created_at', sort: 'asc' }).then((q) => q.limit(NOTES_LIMIT).execute()),
       c.issues.participants(ctx.actor, found),
       c.issueLinks.related(ctx.actor, found),
@@ -352,7 +352,13 @@ export function issuePages(app: FastifyInstance, c: Container, web: Web): void {
       ctx.user ? c.issues.isSubscribed(ctx.actor, found) : Promise.resolve(null),
     ]);
     const refusal = createNoteRefusal(ctx.actor, noteable);
-    const [users, relatedViews] = await Promise.all([c.users.basicByIds(notes.map((n) => n.author_id)), c.issues.views(related.map((r) => r.issue))]);
+    const [users, relatedViews] = await Promise.all([
+      c.users.basicByIds(notes.map((n) => n.author_id)),
+      c.issues.views(
+        ctx.actor,
+        related.map((r) => r.issue),
+      ),
+    ]);
     const fullPath = (v: (typeof relatedViews)[number]) => v.project.fullPath;
     const here = `${found.namespace.full_path}/${found.project.path}`;
     return {
@@ -456,7 +462,7 @@ export function issuePages(app: FastifyInstance, c: Container, web: Web): void {
     } catch (e) {
       const errors = errorsOf(e);
       if (!errors) throw e;
-      const [view] = await c.issues.views([t.found.issue], [t.found]);
+      const [view] = await c.issues.views(t.ctx.actor, [t.found.issue], [t.found]);
       return web.page(
         reply,
         NewIssuePage({

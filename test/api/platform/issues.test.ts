@@ -508,6 +508,16 @@ test('issues: links relate and block across projects, each side noted; the pair 
   assert.deepEqual([gone.statusCode, gone.json().link_type, gone.json().target_issue.iid], [200, 'relates_to', b.iid]);
   const missing = await app.inject({ method: 'GET', url: `${w.url}/${a.iid}/links/${linkId}`, headers: w.headers.dev });
   assert.deepEqual([missing.statusCode, missing.json()], [404, { message: '404 Not found' }]);
+  // blocking_issues_count: the open issues an issue blocks (X blocks A), in the entity and the list
+  const blocking = async () => [
+    (await app.inject({ method: 'GET', url: `/api/v4/projects/${other.id}/issues/${x.iid}`, headers: w.headers.dev })).json().blocking_issues_count,
+    (await app.inject({ method: 'GET', url: `/api/v4/projects/${other.id}/issues`, headers: w.headers.dev })).json()[0].blocking_issues_count,
+    (await app.inject({ method: 'GET', url: `${w.url}/${a.iid}`, headers: w.headers.dev })).json().blocking_issues_count,
+  ];
+  assert.deepEqual(xEntity.blocking_issues_count, 1);
+  assert.deepEqual(await blocking(), [1, 1, 0]);
+  await app.inject({ method: 'PUT', url: `${w.url}/${a.iid}`, headers: w.headers.dev, payload: { state_event: 'close' } });
+  assert.deepEqual(await blocking(), [0, 0, 0]);
 });
 
 test('issues: resource events, time tracking and a milestone’s issues', async (t) => {

@@ -310,15 +310,29 @@ test('project labels: update, priority, delete removes links', async (t) => {
       { merge_request_id: mr.id, label_id: other.id, created_at: now },
     ])
     .execute();
-  const counted = await app.inject({ method: 'GET', url: `${url}?with_counts=true`, headers });
-  assert.deepEqual(
-    counted.json().map((l: Record<string, unknown>) => [l.name, l.open_issues_count, l.closed_issues_count, l.open_merge_requests_count]),
-    [
-      ['defect', 0, 0, 1],
-      ['inherited', 0, 0, 0],
-      ['other', 0, 0, 1],
-    ],
-  );
+  // issues count by state: an open one with two labels, a closed one, a confidential one a Guest does not read
+  const issuesUrl = `/api/v4/projects/${project.id}/issues`;
+  res = await app.inject({ method: 'POST', url: issuesUrl, headers, payload: { title: 'open', labels: 'defect,other' } });
+  assert.equal(res.statusCode, 201);
+  res = await app.inject({ method: 'POST', url: issuesUrl, headers, payload: { title: 'closed', labels: 'defect' } });
+  res = await app.inject({ method: 'PUT', url: `${issuesUrl}/${res.json().iid}`, headers, payload: { state_event: 'close' } });
+  assert.equal(res.json().state, 'closed');
+  res = await app.inject({ method: 'POST', url: issuesUrl, headers, payload: { title: 'secret', labels: 'other', confidential: true } });
+  assert.equal(res.statusCode, 201);
+  const countsOf = async (h: Record<string, string>) =>
+    (await app.inject({ method: 'GET', url: `${url}?with_counts=true`, headers: h }))
+      .json()
+      .map((l: Record<string, unknown>) => [l.name, l.open_issues_count, l.closed_issues_count, l.open_merge_requests_count]);
+  assert.deepEqual(await countsOf(headers), [
+    ['defect', 1, 1, 1],
+    ['inherited', 0, 0, 0],
+    ['other', 2, 0, 1],
+  ]);
+  assert.deepEqual(await countsOf(guestH), [
+    ['defect', 1, 1, 1],
+    ['inherited', 0, 0, 0],
+    ['other', 1, 0, 1],
+  ]);
   res = await app.inject({ method: 'DELETE', url: `${url}/${bug.id}`, headers: guestH });
   assert.deepEqual([res.statusCode, res.json()], [403, { message: '403 Forbidden' }]);
   res = await app.inject({ method: 'DELETE', url: `${url}/${bug.id}`, headers: { ...headers, 'if-unmodified-since': 'Thu, 01 Jan 2004 00:00:00 GMT' } });

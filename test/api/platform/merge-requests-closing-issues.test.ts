@@ -8,7 +8,7 @@ import { workTree } from '../../helpers/git.ts';
 
 test('a merge request closes the issues its description names with the closing pattern', async (t) => {
   const { app, seed, root } = await buildTestApp(t);
-  const group = await seed.group({ path: 'grp' });
+  const group = await seed.group({ path: 'grp', visibility: 'public' });
   const { project, dir } = await seed.repoProject({ namespace: group, path: 'app', visibility: 'public' });
   const other = await seed.project({ namespace: group, path: 'other', visibility: 'public' });
   const wt = workTree(t, dir);
@@ -52,6 +52,20 @@ test('a merge request closes the issues its description names with the closing p
     await closes(),
     [one.id, elsewhere.id].sort((a, b) => a - b),
   );
+  // merge_requests_count: the closing merge requests the reader may read (the entity and the lists)
+  const counts = async (headers: Record<string, string>) => [
+    (await app.inject({ method: 'GET', url: `/api/v4/projects/${project.id}/issues/${one.iid}`, headers })).json().merge_requests_count,
+    (await app.inject({ method: 'GET', url: `/api/v4/projects/${other.id}/issues?iids[]=${elsewhere.iid}`, headers })).json()[0].merge_requests_count,
+    (await app.inject({ method: 'GET', url: `/api/v4/projects/${project.id}/issues/${two.iid}`, headers })).json().merge_requests_count,
+  ];
+  assert.deepEqual(await counts(root), [1, 1, 0]);
+  // merge requests visible to project members only: an outsider reads the issues of the public project, not the count
+  const put = await app.inject({ method: 'PUT', url: `/api/v4/projects/${project.id}`, headers: root, payload: { merge_requests_access_level: 'private' } });
+  assert.equal(put.statusCode, 200, put.body);
+  const outsider = await seed.user({ username: 'outsider' });
+  assert.deepEqual(await counts((await seed.token(outsider)).headers), [0, 0, 0]);
+  await app.inject({ method: 'PUT', url: `/api/v4/projects/${project.id}`, headers: root, payload: { merge_requests_access_level: 'enabled' } });
+  assert.deepEqual(await counts((await seed.token(outsider)).headers), [1, 1, 0]);
   const closedBy = await app.inject({ method: 'GET', url: `/api/v4/projects/${project.id}/issues/${one.iid}/closed_by`, headers: root });
   assert.deepEqual(
     (closedBy.json() as { id: number }[]).map((m) => m.id),

@@ -81,10 +81,6 @@ export interface IssueEntityContext {
   /** what references are written relative to */
   from: ReferenceFrom;
   withLabelsDetails?: boolean;
-  /** counts of merge requests that close each issue, by issue id */
-  mergeRequestsCount?: Map<number, number>;
-  /** counts of open issues that block each issue, by issue id */
-  blockingCount?: Map<number, number>;
 }
 
 export function toIssue(v: IssueView, ctx: IssueEntityContext, subscribed?: boolean): IssueEntity {
@@ -111,7 +107,7 @@ export function toIssue(v: IssueView, ctx: IssueEntityContext, subscribed?: bool
     type: r.issue_type.toUpperCase(),
     assignee: assignees[0] ?? null,
     user_notes_count: r.user_notes_count,
-    merge_requests_count: ctx.mergeRequestsCount?.get(r.id) ?? 0,
+    merge_requests_count: v.mergeRequestsCount,
     upvotes: r.upvotes,
     downvotes: r.downvotes,
     due_date: r.due_date,
@@ -126,7 +122,7 @@ export function toIssue(v: IssueView, ctx: IssueEntityContext, subscribed?: bool
       human_total_time_spent: humanTime(r.total_time_spent),
     },
     task_completion_status: tasks,
-    blocking_issues_count: ctx.blockingCount?.get(r.id) ?? 0,
+    blocking_issues_count: v.blockingIssuesCount,
     has_tasks: tasks.count > 0,
     ...(tasks.count > 0 ? { task_status: `${tasks.completed_count} of ${tasks.count} ${tasks.count === 1 ? 'task' : 'tasks'} completed` } : {}),
     _links: {
