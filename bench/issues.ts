@@ -225,7 +225,7 @@ for (const { id, project_id } of issueRows) {
   const chosen = new Set<number>();
   const n = Math.floor(rand() * 5);
   for (let j = 0; j < n; j++) chosen.add(rand() < 0.5 ? groupLabel() : pick(projectLabels.get(project_id)!));
-  for (const label_id of chosen) issueLabels.push({ issue_id: id, label_id, created_at: now });
+  for (const label_id of chosen) issueLabels.push({ issue_id: id, label_id, project_id, created_at: now });
 }
 const seenAssignee = new Set<string>();
 await insertAll(

@@ -947,6 +947,8 @@ export interface IssueUsersTable {
 export interface IssueLabelsTable {
   issue_id: number;
   label_id: number;
+  /** the issue's project (migration 039): a project's links of a label are read by `issue_labels_project` */
+  project_id: number;
   created_at: string;
 }
 

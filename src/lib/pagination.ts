@@ -71,13 +71,17 @@ export async function offsetPaginateWith<DB, TB extends keyof DB, O, R>(
     });
   }
   const pageOf = <Q extends SelectQueryBuilder<any, any, any>>(q: Q): Q => q.limit(perPage + 1).offset((page - 1) * perPage) as Q;
+  const byIds = opts.byIds;
   if (opts.narrow) {
-    // a query known to match few rows: the page counts them too (`count(*) over ()`, before the limit), where
-    // a separate count would read them again; a page past the end counts apart
-    const rows = (await pageOf(
-      (query as unknown as SelectQueryBuilder<any, any, any>).select(sql<number | string>`count(*) over ()`.as('__total')),
-    ).execute()) as (O & { __total?: number | string })[];
-    const counted = rows.length ? Number(rows[0].__total) : page === 1 ? 0 : await countWithLimit(db, query);
+    // a query known to match few rows (or to read every row it matches to sort them): the page counts them too
+    // (`count(*) over ()`, before the limit), where a separate count would read them again; a page past the end
+    // counts apart. With `byIds`, the page's ids and the count, then the rows by key.
+    const base = query as unknown as SelectQueryBuilder<any, any, any>;
+    const counting = await pageOf(
+      (byIds ? base.clearSelect().select(sql<number>`id`.as('id')) : base).select(sql<number | string>`count(*) over ()`.as('__total')),
+    ).execute();
+    const counted = counting.length ? Number(counting[0].__total) : page === 1 ? 0 : await countWithLimit(db, query);
+    const rows = (byIds ? await byIds(counting.map((r) => Number(r.id))) : counting) as (O & { __total?: number | string })[];
     for (const row of rows) delete row.__total;
     const more = rows.length > perPage;
     const result = await present(more ? rows.slice(0, perPage) : rows);
@@ -86,7 +90,6 @@ export async function offsetPaginateWith<DB, TB extends keyof DB, O, R>(
   }
   let hasNext = false;
   // the page's ids first (the query's own table's `id`), then their rows by key
-  const byIds = opts.byIds;
   const pageRows: Promise<O[]> = byIds
     ? pageOf((query as unknown as SelectQueryBuilder<any, any, any>).clearSelect().select(sql<number>`id`.as('id')))
         .execute()

@@ -426,7 +426,9 @@ export async function seedLargeProject(c: Container, opts: LargeProjectOptions =
     await insertAll(
       trx,
       'issue_labels',
-      issueIds.flatMap((issue_id) => (labelRows.length && rand() < 0.5 ? [{ issue_id, label_id: pick(labelRows).id, created_at: iso(BASE) }] : [])),
+      issueIds.flatMap((issue_id) =>
+        labelRows.length && rand() < 0.5 ? [{ issue_id, label_id: pick(labelRows).id, project_id: project.id, created_at: iso(BASE) }] : [],
+      ),
     );
 
     const iids: [string, number][] = [

@@ -158,7 +158,7 @@ export async function seedRichProject(ta: TestApp, opts: { path?: string } = {})
     .executeTakeFirstOrThrow();
   await c.db.kysely.insertInto('issue_assignees').values({ issue_id: issue.id, user_id: maintainer.id, created_at: now }).execute();
   const bug = await c.db.kysely.selectFrom('labels').select('id').where('project_id', '=', project.id).where('title', '=', 'bug').executeTakeFirstOrThrow();
-  await c.db.kysely.insertInto('issue_labels').values({ issue_id: issue.id, label_id: bug.id, created_at: now }).execute();
+  await c.db.kysely.insertInto('issue_labels').values({ issue_id: issue.id, label_id: bug.id, project_id: project.id, created_at: now }).execute();
   // an issue board with a list of the bug label
   const [board] = await api(ta, 'GET', `/projects/${project.id}/boards`, root, undefined, 200);
   await api(ta, 'POST', `/projects/${project.id}/boards/${board.id}/lists`, root, { label_id: bug.id });

@@ -309,7 +309,7 @@ export async function seedScale(k: Kysely<Database>, dialect: 'sqlite' | 'postgr
   const l0 = await maxId('labels');
   await fill('issues', 'labels', { id: `${l0} + i`, group_id: `${g0 + 1}`, title: `'label-' || i`, color: `'#428bca'`, created_at: now, updated_at: now }, 20);
   for (const label of [`${l0} + i % 20 + 1`, `${l0} + (i * 7 + 3) % 20 + 1`])
-    await fill('issues', 'issue_labels', { issue_id: `${i0} + i`, label_id: label, created_at: now }, ISS, 'on conflict do nothing');
+    await fill('issues', 'issue_labels', { issue_id: `${i0} + i`, label_id: label, project_id: mrProject, created_at: now }, ISS, 'on conflict do nothing');
   await fill('issues', 'issue_assignees', { issue_id: `${i0} + i`, user_id: `${u0} + (i * 41) % ${U} + 2`, created_at: now }, ISS);
   await fill(
     'issues',

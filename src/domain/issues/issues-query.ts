@@ -201,11 +201,12 @@ export class IssuesQuery {
   }
 
   /**
-   * Whether the list is known to match few issues (at most LABEL_DRIVE): its page can count them in the same
-   * statement (`count(*) over ()`) where a separate count would read them again.
+   * Whether the list is known to match few issues (at most LABEL_DRIVE), or reads every issue it matches to sort
+   * them (an assignee's, by id): its page can count them in the same statement (`count(*) over ()`) where a
+   * separate count would read them again.
    */
   isNarrow(q: IssuesQB): boolean {
-    return this.narrowLists.has(q);
+    return this.narrowLists.has(q) || this.byIdLists.has(q);
   }
 
   /**
@@ -391,14 +392,19 @@ export class IssuesQuery {
       );
   }
 
-  /** SQL: the issues carrying a label of these titles: a set of ids from `issue_labels_label`. */
+  /**
+   * SQL: the issues carrying a label of these titles: a set of ids from `issue_labels_label`, or in a project's list
+   * from `issue_labels_project` (that project's links only: a group's label is on the issues of all its projects).
+   */
   private labelled(titles: string[], owners: LabelOwners | null) {
-    return this.k.selectFrom('issue_labels as il').select('il.issue_id').where('il.label_id', 'in', this.labelIds(titles, owners));
+    const set = this.k.selectFrom('issue_labels as il').select('il.issue_id').where('il.label_id', 'in', this.labelIds(titles, owners));
+    return owners ? set.where('il.project_id', '=', owners.projectId) : set;
   }
 
   /**
-   * The issues carrying every one of these labels, as one set of ids (null: none can). The labels are read first
-   * (ids by title) and each one's issues counted (from `issue_labels_label`, up to LABEL_COUNT); the rarest
+   * The issues carrying every one of these labels, as one set of ids (null: none can). In a project's list, the
+   * intersection of the labels' links in the project. Across projects (group and global lists) the labels are read
+   * first (ids by title) and each one's issues counted (from `issue_labels_label`, up to LABEL_COUNT); the rarest
    * label's rows drive the set and each of them is tested for the others by the key of `issue_labels`, the
    * labels named by id (so that PostgreSQL's statistics know a common label from a rare one) — where a set per
    * label read every row of a common label (a group's, on thousands of issues) to filter the few of a rare one.
@@ -406,6 +412,13 @@ export class IssuesQuery {
   private async allLabelled(titles: string[], owners: LabelOwners | null, hints: { narrow: boolean }): Promise<Cond | null> {
     const distinct = [...new Set(titles)];
     if (distinct.length === 1) return (eb) => eb('issues.id', 'in', this.labelled(distinct, owners));
+    if (owners) {
+      // a project's list: the intersection of each label's links in the project (at most the project's issues each,
+      // read from `issue_labels_project` and hashed), with no statement before it to count and rank the labels
+      const [first, ...rest] = distinct.map((title) => this.labelled([title], owners));
+      const set = rest.reduce((acc, next) => acc.intersect(next), first);
+      return (eb) => eb('issues.id', 'in', set);
+    }
     // the labels and how many issues each carries, in one statement: up to LABEL_COUNT on SQLite, where the rarest
     // drives; PostgreSQL only tells whether the rarest is under LABEL_DRIVE
     const postgres = this.deps.db.dialect === 'postgres';

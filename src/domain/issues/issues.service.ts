@@ -297,7 +297,7 @@ export class IssuesService {
       for (const user_id of assigneeIds) await trx.insertInto('issue_assignees').values({ issue_id: row.id, user_id, created_at: at }).execute();
       await this.todos.assigned(trx, user.id, { type: 'Issue', id: row.id, project_id: row.project_id, title: row.title }, assigneeIds);
       for (const l of labels) {
-        await trx.insertInto('issue_labels').values({ issue_id: row.id, label_id: l.id, created_at: at }).execute();
+        await trx.insertInto('issue_labels').values({ issue_id: row.id, label_id: l.id, project_id: row.project_id, created_at: at }).execute();
         await trx
           .insertInto('resource_label_events')
           .values({ issue_id: row.id, merge_request_id: null, label_id: l.id, user_id: user.id, action: 'add', created_at: at })
@@ -410,7 +410,7 @@ export class IssuesService {
         const add = wanted.filter((l) => !current.some((c) => c.id === l.id));
         const remove = current.filter((c) => !wanted.some((l) => l.id === c.id));
         for (const l of add) {
-          await trx.insertInto('issue_labels').values({ issue_id: before.id, label_id: l.id, created_at: at }).execute();
+          await trx.insertInto('issue_labels').values({ issue_id: before.id, label_id: l.id, project_id: before.project_id, created_at: at }).execute();
           await trx
             .insertInto('resource_label_events')
             .values({ issue_id: before.id, merge_request_id: null, label_id: l.id, user_id: user.id, action: 'add', created_at: at })
@@ -680,7 +680,8 @@ export class IssuesService {
         .returning(ISSUE_COLUMNS)
         .executeTakeFirstOrThrow();
       for (const user_id of assignees) await trx.insertInto('issue_assignees').values({ issue_id: row.id, user_id, created_at: at }).execute();
-      for (const l of labels) await trx.insertInto('issue_labels').values({ issue_id: row.id, label_id: l.id, created_at: at }).execute();
+      for (const l of labels)
+        await trx.insertInto('issue_labels').values({ issue_id: row.id, label_id: l.id, project_id: row.project_id, created_at: at }).execute();
       await this.copyNotes(trx, old.id, row);
       await trx
         .insertInto('award_emoji')

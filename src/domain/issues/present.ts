@@ -2,7 +2,7 @@
 // besides its rows, loaded with one query per relation (never one per row): projects and namespaces
 // (references, URLs), users (author, assignees, closed by), labels, milestones and the count of merge
 // requests that close each issue (with their projects, for the reader's count) and of the open issues each blocks.
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database, IssueRow, LabelRow, NamespaceRow, ProjectRow } from '../../db/schema.ts';
 import { BASIC_COLUMNS, type UserBasicRow } from '../core/user-columns.ts';
 import { milestoneRefs, type ProjectRef, projectRef } from '../merge-requests/present.ts';
@@ -55,7 +55,7 @@ export async function loadIssueViews(
         .select('u.id')
         .where('u.id', 'in', [...userIds]),
     );
-  const [projectRows, assigneeLinks, labelLinks, userRows, milestones, closing, blocking] = await Promise.all([
+  const [projectRows, assigneeLinks, labelLinks, userRows, milestones, counted] = await Promise.all([
     projectIds.length
       ? db
           .selectFrom('projects')
@@ -79,23 +79,26 @@ export async function loadIssueViews(
       .where('users.id', 'in', wantedUsers)
       .execute(),
     milestoneRefs(db, externalUrl, milestoneIds, projects),
+    // in one statement: a row per merge request closing an issue (with its project), and one per open issue it blocks
     db
       .selectFrom('merge_requests_closing_issues as mc')
       .innerJoin('merge_requests as mr', 'mr.id', 'mc.merge_request_id')
-      .select(['mc.issue_id', 'mr.project_id'])
+      .select(['mc.issue_id', (eb) => eb.ref('mr.project_id').$castTo<number | null>().as('project_id')])
       .where('mc.issue_id', 'in', ids)
-      .execute(),
-    db
-      .selectFrom('issue_links as l')
-      .innerJoin('issues as blocked', 'blocked.id', 'l.target_id')
-      .select(['l.source_id', (eb) => eb.fn.countAll<number | string>().as('n')])
-      .where('l.link_type', '=', 'blocks')
-      .where('l.source_id', 'in', ids)
-      .where('blocked.state', '=', 'opened')
-      .groupBy('l.source_id')
+      .unionAll(
+        db
+          .selectFrom('issue_links as l')
+          .innerJoin('issues as blocked', 'blocked.id', 'l.target_id')
+          .select(['l.source_id as issue_id', sql<number | null>`null`.as('project_id')])
+          .where('l.link_type', '=', 'blocks')
+          .where('l.source_id', 'in', ids)
+          .where('blocked.state', '=', 'opened'),
+      )
       .execute(),
   ]);
-  const blocks = new Map(blocking.map((b) => [b.source_id, Number(b.n)]));
+  const closing = counted.filter((c): c is { issue_id: number; project_id: number } => c.project_id !== null);
+  const blocks = new Map<number, number>();
+  for (const c of counted) if (c.project_id === null) blocks.set(c.issue_id, (blocks.get(c.issue_id) ?? 0) + 1);
   const readable = closing.length ? await readsMergeRequestsOf(unique(closing.map((c) => c.project_id))) : new Set<number>();
   for (const p of projectRows) projects.set(p.id, projectRef(p, { full_path: p.ns_full_path }));
   const users = new Map(userRows.map((u) => [u.id, u]));

@@ -697,13 +697,13 @@ export class LabelsService {
           .execute();
         await trx
           .insertInto('issue_labels')
-          .columns(['issue_id', 'label_id', 'created_at'])
+          .columns(['issue_id', 'label_id', 'project_id', 'created_at'])
           .expression((eb) =>
             eb
               .selectFrom('issue_labels')
-              .select(['issue_id', sql.lit(created.id).as('label_id'), sql<string>`min(created_at)`.as('created_at')])
+              .select(['issue_id', sql.lit(created.id).as('label_id'), 'project_id', sql<string>`min(created_at)`.as('created_at')])
               .where('label_id', 'in', ids)
-              .groupBy('issue_id'),
+              .groupBy(['issue_id', 'project_id']),
           )
           .execute();
         await trx.updateTable('resource_label_events').set({ label_id: created.id }).where('label_id', 'in', ids).execute();

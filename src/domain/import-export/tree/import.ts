@@ -740,7 +740,7 @@ class TreeImport {
         for (const u of users) assignees.push({ issue_id: id, user_id: this.user(u), created_at: at });
         for (const l of arr(v.label_links)) {
           if (!isObj(l.label)) continue;
-          labelLinks.push({ issue_id: id, label_id: await this.label(trx, l.label), created_at: time(l.created_at) ?? at });
+          labelLinks.push({ issue_id: id, label_id: await this.label(trx, l.label), project_id: this.project.id, created_at: time(l.created_at) ?? at });
         }
         await this.resourceEvents(trx, v, { merge_request_id: null, issue_id: id }, at, { labelEvents, milestoneEvents, stateEvents });
       }
