@@ -12,6 +12,10 @@
 //   (`before`, `after` … outside any test or suite: they belong to the process's root test and would run around
 //   every file of a shard) keeps a process of its own; a shared fixture goes in a `describe` with its hooks.
 //   HEARTH_TEST_SHARD_SIZE=1 gives every file its own process again (to rule sharing out when a test misbehaves).
+// - HEARTH_TEST_DATABASE_ONLY=1 (the PostgreSQL pass of .ci/run): only the files whose tests can reach the test
+//   database — those that name DATABASE_URL_TEST or import, through the test helpers, a module that does (build-app.ts).
+//   The others (formats, the command line and the compiled build, which start their servers on SQLite whatever the
+//   pass) would run the same code a second time; the SQLite pass runs every file.
 // Plain JavaScript: the test script runs it with node before tsx is involved; the entry modules are written to a
 // fresh directory under the system's temporary directory on each run.
 import fs from 'node:fs';
@@ -68,7 +72,35 @@ function find(dir) {
 const SHARD_SIZE = Math.max(1, Number(process.env.HEARTH_TEST_SHARD_SIZE ?? 12) || 12);
 const TOP_LEVEL_HOOK = /^(before|after|beforeEach|afterEach)\(/m;
 
-const all = find('test').sort();
+const DATABASE_ONLY = process.env.HEARTH_TEST_DATABASE_ONLY === '1';
+const IMPORT = /(?:\bfrom|\bimport)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g;
+
+/**
+ * Whether a test module can reach the test database: it names DATABASE_URL_TEST, or imports (relatively, outside
+ * src/, which never reads that variable) a module that does.
+ * @param {string} file @param {Map<string, boolean>} seen @returns {boolean}
+ */
+function reachesTestDatabase(file, seen = new Map()) {
+  const known = seen.get(file);
+  if (known !== undefined) return known;
+  seen.set(file, false); // an import cycle adds nothing
+  const text = fs.readFileSync(file, 'utf8');
+  let found = text.includes('DATABASE_URL_TEST');
+  for (const m of found ? [] : text.matchAll(IMPORT)) {
+    const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), m[1]));
+    if (target.startsWith('src/') || !fs.existsSync(target)) continue;
+    if (reachesTestDatabase(target, seen)) {
+      found = true;
+      break;
+    }
+  }
+  seen.set(file, found);
+  return found;
+}
+
+const all = find('test')
+  .sort()
+  .filter((f) => !DATABASE_ONLY || reachesTestDatabase(f));
 const present = new Set(all);
 const first = LONGEST_FIRST.filter((f) => present.has(f));
 const rest = all.filter((f) => !first.includes(f));
