@@ -245,6 +245,13 @@ issue = project.issues.create({'title': 'Parser regression', 'description': 'Sin
 in_group_sprint = project.issues.create({'title': 'Lexer slowdown', 'milestone_id': group_sprint.id})
 project.issues.create({'title': 'Unrelated'})
 mr = project.mergerequests.create({'source_branch': 'fix', 'target_branch': 'main', 'title': 'Fix the regression', 'milestone_id': sprint.id})
+# the mergeability check runs after the answer (merge_status 'checking'): wait for it, so that the searches and
+# the lists below see the same merge request
+import time
+for _ in range(200):
+    if project.mergerequests.get(mr.iid).merge_status != 'checking':
+        break
+    time.sleep(0.05)
 issue_note = issue.notes.create({'body': 'Bisected the regression to 1a2b3c'})
 mr_note = mr.notes.create({'body': 'The regression test passes now'})
 lab_issue = lab.issues.create({'title': 'Another regression'})
