@@ -22,7 +22,7 @@ import { type Actor, userActor } from '../access/actor.ts';
 import type { ProjectAccess } from '../access/policy.ts';
 import type { FeatureDeps } from '../deps.ts';
 import { LabelsService } from '../labels/labels.service.ts';
-import { canReadMergeRequests } from '../merge-requests/merge-requests-query.ts';
+import { mergeRequestProjects } from '../merge-requests/merge-requests-query.ts';
 import type { HookChanges } from '../merge-requests/mr-events.ts';
 import { MilestonesService } from '../milestones/milestones.service.ts';
 import { type FoundNoteable, noteableOf } from '../notes/noteable.ts';
@@ -165,18 +165,13 @@ export class IssuesService {
 
   /** The views a page of issues shows to `actor`, in the order of `rows`. */
   views(actor: Actor, rows: IssueRow[], known: { project: ProjectRow; namespace: NamespaceRow }[] = []): Promise<IssueView[]> {
-    return loadIssueViews(this.db, this.deps.externalUrl, rows, known, async (projectIds) => {
-      const out = new Set<number>();
-      for (const id of projectIds) {
-        try {
-          const r = await this.deps.resolve.project(actor, id);
-          if (canReadMergeRequests(actor, r.project, r.access)) out.add(id);
-        } catch {
-          // a project the actor may not read: its merge requests are not counted
-        }
-      }
-      return out;
-    });
+    return loadIssueViews(
+      this.db,
+      this.deps.externalUrl,
+      rows,
+      known,
+      async (projectIds) => new Set((await mergeRequestProjects(this.deps, actor, projectIds)).keys()),
+    );
   }
 
   canUpdate(actor: Actor, f: FoundIssue): boolean {

@@ -9,6 +9,7 @@ import type { Actor } from '../access/actor.ts';
 import type { ProjectAccess } from '../access/policy.ts';
 import { featureOpen, openLevels, openProjectsWhere, privateFeatureMinLevel } from '../access/visibility.ts';
 import { ProjectsQuery, searchTerms } from '../projects/projects-query.ts';
+import type { ResolvedProject } from '../access/resolve.ts';
 import type { FeatureDeps } from '../deps.ts';
 
 /** IssuableFinder's wildcards (compared case-insensitively). */
@@ -99,6 +100,20 @@ const featureIsNot = (level: 'disabled' | 'private') => sql<SqlBool>`projects.se
  */
 export function canReadMergeRequests(actor: Actor, project: ProjectRow, access: ProjectAccess): boolean {
   return (actor.isAdmin || access.abilities.has('read_merge_request')) && featureOpen(actor, project, access, 'merge_requests');
+}
+
+/** Of these projects, those whose merge requests the actor reads (as `canReadMergeRequests` decides, once per project), resolved. */
+export async function mergeRequestProjects(deps: FeatureDeps, actor: Actor, projectIds: Iterable<number>): Promise<Map<number, ResolvedProject>> {
+  const out = new Map<number, ResolvedProject>();
+  for (const id of new Set(projectIds)) {
+    try {
+      const found = await deps.resolve.project(actor, id);
+      if (canReadMergeRequests(actor, found.project, found.access)) out.set(id, found);
+    } catch {
+      // a project the actor may not read (any more): left out
+    }
+  }
+  return out;
 }
 
 export class MergeRequestsQuery {

@@ -13,7 +13,6 @@ import { Errors } from '../../lib/errors.ts';
 import { nowIso } from '../../lib/time.ts';
 import { type Actor, userActor } from '../access/actor.ts';
 import type { ProjectAccess } from '../access/policy.ts';
-import { featureOpen } from '../access/visibility.ts';
 import type { FeatureDeps } from '../deps.ts';
 import { LabelsService } from '../labels/labels.service.ts';
 import { MilestonesService } from '../milestones/milestones.service.ts';
@@ -28,6 +27,7 @@ import { basicByIds } from '../core/user-columns.ts';
 import { isDraftTitle, mergeParamsOf } from './rules.ts';
 import { pipelineAllowed } from '../ci/pipelines/pipelines.service.ts';
 import { type FoundNoteable, noteableOf } from '../notes/noteable.ts';
+import { canReadMergeRequests, mergeRequestProjects } from './merge-requests-query.ts';
 
 /** A merge request as the caller found it, with its target project. */
 export interface FoundMergeRequest {
@@ -87,11 +87,6 @@ const CHANGES_COUNT_CACHE = 5000;
 
 const unique = <T>(xs: Iterable<T>): T[] => [...new Set(xs)];
 const sameSet = (a: number[], b: number[]) => a.length === b.length && a.every((x) => b.includes(x));
-
-/** The merge request feature as the caller may use it (ProjectFeature#feature_available?). */
-function canReadMergeRequests(actor: Actor, project: ProjectRow, access: ProjectAccess): boolean {
-  return access.abilities.has('read_merge_request') && featureOpen(actor, project, access, 'merge_requests');
-}
 
 /** What keeps the issues a merge request's description closes (the issue tracker's, wired by the container). */
 export interface ClosingIssuesKeeper {
@@ -161,16 +156,11 @@ export class MergeRequestsService {
       .where('id', 'in', [...new Set(ids)])
       .execute();
     // as `find` decides, once per project
-    const projects = new Map<number, Omit<FoundMergeRequest, 'mr'> | null>();
-    for (const projectId of new Set(rows.map((r) => r.project_id))) {
-      try {
-        const found = await this.deps.resolve.project(actor, projectId);
-        projects.set(projectId, canReadMergeRequests(actor, found.project, found.access) ? found : null);
-      } catch {
-        // not readable (any more): left out
-        projects.set(projectId, null);
-      }
-    }
+    const projects = await mergeRequestProjects(
+      this.deps,
+      actor,
+      rows.map((r) => r.project_id),
+    );
     const byId = new Map(rows.map((r) => [r.id, r]));
     const out: FoundMergeRequest[] = [];
     for (const id of new Set(ids)) {

@@ -13,17 +13,15 @@ import type { IssueListScope } from '../../domain/issues/issues-query.ts';
 import type { FoundIssue, IssueInput } from '../../domain/issues/issues.service.ts';
 import { ISSUE_TYPES } from '../../domain/issues/rules.ts';
 import { Errors } from '../../lib/errors.ts';
-import { offsetPaginate, offsetPaginateWith, paginateArray } from '../../lib/pagination.ts';
+import { offsetPaginateWith, paginateArray } from '../../lib/pagination.ts';
 import { IssueBasicSchema, IssueLinkSchema, IssueSchema, RelatedIssueSchema, toIssue, type IssueEntityContext } from './entities/issue.entity.ts';
 import { presentMergeRequest, presentMergeRequests } from './merge-requests/present.ts';
 import { LINK_TYPES } from '../../domain/issues/issue-links.service.ts';
 import { type MergeRequestBasicEntity, MergeRequestBasicSchema, MergeRequestUnsubscribedSchema } from './entities/merge-request.entity.ts';
-import { TimeStatsSchema } from './entities/merge-request.entity.ts';
 import { toUserRef, UserRefSchema, userViewContext } from './entities/user.entity.ts';
 import { dateOf, Enum, IdParams, linkParams, PaginationProps } from './schemas/common.ts';
 import { normaliseIssuableParams } from './schemas/issuable-params.ts';
 import { GlobalIssueListQuery, GroupIssueListQuery, type IssueListQuery, ProjectIssueListQuery, toIssueFilters } from './schemas/issue-list.ts';
-import { humanTime } from '../../domain/merge-requests/rules.ts';
 
 const TAGS = ['issues'];
 /** What an issue list is made of (the response cache keys on their versions). */
