@@ -48,6 +48,11 @@ export interface Config {
   /** time limit of parsing one CI configuration, in a worker thread (ms; lint, a new pipeline); also the longest wait for a thread */
   ciConfigTimeoutMs: number;
   /**
+   * HEARTH_ENCRYPTION_KEYS: the keys that seal secrets at rest (CI/CD variables), comma-separated, the first
+   * sealing and every one opening; empty: a key file `<dataDir>/encryption.key` made on first start.
+   */
+  encryptionKeys: string[];
+  /**
    * Where blobs (job artifacts, later export archives and uploads) live: a directory (HEARTH_BLOB_DIR,
    * default <dataDir>/blobs) or an S3-compatible bucket when HEARTH_S3_BUCKET is set.
    */
@@ -114,6 +119,17 @@ export interface SshConfig {
 }
 
 export class ConfigError extends Error {}
+
+function encryptionKeys(raw: string | undefined): string[] {
+  const keys = (raw ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
+  for (const k of keys) {
+    if (k.length < 32) throw new ConfigError('HEARTH_ENCRYPTION_KEYS: each key must be at least 32 characters (e.g. `openssl rand -base64 32`)');
+  }
+  return keys;
+}
 
 function intVar(env: NodeJS.ProcessEnv, name: string, def: number, min = 0, max = 65535): number {
   const raw = env[name];
@@ -241,6 +257,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     markdownRateLimit: intVar(env, 'HEARTH_MARKDOWN_RATE_LIMIT', 30, 0, 1_000_000),
     issueClosingPattern: env.HEARTH_ISSUE_CLOSING_PATTERN || null,
     ciConfigTimeoutMs: intVar(env, 'HEARTH_CI_CONFIG_TIMEOUT_MS', 10_000, 1, 60_000),
+    encryptionKeys: encryptionKeys(env.HEARTH_ENCRYPTION_KEYS),
     blobStore,
     exportTtlHours: intVar(env, 'HEARTH_EXPORT_TTL_HOURS', 24, 1, 24 * 365),
     importS3: {

@@ -7,7 +7,7 @@ import { BOUND_REQUEST_ID, requestContext } from './lib/request-context.ts';
 import { ConfigError, type Config } from './config.ts';
 import { createDb, type Db, type DbOptions } from './db/connect.ts';
 import { migrate } from './db/migrate.ts';
-import { randomToken, SecretBox, tokenDigest } from './lib/secrets.ts';
+import { Keyring, randomToken, SecretBox, tokenDigest } from './lib/secrets.ts';
 import { Outbound } from './lib/outbound.ts';
 import { nowIso } from './lib/time.ts';
 import { SettingsService } from './domain/settings/settings.service.ts';
@@ -82,6 +82,7 @@ import { PipelinesService } from './domain/ci/pipelines/pipelines.service.ts';
 import { PipelinesQuery } from './domain/ci/pipelines-query.ts';
 import { RunnersService } from './domain/ci/runners/runners.service.ts';
 import { CommitStatusesService } from './domain/ci/statuses.service.ts';
+import { VariablesService } from './domain/ci/variables/variables.service.ts';
 import { blobDeletionJob } from './domain/blobs/blob-deletions.ts';
 import type { BlobStore } from './storage/blob-store.ts';
 import { createBlobStore } from './storage/create-blob-store.ts';
@@ -302,6 +303,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     runners: new RunnersService(cdeps),
     artifacts: new ArtifactsService(cdeps),
     statuses: new CommitStatusesService(cdeps),
+    variables: new VariablesService(cdeps, await loadKeyring(config)),
   } satisfies Ci);
   auth.jobTokens = { resolve: (token) => ci.jobs.resolveToken(token) };
   const importExport = {} as ImportExport;
@@ -465,6 +467,22 @@ export function createLogger(level: string, destination?: pino.DestinationStream
     },
   };
   return destination ? pino(options, destination) : pino(options);
+}
+
+/**
+ * The keys that seal secrets at rest: HEARTH_ENCRYPTION_KEYS, else a key file in the data directory made on
+ * first start (a single node's default; every node of a cluster needs the same keys, given in the environment).
+ */
+async function loadKeyring(config: Config): Promise<Keyring> {
+  if (config.encryptionKeys.length) return new Keyring(config.encryptionKeys);
+  const file = path.join(config.dataDir, 'encryption.key');
+  await fs.promises.mkdir(config.dataDir, { recursive: true });
+  try {
+    await fs.promises.writeFile(file, `${randomToken(32)}\n`, { flag: 'wx', mode: 0o600 });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  }
+  return new Keyring([(await fs.promises.readFile(file, 'utf8')).trim()]);
 }
 
 /** A secret kept in the database so every node of a cluster shares it. */

@@ -793,6 +793,24 @@ export interface CiBuildsTable {
   artifacts_expire_at: string | null;
 }
 
+/** migration 040: CI/CD variables of a project, a group or (neither) the instance; `value` sealed (Keyring) */
+export interface CiVariablesTable {
+  id: Generated<number>;
+  project_id: number | null;
+  group_id: number | null;
+  key: string;
+  value: string;
+  variable_type: Generated<string>; // env_var | file
+  protected: Generated<number>;
+  masked: Generated<number>;
+  hidden: Generated<number>;
+  raw: Generated<number>;
+  environment_scope: Generated<string>;
+  description: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface CiBuildTraceChunksTable {
   build_id: number;
   seq: number;
@@ -1071,6 +1089,7 @@ export interface Database {
   ci_builds: CiBuildsTable;
   ci_build_trace_chunks: CiBuildTraceChunksTable;
   ci_job_artifacts: CiJobArtifactsTable;
+  ci_variables: CiVariablesTable; // migration 040
   project_exports: ProjectExportsTable; // migration 022
   project_imports: ProjectImportsTable;
   relation_imports: RelationImportsTable;
@@ -1111,6 +1130,7 @@ export interface Database {
 export type CiRunnerRow = Selectable<CiRunnersTable>;
 export type CiPipelineRow = Selectable<CiPipelinesTable>;
 export type CiBuildRow = Selectable<CiBuildsTable>;
+export type CiVariableRow = Selectable<CiVariablesTable>;
 export type CiJobArtifactRow = Selectable<CiJobArtifactsTable>;
 export type ProjectExportRow = Selectable<ProjectExportsTable>;
 export type ProjectImportRow = Selectable<ProjectImportsTable>;

@@ -97,3 +97,47 @@ export class SecretBox {
     return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
   }
 }
+
+/**
+ * Secrets at rest that the database alone must not reveal (CI/CD variable values): AES-256-GCM with keys
+ * given to the process, never stored in the database. The first key seals; every key opens, so a key is
+ * rotated by putting the new one first, re-sealing (`hearth secrets rotate`) and then dropping the old one.
+ * Stored form: "k1:<key id>:<iv>:<tag>:<data>" (base64url; the key id is a digest of the key, so a value
+ * names the key it needs without revealing it).
+ */
+export class Keyring {
+  private readonly keys = new Map<string, Buffer>();
+  readonly primaryId: string;
+
+  constructor(secrets: string[]) {
+    if (!secrets.length) throw new Error('a keyring needs at least one key');
+    for (const s of secrets) this.keys.set(Keyring.idOf(s), crypto.createHash('sha256').update(`hearth keyring\0${s}`).digest());
+    this.primaryId = Keyring.idOf(secrets[0]!);
+  }
+
+  static idOf(secret: string): string {
+    return crypto.createHash('sha256').update(`hearth key id\0${secret}`).digest('hex').slice(0, 12);
+  }
+
+  seal(plaintext: string): string {
+    const iv = crypto.randomBytes(12);
+    const cipher = crypto.createCipheriv('aes-256-gcm', this.keys.get(this.primaryId)!, iv);
+    const data = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return ['k1', this.primaryId, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), data.toString('base64url')].join(':');
+  }
+
+  open(sealed: string): string {
+    const [v, id, iv, tag, data] = sealed.split(':');
+    if (v !== 'k1' || data === undefined) throw new Error('unknown sealed secret format');
+    const key = this.keys.get(id!);
+    if (!key) throw new Error(`a secret is sealed with key ${id}, which this process was not given (HEARTH_ENCRYPTION_KEYS)`);
+    const decipher = crypto.createDecipheriv('aes-256-gcm', key, Buffer.from(iv!, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag!, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
+  }
+
+  /** whether `sealed` is sealed with another key than the first */
+  stale(sealed: string): boolean {
+    return sealed.split(':', 2)[1] !== this.primaryId;
+  }
+}

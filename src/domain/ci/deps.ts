@@ -10,6 +10,7 @@ import type { PipelinesService } from './pipelines/pipelines.service.ts';
 import type { PipelinesQuery } from './pipelines-query.ts';
 import type { RunnersService } from './runners/runners.service.ts';
 import type { CommitStatusesService } from './statuses.service.ts';
+import type { VariablesService } from './variables/variables.service.ts';
 
 export interface Ci {
   /** the CI file, pipeline creation (push, API, child pipelines) and pipeline/stage progression */
@@ -24,6 +25,8 @@ export interface Ci {
   artifacts: ArtifactsService;
   /** external commit statuses */
   statuses: CommitStatusesService;
+  /** CI/CD variables of the instance, groups and projects (sealed at rest) */
+  variables: VariablesService;
 }
 
 export interface CiDeps extends FeatureDeps {

@@ -14,7 +14,7 @@ const LIMIT = { timeoutMs: 60_000 };
 
 test('the worker answers what parseCiConfig answers; the included files are read by the calling thread', async () => {
   const reads: string[] = [];
-  const read = async (p: string) => {
+  const read = async ({ path: p }: { path: string }) => {
     assert.ok(isMainThread);
     reads.push(p);
     return FILES[p] ?? null;
@@ -55,7 +55,7 @@ test("a read's ConfigError is the file's error; any other error is thrown as it 
     (e) => e === broken,
   );
   // the thread is still good
-  assert.deepEqual((await parseCiLimited(FILE, async (p) => FILES[p] ?? null, LIMIT)).errors, []);
+  assert.deepEqual((await parseCiLimited(FILE, async ({ path }) => FILES[path] ?? null, LIMIT)).errors, []);
 });
 
 test('past the time limit: GitLab’s timeout message; the thread is replaced', async () => {
@@ -69,7 +69,7 @@ test('past the time limit: GitLab’s timeout message; the thread is replaced', 
     many.map((r) => r.errors),
     [[TIMEOUT_MESSAGE], [TIMEOUT_MESSAGE], [TIMEOUT_MESSAGE]],
   );
-  const next = await parseCiLimited(FILE, async (p) => FILES[p] ?? null, LIMIT);
+  const next = await parseCiLimited(FILE, async ({ path }) => FILES[path] ?? null, LIMIT);
   assert.deepEqual(next.errors, []);
   assert.equal(next.config?.jobs.length, 1);
 });

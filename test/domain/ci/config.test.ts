@@ -8,7 +8,7 @@ import { parseDuration } from '../../../src/lib/duration.ts';
 import { evaluateJob, evaluateWorkflow, type EvalContext } from '../../../src/domain/ci/config/evaluate.ts';
 import { anyMatch, globRegExp } from '../../../src/domain/ci/config/glob.ts';
 
-const parse = (yaml: string, files: Record<string, string> = {}) => parseCiConfig(yaml, async (p) => files[p] ?? null);
+const parse = (yaml: string, files: Record<string, string> = {}) => parseCiConfig(yaml, async ({ path, project, ref }) => files[project ? `${project}@${ref}:${path}` : path] ?? null);
 const errorsOf = async (yaml: string, files: Record<string, string> = {}) => (await parse(yaml, files)).errors;
 
 test('a full file: defaults, global keywords, every job keyword normalised', async () => {
@@ -155,6 +155,36 @@ test('include: local (string, list, nested) deep-merged under the file; extends'
   assert.deepEqual(m.errors, []);
   assert.deepEqual(m.config!.jobs[0].tags, ['b']);
   assert.deepEqual(m.config!.jobs[0].options.script, ['a']);
+});
+
+test('include: project (a file or a list, at a ref or HEAD); local includes inside it are that project\'s', async () => {
+  const files = {
+    'tools/ci@v1:templates/build.yml': 'include: common.yml\n.build:\n  script: make\n',
+    'tools/ci@v1:common.yml': 'variables: { FROM: tools }\n',
+    'tools/ci@HEAD:lint.yml': 'lint:\n  script: lint\n',
+    'common.yml': 'variables: { FROM: own }\n',
+  };
+  const r = await parse(
+    'include:\n  - project: Tools/CI\n    ref: v1\n    file: /templates/build.yml\n  - project: tools/ci\n    file: [lint.yml]\njob:\n  extends: .build\n',
+    files,
+  );
+  assert.deepEqual(r.errors, []);
+  assert.deepEqual(
+    r.includes.map((i) => [i.type, i.location, i.extra, i.context_project]),
+    [
+      ['file', 'templates/build.yml', { project: 'tools/ci', ref: 'v1' }, null],
+      ['file', 'common.yml', { project: 'tools/ci', ref: 'v1' }, 'tools/ci'],
+      ['file', 'lint.yml', { project: 'tools/ci', ref: 'HEAD' }, null],
+    ],
+  );
+  assert.deepEqual(
+    r.config!.jobs.map((j) => [j.name, j.options.script]),
+    [
+      ['lint', ['lint']],
+      ['job', ['make']],
+    ],
+  );
+  assert.deepEqual(r.config!.variables, { FROM: 'tools' });
 });
 
 test('YAML as Psych reads it: yes/on are booleans, y/n stay strings, duplicate keys keep the last', async () => {
@@ -320,10 +350,17 @@ test('every error message', async () => {
     ['.a: 5\njob:\n  extends: .a\n  script: x\n', ['job: invalid base hash in `extends`']],
     [
       'include: https://example.com/ci.yml\njob:\n  script: x\n',
-      ['Remote file `https://example.com/ci.yml` could not be included: only local includes are supported'],
+      ['Remote file `https://example.com/ci.yml` could not be included: only local and project includes are supported'],
     ],
-    ['include: { template: Auto-DevOps.gitlab-ci.yml }\njob:\n  script: x\n', ['Include `template` is not supported: only local includes are supported']],
-    ['include: { project: a/b, file: c.yml }\njob:\n  script: x\n', ['Include `project` is not supported: only local includes are supported']],
+    [
+      'include: { template: Auto-DevOps.gitlab-ci.yml }\njob:\n  script: x\n',
+      ['Include `template` is not supported: only local and project includes are supported'],
+    ],
+    ['include: { project: a/b, file: c.yml }\njob:\n  script: x\n', ['Project `a/b` file `c.yml` does not exist!']],
+    ['include: { project: a/b, file: c.yml }\njob:\n  script: x\n', ['Project `a/b` file `c.yml` is empty!'], { 'a/b@HEAD:c.yml': ' \n' }],
+    ['include: { project: a/b, file: c.txt }\njob:\n  script: x\n', ['Included file `c.txt` does not have YAML extension!']],
+    ['include: { project: a/b, file: ../c.yml }\njob:\n  script: x\n', ['Project `a/b` file `../c.yml` does not exist!']],
+    ['include: { project: a/b }\njob:\n  script: x\n', ['Include `{"project":"a/b"}` needs to match exactly one accessor!']],
     [
       'include: { local: a.yml, remote: https://x/y.yml }\njob:\n  script: x\n',
       ['Include `{"local":"a.yml","remote":"https://x/y.yml"}` needs to match exactly one accessor!'],

@@ -8,7 +8,7 @@
 import type { Worker } from 'node:worker_threads';
 import { Gate, GateBusy } from '../../../lib/gate.ts';
 import { readiness, startWorker, workerEntry } from '../../../lib/worker-boot.ts';
-import { type CiConfig, type CiInclude, ConfigError, type ReadLocal, TOO_BIG } from './parse.ts';
+import { type CiConfig, type CiInclude, ConfigError, type FileLocation, type ReadFile, TOO_BIG } from './parse.ts';
 
 export const TIMEOUT_MESSAGE = 'Request timed out when fetching configuration files.';
 const THREADS = 2;
@@ -35,7 +35,7 @@ export interface ParseOptions {
 /** Messages to the worker: a file to parse, or the answer to its read. */
 export type ToWorker = { content: string; canRead: boolean; mergedYaml: boolean } | { file: { content: string | null } | { configError: string | null } };
 /** Messages from the worker: `ready` once, then per parse its reads and one answer (`failed`: a stack, null when a read failed). */
-export type FromWorker = { ready: true } | { read: string } | { parsed: ParsedCi } | { failed: string | null };
+export type FromWorker = { ready: true } | { read: FileLocation } | { parsed: ParsedCi } | { failed: string | null };
 
 const failedWith = (error: string): ParsedCi => ({ config: null, errors: [error], warnings: [], includes: [], mergedYaml: null });
 
@@ -43,7 +43,7 @@ const failedWith = (error: string): ParsedCi => ({ config: null, errors: [error]
  * The CI file `content` parsed in a worker thread (parseCiConfig): `read` gives the files
  * `include: local` names. Never throws for a bad or too slow file: the errors come back.
  */
-export async function parseCiLimited(content: string, read: ReadLocal | null, opts: ParseOptions): Promise<ParsedCi> {
+export async function parseCiLimited(content: string, read: ReadFile | null, opts: ParseOptions): Promise<ParsedCi> {
   try {
     await gate.enter(opts.timeoutMs);
   } catch (e) {
@@ -64,10 +64,10 @@ export async function parseCiLimited(content: string, read: ReadLocal | null, op
 }
 
 /** The project's CI file read with `read` and parsed as parseCiLimited does; null when there is no such file. */
-export async function parseCiFileLimited(path: string, read: ReadLocal, opts: ParseOptions): Promise<ParsedCi | null> {
+export async function parseCiFileLimited(path: string, read: ReadFile, opts: ParseOptions): Promise<ParsedCi | null> {
   let content: string | null;
   try {
-    content = await read(path);
+    content = await read({ path });
   } catch (e) {
     if (e instanceof ConfigError) return failedWith(e.message);
     throw e;
@@ -81,7 +81,7 @@ const gate = new Gate({ slots: THREADS, queue: QUEUE });
 const idle: ParseThread[] = [];
 
 interface Job {
-  read: ReadLocal | null;
+  read: ReadFile | null;
   resolve: (r: ParsedCi) => void;
   reject: (e: Error) => void;
   timer: NodeJS.Timeout;
@@ -127,7 +127,7 @@ class ParseThread {
     else this.worker.unref();
   }
 
-  parse(content: string, read: ReadLocal | null, opts: ParseOptions): Promise<ParsedCi> {
+  parse(content: string, read: ReadFile | null, opts: ParseOptions): Promise<ParsedCi> {
     if (this.dead) return Promise.reject(new Error('the CI configuration worker stopped'));
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -149,10 +149,10 @@ class ParseThread {
     return job;
   }
 
-  private async answerRead(job: Job, path: string): Promise<void> {
+  private async answerRead(job: Job, loc: FileLocation): Promise<void> {
     let file: { content: string | null } | { configError: string | null };
     try {
-      file = { content: job.read ? await job.read(path) : null };
+      file = { content: job.read ? await job.read(loc) : null };
     } catch (e) {
       if (e instanceof ConfigError) file = { configError: e.message };
       else {

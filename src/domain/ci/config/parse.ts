@@ -1,8 +1,8 @@
 // The CI file (GitLab's Gitlab::Ci::Config and Gitlab::Ci::YamlProcessor): YAML (1.1, anchors and `<<`
-// merge keys, as Psych reads it), `include: local` files of the same commit deep-merged under the file,
-// `extends`, then every keyword validated with GitLab's messages and each visible job normalised to
-// the JobOptions contract. Only local includes exist here: remote, project, template and component
-// includes are refused with an error.
+// merge keys, as Psych reads it), `include: local` files of the same commit and `include: project` files of
+// other projects deep-merged under the file, `extends`, then every keyword validated with GitLab's messages
+// and each visible job normalised to the JobOptions contract. Remote, template and component includes are
+// refused with an error.
 import { Lexer, parseDocument, type ScalarTag, stringify, type Tags, type YAMLError } from 'yaml';
 import type { JobOptions } from '../job-options.ts';
 import { parseDuration } from '../../../lib/duration.ts';
@@ -137,12 +137,15 @@ export interface CiJobSpec {
 }
 
 export interface CiInclude {
-  type: 'local';
+  /** `local` for a file of the pipeline's project, `file` for one of another project (GitLab's metadata types) */
+  type: 'local' | 'file';
   location: string;
   blob: null;
   raw: null;
+  /** `include:project`: `{ project, ref }` */
   extra: Dict;
-  context_project: null;
+  /** the project whose file included this one (null: the pipeline's own) */
+  context_project: string | null;
   context_sha: null;
 }
 
@@ -164,8 +167,21 @@ export interface ParseResult {
   includes: CiInclude[];
 }
 
-/** Reads a file of the same repository and commit (null when it does not exist). */
-export type ReadLocal = (path: string) => Promise<string | null>;
+/**
+ * Where an included file is: a path of the pipeline's commit, or (`include:project`) a path of another
+ * project at a ref (`HEAD` when none is named).
+ */
+export interface FileLocation {
+  path: string;
+  project?: string;
+  ref?: string;
+}
+
+/**
+ * Reads an included file (null when it does not exist). A file of another project that the pipeline's user
+ * may not read, or a ref it lacks, is a ConfigError with GitLab's message.
+ */
+export type ReadFile = (loc: FileLocation) => Promise<string | null>;
 
 export class ConfigError extends Error {}
 
@@ -175,10 +191,10 @@ interface BlobSource {
 }
 
 /**
- * The files of one commit as a ReadLocal: a blob over max_yaml_size_bytes is refused from its
+ * The files of one commit: a blob over max_yaml_size_bytes is refused from its
  * header (a ConfigError), never read into memory.
  */
-export function commitReader(repo: BlobSource, sha: string | null): ReadLocal {
+export function commitReader(repo: BlobSource, sha: string | null): (path: string) => Promise<string | null> {
   return async (path) => {
     if (!sha) return null;
     const head = await repo.info(`${sha}:${path}`);
@@ -332,22 +348,39 @@ function deepMerge(base: Dict, over: Dict, budget?: Budget): Dict {
   return out;
 }
 
+/** An `include:` entry: a local file, or files of another project at a ref. */
+interface IncludeEntry {
+  location: string;
+  project?: string;
+  ref?: string;
+}
+
 /** `include:` entries as locations, or an error for what this server does not include. */
-function includeLocations(value: unknown): string[] {
+function includeLocations(value: unknown): IncludeEntry[] {
   const list = Array.isArray(value) ? value : [value];
-  const out: string[] = [];
+  const out: IncludeEntry[] = [];
   for (const item of list) {
     if (typeof item === 'string') {
-      if (/^https?:\/\//i.test(item)) throw new ConfigError(`Remote file \`${item}\` could not be included: only local includes are supported`);
-      out.push(item);
+      if (/^https?:\/\//i.test(item)) throw new ConfigError(`Remote file \`${item}\` could not be included: only local and project includes are supported`);
+      out.push({ location: item });
       continue;
     }
     if (!isDict(item)) throw new ConfigError(`Include \`${JSON.stringify(item)}\` needs to match exactly one accessor!`);
     const accessors = ['local', 'remote', 'project', 'template', 'component', 'artifact'].filter((k) => k in item);
     if (accessors.length !== 1) throw new ConfigError(`Include \`${JSON.stringify(item)}\` needs to match exactly one accessor!`);
-    if (accessors[0] !== 'local') throw new ConfigError(`Include \`${accessors[0]}\` is not supported: only local includes are supported`);
+    if (accessors[0] === 'project') {
+      // Gitlab::Ci::Config::Entry::Include: `project` with `file` (a path or a list of paths), `ref` optional
+      const files = typeof item.file === 'string' ? [item.file] : isStringArray(item.file) ? item.file : null;
+      const project = Array.isArray(item.project) ? item.project[0] : item.project;
+      if (typeof project !== 'string' || !project || !files?.length || (item.ref !== undefined && typeof item.ref !== 'string')) {
+        throw new ConfigError(`Include \`${JSON.stringify(item)}\` needs to match exactly one accessor!`);
+      }
+      for (const file of files) out.push({ location: file, project: project.toLowerCase(), ref: (item.ref as string | undefined) ?? 'HEAD' });
+      continue;
+    }
+    if (accessors[0] !== 'local') throw new ConfigError(`Include \`${accessors[0]}\` is not supported: only local and project includes are supported`);
     if (typeof item.local !== 'string') throw new ConfigError(`Include \`${JSON.stringify(item)}\` needs to match exactly one accessor!`);
-    out.push(item.local);
+    out.push({ location: item.local });
   }
   return out;
 }
@@ -373,25 +406,47 @@ function spend(budget: Budget, size: number): void {
   if (budget.size > MAX_TOTAL_YAML_SIZE) throw new ConfigError(TOTAL_TOO_BIG);
 }
 
-async function expandIncludes(config: Dict, read: ReadLocal | null, seen: Set<string>, budget: Budget, includes: CiInclude[]): Promise<Dict> {
+/** the project and ref a file was read from: local includes inside another project's file are that project's */
+interface IncludeContext {
+  project?: string;
+  ref?: string;
+}
+
+async function expandIncludes(
+  config: Dict,
+  read: ReadFile | null,
+  seen: Set<string>,
+  budget: Budget,
+  includes: CiInclude[],
+  context: IncludeContext = {},
+): Promise<Dict> {
   if (!('include' in config)) return config;
   const { include, ...rest } = config;
   if (include === null || include === undefined) return rest;
   let merged: Dict = {};
-  for (const location of includeLocations(include)) {
-    const path = localPath(location);
-    if (seen.has(path)) continue; // GitLab includes a file once
+  for (const entry of includeLocations(include)) {
+    const { location } = entry;
+    const where: IncludeContext = entry.project ? { project: entry.project, ref: entry.ref } : context;
+    const path = where.project ? projectPath(where.project, location) : localPath(location);
+    const key = where.project ? `${where.project}@${where.ref}:${path}` : path;
+    if (seen.has(key)) continue; // GitLab includes a file once
     // counted before the file is read, so that nesting is bounded by the count too
     if (seen.size >= MAX_INCLUDES) throw new ConfigError(`Maximum of ${MAX_INCLUDES} nested includes are allowed!`);
-    seen.add(path);
+    seen.add(key);
+    const name = where.project ? `Project \`${where.project}\` file \`${path}\`` : `Local file \`${location}\``;
     let content: string | null = null;
     try {
-      content = read ? await read(path) : null;
+      content = read ? await read(where.project ? { path, project: where.project, ref: where.ref } : { path }) : null;
     } catch (e) {
       throw e instanceof ConfigError && e.message === TOO_BIG ? new ConfigError(`\`${location}\`: ${TOO_BIG}`) : e;
     }
-    if (content === null) throw new ConfigError(`Local file \`${location}\` does not exist!`);
-    includes.push({ type: 'local', location, blob: null, raw: null, extra: {}, context_project: null, context_sha: null });
+    if (content === null) throw new ConfigError(`${name} does not exist!`);
+    if (where.project && !content.trim()) throw new ConfigError(`${name} is empty!`);
+    includes.push(
+      where.project
+        ? { type: 'file', location: path, blob: null, raw: null, extra: { project: where.project, ref: where.ref }, context_project: context.project ?? null, context_sha: null }
+        : { type: 'local', location, blob: null, raw: null, extra: {}, context_project: context.project ?? null, context_sha: null },
+    );
     let data: unknown = {};
     if (content.trim()) {
       try {
@@ -401,13 +456,23 @@ async function expandIncludes(config: Dict, read: ReadLocal | null, seen: Set<st
       } catch (e) {
         if (e instanceof ConfigError && e.message === TOO_BIG) throw new ConfigError(`\`${location}\`: ${TOO_BIG}`);
         if (e instanceof ConfigError && e.message === TOTAL_TOO_BIG) throw e;
-        throw new ConfigError(`Local file \`${location}\` does not have valid YAML syntax!`);
+        throw new ConfigError(`${name} does not have valid YAML syntax!`);
       }
     }
-    if (!isDict(data)) throw new ConfigError(`Local file \`${location}\` does not have valid YAML syntax!`);
-    merged = deepMerge(merged, await expandIncludes(data, read, seen, budget, includes));
+    if (!isDict(data)) throw new ConfigError(`${name} does not have valid YAML syntax!`);
+    merged = deepMerge(merged, await expandIncludes(data, read, seen, budget, includes, where));
   }
   return deepMerge(merged, rest);
+}
+
+/** A path of another project's repository (`include:project`'s `file`), or GitLab's error. */
+function projectPath(project: string, location: string): string {
+  const path = location.replace(/^\/+/, '');
+  if (!path || path.split('/').some((s) => s === '..' || s === '.' || s === '') || path.startsWith('-') || path.includes('\0') || /[*?[]/.test(path)) {
+    throw new ConfigError(`Project \`${project}\` file \`${path}\` does not exist!`);
+  }
+  if (!/\.ya?ml$/i.test(path)) throw new ConfigError(`Included file \`${path}\` does not have YAML extension!`);
+  return path;
 }
 
 /** `extends`: each entry's bases deep-merged under it, in order (Gitlab::Ci::Config::Extendable). */
@@ -1172,7 +1237,7 @@ function compose(ck: Checker, root: Dict): Omit<CiConfig, 'merged' | 'includes'>
  * Parses a CI file: `read` gives the files `include: local` names (null: includes are refused as
  * missing). Never throws for a bad file: the errors come back (GitLab's messages).
  */
-export async function parseCiConfig(content: string, read: ReadLocal | null): Promise<ParseResult> {
+export async function parseCiConfig(content: string, read: ReadFile | null): Promise<ParseResult> {
   const ck = new Checker();
   const includes: CiInclude[] = [];
   let merged: Dict | null = null;

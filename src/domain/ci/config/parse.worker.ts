@@ -1,8 +1,8 @@
 // The worker thread of config/parse-pool.ts: parses the CI files it is sent, one at a time (the YAML,
 // includes, extends, every check, and lint's merged_yaml when asked), and asks the main thread for
-// each file an `include: local` names.
+// each file an `include` names.
 import { parentPort } from 'node:worker_threads';
-import { ConfigError, mergedYaml, parseCiConfig } from './parse.ts';
+import { ConfigError, type FileLocation, mergedYaml, parseCiConfig } from './parse.ts';
 import type { FromWorker, ToWorker } from './parse-pool.ts';
 
 const port = parentPort!;
@@ -10,10 +10,10 @@ const send = (m: FromWorker) => port.postMessage(m);
 let reading: { resolve: (content: string | null) => void; reject: (e: Error) => void } | null = null;
 
 /** an included file, read by the main thread */
-const read = (path: string) =>
+const read = (loc: FileLocation) =>
   new Promise<string | null>((resolve, reject) => {
     reading = { resolve, reject };
-    send({ read: path });
+    send({ read: loc });
   });
 
 port.on('message', async (m: ToWorker) => {

@@ -15,16 +15,15 @@ import type { ResolvedProject } from '../../access/resolve.ts';
 import { settingsOf } from '../../core/project-settings.ts';
 import { onRefsChanged } from '../../repository/push-events.ts';
 import { type EvalContext, evaluateJob, evaluateWorkflow } from '../config/evaluate.ts';
-import { commitReader } from '../config/parse.ts';
-import { type ParsedCi, parseCiFileLimited, parseCiLimited } from '../config/parse-pool.ts';
+import { type ParsedCi, parseCiLimited } from '../config/parse-pool.ts';
+import { ciLint, type LintOptions } from '../config/lint.ts';
+import { ciConfigPathVariable, includeReader, readCiFileContent, readPipelineConfig } from '../config/source.ts';
 import { parseDuration } from '../../../lib/duration.ts';
 import type { CiDeps } from '../deps.ts';
 import type { JobOptions, JobVariable } from '../job-options.ts';
 import { CANCELABLE, COMPLETED, compositeStatus } from './status.ts';
 import { recordBuildEvent, recordPipelineEvent } from '../hook-data.ts';
 import { defineSweep } from '../../../jobs/registry.ts';
-
-export const DEFAULT_CI_CONFIG_PATH = '.service-ci.yml';
 
 export interface CreatePipelineInput {
   ref: string;
@@ -228,20 +227,15 @@ export class PipelinesService {
     const commit = await repo.commit(sha);
     if (!commit) return { failure: 'reference_not_found' };
 
-    const readAt = commitReader(repo, sha);
     const limits = { timeoutMs: this.deps.config.ciConfigTimeoutMs };
     let parsed: ParsedCi;
     if (input.parent) {
       const content = input.parent.include.map((p) => `  - local: ${JSON.stringify(p)}`).join('\n');
-      parsed = await parseCiLimited(`include:\n${content}\n`, readAt, limits);
+      parsed = await parseCiLimited(`include:\n${content}\n`, includeReader(this.deps, actor, project, repo, sha), limits);
     } else {
-      const path = (settingsOf(project).ci_config_path as string | null) || DEFAULT_CI_CONFIG_PATH;
-      const clean = path.replace(/^\/+/, '');
-      // the project setting is checked when saved; a path git would misread is no file here
-      const safe = clean && !clean.startsWith('-') && !clean.split('/').some((seg) => seg === '..' || seg === '.' || seg === '');
-      const fromFile = safe ? await parseCiFileLimited(clean, readAt, limits) : null;
-      if (!fromFile) return { failure: 'missing_config' };
-      parsed = fromFile;
+      const source = await readPipelineConfig(this.deps, actor, project, repo, sha, limits);
+      if (!source) return { failure: 'missing_config' };
+      parsed = source.parsed;
     }
 
     const ns = await this.k.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).executeTakeFirstOrThrow();
@@ -271,6 +265,7 @@ export class PipelinesService {
       source: input.source,
       message: commit.message,
       actor,
+      configPath: await ciConfigPathVariable(this.deps, project),
     });
     const ctxVars = { ...predefined, ...cfg.variables, ...Object.fromEntries(pipelineVars.map((v) => [v.key, v.value])) };
     const ctx: EvalContext = {
@@ -346,11 +341,21 @@ export class PipelinesService {
     return { pipeline: await this.k.selectFrom('ci_pipelines').selectAll().where('id', '=', pipeline.id).executeTakeFirstOrThrow() };
   }
 
+  /** The CI lint of `content` as a pipeline of the project at `sha` would read it. */
+  lint(ctx: { project: ProjectRow; namespace: NamespaceRow }, actor: Actor, content: string, sha: string | null, opts: LintOptions) {
+    return ciLint(this.deps, ctx, actor, content, sha, opts);
+  }
+
+  /** The text of the project's CI file at `sha` ('' when there is none). */
+  ciFileContent(project: ProjectRow, repo: Repository, sha: string): Promise<string> {
+    return readCiFileContent(this.deps, project, repo, sha);
+  }
+
   /** The predefined variables rules can read (a subset of GitLab's). */
   predefined(
     project: ProjectRow,
     ns: NamespaceRow,
-    p: { ref: string; tag: boolean; sha: string; beforeSha: string; source: string; message: string; actor: Actor },
+    p: { ref: string; tag: boolean; sha: string; beforeSha: string; source: string; message: string; actor: Actor; configPath: string },
   ): Record<string, string> {
     const path = `${ns.full_path}/${project.path}`;
     const url = this.deps.config.externalUrl;
@@ -368,7 +373,7 @@ export class PipelinesService {
       CI_PROJECT_URL: `${url}/${path}`,
       CI_PROJECT_VISIBILITY: project.visibility,
       CI_DEFAULT_BRANCH: project.default_branch ?? 'main',
-      CI_CONFIG_PATH: (settingsOf(project).ci_config_path as string | null) || DEFAULT_CI_CONFIG_PATH,
+      CI_CONFIG_PATH: p.configPath,
       CI_COMMIT_SHA: p.sha,
       CI_COMMIT_SHORT_SHA: p.sha.slice(0, 8),
       CI_COMMIT_BEFORE_SHA: p.beforeSha,

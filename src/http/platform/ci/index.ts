@@ -1,4 +1,5 @@
-// CI: pipelines, jobs, runners (the runner API and the protocol runners speak), artifacts, commit statuses.
+// CI: pipelines, jobs, runners (the runner API and the protocol runners speak), artifacts, commit statuses,
+// CI/CD variables.
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../../container.ts';
 import { artifactsRoutes } from './artifacts.routes.ts';
@@ -7,6 +8,7 @@ import { pipelinesRoutes } from './pipelines.routes.ts';
 import { runnerProtocolRoutes } from './runner-protocol.routes.ts';
 import { runnersRoutes } from './runners.routes.ts';
 import { statusesRoutes } from './statuses.routes.ts';
+import { variablesRoutes } from './variables.routes.ts';
 
 export function ciRoutes(app: FastifyInstance, c: Container): void {
   pipelinesRoutes(app, c);
@@ -15,4 +17,5 @@ export function ciRoutes(app: FastifyInstance, c: Container): void {
   runnerProtocolRoutes(app, c);
   artifactsRoutes(app, c);
   statusesRoutes(app, c);
+  variablesRoutes(app, c);
 }

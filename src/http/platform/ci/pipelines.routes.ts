@@ -8,11 +8,8 @@ import type { Container } from '../../../container.ts';
 import type { CiBuildRow, CiPipelineRow, NamespaceRow, ProjectRow } from '../../../db/schema.ts';
 import type { Actor } from '../../../domain/access/actor.ts';
 import type { ProjectAccess } from '../../../domain/access/policy.ts';
-import { commitReader } from '../../../domain/ci/config/parse.ts';
-import { parseCiLimited } from '../../../domain/ci/config/parse-pool.ts';
-import { evaluateJob } from '../../../domain/ci/config/evaluate.ts';
 import { PIPELINE_ORDERS, PIPELINE_SCOPES } from '../../../domain/ci/pipelines-query.ts';
-import { CREATE_MESSAGES, DEFAULT_CI_CONFIG_PATH, type PipelineAbility } from '../../../domain/ci/pipelines/pipelines.service.ts';
+import { CREATE_MESSAGES, type PipelineAbility } from '../../../domain/ci/pipelines/pipelines.service.ts';
 import { settingsOf } from '../../../domain/core/project-settings.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { offsetPaginate } from '../../../lib/pagination.ts';
@@ -277,89 +274,11 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
 
   // ---- lint ------------------------------------------------------------------------------------
 
-  /** Gitlab::Ci::Lint#legacy_validate: a static check, or with dry_run the jobs a pipeline of `ref` would get. */
-  async function lint(
-    ctx: { project: ProjectRow; namespace: NamespaceRow },
-    actor: Actor,
-    content: string,
-    sha: string | null,
-    opts: { includeJobs: boolean; dryRun: boolean; ref: string },
-  ) {
-    if (!content.trim())
-      return {
-        valid: false,
-        errors: ['Please provide content of .gitlab-ci.yml'],
-        warnings: [],
-        merged_yaml: null,
-        includes: [],
-        ...(opts.includeJobs ? { jobs: [] } : {}),
-      };
-    const repo = c.repos.repository(ctx.project);
-    const r = await parseCiLimited(content, commitReader(repo, sha), { timeoutMs: c.config.ciConfigTimeoutMs, mergedYaml: true });
-    const fullPath = `${ctx.namespace.full_path}/${ctx.project.path}`;
-    const web = `${c.config.externalUrl}/${fullPath}`;
-    const out: Record<string, unknown> = {
-      valid: r.errors.length === 0,
-      errors: r.errors,
-      warnings: r.warnings,
-      merged_yaml: r.mergedYaml,
-      includes: r.includes.map((i) => {
-        const path = i.location.replace(/^\/+/, '');
-        return {
-          ...i,
-          blob: sha ? `${web}/-/blob/${sha}/${path}` : null,
-          raw: sha ? `${web}/-/raw/${sha}/${path}` : null,
-          context_project: fullPath,
-          context_sha: sha,
-        };
-      }),
-    };
-    if (opts.includeJobs) {
-      const jobs = [];
-      const ns = ctx.namespace;
-      const tag = !!sha && !(await repo.branch(opts.ref)) && !!(await repo.tag(opts.ref));
-      const variables = r.config
-        ? {
-            ...c.ci.pipelines.predefined(ctx.project, ns, {
-              ref: opts.ref,
-              tag,
-              sha: sha ?? '',
-              beforeSha: '0'.repeat(40),
-              source: 'push',
-              message: '',
-              actor,
-            }),
-            ...r.config.variables,
-          }
-        : {};
-      for (const j of r.config?.jobs ?? []) {
-        const outcome = opts.dryRun ? await evaluateJob(j, { ref: opts.ref, tag, source: 'push', variables }) : { when: j.when };
-        if (!outcome) continue;
-        jobs.push({
-          name: j.name,
-          stage: j.stage,
-          before_script: j.options.before_script ?? [],
-          script: j.options.script ?? [],
-          after_script: j.options.after_script ?? [],
-          tag_list: j.tags,
-          environment: j.environment,
-          when: outcome.when,
-          allow_failure: outcome.allowFailure ?? j.allowFailure ?? (outcome.when === 'manual' && !j.rules),
-          only: j.only,
-          except: j.except,
-          needs: j.options.needs?.map((n) => ({ name: n.job })) ?? null,
-        });
-      }
-      out.jobs = jobs;
-    }
-    return out;
-  }
-
   app.post(`${PROJECT}/ci/lint`, { config: write, schema: { tags: ['lint'], params: IdParams, body: LintBody } }, async (req) => {
     const ctx = await project(req.actor, req.params.id, 'create');
     const ref = req.body.ref || ctx.project.default_branch || 'main';
     const sha = await c.repos.repository(ctx.project).resolveCommit(ref);
-    return lint(ctx, req.actor, req.body.content, sha, { includeJobs: req.body.include_jobs === true, dryRun: req.body.dry_run === true, ref });
+    return c.ci.pipelines.lint(ctx, req.actor, req.body.content, sha, { includeJobs: req.body.include_jobs === true, dryRun: req.body.dry_run === true, ref });
   });
 
   app.get(`${PROJECT}/ci/lint`, { config: read, schema: { tags: ['lint'], params: IdParams, querystring: LintQuery } }, async (req) => {
@@ -373,10 +292,8 @@ export function pipelinesRoutes(fastify: FastifyInstance, c: Container): void {
     const rev = q.content_ref ?? q.sha ?? ctx.project.default_branch ?? 'main';
     const sha = await repo.resolveCommit(rev);
     if (!sha) throw Errors.notFound('Commit');
-    const path = (settingsOf(ctx.project).ci_config_path as string | null) || DEFAULT_CI_CONFIG_PATH;
-    const o = await repo.read(`${sha}:${path}`);
-    const content = o && o.type === 'blob' ? (o.content?.toString('utf8') ?? '') : '';
+    const content = await c.ci.pipelines.ciFileContent(ctx.project, repo, sha);
     const ref = q.dry_run_ref ?? q.ref ?? ctx.project.default_branch ?? 'main';
-    return lint(ctx, req.actor, content, sha, { includeJobs: q.include_jobs === true, dryRun: q.dry_run === true, ref });
+    return c.ci.pipelines.lint(ctx, req.actor, content, sha, { includeJobs: q.include_jobs === true, dryRun: q.dry_run === true, ref });
   });
 }
