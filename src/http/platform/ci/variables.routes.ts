@@ -42,7 +42,7 @@ const Attributes = {
   raw: Type.Optional(Type.Boolean()),
   variable_type: Type.Optional(Enum(VARIABLE_TYPES)),
   environment_scope: Type.Optional(Type.String()),
-  description: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  description: Type.Optional(Type.Union([Type.Null(), Type.String()])),
 };
 const CreateBody = Type.Object({ ...Attributes, key: Type.String(), value: Type.String(), masked_and_hidden: Type.Optional(Type.Boolean()) });
 const Filter = Type.Optional(Type.Object({ environment_scope: Type.Optional(Type.String()) }));
