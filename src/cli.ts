@@ -181,6 +181,23 @@ const adminCmd: Command = {
   run: (args) => admin(args[0], args.slice(1)),
 };
 
+const secretsCmd: Command = {
+  name: 'secrets',
+  usage: `usage: hearth secrets rotate
+  re-seals every secret kept at rest (CI/CD variable values) with the first key of HEARTH_ENCRYPTION_KEYS;
+  to rotate: put the new key first (HEARTH_ENCRYPTION_KEYS=new,old) on every node, run this once, then drop the old key`,
+  summary: 'rotate the key that seals secrets at rest',
+  run: async (args) => {
+    if (args[0] !== 'rotate') throw new UsageError(args[0] === undefined ? 'a subcommand is required' : `unknown subcommand "${args[0]}"`, secretsCmd.usage);
+    options(secretsCmd.usage, args.slice(1), {});
+    return withContainer(async (c) => {
+      const n = await c.ci.variables.reseal();
+      process.stdout.write(`re-sealed ${n} secret${n === 1 ? '' : 's'}\n`);
+      return 0;
+    });
+  },
+};
+
 const backupCmd: Command = {
   name: 'backup',
   usage: BACKUP_USAGE,
@@ -190,7 +207,7 @@ const backupCmd: Command = {
 };
 
 /** The command table: `hearth <name> …`. */
-export const COMMANDS: Command[] = [serve, worker, migrateCmd, runnerCmd, adminCmd, backupCmd];
+export const COMMANDS: Command[] = [serve, worker, migrateCmd, runnerCmd, adminCmd, secretsCmd, backupCmd];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length), 'help <command>'.length) + 2;

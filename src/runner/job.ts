@@ -108,6 +108,7 @@ export class JobRun {
       if (this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
     }
     if (result.state === 'success') trace.info('Job succeeded');
+    trace.end();
     trace.stop();
     await trace.flush();
     await this.finish(result);

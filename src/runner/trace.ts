@@ -11,6 +11,45 @@ import type { RunnerClient } from './protocol.ts';
  */
 const TOUCH_INTERVAL_MS = 3000;
 
+/**
+ * Masks secrets in a stream of text (gitlab-runner's masking writer): a secret split between two writes is
+ * still masked, since the end of a write that could begin a secret is held back until the next write (or
+ * the end) shows whether it does.
+ */
+export class Masker {
+  private held = '';
+  private readonly masks: string[];
+  private readonly longest: number;
+
+  constructor(masks: string[]) {
+    this.masks = [...new Set(masks.filter(Boolean))].sort((a, b) => b.length - a.length);
+    this.longest = this.masks[0]?.length ?? 0;
+  }
+
+  write(text: string): string {
+    if (!this.longest) return text;
+    let out = this.held + text;
+    for (const m of this.masks) if (out.includes(m)) out = out.split(m).join('[MASKED]');
+    // the longest end of the text that begins some secret (shorter than it) waits for the next write
+    let keep = 0;
+    for (let k = Math.min(this.longest - 1, out.length); k > 0; k--) {
+      const tail = out.slice(out.length - k);
+      if (this.masks.some((m) => m.length > k && m.startsWith(tail))) {
+        keep = k;
+        break;
+      }
+    }
+    this.held = out.slice(out.length - keep);
+    return out.slice(0, out.length - keep);
+  }
+
+  end(): string {
+    const rest = this.held;
+    this.held = '';
+    return rest;
+  }
+}
+
 export class JobTrace {
   private buf: Buffer[] = [];
   private size = 0;
@@ -36,18 +75,25 @@ export class JobTrace {
     intervalMs = 1000,
   ) {
     this.intervalMs = intervalMs;
+    this.masker = new Masker(masks);
   }
 
-  private mask(text: string): string {
-    let out = text;
-    for (const m of this.masks) if (m) out = out.split(m).join('[MASKED]');
-    return out;
-  }
+  private readonly masker: Masker;
 
   write(text: string): void {
-    const b = Buffer.from(this.mask(text), 'utf8');
+    this.append(this.masker.write(text));
+  }
+
+  private append(text: string): void {
+    if (!text) return;
+    const b = Buffer.from(text, 'utf8');
     this.buf.push(b);
     this.size += b.length;
+  }
+
+  /** No more output of the job: what the masker held back (a beginning of a secret that never came whole) goes out. */
+  end(): void {
+    this.append(this.masker.end());
   }
 
   /** A line of the runner's own (GitLab's colours: section text bold green, errors bold red). */

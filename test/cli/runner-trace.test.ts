@@ -37,28 +37,41 @@ test('request, trace with a range mismatch, masking, final update', async (t) =>
   // someone else's bytes reached the server first: it has 3, the runner thinks 0
   const other = await client.patchTrace(job.id, job.token, Buffer.from('abc'), 0);
   assert.deepEqual([other.status, other.remoteEnd, other.jobStatus], [202, 3, 'running']);
-  const trace = new JobTrace(client, job.id, job.token, ['secret-value-123'], 1000);
+  const trace = new JobTrace(client, job.id, job.token, ['secret-value-123', 'second-secret'], 1000);
   trace.write('hello secret-value-123\n');
   await trace.flush();
   const log = await srv.app.inject({ method: 'GET', url: `/api/v4/projects/${project.id}/jobs/${job.id}/trace`, headers });
   // the server's 416 said Range 0-3: the runner went on from byte 3 of its own log
   assert.equal(log.body, 'abclo [MASKED]\n');
+  // a secret split between two writes, the log sent between them: the first chunk ends before the secret
+  // began, and the second masks it whole
+  trace.write('now: second-se');
+  await trace.flush();
+  const split = await srv.app.inject({ method: 'GET', url: `/api/v4/projects/${project.id}/jobs/${job.id}/trace`, headers });
+  assert.equal(split.body, 'abclo [MASKED]\nnow: ');
+  trace.write('cret and second-');
+  trace.write('sec, no secret\n');
+  trace.end();
+  await trace.flush();
+  const whole = await srv.app.inject({ method: 'GET', url: `/api/v4/projects/${project.id}/jobs/${job.id}/trace`, headers });
+  assert.equal(whole.body, 'abclo [MASKED]\nnow: [MASKED] and second-sec, no secret\n');
+  assert.ok(!whole.body.includes('second-secret'));
   assert.equal(trace.aborted, false);
 
   // a PATCH starting past the end: 416 with the server's range
   const bad = await client.patchTrace(job.id, job.token, Buffer.from('zzz'), 100);
-  assert.deepEqual([bad.status, bad.remoteEnd], [416, log.body.length]);
+  assert.deepEqual([bad.status, bad.remoteEnd], [416, whole.body.length]);
 
   // the final state with the checksum of the runner's log
   const out = trace.output();
-  const all = Buffer.from('hello [MASKED]\n');
+  const all = Buffer.from('hello [MASKED]\nnow: [MASKED] and second-sec, no secret\n');
   assert.deepEqual(out, { checksum: `crc32:${zlib.crc32(all).toString(16).padStart(8, '0')}`, bytesize: all.length });
   const put = await client.updateJob(job.id, { token: job.token, state: 'success', output: out, exit_code: 0 });
   assert.equal(put.status, 200);
   const done = await c.db.kysely.selectFrom('ci_builds').selectAll().where('id', '=', job.id).executeTakeFirstOrThrow();
   assert.equal(done.status, 'success');
   // the token ends with the job: the log is closed to it
-  const after = await client.patchTrace(job.id, job.token, Buffer.from('x'), log.body.length);
+  const after = await client.patchTrace(job.id, job.token, Buffer.from('x'), whole.body.length);
   assert.deepEqual([after.status, after.jobStatus], [403, 'success']);
   // this process's keep-alive sockets go now, not at the server's keep-alive timeout when the app closes
   srv.app.server.closeAllConnections();

@@ -205,7 +205,12 @@ describe('ci-variables', () => {
     await clear();
     const base = `/api/v4/projects/${s.project.id}/variables`;
     for (const scope of ['*', 'production']) {
-      const r = await ctx.app.inject({ method: 'POST', url: base, headers: s.as.maintainer, payload: { key: 'URL', value: `url-${scope}`, environment_scope: scope } });
+      const r = await ctx.app.inject({
+        method: 'POST',
+        url: base,
+        headers: s.as.maintainer,
+        payload: { key: 'URL', value: `url-${scope}`, environment_scope: scope },
+      });
       assert.equal(r.statusCode, 201);
     }
     const ambiguous = await ctx.app.inject({ method: 'GET', url: `${base}/URL`, headers: s.as.maintainer });
@@ -261,7 +266,15 @@ describe('ci-variables', () => {
       payload: { key: 'key1', value: 'secret_value', masked_and_hidden: true },
     });
     assert.equal(inst.statusCode, 201);
-    assert.deepEqual(json(inst), { variable_type: 'env_var', key: 'key1', value: 'secret_value', protected: false, masked: false, raw: false, description: null });
+    assert.deepEqual(json(inst), {
+      variable_type: 'env_var',
+      key: 'key1',
+      value: 'secret_value',
+      protected: false,
+      masked: false,
+      raw: false,
+      description: null,
+    });
     const instPut = await ctx.app.inject({ method: 'PUT', url: '/api/v4/admin/ci/variables/key1', headers: root, payload: { value: 'new_value1' } });
     assert.equal(json(instPut).value, 'new_value1');
     const instList = await ctx.app.inject({ method: 'GET', url: '/api/v4/admin/ci/variables', headers: root });

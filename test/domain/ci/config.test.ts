@@ -8,7 +8,8 @@ import { parseDuration } from '../../../src/lib/duration.ts';
 import { evaluateJob, evaluateWorkflow, type EvalContext } from '../../../src/domain/ci/config/evaluate.ts';
 import { anyMatch, globRegExp } from '../../../src/domain/ci/config/glob.ts';
 
-const parse = (yaml: string, files: Record<string, string> = {}) => parseCiConfig(yaml, async ({ path, project, ref }) => files[project ? `${project}@${ref}:${path}` : path] ?? null);
+const parse = (yaml: string, files: Record<string, string> = {}) =>
+  parseCiConfig(yaml, async ({ path, project, ref }) => files[project ? `${project}@${ref}:${path}` : path] ?? null);
 const errorsOf = async (yaml: string, files: Record<string, string> = {}) => (await parse(yaml, files)).errors;
 
 test('a full file: defaults, global keywords, every job keyword normalised', async () => {
@@ -157,7 +158,7 @@ test('include: local (string, list, nested) deep-merged under the file; extends'
   assert.deepEqual(m.config!.jobs[0].options.script, ['a']);
 });
 
-test('include: project (a file or a list, at a ref or HEAD); local includes inside it are that project\'s', async () => {
+test("include: project (a file or a list, at a ref or HEAD); local includes inside it are that project's", async () => {
   const files = {
     'tools/ci@v1:templates/build.yml': 'include: common.yml\n.build:\n  script: make\n',
     'tools/ci@v1:common.yml': 'variables: { FROM: tools }\n',

@@ -444,7 +444,15 @@ async function expandIncludes(
     if (where.project && !content.trim()) throw new ConfigError(`${name} is empty!`);
     includes.push(
       where.project
-        ? { type: 'file', location: path, blob: null, raw: null, extra: { project: where.project, ref: where.ref }, context_project: context.project ?? null, context_sha: null }
+        ? {
+            type: 'file',
+            location: path,
+            blob: null,
+            raw: null,
+            extra: { project: where.project, ref: where.ref },
+            context_project: context.project ?? null,
+            context_sha: null,
+          }
         : { type: 'local', location, blob: null, raw: null, extra: {}, context_project: context.project ?? null, context_sha: null },
     );
     let data: unknown = {};

@@ -22,6 +22,7 @@ import { CANCELABLE_STATUSES, COMPLETED_STATUSES, FAILURE_REASONS } from './job-
 import { runnerPayload } from './runner-payload.ts';
 import { recordBuildEvent } from '../hook-data.ts';
 import { defineSweep } from '../../../jobs/registry.ts';
+import { ciConfigPathVariable } from '../config/source.ts';
 
 export const JOB_TOKEN_PREFIX = 'glcbt-';
 /** Gitlab::Ci::Trace::UPDATE_FREQUENCY_DEFAULT (seconds) */
@@ -291,6 +292,10 @@ export class JobsService {
       this.deps.log.warn({ err: e, jobId: taken.id }, 'job dependencies unavailable');
       return [];
     });
+    const [ciConfigPath, secretVariables] = await Promise.all([
+      ciConfigPathVariable(this.deps, p.project),
+      this.deps.ci.variables.forJob(p.project, p.namespace, { protectedRef: refProtected, environment: taken.environment }),
+    ]);
     const payload = runnerPayload({
       job: taken,
       token,
@@ -302,6 +307,8 @@ export class JobsService {
       commit,
       externalUrl: this.deps.config.externalUrl,
       projectSettings: settingsOf(p.project),
+      ciConfigPath,
+      secretVariables,
       timeInQueue: Math.max(0, (Date.parse(now) - queued) / 1000),
       instanceRunnerJobs: Number(running?.n ?? 0),
       refProtected,

@@ -13,6 +13,7 @@ export interface RunnerVariable {
   public: boolean;
   masked: boolean;
   file?: boolean;
+  raw?: boolean;
 }
 
 export interface PayloadInput {
@@ -26,6 +27,10 @@ export interface PayloadInput {
   commit: Commit | null;
   externalUrl: string;
   projectSettings: Record<string, unknown>;
+  /** CI_CONFIG_PATH: the configured CI file or .gitlab-ci.yml */
+  ciConfigPath: string;
+  /** the instance's, groups' and project's CI/CD variables the job may have, in order (VariablesService.forJob) */
+  secretVariables: RunnerVariable[];
   /** seconds the job waited in the queue */
   timeInQueue: number;
   /** jobs of the project running on instance runners (job_info), as GitLab counts it */
@@ -63,7 +68,10 @@ const v = (key: string, value: string, opts: { public?: boolean; masked?: boolea
   masked: opts.masked ?? false,
 });
 
-/** Ci::Build#variables: the predefined ones, then the job's (yaml) and the pipeline's variables. */
+/**
+ * Ci::Build#variables: the predefined ones, the job's (yaml), the instance's, groups' and project's CI/CD variables,
+ * then the pipeline's (later wins on the runner).
+ */
 export function jobVariables(p: PayloadInput): RunnerVariable[] {
   const { job, project, namespace, pipeline, runner, externalUrl } = p;
   const fullPath = `${namespace.full_path}/${project.path}`;
@@ -112,7 +120,7 @@ export function jobVariables(p: PayloadInput): RunnerVariable[] {
     v('CI_PROJECT_VISIBILITY', project.visibility),
     v('CI_PROJECT_CLASSIFICATION_LABEL', ''),
     v('CI_DEFAULT_BRANCH', project.default_branch ?? 'main'),
-    v('CI_CONFIG_PATH', (p.projectSettings.ci_config_path as string | null) || '.service-ci.yml'),
+    v('CI_CONFIG_PATH', p.ciConfigPath),
     v('CI_API_V4_URL', `${externalUrl}/api/v4`),
     v('CI_API_GRAPHQL_URL', `${externalUrl}/api/graphql`),
     v('CI_PIPELINE_IID', String(pipeline.iid)),
@@ -149,6 +157,7 @@ export function jobVariables(p: PayloadInput): RunnerVariable[] {
   for (const y of JSON.parse(job.yaml_variables) as JobVariable[]) {
     out.push({ key: y.key, value: String(y.value), public: y.public ?? true, masked: y.masked ?? false, ...(y.file ? { file: true } : {}) });
   }
+  out.push(...p.secretVariables);
   for (const pv of JSON.parse(pipeline.variables) as { key: string; value: string; variable_type?: string }[]) {
     out.push({ key: pv.key, value: String(pv.value), public: false, masked: false, ...(pv.variable_type === 'file' ? { file: true } : {}) });
   }

@@ -17,6 +17,7 @@ import { onRefsChanged } from '../../repository/push-events.ts';
 import { type EvalContext, evaluateJob, evaluateWorkflow } from '../config/evaluate.ts';
 import { type ParsedCi, parseCiLimited } from '../config/parse-pool.ts';
 import { ciLint, type LintOptions } from '../config/lint.ts';
+import { loadRefRules, protectionDefaults } from '../../repository/branch-protection.ts';
 import { ciConfigPathVariable, includeReader, readCiFileContent, readPipelineConfig } from '../config/source.ts';
 import { parseDuration } from '../../../lib/duration.ts';
 import type { CiDeps } from '../deps.ts';
@@ -267,7 +268,17 @@ export class PipelinesService {
       actor,
       configPath: await ciConfigPathVariable(this.deps, project),
     });
-    const ctxVars = { ...predefined, ...cfg.variables, ...Object.fromEntries(pipelineVars.map((v) => [v.key, v.value])) };
+    // what rules read: the file's variables, then the CI/CD variables of the instance, groups and project that a
+    // job of this ref could have (unscoped), then the pipeline's own
+    const refRules = await loadRefRules(this.k, project, ns, protectionDefaults(await this.deps.settings.get()));
+    const protectedRef = tag ? refRules.tag(input.ref) !== null : refRules.isProtectedBranch(input.ref);
+    const secrets = await this.deps.ci.variables.forJob(project, ns, { protectedRef, environment: null });
+    const ctxVars = {
+      ...predefined,
+      ...cfg.variables,
+      ...Object.fromEntries(secrets.map((v) => [v.key, v.value])),
+      ...Object.fromEntries(pipelineVars.map((v) => [v.key, v.value])),
+    };
     const ctx: EvalContext = {
       ref: input.ref,
       tag,

@@ -131,7 +131,10 @@ export function variablesRoutes(fastify: FastifyInstance, c: Container): void {
   );
   app.put(
     `${base}/:key`,
-    { config: admin, schema: { tags: TAGS, params: AdminKeyParams, body: Type.Omit(UpdateBody, ['environment_scope', 'filter']), response: { 200: InstanceVariableSchema } } },
+    {
+      config: admin,
+      schema: { tags: TAGS, params: AdminKeyParams, body: Type.Omit(UpdateBody, ['environment_scope', 'filter']), response: { 200: InstanceVariableSchema } },
+    },
     async (req) => {
       const { key: _key, ...input } = req.body;
       return instanceEntity(await svc.update(svc.instanceOwner(req.actor), req.params.key, undefined, input));
