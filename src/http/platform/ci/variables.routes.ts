@@ -46,7 +46,13 @@ const Attributes = {
 };
 const CreateBody = Type.Object({ ...Attributes, key: Type.String(), value: Type.String(), masked_and_hidden: Type.Optional(Type.Boolean()) });
 const Filter = Type.Optional(Type.Object({ environment_scope: Type.Optional(Type.String()) }));
-const UpdateBody = Type.Object({ ...Attributes, key: Type.Optional(Type.String()), filter: Filter });
+// a client that read a hidden variable sends its value back as null: no new value
+const UpdateBody = Type.Object({
+  ...Attributes,
+  value: Type.Optional(Type.Union([Type.Null(), Type.String()])),
+  key: Type.Optional(Type.String()),
+  filter: Filter,
+});
 const KeyParams = Type.Object({ id: Type.String(), key: Type.String() });
 const AdminKeyParams = Type.Object({ key: Type.String() });
 const FilterQuery = Type.Object({ filter: Filter, 'filter[environment_scope]': Type.Optional(Type.String()) });
@@ -95,8 +101,8 @@ export function variablesRoutes(fastify: FastifyInstance, c: Container): void {
       `${base}/variables/:key`,
       { config: user, schema: { tags: TAGS, params: KeyParams, body: UpdateBody, response: { 200: VariableSchema } } },
       async (req) => {
-        const { key: _key, filter: _filter, ...input } = req.body;
-        return svc.update(await owner(req.actor, req.params.id), req.params.key, scopeFilter(req), input);
+        const { key: _key, filter: _filter, value, ...input } = req.body;
+        return svc.update(await owner(req.actor, req.params.id), req.params.key, scopeFilter(req), { ...input, value: value ?? undefined });
       },
     );
     app.delete(`${base}/variables/:key`, { config: user, schema: { tags: TAGS, params: KeyParams, querystring: FilterQuery } }, async (req, reply) => {
@@ -136,8 +142,8 @@ export function variablesRoutes(fastify: FastifyInstance, c: Container): void {
       schema: { tags: TAGS, params: AdminKeyParams, body: Type.Omit(UpdateBody, ['environment_scope', 'filter']), response: { 200: InstanceVariableSchema } },
     },
     async (req) => {
-      const { key: _key, ...input } = req.body;
-      return instanceEntity(await svc.update(svc.instanceOwner(req.actor), req.params.key, undefined, input));
+      const { key: _key, value, ...input } = req.body;
+      return instanceEntity(await svc.update(svc.instanceOwner(req.actor), req.params.key, undefined, { ...input, value: value ?? undefined }));
     },
   );
   app.delete(`${base}/:key`, { config: admin, schema: { tags: TAGS, params: AdminKeyParams } }, async (req, reply) => {
