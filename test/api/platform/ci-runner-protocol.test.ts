@@ -182,7 +182,7 @@ describe('ci-runner-protocol', () => {
         v('CI_PROJECT_VISIBILITY', project.visibility),
         v('CI_PROJECT_CLASSIFICATION_LABEL', ''),
         v('CI_DEFAULT_BRANCH', 'main'),
-        v('CI_CONFIG_PATH', '.service-ci.yml'),
+        v('CI_CONFIG_PATH', '.gitlab-ci.yml'),
         v('CI_API_V4_URL', `${EXTERNAL_URL}/api/v4`),
         v('CI_API_GRAPHQL_URL', `${EXTERNAL_URL}/api/graphql`),
         v('CI_PIPELINE_IID', String(pipeline.iid)),
