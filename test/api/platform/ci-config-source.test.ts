@@ -26,7 +26,7 @@ test('the CI file: project setting, instance default, .gitlab-ci.yml, .service-c
   w.write('.service-ci.yml', 'service:\n  script: x\n').commit('service');
   w.push('HEAD:main');
 
-  const run = async (headers = root, ref = 'main') => {
+  const run = async (headers: Record<string, string> = root, ref = 'main') => {
     const r = await app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/pipeline`, headers, payload: { ref } });
     if (r.statusCode !== 201) return { status: r.statusCode, body: JSON.parse(r.body) };
     const jobs = await c.db.kysely.selectFrom('ci_builds').select('name').where('pipeline_id', '=', JSON.parse(r.body).id).orderBy('id').execute();

@@ -266,6 +266,11 @@ export class VariablesService {
     }
   }
 
+  /** forget the values opened so far (the bench's cold path: every value decrypted again) */
+  forgetOpened(): void {
+    this.keyring.forgetOpened();
+  }
+
   // ---- what a job gets -----------------------------------------------------------------------
 
   /**
