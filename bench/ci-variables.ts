@@ -150,6 +150,29 @@ const queueJobs = async (n: number) => {
   );
 };
 await queueJobs(QUEUED);
+if (process.env.BENCH_DEBUG) {
+  // the statements of one claim and one finish, printed
+  const { observeStatements } = await import('../src/db/statement-observers.ts');
+  const seen: string[] = [];
+  const stop = observeStatements((st) => seen.push(st.sql.replace(/\s+/g, ' ').slice(0, 160)));
+  const r = await fetch(`${address}/api/v4/jobs/request`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token: tokens[0], info: { name: 'bench', version: '17.0.0', executor: 'shell' } }),
+  });
+  const job = (await r.json()) as { id: number; token: string };
+  console.log(`claim: ${seen.length} statements\n  ${seen.join('\n  ')}`);
+  seen.length = 0;
+  const done = await fetch(`${address}/api/v4/jobs/${job.id}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token: job.token, state: 'success' }),
+  });
+  await done.arrayBuffer();
+  console.log(`finish: ${seen.length} statements\n  ${seen.join('\n  ')}`);
+  stop();
+  await queueJobs(1);
+}
 const claims: number[] = [];
 let empty = 0;
 let errors = 0;
