@@ -39,6 +39,7 @@ import { IssueClosingService } from './domain/issues/closing.service.ts';
 import { IssueMentionsService } from './domain/issues/mentions.service.ts';
 import { issueNoteableAttrs } from './domain/issues/issue-events.ts';
 import { MergeService } from './domain/merge-requests/merge.service.ts';
+import { MergeRequestPipelines } from './domain/merge-requests/mr-pipelines.ts';
 import { NotesService } from './domain/notes/notes.service.ts';
 import { ApprovalsService } from './domain/merge-requests/approvals.ts';
 import { mergeRequestNoteableAttrs } from './domain/merge-requests/mr-events.ts';
@@ -149,6 +150,8 @@ export interface Container {
   search: SearchService;
   /** merging, rebasing, the merge ref and mergeability */
   merges: MergeService;
+  /** merge request pipelines: created on open and push, listed, and the auto-merge a finished one settles */
+  mergeRequestPipelines: MergeRequestPipelines;
   /** notes, discussions and award emoji of merge requests and issues */
   notes: NotesService;
   /** approvals of merge requests */
@@ -306,6 +309,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     variables: new VariablesService(cdeps, await loadKeyring(config)),
   } satisfies Ci);
   auth.jobTokens = { resolve: (token) => ci.jobs.resolveToken(token) };
+  const mergeRequestPipelines = new MergeRequestPipelines(deps, ci.pipelines, merges, notes);
+  // a merge request's head pipeline that finished settles its "merge when pipeline succeeds"
+  ci.pipelines.onFinished((p) => mergeRequestPipelines.pipelineFinished(p));
   const importExport = {} as ImportExport;
   const ideps: ImportExportDeps = { ...deps, config, store, outbound, projects, box, ie: importExport };
   Object.assign(importExport, {
@@ -338,6 +344,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     merges.refreshJob,
     issueClosing.job,
     merges.job,
+    mergeRequestPipelines.job,
     writes.repository.commits,
     writes.follow.job,
     ci.artifacts.expiry,
@@ -416,6 +423,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     issueMentions,
     search,
     merges,
+    mergeRequestPipelines,
     notes,
     approvals,
     outbound,

@@ -736,7 +736,7 @@ export interface CiPipelinesTable {
   tag: Generated<number>;
   sha: string;
   before_sha: string | null;
-  source: string; // push | web | api | trigger | parent_pipeline | external
+  source: string; // push | web | api | trigger | parent_pipeline | external | merge_request_event | schedule | pipeline
   status: Generated<string>;
   yaml_errors: string | null;
   failure_reason: string | null;
@@ -752,6 +752,8 @@ export interface CiPipelinesTable {
   committed_at: string | null;
   duration: number | null;
   queued_duration: number | null;
+  /** migration 043: the merge request of a merge request pipeline (source merge_request_event) */
+  merge_request_id: number | null;
 }
 
 export interface CiBuildsTable {

@@ -26,6 +26,7 @@ import { type HeadPipelineView, loadSimpleViews, loadViews, type MergeRequestDet
 import { basicByIds } from '../core/user-columns.ts';
 import { isDraftTitle, mergeParamsOf } from './rules.ts';
 import { pipelineAllowed } from '../ci/pipelines/pipelines.service.ts';
+import { MergeRequestPipelineJob } from './mr-pipelines.ts';
 import { type FoundNoteable, noteableOf } from '../notes/noteable.ts';
 import { canReadMergeRequests, mergeRequestProjects } from './merge-requests-query.ts';
 
@@ -607,6 +608,8 @@ export class MergeRequestsService {
       if (closingIds.length) await this.closing!.keepClosingIssues(trx, mr.id, closingIds);
       if (this.mentions) await this.mentions.keep(trx, mr, target, mentioned, user.id);
       await this.recordEvent(trx, user, mr, 'open');
+      // its merge request pipeline (the worker's; none when no job runs for merge request events)
+      await MergeRequestPipelineJob.queue(trx, { mergeRequestId: mr.id, userId: user.id });
       return mr;
     });
     return { mr: created, project: target.project, namespace: target.namespace, access: target.access };

@@ -26,6 +26,7 @@ import { onRefsChanged, type RefChange } from '../repository/push-events.ts';
 import type { MergeOutcome } from '../repository/push-journal.ts';
 import { STATE_IDS } from './mr-events.ts';
 import { headPipeline } from './head-pipeline.ts';
+import { MergeRequestPipelineJob } from './mr-pipelines.ts';
 import { ciCheckFailure, hasConflicts, type MergeFacts, stateCheckFailure } from './merge-status.ts';
 
 export const MERGEABILITY_JOB = 'merge_request_mergeability';
@@ -637,7 +638,7 @@ export class MergeService {
     }
     const method = (settingsOf(rows.project) as Json).merge_method;
     await this.storeCheck(mr.id, sha, check.clean, ff ? 1 : method === 'ff' || method === 'rebase_merge' ? 0 : null, 'checking');
-    if (check.clean && mr.merge_when_pipeline_succeeds && mr.merge_user_id !== null) await this.autoMerge(mr.id);
+    if (check.clean && mr.merge_when_pipeline_succeeds && mr.merge_user_id !== null) await this.autoMergeIfSet(mr.id);
     return ref;
   }
 
@@ -645,7 +646,7 @@ export class MergeService {
    * AutoMerge::MergeWhenChecksPassService#process: a merge request with auto-merge set is merged by
    * the user who set it once a check finds it mergeable (each refusal leaves it waiting).
    */
-  private async autoMerge(mergeRequestId: number): Promise<void> {
+  async autoMergeIfSet(mergeRequestId: number): Promise<void> {
     const k = this.deps.db.kysely;
     const mr = await k.selectFrom('merge_requests').selectAll().where('id', '=', mergeRequestId).executeTakeFirst();
     if (!mr || mr.state !== 'opened' || !mr.merge_when_pipeline_succeeds) return;
@@ -774,6 +775,8 @@ export class MergeService {
         .execute();
       recheck.push(...fromHere.map((r) => r.id));
       if (c.after === ZERO_SHA) continue;
+      // their merge request pipelines, at the new head (none when no job runs for merge request events)
+      for (const r of fromHere) await MergeRequestPipelineJob.queue(k, { mergeRequestId: r.id, userId });
       const into = await k
         .selectFrom('merge_requests')
         .select(['id', 'sha'])

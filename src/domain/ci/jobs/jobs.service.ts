@@ -292,9 +292,10 @@ export class JobsService {
       this.deps.log.warn({ err: e, jobId: taken.id }, 'job dependencies unavailable');
       return [];
     });
-    const [ciConfigPath, secretVariables] = await Promise.all([
+    const [ciConfigPath, secretVariables, mergeRequest] = await Promise.all([
       ciConfigPathVariable(this.deps, p.project),
       this.deps.ci.variables.forJob(p.project, p.namespace, { protectedRef: refProtected, environment: taken.environment }),
+      pipeline.merge_request_id === null ? null : this.mergeRequestOf(pipeline.merge_request_id, `${p.namespace.full_path}/${p.project.path}`),
     ]);
     const payload = runnerPayload({
       job: taken,
@@ -309,6 +310,7 @@ export class JobsService {
       projectSettings: settingsOf(p.project),
       ciConfigPath,
       secretVariables,
+      mergeRequest,
       timeInQueue: Math.max(0, (Date.parse(now) - queued) / 1000),
       instanceRunnerJobs: Number(running?.n ?? 0),
       refProtected,
@@ -316,6 +318,23 @@ export class JobsService {
       dependencies,
     });
     return { job: taken, token, payload };
+  }
+
+  /** a merge request pipeline's merge request and the paths of its projects (null when it is gone) */
+  private async mergeRequestOf(id: number, projectPath: string) {
+    const row = await this.k.selectFrom('merge_requests').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) return null;
+    let sourceProjectPath = projectPath;
+    if (row.source_project_id !== row.project_id) {
+      const src = await this.k
+        .selectFrom('projects')
+        .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
+        .select(['projects.path', 'namespaces.full_path'])
+        .where('projects.id', '=', row.source_project_id)
+        .executeTakeFirst();
+      if (src) sourceProjectPath = `${src.full_path}/${src.path}`;
+    }
+    return { row, projectPath, sourceProjectPath };
   }
 
   // ---- the runner's side of a running job -----------------------------------------------------

@@ -1,7 +1,8 @@
 // The job a runner receives from POST /jobs/request (GitLab's Entities::Ci::JobRequest::Response, as
 // gitlab-runner's common.JobResponse reads it): what to clone, which variables, the steps, image and
 // services, the artifacts to upload and the artifacts of earlier jobs to download.
-import type { CiBuildRow, CiPipelineRow, CiRunnerRow, NamespaceRow, ProjectRow, UserRow } from '../../../db/schema.ts';
+import type { CiBuildRow, CiPipelineRow, CiRunnerRow, MergeRequestRow, NamespaceRow, ProjectRow, UserRow } from '../../../db/schema.ts';
+import { mergeRequestVariables } from '../merge-request-variables.ts';
 import type { Commit } from '../../../git/objects.ts';
 import type { DependencyEntity } from '../artifacts/artifacts.service.ts';
 import { jobOptions, type JobOptions, type JobVariable } from '../job-options.ts';
@@ -27,6 +28,8 @@ export interface PayloadInput {
   commit: Commit | null;
   externalUrl: string;
   projectSettings: Record<string, unknown>;
+  /** a merge request pipeline's merge request (its ref is refs/merge-requests/<iid>/head) */
+  mergeRequest: { row: MergeRequestRow; projectPath: string; sourceProjectPath: string } | null;
   /** CI_CONFIG_PATH: the configured CI file or .gitlab-ci.yml */
   ciConfigPath: string;
   /** the instance's, groups' and project's CI/CD variables the job may have, in order (VariablesService.forJob) */
@@ -83,6 +86,9 @@ export function jobVariables(p: PayloadInput): RunnerVariable[] {
   const title = message.split('\n')[0] ?? '';
   const description = message.includes('\n') ? message.slice(message.indexOf('\n') + 1).replace(/^\n+/, '') : '';
   const tags = JSON.parse(runner.tag_list) as string[];
+  // a merge request pipeline names its source branch (GitLab has no CI_COMMIT_BRANCH there)
+  const mr = p.mergeRequest;
+  const refName = mr ? mr.row.source_branch : job.ref;
   const out: RunnerVariable[] = [
     v('CI_PIPELINE_ID', String(pipeline.id)),
     v('CI_PIPELINE_URL', `${projectUrl}/-/pipelines/${pipeline.id}`),
@@ -129,9 +135,13 @@ export function jobVariables(p: PayloadInput): RunnerVariable[] {
     v('CI_COMMIT_SHA', job.sha),
     v('CI_COMMIT_SHORT_SHA', job.sha.slice(0, 8)),
     v('CI_COMMIT_BEFORE_SHA', pipeline.before_sha ?? '0'.repeat(40)),
-    v('CI_COMMIT_REF_NAME', job.ref),
-    v('CI_COMMIT_REF_SLUG', slugify(job.ref)),
-    ...(isTag ? [v('CI_COMMIT_TAG', job.ref), v('CI_COMMIT_TAG_MESSAGE', '')] : [v('CI_COMMIT_BRANCH', job.ref)]),
+    v('CI_COMMIT_REF_NAME', refName),
+    v('CI_COMMIT_REF_SLUG', slugify(refName)),
+    ...(isTag
+      ? [v('CI_COMMIT_TAG', job.ref), v('CI_COMMIT_TAG_MESSAGE', '')]
+      : mr
+        ? Object.entries(mergeRequestVariables(mr.row, { externalUrl, ...mr })).map(([key, value]) => v(key, value))
+        : [v('CI_COMMIT_BRANCH', job.ref)]),
     v('CI_COMMIT_MESSAGE', message),
     v('CI_COMMIT_TITLE', title),
     v('CI_COMMIT_DESCRIPTION', description),
@@ -220,8 +230,9 @@ export function runnerPayload(p: PayloadInput): Record<string, unknown> {
   const depth = typeof p.projectSettings.ci_default_git_depth === 'number' ? p.projectSettings.ci_default_git_depth : 20;
   const fullPath = `${p.namespace.full_path}/${p.project.path}`;
   // Ci::BuildRunnerPresenter#refspecs (no persistent pipeline refs here)
-  const refspecs =
-    depth > 0
+  const refspecs = p.job.ref.startsWith('refs/merge-requests/')
+    ? [`+${p.job.ref}:${p.job.ref}`]
+    : depth > 0
       ? [isTag ? `+refs/tags/${p.job.ref}:refs/tags/${p.job.ref}` : `+refs/heads/${p.job.ref}:refs/remotes/origin/${p.job.ref}`]
       : ['+refs/heads/*:refs/remotes/origin/*', '+refs/tags/*:refs/tags/*'];
   const steps: Record<string, unknown>[] = [

@@ -2,7 +2,7 @@
 // from the repository, the jobs it creates, and how a pipeline moves on as its jobs finish.
 // See docs/design-notes.md, CI.
 import { type Kysely, sql } from 'kysely';
-import type { CiBuildRow, CiPipelineRow, Database, NamespaceRow, ProjectRow } from '../../../db/schema.ts';
+import type { CiBuildRow, CiPipelineRow, Database, MergeRequestRow, NamespaceRow, ProjectRow } from '../../../db/schema.ts';
 import { nextIid } from '../../../db/internal-ids.ts';
 import { BRANCH_PREFIX, TAG_PREFIX, ZERO_SHA } from '../../../git/refs.ts';
 import type { Repository } from '../../../git/repository.ts';
@@ -17,6 +17,7 @@ import { onRefsChanged } from '../../repository/push-events.ts';
 import { type EvalContext, evaluateJob, evaluateWorkflow } from '../config/evaluate.ts';
 import { type ParsedCi, parseCiLimited } from '../config/parse-pool.ts';
 import { ciLint, type LintOptions } from '../config/lint.ts';
+import { mergeRequestVariables } from '../merge-request-variables.ts';
 import { loadRefRules, protectionDefaults } from '../../repository/branch-protection.ts';
 import { ciConfigPathVariable, includeReader, readCiFileContent, readPipelineConfig } from '../config/source.ts';
 import { parseDuration } from '../../../lib/duration.ts';
@@ -40,6 +41,11 @@ export interface CreatePipelineInput {
   parent?: { pipeline: CiPipelineRow; job: CiBuildRow; include: string[] };
   /** false (the API): an invalid file creates no pipeline, its errors come back (default true) */
   saveOnErrors?: boolean;
+  /**
+   * a merge request pipeline (source merge_request_event, detached): its merge request, and the paths of its
+   * target and source projects; `ref` is then refs/merge-requests/<iid>/head and `sha` the head
+   */
+  mergeRequest?: { row: MergeRequestRow; projectPath: string; sourceProjectPath: string };
 }
 
 /** Why no pipeline was created (the API's 400 bodies). */
@@ -107,6 +113,13 @@ export function pipelineAllowed(actor: Actor, project: ProjectRow, access: Proje
 export class PipelinesService {
   /** delayed jobs whose time came are found by the clock */
   readonly scheduled = defineSweep({ name: 'delayed jobs', everyMs: 5_000, run: () => this.processScheduled() });
+
+  private readonly finishedListeners: ((pipeline: CiPipelineRow) => Promise<void>)[] = [];
+
+  /** Who hears of a pipeline that finished (merge requests' auto-merge): after its status is committed. */
+  onFinished(listener: (pipeline: CiPipelineRow) => Promise<void>): void {
+    this.finishedListeners.push(listener);
+  }
 
   constructor(protected readonly deps: CiDeps) {
     onRefsChanged(deps.db, async (target, changes) => {
@@ -252,14 +265,18 @@ export class PipelinesService {
       committedAt: commit.committer ? new Date(commit.committer.time * 1000).toISOString() : null,
       variables: pipelineVars,
       parent: input.parent,
+      mergeRequestId: input.mergeRequest?.row.id ?? null,
     };
     if (!parsed.config) {
       if (input.saveOnErrors === false) return { failure: 'config_error', errors: parsed.errors };
       return { pipeline: await this.insert({ ...base, status: 'failed', yamlErrors: parsed.errors.join(', '), jobs: [] }) };
     }
     const cfg = parsed.config;
+    const mr = input.mergeRequest;
+    // a merge request pipeline's rules and CI_COMMIT_REF_NAME see the source branch
+    const ruleRef = mr ? mr.row.source_branch : input.ref;
     const predefined = this.predefined(project, ns, {
-      ref: input.ref,
+      ref: ruleRef,
       tag,
       sha,
       beforeSha: base.beforeSha,
@@ -267,6 +284,7 @@ export class PipelinesService {
       message: commit.message,
       actor,
       configPath: await ciConfigPathVariable(this.deps, project),
+      mergeRequest: mr,
     });
     // what rules read: the file's variables, then the CI/CD variables of the instance, groups and project that a
     // job of this ref could have (unscoped), then the pipeline's own
@@ -280,7 +298,7 @@ export class PipelinesService {
       ...Object.fromEntries(pipelineVars.map((v) => [v.key, v.value])),
     };
     const ctx: EvalContext = {
-      ref: input.ref,
+      ref: ruleRef,
       tag,
       source: input.source,
       variables: ctxVars,
@@ -366,7 +384,17 @@ export class PipelinesService {
   predefined(
     project: ProjectRow,
     ns: NamespaceRow,
-    p: { ref: string; tag: boolean; sha: string; beforeSha: string; source: string; message: string; actor: Actor; configPath: string },
+    p: {
+      ref: string;
+      tag: boolean;
+      sha: string;
+      beforeSha: string;
+      source: string;
+      message: string;
+      actor: Actor;
+      configPath: string;
+      mergeRequest?: CreatePipelineInput['mergeRequest'];
+    },
   ): Record<string, string> {
     const path = `${ns.full_path}/${project.path}`;
     const url = this.deps.config.externalUrl;
@@ -395,6 +423,7 @@ export class PipelinesService {
       CI_PIPELINE_SOURCE: p.source,
     };
     if (p.tag) v.CI_COMMIT_TAG = p.ref;
+    else if (p.mergeRequest) Object.assign(v, mergeRequestVariables(p.mergeRequest.row, { externalUrl: url, ...p.mergeRequest }));
     else v.CI_COMMIT_BRANCH = p.ref;
     if (p.actor.user) {
       v.GITLAB_USER_ID = String(p.actor.user.id);
@@ -416,6 +445,7 @@ export class PipelinesService {
     committedAt: string | null;
     variables: { key: string; value: string; variable_type: string }[];
     parent?: CreatePipelineInput['parent'];
+    mergeRequestId: number | null;
     status: string;
     yamlErrors: string | null;
     jobs: NewJob[];
@@ -440,6 +470,7 @@ export class PipelinesService {
           user_id: userId,
           parent_pipeline_id: p.parent?.pipeline.id ?? null,
           parent_job_id: p.parent?.job.id ?? null,
+          merge_request_id: p.mergeRequestId,
           variables: JSON.stringify(p.variables),
           created_at: now,
           updated_at: now,
@@ -494,6 +525,11 @@ export class PipelinesService {
     for (const bridge of result.bridges) await this.triggerChild(result.pipeline, bridge);
     if (result.bridges.length) await this.process(pipelineId);
     if (result.finished && result.pipeline.parent_job_id) await this.childFinished(result.pipeline);
+    if (result.finished) {
+      for (const l of this.finishedListeners) {
+        await l(result.pipeline).catch((e) => this.deps.log.error({ err: e, pipeline: pipelineId }, 'a listener of a finished pipeline failed'));
+      }
+    }
   }
 
   private async processIn(trx: Kysely<Database>, pipelineId: number) {

@@ -14,6 +14,7 @@ import { Errors } from '../../../lib/errors.ts';
 import { paginateArray } from '../../../lib/pagination.ts';
 import { commitBasic } from '../repository/context.ts';
 import { toLabelDetails } from '../entities/label.entity.ts';
+import { PipelineBasicSchema, PipelineSchema, toPipeline, toPipelineBasic } from '../entities/pipeline.entity.ts';
 import { humanTime } from '../../../domain/merge-requests/rules.ts';
 import { MergeRequestSchema, MilestoneRefSchema, TimeStatsSchema, toMilestoneRef } from '../entities/merge-request.entity.ts';
 import { toUserRef, UserRefSchema, userViewContext } from '../entities/user.entity.ts';
@@ -304,16 +305,28 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
     },
   );
 
+  // GET: the merge request's pipelines (its source branch's and its own), PipelineBasic; POST: a merge request
+  // pipeline now (MergeRequests::CreatePipelineService), Entities::Ci::Pipeline
   app.get(
     `${one}/pipelines`,
-    { config: read, schema: { tags: TAGS, params: MergeRequestParams, querystring: PageQuery, response: { 200: Type.Array(Type.Object({})) } } },
+    { config: read, schema: { tags: TAGS, params: MergeRequestParams, querystring: PageQuery, response: { 200: Type.Array(PipelineBasicSchema) } } },
     async (req, reply) => {
-      await find(req);
-      const page = paginateArray(c.config.externalUrl, { path: pathOf(req), params: linkParams(req.query, req.params), ...req.query }, [] as object[]);
+      const found = await find(req);
+      await c.ci.pipelines.project(req.actor, req.params.id, 'read');
+      const web = `${c.config.externalUrl}/${found.namespace.full_path}/${found.project.path}`;
+      const all = (await c.mergeRequestPipelines.list(found.mr)).map((p) => toPipelineBasic(p, web));
+      const page = paginateArray(c.config.externalUrl, { path: pathOf(req), params: linkParams(req.query, req.params), ...req.query }, all);
       reply.headers(page.headers);
       return page.items;
     },
   );
+  app.post(`${one}/pipelines`, { config: write, schema: { tags: TAGS, params: MergeRequestParams, response: { 201: PipelineSchema } } }, async (req, reply) => {
+    const found = await find(req);
+    const row = await c.mergeRequestPipelines.create(req.actor, found);
+    const web = `${c.config.externalUrl}/${found.namespace.full_path}/${found.project.path}`;
+    const user = row.user_id ? (await c.users.basicByIds([row.user_id])).get(row.user_id) : undefined;
+    return reply.code(201).send(toPipeline(row, web, user, userViewContext(c.config.externalUrl, await c.settings.get())));
+  });
 
   // ---- diff versions (lib/api/merge_request_diffs.rb) ----------------------------------------------
   // No diff history is kept: a merge request has one version, its current diff, named by its own id.
