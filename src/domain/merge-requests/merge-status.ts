@@ -38,7 +38,7 @@ export interface MergeFacts {
 }
 
 /** HasStatus::ACTIVE_STATUSES: a pipeline that may still succeed */
-const ACTIVE_PIPELINE = new Set(['waiting_for_resource', 'preparing', 'waiting_for_callback', 'pending', 'running', 'canceling']);
+export const ACTIVE_PIPELINE = new Set(['waiting_for_resource', 'preparing', 'waiting_for_callback', 'pending', 'running', 'canceling']);
 
 /** CheckCiStatusService (with DetailedMergeStatusService's running case): the CI check's failure, or null. */
 export function ciCheckFailure(facts: MergeFacts): 'ci_must_pass' | 'ci_still_running' | null {

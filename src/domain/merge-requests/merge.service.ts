@@ -27,7 +27,7 @@ import type { MergeOutcome } from '../repository/push-journal.ts';
 import { STATE_IDS } from './mr-events.ts';
 import { headPipeline } from './head-pipeline.ts';
 import { MergeRequestPipelineJob } from './mr-pipelines.ts';
-import { ciCheckFailure, hasConflicts, type MergeFacts, stateCheckFailure } from './merge-status.ts';
+import { ACTIVE_PIPELINE, ciCheckFailure, hasConflicts, type MergeFacts, stateCheckFailure } from './merge-status.ts';
 
 export const MERGEABILITY_JOB = 'merge_request_mergeability';
 const MergeabilityJob = jobKind(MERGEABILITY_JOB, Type.Object({ ids: Type.Array(Type.Number()) }));
@@ -300,6 +300,8 @@ export class MergeService {
       if (auto && ci === 'ci_still_running') return this.setAutoMerge(actor, mr, params);
       throw Errors.notAllowed();
     }
+    // "merge when pipeline succeeds" waits for a head pipeline still running, required or not (its end settles it)
+    if (auto && facts.headPipelineStatus && ACTIVE_PIPELINE.has(facts.headPipelineStatus)) return this.setAutoMerge(actor, mr, params);
     // the source head in the target repository (fetched from a fork), and a fresh git check
     const sourceRepo = await this.sourceRepo(mr, project);
     const sourceSha = await this.deps.repository.mergeRequestHead(ctx, {
@@ -664,6 +666,8 @@ export class MergeService {
           squash_commit_message: typeof p.squash_commit_message === 'string' ? p.squash_commit_message : undefined,
           should_remove_source_branch: p.should_remove_source_branch === undefined ? undefined : truthy(p.should_remove_source_branch),
           sha: typeof p.sha === 'string' ? p.sha : undefined,
+          // still waiting while a head pipeline runs (a check after a push comes here before it ends)
+          merge_when_pipeline_succeeds: true,
         },
       );
     } catch (e) {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { ROOT_TOKEN } from '../../helpers/build-app.ts';
 import { cloneUrl, startTestServer } from '../../helpers/server.ts';
 import { seedRunner } from '../../helpers/ci.ts';
-import { workTree } from '../../helpers/git.ts';
+import { runGit, workTree } from '../../helpers/git.ts';
 
 const CI = `test:
   script: make test
@@ -20,19 +20,19 @@ branch-only:
 `;
 
 test('detached merge request pipelines, head_pipeline, the runner payload, merge when pipeline succeeds', async (t) => {
-  const { app, c, seed, base } = await startTestServer(t);
+  const { app, c, seed, base } = await startTestServer(t, { jobRequestTimeoutMs: 0 });
   const root = { 'private-token': ROOT_TOKEN };
   const json = (r: { body: string }) => JSON.parse(r.body);
   const g = await seed.group({ path: 'grp' });
   const { project, dir } = await seed.repoProject({ namespace: g, path: 'app' });
   const w = workTree(t, dir);
-  // pushes over HTTP, as a user's: they make push events (pipelines, merge request refreshes)
+  // pushes over HTTP, as a user's, and asynchronous (the server is this process): they make push events
   w.git(['remote', 'set-url', 'origin', cloneUrl(base, 'grp/app', 'root', ROOT_TOKEN)]);
   w.write('.gitlab-ci.yml', CI).commit('ci');
-  w.push('HEAD:main');
+  await runGit(w.dir, ['push', '-q', 'origin', 'HEAD:main']);
   w.checkout('feature', true);
   const first = w.write('f.txt', '1\n').commit('feature work');
-  w.push('HEAD:feature');
+  await runGit(w.dir, ['push', '-q', 'origin', 'HEAD:feature']);
   const jobs = c.merges.deps.jobs;
   await jobs.round('merge_request_refresh');
   const pipelines = () => c.db.kysely.selectFrom('ci_pipelines').selectAll().where('project_id', '=', project.id).orderBy('id').execute();
@@ -78,10 +78,10 @@ test('detached merge request pipelines, head_pipeline, the runner payload, merge
 
   // the runner: the merge request's variables, its ref fetched, no CI_COMMIT_BRANCH
   const { token } = await seedRunner(c, { projects: [project] });
-  const claim = await app.inject({ method: 'POST', url: '/api/v4/jobs/request', payload: { token } });
-  // the branch pipeline's job is older: take it first, then the merge request's
-  let job = json(claim);
-  if (job.job_info.name !== 'test') {
+  // the older pipelines' jobs (main's and the branch's) go first: finished as they come
+  const mrJob = await c.db.kysely.selectFrom('ci_builds').select('id').where('pipeline_id', '=', mrPipeline.id).executeTakeFirstOrThrow();
+  let job = json(await app.inject({ method: 'POST', url: '/api/v4/jobs/request', payload: { token } }));
+  while (job.id !== mrJob.id) {
     await app.inject({ method: 'PUT', url: `/api/v4/jobs/${job.id}`, payload: { token: job.token, state: 'success' } });
     job = json(await app.inject({ method: 'POST', url: '/api/v4/jobs/request', payload: { token } }));
   }
@@ -116,10 +116,10 @@ test('detached merge request pipelines, head_pipeline, the runner payload, merge
   // which fails — the auto-merge is aborted with GitLab's note, and the merge is refused
   await app.inject({ method: 'PUT', url: `/api/v4/projects/${project.id}`, headers: root, payload: { only_allow_merge_if_pipeline_succeeds: true } });
   w.checkout('main');
-  w.git(['pull', '-q', 'origin', 'main']);
+  await runGit(w.dir, ['pull', '-q', 'origin', 'main']);
   w.checkout('second', true);
   w.write('s.txt', '1\n').commit('second');
-  w.push('HEAD:second');
+  await runGit(w.dir, ['push', '-q', 'origin', 'HEAD:second']);
   await jobs.round('merge_request_refresh');
   const second = json(
     await app.inject({
@@ -131,7 +131,7 @@ test('detached merge request pipelines, head_pipeline, the runner payload, merge
   );
   await jobs.round('merge_request_pipeline');
   const head2 = w.write('s.txt', '2\n').commit('second, again');
-  w.push('HEAD:second');
+  await runGit(w.dir, ['push', '-q', 'origin', 'HEAD:second']);
   await jobs.round('merge_request_refresh');
   await jobs.round('merge_request_pipeline');
   const mine = (await pipelines()).filter((p) => p.merge_request_id === second.id);
