@@ -279,8 +279,8 @@ test('who may: 401 anonymous, 404 unseen, 401 to read and 400 to create for a De
 test('bad input: Grape and service bodies, and no bot, member or token written', async (t) => {
   const { app, c, project, as } = await setup(t);
   const url = `/api/v4/projects/${project.id}/access_tokens`;
-  const before = await c.db.kysely.selectFrom('personal_access_tokens').select('id').execute();
-  const usersBefore = await c.db.kysely.selectFrom('users').select('id').execute();
+  const before = await c.db.kysely.selectFrom('personal_access_tokens').select('id').orderBy('id').execute();
+  const usersBefore = await c.db.kysely.selectFrom('users').select('id').orderBy('id').execute();
   const max = addDays(todayDate(), 365);
   const cases: [unknown, unknown][] = [
     [{ scopes: ['api'] }, { error: 'name is missing' }],
@@ -302,8 +302,8 @@ test('bad input: Grape and service bodies, and no bot, member or token written',
   const badId = await app.inject({ url: `${url}/abc`, headers: as.maintainer });
   assert.equal(badId.statusCode, 404);
   assert.deepEqual(badId.json(), { message: '404 project Access Token Not Found' });
-  assert.deepEqual(await c.db.kysely.selectFrom('personal_access_tokens').select('id').execute(), before);
-  assert.deepEqual(await c.db.kysely.selectFrom('users').select('id').execute(), usersBefore);
+  assert.deepEqual(await c.db.kysely.selectFrom('personal_access_tokens').select('id').orderBy('id').execute(), before);
+  assert.deepEqual(await c.db.kysely.selectFrom('users').select('id').orderBy('id').execute(), usersBefore);
   assert.deepEqual(await botMembers(c), []);
 });
 
@@ -316,7 +316,7 @@ test('a failure inside the creating transaction leaves no bot user and no member
   t.after(() => {
     c.tokens.create = original;
   });
-  const usersBefore = await c.db.kysely.selectFrom('users').select('id').execute();
+  const usersBefore = await c.db.kysely.selectFrom('users').select('id').orderBy('id').execute();
   const res = await app.inject({
     method: 'POST',
     url: `/api/v4/projects/${project.id}/access_tokens`,
@@ -324,6 +324,6 @@ test('a failure inside the creating transaction leaves no bot user and no member
     payload: { name: 'x', scopes: ['api'] },
   });
   assert.equal(res.statusCode, 500);
-  assert.deepEqual(await c.db.kysely.selectFrom('users').select('id').execute(), usersBefore);
+  assert.deepEqual(await c.db.kysely.selectFrom('users').select('id').orderBy('id').execute(), usersBefore);
   assert.deepEqual(await botMembers(c), []);
 });
