@@ -15,7 +15,7 @@ import { runGit, tmpDir, WorkTree } from '../helpers/git.ts';
 const PYTHON = '/usr/bin/python3';
 const available = spawnSync(PYTHON, ['-c', 'import gitlab'], { stdio: 'ignore' }).status === 0;
 
-const SCRIPT = String.raw`
+const SCRIPT = `
 import sys, json, datetime, gitlab
 base, token = sys.argv[1:3]
 gl = gitlab.Gitlab(base, private_token=token)

@@ -40,6 +40,11 @@ export interface DeployTokenInput {
 
 export type DeployTokenQuery = SelectQueryBuilder<Database, 'deploy_tokens', DeployTokenRow>;
 
+/** Grape's values check of `scopes` (before the holder is looked up): the refusal, or null. */
+export function deployTokenScopesError(scopes: readonly string[]): string | null {
+  return scopes.some((s) => !(DEPLOY_TOKEN_SCOPES as readonly string[]).includes(s)) ? 'scopes does not have a valid value' : null;
+}
+
 /** The username a token answers to: its own, or gitlab+deploy-token-<id>. */
 export function deployTokenUsername(row: Pick<DeployTokenRow, 'id' | 'username'>): string {
   return row.username ?? `gitlab+deploy-token-${row.id}`;

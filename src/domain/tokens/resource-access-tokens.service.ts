@@ -34,6 +34,15 @@ export const RESOURCE_BOT_SCOPES: readonly string[] = [...API_SCOPES, ...REPOSIT
 /** Gitlab::Access.options_with_owner */
 export const RESOURCE_ACCESS_LEVELS = [10, 20, 30, 40, 50] as const;
 
+/** Grape's values checks of `scopes` and `access_level` (before the resource is looked up): the refusal, or null. */
+export function resourceTokenParamError(input: { scopes: readonly string[]; access_level?: number }): string | null {
+  if (input.scopes.some((s) => !RESOURCE_BOT_SCOPES.includes(s))) return 'scopes does not have a valid value';
+  if (input.access_level !== undefined && !(RESOURCE_ACCESS_LEVELS as readonly number[]).includes(input.access_level)) {
+    return 'access_level does not have a valid value';
+  }
+  return null;
+}
+
 export type ResourceKind = 'project' | 'group';
 
 export interface ResourceTokenInput {

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../container.ts';
-import { RESOURCE_ACCESS_LEVELS, RESOURCE_BOT_SCOPES, type ResourceTokenView } from '../../domain/tokens/resource-access-tokens.service.ts';
+import { resourceTokenParamError, type ResourceTokenView } from '../../domain/tokens/resource-access-tokens.service.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
 import { ResourceAccessTokenSchema, ResourceAccessTokenWithTokenSchema, toTokenEntity, toTokenWithSecretEntity } from './entities/token.entity.ts';
@@ -79,11 +79,9 @@ export function accessTokensRoutes(fastify: FastifyInstance, c: Container): void
       },
       async (req, reply) => {
         const b = req.body;
-        if (b.scopes.some((s) => !RESOURCE_BOT_SCOPES.includes(s))) throw Errors.param('scopes does not have a valid value');
+        const refused = resourceTokenParamError(b);
+        if (refused) throw Errors.param(refused);
         const expiresAt = dateParam(b.expires_at, 'expires_at');
-        if (b.access_level !== undefined && !(RESOURCE_ACCESS_LEVELS as readonly number[]).includes(b.access_level)) {
-          throw Errors.param('access_level does not have a valid value');
-        }
         const s = await svc.resource(req.actor, kind, req.params.id);
         const view = await svc.create(req.actor, s, { ...b, expires_at: expiresAt });
         return reply.code(201).send(entityWithToken(view));

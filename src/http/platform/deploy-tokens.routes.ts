@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Container } from '../../container.ts';
-import { DEPLOY_TOKEN_SCOPES, toDeployTokenView, type DeployTokenHolder, type DeployTokenQuery } from '../../domain/tokens/deploy-tokens.service.ts';
+import { deployTokenScopesError, toDeployTokenView, type DeployTokenHolder, type DeployTokenQuery } from '../../domain/tokens/deploy-tokens.service.ts';
 import { Errors } from '../../lib/errors.ts';
 import { offsetPaginate } from '../../lib/pagination.ts';
 import { DeployTokenSchema, DeployTokenWithTokenSchema, toDeployTokenEntity } from './entities/deploy-token.entity.ts';
@@ -82,7 +82,8 @@ export function deployTokensRoutes(fastify: FastifyInstance, c: Container): void
       },
       async (req, reply) => {
         const b = req.body;
-        if (b.scopes.some((s) => !(DEPLOY_TOKEN_SCOPES as readonly string[]).includes(s))) throw Errors.param('scopes does not have a valid value');
+        const refused = deployTokenScopesError(b.scopes);
+        if (refused) throw Errors.param(refused);
         const expiresAt = b.expires_at === undefined ? null : dateTimeParam(b.expires_at, 'expires_at')!;
         const h = await holder(req);
         const view = await svc.create(req.actor, h, { name: b.name, scopes: b.scopes, expires_at: expiresAt, username: b.username ?? null });
