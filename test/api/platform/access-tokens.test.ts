@@ -327,3 +327,34 @@ test('a failure inside the creating transaction leaves no bot user and no member
   assert.deepEqual(await c.db.kysely.selectFrom('users').select('id').orderBy('id').execute(), usersBefore);
   assert.deepEqual(await botMembers(c), []);
 });
+
+test('the bots go with their project or group: deleting either deletes its bots, their memberships and tokens', async (t) => {
+  const { app, c, project, group, as, root } = await setup(t);
+  const made = await app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${project.id}/access_tokens`,
+    headers: as.maintainer,
+    payload: { name: 'p', scopes: ['api'] },
+  });
+  assert.equal(made.statusCode, 201);
+  const groupMade = await app.inject({
+    method: 'POST',
+    url: `/api/v4/groups/${group.id}/access_tokens`,
+    headers: as.groupOwner,
+    payload: { name: 'g', scopes: ['api'] },
+  });
+  assert.equal(groupMade.statusCode, 201);
+  assert.equal((await bots(c)).length, 2);
+  const delProject = await app.inject({ method: 'DELETE', url: `/api/v4/projects/${project.id}`, headers: root });
+  assert.equal(delProject.statusCode, 202);
+  assert.deepEqual(
+    (await bots(c)).map((b) => b.id),
+    [groupMade.json().user_id],
+  );
+  assert.equal(await patOf(c, made.json().id), undefined);
+  const delGroup = await app.inject({ method: 'DELETE', url: `/api/v4/groups/${group.id}`, headers: root });
+  assert.equal(delGroup.statusCode, 202);
+  assert.deepEqual(await bots(c), []);
+  assert.deepEqual(await botMembers(c), []);
+  assert.equal((await app.inject({ url: '/api/v4/user', headers: { 'private-token': groupMade.json().token } })).statusCode, 401);
+});
