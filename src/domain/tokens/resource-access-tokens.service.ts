@@ -9,7 +9,7 @@
 // administrator; nobody grants a level above their own.
 import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Database, MemberRow, PatRow, UserRow } from '../../db/schema.ts';
+import type { Database, MemberRow, PatRow } from '../../db/schema.ts';
 import { Errors } from '../../lib/errors.ts';
 import { todayDate } from '../../lib/time.ts';
 import type { Actor } from '../access/actor.ts';
@@ -158,8 +158,7 @@ export class ResourceAccessTokensService {
   }
 
   /** GET …/access_tokens/:token_id: 401 for a caller who may not, "404 <kind> Access Token Not Found". */
-  async get(actor: Actor, s: MemberSource, tokenId: string): Promise<ResourceTokenView> {
-    void actor;
+  async get(s: MemberSource, tokenId: string): Promise<ResourceTokenView> {
     if (!this.mayManage(s)) throw Errors.unauthorized();
     const row = await this.find(s, tokenId);
     if (!row) throw Errors.notFound(`${this.kindOf(s)} Access Token`);
@@ -183,7 +182,7 @@ export class ResourceAccessTokensService {
     const expiresAt = input.expires_at ?? (settings.require_personal_access_token_expiry ? defaultExpiry(settings) : null);
     const tokenInput = { name: input.name, description: input.description ?? null, scopes: input.scopes, expires_at: expiresAt, impersonation: false };
     // the token's own validations, before anything is written (CreateService deletes the bot when they fail)
-    const errors = this.tokens.validateInput({ is_admin: 0 } as UserRow, tokenInput, settings.require_personal_access_token_expiry, maxLifetimeDays(settings));
+    const errors = this.tokens.validateInput({ is_admin: 0 }, tokenInput, settings.require_personal_access_token_expiry, maxLifetimeDays(settings));
     if (Object.keys(errors).length) throw Errors.badRequest(fullMessages(errors));
     const resourceId = s.type === 'Project' ? s.project.id : s.group.id;
     const username = `${kind}_${resourceId}_bot_${crypto.randomBytes(16).toString('hex')}`;

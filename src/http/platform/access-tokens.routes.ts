@@ -67,7 +67,7 @@ export function accessTokensRoutes(fastify: FastifyInstance, c: Container): void
 
     app.get(`${base}/:token_id`, { config, schema: { tags, params: TokenParams, response: { 200: ResourceAccessTokenSchema } } }, async (req) => {
       const s = await svc.resource(req.actor, kind, req.params.id);
-      return entity(await svc.get(req.actor, s, req.params.token_id));
+      return entity(await svc.get(s, req.params.token_id));
     });
 
     app.post(
