@@ -85,9 +85,14 @@ export class ResourceAccessTokensService {
     return { type: 'Group', ...r };
   }
 
-  /** read/create/destroy/manage_resource_access_tokens. */
+  /** read/destroy_resource_access_tokens. */
   mayManage(s: MemberSource): boolean {
     return s.type === 'Project' ? s.access.abilities.has('manage_project_access_tokens') : s.access.abilities.has('manage_group_access_tokens');
+  }
+
+  /** create/manage_resource_access_tokens: as mayManage, but never for a bot (`project_bot_access` prevents them). */
+  mayCreate(actor: Actor, s: MemberSource): boolean {
+    return this.mayManage(s) && actor.user?.user_type !== 'project_bot';
   }
 
   private kindOf(s: MemberSource): ResourceKind {
@@ -172,7 +177,7 @@ export class ResourceAccessTokensService {
    */
   async create(actor: Actor, s: MemberSource, input: ResourceTokenInput): Promise<ResourceTokenView> {
     const kind = this.kindOf(s);
-    if (!this.mayManage(s)) throw Errors.badRequest(`User does not have permission to create ${kind} access token`);
+    if (!this.mayCreate(actor, s)) throw Errors.badRequest(`User does not have permission to create ${kind} access token`);
     const level = input.access_level ?? ACCESS_LEVELS.MAINTAINER;
     if (level > this.callerLevel(actor, s)) throw Errors.badRequest('Access level of the token contains permissions not held by the creating user');
     const settings = await this.deps.settings.get();
@@ -221,7 +226,7 @@ export class ResourceAccessTokensService {
    * The old token is revoked and a new one with the same name, scopes and bot is returned.
    */
   async rotate(actor: Actor, s: MemberSource, tokenId: string, expiresAt: string | undefined): Promise<ResourceTokenView> {
-    const row = this.mayManage(s) ? await this.find(s, tokenId) : undefined;
+    const row = this.mayCreate(actor, s) ? await this.find(s, tokenId) : undefined;
     if (!row) throw actor.isAdmin ? Errors.notFound() : Errors.unauthorized();
     const level = (await this.levels(s, [row.user_id])).get(row.user_id) ?? 0;
     if (level > this.callerLevel(actor, s)) throw Errors.badRequest('Not eligible to rotate token with access level higher than the user');

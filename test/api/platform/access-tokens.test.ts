@@ -129,6 +129,19 @@ test('a Maintainer creates a project access token: a bot user, its membership an
   // the users list hides project bots on request
   const users = await app.inject({ url: '/api/v4/users?without_project_bots=true&per_page=100', headers: as.maintainer });
   assert.ok(!users.json().some((u: any) => u.id === bot.id));
+  // a bot reads the project's tokens but makes none (GitLab's project_bot_access)
+  const botList = await app.inject({ url: `/api/v4/projects/${project.id}/access_tokens`, headers: { 'private-token': secret } });
+  assert.equal(botList.statusCode, 200);
+  assert.equal(botList.json().length, 1);
+  const botCreate = await app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${project.id}/access_tokens`,
+    headers: { 'private-token': secret },
+    payload: { name: 'nested', scopes: ['api'] },
+  });
+  assert.equal(botCreate.statusCode, 400);
+  assert.deepEqual(botCreate.json(), { message: '400 Bad request - User does not have permission to create project access token' });
+  assert.equal((await bots(c)).length, 1);
   // a human's own tokens are not the project's
   const humans = await app.inject({ url: `/api/v4/projects/${project.id}/access_tokens?state=inactive`, headers: as.maintainer });
   assert.deepEqual(humans.json(), []);
