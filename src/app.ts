@@ -29,6 +29,8 @@ import { settingsRoutes } from './http/platform/application-settings.routes.ts';
 import { uploadsRoutes } from './http/platform/uploads.routes.ts';
 import { keysRoutes } from './http/platform/keys.routes.ts';
 import { deployKeysRoutes } from './http/platform/deploy-keys.routes.ts';
+import { deployTokensRoutes } from './http/platform/deploy-tokens.routes.ts';
+import { accessTokensRoutes } from './http/platform/access-tokens.routes.ts';
 import { markdownRoutes } from './http/platform/markdown.routes.ts';
 import { groupsRoutes } from './http/platform/groups.routes.ts';
 import { projectsRoutes } from './http/platform/projects.routes.ts';
@@ -207,6 +209,8 @@ export async function buildApp(c: Container, extend?: (app: FastifyInstance) => 
   // SSH keys, deploy keys
   keysRoutes(app, c);
   deployKeysRoutes(app, c);
+  deployTokensRoutes(app, c);
+  accessTokensRoutes(app, c);
   smartHttpRoutes(app, c);
   webRoutes(app, c, web);
   extend?.(app);

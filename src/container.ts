@@ -12,6 +12,8 @@ import { Outbound } from './lib/outbound.ts';
 import { nowIso } from './lib/time.ts';
 import { SettingsService } from './domain/settings/settings.service.ts';
 import { TokensService } from './domain/tokens/tokens.service.ts';
+import { DeployTokensService } from './domain/tokens/deploy-tokens.service.ts';
+import { ResourceAccessTokensService } from './domain/tokens/resource-access-tokens.service.ts';
 import { OauthService } from './domain/auth/oauth.service.ts';
 import { SessionsService } from './domain/auth/sessions.service.ts';
 import { Authenticator } from './domain/auth/authenticator.ts';
@@ -187,6 +189,8 @@ export interface Container {
   keys: KeysService;
   /** deploy keys and the projects they are enabled on */
   deployKeys: DeployKeysService;
+  deployTokens: DeployTokensService;
+  resourceAccessTokens: ResourceAccessTokensService;
   translation: {
     vcs: ComponentVcs;
     projects: TranslationProjectsService;
@@ -329,6 +333,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const uploads = new UploadsService({ db, store, resolve, settings });
   const keys = new KeysService(deps);
   const deployKeys = new DeployKeysService(deps);
+  const deployTokens = new DeployTokensService(deps, (secret) => tokens.digest(secret));
+  const resourceAccessTokens = new ResourceAccessTokensService(deps, tokens, members);
   const translation = {
     vcs,
     components,
@@ -443,6 +449,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     uploads,
     keys,
     deployKeys,
+    deployTokens,
+    resourceAccessTokens,
     translation,
     close,
   };

@@ -1127,6 +1127,7 @@ export interface Database {
   // migration 029 (SSH keys and deploy keys)
   keys: KeysTable;
   deploy_keys_projects: DeployKeysProjectsTable;
+  deploy_tokens: DeployTokensTable;
 }
 
 export type CiRunnerRow = Selectable<CiRunnersTable>;
@@ -1394,3 +1395,21 @@ export interface DeployKeysProjectsTable {
 
 export type KeyRow = Selectable<KeysTable>;
 export type DeployKeyProjectRow = Selectable<DeployKeysProjectsTable>;
+
+/** A deploy token, held by one project or one group. */
+export interface DeployTokensTable {
+  id: Generated<number>;
+  name: string;
+  /** null: the default `gitlab+deploy-token-<id>` */
+  username: string | null;
+  token_digest: string;
+  scopes: string; // JSON array
+  revoked: number;
+  /** ISO-8601 UTC time or null (never expires) */
+  expires_at: string | null;
+  project_id: number | null;
+  group_id: number | null;
+  creator_id: number | null;
+  created_at: string;
+}
+export type DeployTokenRow = Selectable<DeployTokensTable>;

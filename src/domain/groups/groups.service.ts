@@ -20,6 +20,7 @@ import { rubyInspect, validateDescription, validateName, validatePath, type Fiel
 import { GROUP_SETTING_KEYS, type GroupSettings } from '../core/group-settings.ts';
 import { projectOwners } from '../projects/project-owners.ts';
 import { deleteProjectRows, removeRepositories } from '../projects/project-destroy.ts';
+import { deleteResourceBots } from '../core/resource-bots.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
 
 export const GROUP_ORDER_COLUMNS = ['name', 'path', 'id', 'similarity'] as const;
@@ -447,6 +448,7 @@ export class GroupsService {
 
       await deleteProjectRows(trx, projects);
       deleted = projects;
+      await deleteResourceBots(trx, 'Namespace', groupIds);
       await trx.deleteFrom('members').where('source_type', '=', 'Namespace').where('source_id', 'in', groupIds).execute();
       await trx.deleteFrom('redirect_routes').where('source_type', '=', 'Namespace').where('source_id', 'in', groupIds).execute();
       await trx.deleteFrom('member_roles').where('namespace_id', 'in', groupIds).execute();

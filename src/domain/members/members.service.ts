@@ -473,6 +473,11 @@ export class MembersService {
     return { kind: 'bulk', body: { status: 'success' } };
   }
 
+  /** A project or group access token's bot joins the resource, inside the token's transaction (no checks: the bot is new). */
+  async addBot(trx: Kysely<Database>, actor: Actor, s: MemberSource, bot: UserRow, level: number): Promise<MemberRow> {
+    return this.insert(trx, actor, s, bot, level, null, null);
+  }
+
   private async insert(
     trx: Kysely<Database>,
     actor: Actor,

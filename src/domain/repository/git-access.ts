@@ -24,6 +24,8 @@ export const GIT_ACCESS_MESSAGES = {
   noPermission: PUSH_MESSAGES.noPermission,
   archived: 'You are not allowed to push code to an archived project.',
   deployKeyUpload: 'This deploy key does not have write access to this project.',
+  authDownload: 'You are not allowed to download code.',
+  authUpload: 'You are not allowed to upload code.',
 } as const;
 
 /**
@@ -46,8 +48,20 @@ export interface DeployKeyActor {
   user: UserRow | null;
 }
 
-/** Who asks: an actor (HTTP credentials, a user's SSH key) or a deploy key. */
-export type GitCaller = { actor: Actor; deployKey?: undefined } | { deployKey: DeployKeyActor; actor?: undefined };
+/** A deploy token (HTTP basic with its username): what git needs of its row. */
+export interface DeployTokenCaller {
+  id: number;
+  scopes: string[];
+  /** the holder: a project, or a group whose projects it reads (subgroups included) */
+  project_id: number | null;
+  group_id: number | null;
+}
+
+/** Who asks: an actor (HTTP credentials, a user's SSH key), a deploy key or a deploy token. */
+export type GitCaller =
+  | { actor: Actor; deployKey?: undefined; deployToken?: undefined }
+  | { deployKey: DeployKeyActor; actor?: undefined; deployToken?: undefined }
+  | { deployToken: DeployTokenCaller; actor?: undefined; deployKey?: undefined };
 
 /** What git runs for: the project as the caller sees it and its repository (see PushTarget). */
 export interface GitTarget extends PushTarget {
@@ -83,6 +97,7 @@ export async function gitTarget(
 ): Promise<GitTarget> {
   const write = command === 'git-receive-pack';
   if (caller.deployKey) return deployKeyTarget(deps, caller.deployKey, fullPath, write);
+  if (caller.deployToken) return deployTokenTarget(deps, caller.deployToken, fullPath, write);
   const actor = caller.actor;
   const hidden = () => (actor.user ? notFound() : unauthenticated());
   if (!isGitFullPath(fullPath)) throw hidden();
@@ -143,4 +158,40 @@ async function deployKeyTarget(
   const repo = deps.repos.repository(project);
   if (!repo.exists()) throw notFound();
   return { actor, project, namespace, access: deployKeyAccess(), repo, deployKey: dk };
+}
+
+/**
+ * Gitlab::Auth#deploy_token_check and GitAccess for a DeployToken: the token authenticates only for a project
+ * it holds (its project, or any project under its group) — elsewhere git is asked for credentials again (401);
+ * it downloads with read_repository and never pushes (deploy tokens have no write_repository scope).
+ */
+async function deployTokenTarget(
+  deps: Pick<RepositoryDeps, 'db' | 'resolve' | 'repos' | 'policy'>,
+  dt: DeployTokenCaller,
+  fullPath: string,
+  write: boolean,
+): Promise<GitTarget> {
+  if (!isGitFullPath(fullPath)) throw unauthenticated();
+  let found = await deps.resolve.findProjectRow(fullPath);
+  if (found && 'moved' in found) found = await deps.resolve.findProjectRow(found.moved);
+  if (!found || 'moved' in found) throw unauthenticated();
+  const { project, namespace } = found;
+  let holds = dt.project_id === project.id;
+  if (!holds && dt.group_id !== null) {
+    const group = await deps.resolve.namespaceById(dt.group_id);
+    holds = !!group && namespace.traversal_ids.startsWith(group.traversal_ids);
+  }
+  if (!holds) throw unauthenticated();
+  if (!dt.scopes.includes('read_repository')) throw forbidden(GIT_ACCESS_MESSAGES.authDownload);
+  if (write) throw forbidden(GIT_ACCESS_MESSAGES.authUpload);
+  const repo = deps.repos.repository(project);
+  if (!repo.exists()) throw notFound();
+  return {
+    actor: ANONYMOUS,
+    project,
+    namespace,
+    access: { level: 0, directLevel: 0, permissions: new Set(), abilities: new Set(['read_project', 'read_code']) },
+    repo,
+    deployKey: null,
+  };
 }

@@ -172,7 +172,7 @@ export class TokensService {
     return write;
   }
 
-  validateInput(user: UserRow, input: CreateTokenInput, requireExpiry: boolean, maxDays = MAX_LIFETIME_DAYS): Record<string, string[]> {
+  validateInput(user: Pick<UserRow, 'is_admin'>, input: CreateTokenInput, requireExpiry: boolean, maxDays = MAX_LIFETIME_DAYS): Record<string, string[]> {
     const errors: Record<string, string[]> = {};
     const push = (k: string, m: string) => (errors[k] ??= []).push(m);
     if (!input.name || !input.name.trim()) push('name', "can't be blank");

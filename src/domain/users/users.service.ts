@@ -315,69 +315,91 @@ export class UsersService {
 
     const now = nowIso();
     const passwordHash = input.password ? await hashPassword(input.password) : null;
-    const run = async (k: Kysely<Database>) => {
-      const user = await k
-        .insertInto('users')
-        .values({
-          username: input.username,
-          name: input.name,
-          email: input.email,
-          state: 'active',
-          password_hash: passwordHash,
-          password_set_at: passwordHash ? now : null,
-          is_admin: input.is_admin ? 1 : 0,
-          external: input.external ? 1 : 0,
-          bot: 0,
-          user_type: 'human',
-          private_profile: (input.private_profile ?? s.user_defaults_to_private_profile) ? 1 : 0,
-          bio: '',
-          location: '',
-          public_email: null,
-          commit_email: null,
-          job_title: '',
-          pronouns: null,
-          website_url: '',
-          organization: '',
-          messenger_a: '',
-          network_a: '',
-          network_b: '',
-          chat_a: '',
-          note: null,
-          projects_limit: input.projects_limit ?? s.default_projects_limit,
-          can_create_group: (input.can_create_group ?? s.can_create_group) ? 1 : 0,
-          can_create_project: 1,
-          two_factor_enabled: 0,
-          theme_id: 3,
-          color_scheme_id: 1,
-          avatar_url: null,
-          created_by_id: input.created_by_id ?? null,
-          created_at: now,
-          updated_at: now,
-          confirmed_at: input.skip_confirmation === false ? null : now,
-          last_sign_in_at: null,
-          current_sign_in_at: null,
-          last_sign_in_ip: null,
-          current_sign_in_ip: null,
-          sign_in_count: 0,
-          last_activity_on: null,
-          failed_attempts: 0,
-          locked_at: null,
-          ...(input.extra ?? {}),
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      if (input.identity) {
-        await k
-          .insertInto('identities')
-          .values({ user_id: user.id, provider: input.identity.provider, extern_uid: input.identity.extern_uid, saml_provider_id: null, created_at: now })
-          .execute();
-      }
-      await createPersonalNamespace(k, user, now);
-      await recordSystemEvent(k, userPayload('user_create', user));
-      return user;
-    };
+    const run = (k: Kysely<Database>) => this.insertUser(k, input, s, passwordHash, now);
     try {
       return trx ? await run(trx) : await this.db.kysely.transaction().execute(run);
+    } catch (err) {
+      throw uniqueViolationError(err);
+    }
+  }
+
+  /** The rows of a new user (the user, an identity, the personal namespace) and the user_create event. */
+  private async insertUser(k: Kysely<Database>, input: CreateUserInput, s: Settings, passwordHash: string | null, now: string): Promise<UserRow> {
+    const user = await k
+      .insertInto('users')
+      .values({
+        username: input.username,
+        name: input.name,
+        email: input.email,
+        state: 'active',
+        password_hash: passwordHash,
+        password_set_at: passwordHash ? now : null,
+        is_admin: input.is_admin ? 1 : 0,
+        external: input.external ? 1 : 0,
+        bot: 0,
+        user_type: 'human',
+        private_profile: (input.private_profile ?? s.user_defaults_to_private_profile) ? 1 : 0,
+        bio: '',
+        location: '',
+        public_email: null,
+        commit_email: null,
+        job_title: '',
+        pronouns: null,
+        website_url: '',
+        organization: '',
+        messenger_a: '',
+        network_a: '',
+        network_b: '',
+        chat_a: '',
+        note: null,
+        projects_limit: input.projects_limit ?? s.default_projects_limit,
+        can_create_group: (input.can_create_group ?? s.can_create_group) ? 1 : 0,
+        can_create_project: 1,
+        two_factor_enabled: 0,
+        theme_id: 3,
+        color_scheme_id: 1,
+        avatar_url: null,
+        created_by_id: input.created_by_id ?? null,
+        created_at: now,
+        updated_at: now,
+        confirmed_at: input.skip_confirmation === false ? null : now,
+        last_sign_in_at: null,
+        current_sign_in_at: null,
+        last_sign_in_ip: null,
+        current_sign_in_ip: null,
+        sign_in_count: 0,
+        last_activity_on: null,
+        failed_attempts: 0,
+        locked_at: null,
+        ...(input.extra ?? {}),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (input.identity) {
+      await k
+        .insertInto('identities')
+        .values({ user_id: user.id, provider: input.identity.provider, extern_uid: input.identity.extern_uid, saml_provider_id: null, created_at: now })
+        .execute();
+    }
+    await createPersonalNamespace(k, user, now);
+    await recordSystemEvent(k, userPayload('user_create', user));
+    return user;
+  }
+
+  /**
+   * A project or group access token's bot user (user_type project_bot, confirmed, no password), inside the
+   * caller's transaction. Its username and e-mail address are random, so they need no prior checks.
+   */
+  async createBot(trx: Kysely<Database>, input: { username: string; name: string; email: string; external: boolean }): Promise<UserRow> {
+    const s = await this.settings.get();
+    try {
+      return await this.insertUser(
+        trx,
+        { ...input, skip_confirmation: true, projects_limit: 0, can_create_group: false, private_profile: false, extra: { bot: 1, user_type: 'project_bot' } },
+        s,
+        null,
+        nowIso(),
+      );
     } catch (err) {
       throw uniqueViolationError(err);
     }

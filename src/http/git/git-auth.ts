@@ -1,8 +1,10 @@
 // Who is cloning or pushing: HTTP basic with a username and password, or any username and a token
-// (personal, impersonation, OAuth — `oauth2` —, or a CI job token — `gitlab-ci-token`).
+// (personal, impersonation, OAuth — `oauth2` —, or a CI job token — `gitlab-ci-token`), or a deploy token's
+// username and secret (GitLab's order: tokens, then deploy tokens, then passwords).
 import type { FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import { ANONYMOUS, userActor, type Actor } from '../../domain/access/actor.ts';
+import type { GitCaller } from '../../domain/repository/git-access.ts';
 import { PasswordSignIn } from '../../domain/auth/password-sign-in.ts';
 import { DomainError } from '../../lib/errors.ts';
 import { settingsOf } from '../../domain/core/project-settings.ts';
@@ -35,9 +37,17 @@ export class GitAuthenticator {
     this.passwords = new PasswordSignIn(c.db, c.settings);
   }
 
+  /** A user's credentials only (the translation exports): a deploy token is no one there. */
   async actor(req: FastifyRequest, write: boolean): Promise<Actor> {
+    const caller = await this.caller(req, write);
+    if (!caller.actor) throw new GitAuthFailed();
+    return caller.actor;
+  }
+
+  /** The actor, or the deploy token, a request's credentials name. */
+  async caller(req: FastifyRequest, write: boolean): Promise<GitCaller> {
     const creds = basicCredentials(req);
-    if (!creds || (!creds.username && !creds.password)) return ANONYMOUS;
+    if (!creds || (!creds.username && !creds.password)) return { actor: ANONYMOUS };
     // the request is the versions snapshot token lookups are cached against, as on the API
     const base = { method: req.method, path: req.url.split('?')[0], snapshot: req };
     try {
@@ -48,18 +58,20 @@ export class GitAuthenticator {
       // a token that may read but not write: the push is refused as GitLab refuses it (403)
       if (write && actor.scopes && actor.credential !== 'job_token' && !actor.scopes.some((s) => WRITE_SCOPES.includes(s))) throw new GitScopeRefused();
       if (actor.credential === 'job_token') await this.checkJobProject(req, actor, write);
-      return actor;
+      return { actor };
     } catch (e) {
       if (e instanceof GitScopeRefused || e instanceof GitAuthFailed) throw e;
       // not a token (or a token that may not do this): a password, if passwords may be used for git
       if (!(e instanceof DomainError)) throw e;
       if (e.status !== 401) throw new GitAuthFailed();
     }
+    const deployToken = await this.c.deployTokens.forGit(creds.username, creds.password);
+    if (deployToken) return { deployToken: { ...deployToken, scopes: JSON.parse(deployToken.scopes) } };
     const settings = await this.c.settings.get();
     if (!settings.password_authentication_enabled_for_git) throw new GitAuthFailed();
     const outcome = await this.passwords.attempt(creds.username, creds.password, { reactivate: false });
     if (!outcome.ok) throw new GitAuthFailed();
-    return userActor(outcome.user);
+    return { actor: userActor(outcome.user) };
   }
 
   /**

@@ -7,7 +7,7 @@ import type { Container } from '../../container.ts';
 import type { Actor } from '../../domain/access/actor.ts';
 import { PUSH_MESSAGES } from '../../domain/repository/branch-protection.ts';
 import { DomainError } from '../../lib/errors.ts';
-import { GitAccessDenied, type GitTarget } from '../../domain/repository/git-access.ts';
+import { GitAccessDenied, type GitCaller, type GitTarget } from '../../domain/repository/git-access.ts';
 import { GitAuthenticator, GitAuthFailed, GitScopeRefused } from './git-auth.ts';
 import { mayCloneExport } from '../../domain/translation/components/export-access.ts';
 
@@ -64,9 +64,9 @@ export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
   /** The project and the caller's access, or the HTTP answer git expects (401 prompts for credentials). */
   async function target(req: FastifyRequest, fullPath: string, service: string) {
     const write = service === 'git-receive-pack';
-    let actor: Actor;
+    let caller: GitCaller;
     try {
-      actor = await auth.actor(req, write);
+      caller = await auth.caller(req, write);
     } catch (e) {
       if (e instanceof GitAuthFailed) throw new GitHttpError(401, DENIED);
       if (e instanceof GitScopeRefused) throw new GitHttpError(403, PUSH_MESSAGES.noPermission);
@@ -74,7 +74,7 @@ export function smartHttpRoutes(app: FastifyInstance, c: Container): void {
       throw e;
     }
     try {
-      return await c.repository.gitTarget({ actor }, fullPath, write ? 'git-receive-pack' : 'git-upload-pack');
+      return await c.repository.gitTarget(caller, fullPath, write ? 'git-receive-pack' : 'git-upload-pack');
     } catch (e) {
       if (!(e instanceof GitAccessDenied)) throw e;
       const r = e.refusal;

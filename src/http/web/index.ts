@@ -17,6 +17,7 @@ import { newProjectPages } from './new-project.routes.ts';
 import { pipelinePages } from './pipelines.pages.ts';
 import { profilePages } from './profile.pages.ts';
 import { projectSettingsPages } from './project-settings.pages.ts';
+import { projectTokensPages } from './project-tokens.pages.ts';
 import { repositoryPages } from './repository.pages.ts';
 import { searchPages } from './search.pages.ts';
 import { translationEditorPages } from './translation-editor.pages.ts';
@@ -59,6 +60,7 @@ export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
   // profile, tokens, project settings (deploy keys among them), the admin area
   profilePages(app, c, web);
   deployKeysPages(app, c, web);
+  projectTokensPages(app, c, web);
   projectSettingsPages(app, c, web);
   adminPages(app, c, web);
   // the search page (the header's search box; /search/ with the slash is the translation units' search)

@@ -22,6 +22,9 @@ const base = {
 export const PersonalAccessTokenSchema = Type.Object(base);
 export const PersonalAccessTokenWithTokenSchema = Type.Object({ ...base, token: Type.String() });
 export const PersonalAccessTokenWithLastUsedIpsSchema = Type.Object({ ...base, last_used_ips: Type.Array(Type.String()) });
+/** Entities::ResourceAccessToken(WithToken): a project or group access token with its bot's level. */
+export const ResourceAccessTokenSchema = Type.Object({ ...base, access_level: Type.Integer() });
+export const ResourceAccessTokenWithTokenSchema = Type.Object({ ...base, access_level: Type.Integer(), token: Type.String() });
 export const ImpersonationTokenSchema = Type.Object({ ...base, last_used_ips: Type.Array(Type.String()), impersonation: Type.Boolean() });
 export const ImpersonationTokenWithTokenSchema = Type.Object({ ...base, token: Type.String(), impersonation: Type.Boolean() });
 

@@ -9,7 +9,7 @@ import { Avatar, ButtonForm, FormErrors, PostForm, Tabs, TimeAgo } from '../comp
 import { Layout } from '../layout.tsx';
 import { Checkbox, Field, Select, TextArea } from './fields.tsx';
 
-export type ProjectSettingsTab = 'general' | 'members' | 'repository' | 'deploy_keys' | 'hooks';
+export type ProjectSettingsTab = 'general' | 'members' | 'repository' | 'deploy_keys' | 'deploy_tokens' | 'access_tokens' | 'hooks';
 
 export interface ProjectRef {
   project: ProjectRow;
@@ -38,6 +38,8 @@ export function Frame(p: { ctx: WebCtx; ref: ProjectRef; title: string; tab: Pro
           { href: `${base}/-/project_members`, text: 'Members', current: p.tab === 'members' },
           { href: `${base}/-/settings/repository`, text: 'Repository', current: p.tab === 'repository' },
           { href: `${base}/-/deploy_keys`, text: 'Deploy keys', current: p.tab === 'deploy_keys' },
+          { href: `${base}/-/settings/deploy_tokens`, text: 'Deploy tokens', current: p.tab === 'deploy_tokens' },
+          { href: `${base}/-/settings/access_tokens`, text: 'Access tokens', current: p.tab === 'access_tokens' },
           { href: `${base}/-/hooks`, text: 'Webhooks', current: p.tab === 'hooks' },
         ]}
       />
