@@ -82,6 +82,9 @@ import { PipelinesService } from './domain/ci/pipelines/pipelines.service.ts';
 import { PipelinesQuery } from './domain/ci/pipelines-query.ts';
 import { RunnersService } from './domain/ci/runners/runners.service.ts';
 import { CommitStatusesService } from './domain/ci/statuses.service.ts';
+import { JobTokenScopeService } from './domain/ci/job-token-scope.service.ts';
+import { PipelineSchedulesService } from './domain/ci/schedules/pipeline-schedules.service.ts';
+import { TriggersService } from './domain/ci/triggers/triggers.service.ts';
 import { blobDeletionJob } from './domain/blobs/blob-deletions.ts';
 import type { BlobStore } from './storage/blob-store.ts';
 import { createBlobStore } from './storage/create-blob-store.ts';
@@ -294,7 +297,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   } satisfies TranslationWrites);
   const store = createBlobStore(config.blobStore);
   const ci = {} as Ci;
-  const cdeps: CiDeps = { ...deps, config, store, hooks, ci, digest: (token) => tokenDigest(salt, token) };
+  const cdeps: CiDeps = { ...deps, config, store, hooks, ci, box, digest: (token) => tokenDigest(salt, token) };
   Object.assign(ci, {
     pipelines: new PipelinesService(cdeps),
     pipelinesQuery: new PipelinesQuery(cdeps),
@@ -302,6 +305,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     runners: new RunnersService(cdeps),
     artifacts: new ArtifactsService(cdeps),
     statuses: new CommitStatusesService(cdeps),
+    triggers: new TriggersService(cdeps),
+    schedules: new PipelineSchedulesService(cdeps),
+    jobTokenScope: new JobTokenScopeService(cdeps),
   } satisfies Ci);
   auth.jobTokens = { resolve: (token) => ci.jobs.resolveToken(token) };
   const importExport = {} as ImportExport;
@@ -341,6 +347,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     ci.artifacts.expiry,
     ci.jobs.timeouts,
     ci.pipelines.scheduled,
+    ci.schedules.due,
+    ci.schedules.job,
     blobDeletionJob(store),
     importExport.exports.job,
     importExport.imports.job,
@@ -368,6 +376,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     await merges.idle();
     await issueClosing.idle();
     await housekeeping.idle();
+    await ci.schedules.idle();
     await writes.follow.idle();
     await Promise.all([importExport.exports.idle(), importExport.imports.idle(), importExport.relationImports.idle()]);
     await pushes.stop();

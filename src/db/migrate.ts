@@ -38,6 +38,7 @@ import * as m036 from './migrations/036-closing-issues.ts';
 import * as m037 from './migrations/037-issues-full-text.ts';
 import * as m038 from './migrations/038-merge-request-mentions.ts';
 import * as m039 from './migrations/039-issue-labels-project.ts';
+import * as m042 from './migrations/042-triggers-schedules-job-token-scope.ts';
 
 interface Migration {
   name: string;
@@ -82,6 +83,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '037-issues-full-text', up: m037.up },
   { name: '038-merge-request-mentions', up: m038.up },
   { name: '039-issue-labels-project', up: m039.up },
+  { name: '042-triggers-schedules-job-token-scope', up: m042.up },
 ];
 
 export async function migrate(db: Db): Promise<string[]> {

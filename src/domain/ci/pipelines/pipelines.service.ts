@@ -40,6 +40,9 @@ export interface CreatePipelineInput {
   parent?: { pipeline: CiPipelineRow; job: CiBuildRow; include: string[] };
   /** false (the API): an invalid file creates no pipeline, its errors come back (default true) */
   saveOnErrors?: boolean;
+  /** source schedule: the schedule that runs it; source trigger: the trigger whose token was used */
+  scheduleId?: number;
+  triggerId?: number;
 }
 
 /** Why no pipeline was created (the API's 400 bodies). */
@@ -257,6 +260,8 @@ export class PipelinesService {
       committedAt: commit.committer ? new Date(commit.committer.time * 1000).toISOString() : null,
       variables: pipelineVars,
       parent: input.parent,
+      scheduleId: input.scheduleId ?? null,
+      triggerId: input.triggerId ?? null,
     };
     if (!parsed.config) {
       if (input.saveOnErrors === false) return { failure: 'config_error', errors: parsed.errors };
@@ -400,6 +405,8 @@ export class PipelinesService {
     committedAt: string | null;
     variables: { key: string; value: string; variable_type: string }[];
     parent?: CreatePipelineInput['parent'];
+    scheduleId: number | null;
+    triggerId: number | null;
     status: string;
     yamlErrors: string | null;
     jobs: NewJob[];
@@ -424,6 +431,8 @@ export class PipelinesService {
           user_id: userId,
           parent_pipeline_id: p.parent?.pipeline.id ?? null,
           parent_job_id: p.parent?.job.id ?? null,
+          pipeline_schedule_id: p.scheduleId,
+          trigger_id: p.triggerId,
           variables: JSON.stringify(p.variables),
           created_at: now,
           updated_at: now,
