@@ -86,6 +86,9 @@ import { PipelinesQuery } from './domain/ci/pipelines-query.ts';
 import { RunnersService } from './domain/ci/runners/runners.service.ts';
 import { CommitStatusesService } from './domain/ci/statuses.service.ts';
 import { VariablesService } from './domain/ci/variables/variables.service.ts';
+import { JobTokenScopeService } from './domain/ci/job-token-scope.service.ts';
+import { PipelineSchedulesService } from './domain/ci/schedules/pipeline-schedules.service.ts';
+import { TriggersService } from './domain/ci/triggers/triggers.service.ts';
 import { blobDeletionJob } from './domain/blobs/blob-deletions.ts';
 import type { BlobStore } from './storage/blob-store.ts';
 import { createBlobStore } from './storage/create-blob-store.ts';
@@ -302,7 +305,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   } satisfies TranslationWrites);
   const store = createBlobStore(config.blobStore);
   const ci = {} as Ci;
-  const cdeps: CiDeps = { ...deps, config, store, hooks, ci, digest: (token) => tokenDigest(salt, token) };
+  const cdeps: CiDeps = { ...deps, config, store, hooks, ci, box, digest: (token) => tokenDigest(salt, token) };
   Object.assign(ci, {
     pipelines: new PipelinesService(cdeps),
     pipelinesQuery: new PipelinesQuery(cdeps),
@@ -311,6 +314,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     artifacts: new ArtifactsService(cdeps),
     statuses: new CommitStatusesService(cdeps),
     variables: new VariablesService(cdeps, await loadKeyring(config)),
+    triggers: new TriggersService(cdeps),
+    schedules: new PipelineSchedulesService(cdeps),
+    jobTokenScope: new JobTokenScopeService(cdeps),
   } satisfies Ci);
   auth.jobTokens = { resolve: (token) => ci.jobs.resolveToken(token) };
   const mergeRequestPipelines = new MergeRequestPipelines(deps, ci.pipelines, merges, notes);
@@ -356,6 +362,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     ci.artifacts.expiry,
     ci.jobs.timeouts,
     ci.pipelines.scheduled,
+    ci.schedules.due,
+    ci.schedules.job,
     blobDeletionJob(store),
     importExport.exports.job,
     importExport.imports.job,
@@ -383,6 +391,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     await merges.idle();
     await issueClosing.idle();
     await housekeeping.idle();
+    await ci.schedules.idle();
     await writes.follow.idle();
     await Promise.all([importExport.exports.idle(), importExport.imports.idle(), importExport.relationImports.idle()]);
     await pushes.stop();

@@ -40,6 +40,7 @@ import * as m038 from './migrations/038-merge-request-mentions.ts';
 import * as m039 from './migrations/039-issue-labels-project.ts';
 import * as m040 from './migrations/040-ci-variables.ts';
 import * as m041 from './migrations/041-deploy-and-access-tokens.ts';
+import * as m042 from './migrations/042-triggers-schedules-job-token-scope.ts';
 import * as m043 from './migrations/043-merge-request-pipelines.ts';
 
 interface Migration {
@@ -87,6 +88,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '039-issue-labels-project', up: m039.up },
   { name: '040-ci-variables', up: m040.up },
   { name: '041-deploy-and-access-tokens', up: m041.up },
+  { name: '042-triggers-schedules-job-token-scope', up: m042.up },
   { name: '043-merge-request-pipelines', up: m043.up },
 ];
 

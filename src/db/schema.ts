@@ -754,6 +754,70 @@ export interface CiPipelinesTable {
   queued_duration: number | null;
   /** migration 043: the merge request of a merge request pipeline (source merge_request_event) */
   merge_request_id: number | null;
+  /** the schedule that created it (migration 042) */
+  pipeline_schedule_id: number | null;
+  /** the trigger whose token created it (migration 042) */
+  trigger_id: number | null;
+}
+
+// migration 042: pipeline triggers, schedules and the job token scope
+export interface CiTriggersTable {
+  id: Generated<number>;
+  project_id: number;
+  owner_id: number | null;
+  description: Generated<string>;
+  token_digest: string;
+  token_sealed: string; // SecretBox: shown again to its owner
+  last_used: string | null;
+  expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CiPipelineSchedulesTable {
+  id: Generated<number>;
+  project_id: number;
+  owner_id: number | null;
+  description: string;
+  ref: string;
+  cron: string;
+  cron_timezone: Generated<string>;
+  next_run_at: string | null;
+  active: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CiPipelineScheduleVariablesTable {
+  id: Generated<number>;
+  pipeline_schedule_id: number;
+  key: string;
+  value: Generated<string>;
+  variable_type: Generated<string>; // env_var | file
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CiJobTokenProjectScopeLinksTable {
+  id: Generated<number>;
+  source_project_id: number;
+  target_project_id: number;
+  direction: Generated<string>; // inbound
+  added_by_id: number | null;
+  created_at: string;
+}
+
+export interface CiJobTokenGroupScopeLinksTable {
+  id: Generated<number>;
+  source_project_id: number;
+  target_group_id: number;
+  added_by_id: number | null;
+  created_at: string;
+}
+
+export interface ProjectCiCdSettingsTable {
+  project_id: number;
+  inbound_job_token_scope_enabled: number;
 }
 
 export interface CiBuildsTable {
@@ -1088,6 +1152,12 @@ export interface Database {
   ci_runner_namespaces: CiRunnerNamespacesTable;
   ci_registration_tokens: CiRegistrationTokensTable;
   ci_pipelines: CiPipelinesTable;
+  ci_triggers: CiTriggersTable;
+  ci_pipeline_schedules: CiPipelineSchedulesTable;
+  ci_pipeline_schedule_variables: CiPipelineScheduleVariablesTable;
+  ci_job_token_project_scope_links: CiJobTokenProjectScopeLinksTable;
+  ci_job_token_group_scope_links: CiJobTokenGroupScopeLinksTable;
+  project_ci_cd_settings: ProjectCiCdSettingsTable;
   ci_builds: CiBuildsTable;
   ci_build_trace_chunks: CiBuildTraceChunksTable;
   ci_job_artifacts: CiJobArtifactsTable;
@@ -1132,6 +1202,9 @@ export interface Database {
 
 export type CiRunnerRow = Selectable<CiRunnersTable>;
 export type CiPipelineRow = Selectable<CiPipelinesTable>;
+export type CiTriggerRow = Selectable<CiTriggersTable>;
+export type CiPipelineScheduleRow = Selectable<CiPipelineSchedulesTable>;
+export type CiPipelineScheduleVariableRow = Selectable<CiPipelineScheduleVariablesTable>;
 export type CiBuildRow = Selectable<CiBuildsTable>;
 export type CiVariableRow = Selectable<CiVariablesTable>;
 export type CiJobArtifactRow = Selectable<CiJobArtifactsTable>;

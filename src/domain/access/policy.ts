@@ -19,6 +19,7 @@ import {
   type ProjectAbility,
 } from '../core/roles.ts';
 import { openLevels, openTo, visibleProjectsWhere, type ProjectsWhere } from './visibility.ts';
+import { jobProjectId, jobTokenAllows } from './job-token-scope.ts';
 
 export interface Membership {
   /** highest effective level (0 = none) */
@@ -108,6 +109,12 @@ export class Policy {
   /** Everything `actor` may do in `project` (an empty set: the project is invisible to them). */
   async project(actor: Actor, project: ProjectRow, namespace: NamespaceRow): Promise<ProjectAccess> {
     const user = actor.user;
+    // a job token outside the project's inbound scope gets nothing there (ProjectPolicy prevents every
+    // ability, public projects included: public_access and public_user_access are prevented too)
+    if (actor.kind === 'job' && actor.jobId !== null) {
+      const origin = await jobProjectId(this.db, actor.jobId);
+      if (origin === undefined || !(await jobTokenAllows(this.db, origin, project))) return { ...NONE, permissions: new Set(), abilities: new Set() };
+    }
     const m = user ? await this.membership(user.id, { project, namespace }) : NONE;
     const abilities = new Set<ProjectAbility>();
     if (actor.isAdmin) {

@@ -34,7 +34,18 @@ export class MovedError extends DomainError {
 const isId = (s: string) => /^\d+$/.test(s);
 
 /** Every table a resolution reads (rows, memberships, custom roles, the user's own flags, old paths). */
-export const RESOLVE_TABLES = ['projects', 'namespaces', 'members', 'member_roles', 'users', 'redirect_routes'] as const;
+export const RESOLVE_TABLES = [
+  'projects',
+  'namespaces',
+  'members',
+  'member_roles',
+  'users',
+  'redirect_routes',
+  // a job actor's access follows the target's job token scope
+  'project_ci_cd_settings',
+  'ci_job_token_project_scope_links',
+  'ci_job_token_group_scope_links',
+] as const;
 
 /**
  * Successful resolutions are cached per actor and `:id`, valid for the table versions they were

@@ -103,11 +103,17 @@ export async function gitTarget(
   if (!isGitFullPath(fullPath)) throw hidden();
   let resolved;
   try {
-    resolved = await deps.resolve.project(actor, fullPath);
+    resolved = await resolveFor(deps, actor, fullPath);
   } catch (e) {
-    if (e instanceof MovedError) resolved = await deps.resolve.project(actor, e.fullPath);
-    else if (e instanceof DomainError && e.status === 404) throw hidden();
-    else throw e;
+    if (!(e instanceof DomainError && e.status === 404)) throw e;
+    // a job token outside the project's scope reads what anyone may (Gitlab::GitAccess's Guest fallback)
+    if (actor.kind !== 'job' || write) throw hidden();
+    try {
+      resolved = await resolveFor(deps, ANONYMOUS, fullPath);
+    } catch (e2) {
+      if (e2 instanceof DomainError && e2.status === 404) throw hidden();
+      throw e2;
+    }
   }
   const { project, namespace, access } = resolved;
   if (!canReadCode(actor, project, access)) {
@@ -122,6 +128,16 @@ export async function gitTarget(
   const repo = deps.repos.repository(project);
   if (!repo.exists()) throw notFound();
   return { actor, project, namespace, access, repo, deployKey: null };
+}
+
+/** The project at `fullPath` (or where it moved) as `actor` sees it. */
+async function resolveFor(deps: Pick<RepositoryDeps, 'resolve'>, actor: Actor, fullPath: string) {
+  try {
+    return await deps.resolve.project(actor, fullPath);
+  } catch (e) {
+    if (e instanceof MovedError) return deps.resolve.project(actor, e.fullPath);
+    throw e;
+  }
 }
 
 /**

@@ -75,10 +75,11 @@ export class GitAuthenticator {
   }
 
   /**
-   * A job token opens only its own job's project (GitLab's job token scope, with no other project
-   * allowed), and pushes only where ci_push_repository_for_job_token_allowed is on.
+   * A job token pushes only to its own job's project, and only where ci_push_repository_for_job_token_allowed
+   * is on; what it may read elsewhere is the job token scope's to say (the policy, through gitTarget).
    */
   private async checkJobProject(req: FastifyRequest, actor: Actor, write: boolean): Promise<void> {
+    if (!write) return;
     const m = TARGET.exec(req.url.split('?')[0]);
     const jobProjectId = actor.jobId === null ? undefined : await this.c.ci.jobs.projectIdOf(actor.jobId);
     if (!m || jobProjectId === undefined) throw new GitAuthFailed();

@@ -15,6 +15,7 @@ import { mergeRequestPages } from './merge-requests.pages.ts';
 import { milestonePages } from './milestones.pages.ts';
 import { newProjectPages } from './new-project.routes.ts';
 import { pipelinePages } from './pipelines.pages.ts';
+import { pipelineSchedulesPages } from './pipeline-schedules.pages.ts';
 import { profilePages } from './profile.pages.ts';
 import { projectSettingsPages } from './project-settings.pages.ts';
 import { projectTokensPages } from './project-tokens.pages.ts';
@@ -56,6 +57,7 @@ export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
   issuePages(app, c, web);
   boardPages(app, c, web);
   pipelinePages(app, c, web);
+  pipelineSchedulesPages(app, c, web);
   milestonePages(app, c, web);
   // profile, tokens, project settings (deploy keys among them), the admin area
   profilePages(app, c, web);

@@ -1,4 +1,4 @@
-// The project's tab bar: the repository's sections (Files, Commits, Branches, Tags, Compare) for those who
+// The project's tab bar: the repository's sections (Files, Commits, Branches, Tags, Compare, Pipelines) for those who
 // read the code, and Issues with the count of open ones and Boards for those who read the issues. The routes say which.
 import { raw, type SafeHtml } from '../jsx/jsx-runtime.ts';
 import { Tabs } from './components.tsx';
@@ -32,6 +32,8 @@ export function ProjectTabs(p: { n: ProjectTabsNav; current: ProjectSection }): 
       { href: `${base}/branches`, text: 'Branches', current: p.current === 'branches' },
       { href: `${base}/tags`, text: 'Tags', current: p.current === 'tags' },
       { href: `${base}/compare`, text: 'Compare', current: p.current === 'compare' },
+      // the CI/CD area (pipelines, their schedules and triggers); the page itself checks read_pipeline
+      { href: `${base}/pipelines`, text: 'Pipelines', current: false },
     );
   }
   if (n.openIssues !== null && n.openIssues !== undefined) {

@@ -1,5 +1,5 @@
-// The runner protocol on a real port: git clone over HTTP with the job token (the job's own project
-// only, while the job runs), and long polls that end when the runner goes away or the server closes.
+// The runner protocol on a real port: git clone over HTTP with the job token (the job's own project and
+// those whose job token scope lets it in, while the job runs), and long polls that end when the runner goes away or the server closes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -10,7 +10,7 @@ import { seedPipeline, seedRunner } from '../../helpers/ci.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-test('git clone with gitlab-ci-token:<job token>: the job project while the job runs; no other project, no push, nothing once finished', async (t) => {
+test('git clone with gitlab-ci-token:<job token>: the job project while the job runs; another project within its job token scope only, no push, nothing once finished', async (t) => {
   const s = await startTestServer(t, { jobRequestTimeoutMs: 0 });
   const { seed, c } = s;
   const user = await seed.user({ username: 'ci-user' });
@@ -40,9 +40,17 @@ test('git clone with gitlab-ci-token:<job token>: the job project while the job 
   await runGit(work, ['clone', '-q', url, 'svc']);
   assert.equal(fs.readFileSync(path.join(work, 'svc', 'README.md'), 'utf8'), 'hello\n');
   assert.equal((await runGit(path.join(work, 'svc'), ['rev-parse', 'HEAD'])).stdout.trim(), sha);
-  // another project of the same group, which the job's user may read: refused
+  // another project of the same group, which the job's user may read: outside its job token scope (a new
+  // project's inbound scope is on), so not found, as Gitlab::GitAccess says it
   const otherUrl = url.replace('/team/svc.git', '/team/other.git');
-  await assert.rejects(runGit(work, ['clone', '-q', otherUrl, 'other']), /Authentication failed|Access denied|401/);
+  await assert.rejects(runGit(work, ['clone', '-q', otherUrl, 'other']), /The project you were looking for could not be found/);
+  // once the other project lets the job's project in, the job clones it
+  await c.db.kysely
+    .insertInto('ci_job_token_project_scope_links')
+    .values({ source_project_id: other.project.id, target_project_id: project.id, created_at: new Date().toISOString() })
+    .execute();
+  await runGit(work, ['clone', '-q', otherUrl, 'other']);
+  assert.equal(fs.readFileSync(path.join(work, 'other', 'x'), 'utf8'), 'y');
   // a push with the job token: refused
   const clone = path.join(work, 'svc');
   fs.writeFileSync(path.join(clone, 'new.txt'), 'x');

@@ -117,13 +117,12 @@ export class ArtifactsService {
     return s.public_jobs === true;
   }
 
-  /** The project for an artifacts route: 404 when invisible (or another project for a job token), 403 without read_build. */
+  /**
+   * The project for an artifacts route: 404 when invisible (for a job token: outside the project's job token
+   * scope, which the policy applies), 403 without read_build.
+   */
   async project(actor: Actor, id: string): Promise<ResolvedProject> {
     const r = await this.deps.resolve.project(actor, id);
-    if (actor.kind === 'job' && actor.jobId !== null) {
-      const own = await this.k.selectFrom('ci_builds').select('project_id').where('id', '=', actor.jobId).executeTakeFirst();
-      if (!own || own.project_id !== r.project.id) throw Errors.notFound('Project');
-    }
     if (!this.canReadBuild(actor, r)) throw Errors.forbidden();
     return r;
   }

@@ -46,6 +46,9 @@ export interface CreatePipelineInput {
    * target and source projects; `ref` is then refs/merge-requests/<iid>/head and `sha` the head
    */
   mergeRequest?: { row: MergeRequestRow; projectPath: string; sourceProjectPath: string };
+  /** source schedule: the schedule that runs it; source trigger: the trigger whose token was used */
+  scheduleId?: number;
+  triggerId?: number;
 }
 
 /** Why no pipeline was created (the API's 400 bodies). */
@@ -266,6 +269,8 @@ export class PipelinesService {
       variables: pipelineVars,
       parent: input.parent,
       mergeRequestId: input.mergeRequest?.row.id ?? null,
+      scheduleId: input.scheduleId ?? null,
+      triggerId: input.triggerId ?? null,
     };
     if (!parsed.config) {
       if (input.saveOnErrors === false) return { failure: 'config_error', errors: parsed.errors };
@@ -446,6 +451,8 @@ export class PipelinesService {
     variables: { key: string; value: string; variable_type: string }[];
     parent?: CreatePipelineInput['parent'];
     mergeRequestId: number | null;
+    scheduleId: number | null;
+    triggerId: number | null;
     status: string;
     yamlErrors: string | null;
     jobs: NewJob[];
@@ -471,6 +478,8 @@ export class PipelinesService {
           parent_pipeline_id: p.parent?.pipeline.id ?? null,
           parent_job_id: p.parent?.job.id ?? null,
           merge_request_id: p.mergeRequestId,
+          pipeline_schedule_id: p.scheduleId,
+          trigger_id: p.triggerId,
           variables: JSON.stringify(p.variables),
           created_at: now,
           updated_at: now,

@@ -4,6 +4,7 @@ import type { WebCtx } from '../../context.ts';
 import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { Blankslate, Pagination, TimeAgo } from '../components.tsx';
 import { Layout } from '../layout.tsx';
+import { CiNav } from './schedules.tsx';
 import { type ProjectRef, projectCrumbs, projectHref } from '../merge-requests/common.tsx';
 
 const STATUS_CLASS: Record<string, string> = {
@@ -37,6 +38,7 @@ export function PipelinesPage(p: { ctx: WebCtx; project: ProjectRef; pipelines: 
   return (
     <Layout ctx={p.ctx} title={`Pipelines · ${p.project.fullPath}`} crumbs={projectCrumbs(p.project, { text: 'Pipelines' })}>
       <h1 class="h2 mb-3">Pipelines</h1>
+      <CiNav project={p.project} />
       {p.pipelines.length ? (
         <table class="width-full ci-table">
           <caption class="sr-only">Pipelines, newest first</caption>
