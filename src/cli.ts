@@ -1,6 +1,8 @@
 // The command line: one clear line on error, non-zero exit.
 import { closeGitBudget } from './git/budget.ts';
 import path from 'node:path';
+import fs from 'node:fs';
+import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadConfig, VERSION } from './config.ts';
 import { createContainer, type Container } from './container.ts';
@@ -165,9 +167,13 @@ const migrateCmd: Command = {
 
 const runnerCmd: Command = {
   name: 'runner',
-  usage: `usage: hearth runner --url URL --token glrt-… [--once] [--concurrent N] [--builds-dir DIR]
-  runs CI jobs of that server with the shell executor (or HEARTH_RUNNER_URL, HEARTH_RUNNER_TOKEN);
-  --once takes one job, or none, and exits; --concurrent 1 to 64 (default 1)`,
+  usage: `usage: hearth runner [--url URL] [--token glrt-…] [--config FILE] [--once] [--concurrent N] [--builds-dir DIR]
+       hearth runner register [--url URL] [--token glrt-…|GR1348941…] [--config FILE] [--description D] [--tag-list a,b]
+  runs CI jobs of that server with the shell executor; the URL and token come from the flags, else
+  HEARTH_RUNNER_URL and HEARTH_RUNNER_TOKEN, else the config file that \`register\` wrote (--config, default
+  ~/.config/hearth/runner.json); --once takes one job, or none, and exits; --concurrent 1 to 64 (default 1).
+  register checks a runner token (glrt-…, from the project's CI/CD settings or POST /user/runners) with the
+  server, or registers a runner with a registration token, and writes the config file (mode 0600)`,
   summary: 'run CI jobs of a Hearth server with the shell executor',
   run: (args) => runner(args),
 };
@@ -304,19 +310,37 @@ export async function runCli(argv: string[]): Promise<number | null> {
   }
 }
 
+/** Where `hearth runner register` keeps the URL and token, and `hearth runner` reads them. */
+function runnerConfigFile(flag: string | undefined): string {
+  return path.resolve(flag ?? path.join(process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config'), 'hearth', 'runner.json'));
+}
+
+function readRunnerConfig(file: string): { url?: string; token?: string } {
+  try {
+    const v = JSON.parse(fs.readFileSync(file, 'utf8')) as { url?: unknown; token?: unknown };
+    return { url: typeof v.url === 'string' ? v.url : undefined, token: typeof v.token === 'string' ? v.token : undefined };
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new Error(`${file}: ${(e as Error).message}`);
+  }
+}
+
 /** `hearth runner`: no database, no container; only the server's runner protocol. */
 async function runner(args: string[]): Promise<number> {
+  if (args[0] === 'register') return runnerRegister(args.slice(1));
   const { values: v } = options(runnerCmd.usage, args, {
     url: { type: 'string' },
     token: { type: 'string' },
+    config: { type: 'string' },
     once: { type: 'boolean' },
     concurrent: { type: 'string' },
     'builds-dir': { type: 'string' },
   });
-  const url = v.url ?? process.env.HEARTH_RUNNER_URL;
-  const token = v.token ?? process.env.HEARTH_RUNNER_TOKEN;
-  if (!url) throw new Error('--url (or HEARTH_RUNNER_URL) is required');
-  if (!token) throw new Error('--token (or HEARTH_RUNNER_TOKEN) is required');
+  const saved = v.url && v.token ? {} : readRunnerConfig(runnerConfigFile(v.config));
+  const url = v.url ?? process.env.HEARTH_RUNNER_URL ?? saved.url;
+  const token = v.token ?? process.env.HEARTH_RUNNER_TOKEN ?? saved.token;
+  if (!url) throw new Error('--url (or HEARTH_RUNNER_URL, or `hearth runner register`) is required');
+  if (!token) throw new Error('--token (or HEARTH_RUNNER_TOKEN, or `hearth runner register`) is required');
   const concurrent = v.concurrent === undefined ? 1 : Number(v.concurrent);
   if (!Number.isInteger(concurrent) || concurrent < 1 || concurrent > 64) throw new Error('--concurrent must be an integer from 1 to 64');
   const { Runner } = await import('./runner/runner.ts');
@@ -335,6 +359,50 @@ async function runner(args: string[]): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+  return 0;
+}
+
+/**
+ * `hearth runner register`: a runner token (glrt-…) is checked with the server (POST /runners/verify); a
+ * registration token registers a new runner (POST /runners) whose token is kept. Either way the URL and the
+ * runner's token go to the config file (0600), which a bare `hearth runner` then reads.
+ */
+async function runnerRegister(args: string[]): Promise<number> {
+  const { values: v } = options(runnerCmd.usage, args, {
+    url: { type: 'string' },
+    token: { type: 'string' },
+    config: { type: 'string' },
+    description: { type: 'string' },
+    'tag-list': { type: 'string' },
+    'builds-dir': { type: 'string' },
+  });
+  const url = v.url ?? process.env.HEARTH_RUNNER_URL;
+  const token = v.token ?? process.env.HEARTH_RUNNER_TOKEN;
+  if (!url || !/^https?:\/\//.test(url)) throw new Error("--url (or HEARTH_RUNNER_URL) must be the server's http(s) URL");
+  if (!token) throw new Error('--token (or HEARTH_RUNNER_TOKEN) is required: a runner token (glrt-…) or a registration token');
+  const { RunnerClient } = await import('./runner/protocol.ts');
+  const { defaultBuildsDir, systemId, versionInfo } = await import('./runner/runner.ts');
+  const client = new RunnerClient(url, token, versionInfo(), systemId(path.resolve(v['builds-dir'] ?? defaultBuildsDir())));
+  let id: number;
+  let runnerToken = token;
+  if (token.startsWith('glrt-')) {
+    id = (await client.verify()).id;
+  } else {
+    const tags = (v['tag-list'] ?? '')
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean);
+    const r = await client.register({ description: v.description ?? os.hostname(), tagList: tags });
+    id = r.id;
+    runnerToken = r.token;
+  }
+  const file = runnerConfigFile(v.config);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `${JSON.stringify({ url, token: runnerToken }, null, 2)}\n`, { mode: 0o600 });
+  fs.chmodSync(file, 0o600);
+  process.stdout.write(
+    `runner ${id} registered with ${url}; its token is in ${file}\nstart it with: hearth runner${v.config ? ` --config ${v.config}` : ''}\n`,
+  );
   return 0;
 }
 

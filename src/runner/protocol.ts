@@ -143,6 +143,36 @@ export class RunnerClient {
     }
   }
 
+  /** POST /runners/verify: the runner's id when the server knows the token (a glrt- token), else a ProtocolError. */
+  async verify(): Promise<{ id: number; token_expires_at: string | null }> {
+    const res = await this.fetch(this.api('runners/verify'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ token: this.token, system_id: this.systemId }),
+    });
+    if (res.status === 200) return (await res.json()) as { id: number; token_expires_at: string | null };
+    await res.arrayBuffer().catch(() => undefined);
+    throw new ProtocolError(res.status === 403 ? 'the server does not know this runner token' : `verifying the runner: ${res.status}`, res.status);
+  }
+
+  /** POST /runners with a registration token: the new runner's id and authentication token (glrt-…). */
+  async register(input: { description?: string; tagList?: string[]; runUntagged?: boolean }): Promise<{ id: number; token: string }> {
+    const res = await this.fetch(this.api('runners'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({
+        token: this.token,
+        description: input.description,
+        info: this.info,
+        ...(input.tagList?.length ? { tag_list: input.tagList.join(',') } : {}),
+        ...(input.runUntagged !== undefined ? { run_untagged: input.runUntagged } : {}),
+      }),
+    });
+    if (res.status === 201) return (await res.json()) as { id: number; token: string };
+    const text = await res.text().catch(() => '');
+    throw new ProtocolError(res.status === 403 ? 'the server refused the registration token' : `registering the runner: ${res.status} ${text}`, res.status);
+  }
+
   /** POST /jobs/request: a job (201), or null (204: nothing for now); anything else throws. */
   async requestJob(signal?: AbortSignal): Promise<JobResponse | null> {
     const body = { info: this.info, token: this.token, system_id: this.systemId, ...(this.lastUpdate ? { last_update: this.lastUpdate } : {}) };

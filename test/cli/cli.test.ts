@@ -200,7 +200,7 @@ test('the command line: --version, help per command, and usage errors (one line,
   assert.equal(adminBad.code, 2);
   assert.match(adminBad.stderr, /^hearth admin: unknown subcommand "delete-everything"\nusage: hearth admin create-user /);
   assert.equal(runnerBad.code, 2);
-  assert.match(runnerBad.stderr, /^hearth runner: Option '--concurrent <value>' argument missing\nusage: hearth runner --url URL /);
+  assert.match(runnerBad.stderr, /^hearth runner: Option '--concurrent <value>' argument missing\nusage: hearth runner \[--url URL\] /);
   // nothing was made: no database, no root
   assert.deepEqual(fs.readdirSync(dir), []);
 });

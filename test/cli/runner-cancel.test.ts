@@ -109,13 +109,47 @@ test('hearth runner: stops on SIGTERM; refuses a missing token; a wrong token is
   assert.equal(out.code, 0, out.stderr);
   assert.match(out.stderr, /stopping/);
 
-  const missing = await run(['--url', srv.base]).done;
-  assert.deepEqual([missing.code, missing.stderr], [1, 'hearth: --token (or HEARTH_RUNNER_TOKEN) is required\n']);
+  const missing = await run(['--url', srv.base, '--config', path.join(buildsDir, 'none.json')]).done;
+  assert.deepEqual([missing.code, missing.stderr], [1, 'hearth: --token (or HEARTH_RUNNER_TOKEN, or `hearth runner register`) is required\n']);
   const bad = await run(['--url', srv.base, '--once', '--builds-dir', buildsDir], { HEARTH_RUNNER_TOKEN: 'glrt-wrong' }).done;
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /Checking for jobs\.\.\. forbidden \(check the runner token\)/);
   const usage = await run(['--bogus']).done;
   // a usage error: one line naming the option, the command's usage, exit status 2
   assert.equal(usage.code, 2);
-  assert.match(usage.stderr, /^hearth runner: unknown option --bogus\nusage: hearth runner --url URL/);
+  assert.match(usage.stderr, /^hearth runner: unknown option --bogus\nusage: hearth runner \[--url URL\]/);
+});
+
+test('hearth runner register: checks a runner token, keeps it in a 0600 config file that a bare `hearth runner` reads', async (t) => {
+  const srv = await startTestServer(t, { jobRequestTimeoutMs: 0 });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-register-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const { token, runner } = await seedRunner(srv.c);
+  const hearth = (args: string[], env: Record<string, string> = {}) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'runner', ...args], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH, HOME: dir, ...env },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (b) => (stdout += b));
+      child.stderr.on('data', (b) => (stderr += b));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  const config = path.join(dir, 'runner.json');
+  // the token from the environment, as the README shows it first
+  const ok = await hearth(['register', '--url', srv.base, '--config', config, '--builds-dir', dir], { HEARTH_RUNNER_TOKEN: token });
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.equal(ok.stdout, `runner ${runner.id} registered with ${srv.base}; its token is in ${config}\nstart it with: hearth runner --config ${config}\n`);
+  assert.deepEqual(JSON.parse(fs.readFileSync(config, 'utf8')), { url: srv.base, token });
+  assert.equal(fs.statSync(config).mode & 0o777, 0o600);
+  const once = await hearth(['--config', config, '--once', '--builds-dir', dir]);
+  assert.equal(once.code, 0, once.stderr);
+  assert.doesNotMatch(once.stderr, /forbidden|failed/);
+  // a token the server does not know: nothing written
+  const other = path.join(dir, 'other.json');
+  const bad = await hearth(['register', '--url', srv.base, '--token', 'glrt-wrong', '--config', other, '--builds-dir', dir]);
+  assert.deepEqual([bad.code, bad.stderr], [1, 'hearth: the server does not know this runner token\n']);
+  assert.equal(fs.existsSync(other), false);
 });
