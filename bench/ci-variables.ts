@@ -4,9 +4,10 @@
 //   time; the values are opened (AES-GCM) again on every call in the cold row, and come from the opened-values
 //   map in the warm one (bar: p99 < 2 ms, both).
 // - POST /jobs/request with 50 queued jobs and 20 runners asking at once over HTTP: each claim answers the whole
-//   job payload with those 200 variables; each runner ends its job at once (PUT /jobs/:id) and asks again, a
-//   finished job is replaced by a new one, so 50 stay queued (bar: p99 < 50 ms over 1,000 claims). The first
-//   claims after a write to the variables are in the same set: a variable changes every 100 claims.
+//   job payload with those 200 variables; each runner's job "runs" 200 ms (BENCH_JOB_MS), then the runner reports
+//   it (PUT /jobs/:id) and asks again at once; a finished job is replaced by a new one, so 50 stay queued (bar: p99
+//   < 50 ms over 1,000 claims; 20 runners of 200 ms jobs offer up to 100 claims a second). The first claims after a
+//   write to the variables are in the same set: a variable changes every 100 claims.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { tokenDigest } from '../src/lib/secrets.ts';
@@ -16,6 +17,8 @@ import { benchContainer, freshBenchDatabase, publicProject, Report, ROOT_TOKEN, 
 const CALLS = Number(process.env.BENCH_CALLS ?? 500);
 const CLAIMS = Number(process.env.BENCH_CLAIMS ?? 1_000);
 const RUNNERS = 20;
+/** how long each job "runs" on its runner before the runner reports it and asks again */
+const JOB_MS = Number(process.env.BENCH_JOB_MS ?? 200);
 const QUEUED = 50;
 const BAR = { resolveP99: 2, requestP99: 50 };
 
@@ -195,7 +198,8 @@ const runner = async (token: string) => {
     const job = (await res.json()) as { id: number; token: string; variables: unknown[] };
     claims.push(ms);
     vars = job.variables.length;
-    // the job ends at once (the runner's PUT); a new one keeps the queue at 50; every 100th claim, a variable changes
+    // the job runs JOB_MS, then the runner's PUT; a new one keeps the queue at 50; every 100th claim, a variable changes
+    await new Promise((r) => setTimeout(r, JOB_MS));
     const done = await fetch(`${address}/api/v4/jobs/${job.id}`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },
