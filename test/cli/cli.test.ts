@@ -179,7 +179,7 @@ test('the command line: --version, help per command, and usage errors (one line,
     .slice(1)
     .map((l) => l.trim().split(/\s+/)[0])
     .filter(Boolean);
-  assert.deepEqual(listed, ['serve', 'worker', 'migrate', 'runner', 'admin', 'backup', 'help', '--version']);
+  assert.deepEqual(listed, ['serve', 'worker', 'migrate', 'runner', 'admin', 'secrets', 'backup', 'help', '--version']);
   assert.match(serveHelp.stdout, /^usage: hearth serve\n/);
   assert.equal(serveHelp.code, 0);
   assert.match(helpBackup.stdout, /^usage: hearth backup create \[--output FILE\]\n\s+hearth backup restore FILE \[--force\]\n/);

@@ -2,8 +2,12 @@
 // GitLab's validation bodies with nothing written, values sealed at rest, hidden values, scopes and the 409 of an
 // ambiguous key; and what a job of a project gets from the three levels (precedence, protected refs, scopes).
 import { after, before, describe, test } from 'node:test';
+import fs from 'node:fs';
+import path from 'node:path';
 import assert from 'node:assert/strict';
 import { buildTestApp, EXTERNAL_URL, ROOT_TOKEN, type TestApp } from '../../helpers/build-app.ts';
+import { VariablesService } from '../../../src/domain/ci/variables/variables.service.ts';
+import { Keyring } from '../../../src/lib/secrets.ts';
 
 describe('ci-variables', () => {
   const json = (r: { body: string }) => JSON.parse(r.body);
@@ -307,5 +311,25 @@ describe('ci-variables', () => {
     assert.equal(last(await of(false, 'production'), 'LEVEL'), 'project-prod');
     const onProtected = await of(true, null);
     assert.deepEqual(onProtected.at(-1), { key: 'SECRET', value: 'protected-only', public: false, masked: false, raw: false, file: true });
+  });
+
+  test('key rotation: a new key first re-seals every value; the old key can go then', async () => {
+    await clear();
+    const base = `/api/v4/projects/${s.project.id}/variables`;
+    await ctx.app.inject({ method: 'POST', url: base, headers: root, payload: { key: 'ROTATED', value: 'before-rotation' } });
+    const deps = (ctx.c.ci.variables as unknown as { deps: ConstructorParameters<typeof VariablesService>[0] }).deps;
+    const oldKey = fs.readFileSync(path.join(ctx.dataDir, 'encryption.key'), 'utf8').trim();
+    const newKey = 'n'.repeat(40);
+    const [before] = await rows();
+    assert.ok(before!.value.startsWith(`k1:${Keyring.idOf(oldKey)}:`));
+    const both = new VariablesService(deps, new Keyring([newKey, oldKey]));
+    assert.equal(await both.reseal(), 1);
+    assert.equal(await both.reseal(), 0);
+    const [after] = await rows();
+    assert.ok(after!.value.startsWith(`k1:${Keyring.idOf(newKey)}:`));
+    const onlyNew = new VariablesService(deps, new Keyring([newKey]));
+    assert.equal((await onlyNew.get({ kind: 'project', project: s.project }, 'ROTATED')).value, 'before-rotation');
+    const onlyOld = new VariablesService(deps, new Keyring([oldKey]));
+    assert.throws(() => onlyOld.view(after!), /sealed with key [0-9a-f]{12}, which this process was not given/);
   });
 });
