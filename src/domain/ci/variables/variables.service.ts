@@ -281,7 +281,7 @@ export class VariablesService {
     const groupIds = namespace.type === 'Group' ? traversalIds(namespace) : [];
     const rows = await this.k
       .selectFrom('ci_variables')
-      .selectAll()
+      .select(['id', 'project_id', 'group_id', 'key', 'value', 'variable_type', 'protected', 'masked', 'raw', 'environment_scope'])
       .where((eb) =>
         eb.or([
           eb('project_id', '=', project.id),
@@ -291,7 +291,8 @@ export class VariablesService {
       )
       .execute();
     const depth = new Map(groupIds.map((id, i) => [id, i + 1]));
-    const level = (r: CiVariableRow) => (r.project_id !== null ? groupIds.length + 1 : r.group_id !== null ? (depth.get(r.group_id) ?? 0) : 0);
+    type Row = (typeof rows)[number];
+    const level = (r: Row) => (r.project_id !== null ? groupIds.length + 1 : r.group_id !== null ? (depth.get(r.group_id) ?? 0) : 0);
     const applies = rows.filter((r) => (opts.protectedRef || r.protected !== 1) && scopeMatches(r.environment_scope, opts.environment));
     applies.sort((a, b) => level(a) - level(b) || specificity(a.environment_scope) - specificity(b.environment_scope) || a.id - b.id);
     return applies.map((r) => ({
