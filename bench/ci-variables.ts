@@ -16,7 +16,7 @@ import { benchContainer, freshBenchDatabase, publicProject, Report, ROOT_TOKEN, 
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 500);
 const CLAIMS = Number(process.env.BENCH_CLAIMS ?? 1_000);
-const RUNNERS = 20;
+const RUNNERS = Number(process.env.BENCH_RUNNERS ?? 20);
 /** how long each job "runs" on its runner before the runner reports it and asks again */
 const JOB_MS = Number(process.env.BENCH_JOB_MS ?? 200);
 const QUEUED = 50;
