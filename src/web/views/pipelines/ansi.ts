@@ -80,11 +80,22 @@ function lineHtml(line: string, style: Style): { html: string; style: Style } {
   return { html, style };
 }
 
-/** The log as lines of HTML, each with its anchor (`#L12`). */
-export function ansiToHtml(log: string): SafeHtml {
+/** Where a rendered piece of log ended: the next line's number and the colours carried into it. */
+export interface LogState {
+  line: number;
+  style: Style;
+}
+
+export const LOG_START: LogState = { line: 1, style: PLAIN };
+
+/**
+ * Whole lines of log as HTML, numbered from `from.line` with the style carried over (the live log renders
+ * each appended piece with the state the previous piece ended in).
+ */
+export function ansiLinesToHtml(log: string, from: LogState = LOG_START): { html: SafeHtml; state: LogState } {
   const lines = log.replace(SECTION, '').replace(/\r\n/g, '\n').split('\n');
   if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
-  let style: Style = { ...PLAIN };
+  let style: Style = { ...from.style };
   const out: string[] = [];
   lines.forEach((raw0, i) => {
     // a carriage return overwrites the line: what a terminal shows is what follows the last one
@@ -92,7 +103,36 @@ export function ansiToHtml(log: string): SafeHtml {
     const line = cr >= 0 ? raw0.slice(cr + 1) : raw0;
     const r = lineHtml(line, style);
     style = r.style;
-    out.push(`<span class="job-log-line" id="L${i + 1}"><span class="job-log-number" aria-hidden="true">${i + 1}</span>${r.html}</span>`);
+    const n = from.line + i;
+    out.push(`<span class="job-log-line" id="L${n}"><span class="job-log-number" aria-hidden="true">${n}</span>${r.html}</span>`);
   });
-  return raw(out.join(''));
+  return { html: raw(out.join('')), state: { line: from.line + lines.length, style } };
+}
+
+/** The log as lines of HTML, each with its anchor (`#L12`). */
+export function ansiToHtml(log: string): SafeHtml {
+  return ansiLinesToHtml(log).html;
+}
+
+/**
+ * The live log's `state` parameter: the byte offset read so far, the next line number and the style, as
+ * `offset.line.fg.bg.flags` (empty colour = none). Null for anything else.
+ */
+export function encodeLogState(offset: number, s: LogState): string {
+  const flags = (s.style.bold ? 1 : 0) | (s.style.italic ? 2 : 0) | (s.style.underline ? 4 : 0);
+  return `${offset}.${s.line}.${s.style.fg ?? ''}.${s.style.bg ?? ''}.${flags}`;
+}
+
+export function decodeLogState(v: string): { offset: number; state: LogState } | null {
+  const m = /^(\d{1,12})(?:\.(\d{1,9})\.(\d{0,2})\.(\d{0,2})\.([0-7]))?$/.exec(v);
+  if (!m) return null;
+  const colour = (x: string | undefined) => (x === undefined || x === '' || Number(x) > 15 ? null : Number(x));
+  const flags = Number(m[5] ?? 0);
+  return {
+    offset: Number(m[1]),
+    state: {
+      line: m[2] ? Math.max(1, Number(m[2])) : 1,
+      style: { fg: colour(m[3]), bg: colour(m[4]), bold: (flags & 1) !== 0, italic: (flags & 2) !== 0, underline: (flags & 4) !== 0 },
+    },
+  };
 }
