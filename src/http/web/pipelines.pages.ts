@@ -325,12 +325,7 @@ export function pipelinePages(app: FastifyInstance, c: Container, web: Web): voi
       total: piece.size,
       html: piece.html.html,
     };
-    return reply
-      .code(200)
-      .header('cache-control', 'no-store')
-      .header('x-content-type-options', 'nosniff')
-      .type('application/json; charset=utf-8')
-      .send(JSON.stringify(body));
+    return reply.code(200).header('cache-control', 'no-store').header('x-content-type-options', 'nosniff').type('application/json').send(JSON.stringify(body));
   });
 
   web.projectPage('/-/jobs/:id/raw', async (_req, reply, { ctx, resolved, params }) => {
