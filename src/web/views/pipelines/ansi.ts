@@ -2,11 +2,20 @@
 // runner's section markers dropped, carriage-return overwrites resolved as a terminal shows them, and
 // every character of the text escaped. The output is built here from escaped text only, so it may go
 // into a page through raw().
-import { escapeHtml, raw, type SafeHtml } from '../../jsx/jsx-runtime.ts';
+import { raw, type SafeHtml } from '../../jsx/jsx-runtime.ts';
 
 const SECTION = /section_(?:start|end):\d+:[A-Za-z0-9_.-]+(?:\[[^\]\r\n]*\])?\r?\x1b\[0K/g;
-const ESCAPE = /\x1b\[([0-9;]*)([A-Za-z])|\x1b[()][A-Za-z0-9]|\x1b[=>]/g;
+// matched in escaped text (the log is escaped whole first): `ESC >` is `ESC &gt;` there
+const ESCAPE = /\x1b\[([0-9;]*)([A-Za-z])|\x1b[()][A-Za-z0-9]|\x1b(?:=|&gt;)/g;
 const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]/g;
+const CONTROL_TEST = /[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]/;
+const SPECIAL = /[&<>"']/;
+
+/** Text as HTML (the log's hot path: a test, then plain replaces, no callback per character). */
+function escapeHtml(s: string): string {
+  if (!SPECIAL.test(s)) return s;
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+}
 
 interface Style {
   fg: number | null;
@@ -53,16 +62,21 @@ function classOf(s: Style): string {
   return c.join(' ');
 }
 
-/** One line's HTML, carrying the style over from the previous line. */
+/** One line's HTML (of escaped text), carrying the style over from the previous line. */
 function lineHtml(line: string, style: Style): { html: string; style: Style } {
+  // most lines have no escape sequence: no regex loop for them
+  if (!line.includes('\x1b')) {
+    if (!line) return { html: '', style };
+    const open = classOf(style);
+    return { html: open ? `<span class="${open}">${line}</span>` : line, style };
+  }
   let html = '';
   let at = 0;
   let open = classOf(style);
   let text = '';
   const flush = () => {
     if (!text) return;
-    const t = escapeHtml(text.replace(CONTROL, ''));
-    html += open ? `<span class="${open}">${t}</span>` : t;
+    html += open ? `<span class="${open}">${text}</span>` : text;
     text = '';
   };
   ESCAPE.lastIndex = 0;
@@ -93,7 +107,12 @@ export const LOG_START: LogState = { line: 1, style: PLAIN };
  * each appended piece with the state the previous piece ended in).
  */
 export function ansiLinesToHtml(log: string, from: LogState = LOG_START): { html: SafeHtml; state: LogState } {
-  const lines = log.replace(SECTION, '').replace(/\r\n/g, '\n').split('\n');
+  // escaped and cleaned whole (no sequence, marker or line end contains a character either step touches)
+  let text = log.includes('section_') ? log.replace(SECTION, '') : log;
+  if (CONTROL_TEST.test(text)) text = text.replace(CONTROL, '');
+  text = escapeHtml(text);
+  if (text.includes('\r\n')) text = text.replace(/\r\n/g, '\n');
+  const lines = text.split('\n');
   if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
   let style: Style = { ...from.style };
   const out: string[] = [];
