@@ -27,7 +27,21 @@ interface Style {
 
 const PLAIN: Style = { fg: null, bg: null, bold: false, italic: false, underline: false };
 
+/** SGR results by style and parameters: a log repeats a handful of colour changes on thousands of lines. */
+const SGR_MEMO = new Map<string, Style>();
+
 function applySgr(s: Style, params: string): Style {
+  const key = `${s.fg}.${s.bg}.${s.bold ? 1 : 0}${s.italic ? 1 : 0}${s.underline ? 1 : 0}|${params}`;
+  let out = SGR_MEMO.get(key);
+  if (!out) {
+    out = computeSgr(s, params);
+    if (SGR_MEMO.size >= 4096) SGR_MEMO.clear();
+    SGR_MEMO.set(key, out);
+  }
+  return out;
+}
+
+function computeSgr(s: Style, params: string): Style {
   const codes = params === '' ? [0] : params.split(';').map((x) => Number(x) || 0);
   let out = { ...s };
   for (let i = 0; i < codes.length; i++) {
