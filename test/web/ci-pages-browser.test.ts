@@ -164,7 +164,7 @@ test('in a browser: a runner and a variable in CI/CD settings, Run pipeline, the
   // the artifacts box after the job finished: browse, download
   await page.reload();
   await page.getByRole('heading', { name: 'Job artifacts' }).waitFor();
-  await page.getByText('Browse (1 files)').click();
+  await page.getByText('Browse (1 file)').click();
   await page.getByText('dist/app.js').waitFor();
   await assertAccessible(page, 'the job page');
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download' }).click()]);

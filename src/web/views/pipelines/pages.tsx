@@ -383,10 +383,7 @@ function ArtifactsBox(p: { ctx: WebCtx; project: ProjectRef; job: CiBuildRow; a:
       </div>
       {a.listing ? (
         <details class="Box-row">
-          <summary>
-            Browse ({a.listing.files.length}
-            {a.listing.more ? '+' : ''} files)
-          </summary>
+          <summary>{`Browse (${a.listing.files.length}${a.listing.more ? '+' : ''} file${a.listing.files.length === 1 && !a.listing.more ? '' : 's'})`}</summary>
           <ul class="list-style-none mt-2 text-mono f6" aria-label="Files in the artifacts archive">
             {a.listing.files.map((f) => (
               <li>
