@@ -1,7 +1,7 @@
 // npm run bench:ci-live-log: the job page's live log. A running job whose log is 10 MB (appended as a runner
 // appends it, 64 KB at a time, coloured lines), read whole through the page's append-only endpoint
 // (`/-/jobs/:id/trace.json?state=…`) over HTTP as the page script reads it — each answer's state is the next
-// request's — signed in as root. Reports MB/s (median of 3 reads; bar ≥ 20 MB/s, exit 1 below it), the first
+// request's, its JSON parsed — signed in as root; the reader shares the server's thread. Reports MB/s (median of 3 reads; bar ≥ 20 MB/s, exit 1 below it), the first
 // poll of a running job after start (the cache-miss path: nothing warmed, state 0) and a poll with nothing new
 // (what a page waiting on a quiet job asks every 2 s; median of 21).
 import fs from 'node:fs';

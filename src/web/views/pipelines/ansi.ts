@@ -9,12 +9,15 @@ const SECTION = /section_(?:start|end):\d+:[A-Za-z0-9_.-]+(?:\[[^\]\r\n]*\])?\r?
 const ESCAPE = /\x1b\[([0-9;]*)([A-Za-z])|\x1b[()][A-Za-z0-9]|\x1b(?:=|&gt;)/g;
 const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]/g;
 const CONTROL_TEST = /[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]/;
-const SPECIAL = /[&<>"']/;
-
-/** Text as HTML (the log's hot path: a test, then plain replaces, no callback per character). */
+/**
+ * Text as element content (the log's hot path: plain replaces, no callback per character). Quotes need no
+ * escape outside attributes; the log never goes into one.
+ */
 function escapeHtml(s: string): string {
-  if (!SPECIAL.test(s)) return s;
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+  if (s.includes('&')) s = s.replace(/&/g, '&amp;');
+  if (s.includes('<')) s = s.replace(/</g, '&lt;');
+  if (s.includes('>')) s = s.replace(/>/g, '&gt;');
+  return s;
 }
 
 interface Style {
@@ -78,12 +81,6 @@ function classOf(s: Style): string {
 
 /** One line's HTML (of escaped text), carrying the style over from the previous line. */
 function lineHtml(line: string, style: Style): { html: string; style: Style } {
-  // most lines have no escape sequence: no regex loop for them
-  if (!line.includes('\x1b')) {
-    if (!line) return { html: '', style };
-    const open = classOf(style);
-    return { html: open ? `<span class="${open}">${line}</span>` : line, style };
-  }
   let html = '';
   let at = 0;
   let open = classOf(style);
@@ -129,17 +126,29 @@ export function ansiLinesToHtml(log: string, from: LogState = LOG_START): { html
   const lines = text.split('\n');
   if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
   let style: Style = { ...from.style };
-  const out: string[] = [];
-  lines.forEach((raw0, i) => {
+  let open = classOf(style);
+  let out = '';
+  for (let i = 0; i < lines.length; i++) {
+    const raw0 = lines[i]!;
     // a carriage return overwrites the line: what a terminal shows is what follows the last one
     const cr = raw0.lastIndexOf('\r');
     const line = cr >= 0 ? raw0.slice(cr + 1) : raw0;
-    const r = lineHtml(line, style);
-    style = r.style;
+    let html: string;
+    if (!line.includes('\x1b')) {
+      // most lines have no escape sequence: the style stays
+      html = open && line ? `<span class="${open}">${line}</span>` : line;
+    } else {
+      const r = lineHtml(line, style);
+      if (r.style !== style) {
+        style = r.style;
+        open = classOf(style);
+      }
+      html = r.html;
+    }
     const n = from.line + i;
-    out.push(`<span class="job-log-line" id="L${n}"><span class="job-log-number" aria-hidden="true">${n}</span>${r.html}</span>`);
-  });
-  return { html: raw(out.join('')), state: { line: from.line + lines.length, style } };
+    out += `<span class="job-log-line" id="L${n}"><span class="job-log-number" aria-hidden="true">${n}</span>${html}</span>`;
+  }
+  return { html: raw(out), state: { line: from.line + lines.length, style } };
 }
 
 /** The log as lines of HTML, each with its anchor (`#L12`). */
