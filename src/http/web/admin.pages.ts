@@ -1,6 +1,6 @@
 // The admin area (administrators; the anonymous are sent to sign in, everyone else gets the 404 page):
 // /admin, /admin/users, /admin/users/:username (block, unblock), /admin/hooks (system hooks, their
-// deliveries, resend), /admin/application_settings/general. Each write calls the service of the
+// deliveries, resend), /admin/runners (every runner: type, status, last contact), /admin/application_settings/general. Each write calls the service of the
 // matching API endpoint (c.users.block/unblock, c.hooks, c.deliveries, c.settings.update).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SelectQueryBuilder } from 'kysely';
@@ -16,6 +16,8 @@ import {
   AdminHook,
   AdminHooks,
   AdminOverview,
+  type AdminRunnerItem,
+  AdminRunners,
   AdminSettings,
   AdminUser,
   AdminUsers,
@@ -25,7 +27,8 @@ import {
   type SystemHookValues,
 } from '../../web/views/admin/admin.tsx';
 import { bodyOf, errorsOf, flag, str } from '../../web/views/settings/form-input.ts';
-import { HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
+import { encodePath, HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
+import { runnerStatus } from '../platform/entities/runner.entity.ts';
 
 const PER_PAGE = 20;
 const RECENT_ATTEMPTS = 20;
@@ -139,6 +142,48 @@ export function adminPages(app: FastifyInstance, c: Container, web: Web): void {
     if (!ID_RE.test(id) || Number(id) > 2 ** 31 - 1) throw Errors.recordNotFound();
     return c.hooks.get(Number(id));
   };
+
+  // every runner (GET /runners/all's list), newest first, with its owner project or group
+  app.get('/admin/runners', route, async (req, reply) => {
+    const ctx = await admin(req);
+    const page = Math.max(1, Number(/^\d{1,5}$/.exec(String((req.query as Record<string, unknown>).page ?? ''))?.[0] ?? 1));
+    const now = Date.now();
+    const rows = await c.ci.runners
+      .allRunners()
+      .orderBy('ci_runners.id', 'desc')
+      .limit(PER_PAGE + 1)
+      .offset((page - 1) * PER_PAGE)
+      .execute();
+    const hasNext = rows.length > PER_PAGE;
+    const runners: AdminRunnerItem[] = [];
+    for (const r of hasNext ? rows.slice(0, PER_PAGE) : rows) {
+      let owner: AdminRunnerItem['owner'] = null;
+      if (r.runner_type === 'project_type') {
+        const p = (await c.ci.runners.runnerProjects(r.id))[0];
+        if (p) owner = { text: `${p.namespace.full_path}/${p.project.path}`, href: `/${encodePath(`${p.namespace.full_path}/${p.project.path}`)}` };
+      } else if (r.runner_type === 'group_type') {
+        const g = (await c.ci.runners.runnerGroups(r.id))[0];
+        if (g) owner = { text: g.full_path, href: `/${encodePath(g.full_path)}` };
+      }
+      runners.push({
+        id: r.id,
+        description: r.description,
+        runner_type: r.runner_type,
+        status: runnerStatus(r, now),
+        paused: r.active !== 1,
+        tags: JSON.parse(r.tag_list) as string[],
+        version: r.version,
+        contactedAt: r.contacted_at,
+        createdAt: r.created_at,
+        owner,
+      });
+    }
+    const counts: Record<string, number> = {};
+    for (const status of ['online', 'offline', 'stale', 'never_contacted']) {
+      counts[status] = (await count(c.ci.runners.filterScope(c.ci.runners.allRunners(), status, [status], now))) ?? 0;
+    }
+    return web.page(reply, AdminRunners({ ctx, runners, page, hasNext, counts }));
+  });
 
   app.get('/admin/hooks', route, async (req, reply) => hooksPage(reply, await admin(req)));
 

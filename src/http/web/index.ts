@@ -11,6 +11,7 @@ import { explorePages } from './explore.routes.ts';
 import { groupPages } from './groups.pages.ts';
 import { issuePages } from './issues.pages.ts';
 import { boardPages } from './boards.pages.ts';
+import { ciSettingsPages } from './ci-settings.pages.ts';
 import { mergeRequestPages } from './merge-requests.pages.ts';
 import { milestonePages } from './milestones.pages.ts';
 import { newProjectPages } from './new-project.routes.ts';
@@ -64,6 +65,7 @@ export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
   deployKeysPages(app, c, web);
   projectTokensPages(app, c, web);
   projectSettingsPages(app, c, web);
+  ciSettingsPages(app, c, web);
   adminPages(app, c, web);
   // the search page (the header's search box; /search/ with the slash is the translation units' search)
   searchPages(app, c, web);

@@ -59,6 +59,7 @@ async function navOf(c: Container, ctx: WebCtx, r: ResolvedProject, readCode: bo
     defaultBranch: r.project.default_branch || 'main',
     readCode,
     openIssues: await c.issuesQuery.openCount(ctx.actor, r),
+    settings: r.access.abilities.has('admin_project'),
   };
 }
 

@@ -1,5 +1,6 @@
 // The project's tab bar: the repository's sections (Files, Commits, Branches, Tags, Compare, Pipelines) for those who
-// read the code, and Issues with the count of open ones and Boards for those who read the issues. The routes say which.
+// read the code, Issues with the count of open ones and Boards for those who read the issues, and Settings for those who
+// administer the project. The routes say which.
 import { raw, type SafeHtml } from '../jsx/jsx-runtime.ts';
 import { Tabs } from './components.tsx';
 
@@ -12,6 +13,8 @@ export interface ProjectTabsNav {
   readCode: boolean;
   /** the open issues the viewer reads; null or absent when the issues are closed to them */
   openIssues?: number | null;
+  /** may the viewer administer the project (a Settings tab to its settings pages) */
+  settings?: boolean;
 }
 
 export type ProjectSection = 'files' | 'commits' | 'branches' | 'tags' | 'compare' | 'issues' | 'boards';
@@ -40,6 +43,7 @@ export function ProjectTabs(p: { n: ProjectTabsNav; current: ProjectSection }): 
     tabs.push({ href: `${base}/issues`, text: 'Issues', current: p.current === 'issues', count: n.openIssues });
     tabs.push({ href: `${base}/boards`, text: 'Boards', current: p.current === 'boards' });
   }
+  if (n.settings) tabs.push({ href: `${base}/edit`, text: 'Settings', current: false });
   if (!tabs.length) return raw('');
   return <Tabs label="Project" tabs={tabs} />;
 }

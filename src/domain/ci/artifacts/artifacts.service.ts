@@ -20,7 +20,7 @@ import { settingsOf } from '../../core/project-settings.ts';
 import type { CiDeps } from '../deps.ts';
 import { jobOptions } from '../job-options.ts';
 import { expiryFrom } from '../../../lib/duration.ts';
-import { BadArchiveError, validateArchive } from './zip.ts';
+import { BadArchiveError, eachEntry, openZipBlob, validateArchive } from './zip.ts';
 import { defineSweep } from '../../../jobs/registry.ts';
 
 /** Ci::JobArtifact.file_types */
@@ -159,6 +159,30 @@ export class ArtifactsService {
     const s = await this.deps.store.get(artifact.store_key);
     if (!s) throw Errors.notFound();
     return s;
+  }
+
+  /**
+   * The files of an archive for the job page's browser (the artifacts browser's list): names and sizes, directories
+   * left out, at most `limit` (and whether there were more).
+   */
+  async entries(artifact: CiJobArtifactRow, limit = 1000): Promise<{ files: { path: string; size: number }[]; more: boolean }> {
+    const zip = await openZipBlob(this.deps.store, artifact.store_key, artifact.size);
+    const files: { path: string; size: number }[] = [];
+    let more = false;
+    try {
+      await eachEntry(zip, (e) => {
+        if (e.fileName.endsWith('/')) return false;
+        if (files.length >= limit) {
+          more = true;
+          return true;
+        }
+        files.push({ path: e.fileName, size: e.uncompressedSize });
+        return false;
+      });
+    } finally {
+      zip.close();
+    }
+    return { files, more };
   }
 
   /**

@@ -446,6 +446,46 @@ export class JobsService {
     return Buffer.concat(chunks.map((c) => Buffer.from(c.data)));
   }
 
+  /**
+   * A piece of the log from byte `from`, at most `max` bytes (the live log page's polls): only the chunks
+   * that overlap the range are read. `size` is the log's size when read; `from` past it gives no bytes.
+   */
+  async traceSlice(jobId: number, from: number, max: number): Promise<{ data: Buffer; size: number }> {
+    const sizes = await this.k
+      .selectFrom('ci_build_trace_chunks')
+      .select(['seq', sql<number>`length(data)`.as('n')])
+      .where('build_id', '=', jobId)
+      .orderBy('seq')
+      .execute();
+    let at = 0;
+    let first = -1;
+    let last = -1;
+    let firstStart = 0;
+    const end = from + max;
+    for (const c of sizes) {
+      const n = Number(c.n);
+      if (at + n > from && at < end) {
+        if (first < 0) {
+          first = c.seq;
+          firstStart = at;
+        }
+        last = c.seq;
+      }
+      at += n;
+    }
+    if (first < 0) return { data: Buffer.alloc(0), size: at };
+    const rows = await this.k
+      .selectFrom('ci_build_trace_chunks')
+      .select('data')
+      .where('build_id', '=', jobId)
+      .where('seq', '>=', first)
+      .where('seq', '<=', last)
+      .orderBy('seq')
+      .execute();
+    const joined = Buffer.concat(rows.map((r) => Buffer.from(r.data)));
+    return { data: joined.subarray(from - firstStart, Math.min(joined.length, end - firstStart)), size: at };
+  }
+
   // ---- the API --------------------------------------------------------------------------------
 
   /**

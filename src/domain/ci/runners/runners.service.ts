@@ -4,7 +4,7 @@
 // See docs/design-notes.md, CI.
 import { inSubtreeOf } from '../../../db/sql.ts';
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
-import type { Database, CiRunnerRow, NamespaceRow, ProjectRow } from '../../../db/schema.ts';
+import type { Database, CiBuildRow, CiRunnerRow, NamespaceRow, ProjectRow } from '../../../db/schema.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { randomToken } from '../../../lib/secrets.ts';
 import { nowIso, todayDate } from '../../../lib/time.ts';
@@ -471,6 +471,23 @@ export class RunnersService {
         if (shared) ors.push(eb('ci_runners.runner_type', '=', 'instance_type'));
         return eb.or(ors);
       });
+  }
+
+  /**
+   * Ci::Build#any_runners_online?: an active runner of the project (its own, its groups', the instance's when
+   * shared runners are on) contacted within the online window whose tags allow the job. False means the
+   * job page's "stuck" hint.
+   */
+  async anyOnlineFor(project: ProjectRow, namespace: NamespaceRow, job: Pick<CiBuildRow, 'tag_list'>, now = Date.now()): Promise<boolean> {
+    const s = settingsOf(project);
+    const online = new Date(now - ONLINE_MS).toISOString();
+    const rows = await this.projectRunners(project, namespace).where('ci_runners.active', '=', 1).where('ci_runners.contacted_at', '>', online).execute();
+    const tags = JSON.parse(job.tag_list) as string[];
+    return rows.some((r) => {
+      if (r.runner_type === 'group_type' && s.group_runners_enabled === false) return false;
+      const own = new Set(JSON.parse(r.tag_list) as string[]);
+      return tags.length ? tags.every((t) => own.has(t)) : r.run_untagged === 1;
+    });
   }
 
   /** Ci::Runner.group_or_instance_wide: runners of the group and its ancestors, and instance runners. */

@@ -1,5 +1,5 @@
 // The admin area: overview counts, users (search, state, block/unblock), system hooks with their recent
-// deliveries, and the common application settings.
+// deliveries, every runner with its status, and the common application settings.
 import type { HookAttemptRow, SystemHookRow } from '../../../db/schema.ts';
 import type { UserViewRow } from '../../../domain/core/user-columns.ts';
 import type { WebCtx } from '../../context.ts';
@@ -7,9 +7,10 @@ import type { Child, SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { Avatar, ButtonForm, FormErrors, Pagination, PostForm, Tabs, TimeAgo } from '../components.tsx';
 import { Layout } from '../layout.tsx';
 import { Checkbox, Field, Select, TextArea } from '../settings/fields.tsx';
+import { RunnerStatus, runnerTypeText } from '../settings/ci-cd.tsx';
 import { DeliveriesTable } from '../settings/project.tsx';
 
-export type AdminTab = 'overview' | 'users' | 'hooks' | 'settings';
+export type AdminTab = 'overview' | 'users' | 'hooks' | 'runners' | 'settings';
 
 function AdminFrame(p: { ctx: WebCtx; title: string; tab: AdminTab; crumbs?: { text: string; href?: string }[]; children?: Child }): SafeHtml {
   return (
@@ -20,6 +21,7 @@ function AdminFrame(p: { ctx: WebCtx; title: string; tab: AdminTab; crumbs?: { t
           { href: '/admin', text: 'Overview', current: p.tab === 'overview' },
           { href: '/admin/users', text: 'Users', current: p.tab === 'users' },
           { href: '/admin/hooks', text: 'System hooks', current: p.tab === 'hooks' },
+          { href: '/admin/runners', text: 'Runners', current: p.tab === 'runners' },
           { href: '/admin/application_settings/general', text: 'Settings', current: p.tab === 'settings' },
         ]}
       />
@@ -407,6 +409,73 @@ export function AdminSettings(p: { ctx: WebCtx; values: Record<string, string | 
           Save changes
         </button>
       </PostForm>
+    </AdminFrame>
+  );
+}
+
+export interface AdminRunnerItem {
+  id: number;
+  description: string;
+  runner_type: string;
+  status: string;
+  paused: boolean;
+  tags: string[];
+  version: string | null;
+  contactedAt: string | null;
+  createdAt: string;
+  /** the project or group it belongs to, for project and group runners */
+  owner: { text: string; href: string } | null;
+}
+
+export function AdminRunners(p: { ctx: WebCtx; runners: AdminRunnerItem[]; page: number; hasNext: boolean; counts: Record<string, number> }): SafeHtml {
+  return (
+    <AdminFrame ctx={p.ctx} title="Runners" tab="runners">
+      <h1 class="h2 mb-2">Runners</h1>
+      <p class="color-fg-muted mb-3">
+        {`Online ${p.counts.online ?? 0} · Offline ${p.counts.offline ?? 0} · Stale ${p.counts.stale ?? 0} · Never contacted ${p.counts.never_contacted ?? 0}`}
+      </p>
+      {p.runners.length ? (
+        <table class="width-full ci-table">
+          <caption class="sr-only">Every runner of the instance, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Status</th>
+              <th scope="col">Runner</th>
+              <th scope="col">Type</th>
+              <th scope="col">Owner</th>
+              <th scope="col">Tags</th>
+              <th scope="col">Version</th>
+              <th scope="col">Last contact</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {p.runners.map((r) => (
+              <tr id={`runner_${r.id}`}>
+                <td>
+                  <RunnerStatus status={r.status} paused={r.paused} />
+                </td>
+                <td>
+                  #{r.id} {r.description}
+                </td>
+                <td>{runnerTypeText(r.runner_type)}</td>
+                <td>{r.owner ? <a href={r.owner.href}>{r.owner.text}</a> : '—'}</td>
+                <td class="text-mono">{r.tags.join(', ') || '—'}</td>
+                <td>{r.version ?? '—'}</td>
+                <td>
+                  <TimeAgo at={r.contactedAt} />
+                </td>
+                <td>
+                  <TimeAgo at={r.createdAt} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p class="color-fg-muted">No runners are registered.</p>
+      )}
+      <Pagination url={p.ctx.url} page={p.page} hasNext={p.hasNext} />
     </AdminFrame>
   );
 }

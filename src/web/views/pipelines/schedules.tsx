@@ -18,7 +18,8 @@ const action = (p: ProjectRef, rest: string) => `/-/p/${p.id}/${rest}`;
 export function CiNav(p: { project: ProjectRef }): SafeHtml {
   return (
     <nav aria-label="CI/CD" class="mb-3 mr-inline-links">
-      <a href={schedulesHref(p.project)}>Pipeline schedules</a> · <a href={triggersHref(p.project)}>Pipeline triggers</a>
+      <a href={`${projectHref(p.project)}/-/jobs`}>Jobs</a> · <a href={schedulesHref(p.project)}>Pipeline schedules</a> ·{' '}
+      <a href={triggersHref(p.project)}>Pipeline triggers</a>
     </nav>
   );
 }

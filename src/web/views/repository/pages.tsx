@@ -19,6 +19,8 @@ export interface ProjectNav {
   readCode: boolean;
   /** the open issues the viewer reads (the Issues tab); null when the issues are closed to them */
   openIssues?: number | null;
+  /** may the viewer administer the project (the Settings tab) */
+  settings?: boolean;
 }
 
 const seg = (s: string) => s.split('/').map(encodeURIComponent).join('/');

@@ -9,7 +9,7 @@ import { Avatar, ButtonForm, FormErrors, PostForm, Tabs, TimeAgo } from '../comp
 import { Layout } from '../layout.tsx';
 import { Checkbox, Field, Select, TextArea } from './fields.tsx';
 
-export type ProjectSettingsTab = 'general' | 'members' | 'repository' | 'deploy_keys' | 'deploy_tokens' | 'access_tokens' | 'hooks';
+export type ProjectSettingsTab = 'general' | 'members' | 'repository' | 'deploy_keys' | 'deploy_tokens' | 'access_tokens' | 'hooks' | 'ci_cd';
 
 export interface ProjectRef {
   project: ProjectRow;
@@ -41,6 +41,7 @@ export function Frame(p: { ctx: WebCtx; ref: ProjectRef; title: string; tab: Pro
           { href: `${base}/-/settings/deploy_tokens`, text: 'Deploy tokens', current: p.tab === 'deploy_tokens' },
           { href: `${base}/-/settings/access_tokens`, text: 'Access tokens', current: p.tab === 'access_tokens' },
           { href: `${base}/-/hooks`, text: 'Webhooks', current: p.tab === 'hooks' },
+          { href: `${base}/-/settings/ci_cd`, text: 'CI/CD', current: p.tab === 'ci_cd' },
         ]}
       />
       {p.children}
