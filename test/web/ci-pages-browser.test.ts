@@ -58,7 +58,10 @@ test('in a browser: a runner and a variable in CI/CD settings, Run pipeline, the
   await page.getByRole('button', { name: 'Create runner' }).click();
   const token = await page.getByLabel('Runner authentication token').inputValue();
   assert.match(token, /^glrt-/);
-  assert.equal(await page.locator('#runner_command').innerText(), `node bin/hearth.js runner --url ${c.config.externalUrl} --token ${token}`);
+  assert.equal(
+    await page.locator('#runner_command').innerText(),
+    `HEARTH_RUNNER_URL=${c.config.externalUrl} HEARTH_RUNNER_TOKEN=${token} node bin/hearth.js runner register && node bin/hearth.js runner`,
+  );
   const runnerRow = await c.db.kysely.selectFrom('ci_runners').selectAll().executeTakeFirstOrThrow();
   assert.deepEqual([runnerRow.runner_type, runnerRow.description, runnerRow.creator_id], ['project_type', 'browser box', mia.id]);
 

@@ -314,7 +314,11 @@ test('CI/CD settings: variables (add, errors beside fields, edit, delete) and a 
   const token = /id="runner_token" type="text" readonly="" value="(glrt-[^"]+)"|id="runner_token" type="text" readonly value="(glrt-[^"]+)"/.exec(res.body);
   assert.ok(token, res.body.slice(0, 200));
   const tok = token[1] ?? token[2]!;
-  assert.ok(res.body.includes(`node bin/hearth.js runner --url ${s.c.config.externalUrl} --token ${tok}`));
+  assert.ok(
+    res.body.includes(
+      `HEARTH_RUNNER_URL=${s.c.config.externalUrl} HEARTH_RUNNER_TOKEN=${tok} node bin/hearth.js runner register &amp;&amp; node bin/hearth.js runner`,
+    ),
+  );
   const runners = await s.c.db.kysely.selectFrom('ci_runners').select(['id', 'runner_type', 'description', 'tag_list', 'run_untagged', 'creator_id']).execute();
   assert.deepEqual(
     runners.map(({ id: _id, ...r }) => r),

@@ -230,7 +230,8 @@ export function ciSettingsPages(app: FastifyInstance, c: Container, web: Web): v
         tag_list: tags,
         run_untagged: values.run_untagged,
       });
-      const command = `node bin/hearth.js runner --url ${c.config.externalUrl} --token ${token}`;
+      // the token in the environment (not in the process list); register keeps it for a bare `hearth runner`
+      const command = `HEARTH_RUNNER_URL=${c.config.externalUrl} HEARTH_RUNNER_TOKEN=${token} node bin/hearth.js runner register && node bin/hearth.js runner`;
       return page(reply, ctx, owner, r, { created: { id: runner.id, token, command } });
     } catch (e) {
       const msgs = errorsOf(e);
