@@ -4,8 +4,8 @@
 //   time; the values are opened (AES-GCM) again on every call in the cold row, and come from the opened-values
 //   map in the warm one (bar: < 2 ms — the cold row's median, the warm row's p99).
 // - POST /jobs/request with 50 queued jobs and 20 runners asking at once over HTTP: each claim answers the whole
-//   job payload with those 200 variables; each runner's job "runs" 200 ms (BENCH_JOB_MS), then the runner reports
-//   it (PUT /jobs/:id) and asks again at once; a finished job is replaced by a new one, so 50 stay queued (bar: p99
+//   job payload with those 200 variables; each runner starts at a random moment, its jobs "run" 100–300 ms
+//   (BENCH_JOB_MS 200 × 0.5–1.5), then the runner reports the job (PUT /jobs/:id) and asks again at once; a finished job is replaced by a new one, so 50 stay queued (bar: p99
 //   < 50 ms over 1,000 claims; 20 runners of 200 ms jobs offer up to 100 claims a second). The first claims after a
 //   write to the variables are in the same set: a variable changes every 100 claims.
 import crypto from 'node:crypto';
@@ -183,7 +183,15 @@ const claims: number[] = [];
 let empty = 0;
 let errors = 0;
 let vars = 0;
+// runners are independent: each starts at a random moment of the first job's length, and each job runs a random
+// 0.5 to 1.5 times JOB_MS (in step, 20 runners would all ask in the same millisecond, again and again)
+let seed = 7;
+const rand = () => {
+  seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff;
+  return seed / 0x7fffffff;
+};
 const runner = async (token: string) => {
+  await new Promise((r) => setTimeout(r, rand() * JOB_MS));
   while (claims.length < CLAIMS) {
     const t0 = performance.now();
     const res = await fetch(`${address}/api/v4/jobs/request`, {
@@ -200,9 +208,10 @@ const runner = async (token: string) => {
     }
     const job = (await res.json()) as { id: number; token: string; variables: unknown[] };
     claims.push(ms);
+    if (process.env.BENCH_DEBUG && ms > 40) console.log(`slow claim ${ms.toFixed(0)} ms at ${(performance.now() - t0).toFixed(0)} ms, claim ${claims.length}`);
     vars = job.variables.length;
     // the job runs JOB_MS, then the runner's PUT; a new one keeps the queue at 50; every 100th claim, a variable changes
-    await new Promise((r) => setTimeout(r, JOB_MS));
+    await new Promise((r) => setTimeout(r, JOB_MS * (0.5 + rand())));
     const done = await fetch(`${address}/api/v4/jobs/${job.id}`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },
