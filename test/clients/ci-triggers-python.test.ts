@@ -4,24 +4,13 @@
 // deleted, a pipeline triggered with variables, schedules created, listed, updated, owned, played and given
 // variables (skipped without python-gitlab).
 import { test } from 'node:test';
-import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
-import { promisify } from 'node:util';
 import { startTestServer } from '../helpers/server.ts';
 import { assertTool, skipWithout } from '../helpers/tools.ts';
+import { pythonGitlab, runPythonGitlab } from '../helpers/python-gitlab.ts';
 import { ROOT_TOKEN } from '../helpers/build-app.ts';
 
-const PYTHON = '/usr/bin/python3';
-const available = spawnSync(PYTHON, ['-c', 'import gitlab'], { stdio: 'ignore' }).status === 0;
-
 const SCRIPT = String.raw`
-import sys, time, gitlab
-base, token = sys.argv[1:3]
-gl = gitlab.Gitlab(base, private_token=token)
-def check(what, got, want):
-    if got != want:
-        print(f'{what}: got {got!r}, want {want!r}')
-        sys.exit(1)
+import time
 
 project = gl.projects.create({'name': 'triggered', 'initialize_with_readme': True})
 project.files.create({'file_path': '.service-ci.yml', 'branch': 'main', 'content': 'build:\n  script: [echo hi]\n', 'commit_message': 'ci'})
@@ -96,10 +85,8 @@ check('schedule deleted', project.pipelineschedules.list(), [])
 print('all ok')
 `;
 
-test('python-gitlab: triggers and pipeline schedules as its functional tests use them', { skip: skipWithout(available, 'python-gitlab') }, async (t) => {
-  assertTool(available, 'python-gitlab');
+test('python-gitlab: triggers and pipeline schedules as its functional tests use them', { skip: skipWithout(pythonGitlab, 'python-gitlab') }, async (t) => {
+  assertTool(pythonGitlab, 'python-gitlab');
   const { base } = await startTestServer(t, {}, { selfUrl: true });
-  const out = await promisify(execFile)(PYTHON, ['-c', SCRIPT, base, ROOT_TOKEN]).catch((e) => e);
-  assert.equal(out.stderr ?? '', '', out.stdout);
-  assert.match(out.stdout, /all ok\n$/, out.stdout);
+  await runPythonGitlab(SCRIPT, base, ROOT_TOKEN);
 });

@@ -3,24 +3,12 @@
 // versions add), plus what its docs/gl_objects/variables.rst shows: attributes, scopes with filter, a variable's
 // delete, and the errors a script sees (skipped without python-gitlab).
 import { test } from 'node:test';
-import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
-import { promisify } from 'node:util';
 import { startTestServer } from '../helpers/server.ts';
 import { assertTool, skipWithout } from '../helpers/tools.ts';
+import { pythonGitlab, runPythonGitlab } from '../helpers/python-gitlab.ts';
 import { ROOT_TOKEN } from '../helpers/build-app.ts';
 
-const PYTHON = '/usr/bin/python3';
-const available = spawnSync(PYTHON, ['-c', 'import gitlab'], { stdio: 'ignore' }).status === 0;
-
 const SCRIPT = String.raw`
-import sys, gitlab
-base, token = sys.argv[1:3]
-gl = gitlab.Gitlab(base, private_token=token)
-def check(what, got, want):
-    if got != want:
-        print(f'{what}: got {got!r}, want {want!r}')
-        sys.exit(1)
 group = gl.groups.create({'name': 'vars-py', 'path': 'vars-py'})
 project = gl.projects.create({'name': 'vars', 'namespace_id': group.id})
 
@@ -100,11 +88,9 @@ print('all ok')
 `;
 
 test('python-gitlab: its functional test of CI/CD variables, and the variables API its docs show', {
-  skip: skipWithout(available, 'python-gitlab'),
+  skip: skipWithout(pythonGitlab, 'python-gitlab'),
 }, async (t) => {
-  assertTool(available, 'python-gitlab');
+  assertTool(pythonGitlab, 'python-gitlab');
   const { base } = await startTestServer(t, {}, { selfUrl: true });
-  const out = await promisify(execFile)(PYTHON, ['-c', SCRIPT, base, ROOT_TOKEN]).catch((e) => e);
-  assert.equal(out.stderr ?? '', '', out.stdout);
-  assert.match(out.stdout, /all ok\n$/, out.stdout);
+  await runPythonGitlab(SCRIPT, base, ROOT_TOKEN);
 });

@@ -4,24 +4,12 @@
 // mr.pipelines.create() and list(), head_pipeline, and a pipeline from a custom ci_config_path (skipped without
 // python-gitlab).
 import { test } from 'node:test';
-import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
-import { promisify } from 'node:util';
 import { startTestServer } from '../helpers/server.ts';
 import { assertTool, skipWithout } from '../helpers/tools.ts';
+import { pythonGitlab, runPythonGitlab } from '../helpers/python-gitlab.ts';
 import { ROOT_TOKEN } from '../helpers/build-app.ts';
 
-const PYTHON = '/usr/bin/python3';
-const available = spawnSync(PYTHON, ['-c', 'import gitlab'], { stdio: 'ignore' }).status === 0;
-
 const SCRIPT = String.raw`
-import sys, gitlab
-base, token = sys.argv[1:3]
-gl = gitlab.Gitlab(base, private_token=token)
-def check(what, got, want):
-    if got != want:
-        print(f'{what}: got {got!r}, want {want!r}')
-        sys.exit(1)
 project = gl.projects.create({'name': 'mr-pipelines', 'initialize_with_readme': True})
 ci = '''test:
   script: make test
@@ -60,10 +48,8 @@ except gitlab.exceptions.GitlabUpdateError as e:
 print('all ok')
 `;
 
-test('python-gitlab: merge request pipelines and ci_config_path', { skip: skipWithout(available, 'python-gitlab') }, async (t) => {
-  assertTool(available, 'python-gitlab');
+test('python-gitlab: merge request pipelines and ci_config_path', { skip: skipWithout(pythonGitlab, 'python-gitlab') }, async (t) => {
+  assertTool(pythonGitlab, 'python-gitlab');
   const { base } = await startTestServer(t, {}, { selfUrl: true });
-  const out = await promisify(execFile)(PYTHON, ['-c', SCRIPT, base, ROOT_TOKEN]).catch((e) => e);
-  assert.equal(out.stderr ?? '', '', out.stdout);
-  assert.match(out.stdout, /all ok\n$/, out.stdout);
+  await runPythonGitlab(SCRIPT, base, ROOT_TOKEN);
 });
