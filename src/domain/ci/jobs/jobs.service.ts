@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import type { CiBuildRow, CiRunnerRow, NamespaceRow, ProjectRow, UserRow } from '../../../db/schema.ts';
 import { randomToken, safeEqual } from '../../../lib/secrets.ts';
-import { isInt32 } from '../../../db/sql.ts';
+import { inSubtree, isInt32 } from '../../../db/sql.ts';
 import { Errors } from '../../../lib/errors.ts';
 import { nowIso } from '../../../lib/time.ts';
 import type { Actor } from '../../access/actor.ts';
@@ -160,13 +160,14 @@ export class JobsService {
         if (!scope.projectIds.length) return null;
         q = q.where('ci_builds.project_id', 'in', scope.projectIds);
       }
-      if (scope.groupIds) {
-        if (!scope.groupIds.length) return null;
-        const groupIds = scope.groupIds;
+      if (scope.groupPaths) {
+        if (!scope.groupPaths.length) return null;
+        const groupPaths = scope.groupPaths;
         q = q
           .innerJoin('projects', 'projects.id', 'ci_builds.project_id')
           .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
-          .where((eb) => eb.or(groupIds.map((g) => eb('namespaces.traversal_ids', 'like', `%/${g}/%`))));
+          // each group and everything under it: a range of the traversal_ids index, never a LIKE
+          .where((eb) => eb.or(groupPaths.map((prefix) => inSubtree('namespaces.traversal_ids', prefix))));
       }
       const rows = await q.orderBy('ci_builds.id').limit(QUEUE_BATCH).execute();
       if (!rows.length) return null;
@@ -223,14 +224,19 @@ export class JobsService {
   }
 
   /** Which projects (project runners) or groups (group runners) the runner serves; null: none. */
-  private async runnerScope(runner: CiRunnerRow): Promise<{ projectIds?: number[]; groupIds?: number[] } | null> {
+  private async runnerScope(runner: CiRunnerRow): Promise<{ projectIds?: number[]; groupPaths?: string[] } | null> {
     if (runner.runner_type === 'project_type') {
       const rows = await this.k.selectFrom('ci_runner_projects').select('project_id').where('runner_id', '=', runner.id).execute();
       return { projectIds: rows.map((r) => r.project_id) };
     }
     if (runner.runner_type === 'group_type') {
-      const rows = await this.k.selectFrom('ci_runner_namespaces').select('namespace_id').where('runner_id', '=', runner.id).execute();
-      return { groupIds: rows.map((r) => r.namespace_id) };
+      const rows = await this.k
+        .selectFrom('ci_runner_namespaces')
+        .innerJoin('namespaces', 'namespaces.id', 'ci_runner_namespaces.namespace_id')
+        .select('namespaces.traversal_ids')
+        .where('ci_runner_namespaces.runner_id', '=', runner.id)
+        .execute();
+      return { groupPaths: rows.map((r) => r.traversal_ids) };
     }
     return runner.runner_type === 'instance_type' ? {} : null;
   }
