@@ -7,7 +7,7 @@ import type { Container } from '../../../container.ts';
 import { offsetPaginate } from '../../../lib/pagination.ts';
 import { projectViewContext, toProject } from '../entities/project.entity.ts';
 import { userViewContext } from '../entities/user.entity.ts';
-import { IdParams, linkParams, PaginationProps } from '../schemas/common.ts';
+import { IdParams, pageRequestOf, PaginationProps } from '../schemas/common.ts';
 
 const TAGS = ['projects_job_token_scope'];
 const BASE = '/api/v4/projects/:id/job_token_scope';
@@ -37,17 +37,7 @@ export function jobTokenScopeRoutes(fastify: FastifyInstance, c: Container): voi
 
   app.get(`${BASE}/allowlist`, { config, schema: { tags: TAGS, params: IdParams, querystring: Page } }, async (req, reply) => {
     const { project } = await svc().project(req.actor, req.params.id);
-    const page = await offsetPaginate(
-      c.db.kysely,
-      c.config.externalUrl,
-      {
-        path: req.url.split('?')[0],
-        params: linkParams(req.query as Record<string, unknown>, { id: req.params.id }),
-        page: req.query.page,
-        per_page: req.query.per_page,
-      },
-      svc().allowedProjects(project),
-    );
+    const page = await offsetPaginate(c.db.kysely, c.config.externalUrl, pageRequestOf(req), svc().allowedProjects(project));
     reply.headers(page.headers);
     const ctx = projectViewContext(userViewContext(c.config.externalUrl, await c.settings.get()), req.actor.isAdmin, (p) =>
       c.repos.repository(p).isEmptySync(),
@@ -58,17 +48,7 @@ export function jobTokenScopeRoutes(fastify: FastifyInstance, c: Container): voi
 
   app.get(`${BASE}/groups_allowlist`, { config, schema: { tags: TAGS, params: IdParams, querystring: Page } }, async (req, reply) => {
     const { project } = await svc().project(req.actor, req.params.id);
-    const page = await offsetPaginate(
-      c.db.kysely,
-      c.config.externalUrl,
-      {
-        path: req.url.split('?')[0],
-        params: linkParams(req.query as Record<string, unknown>, { id: req.params.id }),
-        page: req.query.page,
-        per_page: req.query.per_page,
-      },
-      svc().allowedGroups(project),
-    );
+    const page = await offsetPaginate(c.db.kysely, c.config.externalUrl, pageRequestOf(req), svc().allowedGroups(project));
     reply.headers(page.headers);
     // Entities::BasicGroupDetails
     return page.items.map((g) => ({ id: g.id, web_url: `${c.config.externalUrl}/groups/${g.full_path}`, name: g.name }));

@@ -9,7 +9,7 @@ import { Errors } from '../../../lib/errors.ts';
 import { offsetPaginate } from '../../../lib/pagination.ts';
 import { toPipelineBasic } from '../entities/pipeline.entity.ts';
 import { toUserBasic, userViewContext } from '../entities/user.entity.ts';
-import { Enum, IdParams, linkParams, PaginationProps } from '../schemas/common.ts';
+import { Enum, IdParams, linkParams, pageRequestOf, PaginationProps } from '../schemas/common.ts';
 
 const TAGS = ['pipeline_schedules'];
 const BASE = '/api/v4/projects/:id/pipeline_schedules';
@@ -94,17 +94,7 @@ export function pipelineSchedulesRoutes(fastify: FastifyInstance, c: Container):
 
   app.get(BASE, { config, schema: { tags: TAGS, params: IdParams, querystring: ListQuery } }, async (req, reply) => {
     const ctx = await svc().project(req.actor, req.params.id, 'read');
-    const page = await offsetPaginate(
-      c.db.kysely,
-      c.config.externalUrl,
-      {
-        path: req.url.split('?')[0],
-        params: linkParams(req.query as Record<string, unknown>, { id: req.params.id }),
-        page: req.query.page,
-        per_page: req.query.per_page,
-      },
-      svc().list(ctx.project, req.query.scope),
-    );
+    const page = await offsetPaginate(c.db.kysely, c.config.externalUrl, pageRequestOf(req), svc().list(ctx.project, req.query.scope));
     reply.headers(page.headers);
     return entities(page.items, null);
   });

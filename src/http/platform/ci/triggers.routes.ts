@@ -13,7 +13,7 @@ import { Errors } from '../../../lib/errors.ts';
 import { offsetPaginate } from '../../../lib/pagination.ts';
 import { toPipeline } from '../entities/pipeline.entity.ts';
 import { toUserBasic, userViewContext } from '../entities/user.entity.ts';
-import { IdParams, linkParams, PaginationProps } from '../schemas/common.ts';
+import { IdParams, pageRequestOf, PaginationProps } from '../schemas/common.ts';
 
 const TAGS = ['triggers'];
 const PROJECT = '/api/v4/projects/:id';
@@ -61,17 +61,7 @@ export function triggersRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.get(`${PROJECT}/triggers`, { config: user, schema: { tags: TAGS, params: IdParams, querystring: Type.Object(PaginationProps) } }, async (req, reply) => {
     const { project, access } = await svc().project(req.actor, req.params.id);
-    const page = await offsetPaginate(
-      c.db.kysely,
-      c.config.externalUrl,
-      {
-        path: req.url.split('?')[0],
-        params: linkParams(req.query as Record<string, unknown>, { id: req.params.id }),
-        page: req.query.page,
-        per_page: req.query.per_page,
-      },
-      svc().list(project),
-    );
+    const page = await offsetPaginate(c.db.kysely, c.config.externalUrl, pageRequestOf(req), svc().list(project));
     reply.headers(page.headers);
     return entities(req.actor, access, page.items);
   });

@@ -50,6 +50,17 @@ export function linkParams(
   return out;
 }
 
+/** A list route's page request: its path, the request's parameters (query and route) for the Link URLs, page and per_page. */
+export function pageRequestOf(req: { url: string; query: unknown; params: unknown }): {
+  path: string;
+  params: Record<string, unknown>;
+  page?: number;
+  per_page?: number;
+} {
+  const q = (req.query ?? {}) as Record<string, unknown> & { page?: number; per_page?: number };
+  return { path: req.url.split('?')[0]!, params: linkParams(q, req.params as Record<string, unknown>), page: q.page, per_page: q.per_page };
+}
+
 // ---- path parameters: one declaration per shape, named after what the route addresses ----
 
 /** A project or group (its id or its URL-encoded full path), or a resource whose route reads the string `id` itself. */
