@@ -1,7 +1,7 @@
 // Payloads of the CI events only project and group hooks hear: pipelines (Gitlab::DataBuilder::Pipeline)
 // and jobs (Gitlab::DataBuilder::Build), recorded as system events when they change status.
 import type { Kysely } from 'kysely';
-import type { CiBuildRow, CiPipelineRow, Database, NamespaceRow, ProjectRow } from '../../db/schema.ts';
+import type { CiBuildRow, CiPipelineRow, CiRunnerRow, Database, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
 import { projectHookAttrs, userHookAttrs } from '../core/hook-attrs.ts';
 import { recordSystemEvent } from '../core/system-events.ts';
@@ -11,17 +11,73 @@ export interface HookDataDeps {
   externalUrl: string;
 }
 
-async function projectOf(trx: Kysely<Database>, id: number): Promise<{ project: ProjectRow; namespace: NamespaceRow } | null> {
-  const project = await trx.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
-  if (!project) return null;
-  const namespace = await trx.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).executeTakeFirstOrThrow();
-  return { project, namespace };
+/**
+ * The rows a hook payload needs, each read once per operation: a caller seeds those it already holds (the job it
+ * just claimed, its project, runner and user, the pipeline's jobs it just processed), so recording a job's and its
+ * pipeline's hooks costs only the rows nobody held. Lives as long as one operation (never across requests).
+ */
+export class HookRows {
+  private readonly projects = new Map<number, { project: ProjectRow; namespace: NamespaceRow } | null>();
+  private readonly users = new Map<number, UserRow | undefined>();
+  private readonly runners = new Map<number, CiRunnerRow | undefined>();
+  private readonly pipelines = new Map<number, CiPipelineRow | undefined>();
+
+  constructor(
+    readonly k: Kysely<Database>,
+    held: { project?: ProjectRow; namespace?: NamespaceRow; users?: (UserRow | undefined | null)[]; runner?: CiRunnerRow; pipeline?: CiPipelineRow } = {},
+  ) {
+    if (held.project && held.namespace) this.projects.set(held.project.id, { project: held.project, namespace: held.namespace });
+    for (const u of held.users ?? []) if (u) this.users.set(u.id, u);
+    if (held.runner) this.runners.set(held.runner.id, held.runner);
+    if (held.pipeline) this.pipelines.set(held.pipeline.id, held.pipeline);
+  }
+
+  /** the rows held so far, read on through another connection (a transaction of the caller), with `pipeline` as it is there */
+  in(trx: Kysely<Database>, pipeline?: CiPipelineRow): HookRows {
+    const r = new HookRows(trx, { pipeline });
+    for (const [k, v] of this.projects) r.projects.set(k, v);
+    for (const [k, v] of this.users) r.users.set(k, v);
+    for (const [k, v] of this.runners) r.runners.set(k, v);
+    return r;
+  }
+
+  async project(id: number): Promise<{ project: ProjectRow; namespace: NamespaceRow } | null> {
+    if (this.projects.has(id)) return this.projects.get(id) ?? null;
+    const project = await this.k.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+    const namespace = project && (await this.k.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).executeTakeFirst());
+    const found = project && namespace ? { project, namespace } : null;
+    this.projects.set(id, found);
+    return found;
+  }
+
+  /** a pipeline as this operation last saw it */
+  async pipeline(id: number): Promise<CiPipelineRow | undefined> {
+    if (!this.pipelines.has(id)) this.pipelines.set(id, await this.k.selectFrom('ci_pipelines').selectAll().where('id', '=', id).executeTakeFirst());
+    return this.pipelines.get(id);
+  }
+
+  /** users and runners by id, the missing ones in one statement each */
+  async load(userIds: (number | null)[], runnerIds: (number | null)[] = []): Promise<void> {
+    const u = [...new Set(userIds)].filter((id): id is number => id !== null && !this.users.has(id));
+    const r = [...new Set(runnerIds)].filter((id): id is number => id !== null && !this.runners.has(id));
+    const [users, runners] = await Promise.all([
+      u.length ? this.k.selectFrom('users').selectAll().where('id', 'in', u).execute() : [],
+      r.length ? this.k.selectFrom('ci_runners').selectAll().where('id', 'in', r).execute() : [],
+    ]);
+    for (const id of u) this.users.set(id, users.find((x) => x.id === id));
+    for (const id of r) this.runners.set(id, runners.find((x) => x.id === id));
+  }
+
+  user(id: number | null): UserRow | undefined {
+    return id === null ? undefined : this.users.get(id);
+  }
+
+  runner(id: number | null): CiRunnerRow | undefined {
+    return id === null ? undefined : this.runners.get(id);
+  }
 }
 
-const userById = (trx: Kysely<Database>, id: number | null) =>
-  id === null ? Promise.resolve(undefined) : trx.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
-
-function runnerAttrs(r: { id: number; description: string | null; runner_type: string; active: number; tag_list?: string } | undefined) {
+function runnerAttrs(r: CiRunnerRow | undefined) {
   if (!r) return null;
   return {
     id: r.id,
@@ -31,11 +87,6 @@ function runnerAttrs(r: { id: number; description: string | null; runner_type: s
     is_shared: r.runner_type === 'instance_type',
     tags: r.tag_list ? (JSON.parse(r.tag_list) as string[]) : [],
   };
-}
-
-async function runnerOf(trx: Kysely<Database>, id: number | null) {
-  if (id === null) return undefined;
-  return (await trx.selectFrom('ci_runners').selectAll().where('id', '=', id).executeTakeFirst()) as any;
 }
 
 /** "2017-06-19T14:39:53-07:00" from git's seconds and "+hhmm" (Commit#timestamp, xmlschema). */
@@ -73,27 +124,35 @@ async function commitAttrs(deps: HookDataDeps, target: { project: ProjectRow }, 
 
 /** The pipeline hook payload (object_kind "pipeline"). */
 export async function pipelineHookData(
-  trx: Kysely<Database>,
+  rows: HookRows,
   deps: HookDataDeps,
   pipeline: CiPipelineRow,
+  /** the pipeline's current jobs (not retried), by stage and id, when the caller holds them */
+  jobs?: CiBuildRow[],
 ): Promise<({ object_kind: 'pipeline' } & Record<string, unknown>) | null> {
-  const target = await projectOf(trx, pipeline.project_id);
+  const target = await rows.project(pipeline.project_id);
   if (!target) return null;
   const project = projectHookAttrs(deps.externalUrl, target.project, target.namespace);
-  const builds = await trx
-    .selectFrom('ci_builds')
-    .selectAll()
-    .where('pipeline_id', '=', pipeline.id)
-    .where('retried', '=', 0)
-    .orderBy('stage_idx')
-    .orderBy('id')
-    .execute();
+  const builds =
+    jobs ??
+    (await rows.k
+      .selectFrom('ci_builds')
+      .selectAll()
+      .where('pipeline_id', '=', pipeline.id)
+      .where('retried', '=', 0)
+      .orderBy('stage_idx')
+      .orderBy('id')
+      .execute());
   const stages = [...new Set(builds.map((b) => b.stage))];
-  const user = await userById(trx, pipeline.user_id);
+  await rows.load(
+    [pipeline.user_id, ...builds.map((b) => b.user_id)],
+    builds.map((b) => b.runner_id),
+  );
+  const user = rows.user(pipeline.user_id);
   const vars = JSON.parse(pipeline.variables) as { key: string; value: string }[];
   const buildAttrs = [];
   for (const b of builds) {
-    const u = await userById(trx, b.user_id);
+    const u = rows.user(b.user_id);
     buildAttrs.push({
       id: b.id,
       stage: b.stage,
@@ -109,7 +168,7 @@ export async function pipelineHookData(
       manual: b.when === 'manual',
       allow_failure: b.allow_failure === 1,
       user: u ? userHookAttrs(u) : null,
-      runner: runnerAttrs(await runnerOf(trx, b.runner_id)),
+      runner: runnerAttrs(rows.runner(b.runner_id)),
       artifacts_file: { filename: null, size: null },
       environment: b.environment ? { name: b.environment, action: 'start', deployment_tier: null } : null,
     });
@@ -146,23 +205,25 @@ export async function pipelineHookData(
 
 /** The job hook payload (object_kind "build"). */
 export async function buildHookData(
-  trx: Kysely<Database>,
+  rows: HookRows,
   deps: HookDataDeps,
   build: CiBuildRow,
 ): Promise<({ object_kind: 'build' } & Record<string, unknown>) | null> {
-  const target = await projectOf(trx, build.project_id);
-  if (!target) return null;
-  const pipeline = await trx.selectFrom('ci_pipelines').selectAll().where('id', '=', build.pipeline_id).executeTakeFirst();
-  if (!pipeline) return null;
+  const [target, pipeline, retries] = await Promise.all([
+    rows.project(build.project_id),
+    rows.pipeline(build.pipeline_id),
+    rows.k
+      .selectFrom('ci_builds')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('pipeline_id', '=', build.pipeline_id)
+      .where('name', '=', build.name)
+      .where('retried', '=', 1)
+      .executeTakeFirst(),
+    rows.load([build.user_id], [build.runner_id]),
+  ]);
+  if (!target || !pipeline) return null;
   const project = projectHookAttrs(deps.externalUrl, target.project, target.namespace);
-  const user = await userById(trx, build.user_id);
-  const retries = await trx
-    .selectFrom('ci_builds')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('pipeline_id', '=', build.pipeline_id)
-    .where('name', '=', build.name)
-    .where('retried', '=', 1)
-    .executeTakeFirst();
+  const user = rows.user(build.user_id);
   const commit = await readCommit(deps, target.project, build.sha);
   return {
     object_kind: 'build',
@@ -183,7 +244,7 @@ export async function buildHookData(
     build_allow_failure: build.allow_failure === 1,
     build_failure_reason: build.failure_reason ?? 'unknown_failure',
     pipeline_id: build.pipeline_id,
-    runner: runnerAttrs(await runnerOf(trx, build.runner_id)),
+    runner: runnerAttrs(rows.runner(build.runner_id)),
     project_id: target.project.id,
     project_name: `${target.namespace.name} / ${target.project.name}`,
     user: user ? userHookAttrs(user) : null,
@@ -214,18 +275,16 @@ export async function buildHookData(
   };
 }
 
-/** A job changed status: its job hook event, in `trx` (a transaction of the caller, or its own). */
-export async function recordBuildEvent(k: Kysely<Database>, deps: HookDataDeps, buildId: number): Promise<void> {
-  const build = await k.selectFrom('ci_builds').selectAll().where('id', '=', buildId).executeTakeFirst();
-  if (!build || build.type === 'generic') return; // commit statuses are no jobs to hooks
-  const data = await buildHookData(k, deps, build);
-  if (data) await recordSystemEvent(k, data);
+/** A job changed status: its job hook event, through `rows` (its connection: a transaction of the caller, or none). */
+export async function recordBuildEvent(rows: HookRows, deps: HookDataDeps, build: CiBuildRow | number): Promise<void> {
+  const row = typeof build === 'number' ? await rows.k.selectFrom('ci_builds').selectAll().where('id', '=', build).executeTakeFirst() : build;
+  if (!row || row.type === 'generic') return; // commit statuses are no jobs to hooks
+  const data = await buildHookData(rows, deps, row);
+  if (data) await recordSystemEvent(rows.k, data);
 }
 
 /** A pipeline changed status: its pipeline hook event, in the caller's transaction. */
-export async function recordPipelineEvent(trx: Kysely<Database>, deps: HookDataDeps, pipelineId: number): Promise<void> {
-  const pipeline = await trx.selectFrom('ci_pipelines').selectAll().where('id', '=', pipelineId).executeTakeFirst();
-  if (!pipeline) return;
-  const data = await pipelineHookData(trx, deps, pipeline);
-  if (data) await recordSystemEvent(trx, data);
+export async function recordPipelineEvent(rows: HookRows, deps: HookDataDeps, pipeline: CiPipelineRow, jobs?: CiBuildRow[]): Promise<void> {
+  const data = await pipelineHookData(rows, deps, pipeline, jobs);
+  if (data) await recordSystemEvent(rows.k, data);
 }

@@ -6,7 +6,7 @@ import type { Database, UserRow } from '../../db/schema.ts';
 import type { Actor } from '../access/actor.ts';
 import { mergeRequestHookPayload, mergeRequestNoteableAttrs } from '../merge-requests/mr-events.ts';
 import { samplePushData } from '../repository/push-events.ts';
-import { buildHookData, type HookDataDeps, pipelineHookData } from '../ci/hook-data.ts';
+import { buildHookData, type HookDataDeps, HookRows, pipelineHookData } from '../ci/hook-data.ts';
 import { noteHookData } from '../notes/note-hook-data.ts';
 import type { HookParent } from './web-hooks.service.ts';
 
@@ -55,11 +55,11 @@ export async function testHookData(deps: TestHookDeps, actor: Actor, parent: Hoo
     }
     case 'job_events': {
       const build = await k.selectFrom('ci_builds').selectAll().where('project_id', '=', project.id).orderBy('id', 'desc').executeTakeFirst();
-      return wrap(build ? await buildHookData(k, deps, build) : null, 'Ensure the project has CI jobs.');
+      return wrap(build ? await buildHookData(new HookRows(k), deps, build) : null, 'Ensure the project has CI jobs.');
     }
     case 'pipeline_events': {
       const pipeline = await k.selectFrom('ci_pipelines').selectAll().where('project_id', '=', project.id).orderBy('id', 'desc').executeTakeFirst();
-      return wrap(pipeline ? await pipelineHookData(k, deps, pipeline) : null, 'Ensure the project has CI pipelines.');
+      return wrap(pipeline ? await pipelineHookData(new HookRows(k), deps, pipeline) : null, 'Ensure the project has CI pipelines.');
     }
     case 'issues_events':
     case 'confidential_issues_events': {

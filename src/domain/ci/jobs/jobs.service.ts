@@ -3,7 +3,7 @@
 // changes from the runner, the log, and the API's cancel, retry, play and erase.
 // See docs/design-notes.md, CI.
 import { sql } from 'kysely';
-import type { CiBuildRow, CiRunnerRow, NamespaceRow, ProjectRow, UserRow } from '../../../db/schema.ts';
+import type { CiBuildRow, CiPipelineRow, CiRunnerRow, NamespaceRow, ProjectRow, UserRow } from '../../../db/schema.ts';
 import { randomToken, safeEqual } from '../../../lib/secrets.ts';
 import { inSubtree, isInt32 } from '../../../db/sql.ts';
 import { Errors } from '../../../lib/errors.ts';
@@ -20,7 +20,7 @@ import { type JobRelated, loadJobRelated } from '../job-views.ts';
 import { JobWaiters } from './job-waiters.ts';
 import { CANCELABLE_STATUSES, COMPLETED_STATUSES, FAILURE_REASONS } from './job-statuses.ts';
 import { runnerPayload } from './runner-payload.ts';
-import { recordBuildEvent } from '../hook-data.ts';
+import { HookRows, recordBuildEvent } from '../hook-data.ts';
 import { defineSweep } from '../../../jobs/registry.ts';
 import { ciConfigPathVariable } from '../config/source.ts';
 
@@ -100,11 +100,12 @@ export class JobsService {
   }
 
   /** Moves the pipeline on after a job changed; a failure there must not undo the job's change. */
-  private async process(pipelineId: number): Promise<void> {
+  private async process(pipelineId: number, held?: HookRows): Promise<CiPipelineRow | undefined> {
     try {
-      await this.deps.ci.pipelines.process(pipelineId);
+      return await this.deps.ci.pipelines.process(pipelineId, held);
     } catch (e) {
       this.deps.log.warn({ err: e, pipelineId }, 'pipeline processing failed');
+      return undefined;
     }
   }
 
@@ -255,7 +256,7 @@ export class JobsService {
     const o = jobOptions(job.options);
     const jobTimeout = o.timeout ?? (typeof s.build_timeout === 'number' ? s.build_timeout : 3600);
     const timeout = runner.maximum_timeout ? Math.min(jobTimeout, runner.maximum_timeout) : jobTimeout;
-    const res = await this.k
+    const taken = await this.k
       .updateTable('ci_builds')
       .set({
         status: 'running',
@@ -270,16 +271,16 @@ export class JobsService {
       .where('id', '=', job.id)
       .where('status', '=', 'pending')
       .where('lock_version', '=', job.lock_version)
+      .returningAll()
       .executeTakeFirst();
-    if (Number(res.numUpdatedRows) !== 1) return null;
-    await recordBuildEvent(this.k, this.deps, job.id); // the job hook: running
-    const taken = await this.k.selectFrom('ci_builds').selectAll().where('id', '=', job.id).executeTakeFirstOrThrow();
-    await this.process(job.pipeline_id);
-    const [pipeline, user, running] = await Promise.all([
-      this.k.selectFrom('ci_pipelines').selectAll().where('id', '=', job.pipeline_id).executeTakeFirstOrThrow(),
-      taken.user_id === null
-        ? undefined
-        : this.k.selectFrom('users').select(['id', 'username', 'name', 'email']).where('id', '=', taken.user_id).executeTakeFirst(),
+    if (!taken) return null;
+    // the job hook (running) and the pipeline's move on read only the rows nobody here holds yet
+    const rows = new HookRows(this.k, { project: p.project, namespace: p.namespace, runner });
+    await recordBuildEvent(rows, this.deps, taken);
+    const processed = await this.process(job.pipeline_id, rows);
+    const repo = this.deps.repos.repository(p.project);
+    const [pipeline, running, commit, dependencies, ciConfigPath, secretVariables] = await Promise.all([
+      processed ?? this.k.selectFrom('ci_pipelines').selectAll().where('id', '=', job.pipeline_id).executeTakeFirstOrThrow(),
       runner.runner_type === 'instance_type'
         ? this.k
             .selectFrom('ci_builds')
@@ -290,19 +291,18 @@ export class JobsService {
             .where('ci_runners.runner_type', '=', 'instance_type')
             .executeTakeFirst()
         : undefined,
-    ]);
-    const repo = this.deps.repos.repository(p.project);
-    const commit = repo.exists() && /^[0-9a-f]{40,64}$/.test(taken.sha) ? await repo.commit(taken.sha).catch(() => null) : null;
-    const queued = taken.queued_at ? Date.parse(taken.queued_at) : Date.parse(taken.created_at);
-    const dependencies = await this.deps.ci.artifacts.forDependencies(taken, token).catch((e) => {
-      this.deps.log.warn({ err: e, jobId: taken.id }, 'job dependencies unavailable');
-      return [];
-    });
-    const [ciConfigPath, secretVariables, mergeRequest] = await Promise.all([
+      repo.exists() && /^[0-9a-f]{40,64}$/.test(taken.sha) ? repo.commit(taken.sha).catch(() => null) : null,
+      this.deps.ci.artifacts.forDependencies(taken, token).catch((e) => {
+        this.deps.log.warn({ err: e, jobId: taken.id }, 'job dependencies unavailable');
+        return [];
+      }),
       ciConfigPathVariable(this.deps, p.project),
       this.deps.ci.variables.forJob(p.project, p.namespace, { protectedRef: refProtected, environment: taken.environment }),
-      pipeline.merge_request_id === null ? null : this.mergeRequestOf(pipeline.merge_request_id, `${p.namespace.full_path}/${p.project.path}`),
     ]);
+    const mergeRequest =
+      pipeline.merge_request_id === null ? null : await this.mergeRequestOf(pipeline.merge_request_id, `${p.namespace.full_path}/${p.project.path}`);
+    const user = rows.user(taken.user_id);
+    const queued = taken.queued_at ? Date.parse(taken.queued_at) : Date.parse(taken.created_at);
     const payload = runnerPayload({
       job: taken,
       token,
@@ -403,17 +403,19 @@ export class JobsService {
   /** The job leaves running (or pending) for a final status; the pipeline moves on. */
   private async finish(job: CiBuildRow, status: 'success' | 'failed' | 'canceled', reason: string | null): Promise<boolean> {
     const now = dbNow();
-    const res = await this.k
+    const done = await this.k
       .updateTable('ci_builds')
       .set({ status, failure_reason: reason, finished_at: now, updated_at: now, lock_version: sql<number>`lock_version + 1` })
       .where('id', '=', job.id)
       .where('status', '=', job.status)
       .where('lock_version', '=', job.lock_version)
+      .returningAll()
       .executeTakeFirst();
-    const changed = Number(res.numUpdatedRows) === 1;
-    if (changed) await recordBuildEvent(this.k, this.deps, job.id); // the job hook
-    if (changed) await this.process(job.pipeline_id);
-    return changed;
+    if (!done) return false;
+    const rows = new HookRows(this.k);
+    await recordBuildEvent(rows, this.deps, done); // the job hook
+    await this.process(job.pipeline_id, rows);
+    return true;
   }
 
   /**

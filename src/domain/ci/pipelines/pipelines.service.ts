@@ -24,7 +24,7 @@ import { parseDuration } from '../../../lib/duration.ts';
 import type { CiDeps } from '../deps.ts';
 import type { JobOptions, JobVariable } from '../job-options.ts';
 import { CANCELABLE, COMPLETED, compositeStatus } from './status.ts';
-import { recordBuildEvent, recordPipelineEvent } from '../hook-data.ts';
+import { HookRows, recordBuildEvent, recordPipelineEvent } from '../hook-data.ts';
 import { defineSweep } from '../../../jobs/registry.ts';
 
 export interface CreatePipelineInput {
@@ -524,9 +524,9 @@ export class PipelinesService {
    * done become pending / manual / skipped, trigger jobs create their child pipeline, and the pipeline's
    * status (and its parent's trigger job) follows its jobs. Idempotent; jobs call it after every change.
    */
-  async process(pipelineId: number): Promise<void> {
-    const result = await this.k.transaction().execute((trx) => this.processIn(trx, pipelineId));
-    if (!result) return;
+  async process(pipelineId: number, held?: HookRows): Promise<CiPipelineRow | undefined> {
+    const result = await this.k.transaction().execute((trx) => this.processIn(trx, pipelineId, held));
+    if (!result) return undefined;
     if (result.queued) this.deps.ci.jobs.jobsQueued();
     for (const delay of result.delays) {
       setTimeout(() => void this.process(pipelineId).catch((e) => this.deps.log.error({ err: e }, 'processing a pipeline failed')), delay).unref();
@@ -539,13 +539,16 @@ export class PipelinesService {
         await l(result.pipeline).catch((e) => this.deps.log.error({ err: e, pipeline: pipelineId }, 'a listener of a finished pipeline failed'));
       }
     }
+    return result.bridges.length ? undefined : result.pipeline;
   }
 
-  private async processIn(trx: Kysely<Database>, pipelineId: number) {
+  /** `held`: rows the caller holds (the project, runner, users), so the hooks do not read them again */
+  private async processIn(trx: Kysely<Database>, pipelineId: number, held?: HookRows) {
     let q = trx.selectFrom('ci_pipelines').selectAll().where('id', '=', pipelineId);
     if (this.deps.db.dialect === 'postgres') q = q.forUpdate();
     const pipeline = await q.executeTakeFirst();
     if (!pipeline) return null;
+    const rows = held ? held.in(trx, pipeline) : new HookRows(trx, { pipeline });
     const jobs = await trx
       .selectFrom('ci_builds')
       .selectAll()
@@ -565,8 +568,8 @@ export class PipelinesService {
         .set({ status, updated_at: now, ...extra, lock_version: sql`lock_version + 1` } as never)
         .where('id', '=', j.id)
         .execute();
-      Object.assign(j, { status, ...extra });
-      await recordBuildEvent(trx, this.deps, j.id); // the job hook
+      Object.assign(j, { status, updated_at: now, ...extra });
+      await recordBuildEvent(rows, this.deps, j); // the job hook
     };
     for (let changed = true; changed; ) {
       changed = false;
@@ -634,7 +637,7 @@ export class PipelinesService {
     if (Object.keys(patch).length) {
       patch.updated_at = now;
       await trx.updateTable('ci_pipelines').set(patch).where('id', '=', pipeline.id).execute();
-      if (patch.status !== undefined) await recordPipelineEvent(trx, this.deps, pipeline.id); // the pipeline hook
+      if (patch.status !== undefined) await recordPipelineEvent(rows, this.deps, { ...pipeline, ...patch }, jobs); // the pipeline hook
     }
     return { pipeline: { ...pipeline, ...patch }, queued, bridges, delays, finished: finished && patch.status !== undefined };
   }
