@@ -21,6 +21,7 @@ import { JobWaiters } from './job-waiters.ts';
 import { CANCELABLE_STATUSES, COMPLETED_STATUSES, FAILURE_REASONS } from './job-statuses.ts';
 import { runnerPayload } from './runner-payload.ts';
 import { HookRows, recordBuildEvent } from '../hook-data.ts';
+import { selectBytes } from '../../../db/bytes.ts';
 import { defineSweep } from '../../../jobs/registry.ts';
 import { ciConfigPathVariable } from '../config/source.ts';
 
@@ -450,8 +451,12 @@ export class JobsService {
 
   /** The whole log. */
   async trace(jobId: number): Promise<Buffer> {
-    const chunks = await this.k.selectFrom('ci_build_trace_chunks').select('data').where('build_id', '=', jobId).orderBy('seq').execute();
-    return Buffer.concat(chunks.map((c) => Buffer.from(c.data)));
+    const chunks = await selectBytes(
+      this.deps.db,
+      this.k.selectFrom('ci_build_trace_chunks').select('data').where('build_id', '=', jobId).orderBy('seq'),
+      'data',
+    );
+    return Buffer.concat(chunks);
   }
 
   /**
@@ -482,15 +487,12 @@ export class JobsService {
       at += n;
     }
     if (first < 0) return { data: Buffer.alloc(0), size: at };
-    const rows = await this.k
-      .selectFrom('ci_build_trace_chunks')
-      .select('data')
-      .where('build_id', '=', jobId)
-      .where('seq', '>=', first)
-      .where('seq', '<=', last)
-      .orderBy('seq')
-      .execute();
-    const joined = Buffer.concat(rows.map((r) => Buffer.from(r.data)));
+    const chunks = await selectBytes(
+      this.deps.db,
+      this.k.selectFrom('ci_build_trace_chunks').select('data').where('build_id', '=', jobId).where('seq', '>=', first).where('seq', '<=', last).orderBy('seq'),
+      'data',
+    );
+    const joined = Buffer.concat(chunks);
     return { data: joined.subarray(from - firstStart, Math.min(joined.length, end - firstStart)), size: at };
   }
 
