@@ -64,8 +64,16 @@ export class HookRows {
       u.length ? this.k.selectFrom('users').selectAll().where('id', 'in', u).execute() : [],
       r.length ? this.k.selectFrom('ci_runners').selectAll().where('id', 'in', r).execute() : [],
     ]);
-    for (const id of u) this.users.set(id, users.find((x) => x.id === id));
-    for (const id of r) this.runners.set(id, runners.find((x) => x.id === id));
+    for (const id of u)
+      this.users.set(
+        id,
+        users.find((x) => x.id === id),
+      );
+    for (const id of r)
+      this.runners.set(
+        id,
+        runners.find((x) => x.id === id),
+      );
   }
 
   user(id: number | null): UserRow | undefined {
