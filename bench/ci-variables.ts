@@ -224,9 +224,24 @@ const runner = async (token: string) => {
     if (claims.length % 100 === 0) await api('PUT', `/projects/${project.id}/variables/PROJECT_1`, { value: value(claims.length) });
   }
 };
+// BENCH_DEBUG: every statement of the claims phase (requests, finishes, the hook dispatcher, the bench's own
+// queueing), by its first words, per claim
+const phase = new Map<string, number>();
+const stopPhase = process.env.BENCH_DEBUG
+  ? (await import('../src/db/statement-observers.ts')).observeStatements((st) => {
+      const key = st.sql.replace(/\s+/g, ' ').slice(0, 90);
+      phase.set(key, (phase.get(key) ?? 0) + 1);
+    })
+  : () => {};
 const t0 = performance.now();
 await Promise.all(tokens.map(runner));
 const seconds = (performance.now() - t0) / 1000;
+stopPhase();
+if (process.env.BENCH_DEBUG) {
+  const all = [...phase.values()].reduce((a, b) => a + b, 0);
+  console.log(`claims phase: ${(all / claims.length).toFixed(1)} statements per claim`);
+  for (const [k, n] of [...phase].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`  ${(n / claims.length).toFixed(2)}  ${k}`);
+}
 const requestOk = pct(claims, 0.99) < BAR.requestP99 && errors === 0;
 failed ||= !requestOk;
 line('');

@@ -36,6 +36,8 @@ const STUCK_PENDING_MS = 24 * 3600_000;
 const RUNNER_CONTACT_EVERY_MS = 40 * 60_000;
 /** candidate jobs read per round of the queue */
 const QUEUE_BATCH = 100;
+/** how long this process leaves alone a job version it already tried to take (it is no longer pending) */
+const ATTEMPTED_MS = 10_000;
 
 export type ReadAbility = 'read' | 'update' | 'erase';
 
@@ -63,6 +65,14 @@ const dbNow = () => nowIso();
 
 export class JobsService {
   readonly waiters: JobWaiters;
+  /**
+   * The job versions (`id.lock_version`) this process's claims tried to take, and when: a claim skips them, so
+   * runners asking at the same moment spread over the queue instead of all racing for its first job (each lost
+   * race is a conditional UPDATE that changed nothing). Another process's claims still race; the UPDATE decides.
+   */
+  private readonly attempted = new Map<string, number>();
+  /** runners' last contact as this process last read or wrote it (runnerContact) */
+  private readonly contacts = new Map<number, { at: number; ip: string | null }>();
   /** jobs past their timeout or whose runner went silent are found by the clock */
   readonly timeouts = defineSweep({ name: 'job timeouts', everyMs: 10_000, run: () => this.failStale() });
 
@@ -191,12 +201,27 @@ export class JobsService {
         if (runner.runner_type === 'group_type' && s.group_runners_enabled === false) continue;
         const protectedRef = job.tag === 1 ? p.rules.tag(job.ref) !== null : p.rules.isProtectedBranch(job.ref);
         if (runner.access_level === 'ref_protected' && !protectedRef) continue;
-        const claimed = await this.take(runner, job, p, input, protectedRef);
+        if (!this.attempt(job)) continue;
+        const claimed = await this.take(runner, job, p, input, protectedRef).catch((e) => {
+          this.attempted.delete(`${job.id}.${job.lock_version}`); // not tried after all
+          throw e;
+        });
         if (claimed) return claimed;
       }
       if (rows.length < QUEUE_BATCH) return null;
     }
     return null;
+  }
+
+  /** false when a claim of this process already tried this version of the job; else it is marked as tried */
+  private attempt(job: CiBuildRow): boolean {
+    const key = `${job.id}.${job.lock_version}`;
+    const now = Date.now();
+    const at = this.attempted.get(key);
+    if (at !== undefined && now - at < ATTEMPTED_MS) return false;
+    if (this.attempted.size >= 10_000) for (const [k, t] of this.attempted) if (now - t >= ATTEMPTED_MS) this.attempted.delete(k);
+    this.attempted.set(key, now);
+    return true;
   }
 
   /**
@@ -364,17 +389,25 @@ export class JobsService {
    */
   async runnerContact(job: CiBuildRow, ip?: string): Promise<void> {
     if (job.runner_id === null) return;
+    const now = Date.now();
+    // a contact this process saw lately, from the same address, needs no read (a runner sends a trace every few seconds)
+    const seen = this.contacts.get(job.runner_id);
+    if (seen && seen.at >= now - RUNNER_CONTACT_EVERY_MS && (ip === undefined || ip === seen.ip)) return;
     const runner = await this.k.selectFrom('ci_runners').select(['contacted_at', 'ip_address']).where('id', '=', job.runner_id).executeTakeFirst();
     if (!runner) return;
-    const now = Date.now();
     const stale = !runner.contacted_at || Date.parse(runner.contacted_at) < now - RUNNER_CONTACT_EVERY_MS;
     const ipChanged = ip !== undefined && ip !== runner.ip_address;
-    if (!stale && !ipChanged) return;
+    if (this.contacts.size >= 10_000) this.contacts.clear();
+    if (!stale && !ipChanged) {
+      this.contacts.set(job.runner_id, { at: Date.parse(runner.contacted_at!), ip: runner.ip_address });
+      return;
+    }
     await this.k
       .updateTable('ci_runners')
       .set({ contacted_at: new Date(now).toISOString(), ...(ip !== undefined ? { ip_address: ip } : {}) })
       .where('id', '=', job.runner_id)
       .execute();
+    this.contacts.set(job.runner_id, { at: now, ip: ip ?? runner.ip_address });
   }
 
   /** UpdateBuildStateService: running refreshes, success and failed finish the job. Answers the HTTP status. */
