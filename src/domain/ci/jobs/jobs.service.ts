@@ -22,6 +22,8 @@ import { CANCELABLE_STATUSES, COMPLETED_STATUSES, FAILURE_REASONS } from './job-
 import { runnerPayload } from './runner-payload.ts';
 import { HookRows, recordBuildEvent } from '../hook-data.ts';
 import { selectBytes } from '../../../db/bytes.ts';
+import { readVersions, stamp, type Versions } from '../../../db/versions.ts';
+import { VersionedCache } from '../../../lib/versioned-cache.ts';
 import { defineSweep } from '../../../jobs/registry.ts';
 import { ciConfigPathVariable } from '../config/source.ts';
 
@@ -36,6 +38,9 @@ const STUCK_PENDING_MS = 24 * 3600_000;
 const RUNNER_CONTACT_EVERY_MS = 40 * 60_000;
 /** candidate jobs read per round of the queue */
 const QUEUE_BATCH = 100;
+/** the tables a claim's view of a project comes from (ClaimSettings) */
+const CLAIM_TABLES = ['projects', 'namespaces', 'protected_branches', 'protected_tags', 'protected_ref_access_levels', 'application_settings'] as const;
+type ClaimSettings = { project: ProjectRow; namespace: NamespaceRow; rules: RefRules };
 /** how long this process leaves alone a job version it already tried to take (it is no longer pending) */
 const ATTEMPTED_MS = 10_000;
 
@@ -71,6 +76,11 @@ export class JobsService {
    * race is a conditional UPDATE that changed nothing). Another process's claims still race; the UPDATE decides.
    */
   private readonly attempted = new Map<string, number>();
+  /**
+   * The projects claims read (the project, its namespace, its ref rules) by the versions of the tables they come
+   * from: a queue of one project's jobs reads them once per change, not once per claim.
+   */
+  private readonly claimSettings = new VersionedCache<ClaimSettings | null>(2000, 60_000);
   /** runners' last contact as this process last read or wrote it (runnerContact) */
   private readonly contacts = new Map<number, { at: number; ip: string | null }>();
   /** jobs past their timeout or whose runner went silent are found by the clock */
@@ -141,8 +151,9 @@ export class JobsService {
   async request(runner: CiRunnerRow, input: JobRequestInput, waitMs: number, signal?: AbortSignal): Promise<ClaimedJob | null> {
     const deadline = Date.now() + waitMs;
     for (;;) {
-      const since = await this.waiters.version();
-      const claimed = await this.claim(runner, input);
+      const versions = await readVersions(this.deps.db);
+      const since = versions.ci_builds;
+      const claimed = await this.claim(runner, input, versions);
       if (claimed) return claimed;
       const left = deadline - Date.now();
       if (left <= 0 || signal?.aborted) return null;
@@ -152,13 +163,27 @@ export class JobsService {
   }
 
   /** Ci::RegisterJobService: the oldest pending job this runner may take, claimed atomically. */
-  async claim(runner: CiRunnerRow, input: JobRequestInput): Promise<ClaimedJob | null> {
+  async claim(runner: CiRunnerRow, input: JobRequestInput, versions?: Versions): Promise<ClaimedJob | null> {
     if (runner.active !== 1) return null;
     const runnerTags = new Set(JSON.parse(runner.tag_list) as string[]);
     const scope = await this.runnerScope(runner);
     if (scope === null) return null;
-    const settingsCache = new Map<number, { project: ProjectRow; namespace: NamespaceRow; rules: RefRules } | null>();
     const instanceDefaults = protectionDefaults(await this.deps.settings.get());
+    // a project's settings and ref rules, as of `versions` (read anew without them: a claim of a test or the CLI)
+    const settingsStamp = versions ? stamp(versions, CLAIM_TABLES) : null;
+    const settingsOf_ = async (projectId: number) => {
+      const key = String(projectId);
+      if (settingsStamp !== null) {
+        const hit = this.claimSettings.get(key, settingsStamp);
+        if (hit !== undefined) return hit;
+      }
+      const project = await this.k.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirst();
+      const namespace = project ? await this.k.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).executeTakeFirst() : undefined;
+      const found = project && namespace ? { project, namespace, rules: await loadRefRules(this.k, project, namespace, instanceDefaults) } : null;
+      if (settingsStamp !== null) this.claimSettings.set(key, settingsStamp, found);
+      return found;
+    };
+    const settingsCache = new Map<number, ClaimSettings | null>();
     let after = 0;
     for (let round = 0; round < 20; round++) {
       let q = this.k
@@ -189,9 +214,7 @@ export class JobsService {
         if (tags.length ? !tags.every((t) => runnerTags.has(t)) : runner.run_untagged !== 1) continue;
         let p = settingsCache.get(job.project_id);
         if (p === undefined) {
-          const project = await this.k.selectFrom('projects').selectAll().where('id', '=', job.project_id).executeTakeFirst();
-          const namespace = project ? await this.k.selectFrom('namespaces').selectAll().where('id', '=', project.namespace_id).executeTakeFirst() : undefined;
-          p = project && namespace ? { project, namespace, rules: await loadRefRules(this.k, project, namespace, instanceDefaults) } : null;
+          p = await settingsOf_(job.project_id);
           settingsCache.set(job.project_id, p);
         }
         if (!p || p.project.archived === 1) continue;
