@@ -21,6 +21,7 @@ import { profilePages } from './profile.pages.ts';
 import { projectSettingsPages } from './project-settings.pages.ts';
 import { projectTokensPages } from './project-tokens.pages.ts';
 import { repositoryPages } from './repository.pages.ts';
+import { runnerPages } from './runners.pages.ts';
 import { searchPages } from './search.pages.ts';
 import { translationEditorPages } from './translation-editor.pages.ts';
 import { translationPages } from './translation.pages.ts';
@@ -66,6 +67,7 @@ export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
   projectTokensPages(app, c, web);
   projectSettingsPages(app, c, web);
   ciSettingsPages(app, c, web);
+  runnerPages(app, c, web);
   adminPages(app, c, web);
   // the search page (the header's search box; /search/ with the slash is the translation units' search)
   searchPages(app, c, web);

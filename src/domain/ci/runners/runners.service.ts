@@ -442,6 +442,16 @@ export class RunnersService {
     if (!access.admin) throw Errors.forbidden('No access granted');
   }
 
+  /** What assertMayDestroy answers, for a page's Delete button. */
+  mayDestroy(actor: Actor, access: RunnerAccess): boolean {
+    return actor.isAdmin || (access.admin && !access.multiProject);
+  }
+
+  /** GET /groups/:id/runners: administrators and the group's Maintainers and Owners. */
+  mayListGroupRunners(actor: Actor, access: { level: number }): boolean {
+    return actor.isAdmin || access.level >= MAINTAINER;
+  }
+
   // ---- lists -------------------------------------------------------------------------------------
 
   /** User#ci_owned_runners: project runners of projects where the user is Maintainer+, group runners of groups (and their subgroups) where the user is Owner. */

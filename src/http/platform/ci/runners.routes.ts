@@ -359,7 +359,7 @@ export function runnersRoutes(fastify: FastifyInstance, c: Container): void {
     async (req, reply) => {
       const q = req.query;
       const { group, access } = await c.resolve.group(req.actor, req.params.id);
-      if (!req.actor.isAdmin && access.level < 40) throw Errors.forbidden();
+      if (!svc().mayListGroupRunners(req.actor, access)) throw Errors.forbidden();
       const runners = svc().applyFilters(svc().groupRunners(group), filtersOf(q), Date.now());
       return listPage(req, reply, runners, q, { id: req.params.id });
     },

@@ -103,3 +103,70 @@ export function Checkbox(p: { id: string; name: string; label: string; checked: 
     </div>
   );
 }
+
+/** Messages of a form per field (`base` for the form as a whole), as the services' `invalid` errors give them. */
+export type FieldErrors = Record<string, string[]>;
+
+/** A field's messages under it, the element its control names in aria-describedby. */
+export function ErrorsOf(p: { id: string; errors?: string[] }): SafeHtml | null {
+  if (!p.errors?.length) return null;
+  return (
+    <p class="note color-fg-danger" id={`${p.id}_error`}>
+      {p.errors.join('; ')}
+    </p>
+  );
+}
+
+/** A labelled input with its errors under it (aria-invalid, described by its hint and errors). */
+export function CheckedInput(p: {
+  id: string;
+  name: string;
+  label: string;
+  value: string;
+  errors?: string[];
+  hint?: string;
+  required?: boolean;
+  mono?: boolean;
+  type?: string;
+  min?: string | number;
+}): SafeHtml {
+  const described = [p.hint ? `${p.id}_hint` : '', p.errors?.length ? `${p.id}_error` : ''].filter(Boolean).join(' ') || undefined;
+  return (
+    <div class="FormControl mb-3">
+      <label class="FormControl-label" for={p.id}>
+        {p.label}
+      </label>
+      <input
+        class={`form-control width-full${p.mono ? ' text-mono' : ''}`}
+        id={p.id}
+        name={p.name}
+        type={p.type}
+        min={p.min}
+        value={p.value}
+        required={p.required}
+        autocomplete="off"
+        aria-invalid={p.errors?.length ? 'true' : undefined}
+        aria-describedby={described}
+      />
+      {p.hint ? (
+        <p class="note" id={`${p.id}_hint`}>
+          {p.hint}
+        </p>
+      ) : null}
+      <ErrorsOf id={p.id} errors={p.errors} />
+    </div>
+  );
+}
+
+/**
+ * Every message of a form as one list above it, each naming its field ("Key can contain only …"; `labels` gives a
+ * field's name where its key is not it, `base` messages stand alone).
+ */
+export function fieldSummary(errors: FieldErrors, labels: Record<string, string> = {}): string[] {
+  const out: string[] = [];
+  for (const [field, msgs] of Object.entries(errors)) {
+    const name = labels[field] ?? `${field.charAt(0).toUpperCase()}${field.slice(1).replace(/_/g, ' ')}`;
+    for (const m of msgs) out.push(field === 'base' ? m : `${name} ${m}`);
+  }
+  return out;
+}
