@@ -11,7 +11,6 @@ import type { Container } from '../../container.ts';
 import type { ResolvedGroup, ResolvedProject } from '../../domain/access/resolve.ts';
 import type { VariableOwner } from '../../domain/ci/variables/variables.service.ts';
 import { Errors } from '../../lib/errors.ts';
-import { groupSettingsNav } from '../../web/views/groups/group-settings.tsx';
 import { CiCdPage, VariableEditPage } from '../../web/views/settings/ci-cd.tsx';
 import { EMPTY_VARIABLE, type VariableFormValues } from '../../web/views/settings/ci-variables.tsx';
 import type { FieldErrors } from '../../web/views/settings/fields.tsx';
@@ -19,7 +18,7 @@ import { bodyOf, errorsOf, flag, str } from '../../web/views/settings/form-input
 import { placeUrl, type SettingsPlace } from '../../web/views/settings/place.tsx';
 import type { RunnerFormValues } from '../../web/views/settings/runners.tsx';
 import { runnerCommand, runnerItems, type VariablePlace, variableEditPage, variableForms } from './ci-forms.ts';
-import { groupAncestors } from './group-ancestors.ts';
+import { groupSettingsPlace } from './group-ancestors.ts';
 import { HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
 
 const ID_RE = /^\d{1,10}$/;
@@ -53,8 +52,7 @@ export function ciSettingsPages(app: FastifyInstance, c: Container, web: Web): v
   const groupPlace = async (ctx: WebCtx, id: string | number): Promise<CiPlace> => {
     const owner = await vars.groupOwner(ctx.actor, String(id));
     const r = await c.resolve.group(ctx.actor, String(id));
-    const place: SettingsPlace = { kind: 'group', group: r.group, ancestors: await groupAncestors(c, r.group), nav: groupSettingsNav(r.access.abilities) };
-    return { ctx, owner, place, resolved: { kind: 'group', r } };
+    return { ctx, owner, place: await groupSettingsPlace(c, r), resolved: { kind: 'group', r } };
   };
   /** The place of a form post (`/-/p/:project_id/…`, `/-/g/:group_id/…`): 404 for what is not an id. */
   const postPlace = async (req: FastifyRequest): Promise<CiPlace> => {

@@ -10,13 +10,12 @@ import type { Container } from '../../container.ts';
 import type { CiRunnerRow } from '../../db/schema.ts';
 import type { RunnerAttributes } from '../../domain/ci/runners/runners.service.ts';
 import { Errors } from '../../lib/errors.ts';
-import { groupSettingsNav } from '../../web/views/groups/group-settings.tsx';
 import type { FieldErrors } from '../../web/views/settings/fields.tsx';
 import { bodyOf, errorsOf, flag, str } from '../../web/views/settings/form-input.ts';
 import { type RunnerPlace, RunnerEditPage, runnerPlaceBack } from '../../web/views/settings/runner-edit.tsx';
 import type { RunnerEditValues } from '../../web/views/settings/runners.tsx';
 import { fieldErrorsOf } from './ci-forms.ts';
-import { groupAncestors } from './group-ancestors.ts';
+import { groupSettingsPlace } from './group-ancestors.ts';
 import { idOf } from './page-params.ts';
 import { HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
 
@@ -93,12 +92,7 @@ export function runnerPages(app: FastifyInstance, c: Container, web: Web): void 
     if (m[1] === 'project') return { kind: 'project', ref: await c.resolve.project(ctx.actor, m[2]!) };
     return groupPlace(await c.resolve.group(ctx.actor, m[2]!));
   };
-  const groupPlace = async (r: Awaited<ReturnType<Container['resolve']['group']>>): Promise<RunnerPlace> => ({
-    kind: 'group',
-    group: r.group,
-    ancestors: await groupAncestors(c, r.group),
-    nav: groupSettingsNav(r.access.abilities),
-  });
+  const groupPlace = (r: Parameters<typeof groupSettingsPlace>[1]) => groupSettingsPlace(c, r);
 
   const editPage = async (reply: FastifyReply, ctx: WebCtx, place: RunnerPlace, raw: string | undefined) => {
     const runner = await runnerIn(place, raw);
