@@ -61,6 +61,21 @@ function variableForm(b: Record<string, unknown>, scoped: boolean): { values: Va
   return { values, errors };
 }
 
+/**
+ * The service's errors for the form: GitLab's "Value is invalid" for a value that cannot be masked says why here
+ * (Ci::Maskable's rule; the API keeps GitLab's words).
+ */
+function formErrorsOfVariable(e: unknown, v: VariableFormValues): FieldErrors | null {
+  const errors = fieldErrorsOf(e);
+  if (errors?.value && v.visibility !== 'visible') {
+    const why = v.expand
+      ? 'cannot be masked: a masked value is one line of at least 8 characters, only letters, digits and @ : . ~ - _ + = /'
+      : 'cannot be masked: a masked value is at least 8 characters without spaces or line breaks';
+    errors.value = errors.value.map((m) => (m === 'is invalid' ? why : m));
+  }
+  return errors;
+}
+
 const inputOf = (v: VariableFormValues): VariableInput => ({
   value: v.value,
   variable_type: v.variable_type,
@@ -110,7 +125,7 @@ export function variableForms(app: FastifyInstance, c: Container, web: Web, base
     try {
       await vars.create(place.owner, { ...inputOf(values), key: values.key, masked_and_hidden: values.visibility === 'masked_and_hidden' });
     } catch (e) {
-      const fe = fieldErrorsOf(e);
+      const fe = formErrorsOfVariable(e, values);
       if (!fe) throw e;
       return place.page(reply, { values, errors: fe }, 422);
     }
@@ -133,7 +148,7 @@ export function variableForms(app: FastifyInstance, c: Container, web: Web, base
     try {
       await vars.update(place.owner, current.key, current.environment_scope, input);
     } catch (e) {
-      const fe = fieldErrorsOf(e);
+      const fe = formErrorsOfVariable(e, values);
       if (!fe) throw e;
       return place.edit(reply, original, { values, errors: fe }, 422);
     }

@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import type { ResolvedGroup, ResolvedProject } from '../../domain/access/resolve.ts';
 import type { VariableOwner } from '../../domain/ci/variables/variables.service.ts';
-import { Errors } from '../../lib/errors.ts';
+import { DomainError, Errors } from '../../lib/errors.ts';
 import { CiCdPage, VariableEditPage } from '../../web/views/settings/ci-cd.tsx';
 import { EMPTY_VARIABLE, type VariableFormValues } from '../../web/views/settings/ci-variables.tsx';
 import type { FieldErrors } from '../../web/views/settings/fields.tsx';
@@ -136,7 +136,8 @@ export function ciSettingsPages(app: FastifyInstance, c: Container, web: Web): v
         });
         return page(reply, p, { created: { id: runner.id, token, command: runnerCommand(c, token) } });
       } catch (e) {
-        const msgs = errorsOf(e);
+        // someone who may not create one here (the form is not shown to them) gets the 403 page with the reason
+        const msgs = e instanceof DomainError && e.status === 403 ? null : errorsOf(e);
         if (!msgs) throw e;
         return page(reply, p, { runnerValues: values, runnerErrors: msgs }, 422);
       }
