@@ -118,7 +118,7 @@ test('group CI/CD variables: add (masked shown as *****), refused input in words
       JSON.stringify(fields),
     );
     // what was typed stays
-    assert.match(res.body, new RegExp(`id="variable_key" name="key" value="${String(fields.key).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"`));
+    assert.match(res.body, new RegExp(`id="variable_key" name="key" type="text" value="${String(fields.key).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"`));
   }
   assert.deepEqual(await vars(), []);
 

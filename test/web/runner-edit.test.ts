@@ -53,9 +53,9 @@ test('a project runner: Edit from the CI/CD settings (every field), refused valu
   assert.equal(edit.statusCode, 200);
   const form = mainOf(edit.body);
   assert.match(form, new RegExp(`<h1 class="h2 mb-3">Edit runner #${own.id}</h1><p class="color-fg-muted mb-3">Project runner</p>`));
-  assert.match(form, /<input class="form-control width-full" id="runner_description" name="description" value="own box" autocomplete="off">/);
+  assert.match(form, /<input class="form-control width-full" id="runner_description" name="description" type="text" value="own box" autocomplete="off">/);
   assert.match(form, /<input type="checkbox" id="runner_locked" name="locked" value="1"> Lock to current projects<\/label>/);
-  assert.match(form, /<input class="form-control width-full" id="runner_tags" name="tag_list" value="linux"/);
+  assert.match(form, /<input class="form-control width-full" id="runner_tags" name="tag_list" type="text" value="linux"/);
   assert.match(form, /<a class="btn" href="\/grp\/app\/-\/settings\/ci_cd">Cancel<\/a>/);
 
   const before = await row(own.id);

@@ -5,7 +5,7 @@
 import type { WebCtx } from '../../context.ts';
 import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { ButtonForm, FormErrors, PostForm } from '../components.tsx';
-import { Checkbox, CheckedInput, ErrorsOf, type FieldErrors, fieldSummary } from './fields.tsx';
+import { Checkbox, Field, ErrorsOf, type FieldErrors, fieldSummary } from './fields.tsx';
 
 export interface VariableItem {
   key: string;
@@ -91,7 +91,8 @@ function VariableFields(p: { v: VariableFormValues; errors: FieldErrors; editing
         <ErrorsOf id="variable_variable_type" errors={e.variable_type} />
       </div>
       {p.scoped ? (
-        <CheckedInput
+        <Field
+          autocomplete="off"
           id="variable_environment_scope"
           name="environment_scope"
           label="Environments"
@@ -126,8 +127,8 @@ function VariableFields(p: { v: VariableFormValues; errors: FieldErrors; editing
           <ErrorsOf id="variable_masked" errors={e.masked} />
         </fieldset>
       )}
-      <CheckedInput id="variable_description" name="description" label="Description (optional)" value={v.description} errors={e.description} />
-      {p.editing ? null : <CheckedInput id="variable_key" name="key" label="Key" value={v.key} errors={e.key} required mono />}
+      <Field autocomplete="off" id="variable_description" name="description" label="Description (optional)" value={v.description} errors={e.description} />
+      {p.editing ? null : <Field autocomplete="off" id="variable_key" name="key" label="Key" value={v.key} errors={e.key} required mono />}
       <div class="FormControl mb-3">
         <label class="FormControl-label" for="variable_value">
           Value

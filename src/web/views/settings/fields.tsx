@@ -14,17 +14,23 @@ export interface FieldProps {
   min?: string | number;
   max?: string | number;
   maxlength?: number;
+  /** the field's messages, under it (the input is marked invalid and described by them) */
+  errors?: string[];
+  /** a monospaced value (keys, tokens) */
+  mono?: boolean;
 }
 
 export function Field(p: FieldProps): SafeHtml {
   const hintId = p.hint ? `${p.id}_hint` : undefined;
+  const invalid = !!p.errors?.length;
+  const described = [hintId, invalid ? `${p.id}_error` : undefined].filter(Boolean).join(' ') || undefined;
   return (
     <div class="FormControl mb-3">
       <label class="FormControl-label" for={p.id}>
         {p.label}
       </label>
       <input
-        class="form-control width-full"
+        class={`form-control width-full${p.mono ? ' text-mono' : ''}`}
         id={p.id}
         name={p.name}
         type={p.type ?? 'text'}
@@ -35,13 +41,15 @@ export function Field(p: FieldProps): SafeHtml {
         min={p.min}
         max={p.max}
         maxlength={p.maxlength}
-        aria-describedby={hintId}
+        aria-invalid={invalid ? 'true' : undefined}
+        aria-describedby={described}
       />
       {p.hint ? (
         <p class="note" id={hintId}>
           {p.hint}
         </p>
       ) : null}
+      <ErrorsOf id={p.id} errors={p.errors} />
     </div>
   );
 }
@@ -114,47 +122,6 @@ export function ErrorsOf(p: { id: string; errors?: string[] }): SafeHtml | null 
     <p class="note color-fg-danger" id={`${p.id}_error`}>
       {p.errors.join('; ')}
     </p>
-  );
-}
-
-/** A labelled input with its errors under it (aria-invalid, described by its hint and errors). */
-export function CheckedInput(p: {
-  id: string;
-  name: string;
-  label: string;
-  value: string;
-  errors?: string[];
-  hint?: string;
-  required?: boolean;
-  mono?: boolean;
-  type?: string;
-  min?: string | number;
-}): SafeHtml {
-  const described = [p.hint ? `${p.id}_hint` : '', p.errors?.length ? `${p.id}_error` : ''].filter(Boolean).join(' ') || undefined;
-  return (
-    <div class="FormControl mb-3">
-      <label class="FormControl-label" for={p.id}>
-        {p.label}
-      </label>
-      <input
-        class={`form-control width-full${p.mono ? ' text-mono' : ''}`}
-        id={p.id}
-        name={p.name}
-        type={p.type}
-        min={p.min}
-        value={p.value}
-        required={p.required}
-        autocomplete="off"
-        aria-invalid={p.errors?.length ? 'true' : undefined}
-        aria-describedby={described}
-      />
-      {p.hint ? (
-        <p class="note" id={`${p.id}_hint`}>
-          {p.hint}
-        </p>
-      ) : null}
-      <ErrorsOf id={p.id} errors={p.errors} />
-    </div>
   );
 }
 

@@ -5,7 +5,8 @@
 import type { WebCtx } from '../../context.ts';
 import type { SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { ButtonForm, FormErrors, PostForm, TimeAgo } from '../components.tsx';
-import { Checkbox, CheckedInput, ErrorsOf, type FieldErrors, fieldSummary } from './fields.tsx';
+import { Checkbox, ErrorsOf, Field, type FieldErrors, fieldSummary } from './fields.tsx';
+import { OneTimeSecret } from './token-form.tsx';
 
 export interface RunnerItem {
   id: number;
@@ -159,17 +160,7 @@ export function NewRunnerForm(p: {
       {p.created ? (
         <div class="flash flash-success mb-3" role="status">
           <p class="text-bold">{`Runner #${p.created.id} created.`}</p>
-          <div class="d-flex flex-items-end mt-2">
-            <div class="FormControl flex-1">
-              <label class="FormControl-label" for="runner_token">
-                Runner authentication token
-              </label>
-              <input class="form-control width-full text-mono" id="runner_token" type="text" readonly value={p.created.token} />
-            </div>
-            <button type="button" class="btn ml-2" data-copy-target="runner_token">
-              Copy token
-            </button>
-          </div>
+          <OneTimeSecret id="runner_token" label="Runner authentication token" value={p.created.token} />
           <p class="mt-2">Start a runner with it on a machine with git and a shell:</p>
           <pre class="text-mono p-2 color-bg-subtle" id="runner_command">
             <code>{p.created.command}</code>
@@ -180,8 +171,9 @@ export function NewRunnerForm(p: {
       <h3 class="h4 mb-2">{p.title}</h3>
       <FormErrors errors={p.errors} />
       <PostForm ctx={p.ctx} action={p.action} class="settings-form">
-        <CheckedInput id="runner_description" name="description" label="Runner description (optional)" value={p.values.description} />
-        <CheckedInput
+        <Field autocomplete="off" id="runner_description" name="description" label="Runner description (optional)" value={p.values.description} />
+        <Field
+          autocomplete="off"
           id="runner_tags"
           name="tag_list"
           label="Tags (optional)"
@@ -228,7 +220,7 @@ export function RunnerEditForm(p: {
       <FormErrors errors={fieldSummary(e, RUNNER_LABELS)} />
       <PostForm ctx={p.ctx} action={runnerAction(p.runner.id, 'update')} class="settings-form">
         <input type="hidden" name="place" value={p.place} />
-        <CheckedInput id="runner_description" name="description" label="Runner description" value={v.description} errors={e.description} />
+        <Field autocomplete="off" id="runner_description" name="description" label="Runner description" value={v.description} errors={e.description} />
         <div class="FormControl mb-3">
           <label class="FormControl-label" for="runner_maintenance_note">
             Maintenance note (optional)
@@ -272,7 +264,8 @@ export function RunnerEditForm(p: {
             />
           ) : null}
         </fieldset>
-        <CheckedInput
+        <Field
+          autocomplete="off"
           id="runner_maximum_timeout"
           name="maximum_timeout"
           label="Maximum job timeout (seconds, optional)"
@@ -282,7 +275,8 @@ export function RunnerEditForm(p: {
           errors={e.maximum_timeout}
           hint="At least 600 (10 minutes). Jobs that take longer are stopped; empty: the project's timeout alone."
         />
-        <CheckedInput
+        <Field
+          autocomplete="off"
           id="runner_tags"
           name="tag_list"
           label="Tags"

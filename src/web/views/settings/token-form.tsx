@@ -28,18 +28,25 @@ export function CreatedTokenNotice(p: { created: CreatedToken; what: string }): 
           <input class="form-control width-full text-mono" id="created_username" type="text" readonly value={p.created.username} />
         </div>
       ) : null}
-      <div class="d-flex flex-items-end mt-2">
-        <div class="FormControl flex-1">
-          <label class="FormControl-label" for="created_token">
-            {`Your new ${p.what}`}
-          </label>
-          <input class="form-control width-full text-mono" id="created_token" type="text" readonly value={p.created.token} />
-        </div>
-        <button type="button" class="btn ml-2" data-copy-target="created_token">
-          Copy token
-        </button>
-      </div>
+      <OneTimeSecret id="created_token" label={`Your new ${p.what}`} value={p.created.token} />
       <p class="note">Make sure you save it — you won't be able to access it again.</p>
+    </div>
+  );
+}
+
+/** A secret shown once (a token): read-only, with a copy button. */
+export function OneTimeSecret(p: { id: string; label: string; value: string }): SafeHtml {
+  return (
+    <div class="d-flex flex-items-end mt-2">
+      <div class="FormControl flex-1">
+        <label class="FormControl-label" for={p.id}>
+          {p.label}
+        </label>
+        <input class="form-control width-full text-mono" id={p.id} type="text" readonly value={p.value} />
+      </div>
+      <button type="button" class="btn ml-2" data-copy-target={p.id}>
+        Copy token
+      </button>
     </div>
   );
 }
