@@ -49,3 +49,25 @@ export function webGet(app: FastifyInstance, url: string, s: WebSession | null =
 export function webPost(app: FastifyInstance, url: string, s: WebSession, fields: Record<string, unknown> = {}): Promise<LightMyRequestResponse> {
   return app.inject({ method: 'POST', url, headers: { cookie: s.cookie }, payload: { authenticity_token: s.csrf, ...fields } });
 }
+
+/** A page's `<main>` without the session's CSRF fields (they differ per session): what tests compare whole. */
+export function mainOf(body: string): string {
+  const m = /<main[^>]*>([\s\S]*)<\/main>/.exec(body);
+  if (!m) throw new Error(`no <main> in the page: ${body.slice(0, 200)}`);
+  return m[1]!.replace(/<input type="hidden" name="authenticity_token" value="[^"]*">/g, '');
+}
+
+/** The element that starts with `open` (a literal start tag's beginning) up to its matching end tag, from `mainOf`. */
+export function elementOf(html: string, open: string): string {
+  const start = html.indexOf(open);
+  if (start < 0) throw new Error(`${open} is not on the page`);
+  const tag = /^<([a-z0-9]+)/.exec(open)![1];
+  const re = new RegExp(`<${tag}[\\s>]|</${tag}>`, 'g');
+  re.lastIndex = start + 1;
+  let depth = 1;
+  for (let m = re.exec(html); m; m = re.exec(html)) {
+    depth += m[0].startsWith('</') ? -1 : 1;
+    if (depth === 0) return html.slice(start, m.index + m[0].length);
+  }
+  throw new Error(`${open} is not closed`);
+}

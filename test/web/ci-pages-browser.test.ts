@@ -2,8 +2,9 @@
 // registered (its token shown once), a CI/CD variable added; Pipelines → Run pipeline for main with a variable;
 // the job opened while the test, acting as that runner through the runner protocol (POST /jobs/request, PATCH
 // /jobs/:id/trace, PUT /jobs/:id, the artifacts upload), writes its log — the page's log grows with no reload
-// (a marker on `window` survives, one navigation entry) —; the failed job retried, and the retried job's
-// artifacts downloaded from its page (the bytes checked). The project's `.gitlab-ci.yml` is committed to it.
+// (a marker on `window` survives, one navigation entry), and when the job fails Cancel gives way to Retry, still
+// without one —; the failed job retried, and the retried job's artifacts box appearing as it finishes, the archive
+// downloaded from it (the bytes checked). The project's `.gitlab-ci.yml` is committed to it.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -133,14 +134,26 @@ test('in a browser: a runner and a variable in CI/CD settings, Run pipeline, the
   assert.deepEqual(stayed, { marker: true, navigations: 1 });
   await screenshot(page, 'ci-job-live-log');
 
-  // the job fails: the page says so, the live log stops
+  // the job fails: the page says so, the live log stops, Cancel gives way to Retry — all without a reload
+  assert.equal(await page.getByRole('button', { name: 'Cancel job build' }).count(), 1);
   assert.equal((await runner.updateJob(taken.id, { token: taken.token, state: 'failed', failure_reason: 'script_failure', exit_code: 1 })).status, 200);
   await page.locator('[data-job-status] .ci-status-failed').waitFor();
   await page.locator('#job-log[data-trace-complete]').waitFor();
-  assert.equal(await page.evaluate(() => (window as unknown as { __stayed?: boolean }).__stayed === true), true);
+  await page.getByRole('button', { name: 'Retry job build' }).waitFor();
+  assert.equal(await page.getByRole('button', { name: 'Cancel job build' }).count(), 0);
+  assert.equal(
+    await page.locator('.ci-job-facts').innerText(),
+    `Duration\n${await page.locator('.ci-job-facts dd').first().innerText()}\nRunner\n#${runnerRow.id} (browser box)\nFailure reason\nscript failure`,
+  );
+  assert.deepEqual(
+    await page.evaluate(() => ({
+      marker: (window as unknown as { __stayed?: boolean }).__stayed === true,
+      navigations: performance.getEntriesByType('navigation').length,
+    })),
+    { marker: true, navigations: 1 },
+  );
 
-  // retry (the page reloads for the buttons of a finished job, as after any change)
-  await page.reload();
+  // retry
   await page.getByRole('button', { name: 'Retry job build' }).click();
   await page.waitForURL(/\/svc\/-\/jobs\/\d+$/);
   await page.getByText('Job build is retried.').waitFor();
@@ -164,9 +177,9 @@ test('in a browser: a runner and a variable in CI/CD settings, Run pipeline, the
   assert.equal((await runner.updateJob(retried.id, { token: retried.token, state: 'success', exit_code: 0 })).status, 200);
   await page.locator('[data-job-status] .ci-status-success').waitFor();
 
-  // the artifacts box after the job finished: browse, download
-  await page.reload();
+  // the artifacts box comes with the finished job's page top, no reload: browse, download
   await page.getByRole('heading', { name: 'Job artifacts' }).waitFor();
+  await page.getByRole('button', { name: 'Retry job build' }).waitFor();
   await page.getByText('Browse (1 file)').click();
   await page.getByText('dist/app.js').waitFor();
   await assertAccessible(page, 'the job page');

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildTestApp } from '../helpers/build-app.ts';
 import { seedPipeline, seedRunner } from '../helpers/ci.ts';
-import { jobWithArchive, makeZip, runJob } from '../helpers/ci-artifacts.ts';
-import { webGet, webPost, webSignIn } from '../helpers/web.ts';
+import { finishJob, jobWithArchive, makeZip, runJob, upload } from '../helpers/ci-artifacts.ts';
+import { elementOf, mainOf, webGet, webPost, webSignIn } from '../helpers/web.ts';
 
 const CI_FILE = 'build:\n  stage: build\n  script: [echo hi]\n';
 
@@ -335,4 +335,50 @@ test('CI/CD settings: variables (add, errors beside fields, edit, delete) and a 
   assert.match(ar.body, new RegExp(`<tr id="runner_${runners[0]!.id}">.*never contacted.*build box.*Project.*${s.full}`, 's'));
   assert.match(ar.body, /Online 0 · Offline 0 · Stale 0 · Never contacted 1/);
   assert.equal((await webGet(s.app, '/admin/runners', sess)).statusCode, 404);
+});
+
+test('trace.json: the status the page shows names what it lacks — a changed status brings the page’s new top (Retry instead of Cancel, the artifacts)', async (t) => {
+  const s = await setup(t);
+  const sess = await webSignIn(s.app, s.dev.username);
+  const { jobs } = await seedPipeline(s.c, s.project, { ref: 'main', status: 'running', user_id: s.dev.id }, [
+    { name: 'pack', stage: 'build', stage_idx: 0, status: 'pending' },
+  ]);
+  const job = jobs[0]!;
+  const token = await runJob(s.c, job);
+  const poll = async (status: string) => {
+    const res = await webGet(s.app, `/${s.full}/-/jobs/${job.id}/trace.json?state=0&status=${status}`, sess);
+    assert.equal(res.statusCode, 200);
+    return JSON.parse(res.body) as { status: string; complete: boolean; summary?: string };
+  };
+  // the page shows the job's status: no summary
+  const same = await poll('running');
+  assert.deepEqual([same.status, same.complete, 'summary' in same], ['running', false, false]);
+  // the page was opened while pending: the new top, Cancel for the running job
+  const started = await poll('pending');
+  assert.match(started.summary!, /^<div id="job-summary" data-status="running">/);
+  assert.match(started.summary!, /aria-label="Cancel job pack"/);
+  assert.doesNotMatch(started.summary!, /Retry job pack|This job is stuck/);
+
+  // the job finishes with artifacts: Retry and the artifacts box replace Cancel
+  const zip = makeZip([{ name: 'out.txt', data: 'done' }]);
+  assert.equal((await upload(s.app, job.id, token, zip, 'artifact_format=zip&artifact_type=archive&expire_in=1+day')).statusCode, 201);
+  await finishJob(s.c, job);
+  const done = await poll('running');
+  assert.equal(done.status, 'success');
+  const top = done.summary!.replace(/<input type="hidden" name="authenticity_token" value="[^"]*">/g, '');
+  assert.match(top, /^<div id="job-summary" data-status="success">/);
+  assert.match(
+    top,
+    new RegExp(
+      `<div class="d-flex ci-actions" data-job-actions><form method="post" action="/-/p/${s.project.id}/jobs/${job.id}/retry" accept-charset="UTF-8"><button type="submit" class="btn btn-sm" aria-label="Retry job pack">Retry</button></form></div>`,
+    ),
+  );
+  assert.doesNotMatch(top, /Cancel job pack/);
+  assert.match(top, /<span data-job-status><span class="Label Label--success ci-status ci-status-success">passed<\/span><\/span>/);
+  assert.match(top, /<h2 class="Box-title flex-auto" id="job-artifacts">Job artifacts<\/h2>/);
+  assert.match(top, /<summary>Browse \(1 file\)<\/summary>/);
+  // the same as the top of the page opened now
+  const times = (html: string) => html.replace(/<time datetime="[^"]*" title="[^"]*">[^<]*<\/time>/g, '<time>');
+  const page = mainOf((await webGet(s.app, `/${s.full}/-/jobs/${job.id}`, sess)).body);
+  assert.equal(times(elementOf(page, '<div id="job-summary"')), times(top));
 });

@@ -1,7 +1,9 @@
 // The admin area (administrators; the anonymous are sent to sign in, everyone else gets the 404 page):
 // /admin, /admin/users, /admin/users/:username (block, unblock), /admin/hooks (system hooks, their
-// deliveries, resend), /admin/runners (every runner: type, status, last contact), /admin/application_settings/general. Each write calls the service of the
-// matching API endpoint (c.users.block/unblock, c.hooks, c.deliveries, c.settings.update).
+// deliveries, resend), /admin/runners (every runner: type, status, last contact; editing one is runners.pages.ts'),
+// /admin/ci/variables (the instance's CI/CD variables, the forms of ci-forms.ts), /admin/application_settings/general.
+// Each write calls the service of the matching API endpoint (c.users.block/unblock, c.hooks, c.deliveries,
+// c.ci.variables, c.settings.update).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SelectQueryBuilder } from 'kysely';
 import type { Container } from '../../container.ts';
@@ -16,19 +18,22 @@ import {
   AdminHook,
   AdminHooks,
   AdminOverview,
-  type AdminRunnerItem,
   AdminRunners,
   AdminSettings,
   AdminUser,
   AdminUsers,
+  AdminVariableEdit,
+  AdminVariables,
   GENERAL_SETTINGS,
   type SettingField,
   SYSTEM_HOOK_FLAGS,
   type SystemHookValues,
 } from '../../web/views/admin/admin.tsx';
 import { bodyOf, errorsOf, flag, str } from '../../web/views/settings/form-input.ts';
+import { EMPTY_VARIABLE } from '../../web/views/settings/ci-variables.tsx';
+import type { RunnerItem } from '../../web/views/settings/runners.tsx';
+import { runnerItems, type VariablePlace, variableEditPage, variableForms } from './ci-forms.ts';
 import { encodePath, HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
-import { runnerStatus } from '../platform/entities/runner.entity.ts';
 
 const PER_PAGE = 20;
 const RECENT_ATTEMPTS = 20;
@@ -50,11 +55,7 @@ function settingsErrors(e: unknown): string[] | null {
 }
 
 export function adminPages(app: FastifyInstance, c: Container, web: Web): void {
-  const admin = async (req: FastifyRequest): Promise<WebCtx & { user: UserRow }> => {
-    const ctx = await web.requireUser(req);
-    if (!ctx.actor.isAdmin) throw Errors.notFound();
-    return ctx;
-  };
+  const admin = (req: FastifyRequest): Promise<WebCtx & { user: UserRow }> => web.requireAdmin(req);
   const route = { config: PAGE, schema: HIDDEN };
   const count = async (query: SelectQueryBuilder<any, any, any>): Promise<number | null> => {
     const page = await offsetPaginate(c.db.kysely, c.config.externalUrl, { path: '/admin', params: {}, page: 1, per_page: 1 }, query);
@@ -147,7 +148,6 @@ export function adminPages(app: FastifyInstance, c: Container, web: Web): void {
   app.get('/admin/runners', route, async (req, reply) => {
     const ctx = await admin(req);
     const page = Math.max(1, Number(/^\d{1,5}$/.exec(String((req.query as Record<string, unknown>).page ?? ''))?.[0] ?? 1));
-    const now = Date.now();
     const rows = await c.ci.runners
       .allRunners()
       .orderBy('ci_runners.id', 'desc')
@@ -155,35 +155,36 @@ export function adminPages(app: FastifyInstance, c: Container, web: Web): void {
       .offset((page - 1) * PER_PAGE)
       .execute();
     const hasNext = rows.length > PER_PAGE;
-    const runners: AdminRunnerItem[] = [];
-    for (const r of hasNext ? rows.slice(0, PER_PAGE) : rows) {
-      let owner: AdminRunnerItem['owner'] = null;
+    const runners = await runnerItems(c, ctx.actor, hasNext ? rows.slice(0, PER_PAGE) : rows, async (r): Promise<RunnerItem['owner']> => {
       if (r.runner_type === 'project_type') {
         const p = (await c.ci.runners.runnerProjects(r.id))[0];
-        if (p) owner = { text: `${p.namespace.full_path}/${p.project.path}`, href: `/${encodePath(`${p.namespace.full_path}/${p.project.path}`)}` };
+        if (p) return { text: `${p.namespace.full_path}/${p.project.path}`, href: `/${encodePath(`${p.namespace.full_path}/${p.project.path}`)}` };
       } else if (r.runner_type === 'group_type') {
         const g = (await c.ci.runners.runnerGroups(r.id))[0];
-        if (g) owner = { text: g.full_path, href: `/${encodePath(g.full_path)}` };
+        if (g) return { text: g.full_path, href: `/groups/${encodePath(g.full_path)}` };
       }
-      runners.push({
-        id: r.id,
-        description: r.description,
-        runner_type: r.runner_type,
-        status: runnerStatus(r, now),
-        paused: r.active !== 1,
-        tags: JSON.parse(r.tag_list) as string[],
-        version: r.version,
-        contactedAt: r.contacted_at,
-        createdAt: r.created_at,
-        owner,
-      });
-    }
+      return null;
+    });
     const counts: Record<string, number> = {};
     for (const status of ['online', 'offline', 'stale', 'never_contacted']) {
-      counts[status] = (await count(c.ci.runners.filterScope(c.ci.runners.allRunners(), status, [status], now))) ?? 0;
+      counts[status] = (await count(c.ci.runners.filterScope(c.ci.runners.allRunners(), status, [status], Date.now()))) ?? 0;
     }
     return web.page(reply, AdminRunners({ ctx, runners, page, hasNext, counts }));
   });
+
+  // ---- instance CI/CD variables (GET/POST /admin/ci/variables: the administrators' owner of VariablesService) ----
+
+  const variablePlace = (ctx: WebCtx): VariablePlace => ({
+    owner: c.ci.variables.instanceOwner(ctx.actor),
+    scoped: false,
+    back: '/admin/ci/variables',
+    page: async (reply, form, status) => web.page(reply, AdminVariables({ ctx, variables: await c.ci.variables.list({ kind: 'instance' }), ...form }), status),
+    edit: (reply, original, form, status) => web.page(reply, AdminVariableEdit({ ctx, original, ...form }), status),
+  });
+
+  app.get('/admin/ci/variables', route, async (req, reply) => variablePlace(await admin(req)).page(reply, { values: EMPTY_VARIABLE, errors: {} }, 200));
+  app.get('/admin/ci/variables/edit', route, async (req, reply) => variableEditPage(reply, variablePlace(await admin(req)), req.query, c.ci.variables));
+  variableForms(app, c, web, '/admin/ci', async (req) => variablePlace(await admin(req)));
 
   app.get('/admin/hooks', route, async (req, reply) => hooksPage(reply, await admin(req)));
 

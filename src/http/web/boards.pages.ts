@@ -11,6 +11,7 @@ import { canReadCode } from '../../domain/repository/read-access.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
 import { type BoardColumn, type BoardOwner, BoardPage, type BoardPlace, boardHref, listTitle } from '../../web/views/boards/board.tsx';
 import { issueReference } from '../../web/views/issues/common.tsx';
+import { groupSettingsHref, groupSettingsNav } from '../../web/views/groups/group-settings.tsx';
 import { groupAncestors } from './group-ancestors.ts';
 import { idOf, projectRef, str } from './page-params.ts';
 import { HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
@@ -29,7 +30,10 @@ const fromOf = (parent: BoardParent): string => (parent.type === 'Project' ? `${
 export function boardPages(app: FastifyInstance, c: Container, web: Web): void {
   /** What the page knows of where the board lives: the project's tab bar, or the group's crumbs. */
   async function placeOf(ctx: WebCtx, parent: BoardParent): Promise<BoardPlace> {
-    if (parent.type === 'Group') return { kind: 'group', group: parent.group, ancestors: await groupAncestors(c, parent.group) };
+    if (parent.type === 'Group') {
+      const settings = groupSettingsHref(parent.group, groupSettingsNav(parent.access.abilities));
+      return { kind: 'group', group: parent.group, ancestors: await groupAncestors(c, parent.group), settings };
+    }
     return {
       kind: 'project',
       project: projectRef(parent),

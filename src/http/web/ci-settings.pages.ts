@@ -1,242 +1,146 @@
-// Project settings → CI/CD (/-/settings/ci_cd, Maintainers: the admin_cicd_variables ability the variables API
-// asks for) and the variable edit page; forms post to /-/p/:project_id/variables… and /-/p/:project_id/runners.
-// Variables go through c.ci.variables as `/projects/:id/variables` does (its messages shown beside their
-// fields); a project runner is created as `POST /user/runners` creates it (RunnersService.createForUser, its
-// token shown once with the command to start a runner). The admin area's runner list is in admin.pages.ts.
+// Settings → CI/CD of a project (`/<project>/-/settings/ci_cd`) and of a group (`/groups/<group>/-/settings/ci_cd`),
+// with their variable edit pages (`…/settings/ci_cd/variables/edit`); forms post to /-/p/:project_id/… and
+// /-/g/:group_id/…. Who may: the variables API's admin_cicd_variables (VariablesService.projectOwner / groupOwner:
+// 404 invisible, 403 below Maintainer). Variables go through c.ci.variables as `/projects|groups/:id/variables` do
+// (ci-forms.ts); the runners listed are those of `/projects/:id/runners` and `/groups/:id/runners` (the latter for
+// Maintainers, as the API), and a runner is created as `POST /user/runners` creates it (RunnersService.createForUser,
+// its token shown once with the command to start a runner). Editing a runner is runners.pages.ts'; the admin area's
+// instance variables and runner list are admin.pages.ts'.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
-import type { ResolvedProject } from '../../domain/access/resolve.ts';
-import type { VariableInput, VariableOwner, VariableView } from '../../domain/ci/variables/variables.service.ts';
+import type { ResolvedGroup, ResolvedProject } from '../../domain/access/resolve.ts';
+import type { VariableOwner } from '../../domain/ci/variables/variables.service.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
-import {
-  CiCdPage,
-  EMPTY_VARIABLE,
-  type FieldErrors,
-  type RunnerFormValues,
-  type RunnerItem,
-  type VariableFormValues,
-  VariableEditPage,
-} from '../../web/views/settings/ci-cd.tsx';
+import { CiCdPage, VariableEditPage } from '../../web/views/settings/ci-cd.tsx';
+import { EMPTY_VARIABLE, type VariableFormValues } from '../../web/views/settings/ci-variables.tsx';
+import type { FieldErrors } from '../../web/views/settings/fields.tsx';
 import { bodyOf, errorsOf, flag, str } from '../../web/views/settings/form-input.ts';
-import { projectUrl } from '../../web/views/settings/project.tsx';
-import { runnerStatus } from '../platform/entities/runner.entity.ts';
+import { placeUrl, type SettingsPlace } from '../../web/views/settings/place.tsx';
+import type { RunnerFormValues } from '../../web/views/settings/runners.tsx';
+import { runnerCommand, runnerItems, type VariablePlace, variableEditPage, variableForms } from './ci-forms.ts';
+import { groupSettingsPlace } from './group-ancestors.ts';
 import { HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
 
 const ID_RE = /^\d{1,10}$/;
 const RUNNER_LIST_LIMIT = 100;
-const VISIBILITIES = ['visible', 'masked', 'masked_and_hidden'];
 const EMPTY_RUNNER: RunnerFormValues = { description: '', tags: '', run_untagged: true };
 
-/** A service's refusal as messages per field (`base` for the rest); null when it is no form problem. */
-function fieldErrorsOf(e: unknown): FieldErrors | null {
-  if (e instanceof DomainError && e.kind === 'invalid' && e.detail && typeof e.detail === 'object' && !Array.isArray(e.detail)) {
-    const out: FieldErrors = {};
-    for (const [k, v] of Object.entries(e.detail as Record<string, unknown>)) out[k] = (Array.isArray(v) ? v : [v]).map(String);
-    return out;
-  }
-  const msgs = errorsOf(e);
-  return msgs ? { base: msgs } : null;
+/** A project's or group's CI/CD settings as the viewer may see them. */
+interface CiPlace {
+  ctx: WebCtx;
+  place: SettingsPlace;
+  owner: VariableOwner;
+  resolved: { kind: 'project'; r: ResolvedProject } | { kind: 'group'; r: ResolvedGroup };
 }
 
-function valuesOfView(v: VariableView): VariableFormValues {
-  return {
-    key: v.key,
-    value: v.value ?? '',
-    variable_type: v.variable_type,
-    protected: v.protected,
-    visibility: v.hidden ? 'masked_and_hidden' : v.masked ? 'masked' : 'visible',
-    expand: !v.raw,
-    environment_scope: v.environment_scope,
-    description: v.description ?? '',
-  };
+interface PageOpts {
+  variable?: { values: VariableFormValues; errors: FieldErrors };
+  runnerValues?: RunnerFormValues;
+  runnerErrors?: string[] | null;
+  created?: { id: number; token: string; command: string };
 }
 
 export function ciSettingsPages(app: FastifyInstance, c: Container, web: Web): void {
   const vars = c.ci.variables;
+  const runners = c.ci.runners;
 
-  /** The project's variables owner for the viewer (404 invisible, 403 below Maintainer) and the project. */
-  const ownerOf = async (ctx: WebCtx, id: string | number): Promise<{ owner: VariableOwner; r: ResolvedProject }> => {
+  const projectPlace = async (ctx: WebCtx, id: string | number): Promise<CiPlace> => {
     const owner = await vars.projectOwner(ctx.actor, String(id));
-    return { owner, r: await c.resolve.project(ctx.actor, String(id)) };
+    const r = await c.resolve.project(ctx.actor, String(id));
+    return { ctx, owner, place: { kind: 'project', ref: r }, resolved: { kind: 'project', r } };
   };
-  const postOwner = async (req: FastifyRequest) => {
+  const groupPlace = async (ctx: WebCtx, id: string | number): Promise<CiPlace> => {
+    const owner = await vars.groupOwner(ctx.actor, String(id));
+    const r = await c.resolve.group(ctx.actor, String(id));
+    return { ctx, owner, place: await groupSettingsPlace(c, r), resolved: { kind: 'group', r } };
+  };
+  /** The place of a form post (`/-/p/:project_id/…`, `/-/g/:group_id/…`): 404 for what is not an id. */
+  const postPlace = async (req: FastifyRequest): Promise<CiPlace> => {
     const ctx = await web.requireUser(req);
-    const id = (req.params as { project_id: string }).project_id;
-    if (!ID_RE.test(id)) throw Errors.notFound('Project');
-    return { ctx, ...(await ownerOf(ctx, id)) };
+    const params = req.params as { project_id?: string; group_id?: string };
+    const id = params.project_id ?? params.group_id ?? '';
+    if (!ID_RE.test(id)) throw Errors.notFound(params.project_id !== undefined ? 'Project' : 'Group');
+    return params.project_id !== undefined ? projectPlace(ctx, id) : groupPlace(ctx, id);
   };
-  const back = (r: ResolvedProject) => `${projectUrl(r)}/-/settings/ci_cd`;
+  const back = (p: CiPlace) => `${placeUrl(p.place)}/-/settings/ci_cd`;
 
-  const runnersOf = async (r: ResolvedProject): Promise<RunnerItem[]> => {
-    const now = Date.now();
-    const rows = await c.ci.runners.projectRunners(r.project, r.namespace).orderBy('ci_runners.id').limit(RUNNER_LIST_LIMIT).execute();
-    return rows.map((x) => ({
-      id: x.id,
-      description: x.description,
-      runner_type: x.runner_type,
-      status: runnerStatus(x, now),
-      paused: x.active !== 1,
-      tags: JSON.parse(x.tag_list) as string[],
-      contactedAt: x.contacted_at,
-    }));
+  /** The runners the place's jobs may use (a group's: for its Maintainers, as GET /groups/:id/runners). */
+  const runnersOf = async (p: CiPlace) => {
+    const { actor } = p.ctx;
+    let q;
+    if (p.resolved.kind === 'project') q = runners.projectRunners(p.resolved.r.project, p.resolved.r.namespace);
+    else if (runners.mayListGroupRunners(actor, p.resolved.r.access)) q = runners.groupRunners(p.resolved.r.group);
+    else return [];
+    return runnerItems(c, actor, await q.orderBy('ci_runners.id').limit(RUNNER_LIST_LIMIT).execute());
   };
 
-  const page = async (
-    reply: FastifyReply,
-    ctx: WebCtx,
-    owner: VariableOwner,
-    r: ResolvedProject,
-    opts: {
-      variableValues?: VariableFormValues;
-      variableErrors?: FieldErrors;
-      runnerValues?: RunnerFormValues;
-      runnerErrors?: string[] | null;
-      created?: { id: number; token: string; command: string };
-      status?: number;
-    } = {},
-  ) =>
+  const page = async (reply: FastifyReply, p: CiPlace, opts: PageOpts = {}, status = 200) =>
     web.page(
       reply,
       CiCdPage({
-        ctx,
-        ref: r,
-        variables: await vars.list(owner),
-        variableValues: opts.variableValues ?? EMPTY_VARIABLE,
-        variableErrors: opts.variableErrors ?? {},
-        runners: await runnersOf(r),
+        ctx: p.ctx,
+        place: p.place,
+        variables: await vars.list(p.owner),
+        variableValues: opts.variable?.values ?? EMPTY_VARIABLE,
+        variableErrors: opts.variable?.errors ?? {},
+        runners: await runnersOf(p),
+        // createForUser asks again: project runners for Maintainers, group runners for Owners
+        mayCreateRunner: p.resolved.r.access.abilities.has('admin_runners'),
         runnerValues: opts.runnerValues ?? EMPTY_RUNNER,
         runnerErrors: opts.runnerErrors ?? null,
         created: opts.created ?? null,
       }),
-      opts.status,
+      status,
     );
 
-  web.projectPage('/-/settings/ci_cd', async (req, reply, { ctx, resolved }) => {
-    await web.requireUser(req);
-    const { owner, r } = await ownerOf(ctx, resolved.project.id);
-    return page(reply, ctx, owner, r);
+  const variablePlace = (p: CiPlace): VariablePlace => ({
+    owner: p.owner,
+    scoped: true,
+    back: back(p),
+    page: (reply, form, status) => page(reply, p, { variable: form }, status),
+    edit: (reply, original, form, status) => web.page(reply, VariableEditPage({ ctx: p.ctx, place: p.place, original, ...form }), status),
   });
+
+  web.projectPage('/-/settings/ci_cd', async (req, reply, { resolved }) => page(reply, await projectPlace(await web.requireUser(req), resolved.project.id)));
+  web.groupPage('/-/settings/ci_cd', async (req, reply, { resolved }) => page(reply, await groupPlace(await web.requireUser(req), resolved.group.id)));
 
   // ---- variables -------------------------------------------------------------------------------
 
-  /** The form as the service's input, and what it refuses before asking it (an unknown type or visibility). */
-  const variableForm = (b: Record<string, unknown>): { values: VariableFormValues; errors: FieldErrors } => {
-    const values: VariableFormValues = {
-      key: str(b.key).trim(),
-      value: str(b.value),
-      variable_type: str(b.variable_type) || 'env_var',
-      protected: flag(b.protected),
-      visibility: str(b.visibility) || 'visible',
-      expand: flag(b.expand),
-      environment_scope: str(b.environment_scope).trim() || '*',
-      description: str(b.description),
-    };
-    const errors: FieldErrors = {};
-    if (values.variable_type !== 'env_var' && values.variable_type !== 'file') errors.variable_type = ['is not a valid type'];
-    if (!VISIBILITIES.includes(values.visibility)) errors.masked = ['is not a valid visibility'];
-    if (values.description.length > 255) errors.description = ['is too long (maximum is 255 characters)'];
-    return { values, errors };
-  };
-  const inputOf = (v: VariableFormValues): VariableInput => ({
-    value: v.value,
-    variable_type: v.variable_type,
-    protected: v.protected,
-    masked: v.visibility !== 'visible',
-    raw: !v.expand,
-    environment_scope: v.environment_scope,
-    description: v.description || null,
-  });
-
-  app.post('/-/p/:project_id/variables', { config: PAGE, schema: HIDDEN }, async (req, reply) => {
-    const { ctx, owner, r } = await postOwner(req);
-    const { values, errors } = variableForm(bodyOf(req.body));
-    if (!values.key && !errors.key) errors.key = ["can't be blank"];
-    if (Object.keys(errors).length) return page(reply, ctx, owner, r, { variableValues: values, variableErrors: errors, status: 422 });
-    try {
-      await vars.create(owner, { ...inputOf(values), key: values.key, masked_and_hidden: values.visibility === 'masked_and_hidden' });
-    } catch (e) {
-      const fe = fieldErrorsOf(e);
-      if (!fe) throw e;
-      return page(reply, ctx, owner, r, { variableValues: values, variableErrors: fe, status: 422 });
-    }
-    return web.redirect(reply, back(r), { kind: 'notice', text: `Variable ${values.key} was added.` });
-  });
-
-  web.projectPage('/-/settings/ci_cd/variables/edit', async (req, reply, { ctx, resolved }) => {
-    await web.requireUser(req);
-    const { owner, r } = await ownerOf(ctx, resolved.project.id);
-    const q = req.query as Record<string, unknown>;
-    const view = await vars.get(owner, str(q.key), str(q.environment_scope) || undefined);
-    return web.page(
-      reply,
-      VariableEditPage({
-        ctx,
-        ref: r,
-        original: { key: view.key, environment_scope: view.environment_scope, hidden: view.hidden },
-        values: valuesOfView(view),
-        errors: {},
-      }),
-    );
-  });
-
-  app.post('/-/p/:project_id/variables/update', { config: PAGE, schema: HIDDEN }, async (req, reply) => {
-    const { ctx, owner, r } = await postOwner(req);
-    const b = bodyOf(req.body);
-    const key = str(b.key);
-    const scope = str(b.original_environment_scope) || undefined;
-    const current = await vars.get(owner, key, scope);
-    const { values, errors } = variableForm(b);
-    values.key = current.key;
-    // a hidden variable's value is never shown: an empty field keeps it; its visibility stays
-    if (current.hidden) values.visibility = 'masked_and_hidden';
-    else if (values.visibility === 'masked_and_hidden') errors.masked = ['cannot be changed to masked and hidden'];
-    const original = { key: current.key, environment_scope: current.environment_scope, hidden: current.hidden };
-    if (Object.keys(errors).length) return web.page(reply, VariableEditPage({ ctx, ref: r, original, values, errors }), 422);
-    const input = inputOf(values);
-    if (current.hidden && values.value === '') input.value = undefined;
-    try {
-      await vars.update(owner, current.key, current.environment_scope, input);
-    } catch (e) {
-      const fe = fieldErrorsOf(e);
-      if (!fe) throw e;
-      return web.page(reply, VariableEditPage({ ctx, ref: r, original, values, errors: fe }), 422);
-    }
-    return web.redirect(reply, back(r), { kind: 'notice', text: `Variable ${current.key} was updated.` });
-  });
-
-  app.post('/-/p/:project_id/variables/delete', { config: PAGE, schema: HIDDEN }, async (req, reply) => {
-    const { owner, r } = await postOwner(req);
-    const b = bodyOf(req.body);
-    const key = str(b.key);
-    await vars.remove(owner, key, str(b.environment_scope) || undefined);
-    return web.redirect(reply, back(r), { kind: 'notice', text: `Variable ${key} was deleted.` });
-  });
+  web.projectPage('/-/settings/ci_cd/variables/edit', async (req, reply, { resolved }) =>
+    variableEditPage(reply, variablePlace(await projectPlace(await web.requireUser(req), resolved.project.id)), req.query, vars),
+  );
+  web.groupPage('/-/settings/ci_cd/variables/edit', async (req, reply, { resolved }) =>
+    variableEditPage(reply, variablePlace(await groupPlace(await web.requireUser(req), resolved.group.id)), req.query, vars),
+  );
+  for (const base of ['/-/p/:project_id', '/-/g/:group_id']) variableForms(app, c, web, base, async (req) => variablePlace(await postPlace(req)));
 
   // ---- runners ---------------------------------------------------------------------------------
 
-  app.post('/-/p/:project_id/runners', { config: PAGE, schema: HIDDEN }, async (req, reply) => {
-    const { ctx, owner, r } = await postOwner(req);
-    const b = bodyOf(req.body);
-    const values: RunnerFormValues = { description: str(b.description).trim(), tags: str(b.tag_list), run_untagged: flag(b.run_untagged) };
-    const tags = values.tags
-      .split(',')
-      .map((t) => t.trim())
-      .filter(Boolean);
-    try {
-      const { runner, token } = await c.ci.runners.createForUser(ctx.actor, {
-        runner_type: 'project_type',
-        project_id: r.project.id,
-        description: values.description,
-        tag_list: tags,
-        run_untagged: values.run_untagged,
-      });
-      // the token in the environment (not in the process list); register keeps it for a bare `hearth runner`
-      const command = `HEARTH_RUNNER_URL=${c.config.externalUrl} HEARTH_RUNNER_TOKEN=${token} node bin/hearth.js runner register && node bin/hearth.js runner`;
-      return page(reply, ctx, owner, r, { created: { id: runner.id, token, command } });
-    } catch (e) {
-      const msgs = errorsOf(e);
-      if (!msgs) throw e;
-      return page(reply, ctx, owner, r, { runnerValues: values, runnerErrors: msgs, status: 422 });
-    }
-  });
+  for (const base of ['/-/p/:project_id', '/-/g/:group_id']) {
+    app.post(`${base}/runners`, { config: PAGE, schema: HIDDEN }, async (req, reply) => {
+      const p = await postPlace(req);
+      const b = bodyOf(req.body);
+      const values: RunnerFormValues = { description: str(b.description).trim(), tags: str(b.tag_list), run_untagged: flag(b.run_untagged) };
+      const tags = values.tags
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean);
+      try {
+        const { runner, token } = await runners.createForUser(p.ctx.actor, {
+          ...(p.resolved.kind === 'project'
+            ? { runner_type: 'project_type', project_id: p.resolved.r.project.id }
+            : { runner_type: 'group_type', group_id: p.resolved.r.group.id }),
+          description: values.description,
+          tag_list: tags,
+          run_untagged: values.run_untagged,
+        });
+        return page(reply, p, { created: { id: runner.id, token, command: runnerCommand(c, token) } });
+      } catch (e) {
+        // someone who may not create one here (the form is not shown to them) gets the 403 page with the reason
+        const msgs = e instanceof DomainError && e.status === 403 ? null : errorsOf(e);
+        if (!msgs) throw e;
+        return page(reply, p, { runnerValues: values, runnerErrors: msgs }, 422);
+      }
+    });
+  }
 }

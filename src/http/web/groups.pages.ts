@@ -12,6 +12,7 @@ import { DomainError, Errors } from '../../lib/errors.ts';
 import { formErrorsOf } from '../../web/views/components.tsx';
 import { allowedValue, NewGroupPage, type NewGroupValues, visibilityLimits } from '../../web/views/dashboard/new-project.tsx';
 import { GroupPage } from '../../web/views/groups/group-page.tsx';
+import { groupSettingsHref, groupSettingsNav } from '../../web/views/groups/group-settings.tsx';
 import { groupAncestors } from './group-ancestors.ts';
 import { groupPage, listQuery, projectPage } from './lists.ts';
 import { encodePath, HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
@@ -155,6 +156,7 @@ export function groupPages(app: FastifyInstance, c: Container, web: Web): void {
         membersCount: count,
         canCreateProject: !!ctx.user && access.abilities.has('create_projects'),
         canCreateSubgroup: !!ctx.user && access.abilities.has('create_subgroup'),
+        settings: groupSettingsHref(group, groupSettingsNav(access.abilities)),
         page: q.page,
         hasNext: list.hasNext,
       }),

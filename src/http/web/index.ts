@@ -19,8 +19,9 @@ import { pipelinePages } from './pipelines.pages.ts';
 import { pipelineSchedulesPages } from './pipeline-schedules.pages.ts';
 import { profilePages } from './profile.pages.ts';
 import { projectSettingsPages } from './project-settings.pages.ts';
-import { projectTokensPages } from './project-tokens.pages.ts';
 import { repositoryPages } from './repository.pages.ts';
+import { resourceTokensPages } from './resource-tokens.pages.ts';
+import { runnerPages } from './runners.pages.ts';
 import { searchPages } from './search.pages.ts';
 import { translationEditorPages } from './translation-editor.pages.ts';
 import { translationPages } from './translation.pages.ts';
@@ -63,9 +64,10 @@ export function webRoutes(app: FastifyInstance, c: Container, web: Web): void {
   // profile, tokens, project settings (deploy keys among them), the admin area
   profilePages(app, c, web);
   deployKeysPages(app, c, web);
-  projectTokensPages(app, c, web);
+  resourceTokensPages(app, c, web);
   projectSettingsPages(app, c, web);
   ciSettingsPages(app, c, web);
+  runnerPages(app, c, web);
   adminPages(app, c, web);
   // the search page (the header's search box; /search/ with the slash is the translation units' search)
   searchPages(app, c, web);

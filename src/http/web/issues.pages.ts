@@ -33,6 +33,7 @@ import { mrHref } from '../../web/views/merge-requests/common.tsx';
 import { type IssueFormChoices, type NewIssueValues, NewIssuePage } from '../../web/views/issues/new.tsx';
 import { IssuePage, type IssuePageProps } from '../../web/views/issues/show.tsx';
 import type { ProjectTabsNav } from '../../web/views/project-tabs.tsx';
+import { groupSettingsHref, groupSettingsNav } from '../../web/views/groups/group-settings.tsx';
 import { groupAncestors } from './group-ancestors.ts';
 import { idOf, pageOf, projectRef, str } from './page-params.ts';
 import { HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
@@ -203,7 +204,14 @@ export function issuePages(app: FastifyInstance, c: Container, web: Web): void {
   web.groupPage('/-/issues', async (req, reply, { ctx, resolved }) => {
     const where: IssueListScope = { kind: 'group', group: resolved.group, nonArchived: true };
     const [{ unfiltered: _, ...list }, ancestors] = await Promise.all([listPage(req, ctx, where), groupAncestors(c, resolved.group)]);
-    return web.page(reply, IssuesListPage({ ctx, place: { kind: 'group', group: resolved.group, ancestors }, ...list }));
+    return web.page(
+      reply,
+      IssuesListPage({
+        ctx,
+        place: { kind: 'group', group: resolved.group, ancestors, settings: groupSettingsHref(resolved.group, groupSettingsNav(resolved.access.abilities)) },
+        ...list,
+      }),
+    );
   });
 
   // the viewer's issues across projects (GET /issues): assigned to them (GitLab's default) or created by them

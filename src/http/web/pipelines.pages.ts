@@ -15,12 +15,14 @@ import { CREATE_MESSAGES } from '../../domain/ci/pipelines/pipelines.service.ts'
 import { CANCELABLE } from '../../domain/ci/pipelines/status.ts';
 import { DomainError, Errors } from '../../lib/errors.ts';
 import { attachmentDisposition } from '../../storage/s3-store.ts';
-import { raw } from '../../web/jsx/jsx-runtime.ts';
+import { raw, render } from '../../web/jsx/jsx-runtime.ts';
 import { ansiLinesToHtml, decodeLogState, encodeLogState, LOG_START, type LogState } from '../../web/views/pipelines/ansi.ts';
 import {
   type JobArtifacts,
   JobPage,
   JobsPage,
+  JobSummary,
+  type JobSummaryProps,
   NewPipelinePage,
   type NewPipelineValues,
   PipelinePage,
@@ -260,31 +262,37 @@ export function pipelinePages(app: FastifyInstance, c: Container, web: Web): voi
       if (nl >= 0) start += nl + 1;
     }
     const piece = await logPiece(job, start, LOG_START, LOG_PAGE_LIMIT);
-    const mayUpdate = ctx.actor.user !== null && (await may(() => c.ci.jobs.project(ctx.actor, String(resolved.project.id), 'update')));
-    const runner = job.runner_id ? await c.ci.runners.find(job.runner_id).catch(() => null) : null;
-    // the "stuck" hint: pending and no online runner of the project could take it
-    const stuck = job.status === 'pending' && !(await c.ci.runners.anyOnlineFor(resolved.project, resolved.namespace, job));
-    const artifacts = await artifactsOf(ctx.actor, resolved, job, mayUpdate);
     return web.page(
       reply,
       JobPage({
-        ctx,
-        project: projectRef(resolved),
-        job,
+        ...(await summaryOf(ctx, resolved, job)),
         log: piece.html,
         truncated,
         empty: job.trace_size === 0,
         live: !piece.complete,
         state: encodeLogState(piece.next, piece.state),
-        runner: runner ? { id: runner.id, description: runner.description ?? '' } : null,
-        mayRetry: mayUpdate && retryableJob(job),
-        mayCancel: mayUpdate && cancelableJob(job),
-        stuck,
-        artifacts,
-        now: Date.now(),
       }),
     );
   });
+
+  /** The top of the job page as the viewer sees it now: the buttons they may use, the runner, the stuck hint, the artifacts. */
+  async function summaryOf(ctx: WebCtx, resolved: ResolvedProject, job: CiBuildRow): Promise<JobSummaryProps> {
+    const mayUpdate = ctx.actor.user !== null && (await may(() => c.ci.jobs.project(ctx.actor, String(resolved.project.id), 'update')));
+    const runner = job.runner_id ? await c.ci.runners.find(job.runner_id).catch(() => null) : null;
+    // the "stuck" hint: pending and no online runner of the project could take it
+    const stuck = job.status === 'pending' && !(await c.ci.runners.anyOnlineFor(resolved.project, resolved.namespace, job));
+    return {
+      ctx,
+      project: projectRef(resolved),
+      job,
+      runner: runner ? { id: runner.id, description: runner.description ?? '' } : null,
+      mayRetry: mayUpdate && retryableJob(job),
+      mayCancel: mayUpdate && cancelableJob(job),
+      stuck,
+      artifacts: await artifactsOf(ctx.actor, resolved, job, mayUpdate),
+      now: Date.now(),
+    };
+  }
 
   /** The artifacts box: the archive's files, whether it expires and whether the viewer may keep it. */
   async function artifactsOf(actor: Actor, r: ResolvedProject, job: CiBuildRow, mayUpdate: boolean): Promise<JobArtifacts | null> {
@@ -307,13 +315,16 @@ export function pipelinePages(app: FastifyInstance, c: Container, web: Web): voi
    * The live log (GitLab's trace.json): `state` is where the page is (the offset read so far, the next line
    * number and the colours it ended in); the answer has the HTML of the whole lines after it, the next state,
    * and `complete` once the job finished and everything was sent. A state that does not parse starts over
-   * (`append: false`: the page replaces its log).
+   * (`append: false`: the page replaces its log). `status` is the status the page shows: when the job's is another,
+   * the answer carries the page's new top (`summary`: its buttons, runner and artifacts as they are now).
    */
   web.projectPage('/-/jobs/:id/trace.json', async (req, reply, { ctx, resolved, params }) => {
     const job = await jobOf(ctx.actor, resolved.project.id, params.id);
-    const asked = decodeLogState(str((req.query as Record<string, unknown>).state) || '0');
+    const query = req.query as Record<string, unknown>;
+    const asked = decodeLogState(str(query.state) || '0');
     const from = asked ?? { offset: 0, state: LOG_START };
     const piece = await logPiece(job, from.offset, from.state, LOG_POLL_LIMIT);
+    const known = str(query.status);
     const body = {
       id: job.id,
       status: job.status,
@@ -324,6 +335,8 @@ export function pipelinePages(app: FastifyInstance, c: Container, web: Web): voi
       size: piece.next - from.offset,
       total: piece.size,
       html: piece.html.html,
+      // the status the page shows is not the job's any more: the new top of the page (buttons, runner, artifacts)
+      ...(known && known !== job.status ? { summary: render(JobSummary(await summaryOf(ctx, resolved, job))) } : {}),
     };
     return reply.code(200).header('cache-control', 'no-store').header('x-content-type-options', 'nosniff').type('application/json').send(JSON.stringify(body));
   });

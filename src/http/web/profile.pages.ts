@@ -11,15 +11,8 @@ import type { UpdateUserInput } from '../../domain/users/users.service.ts';
 import { parseKeyExpiry } from '../../domain/keys/key-validation.ts';
 import { Errors } from '../../lib/errors.ts';
 import { addDays, todayDate } from '../../lib/time.ts';
-import {
-  type KeyFormValues,
-  KeysPage,
-  type ProfileValues,
-  ProfilePage,
-  profileValues,
-  type TokenFormValues,
-  TokensPage,
-} from '../../web/views/settings/profile.tsx';
+import { type KeyFormValues, KeysPage, type ProfileValues, ProfilePage, profileValues, TokensPage } from '../../web/views/settings/profile.tsx';
+import type { TokenFormValues } from '../../web/views/settings/token-form.tsx';
 import { bodyOf, errorsOf, flag, list, str } from '../../web/views/settings/form-input.ts';
 import { HIDDEN, PAGE, type Web, type WebCtx } from './web.ts';
 

@@ -12,7 +12,7 @@ import type { UserRow } from '../../db/schema.ts';
 import { ANONYMOUS } from '../../domain/access/actor.ts';
 import { MovedError, type ResolvedGroup, type ResolvedProject } from '../../domain/access/resolve.ts';
 import { SESSION_COOKIE } from '../../domain/auth/sessions.service.ts';
-import { DomainError } from '../../lib/errors.ts';
+import { DomainError, Errors } from '../../lib/errors.ts';
 import { safeEqual } from '../../lib/secrets.ts';
 import { encodePath, type Flash, type WebCtx } from '../../web/context.ts';
 import { render, type SafeHtml } from '../../web/jsx/jsx-runtime.ts';
@@ -90,6 +90,13 @@ export class Web {
     const ctx = await this.context(req);
     if (!ctx.user) throw new SignInRequired();
     return ctx as WebCtx & { user: UserRow };
+  }
+
+  /** An administrator (the admin area): the anonymous go to sign in, everyone else gets the 404 page. */
+  async requireAdmin(req: FastifyRequest): Promise<WebCtx & { user: UserRow }> {
+    const ctx = await this.requireUser(req);
+    if (!ctx.actor.isAdmin) throw Errors.notFound();
+    return ctx;
   }
 
   /** Sends a rendered page, with its markdown filled in. */

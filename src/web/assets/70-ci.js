@@ -1,24 +1,23 @@
 // CI pages. The job log grows in place while the job runs: the page polls its trace.json from the state the
 // server rendered (the byte offset, the next line number and the colours), appends the HTML of the new whole
-// lines (rendered and escaped by the server) and stops once the answer says the log is complete. The Run
-// pipeline form gets an "Add variable" button; without JavaScript it has one empty row per submit.
+// lines (rendered and escaped by the server) and stops once the answer says the log is complete. The poll names
+// the status the page shows; when the job's changed, the answer carries the page's new top (Retry or Cancel,
+// the runner, the artifacts box), which replaces `#job-summary`. The Run pipeline form gets an "Add variable"
+// button; without JavaScript it has one empty row per submit.
 (() => {
-  const LABEL = { success: 'Label--success', failed: 'Label--danger', running: 'Label--accent', pending: 'Label--attention' };
   const log = document.querySelector('#job-log[data-trace-url]');
   if (!log) return;
   const code = log.querySelector('code');
   const url = log.getAttribute('data-trace-url');
   let state = log.getAttribute('data-trace-state') || '0';
-  const setStatus = (status) => {
-    const label = document.querySelector('[data-job-status] .ci-status');
-    if (!label || label.classList.contains(`ci-status-${status}`)) return;
-    label.className = `Label ${LABEL[status] || 'Label--secondary'} ci-status ci-status-${status}`;
-    label.textContent = status === 'success' ? 'passed' : status.replace(/_/g, ' ');
-  };
+  const shown = () => document.getElementById('job-summary')?.getAttribute('data-status') || '';
   const poll = async () => {
     let next = 2000;
     try {
-      const res = await fetch(`${url}?state=${encodeURIComponent(state)}`, { credentials: 'same-origin', headers: { accept: 'application/json' } });
+      const res = await fetch(`${url}?state=${encodeURIComponent(state)}&status=${encodeURIComponent(shown())}`, {
+        credentials: 'same-origin',
+        headers: { accept: 'application/json' },
+      });
       if (!res.ok) throw new Error(String(res.status));
       const t = await res.json();
       const atBottom = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
@@ -31,7 +30,8 @@
       }
       state = t.state;
       log.setAttribute('data-trace-state', state);
-      setStatus(t.status);
+      const top = document.getElementById('job-summary');
+      if (t.summary && top) top.outerHTML = t.summary;
       if (t.complete) {
         for (const el of document.querySelectorAll('[data-log-live]')) el.hidden = true;
         log.removeAttribute('aria-live');

@@ -426,6 +426,32 @@ export class RunnersService {
     return { ...a, projects: pl, groups: gl };
   }
 
+  /** PUT /runners/:id's rule (editing, pausing or resuming a runner): update_runner on it, 403 "No access granted" otherwise. */
+  async assertMayUpdate(actor: Actor, runner: CiRunnerRow): Promise<void> {
+    if (!(await this.access(actor, runner)).update) throw Errors.forbidden('No access granted');
+  }
+
+  /**
+   * DELETE /runners/:id's rule, checked before anything is removed: administrators always; others need
+   * admin_runners on the runner's owner, and a runner serving several projects stays (403 with GitLab's words).
+   */
+  async assertMayDestroy(actor: Actor, runner: CiRunnerRow): Promise<void> {
+    if (actor.isAdmin) return;
+    const access = await this.access(actor, runner);
+    if (access.multiProject) throw Errors.forbidden('Runner associated with more than one project');
+    if (!access.admin) throw Errors.forbidden('No access granted');
+  }
+
+  /** What assertMayDestroy answers, for a page's Delete button. */
+  mayDestroy(actor: Actor, access: RunnerAccess): boolean {
+    return actor.isAdmin || (access.admin && !access.multiProject);
+  }
+
+  /** GET /groups/:id/runners: administrators and the group's Maintainers and Owners. */
+  mayListGroupRunners(actor: Actor, access: { level: number }): boolean {
+    return actor.isAdmin || access.level >= MAINTAINER;
+  }
+
   // ---- lists -------------------------------------------------------------------------------------
 
   /** User#ci_owned_runners: project runners of projects where the user is Maintainer+, group runners of groups (and their subgroups) where the user is Owner. */

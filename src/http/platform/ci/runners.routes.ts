@@ -359,7 +359,7 @@ export function runnersRoutes(fastify: FastifyInstance, c: Container): void {
     async (req, reply) => {
       const q = req.query;
       const { group, access } = await c.resolve.group(req.actor, req.params.id);
-      if (!req.actor.isAdmin && access.level < 40) throw Errors.forbidden();
+      if (!svc().mayListGroupRunners(req.actor, access)) throw Errors.forbidden();
       const runners = svc().applyFilters(svc().groupRunners(group), filtersOf(q), Date.now());
       return listPage(req, reply, runners, q, { id: req.params.id });
     },
@@ -385,8 +385,7 @@ export function runnersRoutes(fastify: FastifyInstance, c: Container): void {
         throw Errors.param(`${UPDATE_FIELDS.join(', ')} are missing, at least one parameter must be provided`);
       }
       const runner = await svc().find(req.params.id);
-      const access = await svc().access(req.actor, runner);
-      if (!access.update) throw Errors.forbidden('No access granted');
+      await svc().assertMayUpdate(req.actor, runner);
       const updated = await svc().update(runner, attributesOf(b));
       return detailEntity(req.actor, updated);
     },
@@ -394,11 +393,7 @@ export function runnersRoutes(fastify: FastifyInstance, c: Container): void {
 
   app.delete('/api/v4/runners/:id', { config: manage, schema: { tags: TAGS, params: IntegerIdParams } }, async (req, reply) => {
     const runner = await svc().find(req.params.id);
-    if (!req.actor.isAdmin) {
-      const access = await svc().access(req.actor, runner);
-      if (access.multiProject) throw Errors.forbidden('Runner associated with more than one project');
-      if (!access.admin) throw Errors.forbidden('No access granted');
-    }
+    await svc().assertMayDestroy(req.actor, runner);
     const since = req.headers['if-unmodified-since'];
     if (typeof since === 'string' && !Number.isNaN(Date.parse(since)) && Date.parse(runner.updated_at) > Date.parse(since)) throw Errors.preconditionFailed();
     await svc().destroy(runner);
@@ -410,8 +405,7 @@ export function runnersRoutes(fastify: FastifyInstance, c: Container): void {
     { config: manage, schema: { tags: TAGS, params: IntegerIdParams, response: { 201: TokenSchema } } },
     async (req, reply) => {
       const runner = await svc().find(req.params.id);
-      const access = await svc().access(req.actor, runner);
-      if (!access.update) throw Errors.forbidden('No access granted');
+      await svc().assertMayUpdate(req.actor, runner);
       return reply.code(201).send(await svc().resetToken(runner));
     },
   );

@@ -1,5 +1,6 @@
 // The admin area: overview counts, users (search, state, block/unblock), system hooks with their recent
-// deliveries, every runner with its status, and the common application settings.
+// deliveries, every runner with its status (Edit, Pause/Resume, Delete), the instance's CI/CD variables and the
+// common application settings.
 import type { HookAttemptRow, SystemHookRow } from '../../../db/schema.ts';
 import type { UserViewRow } from '../../../domain/core/user-columns.ts';
 import type { WebCtx } from '../../context.ts';
@@ -7,12 +8,14 @@ import type { Child, SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { Avatar, ButtonForm, FormErrors, Pagination, PostForm, Tabs, TimeAgo } from '../components.tsx';
 import { Layout } from '../layout.tsx';
 import { Checkbox, Field, Select, TextArea } from '../settings/fields.tsx';
-import { RunnerStatus, runnerTypeText } from '../settings/ci-cd.tsx';
+import { type VariableFormValues, type VariableItem, type VariableUrls, VariableEditForm, VariablesSection } from '../settings/ci-variables.tsx';
+import type { FieldErrors } from '../settings/fields.tsx';
+import { type RunnerItem, RunnerTable } from '../settings/runners.tsx';
 import { DeliveriesTable } from '../settings/project.tsx';
 
-export type AdminTab = 'overview' | 'users' | 'hooks' | 'runners' | 'settings';
+export type AdminTab = 'overview' | 'users' | 'hooks' | 'runners' | 'ci_variables' | 'settings';
 
-function AdminFrame(p: { ctx: WebCtx; title: string; tab: AdminTab; crumbs?: { text: string; href?: string }[]; children?: Child }): SafeHtml {
+export function AdminFrame(p: { ctx: WebCtx; title: string; tab: AdminTab; crumbs?: { text: string; href?: string }[]; children?: Child }): SafeHtml {
   return (
     <Layout ctx={p.ctx} title={`${p.title} · Admin area`} crumbs={[{ text: 'Admin area', href: '/admin' }, ...(p.crumbs ?? [{ text: p.title }])]}>
       <Tabs
@@ -22,6 +25,7 @@ function AdminFrame(p: { ctx: WebCtx; title: string; tab: AdminTab; crumbs?: { t
           { href: '/admin/users', text: 'Users', current: p.tab === 'users' },
           { href: '/admin/hooks', text: 'System hooks', current: p.tab === 'hooks' },
           { href: '/admin/runners', text: 'Runners', current: p.tab === 'runners' },
+          { href: '/admin/ci/variables', text: 'CI/CD variables', current: p.tab === 'ci_variables' },
           { href: '/admin/application_settings/general', text: 'Settings', current: p.tab === 'settings' },
         ]}
       />
@@ -413,21 +417,7 @@ export function AdminSettings(p: { ctx: WebCtx; values: Record<string, string | 
   );
 }
 
-export interface AdminRunnerItem {
-  id: number;
-  description: string;
-  runner_type: string;
-  status: string;
-  paused: boolean;
-  tags: string[];
-  version: string | null;
-  contactedAt: string | null;
-  createdAt: string;
-  /** the project or group it belongs to, for project and group runners */
-  owner: { text: string; href: string } | null;
-}
-
-export function AdminRunners(p: { ctx: WebCtx; runners: AdminRunnerItem[]; page: number; hasNext: boolean; counts: Record<string, number> }): SafeHtml {
+export function AdminRunners(p: { ctx: WebCtx; runners: RunnerItem[]; page: number; hasNext: boolean; counts: Record<string, number> }): SafeHtml {
   return (
     <AdminFrame ctx={p.ctx} title="Runners" tab="runners">
       <h1 class="h2 mb-2">Runners</h1>
@@ -435,47 +425,56 @@ export function AdminRunners(p: { ctx: WebCtx; runners: AdminRunnerItem[]; page:
         {`Online ${p.counts.online ?? 0} · Offline ${p.counts.offline ?? 0} · Stale ${p.counts.stale ?? 0} · Never contacted ${p.counts.never_contacted ?? 0}`}
       </p>
       {p.runners.length ? (
-        <table class="width-full ci-table">
-          <caption class="sr-only">Every runner of the instance, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Status</th>
-              <th scope="col">Runner</th>
-              <th scope="col">Type</th>
-              <th scope="col">Owner</th>
-              <th scope="col">Tags</th>
-              <th scope="col">Version</th>
-              <th scope="col">Last contact</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {p.runners.map((r) => (
-              <tr id={`runner_${r.id}`}>
-                <td>
-                  <RunnerStatus status={r.status} paused={r.paused} />
-                </td>
-                <td>
-                  #{r.id} {r.description}
-                </td>
-                <td>{runnerTypeText(r.runner_type)}</td>
-                <td>{r.owner ? <a href={r.owner.href}>{r.owner.text}</a> : '—'}</td>
-                <td class="text-mono">{r.tags.join(', ') || '—'}</td>
-                <td>{r.version ?? '—'}</td>
-                <td>
-                  <TimeAgo at={r.contactedAt} />
-                </td>
-                <td>
-                  <TimeAgo at={r.createdAt} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <RunnerTable ctx={p.ctx} runners={p.runners} caption="Every runner of the instance, newest first" detailed place="admin" editBase="/admin/runners" />
       ) : (
         <p class="color-fg-muted">No runners are registered.</p>
       )}
       <Pagination url={p.ctx.url} page={p.page} hasNext={p.hasNext} />
+    </AdminFrame>
+  );
+}
+
+// ---- instance CI/CD variables ----
+
+export const ADMIN_VARIABLE_URLS: VariableUrls = {
+  add: '/admin/ci/variables',
+  update: '/admin/ci/variables/update',
+  remove: '/admin/ci/variables/delete',
+  edit: '/admin/ci/variables/edit',
+  back: '/admin/ci/variables',
+};
+
+export function AdminVariables(p: { ctx: WebCtx; variables: VariableItem[]; values: VariableFormValues; errors: FieldErrors }): SafeHtml {
+  return (
+    <AdminFrame ctx={p.ctx} title="CI/CD variables" tab="ci_variables">
+      <h1 class="h2 mb-3">Instance CI/CD variables</h1>
+      <VariablesSection
+        ctx={p.ctx}
+        variables={p.variables}
+        values={p.values}
+        errors={p.errors}
+        urls={ADMIN_VARIABLE_URLS}
+        scoped={false}
+        intro="Variables every job of every project gets (a group's or project's variable of the same key wins). Instance variables apply to all environments and cannot be hidden."
+      />
+    </AdminFrame>
+  );
+}
+
+export function AdminVariableEdit(p: {
+  ctx: WebCtx;
+  original: { key: string; environment_scope: string; hidden: boolean };
+  values: VariableFormValues;
+  errors: FieldErrors;
+}): SafeHtml {
+  return (
+    <AdminFrame
+      ctx={p.ctx}
+      title="Edit variable"
+      tab="ci_variables"
+      crumbs={[{ text: 'CI/CD variables', href: '/admin/ci/variables' }, { text: p.original.key }]}
+    >
+      <VariableEditForm ctx={p.ctx} original={p.original} values={p.values} errors={p.errors} urls={ADMIN_VARIABLE_URLS} scoped={false} />
     </AdminFrame>
   );
 }

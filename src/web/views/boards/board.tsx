@@ -25,7 +25,9 @@ export interface BoardColumn {
 }
 
 /** Where a board lives: a project (with its tab bar) or a group. */
-export type BoardPlace = { kind: 'project'; project: ProjectRef; nav: ProjectTabsNav } | { kind: 'group'; group: NamespaceRow; ancestors: NamespaceRow[] };
+export type BoardPlace =
+  | { kind: 'project'; project: ProjectRef; nav: ProjectTabsNav }
+  | { kind: 'group'; group: NamespaceRow; ancestors: NamespaceRow[]; settings?: string | null };
 
 /** Whose board it is (a place is one). */
 export type BoardOwner = { kind: 'project'; project: Pick<ProjectRef, 'id' | 'fullPath'> } | { kind: 'group'; group: Pick<NamespaceRow, 'id' | 'full_path'> };
@@ -131,7 +133,7 @@ export function BoardPage(p: BoardPageProps): SafeHtml {
       title={`${p.board.board.name} · Boards · ${from}`}
       crumbs={place.kind === 'project' ? projectCrumbs(place.project, { text: 'Boards' }) : groupCrumbs(place.group, place.ancestors, { text: 'Boards' })}
     >
-      {place.kind === 'project' ? <ProjectTabs n={place.nav} current="boards" /> : <GroupTabs group={place.group} current="boards" />}
+      {place.kind === 'project' ? <ProjectTabs n={place.nav} current="boards" /> : <GroupTabs group={place.group} current="boards" settings={place.settings} />}
       <div class="d-flex flex-items-center flex-wrap mb-3">
         <h1 class="h2 flex-auto">{p.board.board.name}</h1>
         {p.boards.length > 1 ? (

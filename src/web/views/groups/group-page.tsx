@@ -21,6 +21,8 @@ export interface GroupPageProps {
   membersCount: number | null;
   canCreateProject: boolean;
   canCreateSubgroup: boolean;
+  /** the first settings page the viewer may open (the Settings tab), or null */
+  settings: string | null;
   page: number;
   hasNext: boolean;
 }
@@ -30,7 +32,7 @@ export function GroupPage(p: GroupPageProps): SafeHtml {
   const href = groupHref(g);
   return (
     <Layout ctx={p.ctx} title={g.name} crumbs={groupCrumbs(g, p.ancestors)}>
-      <GroupTabs group={g} current="overview" />
+      <GroupTabs group={g} current="overview" settings={p.settings} />
       <div class="d-flex flex-items-center flex-wrap mb-3">
         <Avatar url={g.avatar_url} name={g.name} size={48} />
         <div class="flex-auto ml-2">

@@ -65,7 +65,7 @@ export const DASHBOARD_ISSUE_TABS: [DashboardIssueScope, string][] = [
 /** Where a list of issues lives. */
 export type IssueListPlace =
   | { kind: 'project'; project: ProjectRef; nav: ProjectTabsNav; canCreate: boolean }
-  | { kind: 'group'; group: NamespaceRow; ancestors: NamespaceRow[] }
+  | { kind: 'group'; group: NamespaceRow; ancestors: NamespaceRow[]; settings?: string | null }
   | { kind: 'dashboard'; scope: DashboardIssueScope };
 
 /** The address of a place's list. */
@@ -90,7 +90,7 @@ function framing(place: IssueListPlace, f: IssueListFilters): { title: string; c
     return {
       title: `Issues · ${place.group.full_path}`,
       crumbs: groupCrumbs(place.group, place.ancestors, { text: 'Issues' }),
-      nav: <GroupTabs group={place.group} current="issues" />,
+      nav: <GroupTabs group={place.group} current="issues" settings={place.settings} />,
       from: place.group.full_path,
       none: 'There are no open issues in the projects of this group.',
     };

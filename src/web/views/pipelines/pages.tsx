@@ -241,16 +241,11 @@ export function durationText(seconds: number): string {
   return parts.join(' ');
 }
 
-export interface JobPageProps {
+/** What the top of a job page shows: its heading and buttons, status, facts, the stuck hint and the artifacts box. */
+export interface JobSummaryProps {
   ctx: WebCtx;
   project: ProjectRef;
   job: CiBuildRow;
-  log: SafeHtml;
-  truncated: boolean;
-  empty: boolean;
-  /** the log may still grow: the page script polls trace.json from `state` */
-  live: boolean;
-  state: string;
   runner: { id: number; description: string } | null;
   mayRetry: boolean;
   mayCancel: boolean;
@@ -260,27 +255,30 @@ export interface JobPageProps {
   now: number;
 }
 
-export function JobPage(p: JobPageProps): SafeHtml {
+export interface JobPageProps extends JobSummaryProps {
+  log: SafeHtml;
+  truncated: boolean;
+  empty: boolean;
+  /** the log may still grow: the page script polls trace.json from `state` */
+  live: boolean;
+  state: string;
+}
+
+/**
+ * The top of a job page, one fragment: the page script swaps it for the one trace.json sends when the job's status
+ * changed (`data-status` is the status it shows), so Retry, Cancel, the runner and the artifacts follow the job.
+ */
+export function JobSummary(p: JobSummaryProps): SafeHtml {
   const j = p.job;
   const href = jobHref(p.project, j.id);
   const seconds = j.started_at ? ((j.finished_at ? Date.parse(j.finished_at) : p.now) - Date.parse(j.started_at)) / 1000 : null;
   return (
-    <Layout
-      ctx={p.ctx}
-      title={`${j.name} (#${j.id}) · ${p.project.fullPath}`}
-      wide
-      crumbs={projectCrumbs(
-        p.project,
-        { text: 'Pipelines', href: pipelinesHref(p.project) },
-        { text: `#${j.pipeline_id}`, href: pipelineHref(p.project, j.pipeline_id) },
-        { text: j.name },
-      )}
-    >
+    <div id="job-summary" data-status={j.status}>
       <div class="d-flex flex-items-center mb-2">
         <h1 class="h2 flex-auto">
           Job {j.name} <span class="color-fg-muted text-normal">#{j.id}</span>
         </h1>
-        <div class="d-flex ci-actions">
+        <div class="d-flex ci-actions" data-job-actions>
           {p.mayRetry ? <ButtonForm ctx={p.ctx} action={action(p.project, `jobs/${j.id}/retry`)} label="Retry" aria={`Retry job ${j.name}`} /> : null}
           {p.mayCancel ? (
             <ButtonForm ctx={p.ctx} action={action(p.project, `jobs/${j.id}/cancel`)} label="Cancel" aria={`Cancel job ${j.name}`} danger />
@@ -328,6 +326,26 @@ export function JobPage(p: JobPageProps): SafeHtml {
         </div>
       ) : null}
       {p.artifacts ? <ArtifactsBox ctx={p.ctx} project={p.project} job={j} a={p.artifacts} /> : null}
+    </div>
+  );
+}
+
+export function JobPage(p: JobPageProps): SafeHtml {
+  const j = p.job;
+  const href = jobHref(p.project, j.id);
+  return (
+    <Layout
+      ctx={p.ctx}
+      title={`${j.name} (#${j.id}) · ${p.project.fullPath}`}
+      wide
+      crumbs={projectCrumbs(
+        p.project,
+        { text: 'Pipelines', href: pipelinesHref(p.project) },
+        { text: `#${j.pipeline_id}`, href: pipelineHref(p.project, j.pipeline_id) },
+        { text: j.name },
+      )}
+    >
+      <JobSummary {...p} />
       <section aria-label="Job log">
         {p.truncated ? <p class="f6 color-fg-muted mb-1">The log is long: only its end is shown here. The raw log has all of it.</p> : null}
         {p.empty ? (

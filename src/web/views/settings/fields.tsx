@@ -14,17 +14,23 @@ export interface FieldProps {
   min?: string | number;
   max?: string | number;
   maxlength?: number;
+  /** the field's messages, under it (the input is marked invalid and described by them) */
+  errors?: string[];
+  /** a monospaced value (keys, tokens) */
+  mono?: boolean;
 }
 
 export function Field(p: FieldProps): SafeHtml {
   const hintId = p.hint ? `${p.id}_hint` : undefined;
+  const invalid = !!p.errors?.length;
+  const described = [hintId, invalid ? `${p.id}_error` : undefined].filter(Boolean).join(' ') || undefined;
   return (
     <div class="FormControl mb-3">
       <label class="FormControl-label" for={p.id}>
         {p.label}
       </label>
       <input
-        class="form-control width-full"
+        class={`form-control width-full${p.mono ? ' text-mono' : ''}`}
         id={p.id}
         name={p.name}
         type={p.type ?? 'text'}
@@ -35,13 +41,15 @@ export function Field(p: FieldProps): SafeHtml {
         min={p.min}
         max={p.max}
         maxlength={p.maxlength}
-        aria-describedby={hintId}
+        aria-invalid={invalid ? 'true' : undefined}
+        aria-describedby={described}
       />
       {p.hint ? (
         <p class="note" id={hintId}>
           {p.hint}
         </p>
       ) : null}
+      <ErrorsOf id={p.id} errors={p.errors} />
     </div>
   );
 }
@@ -102,4 +110,30 @@ export function Checkbox(p: { id: string; name: string; label: string; checked: 
       {p.hint ? <p class="note">{p.hint}</p> : null}
     </div>
   );
+}
+
+/** Messages of a form per field (`base` for the form as a whole), as the services' `invalid` errors give them. */
+export type FieldErrors = Record<string, string[]>;
+
+/** A field's messages under it, the element its control names in aria-describedby. */
+export function ErrorsOf(p: { id: string; errors?: string[] }): SafeHtml | null {
+  if (!p.errors?.length) return null;
+  return (
+    <p class="note color-fg-danger" id={`${p.id}_error`}>
+      {p.errors.join('; ')}
+    </p>
+  );
+}
+
+/**
+ * Every message of a form as one list above it, each naming its field ("Key can contain only …"; `labels` gives a
+ * field's name where its key is not it, `base` messages stand alone).
+ */
+export function fieldSummary(errors: FieldErrors, labels: Record<string, string> = {}): string[] {
+  const out: string[] = [];
+  for (const [field, msgs] of Object.entries(errors)) {
+    const name = labels[field] ?? `${field.charAt(0).toUpperCase()}${field.slice(1).replace(/_/g, ' ')}`;
+    for (const m of msgs) out.push(field === 'base' ? m : `${name} ${m}`);
+  }
+  return out;
 }

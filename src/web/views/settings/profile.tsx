@@ -1,10 +1,12 @@
-// User settings: the profile form, personal access tokens (the new one shown once) and the SSH keys page.
-import type { KeyRow, PatRow, UserRow } from '../../../db/schema.ts';
+// User settings: the profile form, personal access tokens (the shared token pieces: the new one shown once) and the
+// SSH keys page.
+import type { KeyRow, UserRow } from '../../../db/schema.ts';
 import type { WebCtx } from '../../context.ts';
 import type { Child, SafeHtml } from '../../jsx/jsx-runtime.ts';
 import { ButtonForm, FormErrors, PostForm, Tabs, TimeAgo } from '../components.tsx';
 import { Layout } from '../layout.tsx';
 import { Field, Select, TextArea } from './fields.tsx';
+import { type CreatedToken, CreatedTokenNotice, TokenForm, type TokenFormValues, type TokenListItem, TokenTable } from './token-form.tsx';
 
 export type SettingsTab = 'profile' | 'tokens' | 'keys';
 
@@ -98,16 +100,9 @@ export function ProfilePage(p: { ctx: WebCtx & { user: UserRow }; values: Profil
   );
 }
 
-export interface TokenFormValues {
-  name: string;
-  description: string;
-  expires_at: string;
-  scopes: string[];
-}
-
 export interface TokensPageProps {
   ctx: WebCtx & { user: UserRow };
-  tokens: { row: PatRow; scopes: string[] }[];
+  tokens: TokenListItem[];
   /** the scopes this user may give a token */
   available: string[];
   values: TokenFormValues;
@@ -119,101 +114,39 @@ export interface TokensPageProps {
   disabled: boolean;
   errors?: string[] | null;
   /** the secret of the token just created: shown on this page only */
-  created?: { name: string; token: string } | null;
+  created?: CreatedToken | null;
 }
 
 export function TokensPage(p: TokensPageProps): SafeHtml {
-  const v = p.values;
   return (
     <SettingsFrame ctx={p.ctx} title="Personal access tokens" tab="tokens">
       <h1 class="h2 mb-3">Personal access tokens</h1>
-      {p.created ? (
-        <div class="flash flash-success mb-3" role="status">
-          <p class="text-bold">{`Your new personal access token "${p.created.name}" has been created.`}</p>
-          <div class="d-flex flex-items-end mt-2">
-            <div class="FormControl flex-1">
-              <label class="FormControl-label" for="created_token">
-                Your new personal access token
-              </label>
-              <input class="form-control width-full text-mono" id="created_token" type="text" readonly value={p.created.token} />
-            </div>
-            <button type="button" class="btn ml-2" data-copy-target="created_token">
-              Copy token
-            </button>
-          </div>
-          <p class="note">Make sure you save it — you won't be able to access it again.</p>
-        </div>
-      ) : null}
+      {p.created ? <CreatedTokenNotice created={p.created} what="personal access token" /> : null}
       <h2 class="h3 mb-2">{`Active personal access tokens (${p.tokens.length})`}</h2>
-      {p.tokens.length ? (
-        <table class="settings-table mb-4">
-          <thead>
-            <tr>
-              <th scope="col">Token name</th>
-              <th scope="col">Scopes</th>
-              <th scope="col">Created</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Action</th>
-            </tr>
-          </thead>
-          <tbody>
-            {p.tokens.map((t) => (
-              <tr>
-                <th scope="row">{t.row.name}</th>
-                <td>{t.scopes.join(', ')}</td>
-                <td>
-                  <TimeAgo at={t.row.created_at} />
-                </td>
-                <td>
-                  <TimeAgo at={t.row.last_used_at} />
-                </td>
-                <td>{t.row.expires_at ?? 'Never'}</td>
-                <td>
-                  <ButtonForm ctx={p.ctx} action={`/-/profile/personal_access_tokens/${t.row.id}/revoke`} label="Revoke" aria={`Revoke ${t.row.name}`} danger />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : (
-        <p class="color-fg-muted mb-4">This user has no active personal access tokens.</p>
-      )}
+      <TokenTable
+        ctx={p.ctx}
+        tokens={p.tokens}
+        revokeUrl={(id) => `/-/profile/personal_access_tokens/${id}/revoke`}
+        empty="This user has no active personal access tokens."
+      />
       <h2 class="h3 mb-2">Add a personal access token</h2>
       {p.disabled ? (
         <p class="flash flash-warn">Personal access tokens have been disabled by your administrator.</p>
       ) : (
-        <>
-          <FormErrors errors={p.errors} />
-          <PostForm ctx={p.ctx} action="/-/profile/personal_access_tokens" class="settings-form">
-            <Field id="token_name" name="name" label="Token name" value={v.name} required maxlength={255} />
-            <Field id="token_description" name="description" label="Token description" value={v.description} />
-            <Field
-              id="token_expires_at"
-              name="expires_at"
-              label="Expiration date"
-              type="date"
-              value={v.expires_at}
-              min={p.minDate}
-              max={p.maxDate}
-              required={p.expiryRequired}
-              hint={p.expiryRequired ? `A token must expire; at the latest on ${p.maxDate}.` : 'Leave empty for a token that expires tomorrow.'}
-            />
-            <fieldset class="mb-3">
-              <legend class="text-bold mb-1">Select scopes</legend>
-              {p.available.map((s) => (
-                <div class="form-checkbox my-1">
-                  <label for={`scope_${s}`}>
-                    <input type="checkbox" id={`scope_${s}`} name="scopes[]" value={s} checked={v.scopes.includes(s)} /> {s}
-                  </label>
-                </div>
-              ))}
-            </fieldset>
-            <button type="submit" class="btn btn-primary">
-              Create personal access token
-            </button>
-          </PostForm>
-        </>
+        <TokenForm
+          ctx={p.ctx}
+          action="/-/profile/personal_access_tokens"
+          values={p.values}
+          available={p.available}
+          minDate={p.minDate}
+          maxDate={p.maxDate}
+          expiry={{
+            required: p.expiryRequired,
+            hint: p.expiryRequired ? `A token must expire; at the latest on ${p.maxDate}.` : 'Leave empty for a token that expires tomorrow.',
+          }}
+          submit="Create personal access token"
+          errors={p.errors}
+        />
       )}
     </SettingsFrame>
   );
