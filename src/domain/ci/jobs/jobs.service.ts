@@ -301,7 +301,7 @@ export class JobsService {
     const [ciConfigPath, secretVariables, mergeRequest] = await Promise.all([
       ciConfigPathVariable(this.deps, p.project),
       this.deps.ci.variables.forJob(p.project, p.namespace, { protectedRef: refProtected, environment: taken.environment }),
-      pipeline.merge_request_id === null ? null : this.mergeRequestOf(pipeline.merge_request_id, `${p.namespace.full_path}/${p.project.path}`),
+      pipeline.merge_request_id === null ? null : this.mergeRequestOf(pipeline.merge_request_id),
     ]);
     const payload = runnerPayload({
       job: taken,
@@ -326,21 +326,24 @@ export class JobsService {
     return { job: taken, token, payload };
   }
 
-  /** a merge request pipeline's merge request and the paths of its projects (null when it is gone) */
-  private async mergeRequestOf(id: number, projectPath: string) {
+  /**
+   * a merge request pipeline's merge request and the paths of its target and source projects (CI_MERGE_REQUEST_PROJECT_*
+   * and CI_MERGE_REQUEST_SOURCE_PROJECT_*, whichever of them the pipeline runs in); null when it is gone
+   */
+  private async mergeRequestOf(id: number) {
     const row = await this.k.selectFrom('merge_requests').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) return null;
-    let sourceProjectPath = projectPath;
-    if (row.source_project_id !== row.project_id) {
-      const src = await this.k
-        .selectFrom('projects')
-        .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
-        .select(['projects.path', 'namespaces.full_path'])
-        .where('projects.id', '=', row.source_project_id)
-        .executeTakeFirst();
-      if (src) sourceProjectPath = `${src.full_path}/${src.path}`;
-    }
-    return { row, projectPath, sourceProjectPath };
+    const paths = await this.k
+      .selectFrom('projects')
+      .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
+      .select(['projects.id', 'projects.path', 'namespaces.full_path'])
+      .where('projects.id', 'in', [row.project_id, row.source_project_id])
+      .execute();
+    const pathOf = (projectId: number) => {
+      const p = paths.find((x) => x.id === projectId);
+      return p ? `${p.full_path}/${p.path}` : '';
+    };
+    return { row, projectPath: pathOf(row.project_id), sourceProjectPath: pathOf(row.source_project_id) };
   }
 
   // ---- the runner's side of a running job -----------------------------------------------------
