@@ -17,6 +17,19 @@ import { runGit, workTree, type WorkTree } from './git.ts';
 export const ONE_JOB_CI = 'build:\n  script: [echo hi]\n';
 
 /**
+ * A CI file of merge request pipelines: `test` in merge request pipelines and on the default branch, `branch-only`
+ * in every branch pipeline.
+ */
+export const MR_PIPELINE_CI = `test:
+  script: make test
+  rules:
+    - if: $CI_PIPELINE_SOURCE == "merge_request_event"
+    - if: $CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH
+branch-only:
+  script: echo branch
+`;
+
+/**
  * One app for a describe block: built before its first test, closed after its last (the suite's shared fixture,
  * also in a shard). Call it in the describe's body; its fields are there once the suite runs.
  */

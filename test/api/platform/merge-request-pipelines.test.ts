@@ -8,16 +8,7 @@ import assert from 'node:assert/strict';
 import { ROOT_TOKEN } from '../../helpers/build-app.ts';
 import { startTestServer } from '../../helpers/server.ts';
 import { runGit } from '../../helpers/git.ts';
-import { pushedCi, pushOver, runPendingJobs, seedRunner } from '../../helpers/ci.ts';
-
-const CI = `test:
-  script: make test
-  rules:
-    - if: $CI_PIPELINE_SOURCE == "merge_request_event"
-    - if: $CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH
-branch-only:
-  script: echo branch
-`;
+import { MR_PIPELINE_CI as CI, pushedCi, pushOver, runPendingJobs, seedRunner } from '../../helpers/ci.ts';
 
 test('detached merge request pipelines, head_pipeline, the runner payload, merge when pipeline succeeds', async (t) => {
   const { app, c, seed, base } = await startTestServer(t, { jobRequestTimeoutMs: 0 });
