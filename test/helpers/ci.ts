@@ -1,10 +1,164 @@
 // CI fixtures: runners, pipelines and jobs as rows (each test shows its preconditions without going
-// through the services under test), and the CI file of a repository project.
+// through the services under test); a suite's shared app; a project of its own group with a member per role and
+// its CI file committed, or pushed over HTTP; and a runner taking the pending jobs through the runner API.
+import { after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Config } from '../../src/config.ts';
 import type { Container } from '../../src/container.ts';
-import type { CiBuildRow, CiPipelineRow, CiRunnerRow, ProjectRow } from '../../src/db/schema.ts';
+import type { CiBuildRow, CiPipelineRow, CiRunnerRow, NamespaceRow, ProjectRow, UserRow } from '../../src/db/schema.ts';
 import { nowIso } from '../../src/lib/time.ts';
 import { randomToken, tokenDigest } from '../../src/lib/secrets.ts';
 import type { JobOptions } from '../../src/domain/ci/job-options.ts';
+import { buildTestApp, EXTERNAL_URL, type TestApp } from './build-app.ts';
+import { cloneUrl } from './server.ts';
+import { runGit, workTree, type WorkTree } from './git.ts';
+
+/** A CI file of one job that runs on every push. */
+export const ONE_JOB_CI = 'build:\n  script: [echo hi]\n';
+
+/**
+ * A CI file of merge request pipelines: `test` in merge request pipelines and on the default branch, `branch-only`
+ * in every branch pipeline.
+ */
+export const MR_PIPELINE_CI = `test:
+  script: make test
+  rules:
+    - if: $CI_PIPELINE_SOURCE == "merge_request_event"
+    - if: $CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH
+branch-only:
+  script: echo branch
+`;
+
+/**
+ * One app for a describe block: built before its first test, closed after its last (the suite's shared fixture,
+ * also in a shard). Call it in the describe's body; its fields are there once the suite runs.
+ */
+export function suiteApp(overrides: Partial<Config> = {}): TestApp {
+  const ctx = {} as TestApp;
+  let hooks: (() => unknown)[] = [];
+  before(async () => {
+    Object.assign(ctx, await buildTestApp({ after: (fn: () => unknown) => void hooks.push(fn) }, overrides));
+  });
+  after(async () => {
+    for (const fn of hooks.reverse()) await fn();
+    hooks = [];
+  });
+  return ctx;
+}
+
+export interface CiProject<R extends string> {
+  g: NamespaceRow;
+  project: ProjectRow;
+  users: Record<R, UserRow>;
+  /** each member's token headers */
+  as: Record<R, Record<string, string>>;
+  /** /api/v4/projects/:id */
+  url: string;
+  /** the project's web URL */
+  web: string;
+}
+
+/**
+ * A private project of its own group (`group`/`Name`, project `app`/`App` with a repository unless told) with one
+ * group member per role at its level, each with a token, in the order given; then, through the API, the CI file
+ * committed on main and the branches made, by the member named.
+ */
+export async function ciProject<R extends string>(
+  ctx: TestApp,
+  opts: {
+    group: { path: string; name: string };
+    project?: { path: string; name: string; repo: boolean };
+    /** role → access level */
+    members: Record<R, number>;
+    username: (role: NoInfer<R>) => string;
+    ci?: { file: string; content: string; by: NoInfer<R> };
+    branches?: { branch: string; ref: string; by: NoInfer<R> }[];
+  },
+): Promise<CiProject<R>> {
+  const { seed } = ctx;
+  const g = await seed.group(opts.group);
+  const p = opts.project ?? { path: 'app', name: 'App', repo: true };
+  const project = p.repo
+    ? (await seed.repoProject({ namespace: g, path: p.path, name: p.name })).project
+    : await seed.project({ namespace: g, path: p.path, name: p.name });
+  const users = {} as Record<R, UserRow>;
+  const as = {} as Record<R, Record<string, string>>;
+  for (const [role, level] of Object.entries(opts.members) as [R, number][]) {
+    const u = await seed.user({ username: opts.username(role) });
+    await seed.member({ group: g }, u, level);
+    users[role] = u;
+    as[role] = (await seed.token(u)).headers;
+  }
+  const url = `/api/v4/projects/${project.id}`;
+  if (opts.ci) {
+    const r = await ctx.app.inject({
+      method: 'POST',
+      url: `${url}/repository/commits`,
+      headers: as[opts.ci.by],
+      payload: { branch: 'main', commit_message: 'ci', actions: [{ action: 'create', file_path: opts.ci.file, content: opts.ci.content }] },
+    });
+    assert.equal(r.statusCode, 201, r.body);
+  }
+  for (const b of opts.branches ?? []) {
+    const r = await ctx.app.inject({ method: 'POST', url: `${url}/repository/branches`, headers: as[b.by], payload: { branch: b.branch, ref: b.ref } });
+    assert.equal(r.statusCode, 201, r.body);
+  }
+  return { g, project, users, as, url, web: `${EXTERNAL_URL}/${g.full_path}/${project.path}` };
+}
+
+/**
+ * A working copy of a project's repository whose pushes go over HTTP to the test server as `user` with `secret`
+ * (so they make push events and pipelines), with `ci` committed as .gitlab-ci.yml and pushed to main. Push with
+ * `pushOver` (asynchronous: the server is this process).
+ */
+export async function pushedCi(
+  t: { after(fn: () => unknown): void },
+  at: { base: string; dir: string; fullPath: string; user: string; secret: string },
+  ci: string,
+): Promise<WorkTree> {
+  const w = workTree(t, at.dir);
+  w.git(['remote', 'set-url', 'origin', cloneUrl(at.base, at.fullPath, at.user, at.secret)]);
+  w.write('.gitlab-ci.yml', ci).commit('ci');
+  await pushOver(w, 'main');
+  return w;
+}
+
+/** `git push origin HEAD:<branch>` over HTTP, without blocking the in-process server. */
+export async function pushOver(w: WorkTree, branch: string): Promise<void> {
+  await runGit(w.dir, ['push', '-q', 'origin', `HEAD:${branch}`]);
+}
+
+/** A job a runner took: its payload (POST /jobs/request's answer) and its pipeline. */
+export interface TakenJob {
+  payload: any;
+  pipelineId: number;
+}
+
+/**
+ * A runner at work through the runner API: takes every pending job it may (POST /jobs/request) and reports the
+ * end `end` chooses (PUT /jobs/:id), or leaves the job running (null). Returns the jobs it left running.
+ */
+export async function runPendingJobs(
+  ctx: Pick<TestApp, 'app' | 'c'>,
+  runnerToken: string,
+  end: (job: TakenJob) => 'success' | 'failed' | null,
+): Promise<TakenJob[]> {
+  const running: TakenJob[] = [];
+  for (;;) {
+    const r = await ctx.app.inject({ method: 'POST', url: '/api/v4/jobs/request', payload: { token: runnerToken } });
+    if (r.statusCode !== 201) return running;
+    const payload = JSON.parse(r.body);
+    const row = await ctx.c.db.kysely.selectFrom('ci_builds').select('pipeline_id').where('id', '=', payload.id).executeTakeFirstOrThrow();
+    const job = { payload, pipelineId: row.pipeline_id };
+    const state = end(job);
+    if (state === null) {
+      running.push(job);
+      continue;
+    }
+    const done = await ctx.app.inject({ method: 'PUT', url: `/api/v4/jobs/${payload.id}`, payload: { token: payload.token, state } });
+    assert.equal(done.statusCode, 200, done.body);
+  }
+}
 
 async function salt(c: Container): Promise<string> {
   const row = await c.db.kysely.selectFrom('instance_secrets').select('value').where('name', '=', 'token_salt').executeTakeFirstOrThrow();

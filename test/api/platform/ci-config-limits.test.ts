@@ -2,26 +2,18 @@
 // (max_yaml_size_bytes, max_yaml_depth), aliases by what they expand to, `extends` by its depth and
 // by what it copies, includes by count and combined size, `needs` after `parallel`, the number of
 // jobs `parallel` makes. Each answer is lint's normal body with GitLab's message.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../helpers/build-app.ts';
+import { EXTERNAL_URL } from '../../helpers/build-app.ts';
+import { suiteApp } from '../../helpers/ci.ts';
 
 // one suite: the shared fixture of `before` lives from this file's first test to its last, also in a shard
 describe('ci-config-limits', () => {
   const json = (r: { body: string }) => JSON.parse(r.body);
   const TOO_BIG = 'The parsed YAML is too big';
   const TOTAL_TOO_BIG = 'Total size of combined CI/CD configuration is too big';
-  let ctx: TestApp;
-  let hooks: (() => unknown)[] = [];
-
-  before(async () => {
-    // files of megabytes take seconds to parse on a busy machine: a time limit none of them reaches
-    ctx = await buildTestApp({ after: (fn: () => unknown) => void hooks.push(fn) }, { ciConfigTimeoutMs: 60_000 });
-  });
-  after(async () => {
-    for (const fn of hooks.reverse()) await fn();
-    hooks = [];
-  });
+  // files of megabytes take seconds to parse on a busy machine: a time limit none of them reaches
+  const ctx = suiteApp({ ciConfigTimeoutMs: 60_000 });
 
   let n = 0;
   async function setup() {

@@ -2,42 +2,27 @@
 // project and group allowlists with GitLab's errors, and what it does: a running job's token reaches another
 // project's job-token endpoints only when that project's inbound scope is off or lets the job's project in
 // (itself, a listed project, a project under a listed group).
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../helpers/build-app.ts';
-import { seedPipeline } from '../../helpers/ci.ts';
+import { EXTERNAL_URL } from '../../helpers/build-app.ts';
+import { ciProject, seedPipeline, suiteApp } from '../../helpers/ci.ts';
 import { finishJob, runJob } from '../../helpers/ci-artifacts.ts';
 
 describe('ci-job-token-scope', () => {
   const json = (r: { body: string }) => JSON.parse(r.body);
-  let ctx: TestApp;
-  let hooks: (() => unknown)[] = [];
+  const ctx = suiteApp();
   let n = 0;
 
-  before(async () => {
-    ctx = await buildTestApp({ after: (fn: () => unknown) => void hooks.push(fn) });
-  });
-  after(async () => {
-    for (const fn of hooks.reverse()) await fn();
-    hooks = [];
-  });
-
+  /** A project of its own group (no repository) with a Maintainer and a Developer. */
   async function setup() {
-    const { seed } = ctx;
-    const g = await seed.group({ path: `jts${++n}`, name: `Jts${n}` });
-    const project = await seed.project({ namespace: g, path: 'target', name: 'Target' });
-    const maintainer = await seed.user({ username: `jm${n}` });
-    const developer = await seed.user({ username: `jd${n}` });
-    await seed.member({ group: g }, maintainer, 40);
-    await seed.member({ group: g }, developer, 30);
-    return {
-      g,
-      project,
-      maintainer: (await seed.token(maintainer)).headers,
-      developer: (await seed.token(developer)).headers,
-      users: { maintainer, developer },
-      url: `/api/v4/projects/${project.id}/job_token_scope`,
-    };
+    n++;
+    const p = await ciProject(ctx, {
+      group: { path: `jts${n}`, name: `Jts${n}` },
+      project: { path: 'target', name: 'Target', repo: false },
+      members: { maintainer: 40, developer: 30 },
+      username: (role) => `j${role[0]}${n}`,
+    });
+    return { g: p.g, project: p.project, maintainer: p.as.maintainer, developer: p.as.developer, users: p.users, url: `${p.url}/job_token_scope` };
   }
 
   test('settings and allowlists: bodies, statuses, rows; GitLab errors', async () => {

@@ -3,55 +3,27 @@
 // for bad cron lines, time zones and missing fields (nothing written); the schedule round, called with a clock
 // moved forward: one pipeline per due schedule (source schedule, its variables, its owner), next_run_at moved
 // on, nothing twice when two rounds race, nothing for an owner who may no longer run pipelines on the ref.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../helpers/build-app.ts';
-
-const CI = 'build:\n  script: [echo hi]\n';
+import { EXTERNAL_URL } from '../../helpers/build-app.ts';
+import { ciProject, ONE_JOB_CI, suiteApp } from '../../helpers/ci.ts';
 
 describe('ci-pipeline-schedules', () => {
   const json = (r: { body: string }) => JSON.parse(r.body);
-  let ctx: TestApp;
-  let hooks: (() => unknown)[] = [];
+  const ctx = suiteApp();
   let n = 0;
 
-  before(async () => {
-    ctx = await buildTestApp({ after: (fn: () => unknown) => void hooks.push(fn) });
-  });
-  after(async () => {
-    for (const fn of hooks.reverse()) await fn();
-    hooks = [];
-  });
-
+  /** A private project with a committed .service-ci.yml, a branch Developers may push to, and one user per level. */
   async function setup() {
-    const { seed } = ctx;
-    const g = await seed.group({ path: `sch${++n}`, name: `Sch${n}` });
-    const { project } = await seed.repoProject({ namespace: g, path: 'app', name: 'App' });
-    const as: Record<string, Record<string, string>> = {};
-    const users: Record<string, any> = {};
-    for (const [name, level] of [
-      ['reporter', 20],
-      ['developer', 30],
-      ['developer2', 30],
-      ['maintainer', 40],
-    ] as const) {
-      const u = await seed.user({ username: `s${name}${n}` });
-      await seed.member({ group: g }, u, level);
-      users[name] = u;
-      as[name] = (await seed.token(u)).headers;
-    }
-    const url = `/api/v4/projects/${project.id}`;
-    const r = await ctx.app.inject({
-      method: 'POST',
-      url: `${url}/repository/commits`,
-      headers: as.maintainer,
-      payload: { branch: 'main', commit_message: 'ci', actions: [{ action: 'create', file_path: '.service-ci.yml', content: CI }] },
+    n++;
+    const p = await ciProject(ctx, {
+      group: { path: `sch${n}`, name: `Sch${n}` },
+      members: { reporter: 20, developer: 30, developer2: 30, maintainer: 40 },
+      username: (role) => `s${role}${n}`,
+      ci: { file: '.service-ci.yml', content: ONE_JOB_CI, by: 'maintainer' },
+      branches: [{ branch: 'dev', ref: 'main', by: 'maintainer' }],
     });
-    assert.equal(r.statusCode, 201, r.body);
-    // a branch Developers may push to
-    const b = await ctx.app.inject({ method: 'POST', url: `${url}/repository/branches`, headers: as.maintainer, payload: { branch: 'dev', ref: 'main' } });
-    assert.equal(b.statusCode, 201, b.body);
-    return { g, project, as, users, url: `${url}/pipeline_schedules`, projectUrl: url, web: `${EXTERNAL_URL}/sch${n}/app` };
+    return { ...p, url: `${p.url}/pipeline_schedules`, projectUrl: p.url };
   }
 
   async function userBasic(headers: Record<string, string>, userId: number) {

@@ -1,24 +1,15 @@
 // Pipeline processing (Ci::ProcessPipelineService): when: manual / always / on_failure / delayed,
 // allow_failure, needs on skipped jobs, trigger jobs without strategy, a child that cannot be created,
 // external statuses counted in the pipeline's status, idempotence and concurrent calls.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, type TestApp } from '../../helpers/build-app.ts';
+import { suiteApp } from '../../helpers/ci.ts';
 import { nowIso } from '../../../src/lib/time.ts';
 
 // one suite: the shared fixture of `before` lives from this file's first test to its last, also in a shard
 describe('ci-pipelines-process', () => {
-  let ctx: TestApp;
-  let hooks: (() => unknown)[] = [];
+  const ctx = suiteApp();
   let n = 0;
-
-  before(async () => {
-    ctx = await buildTestApp({ after: (fn: () => unknown) => void hooks.push(fn) });
-  });
-  after(async () => {
-    for (const fn of hooks.reverse()) await fn();
-    hooks = [];
-  });
 
   /** A project whose main branch holds `files`; the pipeline its push created. */
   async function pushed(files: Record<string, string>) {

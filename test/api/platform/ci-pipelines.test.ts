@@ -1,46 +1,26 @@
 // Pipelines: a CI file pushed through the commits API creates a pipeline and its jobs; stages, needs,
 // when, rules/only/except, child pipelines, invalid files; every pipeline route with its filters,
 // permissions and bad input.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../helpers/build-app.ts';
+import { EXTERNAL_URL } from '../../helpers/build-app.ts';
+import { ciProject, suiteApp } from '../../helpers/ci.ts';
 
 // one suite: the shared fixture of `before` lives from this file's first test to its last, also in a shard
 describe('ci-pipelines', () => {
   const json = (r: { body: string }) => JSON.parse(r.body);
   const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
-  let ctx: TestApp;
-  let hooks: (() => unknown)[] = [];
+  const ctx = suiteApp();
   let n = 0;
 
-  before(async () => {
-    ctx = await buildTestApp({ after: (fn: () => unknown) => void hooks.push(fn) });
-  });
-  after(async () => {
-    for (const fn of hooks.reverse()) await fn();
-    hooks = [];
-  });
-
   /** A private project of its own group with one user per level (tokens in `as`). */
-  async function setup() {
-    const { seed } = ctx;
-    const g = await seed.group({ path: `grp${++n}`, name: `Grp${n}` });
-    const { project } = await seed.repoProject({ namespace: g, path: 'app', name: 'App' });
-    const as: Record<string, Record<string, string>> = {};
-    const users: Record<string, any> = {};
-    for (const [name, level] of [
-      ['guest', 10],
-      ['reporter', 20],
-      ['developer', 30],
-      ['maintainer', 40],
-      ['owner', 50],
-    ] as const) {
-      const u = await seed.user({ username: `${name}${n}` });
-      await seed.member({ group: g }, u, level);
-      users[name] = u;
-      as[name] = (await seed.token(u)).headers;
-    }
-    return { g, project, as, users, url: `/api/v4/projects/${project.id}`, web: `${EXTERNAL_URL}/grp${n}/app` };
+  function setup() {
+    n++;
+    return ciProject(ctx, {
+      group: { path: `grp${n}`, name: `Grp${n}` },
+      members: { guest: 10, reporter: 20, developer: 30, maintainer: 40, owner: 50 },
+      username: (role) => `${role}${n}`,
+    });
   }
 
   async function commit(

@@ -2,55 +2,26 @@
 // first characters for other Maintainers), and POST /projects/:id/trigger/pipeline with a trigger token
 // (source trigger, the variables as pipeline variables and TRIGGER_PAYLOAD) or a running job's token
 // (source pipeline, within the target's job token scope); bad input answered as GitLab does, nothing written.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, EXTERNAL_URL, type TestApp } from '../../helpers/build-app.ts';
-import { seedPipeline } from '../../helpers/ci.ts';
+import { EXTERNAL_URL } from '../../helpers/build-app.ts';
+import { ciProject, ONE_JOB_CI, seedPipeline, suiteApp } from '../../helpers/ci.ts';
 import { runJob } from '../../helpers/ci-artifacts.ts';
-
-const CI = 'build:\n  script: [echo hi]\n';
 
 describe('ci-triggers', () => {
   const json = (r: { body: string }) => JSON.parse(r.body);
-  let ctx: TestApp;
-  let hooks: (() => unknown)[] = [];
+  const ctx = suiteApp();
   let n = 0;
 
-  before(async () => {
-    ctx = await buildTestApp({ after: (fn: () => unknown) => void hooks.push(fn) });
-  });
-  after(async () => {
-    for (const fn of hooks.reverse()) await fn();
-    hooks = [];
-  });
-
   /** A private project with a committed .service-ci.yml and one user per level. */
-  async function setup() {
-    const { seed } = ctx;
-    const g = await seed.group({ path: `trg${++n}`, name: `Trg${n}` });
-    const { project } = await seed.repoProject({ namespace: g, path: 'app', name: 'App' });
-    const as: Record<string, Record<string, string>> = {};
-    const users: Record<string, any> = {};
-    for (const [name, level] of [
-      ['developer', 30],
-      ['maintainer', 40],
-      ['maintainer2', 40],
-      ['owner', 50],
-    ] as const) {
-      const u = await seed.user({ username: `t${name}${n}` });
-      await seed.member({ group: g }, u, level);
-      users[name] = u;
-      as[name] = (await seed.token(u)).headers;
-    }
-    const url = `/api/v4/projects/${project.id}`;
-    const r = await ctx.app.inject({
-      method: 'POST',
-      url: `${url}/repository/commits`,
-      headers: as.maintainer,
-      payload: { branch: 'main', commit_message: 'ci', actions: [{ action: 'create', file_path: '.service-ci.yml', content: CI }] },
+  function setup() {
+    n++;
+    return ciProject(ctx, {
+      group: { path: `trg${n}`, name: `Trg${n}` },
+      members: { developer: 30, maintainer: 40, maintainer2: 40, owner: 50 },
+      username: (role) => `t${role}${n}`,
+      ci: { file: '.service-ci.yml', content: ONE_JOB_CI, by: 'maintainer' },
     });
-    assert.equal(r.statusCode, 201, r.body);
-    return { g, project, as, users, url, web: `${EXTERNAL_URL}/trg${n}/app` };
   }
 
   /** Entities::UserBasic of a user, as the API shows it. */
@@ -81,7 +52,7 @@ describe('ci-triggers', () => {
     };
     assert.deepEqual(body, full);
     // its owner and the project's Owner read it in full; another Maintainer sees four characters
-    for (const who of ['maintainer', 'owner']) {
+    for (const who of ['maintainer', 'owner'] as const) {
       const r = await ctx.app.inject({ method: 'GET', url: `${url}/triggers`, headers: as[who] });
       assert.equal(r.statusCode, 200);
       assert.deepEqual(json(r), [full], who);

@@ -6,18 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ROOT_TOKEN } from '../../helpers/build-app.ts';
-import { cloneUrl, startTestServer } from '../../helpers/server.ts';
-import { seedRunner } from '../../helpers/ci.ts';
-import { runGit, workTree } from '../../helpers/git.ts';
-
-const CI = `test:
-  script: make test
-  rules:
-    - if: $CI_PIPELINE_SOURCE == "merge_request_event"
-    - if: $CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH
-branch-only:
-  script: echo branch
-`;
+import { startTestServer } from '../../helpers/server.ts';
+import { runGit } from '../../helpers/git.ts';
+import { MR_PIPELINE_CI as CI, pushedCi, pushOver, runPendingJobs, seedRunner } from '../../helpers/ci.ts';
 
 test('detached merge request pipelines, head_pipeline, the runner payload, merge when pipeline succeeds', async (t) => {
   const { app, c, seed, base } = await startTestServer(t, { jobRequestTimeoutMs: 0 });
@@ -25,14 +16,11 @@ test('detached merge request pipelines, head_pipeline, the runner payload, merge
   const json = (r: { body: string }) => JSON.parse(r.body);
   const g = await seed.group({ path: 'grp' });
   const { project, dir } = await seed.repoProject({ namespace: g, path: 'app' });
-  const w = workTree(t, dir);
   // pushes over HTTP, as a user's, and asynchronous (the server is this process): they make push events
-  w.git(['remote', 'set-url', 'origin', cloneUrl(base, 'grp/app', 'root', ROOT_TOKEN)]);
-  w.write('.gitlab-ci.yml', CI).commit('ci');
-  await runGit(w.dir, ['push', '-q', 'origin', 'HEAD:main']);
+  const w = await pushedCi(t, { base, dir, fullPath: 'grp/app', user: 'root', secret: ROOT_TOKEN }, CI);
   w.checkout('feature', true);
   const first = w.write('f.txt', '1\n').commit('feature work');
-  await runGit(w.dir, ['push', '-q', 'origin', 'HEAD:feature']);
+  await pushOver(w, 'feature');
   const jobs = c.merges.deps.jobs;
   await jobs.round('merge_request_refresh');
   const pipelines = () => c.db.kysely.selectFrom('ci_pipelines').selectAll().where('project_id', '=', project.id).orderBy('id').execute();
@@ -80,11 +68,9 @@ test('detached merge request pipelines, head_pipeline, the runner payload, merge
   const { token } = await seedRunner(c, { projects: [project] });
   // the older pipelines' jobs (main's and the branch's) go first: finished as they come
   const mrJob = await c.db.kysely.selectFrom('ci_builds').select('id').where('pipeline_id', '=', mrPipeline.id).executeTakeFirstOrThrow();
-  let job = json(await app.inject({ method: 'POST', url: '/api/v4/jobs/request', payload: { token } }));
-  while (job.id !== mrJob.id) {
-    await app.inject({ method: 'PUT', url: `/api/v4/jobs/${job.id}`, payload: { token: job.token, state: 'success' } });
-    job = json(await app.inject({ method: 'POST', url: '/api/v4/jobs/request', payload: { token } }));
-  }
+  const [left] = await runPendingJobs({ app, c }, token, (j) => (j.payload.id === mrJob.id ? null : 'success'));
+  const job = left!.payload;
+  assert.equal(job.id, mrJob.id);
   assert.equal(job.job_info.name, 'test');
   const vars = Object.fromEntries(job.variables.map((v: { key: string; value: string }) => [v.key, v.value]));
   assert.equal(vars.CI_PIPELINE_SOURCE, 'merge_request_event');
@@ -119,7 +105,7 @@ test('detached merge request pipelines, head_pipeline, the runner payload, merge
   await runGit(w.dir, ['pull', '-q', 'origin', 'main']);
   w.checkout('second', true);
   w.write('s.txt', '1\n').commit('second');
-  await runGit(w.dir, ['push', '-q', 'origin', 'HEAD:second']);
+  await pushOver(w, 'second');
   await jobs.round('merge_request_refresh');
   const second = json(
     await app.inject({
@@ -131,7 +117,7 @@ test('detached merge request pipelines, head_pipeline, the runner payload, merge
   );
   await jobs.round('merge_request_pipeline');
   const head2 = w.write('s.txt', '2\n').commit('second, again');
-  await runGit(w.dir, ['push', '-q', 'origin', 'HEAD:second']);
+  await pushOver(w, 'second');
   await jobs.round('merge_request_refresh');
   await jobs.round('merge_request_pipeline');
   const mine = (await pipelines()).filter((p) => p.merge_request_id === second.id);
@@ -149,13 +135,7 @@ test('detached merge request pipelines, head_pipeline, the runner payload, merge
   });
   assert.equal(json(wait).merge_when_pipeline_succeeds, true);
   // take every pending job; the latest merge request pipeline's fails
-  for (;;) {
-    const r = await app.inject({ method: 'POST', url: '/api/v4/jobs/request', payload: { token } });
-    if (r.statusCode !== 201) break;
-    const j = json(r);
-    const row = await c.db.kysely.selectFrom('ci_builds').select('pipeline_id').where('id', '=', j.id).executeTakeFirstOrThrow();
-    await app.inject({ method: 'PUT', url: `/api/v4/jobs/${j.id}`, payload: { token: j.token, state: row.pipeline_id === latest.id ? 'failed' : 'success' } });
-  }
+  await runPendingJobs({ app, c }, token, (j) => (j.pipelineId === latest.id ? 'failed' : 'success'));
   const aborted = await c.db.kysely.selectFrom('merge_requests').selectAll().where('id', '=', second.id).executeTakeFirstOrThrow();
   assert.deepEqual([aborted.state, aborted.merge_when_pipeline_succeeds], ['opened', 0]);
   const note = await c.db.kysely

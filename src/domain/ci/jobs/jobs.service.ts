@@ -348,8 +348,7 @@ export class JobsService {
       ciConfigPathVariable(this.deps, p.project),
       this.deps.ci.variables.forJob(p.project, p.namespace, { protectedRef: refProtected, environment: taken.environment }),
     ]);
-    const mergeRequest =
-      pipeline.merge_request_id === null ? null : await this.mergeRequestOf(pipeline.merge_request_id, `${p.namespace.full_path}/${p.project.path}`);
+    const mergeRequest = pipeline.merge_request_id === null ? null : await this.mergeRequestOf(pipeline.merge_request_id);
     const user = rows.user(taken.user_id);
     const queued = taken.queued_at ? Date.parse(taken.queued_at) : Date.parse(taken.created_at);
     const payload = runnerPayload({
@@ -375,21 +374,24 @@ export class JobsService {
     return { job: taken, token, payload };
   }
 
-  /** a merge request pipeline's merge request and the paths of its projects (null when it is gone) */
-  private async mergeRequestOf(id: number, projectPath: string) {
+  /**
+   * a merge request pipeline's merge request and the paths of its target and source projects (CI_MERGE_REQUEST_PROJECT_*
+   * and CI_MERGE_REQUEST_SOURCE_PROJECT_*, whichever of them the pipeline runs in); null when it is gone
+   */
+  private async mergeRequestOf(id: number) {
     const row = await this.k.selectFrom('merge_requests').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) return null;
-    let sourceProjectPath = projectPath;
-    if (row.source_project_id !== row.project_id) {
-      const src = await this.k
-        .selectFrom('projects')
-        .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
-        .select(['projects.path', 'namespaces.full_path'])
-        .where('projects.id', '=', row.source_project_id)
-        .executeTakeFirst();
-      if (src) sourceProjectPath = `${src.full_path}/${src.path}`;
-    }
-    return { row, projectPath, sourceProjectPath };
+    const paths = await this.k
+      .selectFrom('projects')
+      .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
+      .select(['projects.id', 'projects.path', 'namespaces.full_path'])
+      .where('projects.id', 'in', [row.project_id, row.source_project_id])
+      .execute();
+    const pathOf = (projectId: number) => {
+      const p = paths.find((x) => x.id === projectId);
+      return p ? `${p.full_path}/${p.path}` : '';
+    };
+    return { row, projectPath: pathOf(row.project_id), sourceProjectPath: pathOf(row.source_project_id) };
   }
 
   // ---- the runner's side of a running job -----------------------------------------------------

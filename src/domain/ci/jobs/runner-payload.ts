@@ -28,7 +28,10 @@ export interface PayloadInput {
   commit: Commit | null;
   externalUrl: string;
   projectSettings: Record<string, unknown>;
-  /** a merge request pipeline's merge request (its ref is refs/merge-requests/<iid>/head) */
+  /**
+   * a merge request pipeline's merge request and the paths of its target and source projects (its ref is
+   * refs/merge-requests/<iid>/head in the target project, the source branch in a fork)
+   */
   mergeRequest: { row: MergeRequestRow; projectPath: string; sourceProjectPath: string } | null;
   /** CI_CONFIG_PATH: the configured CI file or .gitlab-ci.yml */
   ciConfigPath: string;
@@ -229,7 +232,8 @@ export function runnerPayload(p: PayloadInput): Record<string, unknown> {
   const isTag = p.job.tag === 1;
   const depth = typeof p.projectSettings.ci_default_git_depth === 'number' ? p.projectSettings.ci_default_git_depth : 20;
   const fullPath = `${p.namespace.full_path}/${p.project.path}`;
-  // Ci::BuildRunnerPresenter#refspecs (no persistent pipeline refs here)
+  // Ci::BuildRunnerPresenter#refspecs (no persistent pipeline refs here): a merge request pipeline of a fork runs on
+  // the fork's source branch, fetched as a branch pipeline's
   const refspecs = p.job.ref.startsWith('refs/merge-requests/')
     ? [`+${p.job.ref}:${p.job.ref}`]
     : depth > 0

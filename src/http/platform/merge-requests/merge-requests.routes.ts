@@ -305,16 +305,17 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
     },
   );
 
-  // GET: the merge request's pipelines (its source branch's and its own), PipelineBasic; POST: a merge request
-  // pipeline now (MergeRequests::CreatePipelineService), Entities::Ci::Pipeline
+  // GET: the merge request's pipelines (its source branch's and its own, in the projects whose pipelines the caller
+  // reads), PipelineBasic; POST: a merge request pipeline now (MergeRequests::CreatePipelineService: in the target
+  // project, or in the fork of a merge request from one), Entities::Ci::Pipeline
   app.get(
     `${one}/pipelines`,
     { config: read, schema: { tags: TAGS, params: MergeRequestParams, querystring: PageQuery, response: { 200: Type.Array(PipelineBasicSchema) } } },
     async (req, reply) => {
       const found = await find(req);
       await c.ci.pipelines.project(req.actor, req.params.id, 'read');
-      const web = `${c.config.externalUrl}/${found.namespace.full_path}/${found.project.path}`;
-      const all = (await c.mergeRequestPipelines.list(found.mr)).map((p) => toPipelineBasic(p, web));
+      // each pipeline's URL names the project it runs in (the target, or a fork)
+      const all = (await c.mergeRequestPipelines.list(req.actor, found)).map((p) => toPipelineBasic(p.pipeline, `${c.config.externalUrl}/${p.projectPath}`));
       const page = paginateArray(c.config.externalUrl, { path: pathOf(req), params: linkParams(req.query, req.params), ...req.query }, all);
       reply.headers(page.headers);
       return page.items;
@@ -322,8 +323,8 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
   );
   app.post(`${one}/pipelines`, { config: write, schema: { tags: TAGS, params: MergeRequestParams, response: { 201: PipelineSchema } } }, async (req, reply) => {
     const found = await find(req);
-    const row = await c.mergeRequestPipelines.create(req.actor, found);
-    const web = `${c.config.externalUrl}/${found.namespace.full_path}/${found.project.path}`;
+    const { pipeline: row, project, namespace } = await c.mergeRequestPipelines.create(req.actor, found);
+    const web = `${c.config.externalUrl}/${namespace.full_path}/${project.path}`;
     const user = row.user_id ? (await c.users.basicByIds([row.user_id])).get(row.user_id) : undefined;
     return reply.code(201).send(toPipeline(row, web, user, userViewContext(c.config.externalUrl, await c.settings.get())));
   });
