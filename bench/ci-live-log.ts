@@ -51,7 +51,8 @@ for (const job of jobs) {
 }
 const seedMs = performance.now() - seedStart;
 
-const { app, address } = await serve(c);
+const { app, address, machineFloor } = await serve(c);
+const machine = await machineFloor();
 const session = await c.sessions.create(root, 60, null);
 const headers = { cookie: `_service_session=${session.id}`, 'accept-encoding': 'identity' };
 const report = new Report();
@@ -98,7 +99,7 @@ quiet.sort((a, b) => a - b);
 const ok = mbps >= BAR.mbps;
 
 line('');
-line(`### The live job log (${LOG_MB} MB log, ${(seedMs / 1000).toFixed(1)} s to append it in 64 KB pieces)`);
+line(`### The live job log (${LOG_MB} MB log, ${(seedMs / 1000).toFixed(1)} s to append it in 64 KB pieces; ${machine})`);
 line('');
 line(`| scenario | MB/s | polls | ms | HTML MB | first poll ms (cache miss) | quiet poll p50 ms | bar (≥ ${BAR.mbps} MB/s) |`);
 line('|---|---|---|---|---|---|---|---|');

@@ -31,7 +31,8 @@ const line = (x: string) => report.line(x);
 let failed = false;
 
 // --- a project two groups deep, its commit, 200 variables ---
-const { app, address } = await serve(c);
+const { app, address, machineFloor } = await serve(c);
+const machine = await machineFloor();
 const api = async (method: string, url: string, body?: unknown) => {
   const r = await fetch(`${address}/api/v4${url}`, { method, headers: { ...root, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const json = await r.json();
@@ -75,7 +76,7 @@ const count = await k
   .select((eb) => eb.fn.countAll<number>().as('n'))
   .executeTakeFirstOrThrow();
 
-line(`Hearth CI variables bench — ${count.n} variables (instance 25, two groups 60 + 55, project 60), ${c.db.dialect}, node ${process.version}`);
+line(`Hearth CI variables bench — ${count.n} variables (instance 25, two groups 60 + 55, project 60), ${c.db.dialect}, node ${process.version}; ${machine}`);
 line('');
 
 // --- resolution: every value decrypted again (cold), and with the values opened before (warm) ---

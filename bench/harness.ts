@@ -222,7 +222,19 @@ export async function serve(c: Container, opts: { workers?: number } = {}) {
     return { row: `| ${row.join(' | ')} |`, ok, missMs: miss.p50, afterWriteMs, mixedRatio };
   }
 
-  return { app, address, measure, againstFloor, missRound, mixedRounds, listScenario };
+  /**
+   * The machine's speed as this bench sees it: the floor alone (a 4 kB static answer, one round). The CI benches'
+   * bars are absolute times; this line tells a slow machine from a slow change (about 33,000 req/s on 2026-11-26's
+   * machine, 3,900 on a slower one of the same kind).
+   */
+  async function machineFloor(): Promise<string> {
+    floors.set(-1, Buffer.from(JSON.stringify({ pad: 'x'.repeat(4000) })));
+    await measure('/bench/static/-1', {}, 1);
+    const r = await measure('/bench/static/-1', {});
+    return `machine: Fastify floor ${r.rps.toFixed(0)} req/s (4 kB static, ${CONNECTIONS} connections)`;
+  }
+
+  return { app, address, measure, againstFloor, missRound, mixedRounds, listScenario, machineFloor };
 }
 
 /** The header of the list benches' table (rows from listScenario). */
