@@ -192,8 +192,10 @@ test('a flow of deliveries costs their own statements: the worker neither claims
   await c.worker.stop();
   const perDelivery = ((await statements()) - before) / (EVENTS * sinks.length);
   // a delivery: its hook, its attempt and its state (3-4 statements and a commit), and a share of the
-  // fan-out and claims; a claim and a dozen job rounds for each finished one made it about 20
-  assert.ok(perDelivery < 7, `${perDelivery.toFixed(1)} statements per delivery`);
+  // fan-out and claims (about 6 on a quiet machine; on a loaded one fewer deliveries finish together, so
+  // the claims' share grows: 7.2 was seen in CI); a claim and a dozen job rounds for each finished one
+  // made it about 20, which this bound still fails
+  assert.ok(perDelivery < 10, `${perDelivery.toFixed(1)} statements per delivery`);
   for (const sink of sinks)
     assert.deepEqual(
       sink.received.map((r) => r.json.project_id).sort((a, b) => a - b),
