@@ -1,8 +1,9 @@
 // npm run bench:ci-variables: CI/CD variables on the way to the runner.
 // - Variable resolution of a job with 200 variables across 3 levels (instance, two groups, the project; a
-//   protected ref, scoped ones among them): VariablesService.forJob, in-process, 500 calls. The query runs every
-//   time; the values are opened (AES-GCM) again on every call in the cold row, and come from the opened-values
-//   map in the warm one (bar: < 2 ms — the cold row's median, the warm row's p99).
+//   protected ref, scoped ones among them): VariablesService.forJob, in-process, 500 calls. The cold row is the
+//   first read after a write, every call: the query runs and every value is opened (AES-GCM) again. The warm row
+//   is a read with no write since: the sealed rows cached by the `ci_variables` version and the opened values
+//   (bar: < 2 ms — the cold row's median, the warm row's p99).
 // - POST /jobs/request with 50 queued jobs and 20 runners asking at once over HTTP: each claim answers the whole
 //   job payload with those 200 variables; each runner starts at a random moment, its jobs "run" 100–300 ms
 //   (BENCH_JOB_MS 200 × 0.5–1.5), then the runner reports the job (PUT /jobs/:id) and asks again at once; a finished job is replaced by a new one, so 50 stay queued (bar: p99
@@ -85,14 +86,14 @@ const pct = (xs: number[], q: number) => {
   return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]!;
 };
 line(
-  `| variable resolution (${CALLS} calls each; the query runs every time) | variables out | p50 ms | p99 ms | max ms | bar (< ${BAR.resolveP99} ms: p50 when every value is decrypted, p99 otherwise) |`,
+  `| variable resolution (${CALLS} calls each) | variables out | p50 ms | p99 ms | max ms | bar (< ${BAR.resolveP99} ms: p50 when every value is decrypted, p99 otherwise) |`,
 );
 line('|---|---|---|---|---|---|');
 for (const cold of [true, false]) {
   const times: number[] = [];
   let got = 0;
   for (let i = 0; i < CALLS + 50; i++) {
-    if (cold) c.ci.variables.forgetOpened();
+    if (cold) c.ci.variables.forgetCached();
     const t0 = performance.now();
     const vars = await c.ci.variables.forJob(project, namespace, { protectedRef: true, environment: 'production' });
     if (i >= 50) times.push(performance.now() - t0); // the first 50 warm the statement cache and the JIT
@@ -102,7 +103,7 @@ for (const cold of [true, false]) {
   const ok = pct(times, cold ? 0.5 : 0.99) < BAR.resolveP99;
   failed ||= !ok;
   line(
-    `| VariablesService.forJob, ${cold ? 'every value decrypted (no value opened before)' : 'values opened before'} | ${got} | ${pct(times, 0.5).toFixed(2)} | ${pct(times, 0.99).toFixed(2)} | ${Math.max(...times).toFixed(2)} | ${ok ? 'ok' : 'MISSED'} |`,
+    `| VariablesService.forJob, ${cold ? 'first read after a write: the query, every value decrypted' : 'no write since: rows and values cached'} | ${got} | ${pct(times, 0.5).toFixed(2)} | ${pct(times, 0.99).toFixed(2)} | ${Math.max(...times).toFixed(2)} | ${ok ? 'ok' : 'MISSED'} |`,
   );
 }
 

@@ -311,6 +311,16 @@ describe('ci-variables', () => {
     assert.equal(last(await of(false, 'production'), 'LEVEL'), 'project-prod');
     const onProtected = await of(true, null);
     assert.deepEqual(onProtected.at(-1), { key: 'SECRET', value: 'protected-only', public: false, masked: false, raw: false, file: true });
+    // the rows are cached by the variables' version: the first read after a write (here or on another
+    // connection) sees it
+    await ctx.app.inject({ method: 'PUT', url: `/api/v4/groups/${s.sub.id}/variables/LEVEL`, headers: root, payload: { value: 'sub-2' } });
+    await ctx.app.inject({ method: 'DELETE', url: '/api/v4/admin/ci/variables/ONLY_INSTANCE', headers: root });
+    assert.deepEqual(
+      (await of(false, null)).map((v) => `${v.key}=${v.value}`),
+      ['LEVEL=instance', 'LEVEL=top', 'LEVEL=sub-2'],
+    );
+    await ctx.c.db.kysely.transaction().execute((trx) => trx.updateTable('ci_variables').set({ protected: 0 }).where('key', '=', 'SECRET').execute());
+    assert.deepEqual((await of(false, null)).at(-1), { key: 'SECRET', value: 'protected-only', public: false, masked: false, raw: false, file: true });
   });
 
   test('key rotation: a new key first re-seals every value; the old key can go then', async () => {

@@ -171,7 +171,7 @@ export class JobsService {
     const instanceDefaults = protectionDefaults(await this.deps.settings.get());
     // a project's settings and ref rules, as of `versions` (read anew without them: a claim of a test or the CLI)
     const settingsStamp = versions ? stamp(versions, CLAIM_TABLES) : null;
-    const settingsOf_ = async (projectId: number) => {
+    const claimSettingsOf = async (projectId: number) => {
       const key = String(projectId);
       if (settingsStamp !== null) {
         const hit = this.claimSettings.get(key, settingsStamp);
@@ -214,7 +214,7 @@ export class JobsService {
         if (tags.length ? !tags.every((t) => runnerTags.has(t)) : runner.run_untagged !== 1) continue;
         let p = settingsCache.get(job.project_id);
         if (p === undefined) {
-          p = await settingsOf_(job.project_id);
+          p = await claimSettingsOf(job.project_id);
           settingsCache.set(job.project_id, p);
         }
         if (!p || p.project.archived === 1) continue;
@@ -225,7 +225,7 @@ export class JobsService {
         const protectedRef = job.tag === 1 ? p.rules.tag(job.ref) !== null : p.rules.isProtectedBranch(job.ref);
         if (runner.access_level === 'ref_protected' && !protectedRef) continue;
         if (!this.attempt(job)) continue;
-        const claimed = await this.take(runner, job, p, input, protectedRef).catch((e) => {
+        const claimed = await this.take(runner, job, p, input, protectedRef, versions).catch((e) => {
           this.attempted.delete(`${job.id}.${job.lock_version}`); // not tried after all
           throw e;
         });
@@ -298,6 +298,7 @@ export class JobsService {
     p: { project: ProjectRow; namespace: NamespaceRow },
     input: JobRequestInput,
     refProtected: boolean,
+    versions: Versions | undefined,
   ): Promise<ClaimedJob | null> {
     const token = `${JOB_TOKEN_PREFIX}${randomToken(20)}`;
     const now = dbNow();
@@ -346,7 +347,7 @@ export class JobsService {
         return [];
       }),
       ciConfigPathVariable(this.deps, p.project),
-      this.deps.ci.variables.forJob(p.project, p.namespace, { protectedRef: refProtected, environment: taken.environment }),
+      this.deps.ci.variables.forJob(p.project, p.namespace, { protectedRef: refProtected, environment: taken.environment }, versions),
     ]);
     const mergeRequest = pipeline.merge_request_id === null ? null : await this.mergeRequestOf(pipeline.merge_request_id);
     const user = rows.user(taken.user_id);

@@ -9,9 +9,11 @@
 import type { Kysely } from 'kysely';
 import type { CiVariableRow, Database, NamespaceRow, ProjectRow } from '../../../db/schema.ts';
 import { isUniqueViolation } from '../../../db/sql.ts';
+import { readVersions, stamp, type Versions } from '../../../db/versions.ts';
 import { Errors, type FieldErrors } from '../../../lib/errors.ts';
 import type { Keyring } from '../../../lib/secrets.ts';
 import { nowIso } from '../../../lib/time.ts';
+import { VersionedCache } from '../../../lib/versioned-cache.ts';
 import type { Actor } from '../../access/actor.ts';
 import { traversalIds } from '../../access/policy.ts';
 import type { CiDeps } from '../deps.ts';
@@ -67,8 +69,17 @@ export const VARIABLE_LIMITS = { instance: 25, group: 30_000, project: 8_000 } a
 
 const OWNER_NAMES = { instance: 'instance', group: 'group', project: 'project' } as const;
 
+/** the columns a job's resolution reads (values still sealed) */
+const JOB_COLUMNS = ['id', 'project_id', 'group_id', 'key', 'value', 'variable_type', 'protected', 'masked', 'raw', 'environment_scope'] as const;
+type JobVariableRow = Pick<CiVariableRow, (typeof JOB_COLUMNS)[number]>;
+
 export class VariablesService {
   private readonly k: Kysely<Database>;
+  /**
+   * The sealed rows a project's jobs read, by project and group path, as of the `ci_variables` version: a claim
+   * reads them again only after a write to the variables (reading the versions costs no query while nothing wrote).
+   */
+  private readonly jobRows = new VersionedCache<JobVariableRow[]>(1000, 60_000);
 
   constructor(
     private readonly deps: CiDeps,
@@ -266,8 +277,9 @@ export class VariablesService {
     }
   }
 
-  /** forget the values opened so far (the bench's cold path: every value decrypted again) */
-  forgetOpened(): void {
+  /** forget the rows read and the values opened so far (the bench's cold path: the query, every value decrypted) */
+  forgetCached(): void {
+    this.jobRows.clear();
     this.keyring.forgetOpened();
   }
 
@@ -277,21 +289,33 @@ export class VariablesService {
    * The instance's, groups' and project's variables a job of `project` gets, in the order the runner applies
    * them (later wins): protected ones only on a protected ref, scoped ones only where `environment` matches.
    */
-  async forJob(project: ProjectRow, namespace: NamespaceRow, opts: { protectedRef: boolean; environment: string | null }): Promise<SecretVariable[]> {
+  async forJob(
+    project: ProjectRow,
+    namespace: NamespaceRow,
+    opts: { protectedRef: boolean; environment: string | null },
+    versions?: Versions,
+  ): Promise<SecretVariable[]> {
     const groupIds = namespace.type === 'Group' ? traversalIds(namespace) : [];
-    const rows = await this.k
-      .selectFrom('ci_variables')
-      .select(['id', 'project_id', 'group_id', 'key', 'value', 'variable_type', 'protected', 'masked', 'raw', 'environment_scope'])
-      .where((eb) =>
-        eb.or([
-          eb('project_id', '=', project.id),
-          ...(groupIds.length ? [eb('group_id', 'in', groupIds)] : []),
-          eb.and([eb('project_id', 'is', null), eb('group_id', 'is', null)]),
-        ]),
-      )
-      .execute();
+    const key = `${project.id}:${groupIds.join(',')}`;
+    // the stamp is taken before the query: rows read after a version are never older than it
+    const at = stamp(versions ?? (await readVersions(this.deps.db)), ['ci_variables']);
+    let rows = this.jobRows.get(key, at);
+    if (!rows) {
+      rows = await this.k
+        .selectFrom('ci_variables')
+        .select(JOB_COLUMNS)
+        .where((eb) =>
+          eb.or([
+            eb('project_id', '=', project.id),
+            ...(groupIds.length ? [eb('group_id', 'in', groupIds)] : []),
+            eb.and([eb('project_id', 'is', null), eb('group_id', 'is', null)]),
+          ]),
+        )
+        .execute();
+      this.jobRows.set(key, at, rows);
+    }
     const depth = new Map(groupIds.map((id, i) => [id, i + 1]));
-    type Row = (typeof rows)[number];
+    type Row = JobVariableRow;
     const level = (r: Row) => (r.project_id !== null ? groupIds.length + 1 : r.group_id !== null ? (depth.get(r.group_id) ?? 0) : 0);
     const applies = rows.filter((r) => (opts.protectedRef || r.protected !== 1) && scopeMatches(r.environment_scope, opts.environment));
     applies.sort((a, b) => level(a) - level(b) || specificity(a.environment_scope) - specificity(b.environment_scope) || a.id - b.id);
