@@ -42,6 +42,7 @@ import * as m040 from './migrations/040-ci-variables.ts';
 import * as m041 from './migrations/041-deploy-and-access-tokens.ts';
 import * as m042 from './migrations/042-triggers-schedules-job-token-scope.ts';
 import * as m043 from './migrations/043-merge-request-pipelines.ts';
+import * as m044 from './migrations/044-web-hook-versions.ts';
 
 interface Migration {
   name: string;
@@ -90,6 +91,7 @@ export const MIGRATIONS: Migration[] = [
   { name: '041-deploy-and-access-tokens', up: m041.up },
   { name: '042-triggers-schedules-job-token-scope', up: m042.up },
   { name: '043-merge-request-pipelines', up: m043.up },
+  { name: '044-web-hook-versions', up: m044.up },
 ];
 
 export async function migrate(db: Db): Promise<string[]> {

@@ -353,3 +353,45 @@ test('pipeline and job hooks: a new pipeline sends Pipeline Hook and Job Hook as
   assert.deepEqual([job.build_name, job.pipeline_id, job.project_id], ['build', created.json().id, project.id]);
   assert.deepEqual(quiet.received, []);
 });
+
+test('job and pipeline events are recorded only while a hook of the project or a group above it hears them', async (t) => {
+  const { app, c, seed, root } = await buildTestApp(t);
+  await c.settings.update({ allow_local_requests_from_web_hooks_and_services: true });
+  const sink = await startSink(t);
+  const { project, dir } = await seed.repoProject();
+  const w = workTree(t, dir);
+  w.write('.service-ci.yml', 'build:\n  script: echo hi\n').commit('CI');
+  w.push('main');
+  await c.worker.drain();
+  const recorded = async () => {
+    const rows = await c.db.kysely.selectFrom('jobs').select('payload').where('kind', '=', 'system_event').execute();
+    await c.db.kysely.deleteFrom('jobs').where('kind', '=', 'system_event').execute();
+    const kinds = rows.map((r) => (JSON.parse(r.payload) as { object_kind?: string }).object_kind);
+    return [...new Set(kinds.filter((k) => k === 'build' || k === 'pipeline'))].sort();
+  };
+  const run = async () => {
+    const created = await app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/pipeline?ref=main`, headers: root });
+    assert.equal(created.statusCode, 201, created.body);
+    return recorded();
+  };
+  await recorded();
+  assert.deepEqual(await run(), []); // no hook: GitLab's has_active_hooks?(:job_hooks) is false
+  const groupHook = await app.inject({
+    method: 'POST',
+    url: `/api/v4/groups/${project.namespace_id}/hooks`,
+    headers: root,
+    payload: { url: sink.url, push_events: false, job_events: true },
+  });
+  assert.equal(groupHook.statusCode, 201, groupHook.body);
+  assert.deepEqual(await run(), ['build']); // the group's hook hears jobs, nobody pipelines
+  const projectHook = await app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${project.id}/hooks`,
+    headers: root,
+    payload: { url: sink.url, push_events: false },
+  });
+  await app.inject({ method: 'PUT', url: `/api/v4/projects/${project.id}/hooks/${projectHook.json().id}`, headers: root, payload: { pipeline_events: true } });
+  assert.deepEqual(await run(), ['build', 'pipeline']);
+  await app.inject({ method: 'DELETE', url: `/api/v4/groups/${project.namespace_id}/hooks/${groupHook.json().id}`, headers: root });
+  assert.deepEqual(await run(), ['pipeline']);
+});

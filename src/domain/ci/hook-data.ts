@@ -1,9 +1,11 @@
 // Payloads of the CI events only project and group hooks hear: pipelines (Gitlab::DataBuilder::Pipeline)
-// and jobs (Gitlab::DataBuilder::Build), recorded as system events when they change status.
+// and jobs (Gitlab::DataBuilder::Build), recorded as system events when they change status and a hook hears them.
 import type { Kysely } from 'kysely';
 import type { CiBuildRow, CiPipelineRow, CiRunnerRow, Database, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
+import type { Db } from '../../db/connect.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
 import { projectHookAttrs, userHookAttrs } from '../core/hook-attrs.ts';
+import { type CiHookEvent, hasCiHooks } from '../core/hook-listeners.ts';
 import { recordSystemEvent } from '../core/system-events.ts';
 
 export interface HookDataDeps {
@@ -283,16 +285,29 @@ export async function buildHookData(
   };
 }
 
+/** what recording needs beyond the payload's parts: the database, to ask whether any hook listens */
+export interface HookRecordDeps extends HookDataDeps {
+  db: Db;
+}
+
+/** whether a webhook of the project or a group above it hears `event` (nothing is built or recorded otherwise) */
+async function heard(rows: HookRows, deps: HookRecordDeps, projectId: number, event: CiHookEvent): Promise<boolean> {
+  const target = await rows.project(projectId);
+  return target !== null && (await hasCiHooks(deps.db, rows.k, projectId, target.namespace, event));
+}
+
 /** A job changed status: its job hook event, through `rows` (its connection: a transaction of the caller, or none). */
-export async function recordBuildEvent(rows: HookRows, deps: HookDataDeps, build: CiBuildRow | number): Promise<void> {
+export async function recordBuildEvent(rows: HookRows, deps: HookRecordDeps, build: CiBuildRow | number): Promise<void> {
   const row = typeof build === 'number' ? await rows.k.selectFrom('ci_builds').selectAll().where('id', '=', build).executeTakeFirst() : build;
   if (!row || row.type === 'generic') return; // commit statuses are no jobs to hooks
+  if (!(await heard(rows, deps, row.project_id, 'job_events'))) return;
   const data = await buildHookData(rows, deps, row);
   if (data) await recordSystemEvent(rows.k, data);
 }
 
 /** A pipeline changed status: its pipeline hook event, in the caller's transaction. */
-export async function recordPipelineEvent(rows: HookRows, deps: HookDataDeps, pipeline: CiPipelineRow, jobs?: CiBuildRow[]): Promise<void> {
+export async function recordPipelineEvent(rows: HookRows, deps: HookRecordDeps, pipeline: CiPipelineRow, jobs?: CiBuildRow[]): Promise<void> {
+  if (!(await heard(rows, deps, pipeline.project_id, 'pipeline_events'))) return;
   const data = await pipelineHookData(rows, deps, pipeline, jobs);
   if (data) await recordSystemEvent(rows.k, data);
 }
