@@ -3,6 +3,7 @@
 import type { Kysely } from 'kysely';
 import type { CiBuildRow, CiPipelineRow, CiRunnerRow, Database, NamespaceRow, ProjectRow, UserRow } from '../../db/schema.ts';
 import type { Db } from '../../db/connect.ts';
+import { readVersions, type Versions } from '../../db/versions.ts';
 import type { RepositoryStore } from '../../git/storage.ts';
 import { projectHookAttrs, userHookAttrs } from '../core/hook-attrs.ts';
 import { type CiHookEvent, hasCiHooks } from '../core/hook-listeners.ts';
@@ -24,10 +25,24 @@ export class HookRows {
   private readonly runners = new Map<number, CiRunnerRow | undefined>();
   private readonly pipelines = new Map<number, CiPipelineRow | undefined>();
 
+  /**
+   * the table versions this operation read (before its writes): whether a hook listens is asked as of them, so an
+   * operation reads them once (on PostgreSQL a read after a local write is a query)
+   */
+  versions: Versions | undefined;
+
   constructor(
     readonly k: Kysely<Database>,
-    held: { project?: ProjectRow; namespace?: NamespaceRow; users?: (UserRow | undefined | null)[]; runner?: CiRunnerRow; pipeline?: CiPipelineRow } = {},
+    held: {
+      project?: ProjectRow;
+      namespace?: NamespaceRow;
+      users?: (UserRow | undefined | null)[];
+      runner?: CiRunnerRow;
+      pipeline?: CiPipelineRow;
+      versions?: Versions;
+    } = {},
   ) {
+    this.versions = held.versions;
     if (held.project && held.namespace) this.projects.set(held.project.id, { project: held.project, namespace: held.namespace });
     for (const u of held.users ?? []) if (u) this.users.set(u.id, u);
     if (held.runner) this.runners.set(held.runner.id, held.runner);
@@ -36,7 +51,7 @@ export class HookRows {
 
   /** the rows held so far, read on through another connection (a transaction of the caller), with `pipeline` as it is there */
   in(trx: Kysely<Database>, pipeline?: CiPipelineRow): HookRows {
-    const r = new HookRows(trx, { pipeline });
+    const r = new HookRows(trx, { pipeline, versions: this.versions });
     for (const [k, v] of this.projects) r.projects.set(k, v);
     for (const [k, v] of this.users) r.users.set(k, v);
     for (const [k, v] of this.runners) r.runners.set(k, v);
@@ -293,7 +308,9 @@ export interface HookRecordDeps extends HookDataDeps {
 /** whether a webhook of the project or a group above it hears `event` (nothing is built or recorded otherwise) */
 async function heard(rows: HookRows, deps: HookRecordDeps, projectId: number, event: CiHookEvent): Promise<boolean> {
   const target = await rows.project(projectId);
-  return target !== null && (await hasCiHooks(deps.db, rows.k, projectId, target.namespace, event));
+  if (!target) return false;
+  rows.versions ??= await readVersions(deps.db);
+  return hasCiHooks(deps.db, rows.k, projectId, target.namespace, event, rows.versions);
 }
 
 /** A job changed status: its job hook event, through `rows` (its connection: a transaction of the caller, or none). */

@@ -325,7 +325,7 @@ export class JobsService {
       .executeTakeFirst();
     if (!taken) return null;
     // the job hook (running) and the pipeline's move on read only the rows nobody here holds yet
-    const rows = new HookRows(this.k, { project: p.project, namespace: p.namespace, runner });
+    const rows = new HookRows(this.k, { project: p.project, namespace: p.namespace, runner, versions });
     await recordBuildEvent(rows, this.deps, taken);
     const processed = await this.process(job.pipeline_id, rows);
     const repo = this.deps.repos.repository(p.project);
@@ -348,6 +348,7 @@ export class JobsService {
       }),
       ciConfigPathVariable(this.deps, p.project),
       this.deps.ci.variables.forJob(p.project, p.namespace, { protectedRef: refProtected, environment: taken.environment }, versions),
+      rows.load([taken.user_id]), // held already when a hook heard the job
     ]);
     const mergeRequest = pipeline.merge_request_id === null ? null : await this.mergeRequestOf(pipeline.merge_request_id);
     const user = rows.user(taken.user_id);
@@ -463,6 +464,9 @@ export class JobsService {
   /** The job leaves running (or pending) for a final status; the pipeline moves on. */
   private async finish(job: CiBuildRow, status: 'success' | 'failed' | 'canceled', reason: string | null): Promise<boolean> {
     const now = dbNow();
+    // read before the write (on PostgreSQL a read after this process's write is a query): the hooks are asked as of
+    // them, and the project and its namespace come from the claims' cache when no write moved them
+    const versions = await readVersions(this.deps.db);
     const done = await this.k
       .updateTable('ci_builds')
       .set({ status, failure_reason: reason, finished_at: now, updated_at: now, lock_version: sql<number>`lock_version + 1` })
@@ -472,7 +476,8 @@ export class JobsService {
       .returningAll()
       .executeTakeFirst();
     if (!done) return false;
-    const rows = new HookRows(this.k);
+    const held = this.claimSettings.get(String(job.project_id), stamp(versions, CLAIM_TABLES)) ?? undefined;
+    const rows = new HookRows(this.k, { project: held?.project, namespace: held?.namespace, versions });
     await recordBuildEvent(rows, this.deps, done); // the job hook
     await this.process(job.pipeline_id, rows);
     return true;
