@@ -83,6 +83,15 @@ export class MergeRequestPipelines {
     throw Errors.refused({ base: r.errors });
   }
 
+  /**
+   * POST …/pipelines with `async`: the same pipeline, created by a job (MergeRequests::CreatePipelineWorker). The
+   * caller must be one who may run it now (403 otherwise, where GitLab answers 202 and the job makes nothing).
+   */
+  async createLater(actor: Actor, found: FoundMergeRequest): Promise<void> {
+    if (actor.user === null || !(await this.placement(actor, found.mr, found))) throw Errors.forbidden();
+    await MergeRequestPipelineJob.queue(this.k, { mergeRequestId: found.mr.id, userId: actor.user.id });
+  }
+
   /** the worker's side: the merge request's head now, if it is still open and the user may run its pipeline */
   private async createFor(mergeRequestId: number, userId: number): Promise<void> {
     const mr = await this.k.selectFrom('merge_requests').selectAll().where('id', '=', mergeRequestId).executeTakeFirst();

@@ -153,7 +153,7 @@ test('detached merge request pipelines, head_pipeline, the runner payload, merge
 
   // POST …/pipelines: a new merge request pipeline now
   const made = await app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/merge_requests/${second.iid}/pipelines`, headers: root });
-  assert.equal(made.statusCode, 201, made.body);
+  assert.equal(made.statusCode, 200, made.body);
   assert.deepEqual([json(made).source, json(made).ref, json(made).sha], ['merge_request_event', `refs/merge-requests/${second.iid}/head`, head2]);
   // someone who may not run pipelines: 403; a merge request of no project of theirs: 404
   const guest = await seed.user({ username: 'guest' });
@@ -161,4 +161,24 @@ test('detached merge request pipelines, head_pipeline, the runner payload, merge
   const asGuest = (await seed.token(guest)).headers;
   const denied = await app.inject({ method: 'POST', url: `/api/v4/projects/${project.id}/merge_requests/${second.iid}/pipelines`, headers: asGuest });
   assert.equal(denied.statusCode, 403);
+  // `async`: 202 and no body; a job creates the pipeline (the guest's is refused at once)
+  const later = await app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${project.id}/merge_requests/${second.iid}/pipelines`,
+    headers: root,
+    payload: { async: true },
+  });
+  assert.deepEqual([later.statusCode, later.body], [202, '']);
+  const deniedLater = await app.inject({
+    method: 'POST',
+    url: `/api/v4/projects/${project.id}/merge_requests/${second.iid}/pipelines?async=true`,
+    headers: asGuest,
+  });
+  assert.equal(deniedLater.statusCode, 403);
+  await c.worker.drain();
+  const newest = await c.db.kysely.selectFrom('ci_pipelines').selectAll().where('project_id', '=', project.id).orderBy('id', 'desc').executeTakeFirstOrThrow();
+  assert.deepEqual(
+    [newest.id > json(made).id, newest.source, newest.ref, newest.sha, newest.user_id],
+    [true, 'merge_request_event', `refs/merge-requests/${second.iid}/head`, head2, 1],
+  );
 });

@@ -321,13 +321,30 @@ export function mergeRequestsRoutes(fastify: FastifyInstance, c: Container): voi
       return page.items;
     },
   );
-  app.post(`${one}/pipelines`, { config: write, schema: { tags: TAGS, params: MergeRequestParams, response: { 201: PipelineSchema } } }, async (req, reply) => {
-    const found = await find(req);
-    const { pipeline: row, project, namespace } = await c.mergeRequestPipelines.create(req.actor, found);
-    const web = `${c.config.externalUrl}/${namespace.full_path}/${project.path}`;
-    const user = row.user_id ? (await c.users.basicByIds([row.user_id])).get(row.user_id) : undefined;
-    return reply.code(201).send(toPipeline(row, web, user, userViewContext(c.config.externalUrl, await c.settings.get())));
-  });
+  // 200 with the pipeline (GitLab's `status :ok`), or with `async`, 202 and no body: the pipeline is created by a job
+  app.post(
+    `${one}/pipelines`,
+    {
+      config: write,
+      schema: {
+        tags: TAGS,
+        params: MergeRequestParams,
+        body: Type.Object({ async: Type.Optional(Type.Boolean()) }),
+        response: { 200: PipelineSchema, 202: Type.Null() },
+      },
+    },
+    async (req, reply) => {
+      const found = await find(req);
+      if (req.body.async) {
+        await c.mergeRequestPipelines.createLater(req.actor, found);
+        return reply.code(202).send(undefined as unknown as null); // no body at all (null would be sent as `null`)
+      }
+      const { pipeline: row, project, namespace } = await c.mergeRequestPipelines.create(req.actor, found);
+      const web = `${c.config.externalUrl}/${namespace.full_path}/${project.path}`;
+      const user = row.user_id ? (await c.users.basicByIds([row.user_id])).get(row.user_id) : undefined;
+      return reply.code(200).send(toPipeline(row, web, user, userViewContext(c.config.externalUrl, await c.settings.get())));
+    },
+  );
 
   // ---- diff versions (lib/api/merge_request_diffs.rb) ----------------------------------------------
   // No diff history is kept: a merge request has one version, its current diff, named by its own id.
