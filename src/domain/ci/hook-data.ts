@@ -24,6 +24,8 @@ export class HookRows {
   private readonly users = new Map<number, UserRow | undefined>();
   private readonly runners = new Map<number, CiRunnerRow | undefined>();
   private readonly pipelines = new Map<number, CiPipelineRow | undefined>();
+  /** a pipeline's current jobs (not retried), as its processing read them */
+  private readonly pipelineJobs = new Map<number, CiBuildRow[]>();
 
   /**
    * the table versions this operation read (before its writes): whether a hook listens is asked as of them, so an
@@ -65,6 +67,15 @@ export class HookRows {
     const found = project && namespace ? { project, namespace } : null;
     this.projects.set(id, found);
     return found;
+  }
+
+  /** the pipeline's current jobs as its processing in this operation read them (then a job's dependencies need no read) */
+  holdJobs(pipelineId: number, jobs: CiBuildRow[]): void {
+    this.pipelineJobs.set(pipelineId, jobs);
+  }
+
+  heldJobs(pipelineId: number): CiBuildRow[] | undefined {
+    return this.pipelineJobs.get(pipelineId);
   }
 
   /** a pipeline as this operation last saw it */

@@ -344,17 +344,20 @@ export class ArtifactsService {
    * else the `needs` with `artifacts: true`, else every job of the earlier stages (latest try of each
    * name, same pipeline). `token` is `job`'s own token (plain; only its digest is stored).
    */
-  async forDependencies(job: CiBuildRow, token: string): Promise<DependencyEntity[]> {
+  async forDependencies(job: CiBuildRow, token: string, pipelineJobs?: CiBuildRow[]): Promise<DependencyEntity[]> {
     const opts = jobOptions(job.options);
-    const all = await this.k
-      .selectFrom('ci_builds')
-      .selectAll()
-      .where('pipeline_id', '=', job.pipeline_id)
-      .where('type', '=', 'build')
-      .where('retried', '=', 0)
-      .where('id', '!=', job.id)
-      .orderBy('id')
-      .execute();
+    // the pipeline's current jobs (not retried) when the caller holds them, else read
+    const all = pipelineJobs
+      ? pipelineJobs.filter((j) => j.type === 'build' && j.retried === 0 && j.id !== job.id).sort((a, b) => a.id - b.id)
+      : await this.k
+          .selectFrom('ci_builds')
+          .selectAll()
+          .where('pipeline_id', '=', job.pipeline_id)
+          .where('type', '=', 'build')
+          .where('retried', '=', 0)
+          .where('id', '!=', job.id)
+          .orderBy('id')
+          .execute();
     let deps: CiBuildRow[];
     if (opts.dependencies) {
       const names = new Set(opts.dependencies);

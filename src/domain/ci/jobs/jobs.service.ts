@@ -342,7 +342,7 @@ export class JobsService {
             .executeTakeFirst()
         : undefined,
       repo.exists() && /^[0-9a-f]{40,64}$/.test(taken.sha) ? repo.commit(taken.sha).catch(() => null) : null,
-      this.deps.ci.artifacts.forDependencies(taken, token).catch((e) => {
+      this.deps.ci.artifacts.forDependencies(taken, token, rows.heldJobs(taken.pipeline_id)).catch((e) => {
         this.deps.log.warn({ err: e, jobId: taken.id }, 'job dependencies unavailable');
         return [];
       }),

@@ -557,6 +557,7 @@ export class PipelinesService {
       .orderBy('stage_idx')
       .orderBy('id')
       .execute();
+    held?.holdJobs(pipelineId, jobs);
     const now = nowIso();
     let queued = false;
     const bridges: CiBuildRow[] = [];
