@@ -12,8 +12,6 @@
 //   (`before`, `after` … outside any test or suite: they belong to the process's root test and would run around
 //   every file of a shard) keeps a process of its own; a shared fixture goes in a `describe` with its hooks.
 //   HEARTH_TEST_SHARD_SIZE=1 gives every file its own process again (to rule sharing out when a test misbehaves).
-// - node:test's async hook: each entry module first imports no-test-resource-hook.js, which keeps node:test from
-//   tracking every promise of the process (a fifth of the suite's CPU; see that module for what changes).
 // - HEARTH_TEST_DATABASE_ONLY=1 (the PostgreSQL pass of .ci/run): only the files whose tests can reach the test
 //   database — those that name DATABASE_URL_TEST or import, through the test helpers, a module that does (build-app.ts).
 //   The others (formats, the command line and the compiled build, which start their servers on SQLite whatever the
@@ -71,8 +69,6 @@ function find(dir) {
   });
 }
 
-/** node:test's async hook, turned off first in each process (see that module) */
-const NO_RESOURCE_HOOK = 'test/helpers/no-test-resource-hook.js';
 const SHARD_SIZE = Math.max(1, Number(process.env.HEARTH_TEST_SHARD_SIZE ?? 12) || 12);
 const TOP_LEVEL_HOOK = /^(before|after|beforeEach|afterEach)\(/m;
 
@@ -149,8 +145,7 @@ function entries(groups) {
   return groups.map((files, i) => {
     const name = files.length === 1 ? path.basename(files[0], '.test.ts') : `shard-of-${files.length}`;
     const file = path.join(dir, `${String(i + 1).padStart(3, '0')}-${name}.test.mjs`);
-    // imported, not `import`ed: a static import would load node:test (a built-in) before the first module runs
-    const imports = [NO_RESOURCE_HOOK, ...files].map((f) => `await import(${JSON.stringify(pathToFileURL(path.resolve(f)).href)});\n`);
+    const imports = files.map((f) => `import ${JSON.stringify(pathToFileURL(path.resolve(f)).href)};\n`);
     fs.writeFileSync(file, `// ${files.join(', ')}\n${imports.join('')}`);
     return file;
   });
