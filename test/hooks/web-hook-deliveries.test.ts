@@ -329,15 +329,21 @@ test('pipeline and job hooks: the test endpoint sends Pipeline Hook and Job Hook
   );
 });
 
-test('pipeline and job hooks: a new pipeline sends Pipeline Hook and Job Hook as its statuses change', async (t) => {
+/** an app that may deliver to local receivers, a receiver, and a project whose pushed CI file has one job */
+async function ciHookWorld(t: import('node:test').TestContext) {
   const { app, c, seed, root } = await buildTestApp(t);
   await c.settings.update({ allow_local_requests_from_web_hooks_and_services: true });
   const sink = await startSink(t);
-  const quiet = await startSink(t);
   const { project, dir } = await seed.repoProject();
   const w = workTree(t, dir);
   w.write('.service-ci.yml', 'build:\n  script: echo hi\n').commit('CI');
   w.push('main');
+  return { app, c, root, sink, project };
+}
+
+test('pipeline and job hooks: a new pipeline sends Pipeline Hook and Job Hook as its statuses change', async (t) => {
+  const { app, c, root, sink, project } = await ciHookWorld(t);
+  const quiet = await startSink(t);
   const base = `/api/v4/projects/${project.id}/hooks`;
   await app.inject({ method: 'POST', url: base, headers: root, payload: { url: sink.url, push_events: false, pipeline_events: true, job_events: true } });
   await app.inject({ method: 'POST', url: base, headers: root, payload: { url: quiet.url, push_events: false } });
@@ -355,13 +361,7 @@ test('pipeline and job hooks: a new pipeline sends Pipeline Hook and Job Hook as
 });
 
 test('job and pipeline events are recorded only while a hook of the project or a group above it hears them', async (t) => {
-  const { app, c, seed, root } = await buildTestApp(t);
-  await c.settings.update({ allow_local_requests_from_web_hooks_and_services: true });
-  const sink = await startSink(t);
-  const { project, dir } = await seed.repoProject();
-  const w = workTree(t, dir);
-  w.write('.service-ci.yml', 'build:\n  script: echo hi\n').commit('CI');
-  w.push('main');
+  const { app, c, root, sink, project } = await ciHookWorld(t);
   await c.worker.drain();
   const recorded = async () => {
     const rows = await c.db.kysely.selectFrom('jobs').select('payload').where('kind', '=', 'system_event').execute();
