@@ -321,7 +321,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   auth.jobTokens = { resolve: (token) => ci.jobs.resolveToken(token) };
   const mergeRequestPipelines = new MergeRequestPipelines(deps, ci.pipelines, merges, notes);
   // a merge request's head pipeline that finished settles its "merge when pipeline succeeds"
-  ci.pipelines.onFinished((p) => mergeRequestPipelines.pipelineFinished(p));
+  ci.pipelines.onFinished((p, versions) => mergeRequestPipelines.pipelineFinished(p, versions));
   const importExport = {} as ImportExport;
   const ideps: ImportExportDeps = { ...deps, config, store, outbound, projects, box, ie: importExport };
   Object.assign(importExport, {

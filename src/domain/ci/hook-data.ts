@@ -104,6 +104,11 @@ export class HookRows {
       );
   }
 
+  /** a user the caller read (a cached row): the hooks do not read it again */
+  holdUser(user: UserRow): void {
+    this.users.set(user.id, user);
+  }
+
   user(id: number | null): UserRow | undefined {
     return id === null ? undefined : this.users.get(id);
   }
@@ -317,7 +322,7 @@ export interface HookRecordDeps extends HookDataDeps {
 }
 
 /** whether a webhook of the project or a group above it hears `event` (nothing is built or recorded otherwise) */
-async function heard(rows: HookRows, deps: HookRecordDeps, projectId: number, event: CiHookEvent): Promise<boolean> {
+export async function heard(rows: HookRows, deps: HookRecordDeps, projectId: number, event: CiHookEvent): Promise<boolean> {
   const target = await rows.project(projectId);
   if (!target) return false;
   rows.versions ??= await readVersions(deps.db);

@@ -14,6 +14,8 @@ import type { CiPipelineRow, Database, MergeRequestRow, NamespaceRow, ProjectRow
 import { defineJob, jobKind } from '../../jobs/registry.ts';
 import { Errors } from '../../lib/errors.ts';
 import { nowIso } from '../../lib/time.ts';
+import { VersionedCache } from '../../lib/versioned-cache.ts';
+import { readVersions, stamp, type Versions } from '../../db/versions.ts';
 import type { Actor } from '../access/actor.ts';
 import { userActor } from '../access/actor.ts';
 import type { ProjectAccess } from '../access/policy.ts';
@@ -58,6 +60,9 @@ export class MergeRequestPipelines {
       await this.createFor(mergeRequestId, userId);
     },
   });
+
+  /** waitingIn's answers, by project */
+  private readonly waiting = new VersionedCache<MergeRequestRow[]>(2000, 60_000);
 
   constructor(
     private readonly deps: FeatureDeps,
@@ -196,22 +201,40 @@ export class MergeRequestPipelines {
    * are merged after a success (as the user who set it; a check that still refuses leaves it waiting), and their
    * auto-merge is aborted after a failure or a cancel.
    */
-  async pipelineFinished(p: CiPipelineRow): Promise<void> {
+  async pipelineFinished(p: CiPipelineRow, versions?: Versions): Promise<void> {
     // a merge request pipeline is its merge request's (in the target project or a fork); another, the source branch's
     const mrId = p.source === 'merge_request_event' ? p.merge_request_id : undefined;
     if (mrId === null) return;
-    let q = this.k
-      .selectFrom('merge_requests')
-      .selectAll()
-      .where('sha', '=', p.sha)
-      .where('state', '=', 'opened')
-      .where('merge_when_pipeline_succeeds', '=', 1);
-    q = mrId !== undefined ? q.where('id', '=', mrId) : q.where('source_project_id', '=', p.project_id).where('source_branch', '=', p.ref);
-    for (const mr of await q.execute()) {
+    const waiting = (await this.waitingIn(p.project_id, versions)).filter((mr) =>
+      mrId !== undefined ? mr.id === mrId : mr.source_project_id === p.project_id && mr.source_branch === p.ref,
+    );
+    for (const mr of waiting.filter((m) => m.sha === p.sha)) {
       if ((await headPipeline(this.k, mr))?.id !== p.id) continue;
       if (p.status === 'success') await this.merges.autoMergeIfSet(mr.id);
       else if (COMPLETED_BAD.includes(p.status)) await this.abortAutoMerge(mr, p.status === 'failed' ? 'the pipeline failed' : 'the pipeline was canceled');
     }
+  }
+
+  /**
+   * The open merge requests set to merge when their pipeline succeeds whose pipelines can run in `projectId` (as
+   * source project, or as the target of a merge request pipeline). A pipeline finishes often and such merge requests
+   * are few: the answer is kept until the merge requests' table version moves (`versions`, when given, were read
+   * before the caller's writes, which never touch merge requests).
+   */
+  private async waitingIn(projectId: number, versions?: Versions): Promise<MergeRequestRow[]> {
+    const at = stamp(versions ?? (await readVersions(this.deps.db)), ['merge_requests']);
+    const key = String(projectId);
+    const known = this.waiting.get(key, at);
+    if (known) return known;
+    const rows = await this.k
+      .selectFrom('merge_requests')
+      .selectAll()
+      .where((eb) => eb.or([eb('source_project_id', '=', projectId), eb('project_id', '=', projectId)]))
+      .where('state', '=', 'opened')
+      .where('merge_when_pipeline_succeeds', '=', 1)
+      .execute();
+    this.waiting.set(key, at, rows);
+    return rows;
   }
 
   /** AutoMerge::BaseService#abort: auto-merge off, and the system note that says why */

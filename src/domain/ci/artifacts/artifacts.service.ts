@@ -346,6 +346,8 @@ export class ArtifactsService {
    */
   async forDependencies(job: CiBuildRow, token: string, pipelineJobs?: CiBuildRow[]): Promise<DependencyEntity[]> {
     const opts = jobOptions(job.options);
+    // a job of the first stage without needs depends on none (dependencies name jobs of earlier stages only)
+    if (!opts.needs && job.stage_idx === 0) return [];
     // the pipeline's current jobs (not retried) when the caller holds them, else read
     const all = pipelineJobs
       ? pipelineJobs.filter((j) => j.type === 'build' && j.retried === 0 && j.id !== job.id).sort((a, b) => a.id - b.id)

@@ -81,6 +81,8 @@ export class JobsService {
    * from: a queue of one project's jobs reads them once per change, not once per claim.
    */
   private readonly claimSettings = new VersionedCache<ClaimSettings | null>(2000, 60_000);
+  /** the users jobs run as (the payload's GITLAB_USER_*), by id, until the users' table version moves */
+  private readonly jobUsers = new VersionedCache<UserRow>(2000, 60_000);
   /** runners' last contact as this process last read or wrote it (runnerContact) */
   private readonly contacts = new Map<number, { at: number; ip: string | null }>();
   /** jobs past their timeout or whose runner went silent are found by the clock */
@@ -148,10 +150,10 @@ export class JobsService {
    * POST /jobs/request: a job for the runner now, or after waiting up to `waitMs` for one to become
    * pending (null when none came, the client went away or the app closes).
    */
-  async request(runner: CiRunnerRow, input: JobRequestInput, waitMs: number, signal?: AbortSignal): Promise<ClaimedJob | null> {
+  async request(runner: CiRunnerRow, input: JobRequestInput, waitMs: number, signal?: AbortSignal, first?: Versions): Promise<ClaimedJob | null> {
     const deadline = Date.now() + waitMs;
-    for (;;) {
-      const versions = await readVersions(this.deps.db);
+    for (let given = first; ; given = undefined) {
+      const versions = given ?? (await readVersions(this.deps.db));
       const since = versions.ci_builds;
       const claimed = await this.claim(runner, input, versions);
       if (claimed) return claimed;
@@ -326,8 +328,14 @@ export class JobsService {
     if (!taken) return null;
     // the job hook (running) and the pipeline's move on read only the rows nobody here holds yet
     const rows = new HookRows(this.k, { project: p.project, namespace: p.namespace, runner, versions });
+    const userStamp = versions && taken.user_id !== null ? stamp(versions, ['users']) : null;
+    const knownUser = userStamp !== null ? this.jobUsers.get(String(taken.user_id), userStamp) : undefined;
+    if (knownUser) rows.holdUser(knownUser);
     await recordBuildEvent(rows, this.deps, taken);
-    const processed = await this.process(job.pipeline_id, rows);
+    const processed = await this.deps.ci.pipelines.jobStarted(job.pipeline_id, rows).catch((e) => {
+      this.deps.log.warn({ err: e, pipelineId: job.pipeline_id }, 'pipeline processing failed');
+      return undefined;
+    });
     const repo = this.deps.repos.repository(p.project);
     const [pipeline, running, commit, dependencies, ciConfigPath, secretVariables] = await Promise.all([
       processed ?? this.k.selectFrom('ci_pipelines').selectAll().where('id', '=', job.pipeline_id).executeTakeFirstOrThrow(),
@@ -352,6 +360,7 @@ export class JobsService {
     ]);
     const mergeRequest = pipeline.merge_request_id === null ? null : await this.mergeRequestOf(pipeline.merge_request_id);
     const user = rows.user(taken.user_id);
+    if (user && userStamp !== null && !knownUser) this.jobUsers.set(String(user.id), userStamp, user);
     const queued = taken.queued_at ? Date.parse(taken.queued_at) : Date.parse(taken.created_at);
     const payload = runnerPayload({
       job: taken,

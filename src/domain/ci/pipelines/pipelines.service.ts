@@ -24,8 +24,14 @@ import { parseDuration } from '../../../lib/duration.ts';
 import type { CiDeps } from '../deps.ts';
 import type { JobOptions, JobVariable } from '../job-options.ts';
 import { CANCELABLE, COMPLETED, compositeStatus } from './status.ts';
-import { HookRows, recordBuildEvent, recordPipelineEvent } from '../hook-data.ts';
+import { HookRows, heard, recordBuildEvent, recordPipelineEvent } from '../hook-data.ts';
 import { defineSweep } from '../../../jobs/registry.ts';
+import type { Versions } from '../../../db/versions.ts';
+
+type FinishedListener = (pipeline: CiPipelineRow, versions?: Versions) => Promise<void>;
+
+/** the statuses of a pipeline whose job can start, which a running job turns into running (compositeStatus) */
+const STARTING = ['created', 'pending', 'preparing', 'waiting_for_resource', 'scheduled', 'manual'];
 
 export interface CreatePipelineInput {
   ref: string;
@@ -117,10 +123,13 @@ export class PipelinesService {
   /** delayed jobs whose time came are found by the clock */
   readonly scheduled = defineSweep({ name: 'delayed jobs', everyMs: 5_000, run: () => this.processScheduled() });
 
-  private readonly finishedListeners: ((pipeline: CiPipelineRow) => Promise<void>)[] = [];
+  private readonly finishedListeners: FinishedListener[] = [];
 
-  /** Who hears of a pipeline that finished (merge requests' auto-merge): after its status is committed. */
-  onFinished(listener: (pipeline: CiPipelineRow) => Promise<void>): void {
+  /**
+   * Who hears of a pipeline that finished (merge requests' auto-merge): after its status is committed, with the
+   * table versions the operation read before its writes when it read them.
+   */
+  onFinished(listener: FinishedListener): void {
     this.finishedListeners.push(listener);
   }
 
@@ -536,10 +545,40 @@ export class PipelinesService {
     if (result.finished && result.pipeline.parent_job_id) await this.childFinished(result.pipeline);
     if (result.finished) {
       for (const l of this.finishedListeners) {
-        await l(result.pipeline).catch((e) => this.deps.log.error({ err: e, pipeline: pipelineId }, 'a listener of a finished pipeline failed'));
+        await l(result.pipeline, held?.versions).catch((e) =>
+          this.deps.log.error({ err: e, pipeline: pipelineId }, 'a listener of a finished pipeline failed'),
+        );
       }
     }
     return result.bridges.length ? undefined : result.pipeline;
+  }
+
+  /**
+   * A runner took one of the pipeline's jobs (pending → running). That changes nothing else processing would: no
+   * stage completes, no job is queued, the coverage stays; the pipeline's status becomes running (a running job
+   * makes any composite running). So when no hook hears the pipeline's events this is one read and at most one
+   * write, conditional on the status read, instead of the processing transaction. A pipeline in another state
+   * (finished, canceling, a configuration error), one whose status moved meanwhile, or one whose events a hook
+   * hears (its event is recorded in the processing's transaction) is processed in full.
+   */
+  async jobStarted(pipelineId: number, held: HookRows): Promise<CiPipelineRow | undefined> {
+    const pipeline = await this.k.selectFrom('ci_pipelines').selectAll().where('id', '=', pipelineId).executeTakeFirst();
+    if (!pipeline) return undefined;
+    const plain = pipeline.finished_at === null && pipeline.failure_reason !== 'config_error';
+    if (plain && pipeline.status === 'running' && pipeline.started_at !== null) return pipeline;
+    if (plain && STARTING.includes(pipeline.status) && !(await heard(held, this.deps, pipeline.project_id, 'pipeline_events'))) {
+      const now = nowIso();
+      const patch: Partial<CiPipelineRow> = { status: 'running', updated_at: now };
+      if (pipeline.started_at === null) {
+        patch.started_at = now;
+        patch.queued_duration = Math.max(0, Math.round((Date.parse(now) - Date.parse(pipeline.created_at)) / 1000));
+      }
+      let q = this.k.updateTable('ci_pipelines').set(patch).where('id', '=', pipelineId).where('status', '=', pipeline.status);
+      if (pipeline.started_at === null) q = q.where('started_at', 'is', null);
+      const r = await q.executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 1) return { ...pipeline, ...patch };
+    }
+    return this.process(pipelineId, held);
   }
 
   /** `held`: rows the caller holds (the project, runner, users), so the hooks do not read them again */

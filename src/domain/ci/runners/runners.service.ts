@@ -6,6 +6,8 @@ import { inSubtreeOf } from '../../../db/sql.ts';
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Database, CiBuildRow, CiRunnerRow, NamespaceRow, ProjectRow } from '../../../db/schema.ts';
 import { Errors } from '../../../lib/errors.ts';
+import { VersionedCache } from '../../../lib/versioned-cache.ts';
+import { stamp, type Versions } from '../../../db/versions.ts';
 import { randomToken } from '../../../lib/secrets.ts';
 import { nowIso, todayDate } from '../../../lib/time.ts';
 import type { Actor } from '../../access/actor.ts';
@@ -139,6 +141,9 @@ function ofGroups(eb: RunnerEb, groupIds: Ids): Expression<SqlBool> {
 }
 
 export class RunnersService {
+  /** runners by token digest, as of the runners' table version (authenticate) */
+  private readonly byDigest = new VersionedCache<CiRunnerRow>(5000, 60_000);
+
   constructor(protected readonly deps: CiDeps) {}
 
   private get k() {
@@ -155,10 +160,18 @@ export class RunnersService {
    * a runner long-polling several times a minute writes once, so the cached runner lists are not
    * invalidated on each poll. The info fields are written whenever one of them changed.
    */
-  async authenticate(token: string, contact?: { info?: RunnerInfo; ip?: string }): Promise<CiRunnerRow | null> {
+  async authenticate(token: string, contact?: { info?: RunnerInfo; ip?: string }, versions?: Versions): Promise<CiRunnerRow | null> {
     if (typeof token !== 'string' || !token) return null;
-    const runner = await this.k.selectFrom('ci_runners').selectAll().where('token_digest', '=', this.deps.digest(token)).executeTakeFirst();
-    if (!runner) return null;
+    const digest = this.deps.digest(token);
+    // with the caller's versions, a runner found before is kept until the runners' table version moves (a rotated,
+    // revoked or paused runner is a write); unknown tokens are never kept
+    const at = versions ? stamp(versions, ['ci_runners']) : null;
+    let runner = at !== null ? this.byDigest.get(digest, at) : undefined;
+    if (!runner) {
+      runner = await this.k.selectFrom('ci_runners').selectAll().where('token_digest', '=', digest).executeTakeFirst();
+      if (!runner) return null;
+      if (at !== null) this.byDigest.set(digest, at, runner);
+    }
     if (runner.token_expires_at && Date.parse(runner.token_expires_at) <= Date.now()) return null;
     if (contact) return this.heartbeat(runner, contact);
     return runner;

@@ -74,7 +74,9 @@ export function runnerProtocolRoutes(fastify: FastifyInstance, c: Container): vo
     const b = req.body ?? {};
     if (b.token === undefined) throw Errors.param('token is missing');
     const info = (b.info ?? {}) as RunnerInfo & Record<string, unknown>;
-    const runner = await c.ci.runners.authenticate(b.token, { info, ip: req.ip });
+    // read once, before the contact's write: the runner and the claim's caches are checked against them
+    const versions = await req.versions();
+    const runner = await c.ci.runners.authenticate(b.token, { info, ip: req.ip }, versions);
     if (!runner) throw Errors.forbidden();
     const lastUpdate = async () => String((await jobs().waiters.version()) ?? 0);
     if (runner.active !== 1) {
@@ -97,6 +99,7 @@ export function runnerProtocolRoutes(fastify: FastifyInstance, c: Container): vo
         },
         c.config.jobRequestTimeoutMs,
         abort.signal,
+        versions,
       );
       if (!claimed) {
         // the server closes: this connection must not stay open for another request
