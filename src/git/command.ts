@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { trackGitProcess } from '../metrics/registry.ts';
 import { gitSlot } from './budget.ts';
+import { SpawnedCommand, type SpawnerAnswer, spawner } from './spawner.ts';
 
 export class GitError extends Error {
   constructor(
@@ -117,36 +118,29 @@ export async function git(args: string[], opts: GitRunOptions = {}): Promise<Git
   }
 }
 
-function runGit(args: string[], opts: GitRunOptions): Promise<GitResult> {
+/** Through the spawner (spawner.ts): the server's event loop does not pay for starting the process. */
+async function runGit(args: string[], opts: GitRunOptions): Promise<GitResult> {
   const maxBytes = opts.maxBytes ?? 64 * 1024 * 1024;
   const okCodes = opts.okCodes ?? [0];
-  return new Promise((resolve, reject) => {
-    const child = spawnGit(args, { gitDir: opts.gitDir, cwd: opts.cwd, env: opts.env, timeoutMs: opts.timeoutMs ?? 60_000 });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let size = 0;
-    let failure: GitError | null = null;
-    child.stdout!.on('data', (b: Buffer) => {
-      size += b.length;
-      if (size > maxBytes) {
-        failure ??= new GitError(`git ${args[0]}: output exceeds ${maxBytes} bytes`, null, '');
-        child.kill('SIGKILL');
-        return;
-      }
-      out.push(b);
+  const started = new SpawnedCommand();
+  trackGitProcess(args, started);
+  let a: SpawnerAnswer;
+  try {
+    a = await spawner.run({
+      file: 'git',
+      args: argv(args, opts.gitDir),
+      cwd: opts.cwd ?? opts.gitDir ?? '/',
+      env: gitEnv(opts.env),
+      input: opts.input,
+      timeoutMs: opts.timeoutMs ?? 60_000,
+      maxBytes,
     });
-    child.stderr!.on('data', (b: Buffer) => {
-      if (err.length < 64) err.push(b);
-    });
-    child.on('error', (e) => reject(new GitError(`git ${args[0]}: ${e.message}`, null, '')));
-    child.stdin!.on('error', () => {});
-    child.on('close', (code, signal) => {
-      const stderr = Buffer.concat(err).toString('utf8');
-      if (failure) return reject(failure);
-      if (signal) return reject(new GitError(`git ${args[0]} killed by ${signal}`, null, stderr));
-      if (!okCodes.includes(code ?? -1)) return reject(new GitError(`git ${args[0]} exited with ${code}: ${stderr.trim()}`, code, stderr));
-      resolve({ stdout: Buffer.concat(out), stderr, code: code ?? 0 });
-    });
-    child.stdin!.end(opts.input ?? undefined);
-  });
+  } finally {
+    started.emit('close');
+  }
+  if (a.error !== undefined) throw new GitError(`git ${args[0]}: ${a.error}`, null, '');
+  if (a.tooBig) throw new GitError(`git ${args[0]}: output exceeds ${maxBytes} bytes`, null, '');
+  if (a.signal) throw new GitError(`git ${args[0]} killed by ${a.signal}`, null, a.stderr);
+  if (!okCodes.includes(a.code ?? -1)) throw new GitError(`git ${args[0]} exited with ${a.code}: ${a.stderr.trim()}`, a.code, a.stderr);
+  return { stdout: a.stdout ?? Buffer.alloc(0), stderr: a.stderr, code: a.code ?? 0 };
 }
