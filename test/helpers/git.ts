@@ -1,10 +1,10 @@
 // Real git for fixtures: a working copy cloned from a project's bare repository, commits with fixed
 // authors and dates, pushed straight to the bare directory (no server in between).
-import { execFile, execFileSync } from 'node:child_process';
-import { promisify } from 'node:util';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { syncGit } from './sync-git.ts';
+import { spawner } from '../../src/git/spawner.ts';
 
 export const AUTHOR = { name: 'Ada Lovelace', email: 'ada@example.com' };
 
@@ -34,7 +34,7 @@ export class WorkTree {
   constructor(readonly dir: string) {}
 
   git(args: string[], env: Record<string, string> = {}, input?: string | Buffer): string {
-    return execFileSync('git', args, { cwd: this.dir, env: fixtureEnv(env), input, maxBuffer: 256 * 1024 * 1024 })
+    return syncGit(args, { cwd: this.dir, env: fixtureEnv(env), input })
       .toString('utf8')
       .trim();
   }
@@ -99,7 +99,7 @@ export class WorkTree {
 export function workTree(t: { after(fn: () => unknown): void }, bareDir: string): WorkTree {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-wt-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  execFileSync('git', ['clone', '-q', bareDir, dir], { env: fixtureEnv(), stdio: 'pipe' });
+  syncGit(['clone', '-q', bareDir, dir], { env: fixtureEnv() });
   const wt = new WorkTree(dir);
   wt.git(['config', 'user.name', AUTHOR.name]);
   wt.git(['config', 'user.email', AUTHOR.email]);
@@ -109,7 +109,7 @@ export function workTree(t: { after(fn: () => unknown): void }, bareDir: string)
 
 /** `git` against a bare directory directly (to compare API answers with git's own). */
 export function bareGit(bareDir: string, args: string[]): string {
-  return execFileSync('git', ['--git-dir', bareDir, ...args], { env: fixtureEnv(), maxBuffer: 256 * 1024 * 1024 }).toString('utf8');
+  return syncGit(['--git-dir', bareDir, ...args], { env: fixtureEnv() }).toString('utf8');
 }
 
 /** ISO time as GitLab writes it for a Unix time (UTC, "+00:00"). */
@@ -147,18 +147,14 @@ export async function pushEvents(c: { db: { kysely: any } }): Promise<any[]> {
     .filter((p: { event_name: string }) => ['push', 'tag_push', 'repository_update'].includes(p.event_name));
 }
 
-/** Runs git in `cwd` (asynchronously: the server under test runs in this process); resolves with its
- * output or rejects with stderr in the message. */
+/** Runs git in `cwd` (asynchronously: the server under test runs in this process; from the product's small spawner
+ * process, see src/git/spawner.ts); resolves with its output or rejects with stderr in the message. */
 export async function runGit(cwd: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
-  try {
-    return await promisify(execFile)('git', args, {
-      cwd,
-      env: fixtureEnv({ GIT_AUTHOR_NAME: AUTHOR.name, GIT_AUTHOR_EMAIL: AUTHOR.email, GIT_COMMITTER_NAME: AUTHOR.name, GIT_COMMITTER_EMAIL: AUTHOR.email }),
-    });
-  } catch (e) {
-    const err = e as { stderr?: string; message: string };
-    throw new Error(err.stderr || err.message);
-  }
+  const env = fixtureEnv({ GIT_AUTHOR_NAME: AUTHOR.name, GIT_AUTHOR_EMAIL: AUTHOR.email, GIT_COMMITTER_NAME: AUTHOR.name, GIT_COMMITTER_EMAIL: AUTHOR.email });
+  const a = await spawner.run({ file: 'git', args, cwd, env: env as Record<string, string>, timeoutMs: 600_000, maxBytes: 256 * 1024 * 1024 });
+  if (a.error !== undefined) throw new Error(`spawn git ${a.error}`);
+  if (a.code !== 0) throw new Error(a.stderr || `Command failed: git ${args.join(' ')} (${a.signal ?? a.code})`);
+  return { stdout: (a.stdout ?? Buffer.alloc(0)).toString('utf8'), stderr: a.stderr };
 }
 
 /** A temporary directory removed after the test. */
