@@ -2,8 +2,8 @@
 // process (see there why). Plain JavaScript, Node's built-ins only. Frames both ways: a 4-byte big-endian length,
 // then JSON. Request { args, cwd, env, input (base64) }; answer { status, signal, stdout, stderr (base64), error }.
 // It ends when the test process closes its end of the request pipe.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { runToEnd } from '../../src/git/run-to-end.mjs';
 
 const [requests, answers] = process.argv.slice(2);
 // in this order, as the test process opens them: requests (it waits for us to read), then answers
@@ -30,26 +30,17 @@ function next() {
   if (busy || !queue.length) return;
   busy = true;
   const req = queue.shift();
-  const out = [];
-  const err = [];
-  let done = false;
-  const answer = (a) => {
-    if (done) return;
-    done = true;
-    const body = Buffer.from(JSON.stringify(a));
+  const stdin = req.input === undefined ? undefined : Buffer.from(req.input, 'base64');
+  runToEnd({ file: 'git', args: req.args, cwd: req.cwd, env: req.env, input: stdin }, (a) => {
+    const answer =
+      a.error !== undefined
+        ? { error: a.error, status: null, signal: null, stdout: '', stderr: '' }
+        : { status: a.code, signal: a.signal, stdout: a.stdout.toString('base64'), stderr: a.stderr.toString('base64') };
+    const body = Buffer.from(JSON.stringify(answer));
     const head = Buffer.alloc(4);
     head.writeUInt32BE(body.length);
     fs.writeSync(output, Buffer.concat([head, body]));
     busy = false;
     next();
-  };
-  const child = spawn('git', req.args, { cwd: req.cwd, env: req.env, stdio: 'pipe' });
-  child.stdout.on('data', (b) => out.push(b));
-  child.stderr.on('data', (b) => err.push(b));
-  child.stdin.on('error', () => {});
-  child.on('error', (e) => answer({ error: e.message, status: null, signal: null, stdout: '', stderr: '' }));
-  child.on('close', (status, signal) =>
-    answer({ status, signal, stdout: Buffer.concat(out).toString('base64'), stderr: Buffer.concat(err).toString('base64') }),
-  );
-  child.stdin.end(req.input === undefined ? undefined : Buffer.from(req.input, 'base64'));
+  });
 }
