@@ -135,7 +135,7 @@ function balanced(files, size) {
 }
 
 /**
- * One entry module per group, importing the group's files in order. node:test sorts the files it is given
+ * One entry module per group, importing test-runner-hook.mjs and then the group's files in order. node:test sorts the files it is given
  * before it starts them, so the entries' names carry the order: 001-…, 002-…
  * @param {string[][]} groups @returns {string[]}
  */
@@ -145,7 +145,9 @@ function entries(groups) {
   return groups.map((files, i) => {
     const name = files.length === 1 ? path.basename(files[0], '.test.ts') : `shard-of-${files.length}`;
     const file = path.join(dir, `${String(i + 1).padStart(3, '0')}-${name}.test.mjs`);
-    const imports = files.map((f) => `import ${JSON.stringify(pathToFileURL(path.resolve(f)).href)};\n`);
+    // dynamic imports, one after another: a static `import 'node:test'` in a test file would load node:test while the
+    // modules are linked, before the hook module's code has run
+    const imports = ['test/helpers/test-runner-hook.mjs', ...files].map((f) => `await import(${JSON.stringify(pathToFileURL(path.resolve(f)).href)});\n`);
     fs.writeFileSync(file, `// ${files.join(', ')}\n${imports.join('')}`);
     return file;
   });
